@@ -1,0 +1,283 @@
+#!/usr/bin/env bash
+# kafka-local.sh — real Apache Kafka 4.x clusters on 127.0.0.1 for kmirror's tests, demo and benchmarks.
+#
+# Jars come from Maven Central through kafka/pom.xml. Each cluster is one JVM in KRaft combined mode
+# (broker + controller, single voter), so clusters are fully independent. Every command is idempotent.
+#
+#   kafka-local.sh fetch                          jars into kafka/lib (skipped when already complete)
+#   kafka-local.sh up NAME PORT [plain|sasl]      format if new, start if stopped, wait until ready
+#                                                 (broker on PORT, controller on PORT+1)
+#   kafka-local.sh down NAME... | --all           SIGTERM, SIGKILL after 15 s
+#   kafka-local.sh kill NAME                      SIGKILL at once (crash drills)
+#   kafka-local.sh wipe NAME... | --all           stop and delete the cluster's data
+#   kafka-local.sh status                         one line per known cluster
+#   kafka-local.sh mm2 NAME PROPS [--clusters X]  real MirrorMaker 2 (dedicated mode) in the background
+#   kafka-local.sh tool CLASS|ALIAS ARGS...       a Kafka CLI tool in the foreground
+#
+# Environment: KMIRROR_STATE (default <repo>/.state) holds kafka/<name>/ and every log in logs/.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/.." && pwd)"
+LIB="$ROOT/kafka/lib"
+STATE="${KMIRROR_STATE:-$ROOT/.state}"
+CLUSTERS="$STATE/kafka"
+LOGS="$STATE/logs"
+JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
+BROKER_HEAP="${BROKER_HEAP:--Xms512m -Xmx512m}"
+MM2_HEAP="${MM2_HEAP:--Xms256m -Xmx1g}"
+# The flags of bin/kafka-run-class.sh without JMX and GC logging.
+PERF_OPTS="-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true"
+# Only for short-lived admin JVMs (storage format): C1 and serial GC start faster. Never for measured runs.
+QUICK_OPTS="-Xmx256m -XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+SASL_ADMIN_USER="${SASL_ADMIN_USER:-admin}"
+SASL_ADMIN_PASS="${SASL_ADMIN_PASS:-admin-secret}"
+
+die() { echo "kafka-local: $*" >&2; exit 1; }
+
+lib_complete() { [ -f "$LIB/.complete" ] && compgen -G "$LIB/kafka_2.13-*.jar" >/dev/null; }
+
+cmd_fetch() {
+  lib_complete && return 0
+  command -v mvn >/dev/null || die "Maven (mvn) is needed to fetch the Kafka jars: apt-get install maven"
+  rm -rf "$LIB"   # two Kafka versions on one wildcard classpath break in odd ways
+  (cd "$ROOT/kafka" && mvn -B -q package) || die "mvn package failed in $ROOT/kafka"
+  touch "$LIB/.complete"
+  echo "kafka-local: $(ls "$LIB" | grep -c '\.jar$') jars in $LIB"
+}
+
+write_log4j() { # FILE LEVEL
+  cat >"$1" <<L4J
+status = warn
+appender.main.type = Console
+appender.main.name = MAIN
+appender.main.target = SYSTEM_OUT
+appender.main.layout.type = PatternLayout
+appender.main.layout.pattern = [%d] %p %m (%c)%n
+rootLogger.level = $2
+rootLogger.appenderRef.main.ref = MAIN
+logger.cfg.name = org.apache.kafka.common.config.AbstractConfig
+logger.cfg.level = warn
+logger.req.name = kafka.request.logger
+logger.req.level = warn
+# readiness markers this script waits for
+logger.raft.name = kafka.server.KafkaRaftServer
+logger.raft.level = info
+logger.mm2.name = org.apache.kafka.connect.mirror.MirrorMaker
+logger.mm2.level = info
+L4J
+}
+
+ensure_dirs() {
+  mkdir -p "$CLUSTERS" "$LOGS"
+  [ -f "$STATE/log4j2-info.properties" ] || write_log4j "$STATE/log4j2-info.properties" info
+  [ -f "$STATE/log4j2-warn.properties" ] || write_log4j "$STATE/log4j2-warn.properties" warn
+}
+
+new_cluster_id() { # 16 random bytes, base64url without padding, never starting with '-' (org.apache.kafka.common.Uuid)
+  local id
+  while :; do
+    id=$(head -c16 /dev/urandom | base64 | tr '+/' '-_' | tr -d '=\n')
+    [ "${id:0:1}" != "-" ] && break
+  done
+  echo "$id"
+}
+
+server_properties() { # DIR PORT MODE
+  local dir=$1 port=$2 cport=$(($2 + 1)) mode=$3
+  cat <<PROPS
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+controller.listener.names=CONTROLLER
+log.dirs=$dir/data
+num.partitions=1
+default.replication.factor=1
+auto.create.topics.enable=false
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+share.coordinator.state.topic.replication.factor=1
+share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.num.partitions=1
+group.initial.rebalance.delay.ms=0
+log.cleaner.dedupe.buffer.size=2097152
+num.network.threads=2
+num.io.threads=4
+background.threads=4
+num.recovery.threads.per.data.dir=1
+PROPS
+  if [ "$mode" = sasl ]; then
+    local jaas="org.apache.kafka.common.security.plain.PlainLoginModule required username=\"$SASL_ADMIN_USER\" password=\"$SASL_ADMIN_PASS\" user_$SASL_ADMIN_USER=\"$SASL_ADMIN_PASS\""
+    cat <<PROPS
+listeners=SASL_PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=SASL_PLAINTEXT://127.0.0.1:$port
+inter.broker.listener.name=SASL_PLAINTEXT
+listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT
+sasl.enabled.mechanisms=PLAIN
+sasl.mechanism.inter.broker.protocol=PLAIN
+sasl.mechanism.controller.protocol=PLAIN
+listener.name.sasl_plaintext.plain.sasl.jaas.config=$jaas user_alice="alice-secret" user_bob="bob-secret";
+listener.name.controller.plain.sasl.jaas.config=$jaas;
+authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
+super.users=User:$SASL_ADMIN_USER
+allow.everyone.if.no.acl.found=false
+PROPS
+  else
+    cat <<PROPS
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+PROPS
+  fi
+}
+
+is_running() { local f="$CLUSTERS/$1/pid"; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
+
+cmd_init() { # NAME PORT MODE — only when the cluster has never been formatted (or was wiped)
+  local name=$1 port=$2 mode=$3 dir="$CLUSTERS/$1"
+  mkdir -p "$dir/data"
+  server_properties "$dir" "$port" "$mode" >"$dir/server.properties"
+  echo "bootstrap.servers=127.0.0.1:$port" >"$dir/client.properties"
+  if [ "$mode" = sasl ]; then
+    cat >>"$dir/client.properties" <<PROPS
+security.protocol=SASL_PLAINTEXT
+sasl.mechanism=PLAIN
+sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule required username="$SASL_ADMIN_USER" password="$SASL_ADMIN_PASS";
+PROPS
+  fi
+  echo "$port $mode" >"$dir/spec"
+  local id; id=$(new_cluster_id)
+  # shellcheck disable=SC2086
+  "$JAVA" $QUICK_OPTS -Dlog4j2.configurationFile="$STATE/log4j2-warn.properties" -cp "$LIB/*" \
+    kafka.tools.StorageTool format --cluster-id "$id" --config "$dir/server.properties" >"$LOGS/$name-format.log" 2>&1 \
+    || { cat "$LOGS/$name-format.log" >&2; die "storage format failed for cluster $name"; }
+  echo "$id" >"$dir/cluster.id"
+}
+
+wait_for_line() { # FILE TEXT PID TIMEOUT_S WHAT
+  local deadline=$((SECONDS + $4))
+  until grep -qF "$2" "$1" 2>/dev/null; do
+    kill -0 "$3" 2>/dev/null || { tail -n 40 "$1" >&2; die "$5 exited before it was ready (log: $1)"; }
+    [ "$SECONDS" -lt "$deadline" ] || { tail -n 40 "$1" >&2; die "$5 not ready after $4 s (log: $1)"; }
+    sleep 0.2
+  done
+}
+
+cmd_up() { # NAME PORT [plain|sasl]
+  [ $# -ge 2 ] || die "usage: up NAME PORT [plain|sasl]"
+  local name=$1 port=$2 mode=${3:-plain} dir="$CLUSTERS/$1"
+  [[ "$mode" == plain || "$mode" == sasl ]] || die "mode must be plain or sasl, not '$mode'"
+  if is_running "$name"; then
+    read -r oldport oldmode <"$dir/spec"
+    [ "$oldport $oldmode" = "$port $mode" ] || die "cluster $name runs on $oldport ($oldmode), not $port ($mode): down it first"
+    echo "$name: already running (pid $(cat "$dir/pid"), 127.0.0.1:$port, $mode)"
+    return 0
+  fi
+  cmd_fetch; ensure_dirs
+  if [ -f "$dir/spec" ]; then
+    read -r oldport oldmode <"$dir/spec"
+    [ "$oldport $oldmode" = "$port $mode" ] || { rm -rf "$dir"; cmd_init "$name" "$port" "$mode"; }
+  else
+    cmd_init "$name" "$port" "$mode"
+  fi
+  local log="$LOGS/$name.log" t0=$SECONDS
+  : >"$log"
+  # shellcheck disable=SC2086
+  nohup "$JAVA" $BROKER_HEAP $PERF_OPTS -Dkafka.logs.dir="$LOGS" \
+    -Dlog4j2.configurationFile="$STATE/log4j2-info.properties" \
+    -cp "$LIB/*" kafka.Kafka "$dir/server.properties" >>"$log" 2>&1 </dev/null &
+  echo $! >"$dir/pid"
+  # "Kafka Server started" is logged only after the broker caught up with metadata and was unfenced.
+  wait_for_line "$log" "Kafka Server started" "$(cat "$dir/pid")" "${KAFKA_START_TIMEOUT:-120}" "cluster $name"
+  echo "$name: started pid $(cat "$dir/pid") on 127.0.0.1:$port ($mode) in $((SECONDS - t0)) s"
+}
+
+stop_pid_file() { # PIDFILE SIGNAL
+  local pidf=$1 pid
+  [ -f "$pidf" ] || return 0
+  pid=$(cat "$pidf")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "-$2" "$pid" 2>/dev/null || true
+    for _ in $(seq 1 75); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$pidf"
+}
+
+all_names() { [ -d "$CLUSTERS" ] && ls "$CLUSTERS" || true; }
+
+cmd_down() {
+  [ $# -ge 1 ] || die "usage: down NAME... | --all"
+  local names; if [ "$1" = --all ]; then names=$(all_names); else names="$*"; fi
+  for n in $names; do stop_pid_file "$CLUSTERS/$n/pid" TERM; done
+}
+
+cmd_kill() { [ $# -eq 1 ] || die "usage: kill NAME"; stop_pid_file "$CLUSTERS/$1/pid" KILL; }
+
+cmd_wipe() {
+  [ $# -ge 1 ] || die "usage: wipe NAME... | --all"
+  local names; if [ "$1" = --all ]; then names=$(all_names); else names="$*"; fi
+  for n in $names; do stop_pid_file "$CLUSTERS/$n/pid" KILL; rm -rf "${CLUSTERS:?}/$n"; done
+}
+
+cmd_status() {
+  for n in $(all_names); do
+    local spec="?" state=stopped
+    [ -f "$CLUSTERS/$n/spec" ] && spec=$(cat "$CLUSTERS/$n/spec")
+    is_running "$n" && state="running pid $(cat "$CLUSTERS/$n/pid")"
+    echo "$n: $spec $state"
+  done
+}
+
+cmd_mm2() { # NAME PROPS [--clusters ALIAS...]
+  [ $# -ge 2 ] || die "usage: mm2 NAME MM2_PROPERTIES [--clusters ALIAS...]"
+  local name=$1 cfg=$2 dir="$STATE/mm2/$1"; shift 2
+  cmd_fetch; ensure_dirs; mkdir -p "$dir"
+  local log="$LOGS/mm2-$name.log"
+  : >"$log"
+  # shellcheck disable=SC2086
+  nohup "$JAVA" $MM2_HEAP $PERF_OPTS -Dkafka.logs.dir="$LOGS" \
+    -Dlog4j2.configurationFile="$STATE/log4j2-info.properties" \
+    -cp "$LIB/*" org.apache.kafka.connect.mirror.MirrorMaker "$cfg" "$@" >>"$log" 2>&1 </dev/null &
+  echo $! >"$dir/pid"
+  wait_for_line "$log" "Kafka MirrorMaker started" "$(cat "$dir/pid")" 120 "MirrorMaker $name"
+  echo "mm2 $name: pid $(cat "$dir/pid"), log $log"
+}
+
+cmd_mm2_down() { [ $# -eq 1 ] || die "usage: mm2-down NAME"; stop_pid_file "$STATE/mm2/$1/pid" TERM; }
+
+tool_class() {
+  case $1 in
+    producer-perf) echo org.apache.kafka.tools.ProducerPerformance ;;
+    consumer-perf) echo org.apache.kafka.tools.ConsumerPerformance ;;
+    topics)        echo org.apache.kafka.tools.TopicCommand ;;
+    groups)        echo org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
+    acls)          echo org.apache.kafka.tools.AclCommand ;;
+    configs)       echo kafka.admin.ConfigCommand ;;
+    dump-log)      echo kafka.tools.DumpLogSegments ;;
+    *)             echo "$1" ;;
+  esac
+}
+
+cmd_tool() {
+  [ $# -ge 1 ] || die "usage: tool CLASS|ALIAS ARGS..."
+  local cls; cls=$(tool_class "$1"); shift
+  cmd_fetch >&2; ensure_dirs
+  # shellcheck disable=SC2086
+  exec "$JAVA" -Xmx512m $PERF_OPTS -Dlog4j2.configurationFile="$STATE/log4j2-warn.properties" -cp "$LIB/*" "$cls" "$@"
+}
+
+main() {
+  [ $# -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
+  local cmd=$1; shift
+  case $cmd in
+    fetch|up|down|kill|wipe|status|mm2|tool) "cmd_$cmd" "$@" ;;
+    mm2-down) cmd_mm2_down "$@" ;;
+    *) die "unknown command '$cmd' (fetch, up, down, kill, wipe, status, mm2, mm2-down, tool)" ;;
+  esac
+}
+main "$@"
