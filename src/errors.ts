@@ -1,0 +1,96 @@
+/**
+ * The single home of kmirror's error codes. Callers branch on `code`, never on message text.
+ * Every message names what was wrong and how to fix it; `cause` is always kept when wrapping.
+ */
+export const ErrorCodes = {
+  /** The configuration file is missing, unreadable or invalid. Exit code 2, nothing was written. */
+  CONFIG_INVALID: 'KMIRROR_ERR_CONFIG_INVALID',
+  /** The command line is wrong (unknown option, missing argument). Exit code 2. */
+  USAGE: 'KMIRROR_ERR_USAGE',
+  /** A cluster could not be reached or refused the connection (bootstrap, authentication). */
+  CLUSTER_UNREACHABLE: 'KMIRROR_ERR_CLUSTER_UNREACHABLE',
+  /** A topic (remote or internal) could not be created or is incompatible with what kmirror needs. */
+  TOPIC_CREATE: 'KMIRROR_ERR_TOPIC_CREATE',
+  /** Records could not be written to the target. */
+  PRODUCE: 'KMIRROR_ERR_PRODUCE',
+  /** Records could not be read from the source. */
+  FETCH: 'KMIRROR_ERR_FETCH',
+  /** Replication progress could not be read or written. */
+  PROGRESS: 'KMIRROR_ERR_PROGRESS',
+  /** Records were deleted by retention on the source before they were copied. Logged loudly, counted. */
+  DATA_LOSS_RETENTION: 'KMIRROR_ERR_DATA_LOSS_RETENTION',
+  /** A record of an internal topic could not be decoded. */
+  DECODE: 'KMIRROR_ERR_DECODE',
+  /** An invariant kmirror relies on does not hold: a bug, please report it. */
+  INTERNAL: 'KMIRROR_ERR_INTERNAL'
+} as const
+
+export type ErrorCode = (typeof ErrorCodes)[keyof typeof ErrorCodes]
+
+/** Exit codes of the `kmirror` command (MM2's MirrorMaker uses 2 for fatal errors, 3 for a failed start). */
+export const ExitCodes = {
+  OK: 0,
+  /** `kmirror plan`-style commands: something to do. */
+  DRIFT: 1,
+  /** Bad input: configuration or usage. Nothing was written anywhere. */
+  BAD_INPUT: 2,
+  /** Start-up failed after the configuration was accepted (cluster unreachable, topic creation refused). */
+  START_FAILED: 3,
+  /** A running replication stopped because of an error it could not recover from. */
+  RUNTIME_FAILURE: 4
+} as const
+
+export interface KmirrorErrorOptions {
+  cause?: unknown
+  retriable?: boolean
+  details?: Record<string, unknown>
+}
+
+export class KmirrorError extends Error {
+  readonly code: ErrorCode
+  readonly retriable: boolean
+  readonly details: Record<string, unknown>
+
+  constructor (code: ErrorCode, message: string, options: KmirrorErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause })
+    this.name = 'KmirrorError'
+    this.code = code
+    this.retriable = options.retriable ?? false
+    this.details = options.details ?? {}
+  }
+}
+
+/** One problem found in a configuration file. `key` is the property key as written in the file, when there is one. */
+export interface ConfigProblem {
+  key?: string
+  message: string
+}
+
+/** Every problem of a configuration at once, so the user fixes them in one pass. */
+export class ConfigError extends KmirrorError {
+  readonly problems: readonly ConfigProblem[]
+
+  constructor (problems: readonly ConfigProblem[], source: string) {
+    const lines = problems.map(p => `  - ${p.key === undefined ? '' : `${p.key}: `}${p.message}`)
+    super(ErrorCodes.CONFIG_INVALID, `invalid configuration ${source} (${problems.length} problem${problems.length === 1 ? '' : 's'}):\n${lines.join('\n')}`, {
+      details: { problems }
+    })
+    this.name = 'ConfigError'
+    this.problems = problems
+  }
+}
+
+export function isKmirrorError (err: unknown): err is KmirrorError {
+  return err instanceof KmirrorError
+}
+
+/**
+ * The one place that decides whether an operation that failed with `err` may be retried.
+ * Programmer errors never are; kmirror's own errors say so themselves; anything from the Kafka
+ * adapter has already been mapped to a KmirrorError with the right flag.
+ */
+export function isRetriable (err: unknown): boolean {
+  if (err instanceof TypeError || err instanceof RangeError || err instanceof SyntaxError) return false
+  if (isKmirrorError(err)) return err.retriable
+  return false
+}
