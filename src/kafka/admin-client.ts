@@ -1,0 +1,146 @@
+/**
+ * The admin operations kmirror needs, over the Kafka library's Admin client.
+ */
+import { Admin, ConfigResourceTypes, ConfigSources } from '@platformatic/kafka'
+import type { ClientProps } from '../config/types.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { toConnectOptions } from './client-options.ts'
+import { kafkaErrorNames, toKmirrorError } from './errors.ts'
+
+export interface TopicDescription {
+  readonly name: string
+  readonly id: string
+  readonly partitions: number
+}
+
+export const ConfigSourceKinds = {
+  TOPIC: 'topic',
+  DYNAMIC_BROKER: 'dynamic-broker',
+  STATIC_BROKER: 'static-broker',
+  DEFAULT: 'default',
+  OTHER: 'other'
+} as const
+export type ConfigSourceKind = (typeof ConfigSourceKinds)[keyof typeof ConfigSourceKinds]
+
+export interface TopicConfigEntry {
+  readonly name: string
+  readonly value: string | null
+  readonly source: ConfigSourceKind
+  readonly readOnly: boolean
+  readonly sensitive: boolean
+}
+
+export interface NewTopic {
+  readonly name: string
+  readonly partitions: number
+  /** -1 = the broker's default. */
+  readonly replicationFactor: number
+  readonly configs: Readonly<Record<string, string>>
+}
+
+export const CreateOutcomes = { CREATED: 'created', EXISTS: 'exists' } as const
+export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
+
+export class AdminClient {
+  readonly #admin: Admin
+  readonly #label: string
+
+  /** `label` names the cluster in messages, e.g. `cluster B (127.0.0.1:19192)`. */
+  constructor (props: ClientProps, clientId: string, label: string) {
+    this.#admin = new Admin(toConnectOptions(props, clientId))
+    this.#label = label
+  }
+
+  async listTopics (): Promise<string[]> {
+    return this.#call('list topics', () => this.#admin.listTopics({ includeInternals: false }))
+  }
+
+  async brokerCount (): Promise<number> {
+    const metadata = await this.#call('read cluster metadata', () => this.#admin.metadata({ topics: [] }))
+    return metadata.brokers.size
+  }
+
+  /** Partition counts and ids of the named topics that exist; missing ones are simply absent from the map. */
+  async describeTopics (names: readonly string[]): Promise<Map<string, TopicDescription>> {
+    if (names.length === 0) return new Map()
+    // Metadata for an unknown topic fails the whole request, so ask only for topics that exist.
+    const existing = new Set(await this.#call('list topics', () => this.#admin.listTopics({ includeInternals: true })))
+    const wanted = names.filter(n => existing.has(n))
+    if (wanted.length === 0) return new Map()
+    const metadata = await this.#call('describe topics', () => this.#admin.metadata({ topics: wanted, forceUpdate: true }))
+    const out = new Map<string, TopicDescription>()
+    for (const [name, topic] of metadata.topics) {
+      if (names.includes(name)) out.set(name, { name, id: topic.id, partitions: topic.partitionsCount })
+    }
+    return out
+  }
+
+  async describeTopicConfigs (names: readonly string[]): Promise<Map<string, TopicConfigEntry[]>> {
+    if (names.length === 0) return new Map()
+    const result = await this.#call('describe topic configs', () => this.#admin.describeConfigs({
+      resources: names.map(name => ({ resourceType: ConfigResourceTypes.TOPIC, resourceName: name }))
+    }))
+    const out = new Map<string, TopicConfigEntry[]>()
+    for (const resource of result) {
+      out.set(resource.resourceName, resource.configs.map(c => ({
+        name: c.name,
+        value: c.value ?? null,
+        source: sourceKind(c.configSource),
+        readOnly: c.readOnly,
+        sensitive: c.isSensitive
+      })))
+    }
+    return out
+  }
+
+  async createTopic (topic: NewTopic): Promise<CreateOutcome> {
+    try {
+      await this.#admin.createTopics({
+        topics: [topic.name],
+        partitions: topic.partitions,
+        replicas: topic.replicationFactor,
+        configs: Object.entries(topic.configs).map(([name, value]) => ({ name, value }))
+      })
+      return CreateOutcomes.CREATED
+    } catch (err) {
+      const names = kafkaErrorNames(err)
+      if (names.includes('TOPIC_ALREADY_EXISTS')) return CreateOutcomes.EXISTS
+      if (names.includes('INVALID_REPLICATION_FACTOR')) {
+        const brokers = await this.brokerCount().catch(() => undefined)
+        throw new KmirrorError(ErrorCodes.TOPIC_CREATE,
+          `cannot create topic ${topic.name} on ${this.#label} with replication factor ${topic.replicationFactor}` +
+          (brokers === undefined ? '' : `: the cluster has ${brokers} broker(s)`) +
+          '; lower the replication factor key for this topic (replication.factor for remote topics, offset-syncs.topic.replication.factor, offset.storage.replication.factor, ...) or use -1 for the broker default',
+          { cause: err, details: { topic: topic.name, kafkaErrors: names } })
+      }
+      throw toKmirrorError(err, ErrorCodes.TOPIC_CREATE, `create topic ${topic.name} on ${this.#label}`)
+    }
+  }
+
+  async createPartitions (topic: string, count: number): Promise<void> {
+    await this.#call(`grow ${topic} to ${count} partitions`, () => this.#admin.createPartitions({ topics: [{ name: topic, count }] }))
+  }
+
+  async close (): Promise<void> {
+    await this.#admin.close().catch(() => undefined)
+  }
+
+  async #call<T> (action: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (err) {
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#label}`)
+    }
+  }
+}
+
+function sourceKind (source: number): ConfigSourceKind {
+  switch (source) {
+    case ConfigSources.DYNAMIC_TOPIC_CONFIG: return ConfigSourceKinds.TOPIC
+    case ConfigSources.DYNAMIC_BROKER_CONFIG:
+    case ConfigSources.DYNAMIC_DEFAULT_BROKER_CONFIG: return ConfigSourceKinds.DYNAMIC_BROKER
+    case ConfigSources.STATIC_BROKER_CONFIG: return ConfigSourceKinds.STATIC_BROKER
+    case ConfigSources.DEFAULT_CONFIG: return ConfigSourceKinds.DEFAULT
+    default: return ConfigSourceKinds.OTHER
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Maps errors of the Kafka library to KmirrorError, keeping the original as `cause`.
+ * This is the only place that knows the library's error shapes.
+ */
+import { NetworkError } from '@platformatic/kafka'
+import { ErrorCodes, KmirrorError, type ErrorCode } from '../errors.ts'
+
+/** Kafka protocol error names found anywhere in the error tree (e.g. TOPIC_ALREADY_EXISTS). */
+export function kafkaErrorNames (err: unknown): string[] {
+  const names = new Set<string>()
+  const seen = new Set<unknown>()
+  const queue: unknown[] = [err]
+  while (queue.length > 0) {
+    const e = queue.shift()
+    if (e === null || typeof e !== 'object' || seen.has(e)) continue
+    seen.add(e)
+    const apiId = (e as { apiId?: unknown }).apiId
+    if (typeof apiId === 'string') names.add(apiId)
+    const nested = (e as { errors?: unknown }).errors
+    if (Array.isArray(nested)) queue.push(...nested)
+    queue.push((e as { cause?: unknown }).cause)
+  }
+  return [...names]
+}
+
+function describe (err: unknown): string {
+  if (err instanceof AggregateError && err.errors.length > 0) {
+    return `${err.message} (${err.errors.map(e => (e instanceof Error ? e.message : String(e))).join('; ')})`
+  }
+  return err instanceof Error ? err.message : String(err)
+}
+
+export function isNetworkError (err: unknown): boolean {
+  return err instanceof Error && NetworkError.isRetryable(err)
+}
+
+export function toKmirrorError (err: unknown, code: ErrorCode, action: string): KmirrorError {
+  if (err instanceof KmirrorError) return err
+  const names = kafkaErrorNames(err)
+  const network = isNetworkError(err) || names.some(n => n.startsWith('NOT_') || n.endsWith('_NOT_AVAILABLE') || n === 'REQUEST_TIMED_OUT')
+  const suffix = names.length > 0 ? ` [${names.join(', ')}]` : ''
+  return new KmirrorError(network ? ErrorCodes.CLUSTER_UNREACHABLE : code, `${action}: ${describe(err)}${suffix}`, {
+    cause: err,
+    retriable: network || names.length === 0 || names.some(n => RETRIABLE_NAMES.has(n)),
+    details: { kafkaErrors: names }
+  })
+}
+
+const RETRIABLE_NAMES = new Set([
+  'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'REQUEST_TIMED_OUT',
+  'NETWORK_EXCEPTION', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'NOT_ENOUGH_REPLICAS',
+  'NOT_ENOUGH_REPLICAS_AFTER_APPEND', 'KAFKA_STORAGE_ERROR', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH',
+  'UNKNOWN_TOPIC_ID', 'OUT_OF_ORDER_SEQUENCE_NUMBER', 'THROTTLING_QUOTA_EXCEEDED', 'CONCURRENT_TRANSACTIONS'
+])

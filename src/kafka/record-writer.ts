@@ -1,0 +1,154 @@
+/**
+ * Writes records to explicit partitions with an idempotent producer and acks=all, and reports the offset
+ * each record received on the target.
+ *
+ * Invariants:
+ * - One produce request carries at most one batch per partition, so a partition's records of one request get
+ *   consecutive offsets from the returned base offset. That is what makes target offsets exact.
+ * - A partition's records are split into chunks of at most `maxChunkBytes`, sent in order, one round after
+ *   the other: chunk k+1 of a partition is only sent once chunk k is acknowledged.
+ * - `write` resolves only when every record is acknowledged by all in-sync replicas.
+ */
+import { Producer, ProduceAcks, type CompressionAlgorithmValue, type MessageToProduce } from '@platformatic/kafka'
+import type { ClientProps } from '../config/types.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { toConnectOptions } from './client-options.ts'
+import { toKmirrorError } from './errors.ts'
+import { toOffset } from './offsets.ts'
+import type { RecordHeader } from './record-fetcher.ts'
+
+export interface OutRecord {
+  readonly key: Buffer | null
+  readonly value: Buffer | null
+  readonly headers: readonly RecordHeader[]
+  readonly timestamp: bigint
+}
+
+export interface PartitionBatch {
+  readonly topic: string
+  readonly partition: number
+  readonly records: readonly OutRecord[]
+}
+
+/** Record `start` of the batch, and those after it up to the next segment, got offsets from `baseOffset` on. */
+export interface OffsetSegment {
+  readonly start: number
+  readonly baseOffset: number
+}
+
+const COMPRESSIONS: Record<string, CompressionAlgorithmValue> = { none: 'none', gzip: 'gzip', snappy: 'snappy', lz4: 'lz4', zstd: 'zstd' }
+
+export interface RecordWriterOptions {
+  readonly idempotent: boolean
+  /** Uncompressed bytes per partition per request; kept well under the brokers' default 1 MiB message limit. */
+  readonly maxChunkBytes: number
+}
+
+export class RecordWriter {
+  readonly #producer: Producer
+  readonly #options: RecordWriterOptions
+
+  constructor (props: ClientProps, clientId: string, options: RecordWriterOptions) {
+    const compression = COMPRESSIONS[(props['compression.type'] ?? 'none').toLowerCase()]
+    if (compression === undefined) {
+      throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `compression.type=${props['compression.type']} of ${clientId} is not supported: use none, gzip, snappy, lz4 or zstd`)
+    }
+    this.#options = options
+    this.#producer = new Producer({
+      ...toConnectOptions(props, clientId),
+      idempotent: options.idempotent,
+      acks: ProduceAcks.ALL,
+      compression,
+      autocreateTopics: false
+    })
+  }
+
+  /** Returns, for each input batch, the segments that give every record's target offset. */
+  async write (batches: readonly PartitionBatch[]): Promise<OffsetSegment[][]> {
+    const chunked = batches.map(b => splitIntoChunks(b.records, this.#options.maxChunkBytes))
+    const segments: OffsetSegment[][] = batches.map(() => [])
+    const rounds = Math.max(0, ...chunked.map(c => c.length))
+    for (let round = 0; round < rounds; round++) {
+      const messages: MessageToProduce[] = []
+      const owners: number[] = []
+      for (let i = 0; i < batches.length; i++) {
+        const chunk = chunked[i]![round]
+        if (chunk === undefined) continue
+        const batch = batches[i]!
+        for (let j = chunk.start; j < chunk.end; j++) messages.push(toMessage(batch.topic, batch.partition, batch.records[j]!))
+        owners.push(i)
+      }
+      const baseOffsets = await this.#send(messages)
+      for (const i of owners) {
+        const batch = batches[i]!
+        const base = baseOffsets.get(`${batch.topic}\u0000${batch.partition}`)
+        if (base === undefined) {
+          throw new KmirrorError(ErrorCodes.PRODUCE, `the target acknowledged no offset for ${batch.topic}-${batch.partition}`, { retriable: true })
+        }
+        segments[i]!.push({ start: chunked[i]![round]!.start, baseOffset: base })
+      }
+    }
+    return segments
+  }
+
+  async #send (messages: MessageToProduce[]): Promise<Map<string, number>> {
+    try {
+      const result = await this.#producer.send({ messages })
+      const out = new Map<string, number>()
+      for (const o of result.offsets ?? []) out.set(`${o.topic}\u0000${o.partition}`, toOffset(o.offset))
+      return out
+    } catch (err) {
+      throw toKmirrorError(err, ErrorCodes.PRODUCE, `write ${messages.length} record(s) to the target`)
+    }
+  }
+
+  async close (): Promise<void> {
+    await this.#producer.close(true).catch(() => undefined)
+  }
+}
+
+function toMessage (topic: string, partition: number, r: OutRecord): MessageToProduce {
+  const message: MessageToProduce = { topic, partition, timestamp: r.timestamp }
+  if (r.key !== null) message.key = r.key
+  if (r.value !== null) message.value = r.value
+  if (r.headers.length > 0) {
+    // Header keys are distinct Buffer objects, so a Map keeps repeated keys and their order.
+    const headers = new Map<Buffer, Buffer>()
+    for (const [k, v] of r.headers) headers.set(k.length === 0 || headers.has(k) ? Buffer.from(k) : k, v as Buffer)
+    message.headers = headers
+  }
+  return message
+}
+
+function recordBytes (r: OutRecord): number {
+  let n = 70 + (r.key?.length ?? 0) + (r.value?.length ?? 0)
+  for (const [k, v] of r.headers) n += 10 + k.length + (v?.length ?? 0)
+  return n
+}
+
+function splitIntoChunks (records: readonly OutRecord[], maxBytes: number): { start: number, end: number }[] {
+  const chunks: { start: number, end: number }[] = []
+  let start = 0
+  let bytes = 0
+  for (let i = 0; i < records.length; i++) {
+    const size = recordBytes(records[i]!)
+    if (i > start && bytes + size > maxBytes) {
+      chunks.push({ start, end: i })
+      start = i
+      bytes = 0
+    }
+    bytes += size
+  }
+  if (start < records.length) chunks.push({ start, end: records.length })
+  return chunks
+}
+
+/** The target offset of record `index` of a batch, from the segments `write` returned for it. */
+export function targetOffsetOf (segments: readonly OffsetSegment[], index: number): number {
+  let segment = segments[0]!
+  for (const s of segments) {
+    if (s.start > index) break
+    segment = s
+  }
+  return segment.baseOffset + (index - segment.start)
+}

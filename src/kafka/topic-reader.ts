@@ -1,0 +1,35 @@
+/**
+ * Reads a topic from its log start to the end offsets observed when the read began (read-to-end, as
+ * Connect's KafkaBasedLog does at start-up). Used for kmirror's internal topics, which are small.
+ */
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { FetchOutcomes, partitionKey, type FetchedRecord, type PartitionPosition, type RecordFetcher } from './record-fetcher.ts'
+
+export async function readTopicToEnd (
+  fetcher: RecordFetcher,
+  topic: string,
+  partitions: number,
+  onRecord: (partition: number, record: FetchedRecord) => void,
+  timeoutMs = 60_000
+): Promise<void> {
+  const tps = Array.from({ length: partitions }, (_, partition) => ({ topic, partition }))
+  const [earliest, latest] = await Promise.all([fetcher.listOffsets(tps, 'earliest'), fetcher.listOffsets(tps, 'latest')])
+  let positions: PartitionPosition[] = tps
+    .map(tp => ({ ...tp, offset: earliest.get(partitionKey(topic, tp.partition)) ?? 0 }))
+    .filter(p => p.offset < (latest.get(partitionKey(topic, p.partition)) ?? 0))
+  const deadline = Date.now() + timeoutMs
+  while (positions.length > 0) {
+    if (Date.now() > deadline) {
+      throw new KmirrorError(ErrorCodes.PROGRESS, `reading ${topic} to its end took longer than ${timeoutMs} ms`, { retriable: true })
+    }
+    const fetched = await fetcher.fetch(positions)
+    const next: PartitionPosition[] = []
+    for (const f of fetched) {
+      for (const r of f.records) onRecord(f.partition, r)
+      const end = latest.get(partitionKey(topic, f.partition)) ?? 0
+      const offset = f.outcome === FetchOutcomes.OUT_OF_RANGE ? Math.max(f.logStartOffset, 0) : f.nextOffset
+      if (offset < end) next.push({ topic, partition: f.partition, offset })
+    }
+    positions = next
+  }
+}

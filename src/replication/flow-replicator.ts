@@ -1,0 +1,229 @@
+/**
+ * The data path of one flow: fetch from the source, write to the remote topics, record what was copied.
+ *
+ * Invariants:
+ * - A partition's position advances only after the target acknowledged (acks=all) every record before it,
+ *   so a crash at any point loses nothing: at worst records after the last stored position are copied again.
+ * - Records keep their partition number, key, value, headers (order and repeats) and timestamp.
+ * - Offset syncs are fed with acknowledged (source, target) pairs only (see OffsetSyncTracker).
+ * - A source offset below the log start (retention deleted records before they were copied) is never skipped
+ *   silently: it is logged at error level with the number of records lost and counted.
+ * - Errors marked retriable (network, leadership, timeouts) are retried with back-off; any other error stops
+ *   the flow, because carrying on could lose data.
+ */
+import { setTimeout as delay } from 'node:timers/promises'
+import type { FlowConfig } from '../config/types.ts'
+import { isRetriable } from '../errors.ts'
+import { FetchOutcomes, partitionKey, type FetchedPartition, type RecordFetcher } from '../kafka/record-fetcher.ts'
+import type { OffsetSegment, RecordWriter } from '../kafka/record-writer.ts'
+import type { Logger } from '../logger.ts'
+import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
+import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
+import { OffsetSyncTracker } from './offset-sync-tracker.ts'
+import type { ProgressStore } from './progress-store.ts'
+
+export interface PartitionStatus {
+  readonly topic: string
+  readonly partition: number
+  readonly remoteTopic: string
+  /** Next source offset to copy. */
+  readonly position: number
+  /** Source high watermark seen at the last fetch (-1 before the first). */
+  readonly highWatermark: number
+  readonly copiedRecords: number
+  readonly copiedBytes: number
+  readonly lostToRetention: number
+}
+
+interface PartitionState {
+  topic: string
+  partition: number
+  remoteTopic: string
+  position: number
+  highWatermark: number
+  copiedRecords: number
+  copiedBytes: number
+  lostToRetention: number
+}
+
+/** The narrow ports the data path uses, so unit tests can drive it with in-memory fakes. */
+export type SourceReader = Pick<RecordFetcher, 'fetch' | 'listOffsets'>
+export type TargetWriter = Pick<RecordWriter, 'write'>
+export type ProgressSink = Pick<ProgressStore, 'commit'>
+export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>
+
+export interface FlowReplicatorDeps {
+  readonly flow: Pick<FlowConfig, 'offsetLagMax' | 'offsetFlushIntervalMs'>
+  readonly fetcher: SourceReader
+  readonly writer: TargetWriter
+  readonly progress: ProgressSink
+  readonly syncs: OffsetSyncSink | null
+  readonly log: Logger
+  readonly startAt: 'earliest' | 'latest'
+}
+
+export class FlowReplicator {
+  readonly #deps: FlowReplicatorDeps
+  readonly #partitions = new Map<string, PartitionState>()
+  readonly #tracker: OffsetSyncTracker
+  #stored = new Map<string, number>()
+  #stopping = false
+  #lastFlush = Date.now()
+  #syncInFlight: Promise<void> | null = null
+  #failures = 0
+
+  constructor (deps: FlowReplicatorDeps) {
+    this.#deps = deps
+    this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
+  }
+
+  /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
+  setStoredProgress (stored: Map<string, number>): void {
+    this.#stored = stored
+  }
+
+  /** Adds partitions not replicated yet; existing ones keep their position. */
+  async addTopics (topics: readonly ReplicatedTopic[]): Promise<void> {
+    const fresh: { topic: string, partition: number, remoteTopic: string }[] = []
+    for (const t of topics) {
+      for (let partition = 0; partition < t.partitions; partition++) {
+        if (!this.#partitions.has(partitionKey(t.source, partition))) fresh.push({ topic: t.source, partition, remoteTopic: t.remote })
+      }
+    }
+    if (fresh.length === 0) return
+    const unstored = fresh.filter(p => !this.#stored.has(partitionKey(p.topic, p.partition)))
+    const starts = unstored.length === 0 ? new Map<string, number>() : await this.#deps.fetcher.listOffsets(unstored, this.#deps.startAt)
+    for (const p of fresh) {
+      const key = partitionKey(p.topic, p.partition)
+      const stored = this.#stored.get(key)
+      const position = stored === undefined ? (starts.get(key) ?? 0) : stored + 1
+      this.#partitions.set(key, { ...p, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0 })
+      this.#deps.log.debug({ topic: p.topic, partition: p.partition, position, resumed: stored !== undefined }, 'partition added')
+    }
+  }
+
+  stop (): void {
+    this.#stopping = true
+  }
+
+  get stopping (): boolean {
+    return this.#stopping
+  }
+
+  /** Runs until `stop()`, then writes the final progress and offset syncs. */
+  async run (): Promise<void> {
+    while (!this.#stopping) {
+      try {
+        await this.#iterate()
+        this.#failures = 0
+      } catch (err) {
+        if (!isRetriable(err)) throw err
+        this.#failures++
+        const backoffMs = Math.min(5000, 100 * 2 ** Math.min(this.#failures, 6))
+        this.#deps.log.warn({ err, attempt: this.#failures, backoffMs }, 'replication step failed; retrying')
+        await delay(backoffMs)
+      }
+    }
+    await this.flush()
+  }
+
+  async #iterate (): Promise<void> {
+    const active = [...this.#partitions.values()]
+    if (active.length === 0) {
+      await delay(200)
+      return
+    }
+    const fetched = await this.#deps.fetcher.fetch(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })))
+    const withRecords = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.records.length > 0)
+    const segments = withRecords.length === 0
+      ? []
+      : await this.#deps.writer.write(withRecords.map(f => ({
+        topic: this.#state(f).remoteTopic, partition: f.partition, records: f.records
+      })))
+    withRecords.forEach((f, i) => this.#trackSyncs(f, segments[i]!))
+    for (const f of fetched) await this.#advance(f)
+    this.#sendSyncs()
+    if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+  }
+
+  #state (f: { topic: string, partition: number }): PartitionState {
+    return this.#partitions.get(partitionKey(f.topic, f.partition))!
+  }
+
+  /** Feeds runs of consecutive source offsets that landed in one target segment to the tracker. */
+  #trackSyncs (f: FetchedPartition, segments: readonly OffsetSegment[]): void {
+    const key = partitionKey(f.topic, f.partition)
+    const records = f.records
+    for (let s = 0; s < segments.length; s++) {
+      const { start, baseOffset } = segments[s]!
+      const end = segments[s + 1]?.start ?? records.length
+      let runStart = start
+      for (let j = start + 1; j <= end; j++) {
+        if (j < end && records[j]!.offset === records[j - 1]!.offset + 1) continue
+        this.#tracker.recordRun(key, f.topic, f.partition, records[runStart]!.offset, baseOffset + (runStart - start), j - runStart)
+        runStart = j
+      }
+    }
+  }
+
+  async #advance (f: FetchedPartition): Promise<void> {
+    const state = this.#state(f)
+    if (f.highWatermark >= 0) state.highWatermark = f.highWatermark
+    if (f.outcome === FetchOutcomes.OUT_OF_RANGE) {
+      await this.#recoverOutOfRange(state, f)
+      return
+    }
+    if (f.outcome !== FetchOutcomes.OK) return
+    state.copiedRecords += f.records.length
+    state.copiedBytes += f.bytes
+    state.position = f.nextOffset
+  }
+
+  async #recoverOutOfRange (state: PartitionState, f: FetchedPartition): Promise<void> {
+    const tp = [{ topic: state.topic, partition: state.partition }]
+    const key = partitionKey(state.topic, state.partition)
+    const earliest = (await this.#deps.fetcher.listOffsets(tp, 'earliest')).get(key) ?? 0
+    const latest = (await this.#deps.fetcher.listOffsets(tp, 'latest')).get(key) ?? 0
+    this.#tracker.reset(key)
+    if (state.position < earliest) {
+      const lost = earliest - state.position
+      state.lostToRetention += lost
+      this.#deps.log.error({ topic: state.topic, partition: state.partition, from: state.position, to: earliest, lost },
+        'records were deleted by retention on the source before kmirror copied them; resuming at the log start. Raise retention on the source or fix the replication lag')
+      state.position = earliest
+    } else if (state.position > latest) {
+      this.#deps.log.warn({ topic: state.topic, partition: state.partition, position: state.position, logEnd: latest, logStart: f.logStartOffset },
+        'stored position is beyond the end of the source partition (topic re-created or truncated?); restarting at its log start')
+      state.position = earliest
+    }
+  }
+
+  #sendSyncs (): void {
+    const syncs = this.#deps.syncs
+    if (syncs === null || this.#syncInFlight !== null || this.#tracker.pendingCount === 0) return
+    const entries = this.#tracker.takePending()
+    this.#syncInFlight = syncs.send(entries)
+      .catch(err => {
+        this.#tracker.requeue(entries)
+        this.#deps.log.warn({ err, count: entries.length }, 'cannot write offset syncs; will retry')
+      })
+      .finally(() => { this.#syncInFlight = null })
+  }
+
+  /** Writes pending offset syncs and the current positions. Called periodically and at stop. */
+  async flush (): Promise<void> {
+    this.#lastFlush = Date.now()
+    if (this.#syncInFlight !== null) await this.#syncInFlight
+    this.#tracker.promoteDelayed()
+    this.#sendSyncs()
+    if (this.#syncInFlight !== null) await this.#syncInFlight
+    const positions = new Map<string, { topic: string, partition: number, lastOffset: number }>()
+    for (const [key, p] of this.#partitions) positions.set(key, { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 })
+    const written = await this.#deps.progress.commit(positions)
+    if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
+  }
+
+  status (): PartitionStatus[] {
+    return [...this.#partitions.values()].map(p => ({ ...p }))
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Replication progress, stored where MM2 stores it: Connect source offsets in `mm2-offsets.<source>.internal`
+ * on the target cluster, so that a flow can be handed from MM2 to kmirror and back without re-copying.
+ *
+ * Invariants:
+ * - The stored value is the last source offset whose records up to it are acknowledged by the target
+ *   (MM2: "last replicated upstream offset"); replication resumes at value + 1.
+ * - Keys are the exact bytes Connect writes (connector name, then {cluster, partition, topic}); Connect looks
+ *   offsets up by those bytes. Each key goes to the partition Connect's producer would choose
+ *   (murmur2 of the key), so MM2 and kmirror never leave two live values for one key in different partitions.
+ * - On load every partition is read to its end and the newest value per key wins; keys of other connectors
+ *   (MM2's checkpoint and heartbeat connectors share the topic) are ignored.
+ */
+import type { FlowConfig } from '../config/types.ts'
+import { decodeSourceOffsetKey, decodeSourceOffsetValue, encodeSourceOffsetKey, encodeSourceOffsetValue } from '../formats/connect-offset.ts'
+import { partitionForKey } from '../formats/murmur2.ts'
+import type { AdminClient } from '../kafka/admin-client.ts'
+import { partitionKey, type RecordFetcher } from '../kafka/record-fetcher.ts'
+import type { RecordWriter } from '../kafka/record-writer.ts'
+import { readTopicToEnd } from '../kafka/topic-reader.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+
+const SOURCE_CONNECTOR = 'MirrorSourceConnector'
+
+export class ProgressStore {
+  readonly #flow: FlowConfig
+  readonly #admin: AdminClient
+  readonly #fetcher: RecordFetcher
+  readonly #writer: RecordWriter
+  #partitions = 0
+  /** What is stored (or being stored), per `partitionKey(topic, partition)` of the source. */
+  readonly #stored = new Map<string, number>()
+
+  constructor (flow: FlowConfig, targetAdmin: AdminClient, targetFetcher: RecordFetcher, targetWriter: RecordWriter) {
+    this.#flow = flow
+    this.#admin = targetAdmin
+    this.#fetcher = targetFetcher
+    this.#writer = targetWriter
+  }
+
+  get topic (): string {
+    return this.#flow.offsetStorageTopic
+  }
+
+  /** Creates the offsets topic if needed and reads every stored position of this flow's source cluster. */
+  async load (): Promise<Map<string, number>> {
+    const topic = this.topic
+    await this.#admin.createTopic({
+      name: topic,
+      partitions: this.#flow.offsetStoragePartitions,
+      replicationFactor: this.#flow.offsetStorageReplicationFactor,
+      configs: { 'cleanup.policy': 'compact' }
+    })
+    const description = (await this.#admin.describeTopics([topic])).get(topic)
+    if (description === undefined) {
+      throw new KmirrorError(ErrorCodes.PROGRESS, `the offsets topic ${topic} was created but cannot be described on cluster ${this.#flow.target.alias}`, { retriable: true })
+    }
+    this.#partitions = description.partitions
+    await readTopicToEnd(this.#fetcher, topic, this.#partitions, (_, record) => {
+      if (record.key === null) return
+      const key = decodeSourceOffsetKey(record.key)
+      if (key === null || key.connectorName !== SOURCE_CONNECTOR || key.cluster !== this.#flow.source.alias) return
+      const offset = decodeSourceOffsetValue(record.value)
+      const tp = partitionKey(key.topic, key.partition)
+      if (offset === null || offset < 0) this.#stored.delete(tp)
+      else this.#stored.set(tp, offset)
+    })
+    return new Map(this.#stored)
+  }
+
+  /** Writes the positions that changed since the last commit; resolves once the target acknowledged them. */
+  async commit (positions: ReadonlyMap<string, { topic: string, partition: number, lastOffset: number }>): Promise<number> {
+    const byPartition = new Map<number, { key: Buffer, value: Buffer }[]>()
+    const changed: [string, number][] = []
+    for (const [tp, p] of positions) {
+      if (p.lastOffset < 0 || this.#stored.get(tp) === p.lastOffset) continue
+      const key = encodeSourceOffsetKey({ connectorName: SOURCE_CONNECTOR, cluster: this.#flow.source.alias, topic: p.topic, partition: p.partition })
+      const partition = partitionForKey(key, this.#partitions)
+      const list = byPartition.get(partition) ?? []
+      list.push({ key, value: encodeSourceOffsetValue(p.lastOffset) })
+      byPartition.set(partition, list)
+      changed.push([tp, p.lastOffset])
+    }
+    if (changed.length === 0) return 0
+    const now = BigInt(Date.now())
+    await this.#writer.write([...byPartition].map(([partition, records]) => ({
+      topic: this.topic,
+      partition,
+      records: records.map(r => ({ key: r.key, value: r.value, headers: [], timestamp: now }))
+    })))
+    for (const [tp, offset] of changed) this.#stored.set(tp, offset)
+    return changed.length
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * One running `source->target` flow: its clients, its remote-topic refresh job and its data path.
+ * This is the composition root of a flow; nothing else creates Kafka clients for it.
+ */
+import type { FlowConfig } from '../config/types.ts'
+import { AdminClient } from '../kafka/admin-client.ts'
+import { RecordFetcher } from '../kafka/record-fetcher.ts'
+import { RecordWriter } from '../kafka/record-writer.ts'
+import type { Logger } from '../logger.ts'
+import { RemoteTopics } from '../metadata/remote-topics.ts'
+import { createReplicationPolicy } from '../policy/replication-policy.ts'
+import { FlowReplicator, type PartitionStatus } from '../replication/flow-replicator.ts'
+import { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
+import { ProgressStore } from '../replication/progress-store.ts'
+import { Scheduler, type JobStatus } from './scheduler.ts'
+
+export interface FlowStatus {
+  readonly name: string
+  readonly partitions: readonly PartitionStatus[]
+  readonly jobs: readonly JobStatus[]
+}
+
+/** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
+const MAX_CHUNK_BYTES = 512 * 1024
+
+function intProp (props: Readonly<Record<string, string>>, key: string, fallback: number): number {
+  const n = Number(props[key])
+  return props[key] !== undefined && Number.isSafeInteger(n) && n > 0 ? n : fallback
+}
+
+export class Flow {
+  readonly config: FlowConfig
+  readonly #log: Logger
+  readonly #scheduler: Scheduler
+  readonly #closers: (() => Promise<void>)[] = []
+  #replicator: FlowReplicator | null = null
+  #running: Promise<void> | null = null
+
+  constructor (config: FlowConfig, log: Logger) {
+    this.config = config
+    this.#log = log.child({ flow: config.name })
+    this.#scheduler = new Scheduler(this.#log)
+  }
+
+  #client<T extends { close: () => Promise<void> }> (client: T): T {
+    this.#closers.push(() => client.close())
+    return client
+  }
+
+  /** Prepares everything and starts copying. Rejects if the flow cannot start (clusters, internal topics). */
+  async start (): Promise<void> {
+    const { config } = this
+    const id = (role: string): string => `kmirror|${config.name}|${role}`
+    const policy = createReplicationPolicy(config.replicationPolicy)
+    const sourceAdmin = this.#client(new AdminClient(config.source.admin, id('source-admin'), `cluster ${config.source.alias}`))
+    const targetAdmin = this.#client(new AdminClient(config.target.admin, id('target-admin'), `cluster ${config.target.alias}`))
+    const consumer = config.source.consumer
+    const fetcher = this.#client(new RecordFetcher(consumer, id('replication-consumer'), {
+      isolation: consumer['isolation.level'] === 'read_uncommitted' ? 'read_uncommitted' : 'read_committed',
+      maxWaitMs: intProp(consumer, 'fetch.max.wait.ms', 500),
+      maxBytes: intProp(consumer, 'fetch.max.bytes', 52_428_800),
+      maxPartitionBytes: intProp(consumer, 'max.partition.fetch.bytes', 1_048_576)
+    }))
+    const writer = this.#client(new RecordWriter(config.target.producer, id('replication-producer'), { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES }))
+    const offsetsReader = this.#client(new RecordFetcher(config.target.consumer, id('offsets-consumer'), {
+      isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576
+    }))
+    const progress = new ProgressStore(config, targetAdmin, offsetsReader, writer)
+    const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, sourceAdmin, targetAdmin, writer, id) : null
+    await syncs?.init()
+    const stored = await progress.load()
+    this.#log.info({ offsetsTopic: progress.topic, storedPartitions: stored.size, offsetSyncsTopic: syncs?.topic }, 'progress loaded')
+    const replicator = new FlowReplicator({
+      flow: config, fetcher, writer, progress, syncs, log: this.#log,
+      startAt: consumer['auto.offset.reset'] === 'latest' ? 'latest' : 'earliest'
+    })
+    replicator.setStoredProgress(stored)
+    const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log)
+    const first = await topics.refresh()
+    await replicator.addTopics(first.topics)
+    this.#log.info({ topics: first.topics.length, created: first.created.length, problems: first.problems.length }, 'flow started')
+    if (config.refreshTopicsEnabled && config.refreshTopicsIntervalSeconds > 0) {
+      this.#scheduler.every('refresh-topics', config.refreshTopicsIntervalSeconds * 1000, async () => {
+        const result = await topics.refresh()
+        await replicator.addTopics(result.topics)
+      })
+    }
+    this.#replicator = replicator
+    this.#running = replicator.run()
+  }
+
+  #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, sourceAdmin: AdminClient, targetAdmin: AdminClient, targetWriter: RecordWriter, id: (role: string) => string): OffsetSyncEmitter {
+    const { config } = this
+    if (config.offsetSyncsTopicLocation === 'target') return new OffsetSyncEmitter(config, policy, targetAdmin, targetWriter)
+    const sourceWriter = this.#client(new RecordWriter(config.source.producer, id('offset-syncs-source-producer'), { idempotent: false, maxChunkBytes: MAX_CHUNK_BYTES }))
+    return new OffsetSyncEmitter(config, policy, sourceAdmin, sourceWriter)
+  }
+
+  /** Resolves when the data path stops; rejects with the error that stopped it. */
+  get done (): Promise<void> {
+    return this.#running ?? Promise.resolve()
+  }
+
+  /** Stops fetching, lets in-flight writes finish, stores progress and offset syncs, closes every client. */
+  async stop (): Promise<void> {
+    await this.#scheduler.stop()
+    this.#replicator?.stop()
+    try {
+      await this.#running
+    } finally {
+      await Promise.all(this.#closers.map(close => close()))
+    }
+  }
+
+  status (): FlowStatus {
+    return { name: this.config.name, partitions: this.#replicator?.status() ?? [], jobs: this.#scheduler.status() }
+  }
+}

@@ -1,0 +1,47 @@
+/**
+ * Runs a set of flows in one process (MM2's dedicated mode). Start is all-or-nothing: if one flow cannot
+ * start, the ones already started are stopped cleanly and the error is raised.
+ */
+import type { FlowConfig } from '../config/types.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import type { Logger } from '../logger.ts'
+import { Flow, type FlowStatus } from './flow.ts'
+
+export class MirrorMaker {
+  readonly #flows: Flow[]
+  readonly #log: Logger
+
+  constructor (flows: readonly FlowConfig[], log: Logger) {
+    this.#log = log
+    this.#flows = flows.map(f => new Flow(f, log))
+  }
+
+  async start (): Promise<void> {
+    const started: Flow[] = []
+    for (const flow of this.#flows) {
+      try {
+        await flow.start()
+        started.push(flow)
+      } catch (err) {
+        await Promise.allSettled([flow.stop(), ...started.map(f => f.stop())])
+        throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `flow ${flow.config.name} could not start: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+      }
+    }
+    this.#log.info({ flows: this.#flows.map(f => f.config.name) }, 'kmirror started')
+  }
+
+  /** Resolves when every flow stopped; rejects as soon as one flow's data path fails. */
+  get done (): Promise<void> {
+    return Promise.all(this.#flows.map(f => f.done)).then(() => undefined)
+  }
+
+  async stop (): Promise<void> {
+    const results = await Promise.allSettled(this.#flows.map(f => f.stop()))
+    const failed = results.find(r => r.status === 'rejected')
+    if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
+  }
+
+  status (): FlowStatus[] {
+    return this.#flows.map(f => f.status())
+  }
+}

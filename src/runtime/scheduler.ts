@@ -1,0 +1,81 @@
+/**
+ * Named periodic jobs (MM2's Scheduler). A job that fails is logged with its name, counted, and retried
+ * with back-off; it never stops another job or the data path. Runs of one job never overlap.
+ */
+import type { Logger } from '../logger.ts'
+
+export interface JobStatus {
+  readonly name: string
+  readonly runs: number
+  readonly failures: number
+  readonly lastDurationMs: number
+  readonly lastError: string | null
+}
+
+interface Job {
+  name: string
+  intervalMs: number
+  fn: () => Promise<void>
+  timer: NodeJS.Timeout | null
+  running: Promise<void> | null
+  runs: number
+  failures: number
+  consecutiveFailures: number
+  lastDurationMs: number
+  lastError: string | null
+}
+
+export class Scheduler {
+  readonly #log: Logger
+  readonly #jobs = new Map<string, Job>()
+  #stopped = false
+
+  constructor (log: Logger) {
+    this.#log = log
+  }
+
+  /** Runs `fn` every `intervalMs`, the first time after `firstDelayMs` (default: one interval). */
+  every (name: string, intervalMs: number, fn: () => Promise<void>, firstDelayMs = intervalMs): void {
+    const job: Job = { name, intervalMs, fn, timer: null, running: null, runs: 0, failures: 0, consecutiveFailures: 0, lastDurationMs: 0, lastError: null }
+    this.#jobs.set(name, job)
+    this.#schedule(job, firstDelayMs)
+  }
+
+  #schedule (job: Job, delayMs: number): void {
+    if (this.#stopped) return
+    job.timer = setTimeout(() => { job.running = this.#run(job) }, delayMs)
+    job.timer.unref()
+  }
+
+  async #run (job: Job): Promise<void> {
+    const started = Date.now()
+    const log = this.#log.child({ job: job.name })
+    try {
+      await job.fn()
+      job.consecutiveFailures = 0
+      job.lastError = null
+    } catch (err) {
+      job.failures++
+      job.consecutiveFailures++
+      job.lastError = err instanceof Error ? err.message : String(err)
+      log.warn({ err, failures: job.failures }, 'job failed; it will run again')
+    } finally {
+      job.runs++
+      job.lastDurationMs = Date.now() - started
+      job.running = null
+    }
+    const backoff = job.consecutiveFailures === 0 ? job.intervalMs : Math.min(job.intervalMs, 1000 * 2 ** Math.min(job.consecutiveFailures, 6))
+    this.#schedule(job, backoff)
+  }
+
+  /** Stops scheduling and waits for runs in progress. */
+  async stop (): Promise<void> {
+    this.#stopped = true
+    for (const job of this.#jobs.values()) if (job.timer !== null) clearTimeout(job.timer)
+    await Promise.all([...this.#jobs.values()].map(j => j.running))
+  }
+
+  status (): JobStatus[] {
+    return [...this.#jobs.values()].map(j => ({ name: j.name, runs: j.runs, failures: j.failures, lastDurationMs: j.lastDurationMs, lastError: j.lastError }))
+  }
+}
