@@ -1,0 +1,137 @@
+/**
+ * Typed, frozen FlowConfigs from resolved properties, and `--clusters` selection.
+ * Runs only after validation passed, so every value read here parses; defaults come from the schema table.
+ */
+import { ConfigError, type ConfigProblem } from '../errors.ts'
+import { defaultValue } from './schema.ts'
+import { ClientRoles, connectorConfig, roleClientProps, workerConfig, type Side } from './resolve.ts'
+import { freezeProps, IntegerWidths, parseConfigBoolean, parseJavaBoolean, parseJavaInteger, splitList, type IntegerWidth } from './values.ts'
+import {
+  ReplicationPolicyClasses,
+  type ClusterClientConfig, type FlowConfig, type KmirrorConfig, type ReplicationPolicyClass, type ReplicationPolicyConfig
+} from './types.ts'
+
+type Props = Readonly<Record<string, string>>
+
+/** Every ordered pair of distinct aliases, in the order of `clusters`. */
+export function buildFlows (raw: Props, clusters: readonly string[]): FlowConfig[] {
+  const flows: FlowConfig[] = []
+  for (const source of clusters) {
+    for (const target of clusters) {
+      if (source !== target) flows.push(buildFlow(raw, source, target))
+    }
+  }
+  return flows
+}
+
+function buildFlow (raw: Props, source: string, target: string): FlowConfig {
+  const props = connectorConfig(raw, source, target)
+  const worker = workerConfig(raw, source, target)
+  const get = (key: string): string => props[key] ?? defaultValue(key, source) ?? ''
+  const workerValue = (key: string): string => worker[key] ?? defaultValue(key, source) ?? ''
+  return Object.freeze({
+    name: `${source}->${target}`,
+    source: clientConfig(props, source, 'source'),
+    target: clientConfig(props, target, 'target'),
+    enabled: isFlowEnabled(raw, props, source, target),
+    topics: listOf(get('topics')),
+    topicsExclude: listOf(props['topics.exclude'] ?? props['topics.blacklist'] ?? get('topics.exclude')),
+    replicationPolicy: policyConfig(get),
+    replicationFactor: integer(get('replication.factor'), IntegerWidths.INT),
+    configPropertiesExclude: listOf(props['config.properties.exclude'] ?? props['config.properties.blacklist'] ?? get('config.properties.exclude')),
+    refreshTopicsEnabled: bool(get('refresh.topics.enabled')),
+    refreshTopicsIntervalSeconds: integer(get('refresh.topics.interval.seconds'), IntegerWidths.LONG),
+    emitOffsetSyncsEnabled: bool(get('emit.offset-syncs.enabled')),
+    offsetSyncsTopicLocation: get('offset-syncs.topic.location') === 'target' ? 'target' : 'source',
+    offsetSyncsTopicReplicationFactor: integer(get('offset-syncs.topic.replication.factor'), IntegerWidths.SHORT),
+    offsetLagMax: integer(get('offset.lag.max'), IntegerWidths.LONG),
+    heartbeatsReplicationEnabled: bool(get('heartbeats.replication.enabled')),
+    offsetStorageTopic: workerValue('offset.storage.topic'),
+    offsetStoragePartitions: integer(workerValue('offset.storage.partitions'), IntegerWidths.INT),
+    offsetStorageReplicationFactor: integer(workerValue('offset.storage.replication.factor'), IntegerWidths.SHORT),
+    // kmirror extension: a top-level value applies when the target's worker config has none.
+    offsetFlushIntervalMs: integer(worker['offset.flush.interval.ms'] ?? raw['offset.flush.interval.ms'] ?? workerValue('offset.flush.interval.ms'), IntegerWidths.LONG),
+    properties: freezeProps(props)
+  } satisfies FlowConfig)
+}
+
+/**
+ * Whether MM2 would replicate S->T: its herder must exist and its connector must read `enabled` as true.
+ * - The herder exists (`clusterPairs()`) if `Boolean.parseBoolean(S->T.enabled)`, or if heartbeats are on for
+ *   the pair (`S->T.emit.heartbeats.enabled`, else top-level `emit.heartbeats.enabled`, else true).
+ * - The connector reads the resolved `enabled` through ConfigDef (trimmed; anything but true/false fails it).
+ * Worked cases: `S->T.enabled = yes` → false (the connector rejects it). `S->T.enabled = true ` (trailing space)
+ * → true while heartbeats are on, since ConfigDef trims. Top-level `enabled = true` → every flow, as in MM2.
+ */
+function isFlowEnabled (raw: Props, props: Props, source: string, target: string): boolean {
+  const prefix = `${source}->${target}.`
+  const heartbeatsKey = 'emit.heartbeats.enabled'
+  const heartbeats = raw[prefix + heartbeatsKey] ?? raw[heartbeatsKey]
+  const herderExists = parseJavaBoolean(raw[`${prefix}enabled`]) || (heartbeats === undefined || parseJavaBoolean(heartbeats))
+  return herderExists && parseConfigBoolean(props.enabled ?? 'false') === true
+}
+
+function clientConfig (props: Props, alias: string, side: Side): ClusterClientConfig {
+  return Object.freeze({
+    alias,
+    bootstrapServers: Object.freeze(splitList(props[`${side}.cluster.bootstrap.servers`] ?? '')),
+    consumer: freezeProps(roleClientProps(props, side, ClientRoles.CONSUMER)),
+    producer: freezeProps(roleClientProps(props, side, ClientRoles.PRODUCER)),
+    admin: freezeProps(roleClientProps(props, side, ClientRoles.ADMIN))
+  })
+}
+
+function policyConfig (get: (key: string) => string): ReplicationPolicyConfig {
+  return Object.freeze({
+    className: normalizePolicyClass(get('replication.policy.class')) ?? ReplicationPolicyClasses.DEFAULT,
+    separator: get('replication.policy.separator'),
+    internalTopicSeparatorEnabled: bool(get('replication.policy.internal.topic.separator.enabled')),
+    sourceClusterAlias: get('source.cluster.alias')
+  })
+}
+
+/** The two supported policies, by fully qualified or simple class name; undefined for anything else. */
+export function normalizePolicyClass (value: string): ReplicationPolicyClass | undefined {
+  const name = value.trim()
+  for (const className of Object.values(ReplicationPolicyClasses)) {
+    if (name === className || name === className.slice(className.lastIndexOf('.') + 1)) return className
+  }
+  return undefined
+}
+
+function listOf (value: string): readonly string[] {
+  return Object.freeze(splitList(value))
+}
+
+function bool (value: string): boolean {
+  return parseConfigBoolean(value) ?? false
+}
+
+function integer (value: string, width: IntegerWidth): number {
+  return parseJavaInteger(value, width) ?? Number.NaN
+}
+
+/**
+ * The enabled flows, restricted with `clusters` (MM2's `--clusters`) to the flows whose TARGET is listed,
+ * because MM2 runs each flow's herder on its target cluster.
+ */
+export function selectFlows (config: KmirrorConfig, clusters?: readonly string[]): FlowConfig[] {
+  const problems: ConfigProblem[] = []
+  for (const alias of clusters ?? []) {
+    if (!config.clusters.includes(alias)) {
+      problems.push({ message: `--clusters names ${JSON.stringify(alias)}, which is not in clusters = ${config.clusters.join(', ')}: use one of those aliases` })
+    }
+  }
+  const flows = config.flows.filter(flow => flow.enabled && (clusters === undefined || clusters.includes(flow.target.alias)))
+  if (problems.length === 0 && flows.length === 0) {
+    const hint = clusters === undefined ? '' : ` with a target among --clusters ${clusters.join(' ')}`
+    problems.push({ message: `no enabled source->target replication flows${hint} (set e.g. ${exampleFlow(config)}.enabled = true)` })
+  }
+  if (problems.length > 0) throw new ConfigError(problems, config.sourceFile)
+  return flows
+}
+
+function exampleFlow (config: KmirrorConfig): string {
+  const [a = 'A', b = 'B'] = config.clusters
+  return `${a}->${b}`
+}

@@ -1,0 +1,69 @@
+/**
+ * mm2.properties → a validated, frozen KmirrorConfig: parse as Java does, resolve as MM2 does, report every
+ * problem at once (ConfigError) and every surprise as a warning.
+ */
+import { readFileSync } from 'node:fs'
+import { ConfigError, type ConfigProblem } from '../errors.ts'
+import { buildFlows } from './flows.ts'
+import { parseProperties } from './properties.ts'
+import type { KmirrorConfig } from './types.ts'
+import { dedupe, readClusters, validateEnabledFlows, validateStructure } from './validate.ts'
+import { validateValues } from './validate-values.ts'
+import { collectWarnings, type ConfigWarning } from './warnings.ts'
+
+export { selectFlows } from './flows.ts'
+export { describeConfig, redactValue } from './describe.ts'
+
+/** Parses the text of an mm2.properties file; `sourceFile` names it in messages. Throws ConfigError. */
+export function parseConfig (text: string, sourceFile: string): KmirrorConfig {
+  return buildConfig(text, sourceFile, [])
+}
+
+/** Reads and parses an mm2.properties file. Throws ConfigError, also when the file cannot be read. */
+export function loadConfig (path: string): KmirrorConfig {
+  let bytes: Buffer
+  try {
+    bytes = readFileSync(path)
+  } catch (cause) {
+    const reason = (cause as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (cause as Error).message
+    const error = new ConfigError([{ message: `cannot read ${path} (${reason}): check the path and its permissions` }], path)
+    error.cause = cause
+    throw error
+  }
+  return buildConfig(decodeLikeJava(bytes), path, encodingWarnings(bytes))
+}
+
+/**
+ * MM2 loads the file through an InputStream, which `java.util.Properties` decodes as ISO-8859-1: we do the
+ * same, so `topics = café` means here what it means to MM2. A UTF-8 byte-order mark is dropped first
+ * (MM2 would glue it to the first key).
+ */
+function decodeLikeJava (bytes: Buffer): string {
+  const hasBom = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf
+  return (hasBom ? bytes.subarray(3) : bytes).toString('latin1')
+}
+
+function encodingWarnings (bytes: Buffer): ConfigWarning[] {
+  const start = bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0
+  const first = bytes.findIndex((byte, i) => i >= start && byte >= 0x80)
+  if (first < 0) return []
+  const line = bytes.subarray(0, first).filter(byte => byte === 0x0a).length + 1
+  return [{
+    message: `line ${line} has non-ASCII characters; like MM2 (java.util.Properties), kmirror reads the file as ISO-8859-1, so UTF-8 text such as "é" reads as "Ã©": write such characters as \\uXXXX escapes`
+  }]
+}
+
+function buildConfig (text: string, sourceFile: string, extraWarnings: readonly ConfigWarning[]): KmirrorConfig {
+  const parsed = parseProperties(text)
+  const { aliases, problems } = readClusters(parsed.values)
+  const all: ConfigProblem[] = [...problems, ...validateStructure(parsed, aliases), ...validateValues(parsed.values, aliases)]
+  const flows = buildFlows(parsed.values, aliases)
+  all.push(...validateEnabledFlows(flows))
+  if (all.length > 0) throw new ConfigError(dedupe(all), sourceFile)
+  return Object.freeze({
+    sourceFile,
+    clusters: Object.freeze([...aliases]),
+    flows: Object.freeze(flows),
+    warnings: Object.freeze([...extraWarnings, ...collectWarnings(parsed, aliases)].map(w => Object.freeze(w)))
+  })
+}

@@ -1,0 +1,58 @@
+/**
+ * mm2.properties read exactly as `java.util.Properties.load` reads it (properties-file matches it byte for byte),
+ * keeping line numbers so that every message can point at the line to fix.
+ */
+import { Properties } from 'properties-file/parser'
+
+export interface PropertyLine {
+  readonly key: string
+  readonly value: string
+  /** 1-based line where the entry starts (continuation lines may follow it). */
+  readonly line: number
+  /** The first physical line as written, for messages. */
+  readonly text: string
+  /** Whether `=` or `:` separates key and value; without one Java splits at the first whitespace. */
+  readonly hasSeparator: boolean
+}
+
+export interface ParsedProperties {
+  /** Last value wins for duplicate keys, as in Java. */
+  readonly values: Readonly<Record<string, string>>
+  /** Every entry in file order, duplicates included. */
+  readonly lines: readonly PropertyLine[]
+  /** The entry whose last line ends in a `\` continuation with nothing after it (a cut-off file). */
+  readonly danglingContinuation?: PropertyLine
+}
+
+export function parseProperties (text: string): ParsedProperties {
+  const document = new Properties(text)
+  const values = Object.create(null) as Record<string, string>
+  const lines: PropertyLine[] = []
+  for (const node of document.getProperties()) {
+    const entry: PropertyLine = {
+      key: node.key,
+      value: node.value,
+      line: node.startingLineNumber,
+      text: node.rawLines[0] ?? '',
+      hasSeparator: node.separatorChar !== undefined
+    }
+    values[node.key] = node.value
+    lines.push(entry)
+  }
+  const dangling = endsInContinuation(document) ? lines.at(-1) : undefined
+  return dangling === undefined ? { values, lines } : { values, lines, danglingContinuation: dangling }
+}
+
+/**
+ * Whether the last entry of the file continues (`\` at the end of a line) into nothing: either the file ends
+ * right after the backslash, or only blank lines follow, which Java joins as an empty continuation.
+ * Java accepts both silently; they usually mean a cut-off file, e.g. `topics = a, \` missing its last line.
+ */
+function endsInContinuation (document: Properties): boolean {
+  const last = document.nodes.findLastIndex(node => node.type !== 'blank')
+  const node = document.nodes[last]
+  if (node?.type !== 'property') return false
+  const lastLine = node.rawLines.at(-1) ?? ''
+  if (node.rawLines.length > 1 && lastLine.trim() === '') return true
+  return (/\\+$/.exec(lastLine)?.[0].length ?? 0) % 2 === 1
+}

@@ -1,0 +1,207 @@
+/**
+ * Every key kmirror knows, in one table: its type, MM2's default, where it may be written, and what it means.
+ * Validation, resolution defaults, warnings and the generated docs/config.md all read this table.
+ * Source of truth for names and defaults: mm2-spec §1.2–1.8 (Apache Kafka 4.0 trunk).
+ */
+
+export const KeyTypes = {
+  BOOLEAN: 'boolean',
+  SHORT: 'short',
+  INT: 'int',
+  LONG: 'long',
+  STRING: 'string',
+  PASSWORD: 'password',
+  LIST: 'list',
+  CLASS: 'class',
+  ENUM: 'enum'
+} as const
+export type KeyType = (typeof KeyTypes)[keyof typeof KeyTypes]
+
+/** Where a key is written in mm2.properties. */
+export const Scopes = {
+  /** Only at top level: `clusters = A, B`. */
+  TOP_LEVEL: 'top-level',
+  /** A connector setting: top level (default for every flow) or per flow as `A->B.<key>`. */
+  CONNECTOR: 'connector',
+  /** A Connect worker setting of the flows whose target is A: `A.<key>` (some also at top level). */
+  WORKER: 'worker',
+  /** How to reach a cluster: `A.<key>`, or top level as the default for every cluster. */
+  CLUSTER: 'cluster'
+} as const
+export type Scope = (typeof Scopes)[keyof typeof Scopes]
+
+export const Origins = {
+  MM2: 'mm2',
+  CONNECT: 'connect',
+  CLIENT: 'kafka-client',
+  KMIRROR: 'kmirror'
+} as const
+export type Origin = (typeof Origins)[keyof typeof Origins]
+
+export interface KeySpec {
+  readonly name: string
+  readonly type: KeyType
+  /** kmirror's default, written as a user would write the value; null when there is none. */
+  readonly default: string | null
+  /** MM2's (or Connect's) default, only where kmirror's differs. */
+  readonly mm2Default?: string
+  readonly scope: Scope
+  readonly origin: Origin
+  readonly doc: string
+  /** ENUM: the accepted values. */
+  readonly values?: readonly string[]
+  readonly caseInsensitive?: boolean
+  /** ENUM read leniently by MM2 (a plain string): any other value means this one, so it only warns. */
+  readonly otherValuesMean?: string
+  /** Smallest accepted number, apart from -1 when `minusOneMeans` is set. */
+  readonly min?: number
+  readonly minusOneMeans?: string
+  /** LIST of Java regexes (validated by compiling them). */
+  readonly regexList?: boolean
+  /** A connector key that is not in MM2's ConfigDefs: MM2 drops it at top level, so it only works per flow. */
+  readonly perFlowOnly?: boolean
+  /** Accepted for compatibility but not used by kmirror; the text says why. Setting it gives a warning. */
+  readonly ignored?: string
+  /** The key was renamed; MM2 3.x still honours the old name, 4.0 does not. */
+  readonly renamedTo?: string
+  /** kmirror also reads this worker key at top level (MM2 does not). */
+  readonly topLevelExtension?: boolean
+}
+
+const { BOOLEAN, SHORT, INT, LONG, STRING, PASSWORD, LIST, CLASS, ENUM } = KeyTypes
+const { TOP_LEVEL, CONNECTOR, WORKER, CLUSTER } = Scopes
+const { MM2, CONNECT, CLIENT } = Origins
+const MIRROR = 'org.apache.kafka.connect.mirror.'
+const NO_REST = 'kmirror has no Connect REST server'
+const NO_PLUGINS = 'kmirror cannot load Java plugin classes; the built-in behaviour applies'
+const NO_CONNECT = 'kmirror does not run Kafka Connect'
+
+export const KEYS: readonly KeySpec[] = [
+  // MirrorMakerConfig (§1.2)
+  { name: 'clusters', type: LIST, default: null, scope: TOP_LEVEL, origin: MM2, doc: 'Required. The cluster aliases, e.g. `A, B`. Aliases are case-sensitive.' },
+  { name: 'dedicated.mode.enable.internal.rest', type: BOOLEAN, default: 'false', scope: TOP_LEVEL, origin: MM2, doc: 'Starts MM2\'s internal REST server (KIP-710).', ignored: NO_REST },
+  { name: 'config.providers', type: LIST, default: '', scope: TOP_LEVEL, origin: MM2, doc: 'Connect ConfigProviders for `${provider:path:key}` references.', ignored: 'kmirror does not expand ${provider:path:key} references yet: values are used as written' },
+  { name: 'listeners', type: LIST, default: 'http://:8083', scope: TOP_LEVEL, origin: MM2, doc: 'Internal REST listeners.', ignored: NO_REST },
+  { name: 'rest.advertised.host.name', type: STRING, default: null, scope: TOP_LEVEL, origin: MM2, doc: 'Advertised internal REST host.', ignored: NO_REST },
+  { name: 'rest.advertised.port', type: INT, default: null, scope: TOP_LEVEL, origin: MM2, doc: 'Advertised internal REST port.', ignored: NO_REST },
+  { name: 'access.control.allow.origin', type: STRING, default: '', scope: TOP_LEVEL, origin: MM2, doc: 'CORS origin of the internal REST server.', ignored: NO_REST },
+  { name: 'access.control.allow.methods', type: STRING, default: '', scope: TOP_LEVEL, origin: MM2, doc: 'CORS methods of the internal REST server.', ignored: NO_REST },
+  { name: 'response.http.headers.config', type: STRING, default: '', scope: TOP_LEVEL, origin: MM2, doc: 'Response headers of the internal REST server.', ignored: NO_REST },
+  { name: 'rest.advertised.listener', type: STRING, default: null, scope: TOP_LEVEL, origin: MM2, doc: 'Advertised internal REST listener.', ignored: NO_REST },
+
+  // MirrorConnectorConfig: common to the three connectors (§1.3)
+  { name: 'enabled', type: BOOLEAN, default: 'false', scope: CONNECTOR, origin: MM2, doc: 'Whether the flow replicates (the MM2 driver injects false unless set per flow). Write it per flow: `A->B.enabled = true`. Read with `Boolean.parseBoolean`: anything but `true` is false.' },
+  { name: 'source.cluster.alias', type: STRING, default: null, scope: CONNECTOR, origin: MM2, doc: 'Alias of the source cluster; set per flow by MM2 (and kmirror) to the `A` of `A->B`.' },
+  { name: 'target.cluster.alias', type: STRING, default: 'target', scope: CONNECTOR, origin: MM2, doc: 'Alias of the target cluster; set per flow to the `B` of `A->B`.' },
+  { name: 'admin.timeout.ms', type: LONG, default: '60000', scope: CONNECTOR, origin: MM2, doc: 'Timeout of admin operations (topic creation, config sync, ...).' },
+  { name: 'replication.policy.class', type: CLASS, default: `${MIRROR}DefaultReplicationPolicy`, scope: CONNECTOR, origin: MM2, doc: 'How remote topics are named: `DefaultReplicationPolicy` (`A.topic`) or `IdentityReplicationPolicy` (same name). Custom classes are not supported.' },
+  { name: 'replication.policy.separator', type: STRING, default: '.', scope: CONNECTOR, origin: MM2, doc: 'Separator between the source alias and the topic name in remote topic names.' },
+  { name: 'replication.policy.internal.topic.separator.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Whether a custom separator is also used in checkpoint and offset-sync topic names (false keeps pre-3.1 names).' },
+  { name: 'forwarding.admin.class', type: CLASS, default: 'org.apache.kafka.clients.admin.ForwardingAdmin', scope: CONNECTOR, origin: MM2, doc: 'Custom Admin used for all MM2 admin work (KIP-787).', ignored: NO_PLUGINS },
+  { name: 'metric.reporters', type: LIST, default: 'org.apache.kafka.common.metrics.JmxReporter', scope: CONNECTOR, origin: MM2, doc: 'Reporters of MM2\'s metrics.', ignored: 'kmirror serves Prometheus metrics instead of JMX' },
+
+  // Connect ConnectorConfig keys, in MM2's ConfigDefs (kept at top level)
+  { name: 'name', type: STRING, default: null, scope: CONNECTOR, origin: CONNECT, doc: 'Connector name (MM2 uses the class\'s simple name).', ignored: NO_CONNECT },
+  { name: 'connector.class', type: CLASS, default: null, scope: CONNECTOR, origin: CONNECT, doc: 'Connector class.', ignored: NO_CONNECT },
+  { name: 'tasks.max', type: INT, default: '1', scope: CONNECTOR, origin: CONNECT, doc: 'Connect tasks per connector.', ignored: 'kmirror copies every partition of a flow in one process; there are no tasks to spread' },
+  { name: 'key.converter', type: CLASS, default: 'org.apache.kafka.connect.converters.ByteArrayConverter', scope: CONNECTOR, origin: CONNECT, doc: 'Record key converter.', ignored: 'kmirror copies record bytes unchanged' },
+  { name: 'value.converter', type: CLASS, default: 'org.apache.kafka.connect.converters.ByteArrayConverter', scope: CONNECTOR, origin: CONNECT, doc: 'Record value converter.', ignored: 'kmirror copies record bytes unchanged' },
+  { name: 'header.converter', type: CLASS, default: 'org.apache.kafka.connect.converters.ByteArrayConverter', scope: CONNECTOR, origin: CONNECT, doc: 'Record header converter.', ignored: 'kmirror copies record bytes unchanged' },
+  { name: 'transforms', type: LIST, default: '', scope: CONNECTOR, origin: CONNECT, doc: 'Single message transforms.', ignored: 'transforms are not supported: records are copied unchanged' },
+  { name: 'predicates', type: LIST, default: '', scope: CONNECTOR, origin: CONNECT, doc: 'Predicates of transforms.', ignored: 'transforms are not supported' },
+  { name: 'config.action.reload', type: ENUM, default: 'restart', values: ['none', 'restart'], caseInsensitive: true, scope: CONNECTOR, origin: CONNECT, doc: 'What Connect does when a config provider value changes.', ignored: NO_CONNECT },
+  { name: 'errors.retry.timeout', type: LONG, default: '0', scope: CONNECTOR, origin: CONNECT, doc: 'Connect error-handling retry budget.', ignored: 'kmirror retries failed operations with its own back-off' },
+  { name: 'errors.retry.delay.max.ms', type: LONG, default: '60000', scope: CONNECTOR, origin: CONNECT, doc: 'Connect error-handling retry delay.', ignored: 'kmirror retries failed operations with its own back-off' },
+  { name: 'errors.tolerance', type: ENUM, default: 'none', values: ['none', 'all'], caseInsensitive: true, scope: CONNECTOR, origin: CONNECT, doc: 'Whether Connect skips records that fail conversion.', ignored: 'kmirror never converts records, so there is nothing to tolerate' },
+  { name: 'errors.log.enable', type: BOOLEAN, default: 'false', scope: CONNECTOR, origin: CONNECT, doc: 'Log tolerated Connect errors.', ignored: NO_CONNECT },
+  { name: 'errors.log.include.messages', type: BOOLEAN, default: 'false', scope: CONNECTOR, origin: CONNECT, doc: 'Include records in those logs.', ignored: NO_CONNECT },
+  // Source-connector keys that are not in MM2's ConfigDefs: per flow only
+  { name: 'exactly.once.support', type: ENUM, default: 'requested', values: ['requested', 'required'], caseInsensitive: true, perFlowOnly: true, scope: CONNECTOR, origin: CONNECT, doc: 'Connect exactly-once source support (KIP-618).', ignored: NO_CONNECT },
+  { name: 'transaction.boundary', type: ENUM, default: 'poll', values: ['poll', 'interval', 'connector'], caseInsensitive: true, perFlowOnly: true, scope: CONNECTOR, origin: CONNECT, doc: 'Connect exactly-once transaction boundary.', ignored: NO_CONNECT },
+  { name: 'transaction.boundary.interval.ms', type: LONG, default: null, perFlowOnly: true, scope: CONNECTOR, origin: CONNECT, doc: 'Transaction length when the boundary is `interval`.', ignored: NO_CONNECT },
+  { name: 'offsets.storage.topic', type: STRING, default: null, perFlowOnly: true, scope: CONNECTOR, origin: CONNECT, doc: 'A connector-specific Connect offsets topic.', ignored: 'kmirror keeps progress in the worker\'s `offset.storage.topic`' },
+  { name: 'topic.creation.groups', type: LIST, default: '', perFlowOnly: true, scope: CONNECTOR, origin: CONNECT, doc: 'Connect topic-creation groups.', ignored: 'remote topics are created as MM2 creates them' },
+
+  // MirrorSourceConfig (§1.4)
+  { name: 'topics', type: LIST, default: '.*', regexList: true, scope: CONNECTOR, origin: MM2, doc: 'Topics to replicate: Java regexes, each matched against the whole name.' },
+  { name: 'topics.exclude', type: LIST, default: '.*[\\-\\.]internal, .*\\.replica, __.*', regexList: true, scope: CONNECTOR, origin: MM2, doc: 'Topics never replicated; wins over `topics`.' },
+  { name: 'topics.blacklist', type: LIST, default: null, regexList: true, renamedTo: 'topics.exclude', scope: CONNECTOR, origin: MM2, doc: 'Old name of `topics.exclude` (removed in MM2 4.0); used only when `topics.exclude` is not set.' },
+  { name: 'config.properties.exclude', type: LIST, default: 'follower\\.replication\\.throttled\\.replicas, leader\\.replication\\.throttled\\.replicas, message\\.timestamp\\.difference\\.max\\.ms, message\\.timestamp\\.type, unclean\\.leader\\.election\\.enable, min\\.insync\\.replicas', regexList: true, scope: CONNECTOR, origin: MM2, doc: 'Topic config names never copied to remote topics (Java regexes).' },
+  { name: 'config.properties.blacklist', type: LIST, default: null, regexList: true, renamedTo: 'config.properties.exclude', scope: CONNECTOR, origin: MM2, doc: 'Old name of `config.properties.exclude` (removed in MM2 4.0).' },
+  { name: 'use.defaults.from', type: ENUM, default: 'target', values: ['source', 'target'], otherValuesMean: 'target', perFlowOnly: true, scope: CONNECTOR, origin: MM2, doc: 'Topic configs that are defaults on the source: `target` leaves the target\'s default, `source` copies the value (KIP-894).' },
+  { name: 'topic.filter.class', type: CLASS, default: `${MIRROR}DefaultTopicFilter`, scope: CONNECTOR, origin: MM2, doc: 'Topic filter plugin.', ignored: NO_PLUGINS },
+  { name: 'config.property.filter.class', type: CLASS, default: `${MIRROR}DefaultConfigPropertyFilter`, scope: CONNECTOR, origin: MM2, doc: 'Topic-config filter plugin.', ignored: NO_PLUGINS },
+  { name: 'consumer.poll.timeout.ms', type: LONG, default: '1000', scope: CONNECTOR, origin: MM2, doc: 'Poll timeout of the replication consumer.' },
+  { name: 'refresh.topics.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Periodically look for new or deleted topics and partitions.' },
+  { name: 'refresh.topics.interval.seconds', type: LONG, default: '600', scope: CONNECTOR, origin: MM2, doc: 'Period of that refresh; the first one runs one period after start.' },
+  { name: 'sync.topic.configs.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Periodically copy topic configs to remote topics.' },
+  { name: 'sync.topic.configs.interval.seconds', type: LONG, default: '600', scope: CONNECTOR, origin: MM2, doc: 'Period of the topic-config sync.' },
+  { name: 'sync.topic.acls.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Periodically copy topic ACLs (read-only) to remote topics.' },
+  { name: 'sync.topic.acls.interval.seconds', type: LONG, default: '600', scope: CONNECTOR, origin: MM2, doc: 'Period of the ACL sync.' },
+  { name: 'replication.factor', type: INT, default: '2', min: 1, minusOneMeans: 'the target broker\'s default', scope: CONNECTOR, origin: MM2, doc: 'Replication factor of new remote topics; -1 = the target broker\'s default.' },
+  { name: 'offset-syncs.topic.replication.factor', type: SHORT, default: '3', min: 1, minusOneMeans: 'the broker\'s default', scope: CONNECTOR, origin: MM2, doc: 'Replication factor of `mm2-offset-syncs.<target>.internal`.' },
+  { name: 'offset-syncs.topic.location', type: ENUM, default: 'source', values: ['source', 'target'], scope: CONNECTOR, origin: MM2, doc: 'Cluster that holds the offset-syncs topic (KIP-716).' },
+  { name: 'offset.lag.max', type: LONG, default: '100', scope: CONNECTOR, origin: MM2, doc: 'How far a remote partition may drift before an offset sync is forced.' },
+  { name: 'emit.offset-syncs.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Write offset syncs (KIP-1031); false also disables checkpoints.' },
+  { name: 'heartbeats.replication.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Replicate heartbeats topics even when `topics` does not select them (KIP-1089).' },
+  { name: 'use.incremental.alter.configs', type: ENUM, default: 'requested', values: ['requested', 'required', 'never'], caseInsensitive: true, scope: CONNECTOR, origin: MM2, doc: 'Removed in MM2 4.0.', ignored: 'removed in MM2 4.0; kmirror always uses IncrementalAlterConfigs' },
+  { name: 'add.source.alias.to.metrics', type: BOOLEAN, default: 'false', scope: CONNECTOR, origin: MM2, doc: 'Removed in MM2 4.0.', ignored: 'removed in MM2 4.0; kmirror always labels metrics with the flow' },
+
+  // MirrorCheckpointConfig (§1.5)
+  { name: 'groups', type: LIST, default: '.*', regexList: true, scope: CONNECTOR, origin: MM2, doc: 'Consumer groups to checkpoint (Java regexes).' },
+  { name: 'groups.exclude', type: LIST, default: 'console-consumer-.*, connect-.*, __.*', regexList: true, scope: CONNECTOR, origin: MM2, doc: 'Groups never checkpointed; wins over `groups`.' },
+  { name: 'groups.blacklist', type: LIST, default: null, regexList: true, renamedTo: 'groups.exclude', scope: CONNECTOR, origin: MM2, doc: 'Old name of `groups.exclude` (removed in MM2 4.0).' },
+  { name: 'group.filter.class', type: CLASS, default: `${MIRROR}DefaultGroupFilter`, scope: CONNECTOR, origin: MM2, doc: 'Group filter plugin.', ignored: NO_PLUGINS },
+  { name: 'refresh.groups.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Periodically look for new or removed groups.' },
+  { name: 'refresh.groups.interval.seconds', type: LONG, default: '600', scope: CONNECTOR, origin: MM2, doc: 'Period of that refresh.' },
+  { name: 'emit.checkpoints.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Write checkpoints to `<source>.checkpoints.internal` on the target.' },
+  { name: 'emit.checkpoints.interval.seconds', type: LONG, default: '60', scope: CONNECTOR, origin: MM2, doc: 'Checkpoint period.' },
+  { name: 'sync.group.offsets.enabled', type: BOOLEAN, default: 'false', scope: CONNECTOR, origin: MM2, doc: 'Commit translated offsets to target groups that have no active members (KIP-545).' },
+  { name: 'sync.group.offsets.interval.seconds', type: LONG, default: '60', scope: CONNECTOR, origin: MM2, doc: 'Period of the group-offset sync.' },
+  { name: 'checkpoints.topic.replication.factor', type: SHORT, default: '3', min: 1, minusOneMeans: 'the broker\'s default', scope: CONNECTOR, origin: MM2, doc: 'Replication factor of the checkpoints topic.' },
+
+  // MirrorHeartbeatConfig (§1.6)
+  { name: 'emit.heartbeats.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Write heartbeats to the target\'s `heartbeats` topic.' },
+  { name: 'emit.heartbeats.interval.seconds', type: LONG, default: '1', scope: CONNECTOR, origin: MM2, doc: 'Heartbeat period.' },
+  { name: 'heartbeats.topic.replication.factor', type: SHORT, default: '3', min: 1, minusOneMeans: 'the broker\'s default', scope: CONNECTOR, origin: MM2, doc: 'Replication factor of the `heartbeats` topic.' },
+
+  // Connect worker keys: `B.<key>` applies to every flow whose target is B (§1.1 "Worker config")
+  { name: 'offset.storage.topic', type: STRING, default: 'mm2-offsets.<source>.internal', scope: WORKER, origin: CONNECT, doc: 'Topic on the target where replication progress is kept, in MM2\'s format, so MM2 and kmirror can take over from each other.' },
+  { name: 'offset.storage.partitions', type: INT, default: '25', min: 1, scope: WORKER, origin: CONNECT, doc: 'Partitions of that topic when kmirror creates it.' },
+  { name: 'offset.storage.replication.factor', type: SHORT, default: '3', min: 1, minusOneMeans: 'the broker\'s default', scope: WORKER, origin: CONNECT, doc: 'Replication factor of that topic when kmirror creates it.' },
+  { name: 'offset.flush.interval.ms', type: LONG, default: '5000', mm2Default: '60000', min: 1, topLevelExtension: true, scope: WORKER, origin: CONNECT, doc: 'How often progress is committed. kmirror defaults to 5 s instead of Connect\'s 60 s: after a crash, fewer records are copied twice. kmirror also accepts it at top level.' },
+  { name: 'group.id', type: STRING, default: '<source>-mm2', scope: WORKER, origin: CONNECT, doc: 'Connect worker group.', ignored: 'kmirror does not form a Connect worker group' },
+  { name: 'config.storage.topic', type: STRING, default: 'mm2-configs.<source>.internal', scope: WORKER, origin: CONNECT, doc: 'Connect config topic.', ignored: 'kmirror has no Connect config topic' },
+  { name: 'status.storage.topic', type: STRING, default: 'mm2-status.<source>.internal', scope: WORKER, origin: CONNECT, doc: 'Connect status topic.', ignored: 'kmirror has no Connect status topic' },
+  { name: 'offset.flush.timeout.ms', type: LONG, default: '5000', scope: WORKER, origin: CONNECT, doc: 'Connect offset flush timeout.', ignored: NO_CONNECT },
+  { name: 'exactly.once.source.support', type: ENUM, default: 'disabled', values: ['disabled', 'preparing', 'enabled'], caseInsensitive: true, scope: WORKER, origin: CONNECT, doc: 'Connect exactly-once source support of the worker.', ignored: NO_CONNECT },
+
+  // Connection and security of every client (§1.1 clusterProps); at top level they are defaults for every cluster
+  { name: 'bootstrap.servers', type: LIST, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Required for every cluster of an enabled flow: `host:port` list.' },
+  { name: 'security.protocol', type: ENUM, default: 'PLAINTEXT', values: ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'], caseInsensitive: true, scope: CLUSTER, origin: CLIENT, doc: 'PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.' },
+  { name: 'sasl.mechanism', type: STRING, default: 'GSSAPI', scope: CLUSTER, origin: CLIENT, doc: 'PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI and OAUTHBEARER are not supported yet).' },
+  { name: 'sasl.jaas.config', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'JAAS login line with `username="..." password="..."`.' },
+  { name: 'ssl.truststore.type', type: STRING, default: 'JKS', scope: CLUSTER, origin: CLIENT, doc: 'kmirror supports `PEM` only.' },
+  { name: 'ssl.truststore.location', type: STRING, default: null, scope: CLUSTER, origin: CLIENT, doc: 'PEM file of trusted CA certificates (with `ssl.truststore.type = PEM`).' },
+  { name: 'ssl.truststore.certificates', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Trusted CA certificates inline, in PEM.' },
+  { name: 'ssl.truststore.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of a JKS/PKCS12 truststore (not used with PEM).' },
+  { name: 'ssl.keystore.type', type: STRING, default: 'JKS', scope: CLUSTER, origin: CLIENT, doc: 'kmirror supports `PEM` only (for mutual TLS).' },
+  { name: 'ssl.keystore.location', type: STRING, default: null, scope: CLUSTER, origin: CLIENT, doc: 'PEM file with the client certificate chain (mutual TLS).' },
+  { name: 'ssl.keystore.certificate.chain', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Client certificate chain inline, in PEM.' },
+  { name: 'ssl.keystore.key', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Client private key inline, in PEM.' },
+  { name: 'ssl.keystore.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of a JKS/PKCS12 keystore (not used with PEM).' },
+  { name: 'ssl.key.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of the private key.' },
+  { name: 'ssl.endpoint.identification.algorithm', type: STRING, default: 'https', scope: CLUSTER, origin: CLIENT, doc: '`https` checks the broker\'s host name; empty turns the check off.' }
+]
+
+const BY_NAME: ReadonlyMap<string, KeySpec> = new Map(KEYS.map(spec => [spec.name, spec]))
+
+export function findKey (name: string): KeySpec | undefined {
+  return BY_NAME.get(name)
+}
+
+/** The default of a key with `<source>` filled in, or undefined when there is none. */
+export function defaultValue (name: string, source?: string): string | undefined {
+  const value = BY_NAME.get(name)?.default ?? undefined
+  return source === undefined ? value : value?.replaceAll('<source>', source)
+}

@@ -1,0 +1,79 @@
+/**
+ * The resolved, validated and frozen configuration that the rest of kmirror consumes.
+ * Nothing outside src/config/ reads raw property keys: it gets these types.
+ */
+
+/** Client properties for one client role, merged exactly as MM2 merges them (mm2-spec §1.1 clusterProps, §1.8). */
+export type ClientProps = Readonly<Record<string, string>>
+
+/** How kmirror connects to one cluster in one role of one flow. */
+export interface ClusterClientConfig {
+  /** The cluster alias as written in `clusters`. */
+  readonly alias: string
+  /** `bootstrap.servers` of that cluster, split on commas and trimmed: `host:port` entries. */
+  readonly bootstrapServers: readonly string[]
+  /** Java-client style properties for each role, with the role prefix removed (`max.poll.records`, `security.protocol`, ...). */
+  readonly consumer: ClientProps
+  readonly producer: ClientProps
+  readonly admin: ClientProps
+}
+
+export const ReplicationPolicyClasses = {
+  DEFAULT: 'org.apache.kafka.connect.mirror.DefaultReplicationPolicy',
+  IDENTITY: 'org.apache.kafka.connect.mirror.IdentityReplicationPolicy'
+} as const
+export type ReplicationPolicyClass = (typeof ReplicationPolicyClasses)[keyof typeof ReplicationPolicyClasses]
+
+export interface ReplicationPolicyConfig {
+  readonly className: ReplicationPolicyClass
+  /** `replication.policy.separator`, default ".". */
+  readonly separator: string
+  /** `replication.policy.internal.topic.separator.enabled`, default true. */
+  readonly internalTopicSeparatorEnabled: boolean
+  /** The flow's source alias: IdentityReplicationPolicy reads `source.cluster.alias`. */
+  readonly sourceClusterAlias: string
+}
+
+/** One ordered pair `source->target`, with every key resolved as MM2 resolves the MirrorSourceConnector's config. */
+export interface FlowConfig {
+  /** `A->B` */
+  readonly name: string
+  readonly source: ClusterClientConfig
+  readonly target: ClusterClientConfig
+  /** `A->B.enabled`; flows are off unless set to true. */
+  readonly enabled: boolean
+  /** `topics`, `topics.exclude`: lists of Java regexes, each matched against the whole topic name. */
+  readonly topics: readonly string[]
+  readonly topicsExclude: readonly string[]
+  readonly replicationPolicy: ReplicationPolicyConfig
+  /** `replication.factor` for remote topics; -1 = the target broker's default. */
+  readonly replicationFactor: number
+  /** `config.properties.exclude`: Java regexes of topic config names never copied. */
+  readonly configPropertiesExclude: readonly string[]
+  readonly refreshTopicsEnabled: boolean
+  readonly refreshTopicsIntervalSeconds: number
+  readonly emitOffsetSyncsEnabled: boolean
+  /** `offset-syncs.topic.location`: the cluster holding `mm2-offset-syncs.<target>.internal`. */
+  readonly offsetSyncsTopicLocation: 'source' | 'target'
+  readonly offsetSyncsTopicReplicationFactor: number
+  /** `offset.lag.max`: how far a partition may drift before an offset sync is forced. */
+  readonly offsetLagMax: number
+  readonly heartbeatsReplicationEnabled: boolean
+  /** Connect worker keys of the herder for this flow (taken from the target cluster's properties, as MM2 does). */
+  readonly offsetStorageTopic: string
+  readonly offsetStoragePartitions: number
+  readonly offsetStorageReplicationFactor: number
+  readonly offsetFlushIntervalMs: number
+  /** Every connector-level property of this flow after MM2's resolution (mm2-spec §1.1 steps 1-7), for later features. */
+  readonly properties: Readonly<Record<string, string>>
+}
+
+export interface KmirrorConfig {
+  /** The file the configuration came from, for messages. */
+  readonly sourceFile: string
+  readonly clusters: readonly string[]
+  /** Every ordered pair of distinct clusters, enabled or not, in the order of `clusters`. */
+  readonly flows: readonly FlowConfig[]
+  /** Non-fatal findings: unknown keys (with a did-you-mean), keys kmirror reads but ignores, and so on. */
+  readonly warnings: readonly { key?: string, message: string }[]
+}

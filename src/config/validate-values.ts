@@ -1,0 +1,140 @@
+/**
+ * Checks of the values as written: each key is checked where it is written (`A->B.topics`, `topics`,
+ * `A.consumer.security.protocol`), so a bad value is reported once, under the key the user has to edit.
+ */
+import type { ConfigProblem } from '../errors.ts'
+import { compileJavaRegexList, JavaRegexError } from '../policy/java-regex.ts'
+import { normalizePolicyClass } from './flows.ts'
+import { classifyKey, clientKeyOf, flowRestUsage, clusterRestUsage, topLevelUsage, Usages, type KeyShape } from './key-shapes.ts'
+import { findKey, KeyTypes, Scopes, type KeySpec } from './schema.ts'
+import { IntegerWidths, javaTrim, parseConfigBoolean, parseJavaInteger, splitList } from './values.ts'
+
+type Props = Readonly<Record<string, string>>
+
+const SUPPORTED_SASL = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const
+const WIDTHS = { [KeyTypes.SHORT]: IntegerWidths.SHORT, [KeyTypes.INT]: IntegerWidths.INT, [KeyTypes.LONG]: IntegerWidths.LONG } as const
+
+export function validateValues (raw: Props, aliases: readonly string[]): ConfigProblem[] {
+  const problems: ConfigProblem[] = []
+  for (const [key, value] of Object.entries(raw)) {
+    const spec = specWhereWritten(classifyKey(key, aliases), key)
+    const message = spec === undefined ? undefined : checkValue(spec, value)
+    if (message !== undefined) problems.push({ key, message })
+  }
+  return problems
+}
+
+/** The schema entry that governs `key` where it is written, if kmirror (like MM2) reads it there. */
+export function specWhereWritten (shape: KeyShape, key: string): KeySpec | undefined {
+  if (shape.kind === 'top-level') return topLevelUsage(key) === Usages.USED ? findKey(key) : undefined
+  if (shape.kind === 'flow') {
+    if (flowRestUsage(shape.rest) === Usages.USED && findKey(shape.rest)?.scope === Scopes.CONNECTOR) return findKey(shape.rest)
+    return clientSpec(shape.rest)
+  }
+  if (shape.kind === 'cluster') {
+    if (clusterRestUsage(shape.rest) === Usages.USED && findKey(shape.rest) !== undefined) return findKey(shape.rest)
+    return clientSpec(shape.rest)
+  }
+  return undefined
+}
+
+function clientSpec (rest: string): KeySpec | undefined {
+  const client = clientKeyOf(rest)
+  const spec = client === undefined ? undefined : findKey(client.key)
+  return spec?.scope === Scopes.CLUSTER ? spec : undefined
+}
+
+/** The problem with `value` for `spec`, as the text after "key: ", or undefined when it is fine. */
+export function checkValue (spec: KeySpec, value: string): string | undefined {
+  const special = SPECIAL_CHECKS[spec.name]
+  if (special !== undefined) return special(value)
+  if (spec.regexList === true) return checkRegexList(value)
+  switch (spec.type) {
+    case KeyTypes.BOOLEAN: return checkBoolean(spec, value)
+    case KeyTypes.SHORT: case KeyTypes.INT: case KeyTypes.LONG: return checkInteger(spec, value)
+    case KeyTypes.ENUM: return checkEnum(spec, value)
+    default: return undefined
+  }
+}
+
+function checkBoolean (spec: KeySpec, value: string): string | undefined {
+  // `enabled` is read with Boolean.parseBoolean by MM2's driver: anything else means false (warnings.ts says so).
+  if (spec.name === 'enabled' || parseConfigBoolean(value) !== undefined) return undefined
+  return `must be true or false, not ${JSON.stringify(value)}`
+}
+
+function checkInteger (spec: KeySpec, value: string): string | undefined {
+  const width = WIDTHS[spec.type as keyof typeof WIDTHS]
+  const number = parseJavaInteger(value, width)
+  if (number === undefined) return `must be a whole number (a Java ${spec.type}), not ${JSON.stringify(value)}`
+  if (spec.min === undefined || number >= spec.min || (number === -1 && spec.minusOneMeans !== undefined)) return undefined
+  const minusOne = spec.minusOneMeans === undefined ? '' : ` (or -1 for ${spec.minusOneMeans})`
+  return `must be at least ${spec.min}${minusOne}, not ${number}`
+}
+
+function checkEnum (spec: KeySpec, value: string): string | undefined {
+  const values = spec.values ?? []
+  const written = javaTrim(value)
+  const matches = spec.caseInsensitive === true
+    ? values.some(v => v.toLowerCase() === written.toLowerCase())
+    : values.includes(written)
+  // Keys MM2 reads as plain strings only get a warning (warnings.ts).
+  if (matches || spec.otherValuesMean !== undefined) return undefined
+  return `must be one of ${values.join(', ')}, not ${JSON.stringify(value)}`
+}
+
+function checkRegexList (value: string): string | undefined {
+  try {
+    compileJavaRegexList(splitList(value))
+    return undefined
+  } catch (err) {
+    if (!(err instanceof JavaRegexError)) throw err
+    const commaHint = value.includes('{') && value.includes(',')
+      ? ' Lists are split at every comma, so a quantifier such as {1,3} cannot be written here.'
+      : ''
+    return `${err.message}: fix the regular expression.${commaHint}`
+  }
+}
+
+const SPECIAL_CHECKS: Readonly<Record<string, (value: string) => string | undefined>> = {
+  'replication.policy.class': value => normalizePolicyClass(value) === undefined
+    ? `custom replication policy classes are not supported (${JSON.stringify(value)}): use org.apache.kafka.connect.mirror.DefaultReplicationPolicy or org.apache.kafka.connect.mirror.IdentityReplicationPolicy`
+    : undefined,
+  'replication.policy.separator': value => value === ''
+    ? 'must not be empty: remove the key to use the default "."'
+    : undefined,
+  'bootstrap.servers': checkBootstrapServers,
+  'sasl.mechanism': checkSaslMechanism,
+  'ssl.truststore.type': value => checkStoreType('ssl.truststore', value),
+  'ssl.keystore.type': value => checkStoreType('ssl.keystore', value)
+}
+
+function checkBootstrapServers (value: string): string | undefined {
+  const entries = splitList(value)
+  if (entries.length === 0) return 'is empty: set it to the host:port list of the cluster'
+  const bad = entries.filter(entry => !/^\S+:[0-9]{1,5}$/.test(entry))
+  if (bad.length === 0) return undefined
+  return `entries must be host:port, not ${bad.map(entry => JSON.stringify(entry)).join(', ')}`
+}
+
+function checkSaslMechanism (value: string): string | undefined {
+  const mechanism = javaTrim(value)
+  if ((SUPPORTED_SASL as readonly string[]).includes(mechanism)) return undefined
+  const supported = 'use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512'
+  if (mechanism === 'GSSAPI' || mechanism === 'OAUTHBEARER') return `${mechanism} is not supported yet: ${supported}`
+  if ((SUPPORTED_SASL as readonly string[]).includes(mechanism.toUpperCase())) {
+    return `mechanism names are case-sensitive: write ${mechanism.toUpperCase()}`
+  }
+  return `${JSON.stringify(value)} is not a SASL mechanism kmirror supports: ${supported}`
+}
+
+function checkStoreType (prefix: string, value: string): string | undefined {
+  if (javaTrim(value).toUpperCase() === 'PEM') return undefined
+  return `${JSON.stringify(value)} stores are not supported: convert to PEM and set ${prefix}.type = PEM with ${storeHint(prefix)}`
+}
+
+function storeHint (prefix: string): string {
+  return prefix === 'ssl.truststore'
+    ? 'ssl.truststore.location = <PEM file> or ssl.truststore.certificates = <PEM text>'
+    : 'ssl.keystore.location = <PEM file> or ssl.keystore.certificate.chain and ssl.keystore.key'
+}

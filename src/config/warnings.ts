@@ -1,0 +1,161 @@
+/**
+ * Non-fatal findings: keys MM2 (and so kmirror) would silently ignore, misspellings, renamed keys, and
+ * settings whose effect surprises. Each names the key and says what to write instead.
+ */
+import {
+  candidateNames, classifyKey, clientKeyOf, clusterRestUsage, flowRestUsage, isPassedToWorkers, topLevelUsage, Usages
+} from './key-shapes.ts'
+import { redactValue } from './describe.ts'
+import type { ParsedProperties } from './properties.ts'
+import { defaultValue, findKey, Scopes, type KeySpec } from './schema.ts'
+import { isConnectionKey } from './resolve.ts'
+import { closest, didYouMean } from './suggest.ts'
+import { javaTrim, parseConfigBoolean, splitList } from './values.ts'
+
+export interface ConfigWarning { key?: string, message: string }
+type Props = Readonly<Record<string, string>>
+
+export function collectWarnings (parsed: ParsedProperties, aliases: readonly string[]): ConfigWarning[] {
+  const warnings = [...duplicateWarnings(parsed), ...aliasWarnings(parsed.values, aliases)]
+  for (const [key, value] of Object.entries(parsed.values)) {
+    const shape = classifyKey(key, aliases)
+    if (shape.kind === 'top-level') warnings.push(...topLevelWarnings(key, value, aliases))
+    if (shape.kind === 'flow') {
+      warnings.push(...flowWarnings(key, shape.rest, shape.source, shape.target, value))
+      warnings.push(...shadowedWarnings(key, shape.rest, shape.source, shape.target, parsed.values))
+    }
+    if (shape.kind === 'cluster') warnings.push(...clusterWarnings(key, shape.rest, shape.alias, value, aliases))
+    if (shape.kind === 'flow' || shape.kind === 'cluster') warnings.push(...isolationWarnings(key, value, shape.rest))
+    warnings.push(...inlineCommentWarnings(key, value))
+  }
+  return warnings
+}
+
+function duplicateWarnings (parsed: ParsedProperties): ConfigWarning[] {
+  const lines = new Map<string, number[]>()
+  for (const entry of parsed.lines) lines.set(entry.key, [...(lines.get(entry.key) ?? []), entry.line])
+  return [...lines].filter(([, at]) => at.length > 1).map(([key, at]) => ({
+    key,
+    message: `is set on lines ${at.join(', ')}; the last one (line ${at.at(-1)}) wins, as in Java: keep only one`
+  }))
+}
+
+/** An alias containing the policy separator makes its remote topics look like another cluster's. */
+function aliasWarnings (values: Props, aliases: readonly string[]): ConfigWarning[] {
+  const separator = values['replication.policy.separator'] ?? defaultValue('replication.policy.separator') ?? '.'
+  if (separator === '') return []
+  return aliases.filter(alias => alias.includes(separator)).map(alias => ({
+    key: 'clusters',
+    message: `alias ${alias} contains the replication policy separator ${JSON.stringify(separator)}: its remote topics (${alias}${separator}topic) read as coming from cluster ${alias.split(separator)[0] ?? ''}, which breaks cycle detection; prefer an alias without it`
+  }))
+}
+
+function topLevelWarnings (key: string, value: string, aliases: readonly string[]): ConfigWarning[] {
+  const usage = topLevelUsage(key)
+  const [a = 'A', b = 'B'] = aliases
+  if (usage === Usages.UNKNOWN) {
+    return [{ key, message: `is not a key kmirror or MM2 knows, so it is ignored${didYouMean(closest(key, candidateNames('top-level')))}` }]
+  }
+  if (usage === Usages.DROPPED) return [{ key, message: droppedMessage(key, a, b) }]
+  const warnings = specWarnings(key, findKey(key), value)
+  if (key === 'enabled' && parseConfigBoolean(value) === true) {
+    warnings.push({ key, message: `turns on every flow that has heartbeats on (MM2 does the same): to replicate one direction only, remove it and set e.g. ${a}->${b}.enabled = true` })
+  }
+  return warnings
+}
+
+/** MM2 keeps only connector ConfigDef keys at top level (mm2-spec §1.1 pitfall); say where the key works. */
+function droppedMessage (key: string, a: string, b: string): string {
+  const ignored = 'MM2 ignores it at top level, and so does kmirror'
+  const spec = findKey(key)
+  if (spec?.scope === Scopes.WORKER) return `${ignored}: set it per target cluster, e.g. ${b}.${key}`
+  if (spec?.perFlowOnly === true) return `${ignored}: set it per flow, e.g. ${a}->${b}.${key}`
+  const client = clientKeyOf(key)
+  if (client !== undefined && !client.prefix.includes('.cluster.') && !client.prefix.startsWith('producer.override')) {
+    return `${ignored} (client settings are not read at top level): set it per cluster, e.g. ${a}.${key.replace(/^(source|target)\./, '')}, or per flow, e.g. ${a}->${b}.${key}`
+  }
+  return `${ignored}: set it per flow, e.g. ${a}->${b}.${key}`
+}
+
+function flowWarnings (key: string, rest: string, source: string, target: string, value: string): ConfigWarning[] {
+  const usage = flowRestUsage(rest)
+  if (usage === Usages.UNKNOWN) {
+    const suggestion = closest(rest, candidateNames('flow'))
+    return [{ key, message: `is not a connector key MM2 knows, so it is ignored${didYouMean(suggestion === undefined ? undefined : `${source}->${target}.${suggestion}`)}` }]
+  }
+  if (usage === Usages.DROPPED) return [{ key, message: misplacedInFlowMessage(rest, source, target) }]
+  const warnings = specWarnings(key, findKey(rest), value)
+  if (rest === 'enabled' && parseConfigBoolean(value) === undefined) {
+    warnings.push({ key, message: `${JSON.stringify(value)} is read as false (MM2 reads it with Boolean.parseBoolean): write true to replicate ${source}->${target}, or false` })
+  }
+  return warnings
+}
+
+function misplacedInFlowMessage (rest: string, source: string, target: string): string {
+  const spec = findKey(rest)
+  if (spec?.scope === Scopes.WORKER) {
+    return `has no effect per flow: worker settings are read per target cluster, set ${target}.${rest}${isPassedToWorkers(rest) ? ` (or ${rest} at top level)` : ''}`
+  }
+  return `has no effect on clients per flow: set ${source}.${rest} / ${target}.${rest} for the clusters, or ${source}->${target}.source.cluster.${rest} / ${source}->${target}.target.cluster.${rest}`
+}
+
+function clusterWarnings (key: string, rest: string, alias: string, value: string, aliases: readonly string[]): ConfigWarning[] {
+  const usage = clusterRestUsage(rest)
+  if (usage === Usages.UNKNOWN) {
+    const suggestion = closest(rest, candidateNames('cluster'))
+    const hint = suggestion === undefined ? '' : ` (did you mean ${alias}.${suggestion}?)`
+    return [{ key, message: `is not a cluster setting kmirror uses (in MM2 it would only reach the Connect worker of flows into ${alias}), so it is ignored${hint}` }]
+  }
+  if (usage === Usages.DROPPED) {
+    const other = aliases.find(x => x !== alias) ?? 'B'
+    return [{ key, message: `is read as a property of cluster ${alias}, which MM2 does not use as a connector setting: set ${alias}->${other}.${rest} for one flow, or ${rest} at top level for all` }]
+  }
+  return specWarnings(key, findKey(rest), value)
+}
+
+/**
+ * `A->B.source.cluster.bootstrap.servers` only reaches the clients when cluster A has no such key: otherwise
+ * clusterProps(A) has already copied A's value into `source.consumer.*` etc., which MM2 applies later.
+ */
+function shadowedWarnings (key: string, rest: string, source: string, target: string, values: Props): ConfigWarning[] {
+  const match = /^(source|target)\.cluster\.(.+)$/.exec(rest)
+  const [, side = '', clientKey = ''] = match ?? []
+  if (match === null || !isConnectionKey(clientKey)) return []
+  const alias = side === 'source' ? source : target
+  if (values[`${alias}.${clientKey}`] === undefined && values[clientKey] === undefined) return []
+  const roles = ['consumer', 'producer', 'admin'].map(role => `${source}->${target}.${side}.${role}.${clientKey}`).join(', ')
+  return [{ key, message: `does not reach the clients, because MM2 has already copied ${alias}'s ${clientKey} into each client role, and those win: set ${roles} instead` }]
+}
+
+/** Keys kmirror accepts but does not use, renamed keys, and lenient enums. */
+function specWarnings (key: string, spec: KeySpec | undefined, value: string): ConfigWarning[] {
+  if (spec === undefined) return []
+  if (spec.ignored !== undefined && !isDefault(spec, value)) return [{ key, message: `kmirror ignores it: ${spec.ignored}` }]
+  if (spec.renamedTo !== undefined) {
+    return [{ key, message: `was renamed to ${spec.renamedTo} (MM2 4.0 no longer reads ${spec.name}); kmirror still reads it where ${spec.renamedTo} is not set: rename it` }]
+  }
+  const values = spec.values ?? []
+  if (spec.otherValuesMean !== undefined && !values.includes(javaTrim(value))) {
+    return [{ key, message: `${JSON.stringify(value)} is not one of ${values.join(', ')}, so it means ${spec.otherValuesMean} (as in MM2): write ${spec.otherValuesMean} to say so` }]
+  }
+  return []
+}
+
+function isDefault (spec: KeySpec, value: string): boolean {
+  if (spec.default === null) return false
+  return splitList(value).join(',') === splitList(spec.default).join(',')
+}
+
+/** kmirror reads read_committed unless told otherwise; read_uncommitted copies aborted records too. */
+function isolationWarnings (key: string, value: string, rest: string): ConfigWarning[] {
+  const client = clientKeyOf(rest)
+  if (client?.key !== 'isolation.level' || !client.prefix.includes('consumer')) return []
+  if (javaTrim(value).toLowerCase() !== 'read_uncommitted') return []
+  return [{ key, message: 'read_uncommitted makes kmirror copy records of aborted and still-open transactions as if they were committed (kmirror reads read_committed by default): remove the key unless that is what you want' }]
+}
+
+/** `key = value # note`: Java keeps `# note` in the value (mm2-spec §1.1), so a topic regex silently stops matching. */
+function inlineCommentWarnings (key: string, value: string): ConfigWarning[] {
+  if (!/\s#/.test(value) || key.endsWith('sasl.jaas.config')) return []
+  return [{ key, message: `its value ${JSON.stringify(redactValue(key, value))} contains " #", which is part of the value, not a comment (.properties files have no inline comments): move the comment to its own line` }]
+}

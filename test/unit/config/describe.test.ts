@@ -1,0 +1,53 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { describeConfig, redactValue, selectFlows } from '../../../src/config/load.ts'
+import { parse, twoClusters } from './fixtures.ts'
+
+describe('redactValue', () => {
+  it('hides the password inside sasl.jaas.config but keeps the username', () => {
+    const jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cr\\"et";'
+    assert.equal(redactValue('sasl.jaas.config', jaas), 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="[redacted]";')
+    assert.equal(redactValue('A.consumer.sasl.jaas.config', 'x required username=bob password=hunter2;'), 'x required username=bob password="[redacted]";')
+  })
+
+  it('hides whole values of password, secret and private-key keys', () => {
+    for (const key of ['ssl.truststore.password', 'ssl.key.password', 'A.ssl.keystore.password', 'sasl.oauthbearer.client.secret', 'ssl.keystore.key']) {
+      assert.equal(redactValue(key, 'x'), '[redacted]', key)
+    }
+  })
+
+  it('shows non-secret values unchanged', () => {
+    for (const key of ['ssl.keystore.location', 'ssl.keystore.type', 'ssl.truststore.certificates', 'bootstrap.servers']) {
+      assert.equal(redactValue(key, 'v'), 'v', key)
+    }
+  })
+})
+
+describe('describeConfig', () => {
+  const config = parse(twoClusters(
+    'security.protocol = SASL_PLAINTEXT', 'sasl.mechanism = PLAIN',
+    'sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="topsecret";',
+    'A->B.topics = orders.*', 'topic = x'
+  ))
+  const text = describeConfig(config, selectFlows(config))
+
+  it('never prints a secret', () => {
+    assert.ok(!text.includes('topsecret'))
+    assert.ok(text.includes('password="[redacted]"'))
+  })
+
+  it('lists the clusters, every flow with its state, and the key settings of the selected flows', () => {
+    assert.ok(text.includes('clusters: A, B\n'))
+    assert.ok(text.includes('  A->B  enabled\n'))
+    assert.ok(text.includes('  B->A  disabled (set B->A.enabled = true to replicate)\n'))
+    assert.match(text, /\n {2}topics +orders\.\*\n/)
+    assert.match(text, /\n {2}offset\.storage\.topic +mm2-offsets\.A\.internal on B \(25 partitions, replication factor 3\)\n/)
+    assert.match(text, /\n {2}offset\.flush\.interval\.ms +5000\n/)
+    assert.match(text, /\n {2}source A: a1:9092, a2:9092\n {4}consumer:\n/)
+    assert.ok(!text.includes('flow B->A'))
+  })
+
+  it('ends with the warnings', () => {
+    assert.match(text, /warnings \(1\):\n {2}- topic: is not a key kmirror or MM2 knows, so it is ignored \(did you mean topics\?\)\n$/)
+  })
+})

@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { parseProperties } from '../../../src/config/properties.ts'
+import { flowOf, parse, twoClusters } from './fixtures.ts'
+
+describe('mm2.properties is read with java.util.Properties syntax', () => {
+  it('keeps an inline "# comment" in the value, because # only starts a comment at the start of a line', () => {
+    const config = parse(twoClusters('A->B.topics = orders # the orders topic'))
+    assert.deepEqual(flowOf(config, 'A->B').topics, ['orders # the orders topic'])
+  })
+
+  it('treats lines starting with ! or # (after leading blanks) as comments', () => {
+    const config = parse(twoClusters('! A->B.topics = bang', '   # A->B.topics = hash'))
+    assert.deepEqual(flowOf(config, 'A->B').topics, ['.*'])
+  })
+
+  it('joins a backslash-continued line and drops the continuation line\'s leading blanks', () => {
+    const config = parse(twoClusters('A->B.topics = orders, \\', '    payments'))
+    assert.deepEqual(flowOf(config, 'A->B').topics, ['orders', 'payments'])
+  })
+
+  it('decodes \\uXXXX escapes in keys and values', () => {
+    const config = parse(twoClusters('A->B.topics = caf\\u00e9', 'A->B.\\u0072eplication.factor = 3'))
+    assert.deepEqual(flowOf(config, 'A->B').topics, ['café'])
+    assert.equal(flowOf(config, 'A->B').replicationFactor, 3)
+  })
+
+  it('accepts ":" and whitespace as separators, as Java does', () => {
+    const config = parse(twoClusters('A->B.replication.factor: 4', 'A->B.offset.lag.max 7'))
+    assert.equal(flowOf(config, 'A->B').replicationFactor, 4)
+    assert.equal(flowOf(config, 'A->B').offsetLagMax, 7)
+  })
+
+  it('lets the last of duplicate keys win', () => {
+    const config = parse(twoClusters('A->B.replication.factor = 4', 'A->B.replication.factor = 5'))
+    assert.equal(flowOf(config, 'A->B').replicationFactor, 5)
+  })
+
+  it('keeps trailing blanks of a value, as Java does', () => {
+    assert.equal(parseProperties('k = v  \n').values.k, 'v  ')
+  })
+
+  it('records the line of every entry and whether it had a = or : separator', () => {
+    const parsed = parseProperties('# c\na = 1\nb: 2\nc 3\n')
+    assert.deepEqual(parsed.lines.map(l => [l.key, l.line, l.hasSeparator]), [['a', 2, true], ['b', 3, true], ['c', 4, false]])
+  })
+
+  it('detects a backslash continuation at the very end of the file', () => {
+    assert.equal(parseProperties('a = 1\nb = x\\').danglingContinuation?.key, 'b')
+    assert.equal(parseProperties('a = 1\nb = x\\\n\n').danglingContinuation?.key, 'b')
+    assert.equal(parseProperties('a = x\\\\\n').danglingContinuation, undefined)
+    assert.equal(parseProperties('a = x\\\n  y\n').danglingContinuation, undefined)
+  })
+
+  it('stores a __proto__ key as an ordinary key', () => {
+    const parsed = parseProperties('__proto__ = x\n')
+    assert.equal(Object.getOwnPropertyDescriptor(parsed.values, '__proto__')?.value, 'x')
+    assert.equal(({} as Record<string, unknown>).x, undefined)
+  })
+})
