@@ -1,0 +1,62 @@
+#!/usr/bin/env node
+/**
+ * The `kmirror` command. The only place that calls process.exit or handles signals.
+ * Exit codes (src/errors.ts ExitCodes): 0 ok, 2 bad input (nothing written), 3 start failed, 4 runtime failure.
+ */
+import { Command, CommanderError } from 'commander'
+import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
+import { createLogger } from '../logger.ts'
+import { runCommand } from './run-command.ts'
+import { validateCommand } from './validate-command.ts'
+
+function buildProgram (): Command {
+  const program = new Command()
+    .name('kmirror')
+    .description('Cross-cluster replication for Apache Kafka, configured with MirrorMaker 2\'s mm2.properties')
+    .exitOverride()
+    .showHelpAfterError()
+  program.command('run')
+    .description('run every enabled flow of the configuration (MirrorMaker 2 dedicated mode)')
+    .argument('<file>', 'mm2.properties')
+    .option('--clusters <alias...>', 'only run flows whose target is one of these clusters')
+    .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', '30')
+    .action(async (file: string, opts: { clusters?: string[], progressInterval: string }) => {
+      process.exitCode = await runCommand(file, { clusters: opts.clusters, progressIntervalSeconds: Number(opts.progressInterval) }, createLogger())
+    })
+  program.command('validate')
+    .description('check the configuration and print the resolved flows, secrets redacted; writes nothing')
+    .argument('<file>', 'mm2.properties')
+    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .action((file: string, opts: { clusters?: string[] }) => {
+      process.exitCode = validateCommand(file, opts.clusters)
+    })
+  return program
+}
+
+async function main (): Promise<void> {
+  try {
+    await buildProgram().parseAsync(process.argv)
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode === 0 ? ExitCodes.OK : ExitCodes.BAD_INPUT
+      return
+    }
+    process.exitCode = reportFatal(err)
+  }
+}
+
+/** Prints an error the user can act on and returns the exit code it deserves. */
+export function reportFatal (err: unknown): number {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`kmirror: ${err.message}\n`)
+    return ExitCodes.BAD_INPUT
+  }
+  if (isKmirrorError(err)) {
+    process.stderr.write(`kmirror: ${err.message} (${err.code})\n`)
+    return ExitCodes.RUNTIME_FAILURE
+  }
+  process.stderr.write(`kmirror: unexpected error, please report it: ${err instanceof Error ? err.stack : String(err)}\n`)
+  return ExitCodes.RUNTIME_FAILURE
+}
+
+await main()

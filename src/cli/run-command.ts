@@ -1,0 +1,93 @@
+/**
+ * `kmirror run`: validate, start every selected flow, report progress, stop cleanly on SIGTERM/SIGINT.
+ */
+import { selectFlows } from '../config/flows.ts'
+import { loadConfig } from '../config/load.ts'
+import { ConfigError, ExitCodes } from '../errors.ts'
+import type { Logger } from '../logger.ts'
+import type { FlowStatus } from '../runtime/flow.ts'
+import { MirrorMaker } from '../runtime/mirror-maker.ts'
+
+export interface RunOptions {
+  readonly clusters: string[] | undefined
+  readonly progressIntervalSeconds: number
+}
+
+/** Stop must complete well inside the 10 s that service managers usually grant after SIGTERM. */
+const STOP_DEADLINE_MS = 9000
+
+export async function runCommand (file: string, options: RunOptions, log: Logger): Promise<number> {
+  let flows
+  try {
+    const config = loadConfig(file)
+    flows = selectFlows(config, options.clusters)
+    for (const w of config.warnings) log.warn({ key: w.key }, w.message)
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`kmirror: ${err.message}\n`)
+      return ExitCodes.BAD_INPUT
+    }
+    throw err
+  }
+  const mirror = new MirrorMaker(flows, log)
+  try {
+    await mirror.start()
+  } catch (err) {
+    log.error({ err }, 'start failed')
+    process.stderr.write(`kmirror: ${err instanceof Error ? err.message : String(err)}\n`)
+    return ExitCodes.START_FAILED
+  }
+  return await superviseUntilStopped(mirror, options, log)
+}
+
+async function superviseUntilStopped (mirror: MirrorMaker, options: RunOptions, log: Logger): Promise<number> {
+  const progress = options.progressIntervalSeconds > 0 ? startProgressReports(mirror, options.progressIntervalSeconds, log) : null
+  const signalled = new Promise<NodeJS.Signals>(resolve => {
+    process.once('SIGTERM', () => resolve('SIGTERM'))
+    process.once('SIGINT', () => resolve('SIGINT'))
+  })
+  const outcome = await Promise.race([
+    signalled.then(signal => ({ signal, err: undefined })),
+    mirror.done.then(() => ({ signal: undefined, err: undefined }), (err: unknown) => ({ signal: undefined, err }))
+  ])
+  if (progress !== null) clearInterval(progress)
+  if (outcome.err !== undefined) log.error({ err: outcome.err }, 'replication stopped by an error it cannot recover from')
+  else log.info({ signal: outcome.signal }, 'stopping: finishing in-flight writes and storing progress')
+  const deadline = setTimeout(() => {
+    log.error({ deadlineMs: STOP_DEADLINE_MS }, 'clean stop took too long; exiting without the last progress (records after the last stored position will be copied again)')
+    process.exit(ExitCodes.RUNTIME_FAILURE)
+  }, STOP_DEADLINE_MS)
+  deadline.unref()
+  try {
+    await mirror.stop()
+  } catch (err) {
+    if (outcome.err === undefined) log.error({ err }, 'error while stopping')
+    return ExitCodes.RUNTIME_FAILURE
+  } finally {
+    clearTimeout(deadline)
+  }
+  logProgress(mirror.status(), log, 'stopped')
+  return outcome.err === undefined ? ExitCodes.OK : ExitCodes.RUNTIME_FAILURE
+}
+
+function startProgressReports (mirror: MirrorMaker, seconds: number, log: Logger): NodeJS.Timeout {
+  const timer = setInterval(() => logProgress(mirror.status(), log, 'progress'), seconds * 1000)
+  timer.unref()
+  return timer
+}
+
+function logProgress (flows: readonly FlowStatus[], log: Logger, message: string): void {
+  for (const flow of flows) {
+    let records = 0
+    let bytes = 0
+    let lag = 0
+    let lost = 0
+    for (const p of flow.partitions) {
+      records += p.copiedRecords
+      bytes += p.copiedBytes
+      lost += p.lostToRetention
+      if (p.highWatermark >= 0) lag += Math.max(0, p.highWatermark - p.position)
+    }
+    log.info({ flow: flow.name, partitions: flow.partitions.length, copiedRecords: records, copiedBytes: bytes, lagRecords: lag, lostToRetention: lost }, message)
+  }
+}
