@@ -92,7 +92,7 @@ export class Flow {
   #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, sourceAdmin: AdminClient, targetAdmin: AdminClient, targetWriter: RecordWriter, id: (role: string) => string): OffsetSyncEmitter {
     const { config } = this
     if (config.offsetSyncsTopicLocation === 'target') return new OffsetSyncEmitter(config, policy, targetAdmin, targetWriter)
-    const sourceWriter = this.#client(new RecordWriter(config.source.producer, id('offset-syncs-source-producer'), { idempotent: false, maxChunkBytes: MAX_CHUNK_BYTES }))
+    const sourceWriter = this.#client(new RecordWriter(config.source.producer, id('offset-syncs-source-producer'), { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES }))
     return new OffsetSyncEmitter(config, policy, sourceAdmin, sourceWriter)
   }
 
