@@ -1,0 +1,186 @@
+/**
+ * `npm test`: unit tests, then integration tests against real Kafka clusters, in one `node --test` run
+ * (one spec-reporter summary: `ℹ tests N`, `ℹ pass N`, `ℹ fail N`).
+ *
+ *   node scripts/run-tests.ts [--unit-only | --integration-only] [--clusters=third,secure] [FILTER...]
+ *
+ * FILTER keeps the test files whose path contains it (e.g. `harness`, `test/unit/config`).
+ * Environment:
+ *   KMIRROR_TEST_CLUSTERS=third,secure  more clusters to start besides source and target ('all' for every one)
+ *   KMIRROR_TEST_<NAME>_BOOTSTRAP       use an existing cluster instead (never started or stopped here)
+ *   KMIRROR_KEEP_CLUSTERS=1             leave the clusters this run started running afterwards
+ *   KMIRROR_TEST_TIMEOUT_MS             per-test timeout (default 180000)
+ *   KMIRROR_TEST_RUN_TIMEOUT_MS         whole-run watchdog (default 1500000, 25 min)
+ *
+ * Clusters: the run starts what integration tests need, and afterwards stops every topology cluster that
+ * runs now but did not before it began (so clusters a test started through ensureClusters are stopped too),
+ * leaving alone clusters that were already up and external ones.
+ */
+import { spawn } from 'node:child_process'
+import { globSync } from 'node:fs'
+import {
+  CLUSTER_NAMES,
+  REPO_ROOT,
+  ensureClusters,
+  getCluster,
+  isClusterName,
+  isClusterRunning,
+  runKafkaLocal,
+  stopCluster,
+  type ClusterName
+} from '../test/helpers/clusters.ts'
+
+/** What every integration test may assume is up. Later suites add theirs with --clusters or the env var. */
+const DEFAULT_CLUSTERS: readonly ClusterName[] = ['source', 'target']
+const UNIT_GLOB = 'test/unit/**/*.test.ts'
+const INTEGRATION_GLOB = 'test/integration/**/*.test.ts'
+
+interface Options {
+  unit: boolean
+  integration: boolean
+  clusters: ClusterName[]
+  filters: string[]
+}
+
+function log (message: string): void {
+  process.stdout.write(`run-tests: ${message}\n`)
+}
+
+function parseClusterList (list: string, from: string): ClusterName[] {
+  const names = list.split(',').map(s => s.trim()).filter(Boolean)
+  if (names.includes('all')) return [...CLUSTER_NAMES]
+  for (const name of names) {
+    if (!isClusterName(name)) throw new Error(`${from}: unknown cluster '${name}' (known: ${CLUSTER_NAMES.join(', ')}, all)`)
+  }
+  return names as ClusterName[]
+}
+
+function parseArgs (argv: readonly string[]): Options {
+  const options: Options = { unit: true, integration: true, clusters: [...DEFAULT_CLUSTERS], filters: [] }
+  options.clusters.push(...parseClusterList(process.env.KMIRROR_TEST_CLUSTERS ?? '', 'KMIRROR_TEST_CLUSTERS'))
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!
+    if (arg === '--unit-only') options.integration = false
+    else if (arg === '--integration-only') options.unit = false
+    else if (arg === '--clusters') options.clusters.push(...parseClusterList(argv[++i] ?? '', '--clusters'))
+    else if (arg.startsWith('--clusters=')) options.clusters.push(...parseClusterList(arg.slice('--clusters='.length), '--clusters'))
+    else if (arg === '--help' || arg === '-h') {
+      process.stdout.write(`usage: node scripts/run-tests.ts [--unit-only | --integration-only] [--clusters=a,b] [FILTER...]\n`)
+      process.exit(0)
+    } else if (arg.startsWith('--')) throw new Error(`unknown option ${arg}`)
+    else options.filters.push(arg.replace(/^\.\//, ''))
+  }
+  if (!options.unit && !options.integration) throw new Error('--unit-only and --integration-only exclude each other')
+  options.clusters = [...new Set(options.clusters)]
+  return options
+}
+
+function findTests (pattern: string, filters: readonly string[]): string[] {
+  return globSync(pattern, { cwd: REPO_ROOT })
+    .filter(file => filters.length === 0 || filters.some(f => file.includes(f)))
+    .sort()
+}
+
+function runNodeTest (files: readonly string[], integration: boolean): Promise<number> {
+  const timeout = process.env.KMIRROR_TEST_TIMEOUT_MS ?? '180000'
+  const args = ['--test', '--test-reporter=spec', `--test-timeout=${timeout}`]
+  // Integration files one at a time: two cores, and the clusters are shared.
+  if (integration) args.push('--test-concurrency=1')
+  args.push(...files)
+  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit', env: { ...process.env, KMIRROR_TEST_RUNNER: '1' } })
+  const runTimeout = Number(process.env.KMIRROR_TEST_RUN_TIMEOUT_MS ?? 25 * 60 * 1000)
+  const watchdog = setTimeout(() => {
+    log(`the run took longer than ${runTimeout} ms: stopping it`)
+    child.kill('SIGTERM')
+    setTimeout(() => child.kill('SIGKILL'), 10_000).unref()
+  }, runTimeout)
+  onInterrupt = signal => child.kill(signal)
+  return new Promise(resolve => {
+    child.once('close', (code, signal) => {
+      clearTimeout(watchdog)
+      onInterrupt = undefined
+      resolve(code ?? (signal ? 1 : 0))
+    })
+  })
+}
+
+/**
+ * SIGINT/SIGTERM never kill this process outright: the clusters it started must still be stopped.
+ * While tests run, the signal goes to them; before, it cancels the run; after, cleanup just goes on.
+ */
+let interrupted: NodeJS.Signals | undefined
+let onInterrupt: ((signal: NodeJS.Signals) => void) | undefined
+function handleSignals (): void {
+  const handler = (signal: NodeJS.Signals): void => {
+    interrupted ??= signal
+    log(`${signal}: stopping the tests, then the clusters this run started`)
+    onInterrupt?.(signal)
+  }
+  process.on('SIGINT', handler).on('SIGTERM', handler)
+}
+
+/** Jars, then the clusters (RUNNINGBEFORE: the topology clusters that ran before this run began). */
+async function prepareClusters (names: readonly ClusterName[], runningBefore: ReadonlySet<ClusterName>): Promise<void> {
+  const started = Date.now()
+  await runKafkaLocal(['fetch'])
+  await ensureClusters(names)
+  const described = names.map(n => {
+    const c = getCluster(n)
+    return `${n} ${c.bootstrap}${c.external ? ' (external)' : runningBefore.has(n) ? ' (already running)' : ' (started)'}`
+  })
+  log(`clusters ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${described.join(', ')}`)
+}
+
+async function stopStartedClusters (runningBefore: ReadonlySet<ClusterName>): Promise<void> {
+  const ours = CLUSTER_NAMES.filter(n => !getCluster(n).external && !runningBefore.has(n) && isClusterRunning(n))
+  if (ours.length === 0) return
+  if (process.env.KMIRROR_KEEP_CLUSTERS === '1') {
+    log(`KMIRROR_KEEP_CLUSTERS=1: leaving ${ours.join(', ')} running (stop: bash scripts/kafka-local.sh down ${ours.join(' ')})`)
+    return
+  }
+  const results = await Promise.allSettled(ours.map(n => stopCluster(n)))
+  results.forEach((r, i) => {
+    if (r.status === 'rejected') log(`could not stop ${ours[i]}: ${String(r.reason)}`)
+  })
+  log(`stopped ${ours.join(', ')}`)
+}
+
+async function main (): Promise<number> {
+  const options = parseArgs(process.argv.slice(2))
+  const unitFiles = options.unit ? findTests(UNIT_GLOB, options.filters) : []
+  const integrationFiles = options.integration ? findTests(INTEGRATION_GLOB, options.filters) : []
+  if (unitFiles.length + integrationFiles.length === 0) {
+    log(options.filters.length > 0 ? `no test file matches ${options.filters.join(', ')}` : 'no test files')
+    return options.filters.length > 0 ? 1 : 0
+  }
+  log(`${unitFiles.length} unit and ${integrationFiles.length} integration test files`)
+  handleSignals()
+  const started = Date.now()
+  const runningBefore = new Set(CLUSTER_NAMES.filter(n => !getCluster(n).external && isClusterRunning(n)))
+  let clusterError: unknown
+  try {
+    if (integrationFiles.length > 0) {
+      try {
+        await prepareClusters(options.clusters, runningBefore)
+      } catch (error) {
+        clusterError = error
+        log(`clusters could not be started, so only unit tests run:\n${error instanceof Error ? error.message : String(error)}`)
+      }
+    }
+    const files = clusterError ? unitFiles : [...unitFiles, ...integrationFiles]
+    const code = files.length > 0 && !interrupted ? await runNodeTest(files, integrationFiles.length > 0 && !clusterError) : 0
+    const failed = code !== 0 || clusterError !== undefined || interrupted !== undefined
+    log(`${failed ? 'FAILED' : 'passed'}${interrupted ? ` (${interrupted})` : ''} in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    return failed ? code || 1 : 0
+  } finally {
+    if (integrationFiles.length > 0) await stopStartedClusters(runningBefore)
+  }
+}
+
+main().then(
+  code => process.exit(code),
+  error => {
+    log(error instanceof Error ? error.message : String(error))
+    process.exit(1)
+  }
+)

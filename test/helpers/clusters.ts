@@ -1,0 +1,198 @@
+/**
+ * The fixed test topology: four real Apache Kafka clusters on 127.0.0.1, run by scripts/kafka-local.sh.
+ *
+ *   source  plain                          127.0.0.1:19092
+ *   target  plain                          127.0.0.1:19192
+ *   third   plain                          127.0.0.1:19292
+ *   secure  SASL/PLAIN + StandardAuthorizer 127.0.0.1:19392  (super user admin/admin-secret)
+ *
+ * Invariants:
+ * - A cluster named by KMIRROR_TEST_<NAME>_BOOTSTRAP is external: it is used as it is and never
+ *   started, stopped, killed or restarted from here.
+ * - Every other cluster belongs to kafka-local.sh; `up` is idempotent, and two processes bringing up the
+ *   same cluster at once are serialised by a flock on <state>/locks/<name>.lock.
+ */
+import { execFile } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { join, resolve } from 'node:path'
+
+export const REPO_ROOT = resolve(import.meta.dirname, '..', '..')
+const KAFKA_LOCAL = join(REPO_ROOT, 'scripts', 'kafka-local.sh')
+
+export type ClusterName = 'source' | 'target' | 'third' | 'secure'
+
+export interface SaslPlain {
+  mechanism: 'PLAIN'
+  username: string
+  password: string
+}
+
+export interface TestCluster {
+  name: ClusterName
+  /** host:port, ready for `bootstrap.servers` or `bootstrapBrokers: [bootstrap]`. */
+  bootstrap: string
+  sasl?: SaslPlain
+  /** True when the cluster came from KMIRROR_TEST_<NAME>_BOOTSTRAP: the harness never starts or stops it. */
+  external: boolean
+}
+
+/** A cluster by name or the cluster itself: every helper taking a cluster accepts both. */
+export type ClusterRef = ClusterName | TestCluster
+
+interface ClusterSpec {
+  port: number
+  mode: 'plain' | 'sasl'
+  env: string
+}
+
+export const TOPOLOGY: Readonly<Record<ClusterName, ClusterSpec>> = Object.freeze({
+  source: { port: 19092, mode: 'plain', env: 'KMIRROR_TEST_SOURCE_BOOTSTRAP' },
+  target: { port: 19192, mode: 'plain', env: 'KMIRROR_TEST_TARGET_BOOTSTRAP' },
+  third: { port: 19292, mode: 'plain', env: 'KMIRROR_TEST_THIRD_BOOTSTRAP' },
+  secure: { port: 19392, mode: 'sasl', env: 'KMIRROR_TEST_SECURE_BOOTSTRAP' }
+})
+
+export const CLUSTER_NAMES = Object.keys(TOPOLOGY) as ClusterName[]
+
+/** The SASL/PLAIN super user of the `secure` cluster (kafka-local.sh's SASL_ADMIN_USER/PASS). */
+export const SECURE_ADMIN: SaslPlain = Object.freeze({
+  mechanism: 'PLAIN',
+  username: process.env.KMIRROR_TEST_SECURE_USERNAME ?? process.env.SASL_ADMIN_USER ?? 'admin',
+  password: process.env.KMIRROR_TEST_SECURE_PASSWORD ?? process.env.SASL_ADMIN_PASS ?? 'admin-secret'
+})
+
+export function isClusterName (name: string): name is ClusterName {
+  return Object.hasOwn(TOPOLOGY, name)
+}
+
+export function getCluster (name: ClusterName): TestCluster {
+  const spec = TOPOLOGY[name]
+  if (!spec) throw new Error(`unknown test cluster '${name}' (known: ${CLUSTER_NAMES.join(', ')})`)
+  const externalBootstrap = process.env[spec.env]?.trim()
+  const cluster: TestCluster = {
+    name,
+    bootstrap: externalBootstrap || `127.0.0.1:${spec.port}`,
+    external: Boolean(externalBootstrap)
+  }
+  if (spec.mode === 'sasl') cluster.sasl = { ...SECURE_ADMIN }
+  return cluster
+}
+
+export function resolveCluster (ref: ClusterRef): TestCluster {
+  return typeof ref === 'string' ? getCluster(ref) : ref
+}
+
+function stateDir (): string {
+  return process.env.KMIRROR_STATE ?? join(REPO_ROOT, '.state')
+}
+
+/** Runs `bash scripts/kafka-local.sh ARGS`, under a flock on LOCK when given; resolves with stdout. */
+export function runKafkaLocal (args: string[], lock?: string): Promise<string> {
+  let file = 'bash'
+  let argv = [KAFKA_LOCAL, ...args]
+  if (lock && hasFlock()) {
+    const locks = join(stateDir(), 'locks')
+    mkdirSync(locks, { recursive: true })
+    // -o: the broker JVM that `up` leaves running must not inherit (and so hold) the lock.
+    argv = ['-o', '-w', '600', join(locks, `${lock}.lock`), file, ...argv]
+    file = 'flock'
+  }
+  return new Promise((resolvePromise, reject) => {
+    execFile(file, argv, { cwd: REPO_ROOT, maxBuffer: 16 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) {
+        reject(new Error(`kafka-local.sh ${args.join(' ')} failed: ${error.message}\n${stdout}${stderr}`.trim(), { cause: error }))
+        return
+      }
+      resolvePromise(stdout)
+    })
+  })
+}
+
+let flockAvailable: boolean | undefined
+function hasFlock (): boolean {
+  flockAvailable ??= ['/usr/bin/flock', '/bin/flock', '/usr/local/bin/flock'].some(p => existsSync(p))
+  return flockAvailable
+}
+
+/** True when kafka-local.sh's pid file for NAME names a live process (what `kafka-local.sh status` reports). */
+export function isClusterRunning (name: ClusterName): boolean {
+  const pidFile = join(stateDir(), 'kafka', name, 'pid')
+  let pid: number
+  try {
+    pid = Number(readFileSync(pidFile, 'utf8').trim())
+  } catch {
+    return false
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return false
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function isPortOpen (port: number, timeoutMs = 1000): Promise<boolean> {
+  return new Promise(resolvePromise => {
+    const socket = connect({ host: '127.0.0.1', port })
+    const done = (open: boolean): void => {
+      socket.destroy()
+      resolvePromise(open)
+    }
+    socket.setTimeout(timeoutMs, () => done(false))
+    socket.once('connect', () => done(true))
+    socket.once('error', () => done(false))
+  })
+}
+
+function refuseExternal (name: ClusterName, action: string): void {
+  if (getCluster(name).external) {
+    throw new Error(`refusing to ${action} cluster '${name}': it is external (${TOPOLOGY[name].env} is set)`)
+  }
+}
+
+/** Starts NAME with kafka-local.sh if it is not running; resolves with true when this call started it. */
+export async function startCluster (name: ClusterName): Promise<boolean> {
+  refuseExternal(name, 'start')
+  const { port, mode, env } = TOPOLOGY[name]
+  if (!isClusterRunning(name) && (await isPortOpen(port))) {
+    throw new Error(
+      `port ${port} for test cluster '${name}' is taken by another process (not kafka-local cluster '${name}'). ` +
+        `Stop it, or use it as is with ${env}=127.0.0.1:${port}`
+    )
+  }
+  const out = await runKafkaLocal(['up', name, String(port), mode], name)
+  return !/already running/.test(out)
+}
+
+/**
+ * Makes sure every named cluster is up (in parallel) and returns them in the same order.
+ * External clusters are returned untouched. Idempotent and cheap when they already run.
+ */
+export async function ensureClusters (names: readonly ClusterName[]): Promise<TestCluster[]> {
+  const local = [...new Set(names)].filter(n => !getCluster(n).external)
+  const results = await Promise.allSettled(local.map(n => startCluster(n)))
+  const failures = results.flatMap((r, i) => (r.status === 'rejected' ? [`${local[i]}: ${r.reason instanceof Error ? r.reason.message : String(r.reason)}`] : []))
+  if (failures.length > 0) throw new Error(`could not start test clusters:\n${failures.join('\n')}`)
+  return names.map(getCluster)
+}
+
+/** Graceful stop (SIGTERM, then SIGKILL after 15 s). Refuses external clusters. */
+export async function stopCluster (name: ClusterName): Promise<void> {
+  refuseExternal(name, 'stop')
+  await runKafkaLocal(['down', name], name)
+}
+
+/** SIGKILL at once, as in a machine crash; data stays on disk. Refuses external clusters. */
+export async function killCluster (name: ClusterName): Promise<void> {
+  refuseExternal(name, 'kill')
+  await runKafkaLocal(['kill', name], name)
+}
+
+/** Stops NAME gracefully if it runs (a no-op after killCluster), then starts it on the same data. */
+export async function restartCluster (name: ClusterName): Promise<void> {
+  refuseExternal(name, 'restart')
+  await stopCluster(name)
+  await startCluster(name)
+}
