@@ -285,3 +285,10 @@ export async function waitForStable (ref: ClusterRef, topic: string, timeoutMs =
     { timeoutMs, intervalMs: 50, message: `no open transaction on ${topic}` }
   )
 }
+
+/**
+ * A base for explicit record timestamps: one hour ago. Never use a fixed date in the past: brokers delete
+ * records older than `retention.ms` (7 days by default) at their first retention check, 30 s after start,
+ * and a test would then see its data vanish on fresh clusters only.
+ */
+export const TIMESTAMP_BASE: bigint = BigInt(Date.now() - 3_600_000)

@@ -3,7 +3,7 @@
  * every source record ends up on the target, in order per partition. Repeats are counted and printed.
  */
 import { test } from 'node:test'
-import { createTopic, endOffsets, produce, type TestRecord } from '../helpers/kafka.ts'
+import { createTopic, endOffsets, produce, type TestRecord, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
 import { assertAllPresentInOrder, readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
@@ -20,7 +20,7 @@ test('kill -9 three times during a 200,000-record copy loses nothing', { timeout
   const topic = uniqueName('crash')
   await createTopic('source', topic, { partitions: PARTITIONS, t })
   const records: TestRecord[] = Array.from({ length: TOTAL }, (_, i) => ({
-    topic, partition: i % PARTITIONS, key: Buffer.from(`k${i % 1000}`), value: Buffer.from(`record-${i}-${'v'.repeat(80)}`), headers: [], timestamp: 1_700_000_000_000n + BigInt(i)
+    topic, partition: i % PARTITIONS, key: Buffer.from(`k${i % 1000}`), value: Buffer.from(`record-${i}-${'v'.repeat(80)}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i)
   }))
   await produce('source', records, { compression: 'lz4' })
   // A short flush interval makes kmirror store progress several times between kills.

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createTopic, endOffsets, produce, type Compression, type TestRecord } from '../helpers/kafka.ts'
+import { createTopic, endOffsets, produce, type Compression, type TestRecord, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { assertSamePartition, assertSyncsTranslateExactly, readCommitted, readOffsetSyncs } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
@@ -23,7 +23,7 @@ function makeRecord (topic: string, i: number): TestRecord {
   const headers: [Buffer, Buffer | null][] = shape === 4
     ? [[Buffer.from('h'), Buffer.from('1')], [Buffer.from('other'), null], [Buffer.from('h'), Buffer.from('2')]]
     : shape === 5 ? [[Buffer.from('trace'), Buffer.from(`t-${i}`)]] : []
-  return { topic, partition: i % PARTITIONS, key, value, headers, timestamp: 1_700_000_000_000n + BigInt(i) * 7n }
+  return { topic, partition: i % PARTITIONS, key, value, headers, timestamp: TIMESTAMP_BASE + BigInt(i) * 7n }
 }
 
 test('every source partition is copied record by record, in order, across codecs and record shapes', { timeout: 300_000 }, async t => {

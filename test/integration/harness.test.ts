@@ -19,6 +19,7 @@ import {
   type ReadRecord,
   type TestRecord,
   type TransactionStep,
+  TIMESTAMP_BASE,
   waitForStable
 } from '../helpers/kafka.ts'
 import { uniqueName } from '../helpers/wait.ts'
@@ -138,7 +139,7 @@ function txRecords (tag: string, count: number, partitions: number): Transaction
     key: Buffer.from(`${tag}-k${i}`),
     value: Buffer.from(`${tag}-${i}`),
     headers: [[Buffer.from('step'), Buffer.from(tag)]],
-    timestamp: 1_700_000_000_000n + BigInt(i)
+    timestamp: TIMESTAMP_BASE + BigInt(i)
   }))
 }
 
@@ -204,7 +205,7 @@ describe('harness: read_committed drops aborted transactions by itself', () => {
     const p1 = open('harness-p1')
     const p2 = open('harness-p2')
     t.after(() => Promise.all([p1.close(), p2.close()]))
-    const message = (v: string) => ({ topic, partition: 0, value: Buffer.from(v), timestamp: 1_700_000_000_000n })
+    const message = (v: string) => ({ topic, partition: 0, value: Buffer.from(v), timestamp: TIMESTAMP_BASE })
 
     const tx1 = await p1.beginTransaction()
     await tx1.send({ messages: [message('p1-a'), message('p1-b')] })

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { decodeSourceOffsetKey, decodeSourceOffsetValue } from '../../src/formats/connect-offset.ts'
 import { runKafkaLocal } from '../helpers/clusters.ts'
-import { createTopic, endOffsets, partitionCount, produce, readPartition, type TestRecord } from '../helpers/kafka.ts'
+import { createTopic, endOffsets, partitionCount, produce, readPartition, type TestRecord, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { assertAllPresentInOrder, readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
@@ -16,7 +16,7 @@ const OFFSETS_TOPIC = 'mm2-offsets.A.internal'
 
 function records (topic: string, tag: string, count: number): TestRecord[] {
   return Array.from({ length: count }, (_, i) => ({
-    topic, partition: i % PARTITIONS, key: Buffer.from(`${tag}-${i}`), value: Buffer.from(`${tag}:${i}`), headers: [[Buffer.from('tag'), Buffer.from(tag)]], timestamp: 1_700_000_000_000n + BigInt(i)
+    topic, partition: i % PARTITIONS, key: Buffer.from(`${tag}-${i}`), value: Buffer.from(`${tag}:${i}`), headers: [[Buffer.from('tag'), Buffer.from(tag)]], timestamp: TIMESTAMP_BASE + BigInt(i)
   }))
 }
 

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { createTopic, endOffsets, produce, produceTransactions, type TestRecord, type TransactionStep } from '../helpers/kafka.ts'
+import { createTopic, endOffsets, produce, produceTransactions, type TestRecord, type TransactionStep, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { assertSamePartition, assertSyncsTranslateExactly, readCommitted, readOffsetSyncs } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
@@ -12,7 +12,7 @@ import { uniqueName, waitFor } from '../helpers/wait.ts'
 const PARTITIONS = 2
 
 function rec (topic: string, tag: string, i: number): Omit<TestRecord, 'topic'> & { topic: string } {
-  return { topic, partition: i % PARTITIONS, key: Buffer.from(`${tag}-${i}`), value: Buffer.from(`${tag}:${i}`), headers: [], timestamp: 1_700_000_000_000n + BigInt(i) }
+  return { topic, partition: i % PARTITIONS, key: Buffer.from(`${tag}-${i}`), value: Buffer.from(`${tag}:${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i) }
 }
 
 test('only committed transactional records are copied, and offset syncs translate across the gaps', { timeout: 180_000 }, async t => {
