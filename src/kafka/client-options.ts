@@ -72,10 +72,18 @@ function tlsOptions (props: ClientProps): NonNullable<ConnectionOptions['tls']> 
   const tls: NonNullable<ConnectionOptions['tls']> = {}
   const ca = props['ssl.truststore.certificates'] ?? readPem(props, 'ssl.truststore.location')
   if (ca !== undefined) tls.ca = ca
-  const cert = props['ssl.keystore.certificate.chain'] ?? readPem(props, 'ssl.keystore.location')
-  const key = props['ssl.keystore.key']
+  // Java's PEM keystore (ssl.keystore.type=PEM) is one file holding the private key and the certificate chain;
+  // Node's TLS picks the parts it needs out of the same PEM text.
+  const inlineCert = props['ssl.keystore.certificate.chain']
+  const inlineKey = props['ssl.keystore.key']
+  // Inline PEM values and a keystore file are alternatives, as in Java: inline values win and the file is not read.
+  const keystore = inlineCert === undefined && inlineKey === undefined ? readPem(props, 'ssl.keystore.location') : undefined
+  const cert = inlineCert ?? keystore
+  const key = inlineKey ?? keystore
   if (cert !== undefined) tls.cert = cert
   if (key !== undefined) tls.key = key
+  const passphrase = props['ssl.key.password']
+  if (passphrase !== undefined && passphrase !== '') tls.passphrase = passphrase
   if (props['ssl.endpoint.identification.algorithm'] === '') tls.checkServerIdentity = () => undefined
   return tls
 }

@@ -114,12 +114,22 @@ export class FlowReplicator {
   async run (): Promise<void> {
     while (!this.#stopping) {
       try {
-        await this.#iterate()
-        this.#failures = 0
+        const progressed = await this.#iterate()
+        if (progressed) {
+          this.#failures = 0
+        } else {
+          // Every partition answered RETRY (leader moving, metadata stale): back off instead of spinning.
+          this.#failures++
+          await delay(this.#backoffMs())
+        }
       } catch (err) {
-        if (!isRetriable(err)) throw err
+        if (!isRetriable(err)) {
+          // Records acknowledged before the error must not be copied again after a restart.
+          await this.flush().catch(flushErr => this.#deps.log.warn({ err: flushErr }, 'cannot store progress after a fatal error'))
+          throw err
+        }
         this.#failures++
-        const backoffMs = Math.min(5000, 100 * 2 ** Math.min(this.#failures, 6))
+        const backoffMs = this.#backoffMs()
         this.#deps.log.warn({ err, attempt: this.#failures, backoffMs }, 'replication step failed; retrying')
         await delay(backoffMs)
       }
@@ -127,11 +137,16 @@ export class FlowReplicator {
     await this.flush()
   }
 
-  async #iterate (): Promise<void> {
+  #backoffMs (): number {
+    return Math.min(5000, 100 * 2 ** Math.min(this.#failures, 6))
+  }
+
+  /** One fetch-write round. Returns false when no partition could be read (all answered RETRY). */
+  async #iterate (): Promise<boolean> {
     const active = [...this.#partitions.values()]
     if (active.length === 0) {
       await delay(200)
-      return
+      return true
     }
     const fetched = await this.#deps.fetcher.fetch(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })))
     const withRecords = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.records.length > 0)
@@ -141,9 +156,13 @@ export class FlowReplicator {
         topic: this.#state(f).remoteTopic, partition: f.partition, records: f.records
       })))
     withRecords.forEach((f, i) => this.#trackSyncs(f, segments[i]!))
-    for (const f of fetched) await this.#advance(f)
+    // Advance every partition that was written before any recovery that may throw: a partition whose
+    // records are acknowledged must never be left at its old position, or they would be written twice.
+    for (const f of fetched) this.#advance(f)
+    for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) await this.#recoverOutOfRange(this.#state(f), f)
     this.#sendSyncs()
     if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+    return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
   }
 
   #state (f: { topic: string, partition: number }): PartitionState {
@@ -166,13 +185,9 @@ export class FlowReplicator {
     }
   }
 
-  async #advance (f: FetchedPartition): Promise<void> {
+  #advance (f: FetchedPartition): void {
     const state = this.#state(f)
     if (f.highWatermark >= 0) state.highWatermark = f.highWatermark
-    if (f.outcome === FetchOutcomes.OUT_OF_RANGE) {
-      await this.#recoverOutOfRange(state, f)
-      return
-    }
     if (f.outcome !== FetchOutcomes.OK) return
     state.copiedRecords += f.records.length
     state.copiedBytes += f.bytes

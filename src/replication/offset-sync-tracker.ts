@@ -67,13 +67,19 @@ export class OffsetSyncTracker {
    * and last records can be due, so the run costs two updates instead of one per record.
    */
   recordRun (key: string, topic: string, partition: number, firstUpstream: number, firstDownstream: number, count: number): void {
+    if (count <= 0) return
+    if (this.#offsetLagMax <= 0) {
+      // offset.lag.max = 0 asks for a sync at every record, as MM2 does; MM2's checkpoint task relies on that.
+      for (let i = 0; i < count; i++) this.record(key, topic, partition, firstUpstream + i, firstDownstream + i)
+      return
+    }
     this.record(key, topic, partition, firstUpstream, firstDownstream)
     if (count < 2) return
     const state = this.#states.get(key)!
     const lastUpstream = firstUpstream + count - 1
     const lastDownstream = firstDownstream + count - 1
     // Rule 2 may fire inside the run: emit the record where the lag first reaches offset.lag.max.
-    while (lastDownstream - (state.lastSyncDownstream + 1) >= this.#offsetLagMax && this.#offsetLagMax > 0) {
+    while (lastDownstream - (state.lastSyncDownstream + 1) >= this.#offsetLagMax) {
       const downstream = state.lastSyncDownstream + 1 + this.#offsetLagMax
       if (downstream >= lastDownstream) break
       const upstream = firstUpstream + (downstream - firstDownstream)

@@ -2,6 +2,7 @@
  * Named periodic jobs (MM2's Scheduler). A job that fails is logged with its name, counted, and retried
  * with back-off; it never stops another job or the data path. Runs of one job never overlap.
  */
+import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 
 export interface JobStatus {
@@ -36,6 +37,7 @@ export class Scheduler {
 
   /** Runs `fn` every `intervalMs`, the first time after `firstDelayMs` (default: one interval). */
   every (name: string, intervalMs: number, fn: () => Promise<void>, firstDelayMs = intervalMs): void {
+    if (this.#jobs.has(name)) throw new KmirrorError(ErrorCodes.INTERNAL, `job ${name} is already scheduled`)
     const job: Job = { name, intervalMs, fn, timer: null, running: null, runs: 0, failures: 0, consecutiveFailures: 0, lastDurationMs: 0, lastError: null }
     this.#jobs.set(name, job)
     this.#schedule(job, firstDelayMs)

@@ -1,0 +1,133 @@
+/**
+ * An in-memory source cluster behind FlowReplicator's `SourceReader` port: partitions are sorted lists of
+ * records whose offsets may have gaps (transaction markers, aborted data, compaction), with a log start
+ * (retention) and a high watermark.
+ *
+ * A fetch at X returns the records in [X, X + maxSpan) below the high watermark and `nextOffset = X + maxSpan`
+ * (capped at the high watermark), as a real fetch does when the window ends in a control batch or a gap.
+ */
+import { FetchOutcomes, partitionKey, type FetchedPartition, type FetchedRecord, type FetchOutcome, type PartitionPosition } from '../../src/kafka/record-fetcher.ts'
+import type { SourceReader } from '../../src/replication/flow-replicator.ts'
+
+interface Partition {
+  readonly topic: string
+  readonly partition: number
+  records: FetchedRecord[]
+  logStart: number
+  highWatermark: number
+}
+
+export type FetchListener = (positions: readonly PartitionPosition[], results: readonly FetchedPartition[]) => void
+
+/** The record the source holds at `offset`: its value names where it came from, so copies are easy to compare. */
+export function sourceRecord (topic: string, partition: number, offset: number): FetchedRecord {
+  return {
+    offset,
+    timestamp: 1_700_000_000_000n + BigInt(offset),
+    key: offset % 5 === 0 ? null : Buffer.from(`k${offset}`),
+    value: offset % 7 === 0 ? null : Buffer.from(`${topic}-${partition}@${offset}`),
+    headers: [[Buffer.from('h'), Buffer.from('1')], [Buffer.from('h'), null], [Buffer.from('trace'), Buffer.from(String(offset))]]
+  }
+}
+
+export class InMemorySource implements SourceReader {
+  /** How many offsets one fetch of a partition spans. */
+  maxSpan = 5
+  readonly fetchCalls: PartitionPosition[][] = []
+  readonly listOffsetsCalls: { partitions: { topic: string, partition: number }[], which: 'earliest' | 'latest' }[] = []
+  readonly #partitions = new Map<string, Partition>()
+  readonly #listeners: FetchListener[] = []
+  readonly #fetchFailures: unknown[] = []
+  readonly #listOffsetsFailures: unknown[] = []
+  readonly #scripted = new Map<string, FetchOutcome[]>()
+
+  /** A partition holding a record at each of `offsets`; the high watermark defaults to one past the last. */
+  addPartition (topic: string, partition: number, offsets: readonly number[], options: { logStart?: number, highWatermark?: number } = {}): void {
+    const records = offsets.map(o => sourceRecord(topic, partition, o))
+    const last = offsets.at(-1) ?? -1
+    this.#partitions.set(partitionKey(topic, partition), {
+      topic, partition, records, logStart: options.logStart ?? offsets[0] ?? 0, highWatermark: options.highWatermark ?? last + 1
+    })
+  }
+
+  /** Retention: records before `offset` are gone and the log starts there. */
+  deleteBefore (topic: string, partition: number, offset: number): void {
+    const p = this.#get(topic, partition)
+    p.records = p.records.filter(r => r.offset >= offset)
+    p.logStart = offset
+  }
+
+  records (topic: string, partition: number): readonly FetchedRecord[] {
+    return this.#get(topic, partition).records
+  }
+
+  highWatermark (topic: string, partition: number): number {
+    return this.#get(topic, partition).highWatermark
+  }
+
+  /** Called after every fetch with what was asked and answered (e.g. to stop the replicator when caught up). */
+  onFetch (listener: FetchListener): void {
+    this.#listeners.push(listener)
+  }
+
+  /** Calls `fn` at the first fetch that asks every partition at its high watermark: everything was copied. */
+  whenCaughtUp (fn: () => void): void {
+    this.onFetch(positions => {
+      if (positions.every(p => p.offset === this.highWatermark(p.topic, p.partition))) fn()
+    })
+  }
+
+  failNextFetch (err: unknown): void {
+    this.#fetchFailures.push(err)
+  }
+
+  failNextListOffsets (err: unknown): void {
+    this.#listOffsetsFailures.push(err)
+  }
+
+  /** The next fetches of the partition answer these outcomes (without records) instead of reading the log. */
+  scriptOutcomes (topic: string, partition: number, ...outcomes: FetchOutcome[]): void {
+    this.#scripted.set(partitionKey(topic, partition), outcomes)
+  }
+
+  async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
+    this.fetchCalls.push(positions.map(p => ({ ...p })))
+    const failure = this.#fetchFailures.shift()
+    if (failure !== undefined) throw failure
+    const results = positions.map(position => this.#fetchOne(position))
+    for (const listener of this.#listeners) listener(positions, results)
+    return results
+  }
+
+  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest'): Promise<Map<string, number>> {
+    this.listOffsetsCalls.push({ partitions: partitions.map(p => ({ topic: p.topic, partition: p.partition })), which })
+    const failure = this.#listOffsetsFailures.shift()
+    if (failure !== undefined) throw failure
+    const out = new Map<string, number>()
+    for (const { topic, partition } of partitions) {
+      const p = this.#get(topic, partition)
+      out.set(partitionKey(topic, partition), which === 'earliest' ? p.logStart : p.highWatermark)
+    }
+    return out
+  }
+
+  #fetchOne (position: PartitionPosition): FetchedPartition {
+    const p = this.#get(position.topic, position.partition)
+    const offsets = { highWatermark: p.highWatermark, lastStableOffset: p.highWatermark, logStartOffset: p.logStart }
+    const empty = { topic: p.topic, partition: p.partition, records: [], nextOffset: position.offset, bytes: 0, ...offsets }
+    const scripted = this.#scripted.get(partitionKey(p.topic, p.partition))?.shift()
+    if (scripted !== undefined) return { ...empty, outcome: scripted }
+    if (position.offset < p.logStart || position.offset > p.highWatermark) return { ...empty, outcome: FetchOutcomes.OUT_OF_RANGE }
+    const end = Math.min(position.offset + this.maxSpan, p.highWatermark)
+    const records = p.records.filter(r => r.offset >= position.offset && r.offset < end)
+    const bytes = records.reduce((n, r) => n + (r.key?.length ?? 0) + (r.value?.length ?? 0) +
+      r.headers.reduce((h, [k, v]) => h + k.length + (v?.length ?? 0), 0), 0)
+    return { ...empty, outcome: FetchOutcomes.OK, records, nextOffset: end, bytes }
+  }
+
+  #get (topic: string, partition: number): Partition {
+    const p = this.#partitions.get(partitionKey(topic, partition))
+    if (p === undefined) throw new Error(`the fake source has no partition ${topic}-${partition}`)
+    return p
+  }
+}

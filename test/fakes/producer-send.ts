@@ -1,0 +1,59 @@
+/**
+ * Replaces the Kafka library's `Producer.prototype.send` for one test (restored with the test's mock), so
+ * RecordWriter can be driven without a broker. Each partition behaves like a log that other producers also
+ * write to: every request's base offset is 10 past the end of the previous one, so segments are visible.
+ */
+import type { TestContext } from 'node:test'
+import { Producer, type MessageToProduce } from '@platformatic/kafka'
+import { deferred, type Deferred } from './deferred.ts'
+
+export interface FakeSend {
+  /** The messages of each request, in order. */
+  readonly requests: MessageToProduce[][]
+  /** The next request stays unanswered until the returned deferred is resolved. */
+  holdNext (): Deferred<void>
+  /** The next request's answer leaves out this partition. */
+  omitNext (topic: string, partition: number): void
+  /** The next request fails with `err`, as the library would throw it. */
+  failNext (err: unknown): void
+}
+
+export function installFakeSend (t: TestContext): FakeSend {
+  const requests: MessageToProduce[][] = []
+  const next = new Map<string, number>()
+  let hold: Deferred<void> | null = null
+  let omit: string | null = null
+  let failure: unknown = null
+  t.mock.method(Producer.prototype, 'send', async (options: { messages: MessageToProduce[] }) => {
+    requests.push(options.messages)
+    const held = hold
+    hold = null
+    if (held !== null) await held.promise
+    if (failure !== null) {
+      const err = failure
+      failure = null
+      throw err
+    }
+    const counts = new Map<string, { topic: string, partition: number, count: number }>()
+    for (const m of options.messages) {
+      const key = `${m.topic}\u0000${m.partition}`
+      const entry = counts.get(key) ?? { topic: m.topic, partition: m.partition!, count: 0 }
+      entry.count++
+      counts.set(key, entry)
+    }
+    const offsets = []
+    for (const [key, { topic, partition, count }] of counts) {
+      const base = next.get(key) ?? 0
+      next.set(key, base + count + 10)
+      if (key !== omit) offsets.push({ topic, partition, offset: BigInt(base) })
+    }
+    omit = null
+    return { offsets }
+  })
+  return {
+    requests,
+    holdNext: () => { hold = deferred(); return hold },
+    omitNext: (topic, partition) => { omit = `${topic}\u0000${partition}` },
+    failNext: err => { failure = err }
+  }
+}

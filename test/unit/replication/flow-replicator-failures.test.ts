@@ -1,0 +1,199 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import { FetchOutcomes, partitionKey } from '../../../src/kafka/record-fetcher.ts'
+import { LogLevels } from '../../fakes/memory-logger.ts'
+import { effectiveSyncs, translateByStep } from '../../fakes/offset-translation.ts'
+import { asCopied, assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
+
+const T = { source: 't', remote: 'A.t', partitions: 1 } as const
+
+function retriable (message: string): KmirrorError {
+  return new KmirrorError(ErrorCodes.PRODUCE, message, { retriable: true })
+}
+
+async function copyAll (h: Harness, topics: readonly { source: string, remote: string, partitions: number }[] = [T]): Promise<void> {
+  h.source.whenCaughtUp(() => h.replicator.stop())
+  await h.replicator.addTopics(topics)
+  await h.replicator.run()
+}
+
+function messages (h: Harness, level: number): string[] {
+  return h.logs.at(level).map(l => l.msg)
+}
+
+describe('FlowReplicator retriable failures', () => {
+  it('retries a write that failed before any record was acknowledged, without losing or repeating records', async () => {
+    // Given a first write that fails with a retriable error
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+    h.target.failNextWrite(retriable('request timed out'))
+    // When the replicator runs
+    await copyAll(h)
+    // Then the same position was fetched again, the target is an exact copy, and the retry was logged with its back-off
+    assert.deepEqual(h.source.fetchCalls.slice(0, 2).map(c => c[0]!.offset), [0, 0])
+    assertExactCopy(h, 't', 0, 'A.t')
+    const [warn] = h.logs.at(LogLevels.warn)
+    assert.equal(warn?.msg, 'replication step failed; retrying')
+    assert.equal(warn?.['attempt'], 1)
+    assert.equal(warn?.['backoffMs'], 200)
+    assert.deepEqual(h.progress.latest(), { 't-0': 11 })
+  })
+
+  it('does not advance past records of a write that failed after part of it was acknowledged: it copies them again', async () => {
+    // Given writes in segments of 2 records, and a write that fails after its first segment (records 0 and 1)
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+    h.target.segmentRecords = 2
+    h.target.failNextWrite(retriable('connection reset'), { afterSegments: 1 })
+    // When the replicator runs
+    await copyAll(h)
+    // Then nothing is lost: the target holds 0, 1 (the acknowledged part) and then the whole source again
+    const source = h.source.records('t', 0).map(asCopied)
+    assert.deepEqual(h.target.copied('A.t', 0), [...source.slice(0, 2), ...source])
+    // and the offset syncs translate every source offset to its last copy
+    const kept = effectiveSyncs(h.syncs.of('t', 0))
+    for (const [i, r] of h.source.records('t', 0).entries()) assert.equal(translateByStep(kept, r.offset), i + 2)
+  })
+
+  it('retries a fetch that failed with a retriable error', async () => {
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 6))
+    h.source.failNextFetch(new KmirrorError(ErrorCodes.FETCH, 'broker unreachable', { retriable: true }))
+    await copyAll(h)
+    assertExactCopy(h, 't', 0, 'A.t')
+    assert.deepEqual(messages(h, LogLevels.warn), ['replication step failed; retrying'])
+  })
+
+  it('fetches a partition again from the same position when the fetch answers RETRY (leadership moved)', async () => {
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 6))
+    h.source.scriptOutcomes('t', 0, FetchOutcomes.RETRY, FetchOutcomes.RETRY)
+    await copyAll(h)
+    assert.deepEqual(h.source.fetchCalls.slice(0, 3).map(c => c[0]!.offset), [0, 0, 0])
+    assertExactCopy(h, 't', 0, 'A.t')
+  })
+
+  it('waits before fetching again when every partition answers RETRY', async () => {
+    // Given five RETRY answers in a row
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 6))
+    h.source.scriptOutcomes('t', 0, ...Array<typeof FetchOutcomes.RETRY>(5).fill(FetchOutcomes.RETRY))
+    const started = performance.now()
+    await copyAll(h)
+    // Then the retries were spread out (any back-off of at least 10 ms each would do)
+    assert.ok(performance.now() - started >= 50, `${h.source.fetchCalls.length} fetches in ${performance.now() - started} ms`)
+  })
+
+  it('keeps every offset sync when writing them fails once: they are sent again, in order', async () => {
+    // Given the same source copied twice, once with a failing first sync write
+    const run = async (failFirstSend: boolean): Promise<Harness> => {
+      const h = createHarness({ offsetLagMax: 3 })
+      h.source.addPartition('t', 0, offsetsWithGaps(0, 30, [6, 13, 14, 22]))
+      if (failFirstSend) h.syncs.failNextSend(retriable('offset-syncs topic unavailable'))
+      await copyAll(h)
+      return h
+    }
+    const failing = await run(true)
+    const clean = await run(false)
+    // Then the syncs finally written are the same, in the same order, and the failure was logged
+    assert.deepEqual(failing.syncs.sent, clean.syncs.sent)
+    assert.ok(failing.syncs.attempts > 1)
+    assert.deepEqual(messages(failing, LogLevels.warn), ['cannot write offset syncs; will retry'])
+  })
+
+  it('does not copy records of other partitions again when out-of-range recovery fails with a retriable error', async () => {
+    // Given t-0 whose stored position fell below the log start, t-1 with records, and a listOffsets that fails once
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(10, 19))
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 9))
+    h.replicator.setStoredProgress(new Map([[partitionKey('t', 0), 2]]))
+    await h.replicator.addTopics([{ ...T, partitions: 2 }])
+    h.source.failNextListOffsets(new KmirrorError(ErrorCodes.FETCH, 'broker unreachable', { retriable: true }))
+    // When it runs to the end
+    h.source.whenCaughtUp(() => h.replicator.stop())
+    await h.replicator.run()
+    // Then t-1 is an exact copy, without the first step's records twice
+    assertExactCopy(h, 't', 1, 'A.t')
+  })
+})
+
+describe('FlowReplicator fatal failures', () => {
+  it('rejects run() with a non-retriable write error and keeps the position at the unwritten records', async () => {
+    // Given a second write that fails for good (e.g. a record over the target's max.message.bytes)
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+    const fatal = new KmirrorError(ErrorCodes.PRODUCE, 'record too large')
+    h.target.beforeWrite(() => { if (h.target.writeCalls === 2) h.target.failNextWrite(fatal) })
+    h.source.whenCaughtUp(() => h.replicator.stop()) // so a regression resolves run() instead of hanging
+    await h.replicator.addTopics([T])
+    // When it runs, Then run() rejects with that very error
+    await assert.rejects(h.replicator.run(), fatal)
+    // and the partition is still at the first record of the failed write
+    assert.equal(h.replicator.status()[0]!.position, 5)
+    assert.equal(h.source.fetchCalls.length, 2)
+  })
+
+  it('rejects run() with a programmer error from a port, without retrying', async () => {
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 3))
+    h.source.failNextFetch(new TypeError('cannot read properties of undefined'))
+    h.source.whenCaughtUp(() => h.replicator.stop())
+    await h.replicator.addTopics([T])
+    await assert.rejects(h.replicator.run(), TypeError)
+    assert.equal(h.source.fetchCalls.length, 1)
+  })
+
+  it('stores the progress of records acknowledged before a fatal error', async () => {
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+    h.target.beforeWrite(() => { if (h.target.writeCalls === 2) h.target.failNextWrite(new KmirrorError(ErrorCodes.PRODUCE, 'record too large')) })
+    h.source.whenCaughtUp(() => h.replicator.stop())
+    await h.replicator.addTopics([T])
+    await assert.rejects(h.replicator.run())
+    assert.deepEqual(h.progress.latest(), { 't-0': 4 })
+  })
+})
+
+describe('FlowReplicator out-of-range positions', () => {
+  it('jumps to the log start when retention deleted records before they were copied, and counts and logs the loss', async () => {
+    // Given progress stored at 4 and a source whose records before 12 were deleted by retention
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 29))
+    h.source.deleteBefore('t', 0, 12)
+    h.replicator.setStoredProgress(new Map([[partitionKey('t', 0), 4]]))
+    // When it runs
+    await copyAll(h)
+    // Then it copied 12..29, counted 7 lost offsets (5..11) and said so at error level
+    assertExactCopy(h, 't', 0, 'A.t', 12)
+    assert.equal(h.replicator.status()[0]!.lostToRetention, 7)
+    const errors = h.logs.at(LogLevels.error)
+    assert.equal(errors.length, 1)
+    assert.match(errors[0]!.msg, /deleted by retention/)
+    assert.deepEqual([errors[0]!['topic'], errors[0]!['partition'], errors[0]!['from'], errors[0]!['to'], errors[0]!['lost']], ['t', 0, 5, 12, 7])
+    assert.deepEqual(h.progress.latest(), { 't-0': 29 })
+  })
+
+  it('starts a new sync run after the jump, so translation stays exact for the records after it', async () => {
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 29))
+    h.source.deleteBefore('t', 0, 12)
+    h.replicator.setStoredProgress(new Map([[partitionKey('t', 0), 4]]))
+    await copyAll(h)
+    assert.deepEqual(h.syncs.of('t', 0).map(s => [s.upstreamOffset, s.downstreamOffset]), [[12, 0], [29, 17]])
+  })
+
+  it('restarts at the log start, with a warning and no loss counted, when the stored position is past the log end', async () => {
+    // Given progress stored at 40 for a partition that now ends at 20 (the topic was re-created)
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 19))
+    h.replicator.setStoredProgress(new Map([[partitionKey('t', 0), 40]]))
+    // When it runs
+    await copyAll(h)
+    // Then it copied the whole partition again from 0
+    assertExactCopy(h, 't', 0, 'A.t')
+    assert.equal(h.replicator.status()[0]!.lostToRetention, 0)
+    assert.equal(h.logs.at(LogLevels.warn).length, 1)
+    assert.match(h.logs.at(LogLevels.warn)[0]!.msg, /beyond the end/)
+  })
+})

@@ -1,0 +1,180 @@
+import assert from 'node:assert/strict'
+import { afterEach, beforeEach, describe, it, mock } from 'node:test'
+import { Scheduler } from '../../../src/runtime/scheduler.ts'
+import { deferred, settle } from '../../fakes/deferred.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+
+/*
+ * Time is mocked (setTimeout and Date): `tick(ms)` fires due timers synchronously, and a job's function is
+ * called synchronously from its timer, so call counts are exact right after a tick. `settle()` lets the
+ * promise callbacks after a run (its bookkeeping and the next schedule) happen; no real time passes.
+ */
+
+/** A job that records the mocked time of each call and fails while `failing` says so. */
+function recordingJob (failing: (call: number) => boolean = () => false) {
+  const calls: number[] = []
+  const fn = async (): Promise<void> => {
+    calls.push(Date.now())
+    if (failing(calls.length)) throw new Error(`boom ${calls.length}`)
+  }
+  return { calls, fn }
+}
+
+/** Advances mocked time by `ms` in steps of `step`, letting each run finish and reschedule in between. */
+async function advance (ms: number, step = 100): Promise<void> {
+  for (let t = 0; t < ms; t += step) {
+    mock.timers.tick(step)
+    await settle()
+  }
+}
+
+describe('Scheduler', () => {
+  let scheduler: Scheduler | null = null
+
+  beforeEach(() => { mock.timers.enable({ apis: ['setTimeout', 'Date'] }) })
+  afterEach(async () => {
+    await scheduler?.stop()
+    scheduler = null
+    mock.timers.reset()
+  }, { timeout: 5000 }) // a failed test may leave a run open on a mocked timer: fail the hook, never hang
+
+  it('runs a job first after one interval by default, then every interval after the end of the previous run', async () => {
+    // Given a job every 1000 ms
+    scheduler = new Scheduler(memoryLogger().log)
+    const job = recordingJob()
+    scheduler.every('refresh', 1000, job.fn)
+    // When 999 ms pass, Then it has not run
+    mock.timers.tick(999)
+    assert.deepEqual(job.calls, [])
+    // When 1 more ms passes, Then it runs, and again every 1000 ms
+    mock.timers.tick(1)
+    await settle()
+    await advance(3000)
+    assert.deepEqual(job.calls, [1000, 2000, 3000, 4000])
+    assert.deepEqual(scheduler.status(), [{ name: 'refresh', runs: 4, failures: 0, lastDurationMs: 0, lastError: null }])
+  })
+
+  it('runs a job first after the given first delay, 0 meaning at once', async () => {
+    scheduler = new Scheduler(memoryLogger().log)
+    const job = recordingJob()
+    scheduler.every('configs', 1000, job.fn, 0)
+    mock.timers.tick(0)
+    await settle()
+    await advance(1000)
+    assert.deepEqual(job.calls, [0, 1000])
+  })
+
+  it('counts, logs and retries a failing job with back-off of 2 s, 4 s, 8 s, then its interval again after a success', async () => {
+    // Given a job every 60 s that fails at its first three runs
+    const logs = memoryLogger()
+    scheduler = new Scheduler(logs.log)
+    const job = recordingJob(call => call <= 3)
+    scheduler.every('acls', 60_000, job.fn, 0)
+    // When time passes
+    mock.timers.tick(0)
+    await settle()
+    await advance(75_000, 1000)
+    // Then it ran at 0 (fail), +2 s (fail), +4 s (fail), +8 s (ok), then one interval later
+    assert.deepEqual(job.calls, [0, 2000, 6000, 14_000, 74_000])
+    assert.deepEqual(scheduler.status(), [{ name: 'acls', runs: 5, failures: 3, lastDurationMs: 0, lastError: null }])
+    // and each failure was logged at warn with the job's name, the count and the error
+    const warns = logs.at(LogLevels.warn)
+    assert.deepEqual(warns.map(w => [w['job'], w['failures'], (w['err'] as { message: string }).message, w.msg]), [
+      ['acls', 1, 'boom 1', 'job failed; it will run again'],
+      ['acls', 2, 'boom 2', 'job failed; it will run again'],
+      ['acls', 3, 'boom 3', 'job failed; it will run again']
+    ])
+  })
+
+  it('keeps the last error of a job until it succeeds, and never retries later than its interval', async () => {
+    scheduler = new Scheduler(memoryLogger().log)
+    const job = recordingJob(() => true)
+    scheduler.every('fast', 500, job.fn, 0)
+    mock.timers.tick(0)
+    await settle()
+    await advance(1500)
+    assert.deepEqual(job.calls, [0, 500, 1000, 1500])
+    assert.equal(scheduler.status()[0]!.lastError, 'boom 4')
+  })
+
+  it('never stops another job when one keeps failing', async () => {
+    scheduler = new Scheduler(memoryLogger().log)
+    const failing = recordingJob(() => true)
+    const healthy = recordingJob()
+    scheduler.every('broken', 1000, failing.fn)
+    scheduler.every('topics', 1000, healthy.fn)
+    await advance(5000)
+    assert.deepEqual(healthy.calls, [1000, 2000, 3000, 4000, 5000])
+    assert.equal(failing.calls.length, 5)
+    assert.deepEqual(scheduler.status().map(s => [s.name, s.failures]), [['broken', 5], ['topics', 0]])
+  })
+
+  it('never overlaps two runs of a job: a slow run delays the next one, which starts one interval after it ends', async () => {
+    // Given a job every 1000 ms whose runs take 2500 ms
+    scheduler = new Scheduler(memoryLogger().log)
+    let running = 0
+    let maxRunning = 0
+    const starts: number[] = []
+    scheduler.every('slow', 1000, async () => {
+      starts.push(Date.now())
+      running++
+      maxRunning = Math.max(maxRunning, running)
+      await new Promise(resolve => setTimeout(resolve, 2500))
+      running--
+    })
+    // When 11 s pass (the third run ends at 10.5 s)
+    await advance(11_000)
+    // Then runs started at 1000, 4500 (one interval after the first ended at 3500) and 8000, never two at once
+    assert.deepEqual(starts, [1000, 4500, 8000])
+    assert.equal(maxRunning, 1)
+    assert.equal(scheduler.status()[0]!.lastDurationMs, 2500)
+  })
+
+  it('waits in stop() for a run in progress, and runs nothing after it', async () => {
+    // Given a run that is held open
+    scheduler = new Scheduler(memoryLogger().log)
+    const release = deferred()
+    const job = recordingJob()
+    let finished = false
+    scheduler.every('sync', 1000, async () => {
+      await job.fn()
+      await release.promise
+      finished = true
+    })
+    mock.timers.tick(1000)
+    assert.equal(job.calls.length, 1)
+    // When stop() is called, Then it does not resolve while the run is open
+    let stopped = false
+    const stopping = scheduler.stop().then(() => { stopped = true })
+    await settle()
+    assert.equal(stopped, false)
+    // When the run ends, Then stop() resolves, after the run finished
+    release.resolve()
+    await stopping
+    assert.equal(finished, true)
+    // and no run happens afterwards
+    await advance(5000, 1000)
+    assert.equal(job.calls.length, 1)
+  })
+
+  it('resolves stop() at once when no run is in progress and cancels the pending timers', async () => {
+    scheduler = new Scheduler(memoryLogger().log)
+    const job = recordingJob()
+    scheduler.every('idle', 1000, job.fn)
+    await scheduler.stop()
+    await advance(3000, 1000)
+    assert.deepEqual(job.calls, [])
+  })
+
+  it('refuses to register a second job under a name already in use', async () => {
+    // Given a job named "dup"
+    scheduler = new Scheduler(memoryLogger().log)
+    const first = recordingJob()
+    scheduler.every('dup', 1000, first.fn)
+    // When another job is registered under that name, Then it is refused and the first job is untouched
+    assert.throws(() => scheduler!.every('dup', 1000, recordingJob().fn), { code: 'KMIRROR_ERR_INTERNAL' })
+    await scheduler.stop()
+    await advance(2000, 1000)
+    assert.deepEqual(first.calls, [])
+  })
+})
