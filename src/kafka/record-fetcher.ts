@@ -14,7 +14,7 @@ import { Consumer, FetchIsolationLevels, ListOffsetTimestamps, type fetchV17, ty
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
-import { toKmirrorError } from './errors.ts'
+import { searchErrorTree, toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
 
 type FetchResponsePartition = fetchV17.FetchResponsePartition
@@ -272,20 +272,12 @@ function appendRecords (batch: RecordsBatch, fromOffset: number, out: FetchedRec
   return bytes
 }
 
-function findFetchResponse (err: unknown): { responses: { topicId: string, partitions: FetchResponsePartition[] }[] } | undefined {
-  const seen = new Set<unknown>()
-  const queue: unknown[] = [err]
-  while (queue.length > 0) {
-    const e = queue.shift()
-    if (e === null || typeof e !== 'object' || seen.has(e)) continue
-    seen.add(e)
+type FetchResponseTopics = { responses: { topicId: string, partitions: FetchResponsePartition[] }[] }
+
+/** A partition-level error fails the whole call; the parsed response rides on one of the errors. */
+function findFetchResponse (err: unknown): FetchResponseTopics | undefined {
+  return searchErrorTree(err, e => {
     const response = (e as { response?: { responses?: unknown } }).response
-    if (response !== undefined && Array.isArray(response.responses)) {
-      return response as { responses: { topicId: string, partitions: FetchResponsePartition[] }[] }
-    }
-    const nested = (e as { errors?: unknown[] }).errors
-    if (Array.isArray(nested)) queue.push(...nested)
-    queue.push((e as { cause?: unknown }).cause)
-  }
-  return undefined
+    return response !== undefined && Array.isArray(response.responses) ? response as FetchResponseTopics : undefined
+  })
 }
