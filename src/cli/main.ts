@@ -3,15 +3,23 @@
  * The `kmirror` command. The only place that calls process.exit or handles signals.
  * Exit codes (src/errors.ts ExitCodes): 0 ok, 2 bad input (nothing written), 3 start failed, 4 runtime failure.
  */
+import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
 import { createLogger } from '../logger.ts'
 import { runCommand } from './run-command.ts'
 import { validateCommand } from './validate-command.ts'
 
+/** src/cli/ and dist/cli/ are both two levels below package.json. */
+function packageVersion (): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  return pkg.version
+}
+
 function buildProgram (): Command {
   const program = new Command()
     .name('kmirror')
+    .version(packageVersion())
     .description('Cross-cluster replication for Apache Kafka, configured with MirrorMaker 2\'s mm2.properties')
     .exitOverride()
     .showHelpAfterError()
