@@ -51,13 +51,29 @@ export function toKmirrorError (err: unknown, code: ErrorCode, action: string): 
   if (err instanceof KmirrorError) return err
   const names = kafkaErrorNames(err)
   const network = isNetworkError(err) || names.some(n => n.startsWith('NOT_') || n.endsWith('_NOT_AVAILABLE') || n === 'REQUEST_TIMED_OUT')
-  const suffix = names.length > 0 ? ` [${names.join(', ')}]` : ''
+  const hint = names.map(n => HINTS[n]).find(h => h !== undefined) ?? (network ? NETWORK_HINT : undefined)
+  const suffix = (names.length > 0 ? ` [${names.join(', ')}]` : '') + (hint === undefined ? '' : `; ${hint}`)
   return new KmirrorError(network ? ErrorCodes.CLUSTER_UNREACHABLE : code, `${action}: ${describe(err)}${suffix}`, {
     cause: err,
     retriable: network || names.length === 0 || names.some(n => RETRIABLE_NAMES.has(n)),
     details: { kafkaErrors: names }
   })
 }
+
+/** What to check for the Kafka errors users meet most; appended to the message. */
+const HINTS: Readonly<Record<string, string>> = {
+  SASL_AUTHENTICATION_FAILED: 'check <alias>.sasl.mechanism and the username and password in <alias>.sasl.jaas.config',
+  ILLEGAL_SASL_STATE: 'check <alias>.security.protocol and <alias>.sasl.mechanism match the listener',
+  UNSUPPORTED_SASL_MECHANISM: 'set <alias>.sasl.mechanism to one the listener enables',
+  TOPIC_AUTHORIZATION_FAILED: 'grant the principal kmirror uses the topic ACLs listed in docs/operations.md',
+  CLUSTER_AUTHORIZATION_FAILED: 'grant the principal kmirror uses the cluster ACLs listed in docs/operations.md',
+  GROUP_AUTHORIZATION_FAILED: 'grant the principal kmirror uses Read on the consumer group',
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 'grant the principal kmirror uses Write on its transactional id',
+  POLICY_VIOLATION: 'the cluster\'s create-topic policy refused the settings; adjust replication.factor or the excluded configs',
+  MESSAGE_TOO_LARGE: 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)',
+  RECORD_LIST_TOO_LARGE: 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)'
+}
+const NETWORK_HINT = 'check <alias>.bootstrap.servers and that the cluster is reachable from here'
 
 const RETRIABLE_NAMES = new Set([
   'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'REQUEST_TIMED_OUT',
