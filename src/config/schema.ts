@@ -70,7 +70,7 @@ export interface KeySpec {
 
 const { BOOLEAN, SHORT, INT, LONG, STRING, PASSWORD, LIST, CLASS, ENUM } = KeyTypes
 const { TOP_LEVEL, CONNECTOR, WORKER, CLUSTER } = Scopes
-const { MM2, CONNECT, CLIENT } = Origins
+const { MM2, CONNECT, CLIENT, KMIRROR } = Origins
 const MIRROR = 'org.apache.kafka.connect.mirror.'
 const NO_REST = 'kmirror has no Connect REST server'
 const NO_PLUGINS = 'kmirror cannot load Java plugin classes; the built-in behaviour applies'
@@ -133,17 +133,19 @@ export const KEYS: readonly KeySpec[] = [
   { name: 'config.property.filter.class', type: CLASS, default: `${MIRROR}DefaultConfigPropertyFilter`, scope: CONNECTOR, origin: MM2, doc: 'Topic-config filter plugin.', ignored: NO_PLUGINS },
   { name: 'consumer.poll.timeout.ms', type: LONG, default: '1000', scope: CONNECTOR, origin: MM2, doc: 'Poll timeout of the replication consumer.' },
   { name: 'refresh.topics.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Periodically look for new or deleted topics and partitions.' },
-  { name: 'refresh.topics.interval.seconds', type: LONG, default: '600', scope: CONNECTOR, origin: MM2, doc: 'Period of that refresh; the first one runs one period after start.' },
+  { name: 'refresh.topics.interval.seconds', type: LONG, default: '5', mm2Default: '600', scope: CONNECTOR, origin: MM2, doc: 'How often to look for new, grown and deleted source topics. kmirror defaults to 5 s (MM2: 600 s): a refresh is one metadata request per cluster, cheap even with thousands of topics.' },
   { name: 'sync.topic.configs.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Periodically copy topic configs to remote topics.' },
-  { name: 'sync.topic.configs.interval.seconds', type: LONG, default: '600', scope: CONNECTOR, origin: MM2, doc: 'Period of the topic-config sync.' },
+  { name: 'sync.topic.configs.interval.seconds', type: LONG, default: '30', mm2Default: '600', scope: CONNECTOR, origin: MM2, doc: 'Period of the topic config sync. kmirror defaults to 30 s (MM2: 600 s) so drift is put back quickly.' },
   { name: 'sync.topic.acls.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Periodically copy topic ACLs (read-only) to remote topics.' },
-  { name: 'sync.topic.acls.interval.seconds', type: LONG, default: '600', scope: CONNECTOR, origin: MM2, doc: 'Period of the ACL sync.' },
+  { name: 'sync.topic.acls.interval.seconds', type: LONG, default: '30', mm2Default: '600', scope: CONNECTOR, origin: MM2, doc: 'Period of the ACL sync. kmirror defaults to 30 s (MM2: 600 s) so drift is put back quickly.' },
   { name: 'replication.factor', type: INT, default: '2', min: 1, minusOneMeans: 'the target broker\'s default', scope: CONNECTOR, origin: MM2, doc: 'Replication factor of new remote topics; -1 = the target broker\'s default.' },
   { name: 'offset-syncs.topic.replication.factor', type: SHORT, default: '3', min: 1, minusOneMeans: 'the broker\'s default', scope: CONNECTOR, origin: MM2, doc: 'Replication factor of `mm2-offset-syncs.<target>.internal`.' },
   { name: 'offset-syncs.topic.location', type: ENUM, default: 'source', values: ['source', 'target'], scope: CONNECTOR, origin: MM2, doc: 'Cluster that holds the offset-syncs topic (KIP-716).' },
   { name: 'offset.lag.max', type: LONG, default: '100', scope: CONNECTOR, origin: MM2, doc: 'How far a remote partition may drift before an offset sync is forced.' },
   { name: 'emit.offset-syncs.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Write offset syncs (KIP-1031); false also disables checkpoints.' },
   { name: 'heartbeats.replication.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: MM2, doc: 'Replicate heartbeats topics even when `topics` does not select them (KIP-1089).' },
+  { name: 'sync.group.acls.enabled', type: BOOLEAN, default: 'true', scope: CONNECTOR, origin: KMIRROR, doc: 'kmirror: also copy the READ and DESCRIBE ACLs of consumer groups that pass `groups` / `groups.exclude`, so consumers can fail over. MM2 copies topic ACLs only.' },
+  { name: 'sync.topic.deletions.enabled', type: BOOLEAN, default: 'false', scope: CONNECTOR, origin: KMIRROR, doc: 'kmirror: delete the remote topic when its source topic is deleted. Off by default: a deletion is only logged and counted, as MM2 never deletes remote topics.' },
   { name: 'use.incremental.alter.configs', type: ENUM, default: 'requested', values: ['requested', 'required', 'never'], caseInsensitive: true, scope: CONNECTOR, origin: MM2, doc: 'Removed in MM2 4.0.', ignored: 'removed in MM2 4.0; kmirror always uses IncrementalAlterConfigs' },
   { name: 'add.source.alias.to.metrics', type: BOOLEAN, default: 'false', scope: CONNECTOR, origin: MM2, doc: 'Removed in MM2 4.0.', ignored: 'removed in MM2 4.0; kmirror always labels metrics with the flow' },
 

@@ -59,6 +59,25 @@ export interface FlowConfig {
   /** `offset.lag.max`: how far a partition may drift before an offset sync is forced. */
   readonly offsetLagMax: number
   readonly heartbeatsReplicationEnabled: boolean
+  /** `groups`, `groups.exclude`: Java regexes of consumer groups (checkpoints, group ACLs, group offset sync). */
+  readonly groups: readonly string[]
+  readonly groupsExclude: readonly string[]
+  /** `sync.topic.configs.*` and `use.defaults.from` (per flow only, as in MM2). */
+  readonly syncTopicConfigsEnabled: boolean
+  readonly syncTopicConfigsIntervalSeconds: number
+  readonly useDefaultsFrom: 'source' | 'target'
+  /** `sync.topic.acls.*`, and kmirror's `sync.group.acls.enabled`. */
+  readonly syncTopicAclsEnabled: boolean
+  readonly syncTopicAclsIntervalSeconds: number
+  readonly syncGroupAclsEnabled: boolean
+  /** kmirror's `sync.topic.deletions.enabled`: delete remote topics whose source topic was deleted. */
+  readonly syncTopicDeletionsEnabled: boolean
+  /** `emit.heartbeats.*` and `heartbeats.topic.replication.factor`. */
+  readonly emitHeartbeatsEnabled: boolean
+  readonly emitHeartbeatsIntervalSeconds: number
+  readonly heartbeatsTopicReplicationFactor: number
+  /** `admin.timeout.ms`: bound of each admin step. */
+  readonly adminTimeoutMs: number
   /** Connect worker keys of the herder for this flow (taken from the target cluster's properties, as MM2 does). */
   readonly offsetStorageTopic: string
   readonly offsetStoragePartitions: number

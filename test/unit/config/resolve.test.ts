@@ -10,7 +10,7 @@ describe('resolution of one flow follows MM2 (mm2-spec §1.1)', () => {
     assert.equal(flowOf(config, 'B->A').replicationFactor, 3)
   })
 
-  it('uses MM2\'s defaults when nothing is set', () => {
+  it('uses MM2\'s defaults when nothing is set, except where kmirror documents a shorter interval', () => {
     const flow = flowOf(parse(twoClusters()), 'A->B')
     assert.deepEqual(flow.topics, ['.*'])
     assert.deepEqual(flow.topicsExclude, ['.*[\\-\\.]internal', '.*\\.replica', '__.*'])
@@ -22,7 +22,15 @@ describe('resolution of one flow follows MM2 (mm2-spec §1.1)', () => {
     assert.equal(flow.replicationFactor, 2)
     assert.equal(flow.offsetLagMax, 100)
     assert.equal(flow.refreshTopicsEnabled, true)
-    assert.equal(flow.refreshTopicsIntervalSeconds, 600)
+    assert.equal(flow.refreshTopicsIntervalSeconds, 5)
+    assert.equal(flow.syncTopicConfigsIntervalSeconds, 30)
+    assert.equal(flow.syncTopicAclsIntervalSeconds, 30)
+    assert.equal(flow.useDefaultsFrom, 'target')
+    assert.equal(flow.syncGroupAclsEnabled, true)
+    assert.equal(flow.syncTopicDeletionsEnabled, false)
+    assert.equal(flow.emitHeartbeatsIntervalSeconds, 1)
+    assert.equal(flow.heartbeatsTopicReplicationFactor, 3)
+    assert.deepEqual(flow.groupsExclude, ['console-consumer-.*', 'connect-.*', '__.*'])
     assert.equal(flow.emitOffsetSyncsEnabled, true)
     assert.equal(flow.offsetSyncsTopicLocation, 'source')
     assert.equal(flow.offsetSyncsTopicReplicationFactor, 3)
