@@ -1,7 +1,8 @@
 /**
  * The admin operations kmirror needs, over the Kafka library's Admin client.
  */
-import { Admin, ConfigResourceTypes, ConfigSources } from '@platformatic/kafka'
+import { Admin, AclOperations, AclPermissionTypes, ConfigResourceTypes, ConfigSources, IncrementalAlterConfigOperationTypes, ResourcePatternTypes } from '@platformatic/kafka'
+import { fromLibraryAcl, toLibraryAcl, type AclBinding, type AclResourceType } from './acls.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
@@ -37,6 +38,10 @@ export interface NewTopic {
   readonly replicationFactor: number
   readonly configs: Readonly<Record<string, string>>
 }
+
+export type TopicConfigChange =
+  | { readonly op: 'set', readonly name: string, readonly value: string }
+  | { readonly op: 'delete', readonly name: string }
 
 export const CreateOutcomes = { CREATED: 'created', EXISTS: 'exists' } as const
 export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
@@ -119,6 +124,73 @@ export class AdminClient {
 
   async createPartitions (topic: string, count: number): Promise<void> {
     await this.#call(`grow ${topic} to ${count} partitions`, () => this.#admin.createPartitions({ topics: [{ name: topic, count }] }))
+  }
+
+  /** Deletes topics; topics that no longer exist are not an error. */
+  async deleteTopics (names: readonly string[]): Promise<void> {
+    if (names.length === 0) return
+    try {
+      await this.#admin.deleteTopics({ topics: [...names] })
+    } catch (err) {
+      if (kafkaErrorNames(err).every(n => n === 'UNKNOWN_TOPIC_OR_PARTITION' || n === 'UNKNOWN_TOPIC_ID') && kafkaErrorNames(err).length > 0) return
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `delete topics ${names.join(', ')} on ${this.#label}`)
+    }
+  }
+
+  /**
+   * Incremental config changes of one topic (KIP-339): `set` writes a value, `delete` reverts the key to the
+   * cluster's default. Keys not named are left alone.
+   */
+  async alterTopicConfigs (topic: string, changes: readonly TopicConfigChange[]): Promise<void> {
+    if (changes.length === 0) return
+    await this.#call(`alter configs of topic ${topic}`, () => this.#admin.incrementalAlterConfigs({
+      resources: [{
+        resourceType: ConfigResourceTypes.TOPIC,
+        resourceName: topic,
+        configs: changes.map(c => c.op === 'set'
+          ? { name: c.name, configOperation: IncrementalAlterConfigOperationTypes.SET, value: c.value }
+          : { name: c.name, configOperation: IncrementalAlterConfigOperationTypes.DELETE })
+      }]
+    }))
+  }
+
+  /**
+   * Every ACL binding of the given resource types, or `null` when the cluster has no authorizer
+   * (SECURITY_DISABLED): ACL sync then has nothing to do, which is not an error.
+   */
+  async describeAcls (resourceTypes: readonly AclResourceType[]): Promise<AclBinding[] | null> {
+    const out: AclBinding[] = []
+    for (const type of resourceTypes) {
+      let resources
+      try {
+        resources = await this.#admin.describeAcls({
+          filter: {
+            resourceType: toLibraryAcl({ resourceType: type, resourceName: '', patternType: 'literal', principal: '', host: '', operation: 'all', permission: 'allow' }).resourceType,
+            resourceName: null,
+            resourcePatternType: ResourcePatternTypes.ANY,
+            principal: null,
+            host: null,
+            operation: AclOperations.ANY,
+            permissionType: AclPermissionTypes.ANY
+          }
+        })
+      } catch (err) {
+        if (kafkaErrorNames(err).includes('SECURITY_DISABLED')) return null
+        throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `describe ${type} ACLs on ${this.#label}`)
+      }
+      for (const resource of resources) {
+        for (const permission of resource.acls) {
+          const binding = fromLibraryAcl({ ...resource, ...permission })
+          if (binding !== undefined) out.push(binding)
+        }
+      }
+    }
+    return out
+  }
+
+  async createAcls (bindings: readonly AclBinding[]): Promise<void> {
+    if (bindings.length === 0) return
+    await this.#call(`create ${bindings.length} ACL(s)`, () => this.#admin.createAcls({ creations: bindings.map(toLibraryAcl) }))
   }
 
   async close (): Promise<void> {
