@@ -7,7 +7,9 @@ import { AdminClient } from '../kafka/admin-client.ts'
 import { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
+import { createMetadataJobs } from '../metadata/jobs.ts'
 import { RemoteTopics } from '../metadata/remote-topics.ts'
+import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { FlowReplicator, type PartitionStatus } from '../replication/flow-replicator.ts'
 import { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
@@ -31,15 +33,20 @@ function intProp (props: Readonly<Record<string, string>>, key: string, fallback
 export class Flow {
   readonly config: FlowConfig
   readonly #log: Logger
+  readonly #metrics: Metrics
   readonly #scheduler: Scheduler
   readonly #closers: (() => Promise<void>)[] = []
   #replicator: FlowReplicator | null = null
   #running: Promise<void> | null = null
 
-  constructor (config: FlowConfig, log: Logger) {
+  constructor (config: FlowConfig, log: Logger, metrics: Metrics = noMetrics) {
     this.config = config
     this.#log = log.child({ flow: config.name })
-    this.#scheduler = new Scheduler(this.#log)
+    this.#metrics = metrics
+    this.#scheduler = new Scheduler(this.#log, (job, ok) => {
+      metrics.inc('jobRuns', { flow: config.name, job })
+      if (!ok) metrics.inc('jobFailures', { flow: config.name, job })
+    })
   }
 
   #client<T extends { close: () => Promise<void> }> (client: T): T {
@@ -85,6 +92,8 @@ export class Flow {
         await replicator.addTopics(result.topics)
       })
     }
+    const context = { flow: config, policy, sourceAdmin, targetAdmin, remoteTopics: topics, log: this.#log, metrics: this.#metrics }
+    for (const job of createMetadataJobs(context)) this.#scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)
     this.#replicator = replicator
     this.#running = replicator.run()
   }

@@ -5,15 +5,16 @@
 import type { FlowConfig } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
+import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { Flow, type FlowStatus } from './flow.ts'
 
 export class MirrorMaker {
   readonly #flows: Flow[]
   readonly #log: Logger
 
-  constructor (flows: readonly FlowConfig[], log: Logger) {
+  constructor (flows: readonly FlowConfig[], log: Logger, metrics: Metrics = noMetrics) {
     this.#log = log
-    this.#flows = flows.map(f => new Flow(f, log))
+    this.#flows = flows.map(f => new Flow(f, log, metrics))
   }
 
   async start (): Promise<void> {

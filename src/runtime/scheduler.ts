@@ -28,11 +28,14 @@ interface Job {
 
 export class Scheduler {
   readonly #log: Logger
+  readonly #onRun: (job: string, ok: boolean) => void
   readonly #jobs = new Map<string, Job>()
   #stopped = false
 
-  constructor (log: Logger) {
+  /** `onRun` hears of every finished run, e.g. to count runs and failures in metrics. */
+  constructor (log: Logger, onRun: (job: string, ok: boolean) => void = () => undefined) {
     this.#log = log
+    this.#onRun = onRun
   }
 
   /** Runs `fn` every `intervalMs`, the first time after `firstDelayMs` (default: one interval). */
@@ -65,6 +68,7 @@ export class Scheduler {
       job.runs++
       job.lastDurationMs = Date.now() - started
       job.running = null
+      this.#onRun(job.name, job.lastError === null)
     }
     const backoff = job.consecutiveFailures === 0 ? job.intervalMs : Math.min(job.intervalMs, 1000 * 2 ** Math.min(job.consecutiveFailures, 6))
     this.#schedule(job, backoff)

@@ -1,0 +1,34 @@
+/**
+ * The periodic metadata jobs of a flow, in one list. Each job is named, runs on the flow's scheduler, and is
+ * isolated: a failure is logged, counted and retried with back-off, and never stops record replication.
+ * To add a job: write a `create…Job(context)` in its own module and add it to `createMetadataJobs`.
+ */
+import type { FlowConfig } from '../config/types.ts'
+import type { AdminClient } from '../kafka/admin-client.ts'
+import type { Logger } from '../logger.ts'
+import type { Metrics } from '../metrics/metrics.ts'
+import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+import type { RemoteTopics } from './remote-topics.ts'
+
+export interface MetadataJob {
+  readonly name: string
+  readonly intervalMs: number
+  /** Delay of the first run; 0 runs it at once (MM2 syncs configs and ACLs right at start). */
+  readonly firstDelayMs: number
+  readonly run: () => Promise<void>
+}
+
+export interface FlowContext {
+  readonly flow: FlowConfig
+  readonly policy: ReplicationPolicy
+  readonly sourceAdmin: AdminClient
+  readonly targetAdmin: AdminClient
+  readonly remoteTopics: RemoteTopics
+  readonly log: Logger
+  readonly metrics: Metrics
+}
+
+export function createMetadataJobs (_context: FlowContext): MetadataJob[] {
+  const jobs: MetadataJob[] = []
+  return jobs
+}

@@ -1,0 +1,33 @@
+/**
+ * Every metric kmirror exports, in one table (name, type, help, labels). docs/metrics.md is written from it.
+ * Names follow Prometheus conventions with the `kmirror_` prefix; labels are bounded (flows, topics, jobs).
+ */
+export const MetricTypes = { COUNTER: 'counter', GAUGE: 'gauge' } as const
+export type MetricType = (typeof MetricTypes)[keyof typeof MetricTypes]
+
+export interface MetricDefinition {
+  readonly name: string
+  readonly type: MetricType
+  readonly help: string
+  readonly labels: readonly string[]
+}
+
+const { COUNTER, GAUGE } = MetricTypes
+
+export const MetricDefinitions = {
+  recordsCopied: { name: 'kmirror_records_copied_total', type: COUNTER, help: 'Records written to the target and acknowledged.', labels: ['flow', 'topic'] },
+  bytesCopied: { name: 'kmirror_bytes_copied_total', type: COUNTER, help: 'Key, value and header bytes of the records copied.', labels: ['flow', 'topic'] },
+  recordsLostToRetention: { name: 'kmirror_records_lost_to_retention_total', type: COUNTER, help: 'Source offsets deleted by retention before they were copied.', labels: ['flow', 'topic'] },
+  replicationLag: { name: 'kmirror_replication_lag_records', type: GAUGE, help: 'Records on the source not yet copied, per topic.', labels: ['flow', 'topic'] },
+  jobRuns: { name: 'kmirror_job_runs_total', type: COUNTER, help: 'Runs of a periodic job (topic refresh, config sync, ACL sync, heartbeats, ...).', labels: ['flow', 'job'] },
+  jobFailures: { name: 'kmirror_job_failures_total', type: COUNTER, help: 'Failed runs of a periodic job; it is retried with back-off.', labels: ['flow', 'job'] },
+  sourceTopicsDeleted: { name: 'kmirror_source_topics_deleted_total', type: COUNTER, help: 'Replicated source topics that disappeared from the source.', labels: ['flow'] },
+  remoteTopicsCreated: { name: 'kmirror_remote_topics_created_total', type: COUNTER, help: 'Remote topics created on the target.', labels: ['flow'] },
+  remoteTopicProblems: { name: 'kmirror_remote_topic_problems', type: GAUGE, help: 'Topics that cannot be replicated now (incompatible remote topic, creation refused).', labels: ['flow'] },
+  topicConfigsChanged: { name: 'kmirror_topic_configs_changed_total', type: COUNTER, help: 'Topic config keys set or reverted on the target by config sync.', labels: ['flow'] },
+  aclsCreated: { name: 'kmirror_acls_created_total', type: COUNTER, help: 'ACL bindings created on the target by ACL sync.', labels: ['flow'] },
+  heartbeatsEmitted: { name: 'kmirror_heartbeats_emitted_total', type: COUNTER, help: 'Heartbeat records written.', labels: ['flow'] },
+  loopRecordsSkipped: { name: 'kmirror_loop_records_skipped_total', type: COUNTER, help: 'Records not sent back to the cluster they came from (identity policy provenance header).', labels: ['flow', 'topic'] }
+} as const satisfies Record<string, MetricDefinition>
+
+export type MetricKey = keyof typeof MetricDefinitions
