@@ -20,7 +20,7 @@ import { join, resolve } from 'node:path'
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..')
 const KAFKA_LOCAL = join(REPO_ROOT, 'scripts', 'kafka-local.sh')
 
-export type ClusterName = 'source' | 'target' | 'third' | 'secure'
+export type ClusterName = 'source' | 'target' | 'third' | 'secure' | 'secure2'
 
 export interface SaslPlain {
   mechanism: 'PLAIN'
@@ -50,7 +50,9 @@ export const TOPOLOGY: Readonly<Record<ClusterName, ClusterSpec>> = Object.freez
   source: { port: 19092, mode: 'plain', env: 'KMIRROR_TEST_SOURCE_BOOTSTRAP' },
   target: { port: 19192, mode: 'plain', env: 'KMIRROR_TEST_TARGET_BOOTSTRAP' },
   third: { port: 19292, mode: 'plain', env: 'KMIRROR_TEST_THIRD_BOOTSTRAP' },
-  secure: { port: 19392, mode: 'sasl', env: 'KMIRROR_TEST_SECURE_BOOTSTRAP' }
+  secure: { port: 19392, mode: 'sasl', env: 'KMIRROR_TEST_SECURE_BOOTSTRAP' },
+  // A second authorizer cluster: ACL sync needs one on both sides.
+  secure2: { port: 19492, mode: 'sasl', env: 'KMIRROR_TEST_SECURE2_BOOTSTRAP' }
 })
 
 export const CLUSTER_NAMES = Object.keys(TOPOLOGY) as ClusterName[]
