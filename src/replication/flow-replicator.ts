@@ -17,6 +17,7 @@ import { isRetriable } from '../errors.ts'
 import { FetchOutcomes, partitionKey, type FetchedPartition, type RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { OffsetSegment, RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
+import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
 import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
 import { OffsetSyncTracker } from './offset-sync-tracker.ts'
@@ -53,19 +54,21 @@ export type ProgressSink = Pick<ProgressStore, 'commit'>
 export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>
 
 export interface FlowReplicatorDeps {
-  readonly flow: Pick<FlowConfig, 'offsetLagMax' | 'offsetFlushIntervalMs'>
+  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'>
   readonly fetcher: SourceReader
   readonly writer: TargetWriter
   readonly progress: ProgressSink
   readonly syncs: OffsetSyncSink | null
   readonly log: Logger
   readonly startAt: 'earliest' | 'latest'
+  readonly metrics?: Metrics
 }
 
 export class FlowReplicator {
   readonly #deps: FlowReplicatorDeps
   readonly #partitions = new Map<string, PartitionState>()
   readonly #tracker: OffsetSyncTracker
+  readonly #metrics: Metrics
   #stored = new Map<string, number>()
   #stopping = false
   #lastFlush = Date.now()
@@ -74,6 +77,7 @@ export class FlowReplicator {
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
+    this.#metrics = deps.metrics ?? noMetrics
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
   }
 
@@ -189,6 +193,11 @@ export class FlowReplicator {
     const state = this.#state(f)
     if (f.highWatermark >= 0) state.highWatermark = f.highWatermark
     if (f.outcome !== FetchOutcomes.OK) return
+    if (f.records.length > 0) {
+      const labels = { flow: this.#deps.flow.name, topic: f.topic }
+      this.#metrics.inc('recordsCopied', labels, f.records.length)
+      this.#metrics.inc('bytesCopied', labels, f.bytes)
+    }
     state.copiedRecords += f.records.length
     state.copiedBytes += f.bytes
     state.position = f.nextOffset
@@ -203,6 +212,7 @@ export class FlowReplicator {
     if (state.position < earliest) {
       const lost = earliest - state.position
       state.lostToRetention += lost
+      this.#metrics.inc('recordsLostToRetention', { flow: this.#deps.flow.name, topic: state.topic }, lost)
       this.#deps.log.error({ topic: state.topic, partition: state.partition, from: state.position, to: earliest, lost },
         'records were deleted by retention on the source before kmirror copied them; resuming at the log start. Raise retention on the source or fix the replication lag')
       state.position = earliest

@@ -78,7 +78,7 @@ export class Flow {
     const stored = await progress.load()
     this.#log.info({ offsetsTopic: progress.topic, storedPartitions: stored.size, offsetSyncsTopic: syncs?.topic }, 'progress loaded')
     const replicator = new FlowReplicator({
-      flow: config, fetcher, writer, progress, syncs, log: this.#log,
+      flow: config, fetcher, writer, progress, syncs, log: this.#log, metrics: this.#metrics,
       startAt: consumer['auto.offset.reset'] === 'latest' ? 'latest' : 'earliest'
     })
     replicator.setStoredProgress(stored)

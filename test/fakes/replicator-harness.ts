@@ -31,7 +31,7 @@ export function createHarness (options: HarnessOptions = {}): Harness {
   const syncs = new RecordingSyncs()
   const logs = memoryLogger()
   const replicator = new FlowReplicator({
-    flow: { offsetLagMax: options.offsetLagMax ?? 100, offsetFlushIntervalMs: options.offsetFlushIntervalMs ?? 3_600_000 },
+    flow: { name: 'A->B', offsetLagMax: options.offsetLagMax ?? 100, offsetFlushIntervalMs: options.offsetFlushIntervalMs ?? 3_600_000 },
     fetcher: source,
     writer: target,
     progress,
