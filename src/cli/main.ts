@@ -28,8 +28,14 @@ function buildProgram (): Command {
     .argument('<file>', 'mm2.properties')
     .option('--clusters <alias...>', 'only run flows whose target is one of these clusters')
     .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', '30')
-    .action(async (file: string, opts: { clusters?: string[], progressInterval: string }) => {
-      process.exitCode = await runCommand(file, { clusters: opts.clusters, progressIntervalSeconds: Number(opts.progressInterval) }, createLogger())
+    .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port')
+    .option('--http-host <host>', 'address the HTTP endpoint listens on', '0.0.0.0')
+    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string }) => {
+      process.exitCode = await runCommand(file, {
+        clusters: opts.clusters,
+        progressIntervalSeconds: Number(opts.progressInterval),
+        http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) }
+      }, createLogger())
     })
   program.command('validate')
     .description('check the configuration and print the resolved flows, secrets redacted; writes nothing')

@@ -4,13 +4,16 @@
 import { selectFlows } from '../config/flows.ts'
 import { loadConfig } from '../config/load.ts'
 import { ConfigError, ExitCodes } from '../errors.ts'
+import { startHttpServer } from '../http/server.ts'
 import type { Logger } from '../logger.ts'
+import { PrometheusMetrics } from '../metrics/registry.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
 import { MirrorMaker } from '../runtime/mirror-maker.ts'
 
 export interface RunOptions {
   readonly clusters: string[] | undefined
   readonly progressIntervalSeconds: number
+  readonly http: { readonly host: string, readonly port: number } | undefined
 }
 
 /** Stop must complete well inside the 10 s that service managers usually grant after SIGTERM. */
@@ -29,9 +32,22 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
     }
     throw err
   }
-  const mirror = new MirrorMaker(flows, log)
+  if (options.http !== undefined && !(Number.isInteger(options.http.port) && options.http.port >= 0 && options.http.port < 65536)) {
+    process.stderr.write(`kmirror: --http-port ${options.http.port} is not a port number: use 1-65535 (0 picks a free port)\n`)
+    return ExitCodes.BAD_INPUT
+  }
+  const metrics = new PrometheusMetrics()
+  const mirror = new MirrorMaker(flows, log, metrics)
+  let failure: unknown
   try {
+    if (options.http !== undefined) {
+      const server = await startHttpServer({ ...options.http, metrics, log, source: { status: () => mirror.status(), failure: () => failure } })
+      const address = server.address()
+      log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port }, 'HTTP endpoint: /metrics, /healthz, /status')
+    }
     await mirror.start()
+    // Only meaningful once started: before that, `done` is already resolved.
+    mirror.done.catch((err: unknown) => { failure = err })
   } catch (err) {
     log.error({ err }, 'start failed')
     process.stderr.write(`kmirror: ${err instanceof Error ? err.message : String(err)}\n`)

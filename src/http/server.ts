@@ -1,0 +1,76 @@
+/**
+ * kmirror's HTTP endpoint, for operators and their monitoring: `/metrics` (Prometheus), `/healthz`
+ * (200 while every flow runs, 503 once one stopped on an error) and `/status` (JSON: flows, partitions with
+ * position, high watermark and lag, and jobs). Read-only: it reads runtime snapshots and changes nothing.
+ */
+import { createServer, type Server } from 'node:http'
+import type { Logger } from '../logger.ts'
+import type { PrometheusMetrics } from '../metrics/registry.ts'
+import type { FlowStatus } from '../runtime/flow.ts'
+
+export interface StatusSource {
+  status: () => FlowStatus[]
+  /** The error that stopped the replication, if one did. */
+  failure: () => unknown
+}
+
+export interface HttpServerOptions {
+  readonly host: string
+  readonly port: number
+  readonly metrics: PrometheusMetrics
+  readonly source: StatusSource
+  readonly log: Logger
+}
+
+/** Lag per flow and topic, set on every scrape from the partitions' last seen high watermarks. */
+export function updateLagGauges (metrics: PrometheusMetrics, flows: readonly FlowStatus[]): void {
+  for (const flow of flows) {
+    const byTopic = new Map<string, number>()
+    for (const p of flow.partitions) {
+      if (p.highWatermark < 0) continue
+      byTopic.set(p.topic, (byTopic.get(p.topic) ?? 0) + Math.max(0, p.highWatermark - p.position))
+    }
+    for (const [topic, lag] of byTopic) metrics.set('replicationLag', { flow: flow.name, topic }, lag)
+  }
+}
+
+export function statusDocument (flows: readonly FlowStatus[], failure: unknown): unknown {
+  return {
+    healthy: failure === undefined,
+    error: failure === undefined ? null : (failure instanceof Error ? failure.message : String(failure)),
+    flows: flows.map(f => ({
+      name: f.name,
+      lagRecords: f.partitions.reduce((n, p) => n + (p.highWatermark < 0 ? 0 : Math.max(0, p.highWatermark - p.position)), 0),
+      partitions: f.partitions.map(p => ({ ...p, lagRecords: p.highWatermark < 0 ? null : Math.max(0, p.highWatermark - p.position) })),
+      jobs: f.jobs
+    }))
+  }
+}
+
+export async function startHttpServer (options: HttpServerOptions): Promise<Server> {
+  const { metrics, source, log } = options
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?')[0]
+    if (req.method !== 'GET') {
+      res.writeHead(405, { allow: 'GET' }).end()
+    } else if (path === '/metrics') {
+      updateLagGauges(metrics, source.status())
+      metrics.render().then(
+        text => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
+        (err: unknown) => { log.warn({ err }, 'cannot render metrics'); res.writeHead(500).end() })
+    } else if (path === '/healthz') {
+      const failed = source.failure() !== undefined
+      res.writeHead(failed ? 503 : 200, { 'content-type': 'text/plain' }).end(failed ? 'failed\n' : 'ok\n')
+    } else if (path === '/status') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(statusDocument(source.status(), source.failure()), null, 2))
+    } else {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics, /healthz or /status\n')
+    }
+  })
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(options.port, options.host, () => { server.off('error', reject); resolve() })
+  })
+  server.unref()
+  return server
+}

@@ -1,0 +1,38 @@
+/**
+ * The Prometheus side of the metrics port: one prom-client registry holding every metric of
+ * `definitions.ts`, plus the process's default metrics (CPU, memory, event loop lag).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
+import { MetricDefinitions, MetricTypes, type MetricKey } from './definitions.ts'
+import type { MetricLabels, Metrics } from './metrics.ts'
+
+export class PrometheusMetrics implements Metrics {
+  readonly #registry = new Registry()
+  readonly #counters = new Map<MetricKey, Counter>()
+  readonly #gauges = new Map<MetricKey, Gauge>()
+
+  constructor () {
+    collectDefaultMetrics({ register: this.#registry, prefix: 'kmirror_' })
+    for (const [key, def] of Object.entries(MetricDefinitions) as [MetricKey, (typeof MetricDefinitions)[MetricKey]][]) {
+      const config = { name: def.name, help: def.help, labelNames: [...def.labels], registers: [this.#registry] }
+      if (def.type === MetricTypes.COUNTER) this.#counters.set(key, new Counter(config))
+      else this.#gauges.set(key, new Gauge(config))
+    }
+  }
+
+  inc (metric: MetricKey, labels: MetricLabels, value = 1): void {
+    this.#counters.get(metric)?.inc(labels, value)
+  }
+
+  set (metric: MetricKey, labels: MetricLabels, value: number): void {
+    this.#gauges.get(metric)?.set(labels, value)
+  }
+
+  get contentType (): string {
+    return this.#registry.contentType
+  }
+
+  async render (): Promise<string> {
+    return this.#registry.metrics()
+  }
+}

@@ -1,0 +1,19 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { MetricDefinitions } from '../../../src/metrics/definitions.ts'
+import { renderMetricsDocs } from '../../../src/metrics/docs.ts'
+
+test('docs/metrics.md is generated from the current metric definitions', () => {
+  const file = join(import.meta.dirname, '..', '..', '..', 'docs', 'metrics.md')
+  assert.equal(readFileSync(file, 'utf8'), renderMetricsDocs(), 'run node scripts/gen-metrics-docs.ts')
+})
+
+test('every metric is named kmirror_*, counters end in _total and labels are bounded', () => {
+  for (const d of Object.values(MetricDefinitions)) {
+    assert.match(d.name, /^kmirror_[a-z_]+$/)
+    assert.equal(d.name.endsWith('_total'), d.type === 'counter', d.name)
+    for (const label of d.labels) assert.ok(['flow', 'topic', 'job'].includes(label), `${d.name}: unbounded label ${label}`)
+  }
+})
