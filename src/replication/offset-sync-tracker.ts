@@ -21,6 +21,13 @@ export interface OffsetSyncEntry {
   readonly partition: number
   readonly upstreamOffset: number
   readonly downstreamOffset: number
+  /**
+   * True when this record starts a new run (first record, or a gap or rewind on either side): the exact
+   * offset history needs exactly these. False for syncs that only continue a run (offset.lag.max, flushes).
+   */
+  readonly runStart: boolean
+  /** For a run start: source offset of the last record of the run before it in this process; otherwise -1. */
+  readonly previousUpstream: number
 }
 
 interface PartitionState {
@@ -46,13 +53,14 @@ export class OffsetSyncTracker {
       state = { previousUpstream: -1, previousDownstream: -1, lastSyncDownstream: -1 }
       this.#states.set(key, state)
     }
-    const due = state.lastSyncDownstream === -1 ||
-      downstream - (state.lastSyncDownstream + 1) >= this.#offsetLagMax ||
+    const runStart = state.lastSyncDownstream === -1 ||
       upstream - state.previousUpstream !== 1 ||
       downstream - state.previousDownstream !== 1
+    const due = runStart || downstream - (state.lastSyncDownstream + 1) >= this.#offsetLagMax
+    const previousUpstream = state.previousUpstream
     state.previousUpstream = upstream
     state.previousDownstream = downstream
-    const entry = { topic, partition, upstreamOffset: upstream, downstreamOffset: downstream }
+    const entry = { topic, partition, upstreamOffset: upstream, downstreamOffset: downstream, runStart, previousUpstream: runStart ? previousUpstream : -1 }
     if (due) {
       state.lastSyncDownstream = downstream
       this.#pending.push(entry)

@@ -150,7 +150,7 @@ describe('FlowReplicator stop and offset syncs', () => {
     // Then the slow run sent the same syncs in the same order, in fewer writes, ending with the last record
     assert.deepEqual(slow.syncs.sent, fast.syncs.sent)
     assert.ok(slow.syncs.attempts < fast.syncs.attempts)
-    assert.deepEqual(slow.syncs.sent.at(-1), { topic: 't', partition: 0, upstreamOffset: 40, downstreamOffset: 36 })
+    assert.deepEqual(slow.syncs.sent.at(-1), { topic: 't', partition: 0, upstreamOffset: 40, downstreamOffset: 36, runStart: false, previousUpstream: -1 })
   })
 
   it('sends offset syncs that translate every record exactly across source gaps, target gaps and segments', async () => {

@@ -4,8 +4,15 @@ import { OffsetSyncTracker, type OffsetSyncEntry } from '../../../src/replicatio
 
 const KEY = 't\u00000'
 
-function sync (upstreamOffset: number, downstreamOffset: number, topic = 't', partition = 0): OffsetSyncEntry {
+type SyncFields = Pick<OffsetSyncEntry, 'topic' | 'partition' | 'upstreamOffset' | 'downstreamOffset'>
+
+function sync (upstreamOffset: number, downstreamOffset: number, topic = 't', partition = 0): SyncFields {
   return { topic, partition, upstreamOffset, downstreamOffset }
+}
+
+/** The pending syncs as MM2 would write them (the run-start fields are checked in their own test). */
+function pendingOf (tracker: OffsetSyncTracker): SyncFields[] {
+  return tracker.takePending().map(({ topic, partition, upstreamOffset, downstreamOffset }) => ({ topic, partition, upstreamOffset, downstreamOffset }))
 }
 
 /** Feeds one record of t-0 and says whether it made a sync due (MM2's `update` return value). */
@@ -66,7 +73,7 @@ describe('OffsetSyncTracker rules', () => {
     const tracker = new OffsetSyncTracker(3)
     for (let o = 0; o < 10; o++) tracker.record(KEY, 't', 0, o, 100 + o)
     // Then syncs are due where downstream - (lastSync + 1) reaches 3: 100, 104, 108
-    assert.deepEqual(tracker.takePending(), [sync(0, 100), sync(4, 104), sync(8, 108)])
+    assert.deepEqual(pendingOf(tracker), [sync(0, 100), sync(4, 104), sync(8, 108)])
   })
 
   it('syncs at a target gap even when the source is contiguous', () => {
@@ -74,7 +81,7 @@ describe('OffsetSyncTracker rules', () => {
     tracker.record(KEY, 't', 0, 0, 0)
     tracker.record(KEY, 't', 0, 1, 1)
     tracker.record(KEY, 't', 0, 2, 5) // another producer wrote 2..4 on the target
-    assert.deepEqual(tracker.takePending(), [sync(0, 0), sync(2, 5)])
+    assert.deepEqual(pendingOf(tracker), [sync(0, 0), sync(2, 5)])
   })
 
   it('keeps every due sync of a partition in order instead of coalescing them like MM2', () => {
@@ -85,7 +92,7 @@ describe('OffsetSyncTracker rules', () => {
     tracker.record(KEY, 't', 0, 4, 2) // marker at 3
     // Then all three are pending; MM2's map would hold only (4, 2) and lose the difference at 2
     assert.equal(tracker.pendingCount, 3)
-    assert.deepEqual(tracker.takePending(), [sync(0, 0), sync(2, 1), sync(4, 2)])
+    assert.deepEqual(pendingOf(tracker), [sync(0, 0), sync(2, 1), sync(4, 2)])
     assert.equal(tracker.pendingCount, 0)
   })
 })
@@ -101,9 +108,9 @@ describe('OffsetSyncTracker delayed syncs', () => {
     // When the delayed records are promoted
     tracker.promoteDelayed()
     // Then each partition gets one sync for its latest record, and a second promotion adds nothing
-    assert.deepEqual(tracker.takePending(), [sync(3, 3), sync(11, 51, 'u', 1)])
+    assert.deepEqual(pendingOf(tracker), [sync(3, 3), sync(11, 51, 'u', 1)])
     tracker.promoteDelayed()
-    assert.deepEqual(tracker.takePending(), [])
+    assert.deepEqual(pendingOf(tracker), [])
   })
 
   it('drops the delayed record of a partition when a newer record of it becomes due', () => {
@@ -112,7 +119,7 @@ describe('OffsetSyncTracker delayed syncs', () => {
     tracker.record(KEY, 't', 0, 1, 1) // delayed
     tracker.record(KEY, 't', 0, 5, 2) // due: gap
     tracker.promoteDelayed()
-    assert.deepEqual(tracker.takePending(), [sync(0, 0), sync(5, 2)])
+    assert.deepEqual(pendingOf(tracker), [sync(0, 0), sync(5, 2)])
   })
 
   it('does not count a promoted sync as the last sync for the lag rule, as MM2 does', () => {
@@ -123,7 +130,7 @@ describe('OffsetSyncTracker delayed syncs', () => {
     // When the run goes on
     for (let o = 3; o < 6; o++) tracker.record(KEY, 't', 0, o, o)
     // Then rule 2 still counts from the sync at 0 and fires at 4
-    assert.deepEqual(tracker.takePending(), [sync(0, 0), sync(2, 2), sync(4, 4)])
+    assert.deepEqual(pendingOf(tracker), [sync(0, 0), sync(2, 2), sync(4, 4)])
   })
 })
 
@@ -138,7 +145,7 @@ describe('OffsetSyncTracker requeue and reset', () => {
     // When the failed batch is requeued
     tracker.requeue(failed)
     // Then the next take returns the old syncs first, in their order, then the new one
-    assert.deepEqual(tracker.takePending(), [sync(0, 0), sync(2, 1), sync(4, 2)])
+    assert.deepEqual(pendingOf(tracker), [sync(0, 0), sync(2, 1), sync(4, 2)])
   })
 
   it('starts a new run after reset: the next record is due even if it continues the old run', () => {
@@ -151,7 +158,7 @@ describe('OffsetSyncTracker requeue and reset', () => {
     tracker.record(KEY, 't', 0, 1, 1)
     tracker.record('u\u00000', 'u', 0, 1, 1)
     // Then only t-0 syncs; u-0 is untouched
-    assert.deepEqual(tracker.takePending(), [sync(1, 1)])
+    assert.deepEqual(pendingOf(tracker), [sync(1, 1)])
   })
 })
 
@@ -159,9 +166,9 @@ describe('OffsetSyncTracker.recordRun', () => {
   it('syncs a run like record does, at the first record, the lag points and nothing else', () => {
     const tracker = new OffsetSyncTracker(3)
     tracker.recordRun(KEY, 't', 0, 0, 100, 10)
-    assert.deepEqual(tracker.takePending(), [sync(0, 100), sync(4, 104), sync(8, 108)])
+    assert.deepEqual(pendingOf(tracker), [sync(0, 100), sync(4, 104), sync(8, 108)])
     tracker.promoteDelayed()
-    assert.deepEqual(tracker.takePending(), [sync(9, 109)])
+    assert.deepEqual(pendingOf(tracker), [sync(9, 109)])
   })
 
   it('syncs the start of a run that follows an upstream gap and continues the lag count across runs', () => {
@@ -170,7 +177,7 @@ describe('OffsetSyncTracker.recordRun', () => {
     tracker.recordRun(KEY, 't', 0, 0, 0, 5)
     tracker.recordRun(KEY, 't', 0, 6, 5, 7)
     // Then: 0 first, 4 lag, 6->5 gap, 10->9 lag
-    assert.deepEqual(tracker.takePending(), [sync(0, 0), sync(4, 4), sync(6, 5), sync(10, 9)])
+    assert.deepEqual(pendingOf(tracker), [sync(0, 0), sync(4, 4), sync(6, 5), sync(10, 9)])
   })
 
   it('treats a run of one record exactly as record', () => {
@@ -191,3 +198,16 @@ describe('OffsetSyncTracker.recordRun', () => {
     assert.equal(tracker.pendingCount, 0)
   })
 })
+
+describe('OffsetSyncTracker run starts', () => {
+  it('marks syncs that start a run, with the last source offset of the run before, for the exact offset history', () => {
+    // Given records 0..3 contiguous, a source gap at 4..5, then 6..8, and offset.lag.max = 2
+    const tracker = new OffsetSyncTracker(2)
+    for (const [up, down] of [[0, 0], [1, 1], [2, 2], [3, 3], [6, 4], [7, 5], [8, 6]] as const) tracker.record(KEY, 't', 0, up, down)
+    // Then the first record and the record after the gap start runs; the lag syncs only continue one
+    assert.deepEqual(tracker.takePending().map(s => [s.upstreamOffset, s.runStart, s.previousUpstream]), [
+      [0, true, -1], [3, false, -1], [6, true, 3]
+    ])
+  })
+})
+
