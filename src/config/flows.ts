@@ -59,6 +59,13 @@ function buildFlow (raw: Props, source: string, target: string): FlowConfig {
     emitHeartbeatsEnabled: bool(get('emit.heartbeats.enabled')),
     emitHeartbeatsIntervalSeconds: integer(get('emit.heartbeats.interval.seconds'), IntegerWidths.LONG),
     heartbeatsTopicReplicationFactor: integer(get('heartbeats.topic.replication.factor'), IntegerWidths.SHORT),
+    emitCheckpointsEnabled: bool(get('emit.checkpoints.enabled')),
+    emitCheckpointsIntervalSeconds: integer(get('emit.checkpoints.interval.seconds'), IntegerWidths.LONG),
+    checkpointsTopicReplicationFactor: integer(get('checkpoints.topic.replication.factor'), IntegerWidths.SHORT),
+    refreshGroupsEnabled: bool(get('refresh.groups.enabled')),
+    refreshGroupsIntervalSeconds: integer(get('refresh.groups.interval.seconds'), IntegerWidths.LONG),
+    syncGroupOffsetsEnabled: bool(get('sync.group.offsets.enabled')),
+    syncGroupOffsetsIntervalSeconds: integer(get('sync.group.offsets.interval.seconds'), IntegerWidths.LONG),
     adminTimeoutMs: integer(get('admin.timeout.ms'), IntegerWidths.LONG),
     offsetStorageTopic: workerValue('offset.storage.topic'),
     offsetStoragePartitions: integer(workerValue('offset.storage.partitions'), IntegerWidths.INT),
@@ -148,4 +155,20 @@ export function selectFlows (config: KmirrorConfig, clusters?: readonly string[]
 function exampleFlow (config: KmirrorConfig): string {
   const [a = 'A', b = 'B'] = config.clusters
   return `${a}->${b}`
+}
+
+/**
+ * The pairs MM2 runs a herder for (`MirrorMakerConfig.clusterPairs`), restricted with `clusters` (MM2's
+ * `--clusters`) to those whose TARGET is listed: each one's heartbeat connector creates `heartbeats` on the
+ * target and, if `emit.heartbeats.enabled`, writes heartbeats there. A herder exists when the flow is enabled,
+ * or when heartbeats are on for the pair (`S->T.emit.heartbeats.enabled`, else the top-level key, else true,
+ * read with Boolean.parseBoolean), so by default every ordered pair has one, disabled flows included.
+ * Unknown `clusters` aliases are reported by `selectFlows`; here they simply match nothing.
+ */
+export function selectHeartbeatFlows (config: KmirrorConfig, clusters?: readonly string[]): FlowConfig[] {
+  return config.flows.filter(flow => {
+    // The connector props hold `S->T.emit.heartbeats.enabled`, else the top-level key: what clusterPairs reads.
+    const herderExists = flow.enabled || parseJavaBoolean(flow.properties['emit.heartbeats.enabled'] ?? 'true')
+    return herderExists && (clusters === undefined || clusters.includes(flow.target.alias))
+  })
 }

@@ -76,6 +76,14 @@ export interface FlowConfig {
   readonly emitHeartbeatsEnabled: boolean
   readonly emitHeartbeatsIntervalSeconds: number
   readonly heartbeatsTopicReplicationFactor: number
+  /** Checkpoints and group offsets: `emit.checkpoints.*`, `refresh.groups.*`, `sync.group.offsets.*`. */
+  readonly emitCheckpointsEnabled: boolean
+  readonly emitCheckpointsIntervalSeconds: number
+  readonly checkpointsTopicReplicationFactor: number
+  readonly refreshGroupsEnabled: boolean
+  readonly refreshGroupsIntervalSeconds: number
+  readonly syncGroupOffsetsEnabled: boolean
+  readonly syncGroupOffsetsIntervalSeconds: number
   /** `admin.timeout.ms`: bound of each admin step. */
   readonly adminTimeoutMs: number
   /** Connect worker keys of the herder for this flow (taken from the target cluster's properties, as MM2 does). */

@@ -1,0 +1,26 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { decodeOffsetHistoryKey, decodeOffsetHistoryValue, encodeOffsetHistoryKey, encodeOffsetHistoryValue } from '../../../src/formats/offset-history.ts'
+
+describe('OffsetHistory records', () => {
+  it('encodes the key as topic, partition and the run\'s first source offset, in Struct primitives', () => {
+    assert.equal(encodeOffsetHistoryKey({ topic: 't1', partition: 3, upstreamOffset: 100 }).toString('hex'),
+      '0002' + '7431' + '00000003' + '0000000000000064')
+  })
+
+  it('encodes the value as version 0, the target offset and the run length (-1 while open)', () => {
+    assert.equal(encodeOffsetHistoryValue({ downstreamOffset: 201, length: -1 }).toString('hex'),
+      '0000' + '00000000000000c9' + 'ffffffffffffffff')
+  })
+
+  it('decodes what it encodes, and ignores trailing bytes of a later version', () => {
+    const key = { topic: 'orders.é', partition: 0, upstreamOffset: Number.MAX_SAFE_INTEGER }
+    assert.deepEqual(decodeOffsetHistoryKey(encodeOffsetHistoryKey(key)), key)
+    const value = Buffer.concat([encodeOffsetHistoryValue({ downstreamOffset: 7, length: 42 }), Buffer.from('ffff', 'hex')])
+    assert.deepEqual(decodeOffsetHistoryValue(value), { downstreamOffset: 7, length: 42 })
+  })
+
+  it('refuses a truncated value with a DECODE error naming the field', () => {
+    assert.throws(() => decodeOffsetHistoryValue(Buffer.from('0000000000', 'hex')), { code: 'KMIRROR_ERR_DECODE', message: /downstreamOffset/ })
+  })
+})
