@@ -41,6 +41,8 @@ export class PartitionOffsetHistory {
   #runs: RunStart[] = []
   #replicatedEnd = -1
   #targetEnd = -1
+  /** The replication position: source offsets below it were read; those past the last copied record are gaps. */
+  #consumedEnd = -1
 
   /** Run starts, oldest first. */
   get runs (): readonly RunStart[] {
@@ -84,6 +86,15 @@ export class PartitionOffsetHistory {
   }
 
   /**
+   * Records the replication position (the next source offset to read). Offsets from the last copied record
+   * up to it were read and held nothing to copy (markers, aborted records), so they translate exactly to the
+   * target end.
+   */
+  markConsumedTo (upstreamEnd: number): void {
+    this.#consumedEnd = Math.max(this.#consumedEnd, upstreamEnd)
+  }
+
+  /**
    * Forgets runs entirely below `logStart` of the source (retention), keeping the last one that starts at or
    * below it, which still translates offsets from `logStart` on.
    */
@@ -103,8 +114,9 @@ export class PartitionOffsetHistory {
       return { offset: runs[0]!.downstream, exact: false, reason: `source offset ${committed} is before the first replicated offset ${runs[0]!.upstream}` }
     }
     if (committed >= this.#replicatedEnd) {
-      const exact = committed === this.#replicatedEnd
-      return exact ? { offset: this.#targetEnd, exact } : { offset: this.#targetEnd, exact, reason: `source offset ${committed} is beyond what has been replicated (up to ${this.#replicatedEnd})` }
+      const end = Math.max(this.#replicatedEnd, this.#consumedEnd)
+      const exact = committed <= end
+      return exact ? { offset: this.#targetEnd, exact } : { offset: this.#targetEnd, exact, reason: `source offset ${committed} is beyond what has been replicated (up to ${end})` }
     }
     const i = lastIndexAtOrBefore(runs, committed, r => r.upstream)
     const run = runs[i]!

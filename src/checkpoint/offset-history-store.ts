@@ -1,0 +1,141 @@
+/**
+ * The durable offset history of a flow: one record per run of each partition in
+ * `mm2-offset-history.<source>.internal` on the TARGET cluster, so that translation works from the target
+ * alone when the source cluster is gone (failover), survives restarts, and covers groups far behind.
+ *
+ * Invariants:
+ * - A run's record is written when the run starts (length -1) and again with its length when the next run of
+ *   the partition starts; compaction keeps one record per run.
+ * - Only run starts are stored: storage grows with discontinuities (transactions, compaction gaps, restarts),
+ *   not with records. `trim` removes runs entirely below the source's log start, keeping the one covering it.
+ * - The name has MM2's internal shape (`mm2-…internal`), so neither MM2 nor kmirror ever replicates it.
+ * - Runs are appended only from syncs of acknowledged records (the data path feeds them after acks=all).
+ */
+import type { FlowConfig } from '../config/types.ts'
+import { decodeOffsetHistoryKey, decodeOffsetHistoryValue, encodeOffsetHistoryKey, encodeOffsetHistoryValue } from '../formats/offset-history.ts'
+import type { AdminClient } from '../kafka/admin-client.ts'
+import { partitionKey, type RecordFetcher } from '../kafka/record-fetcher.ts'
+import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
+import { readTopicToEnd } from '../kafka/topic-reader.ts'
+import type { OffsetSyncEntry } from '../replication/offset-sync-tracker.ts'
+import { PartitionOffsetHistory } from './offset-history.ts'
+
+export function offsetHistoryTopic (sourceAlias: string): string {
+  return `mm2-offset-history.${sourceAlias}.internal`
+}
+
+interface StoredRun {
+  downstream: number
+  length: number
+}
+
+export class OffsetHistoryStore {
+  readonly topic: string
+  readonly #flow: FlowConfig
+  readonly #admin: Pick<AdminClient, 'createTopic'>
+  readonly #fetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null
+  readonly #writer: Pick<RecordWriter, 'write'> | null
+  readonly #histories = new Map<string, PartitionOffsetHistory>()
+  /** The open (last) run of each partition, to close it when the next starts. */
+  readonly #openRuns = new Map<string, { upstream: number, downstream: number }>()
+
+  constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null) {
+    this.#flow = flow
+    this.#admin = targetAdmin
+    this.#fetcher = targetFetcher
+    this.#writer = targetWriter
+    this.topic = offsetHistoryTopic(flow.source.alias)
+  }
+
+  /** Creates the topic if needed and reads every stored run. */
+  async load (): Promise<void> {
+    await this.#admin.createTopic({
+      name: this.topic, partitions: 1, replicationFactor: this.#flow.checkpointsTopicReplicationFactor, configs: { 'cleanup.policy': 'compact' }
+    })
+    if (this.#fetcher === null) return
+    const runs = new Map<string, Map<number, StoredRun>>()
+    await readTopicToEnd(this.#fetcher as RecordFetcher, this.topic, 1, (_, record) => {
+      if (record.key === null) return
+      const key = decodeOffsetHistoryKey(record.key)
+      const tp = partitionKey(key.topic, key.partition)
+      const byStart = runs.get(tp) ?? new Map<number, StoredRun>()
+      runs.set(tp, byStart)
+      if (record.value === null) byStart.delete(key.upstreamOffset)
+      else byStart.set(key.upstreamOffset, { downstream: decodeOffsetHistoryValue(record.value).downstreamOffset, length: decodeOffsetHistoryValue(record.value).length })
+    })
+    for (const [tp, byStart] of runs) this.#rebuild(tp, byStart)
+  }
+
+  #rebuild (tp: string, byStart: Map<number, StoredRun>): void {
+    const history = new PartitionOffsetHistory()
+    const starts = [...byStart.keys()].sort((a, b) => a - b)
+    for (const [i, upstream] of starts.entries()) {
+      const run = byStart.get(upstream)!
+      const previous = i > 0 ? byStart.get(starts[i - 1]!)! : undefined
+      const previousEnd = previous !== undefined && previous.length >= 0 ? starts[i - 1]! + previous.length - 1 : -1
+      history.addRunStart(upstream, run.downstream, previousEnd)
+      if (run.length >= 0) history.markReplicatedTo(upstream + run.length, run.downstream + run.length)
+    }
+    this.#histories.set(tp, history)
+    const last = starts.at(-1)
+    if (last !== undefined) this.#openRuns.set(tp, { upstream: last, downstream: byStart.get(last)!.downstream })
+  }
+
+  history (topic: string, partition: number): PartitionOffsetHistory | undefined {
+    return this.#histories.get(partitionKey(topic, partition))
+  }
+
+  /** Feeds acknowledged syncs: run starts are stored (closing the run before), continuations extend the run. */
+  async append (entries: readonly OffsetSyncEntry[]): Promise<void> {
+    const records: OutRecord[] = []
+    const timestamp = BigInt(Date.now())
+    for (const e of entries) {
+      const tp = partitionKey(e.topic, e.partition)
+      let history = this.#histories.get(tp)
+      if (history === undefined) {
+        history = new PartitionOffsetHistory()
+        this.#histories.set(tp, history)
+      }
+      if (!e.runStart) {
+        history.markReplicatedTo(e.upstreamOffset + 1, e.downstreamOffset + 1)
+        continue
+      }
+      const open = this.#openRuns.get(tp)
+      if (open !== undefined && e.previousUpstream >= open.upstream && e.previousUpstream < e.upstreamOffset) {
+        records.push(this.#record(e.topic, e.partition, open.upstream, open.downstream, e.previousUpstream - open.upstream + 1, timestamp))
+      }
+      history.addRunStart(e.upstreamOffset, e.downstreamOffset, e.previousUpstream)
+      this.#openRuns.set(tp, { upstream: e.upstreamOffset, downstream: e.downstreamOffset })
+      records.push(this.#record(e.topic, e.partition, e.upstreamOffset, e.downstreamOffset, -1, timestamp))
+    }
+    if (records.length > 0 && this.#writer !== null) await this.#writer.write([{ topic: this.topic, partition: 0, records }])
+  }
+
+  #record (topic: string, partition: number, upstreamOffset: number, downstreamOffset: number, length: number, timestamp: bigint): OutRecord {
+    return {
+      key: encodeOffsetHistoryKey({ topic, partition, upstreamOffset }),
+      value: encodeOffsetHistoryValue({ downstreamOffset, length }),
+      headers: [],
+      timestamp
+    }
+  }
+
+  /** Removes runs entirely below each partition's source log start (tombstones), keeping the covering one. */
+  async trim (logStarts: ReadonlyMap<string, number>): Promise<number> {
+    const tombstones: OutRecord[] = []
+    const timestamp = BigInt(Date.now())
+    for (const [tp, logStart] of logStarts) {
+      const history = this.#histories.get(tp)
+      if (history === undefined) continue
+      const before = history.runs.map(r => r.upstream)
+      history.trimBelow(logStart)
+      const kept = new Set(history.runs.map(r => r.upstream))
+      const [topic, partition] = tp.split('\u0000') as [string, string]
+      for (const upstream of before) {
+        if (!kept.has(upstream)) tombstones.push({ key: encodeOffsetHistoryKey({ topic, partition: Number(partition), upstreamOffset: upstream }), value: null, headers: [], timestamp })
+      }
+    }
+    if (tombstones.length > 0 && this.#writer !== null) await this.#writer.write([{ topic: this.topic, partition: 0, records: tombstones }])
+    return tombstones.length
+  }
+}

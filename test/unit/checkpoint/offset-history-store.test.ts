@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { OffsetHistoryStore } from '../../../src/checkpoint/offset-history-store.ts'
+import type { FlowConfig } from '../../../src/config/types.ts'
+import { FetchOutcomes, partitionKey, type FetchedPartition, type FetchedRecord, type PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
+import type { OffsetSegment, PartitionBatch } from '../../../src/kafka/record-writer.ts'
+import { OffsetSyncTracker } from '../../../src/replication/offset-sync-tracker.ts'
+
+/** One compacted-topic partition in memory: what the store writes, it can read back (without compaction). */
+class TopicLog {
+  readonly records: FetchedRecord[] = []
+  async write (batches: readonly PartitionBatch[]): Promise<OffsetSegment[][]> {
+    return batches.map(b => {
+      const base = this.records.length
+      for (const r of b.records) this.records.push({ offset: this.records.length, timestamp: r.timestamp, key: r.key, value: r.value, headers: [...r.headers] })
+      return [{ start: 0, baseOffset: base }]
+    })
+  }
+
+  async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
+    return positions.map(p => ({
+      topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: this.records.slice(p.offset), nextOffset: this.records.length,
+      highWatermark: this.records.length, lastStableOffset: this.records.length, logStartOffset: 0, bytes: 0
+    }))
+  }
+
+  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest'): Promise<Map<string, number>> {
+    return new Map(partitions.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : this.records.length]))
+  }
+}
+
+const flow = { source: { alias: 'A' }, checkpointsTopicReplicationFactor: 1 } as unknown as FlowConfig
+const admin = { createTopic: async () => 'created' as const }
+
+/** Copies with markers every 10 records (a transaction of 9 records and its commit marker). */
+function transactionalCopy (tracker: OffsetSyncTracker, records: number): void {
+  let down = 0
+  for (let up = 0; down < records; up++) {
+    if (up % 10 === 9) continue
+    tracker.record('t\u00000', 't', 0, up, down++)
+  }
+}
+
+describe('OffsetHistoryStore', () => {
+  it('stores one record per run plus one per closed run, and a restarted store translates exactly as before', async () => {
+    // Given 900 records copied with a marker after every 9, fed to a store in flushes of the tracker
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    transactionalCopy(tracker, 900)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    // Then there are 100 runs: 100 open records and 99 closing ones, not one per record
+    assert.equal(log.records.length, 199)
+    // When a new store loads the topic, every committed offset translates as in the first
+    const reloaded = new OffsetHistoryStore(flow, admin, log, null)
+    await reloaded.load()
+    const before = store.history('t', 0)!
+    const after = reloaded.history('t', 0)!
+    after.markReplicatedTo(before.replicatedEnd, before.targetEnd)
+    for (let c = 0; c <= 999; c++) assert.deepEqual(after.toTarget(c), before.toTarget(c), `committed ${c}`)
+    assert.deepEqual(after.toTarget(19), { offset: 18, exact: true })
+  })
+
+  it('trims runs below the source log start with tombstones and keeps the run covering it', async () => {
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    transactionalCopy(tracker, 90)
+    await store.append(tracker.takePending())
+    const removed = await store.trim(new Map([[partitionKey('t', 0), 45]]))
+    assert.equal(removed, 4)
+    assert.equal(store.history('t', 0)!.runs[0]!.upstream, 40)
+    assert.equal(log.records.slice(-4).every(r => r.value === null), true)
+    assert.deepEqual(store.history('t', 0)!.toTarget(45), { offset: 41, exact: true })
+  })
+})
