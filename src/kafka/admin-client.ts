@@ -3,6 +3,7 @@
  */
 import { Admin, AclOperations, AclPermissionTypes, ConfigResourceTypes, ConfigSources, IncrementalAlterConfigOperationTypes, ResourcePatternTypes } from '@platformatic/kafka'
 import { fromLibraryAcl, toLibraryAcl, type AclBinding, type AclResourceType } from './acls.ts'
+import { GroupAdmin } from './group-admin.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
@@ -50,10 +51,14 @@ export class AdminClient {
   readonly #admin: Admin
   readonly #label: string
 
+  /** Consumer-group operations on the same connection. */
+  readonly groups: GroupAdmin
+
   /** `label` names the cluster in messages, e.g. `cluster B (127.0.0.1:19192)`. */
   constructor (props: ClientProps, clientId: string, label: string) {
     this.#admin = new Admin(toConnectOptions(props, clientId))
     this.#label = label
+    this.groups = new GroupAdmin(this.#admin, label)
   }
 
   async listTopics (): Promise<string[]> {

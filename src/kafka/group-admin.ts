@@ -1,0 +1,100 @@
+/**
+ * Consumer-group operations kmirror needs for checkpoints, group offset sync and failover, over the Kafka
+ * library's Admin client. Offsets are kmirror numbers; states are normalised to MM2/Java spellings.
+ */
+import type { Admin } from '@platformatic/kafka'
+import { ErrorCodes } from '../errors.ts'
+import { toKmirrorError } from './errors.ts'
+import { toOffset } from './offsets.ts'
+
+/** Java's ConsumerGroupState names; 'Empty' and 'Dead' are the only states without active members. */
+export type GroupState = 'Empty' | 'Stable' | 'PreparingRebalance' | 'CompletingRebalance' | 'Dead' | 'Assigning' | 'Reconciling' | 'Unknown'
+
+export interface GroupListing {
+  readonly groupId: string
+  readonly state: GroupState
+  /** 'consumer' for consumer groups; Connect workers and others use other protocol types. */
+  readonly protocolType: string
+}
+
+export interface GroupDescription {
+  readonly groupId: string
+  readonly state: GroupState
+  readonly members: number
+}
+
+export interface CommittedOffset {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: number
+  readonly metadata: string
+}
+
+const STATES: Record<string, GroupState> = {
+  EMPTY: 'Empty', STABLE: 'Stable', PREPARING_REBALANCE: 'PreparingRebalance', COMPLETING_REBALANCE: 'CompletingRebalance', DEAD: 'Dead', ASSIGNING: 'Assigning', RECONCILING: 'Reconciling'
+}
+
+export function normalizeGroupState (state: string): GroupState {
+  const upper = state.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase()
+  return STATES[upper] ?? 'Unknown'
+}
+
+/** True when no consumer is active in the group, so its offsets can be written safely. */
+export function isInactive (state: GroupState): boolean {
+  return state === 'Empty' || state === 'Dead'
+}
+
+export class GroupAdmin {
+  readonly #admin: Admin
+  readonly #label: string
+
+  constructor (admin: Admin, label: string) {
+    this.#admin = admin
+    this.#label = label
+  }
+
+  async listGroups (): Promise<GroupListing[]> {
+    const groups = await this.#call('list consumer groups', () => this.#admin.listGroups())
+    return [...groups.values()].map(g => ({ groupId: g.id, state: normalizeGroupState(g.state), protocolType: g.protocolType }))
+  }
+
+  async describeGroups (groupIds: readonly string[]): Promise<Map<string, GroupDescription>> {
+    if (groupIds.length === 0) return new Map()
+    const groups = await this.#call('describe consumer groups', () => this.#admin.describeGroups({ groups: [...groupIds] }))
+    return new Map([...groups.values()].map(g => [g.id, { groupId: g.id, state: normalizeGroupState(g.state), members: g.members.size }]))
+  }
+
+  /** The committed offsets of a group; partitions without a commit are left out. */
+  async listCommittedOffsets (groupId: string): Promise<CommittedOffset[]> {
+    const result = await this.#call(`read committed offsets of group ${groupId}`, () => this.#admin.listConsumerGroupOffsets({ groups: [groupId] }))
+    const out: CommittedOffset[] = []
+    for (const group of result) {
+      for (const topic of group.topics) {
+        for (const p of topic.partitions) {
+          if (p.committedOffset < 0n) continue
+          out.push({ topic: topic.name, partition: p.partitionIndex, offset: toOffset(p.committedOffset), metadata: p.metadata ?? '' })
+        }
+      }
+    }
+    return out
+  }
+
+  /** Commits offsets for a group without joining it. Callers must have checked the group is inactive. */
+  async alterCommittedOffsets (groupId: string, offsets: readonly { topic: string, partition: number, offset: number }[]): Promise<void> {
+    if (offsets.length === 0) return
+    const byTopic = new Map<string, { partition: number, offset: bigint }[]>()
+    for (const o of offsets) byTopic.set(o.topic, [...(byTopic.get(o.topic) ?? []), { partition: o.partition, offset: BigInt(o.offset) }])
+    await this.#call(`write committed offsets of group ${groupId}`, () => this.#admin.alterConsumerGroupOffsets({
+      groupId,
+      topics: [...byTopic].map(([name, partitionOffsets]) => ({ name, partitionOffsets }))
+    }))
+  }
+
+  async #call<T> (action: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn()
+    } catch (err) {
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#label}`)
+    }
+  }
+}
