@@ -1,0 +1,123 @@
+/**
+ * Translates the committed offsets of the source's consumer groups and writes MM2-compatible Checkpoint
+ * records to `<source>.checkpoints.internal` on the target (mm2-spec §2.3, §6), so that consumers (and MM2's
+ * own RemoteClusterUtils.translateOffsets) can resume on the target.
+ *
+ * Invariants:
+ * - Translation uses the exact offset history (OffsetHistoryStore), never MM2's approximate sync search.
+ * - A checkpoint is written only when its target offset changed since the last one written for that group and
+ *   partition in this process, so a quiet group costs nothing.
+ * - A commit beyond what was replicated is checkpointed conservatively at the end of the replicated data: a
+ *   consumer resuming there re-reads nothing it has not read on the target and skips nothing.
+ */
+import type { FlowConfig } from '../config/types.ts'
+import { encodeCheckpointKey, encodeCheckpointValue } from '../formats/checkpoint.ts'
+import type { AdminClient } from '../kafka/admin-client.ts'
+import type { CommittedOffset } from '../kafka/group-admin.ts'
+import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
+import type { Logger } from '../logger.ts'
+import { compileJavaRegexList } from '../policy/java-regex.ts'
+import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+import type { Translation } from './offset-history.ts'
+
+export interface GroupFilterConfig {
+  readonly groups: readonly string[]
+  readonly groupsExclude: readonly string[]
+}
+
+/** MM2's DefaultGroupFilter: a whole-string match of `groups`, minus `groups.exclude` (which wins). */
+export function createGroupFilter (config: GroupFilterConfig): (group: string) => boolean {
+  const include = compileJavaRegexList(config.groups)
+  const exclude = compileJavaRegexList(config.groupsExclude)
+  return group => include !== null && include.test(group) && !(exclude?.test(group) ?? false)
+}
+
+export interface TranslatedCommit {
+  readonly group: string
+  readonly topic: string
+  readonly remoteTopic: string
+  readonly partition: number
+  readonly upstreamOffset: number
+  readonly metadata: string
+  readonly translation: Translation
+}
+
+/** The part of the flow that knows how far each partition has been copied, and how to translate. */
+export interface Translator {
+  /** Undefined when the partition is not replicated by this flow. */
+  translate: (topic: string, partition: number, committed: number) => Translation | undefined
+}
+
+/** Translates one group's commits; partitions this flow does not replicate are left out. */
+export function translateCommits (group: string, commits: readonly CommittedOffset[], translator: Translator, remoteTopicOf: (topic: string) => string): TranslatedCommit[] {
+  const out: TranslatedCommit[] = []
+  for (const c of commits) {
+    const translation = translator.translate(c.topic, c.partition, c.offset)
+    if (translation === undefined || translation.offset < 0) continue
+    out.push({ group, topic: c.topic, remoteTopic: remoteTopicOf(c.topic), partition: c.partition, upstreamOffset: c.offset, metadata: c.metadata, translation })
+  }
+  return out
+}
+
+export interface CheckpointEmitterDeps {
+  readonly flow: FlowConfig
+  readonly policy: ReplicationPolicy
+  readonly sourceAdmin: Pick<AdminClient, 'groups'>
+  readonly targetAdmin: Pick<AdminClient, 'createTopic'>
+  readonly writer: Pick<RecordWriter, 'write'>
+  readonly translator: Translator
+  readonly log: Logger
+}
+
+export class CheckpointEmitter {
+  readonly topic: string
+  readonly #deps: CheckpointEmitterDeps
+  readonly #shouldCheckpointGroup: (group: string) => boolean
+  /** Last target offset written, per group, remote topic and partition. */
+  readonly #written = new Map<string, number>()
+
+  constructor (deps: CheckpointEmitterDeps) {
+    this.#deps = deps
+    this.topic = deps.policy.checkpointsTopic(deps.flow.source.alias)
+    this.#shouldCheckpointGroup = createGroupFilter(deps.flow)
+  }
+
+  async init (): Promise<void> {
+    await this.#deps.targetAdmin.createTopic({
+      name: this.topic, partitions: 1, replicationFactor: this.#deps.flow.checkpointsTopicReplicationFactor, configs: { 'cleanup.policy': 'compact' }
+    })
+  }
+
+  /** The groups of the source this flow checkpoints. */
+  async groups (): Promise<string[]> {
+    const listed = await this.#deps.sourceAdmin.groups.listGroups()
+    return listed.map(g => g.groupId).filter(this.#shouldCheckpointGroup).sort()
+  }
+
+  /** Translates every selected group's commits and writes the checkpoints that changed. Returns how many. */
+  async emit (): Promise<number> {
+    const { flow, policy, translator } = this.#deps
+    const records: OutRecord[] = []
+    const written: [string, number][] = []
+    for (const group of await this.groups()) {
+      const commits = await this.#deps.sourceAdmin.groups.listCommittedOffsets(group)
+      const timestamp = BigInt(Date.now())
+      for (const t of translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))) {
+        const key = `${group}\u0000${t.remoteTopic}\u0000${t.partition}`
+        if (this.#written.get(key) === t.translation.offset) continue
+        records.push({
+          key: encodeCheckpointKey({ group, topic: t.remoteTopic, partition: t.partition }),
+          value: encodeCheckpointValue({ upstreamOffset: t.upstreamOffset, downstreamOffset: t.translation.offset, metadata: t.metadata }),
+          headers: [],
+          timestamp
+        })
+        written.push([key, t.translation.offset])
+        if (!t.translation.exact) this.#deps.log.debug({ group, topic: t.topic, partition: t.partition, reason: t.translation.reason }, 'checkpoint is conservative')
+      }
+    }
+    if (records.length === 0) return 0
+    await this.#deps.writer.write([{ topic: this.topic, partition: 0, records }])
+    for (const [key, offset] of written) this.#written.set(key, offset)
+    return records.length
+  }
+}

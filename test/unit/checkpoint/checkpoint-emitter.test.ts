@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { CheckpointEmitter, createGroupFilter } from '../../../src/checkpoint/checkpoint-emitter.ts'
+import type { FlowConfig } from '../../../src/config/types.ts'
+import { decodeCheckpoint } from '../../../src/formats/checkpoint.ts'
+import type { CommittedOffset } from '../../../src/kafka/group-admin.ts'
+import type { PartitionBatch } from '../../../src/kafka/record-writer.ts'
+import { silentLogger } from '../../../src/logger.ts'
+import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
+
+const flow = {
+  source: { alias: 'A' },
+  groups: ['.*'],
+  groupsExclude: ['console-consumer-.*', 'connect-.*', '__.*'],
+  checkpointsTopicReplicationFactor: 1
+} as unknown as FlowConfig
+const policy = createReplicationPolicy({ className: 'org.apache.kafka.connect.mirror.DefaultReplicationPolicy', separator: '.', internalTopicSeparatorEnabled: true, sourceClusterAlias: 'A' })
+
+function emitterWith (commits: Map<string, CommittedOffset[]>) {
+  const written: PartitionBatch[] = []
+  const emitter = new CheckpointEmitter({
+    flow,
+    policy,
+    sourceAdmin: { groups: { listGroups: async () => [...commits.keys()].map(groupId => ({ groupId, state: 'Empty' as const, protocolType: 'consumer' })), listCommittedOffsets: async (g: string) => commits.get(g) ?? [] } } as never,
+    targetAdmin: { createTopic: async () => 'created' as const },
+    writer: { write: async batches => { written.push(...batches); return batches.map(() => [{ start: 0, baseOffset: 0 }]) } },
+    // A partition of `orders` is replicated with its offsets shifted by -3; `other` is not replicated.
+    translator: { translate: (topic, _p, c) => topic === 'orders' ? { offset: c - 3, exact: c <= 100, reason: c > 100 ? 'beyond' : undefined } as never : undefined },
+    log: silentLogger()
+  })
+  return { emitter, written }
+}
+
+describe('CheckpointEmitter', () => {
+  it('selects groups as MM2\'s default group filter does', () => {
+    const keep = createGroupFilter(flow)
+    assert.deepEqual(['app', 'console-consumer-1', 'connect-x', '__g', 'billing'].filter(keep), ['app', 'billing'])
+    assert.equal(createGroupFilter({ groups: [], groupsExclude: [] })('app'), false)
+  })
+
+  it('writes a checkpoint per replicated partition with the remote topic name, then only the ones that changed', async () => {
+    // Given a group with commits on a replicated and on an unreplicated topic
+    const commits = new Map([['app', [
+      { topic: 'orders', partition: 0, offset: 50, metadata: 'm' },
+      { topic: 'orders', partition: 1, offset: 10, metadata: '' },
+      { topic: 'other', partition: 0, offset: 7, metadata: '' }
+    ]], ['console-consumer-9', [{ topic: 'orders', partition: 0, offset: 1, metadata: '' }]]])
+    const { emitter, written } = emitterWith(commits)
+    // When checkpoints are emitted
+    assert.equal(await emitter.emit(), 2)
+    const first = written[0]!.records.map(r => decodeCheckpoint(r.key!, r.value!))
+    assert.equal(written[0]!.topic, 'A.checkpoints.internal')
+    assert.deepEqual(first, [
+      { group: 'app', topic: 'A.orders', partition: 0, upstreamOffset: 50, downstreamOffset: 47, metadata: 'm' },
+      { group: 'app', topic: 'A.orders', partition: 1, upstreamOffset: 10, downstreamOffset: 7, metadata: '' }
+    ])
+    // Then nothing is written again until a commit moves
+    assert.equal(await emitter.emit(), 0)
+    commits.get('app')![1] = { topic: 'orders', partition: 1, offset: 12, metadata: '' }
+    assert.equal(await emitter.emit(), 1)
+    assert.equal(decodeCheckpoint(written[1]!.records[0]!.key!, written[1]!.records[0]!.value!).downstreamOffset, 9)
+  })
+})
