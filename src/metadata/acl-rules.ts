@@ -1,0 +1,158 @@
+/**
+ * How one source ACL binding becomes a target binding, or why it is not copied. Pure: no I/O.
+ *
+ * MM2 (MirrorSourceConnector.syncTopicAcls) copies LITERAL topic ACLs of replicated topics, renamed with
+ * formatRemoteTopic, drops ALLOW WRITE, turns ALLOW ALL into ALLOW READ and copies DENY unchanged. kmirror keeps
+ * that and goes further in three ways:
+ *
+ * 1. Grants are read-only. On a remote topic kmirror copies ALLOW READ, DESCRIBE and DESCRIBE_CONFIGS, and ALLOW
+ *    ALL becomes READ (READ implies DESCRIBE in Kafka's authorizer). Every other ALLOW (WRITE, CREATE, DELETE,
+ *    ALTER, ALTER_CONFIGS, ...) is skipped: only kmirror writes and manages remote topics. MM2 only drops WRITE.
+ * 2. PREFIXED topic ACLs are mapped through the replication policy: prefix `orders` becomes `A.orders` with the
+ *    default policy (every remote name of a topic under `orders` starts with `A.orders`, and nothing else does),
+ *    `orders` with the identity policy. A literal `*` (every topic) becomes PREFIXED `A.`; with the identity
+ *    policy it would cover every topic of the target, so it is skipped.
+ *    A prefix is copied when the prefix itself, taken as a topic name, passes the flow's topic filter, or when
+ *    some source topic under it is replicated. The filter decides what is copied, not who may read it: the
+ *    target prefix may also cover remote names of source topics the filter leaves out, which kmirror never
+ *    creates and which, if someone else copied them there, hold data the principal may read on the source.
+ *    With the identity policy the target prefix also covers the target's own topics of that prefix, exactly as
+ *    MM2's literal sync covers the target's own topic of the same name.
+ * 3. Consumer-group ACLs (ALLOW READ and DESCRIBE, ALL becoming READ; every DENY) of groups passing `groups` /
+ *    `groups.exclude`, literal or prefixed (a prefix is copied when it passes the filter as a group name), so that
+ *    consumers can fail over. Group names are not renamed: MM2's checkpoints keep group ids.
+ *
+ * One guard MM2 lacks: a topic DENY that applies to the principal kmirror writes with on the target (its SASL
+ * PLAIN/SCRAM user, User:ANONYMOUS on PLAINTEXT, or `User:*`) would stop replication of that topic. Of such a
+ * binding only its READ part is copied (DENY ALL becomes DENY READ); DENY WRITE, DESCRIBE and the other
+ * operations kmirror needs are skipped. A non-super-user kmirror would otherwise lose the topic's data path.
+ */
+import type { AclBinding, AclOp } from '../kafka/acls.ts'
+import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+
+/** Why a source binding is not copied; each value is the sentence logs and `kmirror plan` show. */
+export const AclSkipReasons = {
+  OPERATION_NOT_GRANTED: 'kmirror copies only READ, DESCRIBE and DESCRIBE_CONFIGS grants on topics (ALL becomes READ): it never grants write or management rights on a remote topic',
+  GROUP_OPERATION_NOT_GRANTED: 'kmirror copies only READ and DESCRIBE grants on consumer groups (ALL becomes READ)',
+  TOPIC_NOT_REPLICATED: 'the topic is not replicated by this flow (topics, topics.exclude, an internal topic or a cycle)',
+  PREFIX_NOT_REPLICATED: 'no topic under this prefix is replicated by this flow, and the prefix itself does not pass topics / topics.exclude',
+  INVALID_TOPIC_NAME: 'not a valid topic name or prefix, so it covers no topic',
+  PREFIX_NOT_MAPPABLE: 'the replication policy does not rename every topic under this prefix the same way',
+  WILDCARD_NOT_MAPPABLE: 'with this replication policy a wildcard would cover every topic of the target, not only the replicated ones: grant it on the target if you mean it',
+  DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror writes with on the target (or to User:*): copied, it would stop the replication of the topic',
+  GROUP_NOT_SYNCED: 'the group does not pass groups / groups.exclude',
+  GROUP_ACLS_DISABLED: 'sync.group.acls.enabled is false',
+  RESOURCE_NOT_SYNCED: 'only topic and consumer-group ACLs are synced'
+} as const
+export type AclSkipReason = (typeof AclSkipReasons)[keyof typeof AclSkipReasons]
+
+/** ALLOW operations copied as they are, per resource type. ALLOW ALL is copied as READ. */
+const GRANTED_TOPIC_OPS: ReadonlySet<AclOp> = new Set(['read', 'describe', 'describe-configs'])
+const GRANTED_GROUP_OPS: ReadonlySet<AclOp> = new Set(['read', 'describe'])
+/** A DENY on a remote topic of any of these would stop kmirror (write, metadata, creation, growth, config sync, deletion sync). */
+const KMIRROR_TOPIC_OPS: ReadonlySet<AclOp> = new Set(['write', 'describe', 'create', 'alter', 'alter-configs', 'describe-configs', 'delete'])
+
+const WILDCARD = '*'
+const WILDCARD_PRINCIPAL = 'User:*'
+/** Kafka's legal topic characters (Topic.validate); a prefix obeys the same alphabet. */
+const TOPIC_NAME = /^[a-zA-Z0-9._-]{1,249}$/
+
+export interface AclRuleContext {
+  readonly sourceAlias: string
+  readonly policy: ReplicationPolicy
+  /** shouldReplicateTopic of the flow (filter, internal topics, cycles, heartbeats). */
+  readonly shouldReplicateTopic: (topic: string) => boolean
+  /** The flow's group filter, or null when group ACLs are not synced. */
+  readonly shouldSyncGroup: ((group: string) => boolean) | null
+  /** Source topics this flow replicates, sorted (to tell whether a prefix covers one). */
+  readonly replicatedTopics: readonly string[]
+  /** Principals kmirror itself uses on the target, as Kafka names them (`User:admin`). */
+  readonly kmirrorPrincipals: ReadonlySet<string>
+}
+
+export type AclTranslation = { readonly binding: AclBinding } | { readonly skip: AclSkipReason }
+
+export function translateAcl (b: AclBinding, context: AclRuleContext): AclTranslation {
+  if (b.resourceType === 'topic') return translateTopicAcl(b, context)
+  if (b.resourceType === 'group') return translateGroupAcl(b, context)
+  return { skip: AclSkipReasons.RESOURCE_NOT_SYNCED }
+}
+
+function translateTopicAcl (b: AclBinding, context: AclRuleContext): AclTranslation {
+  const operation = topicOperation(b, context)
+  if (typeof operation === 'object') return operation
+  const pattern = remotePattern(b, context)
+  if ('skip' in pattern) return pattern
+  return { binding: { ...b, ...pattern, operation } }
+}
+
+/** The operation the target binding gets, or why there is none. */
+function topicOperation (b: AclBinding, context: AclRuleContext): AclOp | { skip: AclSkipReason } {
+  if (b.permission === 'allow') {
+    if (b.operation === 'all') return 'read'
+    return GRANTED_TOPIC_OPS.has(b.operation) ? b.operation : { skip: AclSkipReasons.OPERATION_NOT_GRANTED }
+  }
+  const appliesToKmirror = b.principal === WILDCARD_PRINCIPAL || context.kmirrorPrincipals.has(b.principal)
+  if (!appliesToKmirror) return b.operation
+  if (b.operation === 'all') return 'read'
+  return KMIRROR_TOPIC_OPS.has(b.operation) ? { skip: AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR } : b.operation
+}
+
+/** The target resource name and pattern of a topic binding. */
+function remotePattern (b: AclBinding, context: AclRuleContext): Pick<AclBinding, 'resourceName' | 'patternType'> | { skip: AclSkipReason } {
+  const { policy, sourceAlias, shouldReplicateTopic } = context
+  if (b.patternType === 'literal' && b.resourceName !== WILDCARD) {
+    if (!TOPIC_NAME.test(b.resourceName)) return { skip: AclSkipReasons.INVALID_TOPIC_NAME }
+    if (!shouldReplicateTopic(b.resourceName)) return { skip: AclSkipReasons.TOPIC_NOT_REPLICATED }
+    return { resourceName: policy.formatRemoteTopic(sourceAlias, b.resourceName), patternType: 'literal' }
+  }
+  const prefix = b.patternType === 'literal' ? '' : b.resourceName
+  if (prefix !== '' && !TOPIC_NAME.test(prefix)) return { skip: AclSkipReasons.INVALID_TOPIC_NAME }
+  if (!shouldReplicateTopic(prefix) && !coversAny(context.replicatedTopics, prefix)) return { skip: AclSkipReasons.PREFIX_NOT_REPLICATED }
+  const mapped = remotePrefix(policy, sourceAlias, prefix)
+  if (mapped === null) return { skip: AclSkipReasons.PREFIX_NOT_MAPPABLE }
+  if (mapped === '') return { skip: AclSkipReasons.WILDCARD_NOT_MAPPABLE }
+  return { resourceName: mapped, patternType: 'prefixed' }
+}
+
+/**
+ * The prefix every remote name of a topic under `prefix` starts with, or null when the policy does not simply
+ * put a fixed head before the name. Worked example, default policy, alias A: `orders` + probe `~` gives
+ * `A.orders~`; the head before the probe is `A.orders`, which is also the remote name of `orders` itself.
+ * Identity policy and prefix `heartbeats`: `heartbeats~` stays itself but `heartbeats` becomes `A.heartbeats`,
+ * so no single target prefix exists.
+ */
+export function remotePrefix (policy: ReplicationPolicy, sourceAlias: string, prefix: string): string | null {
+  const probe = 'kmirror-probe'
+  const remoteProbe = policy.formatRemoteTopic(sourceAlias, prefix + probe)
+  if (!remoteProbe.endsWith(probe)) return null
+  const mapped = remoteProbe.slice(0, remoteProbe.length - probe.length)
+  if (prefix !== '' && policy.formatRemoteTopic(sourceAlias, prefix) !== mapped) return null
+  return mapped
+}
+
+/** Whether a sorted list holds a name starting with `prefix` (binary search for the first name >= prefix). */
+function coversAny (sorted: readonly string[], prefix: string): boolean {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if ((sorted[mid] as string) < prefix) lo = mid + 1
+    else hi = mid
+  }
+  return lo < sorted.length && (sorted[lo] as string).startsWith(prefix)
+}
+
+function translateGroupAcl (b: AclBinding, context: AclRuleContext): AclTranslation {
+  const filter = context.shouldSyncGroup
+  if (filter === null) return { skip: AclSkipReasons.GROUP_ACLS_DISABLED }
+  let operation = b.operation
+  if (b.permission === 'allow') {
+    if (operation === 'all') operation = 'read'
+    else if (!GRANTED_GROUP_OPS.has(operation)) return { skip: AclSkipReasons.GROUP_OPERATION_NOT_GRANTED }
+  }
+  // A literal `*` covers every group: it is copied when the filter lets every name through (the empty prefix).
+  const name = b.patternType === 'literal' && b.resourceName === WILDCARD ? '' : b.resourceName
+  if (!filter(name)) return { skip: AclSkipReasons.GROUP_NOT_SYNCED }
+  return { binding: { ...b, operation } }
+}

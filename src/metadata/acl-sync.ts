@@ -1,0 +1,230 @@
+/**
+ * ACL sync of a flow, in three steps so that `kmirror plan` can run the first two and change nothing:
+ * `describeAclState` reads both clusters, `planAclSync` (pure) decides which bindings the target lacks, and
+ * `applyAclSync` creates them. The `sync-acls` job runs the three every `sync.topic.acls.interval.seconds`.
+ *
+ * Invariants:
+ * - Only bindings missing on the target are sent; nothing is ever deleted or changed on the target (MM2 too:
+ *   ACLs removed on the source stay on the target).
+ * - No copied binding grants more than READ, DESCRIBE or DESCRIBE_CONFIGS (rules in acl-rules.ts).
+ * - A cluster without authorizer is not an error: the plan names it and nothing is synced.
+ */
+import type { ClusterClientConfig, FlowConfig } from '../config/types.ts'
+import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
+import { aclKey, type AclBinding, type AclResourceType } from '../kafka/acls.ts'
+import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+import { shouldReplicateTopic } from '../policy/should-replicate.ts'
+import { createTopicFilter } from '../policy/topic-filter.ts'
+import { describePrincipal, targetPrincipals } from './acl-principal.ts'
+import { translateAcl, type AclRuleContext, type AclSkipReason } from './acl-rules.ts'
+import type { FlowContext, MetadataJob } from './jobs.ts'
+
+export { AclSkipReasons, type AclSkipReason } from './acl-rules.ts'
+
+export interface AclState {
+  /** Topic bindings (and group bindings when `sync.group.acls.enabled`) of the source; null: no authorizer. */
+  readonly sourceAcls: readonly AclBinding[] | null
+  /** The same resource types on the target; null: no authorizer. */
+  readonly targetAcls: readonly AclBinding[] | null
+  /** Source topic names, to tell whether a prefix covers a replicated topic (empty when no prefix needs it). */
+  readonly sourceTopics: readonly string[]
+}
+
+export interface AclPlanInput extends AclState {
+  readonly flow: FlowConfig
+  readonly policy: ReplicationPolicy
+}
+
+export interface SkippedAcl {
+  /** The source binding. */
+  readonly binding: AclBinding
+  readonly reason: AclSkipReason
+}
+
+export type AclCluster = 'source' | 'target'
+
+export interface AclSyncPlan {
+  /** Bindings to create on the target, sorted, each once. */
+  readonly create: readonly AclBinding[]
+  /** Source bindings that are not copied, with the reason. */
+  readonly skipped: readonly SkippedAcl[]
+  /** Copies that the target already holds. */
+  readonly inSync: number
+  /** Clusters without authorizer; when not empty, nothing is synced (and that is not an error). */
+  readonly noAuthorizer: readonly AclCluster[]
+}
+
+export type AclSyncContext = Pick<FlowContext, 'flow' | 'policy' | 'sourceAdmin' | 'targetAdmin' | 'log' | 'metrics'>
+
+/** Bindings per CreateAcls request. */
+const CREATE_CHUNK = 500
+
+/** `ALLOW READ on topic prefix A.orders for User:alice`, with ` from <host>` when the host is not `*`; operations in Kafka's words. */
+export function formatAcl (b: AclBinding): string {
+  const pattern = b.patternType === 'prefixed' ? 'prefix ' : ''
+  const host = b.host === '*' ? '' : ` from ${b.host}`
+  return `${b.permission.toUpperCase()} ${b.operation.toUpperCase().replaceAll('-', '_')} on ${b.resourceType} ${pattern}${b.resourceName} for ${b.principal}${host}`
+}
+
+/** Reads what the plan needs from both clusters. Permission errors name the ACL to grant. */
+export async function describeAclState (context: Pick<FlowContext, 'flow' | 'sourceAdmin' | 'targetAdmin'>): Promise<AclState> {
+  const { flow, sourceAdmin, targetAdmin } = context
+  const types: AclResourceType[] = flow.syncGroupAclsEnabled ? ['topic', 'group'] : ['topic']
+  const [sourceAcls, targetAcls] = await Promise.all([
+    sourceAdmin.describeAcls(types).catch(err => { throw explainPermission(err, flow, flow.source, 'read ACLs', 'DESCRIBE') }),
+    targetAdmin.describeAcls(types).catch(err => { throw explainPermission(err, flow, flow.target, 'read ACLs', 'DESCRIBE') })
+  ])
+  const needsTopics = sourceAcls?.some(b => b.resourceType === 'topic' && (b.patternType === 'prefixed' || b.resourceName === '*')) ?? false
+  const sourceTopics = needsTopics ? await sourceAdmin.listTopics() : []
+  return { sourceAcls, targetAcls, sourceTopics }
+}
+
+/** What the next sync would do. Pure. */
+export function planAclSync (input: AclPlanInput): AclSyncPlan {
+  const { sourceAcls, targetAcls } = input
+  const noAuthorizer: AclCluster[] = []
+  if (sourceAcls === null) noAuthorizer.push('source')
+  if (targetAcls === null) noAuthorizer.push('target')
+  if (sourceAcls === null || targetAcls === null) return { create: [], skipped: [], inSync: 0, noAuthorizer }
+  const rules = ruleContext(input)
+  const onTarget = new Set(targetAcls.map(aclKey))
+  const create = new Map<string, AclBinding>()
+  const inSync = new Set<string>()
+  const skipped: SkippedAcl[] = []
+  for (const binding of sourceAcls) {
+    const result = translateAcl(binding, rules)
+    if ('skip' in result) {
+      skipped.push({ binding, reason: result.skip })
+      continue
+    }
+    const key = aclKey(result.binding)
+    if (onTarget.has(key)) inSync.add(key)
+    else create.set(key, result.binding)
+  }
+  const byKey = (a: AclBinding, b: AclBinding): number => (aclKey(a) < aclKey(b) ? -1 : aclKey(a) > aclKey(b) ? 1 : 0)
+  return {
+    create: [...create.values()].sort(byKey),
+    skipped: skipped.sort((a, b) => byKey(a.binding, b.binding)),
+    inSync: inSync.size,
+    noAuthorizer
+  }
+}
+
+function ruleContext ({ flow, policy, sourceTopics }: AclPlanInput): AclRuleContext {
+  const filter = createTopicFilter({ topics: flow.topics, topicsExclude: flow.topicsExclude })
+  const shouldReplicate = (topic: string): boolean => shouldReplicateTopic(topic, {
+    filter, policy, targetAlias: flow.target.alias, heartbeatsReplicationEnabled: flow.heartbeatsReplicationEnabled
+  })
+  // MM2's DefaultGroupFilter is the same include/exclude test as its topic filter, over `groups` / `groups.exclude`.
+  const groupFilter = createTopicFilter({ topics: flow.groups, topicsExclude: flow.groupsExclude })
+  return {
+    sourceAlias: flow.source.alias,
+    policy,
+    shouldReplicateTopic: shouldReplicate,
+    shouldSyncGroup: flow.syncGroupAclsEnabled ? groupFilter : null,
+    replicatedTopics: sourceTopics.filter(shouldReplicate).sort(),
+    kmirrorPrincipals: targetPrincipals(flow)
+  }
+}
+
+/**
+ * Creates the plan's bindings on the target and logs each at info. Returns how many were created. When a
+ * request fails for another reason than permissions, the bindings are sent one by one so that one bad binding
+ * does not hold back the others; the failures are then reported together.
+ */
+export async function applyAclSync (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<number> {
+  let created = 0
+  for (let i = 0; i < plan.create.length; i += CREATE_CHUNK) {
+    const chunk = plan.create.slice(i, i + CREATE_CHUNK)
+    try {
+      await createAndLog(chunk, context)
+      created += chunk.length
+    } catch (err) {
+      if (isPermissionError(err) || chunk.length === 1) throw err
+      created += await createOneByOne(chunk, context)
+    }
+  }
+  return created
+}
+
+async function createAndLog (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<void> {
+  const { flow, targetAdmin, log, metrics } = context
+  try {
+    await targetAdmin.createAcls(bindings)
+  } catch (err) {
+    throw explainPermission(err, flow, flow.target, 'create ACLs', 'ALTER')
+  }
+  metrics.inc('aclsCreated', { flow: flow.name }, bindings.length)
+  for (const b of bindings) log.info({ acl: formatAcl(b) }, 'created ACL on the target')
+}
+
+async function createOneByOne (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<number> {
+  const failures: { acl: string, err: unknown }[] = []
+  for (const b of bindings) {
+    try {
+      await createAndLog([b], context)
+    } catch (err) {
+      failures.push({ acl: formatAcl(b), err })
+    }
+  }
+  if (failures.length === 0) return bindings.length
+  const first = failures[0]!.err
+  throw new KmirrorError(isKmirrorError(first) ? first.code : ErrorCodes.CLUSTER_UNREACHABLE,
+    `ACL sync could not create ${failures.length} of ${bindings.length} ACL(s) on cluster ${context.flow.target.alias}: ` +
+    failures.map(f => `${f.acl} (${f.err instanceof Error ? f.err.message : String(f.err)})`).join('; '),
+    { cause: first, retriable: true, details: { failed: failures.map(f => f.acl) } })
+}
+
+function isPermissionError (err: unknown): boolean {
+  if (!isKmirrorError(err)) return false
+  const names = err.details['kafkaErrors']
+  return Array.isArray(names) && names.includes('CLUSTER_AUTHORIZATION_FAILED')
+}
+
+/** A CLUSTER_AUTHORIZATION_FAILED turned into the grant that fixes it; other errors are returned unchanged. */
+function explainPermission (err: unknown, flow: FlowConfig, cluster: ClusterClientConfig, action: string, operation: 'DESCRIBE' | 'ALTER'): unknown {
+  if (!isKmirrorError(err) || !isPermissionError(err)) return err
+  const principal = describePrincipal(cluster.admin, cluster.alias)
+  return new KmirrorError(err.code,
+    `ACL sync cannot ${action} on cluster ${cluster.alias}: grant ${operation} on the cluster resource of ${cluster.alias} to ${principal} ` +
+    `(kafka-acls.sh --add --allow-principal ${principal.startsWith('User:') ? principal : '<principal>'} --operation ${operation === 'ALTER' ? 'Alter' : 'Describe'} --cluster), ` +
+    `or set ${flow.name}.sync.topic.acls.enabled = false. Replication goes on; the sync is retried.`,
+    { cause: err, retriable: true, details: err.details })
+}
+
+/**
+ * The `sync-acls` job of a flow: none when `sync.topic.acls.enabled` is false or the interval is not positive
+ * (MM2: a negative interval disables it). Group ACLs ride on the same job. First run at start.
+ */
+export function createAclSyncJobs (context: AclSyncContext): MetadataJob[] {
+  const { flow } = context
+  if (!flow.syncTopicAclsEnabled || flow.syncTopicAclsIntervalSeconds <= 0) return []
+  const log = context.log.child({ job: 'sync-acls' })
+  let reportedNoAuthorizer = ''
+  let reportedSkips = new Set<string>()
+  const run = async (): Promise<void> => {
+    const state = await describeAclState(context)
+    const plan = planAclSync({ ...state, flow, policy: context.policy })
+    const noAuthorizer = plan.noAuthorizer.join(',')
+    if (noAuthorizer !== '' && noAuthorizer !== reportedNoAuthorizer) {
+      const clusters = plan.noAuthorizer.map(c => (c === 'source' ? flow.source.alias : flow.target.alias)).join(' and ')
+      log.info({ clusters: plan.noAuthorizer }, `no ACL authorizer is configured on cluster ${clusters}: ACL sync has nothing to do`)
+    }
+    reportedNoAuthorizer = noAuthorizer
+    reportedSkips = logNewSkips(plan.skipped, reportedSkips, log)
+    const created = await applyAclSync(plan, { ...context, log })
+    log.debug({ created, inSync: plan.inSync, skipped: plan.skipped.length }, 'ACL sync done')
+  }
+  return [{ name: 'sync-acls', intervalMs: flow.syncTopicAclsIntervalSeconds * 1000, firstDelayMs: 0, run }]
+}
+
+/** Logs at debug the skipped bindings not logged by the previous run; returns the keys of this run's skips. */
+function logNewSkips (skipped: readonly SkippedAcl[], previous: ReadonlySet<string>, log: FlowContext['log']): Set<string> {
+  const current = new Set<string>()
+  for (const { binding, reason } of skipped) {
+    const key = aclKey(binding)
+    current.add(key)
+    if (!previous.has(key)) log.debug({ acl: formatAcl(binding), reason }, 'ACL not copied')
+  }
+  return current
+}

@@ -1,0 +1,166 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import type { AdminClient } from '../../../src/kafka/admin-client.ts'
+import { aclKey, type AclBinding, type AclResourceType } from '../../../src/kafka/acls.ts'
+import { principalOf } from '../../../src/metadata/acl-principal.ts'
+import { createAclSyncJobs, describeAclState } from '../../../src/metadata/acl-sync.ts'
+import type { MetricKey } from '../../../src/metrics/definitions.ts'
+import type { Metrics } from '../../../src/metrics/metrics.ts'
+import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+import { acl, flowWith } from './acl-fixtures.ts'
+
+/** An admin client holding ACLs in memory; `acls: null` plays a cluster without authorizer. */
+class FakeAdmin {
+  acls: AclBinding[] | null
+  topics: string[] = []
+  describedTypes: AclResourceType[][] = []
+  createRequests: AclBinding[][] = []
+  topicListings = 0
+  describeError: unknown = null
+  createError: unknown = null
+  /** Bindings the cluster refuses one by one (an invalid binding fails its whole request). */
+  refused = new Set<string>()
+
+  constructor (acls: AclBinding[] | null) {
+    this.acls = acls
+  }
+
+  async describeAcls (types: readonly AclResourceType[]): Promise<AclBinding[] | null> {
+    this.describedTypes.push([...types])
+    if (this.describeError !== null) throw this.describeError
+    return this.acls?.filter(b => types.includes(b.resourceType)) ?? null
+  }
+
+  async createAcls (bindings: readonly AclBinding[]): Promise<void> {
+    this.createRequests.push([...bindings])
+    if (this.createError !== null) throw this.createError
+    // A real cluster creates every valid binding of a request even when another one fails, and never twice.
+    const held = new Set(this.acls!.map(aclKey))
+    this.acls!.push(...bindings.filter(b => !this.refused.has(aclKey(b)) && !held.has(aclKey(b))))
+    if (bindings.some(b => this.refused.has(aclKey(b)))) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'create ACLs: INVALID_REQUEST', { details: { kafkaErrors: ['INVALID_REQUEST'] } })
+  }
+
+  async listTopics (): Promise<string[]> {
+    this.topicListings++
+    return this.topics
+  }
+}
+
+function countingMetrics (): Metrics & { counts: Map<MetricKey, number> } {
+  const counts = new Map<MetricKey, number>()
+  return { counts, inc: (key, _labels, value = 1) => { counts.set(key, (counts.get(key) ?? 0) + value) }, set: () => undefined }
+}
+
+function setup (source: AclBinding[] | null, target: AclBinding[] | null, ...lines: string[]) {
+  const flow = flowWith('sync.topic.acls.interval.seconds = 7', ...lines)
+  const sourceAdmin = new FakeAdmin(source)
+  const targetAdmin = new FakeAdmin(target)
+  const logs = memoryLogger()
+  const metrics = countingMetrics()
+  const context = {
+    flow,
+    policy: createReplicationPolicy(flow.replicationPolicy),
+    sourceAdmin: sourceAdmin as unknown as AdminClient,
+    targetAdmin: targetAdmin as unknown as AdminClient,
+    log: logs.log,
+    metrics
+  }
+  const jobs = createAclSyncJobs(context)
+  return { flow, sourceAdmin, targetAdmin, logs, metrics, jobs, context, run: () => jobs[0]!.run() }
+}
+
+const messages = (lines: readonly { msg: string }[], msg: string): number => lines.filter(l => l.msg === msg).length
+
+describe('the sync-acls job', () => {
+  it('runs at start and then every sync.topic.acls.interval.seconds', () => {
+    const { jobs } = setup([], [])
+    assert.deepEqual(jobs.map(j => ({ name: j.name, intervalMs: j.intervalMs, firstDelayMs: j.firstDelayMs })), [{ name: 'sync-acls', intervalMs: 7000, firstDelayMs: 0 }])
+  })
+
+  it('does not exist when sync.topic.acls.enabled is false or the interval is negative', () => {
+    assert.deepEqual(setup([], [], 'sync.topic.acls.enabled = false').jobs, [])
+    assert.deepEqual(setup([], [], 'sync.topic.acls.interval.seconds = -1').jobs, [])
+  })
+
+  it('creates the missing bindings once, logs each at info, counts them, and sends nothing on the next run', async () => {
+    const { run, targetAdmin, logs, metrics } = setup([acl('allow read topic orders'), acl('allow read group billing')], [])
+    await run()
+    await run()
+    assert.deepEqual(targetAdmin.createRequests, [[acl('allow read group billing'), acl('allow read topic A.orders')]])
+    assert.deepEqual(logs.at(LogLevels.info).map(l => l['acl']), ['ALLOW READ on group billing for User:alice', 'ALLOW READ on topic A.orders for User:alice'])
+    assert.equal(metrics.counts.get('aclsCreated'), 2)
+  })
+
+  it('logs a skipped binding at debug with its reason once, not on every run', async () => {
+    const { run, logs } = setup([acl('allow write topic orders')], [])
+    await run()
+    await run()
+    const skips = logs.at(LogLevels.debug).filter(l => l.msg === 'ACL not copied')
+    assert.equal(skips.length, 1)
+    assert.match(String(skips[0]!['reason']), /never grants write/)
+  })
+
+  it('logs once at info that a cluster has no authorizer, and succeeds without creating anything', async () => {
+    const { run, targetAdmin, logs } = setup(null, [])
+    await run()
+    await run()
+    assert.equal(messages(logs.at(LogLevels.info), 'no ACL authorizer is configured on cluster A: ACL sync has nothing to do'), 1)
+    assert.deepEqual(targetAdmin.createRequests, [])
+  })
+
+  it('fails with the grant that fixes it when kmirror may not create ACLs on the target', async () => {
+    const { run, targetAdmin } = setup([acl('allow read topic orders')], [])
+    targetAdmin.createError = new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'create 1 ACL(s) on cluster B: CLUSTER_AUTHORIZATION_FAILED', { details: { kafkaErrors: ['CLUSTER_AUTHORIZATION_FAILED'] } })
+    await assert.rejects(run(), (err: KmirrorError) => {
+      assert.match(err.message, /grant ALTER on the cluster resource of B to User:admin/)
+      assert.match(err.message, /A->B\.sync\.topic\.acls\.enabled = false/)
+      assert.equal(err.cause, targetAdmin.createError)
+      return true
+    })
+  })
+
+  it('fails with the grant that fixes it when kmirror may not read the source\'s ACLs', async () => {
+    const { run, sourceAdmin } = setup([], [])
+    sourceAdmin.describeError = new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'describe topic ACLs', { details: { kafkaErrors: ['CLUSTER_AUTHORIZATION_FAILED'] } })
+    await assert.rejects(run(), /grant DESCRIBE on the cluster resource of A to User:admin/)
+  })
+
+  it('creates the good bindings of a request one bad binding fails, then reports the bad one', async () => {
+    const { run, targetAdmin } = setup([acl('allow read topic a'), acl('allow read topic b'), acl('allow read topic c')], [])
+    targetAdmin.refused.add(aclKey(acl('allow read topic A.b')))
+    await assert.rejects(run(), /could not create 1 of 3 ACL\(s\) on cluster B: ALLOW READ on topic A\.b for User:alice/)
+    assert.deepEqual(targetAdmin.acls!.map(b => b.resourceName).sort(), ['A.a', 'A.c'])
+  })
+})
+
+describe('describeAclState', () => {
+  it('asks for topic and group ACLs, and lists source topics only when a topic prefix or wildcard needs them', async () => {
+    const { context, sourceAdmin, targetAdmin } = setup([acl('allow read topic orders')], [])
+    sourceAdmin.topics = ['orders']
+    assert.deepEqual(await describeAclState(context), { sourceAcls: [acl('allow read topic orders')], targetAcls: [], sourceTopics: [] })
+    assert.deepEqual(sourceAdmin.describedTypes, [['topic', 'group']])
+    assert.deepEqual(targetAdmin.describedTypes, [['topic', 'group']])
+    sourceAdmin.acls!.push(acl('allow read topic ord prefixed'))
+    assert.deepEqual((await describeAclState(context)).sourceTopics, ['orders'])
+    assert.equal(sourceAdmin.topicListings, 1)
+  })
+
+  it('asks for topic ACLs only when sync.group.acls.enabled is false', async () => {
+    const { context, sourceAdmin } = setup([], [], 'sync.group.acls.enabled = false')
+    await describeAclState(context)
+    assert.deepEqual(sourceAdmin.describedTypes, [['topic']])
+  })
+})
+
+describe('principalOf', () => {
+  it('is the SASL user for PLAIN and SCRAM, ANONYMOUS on PLAINTEXT, and unknown otherwise', () => {
+    const jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="mirror" password="x";'
+    assert.equal(principalOf({ 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'SCRAM-SHA-512', 'sasl.jaas.config': jaas }), 'User:mirror')
+    assert.equal(principalOf({ 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'PLAIN', 'sasl.jaas.config': jaas }), 'User:mirror')
+    assert.equal(principalOf({}), 'User:ANONYMOUS')
+    assert.equal(principalOf({ 'security.protocol': 'SSL' }), null)
+    assert.equal(principalOf({ 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'OAUTHBEARER' }), null)
+  })
+})
