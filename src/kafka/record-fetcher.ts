@@ -14,7 +14,7 @@ import { Consumer, FetchIsolationLevels, ListOffsetTimestamps, type fetchV17, ty
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
-import { searchErrorTree, toKmirrorError } from './errors.ts'
+import { kafkaErrorNames, searchErrorTree, toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
 
 type FetchResponsePartition = fetchV17.FetchResponsePartition
@@ -87,7 +87,7 @@ export class RecordFetcher {
   async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
     if (positions.length === 0) return []
     const topics = [...new Set(positions.map(p => p.topic))]
-    const metadata = await this.#metadata(topics)
+    const metadata = await this.#metadataSkippingUnknown(topics)
     const byLeader = new Map<number, PartitionPosition[]>()
     const results: FetchedPartition[] = []
     for (const position of positions) {
@@ -104,6 +104,27 @@ export class RecordFetcher {
     const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchFromNode(node, list, metadata.topics)))
     for (const list of perLeader) results.push(...list)
     return results
+  }
+
+  /**
+   * Metadata of the topics that exist. One unknown topic (deleted on the source, not yet noticed by the
+   * refresh job) fails the whole request; then each topic is asked alone, and the missing ones are left out,
+   * so their partitions answer RETRY while every other partition keeps being copied.
+   */
+  async #metadataSkippingUnknown (topics: string[]): Promise<{ topics: Map<string, { id: string, partitions: { leader: number }[] }> }> {
+    try {
+      return await this.#metadata(topics)
+    } catch (err) {
+      if (!kafkaErrorNames(err).some(n => n === 'UNKNOWN_TOPIC_OR_PARTITION' || n === 'UNKNOWN_TOPIC_ID') && !/unknown topic/i.test(String(err))) throw err
+      this.#forceMetadata = true
+      const found = new Map<string, { id: string, partitions: { leader: number }[] }>()
+      for (const topic of topics) {
+        const one = await this.#metadata([topic]).catch(() => null)
+        const meta = one?.topics.get(topic)
+        if (meta !== undefined) found.set(topic, meta)
+      }
+      return { topics: found }
+    }
   }
 
   async #metadata (topics: string[]) {
@@ -184,11 +205,13 @@ export class RecordFetcher {
   }
 
   /** Earliest (log start) or latest (high watermark) offsets, read_committed aware for 'latest'. */
-  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest'): Promise<Map<string, number>> {
+  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest', retried = false): Promise<Map<string, number>> {
     const byTopic = new Map<string, number[]>()
     for (const tp of partitions) byTopic.set(tp.topic, [...(byTopic.get(tp.topic) ?? []), tp.partition])
     const timestamp = which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
     try {
+      // Partitions added since the client's metadata was cached are "not found" until it is refreshed.
+      if (this.#forceMetadata) await this.#metadata([...byTopic.keys()])
       const result = await this.#consumer.listOffsets({
         topics: [...byTopic.keys()],
         partitions: Object.fromEntries(byTopic),
@@ -199,6 +222,11 @@ export class RecordFetcher {
       for (const [topic, offsets] of result) offsets.forEach((o, partition) => out.set(partitionKey(topic, partition), toOffset(o)))
       return out
     } catch (err) {
+      if (!retried) {
+        // Once, with fresh metadata: partitions added since the last refresh are "not found" until then.
+        this.#forceMetadata = true
+        return await this.listOffsets(partitions, which, true)
+      }
       throw toKmirrorError(err, ErrorCodes.FETCH, `list ${which} offsets`)
     }
   }

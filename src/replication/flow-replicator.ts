@@ -22,6 +22,7 @@ import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
 import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
 import { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import type { ProgressStore } from './progress-store.ts'
+import { createProvenanceMarker, type ProvenanceFlow, type ProvenanceMarker } from './provenance.ts'
 
 export interface PartitionStatus {
   readonly topic: string
@@ -54,7 +55,8 @@ export type ProgressSink = Pick<ProgressStore, 'commit'>
 export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>
 
 export interface FlowReplicatorDeps {
-  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'>
+  /** With IdentityReplicationPolicy, the policy and aliases turn on loop prevention (provenance.ts). */
+  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'> & Partial<ProvenanceFlow>
   readonly fetcher: SourceReader
   readonly writer: TargetWriter
   readonly progress: ProgressSink
@@ -69,16 +71,21 @@ export class FlowReplicator {
   readonly #partitions = new Map<string, PartitionState>()
   readonly #tracker: OffsetSyncTracker
   readonly #metrics: Metrics
+  readonly #provenance: ProvenanceMarker | null
   #stored = new Map<string, number>()
   #stopping = false
   #lastFlush = Date.now()
   #syncInFlight: Promise<void> | null = null
   #failures = 0
+  /** removeTopics requests waiting for the end of the current fetch round. */
+  readonly #removals: { topics: Set<string>, done: () => void }[] = []
+  #looping = false
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
     this.#metrics = deps.metrics ?? noMetrics
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
+    this.#provenance = createProvenanceMarker(deps.flow)
   }
 
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
@@ -106,6 +113,31 @@ export class FlowReplicator {
     }
   }
 
+  /**
+   * Stops replicating the named source topics (deleted or re-created on the source, or whose remote topic became
+   * unusable) and forgets their positions, so a topic added again later starts afresh. Takes effect between two
+   * fetch rounds, never during one; resolves once it has.
+   */
+  removeTopics (topics: readonly string[]): Promise<void> {
+    if (topics.length === 0) return Promise.resolve()
+    const applied = new Promise<void>(resolve => this.#removals.push({ topics: new Set(topics), done: resolve }))
+    if (!this.#looping) this.#applyRemovals()
+    return applied
+  }
+
+  #applyRemovals (): void {
+    for (const { topics, done } of this.#removals.splice(0)) {
+      for (const [key, p] of this.#partitions) {
+        if (!topics.has(p.topic)) continue
+        this.#partitions.delete(key)
+        this.#stored.delete(key)
+        this.#tracker.reset(key)
+      }
+      this.#deps.log.debug({ topics: [...topics] }, 'topics removed from replication')
+      done()
+    }
+  }
+
   stop (): void {
     this.#stopping = true
   }
@@ -116,7 +148,16 @@ export class FlowReplicator {
 
   /** Runs until `stop()`, then writes the final progress and offset syncs. */
   async run (): Promise<void> {
+    this.#looping = true
+    return this.#loop().finally(() => {
+      this.#looping = false
+      this.#applyRemovals()
+    })
+  }
+
+  async #loop (): Promise<void> {
     while (!this.#stopping) {
+      this.#applyRemovals()
       try {
         const progressed = await this.#iterate()
         if (progressed) {
@@ -152,7 +193,7 @@ export class FlowReplicator {
       await delay(200)
       return true
     }
-    const fetched = await this.#deps.fetcher.fetch(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })))
+    const fetched = this.#markProvenance(await this.#deps.fetcher.fetch(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position }))))
     const withRecords = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.records.length > 0)
     const segments = withRecords.length === 0
       ? []
@@ -167,6 +208,21 @@ export class FlowReplicator {
     this.#sendSyncs()
     if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
+  }
+
+  /** Identity policy only: drops records that came from the target, marks the others with their origin. */
+  #markProvenance (fetched: FetchedPartition[]): FetchedPartition[] {
+    const marker = this.#provenance
+    if (marker === null) return fetched
+    return fetched.map(f => {
+      if (f.outcome !== FetchOutcomes.OK) return f
+      const { partition, skipped } = marker.mark(f)
+      if (skipped > 0) {
+        this.#metrics.inc('loopRecordsSkipped', { flow: this.#deps.flow.name, topic: f.topic }, skipped)
+        this.#deps.log.debug({ topic: f.topic, partition: f.partition, skipped }, 'records that originated on the target were not sent back')
+      }
+      return partition
+    })
   }
 
   #state (f: { topic: string, partition: number }): PartitionState {
