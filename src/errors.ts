@@ -11,6 +11,10 @@ export const ErrorCodes = {
   CLUSTER_UNREACHABLE: 'KMIRROR_ERR_CLUSTER_UNREACHABLE',
   /** A topic (remote or internal) could not be created or is incompatible with what kmirror needs. */
   TOPIC_CREATE: 'KMIRROR_ERR_TOPIC_CREATE',
+  /** A topic config change on the target was refused (invalid value, policy). The other topics keep syncing. */
+  TOPIC_SYNC: 'KMIRROR_ERR_TOPIC_SYNC',
+  /** The cluster refused an operation for lack of an ACL. The message names the grant to add. */
+  NOT_AUTHORIZED: 'KMIRROR_ERR_NOT_AUTHORIZED',
   /** Records could not be written to the target. */
   PRODUCE: 'KMIRROR_ERR_PRODUCE',
   /** Records could not be read from the source. */

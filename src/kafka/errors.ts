@@ -53,7 +53,9 @@ export function toKmirrorError (err: unknown, code: ErrorCode, action: string): 
   const network = isNetworkError(err) || names.some(n => n.startsWith('NOT_') || n.endsWith('_NOT_AVAILABLE') || n === 'REQUEST_TIMED_OUT')
   const hint = names.map(n => HINTS[n]).find(h => h !== undefined) ?? (network ? NETWORK_HINT : undefined)
   const suffix = (names.length > 0 ? ` [${names.join(', ')}]` : '') + (hint === undefined ? '' : `; ${hint}`)
-  return new KmirrorError(network ? ErrorCodes.CLUSTER_UNREACHABLE : code, `${action}: ${describe(err)}${suffix}`, {
+  const denied = names.some(n => n.endsWith('_AUTHORIZATION_FAILED'))
+  const finalCode = denied ? ErrorCodes.NOT_AUTHORIZED : network ? ErrorCodes.CLUSTER_UNREACHABLE : code
+  return new KmirrorError(finalCode, `${action}: ${describe(err)}${suffix}`, {
     cause: err,
     retriable: network || names.length === 0 || names.some(n => RETRIABLE_NAMES.has(n)),
     details: { kafkaErrors: names }

@@ -8,7 +8,9 @@ import type { AdminClient } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+import { createAclSyncJobs } from './acl-sync.ts'
 import type { RemoteTopics } from './remote-topics.ts'
+import { createTopicConfigSyncJobs } from './topic-config-sync.ts'
 
 export interface MetadataJob {
   readonly name: string
@@ -28,7 +30,9 @@ export interface FlowContext {
   readonly metrics: Metrics
 }
 
-export function createMetadataJobs (_context: FlowContext): MetadataJob[] {
+export function createMetadataJobs (context: FlowContext): MetadataJob[] {
   const jobs: MetadataJob[] = []
+  jobs.push(...createTopicConfigSyncJobs(context))
+  jobs.push(...createAclSyncJobs(context))
   return jobs
 }

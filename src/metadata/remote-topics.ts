@@ -1,111 +1,102 @@
 /**
- * Finds the source topics a flow replicates and makes sure each has its remote topic on the target:
- * created with the source's partition count, `replication.factor` and the source's topic configs minus
- * exclusions, or grown when it has fewer partitions than the source. One topic's failure is reported and
- * never stops the others.
+ * The topic refresh of one flow (MM2's refreshTopicPartitions + computeAndCreateTopicPartitions): finds the source
+ * topics it replicates and makes sure each has its remote topic on the target, created with the source's
+ * partition count, `replication.factor` and topic configs, or grown to the source's partition count.
+ *
+ * Invariants:
+ * - A refresh costs one metadata read per cluster, plus DescribeConfigs of the source topics being created only.
+ * - One topic's problem (remote with more partitions, creation refused) is reported and never stops the others;
+ *   a problem is logged once, again when it changes, and at info level when it is gone.
+ * - A source topic seen replicated at one refresh and missing at the next was deleted: it is reported (log and
+ *   metric), its partitions are released by the data path before anything else, and its remote topic is
+ *   deleted only with `sync.topic.deletions.enabled`. Deletions are never inferred across restarts.
+ * - A replicated topic that became a problem, was deleted, or was re-created (new topic id) is listed in
+ *   `removed`, so the data path lets go of its partitions; a re-created one is then replicated afresh.
  */
 import type { FlowConfig } from '../config/types.ts'
-import type { AdminClient, TopicConfigEntry } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
-import { compileJavaRegexList } from '../policy/java-regex.ts'
+import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
-import { shouldReplicateTopic } from '../policy/should-replicate.ts'
-import { createTopicFilter } from '../policy/topic-filter.ts'
+import { applyTopicSyncPlan, type TopicSyncResult, type TopicWriter } from './topic-sync-apply.ts'
+import { planTopicSync, type ReplicatedTopic, type TopicProblem, type TopicSyncPlan } from './topic-sync-plan.ts'
+import { ConfigReads, describeTopicState, type TopicReader } from './topic-state.ts'
 
-export interface ReplicatedTopic {
-  readonly source: string
-  readonly remote: string
-  readonly partitions: number
+export type { ReplicatedTopic, TopicProblem } from './topic-sync-plan.ts'
+export { selectTopicConfigs } from './topic-config-plan.ts'
+
+export interface RefreshResult extends TopicSyncResult {
+  /** Source topics whose partitions the data path must stop replicating (deleted, re-created, or now a problem). */
+  readonly removed: readonly string[]
+  /** Source topics found deleted by this refresh. */
+  readonly deleted: readonly string[]
 }
 
-export interface TopicProblem {
-  readonly topic: string
-  readonly message: string
-}
-
-export interface RefreshResult {
-  readonly topics: readonly ReplicatedTopic[]
-  readonly created: readonly string[]
-  readonly grown: readonly string[]
-  readonly problems: readonly TopicProblem[]
-}
-
-/** The source configs MM2 copies when it creates a remote topic: set explicitly, writable, not secret, not excluded. */
-export function selectTopicConfigs (entries: readonly TopicConfigEntry[], exclude: RegExp | null): Record<string, string> {
-  const out: Record<string, string> = {}
-  for (const e of entries) {
-    if (e.value === null || e.readOnly || e.sensitive) continue
-    if (e.source !== 'topic' && e.source !== 'dynamic-broker') continue
-    if (exclude?.test(e.name) === true) continue
-    out[e.name] = e.value
-  }
-  return out
+export interface RefreshOptions {
+  /**
+   * Called with `removed` before any remote topic is deleted; resolves once the data path stopped replicating
+   * those topics.
+   */
+  readonly stopReplicating?: (topics: readonly string[]) => Promise<void>
 }
 
 export class RemoteTopics {
   readonly #flow: FlowConfig
   readonly #policy: ReplicationPolicy
-  readonly #source: AdminClient
-  readonly #target: AdminClient
+  readonly #source: TopicReader
+  readonly #target: TopicReader & TopicWriter
   readonly #log: Logger
-  readonly #shouldReplicate: (topic: string) => boolean
-  readonly #configExclude: RegExp | null
+  readonly #metrics: Metrics
+  /** Topics replicated after the last refresh, and their source topic ids. */
+  #replicated: readonly ReplicatedTopic[] = []
+  #knownIds = new Map<string, string>()
+  /** Problems logged, topic → message. */
+  readonly #reported = new Map<string, string>()
 
-  constructor (flow: FlowConfig, policy: ReplicationPolicy, sourceAdmin: AdminClient, targetAdmin: AdminClient, log: Logger) {
+  constructor (flow: FlowConfig, policy: ReplicationPolicy, sourceAdmin: TopicReader, targetAdmin: TopicReader & TopicWriter, log: Logger, metrics: Metrics = noMetrics) {
     this.#flow = flow
     this.#policy = policy
     this.#source = sourceAdmin
     this.#target = targetAdmin
     this.#log = log
-    const filter = createTopicFilter({ topics: flow.topics, topicsExclude: flow.topicsExclude })
-    this.#shouldReplicate = topic => shouldReplicateTopic(topic, {
-      filter, policy, targetAlias: flow.target.alias, heartbeatsReplicationEnabled: flow.heartbeatsReplicationEnabled
-    })
-    this.#configExclude = compileJavaRegexList(flow.configPropertiesExclude)
+    this.#metrics = metrics
   }
 
-  async refresh (): Promise<RefreshResult> {
-    const names = (await this.#source.listTopics()).filter(this.#shouldReplicate).sort()
-    const sources = await this.#source.describeTopics(names)
-    const remoteNames = names.map(n => this.#policy.formatRemoteTopic(this.#flow.source.alias, n))
-    const remotes = await this.#target.describeTopics(remoteNames)
-    const topics: ReplicatedTopic[] = []
-    const created: string[] = []
-    const grown: string[] = []
-    const problems: TopicProblem[] = []
-    const missing = names.filter((_, i) => !remotes.has(remoteNames[i]!))
-    const configs = await this.#source.describeTopicConfigs(missing)
-    for (const [i, name] of names.entries()) {
-      const source = sources.get(name)
-      if (source === undefined) continue
-      const remote = remoteNames[i]!
-      try {
-        const state = await this.#ensureRemote(name, remote, source.partitions, remotes.get(remote)?.partitions, configs.get(name) ?? [])
-        if (state === 'created') created.push(remote)
-        if (state === 'grown') grown.push(remote)
-        topics.push({ source: name, remote, partitions: source.partitions })
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err)
-        problems.push({ topic: name, message })
-        this.#log.error({ topic: name, remoteTopic: remote, err }, 'cannot prepare the remote topic; its records are not replicated until this is fixed')
-      }
-    }
-    return { topics, created, grown, problems }
+  /** The topics replicated after the last refresh. */
+  get replicated (): readonly ReplicatedTopic[] {
+    return this.#replicated
   }
 
-  async #ensureRemote (name: string, remote: string, partitions: number, remotePartitions: number | undefined, configs: readonly TopicConfigEntry[]): Promise<'created' | 'grown' | 'ok'> {
-    if (remotePartitions === undefined) {
-      const outcome = await this.#target.createTopic({
-        name: remote, partitions, replicationFactor: this.#flow.replicationFactor, configs: selectTopicConfigs(configs, this.#configExclude)
-      })
-      this.#log.info({ topic: name, remoteTopic: remote, partitions, outcome }, 'created remote topic')
-      return outcome === 'created' ? 'created' : 'ok'
+  async refresh (options: RefreshOptions = {}): Promise<RefreshResult> {
+    const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target },
+      { configs: ConfigReads.CREATION, previouslyKnown: this.#knownIds.keys() })
+    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds })
+    const removed = this.#removedBy(plan)
+    if (removed.length > 0) await options.stopReplicating?.(removed)
+    const result = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics)
+    this.#replicated = result.topics
+    this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)!.id]))
+    this.#report(result.problems)
+    return { ...result, removed, deleted: plan.deletedOnSource.map(d => d.topic) }
+  }
+
+  #removedBy (plan: TopicSyncPlan): string[] {
+    const next = new Set(plan.topics.map(t => t.source))
+    const gone = this.#replicated.map(t => t.source).filter(name => !next.has(name))
+    return [...gone, ...plan.recreatedOnSource.map(t => t.source)]
+  }
+
+  #report (problems: readonly TopicProblem[]): void {
+    const current = new Map(problems.map(p => [p.topic, p]))
+    for (const [topic, p] of current) {
+      if (this.#reported.get(topic) === p.message) continue
+      this.#reported.set(topic, p.message)
+      this.#log.error({ topic, remoteTopic: p.remoteTopic }, p.message)
     }
-    if (remotePartitions < partitions) {
-      await this.#target.createPartitions(remote, partitions)
-      this.#log.info({ topic: name, remoteTopic: remote, from: remotePartitions, to: partitions }, 'grew remote topic')
-      return 'grown'
+    for (const topic of [...this.#reported.keys()]) {
+      if (current.has(topic)) continue
+      this.#reported.delete(topic)
+      this.#log.info({ topic }, 'remote topic problem solved')
     }
-    return 'ok'
+    this.#metrics.set('remoteTopicProblems', { flow: this.#flow.name }, current.size)
   }
 }

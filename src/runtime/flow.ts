@@ -82,13 +82,13 @@ export class Flow {
       startAt: consumer['auto.offset.reset'] === 'latest' ? 'latest' : 'earliest'
     })
     replicator.setStoredProgress(stored)
-    const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log)
+    const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
     const first = await topics.refresh()
     await replicator.addTopics(first.topics)
     this.#log.info({ topics: first.topics.length, created: first.created.length, problems: first.problems.length }, 'flow started')
     if (config.refreshTopicsEnabled && config.refreshTopicsIntervalSeconds > 0) {
       this.#scheduler.every('refresh-topics', config.refreshTopicsIntervalSeconds * 1000, async () => {
-        const result = await topics.refresh()
+        const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names) })
         await replicator.addTopics(result.topics)
       })
     }

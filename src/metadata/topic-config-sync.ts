@@ -1,0 +1,48 @@
+/**
+ * The `sync-topic-configs` job (MM2's syncTopicConfigs): at start, then every `sync.topic.configs.interval.seconds`,
+ * makes the configs of every replicated topic's remote topic follow the source's (rules in topic-config-plan.ts),
+ * with incremental changes only, so keys it does not manage, and excluded keys, are never touched. Topic creation
+ * and growth are left to the topic refresh; this job only changes configs of remote topics that exist.
+ */
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import type { FlowContext, MetadataJob } from './jobs.ts'
+import { applyTopicConfigChanges, type TopicWriter } from './topic-sync-apply.ts'
+import { planTopicSync } from './topic-sync-plan.ts'
+import { ConfigReads, describeTopicState, type TopicReader } from './topic-state.ts'
+
+export const SYNC_TOPIC_CONFIGS_JOB = 'sync-topic-configs'
+
+/** The job, or none when `sync.topic.configs.enabled` is false or the interval is not positive (MM2: disabled). */
+export function createTopicConfigSyncJobs (context: FlowContext): MetadataJob[] {
+  const { flow } = context
+  if (!flow.syncTopicConfigsEnabled || flow.syncTopicConfigsIntervalSeconds <= 0) return []
+  return [{
+    name: SYNC_TOPIC_CONFIGS_JOB,
+    intervalMs: flow.syncTopicConfigsIntervalSeconds * 1000,
+    firstDelayMs: 0,
+    run: async () => { await syncTopicConfigs(context) }
+  }]
+}
+
+/** What one config sync uses of a flow's context. */
+export interface TopicConfigSyncContext extends Pick<FlowContext, 'flow' | 'policy' | 'log' | 'metrics'> {
+  readonly sourceAdmin: TopicReader
+  readonly targetAdmin: TopicReader & Pick<TopicWriter, 'alterTopicConfigs'>
+}
+
+/**
+ * One config sync of every replicated topic whose remote topic exists; returns the number of keys changed.
+ * Rejects, after trying every topic, when some could not be synced.
+ */
+export async function syncTopicConfigs (context: TopicConfigSyncContext): Promise<number> {
+  const { flow, policy, sourceAdmin, targetAdmin, log, metrics } = context
+  const state = await describeTopicState(flow, policy, { source: sourceAdmin, target: targetAdmin }, { configs: ConfigReads.ALL })
+  const plan = planTopicSync({ state, flow, policy })
+  const result = await applyTopicConfigChanges(flow.name, plan.alterConfigs, targetAdmin, log, metrics)
+  for (const p of result.problems) log.warn({ topic: p.topic, remoteTopic: p.remoteTopic }, p.message)
+  if (result.problems.length > 0) {
+    throw new KmirrorError(ErrorCodes.TOPIC_SYNC, `cannot sync the configs of ${result.problems.length} remote topic(s): ${result.problems.map(p => p.remoteTopic).join(', ')}`,
+      { retriable: true, details: { topics: result.problems.map(p => p.remoteTopic) } })
+  }
+  return result.changed
+}

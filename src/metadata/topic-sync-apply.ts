@@ -1,0 +1,132 @@
+/**
+ * Carries out a TopicSyncPlan on the target, one topic at a time: a topic whose action fails becomes a problem
+ * and never stops the others. Actions done are logged and counted here; problems (the plan's and failed
+ * actions') are returned, not logged, so that a caller running every few seconds can report each once.
+ */
+import type { AdminClient } from '../kafka/admin-client.ts'
+import type { Logger } from '../logger.ts'
+import type { Metrics } from '../metrics/metrics.ts'
+import type { AlterConfigsAction, ReplicatedTopic, TopicProblem, TopicSyncPlan } from './topic-sync-plan.ts'
+
+/** What applying a plan writes with; `AdminClient` fits. */
+export type TopicWriter = Pick<AdminClient, 'createTopic' | 'createPartitions' | 'alterTopicConfigs' | 'deleteTopics'>
+
+export interface TopicSyncResult {
+  /** Topics replicated now, with the partitions that exist on both sides. */
+  readonly topics: readonly ReplicatedTopic[]
+  /** Remote topics created, grown and deleted by this run. */
+  readonly created: readonly string[]
+  readonly grown: readonly string[]
+  readonly deletedRemotes: readonly string[]
+  /** Config keys set or reverted. */
+  readonly configsChanged: number
+  readonly problems: readonly TopicProblem[]
+}
+
+export async function applyTopicSyncPlan (
+  plan: TopicSyncPlan,
+  admins: { readonly target: TopicWriter },
+  log: Logger,
+  metrics: Metrics
+): Promise<TopicSyncResult> {
+  const problems: TopicProblem[] = [...plan.problems]
+  const deletedRemotes = await reportDeletions(plan, admins.target, log, metrics, problems)
+  const { created, notReady } = await createRemotes(plan, admins.target, log, metrics, problems)
+  const { grown, partitions } = await growRemotes(plan, admins.target, log, problems)
+  const configs = await applyTopicConfigChanges(plan.flow, plan.alterConfigs, admins.target, log, metrics)
+  problems.push(...configs.problems)
+  const topics = plan.topics.filter(t => !notReady.has(t.source)).map(t => ({ ...t, partitions: partitions.get(t.source) ?? t.partitions }))
+  return { topics, created, grown, deletedRemotes, configsChanged: configs.changed, problems }
+}
+
+/** Creates the planned remote topics; `notReady` holds the source topics whose remote topic is not known to be usable yet. */
+async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[]) {
+  const created: string[] = []
+  const notReady = new Set<string>()
+  for (const action of plan.create) {
+    try {
+      const outcome = await target.createTopic({ name: action.remoteTopic, partitions: action.partitions, replicationFactor: action.replicationFactor, configs: action.configs })
+      if (outcome === 'created') {
+        log.info({ topic: action.topic, remoteTopic: action.remoteTopic, partitions: action.partitions, configs: action.configs }, 'created remote topic')
+        created.push(action.remoteTopic)
+        metrics.inc('remoteTopicsCreated', { flow: plan.flow })
+      } else {
+        // Created meanwhile by someone else, with partitions unknown here: the next refresh looks at it first.
+        notReady.add(action.topic)
+        log.info({ topic: action.topic, remoteTopic: action.remoteTopic }, 'remote topic appeared meanwhile; it is checked at the next refresh')
+      }
+    } catch (err) {
+      notReady.add(action.topic)
+      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: messageOf(err) })
+    }
+  }
+  return { created, notReady }
+}
+
+/** Grows the planned remote topics; `partitions` holds the count to replicate of those that could not grow. */
+async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, problems: TopicProblem[]) {
+  const grown: string[] = []
+  const partitions = new Map<string, number>()
+  for (const action of plan.addPartitions) {
+    try {
+      await target.createPartitions(action.remoteTopic, action.to)
+      log.info({ topic: action.topic, remoteTopic: action.remoteTopic, from: action.from, to: action.to }, 'grew remote topic')
+      grown.push(action.remoteTopic)
+    } catch (err) {
+      // The partitions that exist on both sides keep replicating; the new ones wait for the next refresh.
+      partitions.set(action.topic, action.from)
+      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: `cannot grow to ${action.to} partitions: ${messageOf(err)}` })
+    }
+  }
+  return { grown, partitions }
+}
+
+/** Reports every deleted or re-created source topic, and deletes the remote topics the plan marks for deletion. */
+async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[]): Promise<string[]> {
+  const deleted: string[] = []
+  for (const d of plan.deletedOnSource) {
+    metrics.inc('sourceTopicsDeleted', { flow: plan.flow })
+    if (!d.deleteRemote) {
+      log.warn({ topic: d.topic, remoteTopic: d.remoteTopic }, `source topic ${d.topic} was deleted; its remote topic ${d.remoteTopic} is kept (set sync.topic.deletions.enabled = true to delete it too)`)
+      continue
+    }
+    try {
+      await target.deleteTopics([d.remoteTopic])
+      deleted.push(d.remoteTopic)
+      log.warn({ topic: d.topic, remoteTopic: d.remoteTopic }, `source topic ${d.topic} was deleted; deleted its remote topic ${d.remoteTopic} (sync.topic.deletions.enabled)`)
+    } catch (err) {
+      problems.push({ topic: d.topic, remoteTopic: d.remoteTopic, message: `source topic was deleted but its remote topic cannot be: ${messageOf(err)}; delete it by hand` })
+    }
+  }
+  for (const r of plan.recreatedOnSource) {
+    log.warn({ topic: r.source, remoteTopic: r.remote }, `source topic ${r.source} was deleted and created again; copying the new topic from its start into ${r.remote}`)
+  }
+  return deleted
+}
+
+/** Sends each topic's config changes in one incremental request; a topic that fails becomes a problem. */
+export async function applyTopicConfigChanges (
+  flow: string,
+  actions: readonly AlterConfigsAction[],
+  target: Pick<TopicWriter, 'alterTopicConfigs'>,
+  log: Logger,
+  metrics: Metrics
+): Promise<{ changed: number, problems: TopicProblem[] }> {
+  let changed = 0
+  const problems: TopicProblem[] = []
+  for (const action of actions) {
+    try {
+      await target.alterTopicConfigs(action.remoteTopic, action.changes.map(c => c.op === 'set' ? { op: 'set', name: c.name, value: c.newValue! } : { op: 'delete', name: c.name }))
+      changed += action.changes.length
+      metrics.inc('topicConfigsChanged', { flow }, action.changes.length)
+      log.info({ topic: action.topic, remoteTopic: action.remoteTopic, changes: action.changes }, 'synced remote topic configs')
+    } catch (err) {
+      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: `cannot sync configs: ${messageOf(err)}` })
+    }
+  }
+  return { changed, problems }
+}
+
+function messageOf (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}

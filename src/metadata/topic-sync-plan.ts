@@ -1,0 +1,156 @@
+/**
+ * What the next topic sync of a flow does on the target, decided from described state alone (no I/O):
+ * remote topics to create, partitions to add, config keys to change, topics that cannot be replicated and why,
+ * and source topics that disappeared. `applyTopicSyncPlan` (topic-sync-apply.ts) carries a plan out;
+ * `kmirror plan` prints it.
+ */
+import type { FlowConfig } from '../config/types.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+import { configSyncRules, planTopicConfigChanges, selectTopicConfigs, type ConfigChange, type ConfigSyncRules } from './topic-config-plan.ts'
+import type { RemoteTopicState, SourceTopicState, TopicState } from './topic-state.ts'
+
+export interface ReplicatedTopic {
+  readonly source: string
+  readonly remote: string
+  readonly partitions: number
+}
+
+export interface TopicProblem {
+  readonly topic: string
+  readonly remoteTopic: string
+  readonly message: string
+}
+
+export interface CreateTopicAction {
+  readonly topic: string
+  readonly remoteTopic: string
+  readonly partitions: number
+  /** -1 = the target broker's default. */
+  readonly replicationFactor: number
+  readonly configs: Readonly<Record<string, string>>
+}
+
+export interface AddPartitionsAction {
+  readonly topic: string
+  readonly remoteTopic: string
+  readonly from: number
+  readonly to: number
+}
+
+export interface AlterConfigsAction {
+  readonly topic: string
+  readonly remoteTopic: string
+  readonly changes: readonly ConfigChange[]
+}
+
+export interface DeletedTopic {
+  readonly topic: string
+  readonly remoteTopic: string
+  /** True when `sync.topic.deletions.enabled` asks for the remote topic to go too, and it exists. */
+  readonly deleteRemote: boolean
+}
+
+export interface TopicSyncPlan {
+  readonly flow: string
+  /** Every topic replicated once the plan is carried out, with the number of partitions replicated. */
+  readonly topics: readonly ReplicatedTopic[]
+  readonly create: readonly CreateTopicAction[]
+  readonly addPartitions: readonly AddPartitionsAction[]
+  readonly alterConfigs: readonly AlterConfigsAction[]
+  /** Topics that are not replicated, each with the reason and the fix. */
+  readonly problems: readonly TopicProblem[]
+  /** Previously replicated source topics that no longer exist. */
+  readonly deletedOnSource: readonly DeletedTopic[]
+  /** Previously replicated source topics deleted and created again (new topic id): replicated again from their start. */
+  readonly recreatedOnSource: readonly ReplicatedTopic[]
+}
+
+export interface TopicSyncInput {
+  readonly state: TopicState
+  readonly flow: FlowConfig
+  readonly policy: ReplicationPolicy
+  /** Source topics replicated until now, name → topic id. Without it, no deletion or re-creation is reported. */
+  readonly previouslyKnown?: ReadonlyMap<string, string>
+}
+
+/** Kafka's "no id" (older brokers): ids are only compared when both are real. */
+const ZERO_UUID = /^[0-]*$/
+
+interface PlanBuilder {
+  topics: ReplicatedTopic[]
+  create: CreateTopicAction[]
+  addPartitions: AddPartitionsAction[]
+  alterConfigs: AlterConfigsAction[]
+  problems: TopicProblem[]
+}
+
+export function planTopicSync (input: TopicSyncInput): TopicSyncPlan {
+  const { state, flow, policy } = input
+  const known = input.previouslyKnown ?? new Map<string, string>()
+  const rules = configSyncRules(flow)
+  const remoteName = (topic: string): string => policy.formatRemoteTopic(flow.source.alias, topic)
+  const plan: PlanBuilder = { topics: [], create: [], addPartitions: [], alterConfigs: [], problems: [] }
+  const recreatedOnSource: ReplicatedTopic[] = []
+  for (const name of [...state.source.keys()].sort()) {
+    const source = state.source.get(name)!
+    const remote = remoteName(name)
+    planTopic(plan, flow, rules, name, source, remote, state.remote.get(remote))
+    const knownId = known.get(name)
+    if (knownId !== undefined && knownId !== source.id && !ZERO_UUID.test(knownId) && !ZERO_UUID.test(source.id)) {
+      const replicated = plan.topics.find(t => t.source === name)
+      if (replicated !== undefined) recreatedOnSource.push(replicated)
+    }
+  }
+  const deletedOnSource = [...known.keys()].filter(n => !state.source.has(n)).sort().map(topic => {
+    const remoteTopic = remoteName(topic)
+    return { topic, remoteTopic, deleteRemote: flow.syncTopicDeletionsEnabled && state.remote.has(remoteTopic) }
+  })
+  return { flow: flow.name, ...plan, deletedOnSource, recreatedOnSource }
+}
+
+function planTopic (
+  plan: PlanBuilder,
+  flow: FlowConfig,
+  rules: ConfigSyncRules,
+  topic: string,
+  source: SourceTopicState,
+  remoteTopic: string,
+  remote: RemoteTopicState | undefined
+): void {
+  if (remote === undefined) {
+    if (source.configs === undefined) {
+      throw new KmirrorError(ErrorCodes.INTERNAL, `the configs of source topic ${topic} were not read, but its remote topic ${remoteTopic} must be created`)
+    }
+    const configs = selectTopicConfigs(source.configs, rules.exclude)
+    plan.create.push({ topic, remoteTopic, partitions: source.partitions, replicationFactor: flow.replicationFactor, configs })
+    plan.topics.push({ source: topic, remote: remoteTopic, partitions: source.partitions })
+    return
+  }
+  if (remote.partitions > source.partitions) {
+    plan.problems.push({ topic, remoteTopic, message: morePartitionsMessage(flow, topic, source.partitions, remoteTopic, remote.partitions) })
+    return
+  }
+  if (remote.partitions < source.partitions) {
+    plan.addPartitions.push({ topic, remoteTopic, from: remote.partitions, to: source.partitions })
+  }
+  plan.topics.push({ source: topic, remote: remoteTopic, partitions: source.partitions })
+  if (!flow.syncTopicConfigsEnabled || source.configs === undefined || remote.configs === undefined) return
+  const changes = planTopicConfigChanges(source.configs, remote.configs, rules)
+  if (changes.length > 0) plan.alterConfigs.push({ topic, remoteTopic, changes })
+}
+
+function morePartitionsMessage (flow: FlowConfig, topic: string, partitions: number, remoteTopic: string, remotePartitions: number): string {
+  const source = flow.source.alias
+  const target = flow.target.alias
+  return `remote topic ${remoteTopic} on ${target} has ${remotePartitions} partitions but source topic ${topic} on ${source} has ${partitions}: ` +
+    `kmirror keeps each record's partition, so a remote topic may not have more partitions than its source, and ${topic} is not replicated. ` +
+    `Fix: delete ${remoteTopic} on ${target} (kmirror creates it again with ${partitions} partitions), ` +
+    `grow ${topic} on ${source} to ${remotePartitions} partitions, or leave it out with ${flow.name}.topics.exclude`
+}
+
+/** True when applying the plan would change nothing on the target and no topic has a problem. */
+export function isTopicSyncPlanEmpty (plan: TopicSyncPlan): boolean {
+  return plan.create.length === 0 && plan.addPartitions.length === 0 && plan.alterConfigs.length === 0 &&
+    plan.problems.length === 0 && !plan.deletedOnSource.some(d => d.deleteRemote)
+}

@@ -1,0 +1,187 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { parseConfig } from '../../../src/config/load.ts'
+import type { FlowConfig } from '../../../src/config/types.ts'
+import { RemoteTopics } from '../../../src/metadata/remote-topics.ts'
+import type { MetricKey } from '../../../src/metrics/definitions.ts'
+import type { Metrics } from '../../../src/metrics/metrics.ts'
+import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+import { FakeTopicCluster } from './topic-fake-cluster.ts'
+
+function flowWith (...lines: string[]): FlowConfig {
+  const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true', 'replication.factor = 1', ...lines].join('\n'), 'mm2.properties')
+  return config.flows.find(f => f.name === 'A->B')!
+}
+
+class RecordingMetrics implements Metrics {
+  readonly counters = new Map<MetricKey, number>()
+  readonly gauges = new Map<MetricKey, number>()
+  inc (metric: MetricKey, _labels: unknown, value = 1): void {
+    this.counters.set(metric, (this.counters.get(metric) ?? 0) + value)
+  }
+
+  set (metric: MetricKey, _labels: unknown, value: number): void {
+    this.gauges.set(metric, value)
+  }
+}
+
+function setup (...lines: string[]) {
+  const flow = flowWith(...lines)
+  const source = new FakeTopicCluster()
+  const target = new FakeTopicCluster()
+  const logs = memoryLogger()
+  const metrics = new RecordingMetrics()
+  const topics = new RemoteTopics(flow, createReplicationPolicy(flow.replicationPolicy), source, target, logs.log, metrics)
+  const released: string[][] = []
+  const stopReplicating = async (names: readonly string[]): Promise<void> => {
+    released.push([...names])
+    target.calls.push({ op: 'stopReplicating', topics: [...names] })
+  }
+  return { source, target, logs, metrics, topics, released, refresh: () => topics.refresh({ stopReplicating }) }
+}
+
+describe('RemoteTopics.refresh', () => {
+  it('creates missing remote topics with the source partitions and configs, and counts them', async () => {
+    const { source, target, metrics, refresh } = setup()
+    source.addTopic('orders', 3, { 'retention.ms': '3600000', 'cleanup.policy': 'compact', 'min.insync.replicas': '2' })
+    const result = await refresh()
+    assert.deepEqual(result.topics, [{ source: 'orders', remote: 'A.orders', partitions: 3 }])
+    assert.deepEqual(result.created, ['A.orders'])
+    assert.equal(target.partitions('A.orders'), 3)
+    assert.deepEqual(target.overrides('A.orders'), { 'retention.ms': '3600000', 'cleanup.policy': 'compact' })
+    assert.equal(metrics.counters.get('remoteTopicsCreated'), 1)
+    assert.equal(metrics.gauges.get('remoteTopicProblems'), 0)
+  })
+
+  it('picks up a new topic and new partitions at the next refresh, reading configs only of the topic it creates', async () => {
+    const { source, target, refresh } = setup()
+    source.addTopic('a', 1)
+    await refresh()
+    source.addTopic('b', 2)
+    source.growTopic('a', 4)
+    const callsBefore = source.callsOf('describeTopicConfigs').length
+    const result = await refresh()
+    assert.deepEqual(source.callsOf('describeTopicConfigs').slice(callsBefore).map(c => c.topics), [['b']])
+    assert.deepEqual(result.grown, ['A.a'])
+    assert.deepEqual(result.removed, [])
+    assert.equal(target.partitions('A.a'), 4)
+    assert.deepEqual(result.topics.map(t => [t.source, t.partitions]), [['a', 4], ['b', 2]])
+  })
+
+  it('reports a deleted source topic once (warn log naming it, metric), releases it, and keeps its remote topic', async () => {
+    const { source, target, logs, metrics, released, refresh } = setup()
+    source.addTopic('gone', 2)
+    source.addTopic('kept', 1)
+    await refresh()
+    source.removeTopic('gone')
+    const result = await refresh()
+    assert.deepEqual(result.deleted, ['gone'])
+    assert.deepEqual(result.removed, ['gone'])
+    assert.deepEqual(released, [['gone']])
+    assert.equal(target.has('A.gone'), true)
+    assert.equal(metrics.counters.get('sourceTopicsDeleted'), 1)
+    const warning = logs.at(LogLevels.warn).find(l => l.topic === 'gone')
+    assert.match(warning!.msg, /source topic gone was deleted; its remote topic A\.gone is kept \(set sync\.topic\.deletions\.enabled = true/)
+    // Then nothing more is reported
+    const again = await refresh()
+    assert.deepEqual([again.deleted, again.removed], [[], []])
+    assert.equal(metrics.counters.get('sourceTopicsDeleted'), 1)
+    assert.deepEqual(again.topics.map(t => t.source), ['kept'])
+  })
+
+  it('with sync.topic.deletions.enabled, deletes the remote topic only after the data path released it', async () => {
+    const { source, target, refresh } = setup('sync.topic.deletions.enabled = true')
+    source.addTopic('gone', 1)
+    await refresh()
+    source.removeTopic('gone')
+    const result = await refresh()
+    assert.deepEqual(result.deletedRemotes, ['A.gone'])
+    assert.equal(target.has('A.gone'), false)
+    const order = target.calls.filter(c => c.op === 'stopReplicating' || c.op === 'deleteTopics').map(c => c.op)
+    assert.deepEqual(order, ['stopReplicating', 'deleteTopics'])
+  })
+
+  it('logs a remote topic with more partitions once at error, keeps replicating the others, and logs when it is solved', async () => {
+    const { source, target, logs, metrics, refresh } = setup()
+    source.addTopic('clash', 2)
+    source.addTopic('fine', 1)
+    target.addTopic('A.clash', 4)
+    const first = await refresh()
+    assert.deepEqual(first.topics.map(t => t.source), ['fine'])
+    assert.equal(metrics.gauges.get('remoteTopicProblems'), 1)
+    await refresh()
+    const errors = logs.at(LogLevels.error)
+    assert.equal(errors.length, 1)
+    assert.equal(errors[0]!.topic, 'clash')
+    assert.match(errors[0]!.msg, /has 4 partitions but source topic clash on A has 2/)
+    // When the user deletes the remote topic, it is created again and replicated
+    target.removeTopic('A.clash')
+    const fixed = await refresh()
+    assert.deepEqual(fixed.topics.map(t => t.source), ['clash', 'fine'])
+    assert.equal(target.partitions('A.clash'), 2)
+    assert.equal(metrics.gauges.get('remoteTopicProblems'), 0)
+    assert.ok(logs.at(LogLevels.info).some(l => l.topic === 'clash' && /solved/.test(l.msg)))
+  })
+
+  it('releases a replicated topic whose remote topic became unusable', async () => {
+    const { source, target, released, refresh } = setup()
+    source.addTopic('t', 1)
+    await refresh()
+    target.removeTopic('A.t')
+    target.addTopic('A.t', 3) // someone re-created the remote topic with more partitions
+    const result = await refresh()
+    assert.deepEqual(result.removed, ['t'])
+    assert.deepEqual(released, [['t']])
+    assert.deepEqual(result.topics, [])
+  })
+
+  it('releases and re-adds a source topic deleted and created again between two refreshes', async () => {
+    const { source, logs, released, refresh } = setup()
+    source.addTopic('t', 2)
+    await refresh()
+    source.removeTopic('t')
+    source.addTopic('t', 2)
+    const result = await refresh()
+    assert.deepEqual(result.removed, ['t'])
+    assert.deepEqual(released, [['t']])
+    assert.deepEqual(result.topics, [{ source: 't', remote: 'A.t', partitions: 2 }])
+    assert.ok(logs.at(LogLevels.warn).some(l => l.topic === 't' && /created again/.test(l.msg)))
+  })
+
+  it('keeps going when one creation is refused: that topic is a problem, the others are created, and it is retried', async () => {
+    const { source, target, logs, refresh } = setup()
+    source.addTopic('bad', 1)
+    source.addTopic('good', 1)
+    target.failNext('createTopic', 'A.bad', new Error('policy refused it'))
+    const first = await refresh()
+    assert.deepEqual(first.topics.map(t => t.source), ['good'])
+    assert.deepEqual(first.problems.map(p => [p.topic, p.message]), [['bad', 'policy refused it']])
+    assert.equal(logs.at(LogLevels.error).length, 1)
+    const second = await refresh()
+    assert.deepEqual(second.topics.map(t => t.source), ['bad', 'good'])
+  })
+
+  it('keeps replicating the existing partitions when growing the remote topic fails', async () => {
+    const { source, target, refresh } = setup()
+    source.addTopic('t', 2)
+    await refresh()
+    source.growTopic('t', 5)
+    target.failNext('createPartitions', 'A.t', new Error('timed out'))
+    const result = await refresh()
+    assert.deepEqual(result.topics, [{ source: 't', remote: 'A.t', partitions: 2 }])
+    assert.match(result.problems[0]!.message, /cannot grow to 5 partitions: timed out/)
+  })
+
+  it('does not replicate a topic whose remote topic someone else created meanwhile until the next refresh has looked at it', async () => {
+    const { source, target, metrics, refresh } = setup()
+    source.addTopic('t', 3)
+    target.raceCreate('A.t', 5)
+    const first = await refresh()
+    assert.deepEqual([first.topics, first.created, first.problems], [[], [], []])
+    assert.equal(metrics.counters.get('remoteTopicsCreated'), undefined)
+    const second = await refresh()
+    assert.deepEqual(second.topics, [])
+    assert.match(second.problems[0]!.message, /has 5 partitions but source topic t on A has 3/)
+  })
+})
