@@ -1,7 +1,7 @@
 /**
  * `kmirror run`: validate, start every selected flow, report progress, stop cleanly on SIGTERM/SIGINT.
  */
-import { selectFlows } from '../config/flows.ts'
+import { selectFlows, selectHeartbeatFlows } from '../config/flows.ts'
 import { loadConfig } from '../config/load.ts'
 import { ConfigError, ExitCodes } from '../errors.ts'
 import { startHttpServer } from '../http/server.ts'
@@ -21,9 +21,11 @@ const STOP_DEADLINE_MS = 9000
 
 export async function runCommand (file: string, options: RunOptions, log: Logger): Promise<number> {
   let flows
+  let heartbeatPairs
   try {
     const config = loadConfig(file)
     flows = selectFlows(config, options.clusters)
+    heartbeatPairs = selectHeartbeatFlows(config, options.clusters)
     for (const w of config.warnings) log.warn({ key: w.key }, w.message)
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -37,7 +39,7 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
     return ExitCodes.BAD_INPUT
   }
   const metrics = new PrometheusMetrics()
-  const mirror = new MirrorMaker(flows, log, metrics)
+  const mirror = new MirrorMaker(flows, log, metrics, heartbeatPairs)
   let failure: unknown
   try {
     if (options.http !== undefined) {

@@ -1,20 +1,26 @@
 /**
  * Runs a set of flows in one process (MM2's dedicated mode). Start is all-or-nothing: if one flow cannot
  * start, the ones already started are stopped cleanly and the error is raised.
+ * Heartbeats run for every pair MM2 would run a herder for (`selectHeartbeatFlows`), disabled flows included;
+ * they start once the flows have started and never fail the start or stop a flow.
  */
 import type { FlowConfig } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { Flow, type FlowStatus } from './flow.ts'
+import { Heartbeats } from './heartbeats.ts'
 
 export class MirrorMaker {
   readonly #flows: Flow[]
   readonly #log: Logger
+  readonly #heartbeats: Heartbeats
 
-  constructor (flows: readonly FlowConfig[], log: Logger, metrics: Metrics = noMetrics) {
+  /** `heartbeatPairs`: the pairs that get heartbeats (`selectHeartbeatFlows`); by default the flows themselves. */
+  constructor (flows: readonly FlowConfig[], log: Logger, metrics: Metrics = noMetrics, heartbeatPairs: readonly FlowConfig[] = flows) {
     this.#log = log
     this.#flows = flows.map(f => new Flow(f, log, metrics))
+    this.#heartbeats = new Heartbeats(heartbeatPairs, log, metrics)
   }
 
   async start (): Promise<void> {
@@ -28,6 +34,7 @@ export class MirrorMaker {
         throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `flow ${flow.config.name} could not start: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
       }
     }
+    this.#heartbeats.start()
     this.#log.info({ flows: this.#flows.map(f => f.config.name) }, 'kmirror started')
   }
 
@@ -37,12 +44,15 @@ export class MirrorMaker {
   }
 
   async stop (): Promise<void> {
-    const results = await Promise.allSettled(this.#flows.map(f => f.stop()))
+    const results = await Promise.allSettled([...this.#flows.map(f => f.stop()), this.#heartbeats.stop()])
     const failed = results.find(r => r.status === 'rejected')
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
   }
 
   status (): FlowStatus[] {
-    return this.#flows.map(f => f.status())
+    return this.#flows.map(f => {
+      const status = f.status()
+      return { ...status, jobs: [...status.jobs, ...this.#heartbeats.jobs(status.name)] }
+    })
   }
 }

@@ -1,0 +1,94 @@
+/**
+ * The heartbeat side of MM2's herders: one HeartbeatEmitter job per pair, each on its own scheduler (so its
+ * runs and failures are counted under the pair's name), sharing one admin client and one producer per
+ * target cluster.
+ *
+ * Invariants:
+ * - A failing heartbeat job (target unreachable, topic refused) is logged, counted and retried; it never
+ *   stops a flow and never fails the start: heartbeats are monitoring, not data.
+ * - Stopping never waits long for a heartbeat stuck on an unreachable cluster: the clients are closed after
+ *   a short grace period, which ends any request in flight.
+ */
+import { setTimeout as delay } from 'node:timers/promises'
+import type { ClusterClientConfig, FlowConfig } from '../config/types.ts'
+import { HeartbeatEmitter } from '../heartbeat/heartbeat-emitter.ts'
+import { AdminClient } from '../kafka/admin-client.ts'
+import { RecordWriter } from '../kafka/record-writer.ts'
+import type { Logger } from '../logger.ts'
+import type { Metrics } from '../metrics/metrics.ts'
+import { Scheduler, type JobStatus } from './scheduler.ts'
+
+/** How long `stop` lets a heartbeat in flight finish before closing its clients. */
+const STOP_GRACE_MS = 1000
+
+interface TargetClients {
+  readonly admin: AdminClient
+  readonly writer: RecordWriter
+}
+
+export class Heartbeats {
+  readonly #pairs: readonly FlowConfig[]
+  readonly #log: Logger
+  readonly #metrics: Metrics
+  readonly #schedulers = new Map<string, Scheduler>()
+  readonly #clients = new Map<string, TargetClients>()
+
+  constructor (pairs: readonly FlowConfig[], log: Logger, metrics: Metrics) {
+    this.#pairs = pairs
+    this.#log = log
+    this.#metrics = metrics
+  }
+
+  /**
+   * Schedules every pair's job; the first heartbeat of each is written at once. A pair whose target cannot
+   * get a client (no bootstrap.servers: validation only checks enabled flows) is logged and left out.
+   */
+  start (): void {
+    for (const pair of this.#pairs) {
+      const log = this.#log.child({ flow: pair.name })
+      let clients: TargetClients
+      try {
+        clients = this.#clientsFor(pair.target)
+      } catch (err) {
+        log.warn({ err }, 'no heartbeats for this pair: its target cluster has no usable client settings')
+        continue
+      }
+      const scheduler = new Scheduler(log, (job, ok) => {
+        this.#metrics.inc('jobRuns', { flow: pair.name, job })
+        if (!ok) this.#metrics.inc('jobFailures', { flow: pair.name, job })
+      })
+      const job = new HeartbeatEmitter({ pair, ...clients, log, metrics: this.#metrics }).job()
+      scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)
+      this.#schedulers.set(pair.name, scheduler)
+    }
+    if (this.#schedulers.size > 0) this.#log.info({ pairs: [...this.#schedulers.keys()] }, 'heartbeats started')
+  }
+
+  /** One admin client and one producer per target cluster (and per distinct client settings of it). */
+  #clientsFor (target: ClusterClientConfig): TargetClients {
+    const key = JSON.stringify([target.alias, target.admin, target.producer])
+    let clients = this.#clients.get(key)
+    if (clients === undefined) {
+      const id = (role: string): string => `kmirror|heartbeats->${target.alias}|${role}`
+      clients = {
+        admin: new AdminClient(target.admin, id('admin'), `cluster ${target.alias}`),
+        writer: new RecordWriter(target.producer, id('producer'), { idempotent: true, maxChunkBytes: 64 * 1024 })
+      }
+      this.#clients.set(key, clients)
+    }
+    return clients
+  }
+
+  async stop (): Promise<void> {
+    const stopped = Promise.all([...this.#schedulers.values()].map(s => s.stop()))
+    await Promise.race([stopped, delay(STOP_GRACE_MS, undefined, { ref: false })])
+    await Promise.all([...this.#clients.values()].flatMap(c => [c.admin.close(), c.writer.close()]))
+    // Closing ends a request in flight, and a failed run after stop is not rescheduled; still, never hang here.
+    await Promise.race([stopped, delay(STOP_GRACE_MS, undefined, { ref: false })])
+  }
+
+  /** The heartbeat job of the pair `name`, if it has one. */
+  jobs (name: string): JobStatus[] {
+    return this.#schedulers.get(name)?.status() ?? []
+  }
+}
