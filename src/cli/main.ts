@@ -7,7 +7,9 @@ import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
 import { createLogger } from '../logger.ts'
+import { planCommand } from './plan-command.ts'
 import { runCommand } from './run-command.ts'
+import { topologyCommand } from './topology-command.ts'
 import { validateCommand } from './validate-command.ts'
 
 /** src/cli/ and dist/cli/ are both two levels below package.json. */
@@ -37,12 +39,27 @@ function buildProgram (): Command {
         http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) }
       }, createLogger())
     })
+  program.command('plan')
+    .description('print what the next sync would change on each target (topics, partitions, configs, ACLs); changes nothing. Exit 0: in sync, 1: drift, 2: error')
+    .argument('<file>', 'mm2.properties')
+    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .option('--json', 'print JSON for scripts')
+    .action(async (file: string, opts: { clusters?: string[], json?: boolean }) => {
+      process.exitCode = await planCommand(file, { clusters: opts.clusters, json: opts.json === true })
+    })
   program.command('validate')
     .description('check the configuration and print the resolved flows, secrets redacted; writes nothing')
     .argument('<file>', 'mm2.properties')
     .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
     .action((file: string, opts: { clusters?: string[] }) => {
       process.exitCode = validateCommand(file, opts.clusters)
+    })
+  program.command('topology')
+    .description('list each cluster\'s upstream clusters and their distance in hops, from its heartbeat topics (as MM2\'s MirrorClient); read-only')
+    .argument('<file>', 'mm2.properties')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (file: string, opts: { json?: boolean }) => {
+      process.exitCode = await topologyCommand(file, { json: opts.json === true })
     })
   return program
 }

@@ -1,0 +1,56 @@
+/**
+ * `kmirror plan <file>`: prints, per flow, what the next sync would change on the target (topics to create,
+ * partitions to add, config keys with old and new values, ACLs to add) and the problems it cannot fix.
+ * Changes nothing. Exit 0: nothing to do; 1: drift; 2: bad configuration or a cluster could not be read.
+ */
+import { selectFlows } from '../config/flows.ts'
+import { loadConfig } from '../config/load.ts'
+import { ConfigError, ExitCodes } from '../errors.ts'
+import { formatAcl } from '../metadata/acl-sync.ts'
+import { hasDrift, planFlow, type FlowPlan } from '../runtime/plan.ts'
+
+export async function planCommand (file: string, options: { clusters: string[] | undefined, json: boolean }): Promise<number> {
+  let flows
+  try {
+    flows = selectFlows(loadConfig(file), options.clusters)
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`kmirror: ${err.message}\n`)
+      return ExitCodes.BAD_INPUT
+    }
+    throw err
+  }
+  const plans: FlowPlan[] = []
+  for (const flow of flows) {
+    try {
+      plans.push(await planFlow(flow))
+    } catch (err) {
+      process.stderr.write(`kmirror: cannot plan flow ${flow.name}: ${err instanceof Error ? err.message : String(err)}\n`)
+      return ExitCodes.BAD_INPUT
+    }
+  }
+  process.stdout.write(options.json ? `${JSON.stringify(plans.map(p => ({ ...p, drift: hasDrift(p) })), null, 2)}\n` : plans.map(renderPlan).join('\n'))
+  return plans.some(hasDrift) ? ExitCodes.DRIFT : ExitCodes.OK
+}
+
+export function renderPlan (plan: FlowPlan): string {
+  const { topics, acls } = plan
+  const lines = [`flow ${plan.flow}: ${hasDrift(plan) ? 'changes to make' : 'in sync, nothing to do'}`]
+  for (const c of topics.create) {
+    const configs = Object.entries(c.configs).map(([k, v]) => `${k}=${v}`).join(', ')
+    lines.push(`  + create topic ${c.remoteTopic} (${c.partitions} partitions, replication factor ${c.replicationFactor === -1 ? 'broker default' : c.replicationFactor})${configs === '' ? '' : `: ${configs}`}`)
+  }
+  for (const a of topics.addPartitions) lines.push(`  + grow ${a.remoteTopic} from ${a.from} to ${a.to} partitions`)
+  for (const a of topics.alterConfigs) {
+    for (const c of a.changes) {
+      lines.push(c.op === 'set'
+        ? `  ~ ${a.remoteTopic} ${c.name}: ${c.oldValue ?? '(not set)'} -> ${c.newValue}`
+        : `  ~ ${a.remoteTopic} ${c.name}: ${c.oldValue ?? '(not set)'} -> (target default)`)
+    }
+  }
+  for (const d of topics.deletedOnSource) lines.push(`  ${d.deleteRemote ? '-' : '!'} ${d.topic} was deleted on the source; ${d.deleteRemote ? `delete ${d.remoteTopic}` : `${d.remoteTopic} is kept`}`)
+  for (const b of acls?.create ?? []) lines.push(`  + ACL ${formatAcl(b)}`)
+  if (acls !== null && acls.noAuthorizer.length > 0) lines.push(`  (no ACL sync: no authorizer on the ${acls.noAuthorizer.join(' and ')} cluster)`)
+  for (const p of topics.problems) lines.push(`  ! cannot replicate ${p.topic}: ${p.message}`)
+  return `${lines.join('\n')}\n`
+}
