@@ -27,6 +27,7 @@ export function offsetHistoryTopic (sourceAlias: string): string {
 interface StoredRun {
   downstream: number
   length: number
+  open: boolean
 }
 
 export class OffsetHistoryStore {
@@ -36,8 +37,8 @@ export class OffsetHistoryStore {
   readonly #fetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null
   readonly #writer: Pick<RecordWriter, 'write'> | null
   readonly #histories = new Map<string, PartitionOffsetHistory>()
-  /** The open (last) run of each partition, to close it when the next starts. */
-  readonly #openRuns = new Map<string, { upstream: number, downstream: number }>()
+  /** The open (last) run of each partition, to close it when the next starts; `persisted` = length last written. */
+  readonly #openRuns = new Map<string, { upstream: number, downstream: number, persisted: number }>()
 
   constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null) {
     this.#flow = flow
@@ -61,7 +62,7 @@ export class OffsetHistoryStore {
       const byStart = runs.get(tp) ?? new Map<number, StoredRun>()
       runs.set(tp, byStart)
       if (record.value === null) byStart.delete(key.upstreamOffset)
-      else byStart.set(key.upstreamOffset, { downstream: decodeOffsetHistoryValue(record.value).downstreamOffset, length: decodeOffsetHistoryValue(record.value).length })
+      else byStart.set(key.upstreamOffset, { ...decodeOffsetHistoryValue(record.value), downstream: decodeOffsetHistoryValue(record.value).downstreamOffset })
     })
     for (const [tp, byStart] of runs) this.#rebuild(tp, byStart)
   }
@@ -72,13 +73,13 @@ export class OffsetHistoryStore {
     for (const [i, upstream] of starts.entries()) {
       const run = byStart.get(upstream)!
       const previous = i > 0 ? byStart.get(starts[i - 1]!)! : undefined
-      const previousEnd = previous !== undefined && previous.length >= 0 ? starts[i - 1]! + previous.length - 1 : -1
+      const previousEnd = previous !== undefined && !previous.open ? starts[i - 1]! + previous.length - 1 : -1
       history.addRunStart(upstream, run.downstream, previousEnd)
-      if (run.length >= 0) history.markReplicatedTo(upstream + run.length, run.downstream + run.length)
+      if (run.length > 0) history.markReplicatedTo(upstream + run.length, run.downstream + run.length)
     }
     this.#histories.set(tp, history)
     const last = starts.at(-1)
-    if (last !== undefined) this.#openRuns.set(tp, { upstream: last, downstream: byStart.get(last)!.downstream })
+    if (last !== undefined) this.#openRuns.set(tp, { upstream: last, downstream: byStart.get(last)!.downstream, persisted: byStart.get(last)!.length })
   }
 
   history (topic: string, partition: number): PartitionOffsetHistory | undefined {
@@ -102,22 +103,44 @@ export class OffsetHistoryStore {
       }
       const open = this.#openRuns.get(tp)
       if (open !== undefined && e.previousUpstream >= open.upstream && e.previousUpstream < e.upstreamOffset) {
-        records.push(this.#record(e.topic, e.partition, open.upstream, open.downstream, e.previousUpstream - open.upstream + 1, timestamp))
+        records.push(this.#record(e.topic, e.partition, open.upstream, open.downstream, e.previousUpstream - open.upstream + 1, false, timestamp))
       }
       history.addRunStart(e.upstreamOffset, e.downstreamOffset, e.previousUpstream)
-      this.#openRuns.set(tp, { upstream: e.upstreamOffset, downstream: e.downstreamOffset })
-      records.push(this.#record(e.topic, e.partition, e.upstreamOffset, e.downstreamOffset, -1, timestamp))
+      this.#openRuns.set(tp, { upstream: e.upstreamOffset, downstream: e.downstreamOffset, persisted: 1 })
+      records.push(this.#record(e.topic, e.partition, e.upstreamOffset, e.downstreamOffset, 1, true, timestamp))
     }
     if (records.length > 0 && this.#writer !== null) await this.#writer.write([{ topic: this.topic, partition: 0, records }])
   }
 
-  #record (topic: string, partition: number, upstreamOffset: number, downstreamOffset: number, length: number, timestamp: bigint): OutRecord {
+  #record (topic: string, partition: number, upstreamOffset: number, downstreamOffset: number, length: number, open: boolean, timestamp: bigint): OutRecord {
     return {
       key: encodeOffsetHistoryKey({ topic, partition, upstreamOffset }),
-      value: encodeOffsetHistoryValue({ downstreamOffset, length }),
+      value: encodeOffsetHistoryValue({ downstreamOffset, length, open }),
       headers: [],
       timestamp
     }
+  }
+
+  /**
+   * At a progress flush, after the flush's syncs were appended: stores how far each open run has grown, so a
+   * restarted kmirror knows the extent of the last run, and records the replication positions (`positions`:
+   * next source offset per partition), past whose last copied record the offsets are gaps.
+   */
+  async checkpointExtents (positions: ReadonlyMap<string, number>): Promise<void> {
+    const records: OutRecord[] = []
+    const timestamp = BigInt(Date.now())
+    for (const [tp, position] of positions) {
+      const history = this.#histories.get(tp)
+      const open = this.#openRuns.get(tp)
+      if (history === undefined || open === undefined) continue
+      history.markConsumedTo(position)
+      const length = history.replicatedEnd - open.upstream
+      if (length <= open.persisted) continue
+      open.persisted = length
+      const [topic, partition] = tp.split('\u0000') as [string, string]
+      records.push(this.#record(topic, Number(partition), open.upstream, open.downstream, length, true, timestamp))
+    }
+    if (records.length > 0 && this.#writer !== null) await this.#writer.write([{ topic: this.topic, partition: 0, records }])
   }
 
   /** Removes runs entirely below each partition's source log start (tombstones), keeping the covering one. */

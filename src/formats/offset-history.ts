@@ -7,7 +7,9 @@ import { encodeInt16, encodeInt32, encodeInt64, encodeString, StructReader } fro
  * so each run keeps its own record, and the record is written again with its length when the run closes.
  *
  * key   = topic STRING (source name), partition INT32, upstreamOffset INT64
- * value = version INT16 (0), downstreamOffset INT64, length INT64 (-1 while the run is open)
+ * value = version INT16 (0), downstreamOffset INT64, length INT64, open INT8
+ *   open = 1: the run is still growing and `length` is how much of it was copied at the last progress flush;
+ *   open = 0: the run ended after `length` records.
  *
  * Same primitives as MM2's records (Kafka protocol Struct encoding); readers ignore trailing bytes, so a later
  * version may append fields.
@@ -22,8 +24,10 @@ export interface OffsetHistoryKey {
 
 export interface OffsetHistoryValue {
   readonly downstreamOffset: number
-  /** Records in the run; -1 while it is open. */
+  /** Records in the run (so far, while it is open). */
   readonly length: number
+  /** True while the run may still grow. */
+  readonly open: boolean
 }
 
 export interface OffsetHistoryRecord extends OffsetHistoryKey, OffsetHistoryValue {}
@@ -40,7 +44,8 @@ export function encodeOffsetHistoryValue (value: OffsetHistoryValue): Buffer {
   return Buffer.concat([
     encodeInt16(OFFSET_HISTORY_VERSION, 'OffsetHistory version'),
     encodeInt64(value.downstreamOffset, 'OffsetHistory downstreamOffset'),
-    encodeInt64(value.length, 'OffsetHistory length')
+    encodeInt64(value.length, 'OffsetHistory length'),
+    Buffer.from([value.open ? 1 : 0])
   ])
 }
 
@@ -53,5 +58,7 @@ export function decodeOffsetHistoryKey (key: Buffer): OffsetHistoryKey {
 export function decodeOffsetHistoryValue (value: Buffer): OffsetHistoryValue {
   const reader = new StructReader(value, 'OffsetHistory value')
   reader.readInt16('version')
-  return { downstreamOffset: reader.readInt64('downstreamOffset'), length: reader.readInt64('length') }
+  const downstreamOffset = reader.readInt64('downstreamOffset')
+  const length = reader.readInt64('length')
+  return { downstreamOffset, length, open: reader.readInt8('open') !== 0 }
 }

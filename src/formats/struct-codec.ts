@@ -63,6 +63,13 @@ export class StructReader {
     this.what = what
   }
 
+  readInt8 (field: string): number {
+    this.require(1, field, 'INT8')
+    const value = this.buf.readInt8(this.offset)
+    this.offset += 1
+    return value
+  }
+
   readInt16 (field: string): number {
     this.require(2, field, 'INT16')
     const value = this.buf.readInt16BE(this.offset)

@@ -8,16 +8,16 @@ describe('OffsetHistory records', () => {
       '0002' + '7431' + '00000003' + '0000000000000064')
   })
 
-  it('encodes the value as version 0, the target offset and the run length (-1 while open)', () => {
-    assert.equal(encodeOffsetHistoryValue({ downstreamOffset: 201, length: -1 }).toString('hex'),
-      '0000' + '00000000000000c9' + 'ffffffffffffffff')
+  it('encodes the value as version 0, the target offset, the run length and whether the run is still open', () => {
+    assert.equal(encodeOffsetHistoryValue({ downstreamOffset: 201, length: 5, open: true }).toString('hex'),
+      '0000' + '00000000000000c9' + '0000000000000005' + '01')
   })
 
   it('decodes what it encodes, and ignores trailing bytes of a later version', () => {
     const key = { topic: 'orders.é', partition: 0, upstreamOffset: Number.MAX_SAFE_INTEGER }
     assert.deepEqual(decodeOffsetHistoryKey(encodeOffsetHistoryKey(key)), key)
-    const value = Buffer.concat([encodeOffsetHistoryValue({ downstreamOffset: 7, length: 42 }), Buffer.from('ffff', 'hex')])
-    assert.deepEqual(decodeOffsetHistoryValue(value), { downstreamOffset: 7, length: 42 })
+    const value = Buffer.concat([encodeOffsetHistoryValue({ downstreamOffset: 7, length: 42, open: false }), Buffer.from('ffff', 'hex')])
+    assert.deepEqual(decodeOffsetHistoryValue(value), { downstreamOffset: 7, length: 42, open: false })
   })
 
   it('refuses a truncated value with a DECODE error naming the field', () => {
