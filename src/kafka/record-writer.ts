@@ -8,6 +8,9 @@
  * - A partition's records are split into chunks of at most `maxChunkBytes`, sent in order, one round after
  *   the other: chunk k+1 of a partition is only sent once chunk k is acknowledged.
  * - `write` resolves only when every record is acknowledged by all in-sync replicas.
+ * - A record is only sent once the producer's metadata knows its partition: the library maps a partition beyond
+ *   its cached partition count with a modulo, which after a topic grew would silently write records to the
+ *   wrong partition until the cache expired.
  */
 import { Producer, ProduceAcks, type CompressionAlgorithmValue, type MessageToProduce } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
@@ -65,6 +68,7 @@ export class RecordWriter {
 
   /** Returns, for each input batch, the segments that give every record's target offset. */
   async write (batches: readonly PartitionBatch[]): Promise<OffsetSegment[][]> {
+    await this.#ensurePartitionsKnown(batches)
     const chunked = batches.map(b => splitIntoChunks(b.records, this.#options.maxChunkBytes))
     const segments: OffsetSegment[][] = batches.map(() => [])
     const rounds = Math.max(0, ...chunked.map(c => c.length))
@@ -89,6 +93,23 @@ export class RecordWriter {
       }
     }
     return segments
+  }
+
+  async #ensurePartitionsKnown (batches: readonly PartitionBatch[]): Promise<void> {
+    const needed = new Map<string, number>()
+    for (const b of batches) needed.set(b.topic, Math.max(needed.get(b.topic) ?? 0, b.partition + 1))
+    const topics = [...needed.keys()]
+    const short = (metadata: { topics: Map<string, { partitionsCount: number }> }): string[] =>
+      topics.filter(t => (metadata.topics.get(t)?.partitionsCount ?? 0) < needed.get(t)!)
+    try {
+      let missing = short(await this.#producer.metadata({ topics }))
+      if (missing.length > 0) missing = short(await this.#producer.metadata({ topics, forceUpdate: true }))
+      if (missing.length > 0) {
+        throw new KmirrorError(ErrorCodes.PRODUCE, `the target does not have the partitions to write yet (${missing.map(t => `${t} needs ${needed.get(t)}`).join(', ')}); waiting for the remote topic to grow`, { retriable: true })
+      }
+    } catch (err) {
+      throw toKmirrorError(err, ErrorCodes.PRODUCE, 'read target metadata before writing')
+    }
   }
 
   async #send (messages: MessageToProduce[]): Promise<Map<string, number>> {

@@ -16,6 +16,10 @@ export interface FakeSend {
   omitNext (topic: string, partition: number): void
   /** The next request fails with `err`, as the library would throw it. */
   failNext (err: unknown): void
+  /** Partition counts the fake metadata reports per topic: cached (stale) and after a forced refresh. */
+  partitionCounts: { cached: number, refreshed: number }
+  /** How many metadata reads were forced. */
+  readonly forcedMetadata: number
 }
 
 export function installFakeSend (t: TestContext): FakeSend {
@@ -24,6 +28,13 @@ export function installFakeSend (t: TestContext): FakeSend {
   let hold: Deferred<void> | null = null
   let omit: string | null = null
   let failure: unknown = null
+  const counts = { cached: 1000, refreshed: 1000 }
+  let forced = 0
+  t.mock.method(Producer.prototype, 'metadata', async (options: { topics: string[], forceUpdate?: boolean }) => {
+    if (options.forceUpdate === true) forced++
+    const partitionsCount = options.forceUpdate === true ? counts.refreshed : counts.cached
+    return { topics: new Map(options.topics.map(topic => [topic, { partitionsCount }])) }
+  })
   t.mock.method(Producer.prototype, 'send', async (options: { messages: MessageToProduce[] }) => {
     requests.push(options.messages)
     const held = hold
@@ -54,6 +65,8 @@ export function installFakeSend (t: TestContext): FakeSend {
     requests,
     holdNext: () => { hold = deferred(); return hold },
     omitNext: (topic, partition) => { omit = `${topic}\u0000${partition}` },
-    failNext: err => { failure = err }
+    failNext: err => { failure = err },
+    partitionCounts: counts,
+    get forcedMetadata () { return forced }
   }
 }

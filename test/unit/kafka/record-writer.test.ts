@@ -164,3 +164,26 @@ describe('RecordWriter.write messages and errors (Producer.send replaced by a fa
     })
   })
 })
+
+describe('RecordWriter.write and the target\'s partition count', () => {
+  it('refreshes metadata before writing to a partition the cached metadata does not know yet', async t => {
+    // Given cached metadata from before the remote topic grew from 2 to 5 partitions
+    const send = installFakeSend(t)
+    send.partitionCounts.cached = 2
+    send.partitionCounts.refreshed = 5
+    // When records for partition 4 are written, Then metadata is refreshed first and they go to partition 4
+    await writer(10_000).write([{ topic: 'A.t', partition: 4, records: [sized(100)] }])
+    assert.equal(send.forcedMetadata, 1)
+    assert.deepEqual(send.requests[0]!.map(m => m.partition), [4])
+  })
+
+  it('sends nothing, with a retriable error, while the target does not have the partition', async t => {
+    // The library would map partition 4 of a 2-partition topic to partition 0: records in the wrong partition.
+    const send = installFakeSend(t)
+    send.partitionCounts.cached = 2
+    send.partitionCounts.refreshed = 2
+    await assert.rejects(writer(10_000).write([{ topic: 'A.t', partition: 4, records: [sized(100)] }]),
+      (err: unknown) => (err as { code?: string, retriable?: boolean }).code === 'KMIRROR_ERR_PRODUCE' && (err as { retriable: boolean }).retriable)
+    assert.equal(send.requests.length, 0)
+  })
+})
