@@ -33,14 +33,14 @@ interface StoredRun {
 export class OffsetHistoryStore {
   readonly topic: string
   readonly #flow: FlowConfig
-  readonly #admin: Pick<AdminClient, 'createTopic'>
+  readonly #admin: Pick<AdminClient, 'createTopic' | 'describeTopics'>
   readonly #fetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null
   readonly #writer: Pick<RecordWriter, 'write'> | null
   readonly #histories = new Map<string, PartitionOffsetHistory>()
   /** The open (last) run of each partition, to close it when the next starts; `persisted` = length last written. */
   readonly #openRuns = new Map<string, { upstream: number, downstream: number, persisted: number }>()
 
-  constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null) {
+  constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic' | 'describeTopics'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null) {
     this.#flow = flow
     this.#admin = targetAdmin
     this.#fetcher = targetFetcher
@@ -48,11 +48,18 @@ export class OffsetHistoryStore {
     this.topic = offsetHistoryTopic(flow.source.alias)
   }
 
-  /** Creates the topic if needed and reads every stored run. */
-  async load (): Promise<void> {
-    await this.#admin.createTopic({
-      name: this.topic, partitions: 1, replicationFactor: this.#flow.checkpointsTopicReplicationFactor, configs: { 'cleanup.policy': 'compact' }
-    })
+  /**
+   * Reads every stored run. Creates the topic first, unless `readOnly` (commands that must change nothing),
+   * where a missing topic simply means no history.
+   */
+  async load (options: { readOnly?: boolean } = {}): Promise<void> {
+    if (options.readOnly === true) {
+      if (!(await this.#admin.describeTopics([this.topic])).has(this.topic)) return
+    } else {
+      await this.#admin.createTopic({
+        name: this.topic, partitions: 1, replicationFactor: this.#flow.checkpointsTopicReplicationFactor, configs: { 'cleanup.policy': 'compact' }
+      })
+    }
     if (this.#fetcher === null) return
     const runs = new Map<string, Map<number, StoredRun>>()
     await readTopicToEnd(this.#fetcher as RecordFetcher, this.topic, 1, (_, record) => {

@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
 import { createLogger } from '../logger.ts'
+import { translateCommand } from './offsets-command.ts'
 import { planCommand } from './plan-command.ts'
 import { runCommand } from './run-command.ts'
 import { topologyCommand } from './topology-command.ts'
@@ -46,6 +47,17 @@ function buildProgram (): Command {
     .option('--json', 'print JSON for scripts')
     .action(async (file: string, opts: { clusters?: string[], json?: boolean }) => {
       process.exitCode = await planCommand(file, { clusters: opts.clusters, json: opts.json === true })
+    })
+  const offsets = program.command('offsets').description('consumer offsets across clusters')
+  offsets.command('translate')
+    .description('translate a group\'s committed offsets from --from to --to through the exact offset history; reads only')
+    .argument('<file>', 'mm2.properties')
+    .requiredOption('--from <alias>', 'the cluster the group committed on (the flow\'s source)')
+    .requiredOption('--to <alias>', 'the cluster to translate to (the flow\'s target)')
+    .requiredOption('--group <group>', 'the consumer group')
+    .option('--json', 'print JSON for scripts')
+    .action(async (file: string, opts: { from: string, to: string, group: string, json?: boolean }) => {
+      process.exitCode = await translateCommand(file, { from: opts.from, to: opts.to, group: opts.group, json: opts.json === true })
     })
   program.command('validate')
     .description('check the configuration and print the resolved flows, secrets redacted; writes nothing')

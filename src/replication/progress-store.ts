@@ -26,12 +26,12 @@ export class ProgressStore {
   readonly #flow: FlowConfig
   readonly #admin: AdminClient
   readonly #fetcher: RecordFetcher
-  readonly #writer: RecordWriter
+  readonly #writer: Pick<RecordWriter, 'write'> | null
   #partitions = 0
   /** What is stored (or being stored), per `partitionKey(topic, partition)` of the source. */
   readonly #stored = new Map<string, number>()
 
-  constructor (flow: FlowConfig, targetAdmin: AdminClient, targetFetcher: RecordFetcher, targetWriter: RecordWriter) {
+  constructor (flow: FlowConfig, targetAdmin: AdminClient, targetFetcher: RecordFetcher, targetWriter: Pick<RecordWriter, 'write'> | null) {
     this.#flow = flow
     this.#admin = targetAdmin
     this.#fetcher = targetFetcher
@@ -42,16 +42,22 @@ export class ProgressStore {
     return this.#flow.offsetStorageTopic
   }
 
-  /** Creates the offsets topic if needed and reads every stored position of this flow's source cluster. */
-  async load (): Promise<Map<string, number>> {
+  /**
+   * Reads every stored position of this flow's source cluster. Creates the offsets topic first, unless
+   * `readOnly` (commands that must change nothing), where a missing topic means nothing was stored.
+   */
+  async load (options: { readOnly?: boolean } = {}): Promise<Map<string, number>> {
     const topic = this.topic
-    await this.#admin.createTopic({
-      name: topic,
-      partitions: this.#flow.offsetStoragePartitions,
-      replicationFactor: this.#flow.offsetStorageReplicationFactor,
-      configs: { 'cleanup.policy': 'compact' }
-    })
+    if (options.readOnly !== true) {
+      await this.#admin.createTopic({
+        name: topic,
+        partitions: this.#flow.offsetStoragePartitions,
+        replicationFactor: this.#flow.offsetStorageReplicationFactor,
+        configs: { 'cleanup.policy': 'compact' }
+      })
+    }
     const description = (await this.#admin.describeTopics([topic])).get(topic)
+    if (description === undefined && options.readOnly === true) return new Map()
     if (description === undefined) {
       throw new KmirrorError(ErrorCodes.PROGRESS, `the offsets topic ${topic} was created but cannot be described on cluster ${this.#flow.target.alias}`, { retriable: true })
     }
@@ -82,6 +88,7 @@ export class ProgressStore {
       changed.push([tp, p.lastOffset])
     }
     if (changed.length === 0) return 0
+    if (this.#writer === null) throw new KmirrorError(ErrorCodes.INTERNAL, 'this progress store was opened read-only')
     const now = BigInt(Date.now())
     await this.#writer.write([...byPartition].map(([partition, records]) => ({
       topic: this.topic,

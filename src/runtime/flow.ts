@@ -2,6 +2,8 @@
  * One running `source->target` flow: its clients, its remote-topic refresh job and its data path.
  * This is the composition root of a flow; nothing else creates Kafka clients for it.
  */
+import { CheckpointEmitter } from '../checkpoint/checkpoint-emitter.ts'
+import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { AdminClient } from '../kafka/admin-client.ts'
 import { RecordFetcher } from '../kafka/record-fetcher.ts'
@@ -75,10 +77,27 @@ export class Flow {
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, writer)
     const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, sourceAdmin, targetAdmin, writer, id) : null
     await syncs?.init()
+    const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, writer)
+    await history.load()
     const stored = await progress.load()
-    this.#log.info({ offsetsTopic: progress.topic, storedPartitions: stored.size, offsetSyncsTopic: syncs?.topic }, 'progress loaded')
+    this.#log.info({ offsetsTopic: progress.topic, storedPartitions: stored.size, offsetSyncsTopic: syncs?.topic, historyTopic: history.topic }, 'progress loaded')
     const replicator = new FlowReplicator({
-      flow: config, fetcher, writer, progress, syncs, log: this.#log, metrics: this.#metrics,
+      flow: config,
+      fetcher,
+      writer,
+      // The exact history gets the same acknowledged syncs as MM2's offset-syncs topic, and at each progress
+      // flush (after that flush's syncs) the positions and extents that make translation exact after a restart.
+      progress: {
+        commit: async positions => {
+          // Extents first: a stored position must never be ahead of the history, or copied records past the
+          // last persisted extent would read as gaps after a crash between the two writes.
+          await history.checkpointExtents(new Map([...positions].map(([tp, p]) => [tp, p.lastOffset + 1])))
+          return await progress.commit(positions)
+        }
+      },
+      syncs: { send: async entries => { await Promise.all([syncs?.send(entries), history.append(entries)]) } },
+      log: this.#log,
+      metrics: this.#metrics,
       startAt: consumer['auto.offset.reset'] === 'latest' ? 'latest' : 'earliest'
     })
     replicator.setStoredProgress(stored)
@@ -94,6 +113,14 @@ export class Flow {
     }
     const context = { flow: config, policy, sourceAdmin, targetAdmin, remoteTopics: topics, log: this.#log, metrics: this.#metrics }
     for (const job of createMetadataJobs(context)) this.#scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)
+    if (config.emitCheckpointsEnabled && config.emitCheckpointsIntervalSeconds > 0) {
+      const checkpoints = new CheckpointEmitter({
+        flow: config, policy, sourceAdmin, targetAdmin, writer, log: this.#log,
+        translator: { translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed) }
+      })
+      await checkpoints.init()
+      this.#scheduler.every('emit-checkpoints', config.emitCheckpointsIntervalSeconds * 1000, async () => { await checkpoints.emit() })
+    }
     this.#replicator = replicator
     this.#running = replicator.run()
   }

@@ -30,7 +30,7 @@ class TopicLog {
 }
 
 const flow = { source: { alias: 'A' }, checkpointsTopicReplicationFactor: 1 } as unknown as FlowConfig
-const admin = { createTopic: async () => 'created' as const }
+const admin = { createTopic: async () => 'created' as const, describeTopics: async () => new Map() }
 
 /** Copies with markers every 10 records (a transaction of 9 records and its commit marker). */
 function transactionalCopy (tracker: OffsetSyncTracker, records: number): void {

@@ -1,0 +1,60 @@
+/**
+ * Offset translation for commands (`kmirror offsets translate`, later failover and failback): reads the exact
+ * offset history and the replication positions from the TARGET cluster, and a group's commits from the source,
+ * without writing anything.
+ */
+import { translateCommits, type TranslatedCommit, type Translator } from '../checkpoint/checkpoint-emitter.ts'
+import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
+import type { FlowConfig, KmirrorConfig } from '../config/types.ts'
+import { ConfigError } from '../errors.ts'
+import { AdminClient } from '../kafka/admin-client.ts'
+import { RecordFetcher } from '../kafka/record-fetcher.ts'
+import { createReplicationPolicy } from '../policy/replication-policy.ts'
+import { ProgressStore } from '../replication/progress-store.ts'
+
+/** The flow `from->to` of the file, enabled or not; a ConfigError naming the aliases otherwise. */
+export function findFlow (config: KmirrorConfig, from: string, to: string): FlowConfig {
+  const flow = config.flows.find(f => f.source.alias === from && f.target.alias === to)
+  if (flow === undefined) {
+    throw new ConfigError([{ message: `there is no flow ${from}->${to}: --from and --to must be two different aliases of clusters = ${config.clusters.join(', ')}` }], config.sourceFile)
+  }
+  return flow
+}
+
+export interface OpenTranslator extends Translator {
+  close: () => Promise<void>
+}
+
+/** Loads the exact history and the replication positions of a flow from its target, read-only. */
+export async function openTranslator (flow: FlowConfig): Promise<OpenTranslator> {
+  const id = (role: string): string => `kmirror|${flow.name}|translate-${role}`
+  const targetAdmin = new AdminClient(flow.target.admin, id('target-admin'), `cluster ${flow.target.alias}`)
+  const reader = new RecordFetcher(flow.target.consumer, id('target-reader'), { isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576 })
+  const close = async (): Promise<void> => { await Promise.all([targetAdmin.close(), reader.close()]) }
+  try {
+    const history = new OffsetHistoryStore(flow, targetAdmin, reader, null)
+    await history.load({ readOnly: true })
+    const positions = await new ProgressStore(flow, targetAdmin, reader, null).load({ readOnly: true })
+    for (const [tp, stored] of positions) {
+      const [topic, partition] = tp.split('\u0000') as [string, string]
+      history.history(topic, Number(partition))?.markConsumedTo(stored + 1)
+    }
+    return { translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed), close }
+  } catch (err) {
+    await close()
+    throw err
+  }
+}
+
+export async function translateGroup (flow: FlowConfig, group: string): Promise<TranslatedCommit[]> {
+  const sourceAdmin = new AdminClient(flow.source.admin, `kmirror|${flow.name}|translate-source-admin`, `cluster ${flow.source.alias}`)
+  let translator: OpenTranslator | undefined
+  try {
+    translator = await openTranslator(flow)
+    const commits = await sourceAdmin.groups.listCommittedOffsets(group)
+    const policy = createReplicationPolicy(flow.replicationPolicy)
+    return translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))
+  } finally {
+    await Promise.all([sourceAdmin.close(), translator?.close()])
+  }
+}
