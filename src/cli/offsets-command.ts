@@ -3,7 +3,8 @@
  * A, the exactly translated offset on B, and whether it is exact. Reads only.
  */
 import { loadConfig } from '../config/load.ts'
-import { ConfigError, ExitCodes } from '../errors.ts'
+import { loadInput } from './config-input.ts'
+import { ExitCodes } from '../errors.ts'
 import { findFlow, translateGroup } from '../runtime/offsets.ts'
 
 export interface TranslateOptions {
@@ -14,16 +15,9 @@ export interface TranslateOptions {
 }
 
 export async function translateCommand (file: string, options: TranslateOptions): Promise<number> {
-  let flow
-  try {
-    flow = findFlow(loadConfig(file), options.from, options.to)
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`kmirror: ${err.message}\n`)
-      return ExitCodes.BAD_INPUT
-    }
-    throw err
-  }
+  const input = loadInput(() => findFlow(loadConfig(file), options.from, options.to))
+  if (!input.ok) return input.exitCode
+  const flow = input.value
   let rows
   try {
     rows = await translateGroup(flow, options.group)

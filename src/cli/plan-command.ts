@@ -5,23 +5,16 @@
  */
 import { selectFlows } from '../config/flows.ts'
 import { loadConfig } from '../config/load.ts'
-import { ConfigError, ExitCodes } from '../errors.ts'
+import { loadInput } from './config-input.ts'
+import { ExitCodes } from '../errors.ts'
 import { formatAcl } from '../metadata/acl-sync.ts'
 import { hasDrift, planFlow, type FlowPlan } from '../runtime/plan.ts'
 
 export async function planCommand (file: string, options: { clusters: string[] | undefined, json: boolean }): Promise<number> {
-  let flows
-  try {
-    flows = selectFlows(loadConfig(file), options.clusters)
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`kmirror: ${err.message}\n`)
-      return ExitCodes.BAD_INPUT
-    }
-    throw err
-  }
+  const input = loadInput(() => selectFlows(loadConfig(file), options.clusters))
+  if (!input.ok) return input.exitCode
   const plans: FlowPlan[] = []
-  for (const flow of flows) {
+  for (const flow of input.value) {
     try {
       plans.push(await planFlow(flow))
     } catch (err) {

@@ -3,7 +3,8 @@
  */
 import { selectFlows, selectHeartbeatFlows } from '../config/flows.ts'
 import { loadConfig } from '../config/load.ts'
-import { ConfigError, ExitCodes } from '../errors.ts'
+import { loadInput } from './config-input.ts'
+import { ExitCodes } from '../errors.ts'
 import { startHttpServer } from '../http/server.ts'
 import type { Logger } from '../logger.ts'
 import { PrometheusMetrics } from '../metrics/registry.ts'
@@ -20,20 +21,13 @@ export interface RunOptions {
 const STOP_DEADLINE_MS = 9000
 
 export async function runCommand (file: string, options: RunOptions, log: Logger): Promise<number> {
-  let flows
-  let heartbeatPairs
-  try {
+  const input = loadInput(() => {
     const config = loadConfig(file)
-    flows = selectFlows(config, options.clusters)
-    heartbeatPairs = selectHeartbeatFlows(config, options.clusters)
-    for (const w of config.warnings) log.warn({ key: w.key }, w.message)
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`kmirror: ${err.message}\n`)
-      return ExitCodes.BAD_INPUT
-    }
-    throw err
-  }
+    return { config, flows: selectFlows(config, options.clusters), heartbeatPairs: selectHeartbeatFlows(config, options.clusters) }
+  })
+  if (!input.ok) return input.exitCode
+  const { config, flows, heartbeatPairs } = input.value
+  for (const w of config.warnings) log.warn({ key: w.key }, w.message)
   if (options.http !== undefined && !(Number.isInteger(options.http.port) && options.http.port >= 0 && options.http.port < 65536)) {
     process.stderr.write(`kmirror: --http-port ${options.http.port} is not a port number: use 1-65535 (0 picks a free port)\n`)
     return ExitCodes.BAD_INPUT

@@ -1,18 +1,14 @@
 import { describeConfig, loadConfig, selectFlows } from '../config/load.ts'
-import { ConfigError, ExitCodes } from '../errors.ts'
+import { ExitCodes } from '../errors.ts'
+import { loadInput } from './config-input.ts'
 
 /** `kmirror validate`: resolves and checks the file, prints the result with secrets redacted. */
 export function validateCommand (file: string, clusters: string[] | undefined): number {
-  try {
+  const input = loadInput(() => {
     const config = loadConfig(file)
-    const flows = selectFlows(config, clusters)
-    process.stdout.write(describeConfig(config, flows))
-    return ExitCodes.OK
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      process.stderr.write(`kmirror: ${err.message}\n`)
-      return ExitCodes.BAD_INPUT
-    }
-    throw err
-  }
+    return { config, flows: selectFlows(config, clusters) }
+  })
+  if (!input.ok) return input.exitCode
+  process.stdout.write(describeConfig(input.value.config, input.value.flows))
+  return ExitCodes.OK
 }
