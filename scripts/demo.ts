@@ -65,6 +65,8 @@ function writeConfig (): string {
     'replication.factor = 1',
     'offset-syncs.topic.replication.factor = 1',
     'offset.storage.replication.factor = 1',
+    'checkpoints.topic.replication.factor = 1',
+    'heartbeats.topic.replication.factor = 1',
     ''
   ].join('\n'))
   return file

@@ -84,7 +84,7 @@ export class CheckpointEmitter {
 
   async init (): Promise<void> {
     await this.#deps.targetAdmin.createTopic({
-      name: this.topic, partitions: 1, replicationFactor: this.#deps.flow.checkpointsTopicReplicationFactor, configs: { 'cleanup.policy': 'compact' }
+      name: this.topic, partitions: 1, replicationFactor: this.#deps.flow.checkpointsTopicReplicationFactor, replicationFactorKey: 'checkpoints.topic.replication.factor', configs: { 'cleanup.policy': 'compact' }
     })
   }
 

@@ -57,7 +57,7 @@ export class OffsetHistoryStore {
       if (!(await this.#admin.describeTopics([this.topic])).has(this.topic)) return
     } else {
       await this.#admin.createTopic({
-        name: this.topic, partitions: 1, replicationFactor: this.#flow.checkpointsTopicReplicationFactor, configs: { 'cleanup.policy': 'compact' }
+        name: this.topic, partitions: 1, replicationFactor: this.#flow.checkpointsTopicReplicationFactor, replicationFactorKey: 'checkpoints.topic.replication.factor', configs: { 'cleanup.policy': 'compact' }
       })
     }
     if (this.#fetcher === null) return

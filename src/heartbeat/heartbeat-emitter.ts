@@ -93,7 +93,7 @@ export class HeartbeatEmitter {
     const { pair, admin, log } = this.#deps
     try {
       const outcome = await admin.createTopic({
-        name: this.topic, partitions: 1, replicationFactor: pair.heartbeatsTopicReplicationFactor, configs: { 'cleanup.policy': 'compact' }
+        name: this.topic, partitions: 1, replicationFactor: pair.heartbeatsTopicReplicationFactor, replicationFactorKey: 'heartbeats.topic.replication.factor', configs: { 'cleanup.policy': 'compact' }
       })
       log.info({ topic: this.topic, cluster: pair.target.alias, outcome }, 'heartbeats topic ready')
     } catch (err) {

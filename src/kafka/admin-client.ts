@@ -38,6 +38,8 @@ export interface NewTopic {
   /** -1 = the broker's default. */
   readonly replicationFactor: number
   readonly configs: Readonly<Record<string, string>>
+  /** The configuration key the replication factor came from, named in the error if the cluster refuses it. */
+  readonly replicationFactorKey?: string
 }
 
 export type TopicConfigChange =
@@ -120,7 +122,7 @@ export class AdminClient {
         throw new KmirrorError(ErrorCodes.TOPIC_CREATE,
           `cannot create topic ${topic.name} on ${this.#label} with replication factor ${topic.replicationFactor}` +
           (brokers === undefined ? '' : `: the cluster has ${brokers} broker(s)`) +
-          '; lower the replication factor key for this topic (replication.factor for remote topics, offset-syncs.topic.replication.factor, offset.storage.replication.factor, ...) or use -1 for the broker default',
+          `; set ${topic.replicationFactorKey ?? 'the replication factor key of this topic'} to at most that, or to -1 for the broker default`,
           { cause: err, details: { topic: topic.name, kafkaErrors: names } })
       }
       throw toKmirrorError(err, ErrorCodes.TOPIC_CREATE, `create topic ${topic.name} on ${this.#label}`)

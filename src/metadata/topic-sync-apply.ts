@@ -45,7 +45,7 @@ async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Log
   const notReady = new Set<string>()
   for (const action of plan.create) {
     try {
-      const outcome = await target.createTopic({ name: action.remoteTopic, partitions: action.partitions, replicationFactor: action.replicationFactor, configs: action.configs })
+      const outcome = await target.createTopic({ name: action.remoteTopic, partitions: action.partitions, replicationFactor: action.replicationFactor, replicationFactorKey: 'replication.factor', configs: action.configs })
       if (outcome === 'created') {
         log.info({ topic: action.topic, remoteTopic: action.remoteTopic, partitions: action.partitions, configs: action.configs }, 'created remote topic')
         created.push(action.remoteTopic)

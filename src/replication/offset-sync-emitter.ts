@@ -34,6 +34,7 @@ export class OffsetSyncEmitter {
       name: this.topic,
       partitions: 1,
       replicationFactor: this.#flow.offsetSyncsTopicReplicationFactor,
+      replicationFactorKey: 'offset-syncs.topic.replication.factor',
       configs: { 'cleanup.policy': 'compact' }
     })
   }

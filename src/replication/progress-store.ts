@@ -53,6 +53,7 @@ export class ProgressStore {
         name: topic,
         partitions: this.#flow.offsetStoragePartitions,
         replicationFactor: this.#flow.offsetStorageReplicationFactor,
+        replicationFactorKey: 'offset.storage.replication.factor',
         configs: { 'cleanup.policy': 'compact' }
       })
     }
