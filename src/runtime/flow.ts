@@ -3,6 +3,7 @@
  * This is the composition root of a flow; nothing else creates Kafka clients for it.
  */
 import { CheckpointEmitter } from '../checkpoint/checkpoint-emitter.ts'
+import { GroupOffsetSync } from '../checkpoint/group-offset-sync.ts'
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { AdminClient } from '../kafka/admin-client.ts'
@@ -120,6 +121,13 @@ export class Flow {
       })
       await checkpoints.init()
       this.#scheduler.every('emit-checkpoints', config.emitCheckpointsIntervalSeconds * 1000, async () => { await checkpoints.emit() })
+    }
+    if (config.syncGroupOffsetsEnabled && config.syncGroupOffsetsIntervalSeconds > 0) {
+      const groupSync = new GroupOffsetSync({
+        flow: config, policy, sourceAdmin, targetAdmin, log: this.#log.child({ job: 'sync-group-offsets' }), metrics: this.#metrics,
+        translator: { translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed) }
+      })
+      this.#scheduler.every('sync-group-offsets', config.syncGroupOffsetsIntervalSeconds * 1000, async () => { await groupSync.sync() })
     }
     this.#replicator = replicator
     this.#running = replicator.run()

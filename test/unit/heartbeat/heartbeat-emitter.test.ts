@@ -54,7 +54,7 @@ describe('heartbeats', () => {
     const emitter = emitterWith(target)
     await emitter.runOnce()
     await emitter.runOnce()
-    assert.deepEqual(target.created, [{ name: 'heartbeats', partitions: 1, replicationFactor: 3, configs: { 'cleanup.policy': 'compact' } }])
+    assert.deepEqual(target.created, [{ name: 'heartbeats', partitions: 1, replicationFactor: 3, replicationFactorKey: 'heartbeats.topic.replication.factor', configs: { 'cleanup.policy': 'compact' } }])
     assert.equal(target.written.length, 2)
     for (const batch of target.written) {
       assert.equal(batch.topic, 'heartbeats')

@@ -1,0 +1,176 @@
+/**
+ * Opt-in group offset sync (`sync.group.offsets.enabled`, KIP-545, mm2-spec §6.5): commits the exactly
+ * translated offsets of the source's consumer groups to the same groups on the target, so consumers that fail
+ * over resume where they left off.
+ *
+ * Invariants (MM2's rules, with exact offsets):
+ * - A target group is written only while it has no active members (state Empty, or Dead = absent), checked
+ *   immediately before the write; the broker refusing the write because a member joined meanwhile is a skip.
+ * - Only forward: a partition whose target commit is at or beyond the translated offset is left alone. That
+ *   is also MM2's rule for groups a consumer on the target already moved on its own: they are never rewound.
+ * - Only exact translations are written; a commit beyond what was replicated waits for the copy to catch up.
+ * - Every skipped group and partition is logged at debug with why, and counted by reason.
+ */
+import type { FlowConfig } from '../config/types.ts'
+import type { AdminClient } from '../kafka/admin-client.ts'
+import { isInactive, type CommittedOffset, type GroupState } from '../kafka/group-admin.ts'
+import type { Logger } from '../logger.ts'
+import type { MetricKey } from '../metrics/definitions.ts'
+import type { Metrics } from '../metrics/metrics.ts'
+import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+import { createGroupFilter, translateCommits, type TranslatedCommit, type Translator } from './checkpoint-emitter.ts'
+
+export const GroupSyncSkipReasons = {
+  /** The target group has members: consumers there own its offsets. */
+  ACTIVE: 'active',
+  /** The translation is not exact (beyond what was replicated, before the history). */
+  INEXACT: 'inexact',
+  /** The target group already committed beyond the translated offset (a consumer there moved it on its own). */
+  NOT_FORWARD: 'not-forward'
+} as const
+export type GroupSyncSkipReason = (typeof GroupSyncSkipReasons)[keyof typeof GroupSyncSkipReasons]
+
+export interface OffsetWrite {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: number
+}
+
+export interface SkippedPartition {
+  readonly topic: string
+  readonly partition: number
+  readonly reason: GroupSyncSkipReason
+  readonly detail: string
+}
+
+export interface GroupSyncPlan {
+  readonly writes: readonly OffsetWrite[]
+  readonly skipped: readonly SkippedPartition[]
+  /** Set when the whole group is skipped. */
+  readonly groupSkipped?: GroupSyncSkipReason
+}
+
+const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`
+
+const SKIP_METRICS = {
+  [GroupSyncSkipReasons.ACTIVE]: 'groupOffsetSyncSkippedActive',
+  [GroupSyncSkipReasons.INEXACT]: 'groupOffsetSyncSkippedInexact',
+  [GroupSyncSkipReasons.NOT_FORWARD]: 'groupOffsetSyncSkippedNotForward'
+} as const satisfies Record<GroupSyncSkipReason, MetricKey>
+
+/**
+ * What to write to one target group: pure. `targetCommitted` are the group's current commits on the target
+ * (remote topic names). Example: source commit 120 translates exactly to 100; target at 90 → write 100;
+ * target at 100 → nothing to do; target at 130 → skip (not forward: never rewound); translation not exact →
+ * skip; target group Stable → skip all.
+ */
+export function planGroupSync (state: GroupState, translated: readonly TranslatedCommit[], targetCommitted: readonly CommittedOffset[]): GroupSyncPlan {
+  if (!isInactive(state)) return { writes: [], skipped: [], groupSkipped: GroupSyncSkipReasons.ACTIVE }
+  const current = new Map(targetCommitted.map(c => [key(c.topic, c.partition), c.offset]))
+  const writes: OffsetWrite[] = []
+  const skipped: SkippedPartition[] = []
+  for (const t of translated) {
+    const { remoteTopic: topic, partition, translation } = t
+    if (!translation.exact) {
+      skipped.push({ topic, partition, reason: GroupSyncSkipReasons.INEXACT, detail: translation.reason ?? 'not exact' })
+      continue
+    }
+    const now = current.get(key(topic, partition))
+    if (now === translation.offset) continue
+    if (now !== undefined && now > translation.offset) {
+      skipped.push({ topic, partition, reason: GroupSyncSkipReasons.NOT_FORWARD, detail: `target committed ${now}, translated ${translation.offset}` })
+      continue
+    }
+    writes.push({ topic, partition, offset: translation.offset })
+  }
+  return { writes, skipped }
+}
+
+export interface GroupOffsetSyncDeps {
+  readonly flow: FlowConfig
+  readonly policy: ReplicationPolicy
+  readonly sourceAdmin: Pick<AdminClient, 'groups'>
+  readonly targetAdmin: Pick<AdminClient, 'groups'>
+  readonly translator: Translator
+  readonly log: Logger
+  readonly metrics: Metrics
+}
+
+export interface GroupSyncResult {
+  readonly group: string
+  readonly written: readonly OffsetWrite[]
+  readonly skipped: readonly SkippedPartition[]
+  readonly groupSkipped?: GroupSyncSkipReason
+}
+
+export class GroupOffsetSync {
+  readonly #deps: GroupOffsetSyncDeps
+  readonly #shouldSyncGroup: (group: string) => boolean
+
+  constructor (deps: GroupOffsetSyncDeps) {
+    this.#deps = deps
+    this.#shouldSyncGroup = createGroupFilter(deps.flow)
+  }
+
+  /** One pass over every selected source group. A group that fails does not stop the others; the pass then fails. */
+  async sync (): Promise<GroupSyncResult[]> {
+    const listed = await this.#deps.sourceAdmin.groups.listGroups()
+    const results: GroupSyncResult[] = []
+    let failure: unknown = null
+    for (const group of listed.map(g => g.groupId).filter(this.#shouldSyncGroup).sort()) {
+      try {
+        const result = await this.syncGroup(group)
+        if (result !== null) results.push(result)
+      } catch (err) {
+        this.#deps.log.warn({ group, err }, 'group offsets not synced')
+        failure ??= err
+      }
+    }
+    if (failure !== null) throw failure
+    return results
+  }
+
+  /** Syncs one group; null when it has no commits on partitions this flow replicates. */
+  async syncGroup (group: string): Promise<GroupSyncResult | null> {
+    const { flow, policy, sourceAdmin, targetAdmin, translator } = this.#deps
+    const commits = await sourceAdmin.groups.listCommittedOffsets(group)
+    const translated = translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))
+    if (translated.length === 0) return null
+    const targetCommitted = await targetAdmin.groups.listCommittedOffsets(group)
+    // The state is read last, right before the write: a consumer that joined since is seen.
+    const state = (await targetAdmin.groups.describeGroups([group])).get(group)?.state ?? 'Dead'
+    const plan = planGroupSync(state, translated, targetCommitted)
+    let result: GroupSyncResult = { group, written: plan.writes, skipped: plan.skipped, ...(plan.groupSkipped === undefined ? {} : { groupSkipped: plan.groupSkipped }) }
+    if (plan.writes.length > 0) {
+      try {
+        await targetAdmin.groups.alterCommittedOffsets(group, plan.writes)
+      } catch (err) {
+        // The broker refuses commits from outside the group once a member joined (MM2 logs the same case);
+        // any other failure is the job's.
+        const now = (await targetAdmin.groups.describeGroups([group])).get(group)?.state ?? 'Dead'
+        if (isInactive(now)) throw err
+        this.#deps.log.debug({ group, err }, 'target group offsets not written: a consumer joined the group on the target')
+        result = { group, written: [], skipped: plan.skipped, groupSkipped: GroupSyncSkipReasons.ACTIVE }
+      }
+    }
+    this.#report(result, state)
+    return result
+  }
+
+  #report (result: GroupSyncResult, state: GroupState): void {
+    const { flow, log, metrics } = this.#deps
+    if (result.groupSkipped !== undefined) {
+      log.debug({ group: result.group, state, reason: result.groupSkipped }, 'group offsets not synced: the target group has active members')
+      metrics.inc(SKIP_METRICS[result.groupSkipped], { flow: flow.name })
+      return
+    }
+    for (const s of result.skipped) {
+      log.debug({ group: result.group, topic: s.topic, partition: s.partition, reason: s.reason, detail: s.detail }, 'partition offset not synced')
+      metrics.inc(SKIP_METRICS[s.reason], { flow: flow.name })
+    }
+    if (result.written.length > 0) {
+      log.debug({ group: result.group, partitions: result.written.length }, 'group offsets synced to the target')
+      metrics.inc('groupOffsetsSynced', { flow: flow.name }, result.written.length)
+    }
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * `kmirror status <file>`: per flow and partition, the last replicated source offset, its target offset, the
+ * source log end and the lag in records and seconds. Reads only. Exit 0; 2 bad configuration; 3 when no flow
+ * could be read at all.
+ */
+import { selectFlows } from '../config/flows.ts'
+import { loadConfig } from '../config/load.ts'
+import { ExitCodes } from '../errors.ts'
+import { readFlowStatus, type FlowReplicationStatus } from '../runtime/status.ts'
+import { loadInput } from './config-input.ts'
+
+export interface StatusOptions {
+  readonly clusters: string[] | undefined
+  readonly json: boolean
+}
+
+export async function statusCommand (file: string, options: StatusOptions): Promise<number> {
+  const input = loadInput(() => selectFlows(loadConfig(file), options.clusters))
+  if (!input.ok) return input.exitCode
+  const flows = input.value
+  const statuses = await Promise.all(flows.map(async flow => await readFlowStatus(flow)))
+  for (const s of statuses) if (s.error !== undefined) process.stderr.write(`kmirror: flow ${s.flow}: ${s.error}\n`)
+  process.stdout.write(options.json ? `${JSON.stringify({ flows: statuses }, null, 2)}\n` : statuses.map(renderStatus).join('\n'))
+  return statuses.length > 0 && statuses.every(s => !s.targetReachable) ? ExitCodes.START_FAILED : ExitCodes.OK
+}
+
+const show = (n: number | null): string => n === null ? '?' : String(n)
+
+export function renderStatus (status: FlowReplicationStatus): string {
+  if (!status.targetReachable) return `flow ${status.flow}: unknown (${status.error ?? 'the target could not be read'})\n`
+  const head = `flow ${status.flow}${status.sourceReachable ? '' : ': source unreachable, showing what the target knows (? = unknown)'}`
+  if (status.partitions.length === 0) return `${head}\n  nothing replicated yet\n`
+  const header = ['TOPIC', 'PARTITION', 'LAST REPLICATED', 'TARGET TOPIC', 'TARGET OFFSET', 'SOURCE END', 'LAG RECORDS', 'LAG SECONDS']
+  const rows = status.partitions.map(p => [
+    p.topic, String(p.partition), String(p.lastReplicatedOffset), p.remoteTopic,
+    p.targetOffset === null ? `unknown: ${p.targetOffsetUnknown ?? ''}` : String(p.targetOffset),
+    show(p.sourceLogEnd), show(p.lagRecords), show(p.lagSeconds)
+  ])
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => r[i]!.length)))
+  const render = (cells: string[]): string => `  ${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`.trimEnd()
+  return `${[head, render(header), ...rows.map(render)].join('\n')}\n`
+}

@@ -1,0 +1,173 @@
+/**
+ * `kmirror status`: per flow and partition, how far replication got and how far behind it is. Reads the
+ * stored progress and the exact offset history from the TARGET, and the log ends and the oldest record not yet
+ * copied from the SOURCE. Writes nothing. When the source is unreachable, the target's part is still shown.
+ */
+import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
+import type { FlowConfig } from '../config/types.ts'
+import { AdminClient } from '../kafka/admin-client.ts'
+import { partitionKey, RecordFetcher } from '../kafka/record-fetcher.ts'
+import { createReplicationPolicy } from '../policy/replication-policy.ts'
+import { shouldReplicateTopic } from '../policy/should-replicate.ts'
+import { createTopicFilter } from '../policy/topic-filter.ts'
+import { ProgressStore } from '../replication/progress-store.ts'
+import type { Translation } from '../checkpoint/offset-history.ts'
+
+export interface PartitionReplicationStatus {
+  readonly topic: string
+  readonly partition: number
+  readonly remoteTopic: string
+  /** The last source offset replicated (consumed), as stored on the target. */
+  readonly lastReplicatedOffset: number
+  /** Target offset of the last copied record; null when it cannot be translated exactly. */
+  readonly targetOffset: number | null
+  /** Why `targetOffset` is null. */
+  readonly targetOffsetUnknown?: string
+  /** The source's read_committed log end; null when the source could not be read or the topic is gone there. */
+  readonly sourceLogEnd: number | null
+  readonly lagRecords: number | null
+  /** Now minus the timestamp of the oldest source record not yet copied; 0 when caught up. */
+  readonly lagSeconds: number | null
+}
+
+export interface FlowReplicationStatus {
+  readonly flow: string
+  /** False when the target could not be read: nothing is known about this flow. */
+  readonly targetReachable: boolean
+  readonly sourceReachable: boolean
+  readonly error?: string
+  readonly partitions: readonly PartitionReplicationStatus[]
+}
+
+/** Records not yet copied: from the next offset to read up to the log end. */
+export function lagInRecords (lastReplicatedOffset: number, sourceLogEnd: number): number {
+  return Math.max(0, sourceLogEnd - (lastReplicatedOffset + 1))
+}
+
+/**
+ * Seconds since the oldest record not yet copied was written. Caught up (nothing left, or only markers and
+ * aborted records left): 0. A record timestamped in the future also gives 0.
+ */
+export function lagInSeconds (oldestPendingTimestampMs: number | null, nowMs: number): number {
+  if (oldestPendingTimestampMs === null) return 0
+  return Math.max(0, Math.round((nowMs - oldestPendingTimestampMs) / 100) / 10)
+}
+
+/**
+ * The target offset of the last replicated record from the translation of the next source offset to read:
+ * a consumer resuming there on the target reads the next record to copy, so the last copied one is just before.
+ */
+export function lastTargetOffset (next: Translation | undefined): { offset: number | null, reason?: string } {
+  if (next === undefined) return { offset: null, reason: 'no offset history for this partition' }
+  if (!next.exact) return { offset: null, reason: next.reason ?? 'not exactly translatable' }
+  return { offset: next.offset - 1 }
+}
+
+interface TargetView {
+  readonly positions: Map<string, { topic: string, partition: number, last: number }>
+  readonly translate: (topic: string, partition: number, committed: number) => Translation | undefined
+}
+
+async function readTarget (flow: FlowConfig): Promise<TargetView> {
+  const id = (role: string): string => `kmirror|${flow.name}|status-${role}`
+  const admin = new AdminClient(flow.target.admin, id('target-admin'), `cluster ${flow.target.alias}`)
+  const reader = new RecordFetcher(flow.target.consumer, id('target-reader'), { isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576 })
+  try {
+    const history = new OffsetHistoryStore(flow, admin, reader, null)
+    await history.load({ readOnly: true })
+    const stored = await new ProgressStore(flow, admin, reader, null).load({ readOnly: true })
+    const policy = createReplicationPolicy(flow.replicationPolicy)
+    const context = { filter: createTopicFilter(flow), policy, targetAlias: flow.target.alias, heartbeatsReplicationEnabled: flow.heartbeatsReplicationEnabled }
+    const positions = new Map<string, { topic: string, partition: number, last: number }>()
+    for (const [tp, last] of stored) {
+      const [topic, partition] = tp.split('\u0000') as [string, string]
+      // The offsets topic is shared by every flow from this source: show only what this flow replicates.
+      if (!shouldReplicateTopic(topic, context)) continue
+      history.history(topic, Number(partition))?.markConsumedTo(last + 1)
+      positions.set(tp, { topic, partition: Number(partition), last })
+    }
+    return { positions, translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed) }
+  } finally {
+    await Promise.all([admin.close(), reader.close()])
+  }
+}
+
+interface SourceView {
+  readonly logEnds: Map<string, number>
+  /** Timestamp of the first record at or after the next offset to read, per partition that has one. */
+  readonly oldestPending: Map<string, number>
+}
+
+/** Fetch rounds spent looking past markers and aborted records for the oldest pending record. */
+const MAX_PENDING_ROUNDS = 20
+
+async function readSource (flow: FlowConfig, positions: TargetView['positions']): Promise<SourceView> {
+  const consumer = flow.source.consumer
+  const fetcher = new RecordFetcher(consumer, `kmirror|${flow.name}|status-source-reader`, {
+    isolation: consumer['isolation.level'] === 'read_uncommitted' ? 'read_uncommitted' : 'read_committed',
+    maxWaitMs: 100, maxBytes: 1_048_576, maxPartitionBytes: 65_536
+  })
+  const admin = new AdminClient(flow.source.admin, `kmirror|${flow.name}|status-source-admin`, `cluster ${flow.source.alias}`)
+  try {
+    // A topic deleted on the source since it was replicated would fail the whole request: ask only for the others.
+    const existing = new Set(await admin.listTopics())
+    const asked = [...positions.values()].filter(p => existing.has(p.topic))
+    const logEnds = asked.length === 0 ? new Map<string, number>() : await fetcher.listOffsets(asked, 'latest')
+    const oldestPending = new Map<string, number>()
+    let pending = [...positions].filter(([tp, p]) => (logEnds.get(tp) ?? -1) > p.last + 1).map(([, p]) => ({ topic: p.topic, partition: p.partition, offset: p.last + 1 }))
+    for (let round = 0; round < MAX_PENDING_ROUNDS && pending.length > 0; round++) {
+      const next: typeof pending = []
+      for (const f of await fetcher.fetch(pending)) {
+        const tp = partitionKey(f.topic, f.partition)
+        const first = f.records[0]
+        if (first !== undefined) oldestPending.set(tp, Number(first.timestamp))
+        else if (f.nextOffset < (logEnds.get(tp) ?? 0)) next.push({ topic: f.topic, partition: f.partition, offset: f.nextOffset })
+      }
+      pending = next
+    }
+    return { logEnds, oldestPending }
+  } finally {
+    await Promise.all([fetcher.close(), admin.close()])
+  }
+}
+
+function messageOf (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
+
+/** The replication status of one flow. Never throws: what could not be read is reported in the result. */
+export async function readFlowStatus (flow: FlowConfig, now: () => number = Date.now): Promise<FlowReplicationStatus> {
+  let target: TargetView
+  try {
+    target = await readTarget(flow)
+  } catch (err) {
+    return { flow: flow.name, targetReachable: false, sourceReachable: false, error: `cannot read the stored progress on ${flow.target.alias}: ${messageOf(err)}`, partitions: [] }
+  }
+  let source: SourceView | null = null
+  let error: string | undefined
+  if (target.positions.size > 0) {
+    try {
+      source = await readSource(flow, target.positions)
+    } catch (err) {
+      error = `cannot read the source ${flow.source.alias}: ${messageOf(err)}; showing what the target knows`
+    }
+  }
+  const policy = createReplicationPolicy(flow.replicationPolicy)
+  const at = now()
+  const partitions = [...target.positions].map(([tp, p]): PartitionReplicationStatus => {
+    const targetOffset = lastTargetOffset(target.translate(p.topic, p.partition, p.last + 1))
+    const logEnd = source?.logEnds.get(tp) ?? null
+    return {
+      topic: p.topic,
+      partition: p.partition,
+      remoteTopic: policy.formatRemoteTopic(flow.source.alias, p.topic),
+      lastReplicatedOffset: p.last,
+      targetOffset: targetOffset.offset,
+      ...(targetOffset.reason === undefined ? {} : { targetOffsetUnknown: targetOffset.reason }),
+      sourceLogEnd: logEnd,
+      lagRecords: logEnd === null ? null : lagInRecords(p.last, logEnd),
+      lagSeconds: source === null || logEnd === null ? null : lagInSeconds(source.oldestPending.get(tp) ?? null, at)
+    }
+  }).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+  return { flow: flow.name, targetReachable: true, sourceReachable: source !== null || target.positions.size === 0, ...(error === undefined ? {} : { error }), partitions }
+}

@@ -1,0 +1,126 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { TranslatedCommit } from '../../../src/checkpoint/checkpoint-emitter.ts'
+import { GroupOffsetSync, GroupSyncSkipReasons, planGroupSync } from '../../../src/checkpoint/group-offset-sync.ts'
+import type { FlowConfig } from '../../../src/config/types.ts'
+import type { CommittedOffset, GroupDescription, GroupState } from '../../../src/kafka/group-admin.ts'
+import type { MetricKey } from '../../../src/metrics/definitions.ts'
+import type { MetricLabels } from '../../../src/metrics/metrics.ts'
+import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+
+function commit (partition: number, upstreamOffset: number, offset: number, exact = true): TranslatedCommit {
+  return { group: 'app', topic: 'orders', remoteTopic: 'A.orders', partition, upstreamOffset, metadata: '', translation: exact ? { offset, exact } : { offset, exact, reason: 'beyond what has been replicated' } }
+}
+const onTarget = (partition: number, offset: number): CommittedOffset => ({ topic: 'A.orders', partition, offset, metadata: '' })
+
+describe('planGroupSync', () => {
+  it('writes exact translations to an empty or absent target group', () => {
+    for (const state of ['Empty', 'Dead'] as const) {
+      assert.deepEqual(planGroupSync(state, [commit(0, 120, 100), commit(1, 5, 4)], []), {
+        writes: [{ topic: 'A.orders', partition: 0, offset: 100 }, { topic: 'A.orders', partition: 1, offset: 4 }], skipped: []
+      })
+    }
+  })
+
+  it('writes nothing to a target group with active members, whatever the offsets', () => {
+    for (const state of ['Stable', 'PreparingRebalance', 'CompletingRebalance', 'Assigning', 'Reconciling', 'Unknown'] satisfies GroupState[]) {
+      assert.deepEqual(planGroupSync(state, [commit(0, 120, 100)], [onTarget(0, 1)]), { writes: [], skipped: [], groupSkipped: GroupSyncSkipReasons.ACTIVE })
+    }
+  })
+
+  it('only moves forward: a target commit ahead is never rewound, an equal one needs nothing', () => {
+    const plan = planGroupSync('Empty', [commit(0, 120, 100), commit(1, 50, 40), commit(2, 60, 60)], [onTarget(0, 90), onTarget(1, 45), onTarget(2, 60)])
+    assert.deepEqual(plan.writes, [{ topic: 'A.orders', partition: 0, offset: 100 }])
+    assert.deepEqual(plan.skipped, [{ topic: 'A.orders', partition: 1, reason: 'not-forward', detail: 'target committed 45, translated 40' }])
+  })
+
+  it('skips translations that are not exact, even when they would move forward', () => {
+    const plan = planGroupSync('Empty', [commit(0, 500, 300, false), commit(1, 10, 10)], [])
+    assert.deepEqual(plan.writes, [{ topic: 'A.orders', partition: 1, offset: 10 }])
+    assert.deepEqual(plan.skipped, [{ topic: 'A.orders', partition: 0, reason: 'inexact', detail: 'beyond what has been replicated' }])
+  })
+})
+
+const flow = { name: 'A->B', source: { alias: 'A' }, groups: ['.*'], groupsExclude: ['console-consumer-.*'] } as unknown as FlowConfig
+const policy = createReplicationPolicy({ className: 'org.apache.kafka.connect.mirror.DefaultReplicationPolicy', separator: '.', internalTopicSeparatorEnabled: true, sourceClusterAlias: 'A' })
+
+function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, CommittedOffset[]>, states: Map<string, GroupState>, options: { refuseWrite?: (g: string) => boolean, joinOnWrite?: boolean } = {}) {
+  const logger = memoryLogger()
+  const counted: [MetricKey, MetricLabels, number][] = []
+  const writes: [string, unknown][] = []
+  const describes: string[] = []
+  const sync = new GroupOffsetSync({
+    flow,
+    policy,
+    sourceAdmin: { groups: { listGroups: async () => [...source.keys()].map(groupId => ({ groupId, state: 'Stable' as const, protocolType: 'consumer' })), listCommittedOffsets: async (g: string) => source.get(g) ?? [] } } as never,
+    targetAdmin: {
+      groups: {
+        listCommittedOffsets: async (g: string) => target.get(g) ?? [],
+        describeGroups: async (ids: readonly string[]) => {
+          describes.push(...ids)
+          return new Map(ids.filter(g => states.has(g)).map(g => [g, { groupId: g, state: states.get(g)!, members: 0 } satisfies GroupDescription]))
+        },
+        alterCommittedOffsets: async (g: string, offsets: unknown) => {
+          if (options.refuseWrite?.(g) === true) {
+            if (options.joinOnWrite === true) states.set(g, 'Stable')
+            throw new Error('refused')
+          }
+          writes.push([g, offsets])
+        }
+      }
+    } as never,
+    // `orders` is replicated 1:1 up to source offset 100 and not exactly beyond; `other` is not replicated.
+    translator: { translate: (topic, _p, c) => topic === 'orders' ? (c <= 100 ? { offset: c, exact: true } : { offset: 100, exact: false, reason: 'beyond' }) : undefined },
+    log: logger.log,
+    metrics: { inc: (m, labels, v = 1) => { counted.push([m, labels, v]) }, set: () => undefined }
+  })
+  return { sync, logger, counted, writes, describes }
+}
+
+describe('GroupOffsetSync', () => {
+  it('given groups on the source, when a pass runs, then only inactive target groups get their exact offsets', async () => {
+    const source = new Map([
+      ['absent', [{ topic: 'orders', partition: 0, offset: 40, metadata: '' }, { topic: 'other', partition: 0, offset: 3, metadata: '' }]],
+      ['busy', [{ topic: 'orders', partition: 0, offset: 50, metadata: '' }]],
+      ['ahead', [{ topic: 'orders', partition: 0, offset: 30, metadata: '' }, { topic: 'orders', partition: 1, offset: 200, metadata: '' }]],
+      ['console-consumer-1', [{ topic: 'orders', partition: 0, offset: 10, metadata: '' }]],
+      ['unrelated', [{ topic: 'other', partition: 0, offset: 9, metadata: '' }]]
+    ])
+    const target = new Map([['ahead', [onTarget(0, 35)]], ['busy', [onTarget(0, 1)]]])
+    const { sync, logger, counted, writes, describes } = syncWith(source, target, new Map([['busy', 'Stable'], ['ahead', 'Empty']]))
+
+    const results = await sync.sync()
+
+    assert.deepEqual(writes, [['absent', [{ topic: 'A.orders', partition: 0, offset: 40 }]]])
+    assert.deepEqual(results.map(r => [r.group, r.groupSkipped ?? null, r.skipped.map(s => s.reason)]), [
+      ['absent', null, []], ['ahead', null, ['not-forward', 'inexact']], ['busy', 'active', []]
+    ])
+    // The group filter and groups without replicated partitions cost no describe on the target
+    assert.deepEqual(describes, ['absent', 'ahead', 'busy'])
+    assert.deepEqual(counted, [
+      ['groupOffsetsSynced', { flow: 'A->B' }, 1],
+      ['groupOffsetSyncSkippedNotForward', { flow: 'A->B' }, 1],
+      ['groupOffsetSyncSkippedInexact', { flow: 'A->B' }, 1],
+      ['groupOffsetSyncSkippedActive', { flow: 'A->B' }, 1]
+    ])
+    const why = logger.at(LogLevels.debug).filter(l => l.reason !== undefined).map(l => [l['group'], l['reason']])
+    assert.deepEqual(why, [['ahead', 'not-forward'], ['ahead', 'inexact'], ['busy', 'active']])
+  })
+
+  it('given a consumer joined between the check and the write, when the broker refuses the commit, then the group counts as active', async () => {
+    const { sync, counted } = syncWith(new Map([['late', [{ topic: 'orders', partition: 0, offset: 5, metadata: '' }]]]), new Map(), new Map([['late', 'Empty']]), { refuseWrite: () => true, joinOnWrite: true })
+    const [result] = await sync.sync()
+    assert.equal(result?.groupSkipped, 'active')
+    assert.deepEqual(result?.written, [])
+    assert.deepEqual(counted, [['groupOffsetSyncSkippedActive', { flow: 'A->B' }, 1]])
+  })
+
+  it('given a write failing for another reason, when a pass runs, then the other groups are still synced and the pass fails', async () => {
+    const source = new Map([['a', [{ topic: 'orders', partition: 0, offset: 5, metadata: '' }]], ['b', [{ topic: 'orders', partition: 0, offset: 6, metadata: '' }]]])
+    const { sync, writes, logger } = syncWith(source, new Map(), new Map(), { refuseWrite: g => g === 'a' })
+    await assert.rejects(sync.sync(), /refused/)
+    assert.deepEqual(writes, [['b', [{ topic: 'A.orders', partition: 0, offset: 6 }]]])
+    assert.deepEqual(logger.at(LogLevels.warn).map(l => [l['group'], l.msg]), [['a', 'group offsets not synced']])
+  })
+})
