@@ -41,7 +41,9 @@ export const ExitCodes = {
   /** Start-up failed after the configuration was accepted (cluster unreachable, topic creation refused). */
   START_FAILED: 3,
   /** A running replication stopped because of an error it could not recover from. */
-  RUNTIME_FAILURE: 4
+  RUNTIME_FAILURE: 4,
+  /** failover, failback, offsets set: a group was refused as unsafe (active members, rewind, skip); nothing written for it. */
+  REFUSED: 5
 } as const
 
 export interface KmirrorErrorOptions {

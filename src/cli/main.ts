@@ -7,9 +7,11 @@ import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
 import { createLogger } from '../logger.ts'
+import { failbackCommand, failoverCommand, offsetsSetCommand } from './failover-command.ts'
 import { translateCommand } from './offsets-command.ts'
 import { planCommand } from './plan-command.ts'
 import { runCommand } from './run-command.ts'
+import { statusCommand } from './status-command.ts'
 import { topologyCommand } from './topology-command.ts'
 import { validateCommand } from './validate-command.ts'
 
@@ -59,6 +61,57 @@ function buildProgram (): Command {
     .action(async (file: string, opts: { from: string, to: string, group: string, json?: boolean }) => {
       process.exitCode = await translateCommand(file, { from: opts.from, to: opts.to, group: opts.group, json: opts.json === true })
     })
+  program.command('status')
+    .description('per flow and partition: last replicated source offset, its target offset, source log end, lag in records and seconds; reads only')
+    .argument('<file>', 'mm2.properties')
+    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .option('--json', 'print JSON for scripts')
+    .action(async (file: string, opts: { clusters?: string[], json?: boolean }) => {
+      process.exitCode = await statusCommand(file, { clusters: opts.clusters, json: opts.json === true })
+    })
+  offsets.command('set')
+    .description('set a group\'s committed offsets on one cluster: a plan by default, --apply writes it. A group with active members is refused; ' +
+      'a skip (moving past records the group never processed) needs --force; positions outside [log start, end] are refused. ' +
+      'Exit 0: nothing to do or applied, 1: plan has moves, 2: bad input, 3: cluster unreadable, 5: refused')
+    .argument('<file>', 'mm2.properties')
+    .requiredOption('--cluster <alias>', 'the cluster holding the group')
+    .requiredOption('--group <group>', 'the consumer group')
+    .requiredOption('--topic <topic>', 'the topic')
+    .option('--partition <n>', 'only this partition (default: every partition of the topic)')
+    .option('--to-offset <n>', 'this offset')
+    .option('--to-earliest', 'the log start')
+    .option('--to-latest', 'the end (high watermark)')
+    .option('--to-datetime <iso8601>', 'the first record at or after this time (the end if none)')
+    .option('--shift-by <n>', 'the current committed offset plus N (negative: back)')
+    .option('--apply', 'write the plan')
+    .option('--force', 'allow a skip')
+    .option('--json', 'print JSON for scripts')
+    .action(async (file: string, opts: { cluster: string, group: string, topic: string, partition?: string, toOffset?: string, toEarliest?: boolean, toLatest?: boolean, toDatetime?: string, shiftBy?: string, apply?: boolean, force?: boolean, json?: boolean }) => {
+      process.exitCode = await offsetsSetCommand(file, { ...opts, apply: opts.apply === true, force: opts.force === true, json: opts.json === true })
+    })
+  for (const kind of ['failover', 'failback'] as const) {
+    program.command(kind)
+      .description(kind === 'failover'
+        ? 'move consumer groups from cluster --from (A) to the remote topics on --to (B) at the exact translated position: a plan by default, --apply writes it. ' +
+          'Works with A unreachable (from the last checkpoints on B). Refuses groups with active members on B, and rewinds or skips without --force; idempotent. ' +
+          'Exit 0: nothing to do or applied, 1: plan has moves, 2: bad input, 3: a cluster or a group\'s data unreadable, 5: refused'
+        : 'move consumer groups that ran on the remote topics of --from (B) back to the original topics on --to (A) at the exact position (inverse translation of the A->B flow): ' +
+          'a plan by default, --apply writes it. Refuses groups with active members on A, and rewinds or skips without --force. ' +
+          'Exit 0: nothing to do or applied, 1: plan has moves, 2: bad input, 3: a cluster or a group\'s data unreadable, 5: refused')
+      .argument('<file>', 'mm2.properties')
+      .requiredOption('--from <alias>', kind === 'failover' ? 'the cluster the groups leave (the flow\'s source)' : 'the cluster the groups leave (the flow\'s target)')
+      .requiredOption('--to <alias>', kind === 'failover' ? 'the cluster the groups move to (the flow\'s target)' : 'the cluster the groups return to (the flow\'s source)')
+      .option('--group <group...>', 'the consumer groups')
+      .option('--groups <regex>', 'every group whose whole id matches this Java regex')
+      .option('--apply', 'write the plan')
+      .option('--force', 'allow rewinds and skips (never writes a group with active members)')
+      .option('--timeout <seconds>', 'how long to wait for a cluster that may be down', '15')
+      .option('--json', 'print JSON for scripts')
+      .action(async (file: string, opts: { from: string, to: string, group?: string[], groups?: string, apply?: boolean, force?: boolean, timeout: string, json?: boolean }) => {
+        const options = { from: opts.from, to: opts.to, group: opts.group, groups: opts.groups, apply: opts.apply === true, force: opts.force === true, json: opts.json === true, timeoutSeconds: Number(opts.timeout) }
+        process.exitCode = kind === 'failover' ? await failoverCommand(file, options) : await failbackCommand(file, options)
+      })
+  }
   program.command('validate')
     .description('check the configuration and print the resolved flows, secrets redacted; writes nothing')
     .argument('<file>', 'mm2.properties')

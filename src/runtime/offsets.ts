@@ -1,5 +1,5 @@
 /**
- * Offset translation for commands (`kmirror offsets translate`, later failover and failback): reads the exact
+ * Offset translation for commands (`kmirror offsets translate`; failover, failback and offsets set plans): reads the exact
  * offset history and the replication positions from the TARGET cluster, and a group's commits from the source,
  * without writing anything.
  */
@@ -7,6 +7,8 @@ import { translateCommits, type TranslatedCommit, type Translator } from '../che
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import type { FlowConfig, KmirrorConfig } from '../config/types.ts'
 import { ConfigError } from '../errors.ts'
+import { planFailback, planFailover, type MoveOptions, type OffsetsPlan } from '../failover/failover.ts'
+import { planOffsetsSet, type OffsetsSetRequest } from '../failover/offsets-set.ts'
 import { AdminClient } from '../kafka/admin-client.ts'
 import { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
@@ -57,4 +59,19 @@ export async function translateGroup (flow: FlowConfig, group: string): Promise<
   } finally {
     await Promise.all([sourceAdmin.close(), translator?.close()])
   }
+}
+
+/** `kmirror failover`: plans moving groups from the flow's source to its target (reads only). */
+export async function planFailoverOf (flow: FlowConfig, options: MoveOptions): Promise<OffsetsPlan> {
+  return await planFailover(flow, options)
+}
+
+/** `kmirror failback`: plans moving groups from the flow's target back to its source (reads only). */
+export async function planFailbackOf (flow: FlowConfig, options: MoveOptions): Promise<OffsetsPlan> {
+  return await planFailback(flow, options)
+}
+
+/** `kmirror offsets set`: plans moving one group's offsets on one cluster (reads only). */
+export async function planOffsetsSetOf (request: OffsetsSetRequest): Promise<OffsetsPlan> {
+  return await planOffsetsSet(request)
 }

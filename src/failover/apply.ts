@@ -1,0 +1,55 @@
+/**
+ * Writes a plan's moves, group by group, exactly as planned. Just before writing a group it checks again
+ * that the group has no active member and that its committed offsets are still the plan's `current`; if
+ * either changed, the group is refused (nothing written) and the operator plans again.
+ */
+import type { ClusterClientConfig } from '../config/types.ts'
+import type { GroupAdmin } from '../kafka/group-admin.ts'
+import { openClusterClients, withDeadline } from './clients.ts'
+import { isWritable, partitionId, type GroupPlan } from './plan.ts'
+import type { OffsetsPlan } from './failover.ts'
+
+export interface ApplyResult {
+  readonly plan: OffsetsPlan
+  /** Groups whose offsets were written. */
+  readonly applied: readonly string[]
+}
+
+export async function applyPlan (plan: OffsetsPlan, destination: ClusterClientConfig, timeoutMs: number): Promise<ApplyResult> {
+  const clients = openClusterClients(destination, `${plan.kind}-apply`)
+  const applied: string[] = []
+  try {
+    const groups: GroupPlan[] = []
+    for (const group of plan.groups) {
+      if (!isWritable(group)) {
+        groups.push(group)
+        continue
+      }
+      const changed = await withDeadline(changedSincePlan(clients.admin.groups, group), timeoutMs, `cluster ${destination.alias}`)
+      if (changed !== undefined) {
+        groups.push({ ...group, refusals: [changed] })
+        continue
+      }
+      await withDeadline(clients.admin.groups.alterCommittedOffsets(group.group, group.moves.map(m => ({ topic: m.topic, partition: m.partition, offset: m.next }))),
+        timeoutMs, `cluster ${destination.alias}`)
+      applied.push(group.group)
+      groups.push(group)
+    }
+    return { plan: { ...plan, groups }, applied }
+  } finally {
+    await clients.close()
+  }
+}
+
+async function changedSincePlan (admin: GroupAdmin, plan: GroupPlan): Promise<string | undefined> {
+  const description = (await admin.describeGroups([plan.group])).get(plan.group)
+  if (description !== undefined && description.state !== 'Empty' && description.state !== 'Dead') {
+    return `group ${plan.group} became active on ${plan.cluster} (${description.members} member(s), state ${description.state}) after it was planned: nothing written; stop its consumers and plan again`
+  }
+  const now = new Map((await admin.listCommittedOffsets(plan.group)).map(c => [partitionId(c.topic, c.partition), c.offset]))
+  const moved = plan.moves.find(m => (now.get(partitionId(m.topic, m.partition)) ?? null) !== m.current)
+  if (moved !== undefined) {
+    return `the committed offset of ${moved.topic}-${moved.partition} changed after it was planned (${moved.current ?? 'none'} -> ${now.get(partitionId(moved.topic, moved.partition)) ?? 'none'}): nothing written; plan again`
+  }
+  return undefined
+}

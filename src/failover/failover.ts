@@ -1,0 +1,184 @@
+/**
+ * Gathers the facts of `kmirror failover` (groups of A move to the remote topics on B) and `kmirror failback`
+ * (groups that ran on B move back to A's topics) and plans each group with plan.ts. Reads only.
+ *
+ * Failover takes the group's commits on A and translates them exactly through the flow's history on B. When
+ * A does not answer, it takes the newest checkpoints of the group on B (`A.checkpoints.internal`, written
+ * every emit.checkpoints.interval.seconds), re-translated through the history when it covers them, and says
+ * that commits made on A after those checkpoints are unknown. Failback translates the group's commits on the
+ * remote topics of B back to A (the inverse function of the same history); both clusters must answer.
+ */
+import type { FlowConfig } from '../config/types.ts'
+import type { CommittedOffset, GroupDescription } from '../kafka/group-admin.ts'
+import { compileJavaRegexList } from '../policy/java-regex.ts'
+import { createReplicationPolicy } from '../policy/replication-policy.ts'
+import { readLastCheckpoints, type StoredCheckpoint } from './checkpoint-reader.ts'
+import { errorText, openClusterClients, withDeadline, type ClusterClients } from './clients.ts'
+import { loadFlowHistory, type FlowHistory } from './flow-history.ts'
+import { partitionId, PlanKinds, planGroup, problemPlan, type GroupPlan, type PlanKind, type WantedOffset } from './plan.ts'
+
+export interface GroupSelection {
+  /** Explicit group ids, or... */
+  readonly groups?: readonly string[]
+  /** ...a Java regex matched against whole group ids. */
+  readonly groupsRegex?: string
+}
+
+export interface MoveOptions {
+  readonly selection: GroupSelection
+  readonly force: boolean
+  /** How long to wait for the cluster that may be gone (failover's source). */
+  readonly sourceTimeoutMs: number
+}
+
+export interface OffsetsPlan {
+  readonly kind: PlanKind
+  readonly flow: string
+  readonly from: string
+  readonly to: string
+  /** Where the translated positions come from. */
+  readonly basis: 'source-commits' | 'checkpoints' | 'target-commits' | 'manual'
+  readonly notes: readonly string[]
+  readonly groups: readonly GroupPlan[]
+}
+
+function selectGroups (selection: GroupSelection, available: () => Promise<string[]>): Promise<string[]> {
+  if (selection.groups !== undefined && selection.groups.length > 0) return Promise.resolve([...new Set(selection.groups)].sort())
+  const regex = compileJavaRegexList([selection.groupsRegex ?? ''])
+  return available().then(all => all.filter(g => regex?.test(g) === true).sort())
+}
+
+async function destinationFacts (clients: ClusterClients, groups: readonly string[]): Promise<{ descriptions: Map<string, GroupDescription>, commits: Map<string, Map<string, number>> }> {
+  const descriptions = await clients.admin.groups.describeGroups(groups)
+  const commits = new Map<string, Map<string, number>>()
+  for (const group of groups) {
+    const listed = await clients.admin.groups.listCommittedOffsets(group)
+    commits.set(group, new Map(listed.map(c => [partitionId(c.topic, c.partition), c.offset])))
+  }
+  return { descriptions, commits }
+}
+
+function activeElsewhere (description: GroupDescription | undefined, cluster: string): string[] {
+  if (description === undefined || description.state === 'Empty' || description.state === 'Dead') return []
+  return [`group still has ${description.members} active member(s) on ${cluster} (state ${description.state}): what it commits there after this plan is not included; stop its consumers first`]
+}
+
+export async function planFailover (flow: FlowConfig, options: MoveOptions): Promise<OffsetsPlan> {
+  const policy = createReplicationPolicy(flow.replicationPolicy)
+  const source = openClusterClients(flow.source, 'failover')
+  const target = openClusterClients(flow.target, 'failover')
+  try {
+    const history = await loadFlowHistory(flow, policy, target.admin, target.reader)
+    let fromSource: { groups: string[], commits: Map<string, CommittedOffset[]>, descriptions: Map<string, GroupDescription> } | undefined
+    let sourceError = ''
+    try {
+      fromSource = await withDeadline((async () => {
+        const groups = await selectGroups(options.selection, async () => (await source.admin.groups.listGroups()).map(g => g.groupId))
+        const commits = new Map<string, CommittedOffset[]>()
+        for (const g of groups) commits.set(g, await source.admin.groups.listCommittedOffsets(g))
+        return { groups, commits, descriptions: await source.admin.groups.describeGroups(groups) }
+      })(), options.sourceTimeoutMs, `cluster ${flow.source.alias}`)
+    } catch (err) {
+      sourceError = errorText(err)
+    }
+    if (fromSource !== undefined) {
+      const { groups, commits, descriptions } = fromSource
+      const dest = await destinationFacts(target, groups)
+      const plans = groups.map(group => {
+        const wanted = wantedFromCommits(commits.get(group)!, history, policy.formatRemoteTopic.bind(policy, flow.source.alias))
+        return planGroup({
+          kind: PlanKinds.FAILOVER, group, cluster: flow.target.alias, force: options.force,
+          ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!, wanted,
+          notes: [...activeElsewhere(descriptions.get(group), flow.source.alias), ...nothingToTranslate(wanted, group, flow.source.alias)]
+        })
+      })
+      return { kind: PlanKinds.FAILOVER, flow: flow.name, from: flow.source.alias, to: flow.target.alias, basis: 'source-commits', notes: [], groups: plans }
+    }
+    const checkpoints = await readLastCheckpoints(policy.checkpointsTopic(flow.source.alias), target.admin, target.reader)
+    const groups = await selectGroups(options.selection, async () => [...checkpoints.keys()])
+    const dest = await destinationFacts(target, groups)
+    const plans = groups.map(group => {
+      const stored = [...(checkpoints.get(group)?.values() ?? [])]
+      if (stored.length === 0) {
+        return problemPlan(group, flow.target.alias, `cluster ${flow.source.alias} is unreachable and group ${group} has no checkpoint on ${flow.target.alias} (${policy.checkpointsTopic(flow.source.alias)}): nothing to translate. Is it in the flow's groups filter, and were checkpoints emitted?`)
+      }
+      const oldest = Math.min(...stored.map(c => c.writtenAt))
+      return planGroup({
+        kind: PlanKinds.FAILOVER, group, cluster: flow.target.alias, force: options.force,
+        ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!,
+        wanted: wantedFromCheckpoints(stored, history),
+        notes: [`using the group's checkpoints on ${flow.target.alias}, the oldest written at ${new Date(oldest).toISOString()} (${Math.round((Date.now() - oldest) / 1000)} s ago): commits made on ${flow.source.alias} after them are not known, so the consumer re-reads what it processed since; partitions with no checkpoint are not moved`]
+      })
+    })
+    return {
+      kind: PlanKinds.FAILOVER, flow: flow.name, from: flow.source.alias, to: flow.target.alias, basis: 'checkpoints',
+      notes: [`source cluster ${flow.source.alias} unreachable (${sourceError}): planned from the last checkpoints on ${flow.target.alias}; the group's state on ${flow.source.alias} could not be checked`],
+      groups: plans
+    }
+  } finally {
+    await Promise.all([source.close(), target.close()])
+  }
+}
+
+function nothingToTranslate (wanted: readonly WantedOffset[], group: string, cluster: string): string[] {
+  return wanted.length > 0 ? [] : [`group ${group} has no committed offset on ${cluster} for a partition this flow has replicated: nothing to move (check the group name and the flow's topics)`]
+}
+
+function stateOf (description: GroupDescription | undefined): Pick<GroupPlan, 'state' | 'members'> {
+  return { state: description?.state ?? 'Dead', members: description?.members ?? 0 }
+}
+
+/** The group's commits on A, translated to the remote topics on B; partitions the flow does not replicate are left out. */
+function wantedFromCommits (commits: readonly CommittedOffset[], history: FlowHistory, remoteTopicOf: (topic: string) => string): WantedOffset[] {
+  const out: WantedOffset[] = []
+  for (const c of commits) {
+    const t = history.toTarget(c.topic, c.partition, c.offset)
+    if (t === undefined || t.offset < 0) continue
+    out.push({ topic: remoteTopicOf(c.topic), partition: c.partition, offset: t.offset, exact: t.exact, ...(t.reason === undefined ? {} : { reason: t.reason }), processed: t.offset })
+  }
+  return out
+}
+
+/** Checkpoints re-translated through the history (exact, and complete if replication went on after them). */
+function wantedFromCheckpoints (checkpoints: readonly StoredCheckpoint[], history: FlowHistory): WantedOffset[] {
+  return checkpoints.map(c => {
+    const sourceTopic = history.sourceTopicOf(c.topic)
+    const t = sourceTopic === undefined ? undefined : history.toTarget(sourceTopic, c.partition, c.upstreamOffset)
+    if (t !== undefined && t.offset >= 0) {
+      return { topic: c.topic, partition: c.partition, offset: t.offset, exact: t.exact, ...(t.reason === undefined ? {} : { reason: t.reason }), processed: t.offset }
+    }
+    return { topic: c.topic, partition: c.partition, offset: c.downstreamOffset, exact: false, reason: 'the checkpoint\'s offset as written; the offset history does not cover this partition', processed: c.downstreamOffset }
+  })
+}
+
+/** `failback --from B --to A`: `flow` is the A->B flow whose history on B maps the remote topics back. */
+export async function planFailback (flow: FlowConfig, options: MoveOptions): Promise<OffsetsPlan> {
+  const policy = createReplicationPolicy(flow.replicationPolicy)
+  const original = openClusterClients(flow.source, 'failback')
+  const remote = openClusterClients(flow.target, 'failback')
+  try {
+    const history = await loadFlowHistory(flow, policy, remote.admin, remote.reader)
+    const groups = await selectGroups(options.selection, async () => (await remote.admin.groups.listGroups()).map(g => g.groupId))
+    const onRemote = await remote.admin.groups.describeGroups(groups)
+    const dest = await withDeadline(destinationFacts(original, groups), options.sourceTimeoutMs, `cluster ${flow.source.alias}`)
+    const plans: GroupPlan[] = []
+    for (const group of groups) {
+      const commits = await remote.admin.groups.listCommittedOffsets(group)
+      const wanted: WantedOffset[] = []
+      for (const c of commits) {
+        const sourceTopic = history.sourceTopicOf(c.topic)
+        const t = sourceTopic === undefined ? undefined : history.toSource(sourceTopic, c.partition, c.offset)
+        if (sourceTopic === undefined || t === undefined || t.offset < 0) continue
+        wanted.push({ topic: sourceTopic, partition: c.partition, offset: t.offset, exact: t.exact, ...(t.reason === undefined ? {} : { reason: t.reason }), processed: t.offset })
+      }
+      plans.push(planGroup({
+        kind: PlanKinds.FAILBACK, group, cluster: flow.source.alias, force: options.force,
+        ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!, wanted,
+        notes: [...activeElsewhere(onRemote.get(group), flow.target.alias), ...nothingToTranslate(wanted, group, flow.target.alias)]
+      }))
+    }
+    return { kind: PlanKinds.FAILBACK, flow: flow.name, from: flow.target.alias, to: flow.source.alias, basis: 'target-commits', notes: [], groups: plans }
+  } finally {
+    await Promise.all([original.close(), remote.close()])
+  }
+}

@@ -1,0 +1,68 @@
+/**
+ * Where `kmirror offsets set` moves a partition: pure resolution of `--to-offset`, `--to-earliest`,
+ * `--to-latest`, `--to-datetime` and `--shift-by` against the partition's valid range.
+ *
+ * The valid range of a committed offset is [log start, high watermark]: the log start re-reads everything
+ * still stored, the high watermark is "caught up". Anything outside is refused with that range, never
+ * clamped: a clamped position is not the one the operator asked for.
+ */
+export type OffsetSpec =
+  | { readonly kind: 'offset', readonly offset: number }
+  | { readonly kind: 'earliest' }
+  | { readonly kind: 'latest' }
+  | { readonly kind: 'datetime', readonly timestampMs: number }
+  | { readonly kind: 'shift', readonly by: number }
+
+export interface PartitionRange {
+  readonly current: number | null
+  readonly earliest: number
+  readonly latest: number
+  /** For 'datetime': the first offset at or after the time, -1 when every record is older. */
+  readonly atTime?: number
+}
+
+export type Resolved = { readonly offset: number } | { readonly error: string }
+
+export function resolveOffset (spec: OffsetSpec, range: PartitionRange, label: string): Resolved {
+  let offset: number
+  switch (spec.kind) {
+    case 'offset': offset = spec.offset; break
+    case 'earliest': return { offset: range.earliest }
+    case 'latest': return { offset: range.latest }
+    // No record at or after the time: the position after the last record.
+    case 'datetime': return { offset: range.atTime === undefined || range.atTime < 0 ? range.latest : range.atTime }
+    case 'shift':
+      if (range.current === null) return { error: `${label} has no committed offset to shift; use --to-offset, --to-earliest, --to-latest or --to-datetime` }
+      offset = range.current + spec.by
+      break
+  }
+  if (offset < range.earliest || offset > range.latest) {
+    return { error: `offset ${offset} of ${label} is outside the valid range [${range.earliest}, ${range.latest}] (log start to end)` }
+  }
+  return { offset }
+}
+
+/** The one spec named on the command line, or an error naming the choices. */
+export function parseOffsetSpec (options: { toOffset?: string, toEarliest?: boolean, toLatest?: boolean, toDatetime?: string, shiftBy?: string }): OffsetSpec | { error: string } {
+  const given: OffsetSpec[] = []
+  const int = (text: string, name: string): number | string => /^-?\d+$/.test(text.trim()) && Number.isSafeInteger(Number(text)) ? Number(text) : `${name} must be an integer, got '${text}'`
+  if (options.toOffset !== undefined) {
+    const n = int(options.toOffset, '--to-offset')
+    if (typeof n === 'string') return { error: n }
+    given.push({ kind: 'offset', offset: n })
+  }
+  if (options.toEarliest === true) given.push({ kind: 'earliest' })
+  if (options.toLatest === true) given.push({ kind: 'latest' })
+  if (options.toDatetime !== undefined) {
+    const ms = Date.parse(options.toDatetime)
+    if (Number.isNaN(ms)) return { error: `--to-datetime must be an ISO 8601 date-time such as 2026-11-30T03:00:00Z, got '${options.toDatetime}'` }
+    given.push({ kind: 'datetime', timestampMs: ms })
+  }
+  if (options.shiftBy !== undefined) {
+    const n = int(options.shiftBy, '--shift-by')
+    if (typeof n === 'string') return { error: n }
+    given.push({ kind: 'shift', by: n })
+  }
+  if (given.length !== 1) return { error: 'give exactly one of --to-offset N, --to-earliest, --to-latest, --to-datetime ISO8601, --shift-by N' }
+  return given[0]!
+}

@@ -1,0 +1,168 @@
+/**
+ * What a group offset change would do, and whether it is safe: the pure part of `kmirror failover`,
+ * `kmirror failback` and `kmirror offsets set`. The commands gather the facts (commits, translations, group
+ * states) and this module decides; apply writes exactly the moves planned here.
+ *
+ * Definitions (per partition, offsets on the destination cluster):
+ * - `current`: the group's committed offset there, or null when it has none.
+ * - `next`: the offset the plan writes.
+ * - `processed`: the position up to which the group is known to have processed the partition's records, on
+ *   any cluster, expressed on the destination. For failover and failback it is `next` itself (the exact
+ *   translation of the commit the group made on the other cluster); for `offsets set` it is `current`.
+ * - re-read = current - next when next < current: records the group already committed past and reads again.
+ * - skip = next - max(current, processed) when positive: records nobody in the group has processed that the
+ *   consumer would never read. Counted in offsets, so on a topic with gaps (transaction markers, compaction)
+ *   it is an upper bound of the records skipped.
+ *
+ * Worked example (failover). The group committed 120 on A, which translates to 100 on B; on B it last
+ * committed 80 (an earlier failover drill): next 100, re-read 0, skip 0 (offsets 80..99 were processed on A).
+ * If on B it had committed 130 instead: re-read 30, refused without --force.
+ * Example (offsets set --to-offset 150 with current 100): skip 50, refused without --force.
+ *
+ * Safety rules, one group at a time:
+ * - A group with active members on the destination is refused (even with --force: the broker rejects an
+ *   offset commit from outside an active group anyway, and its consumers would overwrite it).
+ * - A re-read (move backwards) is refused without --force, except for `offsets set`, where the operator asked
+ *   for that position and re-reading loses nothing.
+ * - A skip is refused without --force.
+ * - Partitions whose offset would not change are not moves: a second apply of the same plan changes nothing.
+ */
+import { ExitCodes } from '../errors.ts'
+import type { GroupState } from '../kafka/group-admin.ts'
+
+export const PlanKinds = { FAILOVER: 'failover', FAILBACK: 'failback', OFFSETS_SET: 'offsets-set' } as const
+export type PlanKind = (typeof PlanKinds)[keyof typeof PlanKinds]
+
+/** The offset a partition should get, and what is known about it. */
+export interface WantedOffset {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: number
+  readonly exact: boolean
+  readonly reason?: string
+  /** See the module comment; null when unknown. */
+  readonly processed: number | null
+}
+
+export interface PartitionMove {
+  readonly topic: string
+  readonly partition: number
+  readonly current: number | null
+  readonly next: number
+  readonly reRead: number
+  readonly skip: number
+  readonly exact: boolean
+  readonly reason?: string
+}
+
+export interface GroupPlan {
+  readonly group: string
+  /** The cluster whose committed offsets change. */
+  readonly cluster: string
+  readonly state: GroupState
+  readonly members: number
+  /** Partitions whose offset changes, sorted by topic and partition. */
+  readonly moves: readonly PartitionMove[]
+  /** Partitions already at the planned offset. */
+  readonly unchanged: number
+  /** Why the group will not be written; empty when it is safe (or forced). */
+  readonly refusals: readonly string[]
+  /** What could not be checked, and other facts the operator should read. */
+  readonly notes: readonly string[]
+  /** The group could not be planned at all (its data was unreadable); nothing is written for it. */
+  readonly problem?: string
+}
+
+export interface GroupFacts {
+  readonly kind: PlanKind
+  readonly group: string
+  readonly cluster: string
+  readonly state: GroupState
+  readonly members: number
+  readonly current: ReadonlyMap<string, number>
+  readonly wanted: readonly WantedOffset[]
+  readonly notes?: readonly string[]
+  readonly force: boolean
+}
+
+export function partitionId (topic: string, partition: number): string {
+  return `${topic}\u0000${partition}`
+}
+
+/** The re-read and skip counts of moving one partition from `current` to `next`. */
+export function measureMove (current: number | null, next: number, processed: number | null): { reRead: number, skip: number } {
+  const reRead = current !== null && next < current ? current - next : 0
+  const known = Math.max(current ?? Number.NEGATIVE_INFINITY, processed ?? Number.NEGATIVE_INFINITY)
+  const skip = Number.isFinite(known) && next > known ? next - known : 0
+  return { reRead, skip }
+}
+
+function isActive (state: GroupState): boolean {
+  return state !== 'Empty' && state !== 'Dead'
+}
+
+/** Decides one group's moves and whether they are safe. */
+export function planGroup (facts: GroupFacts): GroupPlan {
+  const moves: PartitionMove[] = []
+  let unchanged = 0
+  for (const w of facts.wanted) {
+    const current = facts.current.get(partitionId(w.topic, w.partition)) ?? null
+    if (current === w.offset) {
+      unchanged++
+      continue
+    }
+    const { reRead, skip } = measureMove(current, w.offset, w.processed)
+    moves.push({ topic: w.topic, partition: w.partition, current, next: w.offset, reRead, skip, exact: w.exact, ...(w.reason === undefined ? {} : { reason: w.reason }) })
+  }
+  moves.sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
+  return {
+    group: facts.group, cluster: facts.cluster, state: facts.state, members: facts.members, moves, unchanged,
+    refusals: moves.length === 0 ? [] : refusalsOf(facts, moves), notes: facts.notes ?? []
+  }
+}
+
+function refusalsOf (facts: GroupFacts, moves: readonly PartitionMove[]): string[] {
+  const out: string[] = []
+  if (isActive(facts.state)) {
+    out.push(`group ${facts.group} has ${facts.members} active member(s) on ${facts.cluster} (state ${facts.state}): stop its consumers first (--force does not override this)`)
+  }
+  if (facts.force) return out
+  const rewinds = moves.filter(m => m.reRead > 0)
+  if (rewinds.length > 0 && facts.kind !== PlanKinds.OFFSETS_SET) {
+    out.push(`${rewinds.length} partition(s) would move backwards (${sum(rewinds, m => m.reRead)} record(s) re-read, e.g. ${describeMove(rewinds[0]!)}): the group already processed further on ${facts.cluster}; use --force to rewind`)
+  }
+  const skips = moves.filter(m => m.skip > 0)
+  if (skips.length > 0) {
+    out.push(`${skips.length} partition(s) would skip up to ${sum(skips, m => m.skip)} record(s) nobody in the group processed (e.g. ${describeMove(skips[0]!)}); use --force to skip them`)
+  }
+  return out
+}
+
+function describeMove (m: PartitionMove): string {
+  return `${m.topic}-${m.partition} ${m.current ?? 'none'} -> ${m.next}`
+}
+
+function sum<T> (items: readonly T[], f: (item: T) => number): number {
+  return items.reduce((acc, item) => acc + f(item), 0)
+}
+
+/** True when applying would write something for this group. */
+export function isWritable (plan: GroupPlan): boolean {
+  return plan.problem === undefined && plan.refusals.length === 0 && plan.moves.length > 0
+}
+
+/** A group that could not be planned. */
+export function problemPlan (group: string, cluster: string, problem: string, notes: readonly string[] = []): GroupPlan {
+  return { group, cluster, state: 'Unknown', members: 0, moves: [], unchanged: 0, refusals: [], notes, problem }
+}
+
+/**
+ * The exit code of a plan or apply (documented in `kmirror failover --help` and docs/operations.md):
+ * 3 when a group's data could not be read, 5 when a group was refused, 1 for a dry run with moves, else 0.
+ */
+export function exitCodeOf (plans: readonly GroupPlan[], applied: boolean): number {
+  if (plans.some(p => p.problem !== undefined)) return ExitCodes.START_FAILED
+  if (plans.some(p => p.refusals.length > 0)) return ExitCodes.REFUSED
+  if (!applied && plans.some(p => p.moves.length > 0)) return ExitCodes.DRIFT
+  return ExitCodes.OK
+}

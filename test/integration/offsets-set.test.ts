@@ -1,0 +1,72 @@
+/**
+ * `kmirror offsets set` on a real cluster: each position (--to-offset, --to-earliest, --to-latest,
+ * --to-datetime, --shift-by) is planned and applied; a skip needs --force; out-of-range positions exit 2 with
+ * the valid range; an active group is refused.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { AdminClient } from '../../src/kafka/admin-client.ts'
+import { getCluster } from '../helpers/clusters.ts'
+import { committedOffsets, DrillConsumer, runKmirror, runPlan } from '../helpers/drills.ts'
+import { createTopic, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
+import { mm2Properties, writeTempFile } from '../helpers/process.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
+
+test('offsets set plans and applies each position, refuses skips without --force, out-of-range offsets and active groups', { timeout: 180_000 }, async t => {
+  // Given a topic of 2 partitions with 40 records each (timestamps BASE + i, i = offset) and a group at 10 / 10
+  const topic = uniqueName('oset')
+  const group = uniqueName('oset-group')
+  await createTopic('target', topic, { partitions: 2, t })
+  await produce('target', Array.from({ length: 80 }, (_, i) => ({ topic, partition: i % 2, key: null, value: Buffer.from(`v${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(Math.floor(i / 2) * 1000) })))
+  const admin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', 'target')
+  t.after(() => admin.close())
+  await admin.groups.alterCommittedOffsets(group, [{ topic, partition: 0, offset: 10 }, { topic, partition: 1, offset: 10 }])
+  const file = writeTempFile(mm2Properties({ source: 'source', target: 'target' }), '.properties', t)
+  const set = (...more: string[]) => runPlan(['offsets', 'set', file, '--cluster', 'B', '--group', group, '--topic', topic, ...more], t)
+  const at = async (p: number) => (await committedOffsets('target', group)).get(`${topic}-${p}`)
+
+  // A rewind: planned (exit 1, nothing written), then applied
+  const dry = await set('--partition', '0', '--to-offset', '4')
+  assert.equal(dry.code, 1, dry.stderr)
+  assert.deepEqual(dry.plan.groups[0]!.moves.map(m => [m.partition, m.current, m.next, m.reRead, m.skip]), [[0, 10, 4, 6, 0]])
+  assert.equal(await at(0), 10)
+  assert.equal((await set('--partition', '0', '--to-offset', '4', '--apply')).code, 0)
+  assert.equal(await at(0), 4)
+
+  // A skip is refused without --force, applied with it
+  const skip = await set('--partition', '0', '--shift-by', '5', '--apply')
+  assert.equal(skip.code, 5)
+  assert.match(skip.plan.groups[0]!.refusals.join(), /skip up to 5 record/)
+  assert.equal(await at(0), 4)
+  assert.equal((await set('--partition', '0', '--shift-by', '5', '--apply', '--force')).code, 0)
+  assert.equal(await at(0), 9)
+
+  // Every partition: earliest, datetime (the record of second 20 is offset 20), latest (with --force: a skip)
+  assert.equal((await set('--to-earliest', '--apply')).code, 0)
+  assert.deepEqual([await at(0), await at(1)], [0, 0])
+  const when = new Date(Number(TIMESTAMP_BASE) + 20_000).toISOString()
+  assert.equal((await set('--to-datetime', when, '--apply', '--force')).code, 0)
+  assert.deepEqual([await at(0), await at(1)], [20, 20])
+  assert.equal((await set('--to-latest', '--apply', '--force')).code, 0)
+  assert.deepEqual([await at(0), await at(1)], [40, 40])
+  const nothing = await set('--to-latest', '--apply')
+  assert.equal(nothing.code, 0)
+  assert.equal(nothing.plan.groups[0]!.moves.length, 0)
+
+  // Out of range and bad input: exit 2, with the valid range
+  const out = await runKmirror(['offsets', 'set', file, '--cluster', 'B', '--group', group, '--topic', topic, '--partition', '1', '--to-offset', '41'], t)
+  assert.equal(out.code, 2)
+  assert.match(out.stderr, /offset 41 of .*-1 is outside the valid range \[0, 40\]/)
+  assert.equal((await runKmirror(['offsets', 'set', file, '--cluster', 'B', '--group', group, '--topic', topic, '--to-earliest', '--to-latest'], t)).code, 2)
+  assert.equal((await runKmirror(['offsets', 'set', file, '--cluster', 'Z', '--group', group, '--topic', topic, '--to-earliest'], t)).code, 2)
+
+  // An active group is refused
+  const consumer = new DrillConsumer('target', group, topic)
+  t.after(() => consumer.stop())
+  await consumer.start()
+  await waitFor(async () => (await admin.groups.describeGroups([group])).get(group)?.state === 'Stable', { timeoutMs: 30_000, intervalMs: 300, message: 'the consumer joined' })
+  const active = await set('--to-earliest', '--apply', '--force')
+  assert.equal(active.code, 5)
+  assert.match(active.plan.groups[0]!.refusals.join(), /active member/)
+  assert.deepEqual([await at(0), await at(1)], [40, 40])
+})
