@@ -89,6 +89,14 @@ export class OffsetHistoryStore {
     if (last !== undefined) this.#openRuns.set(tp, { upstream: last, downstream: byStart.get(last)!.downstream, persisted: byStart.get(last)!.length })
   }
 
+  /** The partitions with a history, as `{ topic, partition }`. */
+  partitions (): { topic: string, partition: number }[] {
+    return [...this.#histories.keys()].map(tp => {
+      const [topic, partition] = tp.split('\u0000') as [string, string]
+      return { topic, partition: Number(partition) }
+    })
+  }
+
   history (topic: string, partition: number): PartitionOffsetHistory | undefined {
     return this.#histories.get(partitionKey(topic, partition))
   }

@@ -25,6 +25,9 @@ export interface FlowStatus {
   readonly jobs: readonly JobStatus[]
 }
 
+/** How often runs below the source log start are removed from the offset history. */
+const HISTORY_TRIM_INTERVAL_MS = 5 * 60 * 1000
+
 /** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
 const MAX_CHUNK_BYTES = 512 * 1024
 
@@ -122,6 +125,11 @@ export class Flow {
       await checkpoints.init()
       this.#scheduler.every('emit-checkpoints', config.emitCheckpointsIntervalSeconds * 1000, async () => { await checkpoints.emit() })
     }
+    // Bounded history: runs entirely below the source's log start can never be asked for again.
+    this.#scheduler.every('trim-offset-history', HISTORY_TRIM_INTERVAL_MS, async () => {
+      const partitions = history.partitions()
+      if (partitions.length > 0) await history.trim(await fetcher.listOffsets(partitions, 'earliest'))
+    })
     if (config.syncGroupOffsetsEnabled && config.syncGroupOffsetsIntervalSeconds > 0) {
       const groupSync = new GroupOffsetSync({
         flow: config, policy, sourceAdmin, targetAdmin, log: this.#log.child({ job: 'sync-group-offsets' }), metrics: this.#metrics,

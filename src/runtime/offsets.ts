@@ -4,7 +4,6 @@
  * without writing anything.
  */
 import { translateCommits, type TranslatedCommit, type Translator } from '../checkpoint/checkpoint-emitter.ts'
-import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import type { FlowConfig, KmirrorConfig } from '../config/types.ts'
 import { ConfigError } from '../errors.ts'
 import { planFailback, planFailover, type MoveOptions, type OffsetsPlan } from '../failover/failover.ts'
@@ -12,7 +11,7 @@ import { planOffsetsSet, type OffsetsSetRequest } from '../failover/offsets-set.
 import { AdminClient } from '../kafka/admin-client.ts'
 import { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
-import { ProgressStore } from '../replication/progress-store.ts'
+import { loadFlowHistory } from '../failover/flow-history.ts'
 
 /** The flow `from->to` of the file, enabled or not; a ConfigError naming the aliases otherwise. */
 export function findFlow (config: KmirrorConfig, from: string, to: string): FlowConfig {
@@ -34,14 +33,8 @@ export async function openTranslator (flow: FlowConfig): Promise<OpenTranslator>
   const reader = new RecordFetcher(flow.target.consumer, id('target-reader'), { isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576 })
   const close = async (): Promise<void> => { await Promise.all([targetAdmin.close(), reader.close()]) }
   try {
-    const history = new OffsetHistoryStore(flow, targetAdmin, reader, null)
-    await history.load({ readOnly: true })
-    const positions = await new ProgressStore(flow, targetAdmin, reader, null).load({ readOnly: true })
-    for (const [tp, stored] of positions) {
-      const [topic, partition] = tp.split('\u0000') as [string, string]
-      history.history(topic, Number(partition))?.markConsumedTo(stored + 1)
-    }
-    return { translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed), close }
+    const history = await loadFlowHistory(flow, createReplicationPolicy(flow.replicationPolicy), targetAdmin, reader)
+    return { translate: history.toTarget, close }
   } catch (err) {
     await close()
     throw err
