@@ -1,7 +1,7 @@
 /**
  * The admin operations kmirror needs, over the Kafka library's Admin client.
  */
-import { Admin, AclOperations, AclPermissionTypes, ConfigResourceTypes, ConfigSources, IncrementalAlterConfigOperationTypes, ResourcePatternTypes } from '@platformatic/kafka'
+import { Admin, metadataV12, AclOperations, AclPermissionTypes, ConfigResourceTypes, ConfigSources, IncrementalAlterConfigOperationTypes, ResourcePatternTypes } from '@platformatic/kafka'
 import { fromLibraryAcl, toLibraryAcl, type AclBinding, type AclResourceType } from './acls.ts'
 import { GroupAdmin } from './group-admin.ts'
 import type { ClientProps } from '../config/types.ts'
@@ -72,6 +72,27 @@ export class AdminClient {
     return metadata.brokers.size
   }
 
+  /**
+   * Every non-internal topic with its id and partition count, from ONE Metadata request for all topics (the
+   * library's own listing discards partitions, and describing a list costs another request). Topic refresh
+   * runs every few seconds, so this is what keeps it cheap with thousands of topics.
+   */
+  async describeAllTopics (): Promise<Map<string, TopicDescription>> {
+    return this.#call('describe all topics', async () => {
+      const connections = await this.#admin.connectToBrokers()
+      const connection = connections.values().next().value
+      if (connection === undefined) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `no broker of ${this.#label} could be reached`, { retriable: true })
+      const response = await metadataV12.api.async(connection, null, false, false)
+      const out = new Map<string, TopicDescription>()
+      for (const topic of response.topics) {
+        const name = topic.name
+        if (typeof name !== 'string' || topic.isInternal || topic.errorCode !== 0) continue
+        out.set(name, { name, id: topic.topicId, partitions: topic.partitions.length })
+      }
+      return out
+    })
+  }
+
   /** Partition counts and ids of the named topics that exist; missing ones are simply absent from the map. */
   async describeTopics (names: readonly string[]): Promise<Map<string, TopicDescription>> {
     if (names.length === 0) return new Map()
@@ -80,9 +101,10 @@ export class AdminClient {
     const wanted = names.filter(n => existing.has(n))
     if (wanted.length === 0) return new Map()
     const metadata = await this.#call('describe topics', () => this.#admin.metadata({ topics: wanted, forceUpdate: true }))
+    const asked = new Set(wanted)
     const out = new Map<string, TopicDescription>()
     for (const [name, topic] of metadata.topics) {
-      if (names.includes(name)) out.set(name, { name, id: topic.id, partitions: topic.partitionsCount })
+      if (asked.has(name)) out.set(name, { name, id: topic.id, partitions: topic.partitionsCount })
     }
     return out
   }
