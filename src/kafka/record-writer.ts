@@ -33,6 +33,17 @@ export interface PartitionBatch {
   readonly records: readonly OutRecord[]
 }
 
+/** Records `start` to `end - 1` of input batch `batch` were acknowledged, at target offsets from `baseOffset` on. */
+export interface AckedChunk {
+  readonly batch: number
+  readonly start: number
+  readonly end: number
+  readonly baseOffset: number
+}
+
+/** Hears of every acknowledged round before the next one is sent (progress can then advance mid-write). */
+export type OnAcked = (chunks: readonly AckedChunk[]) => Promise<void> | void
+
 /** Record `start` of the batch, and those after it up to the next segment, got offsets from `baseOffset` on. */
 export interface OffsetSegment {
   readonly start: number
@@ -66,8 +77,11 @@ export class RecordWriter {
     })
   }
 
-  /** Returns, for each input batch, the segments that give every record's target offset. */
-  async write (batches: readonly PartitionBatch[]): Promise<OffsetSegment[][]> {
+  /**
+   * Returns, for each input batch, the segments that give every record's target offset. `onAcked`, when given,
+   * hears of each acknowledged round (and may await, e.g. to store progress) before the next round is sent.
+   */
+  async write (batches: readonly PartitionBatch[], onAcked?: OnAcked): Promise<OffsetSegment[][]> {
     await this.#ensurePartitionsKnown(batches)
     const chunked = batches.map(b => splitIntoChunks(b.records, this.#options.maxChunkBytes))
     const segments: OffsetSegment[][] = batches.map(() => [])
@@ -83,14 +97,18 @@ export class RecordWriter {
         owners.push(i)
       }
       const baseOffsets = await this.#send(messages)
+      const acked: AckedChunk[] = []
       for (const i of owners) {
         const batch = batches[i]!
         const base = baseOffsets.get(`${batch.topic}\u0000${batch.partition}`)
         if (base === undefined) {
           throw new KmirrorError(ErrorCodes.PRODUCE, `the target acknowledged no offset for ${batch.topic}-${batch.partition}`, { retriable: true })
         }
-        segments[i]!.push({ start: chunked[i]![round]!.start, baseOffset: base })
+        const chunk = chunked[i]![round]!
+        segments[i]!.push({ start: chunk.start, baseOffset: base })
+        acked.push({ batch: i, start: chunk.start, end: chunk.end, baseOffset: base })
       }
+      if (onAcked !== undefined) await onAcked(acked)
     }
     return segments
   }

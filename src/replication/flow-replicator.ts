@@ -15,7 +15,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { FlowConfig } from '../config/types.ts'
 import { isRetriable } from '../errors.ts'
 import { FetchOutcomes, partitionKey, type FetchedPartition, type RecordFetcher } from '../kafka/record-fetcher.ts'
-import type { OffsetSegment, RecordWriter } from '../kafka/record-writer.ts'
+import type { RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
@@ -195,12 +195,7 @@ export class FlowReplicator {
     }
     const fetched = this.#markProvenance(await this.#deps.fetcher.fetch(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position }))))
     const withRecords = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.records.length > 0)
-    const segments = withRecords.length === 0
-      ? []
-      : await this.#deps.writer.write(withRecords.map(f => ({
-        topic: this.#state(f).remoteTopic, partition: f.partition, records: f.records
-      })))
-    withRecords.forEach((f, i) => this.#trackSyncs(f, segments[i]!))
+    if (withRecords.length > 0) await this.#write(withRecords)
     // Advance every partition that was written before any recovery that may throw: a partition whose
     // records are acknowledged must never be left at its old position, or they would be written twice.
     for (const f of fetched) this.#advance(f)
@@ -230,18 +225,44 @@ export class FlowReplicator {
   }
 
   /** Feeds runs of consecutive source offsets that landed in one target segment to the tracker. */
-  #trackSyncs (f: FetchedPartition, segments: readonly OffsetSegment[]): void {
+  /**
+   * Writes the fetched records. After each acknowledged produce round the partitions advance to what was
+   * acknowledged and progress is stored if a flush is due, so a crash re-copies at most about one flush
+   * interval of records, not a whole fetch round. Rounds a writer did not report are tracked at the end.
+   */
+  async #write (fetched: readonly FetchedPartition[]): Promise<void> {
+    const trackedTo = fetched.map(() => 0)
+    const segments = await this.#deps.writer.write(
+      fetched.map(f => ({ topic: this.#state(f).remoteTopic, partition: f.partition, records: f.records })),
+      async chunks => {
+        for (const c of chunks) {
+          const f = fetched[c.batch]!
+          this.#trackSegment(f, c.start, c.end, c.baseOffset)
+          trackedTo[c.batch] = c.end
+          const state = this.#state(f)
+          state.position = Math.max(state.position, f.records[c.end - 1]!.offset + 1)
+        }
+        this.#sendSyncs()
+        if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+      })
+    fetched.forEach((f, i) => {
+      const all = segments[i] ?? []
+      for (let s = 0; s < all.length; s++) {
+        const end = all[s + 1]?.start ?? f.records.length
+        if (all[s]!.start >= trackedTo[i]!) this.#trackSegment(f, all[s]!.start, end, all[s]!.baseOffset)
+      }
+    })
+  }
+
+  /** Feeds records `start` to `end - 1`, written from `baseOffset` on, to the tracker as runs of consecutive source offsets. */
+  #trackSegment (f: FetchedPartition, start: number, end: number, baseOffset: number): void {
     const key = partitionKey(f.topic, f.partition)
     const records = f.records
-    for (let s = 0; s < segments.length; s++) {
-      const { start, baseOffset } = segments[s]!
-      const end = segments[s + 1]?.start ?? records.length
-      let runStart = start
-      for (let j = start + 1; j <= end; j++) {
-        if (j < end && records[j]!.offset === records[j - 1]!.offset + 1) continue
-        this.#tracker.recordRun(key, f.topic, f.partition, records[runStart]!.offset, baseOffset + (runStart - start), j - runStart)
-        runStart = j
-      }
+    let runStart = start
+    for (let j = start + 1; j <= end; j++) {
+      if (j < end && records[j]!.offset === records[j - 1]!.offset + 1) continue
+      this.#tracker.recordRun(key, f.topic, f.partition, records[runStart]!.offset, baseOffset + (runStart - start), j - runStart)
+      runStart = j
     }
   }
 

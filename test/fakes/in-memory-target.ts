@@ -5,7 +5,7 @@
  * segments were appended (a real write is acknowledged chunk by chunk).
  */
 import { partitionKey } from '../../src/kafka/record-fetcher.ts'
-import type { OffsetSegment, OutRecord, PartitionBatch } from '../../src/kafka/record-writer.ts'
+import type { OffsetSegment, OnAcked, OutRecord, PartitionBatch } from '../../src/kafka/record-writer.ts'
 import type { TargetWriter } from '../../src/replication/flow-replicator.ts'
 
 export interface StoredRecord {
@@ -57,24 +57,28 @@ export class InMemoryTarget implements TargetWriter {
     return this.stored(topic, partition).filter(r => !r.foreign).map(r => r.record)
   }
 
-  async write (batches: readonly PartitionBatch[]): Promise<OffsetSegment[][]> {
+  /** Like RecordWriter: each segment is a produce round, reported through `onAcked` once "acknowledged". */
+  async write (batches: readonly PartitionBatch[], onAcked?: OnAcked): Promise<OffsetSegment[][]> {
     this.writeCalls++
     this.#beforeWrite?.()
     const failure = this.#failures.shift()
     let budget = failure?.afterSegments ?? Number.POSITIVE_INFINITY
     const out: OffsetSegment[][] = []
-    for (const batch of batches) {
+    for (const [index, batch] of batches.entries()) {
       const segments: OffsetSegment[] = []
       const log = this.#log(batch.topic, batch.partition)
       for (let start = 0; start < batch.records.length; start += this.segmentRecords) {
         if (budget-- <= 0) throw failure!.err
         if (start > 0) this.#appendForeign(log)
-        segments.push({ start, baseOffset: log.next })
-        for (const record of batch.records.slice(start, start + this.segmentRecords)) {
+        const baseOffset = log.next
+        segments.push({ start, baseOffset })
+        const chunk = batch.records.slice(start, start + this.segmentRecords)
+        for (const record of chunk) {
           // Only what a produce request carries: the source record's offset does not travel.
           const copy = { key: record.key, value: record.value, headers: record.headers, timestamp: record.timestamp }
           log.records.push({ offset: log.next++, record: copy, foreign: false })
         }
+        if (onAcked !== undefined) await onAcked([{ batch: index, start, end: start + chunk.length, baseOffset }])
       }
       out.push(segments)
     }

@@ -4,7 +4,7 @@ import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { FetchOutcomes, partitionKey } from '../../../src/kafka/record-fetcher.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
 import { effectiveSyncs, translateByStep } from '../../fakes/offset-translation.ts'
-import { asCopied, assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
+import { assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
 
 const T = { source: 't', remote: 'A.t', partitions: 1 } as const
 
@@ -40,7 +40,7 @@ describe('FlowReplicator retriable failures', () => {
     assert.deepEqual(h.progress.latest(), { 't-0': 11 })
   })
 
-  it('does not advance past records of a write that failed after part of it was acknowledged: it copies them again', async () => {
+  it('keeps the acknowledged part of a write that failed midway and copies only the rest again', async () => {
     // Given writes in segments of 2 records, and a write that fails after its first segment (records 0 and 1)
     const h = createHarness()
     h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
@@ -48,12 +48,24 @@ describe('FlowReplicator retriable failures', () => {
     h.target.failNextWrite(retriable('connection reset'), { afterSegments: 1 })
     // When the replicator runs
     await copyAll(h)
-    // Then nothing is lost: the target holds 0, 1 (the acknowledged part) and then the whole source again
-    const source = h.source.records('t', 0).map(asCopied)
-    assert.deepEqual(h.target.copied('A.t', 0), [...source.slice(0, 2), ...source])
-    // and the offset syncs translate every source offset to its last copy
+    // Then the position advanced past the acknowledged segment: the target holds every record exactly once
+    assertExactCopy(h, 't', 0, 'A.t')
+    // and the offset syncs translate every source offset to its copy
     const kept = effectiveSyncs(h.syncs.of('t', 0))
-    for (const [i, r] of h.source.records('t', 0).entries()) assert.equal(translateByStep(kept, r.offset), i + 2)
+    for (const [i, r] of h.source.records('t', 0).entries()) assert.equal(translateByStep(kept, r.offset), i)
+  })
+
+  it('stores progress between produce rounds when a flush is due, so a crash mid-write re-copies little', async () => {
+    // Given a flush due at every round and writes of 2 records per round
+    const h = createHarness({ offsetFlushIntervalMs: 0 })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+    h.source.maxSpan = 12
+    h.target.segmentRecords = 2
+    // When one fetch round of 12 records is copied
+    await copyAll(h)
+    // Then progress was committed after each acknowledged round, not only once the whole fetch round was written
+    const committed = h.progress.commits.map(c => [...c.values()].find(p => p.topic === 't' && p.partition === 0)?.lastOffset)
+    assert.ok(committed.includes(1) && committed.includes(3) && committed.includes(5), `commits: ${JSON.stringify(committed)}`)
   })
 
   it('retries a fetch that failed with a retriable error', async () => {
