@@ -269,3 +269,21 @@ export function processedTwice (first: readonly string[], second: readonly strin
 
 const childSpec = process.env.KMIRROR_DRILL_CONSUMER
 if (childSpec !== undefined && process.argv[1] === import.meta.filename) await runConsumerChild(JSON.parse(childSpec) as ConsumerSpec)
+
+export interface DrillTraffic {
+  readonly drill: Drill
+  readonly producer: DrillProducer
+  readonly onA: DrillConsumer
+}
+
+/** The common "given" of the drills: a drill set up, a producer writing to A and a consumer group on A processing. */
+export async function startDrillTraffic (t: Cleanup, name: string): Promise<DrillTraffic> {
+  const drill = await setUpDrill(t, name)
+  const producer = new DrillProducer('third', drill.topic, drill.partitions, 'v')
+  t.after(() => producer.stop())
+  producer.start()
+  const onA = new DrillConsumer('third', drill.group, drill.topic)
+  t.after(() => onA.stop())
+  await onA.start()
+  return { drill, producer, onA }
+}

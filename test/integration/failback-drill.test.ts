@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { killCluster, restartCluster } from '../helpers/clusters.ts'
-import { DrillConsumer, DrillProducer, lastCheckpoints, processedTwice, runPlan, setUpDrill, topicValues, type Drill } from '../helpers/drills.ts'
+import { DrillConsumer, DrillProducer, lastCheckpoints, processedTwice, runPlan, topicValues, type Drill, startDrillTraffic } from '../helpers/drills.ts'
 import { endOffsets } from '../helpers/kafka.ts'
 import { waitFor } from '../helpers/wait.ts'
 
@@ -30,13 +30,7 @@ async function reprocessingBound (drill: Drill, onA: DrillConsumer): Promise<{ c
 
 test('disaster and failback drill: failover with the consumer running re-processes at most the commits after the last checkpoint; failback resumes on A exactly', { timeout: 420_000 }, async t => {
   // Given traffic on A, a consumer group processing it, and kmirror copying A->B with checkpoints every second
-  const drill = await setUpDrill(t, 'drill-running')
-  const producer = new DrillProducer('third', drill.topic, drill.partitions, 'v')
-  t.after(() => producer.stop())
-  producer.start()
-  const onA = new DrillConsumer('third', drill.group, drill.topic)
-  t.after(() => onA.stop())
-  await onA.start()
+  const { drill, producer, onA } = await startDrillTraffic(t, 'drill-running')
   await waitFor(async () => ({ done: onA.processed.length >= 400 && (await lastCheckpoints(drill)).size === drill.partitions, state: onA.processed.length }),
     { timeoutMs: 60_000, intervalMs: 300, message: 'the consumer on A processed 400 records and every partition has a checkpoint' })
 

@@ -7,19 +7,13 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { killCluster, restartCluster } from '../helpers/clusters.ts'
-import { DrillConsumer, DrillProducer, lastCheckpoints, processedTwice, runPlan, setUpDrill, topicValues } from '../helpers/drills.ts'
+import { DrillConsumer, lastCheckpoints, processedTwice, runPlan, topicValues, startDrillTraffic } from '../helpers/drills.ts'
 import { endOffsets } from '../helpers/kafka.ts'
 import { waitFor } from '../helpers/wait.ts'
 
 test('disaster drill: with the consumer stopped before A dies, failover from checkpoints processes every record on B exactly once', { timeout: 300_000 }, async t => {
   // Given traffic on A, a consumer group processing it, and kmirror copying A->B with checkpoints every second
-  const drill = await setUpDrill(t, 'drill-stopped')
-  const producer = new DrillProducer('third', drill.topic, drill.partitions, 'v')
-  t.after(() => producer.stop())
-  producer.start()
-  const onA = new DrillConsumer('third', drill.group, drill.topic)
-  t.after(() => onA.stop())
-  await onA.start()
+  const { drill, producer, onA } = await startDrillTraffic(t, 'drill-stopped')
   await waitFor(() => ({ done: onA.processed.length >= 300, state: { processed: onA.processed.length, produced: producer.acknowledged.length } }),
     { timeoutMs: 60_000, intervalMs: 200, message: 'the consumer on A processed 300 records' })
 
