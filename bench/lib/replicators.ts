@@ -1,0 +1,141 @@
+/**
+ * The two replicators under test, started from the same mm2.properties: the real Apache MirrorMaker 2
+ * (dedicated mode, through `kafka-local.sh mm2`) and kmirror (`node src/cli/main.ts run`).
+ */
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { REPO_ROOT, runKafkaLocal } from '../../test/helpers/clusters.ts'
+import { spawnKmirror } from '../../test/helpers/process.ts'
+
+export const TOOLS = ['mm2', 'kmirror'] as const
+export type Tool = (typeof TOOLS)[number]
+
+/**
+ * The source alias of each tool's run: remote topics `M.<topic>` and `K.<topic>` never collide, and with
+ * target alias T no internal topic collides with those of the tests' A and B either.
+ */
+export const SOURCE_ALIAS: Readonly<Record<Tool, string>> = { mm2: 'M', kmirror: 'K' }
+export const TARGET_ALIAS = 'T'
+
+export interface FlowSettings {
+  sourceBootstrap: string
+  targetBootstrap: string
+  tool: Tool
+  /** Java regex of the source topics to copy. */
+  topics: string
+  tasksMax: number
+  /** The source batches' codec: the target producer writes the same. */
+  compression: 'lz4' | 'none'
+}
+
+/** The tuning lines, the same for both tools (kmirror ignores tasks.max and batch.size, and says so). */
+export function tuningLines (tasksMax: number, compression: string): string[] {
+  return [
+    `tasks.max = ${tasksMax}`,
+    `${TARGET_ALIAS}.producer.compression.type = ${compression}`,
+    `${TARGET_ALIAS}.producer.batch.size = 262144`,
+    `${TARGET_ALIAS}.producer.linger.ms = 10`,
+    'refresh.topics.interval.seconds = 1',
+    'sync.topic.acls.enabled = false',
+    'emit.checkpoints.enabled = false',
+    'emit.heartbeats.enabled = false',
+    'heartbeats.replication.enabled = false'
+  ]
+}
+
+export function flowProperties (s: FlowSettings): string {
+  const source = SOURCE_ALIAS[s.tool]
+  const rf = ['replication.factor', 'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor',
+    'heartbeats.topic.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor',
+    'config.storage.replication.factor']
+  return [
+    `clusters = ${source}, ${TARGET_ALIAS}`,
+    `${source}.bootstrap.servers = ${s.sourceBootstrap}`,
+    `${TARGET_ALIAS}.bootstrap.servers = ${s.targetBootstrap}`,
+    `${source}->${TARGET_ALIAS}.enabled = true`,
+    `${source}->${TARGET_ALIAS}.topics = ${s.topics}`,
+    ...rf.map(key => `${key} = 1`),
+    ...tuningLines(s.tasksMax, s.compression),
+    ''
+  ].join('\n')
+}
+
+export interface RunningReplicator {
+  pid: number
+  /** Rejects if the replicator fails to start or exits early. */
+  failed: Promise<never>
+  stop (): Promise<void>
+  /** The end of its log, for error messages. */
+  logTail (): string
+}
+
+function stateDir (): string {
+  return process.env.KMIRROR_STATE ?? join(REPO_ROOT, '.state')
+}
+
+async function waitForPidFile (file: string, starting: Promise<unknown>): Promise<number> {
+  let settled = false
+  const watch = starting.finally(() => { settled = true })
+  watch.catch(() => undefined) // awaited below only if it settles before the pid file appears
+  for (let i = 0; i < 600; i++) {
+    if (existsSync(file)) {
+      const pid = Number(readFileSync(file, 'utf8').trim())
+      if (pid > 0) return pid
+    }
+    if (settled) await watch // rethrows a failed start; a successful one has written the file
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+  throw new Error(`no pid file ${file} after 12 s`)
+}
+
+/** Starts the real MM2 on FILE (dedicated mode, --clusters B); resolves as soon as its JVM pid is known. */
+export async function startMm2 (name: string, file: string): Promise<RunningReplicator> {
+  const pidFile = join(stateDir(), 'mm2', name, 'pid')
+  rmSync(pidFile, { force: true })
+  const starting = runKafkaLocal(['mm2', name, file, '--clusters', TARGET_ALIAS])
+  const pid = await waitForPidFile(pidFile, starting)
+  const log = join(stateDir(), 'logs', `mm2-${name}.log`)
+  const failed = starting.then(() => new Promise<never>(() => undefined))
+  failed.catch(() => undefined)
+  return {
+    pid,
+    failed,
+    stop: async () => { await runKafkaLocal(['mm2-down', name]) },
+    logTail: () => (existsSync(log) ? readFileSync(log, 'utf8').slice(-4000) : '')
+  }
+}
+
+/** Starts kmirror on FILE (--clusters B) as users run it. */
+export function startKmirror (file: string): RunningReplicator {
+  const kmirror = spawnKmirror(['run', file, '--clusters', TARGET_ALIAS])
+  let stopping = false
+  const failed = new Promise<never>((_, reject) => {
+    const check = setInterval(() => {
+      if (kmirror.exitStatus === null) return
+      clearInterval(check)
+      if (!stopping) reject(new Error(`kmirror exited early: ${JSON.stringify(kmirror.exitStatus)}\n${kmirror.stderr.slice(-4000)}`))
+    }, 200)
+  })
+  failed.catch(() => undefined)
+  return {
+    pid: kmirror.pid,
+    failed,
+    stop: async () => {
+      stopping = true
+      kmirror.kill('SIGTERM')
+      try {
+        await kmirror.waitForExit(15_000)
+      } catch {
+        kmirror.kill('SIGKILL')
+        await kmirror.waitForExit(5_000)
+      }
+    },
+    logTail: () => kmirror.stderr.slice(-4000)
+  }
+}
+
+export function writeFlowFile (dir: string, s: FlowSettings): string {
+  const file = join(dir, `${s.tool}.properties`)
+  writeFileSync(file, flowProperties(s))
+  return file
+}
