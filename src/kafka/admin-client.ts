@@ -151,6 +151,22 @@ export class AdminClient {
     }
   }
 
+  /**
+   * Creates topics that share partitions, replication factor and configs in ONE request (a controller round
+   * trip per topic made 500 topics take 15 s). Any error fails the whole call: callers fall back to
+   * `createTopic` per topic, which sorts out topics that already exist or were refused.
+   */
+  async createTopics (topics: readonly NewTopic[]): Promise<void> {
+    const first = topics[0]
+    if (first === undefined) return
+    await this.#call(`create ${topics.length} topics`, () => this.#admin.createTopics({
+      topics: topics.map(t => t.name),
+      partitions: first.partitions,
+      replicas: first.replicationFactor,
+      configs: Object.entries(first.configs).map(([name, value]) => ({ name, value }))
+    }))
+  }
+
   async createPartitions (topic: string, count: number): Promise<void> {
     await this.#call(`grow ${topic} to ${count} partitions`, () => this.#admin.createPartitions({ topics: [{ name: topic, count }] }))
   }

@@ -6,10 +6,10 @@
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
-import type { AlterConfigsAction, ReplicatedTopic, TopicProblem, TopicSyncPlan } from './topic-sync-plan.ts'
+import type { AlterConfigsAction, CreateTopicAction, ReplicatedTopic, TopicProblem, TopicSyncPlan } from './topic-sync-plan.ts'
 
 /** What applying a plan writes with; `AdminClient` fits. */
-export type TopicWriter = Pick<AdminClient, 'createTopic' | 'createPartitions' | 'alterTopicConfigs' | 'deleteTopics'>
+export type TopicWriter = Pick<AdminClient, 'createTopic' | 'createPartitions' | 'alterTopicConfigs' | 'deleteTopics'> & Partial<Pick<AdminClient, 'createTopics'>>
 
 export interface TopicSyncResult {
   /** Topics replicated now, with the partitions that exist on both sides. */
@@ -43,7 +43,8 @@ export async function applyTopicSyncPlan (
 async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[]) {
   const created: string[] = []
   const notReady = new Set<string>()
-  for (const action of plan.create) {
+  const pending = await createInGroups(plan, target, log, metrics, created)
+  for (const action of pending) {
     try {
       const outcome = await target.createTopic({ name: action.remoteTopic, partitions: action.partitions, replicationFactor: action.replicationFactor, replicationFactorKey: 'replication.factor', configs: action.configs })
       if (outcome === 'created') {
@@ -61,6 +62,40 @@ async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Log
     }
   }
   return { created, notReady }
+}
+
+/**
+ * Creates remote topics that share partitions, replication factor and configs with one request per group.
+ * Returns the actions still to do one by one: those of groups whose request failed (a topic that exists, a
+ * refused config), which the per-topic path sorts out as before.
+ */
+async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, created: string[]): Promise<CreateTopicAction[]> {
+  if (target.createTopics === undefined || plan.create.length < 2) return [...plan.create]
+  const groups = new Map<string, CreateTopicAction[]>()
+  for (const action of plan.create) {
+    const key = JSON.stringify([action.partitions, action.replicationFactor, Object.entries(action.configs).sort()])
+    groups.set(key, [...(groups.get(key) ?? []), action])
+  }
+  const pending: CreateTopicAction[] = []
+  for (const group of groups.values()) {
+    if (group.length < 2) {
+      pending.push(...group)
+      continue
+    }
+    try {
+      await target.createTopics(group.map(a => ({ name: a.remoteTopic, partitions: a.partitions, replicationFactor: a.replicationFactor, replicationFactorKey: 'replication.factor', configs: a.configs })))
+    } catch (err) {
+      log.debug({ topics: group.length, err }, 'creating remote topics together failed; creating them one by one')
+      pending.push(...group)
+      continue
+    }
+    for (const a of group) {
+      log.info({ topic: a.topic, remoteTopic: a.remoteTopic, partitions: a.partitions, configs: a.configs }, 'created remote topic')
+      created.push(a.remoteTopic)
+      metrics.inc('remoteTopicsCreated', { flow: plan.flow })
+    }
+  }
+  return pending
 }
 
 /** Grows the planned remote topics; `partitions` holds the count to replicate of those that could not grow. */
