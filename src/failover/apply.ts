@@ -4,7 +4,7 @@
  * either changed, the group is refused (nothing written) and the operator plans again.
  */
 import type { ClusterClientConfig } from '../config/types.ts'
-import type { GroupAdmin } from '../kafka/group-admin.ts'
+import { isInactive, type GroupAdmin } from '../kafka/group-admin.ts'
 import { openClusterClients, withDeadline } from './clients.ts'
 import { isWritable, partitionId, type GroupPlan } from './plan.ts'
 import type { OffsetsPlan } from './failover.ts'
@@ -43,7 +43,7 @@ export async function applyPlan (plan: OffsetsPlan, destination: ClusterClientCo
 
 async function changedSincePlan (admin: GroupAdmin, plan: GroupPlan): Promise<string | undefined> {
   const description = (await admin.describeGroups([plan.group])).get(plan.group)
-  if (description !== undefined && description.state !== 'Empty' && description.state !== 'Dead') {
+  if (description !== undefined && !isInactive(description.state)) {
     return `group ${plan.group} became active on ${plan.cluster} (${description.members} member(s), state ${description.state}) after it was planned: nothing written; stop its consumers and plan again`
   }
   const now = new Map((await admin.listCommittedOffsets(plan.group)).map(c => [partitionId(c.topic, c.partition), c.offset]))

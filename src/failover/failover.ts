@@ -9,7 +9,7 @@
  * remote topics of B back to A (the inverse function of the same history); both clusters must answer.
  */
 import type { FlowConfig } from '../config/types.ts'
-import type { CommittedOffset, GroupDescription } from '../kafka/group-admin.ts'
+import { isInactive, type CommittedOffset, type GroupDescription } from '../kafka/group-admin.ts'
 import { compileJavaRegexList } from '../policy/java-regex.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { readLastCheckpoints, type StoredCheckpoint } from './checkpoint-reader.ts'
@@ -59,7 +59,7 @@ async function destinationFacts (clients: ClusterClients, groups: readonly strin
 }
 
 function activeElsewhere (description: GroupDescription | undefined, cluster: string): string[] {
-  if (description === undefined || description.state === 'Empty' || description.state === 'Dead') return []
+  if (description === undefined || isInactive(description.state)) return []
   return [`group still has ${description.members} active member(s) on ${cluster} (state ${description.state}): what it commits there after this plan is not included; stop its consumers first`]
 }
 

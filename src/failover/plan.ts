@@ -28,7 +28,7 @@
  * - Partitions whose offset would not change are not moves: a second apply of the same plan changes nothing.
  */
 import { ExitCodes } from '../errors.ts'
-import type { GroupState } from '../kafka/group-admin.ts'
+import { isInactive, type GroupState } from '../kafka/group-admin.ts'
 
 export const PlanKinds = { FAILOVER: 'failover', FAILBACK: 'failback', OFFSETS_SET: 'offsets-set' } as const
 export type PlanKind = (typeof PlanKinds)[keyof typeof PlanKinds]
@@ -98,7 +98,7 @@ export function measureMove (current: number | null, next: number, processed: nu
 }
 
 function isActive (state: GroupState): boolean {
-  return state !== 'Empty' && state !== 'Dead'
+  return !isInactive(state)
 }
 
 /** Decides one group's moves and whether they are safe. */

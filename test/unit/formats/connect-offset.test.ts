@@ -1,11 +1,11 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import {
   decodeConnectOffsetKey, decodeSourceOffsetKey, decodeSourceOffsetValue, encodeCheckpointOffsetKey,
   encodeHeartbeatOffsetKey, encodeSourceOffsetKey, encodeSourceOffsetValue, jacksonString
 } from '../../../src/formats/connect-offset.ts'
 import { partitionForKey } from '../../../src/formats/murmur2.ts'
+import { assertDecodeError } from './decode-error.ts'
 
 /*
  * Golden keys from Kafka 4.1.1's jars, printed by a throwaway Java program that built each key exactly as
@@ -36,15 +36,6 @@ const CHECKPOINT_KEYS = [
   { key: { group: 'grp"\u00e9', topic: 'B.x', partition: 9 }, json: '["MirrorCheckpointConnector",{"partition":9,"topic":"B.x","group":"grp\\"\u00e9"}]', partition25: 5 }
 ]
 const HEARTBEAT_KEY = { json: '["MirrorHeartbeatConnector",{"sourceClusterAlias":"A","targetClusterAlias":"B"}]', partition25: 0 }
-
-function assertDecodeError (fn: () => unknown, message: RegExp): void {
-  assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof KmirrorError)
-    assert.equal(err.code, ErrorCodes.DECODE)
-    assert.match(err.message, message)
-    return true
-  })
-}
 
 describe('Connect source-offset records', () => {
   it('writes the MirrorSourceConnector key of spec §2.5 byte for byte, with the connector name defaulted', () => {

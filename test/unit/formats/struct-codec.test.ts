@@ -1,17 +1,8 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
-import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { encodeInt16, encodeInt32, encodeInt64, encodeString, StructReader } from '../../../src/formats/struct-codec.ts'
 import { hex } from './hex.ts'
-
-function assertDecodeError (fn: () => unknown, message: RegExp): void {
-  assert.throws(fn, (err: unknown) => {
-    assert.ok(err instanceof KmirrorError)
-    assert.equal(err.code, ErrorCodes.DECODE)
-    assert.match(err.message, message)
-    return true
-  })
-}
+import { assertDecodeError } from './decode-error.ts'
 
 describe('struct codec', () => {
   it('writes signed big-endian integers of 2, 4 and 8 bytes', () => {
