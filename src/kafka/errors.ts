@@ -2,7 +2,7 @@
  * Maps errors of the Kafka library to KmirrorError, keeping the original as `cause`.
  * This is the only place that knows the library's error shapes.
  */
-import { NetworkError } from '@platformatic/kafka'
+import { NetworkError, protocolErrorsCodesById } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError, type ErrorCode } from '../errors.ts'
 
 /**
@@ -34,6 +34,21 @@ export function kafkaErrorNames (err: unknown): string[] {
     return undefined
   })
   return [...names]
+}
+
+/** The protocol name of a Kafka error code (e.g. 6 -> NOT_LEADER_OR_FOLLOWER). */
+export function kafkaErrorName (code: number): string {
+  return protocolErrorsCodesById[code] ?? `KAFKA_ERROR_${code}`
+}
+
+/** Whether a partition-level error of a produce or fetch response is worth retrying. */
+export function isRetriableKafkaError (code: number): boolean {
+  return RETRIABLE_NAMES.has(kafkaErrorName(code))
+}
+
+/** The hint for a Kafka error name, if users meet it often enough to have one. */
+export function kafkaErrorHint (name: string): string | undefined {
+  return HINTS[name]
 }
 
 function describe (err: unknown): string {

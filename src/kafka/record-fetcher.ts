@@ -10,14 +10,17 @@
  * - `nextOffset` is one past the last offset the broker returned, so skipped control and aborted batches
  *   are not read again.
  */
-import { Consumer, FetchIsolationLevels, ListOffsetTimestamps, type fetchV17, type RecordsBatch } from '@platformatic/kafka'
+import { ConnectionPool, Consumer, FetchIsolationLevels, ListOffsetTimestamps, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
-import { kafkaErrorNames, searchErrorTree, toKmirrorError } from './errors.ts'
+import { kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
+import { rawFetch, type RawFetchPartition } from './protocol/raw-apis.ts'
+import { BatchAttributes, decodeRecords, isAbortMarker, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
 
-type FetchResponsePartition = fetchV17.FetchResponsePartition
+export type { FetchedRecord, RecordHeader } from './record-batch.ts'
+
 
 export interface PartitionPosition {
   readonly topic: string
@@ -25,15 +28,6 @@ export interface PartitionPosition {
   readonly offset: number
 }
 
-export type RecordHeader = [Buffer, Buffer | null]
-
-export interface FetchedRecord {
-  readonly offset: number
-  readonly timestamp: bigint
-  readonly key: Buffer | null
-  readonly value: Buffer | null
-  readonly headers: RecordHeader[]
-}
 
 export const FetchOutcomes = {
   OK: 'ok',
@@ -58,6 +52,21 @@ export interface FetchedPartition {
   readonly bytes: number
 }
 
+/** A partition's record batches as fetched, for forwarding without decoding (see record-batch.ts). */
+export interface FetchedBatches {
+  readonly topic: string
+  readonly partition: number
+  readonly outcome: FetchOutcome
+  /** The requested offset: records before it in `batches[0]` were already copied. */
+  readonly fromOffset: number
+  /** Data batches holding records at or after `fromOffset`; control batches and aborted transactions removed, CRCs verified. */
+  readonly batches: SourceBatch[]
+  readonly nextOffset: number
+  readonly highWatermark: number
+  readonly lastStableOffset: number
+  readonly logStartOffset: number
+}
+
 export interface RecordFetcherOptions {
   readonly isolation: 'read_committed' | 'read_uncommitted'
   readonly maxWaitMs: number
@@ -65,45 +74,35 @@ export interface RecordFetcherOptions {
   readonly maxPartitionBytes: number
 }
 
-const ATTR_TIMESTAMP_LOG_APPEND = 0x08
-const ATTR_TRANSACTIONAL = 0x10
-const ATTR_CONTROL = 0x20
-const CONTROL_TYPE_ABORT = 0
 const RETRY_ERROR_CODES = new Set([3, 6, 5, 74, 75, 100, 9, 56])
 const OFFSET_OUT_OF_RANGE = 1
 
 export class RecordFetcher {
   readonly #consumer: Consumer
   readonly #options: RecordFetcherOptions
+  readonly #connect: ReturnType<typeof toConnectOptions>
+  #pool: ConnectionPool | null = null
   #forceMetadata = false
 
   constructor (props: ClientProps, clientId: string, options: RecordFetcherOptions) {
     this.#options = options
+    this.#connect = toConnectOptions(props, clientId)
     // A group id is required by the library's constructor; kmirror never joins it (no JoinGroup is sent).
     this.#consumer = new Consumer({ ...toConnectOptions(props, clientId), groupId: `${clientId}-unused`, autocommit: false })
   }
 
-  /** Reads every position once. Partitions are grouped by leader and each leader is asked in parallel. */
+  /**
+   * Reads every position once and decodes the records (for internal topics and tools; the data path forwards
+   * batches without decoding, see fetchBatches). Partitions are grouped by leader, each leader asked in parallel.
+   */
   async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
-    if (positions.length === 0) return []
-    const topics = [...new Set(positions.map(p => p.topic))]
-    const metadata = await this.#metadataSkippingUnknown(topics)
-    const byLeader = new Map<number, PartitionPosition[]>()
-    const results: FetchedPartition[] = []
-    for (const position of positions) {
-      const leader = metadata.topics.get(position.topic)?.partitions[position.partition]?.leader
-      if (leader === undefined || leader < 0) {
-        this.#forceMetadata = true
-        results.push(emptyResult(position, FetchOutcomes.RETRY))
-        continue
-      }
-      const list = byLeader.get(leader) ?? []
-      list.push(position)
-      byLeader.set(leader, list)
-    }
-    const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchFromNode(node, list, metadata.topics)))
-    for (const list of perLeader) results.push(...list)
-    return results
+    return (await this.fetchBatches(positions)).map(f => {
+      const records: FetchedRecord[] = []
+      for (const batch of f.batches) decodeRecords(batch, f.fromOffset, records)
+      let bytes = 0
+      for (const r of records) bytes += recordBytes(r)
+      return { topic: f.topic, partition: f.partition, outcome: f.outcome, records, nextOffset: f.nextOffset, highWatermark: f.highWatermark, lastStableOffset: f.lastStableOffset, logStartOffset: f.logStartOffset, bytes }
+    })
   }
 
   /**
@@ -111,23 +110,25 @@ export class RecordFetcher {
    * refresh job) fails the whole request; then each topic is asked alone, and the missing ones are left out,
    * so their partitions answer RETRY while every other partition keeps being copied.
    */
-  async #metadataSkippingUnknown (topics: string[]): Promise<{ topics: Map<string, { id: string, partitions: { leader: number }[] }> }> {
+  async #metadataSkippingUnknown (topics: string[]): Promise<TopicsMetadata> {
     try {
       return await this.#metadata(topics)
     } catch (err) {
       if (!kafkaErrorNames(err).some(n => n === 'UNKNOWN_TOPIC_OR_PARTITION' || n === 'UNKNOWN_TOPIC_ID') && !/unknown topic/i.test(String(err))) throw err
       this.#forceMetadata = true
       const found = new Map<string, { id: string, partitions: { leader: number }[] }>()
+      let brokers = new Map<number, Broker>()
       for (const topic of topics) {
         const one = await this.#metadata([topic]).catch(() => null)
         const meta = one?.topics.get(topic)
         if (meta !== undefined) found.set(topic, meta)
+        if (one !== null) brokers = one.brokers
       }
-      return { topics: found }
+      return { topics: found, brokers }
     }
   }
 
-  async #metadata (topics: string[]) {
+  async #metadata (topics: string[]): Promise<TopicsMetadata> {
     try {
       const metadata = await this.#consumer.metadata({ topics, forceUpdate: this.#forceMetadata })
       this.#forceMetadata = false
@@ -137,7 +138,36 @@ export class RecordFetcher {
     }
   }
 
-  async #fetchFromNode (node: number, positions: PartitionPosition[], topicMeta: Map<string, { id: string }>): Promise<FetchedPartition[]> {
+  #isolationLevel (): number {
+    return this.#options.isolation === 'read_committed' ? FetchIsolationLevels.READ_COMMITTED : FetchIsolationLevels.READ_UNCOMMITTED
+  }
+
+  /**
+   * Reads every position once, keeping record batches as bytes (no decompression, no per-record objects).
+   * Same grouping, errors and outcomes as `fetch`.
+   */
+  async fetchBatches (positions: readonly PartitionPosition[]): Promise<FetchedBatches[]> {
+    if (positions.length === 0) return []
+    const metadata = await this.#metadataSkippingUnknown([...new Set(positions.map(p => p.topic))])
+    const byLeader = new Map<number, PartitionPosition[]>()
+    const results: FetchedBatches[] = []
+    for (const position of positions) {
+      const leader = metadata.topics.get(position.topic)?.partitions[position.partition]?.leader
+      if (leader === undefined || leader < 0 || !metadata.brokers.has(leader)) {
+        this.#forceMetadata = true
+        results.push(emptyBatches(position, FetchOutcomes.RETRY))
+        continue
+      }
+      const list = byLeader.get(leader) ?? []
+      list.push(position)
+      byLeader.set(leader, list)
+    }
+    const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics)))
+    for (const list of perLeader) results.push(...list)
+    return results
+  }
+
+  async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: Map<string, { id: string }>): Promise<FetchedBatches[]> {
     const byTopicId = new Map<string, { topic: string, partitions: PartitionPosition[] }>()
     for (const p of positions) {
       const id = topicMeta.get(p.topic)?.id
@@ -146,61 +176,40 @@ export class RecordFetcher {
       entry.partitions.push(p)
       byTopicId.set(id, entry)
     }
-    const request = [...byTopicId].map(([topicId, { partitions }]) => ({
-      topicId,
-      partitions: partitions.map(p => ({
-        partition: p.partition,
-        currentLeaderEpoch: -1,
-        fetchOffset: BigInt(p.offset),
-        lastFetchedEpoch: -1,
-        partitionMaxBytes: this.#options.maxPartitionBytes
-      }))
-    }))
     let response
     try {
-      response = await this.#consumer.fetch({
-        node,
-        topics: request,
-        maxWaitTime: this.#options.maxWaitMs,
-        maxBytes: this.#options.maxBytes,
-        isolationLevel: this.#isolationLevel()
-      })
+      this.#pool ??= new ConnectionPool(this.#connect.clientId, this.#connect)
+      const connection = await this.#pool.get(broker)
+      response = await rawFetch(connection, [...byTopicId].map(([topicId, { partitions }]) => ({
+        topicId,
+        partitions: partitions.map(p => ({ partition: p.partition, fetchOffset: BigInt(p.offset), partitionMaxBytes: this.#options.maxPartitionBytes }))
+      })), { maxWaitMs: this.#options.maxWaitMs, minBytes: 1, maxBytes: this.#options.maxBytes, isolationLevel: this.#isolationLevel() })
     } catch (err) {
-      // A partition-level error fails the whole call, but the parsed response rides on the error.
-      response = findFetchResponse(err)
-      if (response === undefined) throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node}`)
+      this.#forceMetadata = true
+      throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port})`)
     }
-    return this.#interpret(positions, byTopicId, response.responses)
-  }
-
-  #isolationLevel (): number {
-    return this.#options.isolation === 'read_committed' ? FetchIsolationLevels.READ_COMMITTED : FetchIsolationLevels.READ_UNCOMMITTED
-  }
-
-  #interpret (
-    positions: PartitionPosition[],
-    byTopicId: Map<string, { topic: string }>,
-    responses: { topicId: string, partitions: FetchResponsePartition[] }[]
-  ): FetchedPartition[] {
-    const answered = new Map<string, FetchResponsePartition>()
-    for (const topic of responses) {
+    if (response.errorCode !== 0) {
+      this.#forceMetadata = true
+      throw new KmirrorError(ErrorCodes.FETCH, `fetch from broker ${node} failed with Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })
+    }
+    const answered = new Map<string, RawFetchPartition>()
+    for (const topic of response.responses) {
       const name = byTopicId.get(topic.topicId)?.topic
       if (name === undefined) continue
       for (const p of topic.partitions) answered.set(`${name}\u0000${p.partitionIndex}`, p)
     }
     return positions.map(position => {
       const p = answered.get(`${position.topic}\u0000${position.partition}`)
-      // An incremental fetch session omits partitions that have nothing new.
-      if (p === undefined) return emptyResult(position, FetchOutcomes.OK)
-      if (p.errorCode === OFFSET_OUT_OF_RANGE) return withOffsets(emptyResult(position, FetchOutcomes.OUT_OF_RANGE), p)
+      if (p === undefined) return emptyBatches(position, FetchOutcomes.OK)
+      if (p.errorCode === OFFSET_OUT_OF_RANGE) return { ...emptyBatches(position, FetchOutcomes.OUT_OF_RANGE), ...rawOffsets(p) }
       if (p.errorCode !== 0) {
         if (!RETRY_ERROR_CODES.has(p.errorCode)) {
-          throw new KmirrorError(ErrorCodes.FETCH, `fetch of ${position.topic}-${position.partition} failed with Kafka error code ${p.errorCode}`, { retriable: true })
+          throw new KmirrorError(ErrorCodes.FETCH, `fetch of ${position.topic}-${position.partition} failed with Kafka error ${kafkaErrorName(p.errorCode)}`, { retriable: true })
         }
         this.#forceMetadata = true
-        return emptyResult(position, FetchOutcomes.RETRY)
+        return emptyBatches(position, FetchOutcomes.RETRY)
       }
-      return decodePartition(position, p, this.#options.isolation === 'read_committed')
+      return selectBatches(position, p, this.#options.isolation === 'read_committed')
     })
   }
 
@@ -232,6 +241,7 @@ export class RecordFetcher {
   }
 
   async close (): Promise<void> {
+    await this.#pool?.close().catch(() => undefined)
     await this.#consumer.close(true).catch(() => undefined)
   }
 }
@@ -240,72 +250,44 @@ export function partitionKey (topic: string, partition: number): string {
   return `${topic}\u0000${partition}`
 }
 
-function emptyResult (position: PartitionPosition, outcome: FetchOutcome): FetchedPartition {
-  return { topic: position.topic, partition: position.partition, outcome, records: [], nextOffset: position.offset, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, bytes: 0 }
+type TopicsMetadata = { topics: Map<string, { id: string, partitions: { leader: number }[] }>, brokers: Map<number, Broker> }
+
+function emptyBatches (position: PartitionPosition, outcome: FetchOutcome): FetchedBatches {
+  return { topic: position.topic, partition: position.partition, outcome, fromOffset: position.offset, batches: [], nextOffset: position.offset, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1 }
 }
 
-function withOffsets (result: FetchedPartition, p: FetchResponsePartition): FetchedPartition {
-  return { ...result, highWatermark: toOffset(p.highWatermark), lastStableOffset: toOffset(p.lastStableOffset), logStartOffset: toOffset(p.logStartOffset) }
+function rawOffsets (p: RawFetchPartition): { highWatermark: number, lastStableOffset: number, logStartOffset: number } {
+  return { highWatermark: toOffset(p.highWatermark), lastStableOffset: toOffset(p.lastStableOffset), logStartOffset: toOffset(p.logStartOffset) }
 }
 
-function decodePartition (position: PartitionPosition, p: FetchResponsePartition, readCommitted: boolean): FetchedPartition {
-  const batches = p.records ?? []
-  const aborted = readCommitted ? [...(p.abortedTransactions ?? [])].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
+/**
+ * The batches to copy out of one partition's fetched bytes: read_committed drops batches of aborted
+ * transactions with the Java client's algorithm (aborted-transaction list + producer ids, until the abort
+ * marker), control batches are never copied but advance `nextOffset`.
+ */
+function selectBatches (position: PartitionPosition, p: RawFetchPartition, readCommitted: boolean): FetchedBatches {
+  const all = p.records === null ? [] : scanBatches(p.records, position.topic, position.partition)
+  const aborted = readCommitted ? [...p.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
   const abortedProducers = new Set<bigint>()
-  const records: FetchedRecord[] = []
+  const batches: SourceBatch[] = []
   let nextAborted = 0
   let nextOffset = position.offset
-  let bytes = 0
-  for (const batch of batches) {
-    const lastOffset = toOffset(batch.firstOffset) + batch.lastOffsetDelta
-    if (lastOffset < position.offset) continue
-    nextOffset = lastOffset + 1
-    while (nextAborted < aborted.length && toOffset(aborted[nextAborted]!.firstOffset) <= lastOffset) {
+  for (const batch of all) {
+    if (batch.lastOffset < position.offset) continue
+    nextOffset = batch.lastOffset + 1
+    while (nextAborted < aborted.length && toOffset(aborted[nextAborted]!.firstOffset) <= batch.lastOffset) {
       abortedProducers.add(aborted[nextAborted]!.producerId)
       nextAborted++
     }
-    if ((batch.attributes & ATTR_CONTROL) !== 0) {
+    if ((batch.attributes & BatchAttributes.CONTROL) !== 0) {
       if (isAbortMarker(batch)) abortedProducers.delete(batch.producerId)
       continue
     }
-    if ((batch.attributes & ATTR_TRANSACTIONAL) !== 0 && abortedProducers.has(batch.producerId)) continue
-    bytes += appendRecords(batch, position.offset, records)
+    if ((batch.attributes & BatchAttributes.TRANSACTIONAL) !== 0 && abortedProducers.has(batch.producerId)) continue
+    if (batch.recordCount === 0) continue
+    verifyCrc(batch, position.topic, position.partition)
+    batches.push(batch)
   }
-  return { ...withOffsets(emptyResult(position, FetchOutcomes.OK), p), records, nextOffset, bytes }
+  return { ...emptyBatches(position, FetchOutcomes.OK), ...rawOffsets(p), batches, nextOffset }
 }
 
-function isAbortMarker (batch: RecordsBatch): boolean {
-  const key = batch.records[0]?.key
-  return key !== null && key !== undefined && key.length >= 4 && key.readInt16BE(2) === CONTROL_TYPE_ABORT
-}
-
-function appendRecords (batch: RecordsBatch, fromOffset: number, out: FetchedRecord[]): number {
-  const base = toOffset(batch.firstOffset)
-  const logAppendTime = (batch.attributes & ATTR_TIMESTAMP_LOG_APPEND) !== 0
-  let bytes = 0
-  for (const r of batch.records) {
-    const offset = base + r.offsetDelta
-    if (offset < fromOffset) continue
-    const headers = r.headers as RecordHeader[]
-    out.push({
-      offset,
-      timestamp: logAppendTime ? batch.maxTimestamp : batch.firstTimestamp + r.timestampDelta,
-      key: r.key,
-      value: r.value,
-      headers
-    })
-    bytes += (r.key?.length ?? 0) + (r.value?.length ?? 0)
-    for (const [k, v] of headers) bytes += k.length + (v?.length ?? 0)
-  }
-  return bytes
-}
-
-type FetchResponseTopics = { responses: { topicId: string, partitions: FetchResponsePartition[] }[] }
-
-/** A partition-level error fails the whole call; the parsed response rides on one of the errors. */
-function findFetchResponse (err: unknown): FetchResponseTopics | undefined {
-  return searchErrorTree(err, e => {
-    const response = (e as { response?: { responses?: unknown } }).response
-    return response !== undefined && Array.isArray(response.responses) ? response as FetchResponseTopics : undefined
-  })
-}
