@@ -16,7 +16,8 @@ const { COUNTER, GAUGE } = MetricTypes
 
 export const MetricDefinitions = {
   recordsCopied: { name: 'kmirror_records_copied_total', type: COUNTER, help: 'Records written to the target and acknowledged.', labels: ['flow', 'topic'] },
-  bytesCopied: { name: 'kmirror_bytes_copied_total', type: COUNTER, help: 'Key, value and header bytes of the records copied.', labels: ['flow', 'topic'] },
+  bytesCopied: { name: 'kmirror_bytes_copied_total', type: COUNTER, help: 'Bytes copied: record batches forwarded as they are count their size on the wire (compressed), re-encoded records their key, value and header bytes.', labels: ['flow', 'topic'] },
+  batchesForwarded: { name: 'kmirror_batches_forwarded_total', type: COUNTER, help: 'Source record batches written to the target as they are (not decompressed or re-encoded).', labels: ['flow', 'topic'] },
   recordsLostToRetention: { name: 'kmirror_records_lost_to_retention_total', type: COUNTER, help: 'Source offsets deleted by retention before they were copied.', labels: ['flow', 'topic'] },
   replicationLag: { name: 'kmirror_replication_lag_records', type: GAUGE, help: 'Records on the source not yet copied, per topic.', labels: ['flow', 'topic'] },
   jobRuns: { name: 'kmirror_job_runs_total', type: COUNTER, help: 'Runs of a periodic job (topic refresh, config sync, ACL sync, heartbeats, ...).', labels: ['flow', 'job'] },

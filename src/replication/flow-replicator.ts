@@ -13,15 +13,16 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FlowConfig } from '../config/types.ts'
-import { isRetriable } from '../errors.ts'
-import { FetchOutcomes, partitionKey, type FetchedPartition, type RecordFetcher } from '../kafka/record-fetcher.ts'
-import type { RecordWriter } from '../kafka/record-writer.ts'
+import { isRetriable, KmirrorError } from '../errors.ts'
+import type { BatchAck, BatchWriter } from '../kafka/batch-writer.ts'
+import { FetchOutcomes, partitionKey, type FetchedBatches, type RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
 import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
 import { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import type { ProgressStore } from './progress-store.ts'
+import { ackedRuns, planPartition, type Codec, type PlannedBatch } from './batch-plan.ts'
 import { createProvenanceMarker, type ProvenanceFlow, type ProvenanceMarker } from './provenance.ts'
 
 export interface PartitionStatus {
@@ -49,8 +50,8 @@ interface PartitionState {
 }
 
 /** The narrow ports the data path uses, so unit tests can drive it with in-memory fakes. */
-export type SourceReader = Pick<RecordFetcher, 'fetch' | 'listOffsets'>
-export type TargetWriter = Pick<RecordWriter, 'write'>
+export type SourceReader = Pick<RecordFetcher, 'fetchBatches' | 'listOffsets'>
+export type TargetWriter = Pick<BatchWriter, 'write'>
 export type ProgressSink = Pick<ProgressStore, 'commit'>
 export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>
 
@@ -64,7 +65,18 @@ export interface FlowReplicatorDeps {
   readonly log: Logger
   readonly startAt: 'earliest' | 'latest'
   readonly metrics?: Metrics
+  /** How batches are written (batch-plan.ts); defaults forward everything the target accepts as it is. */
+  readonly batching?: Partial<BatchingOptions>
 }
+
+export interface BatchingOptions {
+  /** The target producer's compression.type when the user set it, else null (keep each batch's codec). */
+  readonly compression: Codec | null
+  readonly maxChunkBytes: number
+  readonly minForwardBytes: number
+}
+
+const DEFAULT_BATCHING: BatchingOptions = { compression: null, maxChunkBytes: 512 * 1024, minForwardBytes: 16 * 1024 }
 
 export class FlowReplicator {
   readonly #deps: FlowReplicatorDeps
@@ -72,6 +84,9 @@ export class FlowReplicator {
   readonly #tracker: OffsetSyncTracker
   readonly #metrics: Metrics
   readonly #provenance: ProvenanceMarker | null
+  readonly #batching: BatchingOptions
+  /** Partitions whose forwarded batches the target refused: re-encoded from then on. */
+  readonly #reencode = new Set<string>()
   #stored = new Map<string, number>()
   #stopping = false
   #lastFlush = Date.now()
@@ -86,6 +101,7 @@ export class FlowReplicator {
     this.#metrics = deps.metrics ?? noMetrics
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#provenance = createProvenanceMarker(deps.flow)
+    this.#batching = { ...DEFAULT_BATCHING, ...deps.batching }
   }
 
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
@@ -193,9 +209,9 @@ export class FlowReplicator {
       await delay(200)
       return true
     }
-    const fetched = this.#markProvenance(await this.#deps.fetcher.fetch(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position }))))
-    const withRecords = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.records.length > 0)
-    if (withRecords.length > 0) await this.#write(withRecords)
+    const fetched = await this.#deps.fetcher.fetchBatches(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })))
+    const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
+    if (withBatches.length > 0) await this.#write(withBatches)
     // Advance every partition that was written before any recovery that may throw: a partition whose
     // records are acknowledged must never be left at its old position, or they would be written twice.
     for (const f of fetched) this.#advance(f)
@@ -205,82 +221,94 @@ export class FlowReplicator {
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
   }
 
-  /** Identity policy only: drops records that came from the target, marks the others with their origin. */
-  #markProvenance (fetched: FetchedPartition[]): FetchedPartition[] {
-    const marker = this.#provenance
-    if (marker === null) return fetched
-    return fetched.map(f => {
-      if (f.outcome !== FetchOutcomes.OK) return f
-      const { partition, skipped } = marker.mark(f)
-      if (skipped > 0) {
-        this.#metrics.inc('loopRecordsSkipped', { flow: this.#deps.flow.name, topic: f.topic }, skipped)
-        this.#deps.log.debug({ topic: f.topic, partition: f.partition, skipped }, 'records that originated on the target were not sent back')
-      }
-      return partition
-    })
-  }
-
   #state (f: { topic: string, partition: number }): PartitionState {
     return this.#partitions.get(partitionKey(f.topic, f.partition))!
   }
 
-  /** Feeds runs of consecutive source offsets that landed in one target segment to the tracker. */
   /**
-   * Writes the fetched records. After each acknowledged produce round the partitions advance to what was
-   * acknowledged and progress is stored if a flush is due, so a crash re-copies at most about one flush
-   * interval of records, not a whole fetch round. Rounds a writer did not report are tracked at the end.
+   * Plans and writes the fetched batches. As each batch is acknowledged its partition advances past it, its
+   * offset syncs are recorded, and progress is stored if a flush is due, so a crash re-copies at most about
+   * one flush interval of records, not a whole fetch round.
    */
-  async #write (fetched: readonly FetchedPartition[]): Promise<void> {
-    const trackedTo = fetched.map(() => 0)
-    const segments = await this.#deps.writer.write(
-      fetched.map(f => ({ topic: this.#state(f).remoteTopic, partition: f.partition, records: f.records })),
-      async chunks => {
-        for (const c of chunks) {
-          const f = fetched[c.batch]!
-          this.#trackSegment(f, c.start, c.end, c.baseOffset)
-          trackedTo[c.batch] = c.end
-          const state = this.#state(f)
-          state.position = Math.max(state.position, f.records[c.end - 1]!.offset + 1)
-        }
-        this.#sendSyncs()
-        if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
-      })
-    fetched.forEach((f, i) => {
-      const all = segments[i] ?? []
-      for (let s = 0; s < all.length; s++) {
-        const end = all[s + 1]?.start ?? f.records.length
-        if (all[s]!.start >= trackedTo[i]!) this.#trackSegment(f, all[s]!.start, end, all[s]!.baseOffset)
-      }
-    })
-  }
-
-  /** Feeds records `start` to `end - 1`, written from `baseOffset` on, to the tracker as runs of consecutive source offsets. */
-  #trackSegment (f: FetchedPartition, start: number, end: number, baseOffset: number): void {
-    const key = partitionKey(f.topic, f.partition)
-    const records = f.records
-    let runStart = start
-    for (let j = start + 1; j <= end; j++) {
-      if (j < end && records[j]!.offset === records[j - 1]!.offset + 1) continue
-      this.#tracker.recordRun(key, f.topic, f.partition, records[runStart]!.offset, baseOffset + (runStart - start), j - runStart)
-      runStart = j
+  async #write (fetched: readonly FetchedBatches[]): Promise<void> {
+    const plans = fetched.map(f => this.#plan(f))
+    try {
+      await this.#deps.writer.write(
+        fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),
+        async acks => {
+          for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]![ack.batch]!, ack)
+          this.#sendSyncs()
+          if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+        })
+    } catch (err) {
+      throw this.#noteRefused(err) ?? err
     }
   }
 
-  #advance (f: FetchedPartition): void {
+  #plan (f: FetchedBatches): PlannedBatch[] {
+    const key = partitionKey(f.topic, f.partition)
+    const marker = this.#provenance
+    const plan = planPartition(f, {
+      ...this.#batching,
+      reencode: this.#reencode.has(key),
+      mark: marker === null
+        ? null
+        : records => {
+          const { partition, skipped } = marker.mark({ ...f, records, bytes: 0 })
+          return { records: partition.records, skipped }
+        }
+    })
+    if (plan.skipped > 0) {
+      this.#metrics.inc('loopRecordsSkipped', { flow: this.#deps.flow.name, topic: f.topic }, plan.skipped)
+      this.#deps.log.debug({ topic: f.topic, partition: f.partition, skipped: plan.skipped }, 'records that originated on the target were not sent back')
+    }
+    return plan.batches
+  }
+
+  #acked (f: FetchedBatches, batch: PlannedBatch, ack: BatchAck): void {
+    const key = partitionKey(f.topic, f.partition)
+    for (const run of ackedRuns(batch, ack)) this.#tracker.recordRun(key, f.topic, f.partition, run.source, run.target, run.count)
+    const state = this.#state(f)
+    state.position = Math.max(state.position, batch.lastOffset + 1)
+    state.copiedRecords += batch.recordCount
+    state.copiedBytes += batch.bytes
+    const labels = { flow: this.#deps.flow.name, topic: f.topic }
+    this.#metrics.inc('recordsCopied', labels, batch.recordCount)
+    this.#metrics.inc('bytesCopied', labels, batch.bytes)
+    if (batch.forwarded) this.#metrics.inc('batchesForwarded', labels, 1)
+  }
+
+  /**
+   * The target refused a batch as it is (too large, invalid): that partition is re-encoded from now on. If a
+   * re-encoded batch is refused too, retrying cannot help: returns the error to stop the flow with instead.
+   */
+  #noteRefused (err: unknown): KmirrorError | null {
+    const details = err instanceof KmirrorError ? err.details as { refused?: { topic: string, partition: number, error: string }[] } : {}
+    let fatal: KmirrorError | null = null
+    for (const r of details.refused ?? []) {
+      const source = [...this.#partitions.values()].find(p => p.remoteTopic === r.topic && p.partition === r.partition)
+      if (source === undefined) continue
+      const key = partitionKey(source.topic, source.partition)
+      if (this.#reencode.has(key)) {
+        const e = err as KmirrorError
+        fatal = new KmirrorError(e.code, `${e.message} (also after re-encoding the records; retrying cannot help)`, { cause: err, details: e.details })
+        continue
+      }
+      this.#reencode.add(key)
+      this.#deps.log.warn({ topic: source.topic, partition: source.partition, error: r.error },
+        'the target refused a record batch forwarded as it is; re-encoding this partition\'s records from now on')
+    }
+    return fatal
+  }
+
+  #advance (f: FetchedBatches): void {
     const state = this.#state(f)
     if (f.highWatermark >= 0) state.highWatermark = f.highWatermark
     if (f.outcome !== FetchOutcomes.OK) return
-    if (f.records.length > 0) {
-      const labels = { flow: this.#deps.flow.name, topic: f.topic }
-      this.#metrics.inc('recordsCopied', labels, f.records.length)
-      this.#metrics.inc('bytesCopied', labels, f.bytes)
-    }
-    state.copiedRecords += f.records.length
-    state.copiedBytes += f.bytes
-    state.position = f.nextOffset
+    state.position = Math.max(state.position, f.nextOffset)
   }
 
-  async #recoverOutOfRange (state: PartitionState, f: FetchedPartition): Promise<void> {
+  async #recoverOutOfRange (state: PartitionState, f: FetchedBatches): Promise<void> {
     const tp = [{ topic: state.topic, partition: state.partition }]
     const key = partitionKey(state.topic, state.partition)
     const earliest = (await this.#deps.fetcher.listOffsets(tp, 'earliest')).get(key) ?? 0

@@ -7,6 +7,8 @@ import { GroupOffsetSync } from '../checkpoint/group-offset-sync.ts'
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { AdminClient } from '../kafka/admin-client.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { BatchWriter } from '../kafka/batch-writer.ts'
 import { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
@@ -14,6 +16,7 @@ import { createMetadataJobs } from '../metadata/jobs.ts'
 import { RemoteTopics } from '../metadata/remote-topics.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
+import type { Codec } from '../replication/batch-plan.ts'
 import { FlowReplicator, type PartitionStatus } from '../replication/flow-replicator.ts'
 import { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
@@ -74,21 +77,32 @@ export class Flow {
       maxBytes: intProp(consumer, 'fetch.max.bytes', 52_428_800),
       maxPartitionBytes: intProp(consumer, 'max.partition.fetch.bytes', 1_048_576)
     }))
-    const writer = this.#client(new RecordWriter(config.target.producer, id('replication-producer'), { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES }))
+    // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
+    // through the batch writer, which forwards them as they are.
+    const writer = this.#client(new RecordWriter(config.target.producer, id('internal-producer'), { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES }))
+    const batchWriter = this.#client(new BatchWriter(config.target.producer, id('replication-producer'), {
+      maxInFlight: Math.min(5, intProp(config.target.producer, 'max.in.flight.requests.per.connection', 5)),
+      maxRequestBytes: intProp(config.target.producer, 'max.request.size', 1_048_576) * 4,
+      timeoutMs: intProp(config.target.producer, 'request.timeout.ms', 30_000)
+    }))
     const offsetsReader = this.#client(new RecordFetcher(config.target.consumer, id('offsets-consumer'), {
       isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576
     }))
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, writer)
     const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, sourceAdmin, targetAdmin, writer, id) : null
-    await syncs?.init()
     const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, writer)
-    await history.load()
-    const stored = await progress.load()
+    const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
+    // Start-up steps that do not depend on each other run at once (time to first record): the internal topics,
+    // the stored progress and history, and the first topic refresh (which creates the remote topics). No
+    // partition is added before its stored position is known, and the data path (the only writer of offset
+    // syncs and history) starts only after all of them.
+    const [, , stored, first] = await Promise.all([syncs?.init(), history.load(), progress.load(), topics.refresh()])
     this.#log.info({ offsetsTopic: progress.topic, storedPartitions: stored.size, offsetSyncsTopic: syncs?.topic, historyTopic: history.topic }, 'progress loaded')
     const replicator = new FlowReplicator({
       flow: config,
       fetcher,
-      writer,
+      writer: batchWriter,
+      batching: { compression: explicitCompression(config.target.producer), maxChunkBytes: MAX_CHUNK_BYTES },
       // The exact history gets the same acknowledged syncs as MM2's offset-syncs topic, and at each progress
       // flush (after that flush's syncs) the positions and extents that make translation exact after a restart.
       progress: {
@@ -105,8 +119,6 @@ export class Flow {
       startAt: consumer['auto.offset.reset'] === 'latest' ? 'latest' : 'earliest'
     })
     replicator.setStoredProgress(stored)
-    const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
-    const first = await topics.refresh()
     await replicator.addTopics(first.topics)
     this.#log.info({ topics: first.topics.length, created: first.created.length, problems: first.problems.length }, 'flow started')
     if (config.refreshTopicsEnabled && config.refreshTopicsIntervalSeconds > 0) {
@@ -167,4 +179,15 @@ export class Flow {
   status (): FlowStatus {
     return { name: this.config.name, partitions: this.#replicator?.status() ?? [], jobs: this.#scheduler.status() }
   }
+}
+
+/**
+ * The codec the user asked the target producer for, or null when `compression.type` is not set: then each
+ * source batch keeps its own codec (forwarded as it is), where MM2 would write uncompressed (the Java default).
+ */
+function explicitCompression (producer: Record<string, string | undefined>): Codec | null {
+  const value = producer['compression.type']?.trim().toLowerCase()
+  if (value === undefined || value === '') return null
+  if (value === 'none' || value === 'gzip' || value === 'snappy' || value === 'lz4' || value === 'zstd') return value
+  throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `compression.type=${value} of the target producer is not supported: use none, gzip, snappy, lz4 or zstd`)
 }

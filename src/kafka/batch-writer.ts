@@ -1,0 +1,255 @@
+/**
+ * Writes ready-made record batches to the target as one idempotent producer (acks=all), several requests in
+ * flight per broker, and reports the base offset each batch received.
+ *
+ * Invariants:
+ * - One produce request carries at most one batch per partition (the broker refuses more), so a batch's
+ *   records get consecutive offsets from the returned base offset: target offsets are exact.
+ * - A partition's batches are sent in order, each with the next sequence number of this producer id, at most
+ *   `maxInFlight` requests per broker connection (the broker's idempotence window is 5 batches per
+ *   partition). The broker appends them in order or refuses the rest with OUT_OF_ORDER_SEQUENCE_NUMBER.
+ * - Acknowledgements are reported to `onAcked` in order per partition, and one call at a time, before more
+ *   batches of that round's responses are reported. After the first failure of a partition, none of its
+ *   later acknowledgements are reported: its progress stops at the last batch before the failure, so a retry
+ *   re-copies (at least once) rather than skipping.
+ * - Any failure ends this producer id: the next write starts with a fresh one (InitProducerId) and sequences
+ *   from 0. Re-sent batches are then never deduplicated against the failed attempt: duplicates, never loss.
+ * - A batch is only sent once the metadata knows its partition and leader (see record-writer.ts for the
+ *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
+ */
+import { ConnectionPool, initProducerIdV5, Producer, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
+import type { ClientProps } from '../config/types.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { toConnectOptions } from './client-options.ts'
+import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, toKmirrorError } from './errors.ts'
+import { rawProduce, type RawProduceResponse, type RawProduceTopic } from './protocol/raw-apis.ts'
+import type { ProducerIdentity } from './record-batch.ts'
+
+/** A batch to write: it is built for the producer id and sequence the writer gives it when it is sent. */
+export interface OutBatch {
+  readonly recordCount: number
+  build (producer: ProducerIdentity, baseSequence: number): Buffer
+}
+
+export interface PartitionWrite {
+  readonly topic: string
+  readonly partition: number
+  readonly batches: readonly OutBatch[]
+}
+
+/** Batch `batch` of write `write` was acknowledged; its first record is at target offset `baseOffset`. */
+export interface BatchAck {
+  readonly write: number
+  readonly batch: number
+  readonly baseOffset: number
+}
+
+export type OnBatchesAcked = (acks: readonly BatchAck[]) => Promise<void> | void
+
+/** Why the target refused a batch, per partition, when it refused the batch itself (too large, invalid). */
+export interface RefusedBatch {
+  readonly topic: string
+  readonly partition: number
+  readonly error: string
+}
+
+export interface BatchWriterOptions {
+  /** Produce requests in flight per broker connection (at most 5: the broker's idempotence window). */
+  readonly maxInFlight: number
+  /** A request is closed once its batches reach this many bytes (a single larger batch still goes alone). */
+  readonly maxRequestBytes: number
+  readonly timeoutMs: number
+}
+
+/** Errors that say the batch itself is unacceptable as it is, rather than the moment. */
+const REFUSED_BATCH_ERRORS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP', 'UNSUPPORTED_COMPRESSION_TYPE'])
+const MAX_SEQUENCE = 2 ** 31
+
+interface Failure {
+  readonly topic: string
+  readonly partition: number
+  readonly error: string
+  readonly message: string | null
+  readonly retriable: boolean
+}
+
+export class BatchWriter {
+  readonly #metadataClient: Producer
+  readonly #pool: ConnectionPool
+  readonly #options: BatchWriterOptions
+  readonly #clientId: string
+  #producer: ProducerIdentity | null = null
+  readonly #sequences = new Map<string, number>()
+
+  constructor (props: ClientProps, clientId: string, options: BatchWriterOptions) {
+    const connect = toConnectOptions(props, clientId)
+    this.#clientId = clientId
+    this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
+    // Used for metadata only; batches go through the writer's own connections.
+    this.#metadataClient = new Producer({ ...connect, autocreateTopics: false })
+    this.#pool = new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
+  }
+
+  /** Writes every batch; resolves once all are acknowledged, else throws after reporting what was. */
+  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<void> {
+    if (writes.every(w => w.batches.length === 0)) return
+    const metadata = await this.#leaders(writes)
+    const producer = await this.#ensureProducer(metadata.brokers)
+    const byLeader = new Map<number, number[]>()
+    writes.forEach((w, i) => {
+      if (w.batches.length === 0) return
+      const leader = metadata.leaders.get(`${w.topic}\u0000${w.partition}`)!
+      const list = byLeader.get(leader) ?? []
+      list.push(i)
+      byLeader.set(leader, list)
+    })
+    const failures: Failure[] = []
+    let reporting: Promise<void> = Promise.resolve()
+    const report = (acks: BatchAck[]): Promise<void> => {
+      reporting = reporting.then(() => onAcked(acks))
+      return reporting
+    }
+    try {
+      const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
+        this.#writeToBroker(metadata.brokers.get(node)!, node, writes, indexes, producer, failures, report)))
+      await reporting
+      for (const r of results) if (r.status === 'rejected') throw r.reason
+    } catch (err) {
+      this.#reset()
+      throw err
+    }
+    if (failures.length > 0) throw this.#failed(failures)
+  }
+
+  /** Whatever the broker appended of a failed attempt cannot be told apart from what it did not: start afresh. */
+  #reset (): void {
+    this.#producer = null
+    this.#sequences.clear()
+  }
+
+  async #writeToBroker (
+    broker: Broker, node: number, writes: readonly PartitionWrite[], indexes: number[], producer: ProducerIdentity,
+    failures: Failure[], report: (acks: BatchAck[]) => Promise<void>
+  ): Promise<void> {
+    let connection: Connection
+    try {
+      connection = await this.#pool.get(broker)
+    } catch (err) {
+      throw toKmirrorError(err, ErrorCodes.PRODUCE, `connect to target broker ${node} (${broker.host}:${broker.port})`)
+    }
+    const next = new Map<number, number>(indexes.map(i => [i, 0]))
+    const failed = new Set<number>()
+    const inFlight: { sent: Promise<RawProduceResponse | Error>, entries: { write: number, batch: number }[] }[] = []
+    const settle = async (): Promise<void> => {
+      const { sent, entries } = inFlight.shift()!
+      const response = await sent
+      const acks: BatchAck[] = []
+      const answered = new Map<string, { errorCode: number, baseOffset: bigint, errorMessage: string | null }>()
+      if (!(response instanceof Error)) {
+        for (const t of response.responses) for (const p of t.partitions) answered.set(`${t.name}\u0000${p.index}`, p)
+      }
+      for (const { write, batch } of entries) {
+        if (failed.has(write)) continue
+        const w = writes[write]!
+        const p = answered.get(`${w.topic}\u0000${w.partition}`)
+        if (p !== undefined && p.errorCode === 0) {
+          acks.push({ write, batch, baseOffset: Number(p.baseOffset) })
+          continue
+        }
+        failed.add(write)
+        if (response instanceof Error) {
+          const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to target broker ${node}`)
+          failures.push({ topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable })
+        } else {
+          const name = p === undefined ? 'NO_RESPONSE' : kafkaErrorName(p.errorCode)
+          failures.push({ topic: w.topic, partition: w.partition, error: name, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) || REFUSED_BATCH_ERRORS.has(name) })
+        }
+      }
+      if (acks.length > 0) await report(acks)
+    }
+    for (;;) {
+      const topics = new Map<string, { name: string, partitions: { index: number, batch: Buffer }[] }>()
+      const entries: { write: number, batch: number }[] = []
+      let bytes = 0
+      for (const i of indexes) {
+        const b = next.get(i)!
+        const w = writes[i]!
+        if (failed.has(i) || b >= w.batches.length) continue
+        if (bytes > 0 && bytes >= this.#options.maxRequestBytes) break
+        const batch = w.batches[b]!
+        const key = `${w.topic}\u0000${w.partition}`
+        const sequence = this.#sequences.get(key) ?? 0
+        const bytesOut = batch.build(producer, sequence)
+        this.#sequences.set(key, (sequence + batch.recordCount) % MAX_SEQUENCE)
+        next.set(i, b + 1)
+        const topic = topics.get(w.topic) ?? { name: w.topic, partitions: [] }
+        topic.partitions.push({ index: w.partition, batch: bytesOut })
+        topics.set(w.topic, topic)
+        entries.push({ write: i, batch: b })
+        bytes += bytesOut.length
+      }
+      if (entries.length === 0) break
+      const request: RawProduceTopic[] = [...topics.values()]
+      inFlight.push({ sent: rawProduce(connection, ProduceAcks.ALL, this.#options.timeoutMs, request).catch((err: unknown) => err instanceof Error ? err : new Error(String(err))), entries })
+      if (inFlight.length >= this.#options.maxInFlight) await settle()
+    }
+    while (inFlight.length > 0) await settle()
+  }
+
+  #failed (failures: Failure[]): KmirrorError {
+    this.#reset()
+    const refused: RefusedBatch[] = failures.filter(f => REFUSED_BATCH_ERRORS.has(f.error)).map(f => ({ topic: f.topic, partition: f.partition, error: f.error }))
+    const hint = failures.map(f => kafkaErrorHint(f.error)).find(h => h !== undefined)
+    const shown = failures.slice(0, 5).map(f => `${f.topic}-${f.partition}: ${f.error}${f.message === null ? '' : ` (${f.message})`}`).join('; ')
+    const more = failures.length > 5 ? ` and ${failures.length - 5} more` : ''
+    const denied = failures.some(f => f.error.endsWith('_AUTHORIZATION_FAILED'))
+    return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : ErrorCodes.PRODUCE, `the target refused records for ${shown}${more}${hint === undefined ? '' : `; ${hint}`}`, {
+      retriable: !denied && failures.every(f => f.retriable),
+      details: { kafkaErrors: [...new Set(failures.map(f => f.error))], refused }
+    })
+  }
+
+  async #leaders (writes: readonly PartitionWrite[]): Promise<{ brokers: Map<number, Broker>, leaders: Map<string, number> }> {
+    const needed = new Map<string, number>()
+    for (const w of writes) needed.set(w.topic, Math.max(needed.get(w.topic) ?? 0, w.partition + 1))
+    const topics = [...needed.keys()]
+    try {
+      let metadata = await this.#metadataClient.metadata({ topics })
+      const complete = (): boolean => writes.every(w => (metadata.topics.get(w.topic)?.partitions[w.partition]?.leader ?? -1) >= 0)
+      if (!complete()) metadata = await this.#metadataClient.metadata({ topics, forceUpdate: true })
+      const missing = topics.filter(t => (metadata.topics.get(t)?.partitionsCount ?? 0) < needed.get(t)!)
+      if (missing.length > 0) {
+        throw new KmirrorError(ErrorCodes.PRODUCE, `the target does not have the partitions to write yet (${missing.map(t => `${t} needs ${needed.get(t)}`).join(', ')}); waiting for the remote topic to grow`, { retriable: true })
+      }
+      const leaders = new Map<string, number>()
+      for (const w of writes) {
+        const leader = metadata.topics.get(w.topic)!.partitions[w.partition]!.leader
+        if (leader < 0 || !metadata.brokers.has(leader)) {
+          throw new KmirrorError(ErrorCodes.PRODUCE, `${w.topic}-${w.partition} has no leader on the target right now; retrying`, { retriable: true })
+        }
+        leaders.set(`${w.topic}\u0000${w.partition}`, leader)
+      }
+      return { brokers: metadata.brokers, leaders }
+    } catch (err) {
+      throw toKmirrorError(err, ErrorCodes.PRODUCE, 'read target metadata before writing')
+    }
+  }
+
+  async #ensureProducer (brokers: Map<number, Broker>): Promise<ProducerIdentity> {
+    if (this.#producer !== null) return this.#producer
+    try {
+      const connection = await this.#pool.getFirstAvailable([...brokers.values()])
+      const response = await initProducerIdV5.api.async(connection, null, 60_000, undefined, undefined)
+      this.#producer = { id: response.producerId, epoch: response.producerEpoch }
+      this.#sequences.clear()
+      return this.#producer
+    } catch (err) {
+      throw toKmirrorError(err, ErrorCodes.PRODUCE, `get an idempotent producer id from the target (${this.#clientId})`)
+    }
+  }
+
+  async close (): Promise<void> {
+    await this.#pool.close().catch(() => undefined)
+    await this.#metadataClient.close(true).catch(() => undefined)
+  }
+}
