@@ -17,6 +17,7 @@
  * - A batch is only sent once the metadata knows its partition and leader (see record-writer.ts for the
  *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
  */
+import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, initProducerIdV5, Producer, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
@@ -237,14 +238,20 @@ export class BatchWriter {
 
   async #ensureProducer (brokers: Map<number, Broker>): Promise<ProducerIdentity> {
     if (this.#producer !== null) return this.#producer
-    try {
-      const connection = await this.#pool.getFirstAvailable([...brokers.values()])
-      const response = await initProducerIdV5.api.async(connection, null, 60_000, undefined, undefined)
-      this.#producer = { id: response.producerId, epoch: response.producerEpoch }
-      this.#sequences.clear()
-      return this.#producer
-    } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.PRODUCE, `get an idempotent producer id from the target (${this.#clientId})`)
+    // A fresh cluster answers COORDINATOR_LOAD_IN_PROGRESS for a moment; waiting here briefly keeps the first
+    // record from paying the replication loop's back-off.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const connection = await this.#pool.getFirstAvailable([...brokers.values()])
+        const response = await initProducerIdV5.api.async(connection, null, 60_000, undefined, undefined)
+        this.#producer = { id: response.producerId, epoch: response.producerEpoch }
+        this.#sequences.clear()
+        return this.#producer
+      } catch (err) {
+        const wrapped = toKmirrorError(err, ErrorCodes.PRODUCE, `get an idempotent producer id from the target (${this.#clientId})`)
+        if (!wrapped.retriable || attempt >= 20) throw wrapped
+        await delay(Math.min(500, 25 * attempt))
+      }
     }
   }
 

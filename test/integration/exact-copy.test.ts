@@ -42,13 +42,20 @@ test('every source partition is copied record by record, in order, across codecs
 
   // When kmirror runs A->B for these topics
   const config = writeTempFile(mm2Properties({ source: 'source', target: 'target', extra: [`A->B.topics = ${prefix}-.*`] }), '.properties', t)
-  const kmirror = spawnKmirror(['run', config, '--progress-interval', '5'], { t })
+  const kmirror = spawnKmirror(['run', config, '--progress-interval', '5', '--http-port', '0', '--http-host', '127.0.0.1'], { t })
+  const port = (await kmirror.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 30_000))[1]
   await waitFor(async () => {
     const counts = await Promise.all(topics.map(async topic => (await endOffsets('target', `A.${topic}`).catch(() => [0n])).reduce((a, b) => a + b, 0n)))
     return { done: counts.every(c => c === BigInt(perTopic)), state: { counts, stderr: kmirror.stderr.slice(-2000) } }
   }, { timeoutMs: 240_000, intervalMs: 500, message: 'all records on the target' })
 
-  // Then a graceful stop exits 0 within 10 seconds
+  // Then batches were forwarded as they are (not only decoded and re-encoded): exactness below covers both paths
+  const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  const forwarded = metrics.split('\n').filter(l => l.startsWith('kmirror_batches_forwarded_total{') && l.includes(`topic="${prefix}-`))
+    .reduce((n, l) => n + Number(l.slice(l.lastIndexOf(' ') + 1)), 0)
+  assert.ok(forwarded > 0, `no batch was forwarded as it is:\n${metrics.slice(0, 2000)}`)
+
+  // And a graceful stop exits 0 within 10 seconds
   kmirror.kill('SIGTERM')
   const exit = await kmirror.waitForExit(10_000)
   assert.equal(exit.code, 0, `kmirror exited with ${JSON.stringify(exit)}:\n${kmirror.stderr.slice(-3000)}`)
