@@ -22,7 +22,7 @@ import { ConnectionPool, initProducerIdV5, Producer, ProduceAcks, type Broker, t
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
-import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, toKmirrorError } from './errors.ts'
+import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { rawProduce, type RawProduceResponse, type RawProduceTopic } from './protocol/raw-apis.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 
@@ -91,15 +91,23 @@ export class BatchWriter {
     this.#pool = new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
   }
 
-  /** Writes every batch; resolves once all are acknowledged, else throws after reporting what was. */
-  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<void> {
-    if (writes.every(w => w.batches.length === 0)) return
+  /**
+   * Writes every batch; resolves once all are acknowledged, else throws after reporting what was. Resolves
+   * with the writes it could not start because the target has no leader for their partition yet (nothing of
+   * them was written; the caller tries them again later).
+   */
+  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<{ unwritten: number[] }> {
+    const unwritten: number[] = []
+    if (writes.every(w => w.batches.length === 0)) return { unwritten }
     const metadata = await this.#leaders(writes)
-    const producer = await this.#ensureProducer(metadata.brokers)
     const byLeader = new Map<number, number[]>()
     writes.forEach((w, i) => {
       if (w.batches.length === 0) return
-      const leader = metadata.leaders.get(`${w.topic}\u0000${w.partition}`)!
+      const leader = metadata.leaders.get(`${w.topic}\u0000${w.partition}`)
+      if (leader === undefined) {
+        unwritten.push(i)
+        return
+      }
       const list = byLeader.get(leader) ?? []
       list.push(i)
       byLeader.set(leader, list)
@@ -110,6 +118,8 @@ export class BatchWriter {
       reporting = reporting.then(() => onAcked(acks))
       return reporting
     }
+    if (byLeader.size === 0) return { unwritten }
+    const producer = await this.#ensureProducer(metadata.brokers)
     try {
       const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
         this.#writeToBroker(metadata.brokers.get(node)!, node, writes, indexes, producer, failures, report)))
@@ -120,6 +130,7 @@ export class BatchWriter {
       throw err
     }
     if (failures.length > 0) throw this.#failed(failures)
+    return { unwritten }
   }
 
   /** Whatever the broker appended of a failed attempt cannot be told apart from what it did not: start afresh. */
@@ -210,29 +221,39 @@ export class BatchWriter {
     })
   }
 
+  /**
+   * The leader of each partition to write. Partitions the target does not have yet (a remote topic still being
+   * created or grown) or without a leader right now are left out, so the others are not held up by them.
+   */
   async #leaders (writes: readonly PartitionWrite[]): Promise<{ brokers: Map<number, Broker>, leaders: Map<string, number> }> {
-    const needed = new Map<string, number>()
-    for (const w of writes) needed.set(w.topic, Math.max(needed.get(w.topic) ?? 0, w.partition + 1))
-    const topics = [...needed.keys()]
+    const topics = [...new Set(writes.map(w => w.topic))]
+    const leaderOf = (metadata: { topics: Map<string, { partitions: { leader: number }[] }>, brokers: Map<number, Broker> }, w: PartitionWrite): number | undefined => {
+      const leader = metadata.topics.get(w.topic)?.partitions[w.partition]?.leader
+      return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : undefined
+    }
     try {
       let metadata = await this.#metadataClient.metadata({ topics })
-      const complete = (): boolean => writes.every(w => (metadata.topics.get(w.topic)?.partitions[w.partition]?.leader ?? -1) >= 0)
-      if (!complete()) metadata = await this.#metadataClient.metadata({ topics, forceUpdate: true })
-      const missing = topics.filter(t => (metadata.topics.get(t)?.partitionsCount ?? 0) < needed.get(t)!)
-      if (missing.length > 0) {
-        throw new KmirrorError(ErrorCodes.PRODUCE, `the target does not have the partitions to write yet (${missing.map(t => `${t} needs ${needed.get(t)}`).join(', ')}); waiting for the remote topic to grow`, { retriable: true })
-      }
+      if (writes.some(w => leaderOf(metadata, w) === undefined)) metadata = await this.#metadataClient.metadata({ topics, forceUpdate: true })
       const leaders = new Map<string, number>()
       for (const w of writes) {
-        const leader = metadata.topics.get(w.topic)!.partitions[w.partition]!.leader
-        if (leader < 0 || !metadata.brokers.has(leader)) {
-          throw new KmirrorError(ErrorCodes.PRODUCE, `${w.topic}-${w.partition} has no leader on the target right now; retrying`, { retriable: true })
-        }
-        leaders.set(`${w.topic}\u0000${w.partition}`, leader)
+        const leader = leaderOf(metadata, w)
+        if (leader !== undefined) leaders.set(`${w.topic}\u0000${w.partition}`, leader)
       }
       return { brokers: metadata.brokers, leaders }
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.PRODUCE, 'read target metadata before writing')
+      // One topic unknown to the target (its remote topic not created yet) fails the whole request: then
+      // each topic is asked alone and the unknown ones are left out.
+      const unknownTopic = kafkaErrorNames(err).includes('UNKNOWN_TOPIC_OR_PARTITION') || /unknown topic/i.test(String(err))
+      if (!unknownTopic) throw toKmirrorError(err, ErrorCodes.PRODUCE, 'read target metadata before writing')
+      if (topics.length === 1) return { brokers: new Map(), leaders: new Map() }
+      const leaders = new Map<string, number>()
+      let brokers = new Map<number, Broker>()
+      for (const topic of topics) {
+        const one = await this.#leaders(writes.filter(w => w.topic === topic))
+        for (const [k, v] of one.leaders) leaders.set(k, v)
+        if (one.brokers.size > 0) brokers = one.brokers
+      }
+      return { brokers, leaders }
     }
   }
 

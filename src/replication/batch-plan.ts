@@ -108,7 +108,7 @@ function forward (b: SourceBatch): PlannedBatch {
   }
 }
 
-/** Records in batches of at most `maxBytes` (estimated encoded size), each at least one record. */
+/** Records in batches of at most `maxBytes` (estimated encoded size), each at least one record, timestamps exact. */
 function reencode (records: readonly FetchedRecord[], codec: Codec, maxBytes: number): PlannedBatch[] {
   const out: PlannedBatch[] = []
   let start = 0
@@ -122,11 +122,23 @@ function reencode (records: readonly FetchedRecord[], codec: Codec, maxBytes: nu
   for (let i = 0; i < records.length; i++) {
     const r = records[i]!
     const estimate = 70 + recordBytes(r) + 10 * r.headers.length
-    if (i > start && size + estimate > maxBytes) close(i)
+    if (i > start && (size + estimate > maxBytes || !withinDeltaRange(records[start]!.timestamp, r.timestamp))) close(i)
     size += estimate
   }
   close(records.length)
   return out
+}
+
+/**
+ * The client library's record encoder (@platformatic/dynamic-buffer 0.3.1, int64ZigZagEncode) is only right
+ * for timestamp deltas within the int32 range: a record 2^31 ms (about 25 days) or more away from its batch's
+ * first timestamp would be written with a wrong timestamp. Such records start a new batch instead.
+ */
+const MAX_TIMESTAMP_DELTA = 2n ** 31n - 1n
+
+function withinDeltaRange (first: bigint, timestamp: bigint): boolean {
+  const delta = timestamp - first
+  return delta <= MAX_TIMESTAMP_DELTA && delta >= -MAX_TIMESTAMP_DELTA
 }
 
 function encoded (records: FetchedRecord[], codec: Codec): PlannedBatch {

@@ -76,6 +76,9 @@ export interface BatchingOptions {
   readonly minForwardBytes: number
 }
 
+/** Pause before fetching again when no partition of a round could be written (their leaders are not known yet). */
+const UNWRITTEN_RETRY_MS = 50
+
 const DEFAULT_BATCHING: BatchingOptions = { compression: null, maxChunkBytes: 512 * 1024, minForwardBytes: 16 * 1024 }
 
 export class FlowReplicator {
@@ -211,13 +214,19 @@ export class FlowReplicator {
     }
     const fetched = await this.#deps.fetcher.fetchBatches(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })))
     const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
-    if (withBatches.length > 0) await this.#write(withBatches)
+    const unwritten = withBatches.length > 0 ? await this.#write(withBatches) : []
     // Advance every partition that was written before any recovery that may throw: a partition whose
     // records are acknowledged must never be left at its old position, or they would be written twice.
-    for (const f of fetched) this.#advance(f)
+    // A partition the target could not take yet (no leader, remote topic not created) stays where it is.
+    for (const f of fetched) if (!unwritten.includes(f)) this.#advance(f)
     for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) await this.#recoverOutOfRange(this.#state(f), f)
     this.#sendSyncs()
     if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+    if (unwritten.length > 0) {
+      this.#deps.log.debug({ partitions: unwritten.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: unwritten.length }, 'the target has no leader for these remote partitions yet; trying again')
+      // Only those partitions wait, and only briefly: their remote topics are usually being created right now.
+      if (unwritten.length === withBatches.length) await delay(UNWRITTEN_RETRY_MS)
+    }
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
   }
 
@@ -230,16 +239,17 @@ export class FlowReplicator {
    * offset syncs are recorded, and progress is stored if a flush is due, so a crash re-copies at most about
    * one flush interval of records, not a whole fetch round.
    */
-  async #write (fetched: readonly FetchedBatches[]): Promise<void> {
+  async #write (fetched: readonly FetchedBatches[]): Promise<FetchedBatches[]> {
     const plans = fetched.map(f => this.#plan(f))
     try {
-      await this.#deps.writer.write(
+      const { unwritten } = await this.#deps.writer.write(
         fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),
         async acks => {
           for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]![ack.batch]!, ack)
           this.#sendSyncs()
           if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
         })
+      return unwritten.map(i => fetched[i]!)
     } catch (err) {
       throw this.#noteRefused(err) ?? err
     }

@@ -5,9 +5,13 @@
  *
  * A fetch at X returns the records in [X, X + maxSpan) below the high watermark and `nextOffset = X + maxSpan`
  * (capped at the high watermark), as a real fetch does when the window ends in a control batch or a gap.
+ * The records travel as real v2 record batch bytes (source-batches.ts), CRCs included, like RecordFetcher's
+ * `fetchBatches`: consecutive offsets, at most `batchRecords` per batch, in the codec `codec`.
  */
-import { FetchOutcomes, partitionKey, type FetchedPartition, type FetchedRecord, type FetchOutcome, type PartitionPosition } from '../../src/kafka/record-fetcher.ts'
+import { FetchOutcomes, partitionKey, type FetchedBatches, type FetchedRecord, type FetchOutcome, type PartitionPosition } from '../../src/kafka/record-fetcher.ts'
+import type { Codec } from '../../src/replication/batch-plan.ts'
 import type { SourceReader } from '../../src/replication/flow-replicator.ts'
+import { sourceBatches } from './source-batches.ts'
 
 interface Partition {
   readonly topic: string
@@ -17,7 +21,7 @@ interface Partition {
   highWatermark: number
 }
 
-export type FetchListener = (positions: readonly PartitionPosition[], results: readonly FetchedPartition[]) => void
+export type FetchListener = (positions: readonly PartitionPosition[], results: readonly FetchedBatches[]) => void
 
 /** The record the source holds at `offset`: its value names where it came from, so copies are easy to compare. */
 export function sourceRecord (topic: string, partition: number, offset: number): FetchedRecord {
@@ -33,6 +37,20 @@ export function sourceRecord (topic: string, partition: number, offset: number):
 export class InMemorySource implements SourceReader {
   /** How many offsets one fetch of a partition spans. */
   maxSpan = 5
+  /** Records per batch at most: a fetch usually returns several batches. */
+  batchRecords = 3
+  /** Compression of the batches the source returns. */
+  codec: Codec = 'none'
+  /**
+   * Batches span offset gaps, as the log cleaner leaves them after compaction (the gaps sit inside a batch);
+   * otherwise a gap starts a new batch (transaction markers, aborted batches).
+   */
+  compacted = false
+  /**
+   * Records before the fetch offset included in the first batch, as a broker returns the whole batch that
+   * holds the fetch offset: the data path must drop them (they were copied already).
+   */
+  leadingRecords = 0
   readonly fetchCalls: PartitionPosition[][] = []
   readonly listOffsetsCalls: { partitions: { topic: string, partition: number }[], which: 'earliest' | 'latest' }[] = []
   readonly #partitions = new Map<string, Partition>()
@@ -90,7 +108,7 @@ export class InMemorySource implements SourceReader {
     this.#scripted.set(partitionKey(topic, partition), outcomes)
   }
 
-  async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
+  async fetchBatches (positions: readonly PartitionPosition[]): Promise<FetchedBatches[]> {
     this.fetchCalls.push(positions.map(p => ({ ...p })))
     const failure = this.#fetchFailures.shift()
     if (failure !== undefined) throw failure
@@ -111,18 +129,23 @@ export class InMemorySource implements SourceReader {
     return out
   }
 
-  #fetchOne (position: PartitionPosition): FetchedPartition {
+  #fetchOne (position: PartitionPosition): FetchedBatches {
     const p = this.#get(position.topic, position.partition)
     const offsets = { highWatermark: p.highWatermark, lastStableOffset: p.highWatermark, logStartOffset: p.logStart }
-    const empty = { topic: p.topic, partition: p.partition, records: [], nextOffset: position.offset, bytes: 0, ...offsets }
+    const empty = { topic: p.topic, partition: p.partition, fromOffset: position.offset, batches: [], nextOffset: position.offset, ...offsets }
     const scripted = this.#scripted.get(partitionKey(p.topic, p.partition))?.shift()
     if (scripted !== undefined) return { ...empty, outcome: scripted }
     if (position.offset < p.logStart || position.offset > p.highWatermark) return { ...empty, outcome: FetchOutcomes.OUT_OF_RANGE }
     const end = Math.min(position.offset + this.maxSpan, p.highWatermark)
     const records = p.records.filter(r => r.offset >= position.offset && r.offset < end)
-    const bytes = records.reduce((n, r) => n + (r.key?.length ?? 0) + (r.value?.length ?? 0) +
-      r.headers.reduce((h, [k, v]) => h + k.length + (v?.length ?? 0), 0), 0)
-    return { ...empty, outcome: FetchOutcomes.OK, records, nextOffset: end, bytes }
+    if (records.length > 0 && this.leadingRecords > 0) {
+      const before = p.records.filter(r => r.offset < position.offset).slice(-this.leadingRecords)
+      records.unshift(...before)
+    }
+    // Like RecordFetcher: a batch wholly before the fetch offset is not returned.
+    const batches = sourceBatches(records, { batchRecords: this.batchRecords, codec: this.codec, compacted: this.compacted })
+      .filter(b => b.lastOffset >= position.offset)
+    return { ...empty, outcome: FetchOutcomes.OK, batches, nextOffset: end }
   }
 
   #get (topic: string, partition: number): Partition {

@@ -1,11 +1,19 @@
 /**
- * An in-memory target cluster behind FlowReplicator's `TargetWriter` port. Each partition is a log that gives
- * consecutive offsets to what is appended, like a broker; another producer may append between two of our
- * segments (`foreignRecordsBetweenSegments`), and a write can fail on demand, before or after some of its
- * segments were appended (a real write is acknowledged chunk by chunk).
+ * An in-memory target cluster behind FlowReplicator's `TargetWriter` port (BatchWriter's `write`). Each
+ * partition is a log that gives consecutive offsets to what is appended, like a broker. Every batch is built
+ * for this fake's producer id and per-partition sequence and checked as a broker would: one v2 batch, CRC
+ * valid, producer fields and sequence set, not transactional, record count and offset deltas consistent.
+ * Its records are decoded from the bytes, so a copy holds exactly what travelled.
+ *
+ * Like BatchWriter, a write sends its partitions' batches in rounds (one batch per partition per request)
+ * and acknowledges each round's batches in order per partition. Another producer may append between two of
+ * our batches (`foreignRecordsBetweenSegments`), and a write can fail on demand, before or after some of its
+ * batches were appended and acknowledged.
  */
+import assert from 'node:assert/strict'
+import type { OnBatchesAcked, PartitionWrite } from '../../src/kafka/batch-writer.ts'
+import { BatchAttributes, decodeRecords, scanBatches, verifyCrc, type FetchedRecord, type OutRecord, type ProducerIdentity } from '../../src/kafka/record-batch.ts'
 import { partitionKey } from '../../src/kafka/record-fetcher.ts'
-import type { OffsetSegment, OnAcked, OutRecord, PartitionBatch } from '../../src/kafka/record-writer.ts'
 import type { TargetWriter } from '../../src/replication/flow-replicator.ts'
 
 export interface StoredRecord {
@@ -13,6 +21,17 @@ export interface StoredRecord {
   readonly record: OutRecord
   /** Appended by another producer, not by the replicator. */
   readonly foreign: boolean
+}
+
+/** What the target received of one batch of ours. */
+export interface ReceivedBatch {
+  readonly topic: string
+  readonly partition: number
+  readonly baseOffset: number
+  readonly recordCount: number
+  /** The batch's compression attribute bits (0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd). */
+  readonly compression: number
+  readonly bytes: number
 }
 
 interface PlannedFailure {
@@ -23,21 +42,25 @@ interface PlannedFailure {
 const FOREIGN: OutRecord = { key: null, value: Buffer.from('foreign'), headers: [], timestamp: 0n }
 
 export class InMemoryTarget implements TargetWriter {
-  /** Records per segment: a batch longer than this is appended in several segments, like RecordWriter's chunks. */
-  segmentRecords = Number.POSITIVE_INFINITY
-  /** Records another producer appends to a partition right before each of our segments after the first. */
+  /** Records another producer appends to a partition right before each of our batches after a write's first. */
   foreignRecordsBetweenSegments = 0
   writeCalls = 0
-  readonly #logs = new Map<string, { next: number, records: StoredRecord[] }>()
+  /** Partitions (`partitionKey` of the remote topic) without a leader yet: writes to them are returned unwritten. */
+  readonly leaderless = new Set<string>()
+  /** Every batch appended, in order. */
+  readonly received: ReceivedBatch[] = []
+  readonly #logs = new Map<string, { next: number, records: StoredRecord[], sequence: number }>()
   readonly #failures: PlannedFailure[] = []
   #beforeWrite: (() => void) | null = null
+  /** Like BatchWriter, a failure ends the producer id; the next write starts a new one with sequences from 0. */
+  #producer: ProducerIdentity = { id: 1000n, epoch: 0 }
 
   /** The partition already holds data: our first record lands at `offset`. */
   startAt (topic: string, partition: number, offset: number): void {
     this.#log(topic, partition).next = offset
   }
 
-  /** The next write appends `afterSegments` segments (all batches, in order) and then throws `err`. */
+  /** The next write appends and acknowledges `afterSegments` batches (round by round) and then throws `err`. */
   failNextWrite (err: unknown, options: { afterSegments?: number } = {}): void {
     this.#failures.push({ err, afterSegments: options.afterSegments ?? 0 })
   }
@@ -57,44 +80,82 @@ export class InMemoryTarget implements TargetWriter {
     return this.stored(topic, partition).filter(r => !r.foreign).map(r => r.record)
   }
 
-  /** Like RecordWriter: each segment is a produce round, reported through `onAcked` once "acknowledged". */
-  async write (batches: readonly PartitionBatch[], onAcked?: OnAcked): Promise<OffsetSegment[][]> {
+  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<{ unwritten: number[] }> {
     this.writeCalls++
     this.#beforeWrite?.()
+    const unwritten = writes.flatMap((w, i) => w.batches.length > 0 && this.leaderless.has(partitionKey(w.topic, w.partition)) ? [i] : [])
     const failure = this.#failures.shift()
     let budget = failure?.afterSegments ?? Number.POSITIVE_INFINITY
-    const out: OffsetSegment[][] = []
-    for (const [index, batch] of batches.entries()) {
-      const segments: OffsetSegment[] = []
-      const log = this.#log(batch.topic, batch.partition)
-      for (let start = 0; start < batch.records.length; start += this.segmentRecords) {
-        if (budget-- <= 0) throw failure!.err
-        if (start > 0) this.#appendForeign(log)
-        const baseOffset = log.next
-        segments.push({ start, baseOffset })
-        const chunk = batch.records.slice(start, start + this.segmentRecords)
-        for (const record of chunk) {
-          // Only what a produce request carries: the source record's offset does not travel.
-          const copy = { key: record.key, value: record.value, headers: record.headers, timestamp: record.timestamp }
-          log.records.push({ offset: log.next++, record: copy, foreign: false })
+    const rounds = Math.max(0, ...writes.map(w => w.batches.length))
+    try {
+      for (let b = 0; b < rounds; b++) {
+        const acks: { write: number, batch: number, baseOffset: number }[] = []
+        for (const [index, w] of writes.entries()) {
+          const batch = w.batches[b]
+          if (batch === undefined || unwritten.includes(index)) continue
+          if (budget-- <= 0) {
+            if (acks.length > 0) await onAcked(acks)
+            throw failure!.err
+          }
+          const log = this.#log(w.topic, w.partition)
+          if (b > 0) this.#appendForeign(log)
+          acks.push({ write: index, batch: b, baseOffset: this.#append(w.topic, w.partition, batch.build(this.#producer, log.sequence), batch.recordCount) })
         }
-        if (onAcked !== undefined) await onAcked([{ batch: index, start, end: start + chunk.length, baseOffset }])
+        if (acks.length > 0) await onAcked(acks)
       }
-      out.push(segments)
+    } catch (err) {
+      this.#newProducer()
+      throw err
     }
-    if (failure !== undefined) throw failure.err
-    return out
+    if (failure !== undefined) {
+      this.#newProducer()
+      throw failure.err
+    }
+    return { unwritten }
+  }
+
+  #newProducer (): void {
+    this.#producer = { id: this.#producer.id + 1n, epoch: 0 }
+    for (const log of this.#logs.values()) log.sequence = 0
+  }
+
+  /** Checks the batch as a broker would and appends its records; returns the base offset it got. */
+  #append (topic: string, partition: number, bytes: Buffer, recordCount: number): number {
+    const log = this.#log(topic, partition)
+    const batches = scanBatches(bytes, topic, partition)
+    assert.equal(batches.length, 1, 'one batch per partition per request')
+    const batch = batches[0]!
+    assert.equal(batch.bytes.length, bytes.length, 'the batch is complete')
+    verifyCrc(batch, topic, partition)
+    assert.equal(batch.producerId, this.#producer.id, 'producer id')
+    assert.equal(bytes.readInt16BE(51), this.#producer.epoch, 'producer epoch')
+    assert.equal(bytes.readInt32BE(53), log.sequence, 'base sequence')
+    assert.equal(bytes.readInt32BE(12), -1, 'partition leader epoch')
+    assert.equal(batch.attributes & (BatchAttributes.TRANSACTIONAL | BatchAttributes.CONTROL), 0, 'neither transactional nor control')
+    assert.equal(batch.recordCount, recordCount, 'record count as announced')
+    assert.equal(batch.lastOffset - batch.baseOffset, recordCount - 1, 'last offset delta')
+    const records: FetchedRecord[] = []
+    decodeRecords(batch, batch.baseOffset, records)
+    assert.deepEqual(records.map(r => r.offset - batch.baseOffset), records.map((_, i) => i), 'offset deltas 0..n-1')
+    const baseOffset = log.next
+    for (const r of records) {
+      // Only what a produce request carries: the source record's offset does not travel.
+      log.records.push({ offset: log.next++, record: { key: r.key, value: r.value, headers: r.headers, timestamp: r.timestamp }, foreign: false })
+    }
+    log.sequence += recordCount
+    this.received.push({ topic, partition, baseOffset, recordCount, compression: batch.attributes & BatchAttributes.COMPRESSION_MASK, bytes: bytes.length })
+    return baseOffset
   }
 
   #appendForeign (log: { next: number, records: StoredRecord[] }): void {
     for (let i = 0; i < this.foreignRecordsBetweenSegments; i++) log.records.push({ offset: log.next++, record: FOREIGN, foreign: true })
   }
 
-  #log (topic: string, partition: number): { next: number, records: StoredRecord[] } {
+  #log (topic: string, partition: number): { next: number, records: StoredRecord[], sequence: number } {
     const key = partitionKey(topic, partition)
     let log = this.#logs.get(key)
     if (log === undefined) {
-      log = { next: 0, records: [] }
+      log = { next: 0, records: [], sequence: 0 }
       this.#logs.set(key, log)
     }
     return log

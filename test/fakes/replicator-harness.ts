@@ -1,8 +1,8 @@
 /** A FlowReplicator wired to in-memory fakes, plus the comparisons the data-path tests share. */
 import assert from 'node:assert/strict'
-import { FlowReplicator } from '../../src/replication/flow-replicator.ts'
-import type { OutRecord } from '../../src/kafka/record-writer.ts'
-import type { FetchedRecord } from '../../src/kafka/record-fetcher.ts'
+import type { FetchedRecord, OutRecord } from '../../src/kafka/record-batch.ts'
+import { FlowReplicator, type BatchingOptions } from '../../src/replication/flow-replicator.ts'
+import type { Metrics } from '../../src/metrics/metrics.ts'
 import { InMemorySource } from './in-memory-source.ts'
 import { InMemoryTarget } from './in-memory-target.ts'
 import { memoryLogger, type MemoryLogger } from './memory-logger.ts'
@@ -22,6 +22,12 @@ export interface HarnessOptions {
   /** Large by default, so progress is written only by the final flush at stop. */
   readonly offsetFlushIntervalMs?: number
   readonly startAt?: 'earliest' | 'latest'
+  /**
+   * How batches are planned. By default every exact source batch is forwarded (minForwardBytes 0), so each
+   * source batch is one target batch; pass `{}` for the replicator's own defaults (small batches merged).
+   */
+  readonly batching?: Partial<BatchingOptions>
+  readonly metrics?: Metrics
 }
 
 export function createHarness (options: HarnessOptions = {}): Harness {
@@ -37,7 +43,9 @@ export function createHarness (options: HarnessOptions = {}): Harness {
     progress,
     syncs,
     log: logs.log,
-    startAt: options.startAt ?? 'earliest'
+    startAt: options.startAt ?? 'earliest',
+    batching: options.batching ?? { minForwardBytes: 0 },
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics })
   })
   return { source, target, progress, syncs, logs, replicator }
 }

@@ -44,7 +44,7 @@ describe('FlowReplicator retriable failures', () => {
     // Given writes in segments of 2 records, and a write that fails after its first segment (records 0 and 1)
     const h = createHarness()
     h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
-    h.target.segmentRecords = 2
+    h.source.batchRecords = 2
     h.target.failNextWrite(retriable('connection reset'), { afterSegments: 1 })
     // When the replicator runs
     await copyAll(h)
@@ -60,7 +60,7 @@ describe('FlowReplicator retriable failures', () => {
     const h = createHarness({ offsetFlushIntervalMs: 0 })
     h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
     h.source.maxSpan = 12
-    h.target.segmentRecords = 2
+    h.source.batchRecords = 2
     // When one fetch round of 12 records is copied
     await copyAll(h)
     // Then progress was committed after each acknowledged round, not only once the whole fetch round was written
@@ -127,6 +127,26 @@ describe('FlowReplicator retriable failures', () => {
     await h.replicator.run()
     // Then t-1 is an exact copy, without the first step's records twice
     assertExactCopy(h, 't', 1, 'A.t')
+  })
+})
+
+describe('FlowReplicator partitions the target cannot take yet', () => {
+  it('keeps a partition without a target leader at its position while the others are copied, and copies it once the leader is there', async () => {
+    // Given two partitions, the remote one of t-1 without a leader for the first rounds
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 14))
+    h.target.leaderless.add(partitionKey('A.t', 1))
+    h.target.beforeWrite(() => { if (h.target.writeCalls === 4) h.target.leaderless.clear() })
+    // When it runs to the end
+    await copyAll(h, [{ ...T, partitions: 2 }])
+    // Then t-1 was asked again at 0 until the leader appeared, and both partitions are exact copies
+    assert.deepEqual(h.source.fetchCalls.slice(0, 4).map(c => c.find(p => p.partition === 1)!.offset), [0, 0, 0, 0])
+    assert.equal(h.source.fetchCalls[0]!.find(p => p.partition === 0)!.offset, 0)
+    assert.equal(h.source.fetchCalls[3]!.find(p => p.partition === 0)!.offset, 15)
+    assertExactCopy(h, 't', 0, 'A.t')
+    assertExactCopy(h, 't', 1, 'A.t')
+    assert.deepEqual(h.progress.latest(), { 't-0': 14, 't-1': 14 })
   })
 })
 

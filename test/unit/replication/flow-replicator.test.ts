@@ -1,8 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { partitionKey } from '../../../src/kafka/record-fetcher.ts'
+import type { MetricKey } from '../../../src/metrics/definitions.ts'
+import type { MetricLabels, Metrics } from '../../../src/metrics/metrics.ts'
+import { LogLevels } from '../../fakes/memory-logger.ts'
 import { effectiveSyncs, translateByStep } from '../../fakes/offset-translation.ts'
 import { assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
+import { CODECS } from '../../fakes/source-batches.ts'
 
 const T = { source: 't', remote: 'A.t', partitions: 1 } as const
 
@@ -161,7 +166,7 @@ describe('FlowReplicator stop and offset syncs', () => {
     h.source.addPartition('t', 0, offsetsWithGaps(0, 60, missing))
     h.source.maxSpan = 7
     h.target.startAt('A.t', 0, 1000)
-    h.target.segmentRecords = 3
+    h.source.batchRecords = 3
     h.target.foreignRecordsBetweenSegments = 2
     // When everything is copied
     await copyAll(h)
@@ -179,5 +184,124 @@ describe('FlowReplicator stop and offset syncs', () => {
     h.source.addPartition('t', 0, offsetsWithGaps(0, 99))
     await copyAll(h)
     assert.deepEqual(h.syncs.of('t', 0).map(s => [s.upstreamOffset, s.downstreamOffset]), [[0, 0], [99, 99]])
+  })
+})
+
+class CountingMetrics implements Metrics {
+  readonly counts = new Map<string, number>()
+  inc (metric: MetricKey, labels: MetricLabels, value = 1): void {
+    const key = `${metric}${JSON.stringify(labels)}`
+    this.counts.set(key, (this.counts.get(key) ?? 0) + value)
+  }
+
+  set (): void {}
+}
+
+const FORWARDED = 'batchesForwarded{"flow":"A->B","topic":"t"}'
+
+describe('FlowReplicator record batches', () => {
+  for (const codec of CODECS) {
+    it(`forwards each exact ${codec} source batch as one target batch, with its codec, records unchanged`, async () => {
+      // Given batches of at most 3 records in codec `codec`, and batching that forwards every exact batch
+      const metrics = new CountingMetrics()
+      const h = createHarness({ metrics })
+      h.source.addPartition('t', 0, offsetsWithGaps(0, 19, [8]))
+      h.source.codec = codec
+      // When everything is copied
+      await copyAll(h)
+      // Then the target received the source batches one for one (a fetch spans 5 offsets, a gap starts a batch)
+      assertExactCopy(h, 't', 0, 'A.t')
+      assert.deepEqual(h.target.received.map(b => b.recordCount), [3, 2, 3, 1, 3, 2, 3, 2])
+      assert.ok(h.target.received.every(b => b.compression === CODECS.indexOf(codec)))
+      assert.equal(metrics.counts.get(FORWARDED), 8)
+    })
+  }
+
+  it('merges the small batches of a fetch into one re-encoded batch with the default batching', async () => {
+    // Given tiny batches (far below 16 KiB) and the replicator's own batching defaults
+    const metrics = new CountingMetrics()
+    const h = createHarness({ batching: {}, metrics, offsetLagMax: 1000 })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 19))
+    h.source.codec = 'lz4'
+    // When everything is copied
+    await copyAll(h)
+    // Then each fetch of 5 records (two source batches) became one lz4 batch, nothing was forwarded as it is
+    assertExactCopy(h, 't', 0, 'A.t')
+    assert.deepEqual(h.target.received.map(b => [b.recordCount, b.compression]), [[5, 3], [5, 3], [5, 3], [5, 3]])
+    assert.equal(metrics.counts.get(FORWARDED), undefined)
+    assert.deepEqual(h.syncs.of('t', 0).map(s => [s.upstreamOffset, s.downstreamOffset]), [[0, 0], [19, 19]])
+  })
+
+  it('re-encodes in the compression.type the user set when it differs from the source batches', async () => {
+    const h = createHarness({ batching: { minForwardBytes: 0, compression: 'zstd' } })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 9))
+    h.source.codec = 'gzip'
+    await copyAll(h)
+    assertExactCopy(h, 't', 0, 'A.t')
+    assert.ok(h.target.received.length > 0 && h.target.received.every(b => b.compression === CODECS.indexOf('zstd')))
+  })
+
+  it('drops the records before the fetch offset when the first batch starts before it, without copying them twice', async () => {
+    // Given a source that returns the whole batch holding the fetch offset (two records before it)
+    const h = createHarness({ offsetLagMax: 4 })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 29, [12]))
+    h.source.leadingRecords = 2
+    // When everything is copied
+    await copyAll(h)
+    // Then every record was copied once, in order, and the syncs translate each one exactly
+    const offsets = targetOffsets(h, 't', 0, 'A.t')
+    assertExactCopy(h, 't', 0, 'A.t')
+    const kept = effectiveSyncs(h.syncs.of('t', 0))
+    for (const [up, down] of offsets) assert.equal(translateByStep(kept, up), down, `source offset ${up}`)
+  })
+
+  it('re-encodes compacted batches (offset gaps inside a batch) and still translates every record exactly', async () => {
+    // Given a compacted source: batches of up to 4 records spanning gaps, and a target with foreign records between our batches
+    const metrics = new CountingMetrics()
+    const h = createHarness({ offsetLagMax: 4, metrics })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 60, [1, 2, 9, 10, 11, 25, 40, 41, 42, 43, 44, 57]))
+    h.source.compacted = true
+    h.source.batchRecords = 4
+    h.source.maxSpan = 9
+    h.target.foreignRecordsBetweenSegments = 1
+    // When everything is copied
+    await copyAll(h)
+    // Then the copy is exact, some batches with gaps were re-encoded and the exact ones forwarded
+    assertExactCopy(h, 't', 0, 'A.t')
+    const forwarded = metrics.counts.get(FORWARDED) ?? 0
+    assert.ok(forwarded > 0 && forwarded < h.target.received.length, `${forwarded} of ${h.target.received.length} forwarded`)
+    const offsets = targetOffsets(h, 't', 0, 'A.t')
+    const syncs = h.syncs.of('t', 0)
+    for (const s of syncs) assert.equal(offsets.get(s.upstreamOffset), s.downstreamOffset)
+    const kept = effectiveSyncs(syncs)
+    for (const [up, down] of offsets) assert.equal(translateByStep(kept, up), down, `source offset ${up}`)
+  })
+
+  it('re-encodes a partition from then on once the target refused a forwarded batch, and stops if it refuses that too', async () => {
+    const refused = (): KmirrorError => new KmirrorError(ErrorCodes.PRODUCE, 'the target refused records for A.t-0: MESSAGE_TOO_LARGE', {
+      retriable: true, details: { kafkaErrors: ['MESSAGE_TOO_LARGE'], refused: [{ topic: 'A.t', partition: 0, error: 'MESSAGE_TOO_LARGE' }] }
+    })
+    // Given a first write the target refuses as too large
+    const metrics = new CountingMetrics()
+    const h = createHarness({ metrics })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+    h.target.failNextWrite(refused())
+    // When everything is copied
+    await copyAll(h)
+    // Then the partition was re-encoded (one batch per fetch) and nothing was forwarded
+    assertExactCopy(h, 't', 0, 'A.t')
+    assert.deepEqual(h.target.received.map(b => b.recordCount), [5, 5, 2])
+    assert.equal(metrics.counts.get(FORWARDED), undefined)
+    assert.match(h.logs.at(LogLevels.warn).map(l => l.msg).join('\n'), /re-encoding this partition/)
+
+    // Given a target that refuses the re-encoded batch as well
+    const h2 = createHarness()
+    h2.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+    h2.target.failNextWrite(refused())
+    h2.target.failNextWrite(refused())
+    h2.source.whenCaughtUp(() => h2.replicator.stop())
+    await h2.replicator.addTopics([T])
+    // Then run() stops with the refusal: retrying cannot help
+    await assert.rejects(h2.replicator.run(), /also after re-encoding/)
   })
 })

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ReplicationPolicyClasses, type ReplicationPolicyClass } from '../../../src/config/types.ts'
-import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type PartitionPosition, type RecordHeader } from '../../../src/kafka/record-fetcher.ts'
+import { FetchOutcomes, type FetchedBatches, type FetchedRecord, type PartitionPosition, type RecordHeader } from '../../../src/kafka/record-fetcher.ts'
 import type { MetricKey } from '../../../src/metrics/definitions.ts'
 import type { MetricLabels, Metrics } from '../../../src/metrics/metrics.ts'
 import { FlowReplicator, type SourceReader } from '../../../src/replication/flow-replicator.ts'
@@ -9,6 +9,7 @@ import { ORIGIN_HEADER, ProvenanceMarker, createProvenanceMarker, originOf } fro
 import { InMemoryTarget } from '../../fakes/in-memory-target.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 import { RecordingProgress, RecordingSyncs } from '../../fakes/recording-sinks.ts'
+import { sourceBatches } from '../../fakes/source-batches.ts'
 
 const h = (k: string, v: string | null): RecordHeader => [Buffer.from(k), v === null ? null : Buffer.from(v)]
 
@@ -20,7 +21,7 @@ function rec (offset: number, origin?: string, headers: RecordHeader[] = []): Fe
   }
 }
 
-/** A source whose partitions are fixed lists of records (offsets may have gaps); a fetch returns up to 4 offsets. */
+/** A source whose partitions are fixed lists of records (offsets may have gaps); a fetch returns up to 4 offsets, in batches of 2. */
 class ListSource implements SourceReader {
   readonly #logs = new Map<string, { records: FetchedRecord[], end: number }>()
   onCaughtUp: () => void = () => undefined
@@ -28,13 +29,14 @@ class ListSource implements SourceReader {
     this.#logs.set(`${topic}-${partition}`, { records, end: (records.at(-1)?.offset ?? -1) + 1 })
   }
 
-  async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
+  async fetchBatches (positions: readonly PartitionPosition[]): Promise<FetchedBatches[]> {
     if (positions.every(p => p.offset >= this.#logs.get(`${p.topic}-${p.partition}`)!.end)) this.onCaughtUp()
     return positions.map(p => {
       const log = this.#logs.get(`${p.topic}-${p.partition}`)!
       const next = Math.min(p.offset + 4, log.end)
       const records = log.records.filter(r => r.offset >= p.offset && r.offset < next)
-      return { topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records, nextOffset: next, highWatermark: log.end, lastStableOffset: log.end, logStartOffset: 0, bytes: 1 }
+      const batches = sourceBatches(records, { batchRecords: 2 })
+      return { topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, fromOffset: p.offset, batches, nextOffset: next, highWatermark: log.end, lastStableOffset: log.end, logStartOffset: 0 }
     })
   }
 
