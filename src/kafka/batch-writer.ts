@@ -66,7 +66,15 @@ export interface BatchWriterOptions {
 const REFUSED_BATCH_ERRORS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP', 'UNSUPPORTED_COMPRESSION_TYPE'])
 const MAX_SEQUENCE = 2 ** 31
 
+/**
+ * Errors that say "not now" for a partition: leadership is moving or a new topic is not loaded on its leader
+ * yet. The batch was not appended; the partition is left incomplete (its position stays at its last
+ * acknowledged batch) and tried again with fresh metadata, while the other partitions carry on.
+ */
+const NOT_NOW_ERRORS = new Set(['NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH'])
+
 interface Failure {
+  readonly write: number
   readonly topic: string
   readonly partition: number
   readonly error: string
@@ -80,6 +88,7 @@ export class BatchWriter {
   readonly #options: BatchWriterOptions
   readonly #clientId: string
   #producer: ProducerIdentity | null = null
+  #forceMetadata = false
   readonly #sequences = new Map<string, number>()
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions) {
@@ -92,20 +101,21 @@ export class BatchWriter {
   }
 
   /**
-   * Writes every batch; resolves once all are acknowledged, else throws after reporting what was. Resolves
-   * with the writes it could not start because the target has no leader for their partition yet (nothing of
-   * them was written; the caller tries them again later).
+   * Writes every batch and reports each acknowledged one. Resolves with the writes left incomplete for a
+   * "not now" reason (no leader known yet, leadership moving: NOT_NOW_ERRORS): their acknowledged batches
+   * were reported, the rest was not written, and the caller tries them again later. Any other failure
+   * throws, after every acknowledgement that came back was reported.
    */
-  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<{ unwritten: number[] }> {
-    const unwritten: number[] = []
-    if (writes.every(w => w.batches.length === 0)) return { unwritten }
+  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<{ incomplete: number[] }> {
+    const incomplete: number[] = []
+    if (writes.every(w => w.batches.length === 0)) return { incomplete }
     const metadata = await this.#leaders(writes)
     const byLeader = new Map<number, number[]>()
     writes.forEach((w, i) => {
       if (w.batches.length === 0) return
       const leader = metadata.leaders.get(`${w.topic}\u0000${w.partition}`)
       if (leader === undefined) {
-        unwritten.push(i)
+        incomplete.push(i)
         return
       }
       const list = byLeader.get(leader) ?? []
@@ -118,7 +128,7 @@ export class BatchWriter {
       reporting = reporting.then(() => onAcked(acks))
       return reporting
     }
-    if (byLeader.size === 0) return { unwritten }
+    if (byLeader.size === 0) return { incomplete }
     const producer = await this.#ensureProducer(metadata.brokers)
     try {
       const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
@@ -129,8 +139,14 @@ export class BatchWriter {
       this.#reset()
       throw err
     }
-    if (failures.length > 0) throw this.#failed(failures)
-    return { unwritten }
+    if (failures.length > 0) {
+      // The producer id ends with any failure (see the invariants), "not now" ones included.
+      this.#reset()
+      this.#forceMetadata = true
+      if (!failures.every(f => NOT_NOW_ERRORS.has(f.error))) throw this.#failed(failures)
+      incomplete.push(...failures.map(f => f.write))
+    }
+    return { incomplete }
   }
 
   /** Whatever the broker appended of a failed attempt cannot be told apart from what it did not: start afresh. */
@@ -171,10 +187,10 @@ export class BatchWriter {
         failed.add(write)
         if (response instanceof Error) {
           const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to target broker ${node}`)
-          failures.push({ topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable })
+          failures.push({ write, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable })
         } else {
           const name = p === undefined ? 'NO_RESPONSE' : kafkaErrorName(p.errorCode)
-          failures.push({ topic: w.topic, partition: w.partition, error: name, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) || REFUSED_BATCH_ERRORS.has(name) })
+          failures.push({ write, topic: w.topic, partition: w.partition, error: name, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) || REFUSED_BATCH_ERRORS.has(name) })
         }
       }
       if (acks.length > 0) await report(acks)
@@ -232,7 +248,8 @@ export class BatchWriter {
       return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : undefined
     }
     try {
-      let metadata = await this.#metadataClient.metadata({ topics })
+      let metadata = await this.#metadataClient.metadata({ topics, forceUpdate: this.#forceMetadata })
+      this.#forceMetadata = false
       if (writes.some(w => leaderOf(metadata, w) === undefined)) metadata = await this.#metadataClient.metadata({ topics, forceUpdate: true })
       const leaders = new Map<string, number>()
       for (const w of writes) {

@@ -76,8 +76,8 @@ export interface BatchingOptions {
   readonly minForwardBytes: number
 }
 
-/** Pause before fetching again when no partition of a round could be written (their leaders are not known yet). */
-const UNWRITTEN_RETRY_MS = 50
+/** Pause before fetching again when no partition of a round could be written (leaders not known or moving). */
+const INCOMPLETE_RETRY_MS = 50
 
 const DEFAULT_BATCHING: BatchingOptions = { compression: null, maxChunkBytes: 512 * 1024, minForwardBytes: 16 * 1024 }
 
@@ -214,18 +214,19 @@ export class FlowReplicator {
     }
     const fetched = await this.#deps.fetcher.fetchBatches(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })))
     const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
-    const unwritten = withBatches.length > 0 ? await this.#write(withBatches) : []
+    const incomplete = withBatches.length > 0 ? await this.#write(withBatches) : []
     // Advance every partition that was written before any recovery that may throw: a partition whose
     // records are acknowledged must never be left at its old position, or they would be written twice.
-    // A partition the target could not take yet (no leader, remote topic not created) stays where it is.
-    for (const f of fetched) if (!unwritten.includes(f)) this.#advance(f)
+    // A partition the target could not take yet (no leader, remote topic still loading) stays where its
+    // acknowledged batches took it.
+    for (const f of fetched) if (!incomplete.includes(f)) this.#advance(f)
     for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) await this.#recoverOutOfRange(this.#state(f), f)
     this.#sendSyncs()
     if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
-    if (unwritten.length > 0) {
-      this.#deps.log.debug({ partitions: unwritten.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: unwritten.length }, 'the target has no leader for these remote partitions yet; trying again')
+    if (incomplete.length > 0) {
+      this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
       // Only those partitions wait, and only briefly: their remote topics are usually being created right now.
-      if (unwritten.length === withBatches.length) await delay(UNWRITTEN_RETRY_MS)
+      if (incomplete.length === withBatches.length) await delay(INCOMPLETE_RETRY_MS)
     }
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
   }
@@ -242,14 +243,14 @@ export class FlowReplicator {
   async #write (fetched: readonly FetchedBatches[]): Promise<FetchedBatches[]> {
     const plans = fetched.map(f => this.#plan(f))
     try {
-      const { unwritten } = await this.#deps.writer.write(
+      const { incomplete } = await this.#deps.writer.write(
         fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),
         async acks => {
           for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]![ack.batch]!, ack)
           this.#sendSyncs()
           if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
         })
-      return unwritten.map(i => fetched[i]!)
+      return incomplete.map(i => fetched[i]!)
     } catch (err) {
       throw this.#noteRefused(err) ?? err
     }

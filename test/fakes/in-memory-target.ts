@@ -45,7 +45,7 @@ export class InMemoryTarget implements TargetWriter {
   /** Records another producer appends to a partition right before each of our batches after a write's first. */
   foreignRecordsBetweenSegments = 0
   writeCalls = 0
-  /** Partitions (`partitionKey` of the remote topic) without a leader yet: writes to them are returned unwritten. */
+  /** Partitions (`partitionKey` of the remote topic) without a leader yet: writes to them are returned incomplete. */
   readonly leaderless = new Set<string>()
   /** Every batch appended, in order. */
   readonly received: ReceivedBatch[] = []
@@ -80,10 +80,10 @@ export class InMemoryTarget implements TargetWriter {
     return this.stored(topic, partition).filter(r => !r.foreign).map(r => r.record)
   }
 
-  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<{ unwritten: number[] }> {
+  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<{ incomplete: number[] }> {
     this.writeCalls++
     this.#beforeWrite?.()
-    const unwritten = writes.flatMap((w, i) => w.batches.length > 0 && this.leaderless.has(partitionKey(w.topic, w.partition)) ? [i] : [])
+    const incomplete = writes.flatMap((w, i) => w.batches.length > 0 && this.leaderless.has(partitionKey(w.topic, w.partition)) ? [i] : [])
     const failure = this.#failures.shift()
     let budget = failure?.afterSegments ?? Number.POSITIVE_INFINITY
     const rounds = Math.max(0, ...writes.map(w => w.batches.length))
@@ -92,7 +92,7 @@ export class InMemoryTarget implements TargetWriter {
         const acks: { write: number, batch: number, baseOffset: number }[] = []
         for (const [index, w] of writes.entries()) {
           const batch = w.batches[b]
-          if (batch === undefined || unwritten.includes(index)) continue
+          if (batch === undefined || incomplete.includes(index)) continue
           if (budget-- <= 0) {
             if (acks.length > 0) await onAcked(acks)
             throw failure!.err
@@ -111,7 +111,7 @@ export class InMemoryTarget implements TargetWriter {
       this.#newProducer()
       throw failure.err
     }
-    return { unwritten }
+    return { incomplete }
   }
 
   #newProducer (): void {
