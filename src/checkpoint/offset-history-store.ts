@@ -13,7 +13,7 @@
  */
 import type { FlowConfig } from '../config/types.ts'
 import { decodeOffsetHistoryKey, decodeOffsetHistoryValue, encodeOffsetHistoryKey, encodeOffsetHistoryValue } from '../formats/offset-history.ts'
-import type { AdminClient } from '../kafka/admin-client.ts'
+import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
 import { partitionKey, type RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
 import { readTopicToEnd } from '../kafka/topic-reader.ts'
@@ -56,9 +56,11 @@ export class OffsetHistoryStore {
     if (options.readOnly === true) {
       if (!(await this.#admin.describeTopics([this.topic])).has(this.topic)) return
     } else {
-      await this.#admin.createTopic({
+      const outcome = await this.#admin.createTopic({
         name: this.topic, partitions: 1, replicationFactor: this.#flow.checkpointsTopicReplicationFactor, replicationFactorKey: 'checkpoints.topic.replication.factor', configs: { 'cleanup.policy': 'compact' }
       })
+      // Created just now, so empty: no history to read.
+      if (outcome === CreateOutcomes.CREATED) return
     }
     if (this.#fetcher === null) return
     const runs = new Map<string, Map<number, StoredRun>>()

@@ -5,9 +5,8 @@ import { selectFlows, selectHeartbeatFlows } from '../config/flows.ts'
 import { loadConfig } from '../config/load.ts'
 import { loadInput } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
-import { startHttpServer } from '../http/server.ts'
 import type { Logger } from '../logger.ts'
-import { PrometheusMetrics } from '../metrics/registry.ts'
+import { noMetrics } from '../metrics/metrics.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
 import { MirrorMaker } from '../runtime/mirror-maker.ts'
 
@@ -32,12 +31,15 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
     process.stderr.write(`kmirror: --http-port ${options.http.port} is not a port number: use 1-65535 (0 picks a free port)\n`)
     return ExitCodes.BAD_INPUT
   }
-  const metrics = new PrometheusMetrics()
-  const mirror = new MirrorMaker(flows, log, metrics, heartbeatPairs)
+  // Metrics are only collected when an endpoint serves them: without --http-port neither prom-client nor the
+  // HTTP server is loaded (start-up time).
+  const prometheus = options.http === undefined ? undefined : new (await import('../metrics/registry.ts')).PrometheusMetrics()
+  const mirror = new MirrorMaker(flows, log, prometheus ?? noMetrics, heartbeatPairs)
   let failure: unknown
   try {
-    if (options.http !== undefined) {
-      const server = await startHttpServer({ ...options.http, metrics, log, source: { status: () => mirror.status(), failure: () => failure } })
+    if (options.http !== undefined && prometheus !== undefined) {
+      const { startHttpServer } = await import('../http/server.ts')
+      const server = await startHttpServer({ ...options.http, metrics: prometheus, log, source: { status: () => mirror.status(), failure: () => failure } })
       const address = server.address()
       log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port }, 'HTTP endpoint: /metrics, /healthz, /status')
     }

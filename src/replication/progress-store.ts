@@ -14,7 +14,7 @@
 import type { FlowConfig } from '../config/types.ts'
 import { decodeSourceOffsetKey, decodeSourceOffsetValue, encodeSourceOffsetKey, encodeSourceOffsetValue } from '../formats/connect-offset.ts'
 import { partitionForKey } from '../formats/murmur2.ts'
-import type { AdminClient } from '../kafka/admin-client.ts'
+import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
 import { partitionKey, type RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
 import { readTopicToEnd } from '../kafka/topic-reader.ts'
@@ -49,13 +49,19 @@ export class ProgressStore {
   async load (options: { readOnly?: boolean } = {}): Promise<Map<string, number>> {
     const topic = this.topic
     if (options.readOnly !== true) {
-      await this.#admin.createTopic({
+      const outcome = await this.#admin.createTopic({
         name: topic,
         partitions: this.#flow.offsetStoragePartitions,
         replicationFactor: this.#flow.offsetStorageReplicationFactor,
         replicationFactorKey: 'offset.storage.replication.factor',
         configs: { 'cleanup.policy': 'compact' }
       })
+      if (outcome === CreateOutcomes.CREATED) {
+        // Created just now, so empty: nothing to read (and a new topic's leaders are often not ready yet,
+        // which cost a 250 ms retry in the read). Its partition count is the one it was created with.
+        this.#partitions = this.#flow.offsetStoragePartitions
+        return new Map()
+      }
     }
     const description = (await this.#admin.describeTopics([topic])).get(topic)
     if (description === undefined && options.readOnly === true) return new Map()

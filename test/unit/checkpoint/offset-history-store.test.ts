@@ -30,7 +30,8 @@ class TopicLog {
 }
 
 const flow = { source: { alias: 'A' }, checkpointsTopicReplicationFactor: 1 } as unknown as FlowConfig
-const admin = { createTopic: async () => 'created' as const, describeTopics: async () => new Map() }
+/** The topic already exists, so `load` reads it. */
+const admin = { createTopic: async () => 'exists' as const, describeTopics: async () => new Map() }
 
 /** Copies with markers every 10 records (a transaction of 9 records and its commit marker). */
 function transactionalCopy (tracker: OffsetSyncTracker, records: number): void {
@@ -61,6 +62,15 @@ describe('OffsetHistoryStore', () => {
     after.markReplicatedTo(before.replicatedEnd, before.targetEnd)
     for (let c = 0; c <= 999; c++) assert.deepEqual(after.toTarget(c), before.toTarget(c), `committed ${c}`)
     assert.deepEqual(after.toTarget(19), { offset: 18, exact: true })
+  })
+
+  it('does not read a history topic it has just created: a new topic is empty', async () => {
+    const log = new TopicLog()
+    log.fetch = async () => { throw new Error('a new topic must not be read') }
+    log.listOffsets = async () => { throw new Error('a new topic must not be read') }
+    const store = new OffsetHistoryStore(flow, { ...admin, createTopic: async () => 'created' as const }, log, log)
+    await store.load()
+    assert.deepEqual(store.partitions(), [])
   })
 
   it('trims runs below the source log start with tombstones and keeps the run covering it', async () => {

@@ -1,0 +1,158 @@
+/**
+ * The `kmirror` command line (started by main.ts). The only place that calls process.exit or handles signals.
+ * Exit codes (src/errors.ts ExitCodes): 0 ok, 2 bad input (nothing written), 3 start failed, 4 runtime failure.
+ * Each command's module is imported when that command runs: `run` never loads the failover, plan or topology
+ * code, and start-up time counts (time to first record).
+ */
+import { readFileSync } from 'node:fs'
+import { Command, CommanderError } from 'commander'
+import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
+
+/** src/cli/ and dist/cli/ are both two levels below package.json. */
+function packageVersion (): string {
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
+  return pkg.version
+}
+
+function buildProgram (): Command {
+  const program = new Command()
+    .name('kmirror')
+    .version(packageVersion())
+    .description('Cross-cluster replication for Apache Kafka, configured with MirrorMaker 2\'s mm2.properties')
+    .exitOverride()
+    .showHelpAfterError()
+  program.command('run')
+    .description('run every enabled flow of the configuration (MirrorMaker 2 dedicated mode)')
+    .argument('<file>', 'mm2.properties')
+    .option('--clusters <alias...>', 'only run flows whose target is one of these clusters')
+    .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', '30')
+    .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port')
+    .option('--http-host <host>', 'address the HTTP endpoint listens on', '0.0.0.0')
+    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string }) => {
+      const [{ runCommand }, { createLogger }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
+      process.exitCode = await runCommand(file, {
+        clusters: opts.clusters,
+        progressIntervalSeconds: Number(opts.progressInterval),
+        http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) }
+      }, createLogger())
+    })
+  program.command('plan')
+    .description('print what the next sync would change on each target (topics, partitions, configs, ACLs); changes nothing. Exit 0: in sync, 1: drift, 2: error')
+    .argument('<file>', 'mm2.properties')
+    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .option('--json', 'print JSON for scripts')
+    .action(async (file: string, opts: { clusters?: string[], json?: boolean }) => {
+      const { planCommand } = await import('./plan-command.ts')
+      process.exitCode = await planCommand(file, { clusters: opts.clusters, json: opts.json === true })
+    })
+  const offsets = program.command('offsets').description('consumer offsets across clusters')
+  offsets.command('translate')
+    .description('translate a group\'s committed offsets from --from to --to through the exact offset history; reads only')
+    .argument('<file>', 'mm2.properties')
+    .requiredOption('--from <alias>', 'the cluster the group committed on (the flow\'s source)')
+    .requiredOption('--to <alias>', 'the cluster to translate to (the flow\'s target)')
+    .requiredOption('--group <group>', 'the consumer group')
+    .option('--json', 'print JSON for scripts')
+    .action(async (file: string, opts: { from: string, to: string, group: string, json?: boolean }) => {
+      const { translateCommand } = await import('./offsets-command.ts')
+      process.exitCode = await translateCommand(file, { from: opts.from, to: opts.to, group: opts.group, json: opts.json === true })
+    })
+  program.command('status')
+    .description('per flow and partition: last replicated source offset, its target offset, source log end, lag in records and seconds; reads only')
+    .argument('<file>', 'mm2.properties')
+    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .option('--json', 'print JSON for scripts')
+    .action(async (file: string, opts: { clusters?: string[], json?: boolean }) => {
+      const { statusCommand } = await import('./status-command.ts')
+      process.exitCode = await statusCommand(file, { clusters: opts.clusters, json: opts.json === true })
+    })
+  offsets.command('set')
+    .description('set a group\'s committed offsets on one cluster: a plan by default, --apply writes it. A group with active members is refused; ' +
+      'a skip (moving past records the group never processed) needs --force; positions outside [log start, end] are refused. ' +
+      'Exit 0: nothing to do or applied, 1: plan has moves, 2: bad input, 3: cluster unreadable, 5: refused')
+    .argument('<file>', 'mm2.properties')
+    .requiredOption('--cluster <alias>', 'the cluster holding the group')
+    .requiredOption('--group <group>', 'the consumer group')
+    .requiredOption('--topic <topic>', 'the topic')
+    .option('--partition <n>', 'only this partition (default: every partition of the topic)')
+    .option('--to-offset <n>', 'this offset')
+    .option('--to-earliest', 'the log start')
+    .option('--to-latest', 'the end (high watermark)')
+    .option('--to-datetime <iso8601>', 'the first record at or after this time (the end if none)')
+    .option('--shift-by <n>', 'the current committed offset plus N (negative: back)')
+    .option('--apply', 'write the plan')
+    .option('--force', 'allow a skip')
+    .option('--json', 'print JSON for scripts')
+    .action(async (file: string, opts: { cluster: string, group: string, topic: string, partition?: string, toOffset?: string, toEarliest?: boolean, toLatest?: boolean, toDatetime?: string, shiftBy?: string, apply?: boolean, force?: boolean, json?: boolean }) => {
+      const { offsetsSetCommand } = await import('./failover-command.ts')
+      process.exitCode = await offsetsSetCommand(file, { ...opts, apply: opts.apply === true, force: opts.force === true, json: opts.json === true })
+    })
+  for (const kind of ['failover', 'failback'] as const) {
+    program.command(kind)
+      .description(kind === 'failover'
+        ? 'move consumer groups from cluster --from (A) to the remote topics on --to (B) at the exact translated position: a plan by default, --apply writes it. ' +
+          'Works with A unreachable (from the last checkpoints on B). Refuses groups with active members on B, and rewinds or skips without --force; idempotent. ' +
+          'Exit 0: nothing to do or applied, 1: plan has moves, 2: bad input, 3: a cluster or a group\'s data unreadable, 5: refused'
+        : 'move consumer groups that ran on the remote topics of --from (B) back to the original topics on --to (A) at the exact position (inverse translation of the A->B flow): ' +
+          'a plan by default, --apply writes it. Refuses groups with active members on A, and rewinds or skips without --force. ' +
+          'Exit 0: nothing to do or applied, 1: plan has moves, 2: bad input, 3: a cluster or a group\'s data unreadable, 5: refused')
+      .argument('<file>', 'mm2.properties')
+      .requiredOption('--from <alias>', kind === 'failover' ? 'the cluster the groups leave (the flow\'s source)' : 'the cluster the groups leave (the flow\'s target)')
+      .requiredOption('--to <alias>', kind === 'failover' ? 'the cluster the groups move to (the flow\'s target)' : 'the cluster the groups return to (the flow\'s source)')
+      .option('--group <group...>', 'the consumer groups')
+      .option('--groups <regex>', 'every group whose whole id matches this Java regex')
+      .option('--apply', 'write the plan')
+      .option('--force', 'allow rewinds and skips (never writes a group with active members)')
+      .option('--timeout <seconds>', 'how long to wait for a cluster that may be down', '15')
+      .option('--json', 'print JSON for scripts')
+      .action(async (file: string, opts: { from: string, to: string, group?: string[], groups?: string, apply?: boolean, force?: boolean, timeout: string, json?: boolean }) => {
+        const options = { from: opts.from, to: opts.to, group: opts.group, groups: opts.groups, apply: opts.apply === true, force: opts.force === true, json: opts.json === true, timeoutSeconds: Number(opts.timeout) }
+        const { failbackCommand, failoverCommand } = await import('./failover-command.ts')
+        process.exitCode = kind === 'failover' ? await failoverCommand(file, options) : await failbackCommand(file, options)
+      })
+  }
+  program.command('validate')
+    .description('check the configuration and print the resolved flows, secrets redacted; writes nothing')
+    .argument('<file>', 'mm2.properties')
+    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .action(async (file: string, opts: { clusters?: string[] }) => {
+      const { validateCommand } = await import('./validate-command.ts')
+      process.exitCode = validateCommand(file, opts.clusters)
+    })
+  program.command('topology')
+    .description('list each cluster\'s upstream clusters and their distance in hops, from its heartbeat topics (as MM2\'s MirrorClient); read-only')
+    .argument('<file>', 'mm2.properties')
+    .option('--json', 'print JSON instead of a table')
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const { topologyCommand } = await import('./topology-command.ts')
+      process.exitCode = await topologyCommand(file, { json: opts.json === true })
+    })
+  return program
+}
+
+export async function main (): Promise<void> {
+  try {
+    await buildProgram().parseAsync(process.argv)
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      process.exitCode = err.exitCode === 0 ? ExitCodes.OK : ExitCodes.BAD_INPUT
+      return
+    }
+    process.exitCode = reportFatal(err)
+  }
+}
+
+/** Prints an error the user can act on and returns the exit code it deserves. */
+export function reportFatal (err: unknown): number {
+  if (err instanceof ConfigError) {
+    process.stderr.write(`kmirror: ${err.message}\n`)
+    return ExitCodes.BAD_INPUT
+  }
+  if (isKmirrorError(err)) {
+    process.stderr.write(`kmirror: ${err.message} (${err.code})\n`)
+    return ExitCodes.RUNTIME_FAILURE
+  }
+  process.stderr.write(`kmirror: unexpected error, please report it: ${err instanceof Error ? err.stack : String(err)}\n`)
+  return ExitCodes.RUNTIME_FAILURE
+}
+
