@@ -89,6 +89,7 @@ export class BatchWriter {
   readonly #clientId: string
   #producer: ProducerIdentity | null = null
   #forceMetadata = false
+  readonly #throttledUntil = new Map<number, number>()
   readonly #sequences = new Map<string, number>()
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions) {
@@ -193,9 +194,16 @@ export class BatchWriter {
           failures.push({ write, topic: w.topic, partition: w.partition, error: name, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) || REFUSED_BATCH_ERRORS.has(name) })
         }
       }
+      if (!(response instanceof Error) && response.throttleTimeMs > 0) throttledUntil = Date.now() + response.throttleTimeMs
       if (acks.length > 0) await report(acks)
     }
+    // Quota throttling (KIP-219): the broker answers at once and expects no request from us for a while.
+    let throttledUntil = this.#throttledUntil.get(node) ?? 0
     for (;;) {
+      if (throttledUntil > Date.now()) {
+        while (inFlight.length > 0) await settle()
+        await delay(throttledUntil - Date.now())
+      }
       const topics = new Map<string, { name: string, partitions: { index: number, batch: Buffer }[] }>()
       const entries: { write: number, batch: number }[] = []
       let bytes = 0
@@ -222,6 +230,7 @@ export class BatchWriter {
       if (inFlight.length >= this.#options.maxInFlight) await settle()
     }
     while (inFlight.length > 0) await settle()
+    this.#throttledUntil.set(node, throttledUntil)
   }
 
   #failed (failures: Failure[]): KmirrorError {

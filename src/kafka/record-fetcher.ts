@@ -10,6 +10,7 @@
  * - `nextOffset` is one past the last offset the broker returned, so skipped control and aborted batches
  *   are not read again.
  */
+import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, Consumer, FetchIsolationLevels, ListOffsetTimestamps, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
@@ -83,6 +84,8 @@ export class RecordFetcher {
   readonly #connect: ReturnType<typeof toConnectOptions>
   #pool: ConnectionPool | null = null
   #forceMetadata = false
+  /** Per broker: no fetch before this time (quota throttling, KIP-219: the client waits, the broker does not). */
+  readonly #throttledUntil = new Map<number, number>()
 
   constructor (props: ClientProps, clientId: string, options: RecordFetcherOptions) {
     this.#options = options
@@ -176,6 +179,8 @@ export class RecordFetcher {
       entry.partitions.push(p)
       byTopicId.set(id, entry)
     }
+    const wait = (this.#throttledUntil.get(node) ?? 0) - Date.now()
+    if (wait > 0) await delay(wait)
     let response
     try {
       this.#pool ??= new ConnectionPool(this.#connect.clientId, this.#connect)
@@ -188,6 +193,7 @@ export class RecordFetcher {
       this.#forceMetadata = true
       throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port})`)
     }
+    if (response.throttleTimeMs > 0) this.#throttledUntil.set(node, Date.now() + response.throttleTimeMs)
     if (response.errorCode !== 0) {
       this.#forceMetadata = true
       throw new KmirrorError(ErrorCodes.FETCH, `fetch from broker ${node} failed with Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })

@@ -134,6 +134,8 @@ export interface ProduceOptions {
    * can drop the retried batches by sequence number.
    */
   idempotent?: boolean
+  /** Uncompressed bytes per batch (512 KiB by default); small batches make a copy take many fetch rounds. */
+  maxBatchBytes?: number
 }
 
 type TestProducer = Producer<Buffer | null, Buffer | null, Buffer, Buffer | null>
@@ -163,7 +165,7 @@ function recordBytes (r: TestRecord): number {
  * Splits RECORDS into rounds: each round holds at most one chunk per topic-partition (kept in order), so
  * one send per round writes one batch per partition; chunks stay under MAX_CHUNK_BYTES.
  */
-function planRounds (records: readonly TestRecord[]): { round: number; index: number }[][] {
+function planRounds (records: readonly TestRecord[], maxBatchBytes = MAX_CHUNK_BYTES): { round: number; index: number }[][] {
   const rounds: { round: number; index: number }[][] = []
   const state = new Map<string, { round: number; bytes: number }>()
   records.forEach((record, index) => {
@@ -173,7 +175,7 @@ function planRounds (records: readonly TestRecord[]): { round: number; index: nu
     if (!s) {
       s = { round: 0, bytes: 0 }
       state.set(key, s)
-    } else if (s.bytes + size > MAX_CHUNK_BYTES) {
+    } else if (s.bytes + size > maxBatchBytes) {
       s.round += 1
       s.bytes = 0
     }
@@ -186,9 +188,9 @@ function planRounds (records: readonly TestRecord[]): { round: number; index: nu
 type Sender = (messages: OutgoingMessage[]) => Promise<{ offsets?: { topic: string; partition: number; offset: bigint }[] }>
 
 /** Sends RECORDS round by round; returns the offset each record was written at, in input order. */
-async function sendAll (records: readonly TestRecord[], send: Sender): Promise<bigint[]> {
+async function sendAll (records: readonly TestRecord[], send: Sender, maxBatchBytes?: number): Promise<bigint[]> {
   const offsets: bigint[] = new Array(records.length).fill(-1n)
-  for (const round of planRounds(records)) {
+  for (const round of planRounds(records, maxBatchBytes)) {
     const messages = round.map(({ index }) => toMessage(records[index]!))
     const result = await send(messages)
     const base = new Map((result.offsets ?? []).map(o => [`${o.topic}\u0000${o.partition}`, o.offset]))
@@ -210,10 +212,10 @@ async function sendAll (records: readonly TestRecord[], send: Sender): Promise<b
  * one batch per partition per request so compression really yields compressed batches. acks=all,
  * idempotent unless told otherwise. Returns the offset of each record, in input order.
  */
-export async function produce (ref: ClusterRef, records: readonly TestRecord[], { compression = 'none', idempotent = true }: ProduceOptions = {}): Promise<bigint[]> {
+export async function produce (ref: ClusterRef, records: readonly TestRecord[], { compression = 'none', idempotent = true, maxBatchBytes }: ProduceOptions = {}): Promise<bigint[]> {
   const producer: TestProducer = new Producer({ ...clientOptions(ref, 'kmirror-test-producer'), acks: ProduceAcks.ALL, idempotent, compression })
   try {
-    return await sendAll(records, messages => producer.send({ messages }))
+    return await sendAll(records, messages => producer.send({ messages }), maxBatchBytes)
   } finally {
     await producer.close()
   }

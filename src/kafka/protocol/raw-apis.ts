@@ -21,6 +21,8 @@ export interface RawFetchPartition {
 }
 
 export interface RawFetchResponse {
+  /** Set when the client exceeded a quota: the broker expects no request from it for this long (KIP-219). */
+  readonly throttleTimeMs: number
   readonly errorCode: number
   readonly responses: readonly { topicId: string, partitions: RawFetchPartition[] }[]
 }
@@ -31,7 +33,7 @@ export interface RawFetchTopic {
 }
 
 function parseFetch (_correlationId: number, _apiKey: number, _apiVersion: number, reader: Reader): RawFetchResponse {
-  reader.readInt32() // throttle_time_ms
+  const throttleTimeMs = reader.readInt32()
   const errorCode = reader.readInt16()
   reader.readInt32() // session_id
   const responses = reader.readArray(r => ({
@@ -56,7 +58,7 @@ function parseFetch (_correlationId: number, _apiKey: number, _apiVersion: numbe
     }, true, false)
   }), true, true)
   readKnownTaggedFields(reader, {})
-  return { errorCode, responses }
+  return { throttleTimeMs, errorCode, responses }
 }
 
 const fetchApi = createAPI<Parameters<typeof fetchV17.createRequest>, RawFetchResponse>(1, 17, fetchV17.createRequest, parseFetch)
@@ -96,6 +98,8 @@ export interface RawProducePartitionResponse {
 }
 
 export interface RawProduceResponse {
+  /** Set when the client exceeded a quota: the broker expects no request from it for this long (KIP-219). */
+  readonly throttleTimeMs: number
   readonly responses: readonly { name: string, partitions: readonly RawProducePartitionResponse[] }[]
 }
 
@@ -127,9 +131,9 @@ function parseProduce (_correlationId: number, _apiKey: number, _apiVersion: num
       return { index, errorCode, baseOffset, errorMessage, recordErrors }
     }, true, false)
   }), true, true)
-  reader.readInt32() // throttle_time_ms
+  const throttleTimeMs = reader.readInt32()
   readKnownTaggedFields(reader, {})
-  return { responses }
+  return { throttleTimeMs, responses }
 }
 
 const produceApi = createAPI<[number, number, readonly RawProduceTopic[]], RawProduceResponse>(0, 11, createProduce, parseProduce)
