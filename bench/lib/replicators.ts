@@ -107,7 +107,10 @@ export async function startMm2 (name: string, file: string): Promise<RunningRepl
 
 /** Starts kmirror on FILE (--clusters B) as users run it. */
 export function startKmirror (file: string): RunningReplicator {
-  const kmirror = spawnKmirror(['run', file, '--clusters', TARGET_ALIAS])
+  // KMIRROR_BENCH_LOGS=DIR also traces every Kafka request of kmirror's start (bench/startup-hook.ts).
+  const logs = process.env['KMIRROR_BENCH_LOGS']
+  const trace = logs === undefined ? {} : { NODE_OPTIONS: `--import ${join(REPO_ROOT, 'bench', 'startup-hook.ts')}`, KMIRROR_STARTUP_TRACE: `${logs}/kmirror-${Date.now()}.trace` }
+  const kmirror = spawnKmirror(['run', file, '--clusters', TARGET_ALIAS], { env: trace })
   let stopping = false
   const failed = new Promise<never>((_, reject) => {
     const check = setInterval(() => {
@@ -129,6 +132,8 @@ export function startKmirror (file: string): RunningReplicator {
         kmirror.kill('SIGKILL')
         await kmirror.waitForExit(5_000)
       }
+      // KMIRROR_BENCH_LOGS=DIR keeps each run's log (with KMIRROR_LOG_LEVEL=debug: where the time went).
+      if (logs !== undefined) writeFileSync(`${logs}/kmirror-${kmirror.pid}.log`, kmirror.stderr)
     },
     logTail: () => kmirror.stderr.slice(-4000)
   }

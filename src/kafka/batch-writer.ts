@@ -97,8 +97,24 @@ export class BatchWriter {
     this.#clientId = clientId
     this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
     // Used for metadata only; batches go through the writer's own connections.
-    this.#metadataClient = new Producer({ ...connect, autocreateTopics: false })
+    // Short metadata retries: right after a remote topic is created its leader is unknown for a few ms, and
+    // the first records should not wait the general retry.backoff.ms for it.
+    this.#metadataClient = new Producer({ ...connect, retryDelay: Math.min(connect.retryDelay, 20), autocreateTopics: false })
     this.#pool = new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
+  }
+
+  /**
+   * Gets the producer id and opens the connections ahead of the first write, so start-up steps overlap with it
+   * (a fresh cluster can take a moment to hand out producer ids). Failures are left for the first write.
+   */
+  async prepare (): Promise<void> {
+    try {
+      const metadata = await this.#metadataClient.metadata({ topics: [] })
+      await this.#ensureProducer(metadata.brokers)
+      await Promise.all([...metadata.brokers.values()].map(broker => this.#pool.get(broker)))
+    } catch {
+      // The first write gets the producer id again and reports what is wrong.
+    }
   }
 
   /**
@@ -297,7 +313,7 @@ export class BatchWriter {
       } catch (err) {
         const wrapped = toKmirrorError(err, ErrorCodes.PRODUCE, `get an idempotent producer id from the target (${this.#clientId})`)
         if (!wrapped.retriable || attempt >= 20) throw wrapped
-        await delay(Math.min(500, 25 * attempt))
+        await delay(Math.min(500, 10 * attempt))
       }
     }
   }

@@ -31,7 +31,7 @@ export function toConnectOptions (props: ClientProps, clientId: string): Connect
     requestTimeout: intProp(props, 'request.timeout.ms', 30_000),
     timeout: intProp(props, 'request.timeout.ms', 30_000),
     retries: 5,
-    retryDelay: intProp(props, 'retry.backoff.ms', 250)
+    retryDelay: intProp(props, 'retry.backoff.ms', 100)
   }
   const protocol = (props['security.protocol'] ?? 'PLAINTEXT').toUpperCase()
   if (protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL') options.sasl = saslOptions(props)

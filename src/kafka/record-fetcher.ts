@@ -149,7 +149,8 @@ export class RecordFetcher {
    * Reads every position once, keeping record batches as bytes (no decompression, no per-record objects).
    * Same grouping, errors and outcomes as `fetch`.
    */
-  async fetchBatches (positions: readonly PartitionPosition[]): Promise<FetchedBatches[]> {
+  async fetchBatches (positions: readonly PartitionPosition[], options: { maxPartitionBytes?: number } = {}): Promise<FetchedBatches[]> {
+    const partitionMaxBytes = options.maxPartitionBytes ?? this.#options.maxPartitionBytes
     if (positions.length === 0) return []
     const metadata = await this.#metadataSkippingUnknown([...new Set(positions.map(p => p.topic))])
     const byLeader = new Map<number, PartitionPosition[]>()
@@ -165,12 +166,12 @@ export class RecordFetcher {
       list.push(position)
       byLeader.set(leader, list)
     }
-    const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics)))
+    const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes)))
     for (const list of perLeader) results.push(...list)
     return results
   }
 
-  async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: Map<string, { id: string }>): Promise<FetchedBatches[]> {
+  async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: Map<string, { id: string }>, partitionMaxBytes: number): Promise<FetchedBatches[]> {
     const byTopicId = new Map<string, { topic: string, partitions: PartitionPosition[] }>()
     for (const p of positions) {
       const id = topicMeta.get(p.topic)?.id
@@ -187,7 +188,7 @@ export class RecordFetcher {
       const connection = await this.#pool.get(broker)
       response = await rawFetch(connection, [...byTopicId].map(([topicId, { partitions }]) => ({
         topicId,
-        partitions: partitions.map(p => ({ partition: p.partition, fetchOffset: BigInt(p.offset), partitionMaxBytes: this.#options.maxPartitionBytes }))
+        partitions: partitions.map(p => ({ partition: p.partition, fetchOffset: BigInt(p.offset), partitionMaxBytes }))
       })), { maxWaitMs: this.#options.maxWaitMs, minBytes: 1, maxBytes: this.#options.maxBytes, isolationLevel: this.#isolationLevel() })
     } catch (err) {
       this.#forceMetadata = true

@@ -76,6 +76,9 @@ export interface BatchingOptions {
   readonly minForwardBytes: number
 }
 
+/** Bytes per partition of the first fetch round (a larger first batch is still returned whole). */
+const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
+
 /** Pause before fetching again when no partition of a round could be written (leaders not known or moving). */
 const INCOMPLETE_RETRY_MS = 50
 
@@ -98,6 +101,7 @@ export class FlowReplicator {
   /** removeTopics requests waiting for the end of the current fetch round. */
   readonly #removals: { topics: Set<string>, done: () => void }[] = []
   #looping = false
+  #rounds = 0
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
@@ -212,7 +216,11 @@ export class FlowReplicator {
       await delay(200)
       return true
     }
-    const fetched = await this.#deps.fetcher.fetchBatches(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })))
+    // The first round after start reads little per partition, so the first records reach the target sooner
+    // (a full first round is megabytes to fetch and write before anything is acknowledged).
+    const first = this.#rounds++ === 0
+    const fetched = await this.#deps.fetcher.fetchBatches(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })),
+      first ? { maxPartitionBytes: FIRST_ROUND_PARTITION_BYTES } : {})
     const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
     const incomplete = withBatches.length > 0 ? await this.#write(withBatches) : []
     // Advance every partition that was written before any recovery that may throw: a partition whose

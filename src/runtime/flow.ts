@@ -96,7 +96,7 @@ export class Flow {
     // the stored progress and history, and the first topic refresh (which creates the remote topics). No
     // partition is added before its stored position is known, and the data path (the only writer of offset
     // syncs and history) starts only after all of them.
-    const [, , stored, first] = await Promise.all([syncs?.init(), history.load(), progress.load(), topics.refresh()])
+    const [, , stored, first] = await Promise.all([syncs?.init(), history.load(), progress.load(), topics.refresh(), batchWriter.prepare()])
     this.#log.info({ offsetsTopic: progress.topic, storedPartitions: stored.size, offsetSyncsTopic: syncs?.topic, historyTopic: history.topic }, 'progress loaded')
     const replicator = new FlowReplicator({
       flow: config,
