@@ -45,9 +45,9 @@ describe('toConnectOptions: bootstrap and timeouts', () => {
 
   it('takes timeouts and retry back-off from the Java keys, with Java\'s defaults otherwise', () => {
     const defaults = toConnectOptions(BOOTSTRAP, 'c')
-    assert.deepEqual([defaults.connectTimeout, defaults.requestTimeout, defaults.timeout, defaults.retryDelay], [10_000, 30_000, 30_000, 250])
-    const set = toConnectOptions({ ...BOOTSTRAP, 'socket.connection.setup.timeout.ms': '5000', 'request.timeout.ms': '12000', 'retry.backoff.ms': '100' }, 'c')
-    assert.deepEqual([set.connectTimeout, set.requestTimeout, set.timeout, set.retryDelay], [5000, 12_000, 12_000, 100])
+    assert.deepEqual([defaults.connectTimeout, defaults.requestTimeout, defaults.timeout, defaults.retryDelay], [10_000, 30_000, 30_000, 100])
+    const set = toConnectOptions({ ...BOOTSTRAP, 'socket.connection.setup.timeout.ms': '5000', 'request.timeout.ms': '12000', 'retry.backoff.ms': '250' }, 'c')
+    assert.deepEqual([set.connectTimeout, set.requestTimeout, set.timeout, set.retryDelay], [5000, 12_000, 12_000, 250])
   })
 
   it('falls back to the default for a timeout that is blank, negative or not an integer', () => {
