@@ -7,7 +7,7 @@
  * Fetch v17 (Kafka 3.8+; kmirror's floor is Kafka 4.x) and Produce v11 (Kafka 3.8+) are what the library
  * itself uses against Kafka 4.x brokers.
  */
-import { createAPI, fetchV17, Reader, readKnownTaggedFields, Writer, type Connection } from '@platformatic/kafka'
+import { createAPI, fetchV17, listOffsetsV9, metadataV12, Reader, readKnownTaggedFields, Writer, type Connection } from '@platformatic/kafka'
 
 export interface RawFetchPartition {
   readonly partitionIndex: number
@@ -141,4 +141,88 @@ const produceApi = createAPI<[number, number, readonly RawProduceTopic[]], RawPr
 /** One Produce request; partition errors are returned in the response, never thrown. */
 export function rawProduce (connection: Connection, acks: number, timeoutMs: number, topics: readonly RawProduceTopic[]): Promise<RawProduceResponse> {
   return produceApi.async(connection, acks, timeoutMs, topics)
+}
+
+export interface RawMetadata {
+  readonly brokers: Map<number, { host: string, port: number }>
+  /** Per topic the client asked for and the cluster has: each partition's leader (-1 while it has none). */
+  readonly topics: Map<string, { errorCode: number, leaders: number[] }>
+}
+
+function parseMetadata (_correlationId: number, _apiKey: number, _apiVersion: number, reader: Reader): RawMetadata {
+  reader.readInt32() // throttle_time_ms
+  const brokers = new Map<number, { host: string, port: number }>()
+  reader.readArray(r => {
+    const nodeId = r.readInt32()
+    const host = r.readString()
+    const port = r.readInt32()
+    r.readNullableString() // rack
+    brokers.set(nodeId, { host, port })
+  }, true, true)
+  reader.readNullableString() // cluster_id
+  reader.readInt32() // controller_id
+  const topics = new Map<string, { errorCode: number, leaders: number[] }>()
+  reader.readArray(r => {
+    const errorCode = r.readInt16()
+    const name = r.readNullableString()
+    r.readUUID()
+    r.readBoolean() // is_internal
+    const leaders: number[] = []
+    r.readArray(r => {
+      const partitionError = r.readInt16()
+      const index = r.readInt32()
+      const leader = r.readInt32()
+      r.readInt32() // leader_epoch
+      r.readArray(r => r.readInt32(), true, false)
+      r.readArray(r => r.readInt32(), true, false)
+      r.readArray(r => r.readInt32(), true, false)
+      leaders[index] = partitionError === 0 ? leader : -1
+    }, true, true)
+    r.readInt32() // topic_authorized_operations
+    if (name !== null) topics.set(name, { errorCode, leaders })
+  }, true, true)
+  readKnownTaggedFields(reader, {})
+  return { brokers, topics }
+}
+
+const metadataApi = createAPI<Parameters<typeof metadataV12.createRequest>, RawMetadata>(3, 12, metadataV12.createRequest, parseMetadata)
+
+/**
+ * Metadata of the named topics (never auto-created). Unlike the library's client, a topic the cluster does not
+ * have, or a partition without a leader, is an answer, not an error: the caller decides what waits.
+ */
+export function rawMetadata (connection: Connection, topics: readonly string[]): Promise<RawMetadata> {
+  return metadataApi.async(connection, [...topics], false, false)
+}
+
+function parseListOffsets (_correlationId: number, _apiKey: number, _apiVersion: number, reader: Reader): Map<string, number> {
+  reader.readInt32() // throttle_time_ms
+  const errors = new Map<string, number>()
+  reader.readArray(r => {
+    const name = r.readString()
+    r.readArray(r => {
+      const index = r.readInt32()
+      const errorCode = r.readInt16()
+      r.readInt64()
+      r.readInt64()
+      r.readInt32()
+      errors.set(`${name}\u0000${index}`, errorCode)
+    }, true, true)
+  }, true, true)
+  readKnownTaggedFields(reader, {})
+  return errors
+}
+
+const listOffsetsApi = createAPI<Parameters<typeof listOffsetsV9.createRequest>, Map<string, number>>(2, 9, listOffsetsV9.createRequest, parseListOffsets)
+
+/**
+ * Asks the connection's broker for the log end of each partition, only to learn whether it leads the partition
+ * now: a remote topic's leader is in the metadata before the broker has loaded the partition. Returns the error
+ * code per `topic\0partition` (0 = ready). A few bytes, where a produce attempt carries the data again.
+ */
+export function rawLeaderProbe (connection: Connection, partitions: readonly { topic: string, partition: number }[]): Promise<Map<string, number>> {
+  const byTopic = new Map<string, number[]>()
+  for (const p of partitions) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition])
+  const topics = [...byTopic].map(([name, list]) => ({ name, partitions: list.map(partitionIndex => ({ partitionIndex, currentLeaderEpoch: -1, timestamp: -1n })) }))
+  return listOffsetsApi.async(connection, -1, 0, topics)
 }
