@@ -16,7 +16,8 @@
  *   from 0. Re-sent batches are then never deduplicated against the failed attempt: duplicates, never loss.
  *   The exception are "not now" errors (NOT_NOW_ERRORS: no leader yet, leader moving), where the broker
  *   appended neither the batch nor any later one of that partition: the partition's sequence is rewound to the
- *   refused batch and it is sent again, with the same producer id, for up to NOT_NOW_PATIENCE_MS.
+ *   refused batch and it is sent again, with the same producer id, once a probe finds its leader ready, for up
+ *   to NOT_NOW_PATIENCE_MS (NOT_NOW_SHORT_PATIENCE_MS when other partitions of the write went through).
  * - A batch is only sent once the metadata knows its partition and leader (see record-writer.ts for the
  *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
  */
@@ -74,8 +75,12 @@ const MAX_SEQUENCE = 2 ** 31
  * yet. The batch was not appended; the partition is left incomplete (its position stays at its last
  * acknowledged batch) and tried again with fresh metadata, while the other partitions carry on.
  */
-/** How long "not now" partitions are tried again within one write before they are returned incomplete. */
+/**
+ * How long "not now" partitions are tried again within one write before they are returned incomplete: while
+ * nothing else of the write was acknowledged, and once something was.
+ */
 const NOT_NOW_PATIENCE_MS = 3_000
+const NOT_NOW_SHORT_PATIENCE_MS = 300
 
 const NOT_NOW_ERRORS = new Set(['NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH'])
 
@@ -135,11 +140,16 @@ export class BatchWriter {
     if (from.size === 0) return { incomplete: [] }
     const failures: Failure[] = []
     let reporting: Promise<void> = Promise.resolve()
+    let acked = false
     const report = (acks: BatchAck[]): Promise<void> => {
+      acked = true
       reporting = reporting.then(() => onAcked(acks))
       return reporting
     }
-    const patience = Date.now() + NOT_NOW_PATIENCE_MS
+    // Long patience only while nothing of this write got through (typically new remote topics at start);
+    // otherwise the waiting partitions would hold up the others' next round.
+    const started = Date.now()
+    const deadline = (): number => started + (acked ? NOT_NOW_SHORT_PATIENCE_MS : NOT_NOW_PATIENCE_MS)
     let pause = 10
     let toSend = [...from.keys()]
     let waiting: number[] = []
@@ -169,7 +179,7 @@ export class BatchWriter {
         // again for a few seconds, as the Java producer does, without giving up the producer id. Their data is
         // sent again only once a probe finds their leader ready: resending megabytes to a broker that is still
         // loading hundreds of new partitions slows that loading down (measured: 3x for 500 new topics).
-        while (waiting.length > 0 && failures.length === 0 && Date.now() + pause <= patience) {
+        while (waiting.length > 0 && failures.length === 0 && Date.now() + pause <= deadline()) {
           await delay(pause)
           pause = Math.min(pause * 2, 100)
           const ready = new Set(await this.#ready(waiting.map(i => writes[i]!)))

@@ -47,6 +47,8 @@ interface PartitionState {
   copiedRecords: number
   copiedBytes: number
   lostToRetention: number
+  /** Not fetched before this time (the target could not take its records: no leader). */
+  retryAt: number
 }
 
 /** The narrow ports the data path uses, so unit tests can drive it with in-memory fakes. */
@@ -81,6 +83,8 @@ const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
 
 /** Pause before fetching again when no partition of a round could be written (leaders not known or moving). */
 const INCOMPLETE_RETRY_MS = 50
+/** How long a partition the target could not take is left out of the fetch rounds. */
+const INCOMPLETE_COOL_DOWN_MS = 500
 
 const DEFAULT_BATCHING: BatchingOptions = { compression: null, maxChunkBytes: 512 * 1024, minForwardBytes: 16 * 1024 }
 
@@ -131,7 +135,7 @@ export class FlowReplicator {
       const key = partitionKey(p.topic, p.partition)
       const stored = this.#stored.get(key)
       const position = stored === undefined ? (starts.get(key) ?? 0) : stored + 1
-      this.#partitions.set(key, { ...p, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0 })
+      this.#partitions.set(key, { ...p, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, retryAt: 0 })
       this.#deps.log.debug({ topic: p.topic, partition: p.partition, position, resumed: stored !== undefined }, 'partition added')
     }
   }
@@ -211,7 +215,8 @@ export class FlowReplicator {
 
   /** One fetch-write round. Returns false when no partition could be read (all answered RETRY). */
   async #iterate (): Promise<boolean> {
-    const active = [...this.#partitions.values()]
+    const now = Date.now()
+    const active = [...this.#partitions.values()].filter(p => p.retryAt <= now)
     if (active.length === 0) {
       await delay(200)
       return true
@@ -228,6 +233,8 @@ export class FlowReplicator {
     // A partition the target could not take yet (no leader, remote topic still loading) stays where its
     // acknowledged batches took it.
     for (const f of fetched) if (!incomplete.includes(f)) this.#advance(f)
+    // ... and is left out of the next rounds for a moment, so it does not hold up the others.
+    for (const f of incomplete) this.#state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
     for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) await this.#recoverOutOfRange(this.#state(f), f)
     this.#sendSyncs()
     if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
@@ -373,6 +380,6 @@ export class FlowReplicator {
   }
 
   status (): PartitionStatus[] {
-    return [...this.#partitions.values()].map(p => ({ ...p }))
+    return [...this.#partitions.values()].map(({ retryAt: _, ...p }) => ({ ...p }))
   }
 }
