@@ -150,7 +150,7 @@ export class BatchWriter {
     // otherwise the waiting partitions would hold up the others' next round.
     const started = Date.now()
     const deadline = (): number => started + (acked ? NOT_NOW_SHORT_PATIENCE_MS : NOT_NOW_PATIENCE_MS)
-    let pause = 10
+    let pause = 20
     let toSend = [...from.keys()]
     let waiting: number[] = []
     try {
@@ -181,7 +181,9 @@ export class BatchWriter {
         // loading hundreds of new partitions slows that loading down (measured: 3x for 500 new topics).
         while (waiting.length > 0 && failures.length === 0 && Date.now() + pause <= deadline()) {
           await delay(pause)
-          pause = Math.min(pause * 2, 100)
+          // Probes are small: every 20 ms at first (a new topic's leader is usually ready within a few
+          // hundred ms), then every 100 ms.
+          pause = Date.now() - started < 500 ? 20 : 100
           const ready = new Set(await this.#ready(waiting.map(i => writes[i]!)))
           if (ready.size === 0) continue
           toSend = waiting.filter(i => ready.has(writes[i]!))
