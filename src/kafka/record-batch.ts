@@ -206,7 +206,7 @@ export function recordBytes (r: OutRecord): number {
 
 /** Encodes records as one batch of this producer, starting at `baseSequence`. */
 export function encodeRecords (records: readonly OutRecord[], compression: CompressionAlgorithmValue, producer: ProducerIdentity, baseSequence: number): Buffer {
-  const messages = records.map(toMessage) as MessageRecord[]
+  const messages = records.map(r => toMessage(r)) as MessageRecord[]
   const batch = createRecordsBatch(messages, {
     compression,
     producerId: producer.id,
@@ -218,8 +218,9 @@ export function encodeRecords (records: readonly OutRecord[], compression: Compr
   return batch.buffer
 }
 
-function toMessage (r: OutRecord): MessageToProduce {
-  const message: MessageToProduce = { topic: '', partition: 0, timestamp: r.timestamp }
+/** A record as the client library's encoder takes it: repeated and empty header keys kept, in order. */
+export function toMessage (r: OutRecord, topic = '', partition = 0): MessageToProduce {
+  const message: MessageToProduce = { topic, partition, timestamp: r.timestamp }
   if (r.key !== null) message.key = r.key
   if (r.value !== null) message.value = r.value
   if (r.headers.length > 0) {

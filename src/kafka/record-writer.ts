@@ -18,14 +18,10 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
-import type { RecordHeader } from './record-fetcher.ts'
+import { toMessage, type OutRecord } from './record-batch.ts'
 
-export interface OutRecord {
-  readonly key: Buffer | null
-  readonly value: Buffer | null
-  readonly headers: readonly RecordHeader[]
-  readonly timestamp: bigint
-}
+export type { OutRecord } from './record-batch.ts'
+
 
 export interface PartitionBatch {
   readonly topic: string
@@ -93,7 +89,7 @@ export class RecordWriter {
         const chunk = chunked[i]![round]
         if (chunk === undefined) continue
         const batch = batches[i]!
-        for (let j = chunk.start; j < chunk.end; j++) messages.push(toMessage(batch.topic, batch.partition, batch.records[j]!))
+        for (let j = chunk.start; j < chunk.end; j++) messages.push(toMessage(batch.records[j]!, batch.topic, batch.partition))
         owners.push(i)
       }
       const baseOffsets = await this.#send(messages)
@@ -144,19 +140,6 @@ export class RecordWriter {
   async close (): Promise<void> {
     await this.#producer.close(true).catch(() => undefined)
   }
-}
-
-function toMessage (topic: string, partition: number, r: OutRecord): MessageToProduce {
-  const message: MessageToProduce = { topic, partition, timestamp: r.timestamp }
-  if (r.key !== null) message.key = r.key
-  if (r.value !== null) message.value = r.value
-  if (r.headers.length > 0) {
-    // Header keys are distinct Buffer objects, so a Map keeps repeated keys and their order.
-    const headers = new Map<Buffer, Buffer>()
-    for (const [k, v] of r.headers) headers.set(k.length === 0 || headers.has(k) ? Buffer.from(k) : k, v as Buffer)
-    message.headers = headers
-  }
-  return message
 }
 
 function recordBytes (r: OutRecord): number {

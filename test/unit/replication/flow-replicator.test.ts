@@ -2,8 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { partitionKey } from '../../../src/kafka/record-fetcher.ts'
-import type { MetricKey } from '../../../src/metrics/definitions.ts'
-import type { MetricLabels, Metrics } from '../../../src/metrics/metrics.ts'
+import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
 import { effectiveSyncs, translateByStep } from '../../fakes/offset-translation.ts'
 import { assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
@@ -187,15 +186,6 @@ describe('FlowReplicator stop and offset syncs', () => {
   })
 })
 
-class CountingMetrics implements Metrics {
-  readonly counts = new Map<string, number>()
-  inc (metric: MetricKey, labels: MetricLabels, value = 1): void {
-    const key = `${metric}${JSON.stringify(labels)}`
-    this.counts.set(key, (this.counts.get(key) ?? 0) + value)
-  }
-
-  set (): void {}
-}
 
 const FORWARDED = 'batchesForwarded{"flow":"A->B","topic":"t"}'
 

@@ -2,8 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ReplicationPolicyClasses, type ReplicationPolicyClass } from '../../../src/config/types.ts'
 import { FetchOutcomes, type FetchedBatches, type FetchedRecord, type PartitionPosition, type RecordHeader } from '../../../src/kafka/record-fetcher.ts'
-import type { MetricKey } from '../../../src/metrics/definitions.ts'
-import type { MetricLabels, Metrics } from '../../../src/metrics/metrics.ts'
+import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { FlowReplicator, type SourceReader } from '../../../src/replication/flow-replicator.ts'
 import { ORIGIN_HEADER, ProvenanceMarker, createProvenanceMarker, originOf } from '../../../src/replication/provenance.ts'
 import { InMemoryTarget } from '../../fakes/in-memory-target.ts'
@@ -45,15 +44,6 @@ class ListSource implements SourceReader {
   }
 }
 
-class CountingMetrics implements Metrics {
-  readonly counts = new Map<string, number>()
-  inc (metric: MetricKey, labels: MetricLabels, value = 1): void {
-    const key = `${metric}${JSON.stringify(labels)}`
-    this.counts.set(key, (this.counts.get(key) ?? 0) + value)
-  }
-
-  set (): void {}
-}
 
 function flowOf (className: ReplicationPolicyClass) {
   return {

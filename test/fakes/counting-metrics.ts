@@ -1,0 +1,13 @@
+/** A Metrics sink that adds up every increment per metric and label set (`name{"label":"value"}`). */
+import type { MetricKey } from '../../src/metrics/definitions.ts'
+import type { MetricLabels, Metrics } from '../../src/metrics/metrics.ts'
+
+export class CountingMetrics implements Metrics {
+  readonly counts = new Map<string, number>()
+  inc (metric: MetricKey, labels: MetricLabels, value = 1): void {
+    const key = `${metric}${JSON.stringify(labels)}`
+    this.counts.set(key, (this.counts.get(key) ?? 0) + value)
+  }
+
+  set (): void {}
+}
