@@ -41,3 +41,26 @@ test('a topic created while kmirror runs is created on the target and copied', {
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(10_000)).code, 0)
 })
+
+test('sixty new topics at once are copied exactly as each remote topic becomes ready, with no failed round', { timeout: 180_000 }, async t => {
+  // Given 60 source topics of one partition with 50 records each, none of them on the target yet
+  const prefix = uniqueName('burst')
+  const topics = Array.from({ length: 60 }, (_, i) => `${prefix}-${String(i).padStart(2, '0')}`)
+  for (const topic of topics) await createTopic('source', topic, { partitions: 1, t })
+  await produce('source', topics.flatMap(topic => records(topic, 1, 50)))
+
+  // When kmirror starts: it creates the 60 remote topics, whose leaders refuse records until the broker has
+  // loaded them (NOT_LEADER_OR_FOLLOWER for a moment)
+  const config = writeTempFile(mm2Properties({ source: 'source', target: 'target', extra: [`A->B.topics = ${prefix}-.*`] }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config], { t })
+  await waitFor(async () => {
+    const counts = await Promise.all(topics.map(async topic => (await endOffsets('target', `A.${topic}`).catch(() => [0n]))[0] ?? 0n))
+    return { done: counts.every(c => c === 50n), state: { copied: counts.filter(c => c === 50n).length, stderr: kmirror.stderr.slice(-1500) } }
+  }, { timeoutMs: 120_000, intervalMs: 250, message: 'all 60 topics copied' })
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(10_000)).code, 0)
+
+  // Then every topic is an exact copy, and waiting for the new leaders never failed a replication round
+  for (const topic of topics) assertSamePartition(await readCommitted('source', topic, 0), await readCommitted('target', `A.${topic}`, 0), topic)
+  assert.doesNotMatch(kmirror.stderr, /replication step failed/, 'not-ready remote partitions are waited for, not failed')
+})
