@@ -2,7 +2,9 @@
  * Fetch and Produce on the wire with record batches kept as bytes. The client library's own Fetch decodes (and
  * decompresses) every record and its Produce encodes records it is given; batch forwarding needs neither.
  * These APIs reuse the library's connections (TLS, SASL, correlation ids, timeouts) and its request writer,
- * and differ only in how records are carried.
+ * and differ only in how records are carried. Metadata and a ListOffsets probe are here too, because the
+ * writer needs "this topic is not there yet" and "this leader is not ready yet" as answers, where the
+ * library's clients turn them into retries and errors.
  *
  * Fetch v17 (Kafka 3.8+; kmirror's floor is Kafka 4.x) and Produce v11 (Kafka 3.8+) are what the library
  * itself uses against Kafka 4.x brokers.
