@@ -29,6 +29,8 @@ import { toConnectOptions } from './client-options.ts'
 import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, toKmirrorError } from './errors.ts'
 import { rawLeaderProbe, rawMetadata, rawProduce, type RawMetadata, type RawProduceResponse, type RawProduceTopic } from './protocol/raw-apis.ts'
 import type { ProducerIdentity } from './record-batch.ts'
+import { partitionKey } from './record-fetcher.ts'
+import { groupBy } from '../collections.ts'
 
 /** A batch to write: it is built for the producer id and sequence the writer gives it when it is sent. */
 export interface OutBatch {
@@ -155,22 +157,11 @@ export class BatchWriter {
     let waiting: number[] = []
     try {
       for (;;) {
-        const metadata = await this.#leaders(toSend.map(i => writes[i]!))
-        const byLeader = new Map<number, number[]>()
-        const notNow: number[] = []
-        for (const i of toSend) {
-          const w = writes[i]!
-          const leader = metadata.leaders.get(`${w.topic}\u0000${w.partition}`)
-          if (leader === undefined) {
-            notNow.push(i)
-            continue
-          }
-          byLeader.set(leader, [...(byLeader.get(leader) ?? []), i])
-        }
+        const { brokers, byLeader, leaderless: notNow } = await this.#byLeader(toSend, i => writes[i]!)
         if (byLeader.size > 0) {
-          const producer = await this.#ensureProducer(metadata.brokers)
+          const producer = await this.#ensureProducer(brokers)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
-            this.#writeToBroker(metadata.brokers.get(node)!, node, writes, indexes, from, producer, failures, notNow, report)))
+            this.#writeToBroker(brokers.get(node)!, node, writes, indexes, from, producer, failures, notNow, report)))
           for (const r of results) if (r.status === 'rejected') throw r.reason
         }
         waiting = [...waiting, ...notNow]
@@ -233,12 +224,12 @@ export class BatchWriter {
       const acks: BatchAck[] = []
       const answered = new Map<string, { errorCode: number, baseOffset: bigint, errorMessage: string | null }>()
       if (!(response instanceof Error)) {
-        for (const t of response.responses) for (const p of t.partitions) answered.set(`${t.name}\u0000${p.index}`, p)
+        for (const t of response.responses) for (const p of t.partitions) answered.set(partitionKey(t.name, p.index), p)
       }
       for (const { write, batch, sequence } of entries) {
         if (failed.has(write)) continue
         const w = writes[write]!
-        const p = answered.get(`${w.topic}\u0000${w.partition}`)
+        const p = answered.get(partitionKey(w.topic, w.partition))
         if (p !== undefined && p.errorCode === 0) {
           if (deferred.has(write)) {
             // Appended after a refused batch of the same partition: the sequence rule above did not hold.
@@ -255,7 +246,7 @@ export class BatchWriter {
         if (name !== null && NOT_NOW_ERRORS.has(name)) {
           deferred.add(write)
           notNow.push(write)
-          this.#sequences.set(`${w.topic}\u0000${w.partition}`, sequence)
+          this.#sequences.set(partitionKey(w.topic, w.partition), sequence)
           continue
         }
         failed.add(write)
@@ -285,7 +276,7 @@ export class BatchWriter {
         if (failed.has(i) || deferred.has(i) || b >= w.batches.length) continue
         if (bytes > 0 && bytes >= this.#options.maxRequestBytes) break
         const batch = w.batches[b]!
-        const key = `${w.topic}\u0000${w.partition}`
+        const key = partitionKey(w.topic, w.partition)
         const sequence = this.#sequences.get(key) ?? 0
         const bytesOut = batch.build(producer, sequence)
         this.#sequences.set(key, (sequence + batch.recordCount) % MAX_SEQUENCE)
@@ -321,16 +312,11 @@ export class BatchWriter {
   /** Which of these partitions their leader answers for now (a ListOffsets probe; errors count as not ready). */
   async #ready (writes: readonly PartitionWrite[]): Promise<PartitionWrite[]> {
     try {
-      const metadata = await this.#leaders(writes)
-      const byLeader = new Map<number, PartitionWrite[]>()
-      for (const w of writes) {
-        const leader = metadata.leaders.get(`${w.topic}\u0000${w.partition}`)
-        if (leader !== undefined) byLeader.set(leader, [...(byLeader.get(leader) ?? []), w])
-      }
+      const { brokers, byLeader } = await this.#byLeader(writes, w => w)
       const ready: PartitionWrite[] = []
       await Promise.all([...byLeader].map(async ([node, list]) => {
-        const errors = await rawLeaderProbe(await this.#pool.get(metadata.brokers.get(node)!), list)
-        for (const w of list) if (errors.get(`${w.topic}\u0000${w.partition}`) === 0) ready.push(w)
+        const errors = await rawLeaderProbe(await this.#pool.get(brokers.get(node)!), list)
+        for (const w of list) if (errors.get(partitionKey(w.topic, w.partition)) === 0) ready.push(w)
       }))
       return ready
     } catch {
@@ -339,17 +325,21 @@ export class BatchWriter {
   }
 
   /**
-   * The leader of each partition to write. Partitions the target does not have yet (a remote topic still being
-   * created or grown) or without a leader right now are left out, so the others are not held up by them.
+   * The items grouped by the leader of their partition. Partitions the target does not have yet (a remote topic
+   * still being created or grown) or without a leader right now are `leaderless`, so the others are not held
+   * up by them.
    */
-  async #leaders (writes: readonly PartitionWrite[]): Promise<{ brokers: Map<number, Broker>, leaders: Map<string, number> }> {
-    const metadata = await this.#metadata([...new Set(writes.map(w => w.topic))])
-    const leaders = new Map<string, number>()
-    for (const w of writes) {
+  async #byLeader<T> (items: readonly T[], partitionOf: (item: T) => PartitionWrite): Promise<{ brokers: Map<number, Broker>, byLeader: Map<number, T[]>, leaderless: T[] }> {
+    const metadata = await this.#metadata([...new Set(items.map(i => partitionOf(i).topic))])
+    const leaderOf = (item: T): number => {
+      const w = partitionOf(item)
       const leader = metadata.topics.get(w.topic)?.leaders[w.partition]
-      if (leader !== undefined && leader >= 0 && metadata.brokers.has(leader)) leaders.set(`${w.topic}\u0000${w.partition}`, leader)
+      return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : -1
     }
-    return { brokers: metadata.brokers, leaders }
+    const byLeader = groupBy(items, leaderOf)
+    const leaderless = byLeader.get(-1) ?? []
+    byLeader.delete(-1)
+    return { brokers: metadata.brokers, byLeader, leaderless }
   }
 
   async #metadata (topics: readonly string[]): Promise<RawMetadata> {

@@ -13,6 +13,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, Consumer, FetchIsolationLevels, ListOffsetTimestamps, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
+import { groupBy } from '../collections.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
@@ -153,19 +154,12 @@ export class RecordFetcher {
     const partitionMaxBytes = options.maxPartitionBytes ?? this.#options.maxPartitionBytes
     if (positions.length === 0) return []
     const metadata = await this.#metadataSkippingUnknown([...new Set(positions.map(p => p.topic))])
-    const byLeader = new Map<number, PartitionPosition[]>()
-    const results: FetchedBatches[] = []
-    for (const position of positions) {
+    const byLeader = groupBy(positions, position => {
       const leader = metadata.topics.get(position.topic)?.partitions[position.partition]?.leader
-      if (leader === undefined || leader < 0 || !metadata.brokers.has(leader)) {
-        this.#forceMetadata = true
-        results.push(emptyBatches(position, FetchOutcomes.RETRY))
-        continue
-      }
-      const list = byLeader.get(leader) ?? []
-      list.push(position)
-      byLeader.set(leader, list)
-    }
+      return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : -1
+    })
+    const results = (byLeader.get(-1) ?? []).map(position => emptyBatches(position, FetchOutcomes.RETRY))
+    if (byLeader.delete(-1)) this.#forceMetadata = true
     const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes)))
     for (const list of perLeader) results.push(...list)
     return results
@@ -222,8 +216,7 @@ export class RecordFetcher {
 
   /** Earliest (log start) or latest (high watermark) offsets, read_committed aware for 'latest'. */
   async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest', retried = false): Promise<Map<string, number>> {
-    const byTopic = new Map<string, number[]>()
-    for (const tp of partitions) byTopic.set(tp.topic, [...(byTopic.get(tp.topic) ?? []), tp.partition])
+    const byTopic = new Map([...groupBy(partitions, tp => tp.topic)].map(([topic, list]) => [topic, list.map(tp => tp.partition)]))
     const timestamp = which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
     try {
       // Partitions added since the client's metadata was cached are "not found" until it is refreshed.

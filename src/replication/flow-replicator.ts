@@ -81,8 +81,6 @@ export interface BatchingOptions {
 /** Bytes per partition of the first fetch round (a larger first batch is still returned whole). */
 const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
 
-/** Pause before fetching again when no partition of a round could be written (leaders not known or moving). */
-const INCOMPLETE_RETRY_MS = 50
 /** How long a partition the target could not take is left out of the fetch rounds. */
 const INCOMPLETE_COOL_DOWN_MS = 500
 
@@ -232,7 +230,8 @@ export class FlowReplicator {
     // records are acknowledged must never be left at its old position, or they would be written twice.
     // A partition the target could not take yet (no leader, remote topic still loading) stays where its
     // acknowledged batches took it.
-    for (const f of fetched) if (!incomplete.includes(f)) this.#advance(f)
+    const waiting = new Set(incomplete)
+    for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
     // ... and is left out of the next rounds for a moment, so it does not hold up the others.
     for (const f of incomplete) this.#state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
     for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) await this.#recoverOutOfRange(this.#state(f), f)
@@ -240,8 +239,6 @@ export class FlowReplicator {
     if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
     if (incomplete.length > 0) {
       this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
-      // Only those partitions wait, and only briefly: their remote topics are usually being created right now.
-      if (incomplete.length === withBatches.length) await delay(INCOMPLETE_RETRY_MS)
     }
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
   }

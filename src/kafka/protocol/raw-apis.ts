@@ -9,6 +9,7 @@
  * Fetch v17 (Kafka 3.8+; kmirror's floor is Kafka 4.x) and Produce v11 (Kafka 3.8+) are what the library
  * itself uses against Kafka 4.x brokers.
  */
+import { groupBy } from '../../collections.ts'
 import { createAPI, fetchV17, listOffsetsV9, metadataV12, Reader, readKnownTaggedFields, Writer, type Connection } from '@platformatic/kafka'
 
 export interface RawFetchPartition {
@@ -223,8 +224,6 @@ const listOffsetsApi = createAPI<Parameters<typeof listOffsetsV9.createRequest>,
  * code per `topic\0partition` (0 = ready). A few bytes, where a produce attempt carries the data again.
  */
 export function rawLeaderProbe (connection: Connection, partitions: readonly { topic: string, partition: number }[]): Promise<Map<string, number>> {
-  const byTopic = new Map<string, number[]>()
-  for (const p of partitions) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition])
-  const topics = [...byTopic].map(([name, list]) => ({ name, partitions: list.map(partitionIndex => ({ partitionIndex, currentLeaderEpoch: -1, timestamp: -1n })) }))
+  const topics = [...groupBy(partitions, p => p.topic)].map(([name, list]) => ({ name, partitions: list.map(p => ({ partitionIndex: p.partition, currentLeaderEpoch: -1, timestamp: -1n })) }))
   return listOffsetsApi.async(connection, -1, 0, topics)
 }
