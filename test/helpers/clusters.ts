@@ -46,13 +46,22 @@ interface ClusterSpec {
   env: string
 }
 
+/**
+ * KMIRROR_TEST_PORT_OFFSET shifts every port, so that two checkouts (each with its own KMIRROR_STATE) can run
+ * their clusters side by side on one machine.
+ */
+const PORT_OFFSET = Number(process.env.KMIRROR_TEST_PORT_OFFSET ?? 0)
+if (!Number.isInteger(PORT_OFFSET) || PORT_OFFSET < 0 || PORT_OFFSET > 40_000) {
+  throw new Error(`KMIRROR_TEST_PORT_OFFSET=${process.env.KMIRROR_TEST_PORT_OFFSET} must be a whole number from 0 to 40000`)
+}
+
 export const TOPOLOGY: Readonly<Record<ClusterName, ClusterSpec>> = Object.freeze({
-  source: { port: 19092, mode: 'plain', env: 'KMIRROR_TEST_SOURCE_BOOTSTRAP' },
-  target: { port: 19192, mode: 'plain', env: 'KMIRROR_TEST_TARGET_BOOTSTRAP' },
-  third: { port: 19292, mode: 'plain', env: 'KMIRROR_TEST_THIRD_BOOTSTRAP' },
-  secure: { port: 19392, mode: 'sasl', env: 'KMIRROR_TEST_SECURE_BOOTSTRAP' },
+  source: { port: 19092 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_SOURCE_BOOTSTRAP' },
+  target: { port: 19192 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_TARGET_BOOTSTRAP' },
+  third: { port: 19292 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_THIRD_BOOTSTRAP' },
+  secure: { port: 19392 + PORT_OFFSET, mode: 'sasl', env: 'KMIRROR_TEST_SECURE_BOOTSTRAP' },
   // A second authorizer cluster: ACL sync needs one on both sides.
-  secure2: { port: 19492, mode: 'sasl', env: 'KMIRROR_TEST_SECURE2_BOOTSTRAP' }
+  secure2: { port: 19492 + PORT_OFFSET, mode: 'sasl', env: 'KMIRROR_TEST_SECURE2_BOOTSTRAP' }
 })
 
 export const CLUSTER_NAMES = Object.keys(TOPOLOGY) as ClusterName[]

@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ensureClusters } from '../helpers/clusters.ts'
+import { ensureClusters, getCluster } from '../helpers/clusters.ts'
 import { createTopic, endOffsets, listTopics, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { spawnKmirror, writeTempFile } from '../helpers/process.ts'
@@ -78,7 +78,7 @@ test('kmirror topology lists an unreachable cluster as such, still reports the o
   // Given a configuration whose cluster d listens nowhere (port 1 on this host refuses connections)
   const [a, d] = [uniqueAlias('a'), uniqueAlias('d')]
   const config = writeTempFile([
-    `clusters = ${a}, ${d}`, `${a}.bootstrap.servers = 127.0.0.1:19092`, `${d}.bootstrap.servers = 127.0.0.1:1`, `${a}->${d}.enabled = true`
+    `clusters = ${a}, ${d}`, `${a}.bootstrap.servers = ${getCluster('source').bootstrap}`, `${d}.bootstrap.servers = 127.0.0.1:1`, `${a}->${d}.enabled = true`
   ].join('\n'), '.properties', t)
 
   // When kmirror topology runs
