@@ -25,6 +25,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
 import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
@@ -124,7 +125,7 @@ export class BatchWriter {
     this.#clientId = clientId
     this.#cluster = options.cluster ?? clientId
     this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
-    this.#bootstrap = connect.bootstrapBrokers.map(toBroker)
+    this.#bootstrap = connect.bootstrapBrokers.map(parseBrokerAddress)
     this.#brokers = this.#bootstrap
     this.#pool = new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
   }
@@ -406,11 +407,4 @@ export class BatchWriter {
   async close (): Promise<void> {
     await this.#pool.close().catch(() => undefined)
   }
-}
-
-/** `host:port` (the host may be an IPv6 address in brackets) as a broker address. */
-function toBroker (address: string): Broker {
-  const colon = address.lastIndexOf(':')
-  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1')
-  return { host, port: Number(address.slice(colon + 1)) }
 }

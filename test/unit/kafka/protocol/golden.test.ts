@@ -10,9 +10,11 @@ import { join } from 'node:path'
 import { describe, test } from 'node:test'
 import { decodeResponse, encodeRequest } from '../../../../src/kafka/protocol/api.ts'
 import type { ApiVersionsResponse } from '../../../../src/kafka/protocol/api-versions.ts'
-import type { FetchResponse } from '../../../../src/kafka/protocol/fetch.ts'
+import { FetchApi, type FetchResponse } from '../../../../src/kafka/protocol/fetch.ts'
+import { MetadataApi } from '../../../../src/kafka/protocol/metadata.ts'
+import { BrokerApis } from '../../../../src/kafka/protocol/negotiation.ts'
 import type { ListOffsetsResponse } from '../../../../src/kafka/protocol/list-offsets.ts'
-import type { ProduceResponse } from '../../../../src/kafka/protocol/produce.ts'
+import { ProduceApi, type ProduceResponse } from '../../../../src/kafka/protocol/produce.ts'
 import { decodeRecords, scanBatches, type FetchedRecord } from '../../../../src/kafka/record-batch.ts'
 import { REPO_ROOT } from '../../../helpers/clusters.ts'
 import { scenarios, toJson, type GoldenTopic } from '../../../helpers/protocol-scenarios.ts'
@@ -49,6 +51,20 @@ for (const fixture of fixtures) {
       })
     }
 
+    const listed = (): ApiVersionsResponse => {
+      const found = decoded('ApiVersions').map(d => d.response as ApiVersionsResponse).find(r => r.errorCode === 0)
+      assert.ok(found !== undefined, 'no successful ApiVersions answer')
+      return found
+    }
+    if (fixture.release === 'Kafka 2.0 or older') {
+      test('the broker is below kmirror\'s floor: negotiation finds no usable Fetch, Produce or Metadata version', () => {
+        const apis = new BrokerApis(listed().apis, 'golden')
+        for (const spec of [FetchApi, ProduceApi, MetadataApi]) assert.equal(apis.versionFor(spec), null, spec.name)
+        assert.match(apis.incompatible(FetchApi, 'cluster old').message, /looks like Kafka 2\.0 or older\) offers Fetch v0-v8, kmirror needs v10-v17/)
+      })
+      return
+    }
+
     test('every produce version appended its three records, and the offsets add up', () => {
       const produced = decoded('Produce').map(d => (d.response as ProduceResponse).responses[0]!.partitions[0]!)
       assert.ok(produced.length > 0)
@@ -83,12 +99,10 @@ for (const fixture of fixtures) {
     })
 
     test('the broker lists the versions kmirror negotiates', () => {
-      const listed = decoded('ApiVersions').map(d => d.response as ApiVersionsResponse).find(r => r.errorCode === 0)
-      assert.ok(listed !== undefined)
       for (const api of ['Fetch', 'Produce', 'Metadata', 'ListOffsets', 'InitProducerId']) {
         const spec = byApi.get(api)!.spec
         const asked = fixture.exchanges.filter(e => e.api === api).map(e => e.version)
-        assert.equal(Math.max(...asked), Math.min(spec.maxVersion, listed.apis.get(spec.key)!.max), api)
+        assert.equal(Math.max(...asked), Math.min(spec.maxVersion, listed().apis.get(spec.key)!.max), api)
       }
     })
   })
