@@ -2,7 +2,7 @@
  * Maps errors of the Kafka library to KmirrorError, keeping the original as `cause`.
  * This is the only place that knows the library's error shapes.
  */
-import { NetworkError, protocolErrorsCodesById } from '@platformatic/kafka'
+import { NetworkError, protocolErrorsCodesById, UnsupportedApiError } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError, type ErrorCode } from '../errors.ts'
 
 /**
@@ -56,6 +56,11 @@ function describe (err: unknown): string {
     return `${err.message} (${err.errors.map(e => (e instanceof Error ? e.message : String(e))).join('; ')})`
   }
   return err instanceof Error ? err.message : String(err)
+}
+
+/** Whether the library refused a request because the broker does not offer API `api` (e.g. 'IncrementalAlterConfigs'). */
+export function isUnsupportedApi (err: unknown, api: string): boolean {
+  return searchErrorTree(err, e => (e instanceof UnsupportedApiError && e.message.includes(api) ? true : undefined)) === true
 }
 
 export function isNetworkError (err: unknown): boolean {
