@@ -138,7 +138,7 @@ function config (flows: readonly (readonly [string, string])[], topics: Readonly
 
 function records (topic: string, count: number, from = 0): TestRecord[] {
   return Array.from({ length: count }, (_, i) => ({
-    topic, partition: (from + i) % 2, key: Buffer.from(`k${from + i}`), value: Buffer.from(`v${from + i}`), headers: [['h', Buffer.from(`${from + i}`)]], timestamp: TIMESTAMP_BASE + BigInt(from + i)
+    topic, partition: (from + i) % 2, key: Buffer.from(`k${from + i}`), value: Buffer.from(`v${from + i}`), headers: [[Buffer.from('h'), Buffer.from(`${from + i}`)]], timestamp: TIMESTAMP_BASE + BigInt(from + i)
   }))
 }
 
