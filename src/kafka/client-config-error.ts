@@ -13,8 +13,8 @@ export class ClientConfigError extends KmirrorError {
     this.key = key
   }
 
-  /** The message without the leading key, for a ConfigProblem that names the key itself. */
+  /** The message without the leading key (and `= `), for a ConfigProblem that names the key itself. */
   get problem (): string {
-    return this.message.slice(this.key.length + 1)
+    return this.message.slice(this.key.length + 1).replace(/^= /, '')
   }
 }

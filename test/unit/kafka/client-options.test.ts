@@ -200,7 +200,7 @@ describe('prepareClientSecurity', () => {
     const cluster = (alias: string, props: Record<string, string>): ClusterClientConfig => ({ alias, bootstrapServers: [props['bootstrap.servers'] ?? ''], admin: props, consumer: props, producer: props })
     const problems = prepareClientSecurity([cluster('A', bad), cluster('B', good), cluster('A', bad)])
     assert.deepEqual(problems.map(p => p.key), ['A.ssl.truststore.location'])
-    assert.match(problems[0]?.message ?? '', /^= .*absent\.jks cannot be read \(no such file\)/)
+    assert.match(problems[0]?.message ?? '', /^\/.*absent\.jks cannot be read \(no such file\)/)
   })
 })
 
