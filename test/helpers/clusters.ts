@@ -5,6 +5,7 @@
  *   target  plain                          127.0.0.1:19192
  *   third   plain                          127.0.0.1:19292
  *   secure  SASL/PLAIN + StandardAuthorizer 127.0.0.1:19392  (super user admin/admin-secret)
+ *   auth    plain 127.0.0.1:19592, and a listener per client authentication (AUTH_LISTENERS)
  *
  * Invariants:
  * - A cluster named by KMIRROR_TEST_<NAME>_BOOTSTRAP is external: it is used as it is and never
@@ -20,7 +21,7 @@ import { join, resolve } from 'node:path'
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..')
 const KAFKA_LOCAL = join(REPO_ROOT, 'scripts', 'kafka-local.sh')
 
-export type ClusterName = 'source' | 'target' | 'third' | 'secure' | 'secure2'
+export type ClusterName = 'source' | 'target' | 'third' | 'secure' | 'secure2' | 'auth'
 
 export interface SaslPlain {
   mechanism: 'PLAIN'
@@ -42,7 +43,7 @@ export type ClusterRef = ClusterName | TestCluster
 
 interface ClusterSpec {
   port: number
-  mode: 'plain' | 'sasl'
+  mode: 'plain' | 'sasl' | 'auth'
   env: string
 }
 
@@ -61,8 +62,41 @@ export const TOPOLOGY: Readonly<Record<ClusterName, ClusterSpec>> = Object.freez
   third: { port: 19292 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_THIRD_BOOTSTRAP' },
   secure: { port: 19392 + PORT_OFFSET, mode: 'sasl', env: 'KMIRROR_TEST_SECURE_BOOTSTRAP' },
   // A second authorizer cluster: ACL sync needs one on both sides.
-  secure2: { port: 19492 + PORT_OFFSET, mode: 'sasl', env: 'KMIRROR_TEST_SECURE2_BOOTSTRAP' }
+  secure2: { port: 19492 + PORT_OFFSET, mode: 'sasl', env: 'KMIRROR_TEST_SECURE2_BOOTSTRAP' },
+  // Plain on its port (for the helpers), and the listeners of AUTH_LISTENERS for kmirror.
+  auth: { port: 19592 + PORT_OFFSET, mode: 'auth', env: 'KMIRROR_TEST_AUTH_BOOTSTRAP' }
 })
+
+/**
+ * The listeners of the `auth` cluster (kafka-local.sh auth_listeners), as `127.0.0.1:port`, and its test-only
+ * credentials. The certificates, stores and JWT signing key are in `authCertsDir()`.
+ */
+export const AUTH_LISTENERS = Object.freeze({
+  /** SASL_PLAINTEXT: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. */
+  saslPlaintext: `127.0.0.1:${TOPOLOGY.auth.port + 2}`,
+  /** SASL_SSL: the same mechanisms. */
+  saslSsl: `127.0.0.1:${TOPOLOGY.auth.port + 3}`,
+  /** SSL with ssl.client.auth=required. */
+  mtls: `127.0.0.1:${TOPOLOGY.auth.port + 4}`,
+  /** SASL_PLAINTEXT OAUTHBEARER: RS256 JWTs checked against the JWKS of jwt-signing-key.pem (kid kmirror-test). */
+  oauth: `127.0.0.1:${TOPOLOGY.auth.port + 5}`,
+  /** SASL_PLAINTEXT OAUTHBEARER with Java's unsecured validator. */
+  oauthUnsecured: `127.0.0.1:${TOPOLOGY.auth.port + 6}`
+})
+
+export const AUTH_SECRETS = Object.freeze({
+  user: 'alice',
+  plain: 'alice-plain-secret',
+  scram256: 'alice-scram256-secret',
+  scram512: 'alice-scram512-secret',
+  clientStore: 'client-store-secret',
+  clientKey: 'client-key-secret',
+  trustStore: 'trust-secret'
+})
+
+export function authCertsDir (): string {
+  return join(stateDir(), 'kafka', 'auth', 'certs')
+}
 
 export const CLUSTER_NAMES = Object.keys(TOPOLOGY) as ClusterName[]
 
