@@ -224,7 +224,7 @@ test('a wrong SCRAM password, a wrong OAuth client secret and a TLS client witho
       name: 'no client certificate',
       lines: cluster('NOCERT', AUTH_LISTENERS.mtls, { 'security.protocol': 'SSL', 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs('ca.pem') }),
       alias: 'NOCERT',
-      expect: /on cluster NOCERT: .*ssl\.client\.auth=required closes TLS connections without a client certificate: set <alias>\.ssl\.keystore\.\*/s,
+      expect: /cluster NOCERT\b.*ssl\.client\.auth=required closes TLS connections without a client certificate: set <alias>\.ssl\.keystore\.\*/s,
       secret: undefined
     }
   ]
