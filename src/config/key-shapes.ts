@@ -111,6 +111,7 @@ export function topLevelUsage (key: string): Usage {
 }
 
 function isUsedAtTopLevel (spec: KeySpec): boolean {
+  if (spec.scope === Scopes.CLIENT_ROLE) return false
   if (spec.scope === Scopes.WORKER) return spec.topLevelExtension === true || isPassedToWorkers(spec.name)
   return spec.perFlowOnly !== true
 }

@@ -26,7 +26,9 @@ export const Scopes = {
   /** A Connect worker setting of the flows whose target is A: `A.<key>` (some also at top level). */
   WORKER: 'worker',
   /** How to reach a cluster: `A.<key>`, or top level as the default for every cluster. */
-  CLUSTER: 'cluster'
+  CLUSTER: 'cluster',
+  /** A Java client setting of one client role: `A.consumer.<key>`, `A.producer.<key>`, `A.admin.<key>` (see `roles`). */
+  CLIENT_ROLE: 'client-role'
 } as const
 export type Scope = (typeof Scopes)[keyof typeof Scopes]
 
@@ -66,10 +68,14 @@ export interface KeySpec {
   readonly renamedTo?: string
   /** kmirror also reads this worker key at top level (MM2 does not). */
   readonly topLevelExtension?: boolean
+  /** CLIENT_ROLE keys: the client roles that read it. */
+  readonly roles?: readonly ClientRoleName[]
 }
 
+export type ClientRoleName = 'consumer' | 'producer' | 'admin'
+
 const { BOOLEAN, SHORT, INT, LONG, STRING, PASSWORD, LIST, CLASS, ENUM } = KeyTypes
-const { TOP_LEVEL, CONNECTOR, WORKER, CLUSTER } = Scopes
+const { TOP_LEVEL, CONNECTOR, WORKER, CLUSTER, CLIENT_ROLE } = Scopes
 const { MM2, CONNECT, CLIENT, KMIRROR } = Origins
 const MIRROR = 'org.apache.kafka.connect.mirror.'
 const NO_REST = 'kmirror has no Connect REST server'
@@ -193,7 +199,21 @@ export const KEYS: readonly KeySpec[] = [
   { name: 'ssl.keystore.key', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Client private key inline, in PEM.' },
   { name: 'ssl.keystore.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of a JKS/PKCS12 keystore (not used with PEM).' },
   { name: 'ssl.key.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of the private key.' },
-  { name: 'ssl.endpoint.identification.algorithm', type: STRING, default: 'https', scope: CLUSTER, origin: CLIENT, doc: '`https` checks the broker\'s host name; empty turns the check off.' }
+  { name: 'ssl.endpoint.identification.algorithm', type: STRING, default: 'https', scope: CLUSTER, origin: CLIENT, doc: '`https` checks the broker\'s host name; empty turns the check off.' },
+
+  // Java client keys the data path reads, per role: `A.consumer.<key>`, `B.producer.<key>`, `A->B.source.consumer.<key>`,
+  // `A->B.producer.override.<key>` (types, minimums and defaults of the 4.1 Java client unless said otherwise)
+  { name: 'isolation.level', type: ENUM, default: 'read_committed', mm2Default: 'read_uncommitted', values: ['read_committed', 'read_uncommitted'], roles: ['consumer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Replication reads `read_committed` unless told otherwise: aborted transactions are not copied. `read_uncommitted` copies everything. MM2 leaves the Java default, `read_uncommitted`.' },
+  { name: 'fetch.max.bytes', type: INT, default: '52428800', min: 0, roles: ['consumer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Bytes per fetch response from one broker.' },
+  { name: 'max.partition.fetch.bytes', type: INT, default: '1048576', min: 0, roles: ['consumer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Bytes per partition per fetch. A larger first batch is still returned whole.' },
+  { name: 'fetch.max.wait.ms', type: INT, default: '500', min: 0, roles: ['consumer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'How long a broker holds a fetch when there is nothing new.' },
+  { name: 'auto.offset.reset', type: ENUM, default: 'earliest', values: ['earliest', 'latest'], caseInsensitive: true, otherValuesMean: 'earliest', roles: ['consumer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Where a partition without stored progress starts (MM2 sets `earliest` when it is not set).' },
+  { name: 'compression.type', type: ENUM, default: null, mm2Default: 'none', values: ['none', 'gzip', 'snappy', 'lz4', 'zstd'], roles: ['producer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Not set: each source batch is forwarded with its own codec (an lz4 batch stays lz4), no recompression; MM2 would write uncompressed (the Java default `none`). Set (also to `none`): batches with another codec are decoded and re-encoded with this one.' },
+  { name: 'max.in.flight.requests.per.connection', type: INT, default: '5', min: 1, roles: ['producer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Produce requests in flight per target broker; more than 5 (the idempotence window) counts as 5.' },
+  { name: 'max.request.size', type: INT, default: '1048576', min: 0, roles: ['producer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'A produce request is closed at 4 times this many bytes of batches; a single batch is never split (the broker checks `max.message.bytes`).' },
+  { name: 'request.timeout.ms', type: INT, default: '30000', min: 0, roles: ['consumer', 'producer', 'admin'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Timeout of each request; a timed-out produce request is retried with a fresh producer id (may duplicate, never skips).' },
+  { name: 'socket.connection.setup.timeout.ms', type: LONG, default: '10000', min: 0, roles: ['consumer', 'producer', 'admin'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Timeout of opening a connection to a broker (Java has no minimum; kmirror refuses negative values).' },
+  { name: 'retry.backoff.ms', type: LONG, default: '100', min: 0, roles: ['consumer', 'producer', 'admin'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Pause before a failed request is retried.' }
 ]
 
 const BY_NAME: ReadonlyMap<string, KeySpec> = new Map(KEYS.map(spec => [spec.name, spec]))

@@ -9,6 +9,7 @@ import { redactValue } from './describe.ts'
 import type { ParsedProperties } from './properties.ts'
 import { defaultValue, findKey, Scopes, type KeySpec } from './schema.ts'
 import { isConnectionKey } from './resolve.ts'
+import { clientSpec } from './validate-values.ts'
 import { closest, didYouMean } from './suggest.ts'
 import { javaTrim, parseConfigBoolean, splitList } from './values.ts'
 
@@ -69,6 +70,7 @@ function droppedMessage (key: string, a: string, b: string): string {
   const ignored = 'MM2 ignores it at top level, and so does kmirror'
   const spec = findKey(key)
   if (spec?.scope === Scopes.WORKER) return `${ignored}: set it per target cluster, e.g. ${b}.${key}`
+  if (spec?.scope === Scopes.CLIENT_ROLE) return `${ignored} (client settings are read per cluster and client role): set it as e.g. ${a}.${spec.roles?.[0] ?? 'consumer'}.${key}`
   if (spec?.perFlowOnly === true) return `${ignored}: set it per flow, e.g. ${a}->${b}.${key}`
   const client = clientKeyOf(key)
   if (client !== undefined && !client.prefix.includes('.cluster.') && !client.prefix.startsWith('producer.override')) {
@@ -84,7 +86,7 @@ function flowWarnings (key: string, rest: string, source: string, target: string
     return [{ key, message: `is not a connector key MM2 knows, so it is ignored${didYouMean(suggestion === undefined ? undefined : `${source}->${target}.${suggestion}`)}` }]
   }
   if (usage === Usages.DROPPED) return [{ key, message: misplacedInFlowMessage(rest, source, target) }]
-  const warnings = specWarnings(key, findKey(rest), value)
+  const warnings = specWarnings(key, findKey(rest) ?? clientSpec(rest), value)
   if (rest === 'enabled' && parseConfigBoolean(value) === undefined) {
     warnings.push({ key, message: `${JSON.stringify(value)} is read as false (MM2 reads it with Boolean.parseBoolean): write true to replicate ${source}->${target}, or false` })
   }
@@ -93,6 +95,11 @@ function flowWarnings (key: string, rest: string, source: string, target: string
 
 function misplacedInFlowMessage (rest: string, source: string, target: string): string {
   const spec = findKey(rest)
+  if (spec?.scope === Scopes.CLIENT_ROLE) {
+    const role = spec.roles?.[0] ?? 'consumer'
+    const side = role === 'producer' ? 'target' : 'source'
+    return `has no effect per flow: client settings are read per client role, set ${source}->${target}.${side}.${role}.${rest} for this flow or ${side === 'source' ? source : target}.${role}.${rest} for the cluster`
+  }
   if (spec?.scope === Scopes.WORKER) {
     return `has no effect per flow: worker settings are read per target cluster, set ${target}.${rest}${isPassedToWorkers(rest) ? ` (or ${rest} at top level)` : ''}`
   }
@@ -101,6 +108,10 @@ function misplacedInFlowMessage (rest: string, source: string, target: string): 
 
 function clusterWarnings (key: string, rest: string, alias: string, value: string, aliases: readonly string[]): ConfigWarning[] {
   const usage = clusterRestUsage(rest)
+  const spec = findKey(rest)
+  if (spec?.scope === Scopes.CLIENT_ROLE) {
+    return [{ key, message: `is not read by any client: client settings are read per client role, set ${alias}.${spec.roles?.[0] ?? 'consumer'}.${rest}` }]
+  }
   if (usage === Usages.UNKNOWN) {
     const suggestion = closest(rest, candidateNames('cluster'))
     const hint = suggestion === undefined ? '' : ` (did you mean ${alias}.${suggestion}?)`
@@ -110,7 +121,7 @@ function clusterWarnings (key: string, rest: string, alias: string, value: strin
     const other = aliases.find(x => x !== alias) ?? 'B'
     return [{ key, message: `is read as a property of cluster ${alias}, which MM2 does not use as a connector setting: set ${alias}->${other}.${rest} for one flow, or ${rest} at top level for all` }]
   }
-  return specWarnings(key, findKey(rest), value)
+  return specWarnings(key, findKey(rest) ?? clientSpec(rest), value)
 }
 
 /**
