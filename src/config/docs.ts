@@ -21,7 +21,7 @@ const SECTIONS: ReadonlyArray<{ scope: Scope, title: string, intro: string }> = 
     scope: Scopes.CLUSTER,
     title: 'Cluster keys',
     intro: 'How to reach a cluster: `A.<key>` for cluster A, or top level as the default for every cluster. ' +
-      'Every other `ssl.*` and `sasl.*` key of the Java client is accepted too. ' +
+      'Every other `ssl.*` and `sasl.*` key of the Java client is accepted too; any other `ssl.*` or `sasl.*` key is warned about as unknown (MM2 passes it to no client). ' +
       'Per client role: `A.consumer.<key>`, `A.producer.<key>`, `A.admin.<key>`.'
   }
 ]

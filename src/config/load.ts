@@ -4,23 +4,35 @@
  */
 import { readFileSync } from 'node:fs'
 import { ConfigError, type ConfigProblem } from '../errors.ts'
+import { processRedactor, Redactor } from '../redactor.ts'
 import { buildFlows } from './flows.ts'
 import { parseProperties } from './properties.ts'
+import { secretValues } from './secrets.ts'
 import type { KmirrorConfig } from './types.ts'
 import { dedupe, readClusters, validateEnabledFlows, validateStructure } from './validate.ts'
 import { validateValues } from './validate-values.ts'
 import { collectWarnings, type ConfigWarning } from './warnings.ts'
 
 export { selectFlows } from './flows.ts'
-export { describeConfig, redactValue } from './describe.ts'
+export { describeConfig } from './describe.ts'
+export { redactValue } from './secrets.ts'
 
 /** Parses the text of an mm2.properties file; `sourceFile` names it in messages. Throws ConfigError. */
 export function parseConfig (text: string, sourceFile: string): KmirrorConfig {
   return buildConfig(text, sourceFile, [])
 }
 
-/** Reads and parses an mm2.properties file. Throws ConfigError, also when the file cannot be read. */
+/**
+ * Reads and parses an mm2.properties file, and adds its secrets to the process's redactor (so that nothing
+ * kmirror prints afterwards shows them). Throws ConfigError, also when the file cannot be read.
+ */
 export function loadConfig (path: string): KmirrorConfig {
+  const config = readConfigFile(path)
+  processRedactor.add(config.secrets)
+  return config
+}
+
+function readConfigFile (path: string): KmirrorConfig {
   let bytes: Buffer
   try {
     bytes = readFileSync(path)
@@ -56,14 +68,18 @@ function encodingWarnings (bytes: Buffer): ConfigWarning[] {
 function buildConfig (text: string, sourceFile: string, extraWarnings: readonly ConfigWarning[]): KmirrorConfig {
   const parsed = parseProperties(text)
   const { aliases, problems } = readClusters(parsed.values)
+  const secrets = secretValues(parsed.values)
+  const redactor = new Redactor(secrets)
   const all: ConfigProblem[] = [...problems, ...validateStructure(parsed, aliases), ...validateValues(parsed.values, aliases)]
   const flows = buildFlows(parsed.values, aliases)
   all.push(...validateEnabledFlows(flows))
-  if (all.length > 0) throw new ConfigError(dedupe(all), sourceFile)
+  if (all.length > 0) throw new ConfigError(dedupe(all).map(p => ({ ...p, message: redactor.redact(p.message) })), sourceFile)
+  const warnings = [...extraWarnings, ...collectWarnings(parsed, aliases)]
   return Object.freeze({
     sourceFile,
     clusters: Object.freeze([...aliases]),
     flows: Object.freeze(flows),
-    warnings: Object.freeze([...extraWarnings, ...collectWarnings(parsed, aliases)].map(w => Object.freeze(w)))
+    warnings: Object.freeze(warnings.map(w => Object.freeze({ ...w, message: redactor.redact(w.message) }))),
+    secrets: Object.freeze(secrets)
   })
 }

@@ -216,6 +216,39 @@ export const KEYS: readonly KeySpec[] = [
   { name: 'retry.backoff.ms', type: LONG, default: '100', min: 0, roles: ['consumer', 'producer', 'admin'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Pause before a failed request is retried.' }
 ]
 
+/**
+ * Every `ssl.*` and `sasl.*` key of the 4.1 Java client (SslConfigs, SaslConfigs; consumer, producer and admin
+ * alike). MM2 copies exactly these between clusters and client roles; any other `ssl.*` or `sasl.*` key is
+ * unknown (usually misspelt). The ones kmirror reads are also in KEYS.
+ */
+export const JAVA_SECURITY_KEYS: ReadonlySet<string> = new Set([
+  'sasl.client.callback.handler.class', 'sasl.jaas.config', 'sasl.kerberos.kinit.cmd', 'sasl.kerberos.min.time.before.relogin',
+  'sasl.kerberos.service.name', 'sasl.kerberos.ticket.renew.jitter', 'sasl.kerberos.ticket.renew.window.factor',
+  'sasl.login.callback.handler.class', 'sasl.login.class', 'sasl.login.connect.timeout.ms', 'sasl.login.read.timeout.ms',
+  'sasl.login.refresh.buffer.seconds', 'sasl.login.refresh.min.period.seconds', 'sasl.login.refresh.window.factor',
+  'sasl.login.refresh.window.jitter', 'sasl.login.retry.backoff.max.ms', 'sasl.login.retry.backoff.ms', 'sasl.mechanism',
+  'sasl.oauthbearer.assertion.algorithm', 'sasl.oauthbearer.assertion.claim.aud', 'sasl.oauthbearer.assertion.claim.exp.seconds',
+  'sasl.oauthbearer.assertion.claim.iss', 'sasl.oauthbearer.assertion.claim.jti.include', 'sasl.oauthbearer.assertion.claim.nbf.seconds',
+  'sasl.oauthbearer.assertion.claim.sub', 'sasl.oauthbearer.assertion.file', 'sasl.oauthbearer.assertion.private.key.file',
+  'sasl.oauthbearer.assertion.private.key.passphrase', 'sasl.oauthbearer.assertion.template.file',
+  'sasl.oauthbearer.client.credentials.client.id', 'sasl.oauthbearer.client.credentials.client.secret',
+  'sasl.oauthbearer.clock.skew.seconds', 'sasl.oauthbearer.expected.audience', 'sasl.oauthbearer.expected.issuer',
+  'sasl.oauthbearer.header.urlencode', 'sasl.oauthbearer.jwks.endpoint.refresh.ms', 'sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms',
+  'sasl.oauthbearer.jwks.endpoint.retry.backoff.ms', 'sasl.oauthbearer.jwks.endpoint.url', 'sasl.oauthbearer.jwt.retriever.class',
+  'sasl.oauthbearer.jwt.validator.class', 'sasl.oauthbearer.scope', 'sasl.oauthbearer.scope.claim.name',
+  'sasl.oauthbearer.sub.claim.name', 'sasl.oauthbearer.token.endpoint.url',
+  'ssl.cipher.suites', 'ssl.enabled.protocols', 'ssl.endpoint.identification.algorithm', 'ssl.engine.factory.class',
+  'ssl.key.password', 'ssl.keymanager.algorithm', 'ssl.keystore.certificate.chain', 'ssl.keystore.key', 'ssl.keystore.location',
+  'ssl.keystore.password', 'ssl.keystore.type', 'ssl.protocol', 'ssl.provider', 'ssl.secure.random.implementation',
+  'ssl.trustmanager.algorithm', 'ssl.truststore.certificates', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.truststore.type'
+])
+
+/** The Java client's PASSWORD-typed keys among them: their values are secrets. Certificates are public and not among them. */
+export const JAVA_PASSWORD_KEYS: ReadonlySet<string> = new Set([
+  'sasl.jaas.config', 'sasl.oauthbearer.assertion.private.key.passphrase', 'sasl.oauthbearer.client.credentials.client.secret',
+  'ssl.key.password', 'ssl.keystore.key', 'ssl.keystore.password', 'ssl.truststore.password'
+])
+
 const BY_NAME: ReadonlyMap<string, KeySpec> = new Map(KEYS.map(spec => [spec.name, spec]))
 
 export function findKey (name: string): KeySpec | undefined {

@@ -3,12 +3,12 @@
  * settings whose effect surprises. Each names the key and says what to write instead.
  */
 import {
-  candidateNames, classifyKey, clientKeyOf, clusterRestUsage, flowRestUsage, isPassedToWorkers, topLevelUsage, Usages
+  candidateNames, classifyKey, clientKeyOf, clusterRestUsage, flowRestUsage, isPassedToWorkers, topLevelUsage, unknownSecurityKey, Usages
 } from './key-shapes.ts'
-import { redactValue } from './describe.ts'
 import type { ParsedProperties } from './properties.ts'
 import { defaultValue, findKey, Scopes, type KeySpec } from './schema.ts'
 import { isConnectionKey } from './resolve.ts'
+import { redactValue } from './secrets.ts'
 import { clientSpec } from './validate-values.ts'
 import { closest, didYouMean } from './suggest.ts'
 import { javaTrim, parseConfigBoolean, splitList } from './values.ts'
@@ -55,7 +55,8 @@ function topLevelWarnings (key: string, value: string, aliases: readonly string[
   const usage = topLevelUsage(key)
   const [a = 'A', b = 'B'] = aliases
   if (usage === Usages.UNKNOWN) {
-    return [{ key, message: `is not a key kmirror or MM2 knows, so it is ignored${didYouMean(closest(key, candidateNames('top-level')))}` }]
+    const suggestion = unknownSecurityKey(key)?.suggestion ?? closest(key, candidateNames('top-level'))
+    return [{ key, message: `is not a key kmirror or MM2 knows, so it is ignored${didYouMean(suggestion)}` }]
   }
   if (usage === Usages.DROPPED) return [{ key, message: droppedMessage(key, a, b) }]
   const warnings = specWarnings(key, findKey(key), value)
@@ -81,6 +82,10 @@ function droppedMessage (key: string, a: string, b: string): string {
 
 function flowWarnings (key: string, rest: string, source: string, target: string, value: string): ConfigWarning[] {
   const usage = flowRestUsage(rest)
+  const security = unknownSecurityKey(rest)
+  if (security !== undefined) {
+    return [{ key, message: `is not a Kafka client setting, so no client of flow ${source}->${target} reads it${didYouMean(security.suggestion === undefined ? undefined : `${source}->${target}.${security.suggestion}`)}` }]
+  }
   if (usage === Usages.UNKNOWN) {
     const suggestion = closest(rest, candidateNames('flow'))
     return [{ key, message: `is not a connector key MM2 knows, so it is ignored${didYouMean(suggestion === undefined ? undefined : `${source}->${target}.${suggestion}`)}` }]
@@ -108,6 +113,10 @@ function misplacedInFlowMessage (rest: string, source: string, target: string): 
 
 function clusterWarnings (key: string, rest: string, alias: string, value: string, aliases: readonly string[]): ConfigWarning[] {
   const usage = clusterRestUsage(rest)
+  const security = unknownSecurityKey(rest)
+  if (security !== undefined) {
+    return [{ key, message: `is not a Kafka client setting, so no client of cluster ${alias} reads it${didYouMean(security.suggestion === undefined ? undefined : `${alias}.${security.suggestion}`)}` }]
+  }
   const spec = findKey(rest)
   if (spec?.scope === Scopes.CLIENT_ROLE) {
     return [{ key, message: `is not read by any client: client settings are read per client role, set ${alias}.${spec.roles?.[0] ?? 'consumer'}.${rest}` }]

@@ -1,27 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { describeConfig, redactValue, selectFlows } from '../../../src/config/load.ts'
+import { describeConfig, selectFlows } from '../../../src/config/load.ts'
 import { parse, twoClusters } from './fixtures.ts'
-
-describe('redactValue', () => {
-  it('hides the password inside sasl.jaas.config but keeps the username', () => {
-    const jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cr\\"et";'
-    assert.equal(redactValue('sasl.jaas.config', jaas), 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="[redacted]";')
-    assert.equal(redactValue('A.consumer.sasl.jaas.config', 'x required username=bob password=hunter2;'), 'x required username=bob password="[redacted]";')
-  })
-
-  it('hides whole values of password, secret and private-key keys', () => {
-    for (const key of ['ssl.truststore.password', 'ssl.key.password', 'A.ssl.keystore.password', 'sasl.oauthbearer.client.secret', 'ssl.keystore.key']) {
-      assert.equal(redactValue(key, 'x'), '[redacted]', key)
-    }
-  })
-
-  it('shows non-secret values unchanged', () => {
-    for (const key of ['ssl.keystore.location', 'ssl.keystore.type', 'ssl.truststore.certificates', 'bootstrap.servers']) {
-      assert.equal(redactValue(key, 'v'), 'v', key)
-    }
-  })
-})
 
 describe('describeConfig', () => {
   const config = parse(twoClusters(
