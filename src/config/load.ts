@@ -7,6 +7,7 @@ import { ConfigError, type ConfigProblem } from '../errors.ts'
 import { processRedactor, Redactor } from '../redactor.ts'
 import { buildFlows } from './flows.ts'
 import { parseProperties } from './properties.ts'
+import { resolveReferences, type ResolvedProperties } from './resolve-references.ts'
 import { secretValues } from './secrets.ts'
 import type { KmirrorConfig } from './types.ts'
 import { dedupe, readClusters, validateEnabledFlows, validateStructure } from './validate.ts'
@@ -17,9 +18,14 @@ export { selectFlows } from './flows.ts'
 export { describeConfig } from './describe.ts'
 export { redactValue } from './secrets.ts'
 
+export interface ParseOptions {
+  /** The environment `${env:...}` references read; process.env by default. */
+  readonly env?: Readonly<Record<string, string | undefined>>
+}
+
 /** Parses the text of an mm2.properties file; `sourceFile` names it in messages. Throws ConfigError. */
-export function parseConfig (text: string, sourceFile: string): KmirrorConfig {
-  return buildConfig(text, sourceFile, [])
+export function parseConfig (text: string, sourceFile: string, options: ParseOptions = {}): KmirrorConfig {
+  return buildConfig(text, sourceFile, [], options)
 }
 
 /**
@@ -42,7 +48,7 @@ function readConfigFile (path: string): KmirrorConfig {
     error.cause = cause
     throw error
   }
-  return buildConfig(decodeLikeJava(bytes), path, encodingWarnings(bytes))
+  return buildConfig(decodeLikeJava(bytes), path, encodingWarnings(bytes), {})
 }
 
 /**
@@ -65,21 +71,38 @@ function encodingWarnings (bytes: Buffer): ConfigWarning[] {
   }]
 }
 
-function buildConfig (text: string, sourceFile: string, extraWarnings: readonly ConfigWarning[]): KmirrorConfig {
+function buildConfig (text: string, sourceFile: string, extraWarnings: readonly ConfigWarning[], options: ParseOptions): KmirrorConfig {
   const parsed = parseProperties(text)
   const { aliases, problems } = readClusters(parsed.values)
-  const secrets = secretValues(parsed.values)
+  const resolved = resolveReferences(parsed, options.env)
+  const secrets = [...new Set([...resolved.secrets, ...secretValues(resolved.values)])]
   const redactor = new Redactor(secrets)
-  const all: ConfigProblem[] = [...problems, ...validateStructure(parsed, aliases), ...validateValues(parsed.values, aliases)]
-  const flows = buildFlows(parsed.values, aliases)
+  const all: ConfigProblem[] = [
+    ...problems, ...resolved.problems, ...validateStructure(parsed, aliases),
+    ...naming(validateValues(withoutUnresolved(resolved), aliases), resolved.references)
+  ]
+  const flows = buildFlows(resolved.values, aliases)
   all.push(...validateEnabledFlows(flows))
   if (all.length > 0) throw new ConfigError(dedupe(all).map(p => ({ ...p, message: redactor.redact(p.message) })), sourceFile)
-  const warnings = [...extraWarnings, ...collectWarnings(parsed, aliases)]
+  const warnings = [...extraWarnings, ...resolved.warnings, ...collectWarnings({ ...parsed, values: resolved.values }, aliases)]
   return Object.freeze({
     sourceFile,
     clusters: Object.freeze([...aliases]),
     flows: Object.freeze(flows),
     warnings: Object.freeze(warnings.map(w => Object.freeze({ ...w, message: redactor.redact(w.message) }))),
     secrets: Object.freeze(secrets)
+  })
+}
+
+/** Keys whose references could not be resolved are reported once, for the reference, not again for the value. */
+function withoutUnresolved (resolved: ResolvedProperties): Record<string, string> {
+  return Object.fromEntries(Object.entries(resolved.values).filter(([key]) => !resolved.unresolved.has(key)))
+}
+
+/** A bad value that came from a config provider is shown as `[redacted]`: say where it came from. */
+function naming (problems: readonly ConfigProblem[], references: ReadonlyMap<string, readonly string[]>): ConfigProblem[] {
+  return problems.map(problem => {
+    const from = problem.key === undefined ? undefined : references.get(problem.key)
+    return from === undefined ? problem : { ...problem, message: `${problem.message} (the value comes from ${from.join(', ')})` }
   })
 }

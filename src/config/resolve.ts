@@ -92,7 +92,7 @@ function withPrefixes (raw: Props, prefixes: readonly string[]): Record<string, 
 /**
  * The Connect worker config of the herder for S->T: the target's cluster properties, then the top-level
  * prefixes passed to every worker (which therefore win over `T.<k>`), then MM2's defaults.
- * Config-provider expansion is not done (kmirror warns when `config.providers` is set).
+ * `${provider:path:key}` references have already been resolved (providers.ts), as MM2's `transform` does here.
  */
 export function workerConfig (raw: Props, source: string, target: string): Record<string, string> {
   const props = clusterProps(raw, target)

@@ -86,7 +86,7 @@ export const KEYS: readonly KeySpec[] = [
   // MirrorMakerConfig (§1.2)
   { name: 'clusters', type: LIST, default: null, scope: TOP_LEVEL, origin: MM2, doc: 'Required. The cluster aliases, e.g. `A, B`. Aliases are case-sensitive.' },
   { name: 'dedicated.mode.enable.internal.rest', type: BOOLEAN, default: 'false', scope: TOP_LEVEL, origin: MM2, doc: 'Starts MM2\'s internal REST server (KIP-710).', ignored: NO_REST },
-  { name: 'config.providers', type: LIST, default: '', scope: TOP_LEVEL, origin: MM2, doc: 'Connect ConfigProviders for `${provider:path:key}` references.', ignored: 'kmirror does not expand ${provider:path:key} references yet: values are used as written' },
+  { name: 'config.providers', type: LIST, default: '', scope: TOP_LEVEL, origin: MM2, doc: 'Names of the config providers that resolve `${provider:[path:]key}` references in every other value, each declared with `config.providers.<name>.class` (FileConfigProvider, DirectoryConfigProvider or EnvVarConfigProvider) and `config.providers.<name>.param.<param>`. Top level only. See docs/operations.md, "Secrets and config providers".' },
   { name: 'listeners', type: LIST, default: 'http://:8083', scope: TOP_LEVEL, origin: MM2, doc: 'Internal REST listeners.', ignored: NO_REST },
   { name: 'rest.advertised.host.name', type: STRING, default: null, scope: TOP_LEVEL, origin: MM2, doc: 'Advertised internal REST host.', ignored: NO_REST },
   { name: 'rest.advertised.port', type: INT, default: null, scope: TOP_LEVEL, origin: MM2, doc: 'Advertised internal REST port.', ignored: NO_REST },

@@ -5,12 +5,14 @@
  *   (`sasl.jaas.confg`, `ssl.keystore.pasword`) or whose name says secret (`my.api.secret`, `db.passwd`);
  * - the option values inside any JAAS login line (`... required username="u" password="p";`), whatever its key,
  *   except options known to be harmless (username, serviceName, ...);
- * - PEM private keys, whatever their key.
+ * - PEM private keys, whatever their key;
+ * - every value a config provider returned (resolve-references.ts).
  * The process's Redactor hides all of them wherever text leaves the process; `kmirror validate` additionally
  * redacts per key (`redactValue`), so it also hides secrets too short for free-text redaction.
  */
 import { REDACTED } from '../redactor.ts'
 import { JAVA_PASSWORD_KEYS, JAVA_SECURITY_KEYS, KEYS, KeyTypes } from './schema.ts'
+import { replaceReferences } from './references.ts'
 import { closest, levenshtein } from './suggest.ts'
 
 /** JAAS options that name things rather than prove identity; every other option value is hidden. */
@@ -80,19 +82,23 @@ function jaasSecrets (value: string): string[] {
   return secrets
 }
 
-/** Every secret value among the properties (KEY → value), for the process's Redactor. */
+/**
+ * Every secret value among the properties (KEY → value as resolved), for the process's Redactor. A reference
+ * left unresolved (reported as a problem) is not a secret: it is what the messages show instead of the value.
+ */
 export function secretValues (values: Readonly<Record<string, string>>): string[] {
   const secrets = new Set<string>()
   for (const [key, value] of Object.entries(values)) {
     if (isSecretKey(key) || PRIVATE_KEY.test(value)) secrets.add(value)
     if (looksLikeJaas(value)) for (const secret of jaasSecrets(value)) secrets.add(secret)
   }
-  return [...secrets].filter(secret => secret !== '')
+  return [...secrets].filter(secret => replaceReferences(secret, () => '').replaceAll('"', '').trim() !== '')
 }
 
 /**
  * VALUE as `kmirror validate` may show it for KEY: a JAAS line with its secret options replaced, the whole
- * value of a secret key or a private key replaced, anything else unchanged.
+ * value of a secret key or a private key replaced, anything else unchanged (the Redactor then hides values
+ * that came from config providers).
  */
 export function redactValue (key: string, value: string): string {
   if (looksLikeJaas(value)) {

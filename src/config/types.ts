@@ -104,7 +104,7 @@ export interface KmirrorConfig {
   /** Non-fatal findings: unknown keys (with a did-you-mean), keys kmirror reads but ignores, and so on. */
   readonly warnings: readonly { key?: string, message: string }[]
   /**
-   * Every secret value of the file (passwords, JAAS secrets, private keys; src/config/secrets.ts),
+   * Every secret value of the file (passwords, JAAS secrets, values from config providers; src/config/secrets.ts),
    * for the Redactor: whatever prints text hides these. Never print this list.
    */
   readonly secrets: readonly string[]

@@ -81,6 +81,7 @@ function droppedMessage (key: string, a: string, b: string): string {
 }
 
 function flowWarnings (key: string, rest: string, source: string, target: string, value: string): ConfigWarning[] {
+  if (rest.startsWith('config.providers')) return [{ key, message: providersAtTopLevelOnly(rest) }]
   const usage = flowRestUsage(rest)
   const security = unknownSecurityKey(rest)
   if (security !== undefined) {
@@ -112,6 +113,7 @@ function misplacedInFlowMessage (rest: string, source: string, target: string): 
 }
 
 function clusterWarnings (key: string, rest: string, alias: string, value: string, aliases: readonly string[]): ConfigWarning[] {
+  if (rest.startsWith('config.providers')) return [{ key, message: providersAtTopLevelOnly(rest) }]
   const usage = clusterRestUsage(rest)
   const security = unknownSecurityKey(rest)
   if (security !== undefined) {
@@ -131,6 +133,11 @@ function clusterWarnings (key: string, rest: string, alias: string, value: strin
     return [{ key, message: `is read as a property of cluster ${alias}, which MM2 does not use as a connector setting: set ${alias}->${other}.${rest} for one flow, or ${rest} at top level for all` }]
   }
   return specWarnings(key, findKey(rest) ?? clientSpec(rest), value)
+}
+
+/** MM2 builds its config providers from the top-level `config.providers*` keys only. */
+function providersAtTopLevelOnly (rest: string): string {
+  return `has no effect: config providers are declared at top level only (MM2 resolves every reference with the top-level declarations): write ${rest} without the prefix`
 }
 
 /**

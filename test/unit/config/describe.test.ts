@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { describeConfig, selectFlows } from '../../../src/config/load.ts'
+import { describeConfig, parseConfig, selectFlows } from '../../../src/config/load.ts'
 import { parse, twoClusters } from './fixtures.ts'
 
 describe('describeConfig', () => {
@@ -29,5 +29,19 @@ describe('describeConfig', () => {
 
   it('ends with the warnings', () => {
     assert.match(text, /warnings \(1\):\n {2}- topic: is not a key kmirror or MM2 knows, so it is ignored \(did you mean topics\?\)\n$/)
+  })
+})
+
+describe('describeConfig with config providers', () => {
+  it('hides every value a provider returned, whatever its key, and shows the rest', () => {
+    const config = parseConfig(twoClusters(
+      'config.providers = env', 'config.providers.env.class = EnvVarConfigProvider',
+      'B.bootstrap.servers = ${env:KM_BOOTSTRAP}', 'A.consumer.client.rack = ${env:KM_RACK}', 'A->B.topics = orders'
+    ), 'mm2.properties', { env: { KM_BOOTSTRAP: 'broker-from-env:9092', KM_RACK: 'rack-from-env' } })
+    const text = describeConfig(config, selectFlows(config))
+    assert.ok(!text.includes('broker-from-env') && !text.includes('rack-from-env'), text)
+    assert.match(text, /\n {2}target B: \[redacted\]\n/)
+    assert.match(text, /\n {6}client\.rack = \[redacted\]\n/)
+    assert.match(text, /\n {2}topics +orders\n/)
   })
 })

@@ -40,6 +40,10 @@ describe('secretValues', () => {
     })
     assert.deepEqual(new Set(secrets), new Set(['ks-pass', 'tok-en1', '"p\\"w"', 'p\\"w', 'p"w', pem]))
   })
+
+  it('skips references left unresolved: the messages show them instead of the value', () => {
+    assert.deepEqual(secretValues({ 'ssl.key.password': '${file:/x:y}', 'sasl.jaas.config': 'x required password="${file:/x:y}";' }), ['x required password="${file:/x:y}";'])
+  })
 })
 
 describe('redactValue', () => {
