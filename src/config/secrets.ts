@@ -45,19 +45,24 @@ function passwords (): ReadonlySet<string> {
 /**
  * Whether the whole value of KEY (as written, with any prefix) is secret. The key is tried from each of its
  * segments on (`A.consumer.ssl.key.password` → `consumer.ssl.key.password` → `ssl.key.password` → ...): a known
- * key decides by its type; an unknown one is secret when it is a typo away from a password key, or when a
- * segment is (close to) a secret word.
+ * password key makes it secret; a known other key leaves only the segments before it to judge (`db.secret.name`
+ * is secret although `name` is a known key). An unknown key is secret when it is a typo away from a password
+ * key, or when a segment is (close to) a secret word.
  */
 export function isSecretKey (key: string): boolean {
   const segments = key.split('.')
   const unknownSuffixes: string[] = []
   for (let i = 0; i < segments.length; i++) {
     const suffix = segments.slice(i).join('.')
-    if (known().has(suffix)) return passwords().has(suffix)
+    if (known().has(suffix)) return passwords().has(suffix) || hasSecretWord(segments.slice(0, i))
     unknownSuffixes.push(suffix)
   }
   // A typo away from a password key is enough: hiding a value too many is harmless.
   if (unknownSuffixes.some(suffix => suffix.includes('.') && closest(suffix, passwords()) !== undefined)) return true
+  return hasSecretWord(segments)
+}
+
+function hasSecretWord (segments: readonly string[]): boolean {
   return segments.some(segment => segment.split(/[-_]/).some(isSecretWord))
 }
 

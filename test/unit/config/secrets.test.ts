@@ -16,7 +16,7 @@ describe('isSecretKey', () => {
 
   it('finds misspelt password keys and keys whose name says secret', () => {
     for (const key of ['sasl.jaas.confg', 'ssl.keystore.pasword', 'ssl.truststore.passwrd', 'A.consumer.sasl.jaas.confg', 'A->B.ssl.key.pasword',
-      'my.api.secret', 'db.passwd', 'A.consumer.basic.auth.credentials', 'vault_token', 'admin.password']) {
+      'my.api.secret', 'db.passwd', 'A.consumer.basic.auth.credentials', 'vault_token', 'admin.password', 'db.secret.name', 'A.consumer.my-token.enabled']) {
       assert.ok(isSecretKey(key), key)
     }
   })
