@@ -5,9 +5,9 @@
 import { CheckpointEmitter } from '../checkpoint/checkpoint-emitter.ts'
 import { GroupOffsetSync } from '../checkpoint/group-offset-sync.ts'
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
+import { clientInt, explicitCompression, isolationLevel, startPosition } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { AdminClient } from '../kafka/admin-client.ts'
-import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { BatchWriter } from '../kafka/batch-writer.ts'
 import { checkBrokers, describeReleases } from '../kafka/broker-check.ts'
 import { RecordFetcher } from '../kafka/record-fetcher.ts'
@@ -17,7 +17,6 @@ import { createMetadataJobs } from '../metadata/jobs.ts'
 import { RemoteTopics } from '../metadata/remote-topics.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
-import type { Codec } from '../replication/batch-plan.ts'
 import { FlowReplicator, type PartitionStatus } from '../replication/flow-replicator.ts'
 import { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
@@ -34,11 +33,6 @@ const HISTORY_TRIM_INTERVAL_MS = 5 * 60 * 1000
 
 /** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
 const MAX_CHUNK_BYTES = 512 * 1024
-
-function intProp (props: Readonly<Record<string, string>>, key: string, fallback: number): number {
-  const n = Number(props[key])
-  return props[key] !== undefined && Number.isSafeInteger(n) && n > 0 ? n : fallback
-}
 
 export class Flow {
   readonly config: FlowConfig
@@ -74,19 +68,19 @@ export class Flow {
     const targetAdmin = this.#client(new AdminClient(config.target.admin, id('target-admin'), `cluster ${config.target.alias}`))
     const consumer = config.source.consumer
     const fetcher = this.#client(new RecordFetcher(consumer, id('replication-consumer'), {
-      isolation: consumer['isolation.level'] === 'read_uncommitted' ? 'read_uncommitted' : 'read_committed',
-      maxWaitMs: intProp(consumer, 'fetch.max.wait.ms', 500),
-      maxBytes: intProp(consumer, 'fetch.max.bytes', 52_428_800),
-      maxPartitionBytes: intProp(consumer, 'max.partition.fetch.bytes', 1_048_576),
+      isolation: isolationLevel(consumer),
+      maxWaitMs: clientInt(consumer, 'fetch.max.wait.ms'),
+      maxBytes: clientInt(consumer, 'fetch.max.bytes'),
+      maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes'),
       cluster: `cluster ${config.source.alias}`
     }))
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
     // through the batch writer, which forwards them as they are.
     const writer = this.#client(new RecordWriter(config.target.producer, id('internal-producer'), { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES }))
     const batchWriter = this.#client(new BatchWriter(config.target.producer, id('replication-producer'), {
-      maxInFlight: Math.min(5, intProp(config.target.producer, 'max.in.flight.requests.per.connection', 5)),
-      maxRequestBytes: intProp(config.target.producer, 'max.request.size', 1_048_576) * 4,
-      timeoutMs: intProp(config.target.producer, 'request.timeout.ms', 30_000),
+      maxInFlight: Math.min(5, clientInt(config.target.producer, 'max.in.flight.requests.per.connection')),
+      maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
+      timeoutMs: clientInt(config.target.producer, 'request.timeout.ms'),
       cluster: `cluster ${config.target.alias}`
     }))
     const offsetsReader = this.#client(new RecordFetcher(config.target.consumer, id('offsets-consumer'), {
@@ -120,7 +114,7 @@ export class Flow {
       syncs: { send: async entries => { await Promise.all([syncs?.send(entries), history.append(entries)]) } },
       log: this.#log,
       metrics: this.#metrics,
-      startAt: consumer['auto.offset.reset'] === 'latest' ? 'latest' : 'earliest'
+      startAt: startPosition(consumer)
     })
     replicator.setStoredProgress(stored)
     await replicator.addTopics(first.topics)
@@ -193,15 +187,4 @@ export class Flow {
   status (): FlowStatus {
     return { name: this.config.name, partitions: this.#replicator?.status() ?? [], jobs: this.#scheduler.status() }
   }
-}
-
-/**
- * The codec the user asked the target producer for, or null when `compression.type` is not set: then each
- * source batch keeps its own codec (forwarded as it is), where MM2 would write uncompressed (the Java default).
- */
-function explicitCompression (producer: Record<string, string | undefined>): Codec | null {
-  const value = producer['compression.type']?.trim().toLowerCase()
-  if (value === undefined || value === '') return null
-  if (value === 'none' || value === 'gzip' || value === 'snappy' || value === 'lz4' || value === 'zstd') return value
-  throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `compression.type=${value} of the target producer is not supported: use none, gzip, snappy, lz4 or zstd`)
 }

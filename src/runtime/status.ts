@@ -4,6 +4,7 @@
  * copied from the SOURCE. Writes nothing. When the source is unreachable, the target's part is still shown.
  */
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
+import { isolationLevel } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { AdminClient } from '../kafka/admin-client.ts'
 import { partitionKey, RecordFetcher } from '../kafka/record-fetcher.ts'
@@ -104,7 +105,7 @@ const MAX_PENDING_ROUNDS = 20
 async function readSource (flow: FlowConfig, positions: TargetView['positions']): Promise<SourceView> {
   const consumer = flow.source.consumer
   const fetcher = new RecordFetcher(consumer, `kmirror|${flow.name}|status-source-reader`, {
-    isolation: consumer['isolation.level'] === 'read_uncommitted' ? 'read_uncommitted' : 'read_committed',
+    isolation: isolationLevel(consumer),
     maxWaitMs: 100, maxBytes: 1_048_576, maxPartitionBytes: 65_536
   })
   const admin = new AdminClient(flow.source.admin, `kmirror|${flow.name}|status-source-admin`, `cluster ${flow.source.alias}`)
