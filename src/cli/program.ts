@@ -1,6 +1,7 @@
 /**
  * The `kmirror` command line (started by main.ts). The only place that calls process.exit or handles signals.
- * Exit codes (src/errors.ts ExitCodes): 0 ok, 2 bad input (nothing written), 3 start failed, 4 runtime failure.
+ * Exit codes (src/errors.ts ExitCodes): 0 ok, 2 bad input (nothing written), 3 start failed, 4 runtime failure;
+ * an error nobody caught is an internal error: 3 while `run` starts, 4 otherwise (unexpected-errors.ts).
  * Each command's module is imported when that command runs: `run` never loads the failover, plan or topology
  * code, and start-up time counts (time to first record).
  */
@@ -8,6 +9,7 @@ import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
 import { redactWrites } from '../redactor.ts'
+import { describeUnexpectedError, exitOnUnexpectedErrors, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 
 /** src/cli/ and dist/cli/ are both two levels below package.json. */
 function packageVersion (): string {
@@ -30,6 +32,7 @@ function buildProgram (): Command {
     .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port')
     .option('--http-host <host>', 'address the HTTP endpoint listens on', '0.0.0.0')
     .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string }) => {
+      setUnexpectedErrorExitCode(ExitCodes.START_FAILED)
       const [{ runCommand }, { createLogger }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
       process.exitCode = await runCommand(file, {
         clusters: opts.clusters,
@@ -135,6 +138,8 @@ export async function main (): Promise<void> {
   // Whatever a command prints goes through the redactor, which knows the secrets of the loaded configuration.
   redactWrites(process.stdout)
   redactWrites(process.stderr)
+  // Node would print an uncaught error itself, unredacted: report it through the streams above instead.
+  exitOnUnexpectedErrors()
   try {
     await buildProgram().parseAsync(process.argv)
   } catch (err) {
@@ -156,7 +161,7 @@ export function reportFatal (err: unknown): number {
     process.stderr.write(`kmirror: ${err.message} (${err.code})\n`)
     return ExitCodes.RUNTIME_FAILURE
   }
-  process.stderr.write(`kmirror: unexpected error, please report it: ${err instanceof Error ? err.stack : String(err)}\n`)
+  process.stderr.write(`${describeUnexpectedError(err)}\n`)
   return ExitCodes.RUNTIME_FAILURE
 }
 

@@ -3,6 +3,7 @@
  */
 import { selectFlows, selectHeartbeatFlows } from '../config/flows.ts'
 import { loadCheckedConfig, loadInput } from './config-input.ts'
+import { setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 import { ExitCodes } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics } from '../metrics/metrics.ts'
@@ -43,6 +44,7 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
       log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port }, 'HTTP endpoint: /metrics, /healthz, /status')
     }
     await mirror.start()
+    setUnexpectedErrorExitCode(ExitCodes.RUNTIME_FAILURE)
     // Only meaningful once started: before that, `done` is already resolved.
     mirror.done.catch((err: unknown) => { failure = err })
   } catch (err) {

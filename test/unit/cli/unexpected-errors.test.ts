@@ -1,0 +1,74 @@
+/**
+ * Errors nobody catches (a bug), as users meet them: kmirror as a child process, the error injected by
+ * test/fakes/crash-preload.ts. No Kafka needed: `run` talks to a TCP server that accepts and never answers.
+ */
+import assert from 'node:assert/strict'
+import { spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer, type Server, type Socket } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { after, describe, it } from 'node:test'
+
+const ROOT = join(import.meta.dirname, '..', '..', '..')
+const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
+const PRELOAD = join(ROOT, 'test', 'fakes', 'crash-preload.ts')
+const dir = mkdtempSync(join(tmpdir(), 'kmirror-crash-'))
+after(() => rmSync(dir, { recursive: true, force: true }))
+
+const SECRET = 'uncaught-s3cret-pw'
+const JAAS = `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="${SECRET}";`
+
+function configFile (bootstrap: string): string {
+  const file = join(dir, `mm2-${Math.random().toString(36).slice(2)}.properties`)
+  writeFileSync(file, [
+    'clusters = A, B', `A.bootstrap.servers = ${bootstrap}`, `B.bootstrap.servers = ${bootstrap}`, 'A->B.enabled = true',
+    'emit.heartbeats.enabled = false', `A.sasl.jaas.config = ${JAAS}`
+  ].join('\n'))
+  return file
+}
+
+function crashEnv (as: 'throw' | 'reject', on: 'handlers' | 'SIGUSR2'): NodeJS.ProcessEnv {
+  return { ...process.env, KMIRROR_TEST_CRASH_MESSAGE: `boom with password ${SECRET}`, KMIRROR_TEST_CRASH_AS: as, KMIRROR_TEST_CRASH_ON: on }
+}
+
+function assertReported (output: string): void {
+  assert.match(output, /kmirror: unexpected error, please report it \(KMIRROR_ERR_INTERNAL\): Error: boom with password \[redacted\]/)
+  assert.match(output, /caused by: Error: inner boom with password \[redacted\]/)
+  assert.ok(!output.includes(SECRET), `the secret was printed:\n${output}`)
+}
+
+describe('an error nobody catches', () => {
+  it('Given a loaded configuration, when an exception escapes, then kmirror reports it as internal, redacted, and exits 4', () => {
+    const result = spawnSync(process.execPath, ['--import', PRELOAD, MAIN, 'validate', configFile('127.0.0.1:9')], {
+      encoding: 'utf8', env: crashEnv('throw', 'handlers'), timeout: 30_000
+    })
+    const output = `${result.stdout}\n${result.stderr}`
+    assert.equal(result.status, 4, output)
+    assertReported(output)
+  })
+
+  it('Given `run` still starting, when a promise rejection goes unhandled, then it is reported the same way and the exit code is 3', async t => {
+    // A "broker" that accepts connections and never answers: the start cannot finish
+    const sockets: Socket[] = []
+    const server: Server = createServer(socket => { sockets.push(socket) })
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    t.after(() => { for (const socket of sockets) socket.destroy(); server.close() })
+    const address = server.address()
+    assert.ok(typeof address === 'object' && address !== null)
+
+    const child = spawn(process.execPath, ['--import', PRELOAD, MAIN, 'run', configFile(`127.0.0.1:${address.port}`)], {
+      env: crashEnv('reject', 'SIGUSR2'), stdio: ['ignore', 'pipe', 'pipe']
+    })
+    t.after(() => { if (child.exitCode === null) child.kill('SIGKILL') })
+    let output = ''
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => { output += chunk })
+    const exited = new Promise<number | null>(resolve => child.once('close', code => resolve(code)))
+    // When kmirror connects to the broker (it is starting), the rejection happens
+    server.once('connection', () => child.kill('SIGUSR2'))
+
+    assert.equal(await exited, 3, output)
+    assertReported(output)
+  })
+})
