@@ -7,40 +7,60 @@
 
 export const REDACTED = '[redacted]'
 
+/** The secret values of a configuration, by how sure kmirror is that they are secret (src/config/secrets.ts decides). */
+export interface SecretValues {
+  /**
+   * Certainly secret (values of password keys, values config providers returned for keys that are not numbers,
+   * flags or choices, JAAS option values, private keys): always hidden, however short. Long ones wherever they
+   * appear; short and numeric ones where they stand as a whole token, so `ab` does not blank `about`.
+   */
+  readonly certain: readonly string[]
+  /** Guessed from a key's name (`my.api.token`): hidden only when long enough not to be an ordinary word or number. */
+  readonly guessed: readonly string[]
+}
+
 /**
- * Values shorter than this are not searched for in free text: hiding every `1` or `abc` would blank out
- * ordinary numbers and words. `kmirror validate` still hides them, as it redacts per key.
+ * Values shorter than this, plain numbers and true/false are only searched for as whole tokens, and only when
+ * certainly secret: searched anywhere, every `1` or `abc` would blank out ordinary numbers and words.
  */
 const MIN_LENGTH = 4
+/** A whole token: not preceded or followed by a letter, digit, `_` or `-`. */
+const tokenBefore = '(?<![\\w-])'
+const tokenAfter = '(?![\\w-])'
 
 export class Redactor {
-  readonly #values = new Set<string>()
+  /** Search forms found wherever they appear, and those found only as whole tokens. */
+  readonly #anywhere = new Set<string>()
+  readonly #wholeTokens = new Set<string>()
   #pattern: RegExp | null = null
 
-  constructor (values: Iterable<string> = []) {
-    this.add(values)
+  constructor (secrets: Partial<SecretValues> = {}) {
+    this.add(secrets)
   }
 
-  /**
-   * Remembers secret values. Plain numbers and `true`/`false` are skipped as well as short values: they occur
-   * everywhere as data (offsets, counts, flags), and a secret is never one of them in practice.
-   */
-  add (values: Iterable<string>): void {
-    let added = false
-    for (const value of values) {
-      for (const form of searchForms(value)) {
-        if (!this.#values.has(form)) {
-          this.#values.add(form)
-          added = true
-        }
+  /** Remembers secret values. */
+  add (secrets: Partial<SecretValues>): void {
+    const before = this.size
+    for (const value of secrets.certain ?? []) this.#remember(value, true)
+    for (const value of secrets.guessed ?? []) this.#remember(value, false)
+    if (this.size !== before) this.#pattern = compile(this.#anywhere, this.#wholeTokens)
+  }
+
+  #remember (value: string, certain: boolean): void {
+    for (const candidate of new Set([value, value.trim()])) {
+      if (candidate.trim() === '') continue
+      const anywhere = worthSearchingAnywhere(candidate)
+      if (!anywhere && !certain) continue
+      for (const form of searchForms(candidate)) {
+        if (anywhere) this.#anywhere.add(form)
+        else if (!this.#anywhere.has(form)) this.#wholeTokens.add(form)
       }
     }
-    if (added) this.#pattern = compile(this.#values)
   }
 
   /** How many forms of secret values are searched for. */
   get size (): number {
-    return this.#values.size
+    return this.#anywhere.size + this.#wholeTokens.size
   }
 
   /** TEXT with every secret replaced by `[redacted]`. */
@@ -50,29 +70,27 @@ export class Redactor {
 }
 
 /**
- * The forms a value takes in output: as it is, trimmed (Java trims most config values before use), and
- * escaped inside a JSON string (log lines, `/status`, `--json` output).
+ * The forms a value takes in output: as it is, and escaped inside a JSON string (log lines, `/status`,
+ * `--json` output).
  */
 function searchForms (value: string): string[] {
-  const forms = new Set<string>()
-  for (const candidate of [value, value.trim()]) {
-    if (!worthSearching(candidate)) continue
-    forms.add(candidate)
-    forms.add(JSON.stringify(candidate).slice(1, -1))
-  }
-  return [...forms]
+  return [...new Set([value, JSON.stringify(value).slice(1, -1)])]
 }
 
-function worthSearching (value: string): boolean {
+function worthSearchingAnywhere (value: string): boolean {
   if (value.length < MIN_LENGTH) return false
   return !/^[+-]?[0-9]+(\.[0-9]+)?$/.test(value) && !/^(true|false)$/i.test(value)
 }
 
 /** One alternation, longest values first, so a whole secret is replaced before a secret inside it. */
-function compile (values: ReadonlySet<string>): RegExp | null {
-  if (values.size === 0) return null
-  const sorted = [...values].sort((a, b) => b.length - a.length)
-  return new RegExp(sorted.map(escapeRegExp).join('|'), 'g')
+function compile (anywhere: ReadonlySet<string>, wholeTokens: ReadonlySet<string>): RegExp | null {
+  const alternatives = [
+    ...[...anywhere].map(form => ({ form, source: escapeRegExp(form) })),
+    ...[...wholeTokens].map(form => ({ form, source: `${tokenBefore}${escapeRegExp(form)}${tokenAfter}` }))
+  ]
+  if (alternatives.length === 0) return null
+  alternatives.sort((a, b) => b.form.length - a.form.length)
+  return new RegExp(alternatives.map(a => a.source).join('|'), 'g')
 }
 
 function escapeRegExp (text: string): string {

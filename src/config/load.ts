@@ -75,7 +75,7 @@ function buildConfig (text: string, sourceFile: string, extraWarnings: readonly 
   const parsed = parseProperties(text)
   const { aliases, problems } = readClusters(parsed.values)
   const resolved = resolveReferences(parsed, options.env)
-  const secrets = [...new Set([...resolved.secrets, ...secretValues(resolved.values)])]
+  const secrets = secretValues(resolved.values, resolved.provided)
   const redactor = new Redactor(secrets)
   const all: ConfigProblem[] = [
     ...problems, ...resolved.problems, ...validateStructure(parsed, aliases),
@@ -90,7 +90,7 @@ function buildConfig (text: string, sourceFile: string, extraWarnings: readonly 
     clusters: Object.freeze([...aliases]),
     flows: Object.freeze(flows),
     warnings: Object.freeze(warnings.map(w => Object.freeze({ ...w, message: redactor.redact(w.message) }))),
-    secrets: Object.freeze(secrets)
+    secrets: Object.freeze({ certain: Object.freeze(secrets.certain), guessed: Object.freeze(secrets.guessed) })
   })
 }
 

@@ -23,8 +23,8 @@ export interface ResolvedProperties {
   readonly values: Readonly<Record<string, string>>
   /** The references in each key's value, as written (only keys that have some). */
   readonly references: ReadonlyMap<string, readonly string[]>
-  /** Every value a provider returned: secrets, wherever they appear. */
-  readonly secrets: readonly string[]
+  /** The values providers returned, by the key whose value they are part of: secrets (secrets.ts). */
+  readonly provided: ReadonlyMap<string, readonly string[]>
   /** Keys holding a reference that could not be resolved (already reported). */
   readonly unresolved: ReadonlySet<string>
   readonly problems: readonly ConfigProblem[]
@@ -44,7 +44,7 @@ export function resolveReferences (parsed: ParsedProperties, env: Readonly<Recor
   const declared = declareProviders(parsed.values, env, at)
   const values = newProps()
   const references = new Map<string, readonly string[]>()
-  const secrets = new Set<string>()
+  const provided = new Map<string, string[]>()
   const unresolved = new Set<string>()
   const problems: ConfigProblem[] = [...declared.problems]
   const warnings: ConfigWarning[] = [...declared.warnings]
@@ -59,7 +59,7 @@ export function resolveReferences (parsed: ParsedProperties, env: Readonly<Recor
     values[key] = replaceReferences(value, reference => {
       const result = declared.lookup(reference)
       if ('value' in result) {
-        secrets.add(result.value)
+        provided.set(key, [...(provided.get(key) ?? []), result.value])
         return result.value
       }
       unresolved.add(key)
@@ -67,7 +67,7 @@ export function resolveReferences (parsed: ParsedProperties, env: Readonly<Recor
       return undefined
     })
   }
-  return { values, references, secrets: [...secrets], unresolved, problems, warnings }
+  return { values, references, provided, unresolved, problems, warnings }
 }
 
 function lineNumbers (parsed: ParsedProperties): Map<string, number> {

@@ -1,17 +1,21 @@
 /**
- * Which values of a configuration are secrets, decided once after loading, whatever the keys are called:
- * - values of password keys (the Java client's PASSWORD type: `sasl.jaas.config`, `ssl.*.password`, ...), under
- *   any prefix (`A.`, `A.consumer.`, `A->B.source.admin.`), and of unknown keys whose closest known key is one
- *   (`sasl.jaas.confg`, `ssl.keystore.pasword`) or whose name says secret (`my.api.secret`, `db.passwd`);
- * - the option values inside any JAAS login line (`... required username="u" password="p";`), whatever its key,
- *   except options known to be harmless (username, serviceName, ...);
- * - PEM private keys, whatever their key;
- * - every value a config provider returned (resolve-references.ts).
+ * Which values of a configuration are secrets, decided once after loading, whatever the keys are called, and
+ * how sure that is (the Redactor hides certain secrets however short, guessed ones only when long enough):
+ * - certain: values of password keys (the Java client's PASSWORD type: `sasl.jaas.config`, `ssl.*.password`,
+ *   ...) under any prefix (`A.`, `A.consumer.`, `A->B.source.admin.`) and of unknown keys a typo away from one
+ *   (`sasl.jaas.confg`, `ssl.keystore.pasword`); the option values inside any JAAS login line
+ *   (`... required username="u" password="p";`), whatever its key, except options known to be harmless
+ *   (username, serviceName, ...); PEM private keys, whatever their key; every value a config provider returned
+ *   (resolve-references.ts), except into keys whose values are numbers, flags or choices (below);
+ * - guessed: values of other keys whose name says secret (`my.api.secret`, `db.passwd`), and provider values
+ *   resolved into numbers, flags and choices (`A->B.replication.factor = ${env:RF}`): such a value is data, and
+ *   hiding every `3` of the output would hide offsets and counts;
+ * - never: `clusters`, whose aliases every message names.
  * The process's Redactor hides all of them wherever text leaves the process; `kmirror validate` additionally
- * redacts per key (`redactValue`), so it also hides secrets too short for free-text redaction.
+ * redacts per key (`redactValue`).
  */
-import { REDACTED } from '../redactor.ts'
-import { JAVA_PASSWORD_KEYS, JAVA_SECURITY_KEYS, KEYS, KeyTypes } from './schema.ts'
+import { REDACTED, type SecretValues } from '../redactor.ts'
+import { findKey, JAVA_PASSWORD_KEYS, JAVA_SECURITY_KEYS, KEYS, KeyTypes, type KeyType } from './schema.ts'
 import { replaceReferences } from './references.ts'
 import { closest, levenshtein } from './suggest.ts'
 
@@ -43,23 +47,34 @@ function passwords (): ReadonlySet<string> {
 }
 
 /**
- * Whether the whole value of KEY (as written, with any prefix) is secret. The key is tried from each of its
- * segments on (`A.consumer.ssl.key.password` → `consumer.ssl.key.password` → `ssl.key.password` → ...): a known
- * password key makes it secret; a known other key leaves only the segments before it to judge (`db.secret.name`
- * is secret although `name` is a known key). An unknown key is secret when it is a typo away from a password
- * key, or when a segment is (close to) a secret word.
+ * Whether the whole value of KEY (as written, with any prefix) is secret, and how sure that is. The key is
+ * tried from each of its segments on (`A.consumer.ssl.key.password` → `consumer.ssl.key.password` →
+ * `ssl.key.password` → ...): a known password key makes it certainly secret; a known other key leaves only the
+ * segments before it to judge (`db.secret.name` is guessed secret although `name` is a known key). An unknown
+ * key is certainly secret when it is a typo away from a password key, and guessed secret when a segment is
+ * (close to) a secret word.
  */
-export function isSecretKey (key: string): boolean {
+export function secretKeyKind (key: string): SecretKind | undefined {
   const segments = key.split('.')
   const unknownSuffixes: string[] = []
   for (let i = 0; i < segments.length; i++) {
     const suffix = segments.slice(i).join('.')
-    if (known().has(suffix)) return passwords().has(suffix) || hasSecretWord(segments.slice(0, i))
+    if (known().has(suffix)) {
+      if (passwords().has(suffix)) return SecretKinds.CERTAIN
+      return hasSecretWord(segments.slice(0, i)) ? SecretKinds.GUESSED : undefined
+    }
     unknownSuffixes.push(suffix)
   }
-  // A typo away from a password key is enough: hiding a value too many is harmless.
-  if (unknownSuffixes.some(suffix => suffix.includes('.') && closest(suffix, passwords()) !== undefined)) return true
-  return hasSecretWord(segments)
+  // A typo away from a password key is a password key: hiding a value too many is harmless.
+  if (unknownSuffixes.some(suffix => suffix.includes('.') && closest(suffix, passwords()) !== undefined)) return SecretKinds.CERTAIN
+  return hasSecretWord(segments) ? SecretKinds.GUESSED : undefined
+}
+
+export const SecretKinds = { CERTAIN: 'certain', GUESSED: 'guessed' } as const
+export type SecretKind = (typeof SecretKinds)[keyof typeof SecretKinds]
+
+export function isSecretKey (key: string): boolean {
+  return secretKeyKind(key) !== undefined
 }
 
 function hasSecretWord (segments: readonly string[]): boolean {
@@ -87,17 +102,42 @@ function jaasSecrets (value: string): string[] {
   return secrets
 }
 
-/**
- * Every secret value among the properties (KEY → value as resolved), for the process's Redactor. A reference
- * left unresolved (reported as a problem) is not a secret: it is what the messages show instead of the value.
- */
-export function secretValues (values: Readonly<Record<string, string>>): string[] {
-  const secrets = new Set<string>()
-  for (const [key, value] of Object.entries(values)) {
-    if (isSecretKey(key) || PRIVATE_KEY.test(value)) secrets.add(value)
-    if (looksLikeJaas(value)) for (const secret of jaasSecrets(value)) secrets.add(secret)
+/** Types whose values are data, never credentials: a provider value resolved into one is only guessed secret. */
+const DATA_TYPES: ReadonlySet<KeyType> = new Set([KeyTypes.BOOLEAN, KeyTypes.SHORT, KeyTypes.INT, KeyTypes.LONG, KeyTypes.DOUBLE, KeyTypes.ENUM, KeyTypes.CLASS])
+
+/** The schema type of KEY as written (`A->B.replication.factor` → int), from its longest known suffix. */
+function typeOfKey (key: string): KeyType | undefined {
+  const segments = key.split('.')
+  for (let i = 0; i < segments.length; i++) {
+    const spec = findKey(segments.slice(i).join('.'))
+    if (spec !== undefined) return spec.type
   }
-  return [...secrets].filter(secret => replaceReferences(secret, () => '').replaceAll('"', '').trim() !== '')
+  return undefined
+}
+
+/**
+ * Every secret value among the properties (KEY → value as resolved), and among the values config providers
+ * returned (KEY → the provider values in its value), for the process's Redactor. A reference left unresolved
+ * (reported as a problem) is not a secret: it is what the messages show instead of the value.
+ */
+export function secretValues (values: Readonly<Record<string, string>>, fromProviders: ReadonlyMap<string, readonly string[]> = new Map()): SecretValues {
+  const certain = new Set<string>()
+  const guessed = new Set<string>()
+  for (const [key, value] of Object.entries(values)) {
+    const kind = PRIVATE_KEY.test(value) ? SecretKinds.CERTAIN : secretKeyKind(key)
+    if (kind !== undefined) (kind === SecretKinds.CERTAIN ? certain : guessed).add(value)
+    if (looksLikeJaas(value)) for (const secret of jaasSecrets(value)) certain.add(secret)
+  }
+  for (const [key, provided] of fromProviders) {
+    if (key === 'clusters') continue
+    const type = typeOfKey(key)
+    for (const value of provided) (type !== undefined && DATA_TYPES.has(type) ? guessed : certain).add(value)
+  }
+  const isSecret = (secret: string): boolean => replaceReferences(secret, () => '').replaceAll('"', '').trim() !== ''
+  return {
+    certain: [...certain].filter(isSecret),
+    guessed: [...guessed].filter(secret => isSecret(secret) && !certain.has(secret))
+  }
 }
 
 /**

@@ -2,6 +2,7 @@
  * The resolved, validated and frozen configuration that the rest of kmirror consumes.
  * Nothing outside src/config/ reads raw property keys: it gets these types.
  */
+import type { SecretValues } from '../redactor.ts'
 
 /** Client properties for one client role, merged exactly as MM2 merges them (mm2-spec §1.1 clusterProps, §1.8). */
 export type ClientProps = Readonly<Record<string, string>>
@@ -105,7 +106,7 @@ export interface KmirrorConfig {
   readonly warnings: readonly { key?: string, message: string }[]
   /**
    * Every secret value of the file (passwords, JAAS secrets, values from config providers; src/config/secrets.ts),
-   * for the Redactor: whatever prints text hides these. Never print this list.
+   * for the Redactor: whatever prints text hides these. Never print them.
    */
-  readonly secrets: readonly string[]
+  readonly secrets: SecretValues
 }

@@ -17,25 +17,27 @@ const dir = mkdtempSync(join(tmpdir(), 'kmirror-crash-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
 
 const SECRET = 'uncaught-s3cret-pw'
-const JAAS = `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="${SECRET}";`
+/** keytool's example password: short and numeric, still a secret. */
+const NUMERIC_SECRET = '123456'
+const JAAS = (password: string): string => `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="${password}";`
 
 function configFile (bootstrap: string): string {
   const file = join(dir, `mm2-${Math.random().toString(36).slice(2)}.properties`)
   writeFileSync(file, [
     'clusters = A, B', `A.bootstrap.servers = ${bootstrap}`, `B.bootstrap.servers = ${bootstrap}`, 'A->B.enabled = true',
-    'emit.heartbeats.enabled = false', `A.sasl.jaas.config = ${JAAS}`
+    'emit.heartbeats.enabled = false', `A.sasl.jaas.config = ${JAAS(SECRET)}`, `B.sasl.jaas.config = ${JAAS(NUMERIC_SECRET)}`
   ].join('\n'))
   return file
 }
 
 function crashEnv (as: 'throw' | 'reject', on: 'handlers' | 'SIGUSR2'): NodeJS.ProcessEnv {
-  return { ...process.env, KMIRROR_TEST_CRASH_MESSAGE: `boom with password ${SECRET}`, KMIRROR_TEST_CRASH_AS: as, KMIRROR_TEST_CRASH_ON: on }
+  return { ...process.env, KMIRROR_TEST_CRASH_MESSAGE: `boom with password ${SECRET} and ${NUMERIC_SECRET}`, KMIRROR_TEST_CRASH_AS: as, KMIRROR_TEST_CRASH_ON: on }
 }
 
 function assertReported (output: string): void {
-  assert.match(output, /kmirror: unexpected error, please report it \(KMIRROR_ERR_INTERNAL\): Error: boom with password \[redacted\]/)
-  assert.match(output, /caused by: Error: inner boom with password \[redacted\]/)
-  assert.ok(!output.includes(SECRET), `the secret was printed:\n${output}`)
+  assert.match(output, /kmirror: unexpected error, please report it \(KMIRROR_ERR_INTERNAL\): Error: boom with password \[redacted\] and \[redacted\]\n/)
+  assert.match(output, /caused by: Error: inner boom with password \[redacted\] and \[redacted\]\n/)
+  for (const secret of [SECRET, NUMERIC_SECRET]) assert.ok(!output.includes(secret), `${secret} was printed:\n${output}`)
 }
 
 describe('an error nobody catches', () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { describeConfig, selectFlows } from '../../../src/config/load.ts'
-import { isSecretKey, redactValue, secretValues } from '../../../src/config/secrets.ts'
+import { isSecretKey, redactValue, SecretKinds, secretKeyKind, secretValues } from '../../../src/config/secrets.ts'
 import { parse, twoClusters, warningsFor } from './fixtures.ts'
 
 const JAAS = (password: string): string => `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="${password}";`
@@ -29,6 +29,16 @@ describe('isSecretKey', () => {
   })
 })
 
+describe('secretKeyKind', () => {
+  it('is certain for password keys under any prefix and their misspellings, guessed for keys named like secrets', () => {
+    for (const key of ['ssl.keystore.password', 'A.consumer.sasl.jaas.config', 'ssl.keystore.pasword', 'A.consumer.sasl.jaas.confg']) {
+      assert.equal(secretKeyKind(key), SecretKinds.CERTAIN, key)
+    }
+    for (const key of ['my.api.secret', 'db.passwd', 'vault_token', 'db.secret.name']) assert.equal(secretKeyKind(key), SecretKinds.GUESSED, key)
+    assert.equal(secretKeyKind('A.consumer.fetch.max.bytes'), undefined)
+  })
+})
+
 describe('secretValues', () => {
   it('collects whole values of secret keys, JAAS option values under any key, and PEM private keys', () => {
     const pem = '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----'
@@ -36,13 +46,28 @@ describe('secretValues', () => {
       'ssl.keystore.pasword': 'ks-pass',
       'A.custom.login': 'com.example.Login required username="bob" token=tok-en1 password="p\\"w";',
       'A.cert': pem,
+      'my.api.token': 'api-token-1',
       'bootstrap.servers': 'b:9092'
     })
-    assert.deepEqual(new Set(secrets), new Set(['ks-pass', 'tok-en1', '"p\\"w"', 'p\\"w', 'p"w', pem]))
+    assert.deepEqual(new Set(secrets.certain), new Set(['ks-pass', 'tok-en1', '"p\\"w"', 'p\\"w', 'p"w', pem]))
+    assert.deepEqual(secrets.guessed, ['api-token-1'])
+  })
+
+  it('Given numeric and short passwords (keytool\'s 123456), then they are certain secrets', () => {
+    const secrets = secretValues({ 'A.ssl.keystore.password': '123456', 'A.sasl.jaas.config': 'x required username="u" password="ab";' })
+    assert.deepEqual(new Set(secrets.certain), new Set(['123456', 'x required username="u" password="ab";', '"ab"', 'ab']))
+  })
+
+  it('Given values from config providers, then they are certain secrets, except numbers, flags and choices, and the cluster aliases', () => {
+    const secrets = secretValues(
+      { 'A->B.topics': 'orders', 'A->B.replication.factor': '3', 'A.consumer.isolation.level': 'read_committed', 'A->B.enabled': 'true', clusters: 'A, B' },
+      new Map([['A->B.topics', ['ord']], ['A->B.replication.factor', ['3']], ['A.consumer.isolation.level', ['read_committed']], ['A->B.enabled', ['true']], ['clusters', ['A, B']]]))
+    assert.deepEqual(secrets.certain, ['ord'])
+    assert.deepEqual(new Set(secrets.guessed), new Set(['3', 'read_committed', 'true']))
   })
 
   it('skips references left unresolved: the messages show them instead of the value', () => {
-    assert.deepEqual(secretValues({ 'ssl.key.password': '${file:/x:y}', 'sasl.jaas.config': 'x required password="${file:/x:y}";' }), ['x required password="${file:/x:y}";'])
+    assert.deepEqual(secretValues({ 'ssl.key.password': '${file:/x:y}', 'sasl.jaas.config': 'x required password="${file:/x:y}";' }).certain, ['x required password="${file:/x:y}";'])
   })
 })
 

@@ -8,7 +8,7 @@ import { processRedactor } from '../../../src/redactor.ts'
 describe('/status', () => {
   it('never shows a secret of the configuration, even inside the error that stopped replication', async () => {
     // Given a loaded configuration's secret, and a failure whose message quotes it
-    processRedactor.add(['pw-from-a-provider'])
+    processRedactor.add({ certain: ['pw-from-a-provider'] })
     const failure = new Error('authentication failed for password pw-from-a-provider')
     const server = await startHttpServer({
       host: '127.0.0.1', port: 0, metrics: new PrometheusMetrics(), log: silentLogger(),
