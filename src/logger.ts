@@ -8,16 +8,28 @@ import { processRedactor, type Redactor } from './redactor.ts'
 
 export type { Logger }
 
-/** Every line is redacted by `redactor` (the process's by default) before it is written. */
+/**
+ * Every line is redacted by `redactor` (the process's by default): the message, the logged object and errors
+ * (message, stack, causes) before they are serialized, whatever escaping follows; then the finished line once
+ * more, which also covers child bindings (flow and job names: pino serializes them when the child is made).
+ */
 export function createLogger (level: string = process.env['KMIRROR_LOG_LEVEL'] ?? 'info', redactor: Redactor = processRedactor, destination: DestinationStream = stderrSync()): Logger {
-  // errWithCause: a wrapped error's cause is logged as its own object; the default serializer appends every
-  // cause's message to the message, so a message that already names its cause read twice.
-  return pino({ level, base: { name: 'kmirror' }, serializers: { err: pino.stdSerializers.errWithCause } }, redacting(destination, redactor))
+  const redacted = (value: unknown): Record<string, unknown> => redactor.redactValue(value) as Record<string, unknown>
+  return pino({
+    level,
+    base: { name: 'kmirror' },
+    formatters: { log: redacted },
+    serializers: {
+      // errWithCause: a wrapped error's cause is logged as its own object; the default serializer appends every
+      // cause's message to the message, so a message that already names its cause read twice.
+      err: (err: Error) => redactor.redactValue(pino.stdSerializers.errWithCause(err)),
+      msg: (msg: unknown) => redactor.redactValue(msg)
+    }
+  }, redacting(destination, redactor))
 }
 
-/** The line with every secret the redactor knows replaced: also in error messages and causes the line quotes. */
 function redacting (destination: DestinationStream, redactor: Redactor): DestinationStream {
-  return { write: (line: string) => destination.write(redactor.redact(line)) }
+  return { write: (line: string) => destination.write(redactor.redactSerialized(line)) }
 }
 
 /** A logger that drops everything, for unit tests and library use. */

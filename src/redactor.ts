@@ -33,6 +33,7 @@ export class Redactor {
   readonly #anywhere = new Set<string>()
   readonly #wholeTokens = new Set<string>()
   #pattern: RegExp | null = null
+  #anywherePattern: RegExp | null = null
 
   constructor (secrets: Partial<SecretValues> = {}) {
     this.add(secrets)
@@ -43,7 +44,9 @@ export class Redactor {
     const before = this.size
     for (const value of secrets.certain ?? []) this.#remember(value, true)
     for (const value of secrets.guessed ?? []) this.#remember(value, false)
-    if (this.size !== before) this.#pattern = compile(this.#anywhere, this.#wholeTokens)
+    if (this.size === before) return
+    this.#pattern = compile(this.#anywhere, this.#wholeTokens)
+    this.#anywherePattern = compile(this.#anywhere, new Set())
   }
 
   #remember (value: string, certain: boolean): void {
@@ -67,14 +70,49 @@ export class Redactor {
   redact (text: string): string {
     return this.#pattern === null ? text : text.replace(this.#pattern, REDACTED)
   }
+
+  /**
+   * Serialized text whose values were already redacted with `redactValue` (a JSON log line, `/status`): only
+   * the secrets searched anywhere are replaced, as a safety net. A short or numeric secret there would match
+   * numbers of the document (an offset that happens to be 123456) and break the JSON, while every string of it
+   * has been redacted before it was escaped.
+   */
+  redactSerialized (text: string): string {
+    return this.#anywherePattern === null ? text : text.replace(this.#anywherePattern, REDACTED)
+  }
+
+  /**
+   * VALUE with every string in it redacted, through arrays and plain objects (keys included), before it becomes
+   * text: escaping (JSON, twice when a message quotes JSON) cannot hide a secret from the search then. Other
+   * objects (errors, buffers, dates, class instances) are returned as they are.
+   */
+  redactValue (value: unknown): unknown {
+    return this.#pattern === null ? value : this.#redactIn(value, new WeakSet())
+  }
+
+  #redactIn (value: unknown, seen: WeakSet<object>): unknown {
+    if (typeof value === 'string') return this.redact(value)
+    if (typeof value !== 'object' || value === null || seen.has(value)) return value
+    seen.add(value)
+    if (Array.isArray(value)) return value.map(item => this.#redactIn(item, seen))
+    const prototype: unknown = Object.getPrototypeOf(value)
+    if (prototype !== Object.prototype && prototype !== null) return value
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [this.redact(key), this.#redactIn(item, seen)]))
+  }
 }
 
 /**
- * The forms a value takes in output: as it is, and escaped inside a JSON string (log lines, `/status`,
- * `--json` output).
+ * The forms a value takes in output: as it is; escaped inside a JSON string (log lines, `/status`, `--json`
+ * output), also twice (a message quoting JSON, logged as JSON); and URL-encoded (a query string or a form body,
+ * as OAuth token requests send the client secret).
  */
 function searchForms (value: string): string[] {
-  return [...new Set([value, JSON.stringify(value).slice(1, -1)])]
+  const json = jsonEscaped(value)
+  return [...new Set([value, json, jsonEscaped(json), encodeURIComponent(value), new URLSearchParams({ v: value }).toString().slice(2)])]
+}
+
+function jsonEscaped (value: string): string {
+  return JSON.stringify(value).slice(1, -1)
 }
 
 function worthSearchingAnywhere (value: string): boolean {

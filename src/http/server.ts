@@ -63,8 +63,10 @@ export async function startHttpServer (options: HttpServerOptions): Promise<Serv
       const failed = source.failure() !== undefined
       res.writeHead(failed ? 503 : 200, { 'content-type': 'text/plain' }).end(failed ? 'failed\n' : 'ok\n')
     } else if (path === '/status') {
-      // An error message may quote a secret (a value from a config provider, say): redacted like every output.
-      res.writeHead(200, { 'content-type': 'application/json' }).end(processRedactor.redact(JSON.stringify(statusDocument(source.status(), source.failure()), null, 2)))
+      // An error message may quote a secret (a value from a config provider, say): redacted like every output,
+      // before it is escaped into JSON.
+      const document = processRedactor.redactValue(statusDocument(source.status(), source.failure()))
+      res.writeHead(200, { 'content-type': 'application/json' }).end(processRedactor.redactSerialized(JSON.stringify(document, null, 2)))
     } else {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics, /healthz or /status\n')
     }

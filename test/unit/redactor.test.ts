@@ -45,6 +45,27 @@ describe('Redactor', () => {
     assert.equal(redactor.redact('a b\n'), 'a b\n')
   })
 
+  it('Given a password with a quote, a backslash, a percent sign, a slash and a space, then it hides it raw, JSON-escaped once and twice, and URL-encoded', () => {
+    const password = 'p"a\\ss%2F/ w'
+    const redactor = new Redactor({ certain: [password] })
+    const once = JSON.stringify({ message: `failed with ${password}` })
+    const twice = JSON.stringify({ msg: `request ${once}` })
+    for (const text of [password, once, twice, `?secret=${encodeURIComponent(password)}&x=1`, new URLSearchParams({ client_secret: password }).toString()]) {
+      const redacted = redactor.redact(text)
+      assert.ok(!redacted.includes(password) && !redacted.includes('a\\ss') && !redacted.includes('a\\\\ss') && !redacted.includes('ss%252F'), redacted)
+      assert.ok(redacted.includes(REDACTED), redacted)
+    }
+    assert.equal(redactor.redact(twice), JSON.stringify({ msg: `request ${JSON.stringify({ message: `failed with ${REDACTED}` })}` }))
+  })
+
+  it('redacts the strings of a value before it is serialized, keeping numbers, flags and the structure', () => {
+    const redactor = new Redactor({ certain: ['123456', 'p"w\\1'] })
+    const value = { error: 'bad password 123456', offset: 123456, ok: true, nested: [{ 'key 123456': JSON.stringify({ pw: 'p"w\\1' }) }], at: new Date(0) }
+    assert.deepEqual(redactor.redactValue(value), { error: `bad password ${REDACTED}`, offset: 123456, ok: true, nested: [{ [`key ${REDACTED}`]: JSON.stringify({ pw: REDACTED }) }], at: new Date(0) })
+    // The serialized document keeps its numbers: only long secrets are searched in it again
+    assert.equal(redactor.redactSerialized(JSON.stringify({ offset: 123456 })), '{"offset":123456}')
+  })
+
   it('learns secrets added later', () => {
     const redactor = new Redactor()
     assert.equal(redactor.redact('s3cr3t-value 42'), 's3cr3t-value 42')
@@ -79,5 +100,24 @@ describe('createLogger', () => {
       JSON.parse(line)
     }
     assert.match(lines[0] ?? '', /"msg":"bad \[redacted\]"/)
+  })
+
+  it('Given passwords with quotes, backslashes and short numeric ones, when messages quote them as JSON, then no log line shows them and every line stays JSON', () => {
+    const lines: string[] = []
+    const password = 'q"uo\\te d%2F/pw'
+    const log = createLogger('info', new Redactor({ certain: [password, '4242'] }), { write: (line: string) => { lines.push(line) } })
+    const request = JSON.stringify({ user: 'alice', password })
+    log.error({ err: new Error(`authentication failed for ${request}`, { cause: new Error(`sent ${JSON.stringify(request)}`) }) }, `failed: ${request}`)
+    log.child({ flow: 'A->B', user: `alice:${password}` }).warn({ detail: { password, note: 'pin 4242' }, offset: 4242 }, 'pin 4242 refused')
+    for (const line of lines) {
+      const parsed = JSON.parse(line) as Record<string, unknown>
+      const all = JSON.stringify(parsed)
+      for (const secret of [password, 'uo\\te', 'uo\\\\te', 'uo\\\\\\\\te', 'pin 4242', '"4242"']) assert.ok(!line.includes(secret) && !all.includes(secret), `${secret} in ${line}`)
+    }
+    const warned = JSON.parse(lines[1] ?? '') as Record<string, unknown>
+    assert.equal(warned.offset, 4242)
+    assert.equal(warned.user, `alice:${REDACTED}`)
+    assert.deepEqual(warned.detail, { password: REDACTED, note: `pin ${REDACTED}` })
+    assert.equal(warned.msg, `pin ${REDACTED} refused`)
   })
 })
