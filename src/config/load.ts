@@ -7,6 +7,7 @@ import { ConfigError, type ConfigProblem } from '../errors.ts'
 import { processRedactor, Redactor } from '../redactor.ts'
 import { buildFlows } from './flows.ts'
 import { parseProperties } from './properties.ts'
+import { quoteWith } from './quoted-values.ts'
 import { resolveReferences, type ResolvedProperties } from './resolve-references.ts'
 import { secretValues } from './secrets.ts'
 import type { KmirrorConfig } from './types.ts'
@@ -77,32 +78,31 @@ function buildConfig (text: string, sourceFile: string, extraWarnings: readonly 
   const resolved = resolveReferences(parsed, options.env)
   const secrets = secretValues(resolved.values, resolved.provided)
   const redactor = new Redactor(secrets)
+  // A value from a config provider is shown as the reference it was written with, never as the value.
+  const quote = quoteWith(resolved.references)
   const all: ConfigProblem[] = [
     ...problems, ...resolved.problems, ...validateStructure(parsed, aliases),
-    ...naming(validateValues(withoutUnresolved(resolved), aliases), resolved.references)
+    ...validateValues(withoutUnresolved(resolved), aliases, quote)
   ]
   const flows = buildFlows(resolved.values, aliases)
   all.push(...validateEnabledFlows(flows))
   if (all.length > 0) throw new ConfigError(dedupe(all).map(p => ({ ...p, message: redactor.redact(p.message) })), sourceFile)
-  const warnings = [...extraWarnings, ...resolved.warnings, ...collectWarnings({ ...parsed, values: resolved.values }, aliases)]
+  const warnings = [...extraWarnings, ...resolved.warnings, ...collectWarnings({ ...parsed, values: resolved.values }, aliases, quote)]
   return Object.freeze({
     sourceFile,
     clusters: Object.freeze([...aliases]),
     flows: Object.freeze(flows),
     warnings: Object.freeze(warnings.map(w => Object.freeze({ ...w, message: redactor.redact(w.message) }))),
-    secrets: Object.freeze({ certain: Object.freeze(secrets.certain), guessed: Object.freeze(secrets.guessed) })
+    secrets: Object.freeze({ certain: Object.freeze(secrets.certain), guessed: Object.freeze(secrets.guessed) }),
+    references: Object.freeze({
+      keys: resolved.references,
+      // The same resolution of the values as written: where a flow differs from it, a reference is behind.
+      flows: Object.freeze(resolved.references.size === 0 ? flows : buildFlows(parsed.values, aliases))
+    })
   })
 }
 
 /** Keys whose references could not be resolved are reported once, for the reference, not again for the value. */
 function withoutUnresolved (resolved: ResolvedProperties): Record<string, string> {
   return Object.fromEntries(Object.entries(resolved.values).filter(([key]) => !resolved.unresolved.has(key)))
-}
-
-/** A bad value that came from a config provider is shown as `[redacted]`: say where it came from. */
-function naming (problems: readonly ConfigProblem[], references: ReadonlyMap<string, readonly string[]>): ConfigProblem[] {
-  return problems.map(problem => {
-    const from = problem.key === undefined ? undefined : references.get(problem.key)
-    return from === undefined ? problem : { ...problem, message: `${problem.message} (the value comes from ${from.join(', ')})` }
-  })
 }

@@ -21,8 +21,8 @@ import type { ConfigWarning } from './warnings.ts'
 export interface ResolvedProperties {
   /** Every key of the file, with its references resolved (or as written when one could not be). */
   readonly values: Readonly<Record<string, string>>
-  /** The references in each key's value, as written (only keys that have some). */
-  readonly references: ReadonlyMap<string, readonly string[]>
+  /** The keys whose value holds references, with the value as written (messages show it instead of the value). */
+  readonly references: ReadonlyMap<string, string>
   /** The values providers returned, by the key whose value they are part of: secrets (secrets.ts). */
   readonly provided: ReadonlyMap<string, readonly string[]>
   /** Keys holding a reference that could not be resolved (already reported). */
@@ -43,7 +43,7 @@ export function resolveReferences (parsed: ParsedProperties, env: Readonly<Recor
   const at = (key: string): string => lines.has(key) ? `line ${lines.get(key) ?? 0}: ` : ''
   const declared = declareProviders(parsed.values, env, at)
   const values = newProps()
-  const references = new Map<string, readonly string[]>()
+  const references = new Map<string, string>()
   const provided = new Map<string, string[]>()
   const unresolved = new Set<string>()
   const problems: ConfigProblem[] = [...declared.problems]
@@ -55,7 +55,7 @@ export function resolveReferences (parsed: ParsedProperties, env: Readonly<Recor
       if (found.length > 0) warnings.push({ key, message: `${at(key)}MM2 reads this key before it resolves references, so ${found.map(r => r.text).join(', ')} is used as written` })
       continue
     }
-    references.set(key, found.map(r => r.text))
+    references.set(key, value)
     values[key] = replaceReferences(value, reference => {
       const result = declared.lookup(reference)
       if ('value' in result) {

@@ -16,7 +16,7 @@
  */
 import { REDACTED, type SecretValues } from '../redactor.ts'
 import { findKey, JAVA_PASSWORD_KEYS, JAVA_SECURITY_KEYS, KEYS, KeyTypes, type KeyType } from './schema.ts'
-import { replaceReferences } from './references.ts'
+import { findReferences, replaceReferences } from './references.ts'
 import { closest, levenshtein } from './suggest.ts'
 
 /** JAAS options that name things rather than prove identity; every other option value is hidden. */
@@ -143,11 +143,18 @@ export function secretValues (values: Readonly<Record<string, string>>, fromProv
 /**
  * VALUE as `kmirror validate` may show it for KEY: a JAAS line with its secret options replaced, the whole
  * value of a secret key or a private key replaced, anything else unchanged (the Redactor then hides values
- * that came from config providers).
+ * that came from config providers). A value written as references only (`${file:/etc/kafka/pw.properties:pw}`,
+ * also a JAAS option's) is shown: it names where the secret is, not the secret.
  */
 export function redactValue (key: string, value: string): string {
   if (looksLikeJaas(value)) {
-    return value.replace(JAAS_OPTION, (whole: string, name: string, equals: string) => PUBLIC_JAAS_OPTIONS.has(name) ? whole : `${name}${equals}"${REDACTED}"`)
+    return value.replace(JAAS_OPTION, (whole: string, name: string, equals: string, written: string) =>
+      PUBLIC_JAAS_OPTIONS.has(name) || isOnlyReferences(written.replace(/^"(.*)"$/s, '$1')) ? whole : `${name}${equals}"${REDACTED}"`)
   }
+  if (isOnlyReferences(value)) return value
   return isSecretKey(key) || PRIVATE_KEY.test(value) ? REDACTED : value
+}
+
+function isOnlyReferences (value: string): boolean {
+  return findReferences(value).length > 0 && replaceReferences(value, () => '').trim() === ''
 }

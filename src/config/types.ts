@@ -109,4 +109,16 @@ export interface KmirrorConfig {
    * for the Redactor: whatever prints text hides these. Never print them.
    */
   readonly secrets: SecretValues
+  /** Where values came from `${provider:[path:]key}` references, so that output can show those instead. */
+  readonly references: ConfigReferences
+}
+
+export interface ConfigReferences {
+  /** The keys as written whose value holds references, with the value as written. */
+  readonly keys: ReadonlyMap<string, string>
+  /**
+   * `flows` resolved from the values as written (references left in): a flow setting or client property that
+   * differs from its counterpart in `flows` came from a reference. The same objects as `flows` when there is none.
+   */
+  readonly flows: readonly FlowConfig[]
 }

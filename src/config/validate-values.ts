@@ -6,6 +6,7 @@ import type { ConfigProblem } from '../errors.ts'
 import { compileJavaRegexList, JavaRegexError } from '../policy/java-regex.ts'
 import { normalizePolicyClass } from './flows.ts'
 import { classifyKey, clientKeyOf, flowRestUsage, clusterRestUsage, topLevelUsage, Usages, type KeyShape } from './key-shapes.ts'
+import { quoteLiterally, type Quote, type Quoted } from './quoted-values.ts'
 import { findKey, KeyTypes, Scopes, type ClientRoleName, type KeySpec } from './schema.ts'
 import { IntegerWidths, javaTrim, parseConfigBoolean, parseJavaInteger, splitList } from './values.ts'
 
@@ -15,11 +16,12 @@ const SUPPORTED_SASL = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'
 const STORE_TYPES = ['JKS', 'PKCS12', 'PEM'] as const
 const WIDTHS = { [KeyTypes.SHORT]: IntegerWidths.SHORT, [KeyTypes.INT]: IntegerWidths.INT, [KeyTypes.LONG]: IntegerWidths.LONG } as const
 
-export function validateValues (raw: Props, aliases: readonly string[]): ConfigProblem[] {
+/** Problems with the values of RAW; `quote` says how a message may show each one (quoted-values.ts). */
+export function validateValues (raw: Props, aliases: readonly string[], quote: Quote = quoteLiterally): ConfigProblem[] {
   const problems: ConfigProblem[] = []
   for (const [key, value] of Object.entries(raw)) {
     const spec = specWhereWritten(classifyKey(key, aliases), key)
-    const message = spec === undefined ? undefined : checkValue(spec, value)
+    const message = spec === undefined ? undefined : checkValue(spec, value, quote(key, value))
     if (message !== undefined) problems.push({ key, message })
   }
   return problems
@@ -54,36 +56,39 @@ function roleOfPrefix (prefix: string): ClientRoleName | undefined {
   return (['consumer', 'producer', 'admin'] as const).find(role => prefix === `${role}.` || prefix.endsWith(`.${role}.`) || prefix === `${role}.override.`)
 }
 
-/** The problem with `value` for `spec`, as the text after "key: ", or undefined when it is fine. */
-export function checkValue (spec: KeySpec, value: string): string | undefined {
+/**
+ * The problem with `value` for `spec`, as the text after "key: ", or undefined when it is fine. Messages show
+ * the value as `shown` says (a value from a config provider as its reference, nothing derived from it).
+ */
+export function checkValue (spec: KeySpec, value: string, shown: Quoted = { text: JSON.stringify(value), hidden: false }): string | undefined {
   const special = SPECIAL_CHECKS[spec.name]
-  if (special !== undefined) return special(value)
-  if (spec.regexList === true) return checkRegexList(value)
+  if (special !== undefined) return special(value, shown)
+  if (spec.regexList === true) return checkRegexList(value, shown)
   switch (spec.type) {
-    case KeyTypes.BOOLEAN: return checkBoolean(spec, value)
-    case KeyTypes.SHORT: case KeyTypes.INT: case KeyTypes.LONG: return checkInteger(spec, value)
-    case KeyTypes.ENUM: return checkEnum(spec, value)
-    case KeyTypes.DOUBLE: return value.trim() !== '' && Number.isFinite(Number(value)) ? undefined : `must be a number, not ${JSON.stringify(value)}`
+    case KeyTypes.BOOLEAN: return checkBoolean(spec, value, shown)
+    case KeyTypes.SHORT: case KeyTypes.INT: case KeyTypes.LONG: return checkInteger(spec, value, shown)
+    case KeyTypes.ENUM: return checkEnum(spec, value, shown)
+    case KeyTypes.DOUBLE: return value.trim() !== '' && Number.isFinite(Number(value)) ? undefined : `must be a number, not ${shown.text}`
     default: return undefined
   }
 }
 
-function checkBoolean (spec: KeySpec, value: string): string | undefined {
+function checkBoolean (spec: KeySpec, value: string, shown: Quoted): string | undefined {
   // `enabled` is read with Boolean.parseBoolean by MM2's driver: anything else means false (warnings.ts says so).
   if (spec.name === 'enabled' || parseConfigBoolean(value) !== undefined) return undefined
-  return `must be true or false, not ${JSON.stringify(value)}`
+  return `must be true or false, not ${shown.text}`
 }
 
-function checkInteger (spec: KeySpec, value: string): string | undefined {
+function checkInteger (spec: KeySpec, value: string, shown: Quoted): string | undefined {
   const width = WIDTHS[spec.type as keyof typeof WIDTHS]
   const number = parseJavaInteger(value, width)
-  if (number === undefined) return `must be a whole number (a Java ${spec.type}), not ${JSON.stringify(value)}`
+  if (number === undefined) return `must be a whole number (a Java ${spec.type}), not ${shown.text}`
   if (spec.min === undefined || number >= spec.min || (number === -1 && spec.minusOneMeans !== undefined)) return undefined
   const minusOne = spec.minusOneMeans === undefined ? '' : ` (or -1 for ${spec.minusOneMeans})`
-  return `must be at least ${spec.min}${minusOne}, not ${number}`
+  return `must be at least ${spec.min}${minusOne}, not ${shown.hidden ? shown.text : number}`
 }
 
-function checkEnum (spec: KeySpec, value: string): string | undefined {
+function checkEnum (spec: KeySpec, value: string, shown: Quoted): string | undefined {
   const values = spec.values ?? []
   const written = javaTrim(value)
   const matches = spec.caseInsensitive === true
@@ -91,15 +96,17 @@ function checkEnum (spec: KeySpec, value: string): string | undefined {
     : values.includes(written)
   // Keys MM2 reads as plain strings only get a warning (warnings.ts).
   if (matches || spec.otherValuesMean !== undefined) return undefined
-  return `must be one of ${values.join(', ')}, not ${JSON.stringify(value)}`
+  return `must be one of ${values.join(', ')}, not ${shown.text}`
 }
 
-function checkRegexList (value: string): string | undefined {
+function checkRegexList (value: string, shown: Quoted): string | undefined {
   try {
     compileJavaRegexList(splitList(value))
     return undefined
   } catch (err) {
     if (!(err instanceof JavaRegexError)) throw err
+    // The regex error quotes the pattern: not for a value from a config provider.
+    if (shown.hidden) return `${shown.text} is not a list of valid Java regular expressions: fix that value`
     const commaHint = value.includes('{') && value.includes(',')
       ? ' Lists are split at every comma, so a quantifier such as {1,3} cannot be written here.'
       : ''
@@ -107,40 +114,42 @@ function checkRegexList (value: string): string | undefined {
   }
 }
 
-const SPECIAL_CHECKS: Readonly<Record<string, (value: string) => string | undefined>> = {
-  'replication.policy.class': value => normalizePolicyClass(value) === undefined
-    ? `custom replication policy classes are not supported (${JSON.stringify(value)}): use org.apache.kafka.connect.mirror.DefaultReplicationPolicy or org.apache.kafka.connect.mirror.IdentityReplicationPolicy`
+const SPECIAL_CHECKS: Readonly<Record<string, (value: string, shown: Quoted) => string | undefined>> = {
+  'replication.policy.class': (value, shown) => normalizePolicyClass(value) === undefined
+    ? `custom replication policy classes are not supported (${shown.text}): use org.apache.kafka.connect.mirror.DefaultReplicationPolicy or org.apache.kafka.connect.mirror.IdentityReplicationPolicy`
     : undefined,
   'replication.policy.separator': value => value === ''
     ? 'must not be empty: remove the key to use the default "."'
     : undefined,
   'bootstrap.servers': checkBootstrapServers,
   'sasl.mechanism': checkSaslMechanism,
-  'ssl.truststore.type': value => checkStoreType('ssl.truststore', value),
-  'ssl.keystore.type': value => checkStoreType('ssl.keystore', value)
+  'ssl.truststore.type': (value, shown) => checkStoreType('ssl.truststore', value, shown),
+  'ssl.keystore.type': (value, shown) => checkStoreType('ssl.keystore', value, shown)
 }
 
-function checkBootstrapServers (value: string): string | undefined {
+function checkBootstrapServers (value: string, shown: Quoted): string | undefined {
   const entries = splitList(value)
   if (entries.length === 0) return 'is empty: set it to the host:port list of the cluster'
   const bad = entries.filter(entry => !/^\S+:[0-9]{1,5}$/.test(entry))
   if (bad.length === 0) return undefined
+  if (shown.hidden) return `entries must be host:port, and ${shown.text} has some that are not`
   return `entries must be host:port, not ${bad.map(entry => JSON.stringify(entry)).join(', ')}`
 }
 
-function checkSaslMechanism (value: string): string | undefined {
+function checkSaslMechanism (value: string, shown: Quoted): string | undefined {
   const mechanism = javaTrim(value)
   if ((SUPPORTED_SASL as readonly string[]).includes(mechanism)) return undefined
   const supported = 'kmirror supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER'
+  if (shown.hidden) return `${shown.text} is not a SASL mechanism kmirror supports (mechanism names are case-sensitive): ${supported}`
   if ((SUPPORTED_SASL as readonly string[]).includes(mechanism.toUpperCase())) {
     return `mechanism names are case-sensitive: write ${mechanism.toUpperCase()}`
   }
   if (mechanism === 'GSSAPI') return `GSSAPI (Kerberos) is not supported: ${supported}`
   if (mechanism === 'AWS_MSK_IAM') return `AWS_MSK_IAM is not supported (it needs the AWS MSK IAM Java library): ${supported}; MSK also offers SCRAM-SHA-512`
-  return `${JSON.stringify(value)} is not a SASL mechanism kmirror supports: ${supported}`
+  return `${shown.text} is not a SASL mechanism kmirror supports: ${supported}`
 }
 
-function checkStoreType (prefix: string, value: string): string | undefined {
+function checkStoreType (prefix: string, value: string, shown: Quoted): string | undefined {
   if ((STORE_TYPES as readonly string[]).includes(javaTrim(value).toUpperCase())) return undefined
-  return `${JSON.stringify(value)} stores are not supported: use JKS, PKCS12 or PEM (keytool -importkeystore -deststoretype PKCS12 converts other key stores) and set ${prefix}.type accordingly`
+  return `${shown.text} stores are not supported: use JKS, PKCS12 or PEM (keytool -importkeystore -deststoretype PKCS12 converts other key stores) and set ${prefix}.type accordingly`
 }

@@ -6,6 +6,7 @@ import {
   candidateNames, classifyKey, clientKeyOf, clusterRestUsage, flowRestUsage, isPassedToWorkers, topLevelUsage, unknownSecurityKey, Usages
 } from './key-shapes.ts'
 import type { ParsedProperties } from './properties.ts'
+import { quoteLiterally, type Quote, type Quoted } from './quoted-values.ts'
 import { defaultValue, findKey, Scopes, type KeySpec } from './schema.ts'
 import { isConnectionKey } from './resolve.ts'
 import { redactValue } from './secrets.ts'
@@ -16,18 +17,20 @@ import { javaTrim, parseConfigBoolean, splitList } from './values.ts'
 export interface ConfigWarning { key?: string, message: string }
 type Props = Readonly<Record<string, string>>
 
-export function collectWarnings (parsed: ParsedProperties, aliases: readonly string[]): ConfigWarning[] {
+/** Warnings about PARSED (values resolved); `quote` says how a message may show each value (quoted-values.ts). */
+export function collectWarnings (parsed: ParsedProperties, aliases: readonly string[], quote: Quote = quoteLiterally): ConfigWarning[] {
   const warnings = [...duplicateWarnings(parsed), ...aliasWarnings(parsed.values, aliases)]
   for (const [key, value] of Object.entries(parsed.values)) {
     const shape = classifyKey(key, aliases)
-    if (shape.kind === 'top-level') warnings.push(...topLevelWarnings(key, value, aliases))
+    const shown = quote(key, value)
+    if (shape.kind === 'top-level') warnings.push(...topLevelWarnings(key, value, shown, aliases))
     if (shape.kind === 'flow') {
-      warnings.push(...flowWarnings(key, shape.rest, shape.source, shape.target, value))
+      warnings.push(...flowWarnings(key, shape.rest, shape.source, shape.target, value, shown))
       warnings.push(...shadowedWarnings(key, shape.rest, shape.source, shape.target, parsed.values))
     }
-    if (shape.kind === 'cluster') warnings.push(...clusterWarnings(key, shape.rest, shape.alias, value, aliases))
+    if (shape.kind === 'cluster') warnings.push(...clusterWarnings(key, shape.rest, shape.alias, value, shown, aliases))
     if (shape.kind === 'flow' || shape.kind === 'cluster') warnings.push(...isolationWarnings(key, value, shape.rest))
-    warnings.push(...inlineCommentWarnings(key, value))
+    warnings.push(...inlineCommentWarnings(key, value, shown))
   }
   return warnings
 }
@@ -51,7 +54,7 @@ function aliasWarnings (values: Props, aliases: readonly string[]): ConfigWarnin
   }))
 }
 
-function topLevelWarnings (key: string, value: string, aliases: readonly string[]): ConfigWarning[] {
+function topLevelWarnings (key: string, value: string, shown: Quoted, aliases: readonly string[]): ConfigWarning[] {
   const usage = topLevelUsage(key)
   const [a = 'A', b = 'B'] = aliases
   if (usage === Usages.UNKNOWN) {
@@ -59,7 +62,7 @@ function topLevelWarnings (key: string, value: string, aliases: readonly string[
     return [{ key, message: `is not a key kmirror or MM2 knows, so it is ignored${didYouMean(suggestion)}` }]
   }
   if (usage === Usages.DROPPED) return [{ key, message: droppedMessage(key, a, b) }]
-  const warnings = specWarnings(key, findKey(key), value)
+  const warnings = specWarnings(key, findKey(key), value, shown)
   if (key === 'enabled' && parseConfigBoolean(value) === true) {
     warnings.push({ key, message: `turns on every flow that has heartbeats on (MM2 does the same): to replicate one direction only, remove it and set e.g. ${a}->${b}.enabled = true` })
   }
@@ -80,7 +83,7 @@ function droppedMessage (key: string, a: string, b: string): string {
   return `${ignored}: set it per flow, e.g. ${a}->${b}.${key}`
 }
 
-function flowWarnings (key: string, rest: string, source: string, target: string, value: string): ConfigWarning[] {
+function flowWarnings (key: string, rest: string, source: string, target: string, value: string, shown: Quoted): ConfigWarning[] {
   if (rest.startsWith('config.providers')) return [{ key, message: providersAtTopLevelOnly(rest) }]
   const usage = flowRestUsage(rest)
   const security = unknownSecurityKey(rest)
@@ -92,9 +95,9 @@ function flowWarnings (key: string, rest: string, source: string, target: string
     return [{ key, message: `is not a connector key MM2 knows, so it is ignored${didYouMean(suggestion === undefined ? undefined : `${source}->${target}.${suggestion}`)}` }]
   }
   if (usage === Usages.DROPPED) return [{ key, message: misplacedInFlowMessage(rest, source, target) }]
-  const warnings = specWarnings(key, findKey(rest) ?? clientSpec(rest), value)
+  const warnings = specWarnings(key, findKey(rest) ?? clientSpec(rest), value, shown)
   if (rest === 'enabled' && parseConfigBoolean(value) === undefined) {
-    warnings.push({ key, message: `${JSON.stringify(value)} is read as false (MM2 reads it with Boolean.parseBoolean): write true to replicate ${source}->${target}, or false` })
+    warnings.push({ key, message: `${shown.text} is read as false (MM2 reads it with Boolean.parseBoolean): write true to replicate ${source}->${target}, or false` })
   }
   return warnings
 }
@@ -112,7 +115,7 @@ function misplacedInFlowMessage (rest: string, source: string, target: string): 
   return `has no effect on clients per flow: set ${source}.${rest} / ${target}.${rest} for the clusters, or ${source}->${target}.source.cluster.${rest} / ${source}->${target}.target.cluster.${rest}`
 }
 
-function clusterWarnings (key: string, rest: string, alias: string, value: string, aliases: readonly string[]): ConfigWarning[] {
+function clusterWarnings (key: string, rest: string, alias: string, value: string, shown: Quoted, aliases: readonly string[]): ConfigWarning[] {
   if (rest.startsWith('config.providers')) return [{ key, message: providersAtTopLevelOnly(rest) }]
   const usage = clusterRestUsage(rest)
   const security = unknownSecurityKey(rest)
@@ -132,7 +135,7 @@ function clusterWarnings (key: string, rest: string, alias: string, value: strin
     const other = aliases.find(x => x !== alias) ?? 'B'
     return [{ key, message: `is read as a property of cluster ${alias}, which MM2 does not use as a connector setting: set ${alias}->${other}.${rest} for one flow, or ${rest} at top level for all` }]
   }
-  return specWarnings(key, findKey(rest) ?? clientSpec(rest), value)
+  return specWarnings(key, findKey(rest) ?? clientSpec(rest), value, shown)
 }
 
 /** MM2 builds its config providers from the top-level `config.providers*` keys only. */
@@ -155,7 +158,7 @@ function shadowedWarnings (key: string, rest: string, source: string, target: st
 }
 
 /** Keys kmirror accepts but does not use, renamed keys, and lenient enums. */
-function specWarnings (key: string, spec: KeySpec | undefined, value: string): ConfigWarning[] {
+function specWarnings (key: string, spec: KeySpec | undefined, value: string, shown: Quoted): ConfigWarning[] {
   if (spec === undefined) return []
   if (spec.ignored !== undefined && !isDefault(spec, value)) return [{ key, message: `kmirror ignores it: ${spec.ignored}` }]
   if (spec.renamedTo !== undefined) {
@@ -163,7 +166,7 @@ function specWarnings (key: string, spec: KeySpec | undefined, value: string): C
   }
   const values = spec.values ?? []
   if (spec.otherValuesMean !== undefined && !values.includes(javaTrim(value))) {
-    return [{ key, message: `${JSON.stringify(value)} is not one of ${values.join(', ')}, so it means ${spec.otherValuesMean} (as in MM2): write ${spec.otherValuesMean} to say so` }]
+    return [{ key, message: `${shown.text} is not one of ${values.join(', ')}, so it means ${spec.otherValuesMean} (as in MM2): write ${spec.otherValuesMean} to say so` }]
   }
   return []
 }
@@ -182,7 +185,8 @@ function isolationWarnings (key: string, value: string, rest: string): ConfigWar
 }
 
 /** `key = value # note`: Java keeps `# note` in the value (mm2-spec §1.1), so a topic regex silently stops matching. */
-function inlineCommentWarnings (key: string, value: string): ConfigWarning[] {
+function inlineCommentWarnings (key: string, value: string, shown: Quoted): ConfigWarning[] {
   if (!/\s#/.test(value) || key.endsWith('sasl.jaas.config')) return []
-  return [{ key, message: `its value ${JSON.stringify(redactValue(key, value))} contains " #", which is part of the value, not a comment (.properties files have no inline comments): move the comment to its own line` }]
+  const quoted = shown.hidden ? shown.text : `its value ${JSON.stringify(redactValue(key, value))}`
+  return [{ key, message: `${quoted} contains " #", which is part of the value, not a comment (.properties files have no inline comments): move the comment to its own line` }]
 }

@@ -33,15 +33,30 @@ describe('describeConfig', () => {
 })
 
 describe('describeConfig with config providers', () => {
-  it('hides every value a provider returned, whatever its key, and shows the rest', () => {
+  it('shows a setting that came from a provider as the reference it was written with, never the value', () => {
     const config = parseConfig(twoClusters(
       'config.providers = env', 'config.providers.env.class = EnvVarConfigProvider',
       'B.bootstrap.servers = ${env:KM_BOOTSTRAP}', 'A.consumer.client.rack = ${env:KM_RACK}', 'A->B.topics = orders'
     ), 'mm2.properties', { env: { KM_BOOTSTRAP: 'broker-from-env:9092', KM_RACK: 'rack-from-env' } })
     const text = describeConfig(config, selectFlows(config))
     assert.ok(!text.includes('broker-from-env') && !text.includes('rack-from-env'), text)
-    assert.match(text, /\n {2}target B: \[redacted\]\n/)
-    assert.match(text, /\n {6}client\.rack = \[redacted\]\n/)
+    assert.match(text, /\n {2}target B: \$\{env:KM_BOOTSTRAP\}\n/)
+    assert.match(text, /\n {6}client\.rack = \$\{env:KM_RACK\}\n/)
     assert.match(text, /\n {2}topics +orders\n/)
+  })
+
+  it('Given short and numeric values from providers, then validate shows their references, also inside a JAAS line', () => {
+    const config = parseConfig(twoClusters(
+      'config.providers = env', 'config.providers.env.class = EnvVarConfigProvider',
+      'A->B.replication.factor = ${env:KM_RF}', 'A->B.topics = ${env:KM_TOPICS}', 'A.ssl.key.password = ${env:KM_KEY_PW}',
+      'A.security.protocol = SASL_PLAINTEXT', 'A.sasl.mechanism = PLAIN',
+      'A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password="${env:KM_PW}";'
+    ), 'mm2.properties', { env: { KM_RF: '2', KM_TOPICS: 'ab', KM_KEY_PW: '42', KM_PW: '123456' } })
+    const text = describeConfig(config, selectFlows(config))
+    assert.match(text, /\n {2}replication\.factor +\(from replication\.factor = \$\{env:KM_RF\}\)\n/)
+    assert.match(text, /\n {2}topics +\(from topics = \$\{env:KM_TOPICS\}\)\n/)
+    assert.match(text, /\n {6}ssl\.key\.password = \$\{env:KM_KEY_PW\}\n/)
+    assert.match(text, /\n {6}sasl\.jaas\.config = org\.apache\.kafka\.common\.security\.plain\.PlainLoginModule required username="u" password="\$\{env:KM_PW\}";\n/)
+    for (const value of [' ab\n', '= 42', '123456', ' 2\n']) assert.ok(!text.includes(value), `${value} in\n${text}`)
   })
 })

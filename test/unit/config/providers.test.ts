@@ -181,7 +181,22 @@ describe('provider declarations', () => {
 
   it('names the reference when a resolved value is invalid, without showing the value', () => {
     const found = problems(['config.providers = file', FILE, `A.consumer.fetch.max.bytes = \${file:${secrets}:password}`])
-    assert.equal(problemFor(found, 'A.consumer.fetch.max.bytes').message,
-      `must be a whole number (a Java int), not "[redacted]" (the value comes from \${file:${secrets}:password})`)
+    assert.equal(problemFor(found, 'A.consumer.fetch.max.bytes').message, `must be a whole number (a Java int), not the value of \${file:${secrets}:password}`)
+  })
+
+  it('Given short and numeric provider values that are invalid, then problems and warnings show the reference, never the value', () => {
+    const env = { KM_BYTES: 'ab', KM_MIN: '-7', KM_TOPICS: 'x(', KM_MECH: 'plain', KM_ON: 'yes', KM_RESET: 'no' }
+    const found = problems(['config.providers = env', ENV, 'A.consumer.fetch.max.bytes = ${env:KM_BYTES}', 'B.consumer.fetch.max.bytes = ${env:KM_MIN}',
+      'A->B.topics = ${env:KM_TOPICS}, orders', 'A.sasl.mechanism = ${env:KM_MECH}'], env)
+    assert.deepEqual(found.map(p => [p.key, p.message]), [
+      ['A.consumer.fetch.max.bytes', 'must be a whole number (a Java int), not the value of ${env:KM_BYTES}'],
+      ['B.consumer.fetch.max.bytes', 'must be at least 0, not the value of ${env:KM_MIN}'],
+      ['A->B.topics', 'the value of "${env:KM_TOPICS}, orders" is not a list of valid Java regular expressions: fix that value'],
+      ['A.sasl.mechanism', 'the value of ${env:KM_MECH} is not a SASL mechanism kmirror supports (mechanism names are case-sensitive): kmirror supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER']
+    ])
+    const config = load(['config.providers = env', ENV, 'B->A.enabled = ${env:KM_ON}', 'A.consumer.auto.offset.reset = ${env:KM_RESET}'], env)
+    assert.deepEqual(warningsFor(config, 'B->A.enabled'), ['the value of ${env:KM_ON} is read as false (MM2 reads it with Boolean.parseBoolean): write true to replicate B->A, or false'])
+    assert.match(warningsFor(config, 'A.consumer.auto.offset.reset')[0] ?? '', /^the value of \$\{env:KM_RESET\} is not one of earliest, latest, so it means earliest/)
+    assert.ok(!JSON.stringify([found, config.warnings]).match(/"ab"|-7|x\(|"plain"|"yes"|"no"/))
   })
 })
