@@ -6,6 +6,7 @@
  */
 import { existsSync } from 'node:fs'
 import { posix } from 'node:path'
+import { javaSplitAtCommas } from './values.ts'
 
 export class AllowedPaths {
   readonly #paths: readonly string[]
@@ -44,11 +45,4 @@ export class AllowedPaths {
 function normalize (path: string): string {
   const normalized = posix.normalize(path)
   return normalized.length > 1 && normalized.endsWith('/') ? normalized.slice(0, -1) : normalized
-}
-
-/** Java's `String.split(",")`: trailing empty entries are dropped. */
-function javaSplitAtCommas (value: string): string[] {
-  const parts = value.split(',')
-  while (parts.length > 0 && parts.at(-1) === '') parts.pop()
-  return parts
 }

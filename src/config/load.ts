@@ -74,8 +74,9 @@ function encodingWarnings (bytes: Buffer): ConfigWarning[] {
 
 function buildConfig (text: string, sourceFile: string, extraWarnings: readonly ConfigWarning[], options: ParseOptions): KmirrorConfig {
   const parsed = parseProperties(text)
-  const { aliases, problems } = readClusters(parsed.values)
   const resolved = resolveReferences(parsed, options.env)
+  // MM2 reads `clusters` resolved too (MirrorMakerConfig is an AbstractConfig).
+  const { aliases, problems } = readClusters(resolved.values)
   const secrets = secretValues(resolved.values, resolved.provided)
   const redactor = new Redactor(secrets)
   // A value from a config provider is shown as the reference it was written with, never as the value.

@@ -26,12 +26,23 @@ export const ProviderClasses = {
   DIRECTORY: `${PACKAGE}DirectoryConfigProvider`,
   ENV: `${PACKAGE}EnvVarConfigProvider`
 } as const
-type ProviderClass = (typeof ProviderClasses)[keyof typeof ProviderClasses]
+export type ProviderClass = (typeof ProviderClasses)[keyof typeof ProviderClasses]
 
 const PARAMS: Readonly<Record<ProviderClass, readonly string[]>> = {
   [ProviderClasses.FILE]: ['allowed.paths'],
   [ProviderClasses.DIRECTORY]: ['allowed.paths'],
   [ProviderClasses.ENV]: ['allowlist.pattern']
+}
+
+/** What a parameter's value must be, for messages that cannot show the value (it came from a reference). */
+export const PARAM_FORMATS: Readonly<Record<string, string>> = {
+  'allowed.paths': 'a comma-separated list of absolute paths that exist, without spaces around the commas',
+  'allowlist.pattern': 'a Java regular expression'
+}
+
+/** The parameters kmirror knows for the class: the others are ignored (with a warning). */
+export function knownParams (className: ProviderClass): readonly string[] {
+  return PARAMS[className]
 }
 
 /**
@@ -58,32 +69,36 @@ export interface ProviderSetup {
   readonly provider?: ConfigProvider
   /** Problems with the parameters, as [key, message]. */
   readonly problems: ReadonlyArray<readonly [string, string]>
-  readonly warnings: ReadonlyArray<readonly [string, string]>
 }
 
 /** Configures one provider from its `config.providers.<name>.param.*` keys, as `configure(params)` does in Kafka. */
 export function createProvider (name: string, className: ProviderClass, values: Readonly<Record<string, string>>, env: Readonly<Record<string, string | undefined>>): ProviderSetup {
   const prefix = `config.providers.${name}.param.`
   const params = stripPrefix(values, prefix)
-  const known = PARAMS[className]
-  const simple = className.slice(PACKAGE.length)
-  const warnings = Object.keys(params).filter(param => !known.includes(param)).map(param => [
-    `${prefix}${param}`,
-    `is not a parameter of ${simple}, so it is ignored${didYouMean(suggestParam(param, known, prefix))}`
-  ] as const)
   const problems: Array<readonly [string, string]> = []
   if (className === ProviderClasses.ENV) {
     const pattern = params['allowlist.pattern']
-    if (pattern === undefined) return { provider: new EnvVarProvider(name, null, env), problems, warnings }
+    if (pattern === undefined) return { provider: new EnvVarProvider(name, null, env), problems }
     const regex = compileAllowlist(pattern, `${prefix}allowlist.pattern`, problems)
-    return { provider: regex === undefined ? undefined : new EnvVarProvider(name, { regex, pattern }, env), problems, warnings }
+    return { provider: regex === undefined ? undefined : new EnvVarProvider(name, { regex, pattern }, env), problems }
   }
   const allowed = AllowedPaths.parse(params['allowed.paths'])
   if (allowed.problems.length > 0) {
-    return { problems: allowed.problems.map(problem => [`${prefix}allowed.paths`, problem] as const), warnings }
+    return { problems: allowed.problems.map(problem => [`${prefix}allowed.paths`, problem] as const) }
   }
   const provider = className === ProviderClasses.FILE ? new FileProvider(name, allowed.paths) : new DirectoryProvider(name, allowed.paths)
-  return { provider, problems, warnings }
+  return { provider, problems }
+}
+
+/** `config.providers.<name>.param.*` keys the class does not have: Kafka passes them on, and the class ignores them. */
+export function unknownParamWarnings (name: string, className: ProviderClass, values: Readonly<Record<string, string>>): Array<readonly [string, string]> {
+  const prefix = `config.providers.${name}.param.`
+  const known = PARAMS[className]
+  const simple = className.slice(PACKAGE.length)
+  return Object.keys(stripPrefix(values, prefix)).filter(param => !known.includes(param)).map(param => [
+    `${prefix}${param}`,
+    `is not a parameter of ${simple}, so it is ignored${didYouMean(suggestParam(param, known, prefix))}`
+  ] as const)
 }
 
 function suggestParam (param: string, known: readonly string[], prefix: string): string | undefined {

@@ -20,6 +20,13 @@ export function splitList (value: string): string[] {
   return trimmed === '' ? [] : trimmed.split(COMMA_WITH_WHITESPACE)
 }
 
+/** Java's `String.split(",")`: nothing trimmed, trailing empty entries dropped (`a, b,` → `a`, ` b`). */
+export function javaSplitAtCommas (value: string): string[] {
+  const parts = value.split(',')
+  while (parts.length > 0 && parts.at(-1) === '') parts.pop()
+  return parts
+}
+
 /** ConfigDef BOOLEAN: "true" or "false" in any case after trimming; anything else is invalid (undefined). */
 export function parseConfigBoolean (value: string): boolean | undefined {
   const lower = javaTrim(value).toLowerCase()

@@ -171,7 +171,7 @@ describe('provider declarations', () => {
     assert.deepEqual(warningsFor(config, 'config.providers.x.class'), ['declares provider x, which is not listed in config.providers, so it is not used: add it to config.providers'])
     assert.match(warningsFor(config, 'A.config.providers')[0] ?? '', /^has no effect: config providers are declared at top level only/)
     assert.match(warningsFor(config, 'A->B.config.providers.file.class')[0] ?? '', /write config\.providers\.file\.class without the prefix$/)
-    assert.deepEqual(warningsFor(config, 'config.providers.y.param.z'), ['line 11: MM2 reads this key before it resolves references, so ${env:X} is used as written'])
+    assert.deepEqual(warningsFor(config, 'config.providers.y.param.z'), ['is a parameter of provider y, which is not listed in config.providers, so it is not used'])
   })
 
   it('resolves each path once and every reference in a value, keeping the text around them', () => {
@@ -198,5 +198,70 @@ describe('provider declarations', () => {
     assert.deepEqual(warningsFor(config, 'B->A.enabled'), ['the value of ${env:KM_ON} is read as false (MM2 reads it with Boolean.parseBoolean): write true to replicate B->A, or false'])
     assert.match(warningsFor(config, 'A.consumer.auto.offset.reset')[0] ?? '', /^the value of \$\{env:KM_RESET\} is not one of earliest, latest, so it means earliest/)
     assert.ok(!JSON.stringify([found, config.warnings]).match(/"ab"|-7|x\(|"plain"|"yes"|"no"/))
+  })
+})
+
+describe('what MM2 resolves before the flows: clusters and provider parameters', () => {
+  const parseText = (lines: readonly string[], env: Record<string, string>): KmirrorConfig => parseConfig(lines.join('\n'), 'mm2.properties', { env })
+  const rejected = (lines: readonly string[], env: Record<string, string>): readonly ConfigProblem[] => {
+    try {
+      parseText(lines, env)
+    } catch (err) {
+      assert.ok(err instanceof ConfigError, String(err))
+      return err.problems
+    }
+    assert.fail('expected the configuration to be rejected')
+  }
+  const CLUSTERS = ['A.bootstrap.servers = a1:9092', 'B.bootstrap.servers = b1:9092', 'A->B.enabled = true']
+
+  it('Given clusters from a reference, then the aliases are the resolved list, shown in messages as they are', () => {
+    const config = parseText(['config.providers = env', ENV, 'clusters = ${env:KM_CLUSTERS}', ...CLUSTERS], { KM_CLUSTERS: 'A, B' })
+    assert.deepEqual(config.clusters, ['A', 'B'])
+    assert.deepEqual(config.flows.map(flow => flow.name), ['A->B', 'B->A'])
+    assert.deepEqual(config.secrets.certain, [])
+  })
+
+  it('Given a provider parameter from another provider\'s reference, then the provider is configured with the resolved value', () => {
+    // `config.providers = env, file`: MM2 creates " file" (with its space) in neither step 1 nor with a class, so
+    // its parameters are resolved by env before file is configured
+    const config = parseText(['config.providers = env, file', ENV, FILE, 'config.providers.file.param.allowed.paths = ${env:KM_DIRS}',
+      'clusters = A, B', ...CLUSTERS, `A->B.topics = \${file:${secrets}:user}`], { KM_DIRS: root })
+    assert.deepEqual(flowOf(config, 'A->B').topics, ['alice'])
+    const found = rejected(['config.providers = env, file', ENV, FILE, 'config.providers.file.param.allowed.paths = ${env:KM_DIRS}',
+      'clusters = A, B', ...CLUSTERS, 'A->B.topics = ${file:/etc/passwd:root}'], { KM_DIRS: root })
+    assert.match(problemFor(found, 'A->B.topics').message, /is outside config\.providers\.file\.param\.allowed\.paths/)
+  })
+
+  it('Given a parameter whose resolved value is invalid, then the problem names the reference, not the value', () => {
+    const found = rejected(['config.providers = env, file', ENV, FILE, 'config.providers.file.param.allowed.paths = ${env:KM_DIRS}',
+      'clusters = A, B', ...CLUSTERS], { KM_DIRS: 'relative/dir' })
+    assert.deepEqual(found, [{
+      key: 'config.providers.file.param.allowed.paths',
+      message: 'line 4: the value of ${env:KM_DIRS} is not valid: it must be a comma-separated list of absolute paths that exist, without spaces around the commas'
+    }])
+  })
+
+  it('Given a reference in the parameter of a provider MM2 configures before resolving anything, then it is a problem, as MM2 fails to start on it', () => {
+    const found = rejected(['config.providers = env,file', ENV, FILE, 'config.providers.file.param.allowed.paths = ${env:KM_DIRS}',
+      'config.providers.env.param.allowlist.pattern = ${env:KM_PATTERN}', 'clusters = A, B', ...CLUSTERS], { KM_DIRS: root, KM_PATTERN: 'KM_.*' })
+    assert.deepEqual(found.map(p => p.message), [
+      'line 5: ${env:KM_PATTERN}: MM2 configures provider env with its parameters as written, before it resolves any reference, and would fail to start on this one: write the value itself',
+      'line 4: ${env:KM_DIRS}: MM2 configures provider file with its parameters as written, before it resolves any reference, and would fail to start on this one: write the value itself'
+    ])
+  })
+
+  it('Given "file, env", then kmirror trims the names, and warns where MM2 would not find " env" (clusters and parameters)', () => {
+    const config = parseText(['config.providers = file, env', FILE, ENV, 'clusters = ${env:KM_CLUSTERS}', ...CLUSTERS, 'A->B.topics = ${env:KM_TOPICS}'],
+      { KM_CLUSTERS: 'A,B', KM_TOPICS: 'orders' })
+    assert.deepEqual(config.clusters, ['A', 'B'])
+    assert.deepEqual(flowOf(config, 'A->B').topics, ['orders'])
+    assert.deepEqual(warningsFor(config, 'config.providers'), [
+      'lists " env" with spaces around the name: MM2 resolves clusters and the provider parameters with providers named exactly as config.providers splits at commas, so it would not find " env" for ${env:KM_CLUSTERS} in clusters (kmirror trims the names): write config.providers = file,env'
+    ])
+  })
+
+  it('reads the provider names and classes as written, warning about a reference there', () => {
+    const found = rejected(['config.providers = env', 'config.providers.env.class = ${env:KM_CLASS}', 'clusters = A, B', ...CLUSTERS], { KM_CLASS: 'EnvVar' })
+    assert.match(problemFor(found, 'config.providers.env.class').message, /^line 2: "\$\{env:KM_CLASS\}" is not a config provider kmirror has/)
   })
 })
