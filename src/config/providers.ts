@@ -147,7 +147,9 @@ class FileProvider implements ConfigProvider {
     if (typeof file === 'string') return { problem: file }
     const value = file[key]
     if (value !== undefined) return { value }
-    return { problem: `${allowed.path} has no key ${key}${didYouMean(closest(key, Object.keys(file)))}: add it to the file or fix the key` }
+    // No "did you mean": the file's keys are not shown. A file holding only a password on one line is read as a
+    // key without value, so a near miss would print the password.
+    return { problem: `${allowed.path} has no key ${key}: add it to the file as ${key}=... (a properties file; a file holding only the secret needs \${directory:...} instead) or fix the key` }
   }
 }
 

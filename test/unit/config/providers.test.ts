@@ -81,9 +81,18 @@ describe('FileConfigProvider', () => {
       'B.ssl.key.password = ${file:password}'])
     assert.equal(problemFor(found, 'A.sasl.jaas.config').message,
       `line 7: \${file:${join(root, 'nope.properties')}:password}: ${join(root, 'nope.properties')} cannot be read (no such file or directory): check the path and its permissions`)
-    assert.equal(problemFor(found, 'A->B.topics').message, `line 8: \${file:${secrets}:pasword}: ${secrets} has no key pasword (did you mean password?): add it to the file or fix the key`)
+    assert.equal(problemFor(found, 'A->B.topics').message, `line 8: \${file:${secrets}:pasword}: ${secrets} has no key pasword: add it to the file as pasword=... (a properties file; a file holding only the secret needs \${directory:...} instead) or fix the key`)
     assert.equal(problemFor(found, 'B.ssl.key.password').message, 'line 9: ${file:password}: has no file path: write ${file:/path/to/file.properties:password}')
     assert.ok(!JSON.stringify(found).includes('file-pass'))
+  })
+
+  it('Given a file holding only a password on one line, when a reference misses its key, then the problem never suggests the file\'s keys (the password)', () => {
+    const file = join(root, 'password-only.txt')
+    writeFileSync(file, 'passw0rd\n')
+    const found = problems(['config.providers = file', FILE, `A.ssl.key.password = \${file:${file}:password}`])
+    assert.equal(problemFor(found, 'A.ssl.key.password').message,
+      `line 7: \${file:${file}:password}: ${file} has no key password: add it to the file as password=... (a properties file; a file holding only the secret needs \${directory:...} instead) or fix the key`)
+    assert.ok(!JSON.stringify(found).includes('passw0rd'))
   })
 
   it('refuses a path outside allowed.paths, also one that leaves it with "..", and accepts one inside', () => {
