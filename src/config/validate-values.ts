@@ -62,7 +62,7 @@ function roleOfPrefix (prefix: string): ClientRoleName | undefined {
  */
 export function checkValue (spec: KeySpec, value: string, shown: Quoted = { text: JSON.stringify(value), hidden: false }): string | undefined {
   const special = SPECIAL_CHECKS[spec.name]
-  if (special !== undefined) return special(value, shown)
+  if (special !== undefined) return special(value, shown, spec)
   if (spec.regexList === true) return checkRegexList(value, shown)
   switch (spec.type) {
     case KeyTypes.BOOLEAN: return checkBoolean(spec, value, shown)
@@ -114,7 +114,7 @@ function checkRegexList (value: string, shown: Quoted): string | undefined {
   }
 }
 
-const SPECIAL_CHECKS: Readonly<Record<string, (value: string, shown: Quoted) => string | undefined>> = {
+const SPECIAL_CHECKS: Readonly<Record<string, (value: string, shown: Quoted, spec: KeySpec) => string | undefined>> = {
   'replication.policy.class': (value, shown) => normalizePolicyClass(value) === undefined
     ? `custom replication policy classes are not supported (${shown.text}): use org.apache.kafka.connect.mirror.DefaultReplicationPolicy or org.apache.kafka.connect.mirror.IdentityReplicationPolicy`
     : undefined,
@@ -122,6 +122,7 @@ const SPECIAL_CHECKS: Readonly<Record<string, (value: string, shown: Quoted) => 
     ? 'must not be empty: remove the key to use the default "."'
     : undefined,
   'bootstrap.servers': checkBootstrapServers,
+  'request.timeout.ms': checkRequestTimeout,
   'sasl.mechanism': checkSaslMechanism,
   'ssl.truststore.type': (value, shown) => checkStoreType('ssl.truststore', value, shown),
   'ssl.keystore.type': (value, shown) => checkStoreType('ssl.keystore', value, shown)
@@ -134,6 +135,12 @@ function checkBootstrapServers (value: string, shown: Quoted): string | undefine
   if (bad.length === 0) return undefined
   if (shown.hidden) return `entries must be host:port, and ${shown.text} has some that are not`
   return `entries must be host:port, not ${bad.map(entry => JSON.stringify(entry)).join(', ')}`
+}
+
+/** Java accepts 0, and then every request that is not answered within the millisecond it was sent times out. */
+function checkRequestTimeout (value: string, shown: Quoted, spec: KeySpec): string | undefined {
+  if (parseJavaInteger(value, IntegerWidths.INT) !== 0) return checkInteger(spec, value, shown)
+  return `must be at least 1, not ${shown.hidden ? shown.text : 0}: the Java client accepts 0 but then times out every request it sends, so kmirror refuses it (the default is ${spec.default ?? '30000'})`
 }
 
 function checkSaslMechanism (value: string, shown: Quoted): string | undefined {

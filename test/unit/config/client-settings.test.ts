@@ -20,12 +20,21 @@ describe('client keys of the data path are validated where they are written', ()
       'A->B.source.consumer.max.partition.fetch.bytes': 'must be at least 0, not -1',
       'A->B.consumer.fetch.max.wait.ms': 'must be a whole number (a Java int), not "1.5"',
       'B.producer.max.request.size': 'must be a whole number (a Java int), not "1MB"',
-      'A->B.producer.override.request.timeout.ms': 'must be at least 0, not -5',
+      'A->B.producer.override.request.timeout.ms': 'must be at least 1, not -5',
       'B.admin.retry.backoff.ms': 'must be a whole number (a Java long), not "soon"',
       'A.consumer.socket.connection.setup.timeout.ms': 'must be at least 0, not -1',
       'B.producer.max.in.flight.requests.per.connection': 'must be at least 1, not 0',
       'A->B.target.producer.request.timeout.ms': 'must be a whole number (a Java int), not "99999999999"'
     })
+  })
+
+  it('Given request.timeout.ms = 0, which Java accepts but cannot work with, then it is refused for every role, and the runtime never reads 0', () => {
+    const problems = problemsOf(twoClusters('A.consumer.request.timeout.ms = 0', 'B.producer.request.timeout.ms = 0', 'A->B.source.admin.request.timeout.ms = 0'))
+    const because = 'must be at least 1, not 0: the Java client accepts 0 but then times out every request it sends, so kmirror refuses it (the default is 30000)'
+    assert.deepEqual(Object.fromEntries(problems.map(p => [p.key, p.message])), {
+      'A.consumer.request.timeout.ms': because, 'B.producer.request.timeout.ms': because, 'A->B.source.admin.request.timeout.ms': because
+    })
+    assert.equal(clientInt(flowOf(parse(twoClusters('B.producer.request.timeout.ms = 1')), 'A->B').target.producer, 'request.timeout.ms'), 1)
   })
 
   it('rejects isolation.level and compression.type values the Java client rejects (case-sensitive, trimmed)', () => {
