@@ -136,8 +136,8 @@ function escapeRegExp (text: string): string {
 }
 
 /**
- * The process's redactor. Loading a configuration file (`loadConfig`) adds its secrets; the CLI's output
- * streams, the logger and the HTTP endpoint redact with it.
+ * The process's redactor. The CLI adds the secrets of the configuration it loads (cli/config-input.ts); its
+ * output streams, the logger and the HTTP endpoint redact with it.
  */
 export const processRedactor = new Redactor()
 

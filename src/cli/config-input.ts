@@ -6,6 +6,7 @@ import { loadConfig } from '../config/load.ts'
 import type { KmirrorConfig } from '../config/types.ts'
 import { ConfigError, ExitCodes } from '../errors.ts'
 import { prepareClientSecurity } from '../kafka/client-security.ts'
+import { processRedactor } from '../redactor.ts'
 
 export type Loaded<T> = { readonly ok: true, readonly value: T } | { readonly ok: false, readonly exitCode: number }
 
@@ -21,11 +22,13 @@ export function loadInput<T> (load: () => T): Loaded<T> {
 }
 
 /**
- * loadConfig, then the security settings of every cluster a flow can reach (key and trust stores opened, SASL
- * and OAuth settings checked), so a wrong password or an unreadable store is a ConfigError before any connection.
+ * loadConfig, whose secrets the process's redactor hides from then on in everything kmirror prints, then the
+ * security settings of every cluster a flow can reach (key and trust stores opened, SASL and OAuth settings
+ * checked), so a wrong password or an unreadable store is a ConfigError before any connection.
  */
 export function loadCheckedConfig (file: string): KmirrorConfig {
   const config = loadConfig(file)
+  processRedactor.add(config.secrets)
   const clusters = config.flows.flatMap(flow => [flow.source, flow.target]).filter(cluster => cluster.bootstrapServers.length > 0)
   const problems = prepareClientSecurity(clusters)
   if (problems.length > 0) throw new ConfigError(problems, config.sourceFile)

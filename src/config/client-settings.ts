@@ -12,7 +12,7 @@ const WIDTHS = { [KeyTypes.SHORT]: IntegerWidths.SHORT, [KeyTypes.INT]: IntegerW
 
 /** A numeric client setting (`fetch.max.bytes`, `request.timeout.ms`, ...). */
 export function clientInt (props: ClientProps, key: string): number {
-  const spec = clientSpec(key)
+  const spec = roleSettingSpec(key)
   const width = WIDTHS[spec.type as keyof typeof WIDTHS]
   if (width === undefined) throw internal(`${key} is not a numeric client setting`)
   const value = parseJavaInteger(props[key] ?? spec.default ?? '', width)
@@ -22,7 +22,7 @@ export function clientInt (props: ClientProps, key: string): number {
 
 /** A choice among the schema's values (`isolation.level`, `compression.type`), or undefined when not set and without default. */
 export function clientChoice (props: ClientProps, key: string): string | undefined {
-  const spec = clientSpec(key)
+  const spec = roleSettingSpec(key)
   if (spec.type !== KeyTypes.ENUM) throw internal(`${key} is not a client setting with a list of values`)
   const written = props[key]
   if (written === undefined) return spec.default ?? undefined
@@ -48,7 +48,8 @@ export function startPosition (consumer: ClientProps): 'earliest' | 'latest' {
   return clientChoice(consumer, 'auto.offset.reset') === 'latest' ? 'latest' : 'earliest'
 }
 
-function clientSpec (key: string): KeySpec {
+/** The schema entry of a client-role setting the runtime reads (validated before, so only a programmer can miss). */
+function roleSettingSpec (key: string): KeySpec {
   const spec = findKey(key)
   if (spec?.scope !== Scopes.CLIENT_ROLE) throw internal(`${key} is not a client setting of the schema`)
   return spec

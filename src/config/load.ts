@@ -4,9 +4,10 @@
  */
 import { readFileSync } from 'node:fs'
 import { ConfigError, type ConfigProblem } from '../errors.ts'
-import { processRedactor, Redactor } from '../redactor.ts'
+import { Redactor } from '../redactor.ts'
 import { buildFlows } from './flows.ts'
 import { parseProperties } from './properties.ts'
+import { errnoCode } from './providers.ts'
 import { quoteWith } from './quoted-values.ts'
 import { resolveReferences, type ResolvedProperties } from './resolve-references.ts'
 import { secretValues } from './secrets.ts'
@@ -30,21 +31,15 @@ export function parseConfig (text: string, sourceFile: string, options: ParseOpt
 }
 
 /**
- * Reads and parses an mm2.properties file, and adds its secrets to the process's redactor (so that nothing
- * kmirror prints afterwards shows them). Throws ConfigError, also when the file cannot be read.
+ * Reads and parses an mm2.properties file. Throws ConfigError, also when the file cannot be read. The caller
+ * hands `secrets` to whatever prints (the CLI: the process's redactor, cli/config-input.ts).
  */
 export function loadConfig (path: string): KmirrorConfig {
-  const config = readConfigFile(path)
-  processRedactor.add(config.secrets)
-  return config
-}
-
-function readConfigFile (path: string): KmirrorConfig {
   let bytes: Buffer
   try {
     bytes = readFileSync(path)
   } catch (cause) {
-    const reason = (cause as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (cause as Error).message
+    const reason = errnoCode(cause) === 'ENOENT' ? 'no such file' : (cause instanceof Error ? cause.message : String(cause))
     const error = new ConfigError([{ message: `cannot read ${path} (${reason}): check the path and its permissions` }], path)
     error.cause = cause
     throw error

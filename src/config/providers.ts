@@ -242,10 +242,15 @@ class EnvVarProvider implements ConfigProvider {
 }
 
 function fileError (err: unknown): string {
-  const code = (err as NodeJS.ErrnoException).code
+  const code = errnoCode(err)
   if (code === 'ENOENT') return 'no such file or directory'
   if (code === 'EACCES' || code === 'EPERM') return 'permission denied'
   if (code === 'EISDIR') return 'it is a directory'
   if (code === 'ENOTDIR') return 'not a directory'
-  return code ?? (err as Error).message
+  return code ?? (err instanceof Error ? err.message : String(err))
+}
+
+/** The `code` of a Node file-system error (`ENOENT`, ...), if ERR is one. */
+export function errnoCode (err: unknown): string | undefined {
+  return err instanceof Error && 'code' in err && typeof err.code === 'string' ? err.code : undefined
 }
