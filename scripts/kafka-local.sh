@@ -113,6 +113,8 @@ PROPS
     auth_server_properties "$dir" "$port"
   elif [ "$mode" = sasl ]; then
     local jaas="org.apache.kafka.common.security.plain.PlainLoginModule required username=\"$SASL_ADMIN_USER\" password=\"$SASL_ADMIN_PASS\" user_$SASL_ADMIN_USER=\"$SASL_ADMIN_PASS\""
+    # Super user "quoted", password q"uo\te d%2F/pw: escaped for JAAS (\" \\), then for the .properties file.
+    local quoted='user_quoted="q\\\"uo\\\\te d%2F/pw"'
     cat <<PROPS
 listeners=SASL_PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
 advertised.listeners=SASL_PLAINTEXT://127.0.0.1:$port
@@ -121,10 +123,10 @@ listener.security.protocol.map=SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLA
 sasl.enabled.mechanisms=PLAIN
 sasl.mechanism.inter.broker.protocol=PLAIN
 sasl.mechanism.controller.protocol=PLAIN
-listener.name.sasl_plaintext.plain.sasl.jaas.config=$jaas user_alice="alice-secret" user_bob="bob-secret";
+listener.name.sasl_plaintext.plain.sasl.jaas.config=$jaas user_alice="alice-secret" user_bob="bob-secret" $quoted;
 listener.name.controller.plain.sasl.jaas.config=$jaas;
 authorizer.class.name=org.apache.kafka.metadata.authorizer.StandardAuthorizer
-super.users=User:$SASL_ADMIN_USER
+super.users=User:$SASL_ADMIN_USER;User:quoted
 allow.everyone.if.no.acl.found=false
 PROPS
   else
