@@ -9,6 +9,11 @@ export const ErrorCodes = {
   USAGE: 'KMIRROR_ERR_USAGE',
   /** A cluster could not be reached or refused the connection (bootstrap, authentication). */
   CLUSTER_UNREACHABLE: 'KMIRROR_ERR_CLUSTER_UNREACHABLE',
+  /**
+   * A broker speaks no version kmirror can use of an API it needs: it is older than Kafka 2.1, kmirror's floor.
+   * Not retried; exit code 3 at start.
+   */
+  BROKER_INCOMPATIBLE: 'KMIRROR_ERR_BROKER_INCOMPATIBLE',
   /** A topic (remote or internal) could not be created or is incompatible with what kmirror needs. */
   TOPIC_CREATE: 'KMIRROR_ERR_TOPIC_CREATE',
   /** A topic config change on the target was refused (invalid value, policy). The other topics keep syncing. */

@@ -8,7 +8,9 @@ import { pino, type DestinationStream, type Logger } from 'pino'
 export type { Logger }
 
 export function createLogger (level: string = process.env['KMIRROR_LOG_LEVEL'] ?? 'info'): Logger {
-  return pino({ level, base: { name: 'kmirror' } }, stderrSync())
+  // errWithCause: a wrapped error's cause is logged as its own object; the default serializer appends every
+  // cause's message to the message, so a message that already names its cause read twice.
+  return pino({ level, base: { name: 'kmirror' }, serializers: { err: pino.stdSerializers.errWithCause } }, stderrSync())
 }
 
 /** A logger that drops everything, for unit tests and library use. */

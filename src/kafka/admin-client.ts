@@ -1,16 +1,22 @@
 /**
  * The admin operations kmirror needs, over the Kafka library's Admin client.
  */
-import { Admin, metadataV12, AclOperations, AclPermissionTypes, ConfigResourceTypes, ConfigSources, IncrementalAlterConfigOperationTypes, ResourcePatternTypes } from '@platformatic/kafka'
+import { Admin, AclOperations, AclPermissionTypes, ConfigResourceTypes, ConfigSources, IncrementalAlterConfigOperationTypes, ResourcePatternTypes } from '@platformatic/kafka'
 import { fromLibraryAcl, toLibraryAcl, type AclBinding, type AclResourceType } from './acls.ts'
 import { GroupAdmin } from './group-admin.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { kafkaErrorNames, toKmirrorError } from './errors.ts'
+import { MetadataApi } from './protocol/metadata.ts'
+import { sendRequest } from './protocol/negotiation.ts'
+
+/** The id of a topic on a broker without topic ids (before Kafka 2.8), as the library reports it too. */
+const NO_TOPIC_ID = '00000000-0000-0000-0000-000000000000'
 
 export interface TopicDescription {
   readonly name: string
+  /** All zeros on brokers without topic ids (before Kafka 2.8). */
   readonly id: string
   readonly partitions: number
 }
@@ -82,12 +88,11 @@ export class AdminClient {
       const connections = await this.#admin.connectToBrokers()
       const connection = connections.values().next().value
       if (connection === undefined) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `no broker of ${this.#label} could be reached`, { retriable: true })
-      const response = await metadataV12.api.async(connection, null, false, false)
+      const response = await sendRequest(connection, MetadataApi, { topics: null }, this.#label)
       const out = new Map<string, TopicDescription>()
-      for (const topic of response.topics) {
-        const name = topic.name
-        if (typeof name !== 'string' || topic.isInternal || topic.errorCode !== 0) continue
-        out.set(name, { name, id: topic.topicId, partitions: topic.partitions.length })
+      for (const topic of response.topics.values()) {
+        if (topic.isInternal || topic.errorCode !== 0) continue
+        out.set(topic.name, { name: topic.name, id: topic.id ?? NO_TOPIC_ID, partitions: topic.partitions.length })
       }
       return out
     })

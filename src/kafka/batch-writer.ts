@@ -22,12 +22,17 @@
  *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
  */
 import { setTimeout as delay } from 'node:timers/promises'
-import { ConnectionPool, initProducerIdV5, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
+import { ConnectionPool, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
-import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, toKmirrorError } from './errors.ts'
-import { rawLeaderProbe, rawMetadata, rawProduce, type RawMetadata, type RawProduceResponse, type RawProduceTopic } from './protocol/raw-apis.ts'
+import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { InitProducerIdApi } from './protocol/init-producer-id.ts'
+import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
+import { MetadataApi, partitionLeaders } from './protocol/metadata.ts'
+import { sendRequest } from './protocol/negotiation.ts'
+import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { partitionKey } from './record-fetcher.ts'
 import { groupBy } from '../collections.ts'
@@ -66,6 +71,14 @@ export interface BatchWriterOptions {
   /** A request is closed once its batches reach this many bytes (a single larger batch still goes alone). */
   readonly maxRequestBytes: number
   readonly timeoutMs: number
+  /** Names the cluster in messages, e.g. "cluster B"; the client id when not given. */
+  readonly cluster?: string
+}
+
+/** The target's brokers and, per asked topic that exists, each partition's leader (-1 while it has none). */
+interface TargetMetadata {
+  readonly brokers: Map<number, Broker>
+  readonly leaders: Map<string, number[]>
 }
 
 /** Errors that say the batch itself is unacceptable as it is, rather than the moment. */
@@ -102,6 +115,7 @@ export class BatchWriter {
   readonly #pool: ConnectionPool
   readonly #options: BatchWriterOptions
   readonly #clientId: string
+  readonly #cluster: string
   #producer: ProducerIdentity | null = null
   readonly #throttledUntil = new Map<number, number>()
   readonly #sequences = new Map<string, number>()
@@ -109,8 +123,9 @@ export class BatchWriter {
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions) {
     const connect = toConnectOptions(props, clientId)
     this.#clientId = clientId
+    this.#cluster = options.cluster ?? clientId
     this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
-    this.#bootstrap = connect.bootstrapBrokers.map(toBroker)
+    this.#bootstrap = connect.bootstrapBrokers.map(parseBrokerAddress)
     this.#brokers = this.#bootstrap
     this.#pool = new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
   }
@@ -217,7 +232,7 @@ export class BatchWriter {
     const failed = new Set<number>()
     const deferred = new Set<number>()
     type Entry = { write: number, batch: number, sequence: number }
-    const inFlight: { sent: Promise<RawProduceResponse | Error>, entries: Entry[] }[] = []
+    const inFlight: { sent: Promise<ProduceResponse | Error>, entries: Entry[] }[] = []
     const settle = async (): Promise<void> => {
       const { sent, entries } = inFlight.shift()!
       const response = await sent
@@ -288,8 +303,9 @@ export class BatchWriter {
         bytes += bytesOut.length
       }
       if (entries.length === 0) break
-      const request: RawProduceTopic[] = [...topics.values()]
-      inFlight.push({ sent: rawProduce(connection, ProduceAcks.ALL, this.#options.timeoutMs, request).catch((err: unknown) => err instanceof Error ? err : new Error(String(err))), entries })
+      const request = { acks: ProduceAcks.ALL, timeoutMs: this.#options.timeoutMs, topics: [...topics.values()] as ProduceTopic[] }
+      const sent = sendRequest(connection, ProduceApi, request, this.#cluster).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
+      inFlight.push({ sent, entries })
       if (inFlight.length >= this.#options.maxInFlight) await settle()
     }
     while (inFlight.length > 0) await settle()
@@ -315,7 +331,7 @@ export class BatchWriter {
       const { brokers, byLeader } = await this.#byLeader(writes, w => w)
       const ready: PartitionWrite[] = []
       await Promise.all([...byLeader].map(async ([node, list]) => {
-        const errors = await rawLeaderProbe(await this.#pool.get(brokers.get(node)!), list)
+        const errors = await this.#probeLeader(await this.#pool.get(brokers.get(node)!), list)
         for (const w of list) if (errors.get(partitionKey(w.topic, w.partition)) === 0) ready.push(w)
       }))
       return ready
@@ -333,7 +349,7 @@ export class BatchWriter {
     const metadata = await this.#metadata([...new Set(items.map(i => partitionOf(i).topic))])
     const leaderOf = (item: T): number => {
       const w = partitionOf(item)
-      const leader = metadata.topics.get(w.topic)?.leaders[w.partition]
+      const leader = metadata.leaders.get(w.topic)?.[w.partition]
       return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : -1
     }
     const byLeader = groupBy(items, leaderOf)
@@ -342,12 +358,27 @@ export class BatchWriter {
     return { brokers: metadata.brokers, byLeader, leaderless }
   }
 
-  async #metadata (topics: readonly string[]): Promise<RawMetadata> {
+  /**
+   * Asks the partitions' leader for their log end, only to learn whether it leads them now: a remote topic's leader
+   * is in the metadata before the broker has loaded the partition. The error code per partition (0 = ready): a
+   * few bytes, where a produce attempt would carry the data again.
+   */
+  async #probeLeader (connection: Connection, writes: readonly PartitionWrite[]): Promise<Map<string, number>> {
+    const topics = [...groupBy(writes, w => w.topic)].map(([name, list]) => ({ name, partitions: list.map(w => ({ partition: w.partition, timestamp: ListOffsetTimestamps.LATEST })) }))
+    const response = await sendRequest(connection, ListOffsetsApi, { isolationLevel: 0, topics }, this.#cluster)
+    const errors = new Map<string, number>()
+    for (const t of response.topics) for (const p of t.partitions) errors.set(partitionKey(t.name, p.partition), p.errorCode)
+    return errors
+  }
+
+  async #metadata (topics: readonly string[]): Promise<TargetMetadata> {
     try {
       const connection = await this.#pool.getFirstAvailable(this.#brokers)
-      const metadata = await rawMetadata(connection, topics)
-      if (metadata.brokers.size > 0) this.#brokers = [...metadata.brokers.values(), ...this.#bootstrap]
-      return metadata
+      const response = await sendRequest(connection, MetadataApi, { topics }, this.#cluster)
+      const brokers = new Map([...response.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
+      if (brokers.size > 0) this.#brokers = [...brokers.values(), ...this.#bootstrap]
+      const leaders = new Map([...response.topics.values()].filter(t => t.errorCode === 0).map(t => [t.name, partitionLeaders(t)]))
+      return { brokers, leaders }
     } catch (err) {
       throw toKmirrorError(err, ErrorCodes.PRODUCE, 'read target metadata before writing')
     }
@@ -360,7 +391,8 @@ export class BatchWriter {
     for (let attempt = 1; ; attempt++) {
       try {
         const connection = await this.#pool.getFirstAvailable([...brokers.values()])
-        const response = await initProducerIdV5.api.async(connection, null, 60_000, undefined, undefined)
+        const response = await sendRequest(connection, InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 60_000 }, this.#cluster)
+        if (response.errorCode !== 0) throw kafkaResponseError(response.errorCode, ErrorCodes.PRODUCE, `get an idempotent producer id from ${this.#cluster}`)
         this.#producer = { id: response.producerId, epoch: response.producerEpoch }
         this.#sequences.clear()
         return this.#producer
@@ -375,11 +407,4 @@ export class BatchWriter {
   async close (): Promise<void> {
     await this.#pool.close().catch(() => undefined)
   }
-}
-
-/** `host:port` (the host may be an IPv6 address in brackets) as a broker address. */
-function toBroker (address: string): Broker {
-  const colon = address.lastIndexOf(':')
-  const host = address.slice(0, colon).replace(/^\[(.*)\]$/, '$1')
-  return { host, port: Number(address.slice(colon + 1)) }
 }

@@ -77,6 +77,17 @@ export function toKmirrorError (err: unknown, code: ErrorCode, action: string): 
   })
 }
 
+/** A Kafka error code returned in a response (not thrown by the library) as a KmirrorError, named and hinted. */
+export function kafkaResponseError (errorCode: number, code: ErrorCode, action: string): KmirrorError {
+  const name = kafkaErrorName(errorCode)
+  const hint = HINTS[name]
+  const denied = name.endsWith('_AUTHORIZATION_FAILED')
+  return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : code, `${action}: Kafka error ${name}${hint === undefined ? '' : `; ${hint}`}`, {
+    retriable: RETRIABLE_NAMES.has(name),
+    details: { kafkaErrors: [name] }
+  })
+}
+
 /** What to check for the Kafka errors users meet most; appended to the message. */
 const HINTS: Readonly<Record<string, string>> = {
   SASL_AUTHENTICATION_FAILED: 'check <alias>.sasl.mechanism and the username and password in <alias>.sasl.jaas.config',

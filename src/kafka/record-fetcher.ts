@@ -18,7 +18,8 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
-import { rawFetch, type RawFetchPartition } from './protocol/raw-apis.ts'
+import { FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
+import { sendRequest } from './protocol/negotiation.ts'
 import { BatchAttributes, decodeRecords, isAbortMarker, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
 
 export type { FetchedRecord, RecordHeader } from './record-batch.ts'
@@ -74,6 +75,8 @@ export interface RecordFetcherOptions {
   readonly maxWaitMs: number
   readonly maxBytes: number
   readonly maxPartitionBytes: number
+  /** Names the cluster in messages, e.g. "cluster A"; the client id when not given. */
+  readonly cluster?: string
 }
 
 const RETRY_ERROR_CODES = new Set([3, 6, 5, 74, 75, 100, 9, 56])
@@ -82,6 +85,7 @@ const OFFSET_OUT_OF_RANGE = 1
 export class RecordFetcher {
   readonly #consumer: Consumer
   readonly #options: RecordFetcherOptions
+  readonly #cluster: string
   readonly #connect: ReturnType<typeof toConnectOptions>
   #pool: ConnectionPool | null = null
   #forceMetadata = false
@@ -90,6 +94,7 @@ export class RecordFetcher {
 
   constructor (props: ClientProps, clientId: string, options: RecordFetcherOptions) {
     this.#options = options
+    this.#cluster = options.cluster ?? clientId
     this.#connect = toConnectOptions(props, clientId)
     // A group id is required by the library's constructor; kmirror never joins it (no JoinGroup is sent).
     this.#consumer = new Consumer({ ...toConnectOptions(props, clientId), groupId: `${clientId}-unused`, autocommit: false })
@@ -166,24 +171,22 @@ export class RecordFetcher {
   }
 
   async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: Map<string, { id: string }>, partitionMaxBytes: number): Promise<FetchedBatches[]> {
-    const byTopicId = new Map<string, { topic: string, partitions: PartitionPosition[] }>()
-    for (const p of positions) {
-      const id = topicMeta.get(p.topic)?.id
-      if (id === undefined) continue
-      const entry = byTopicId.get(id) ?? { topic: p.topic, partitions: [] }
-      entry.partitions.push(p)
-      byTopicId.set(id, entry)
-    }
+    const byTopic = groupBy(positions, p => p.topic)
+    const topics: FetchTopic[] = [...byTopic].map(([name, list]) => ({
+      name,
+      id: topicMeta.get(name)?.id ?? null,
+      partitions: list.map(p => ({ partition: p.partition, fetchOffset: BigInt(p.offset), partitionMaxBytes }))
+    }))
+    const idToName = new Map(topics.map(t => [t.id, t.name]))
     const wait = (this.#throttledUntil.get(node) ?? 0) - Date.now()
     if (wait > 0) await delay(wait)
     let response
     try {
       this.#pool ??= new ConnectionPool(this.#connect.clientId, this.#connect)
       const connection = await this.#pool.get(broker)
-      response = await rawFetch(connection, [...byTopicId].map(([topicId, { partitions }]) => ({
-        topicId,
-        partitions: partitions.map(p => ({ partition: p.partition, fetchOffset: BigInt(p.offset), partitionMaxBytes }))
-      })), { maxWaitMs: this.#options.maxWaitMs, minBytes: 1, maxBytes: this.#options.maxBytes, isolationLevel: this.#isolationLevel() })
+      response = await sendRequest(connection, FetchApi, {
+        maxWaitMs: this.#options.maxWaitMs, minBytes: 1, maxBytes: this.#options.maxBytes, isolationLevel: this.#isolationLevel(), topics
+      }, this.#cluster)
     } catch (err) {
       this.#forceMetadata = true
       throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port})`)
@@ -193,9 +196,9 @@ export class RecordFetcher {
       this.#forceMetadata = true
       throw new KmirrorError(ErrorCodes.FETCH, `fetch from broker ${node} failed with Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })
     }
-    const answered = new Map<string, RawFetchPartition>()
+    const answered = new Map<string, FetchPartitionResponse>()
     for (const topic of response.responses) {
-      const name = byTopicId.get(topic.topicId)?.topic
+      const name = topic.topic ?? idToName.get(topic.topicId)
       if (name === undefined) continue
       for (const p of topic.partitions) answered.set(`${name}\u0000${p.partitionIndex}`, p)
     }
@@ -256,7 +259,7 @@ function emptyBatches (position: PartitionPosition, outcome: FetchOutcome): Fetc
   return { topic: position.topic, partition: position.partition, outcome, fromOffset: position.offset, batches: [], nextOffset: position.offset, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1 }
 }
 
-function rawOffsets (p: RawFetchPartition): { highWatermark: number, lastStableOffset: number, logStartOffset: number } {
+function rawOffsets (p: FetchPartitionResponse): { highWatermark: number, lastStableOffset: number, logStartOffset: number } {
   return { highWatermark: toOffset(p.highWatermark), lastStableOffset: toOffset(p.lastStableOffset), logStartOffset: toOffset(p.logStartOffset) }
 }
 
@@ -265,7 +268,7 @@ function rawOffsets (p: RawFetchPartition): { highWatermark: number, lastStableO
  * transactions with the Java client's algorithm (aborted-transaction list + producer ids, until the abort
  * marker), control batches are never copied but advance `nextOffset`.
  */
-function selectBatches (position: PartitionPosition, p: RawFetchPartition, readCommitted: boolean): FetchedBatches {
+function selectBatches (position: PartitionPosition, p: FetchPartitionResponse, readCommitted: boolean): FetchedBatches {
   const all = p.records === null ? [] : scanBatches(p.records, position.topic, position.partition)
   const aborted = readCommitted ? [...p.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
   const abortedProducers = new Set<bigint>()

@@ -9,6 +9,7 @@ import type { FlowConfig } from '../config/types.ts'
 import { AdminClient } from '../kafka/admin-client.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { BatchWriter } from '../kafka/batch-writer.ts'
+import { checkBrokers, describeReleases } from '../kafka/broker-check.ts'
 import { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
@@ -68,6 +69,7 @@ export class Flow {
     const { config } = this
     const id = (role: string): string => `kmirror|${config.name}|${role}`
     const policy = createReplicationPolicy(config.replicationPolicy)
+    await this.#checkBrokers(id)
     const sourceAdmin = this.#client(new AdminClient(config.source.admin, id('source-admin'), `cluster ${config.source.alias}`))
     const targetAdmin = this.#client(new AdminClient(config.target.admin, id('target-admin'), `cluster ${config.target.alias}`))
     const consumer = config.source.consumer
@@ -75,7 +77,8 @@ export class Flow {
       isolation: consumer['isolation.level'] === 'read_uncommitted' ? 'read_uncommitted' : 'read_committed',
       maxWaitMs: intProp(consumer, 'fetch.max.wait.ms', 500),
       maxBytes: intProp(consumer, 'fetch.max.bytes', 52_428_800),
-      maxPartitionBytes: intProp(consumer, 'max.partition.fetch.bytes', 1_048_576)
+      maxPartitionBytes: intProp(consumer, 'max.partition.fetch.bytes', 1_048_576),
+      cluster: `cluster ${config.source.alias}`
     }))
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
     // through the batch writer, which forwards them as they are.
@@ -83,10 +86,11 @@ export class Flow {
     const batchWriter = this.#client(new BatchWriter(config.target.producer, id('replication-producer'), {
       maxInFlight: Math.min(5, intProp(config.target.producer, 'max.in.flight.requests.per.connection', 5)),
       maxRequestBytes: intProp(config.target.producer, 'max.request.size', 1_048_576) * 4,
-      timeoutMs: intProp(config.target.producer, 'request.timeout.ms', 30_000)
+      timeoutMs: intProp(config.target.producer, 'request.timeout.ms', 30_000),
+      cluster: `cluster ${config.target.alias}`
     }))
     const offsetsReader = this.#client(new RecordFetcher(config.target.consumer, id('offsets-consumer'), {
-      isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576
+      isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576, cluster: `cluster ${config.target.alias}`
     }))
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, writer)
     const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, sourceAdmin, targetAdmin, writer, id) : null
@@ -151,6 +155,16 @@ export class Flow {
     }
     this.#replicator = replicator
     this.#running = replicator.run()
+  }
+
+  /** Every broker of both clusters speaks what kmirror needs (Kafka 2.1+), before anything is read or written. */
+  async #checkBrokers (id: (role: string) => string): Promise<void> {
+    const { source, target } = this.config
+    const [sourceBrokers, targetBrokers] = await Promise.all([
+      checkBrokers(source.admin, id('source-check'), `cluster ${source.alias}`),
+      checkBrokers(target.admin, id('target-check'), `cluster ${target.alias}`)
+    ])
+    this.#log.info({ source: describeReleases(sourceBrokers), target: describeReleases(targetBrokers) }, 'brokers checked')
   }
 
   #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, sourceAdmin: AdminClient, targetAdmin: AdminClient, targetWriter: RecordWriter, id: (role: string) => string): OffsetSyncEmitter {

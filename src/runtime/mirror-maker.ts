@@ -5,7 +5,7 @@
  * they start once the flows have started and never fail the start or stop a flow.
  */
 import type { FlowConfig } from '../config/types.ts'
-import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { Flow, type FlowStatus } from './flow.ts'
@@ -31,7 +31,9 @@ export class MirrorMaker {
         started.push(flow)
       } catch (err) {
         await Promise.allSettled([flow.stop(), ...started.map(f => f.stop())])
-        throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `flow ${flow.config.name} could not start: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+        // The cause's code is kept: an incompatible broker or a refused ACL is not an unreachable cluster.
+        const code = isKmirrorError(err) ? err.code : ErrorCodes.CLUSTER_UNREACHABLE
+        throw new KmirrorError(code, `flow ${flow.config.name} could not start: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
       }
     }
     this.#heartbeats.start()

@@ -1,0 +1,111 @@
+/**
+ * Sends kmirror's own requests at the highest version both sides speak, per broker connection, as the Java client
+ * does (NodeApiVersions.latestUsableVersion): the intersection of kmirror's range and the broker's, its maximum.
+ *
+ * Invariants:
+ * - Every connection is asked ApiVersions once, before its first request; a new connection (after a reconnect, or
+ *   to a broker upgraded meanwhile) is asked again. Brokers of one cluster may differ during a rolling upgrade.
+ * - ApiVersions is first asked at v3; a broker that does not know v3 answers UNSUPPORTED_VERSION with its own
+ *   range (Kafka 2.4+) or none (older), and is asked again at the highest version it named, else v0.
+ * - No request is ever sent at a version the broker did not list: brokers close the connection without an answer
+ *   on an unknown version, which would read as a network fault and be retried forever.
+ * - An empty intersection is BROKER_INCOMPATIBLE (not retriable): the broker is older than kmirror's floor.
+ */
+import { Writer, type Connection } from '@platformatic/kafka'
+import { ErrorCodes, KmirrorError } from '../../errors.ts'
+import { decodeResponse, encodeRequest, isFlexible, type ApiSpec } from './api.ts'
+import { ApiVersionsApi, UNSUPPORTED_VERSION, type ApiVersionRange } from './api-versions.ts'
+import { describeBrokerRelease } from './broker-release.ts'
+
+const CLIENT_SOFTWARE = { clientSoftwareName: 'kmirror', clientSoftwareVersion: '0.1.0' }
+
+/** What one broker offers: version ranges per API key. */
+export class BrokerApis {
+  readonly apis: ReadonlyMap<number, ApiVersionRange>
+  readonly address: string
+
+  constructor (apis: ReadonlyMap<number, ApiVersionRange>, address: string) {
+    this.apis = apis
+    this.address = address
+  }
+
+  /** The version to send SPEC at, or null when the broker offers none kmirror speaks. */
+  versionFor (spec: ApiSpec<unknown, unknown>): number | null {
+    const range = this.apis.get(spec.key)
+    if (range === undefined) return null
+    const version = Math.min(range.max, spec.maxVersion)
+    return version >= Math.max(range.min, spec.minVersion) ? version : null
+  }
+
+  /** E.g. "Kafka 3.5-3.6", for messages. */
+  get release (): string {
+    return describeBrokerRelease(this.apis)
+  }
+
+  /** BROKER_INCOMPATIBLE naming the broker, what it offers and kmirror's floor; `cluster` e.g. "cluster A". */
+  incompatible (spec: ApiSpec<unknown, unknown>, cluster: string): KmirrorError {
+    const range = this.apis.get(spec.key)
+    const offers = range === undefined ? `offers no ${spec.name}` : `offers ${spec.name} v${range.min}-v${range.max}`
+    return new KmirrorError(ErrorCodes.BROKER_INCOMPATIBLE,
+      `${cluster} broker ${this.address} (looks like ${this.release}) ${offers}, kmirror needs v${spec.minVersion}-v${spec.maxVersion}: ` +
+      'kmirror works with Apache Kafka 2.1 or newer (like the Java client and MirrorMaker 2 4.x). Upgrade the broker; a ' +
+      'broker whose log.message.format.version is below 0.11 also hides these versions', { details: { broker: this.address, api: spec.name } })
+  }
+}
+
+const negotiated = new WeakMap<Connection, Promise<BrokerApis>>()
+
+/** The broker's API versions, asked once per connection. Network failures are not cached. */
+export function brokerApis (connection: Connection): Promise<BrokerApis> {
+  let pending = negotiated.get(connection)
+  if (pending === undefined) {
+    pending = askApiVersions(connection)
+    negotiated.set(connection, pending)
+    pending.catch(() => { if (negotiated.get(connection) === pending) negotiated.delete(connection) })
+  }
+  return pending
+}
+
+async function askApiVersions (connection: Connection): Promise<BrokerApis> {
+  const address = `${connection.host}:${connection.port}`
+  let answer = await sendAt(connection, ApiVersionsApi, ApiVersionsApi.maxVersion, CLIENT_SOFTWARE)
+  if (answer.errorCode === UNSUPPORTED_VERSION) {
+    const named = answer.apis.get(ApiVersionsApi.key)?.max ?? 0
+    answer = await sendAt(connection, ApiVersionsApi, Math.min(named, ApiVersionsApi.maxVersion - 1), CLIENT_SOFTWARE)
+  }
+  if (answer.errorCode !== 0) {
+    throw new KmirrorError(ErrorCodes.BROKER_INCOMPATIBLE, `broker ${address} refused ApiVersions with Kafka error code ${answer.errorCode}: it is not a Kafka broker kmirror can talk to`)
+  }
+  return new BrokerApis(answer.apis, address)
+}
+
+/**
+ * Sends REQUEST at the highest version the connection's broker and kmirror both speak. `cluster` names the
+ * cluster in an incompatibility error ("cluster A").
+ */
+export async function sendRequest<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string): Promise<Res> {
+  const apis = await brokerApis(connection)
+  const version = apis.versionFor(spec)
+  if (version === null) throw apis.incompatible(spec, cluster)
+  return await sendAt(connection, spec, version, request)
+}
+
+/** One request at a fixed version (the caller made sure the broker speaks it). */
+export function sendAt<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res>, version: number, request: Req): Promise<Res> {
+  const flexible = isFlexible(spec, version)
+  return new Promise((resolve, reject) => {
+    connection.send<Res>(
+      spec.key,
+      version,
+      () => {
+        const writer = Writer.create()
+        for (const chunk of encodeRequest(spec, version, request)) writer.append(chunk)
+        return writer
+      },
+      (_correlationId, _apiKey, _apiVersion, reader) => decodeResponse(spec, version, reader.buffer.buffer, reader.position),
+      flexible,
+      flexible && spec.responseHeaderAlwaysV0 !== true,
+      (error, response) => { if (error) reject(error); else resolve(response as Res) }
+    )
+  })
+}
