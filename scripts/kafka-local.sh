@@ -6,10 +6,12 @@
 # Older releases (compatibility tests) come through kafka/legacy/pom.xml into kafka/lib-VERSION: 3.3 and later
 # run in KRaft combined mode too; older ones in ZooKeeper mode, with their own ZooKeeper JVM on PORT+1.
 #
-#   kafka-local.sh fetch [VERSION]                jars into kafka/lib (4.1.1), or kafka/lib-VERSION (skipped when complete)
+#   kafka-local.sh fetch [VERSION]                jars into kafka/lib, or kafka/lib-VERSION for another release
+#                                                 (skipped when already complete)
 #   kafka-local.sh up NAME PORT [plain|sasl] [VERSION]
-#                                                 format if new, start if stopped, wait until ready
-#                                                 (broker on PORT, controller or ZooKeeper on PORT+1; VERSION 4.1.1)
+#                                                 format if new, start if stopped, wait until ready (broker on
+#                                                 PORT, controller or ZooKeeper on PORT+1; VERSION 4.1.1, or
+#                                                 e.g. 3.9.1, 3.6.2, 2.8.2 (ZooKeeper mode), 2.1.1, 2.0.1)
 #   kafka-local.sh down NAME... | --all           SIGTERM, SIGKILL after 15 s
 #   kafka-local.sh kill NAME                      SIGKILL at once (crash drills)
 #   kafka-local.sh wipe NAME... | --all           stop and delete the cluster's data
@@ -17,7 +19,8 @@
 #   kafka-local.sh mm2 NAME PROPS [--clusters X]  real MirrorMaker 2 (dedicated mode) in the background
 #   kafka-local.sh tool CLASS|ALIAS ARGS...       a Kafka CLI tool in the foreground
 #
-# Environment: KMIRROR_STATE (default <repo>/.state) holds kafka/<name>/ and every log in logs/.
+# Environment: KMIRROR_STATE (default <repo>/.state) holds kafka/<name>/ and every log in logs/;
+# BROKER_HEAP (4.1.1), LEGACY_HEAP (other releases), ZOOKEEPER_HEAP, MM2_HEAP: JVM heap flags.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -65,9 +68,11 @@ version_profile() { # VERSION - sets LIB and V_*
   # gradle/dependencies.gradle of each release: reload4j from 3.2 on, log4j 1.2.17 before.
   if [ "$release" -ge 302 ]; then V_MVN_ARGS+=" -Dlog.binding=reload4j -Dslf4j.version=1.7.36"
   else V_MVN_ARGS+=" -Dlog.binding=log4j12 -Dslf4j.version=1.7.30"; fi
-  # kafka_2.13 exists from 2.4 on; 2.0-2.3 also bring ZooKeeper 3.4, which cannot connect on Java 14+.
-  if [ "$release" -ge 204 ]; then V_MVN_ARGS+=" -Dscala.binary=2.13"
-  else V_MVN_ARGS+=" -Dscala.binary=2.12 -Dzookeeper.version=3.5.9"; fi
+  # kafka_2.13 exists from 2.4 on.
+  if [ "$release" -ge 204 ]; then V_MVN_ARGS+=" -Dscala.binary=2.13"; else V_MVN_ARGS+=" -Dscala.binary=2.12"; fi
+  # The ZooKeeper client of 3.4 and of 3.5 before 3.5.8 cannot connect on Java 14+ (ZOOKEEPER-3779); Kafka 2.8
+  # brings 3.5.9, which older brokers run with as well (kafka/legacy/pom.xml).
+  [ "$release" -ge 208 ] || V_MVN_ARGS+=" -Dzookeeper.version=3.5.9"
   V_LOGGING=log4j1
   # KRaft is production-ready from 3.3; earlier releases run with ZooKeeper.
   if [ "$release" -ge 303 ]; then V_PROCESS=kraft; else V_PROCESS=zookeeper; fi
@@ -415,7 +420,7 @@ cmd_tool() {
 }
 
 main() {
-  [ $# -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
+  [ $# -ge 1 ] || { sed -n '2,/^set -e/{/^set -e/!p}' "$0"; exit 2; }
   local cmd=$1; shift
   case $cmd in
     fetch|up|down|kill|wipe|status|mm2|tool) "cmd_$cmd" "$@" ;;
