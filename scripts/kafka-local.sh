@@ -8,10 +8,10 @@
 #
 #   kafka-local.sh fetch [VERSION]                jars into kafka/lib, or kafka/lib-VERSION for another release
 #                                                 (skipped when already complete)
-#   kafka-local.sh up NAME PORT [plain|sasl] [VERSION]
+#   kafka-local.sh up NAME PORT [plain|sasl|auth] [VERSION]
 #                                                 format if new, start if stopped, wait until ready (broker on
-#                                                 PORT, controller or ZooKeeper on PORT+1; VERSION 4.1.1, or
-#                                                 e.g. 3.9.1, 3.6.2, 2.8.2 (ZooKeeper mode), 2.1.1, 2.0.1)
+#                                                 PORT, controller or ZooKeeper on PORT+1; auth: see auth_listeners;
+#                                                 VERSION 4.1.1, or e.g. 3.9.1, 3.6.2, 2.8.2 (ZooKeeper mode), 2.1.1)
 #   kafka-local.sh down NAME... | --all           SIGTERM, SIGKILL after 15 s
 #   kafka-local.sh kill NAME                      SIGKILL at once (crash drills)
 #   kafka-local.sh wipe NAME... | --all           stop and delete the cluster's data
@@ -181,7 +181,9 @@ num.io.threads=4
 background.threads=4
 num.recovery.threads.per.data.dir=1
 PROPS
-  if [ "$mode" = sasl ]; then
+  if [ "$mode" = auth ]; then
+    auth_server_properties "$dir" "$port"
+  elif [ "$mode" = sasl ]; then
     local jaas="org.apache.kafka.common.security.plain.PlainLoginModule required username=\"$SASL_ADMIN_USER\" password=\"$SASL_ADMIN_PASS\" user_$SASL_ADMIN_USER=\"$SASL_ADMIN_PASS\""
     cat <<PROPS
 listeners=SASL_PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
@@ -207,6 +209,113 @@ PROPS
   fi
 }
 
+# ---- mode "auth": one broker, every client authentication kmirror supports, each on its own listener ----
+# Test-only secrets: they protect nothing but these local test clusters.
+AUTH_SASL_USER=alice
+AUTH_PLAIN_PASS=alice-plain-secret
+AUTH_SCRAM256_PASS=alice-scram256-secret
+AUTH_SCRAM512_PASS=alice-scram512-secret
+AUTH_BROKER_STORE_PASS=broker-secret
+AUTH_CLIENT_STORE_PASS=client-store-secret
+AUTH_CLIENT_KEY_PASS=client-key-secret
+AUTH_TRUST_STORE_PASS=trust-secret
+AUTH_SCRAM_ARGS=(--add-scram "SCRAM-SHA-256=[name=$AUTH_SASL_USER,password=$AUTH_SCRAM256_PASS]"
+                 --add-scram "SCRAM-SHA-512=[name=$AUTH_SASL_USER,password=$AUTH_SCRAM512_PASS]")
+
+auth_listeners() { # PORT: name protocol port, one per line (test/helpers/clusters.ts AUTH_LISTENERS mirrors this)
+  local p=$1
+  printf '%s\n' "PLAINTEXT PLAINTEXT $p" "SASLPLAIN SASL_PLAINTEXT $((p + 2))" "SASLSSL SASL_SSL $((p + 3))" \
+    "MTLS SSL $((p + 4))" "OAUTH SASL_PLAINTEXT $((p + 5))" "OAUTHUNSECURED SASL_PLAINTEXT $((p + 6))"
+}
+
+auth_server_properties() { # DIR PORT
+  local dir=$1 port=$2 certs="$1/certs" name proto p listeners="" advertised="" map="CONTROLLER:PLAINTEXT"
+  while read -r name proto p; do
+    listeners+="$name://127.0.0.1:$p,"; advertised+="$name://127.0.0.1:$p,"; map+=",$name:$proto"
+  done < <(auth_listeners "$port")
+  local plain="org.apache.kafka.common.security.plain.PlainLoginModule required user_$AUTH_SASL_USER=\"$AUTH_PLAIN_PASS\";"
+  local scram="org.apache.kafka.common.security.scram.ScramLoginModule required;"
+  local oauth="org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;"
+  cat <<PROPS
+listeners=${listeners}CONTROLLER://127.0.0.1:$((port + 1))
+advertised.listeners=${advertised%,}
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=$map
+ssl.keystore.type=PKCS12
+ssl.keystore.location=$certs/broker.p12
+ssl.keystore.password=$AUTH_BROKER_STORE_PASS
+ssl.key.password=$AUTH_BROKER_STORE_PASS
+ssl.truststore.type=PEM
+ssl.truststore.location=$certs/ca.pem
+listener.name.mtls.ssl.client.auth=required
+sasl.enabled.mechanisms=PLAIN,SCRAM-SHA-256,SCRAM-SHA-512
+PROPS
+  for name in saslplain saslssl; do
+    cat <<PROPS
+listener.name.$name.plain.sasl.jaas.config=$plain
+listener.name.$name.scram-sha-256.sasl.jaas.config=$scram
+listener.name.$name.scram-sha-512.sasl.jaas.config=$scram
+PROPS
+  done
+  # OAUTH validates signed JWTs against a JWKS file (tests sign tokens with certs/jwt-signing-key.pem); a session
+  # lasts until the token expires, so clients re-authenticate with a fresh token. OAUTHUNSECURED takes Java's
+  # unsecured (alg "none") tokens with the default validator.
+  cat <<PROPS
+listener.name.oauth.sasl.enabled.mechanisms=OAUTHBEARER
+listener.name.oauth.oauthbearer.sasl.jaas.config=$oauth
+listener.name.oauth.oauthbearer.sasl.server.callback.handler.class=org.apache.kafka.common.security.oauthbearer.OAuthBearerValidatorCallbackHandler
+listener.name.oauth.oauthbearer.connections.max.reauth.ms=600000
+sasl.oauthbearer.jwks.endpoint.url=$(auth_jwks_url "$dir")
+listener.name.oauthunsecured.sasl.enabled.mechanisms=OAUTHBEARER
+listener.name.oauthunsecured.oauthbearer.sasl.jaas.config=$oauth
+PROPS
+}
+
+auth_jwks_url() { echo "file://$1/certs/jwks.json"; }
+
+mode_jvm_opts() { # MODE DIR: extra broker JVM options of a mode
+  # Kafka 4.x reads JWKS (even file:) URLs only when the JVM property lists them.
+  [ "$1" = auth ] && echo "-Dorg.apache.kafka.sasl.oauthbearer.allowed.urls=$(auth_jwks_url "$2")"
+  return 0
+}
+
+node_bin() { if [ -x "$ROOT/node_modules/.bin/node" ]; then echo "$ROOT/node_modules/.bin/node"; else echo node; fi; }
+
+auth_init() { # DIR NAME: a CA, the broker's and a client's certificates, client stores of every type, a JWT key
+  local certs="$1/certs" log="$LOGS/$2-certs.log"
+  mkdir -p "$certs"
+  ( set -e; cd "$certs"
+    local ext="basicConstraints=critical,CA:FALSE"
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 3650 -subj /CN=kmirror-test-ca \
+      -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+    openssl req -newkey rsa:2048 -nodes -keyout broker.key -out broker.csr -subj /CN=localhost
+    printf '%s\n' "$ext" "subjectAltName=IP:127.0.0.1,DNS:localhost" "extendedKeyUsage=serverAuth,clientAuth" >broker.ext
+    openssl x509 -req -in broker.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 -extfile broker.ext -out broker.pem
+    openssl pkcs12 -export -in broker.pem -inkey broker.key -certfile ca.pem -name broker -out broker.p12 -passout "pass:$AUTH_BROKER_STORE_PASS"
+    openssl req -newkey rsa:2048 -nodes -keyout client-key.pem -out client.csr -subj /CN=kmirror-client/OU=test
+    printf '%s\n' "$ext" "extendedKeyUsage=clientAuth" >client.ext
+    openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 3650 -extfile client.ext -out client.pem
+    cat client.pem ca.pem >client-chain.pem
+    openssl pkcs8 -topk8 -in client-key.pem -out client-key-encrypted.pem -v2 aes-256-cbc -passout "pass:$AUTH_CLIENT_KEY_PASS"
+    cat client-key.pem client-chain.pem >client-keystore.pem
+    cat client-key-encrypted.pem client-chain.pem >client-keystore-encrypted.pem
+    openssl pkcs12 -export -in client.pem -inkey client-key.pem -certfile ca.pem -name client -out client.p12 -passout "pass:$AUTH_CLIENT_STORE_PASS"
+    keytool -importkeystore -noprompt -srckeystore client.p12 -srcstoretype PKCS12 -srcstorepass "$AUTH_CLIENT_STORE_PASS" \
+      -srcalias client -destkeystore client.jks -deststoretype JKS -deststorepass "$AUTH_CLIENT_STORE_PASS" \
+      -destalias client -destkeypass "$AUTH_CLIENT_KEY_PASS"
+    for type in JKS PKCS12; do
+      keytool -importcert -noprompt -alias kmirror-test-ca -file ca.pem -keystore "truststore.${type,,}" -storetype "$type" \
+        -storepass "$AUTH_TRUST_STORE_PASS"
+    done
+    mv truststore.pkcs12 truststore.p12
+    openssl genpkey -algorithm RSA -pkeyopt rsa_keygen_bits:2048 -out jwt-signing-key.pem
+    "$(node_bin)" -e 'const c = require("node:crypto"), fs = require("node:fs");
+      const jwk = { ...c.createPublicKey(fs.readFileSync(process.argv[1])).export({ format: "jwk" }), kid: "kmirror-test", alg: "RS256", use: "sig" };
+      fs.writeFileSync(process.argv[2], JSON.stringify({ keys: [jwk] }))' jwt-signing-key.pem jwks.json
+    rm -f ./*.csr ./*.ext ./*.srl
+  ) >"$log" 2>&1 || { cat "$log" >&2; die "certificate generation failed for cluster $2 (log: $log)"; }
+}
+
 is_running() { local f="$CLUSTERS/$1/pid"; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
 
 cmd_init() { # NAME PORT MODE — only when the cluster has never been formatted (or was wiped)
@@ -224,10 +333,11 @@ PROPS
   echo "$port $mode" >"$dir/spec"
   echo "$V_VERSION" >"$dir/version"
   if [ "$V_PROCESS" = zookeeper ]; then zookeeper_mode_init "$dir" "$port"; return 0; fi
-  local id; id=$(new_cluster_id)
+  local id format_args=(); id=$(new_cluster_id)
+  if [ "$mode" = auth ]; then auth_init "$dir" "$name"; format_args=("${AUTH_SCRAM_ARGS[@]}"); fi
   # shellcheck disable=SC2086
   "$JAVA" $QUICK_OPTS "$(log_flag warn)" -cp "$LIB/*" \
-    kafka.tools.StorageTool format --cluster-id "$id" --config "$dir/server.properties" >"$LOGS/$name-format.log" 2>&1 \
+    kafka.tools.StorageTool format --cluster-id "$id" --config "$dir/server.properties" "${format_args[@]}" >"$LOGS/$name-format.log" 2>&1 \
     || { cat "$LOGS/$name-format.log" >&2; die "storage format failed for cluster $name"; }
   echo "$id" >"$dir/cluster.id"
 }
@@ -241,10 +351,10 @@ wait_for_line() { # FILE TEXT PID TIMEOUT_S WHAT
   done
 }
 
-cmd_up() { # NAME PORT [plain|sasl] [VERSION]
-  [ $# -ge 2 ] || die "usage: up NAME PORT [plain|sasl] [VERSION]"
+cmd_up() { # NAME PORT [plain|sasl|auth] [VERSION]
+  [ $# -ge 2 ] || die "usage: up NAME PORT [plain|sasl|auth] [VERSION]"
   local name=$1 port=$2 mode=${3:-plain} version=${4:-$DEFAULT_VERSION} dir="$CLUSTERS/$1"
-  [[ "$mode" == plain || "$mode" == sasl ]] || die "mode must be plain or sasl, not '$mode'"
+  [[ "$mode" == plain || "$mode" == sasl || "$mode" == auth ]] || die "mode must be plain, sasl or auth, not '$mode'"
   version_profile "$version"
   [ "$V_PROCESS" = kraft ] || [ "$mode" = plain ] || die "Kafka $version runs in ZooKeeper mode here, which is plain only (not $mode)"
   if is_running "$name"; then
@@ -262,14 +372,14 @@ cmd_up() { # NAME PORT [plain|sasl] [VERSION]
     cmd_init "$name" "$port" "$mode"
   fi
   local t0=$SECONDS
-  start_cluster "$name" "$dir"
+  start_cluster "$name" "$dir" "$mode"
   echo "$name: started pid $(cat "$dir/pid") on 127.0.0.1:$port ($mode, Kafka $version) in $((SECONDS - t0)) s"
 }
 
 cluster_version() { cat "$CLUSTERS/$1/version" 2>/dev/null || echo "$DEFAULT_VERSION"; }
 
-start_cluster() { # NAME DIR - the broker JVM (after its ZooKeeper in ZooKeeper mode), then wait until it is ready
-  local name=$1 dir=$2 log="$LOGS/$1.log" heap=$BROKER_HEAP ready="Kafka Server started"
+start_cluster() { # NAME DIR MODE - the broker JVM (after its ZooKeeper in ZooKeeper mode), then wait until it is ready
+  local name=$1 dir=$2 mode=$3 log="$LOGS/$1.log" heap=$BROKER_HEAP ready="Kafka Server started"
   [ "$V_VERSION" = "$DEFAULT_VERSION" ] || heap=$LEGACY_HEAP
   if [ "$V_PROCESS" = zookeeper ]; then
     start_zookeeper "$name" "$dir"
@@ -278,7 +388,7 @@ start_cluster() { # NAME DIR - the broker JVM (after its ZooKeeper in ZooKeeper 
   fi
   : >"$log"
   # shellcheck disable=SC2086
-  nohup "$JAVA" $heap $PERF_OPTS -Dkafka.logs.dir="$LOGS" "$(log_flag info)" \
+  nohup "$JAVA" $heap $PERF_OPTS $(mode_jvm_opts "$mode" "$dir") -Dkafka.logs.dir="$LOGS" "$(log_flag info)" \
     -cp "$LIB/*" kafka.Kafka "$dir/server.properties" >>"$log" 2>&1 </dev/null &
   echo $! >"$dir/pid"
   # "Kafka Server started" is logged only after the broker caught up with metadata and was unfenced.

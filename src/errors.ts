@@ -14,6 +14,11 @@ export const ErrorCodes = {
    * Not retried; exit code 3 at start.
    */
   BROKER_INCOMPATIBLE: 'KMIRROR_ERR_BROKER_INCOMPATIBLE',
+  /**
+   * A cluster refused kmirror's credentials (SASL username or password, an OAUTHBEARER token), or the OAuth token
+   * endpoint refused or failed. The message names the cluster, the mechanism or the token URL, never a secret.
+   */
+  AUTHENTICATION: 'KMIRROR_ERR_AUTHENTICATION',
   /** A topic (remote or internal) could not be created or is incompatible with what kmirror needs. */
   TOPIC_CREATE: 'KMIRROR_ERR_TOPIC_CREATE',
   /** A topic config change on the target was refused (invalid value, policy). The other topics keep syncing. */

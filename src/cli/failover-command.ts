@@ -3,7 +3,7 @@
  * what the plan shows. Exit codes: 0 nothing to do or applied, 1 dry run with moves, 2 bad input, 3 a cluster
  * or a group's data could not be read, 5 a group was refused as unsafe (nothing written for it).
  */
-import { loadConfig } from '../config/load.ts'
+import { loadCheckedConfig } from './config-input.ts'
 import type { ClusterClientConfig, KmirrorConfig } from '../config/types.ts'
 import { ConfigError, ErrorCodes, ExitCodes, isKmirrorError } from '../errors.ts'
 import { applyPlan } from '../failover/apply.ts'
@@ -58,7 +58,7 @@ async function runMove (file: string, options: MoveCommandOptions, kind: 'failov
   return await guarded(async () => {
     const selection = selectionOf(options)
     if (!(options.timeoutSeconds > 0)) throw new UsageError('--timeout must be a number of seconds above 0')
-    const config = loadConfig(file)
+    const config = loadCheckedConfig(file)
     // failover --from A --to B uses the A->B flow; failback --from B --to A uses the same A->B flow backwards.
     const flow = kind === 'failover' ? findFlow(config, options.from, options.to) : findFlow(config, options.to, options.from)
     const move = { selection, force: options.force, sourceTimeoutMs: options.timeoutSeconds * 1000 }
@@ -73,7 +73,7 @@ export async function offsetsSetCommand (file: string, options: OffsetsSetComman
     const spec = parseOffsetSpec(options)
     if ('error' in spec) throw new UsageError(spec.error)
     if (options.partition !== undefined && !/^\d+$/.test(options.partition)) throw new UsageError(`--partition must be a partition number, got '${options.partition}'`)
-    const cluster = clusterOf(loadConfig(file), options.cluster)
+    const cluster = clusterOf(loadCheckedConfig(file), options.cluster)
     const plan = await planOffsetsSetOf({
       cluster, group: options.group, topic: options.topic, spec, force: options.force, timeoutMs: 30_000,
       ...(options.partition === undefined ? {} : { partition: Number(options.partition) })

@@ -2,8 +2,7 @@
  * `kmirror offsets translate <file> --from A --to B --group G`: per partition, the group's committed offset on
  * A, the exactly translated offset on B, and whether it is exact. Reads only.
  */
-import { loadConfig } from '../config/load.ts'
-import { loadInput } from './config-input.ts'
+import { loadCheckedConfig, loadInput } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
 import { findFlow, translateGroup } from '../runtime/offsets.ts'
 
@@ -15,7 +14,7 @@ export interface TranslateOptions {
 }
 
 export async function translateCommand (file: string, options: TranslateOptions): Promise<number> {
-  const input = loadInput(() => findFlow(loadConfig(file), options.from, options.to))
+  const input = loadInput(() => findFlow(loadCheckedConfig(file), options.from, options.to))
   if (!input.ok) return input.exitCode
   const flow = input.value
   let rows

@@ -4,14 +4,13 @@
  * Changes nothing. Exit 0: nothing to do; 1: drift; 2: bad configuration or a cluster could not be read.
  */
 import { selectFlows } from '../config/flows.ts'
-import { loadConfig } from '../config/load.ts'
-import { loadInput } from './config-input.ts'
+import { loadCheckedConfig, loadInput } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
 import { formatAcl } from '../metadata/acl-sync.ts'
 import { hasDrift, planFlow, type FlowPlan } from '../runtime/plan.ts'
 
 export async function planCommand (file: string, options: { clusters: string[] | undefined, json: boolean }): Promise<number> {
-  const input = loadInput(() => selectFlows(loadConfig(file), options.clusters))
+  const input = loadInput(() => selectFlows(loadCheckedConfig(file), options.clusters))
   if (!input.ok) return input.exitCode
   const plans: FlowPlan[] = []
   for (const flow of input.value) {

@@ -2,8 +2,7 @@
  * `kmirror run`: validate, start every selected flow, report progress, stop cleanly on SIGTERM/SIGINT.
  */
 import { selectFlows, selectHeartbeatFlows } from '../config/flows.ts'
-import { loadConfig } from '../config/load.ts'
-import { loadInput } from './config-input.ts'
+import { loadCheckedConfig, loadInput } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics } from '../metrics/metrics.ts'
@@ -21,7 +20,7 @@ const STOP_DEADLINE_MS = 9000
 
 export async function runCommand (file: string, options: RunOptions, log: Logger): Promise<number> {
   const input = loadInput(() => {
-    const config = loadConfig(file)
+    const config = loadCheckedConfig(file)
     return { config, flows: selectFlows(config, options.clusters), heartbeatPairs: selectHeartbeatFlows(config, options.clusters) }
   })
   if (!input.ok) return input.exitCode

@@ -4,10 +4,9 @@
  * could be read at all.
  */
 import { selectFlows } from '../config/flows.ts'
-import { loadConfig } from '../config/load.ts'
 import { ExitCodes } from '../errors.ts'
 import { readFlowStatus, type FlowReplicationStatus } from '../runtime/status.ts'
-import { loadInput } from './config-input.ts'
+import { loadCheckedConfig, loadInput } from './config-input.ts'
 
 export interface StatusOptions {
   readonly clusters: string[] | undefined
@@ -15,7 +14,7 @@ export interface StatusOptions {
 }
 
 export async function statusCommand (file: string, options: StatusOptions): Promise<number> {
-  const input = loadInput(() => selectFlows(loadConfig(file), options.clusters))
+  const input = loadInput(() => selectFlows(loadCheckedConfig(file), options.clusters))
   if (!input.ok) return input.exitCode
   const flows = input.value
   const statuses = await Promise.all(flows.map(async flow => await readFlowStatus(flow)))

@@ -6,7 +6,7 @@
  * Exit codes: 0 every cluster was read; 3 at least one cluster could not be read (it is listed as unreachable,
  * with the reason on stderr, and the others are still shown); 2 bad configuration.
  */
-import { loadConfig } from '../config/load.ts'
+import { loadCheckedConfig } from './config-input.ts'
 import { ConfigError, ExitCodes } from '../errors.ts'
 import { readTopology, type ClusterTopology, type TopicLister } from '../heartbeat/topology-reader.ts'
 
@@ -19,7 +19,7 @@ export interface TopologyOptions {
 export async function topologyCommand (file: string, options: TopologyOptions): Promise<number> {
   let config
   try {
-    config = loadConfig(file)
+    config = loadCheckedConfig(file)
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`kmirror: ${err.message}\n`)

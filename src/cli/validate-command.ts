@@ -1,11 +1,11 @@
-import { describeConfig, loadConfig, selectFlows } from '../config/load.ts'
+import { describeConfig, selectFlows } from '../config/load.ts'
 import { ExitCodes } from '../errors.ts'
-import { loadInput } from './config-input.ts'
+import { loadCheckedConfig, loadInput } from './config-input.ts'
 
 /** `kmirror validate`: resolves and checks the file, prints the result with secrets redacted. */
 export function validateCommand (file: string, clusters: string[] | undefined): number {
   const input = loadInput(() => {
-    const config = loadConfig(file)
+    const config = loadCheckedConfig(file)
     return { config, flows: selectFlows(config, clusters) }
   })
   if (!input.ok) return input.exitCode

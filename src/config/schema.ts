@@ -9,6 +9,7 @@ export const KeyTypes = {
   SHORT: 'short',
   INT: 'int',
   LONG: 'long',
+  DOUBLE: 'double',
   STRING: 'string',
   PASSWORD: 'password',
   LIST: 'list',
@@ -68,7 +69,7 @@ export interface KeySpec {
   readonly topLevelExtension?: boolean
 }
 
-const { BOOLEAN, SHORT, INT, LONG, STRING, PASSWORD, LIST, CLASS, ENUM } = KeyTypes
+const { BOOLEAN, SHORT, INT, LONG, DOUBLE, STRING, PASSWORD, LIST, CLASS, ENUM } = KeyTypes
 const { TOP_LEVEL, CONNECTOR, WORKER, CLUSTER } = Scopes
 const { MM2, CONNECT, CLIENT, KMIRROR } = Origins
 const MIRROR = 'org.apache.kafka.connect.mirror.'
@@ -181,18 +182,34 @@ export const KEYS: readonly KeySpec[] = [
   // Connection and security of every client (§1.1 clusterProps); at top level they are defaults for every cluster
   { name: 'bootstrap.servers', type: LIST, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Required for every cluster of an enabled flow: `host:port` list.' },
   { name: 'security.protocol', type: ENUM, default: 'PLAINTEXT', values: ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'], caseInsensitive: true, scope: CLUSTER, origin: CLIENT, doc: 'PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.' },
-  { name: 'sasl.mechanism', type: STRING, default: 'GSSAPI', scope: CLUSTER, origin: CLIENT, doc: 'PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512 (GSSAPI and OAUTHBEARER are not supported yet).' },
-  { name: 'sasl.jaas.config', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'JAAS login line with `username="..." password="..."`.' },
-  { name: 'ssl.truststore.type', type: STRING, default: 'JKS', scope: CLUSTER, origin: CLIENT, doc: 'kmirror supports `PEM` only.' },
-  { name: 'ssl.truststore.location', type: STRING, default: null, scope: CLUSTER, origin: CLIENT, doc: 'PEM file of trusted CA certificates (with `ssl.truststore.type = PEM`).' },
-  { name: 'ssl.truststore.certificates', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Trusted CA certificates inline, in PEM.' },
-  { name: 'ssl.truststore.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of a JKS/PKCS12 truststore (not used with PEM).' },
-  { name: 'ssl.keystore.type', type: STRING, default: 'JKS', scope: CLUSTER, origin: CLIENT, doc: 'kmirror supports `PEM` only (for mutual TLS).' },
-  { name: 'ssl.keystore.location', type: STRING, default: null, scope: CLUSTER, origin: CLIENT, doc: 'PEM file with the client certificate chain (mutual TLS).' },
-  { name: 'ssl.keystore.certificate.chain', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Client certificate chain inline, in PEM.' },
-  { name: 'ssl.keystore.key', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Client private key inline, in PEM.' },
-  { name: 'ssl.keystore.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of a JKS/PKCS12 keystore (not used with PEM).' },
-  { name: 'ssl.key.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of the private key.' },
+  { name: 'sasl.mechanism', type: STRING, default: 'GSSAPI', scope: CLUSTER, origin: CLIENT, doc: 'PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER. GSSAPI (Kerberos, the Java default) and AWS_MSK_IAM are not supported.' },
+  { name: 'sasl.jaas.config', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'JAAS login line: `username="..." password="..."` for PLAIN and SCRAM; for OAUTHBEARER `clientId="..." clientSecret="..." scope="..."` (and `extension_<name>="..."`), or Java\'s `unsecuredLogin*` options without a login callback handler.' },
+  { name: 'sasl.login.callback.handler.class', type: CLASS, default: null, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler` (or its 3.1-3.3 name `...oauthbearer.secured.OAuthBearerLoginCallbackHandler`) fetches tokens from `sasl.oauthbearer.token.endpoint.url`; unset means Java\'s unsecured tokens. Other classes cannot be loaded.' },
+  { name: 'sasl.oauthbearer.token.endpoint.url', type: STRING, default: null, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: the identity provider\'s token endpoint (http or https, client-credentials grant), or a `file:` URL of a file holding the token.' },
+  { name: 'sasl.oauthbearer.client.credentials.client.id', type: STRING, default: null, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER client id (Kafka 4.1); wins over `clientId` in `sasl.jaas.config`.' },
+  { name: 'sasl.oauthbearer.client.credentials.client.secret', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER client secret (Kafka 4.1); wins over `clientSecret` in `sasl.jaas.config`.' },
+  { name: 'sasl.oauthbearer.scope', type: STRING, default: null, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER scope sent to the token endpoint (Kafka 4.1); wins over `scope` in `sasl.jaas.config`.' },
+  { name: 'sasl.oauthbearer.sub.claim.name', type: STRING, default: 'sub', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: the token claim that names the principal; a token without it is refused, as by the Java client.' },
+  { name: 'sasl.oauthbearer.header.urlencode', type: BOOLEAN, default: 'false', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: URL-encode the client id and secret in the token request\'s Basic authorization header (RFC 6749 §2.3.1).' },
+  { name: 'sasl.oauthbearer.jwt.retriever.class', type: CLASS, default: 'org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER token retriever (Kafka 4.1): the default, `ClientCredentialsJwtRetriever` and `FileJwtRetriever` are supported; the JWT-bearer grant is not.' },
+  { name: 'sasl.login.refresh.window.factor', type: DOUBLE, default: '0.8', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: replace a token after this fraction of its lifetime (plus jitter), as the Java client does.' },
+  { name: 'sasl.login.refresh.window.jitter', type: DOUBLE, default: '0.05', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: random extra fraction of the lifetime added to the refresh time.' },
+  { name: 'sasl.login.refresh.min.period.seconds', type: SHORT, default: '60', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: least time between two token refreshes (ignored for tokens too short to allow it).' },
+  { name: 'sasl.login.refresh.buffer.seconds', type: SHORT, default: '300', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: refresh at least this long before the token expires (ignored for tokens too short to allow it).' },
+  { name: 'sasl.login.retry.backoff.ms', type: LONG, default: '100', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: first wait before retrying a failed token request; doubles each time.' },
+  { name: 'sasl.login.retry.backoff.max.ms', type: LONG, default: '10000', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: total time spent retrying a token request. HTTP 4xx answers (bad credentials) are not retried.' },
+  { name: 'sasl.login.connect.timeout.ms', type: INT, default: '10000', mm2Default: 'none', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: connect timeout of a token request.' },
+  { name: 'sasl.login.read.timeout.ms', type: INT, default: '30000', mm2Default: 'none', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: read timeout of a token request.' },
+  { name: 'ssl.truststore.type', type: STRING, default: 'JKS', scope: CLUSTER, origin: CLIENT, doc: '`JKS`, `PKCS12` or `PEM`. As in Java (JDK 9+), JKS and PKCS12 files are told apart by their content, so either type reads either file.' },
+  { name: 'ssl.truststore.location', type: STRING, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Truststore file (CA certificates of the brokers). Unset: the system\'s CAs.' },
+  { name: 'ssl.truststore.certificates', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Trusted CA certificates inline, in PEM (with `ssl.truststore.type = PEM`); `\\` line continuations are fine.' },
+  { name: 'ssl.truststore.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of a JKS/PKCS12 truststore; without it a JKS file is read without its integrity check, as in Java. Not allowed with PEM.' },
+  { name: 'ssl.keystore.type', type: STRING, default: 'JKS', scope: CLUSTER, origin: CLIENT, doc: '`JKS`, `PKCS12` or `PEM` (mutual TLS). JKS and PKCS12 files are told apart by their content, as in Java.' },
+  { name: 'ssl.keystore.location', type: STRING, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Keystore file with the client key and certificate chain (mutual TLS); a PEM keystore holds the key and the chain in one file.' },
+  { name: 'ssl.keystore.certificate.chain', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Client certificate chain inline, in PEM (with `ssl.keystore.type = PEM`).' },
+  { name: 'ssl.keystore.key', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Client private key inline, in PEM (PKCS#8, encrypted with `ssl.key.password` or not).' },
+  { name: 'ssl.keystore.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of a JKS/PKCS12 keystore (required for them; not allowed with PEM).' },
+  { name: 'ssl.key.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of the private key: of an encrypted PEM key, or of a JKS key entry when it differs from the keystore password.' },
   { name: 'ssl.endpoint.identification.algorithm', type: STRING, default: 'https', scope: CLUSTER, origin: CLIENT, doc: '`https` checks the broker\'s host name; empty turns the check off.' }
 ]
 

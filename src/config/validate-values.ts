@@ -11,7 +11,8 @@ import { IntegerWidths, javaTrim, parseConfigBoolean, parseJavaInteger, splitLis
 
 type Props = Readonly<Record<string, string>>
 
-const SUPPORTED_SASL = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const
+const SUPPORTED_SASL = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const
+const STORE_TYPES = ['JKS', 'PKCS12', 'PEM'] as const
 const WIDTHS = { [KeyTypes.SHORT]: IntegerWidths.SHORT, [KeyTypes.INT]: IntegerWidths.INT, [KeyTypes.LONG]: IntegerWidths.LONG } as const
 
 export function validateValues (raw: Props, aliases: readonly string[]): ConfigProblem[] {
@@ -53,6 +54,7 @@ export function checkValue (spec: KeySpec, value: string): string | undefined {
     case KeyTypes.BOOLEAN: return checkBoolean(spec, value)
     case KeyTypes.SHORT: case KeyTypes.INT: case KeyTypes.LONG: return checkInteger(spec, value)
     case KeyTypes.ENUM: return checkEnum(spec, value)
+    case KeyTypes.DOUBLE: return value.trim() !== '' && Number.isFinite(Number(value)) ? undefined : `must be a number, not ${JSON.stringify(value)}`
     default: return undefined
   }
 }
@@ -120,21 +122,16 @@ function checkBootstrapServers (value: string): string | undefined {
 function checkSaslMechanism (value: string): string | undefined {
   const mechanism = javaTrim(value)
   if ((SUPPORTED_SASL as readonly string[]).includes(mechanism)) return undefined
-  const supported = 'use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512'
-  if (mechanism === 'GSSAPI' || mechanism === 'OAUTHBEARER') return `${mechanism} is not supported yet: ${supported}`
+  const supported = 'kmirror supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER'
   if ((SUPPORTED_SASL as readonly string[]).includes(mechanism.toUpperCase())) {
     return `mechanism names are case-sensitive: write ${mechanism.toUpperCase()}`
   }
+  if (mechanism === 'GSSAPI') return `GSSAPI (Kerberos) is not supported: ${supported}`
+  if (mechanism === 'AWS_MSK_IAM') return `AWS_MSK_IAM is not supported (it needs the AWS MSK IAM Java library): ${supported}; MSK also offers SCRAM-SHA-512`
   return `${JSON.stringify(value)} is not a SASL mechanism kmirror supports: ${supported}`
 }
 
 function checkStoreType (prefix: string, value: string): string | undefined {
-  if (javaTrim(value).toUpperCase() === 'PEM') return undefined
-  return `${JSON.stringify(value)} stores are not supported: convert to PEM and set ${prefix}.type = PEM with ${storeHint(prefix)}`
-}
-
-function storeHint (prefix: string): string {
-  return prefix === 'ssl.truststore'
-    ? 'ssl.truststore.location = <PEM file> or ssl.truststore.certificates = <PEM text>'
-    : 'ssl.keystore.location = <PEM file> or ssl.keystore.certificate.chain and ssl.keystore.key'
+  if ((STORE_TYPES as readonly string[]).includes(javaTrim(value).toUpperCase())) return undefined
+  return `${JSON.stringify(value)} stores are not supported: use JKS, PKCS12 or PEM (keytool -importkeystore -deststoretype PKCS12 converts other key stores) and set ${prefix}.type accordingly`
 }

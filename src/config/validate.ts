@@ -83,7 +83,7 @@ function validateKeyShapes (keys: readonly string[], aliases: readonly string[])
   return problems
 }
 
-/** What enabled flows need from their clusters: a bootstrap list, and security settings kmirror can use. */
+/** What enabled flows need from their clusters: a bootstrap list, and a SASL mechanism kmirror can use. */
 export function validateEnabledFlows (flows: readonly FlowConfig[]): ConfigProblem[] {
   const problems: ConfigProblem[] = []
   for (const flow of flows.filter(f => f.enabled)) {
@@ -101,20 +101,11 @@ function clusterProblems (cluster: ClusterClientConfig, flowName: string): Confi
   return [cluster.consumer, cluster.producer, cluster.admin].flatMap(props => securityProblems(props, alias))
 }
 
-/** Problems hidden in Java client defaults: a SASL protocol without a mechanism, store files without a type. */
+/** Problems hidden in Java client defaults: a SASL protocol without a mechanism means GSSAPI. */
 function securityProblems (props: ClientProps, alias: string): ConfigProblem[] {
-  const problems: ConfigProblem[] = []
   const protocol = (props['security.protocol'] ?? 'PLAINTEXT').trim().toUpperCase()
-  if (protocol.startsWith('SASL_') && props['sasl.mechanism'] === undefined) {
-    problems.push({ key: `${alias}.sasl.mechanism`, message: `is not set, so the Java default GSSAPI (Kerberos) applies, which kmirror does not support yet: set ${alias}.sasl.mechanism to PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512` })
-  }
-  const usesTls = protocol === 'SSL' || protocol === 'SASL_SSL'
-  for (const store of ['ssl.truststore', 'ssl.keystore']) {
-    if (usesTls && props[`${store}.location`] !== undefined && props[`${store}.type`] === undefined) {
-      problems.push({ key: `${alias}.${store}.type`, message: `is not set, so ${store}.location is read as a JKS file (the Java default), which kmirror cannot read: convert it to PEM and set ${alias}.${store}.type = PEM` })
-    }
-  }
-  return problems
+  if (!protocol.startsWith('SASL_') || props['sasl.mechanism'] !== undefined) return []
+  return [{ key: `${alias}.sasl.mechanism`, message: `is not set, so the Java default GSSAPI (Kerberos) applies, which kmirror does not support: set ${alias}.sasl.mechanism to PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER` }]
 }
 
 /** MirrorSourceConnector rejects its config when offset syncs are off but an offset-syncs key is set. */

@@ -7,7 +7,7 @@ import { GroupAdmin } from './group-admin.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
-import { kafkaErrorNames, toKmirrorError } from './errors.ts'
+import { isUnsupportedApi, kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 
@@ -58,6 +58,8 @@ export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
 export class AdminClient {
   readonly #admin: Admin
   readonly #label: string
+  /** Set once the cluster answered that it has no IncrementalAlterConfigs (before Kafka 2.3). */
+  #legacyAlterConfigs = false
 
   /** Consumer-group operations on the same connection. */
   readonly groups: GroupAdmin
@@ -191,16 +193,47 @@ export class AdminClient {
    * Incremental config changes of one topic (KIP-339): `set` writes a value, `delete` reverts the key to the
    * cluster's default. Keys not named are left alone.
    */
+  /**
+   * Sets and deletes topic configs with IncrementalAlterConfigs (Kafka 2.3+). A cluster without it gets the legacy
+   * AlterConfigs, as MirrorMaker 2 3.x did: that request replaces the topic's whole config, so it carries every
+   * topic-level config the topic has now with the changes applied, and the end state is the same.
+   */
   async alterTopicConfigs (topic: string, changes: readonly TopicConfigChange[]): Promise<void> {
     if (changes.length === 0) return
-    await this.#call(`alter configs of topic ${topic}`, () => this.#admin.incrementalAlterConfigs({
-      resources: [{
-        resourceType: ConfigResourceTypes.TOPIC,
-        resourceName: topic,
-        configs: changes.map(c => c.op === 'set'
-          ? { name: c.name, configOperation: IncrementalAlterConfigOperationTypes.SET, value: c.value }
-          : { name: c.name, configOperation: IncrementalAlterConfigOperationTypes.DELETE })
-      }]
+    if (!this.#legacyAlterConfigs) {
+      try {
+        await this.#admin.incrementalAlterConfigs({
+          resources: [{
+            resourceType: ConfigResourceTypes.TOPIC,
+            resourceName: topic,
+            configs: changes.map(c => c.op === 'set'
+              ? { name: c.name, configOperation: IncrementalAlterConfigOperationTypes.SET, value: c.value }
+              : { name: c.name, configOperation: IncrementalAlterConfigOperationTypes.DELETE })
+          }]
+        })
+        return
+      } catch (err) {
+        if (!isUnsupportedApi(err, 'IncrementalAlterConfigs')) throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `alter configs of topic ${topic} on ${this.#label}`)
+        this.#legacyAlterConfigs = true
+      }
+    }
+    await this.#replaceTopicConfigs(topic, changes)
+  }
+
+  async #replaceTopicConfigs (topic: string, changes: readonly TopicConfigChange[]): Promise<void> {
+    const current = (await this.describeTopicConfigs([topic])).get(topic) ?? []
+    const own = current.filter(c => c.source === ConfigSourceKinds.TOPIC)
+    const hidden = own.find(c => c.value === null)
+    if (hidden !== undefined) {
+      throw new KmirrorError(ErrorCodes.TOPIC_SYNC, `cannot change configs of topic ${topic} on ${this.#label}: it has no IncrementalAlterConfigs (Kafka 2.3+), and AlterConfigs would clear ${hidden.name}, whose value the cluster does not show; set sync.topic.configs.enabled = false for this flow or upgrade the cluster`)
+    }
+    const full = new Map(own.map(c => [c.name, c.value!]))
+    for (const c of changes) {
+      if (c.op === 'set') full.set(c.name, c.value)
+      else full.delete(c.name)
+    }
+    await this.#call(`alter configs of topic ${topic} (AlterConfigs: the cluster has no IncrementalAlterConfigs)`, () => this.#admin.alterConfigs({
+      resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configs: [...full].map(([name, value]) => ({ name, value })) }]
     }))
   }
 

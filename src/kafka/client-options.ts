@@ -1,12 +1,15 @@
 /**
- * Java-client style properties (`bootstrap.servers`, `security.protocol`, `sasl.jaas.config`, ...) to the
- * connection options of the Kafka library. The config module has already validated the values; this file
- * only translates, and names the key in any error so the user knows what to fix.
+ * Java-client style properties (`bootstrap.servers`, `security.protocol`, `sasl.*`, `ssl.*`, ...) to the
+ * connection options of the Kafka library. The config module has already validated the values, and the stores
+ * and SASL settings are loaded by client-security.ts; this file only translates.
  */
-import { readFileSync } from 'node:fs'
 import type { ConnectionOptions } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { clientSecurity } from './client-security.ts'
+import type { TlsMaterial } from './tls-stores.ts'
+
+export { jaasOption } from './jaas.ts'
 
 export interface ConnectOptions extends ConnectionOptions {
   clientId: string
@@ -15,9 +18,6 @@ export interface ConnectOptions extends ConnectionOptions {
   retries: number
   retryDelay: number
 }
-
-const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'] as const
-type SaslMechanism = (typeof SASL_MECHANISMS)[number]
 
 export function toConnectOptions (props: ClientProps, clientId: string): ConnectOptions {
   const bootstrap = (props['bootstrap.servers'] ?? '').split(',').map(s => s.trim()).filter(s => s.length > 0)
@@ -33,9 +33,9 @@ export function toConnectOptions (props: ClientProps, clientId: string): Connect
     retries: 5,
     retryDelay: intProp(props, 'retry.backoff.ms', 100)
   }
-  const protocol = (props['security.protocol'] ?? 'PLAINTEXT').toUpperCase()
-  if (protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL') options.sasl = saslOptions(props)
-  if (protocol === 'SSL' || protocol === 'SASL_SSL') options.tls = tlsOptions(props)
+  const security = clientSecurity(props)
+  if (security.sasl !== undefined) options.sasl = security.sasl
+  if (security.tls !== undefined) options.tls = tlsOptions(security.tls, props)
   return options
 }
 
@@ -46,54 +46,14 @@ function intProp (props: ClientProps, key: string, fallback: number): number {
   return Number.isSafeInteger(value) && value >= 0 ? value : fallback
 }
 
-function saslOptions (props: ClientProps): NonNullable<ConnectionOptions['sasl']> {
-  const mechanism = (props['sasl.mechanism'] ?? 'GSSAPI').toUpperCase()
-  if (!(SASL_MECHANISMS as readonly string[]).includes(mechanism)) {
-    throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `sasl.mechanism=${mechanism} is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512`)
-  }
-  const jaas = props['sasl.jaas.config'] ?? ''
-  const username = jaasOption(jaas, 'username')
-  const password = jaasOption(jaas, 'password')
-  if (username === undefined || password === undefined) {
-    throw new KmirrorError(ErrorCodes.CONFIG_INVALID, 'sasl.jaas.config must name username="..." and password="..." for SASL/' + mechanism)
-  }
-  return { mechanism: mechanism as SaslMechanism, username, password }
-}
-
-/** Reads `name="value"` (or unquoted `name=value`) out of a JAAS login-module line. */
-export function jaasOption (jaas: string, name: string): string | undefined {
-  const quoted = new RegExp(`(?:^|\\s)${name}\\s*=\\s*"((?:[^"\\\\]|\\\\.)*)"`).exec(jaas)
-  if (quoted?.[1] !== undefined) return quoted[1].replace(/\\(.)/g, '$1')
-  const bare = new RegExp(`(?:^|\\s)${name}\\s*=\\s*([^\\s;"]+)`).exec(jaas)
-  return bare?.[1]
-}
-
-function tlsOptions (props: ClientProps): NonNullable<ConnectionOptions['tls']> {
+function tlsOptions (material: TlsMaterial, props: ClientProps): NonNullable<ConnectionOptions['tls']> {
   const tls: NonNullable<ConnectionOptions['tls']> = {}
-  const ca = props['ssl.truststore.certificates'] ?? readPem(props, 'ssl.truststore.location')
-  if (ca !== undefined) tls.ca = ca
-  // Java's PEM keystore (ssl.keystore.type=PEM) is one file holding the private key and the certificate chain;
-  // Node's TLS picks the parts it needs out of the same PEM text.
-  const inlineCert = props['ssl.keystore.certificate.chain']
-  const inlineKey = props['ssl.keystore.key']
-  // Inline PEM values and a keystore file are alternatives, as in Java: inline values win and the file is not read.
-  const keystore = inlineCert === undefined && inlineKey === undefined ? readPem(props, 'ssl.keystore.location') : undefined
-  const cert = inlineCert ?? keystore
-  const key = inlineKey ?? keystore
-  if (cert !== undefined) tls.cert = cert
-  if (key !== undefined) tls.key = key
-  const passphrase = props['ssl.key.password']
-  if (passphrase !== undefined && passphrase !== '') tls.passphrase = passphrase
-  if (props['ssl.endpoint.identification.algorithm'] === '') tls.checkServerIdentity = () => undefined
+  if (material.ca !== undefined) tls.ca = [...material.ca]
+  if (material.cert !== undefined) tls.cert = material.cert
+  if (material.key !== undefined) tls.key = material.key
+  if (material.pfx !== undefined) tls.pfx = material.pfx
+  if (material.passphrase !== undefined) tls.passphrase = material.passphrase
+  // ssl.endpoint.identification.algorithm: https (the default) checks the broker's host name, empty turns it off.
+  if ((props['ssl.endpoint.identification.algorithm'] ?? 'https').trim() === '') tls.checkServerIdentity = () => undefined
   return tls
-}
-
-function readPem (props: ClientProps, key: string): string | undefined {
-  const path = props[key]
-  if (path === undefined || path === '') return undefined
-  try {
-    return readFileSync(path, 'utf8')
-  } catch (cause) {
-    throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `${key}=${path} cannot be read: point it at a readable PEM file`, { cause })
-  }
 }

@@ -2,7 +2,7 @@
  * Maps errors of the Kafka library to KmirrorError, keeping the original as `cause`.
  * This is the only place that knows the library's error shapes.
  */
-import { NetworkError, protocolErrorsCodesById } from '@platformatic/kafka'
+import { NetworkError, protocolErrorsCodesById, UnsupportedApiError } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError, type ErrorCode } from '../errors.ts'
 
 /**
@@ -58,12 +58,20 @@ function describe (err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }
 
+/** Whether the library refused a request because the broker does not offer API `api` (e.g. 'IncrementalAlterConfigs'). */
+export function isUnsupportedApi (err: unknown, api: string): boolean {
+  return searchErrorTree(err, e => (e instanceof UnsupportedApiError && e.message.includes(api) ? true : undefined)) === true
+}
+
 export function isNetworkError (err: unknown): boolean {
   return err instanceof Error && NetworkError.isRetryable(err)
 }
 
 export function toKmirrorError (err: unknown, code: ErrorCode, action: string): KmirrorError {
   if (err instanceof KmirrorError) return err
+  // kmirror's own errors raised inside the library (authentication, token endpoint) already say what to fix.
+  const own = searchErrorTree(err, e => (e instanceof KmirrorError ? e : undefined))
+  if (own !== undefined) return new KmirrorError(own.code, `${action}: ${own.message}`, { cause: err, retriable: own.retriable, details: own.details })
   const names = kafkaErrorNames(err)
   const network = isNetworkError(err) || names.some(n => n.startsWith('NOT_') || n.endsWith('_NOT_AVAILABLE') || n === 'REQUEST_TIMED_OUT')
   const hint = names.map(n => HINTS[n]).find(h => h !== undefined) ?? (network ? NETWORK_HINT : undefined)
@@ -101,7 +109,8 @@ const HINTS: Readonly<Record<string, string>> = {
   MESSAGE_TOO_LARGE: 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)',
   RECORD_LIST_TOO_LARGE: 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)'
 }
-const NETWORK_HINT = 'check <alias>.bootstrap.servers and that the cluster is reachable from here'
+const NETWORK_HINT = 'check <alias>.bootstrap.servers, that the cluster is reachable from here, and that <alias>.security.protocol matches the listener ' +
+  '(a listener with ssl.client.auth=required closes TLS connections without a client certificate: set <alias>.ssl.keystore.*)'
 
 const RETRIABLE_NAMES = new Set([
   'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'REQUEST_TIMED_OUT',

@@ -11,14 +11,17 @@
  *   are not read again.
  */
 import { setTimeout as delay } from 'node:timers/promises'
-import { ConnectionPool, Consumer, FetchIsolationLevels, ListOffsetTimestamps, type Broker } from '@platformatic/kafka'
+import { ConnectionPool, FetchIsolationLevels, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { groupBy } from '../collections.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
-import { kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
+import { parseBrokerAddress } from './broker-address.ts'
+import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { MetadataCache } from './metadata-cache.ts'
 import { toOffset } from './offsets.ts'
 import { FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
+import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { BatchAttributes, decodeRecords, isAbortMarker, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
 
@@ -81,23 +84,22 @@ export interface RecordFetcherOptions {
 
 const RETRY_ERROR_CODES = new Set([3, 6, 5, 74, 75, 100, 9, 56])
 const OFFSET_OUT_OF_RANGE = 1
+const UNKNOWN_TOPIC_OR_PARTITION = 3
 
 export class RecordFetcher {
-  readonly #consumer: Consumer
   readonly #options: RecordFetcherOptions
   readonly #cluster: string
-  readonly #connect: ReturnType<typeof toConnectOptions>
-  #pool: ConnectionPool | null = null
-  #forceMetadata = false
+  readonly #pool: ConnectionPool
+  readonly #metadata: MetadataCache
   /** Per broker: no fetch before this time (quota throttling, KIP-219: the client waits, the broker does not). */
   readonly #throttledUntil = new Map<number, number>()
 
   constructor (props: ClientProps, clientId: string, options: RecordFetcherOptions) {
     this.#options = options
     this.#cluster = options.cluster ?? clientId
-    this.#connect = toConnectOptions(props, clientId)
-    // A group id is required by the library's constructor; kmirror never joins it (no JoinGroup is sent).
-    this.#consumer = new Consumer({ ...toConnectOptions(props, clientId), groupId: `${clientId}-unused`, autocommit: false })
+    const connect = toConnectOptions(props, clientId)
+    this.#pool = new ConnectionPool(clientId, connect)
+    this.#metadata = new MetadataCache(this.#pool, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
   }
 
   /**
@@ -114,39 +116,6 @@ export class RecordFetcher {
     })
   }
 
-  /**
-   * Metadata of the topics that exist. One unknown topic (deleted on the source, not yet noticed by the
-   * refresh job) fails the whole request; then each topic is asked alone, and the missing ones are left out,
-   * so their partitions answer RETRY while every other partition keeps being copied.
-   */
-  async #metadataSkippingUnknown (topics: string[]): Promise<TopicsMetadata> {
-    try {
-      return await this.#metadata(topics)
-    } catch (err) {
-      if (!kafkaErrorNames(err).some(n => n === 'UNKNOWN_TOPIC_OR_PARTITION' || n === 'UNKNOWN_TOPIC_ID') && !/unknown topic/i.test(String(err))) throw err
-      this.#forceMetadata = true
-      const found = new Map<string, { id: string, partitions: { leader: number }[] }>()
-      let brokers = new Map<number, Broker>()
-      for (const topic of topics) {
-        const one = await this.#metadata([topic]).catch(() => null)
-        const meta = one?.topics.get(topic)
-        if (meta !== undefined) found.set(topic, meta)
-        if (one !== null) brokers = one.brokers
-      }
-      return { topics: found, brokers }
-    }
-  }
-
-  async #metadata (topics: string[]): Promise<TopicsMetadata> {
-    try {
-      const metadata = await this.#consumer.metadata({ topics, forceUpdate: this.#forceMetadata })
-      this.#forceMetadata = false
-      return metadata
-    } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s)`)
-    }
-  }
-
   #isolationLevel (): number {
     return this.#options.isolation === 'read_committed' ? FetchIsolationLevels.READ_COMMITTED : FetchIsolationLevels.READ_UNCOMMITTED
   }
@@ -158,19 +127,20 @@ export class RecordFetcher {
   async fetchBatches (positions: readonly PartitionPosition[], options: { maxPartitionBytes?: number } = {}): Promise<FetchedBatches[]> {
     const partitionMaxBytes = options.maxPartitionBytes ?? this.#options.maxPartitionBytes
     if (positions.length === 0) return []
-    const metadata = await this.#metadataSkippingUnknown([...new Set(positions.map(p => p.topic))])
+    const metadata = await this.#metadata.leaders([...new Set(positions.map(p => p.topic))])
     const byLeader = groupBy(positions, position => {
-      const leader = metadata.topics.get(position.topic)?.partitions[position.partition]?.leader
+      const leader = metadata.topics.get(position.topic)?.leaders[position.partition]
       return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : -1
     })
+    // Partitions without a known leader (a topic deleted or not there yet, a leader moving) wait; the others go on.
     const results = (byLeader.get(-1) ?? []).map(position => emptyBatches(position, FetchOutcomes.RETRY))
-    if (byLeader.delete(-1)) this.#forceMetadata = true
+    if (byLeader.delete(-1)) this.#metadata.invalidate()
     const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes)))
     for (const list of perLeader) results.push(...list)
     return results
   }
 
-  async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: Map<string, { id: string }>, partitionMaxBytes: number): Promise<FetchedBatches[]> {
+  async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: ReadonlyMap<string, { id: string | null }>, partitionMaxBytes: number): Promise<FetchedBatches[]> {
     const byTopic = groupBy(positions, p => p.topic)
     const topics: FetchTopic[] = [...byTopic].map(([name, list]) => ({
       name,
@@ -182,18 +152,17 @@ export class RecordFetcher {
     if (wait > 0) await delay(wait)
     let response
     try {
-      this.#pool ??= new ConnectionPool(this.#connect.clientId, this.#connect)
       const connection = await this.#pool.get(broker)
       response = await sendRequest(connection, FetchApi, {
         maxWaitMs: this.#options.maxWaitMs, minBytes: 1, maxBytes: this.#options.maxBytes, isolationLevel: this.#isolationLevel(), topics
       }, this.#cluster)
     } catch (err) {
-      this.#forceMetadata = true
-      throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port})`)
+      this.#metadata.invalidate()
+      throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster}`)
     }
     if (response.throttleTimeMs > 0) this.#throttledUntil.set(node, Date.now() + response.throttleTimeMs)
     if (response.errorCode !== 0) {
-      this.#forceMetadata = true
+      this.#metadata.invalidate()
       throw new KmirrorError(ErrorCodes.FETCH, `fetch from broker ${node} failed with Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })
     }
     const answered = new Map<string, FetchPartitionResponse>()
@@ -210,50 +179,64 @@ export class RecordFetcher {
         if (!RETRY_ERROR_CODES.has(p.errorCode)) {
           throw new KmirrorError(ErrorCodes.FETCH, `fetch of ${position.topic}-${position.partition} failed with Kafka error ${kafkaErrorName(p.errorCode)}`, { retriable: true })
         }
-        this.#forceMetadata = true
+        this.#metadata.invalidate()
         return emptyBatches(position, FetchOutcomes.RETRY)
       }
       return selectBatches(position, p, this.#options.isolation === 'read_committed')
     })
   }
 
-  /** Earliest (log start) or latest (high watermark) offsets, read_committed aware for 'latest'. */
+  /**
+   * Earliest (log start) or latest (high watermark; the last stable offset with read_committed) offsets, asked of
+   * each partition's leader. A partition whose leader moved, or that was added since the metadata was read, is
+   * asked once more with fresh metadata.
+   */
   async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest', retried = false): Promise<Map<string, number>> {
-    const byTopic = new Map([...groupBy(partitions, tp => tp.topic)].map(([topic, list]) => [topic, list.map(tp => tp.partition)]))
     const timestamp = which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
-    try {
-      // Partitions added since the client's metadata was cached are "not found" until it is refreshed.
-      if (this.#forceMetadata) await this.#metadata([...byTopic.keys()])
-      const result = await this.#consumer.listOffsets({
-        topics: [...byTopic.keys()],
-        partitions: Object.fromEntries(byTopic),
-        timestamp,
-        isolationLevel: this.#isolationLevel()
-      })
-      const out = new Map<string, number>()
-      for (const [topic, offsets] of result) offsets.forEach((o, partition) => out.set(partitionKey(topic, partition), toOffset(o)))
-      return out
-    } catch (err) {
-      if (!retried) {
-        // Once, with fresh metadata: partitions added since the last refresh are "not found" until then.
-        this.#forceMetadata = true
-        return await this.listOffsets(partitions, which, true)
+    const metadata = await this.#metadata.leaders([...new Set(partitions.map(p => p.topic))])
+    const byLeader = groupBy(partitions, tp => {
+      const leader = metadata.topics.get(tp.topic)?.leaders[tp.partition]
+      return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : -1
+    })
+    const out = new Map<string, number>()
+    const failed: { topic: string, partition: number, errorCode: number }[] = (byLeader.get(-1) ?? []).map(tp => ({ ...tp, errorCode: UNKNOWN_TOPIC_OR_PARTITION }))
+    byLeader.delete(-1)
+    await Promise.all([...byLeader].map(async ([node, list]) => {
+      const broker = metadata.brokers.get(node)!
+      const topics = [...groupBy(list, tp => tp.topic)].map(([name, tps]) => ({ name, partitions: tps.map(tp => ({ partition: tp.partition, timestamp })) }))
+      let response
+      try {
+        response = await sendRequest(await this.#pool.get(broker), ListOffsetsApi, { isolationLevel: this.#isolationLevel(), topics }, this.#cluster)
+      } catch (err) {
+        this.#metadata.invalidate()
+        throw toKmirrorError(err, ErrorCodes.FETCH, `list ${which} offsets on broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster}`)
       }
-      throw toKmirrorError(err, ErrorCodes.FETCH, `list ${which} offsets`)
+      for (const t of response.topics) {
+        for (const p of t.partitions) {
+          if (p.errorCode === 0) out.set(partitionKey(t.name, p.partition), toOffset(p.offset))
+          else failed.push({ topic: t.name, partition: p.partition, errorCode: p.errorCode })
+        }
+      }
+    }))
+    if (failed.length === 0) return out
+    this.#metadata.invalidate()
+    const retriable = failed.every(f => RETRY_ERROR_CODES.has(f.errorCode))
+    if (retriable && !retried) {
+      for (const [tp, offset] of await this.listOffsets(failed, which, true)) out.set(tp, offset)
+      return out
     }
+    const first = failed[0]!
+    throw kafkaResponseError(first.errorCode, ErrorCodes.FETCH, `list ${which} offsets of ${failed.length} partition(s) of ${this.#cluster}, first ${first.topic}-${first.partition}`)
   }
 
   async close (): Promise<void> {
-    await this.#pool?.close().catch(() => undefined)
-    await this.#consumer.close(true).catch(() => undefined)
+    await this.#pool.close().catch(() => undefined)
   }
 }
 
 export function partitionKey (topic: string, partition: number): string {
   return `${topic}\u0000${partition}`
 }
-
-type TopicsMetadata = { topics: Map<string, { id: string, partitions: { leader: number }[] }>, brokers: Map<number, Broker> }
 
 function emptyBatches (position: PartitionPosition, outcome: FetchOutcome): FetchedBatches {
   return { topic: position.topic, partition: position.partition, outcome, fromOffset: position.offset, batches: [], nextOffset: position.offset, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1 }

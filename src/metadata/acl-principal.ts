@@ -3,7 +3,7 @@
  * on the cluster to User:mirror") and for the ACL rule that never copies a DENY onto kmirror itself.
  */
 import type { ClientProps, FlowConfig } from '../config/types.ts'
-import { jaasOption } from '../kafka/client-options.ts'
+import { jaasOption } from '../kafka/jaas.ts'
 
 const NAMED_SASL = new Set(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'])
 

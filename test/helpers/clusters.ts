@@ -5,6 +5,7 @@
  *   target  plain                          127.0.0.1:19192
  *   third   plain                          127.0.0.1:19292
  *   secure  SASL/PLAIN + StandardAuthorizer 127.0.0.1:19392  (super user admin/admin-secret)
+ *   auth    plain 127.0.0.1:19592, and a listener per client authentication (AUTH_LISTENERS)
  *
  * and, for the compatibility tests, older Kafka releases (plain; see docs/compatibility.md):
  *
@@ -28,7 +29,7 @@ import { join, resolve } from 'node:path'
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..')
 const KAFKA_LOCAL = join(REPO_ROOT, 'scripts', 'kafka-local.sh')
 
-export type ClusterName = 'source' | 'target' | 'third' | 'secure' | 'secure2' | 'v39' | 'v36' | 'zk28' | 'v20' | 'v21'
+export type ClusterName = 'source' | 'target' | 'third' | 'secure' | 'secure2' | 'auth' | 'v39' | 'v36' | 'zk28' | 'v20' | 'v21'
 
 export interface SaslPlain {
   mechanism: 'PLAIN'
@@ -52,7 +53,7 @@ export type ClusterRef = ClusterName | TestCluster
 
 interface ClusterSpec {
   port: number
-  mode: 'plain' | 'sasl'
+  mode: 'plain' | 'sasl' | 'auth'
   env: string
   /** An older Kafka release for the compatibility tests; kafka-local.sh's default (4.1.1) when absent. */
   version?: string
@@ -76,12 +77,45 @@ export const TOPOLOGY: Readonly<Record<ClusterName, ClusterSpec>> = Object.freez
   secure: { port: 19392 + PORT_OFFSET, mode: 'sasl', env: 'KMIRROR_TEST_SECURE_BOOTSTRAP' },
   // A second authorizer cluster: ACL sync needs one on both sides.
   secure2: { port: 19492 + PORT_OFFSET, mode: 'sasl', env: 'KMIRROR_TEST_SECURE2_BOOTSTRAP' },
+  // Plain on its port (for the helpers), and the listeners of AUTH_LISTENERS for kmirror.
+  auth: { port: 19592 + PORT_OFFSET, mode: 'auth', env: 'KMIRROR_TEST_AUTH_BOOTSTRAP' },
   v39: { port: 19692 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V39_BOOTSTRAP', version: '3.9.1' },
   v36: { port: 19792 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V36_BOOTSTRAP', version: '3.6.2' },
   zk28: { port: 19892 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_ZK28_BOOTSTRAP', version: '2.8.2' },
   v20: { port: 19992 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V20_BOOTSTRAP', version: '2.0.1' },
   v21: { port: 20092 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V21_BOOTSTRAP', version: '2.1.1' }
 })
+
+/**
+ * The listeners of the `auth` cluster (kafka-local.sh auth_listeners), as `127.0.0.1:port`, and its test-only
+ * credentials. The certificates, stores and JWT signing key are in `authCertsDir()`.
+ */
+export const AUTH_LISTENERS = Object.freeze({
+  /** SASL_PLAINTEXT: PLAIN, SCRAM-SHA-256, SCRAM-SHA-512. */
+  saslPlaintext: `127.0.0.1:${TOPOLOGY.auth.port + 2}`,
+  /** SASL_SSL: the same mechanisms. */
+  saslSsl: `127.0.0.1:${TOPOLOGY.auth.port + 3}`,
+  /** SSL with ssl.client.auth=required. */
+  mtls: `127.0.0.1:${TOPOLOGY.auth.port + 4}`,
+  /** SASL_PLAINTEXT OAUTHBEARER: RS256 JWTs checked against the JWKS of jwt-signing-key.pem (kid kmirror-test). */
+  oauth: `127.0.0.1:${TOPOLOGY.auth.port + 5}`,
+  /** SASL_PLAINTEXT OAUTHBEARER with Java's unsecured validator. */
+  oauthUnsecured: `127.0.0.1:${TOPOLOGY.auth.port + 6}`
+})
+
+export const AUTH_SECRETS = Object.freeze({
+  user: 'alice',
+  plain: 'alice-plain-secret',
+  scram256: 'alice-scram256-secret',
+  scram512: 'alice-scram512-secret',
+  clientStore: 'client-store-secret',
+  clientKey: 'client-key-secret',
+  trustStore: 'trust-secret'
+})
+
+export function authCertsDir (): string {
+  return join(stateDir(), 'kafka', 'auth', 'certs')
+}
 
 export const CLUSTER_NAMES = Object.keys(TOPOLOGY) as ClusterName[]
 

@@ -172,10 +172,11 @@ describe('security', () => {
     }
   })
 
-  it('accepts PLAIN and SCRAM, says GSSAPI and OAUTHBEARER are not supported yet, and rejects others', () => {
-    const problems = problemsOf(twoClusters('A.sasl.mechanism = GSSAPI', 'B.sasl.mechanism = OAUTHBEARER', 'sasl.mechanism = DIGEST', 'A.admin.sasl.mechanism = plain'))
-    assert.equal(problemFor(problems, 'A.sasl.mechanism').message, 'GSSAPI is not supported yet: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512')
-    assert.equal(problemFor(problems, 'B.sasl.mechanism').message, 'OAUTHBEARER is not supported yet: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512')
+  it('accepts PLAIN, SCRAM and OAUTHBEARER, says GSSAPI and AWS_MSK_IAM are not supported where they are written, and rejects others', () => {
+    const problems = problemsOf(twoClusters('A.sasl.mechanism = GSSAPI', 'B.consumer.sasl.mechanism = AWS_MSK_IAM', 'B.sasl.mechanism = OAUTHBEARER', 'sasl.mechanism = DIGEST', 'A.admin.sasl.mechanism = plain'))
+    assert.equal(problemFor(problems, 'A.sasl.mechanism').message, 'GSSAPI (Kerberos) is not supported: kmirror supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER')
+    assert.match(problemFor(problems, 'B.consumer.sasl.mechanism').message, /^AWS_MSK_IAM is not supported .*kmirror supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER/)
+    assert.equal(problems.some(p => p.key === 'B.sasl.mechanism'), false)
     assert.match(problemFor(problems, 'sasl.mechanism').message, /"DIGEST" is not a SASL mechanism kmirror supports/)
     assert.match(problemFor(problems, 'A.admin.sasl.mechanism').message, /case-sensitive: write PLAIN/)
   })
@@ -185,11 +186,17 @@ describe('security', () => {
     assert.match(problem.message, /is not set, so the Java default GSSAPI \(Kerberos\) applies/)
   })
 
-  it('rejects JKS and PKCS12 stores, explicitly or by the JKS default, and says how to use PEM', () => {
-    const problems = problemsOf(twoClusters('A.ssl.truststore.type = JKS', 'B.ssl.keystore.type = PKCS12', 'B.security.protocol = SSL', 'B.ssl.truststore.location = /etc/ts.jks'))
-    assert.match(problemFor(problems, 'A.ssl.truststore.type').message, /"JKS" stores are not supported: convert to PEM and set ssl\.truststore\.type = PEM with ssl\.truststore\.location = <PEM file> or ssl\.truststore\.certificates = <PEM text>/)
-    assert.match(problemFor(problems, 'B.ssl.keystore.type').message, /"PKCS12" stores are not supported/)
-    assert.match(problemFor(problems, 'B.ssl.truststore.type').message, /is not set, so ssl\.truststore\.location is read as a JKS file/)
+  it('accepts JKS, PKCS12 and PEM store types in any case, and names other types with the way to convert them', () => {
+    const problems = problemsOf(twoClusters('A.ssl.truststore.type = jks', 'A.ssl.keystore.type = PKCS12', 'B.ssl.keystore.type = PEM', 'B.ssl.truststore.type = JCEKS'))
+    assert.deepEqual(problems.map(p => p.key), ['B.ssl.truststore.type'])
+    assert.match(problemFor(problems, 'B.ssl.truststore.type').message, /"JCEKS" stores are not supported: use JKS, PKCS12 or PEM \(keytool -importkeystore/)
+  })
+
+  it('checks the OAUTHBEARER refresh and retry numbers where they are written', () => {
+    const problems = problemsOf(twoClusters('A.sasl.login.refresh.window.factor = high', 'B.sasl.login.retry.backoff.ms = soon', 'sasl.login.refresh.window.jitter = 0.1'))
+    assert.match(problemFor(problems, 'A.sasl.login.refresh.window.factor').message, /must be a number, not "high"/)
+    assert.match(problemFor(problems, 'B.sasl.login.retry.backoff.ms').message, /must be a whole number/)
+    assert.equal(problems.length, 2)
   })
 })
 

@@ -1,25 +1,20 @@
 import assert from 'node:assert/strict'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
 import { after, describe, it } from 'node:test'
 import { jaasOption, toConnectOptions } from '../../../src/kafka/client-options.ts'
+import { prepareClientSecurity } from '../../../src/kafka/client-security.ts'
+import type { ClusterClientConfig } from '../../../src/config/types.ts'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 
 const BOOTSTRAP = { 'bootstrap.servers': 'a:9092' }
 const PLAIN_JAAS = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="s3cret";'
-const CA = '-----BEGIN CERTIFICATE-----\nMIIca\n-----END CERTIFICATE-----\n'
-const CHAIN = '-----BEGIN CERTIFICATE-----\nMIIchain\n-----END CERTIFICATE-----\n'
-const KEY = '-----BEGIN PRIVATE KEY-----\nMIIkey\n-----END PRIVATE KEY-----\n'
+
+const CA = readFileSync(resolve(import.meta.dirname, '..', '..', 'fixtures', 'tls', 'ca.pem'), 'utf8')
 
 const dir = mkdtempSync(join(tmpdir(), 'kmirror-client-options-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
-
-function pemFile (name: string, text: string): string {
-  const path = join(dir, name)
-  writeFileSync(path, text)
-  return path
-}
 
 /** Asserts that `fn` throws a CONFIG_INVALID KmirrorError whose message matches `pattern`; returns it. */
 function configError (fn: () => unknown, pattern: RegExp): KmirrorError {
@@ -66,29 +61,30 @@ describe('toConnectOptions: bootstrap and timeouts', () => {
 describe('toConnectOptions: SASL', () => {
   it('reads PLAIN credentials from sasl.jaas.config with SASL_PLAINTEXT, without TLS', () => {
     const options = toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'PLAIN', 'sasl.jaas.config': PLAIN_JAAS }, 'c')
-    assert.deepEqual(options.sasl, { mechanism: 'PLAIN', username: 'alice', password: 's3cret' })
+    assert.deepEqual([options.sasl?.mechanism, options.sasl?.username, options.sasl?.password], ['PLAIN', 'alice', 's3cret'])
+    assert.equal(typeof options.sasl?.authenticate, 'function', 'refusals are reported with the mechanism and user')
     assert.equal(options.tls, undefined)
   })
 
-  it('accepts SCRAM-SHA-256 and SCRAM-SHA-512, and protocol and mechanism in any case', () => {
+  it('accepts SCRAM-SHA-256 and SCRAM-SHA-512, and the protocol in any case', () => {
     const jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="bob" password="pw";'
-    for (const mechanism of ['SCRAM-SHA-256', 'scram-sha-512']) {
+    for (const mechanism of ['SCRAM-SHA-256', 'SCRAM-SHA-512']) {
       const options = toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'sasl_plaintext', 'sasl.mechanism': mechanism, 'sasl.jaas.config': jaas }, 'c')
-      assert.deepEqual(options.sasl, { mechanism: mechanism.toUpperCase(), username: 'bob', password: 'pw' })
+      assert.deepEqual([options.sasl?.mechanism, options.sasl?.username, options.sasl?.password], [mechanism, 'bob', 'pw'])
     }
   })
 
   it('uses both SASL and TLS with SASL_SSL', () => {
-    const options = toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'PLAIN', 'sasl.jaas.config': PLAIN_JAAS, 'ssl.truststore.certificates': CA }, 'c')
+    const options = toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'PLAIN', 'sasl.jaas.config': PLAIN_JAAS, 'ssl.truststore.type': 'PEM', 'ssl.truststore.certificates': CA }, 'c')
     assert.equal(options.sasl?.username, 'alice')
-    assert.equal(options.tls?.ca, CA)
+    assert.deepEqual(options.tls?.ca, [CA])
   })
 
-  it('refuses an unsupported mechanism, GSSAPI by default, naming sasl.mechanism and the supported ones', () => {
+  it('refuses GSSAPI (the default), AWS_MSK_IAM and other mechanisms, naming sasl.mechanism and the supported ones', () => {
     configError(() => toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SASL_SSL', 'sasl.jaas.config': PLAIN_JAAS }, 'c'),
-      /sasl\.mechanism=GSSAPI is not supported: use PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512/)
-    configError(() => toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'OAUTHBEARER' }, 'c'),
-      /sasl\.mechanism=OAUTHBEARER/)
+      /^sasl\.mechanism is GSSAPI, which kmirror does not support \(GSSAPI is the Java default when sasl\.mechanism is not set\): use PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER$/)
+    configError(() => toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'AWS_MSK_IAM', 'sasl.jaas.config': PLAIN_JAAS }, 'c'),
+      /^sasl\.mechanism is AWS_MSK_IAM, which kmirror does not support/)
   })
 
   it('refuses a sasl.jaas.config without username or password, naming the key and the mechanism', () => {
@@ -96,46 +92,92 @@ describe('toConnectOptions: SASL', () => {
     configError(() => toConnectOptions({ ...props, 'sasl.jaas.config': 'ScramLoginModule required password="pw";' }, 'c'),
       /sasl\.jaas\.config must name username="\.\.\." and password="\.\.\." for SASL\/SCRAM-SHA-256/)
     configError(() => toConnectOptions({ ...props, 'sasl.jaas.config': 'ScramLoginModule required username="u";' }, 'c'), /sasl\.jaas\.config/)
-    configError(() => toConnectOptions(props, 'c'), /sasl\.jaas\.config/)
+    configError(() => toConnectOptions(props, 'c'), /sasl\.jaas\.config is not set/)
+  })
+})
+
+describe('toConnectOptions: OAUTHBEARER', () => {
+  const HANDLER = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler'
+  const OAUTH_JAAS = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="jaas-id" clientSecret="jaas-secret" scope="jaas-scope" extension_traceId="abc";'
+  const OAUTH = { ...BOOTSTRAP, 'bootstrap.servers': 'oauth:9092', 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'OAUTHBEARER', 'sasl.login.callback.handler.class': HANDLER }
+
+  it('fetches tokens from the token endpoint with the JAAS credentials, and passes extension_* options as SASL extensions', () => {
+    const options = toConnectOptions({ ...OAUTH, 'sasl.jaas.config': OAUTH_JAAS, 'sasl.oauthbearer.token.endpoint.url': 'https://idp.example/token' }, 'c')
+    assert.equal(options.sasl?.mechanism, 'OAUTHBEARER')
+    assert.equal(typeof options.sasl?.token, 'function')
+    assert.deepEqual(options.sasl?.oauthBearerExtensions, { traceId: 'abc' })
+  })
+
+  it('accepts the pre-3.4 handler name, and refuses handler classes it cannot load', () => {
+    const props = { ...OAUTH, 'sasl.jaas.config': OAUTH_JAAS, 'sasl.oauthbearer.token.endpoint.url': 'https://idp2.example/token' }
+    assert.doesNotThrow(() => toConnectOptions({ ...props, 'sasl.login.callback.handler.class': 'org.apache.kafka.common.security.oauthbearer.secured.OAuthBearerLoginCallbackHandler' }, 'c'))
+    configError(() => toConnectOptions({ ...props, 'sasl.login.callback.handler.class': 'com.example.MyHandler' }, 'c'), /^sasl\.login\.callback\.handler\.class is com\.example\.MyHandler, which kmirror cannot load/)
+  })
+
+  it('names what the client-credentials flow misses: the endpoint, a valid URL, the client id and secret', () => {
+    configError(() => toConnectOptions({ ...OAUTH, 'bootstrap.servers': 'o1:9092', 'sasl.jaas.config': OAUTH_JAAS }, 'c'), /^sasl\.oauthbearer\.token\.endpoint\.url is not set/)
+    configError(() => toConnectOptions({ ...OAUTH, 'bootstrap.servers': 'o2:9092', 'sasl.jaas.config': OAUTH_JAAS, 'sasl.oauthbearer.token.endpoint.url': 'idp/token' }, 'c'), /token\.endpoint\.url is not a URL/)
+    configError(() => toConnectOptions({ ...OAUTH, 'bootstrap.servers': 'o3:9092', 'sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientSecret="s";', 'sasl.oauthbearer.token.endpoint.url': 'https://idp/token' }, 'c'), /has no clientId="\.\.\."/)
+    configError(() => toConnectOptions({ ...OAUTH, 'bootstrap.servers': 'o4:9092', 'sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="i";', 'sasl.oauthbearer.token.endpoint.url': 'https://idp/token' }, 'c'), /has no clientSecret="\.\.\."/)
+  })
+
+  it('refuses a token endpoint without the login callback handler, since Java would then make unsecured tokens', () => {
+    const { 'sasl.login.callback.handler.class': _, ...withoutHandler } = OAUTH
+    configError(() => toConnectOptions({ ...withoutHandler, 'bootstrap.servers': 'o5:9092', 'sasl.jaas.config': OAUTH_JAAS, 'sasl.oauthbearer.token.endpoint.url': 'https://idp/token' }, 'c'),
+      /^sasl\.login\.callback\.handler\.class is not set, so Java would ignore sasl\.oauthbearer\.token\.endpoint\.url/)
+  })
+
+  it('makes Java\'s unsecured tokens without a login callback handler', async () => {
+    const { 'sasl.login.callback.handler.class': _, ...withoutHandler } = OAUTH
+    const jaas = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="kmirror" unsecuredLoginListClaim_scope=",a,b" unsecuredLoginLifetimeSeconds="60";'
+    const options = toConnectOptions({ ...withoutHandler, 'bootstrap.servers': 'o6:9092', 'sasl.jaas.config': jaas }, 'c')
+    const token = await (options.sasl?.token as () => Promise<string>)()
+    const [header, payload, signature] = token.split('.')
+    assert.deepEqual(JSON.parse(Buffer.from(header ?? '', 'base64url').toString()), { alg: 'none' })
+    const claims = JSON.parse(Buffer.from(payload ?? '', 'base64url').toString()) as { sub: string, scope: string[], exp: number, iat: number }
+    assert.equal(claims.sub, 'kmirror')
+    assert.deepEqual(claims.scope, ['a', 'b'])
+    assert.equal(Math.floor(claims.iat) + 60, claims.exp)
+    assert.equal(signature, '')
+    configError(() => toConnectOptions({ ...withoutHandler, 'bootstrap.servers': 'o7:9092', 'sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required;' }, 'c'),
+      /has no unsecuredLoginStringClaim_sub="<principal>"/)
   })
 })
 
 describe('toConnectOptions: TLS', () => {
-  it('reads the CA and the client key and certificate chain from PEM files', () => {
-    // A Java PEM keystore file holds the private key and the chain; Node's TLS takes each part from the same text.
+  const FIXTURES = resolve(import.meta.dirname, '..', '..', 'fixtures', 'tls')
+  const fixture = (name: string): string => join(FIXTURES, name)
+
+  it('reads the truststore and the keystore into ca, cert and key, and uses no SASL with SSL', () => {
     const options = toConnectOptions({
       ...BOOTSTRAP,
       'security.protocol': 'SSL',
-      'ssl.truststore.location': pemFile('ca.pem', CA),
-      'ssl.keystore.location': pemFile('keystore.pem', KEY + CHAIN)
+      'ssl.truststore.location': fixture('truststore.jks'),
+      'ssl.truststore.password': 'trust-secret',
+      'ssl.keystore.type': 'PEM',
+      'ssl.keystore.location': fixture('client-keystore.pem')
     }, 'c')
-    assert.deepEqual(options.tls, { ca: CA, cert: KEY + CHAIN, key: KEY + CHAIN })
+    assert.equal(options.tls?.ca?.length, 1)
+    assert.match(String(options.tls?.cert), /^-----BEGIN CERTIFICATE-----/)
+    assert.match(String(options.tls?.key), /^-----BEGIN PRIVATE KEY-----/)
     assert.equal(options.sasl, undefined)
   })
 
-  it('prefers inline PEM text to file locations', () => {
-    const options = toConnectOptions({
-      ...BOOTSTRAP,
-      'security.protocol': 'SSL',
-      'ssl.truststore.certificates': CA,
-      'ssl.truststore.location': join(dir, 'absent-ca.pem'),
-      'ssl.keystore.certificate.chain': CHAIN,
-      'ssl.keystore.location': join(dir, 'absent-chain.pem')
-    }, 'c')
-    assert.deepEqual(options.tls, { ca: CA, cert: CHAIN })
+  it('passes a PKCS12 keystore to Node as it is, with its password', () => {
+    const options = toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SSL', 'ssl.keystore.location': fixture('client.p12'), 'ssl.keystore.password': 'client-store-secret' }, 'c')
+    assert.ok(Buffer.isBuffer(options.tls?.pfx))
+    assert.equal(options.tls?.passphrase, 'client-store-secret')
   })
 
   it('uses the system CAs and no client certificate when no store is set', () => {
     assert.deepEqual(toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SSL' }, 'c').tls, {})
   })
 
-  it('refuses an unreadable PEM file, naming the key and the path and keeping the cause', () => {
+  it('refuses an unreadable store, naming the key and the path and keeping the cause', () => {
     const missing = join(dir, 'missing.pem')
-    const err = configError(() => toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SSL', 'ssl.truststore.location': missing }, 'c'),
-      new RegExp(`^ssl\\.truststore\\.location=${missing.replaceAll('.', '\\.')} cannot be read: point it at a readable PEM file$`))
+    const err = configError(() => toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SSL', 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': missing }, 'c'),
+      new RegExp(`^ssl\\.truststore\\.location = ${missing.replaceAll('.', '\\.')} cannot be read \\(no such file\\): check the path and its permissions$`))
     assert.equal((err.cause as NodeJS.ErrnoException).code, 'ENOENT')
-    configError(() => toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'PLAIN', 'sasl.jaas.config': PLAIN_JAAS, 'ssl.keystore.location': dir }, 'c'),
-      /^ssl\.keystore\.location=.* cannot be read/)
   })
 
   it('skips host name verification only when ssl.endpoint.identification.algorithm is empty', () => {
@@ -146,14 +188,19 @@ describe('toConnectOptions: TLS', () => {
     assert.equal(on.tls?.checkServerIdentity, undefined)
   })
 
-  it('takes the private key from a PEM keystore file that holds key and chain, as Java does', () => {
-    const options = toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SSL', 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': pemFile('keystore.pem', KEY + CHAIN) }, 'c')
-    assert.equal(options.tls?.key, KEY + CHAIN)
+  it('does not read the stores with PLAINTEXT or SASL_PLAINTEXT, as Java does not', () => {
+    assert.equal(toConnectOptions({ ...BOOTSTRAP, 'ssl.truststore.location': join(dir, 'absent.jks') }, 'c').tls, undefined)
   })
+})
 
-  it('passes ssl.key.password as the passphrase of an encrypted private key', () => {
-    const options = toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SSL', 'ssl.keystore.certificate.chain': CHAIN, 'ssl.keystore.key': KEY, 'ssl.key.password': 'kp' }, 'c')
-    assert.equal(options.tls?.passphrase, 'kp')
+describe('prepareClientSecurity', () => {
+  it('reports every unusable setting of every cluster once, under <alias>.<key>', () => {
+    const bad = { 'bootstrap.servers': 'p:9092', 'security.protocol': 'SSL', 'ssl.truststore.location': join(dir, 'absent.jks') }
+    const good = { 'bootstrap.servers': 'q:9092' }
+    const cluster = (alias: string, props: Record<string, string>): ClusterClientConfig => ({ alias, bootstrapServers: [props['bootstrap.servers'] ?? ''], admin: props, consumer: props, producer: props })
+    const problems = prepareClientSecurity([cluster('A', bad), cluster('B', good), cluster('A', bad)])
+    assert.deepEqual(problems.map(p => p.key), ['A.ssl.truststore.location'])
+    assert.match(problems[0]?.message ?? '', /^\/.*absent\.jks cannot be read \(no such file\)/)
   })
 })
 

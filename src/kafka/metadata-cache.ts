@@ -1,0 +1,88 @@
+/**
+ * Partition leaders of the topics a reader asks for, over kmirror's own Metadata request (negotiated per broker),
+ * cached until someone says they are stale (a "not leader" answer) or they are older than `maxAgeMs`
+ * (`metadata.max.age.ms`, 5 minutes as in the Java client).
+ *
+ * Invariants:
+ * - A topic the cluster does not have is an answer (left out of `topics`), never a failure of the others: one
+ *   deleted topic must not stop the partitions of every other topic.
+ * - A topic kmirror may not describe is an error naming the topic and the missing ACL.
+ * - Brokers come from the latest answer; the bootstrap servers are asked only while no answer came yet, or when
+ *   none of the known brokers answers.
+ */
+import type { Broker, ConnectionPool } from '@platformatic/kafka'
+import { ErrorCodes } from '../errors.ts'
+import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { MetadataApi, partitionLeaders } from './protocol/metadata.ts'
+import { sendRequest } from './protocol/negotiation.ts'
+
+export interface TopicLeaders {
+  /** Null on brokers without topic ids (before Kafka 2.8). */
+  readonly id: string | null
+  /** Leader per partition index, -1 while a partition has none. */
+  readonly leaders: readonly number[]
+}
+
+export interface LeaderMetadata {
+  readonly brokers: ReadonlyMap<number, Broker>
+  /** The asked topics the cluster has. */
+  readonly topics: ReadonlyMap<string, TopicLeaders>
+}
+
+/** Topic errors that mean "not there (yet)": the topic is left out, its partitions wait. */
+const ABSENT = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_ID'])
+
+export class MetadataCache {
+  readonly #pool: ConnectionPool
+  readonly #bootstrap: readonly Broker[]
+  readonly #cluster: string
+  readonly #maxAgeMs: number
+  #brokers = new Map<number, Broker>()
+  readonly #topics = new Map<string, { leaders: TopicLeaders, at: number }>()
+  #stale = false
+
+  constructor (pool: ConnectionPool, bootstrap: readonly Broker[], cluster: string, maxAgeMs = 300_000) {
+    this.#pool = pool
+    this.#bootstrap = bootstrap
+    this.#cluster = cluster
+    this.#maxAgeMs = maxAgeMs
+  }
+
+  /** The next call asks the cluster again (a leader moved, a partition was added). */
+  invalidate (): void {
+    this.#stale = true
+  }
+
+  async leaders (topics: readonly string[]): Promise<LeaderMetadata> {
+    const now = Date.now()
+    const fresh = !this.#stale && this.#brokers.size > 0 && topics.every(t => now - (this.#topics.get(t)?.at ?? -Infinity) < this.#maxAgeMs)
+    if (!fresh) await this.#refresh(topics)
+    const out = new Map<string, TopicLeaders>()
+    for (const t of topics) {
+      const cached = this.#topics.get(t)
+      if (cached !== undefined) out.set(t, cached.leaders)
+    }
+    return { brokers: this.#brokers, topics: out }
+  }
+
+  async #refresh (topics: readonly string[]): Promise<void> {
+    let response
+    try {
+      const connection = await this.#pool.getFirstAvailable([...this.#brokers.values(), ...this.#bootstrap])
+      response = await sendRequest(connection, MetadataApi, { topics }, this.#cluster)
+    } catch (err) {
+      throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s) from ${this.#cluster}`)
+    }
+    const at = Date.now()
+    for (const t of topics) this.#topics.delete(t)
+    for (const topic of response.topics.values()) {
+      if (topic.errorCode !== 0) {
+        if (ABSENT.has(kafkaErrorName(topic.errorCode))) continue
+        throw kafkaResponseError(topic.errorCode, ErrorCodes.FETCH, `read metadata of topic ${topic.name} on ${this.#cluster}`)
+      }
+      this.#topics.set(topic.name, { leaders: { id: topic.id, leaders: partitionLeaders(topic) }, at })
+    }
+    this.#brokers = new Map([...response.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
+    this.#stale = false
+  }
+}

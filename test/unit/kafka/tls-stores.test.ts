@@ -1,0 +1,140 @@
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
+import { describe, it } from 'node:test'
+import { X509Certificate } from 'node:crypto'
+import { createSecureContext } from 'node:tls'
+import { ClientConfigError } from '../../../src/kafka/client-config-error.ts'
+import { loadTlsMaterial } from '../../../src/kafka/tls-stores.ts'
+
+const FIXTURES = resolve(import.meta.dirname, '..', '..', 'fixtures', 'tls')
+const at = (name: string): string => join(FIXTURES, name)
+const CA_SUBJECT = new X509Certificate(readFileSync(at('ca.pem'))).subject
+const CLIENT_SUBJECT = new X509Certificate(readFileSync(at('client-chain.pem'))).subject
+const SECRETS = ['client-store-secret', 'client-key-secret', 'trust-secret', 'wrong-password']
+
+/** Asserts a ClientConfigError naming `key` whose message matches `pattern` and holds no password. */
+function storeError (props: Record<string, string>, key: string, pattern: RegExp): void {
+  let caught: unknown
+  assert.throws(() => loadTlsMaterial(props), (err: unknown) => { caught = err; return true })
+  assert.ok(caught instanceof ClientConfigError, String(caught))
+  assert.equal(caught.key, key, caught.message)
+  assert.match(caught.message, pattern)
+  for (const secret of SECRETS) assert.equal(caught.message.includes(secret), false, `message shows ${secret}: ${caught.message}`)
+}
+
+function subjectsOf (pems: readonly string[] | undefined): string[] {
+  return (pems ?? []).map(pem => new X509Certificate(pem).subject)
+}
+
+describe('loadTlsMaterial: truststores', () => {
+  it('reads the CA from JKS and PKCS12 truststores, with or without the JKS default type, and from PEM', () => {
+    const cases: Record<string, string>[] = [
+      { 'ssl.truststore.location': at('truststore.jks'), 'ssl.truststore.password': 'trust-secret' },
+      { 'ssl.truststore.location': at('truststore.p12'), 'ssl.truststore.password': 'trust-secret' },
+      { 'ssl.truststore.type': 'PKCS12', 'ssl.truststore.location': at('truststore.jks'), 'ssl.truststore.password': 'trust-secret' },
+      { 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': at('ca.pem') },
+      { 'ssl.truststore.type': 'pem', 'ssl.truststore.certificates': readFileSync(at('ca.pem'), 'utf8') }
+    ]
+    for (const props of cases) assert.deepEqual(subjectsOf(loadTlsMaterial(props).ca), [CA_SUBJECT], JSON.stringify(props))
+  })
+
+  it('reads a JKS truststore without its password, skipping the integrity check as Java does', () => {
+    assert.deepEqual(subjectsOf(loadTlsMaterial({ 'ssl.truststore.location': at('truststore.jks') }).ca), [CA_SUBJECT])
+  })
+
+  it('reads inline certificates written with backslash continuations, joined into one line by the properties reader', () => {
+    const [head, ...body] = readFileSync(at('ca.pem'), 'utf8').trim().split('\n')
+    const end = body.pop() ?? ''
+    // `key = -----BEGIN CERTIFICATE----- \` + `    MIID... \` lines: Java keeps the blank before each backslash.
+    const joined = [head, ...body, end].join(' ')
+    assert.deepEqual(subjectsOf(loadTlsMaterial({ 'ssl.truststore.type': 'PEM', 'ssl.truststore.certificates': joined }).ca), [CA_SUBJECT])
+    const noBlanks = [head, ...body, end].join('')
+    assert.deepEqual(subjectsOf(loadTlsMaterial({ 'ssl.truststore.type': 'PEM', 'ssl.truststore.certificates': noBlanks }).ca), [CA_SUBJECT])
+  })
+
+  it('names the password when it does not open the store, and never prints it', () => {
+    storeError({ 'ssl.truststore.location': at('truststore.jks'), 'ssl.truststore.password': 'wrong-password' }, 'ssl.truststore.password', /does not open ssl\.truststore\.location = .*truststore\.jks \(the store's integrity check failed\): check the password/)
+    storeError({ 'ssl.truststore.location': at('truststore.p12'), 'ssl.truststore.password': 'wrong-password' }, 'ssl.truststore.password', /does not open/)
+    storeError({ 'ssl.truststore.location': at('truststore.p12') }, 'ssl.truststore.password', /is not set, and ssl\.truststore\.location = .* cannot be read without it/)
+  })
+
+  it('refuses a missing file, a truststore without certificates, PEM text under a binary type, and a PKCS12 entry without a name', () => {
+    storeError({ 'ssl.truststore.location': at('missing.jks') }, 'ssl.truststore.location', /missing\.jks cannot be read \(no such file\)/)
+    storeError({ 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': at('client-key.pem') }, 'ssl.truststore.location', /holds no PEM certificate/)
+    storeError({ 'ssl.truststore.type': 'PEM', 'ssl.truststore.certificates': 'not a certificate' }, 'ssl.truststore.certificates', /holds no PEM certificate/)
+    storeError({ 'ssl.truststore.location': at('ca.pem') }, 'ssl.truststore.type', /holds PEM text: set ssl\.truststore\.type = PEM/)
+    storeError({ 'ssl.truststore.location': at('truststore-unnamed.p12'), 'ssl.truststore.password': 'trust-secret' }, 'ssl.truststore.location', /without a name \(friendlyName\)/)
+  })
+
+  it('applies Java\'s rules on combinations: PEM takes no password, inline certificates need type PEM and no location', () => {
+    const pem = readFileSync(at('ca.pem'), 'utf8')
+    storeError({ 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': at('ca.pem'), 'ssl.truststore.password': 'x' }, 'ssl.truststore.password', /cannot be used with a PEM truststore/)
+    storeError({ 'ssl.truststore.certificates': pem }, 'ssl.truststore.type', /is JKS, but ssl\.truststore\.certificates \(inline PEM\) needs ssl\.truststore\.type = PEM/)
+    storeError({ 'ssl.truststore.type': 'PEM', 'ssl.truststore.certificates': pem, 'ssl.truststore.location': at('ca.pem') }, 'ssl.truststore.location', /use one of them/)
+    storeError({ 'ssl.truststore.password': 'x' }, 'ssl.truststore.location', /is not set, but ssl\.truststore\.password is/)
+    storeError({ 'ssl.truststore.type': 'BCFKS', 'ssl.truststore.location': at('ca.pem') }, 'ssl.truststore.type', /kmirror reads JKS, PKCS12 and PEM stores/)
+  })
+
+  it('gives no truststore (Node\'s default CAs) when none is configured', () => {
+    assert.deepEqual(loadTlsMaterial({}), {})
+  })
+})
+
+describe('loadTlsMaterial: keystores', () => {
+  /** The material works in a TLS context and presents the client certificate. */
+  function assertClientIdentity (props: Record<string, string>): void {
+    const material = loadTlsMaterial(props)
+    assert.doesNotThrow(() => createSecureContext({ ...material, ca: undefined }))
+    if (material.cert !== undefined) assert.equal(new X509Certificate(material.cert).subject, CLIENT_SUBJECT)
+    else assert.ok(material.pfx !== undefined && material.passphrase === 'client-store-secret')
+  }
+
+  it('reads a JKS keystore whose key password differs from the store password (ssl.key.password)', () => {
+    assertClientIdentity({ 'ssl.keystore.location': at('client.jks'), 'ssl.keystore.password': 'client-store-secret', 'ssl.key.password': 'client-key-secret' })
+  })
+
+  it('reads a PKCS12 keystore, also under the default type JKS, as Java 9+ does', () => {
+    assertClientIdentity({ 'ssl.keystore.type': 'PKCS12', 'ssl.keystore.location': at('client.p12'), 'ssl.keystore.password': 'client-store-secret' })
+    assertClientIdentity({ 'ssl.keystore.location': at('client.p12'), 'ssl.keystore.password': 'client-store-secret' })
+  })
+
+  it('reads PEM keystores: one file, an encrypted key with ssl.key.password, and inline values', () => {
+    assertClientIdentity({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore.pem') })
+    assertClientIdentity({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem'), 'ssl.key.password': 'client-key-secret' })
+    const oneLine = (name: string): string => readFileSync(at(name), 'utf8').replace(/\n/g, ' ')
+    assertClientIdentity({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': oneLine('client-chain.pem'), 'ssl.keystore.key': oneLine('client-key-encrypted.pem'), 'ssl.key.password': 'client-key-secret' })
+    const material = loadTlsMaterial({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': oneLine('client-chain.pem'), 'ssl.keystore.key': oneLine('client-key.pem') })
+    assert.match(material.key ?? '', /^-----BEGIN PRIVATE KEY-----\n/)
+    assert.deepEqual(subjectsOf(material.cert?.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----\n/g) ?? []), [CLIENT_SUBJECT, CA_SUBJECT])
+  })
+
+  it('names the key password when the key does not decrypt, or when an encrypted key has none', () => {
+    storeError({ 'ssl.keystore.location': at('client.jks'), 'ssl.keystore.password': 'client-store-secret' }, 'ssl.key.password', /is not set, and ssl\.keystore\.password does not decrypt the key/)
+    storeError({ 'ssl.keystore.location': at('client.jks'), 'ssl.keystore.password': 'client-store-secret', 'ssl.key.password': 'wrong-password' }, 'ssl.key.password', /does not decrypt the key/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem') }, 'ssl.key.password', /is not set, but the private key of ssl\.keystore\.location is encrypted/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem'), 'ssl.key.password': 'wrong-password' }, 'ssl.key.password', /does not decrypt the private key of ssl\.keystore\.location/)
+  })
+
+  it('names the store password when it does not open the keystore', () => {
+    storeError({ 'ssl.keystore.location': at('client.jks'), 'ssl.keystore.password': 'wrong-password', 'ssl.key.password': 'client-key-secret' }, 'ssl.keystore.password', /does not open ssl\.keystore\.location/)
+    storeError({ 'ssl.keystore.location': at('client.p12'), 'ssl.keystore.password': 'wrong-password' }, 'ssl.keystore.password', /does not open ssl\.keystore\.location/)
+  })
+
+  it('applies Java\'s rules: a JKS/PKCS12 keystore needs its password, PEM takes none, inline PEM needs both parts and type PEM', () => {
+    const chain = readFileSync(at('client-chain.pem'), 'utf8')
+    const key = readFileSync(at('client-key.pem'), 'utf8')
+    storeError({ 'ssl.keystore.location': at('client.p12') }, 'ssl.keystore.password', /is not set: the JKS keystore ssl\.keystore\.location = .* needs its password/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore.pem'), 'ssl.keystore.password': 'x' }, 'ssl.keystore.password', /cannot be used with a PEM keystore/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.key': key }, 'ssl.keystore.certificate.chain', /is not set, but ssl\.keystore\.key is/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': chain }, 'ssl.keystore.key', /is not set, but ssl\.keystore\.certificate\.chain is/)
+    storeError({ 'ssl.keystore.certificate.chain': chain, 'ssl.keystore.key': key }, 'ssl.keystore.type', /needs ssl\.keystore\.type = PEM/)
+    storeError({ 'ssl.keystore.password': 'x' }, 'ssl.keystore.location', /is not set, but ssl\.keystore\.password is/)
+  })
+
+  it('refuses a key that does not belong to the certificate, and a keystore without a key', () => {
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': readFileSync(at('client-chain.pem'), 'utf8'), 'ssl.keystore.key': readFileSync(at('other-key.pem'), 'utf8') }, 'ssl.keystore.key', /does not belong to the first certificate/)
+    storeError({ 'ssl.keystore.location': at('truststore.jks'), 'ssl.keystore.password': 'trust-secret' }, 'ssl.keystore.location', /holds no private key entry/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-chain.pem') }, 'ssl.keystore.location', /must hold exactly one PEM private key/)
+  })
+})
