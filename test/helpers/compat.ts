@@ -90,7 +90,11 @@ export async function compatScenario (t: Cleanup, { source, target }: CompatScen
   assert.equal(expected.flat().some(r => r.value?.toString().startsWith('txn1:')), false, 'an aborted record read as committed on the source')
   // The group's next record on each partition: one in the middle of the committed records.
   const middle = expected.map(records => records[Math.floor(records.length / 2)]!)
-  await commitOffsets(source, group, middle.map((r, partition) => ({ topic, partition, offset: Number(r.offset) })))
+  // On a fresh broker the first commit waits for __consumer_offsets to be created and led (seconds in ZooKeeper mode).
+  await waitFor(async () => {
+    await commitOffsets(source, group, middle.map((r, partition) => ({ topic, partition, offset: Number(r.offset) })))
+    return true
+  }, { timeoutMs: 30_000, intervalMs: 500, message: `${group} committed on the source` })
 
   // When kmirror copies it with checkpoints every second
   const file = writeTempFile(mm2Properties({
