@@ -4,13 +4,20 @@
  */
 import { writeSync } from 'node:fs'
 import { pino, type DestinationStream, type Logger } from 'pino'
+import { processRedactor, type Redactor } from './redactor.ts'
 
 export type { Logger }
 
-export function createLogger (level: string = process.env['KMIRROR_LOG_LEVEL'] ?? 'info'): Logger {
+/** Every line is redacted by `redactor` (the process's by default) before it is written. */
+export function createLogger (level: string = process.env['KMIRROR_LOG_LEVEL'] ?? 'info', redactor: Redactor = processRedactor, destination: DestinationStream = stderrSync()): Logger {
   // errWithCause: a wrapped error's cause is logged as its own object; the default serializer appends every
   // cause's message to the message, so a message that already names its cause read twice.
-  return pino({ level, base: { name: 'kmirror' }, serializers: { err: pino.stdSerializers.errWithCause } }, stderrSync())
+  return pino({ level, base: { name: 'kmirror' }, serializers: { err: pino.stdSerializers.errWithCause } }, redacting(destination, redactor))
+}
+
+/** The line with every secret the redactor knows replaced: also in error messages and causes the line quotes. */
+function redacting (destination: DestinationStream, redactor: Redactor): DestinationStream {
+  return { write: (line: string) => destination.write(redactor.redact(line)) }
 }
 
 /** A logger that drops everything, for unit tests and library use. */

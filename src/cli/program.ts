@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
+import { redactWrites } from '../redactor.ts'
 
 /** src/cli/ and dist/cli/ are both two levels below package.json. */
 function packageVersion (): string {
@@ -131,6 +132,9 @@ function buildProgram (): Command {
 }
 
 export async function main (): Promise<void> {
+  // Whatever a command prints goes through the redactor, which knows the secrets of the loaded configuration.
+  redactWrites(process.stdout)
+  redactWrites(process.stderr)
   try {
     await buildProgram().parseAsync(process.argv)
   } catch (err) {

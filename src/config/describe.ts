@@ -1,19 +1,9 @@
 /**
- * The text `kmirror validate` prints: what kmirror will do with the file, secrets redacted.
+ * The text `kmirror validate` prints: what kmirror will do with the file, secrets redacted (src/config/secrets.ts).
  */
+import { Redactor } from '../redactor.ts'
+import { redactValue } from './secrets.ts'
 import type { ClientProps, ClusterClientConfig, FlowConfig, KmirrorConfig } from './types.ts'
-
-const REDACTED = '[redacted]'
-/** Keys whose whole value is secret: passwords, secrets, and the PEM private key (`ssl.keystore.key`). */
-const SECRET_KEY = /password|secret|(^|\.)ssl\.keystore\.key$|(^|\.)ssl\.key\./i
-/** `password="..."`, `clientSecret=...` inside a JAAS line; usernames stay readable. */
-const JAAS_SECRET = /(\b[\w.]*(?:password|secret)[\w.]*\s*=\s*)("(?:[^"\\]|\\.)*"|[^\s;"]+)/gi
-
-/** The value as it may be shown: secrets replaced by [redacted]. */
-export function redactValue (key: string, value: string): string {
-  if (key === 'sasl.jaas.config' || key.endsWith('.sasl.jaas.config')) return value.replace(JAAS_SECRET, `$1"${REDACTED}"`)
-  return SECRET_KEY.test(key) ? REDACTED : value
-}
 
 export function describeConfig (config: KmirrorConfig, flows: readonly FlowConfig[]): string {
   const selected = new Set(flows.map(flow => flow.name))
@@ -25,7 +15,8 @@ export function describeConfig (config: KmirrorConfig, flows: readonly FlowConfi
   ]
   for (const flow of flows) lines.push('', ...describeFlow(flow))
   lines.push('', ...describeWarnings(config))
-  return `${lines.join('\n')}\n`
+  // Per-key redaction above; this hides the config's other secrets (values from config providers) wherever they appear.
+  return new Redactor(config.secrets).redact(`${lines.join('\n')}\n`)
 }
 
 function flowState (flow: FlowConfig, selected: ReadonlySet<string>): string {

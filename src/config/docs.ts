@@ -21,7 +21,7 @@ const SECTIONS: ReadonlyArray<{ scope: Scope, title: string, intro: string }> = 
     scope: Scopes.CLUSTER,
     title: 'Cluster keys',
     intro: 'How to reach a cluster: `A.<key>` for cluster A, or top level as the default for every cluster. ' +
-      'Every other `ssl.*` and `sasl.*` key of the Java client is accepted too. ' +
+      'Every other `ssl.*` and `sasl.*` key of the Java client is accepted too; any other `ssl.*` or `sasl.*` key is warned about as unknown (MM2 passes it to no client). ' +
       'Per client role: `A.consumer.<key>`, `A.producer.<key>`, `A.admin.<key>`.'
   }
 ]
@@ -41,6 +41,8 @@ A Java \`.properties\` file, read as \`java.util.Properties\` reads it (ISO-8859
 - A \`\\\` at the end of a line continues the value on the next line.
 - Lists are split at commas, with the spaces around them removed; an empty value is an empty list.
 - Regex lists (\`topics\`, \`groups\`, ...) hold Java regular expressions, each matched against the whole name.
+- Any value (but \`clusters\` and \`config.providers*\`) may hold \`\${provider:[path:]key}\` references, resolved by the
+  providers declared with \`config.providers\` (docs/operations.md, "Secrets and config providers").
 
 ## Precedence
 
@@ -56,24 +58,11 @@ then \`A.consumer.*\` / \`A.producer.*\` / \`A.admin.*\`, then \`A->B.consumer.*
 Run \`kmirror validate mm2.properties\` to see the result with secrets redacted.
 `
 
-/** Java client keys the replication data path reads, and where kmirror differs from the Java client. */
-const CLIENT_KEYS = `## Client keys the data path reads
+const CLIENT_INTRO = 'Set them per cluster and role (`A.consumer.fetch.max.bytes`, `B.producer.compression.type`) or per flow ' +
+  '(`A->B.source.consumer.fetch.max.bytes`, `A->B.producer.override.compression.type`), as above. `kmirror validate` checks their values. ' +
+  'Other keys of the Java clients are accepted and not used.'
 
-Set them per cluster and role as above (\`B.producer.compression.type\`, \`A.consumer.fetch.max.bytes\`).
-
-| Key | Default | What kmirror does with it |
-|---|---|---|
-| \`consumer.isolation.level\` | \`read_committed\` | As MM2: aborted transactions are not copied. \`read_uncommitted\` copies everything. |
-| \`consumer.fetch.max.bytes\` | \`52428800\` | Bytes per fetch response from one broker. |
-| \`consumer.max.partition.fetch.bytes\` | \`1048576\` | Bytes per partition per fetch. A larger first batch is still returned whole. |
-| \`consumer.fetch.max.wait.ms\` | \`500\` | How long a broker holds a fetch when there is nothing new. |
-| \`consumer.auto.offset.reset\` | \`earliest\` | Where a partition without stored progress starts. |
-| \`producer.compression.type\` | (not set) | **Differs from MM2.** Not set: each source batch is forwarded with its own codec (an lz4 batch stays lz4), no recompression; MM2 would write uncompressed (the Java default \`none\`). Set (also to \`none\`): batches with another codec are decoded and re-encoded with this one. |
-| \`producer.max.in.flight.requests.per.connection\` | \`5\` | Produce requests in flight per target broker, at most 5 (the idempotence window). |
-| \`producer.max.request.size\` | \`1048576\` | A produce request is closed at 4× this many bytes of batches; a single batch is never split (the broker checks \`max.message.bytes\`). |
-| \`producer.request.timeout.ms\` | \`30000\` | Produce timeout; a timed-out request is retried with a fresh producer id (may duplicate, never skips). |
-
-The replication producer is always idempotent with \`acks=all\`; \`acks\`, \`enable.idempotence\`, \`batch.size\`
+const CLIENT_OUTRO = `The replication producer is always idempotent with \`acks=all\`; \`acks\`, \`enable.idempotence\`, \`batch.size\`
 and \`linger.ms\` are not used (batches are the source's, or up to 512 KiB of re-encoded records).`
 
 export function renderConfigDocs (): string {
@@ -82,16 +71,24 @@ export function renderConfigDocs (): string {
     const rows = KEYS.filter(spec => spec.scope === section.scope).map(row)
     parts.push([`## ${section.title}`, '', section.intro, '', '| Key | Default | Meaning | MM2 / kmirror |', '|---|---|---|---|', ...rows].join('\n'))
   }
-  parts.push(CLIENT_KEYS)
+  const clientRows = KEYS.filter(spec => spec.scope === Scopes.CLIENT_ROLE).map(row)
+  parts.push(['## Client keys the data path reads', '', CLIENT_INTRO, '', '| Key | Default | What kmirror does with it | MM2 / kmirror |', '|---|---|---|---|', ...clientRows, '', CLIENT_OUTRO].join('\n'))
   return `${parts.join('\n\n')}\n`
 }
 
 function row (spec: KeySpec): string {
-  return `| \`${spec.name}\` | ${defaultCell(spec)} | ${cell(meaning(spec))} | ${cell(status(spec))} |`
+  return `| ${keyCell(spec)} | ${defaultCell(spec)} | ${cell(meaning(spec))} | ${cell(status(spec))} |`
+}
+
+/** Client keys are written under their role: `consumer.fetch.max.bytes`, `{consumer,producer,admin}.request.timeout.ms`. */
+function keyCell (spec: KeySpec): string {
+  const roles = spec.roles ?? []
+  if (roles.length === 0) return `\`${spec.name}\``
+  return `\`${roles.length === 1 ? roles[0] ?? '' : `{${roles.join(',')}}`}.${spec.name}\``
 }
 
 function defaultCell (spec: KeySpec): string {
-  if (spec.default === null) return spec.name === 'clusters' ? '(required)' : '(none)'
+  if (spec.default === null) return spec.name === 'clusters' ? '(required)' : spec.scope === Scopes.CLIENT_ROLE ? '(not set)' : '(none)'
   if (spec.default === '') return '(empty)'
   return `\`${cell(spec.default)}\``
 }

@@ -3,7 +3,7 @@
  * and, for each of those, whether MM2 uses it, drops it, or does not know it.
  * Resolution (resolve.ts) never uses this: it follows MM2's literal prefix rules. This is for diagnostics.
  */
-import { findKey, KEYS, Scopes, type KeySpec } from './schema.ts'
+import { findKey, JAVA_SECURITY_KEYS, KEYS, Scopes, type KeySpec } from './schema.ts'
 import { closest } from './suggest.ts'
 
 export type KeyShape =
@@ -104,13 +104,15 @@ export type Usage = (typeof Usages)[keyof typeof Usages]
 export function topLevelUsage (key: string): Usage {
   const spec = findKey(key)
   if (spec !== undefined) return isUsedAtTopLevel(spec) ? Usages.USED : Usages.DROPPED
-  if (key.startsWith('ssl.') || key.startsWith('sasl.') || key.startsWith('config.providers.')) return Usages.USED
+  if (isSecurityKeyShape(key)) return JAVA_SECURITY_KEYS.has(key) ? Usages.USED : Usages.UNKNOWN
+  if (key.startsWith('config.providers.')) return Usages.USED
   if (WORKER_TOP_LEVEL_PREFIXES.some(prefix => key.startsWith(prefix))) return Usages.USED
   if (CLIENT_PREFIXES.some(prefix => key.startsWith(prefix))) return Usages.DROPPED
   return Usages.UNKNOWN
 }
 
 function isUsedAtTopLevel (spec: KeySpec): boolean {
+  if (spec.scope === Scopes.CLIENT_ROLE) return false
   if (spec.scope === Scopes.WORKER) return spec.topLevelExtension === true || isPassedToWorkers(spec.name)
   return spec.perFlowOnly !== true
 }
@@ -123,6 +125,7 @@ export function isPassedToWorkers (key: string): boolean {
 export function flowRestUsage (rest: string): Usage {
   const spec = findKey(rest)
   if (spec !== undefined) return spec.scope === Scopes.CONNECTOR ? Usages.USED : Usages.DROPPED
+  if (unknownSecurityKey(rest) !== undefined) return Usages.UNKNOWN
   return PER_FLOW_PREFIXES.some(prefix => rest.startsWith(prefix)) ? Usages.USED : Usages.UNKNOWN
 }
 
@@ -130,8 +133,27 @@ export function flowRestUsage (rest: string): Usage {
 export function clusterRestUsage (rest: string): Usage {
   const spec = findKey(rest)
   if (spec !== undefined) return spec.scope === Scopes.CLUSTER || spec.scope === Scopes.WORKER ? Usages.USED : Usages.DROPPED
-  if (rest.startsWith('ssl.') || rest.startsWith('sasl.')) return Usages.USED
+  if (unknownSecurityKey(rest) !== undefined) return Usages.UNKNOWN
+  if (isSecurityKeyShape(rest)) return Usages.USED
   return ROLE_PREFIXES.some(prefix => rest.startsWith(prefix)) ? Usages.USED : Usages.UNKNOWN
+}
+
+function isSecurityKeyShape (key: string): boolean {
+  return key.startsWith('ssl.') || key.startsWith('sasl.')
+}
+
+/**
+ * An `ssl.*` or `sasl.*` key the Java client does not have, alone or under a client prefix (`sasl.jaas.confg`,
+ * `consumer.ssl.keystore.pasword`), with the closest key it has under the same prefix. Such keys are usually
+ * misspelt secrets: MM2 passes them to no client.
+ */
+export function unknownSecurityKey (rest: string): { readonly suggestion: string | undefined } | undefined {
+  const client = clientKeyOf(rest)
+  const prefix = client?.prefix ?? ''
+  const key = client?.key ?? rest
+  if (!isSecurityKeyShape(key) || JAVA_SECURITY_KEYS.has(key)) return undefined
+  const near = closest(key, JAVA_SECURITY_KEYS)
+  return { suggestion: near === undefined ? undefined : `${prefix}${near}` }
 }
 
 /** The client key under a client prefix of a connector or cluster key: `source.consumer.x` → `x`. */

@@ -4,23 +4,41 @@
  */
 import { readFileSync } from 'node:fs'
 import { ConfigError, type ConfigProblem } from '../errors.ts'
+import { processRedactor, Redactor } from '../redactor.ts'
 import { buildFlows } from './flows.ts'
 import { parseProperties } from './properties.ts'
+import { resolveReferences, type ResolvedProperties } from './resolve-references.ts'
+import { secretValues } from './secrets.ts'
 import type { KmirrorConfig } from './types.ts'
 import { dedupe, readClusters, validateEnabledFlows, validateStructure } from './validate.ts'
 import { validateValues } from './validate-values.ts'
 import { collectWarnings, type ConfigWarning } from './warnings.ts'
 
 export { selectFlows } from './flows.ts'
-export { describeConfig, redactValue } from './describe.ts'
+export { describeConfig } from './describe.ts'
+export { redactValue } from './secrets.ts'
 
-/** Parses the text of an mm2.properties file; `sourceFile` names it in messages. Throws ConfigError. */
-export function parseConfig (text: string, sourceFile: string): KmirrorConfig {
-  return buildConfig(text, sourceFile, [])
+export interface ParseOptions {
+  /** The environment `${env:...}` references read; process.env by default. */
+  readonly env?: Readonly<Record<string, string | undefined>>
 }
 
-/** Reads and parses an mm2.properties file. Throws ConfigError, also when the file cannot be read. */
+/** Parses the text of an mm2.properties file; `sourceFile` names it in messages. Throws ConfigError. */
+export function parseConfig (text: string, sourceFile: string, options: ParseOptions = {}): KmirrorConfig {
+  return buildConfig(text, sourceFile, [], options)
+}
+
+/**
+ * Reads and parses an mm2.properties file, and adds its secrets to the process's redactor (so that nothing
+ * kmirror prints afterwards shows them). Throws ConfigError, also when the file cannot be read.
+ */
 export function loadConfig (path: string): KmirrorConfig {
+  const config = readConfigFile(path)
+  processRedactor.add(config.secrets)
+  return config
+}
+
+function readConfigFile (path: string): KmirrorConfig {
   let bytes: Buffer
   try {
     bytes = readFileSync(path)
@@ -30,7 +48,7 @@ export function loadConfig (path: string): KmirrorConfig {
     error.cause = cause
     throw error
   }
-  return buildConfig(decodeLikeJava(bytes), path, encodingWarnings(bytes))
+  return buildConfig(decodeLikeJava(bytes), path, encodingWarnings(bytes), {})
 }
 
 /**
@@ -53,17 +71,38 @@ function encodingWarnings (bytes: Buffer): ConfigWarning[] {
   }]
 }
 
-function buildConfig (text: string, sourceFile: string, extraWarnings: readonly ConfigWarning[]): KmirrorConfig {
+function buildConfig (text: string, sourceFile: string, extraWarnings: readonly ConfigWarning[], options: ParseOptions): KmirrorConfig {
   const parsed = parseProperties(text)
   const { aliases, problems } = readClusters(parsed.values)
-  const all: ConfigProblem[] = [...problems, ...validateStructure(parsed, aliases), ...validateValues(parsed.values, aliases)]
-  const flows = buildFlows(parsed.values, aliases)
+  const resolved = resolveReferences(parsed, options.env)
+  const secrets = [...new Set([...resolved.secrets, ...secretValues(resolved.values)])]
+  const redactor = new Redactor(secrets)
+  const all: ConfigProblem[] = [
+    ...problems, ...resolved.problems, ...validateStructure(parsed, aliases),
+    ...naming(validateValues(withoutUnresolved(resolved), aliases), resolved.references)
+  ]
+  const flows = buildFlows(resolved.values, aliases)
   all.push(...validateEnabledFlows(flows))
-  if (all.length > 0) throw new ConfigError(dedupe(all), sourceFile)
+  if (all.length > 0) throw new ConfigError(dedupe(all).map(p => ({ ...p, message: redactor.redact(p.message) })), sourceFile)
+  const warnings = [...extraWarnings, ...resolved.warnings, ...collectWarnings({ ...parsed, values: resolved.values }, aliases)]
   return Object.freeze({
     sourceFile,
     clusters: Object.freeze([...aliases]),
     flows: Object.freeze(flows),
-    warnings: Object.freeze([...extraWarnings, ...collectWarnings(parsed, aliases)].map(w => Object.freeze(w)))
+    warnings: Object.freeze(warnings.map(w => Object.freeze({ ...w, message: redactor.redact(w.message) }))),
+    secrets: Object.freeze(secrets)
+  })
+}
+
+/** Keys whose references could not be resolved are reported once, for the reference, not again for the value. */
+function withoutUnresolved (resolved: ResolvedProperties): Record<string, string> {
+  return Object.fromEntries(Object.entries(resolved.values).filter(([key]) => !resolved.unresolved.has(key)))
+}
+
+/** A bad value that came from a config provider is shown as `[redacted]`: say where it came from. */
+function naming (problems: readonly ConfigProblem[], references: ReadonlyMap<string, readonly string[]>): ConfigProblem[] {
+  return problems.map(problem => {
+    const from = problem.key === undefined ? undefined : references.get(problem.key)
+    return from === undefined ? problem : { ...problem, message: `${problem.message} (the value comes from ${from.join(', ')})` }
   })
 }

@@ -5,7 +5,7 @@
  * that looks odd (a cluster key `consumerX` counts as a consumer key, top-level `offset.storage.*` beats
  * `T.offset.storage.*`). Diagnostics about such surprises live in warnings.ts, not here.
  */
-import { findKey, Scopes } from './schema.ts'
+import { findKey, JAVA_SECURITY_KEYS, Scopes } from './schema.ts'
 import { WORKER_TOP_LEVEL_PREFIXES } from './key-shapes.ts'
 import { newProps, putAll, putIfAbsent, stripPrefix } from './values.ts'
 
@@ -14,9 +14,9 @@ type Props = Readonly<Record<string, string>>
 const MIRROR_SOURCE_CONNECTOR = 'MirrorSourceConnector'
 const CONNECTOR_CLASS = `org.apache.kafka.connect.mirror.${MIRROR_SOURCE_CONNECTOR}`
 
-/** `MirrorClientConfig.CLIENT_CONFIG_DEF`: the keys copied between clusters and client roles. */
+/** `MirrorClientConfig.CLIENT_CONFIG_DEF`: the keys copied between clusters and client roles (a misspelt `sasl.*` key is not). */
 export function isConnectionKey (key: string): boolean {
-  return key === 'bootstrap.servers' || key === 'security.protocol' || key.startsWith('ssl.') || key.startsWith('sasl.')
+  return key === 'bootstrap.servers' || key === 'security.protocol' || JAVA_SECURITY_KEYS.has(key)
 }
 
 /** The top-level filter: the union of the three connectors' ConfigDefs (mm2-spec §1.1). */
@@ -26,7 +26,7 @@ export function isConnectorConfigName (key: string): boolean {
     if (spec.scope === Scopes.CONNECTOR) return spec.perFlowOnly !== true
     return spec.scope === Scopes.CLUSTER && key !== 'bootstrap.servers'
   }
-  return key.startsWith('ssl.') || key.startsWith('sasl.')
+  return JAVA_SECURITY_KEYS.has(key)
 }
 
 /** `clusterProps(X)`: X's own keys, then its connection keys copied into each role, then top-level ones. */
@@ -92,7 +92,7 @@ function withPrefixes (raw: Props, prefixes: readonly string[]): Record<string, 
 /**
  * The Connect worker config of the herder for S->T: the target's cluster properties, then the top-level
  * prefixes passed to every worker (which therefore win over `T.<k>`), then MM2's defaults.
- * Config-provider expansion is not done (kmirror warns when `config.providers` is set).
+ * `${provider:path:key}` references have already been resolved (providers.ts), as MM2's `transform` does here.
  */
 export function workerConfig (raw: Props, source: string, target: string): Record<string, string> {
   const props = clusterProps(raw, target)

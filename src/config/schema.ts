@@ -27,7 +27,9 @@ export const Scopes = {
   /** A Connect worker setting of the flows whose target is A: `A.<key>` (some also at top level). */
   WORKER: 'worker',
   /** How to reach a cluster: `A.<key>`, or top level as the default for every cluster. */
-  CLUSTER: 'cluster'
+  CLUSTER: 'cluster',
+  /** A Java client setting of one client role: `A.consumer.<key>`, `A.producer.<key>`, `A.admin.<key>` (see `roles`). */
+  CLIENT_ROLE: 'client-role'
 } as const
 export type Scope = (typeof Scopes)[keyof typeof Scopes]
 
@@ -67,10 +69,14 @@ export interface KeySpec {
   readonly renamedTo?: string
   /** kmirror also reads this worker key at top level (MM2 does not). */
   readonly topLevelExtension?: boolean
+  /** CLIENT_ROLE keys: the client roles that read it. */
+  readonly roles?: readonly ClientRoleName[]
 }
 
+export type ClientRoleName = 'consumer' | 'producer' | 'admin'
+
 const { BOOLEAN, SHORT, INT, LONG, DOUBLE, STRING, PASSWORD, LIST, CLASS, ENUM } = KeyTypes
-const { TOP_LEVEL, CONNECTOR, WORKER, CLUSTER } = Scopes
+const { TOP_LEVEL, CONNECTOR, WORKER, CLUSTER, CLIENT_ROLE } = Scopes
 const { MM2, CONNECT, CLIENT, KMIRROR } = Origins
 const MIRROR = 'org.apache.kafka.connect.mirror.'
 const NO_REST = 'kmirror has no Connect REST server'
@@ -81,7 +87,7 @@ export const KEYS: readonly KeySpec[] = [
   // MirrorMakerConfig (§1.2)
   { name: 'clusters', type: LIST, default: null, scope: TOP_LEVEL, origin: MM2, doc: 'Required. The cluster aliases, e.g. `A, B`. Aliases are case-sensitive.' },
   { name: 'dedicated.mode.enable.internal.rest', type: BOOLEAN, default: 'false', scope: TOP_LEVEL, origin: MM2, doc: 'Starts MM2\'s internal REST server (KIP-710).', ignored: NO_REST },
-  { name: 'config.providers', type: LIST, default: '', scope: TOP_LEVEL, origin: MM2, doc: 'Connect ConfigProviders for `${provider:path:key}` references.', ignored: 'kmirror does not expand ${provider:path:key} references yet: values are used as written' },
+  { name: 'config.providers', type: LIST, default: '', scope: TOP_LEVEL, origin: MM2, doc: 'Names of the config providers that resolve `${provider:[path:]key}` references in every other value, each declared with `config.providers.<name>.class` (FileConfigProvider, DirectoryConfigProvider or EnvVarConfigProvider) and `config.providers.<name>.param.<param>`. Top level only. See docs/operations.md, "Secrets and config providers".' },
   { name: 'listeners', type: LIST, default: 'http://:8083', scope: TOP_LEVEL, origin: MM2, doc: 'Internal REST listeners.', ignored: NO_REST },
   { name: 'rest.advertised.host.name', type: STRING, default: null, scope: TOP_LEVEL, origin: MM2, doc: 'Advertised internal REST host.', ignored: NO_REST },
   { name: 'rest.advertised.port', type: INT, default: null, scope: TOP_LEVEL, origin: MM2, doc: 'Advertised internal REST port.', ignored: NO_REST },
@@ -210,8 +216,55 @@ export const KEYS: readonly KeySpec[] = [
   { name: 'ssl.keystore.key', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Client private key inline, in PEM (PKCS#8, encrypted with `ssl.key.password` or not).' },
   { name: 'ssl.keystore.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of a JKS/PKCS12 keystore (required for them; not allowed with PEM).' },
   { name: 'ssl.key.password', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Password of the private key: of an encrypted PEM key, or of a JKS key entry when it differs from the keystore password.' },
-  { name: 'ssl.endpoint.identification.algorithm', type: STRING, default: 'https', scope: CLUSTER, origin: CLIENT, doc: '`https` checks the broker\'s host name; empty turns the check off.' }
+  { name: 'ssl.endpoint.identification.algorithm', type: STRING, default: 'https', scope: CLUSTER, origin: CLIENT, doc: '`https` checks the broker\'s host name; empty turns the check off.' },
+
+  // Java client keys the data path reads, per role: `A.consumer.<key>`, `B.producer.<key>`, `A->B.source.consumer.<key>`,
+  // `A->B.producer.override.<key>` (types, minimums and defaults of the 4.1 Java client unless said otherwise)
+  { name: 'isolation.level', type: ENUM, default: 'read_committed', mm2Default: 'read_uncommitted', values: ['read_committed', 'read_uncommitted'], roles: ['consumer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Replication reads `read_committed` unless told otherwise: aborted transactions are not copied. `read_uncommitted` copies everything. MM2 leaves the Java default, `read_uncommitted`.' },
+  { name: 'fetch.max.bytes', type: INT, default: '52428800', min: 0, roles: ['consumer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Bytes per fetch response from one broker.' },
+  { name: 'max.partition.fetch.bytes', type: INT, default: '1048576', min: 0, roles: ['consumer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Bytes per partition per fetch. A larger first batch is still returned whole.' },
+  { name: 'fetch.max.wait.ms', type: INT, default: '500', min: 0, roles: ['consumer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'How long a broker holds a fetch when there is nothing new.' },
+  { name: 'auto.offset.reset', type: ENUM, default: 'earliest', values: ['earliest', 'latest'], caseInsensitive: true, otherValuesMean: 'earliest', roles: ['consumer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Where a partition without stored progress starts (MM2 sets `earliest` when it is not set).' },
+  { name: 'compression.type', type: ENUM, default: null, mm2Default: 'none', values: ['none', 'gzip', 'snappy', 'lz4', 'zstd'], roles: ['producer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Not set: each source batch is forwarded with its own codec (an lz4 batch stays lz4), no recompression; MM2 would write uncompressed (the Java default `none`). Set (also to `none`): batches with another codec are decoded and re-encoded with this one.' },
+  { name: 'max.in.flight.requests.per.connection', type: INT, default: '5', min: 1, roles: ['producer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Produce requests in flight per target broker; more than 5 (the idempotence window) counts as 5.' },
+  { name: 'max.request.size', type: INT, default: '1048576', min: 0, roles: ['producer'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'A produce request is closed at 4 times this many bytes of batches; a single batch is never split (the broker checks `max.message.bytes`).' },
+  { name: 'request.timeout.ms', type: INT, default: '30000', min: 0, roles: ['consumer', 'producer', 'admin'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Timeout of each request; a timed-out produce request is retried with a fresh producer id (may duplicate, never skips).' },
+  { name: 'socket.connection.setup.timeout.ms', type: LONG, default: '10000', min: 0, roles: ['consumer', 'producer', 'admin'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Timeout of opening a connection to a broker (Java has no minimum; kmirror refuses negative values).' },
+  { name: 'retry.backoff.ms', type: LONG, default: '100', min: 0, roles: ['consumer', 'producer', 'admin'], scope: CLIENT_ROLE, origin: CLIENT, doc: 'Pause before a failed request is retried.' }
 ]
+
+/**
+ * Every `ssl.*` and `sasl.*` key of the 4.1 Java client (SslConfigs, SaslConfigs; consumer, producer and admin
+ * alike). MM2 copies exactly these between clusters and client roles; any other `ssl.*` or `sasl.*` key is
+ * unknown (usually misspelt). The ones kmirror reads are also in KEYS.
+ */
+export const JAVA_SECURITY_KEYS: ReadonlySet<string> = new Set([
+  'sasl.client.callback.handler.class', 'sasl.jaas.config', 'sasl.kerberos.kinit.cmd', 'sasl.kerberos.min.time.before.relogin',
+  'sasl.kerberos.service.name', 'sasl.kerberos.ticket.renew.jitter', 'sasl.kerberos.ticket.renew.window.factor',
+  'sasl.login.callback.handler.class', 'sasl.login.class', 'sasl.login.connect.timeout.ms', 'sasl.login.read.timeout.ms',
+  'sasl.login.refresh.buffer.seconds', 'sasl.login.refresh.min.period.seconds', 'sasl.login.refresh.window.factor',
+  'sasl.login.refresh.window.jitter', 'sasl.login.retry.backoff.max.ms', 'sasl.login.retry.backoff.ms', 'sasl.mechanism',
+  'sasl.oauthbearer.assertion.algorithm', 'sasl.oauthbearer.assertion.claim.aud', 'sasl.oauthbearer.assertion.claim.exp.seconds',
+  'sasl.oauthbearer.assertion.claim.iss', 'sasl.oauthbearer.assertion.claim.jti.include', 'sasl.oauthbearer.assertion.claim.nbf.seconds',
+  'sasl.oauthbearer.assertion.claim.sub', 'sasl.oauthbearer.assertion.file', 'sasl.oauthbearer.assertion.private.key.file',
+  'sasl.oauthbearer.assertion.private.key.passphrase', 'sasl.oauthbearer.assertion.template.file',
+  'sasl.oauthbearer.client.credentials.client.id', 'sasl.oauthbearer.client.credentials.client.secret',
+  'sasl.oauthbearer.clock.skew.seconds', 'sasl.oauthbearer.expected.audience', 'sasl.oauthbearer.expected.issuer',
+  'sasl.oauthbearer.header.urlencode', 'sasl.oauthbearer.jwks.endpoint.refresh.ms', 'sasl.oauthbearer.jwks.endpoint.retry.backoff.max.ms',
+  'sasl.oauthbearer.jwks.endpoint.retry.backoff.ms', 'sasl.oauthbearer.jwks.endpoint.url', 'sasl.oauthbearer.jwt.retriever.class',
+  'sasl.oauthbearer.jwt.validator.class', 'sasl.oauthbearer.scope', 'sasl.oauthbearer.scope.claim.name',
+  'sasl.oauthbearer.sub.claim.name', 'sasl.oauthbearer.token.endpoint.url',
+  'ssl.cipher.suites', 'ssl.enabled.protocols', 'ssl.endpoint.identification.algorithm', 'ssl.engine.factory.class',
+  'ssl.key.password', 'ssl.keymanager.algorithm', 'ssl.keystore.certificate.chain', 'ssl.keystore.key', 'ssl.keystore.location',
+  'ssl.keystore.password', 'ssl.keystore.type', 'ssl.protocol', 'ssl.provider', 'ssl.secure.random.implementation',
+  'ssl.trustmanager.algorithm', 'ssl.truststore.certificates', 'ssl.truststore.location', 'ssl.truststore.password', 'ssl.truststore.type'
+])
+
+/** The Java client's PASSWORD-typed keys among them: their values are secrets. Certificates are public and not among them. */
+export const JAVA_PASSWORD_KEYS: ReadonlySet<string> = new Set([
+  'sasl.jaas.config', 'sasl.oauthbearer.assertion.private.key.passphrase', 'sasl.oauthbearer.client.credentials.client.secret',
+  'ssl.key.password', 'ssl.keystore.key', 'ssl.keystore.password', 'ssl.truststore.password'
+])
 
 const BY_NAME: ReadonlyMap<string, KeySpec> = new Map(KEYS.map(spec => [spec.name, spec]))
 

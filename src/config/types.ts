@@ -103,4 +103,9 @@ export interface KmirrorConfig {
   readonly flows: readonly FlowConfig[]
   /** Non-fatal findings: unknown keys (with a did-you-mean), keys kmirror reads but ignores, and so on. */
   readonly warnings: readonly { key?: string, message: string }[]
+  /**
+   * Every secret value of the file (passwords, JAAS secrets, values from config providers; src/config/secrets.ts),
+   * for the Redactor: whatever prints text hides these. Never print this list.
+   */
+  readonly secrets: readonly string[]
 }

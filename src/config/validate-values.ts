@@ -6,7 +6,7 @@ import type { ConfigProblem } from '../errors.ts'
 import { compileJavaRegexList, JavaRegexError } from '../policy/java-regex.ts'
 import { normalizePolicyClass } from './flows.ts'
 import { classifyKey, clientKeyOf, flowRestUsage, clusterRestUsage, topLevelUsage, Usages, type KeyShape } from './key-shapes.ts'
-import { findKey, KeyTypes, Scopes, type KeySpec } from './schema.ts'
+import { findKey, KeyTypes, Scopes, type ClientRoleName, type KeySpec } from './schema.ts'
 import { IntegerWidths, javaTrim, parseConfigBoolean, parseJavaInteger, splitList } from './values.ts'
 
 type Props = Readonly<Record<string, string>>
@@ -39,10 +39,19 @@ export function specWhereWritten (shape: KeyShape, key: string): KeySpec | undef
   return undefined
 }
 
-function clientSpec (rest: string): KeySpec | undefined {
+/** The schema entry of a key under a client prefix: connection keys anywhere, role keys under their role's prefixes. */
+export function clientSpec (rest: string): KeySpec | undefined {
   const client = clientKeyOf(rest)
   const spec = client === undefined ? undefined : findKey(client.key)
-  return spec?.scope === Scopes.CLUSTER ? spec : undefined
+  if (client === undefined || spec === undefined) return undefined
+  if (spec.scope === Scopes.CLUSTER) return spec
+  const role = roleOfPrefix(client.prefix)
+  return spec.scope === Scopes.CLIENT_ROLE && role !== undefined && spec.roles?.includes(role) === true ? spec : undefined
+}
+
+/** `source.consumer.` and `consumer.` → consumer, `producer.override.` → producer; `source.cluster.` → none. */
+function roleOfPrefix (prefix: string): ClientRoleName | undefined {
+  return (['consumer', 'producer', 'admin'] as const).find(role => prefix === `${role}.` || prefix.endsWith(`.${role}.`) || prefix === `${role}.override.`)
 }
 
 /** The problem with `value` for `spec`, as the text after "key: ", or undefined when it is fine. */

@@ -3,12 +3,13 @@
  * settings whose effect surprises. Each names the key and says what to write instead.
  */
 import {
-  candidateNames, classifyKey, clientKeyOf, clusterRestUsage, flowRestUsage, isPassedToWorkers, topLevelUsage, Usages
+  candidateNames, classifyKey, clientKeyOf, clusterRestUsage, flowRestUsage, isPassedToWorkers, topLevelUsage, unknownSecurityKey, Usages
 } from './key-shapes.ts'
-import { redactValue } from './describe.ts'
 import type { ParsedProperties } from './properties.ts'
 import { defaultValue, findKey, Scopes, type KeySpec } from './schema.ts'
 import { isConnectionKey } from './resolve.ts'
+import { redactValue } from './secrets.ts'
+import { clientSpec } from './validate-values.ts'
 import { closest, didYouMean } from './suggest.ts'
 import { javaTrim, parseConfigBoolean, splitList } from './values.ts'
 
@@ -54,7 +55,8 @@ function topLevelWarnings (key: string, value: string, aliases: readonly string[
   const usage = topLevelUsage(key)
   const [a = 'A', b = 'B'] = aliases
   if (usage === Usages.UNKNOWN) {
-    return [{ key, message: `is not a key kmirror or MM2 knows, so it is ignored${didYouMean(closest(key, candidateNames('top-level')))}` }]
+    const suggestion = unknownSecurityKey(key)?.suggestion ?? closest(key, candidateNames('top-level'))
+    return [{ key, message: `is not a key kmirror or MM2 knows, so it is ignored${didYouMean(suggestion)}` }]
   }
   if (usage === Usages.DROPPED) return [{ key, message: droppedMessage(key, a, b) }]
   const warnings = specWarnings(key, findKey(key), value)
@@ -69,6 +71,7 @@ function droppedMessage (key: string, a: string, b: string): string {
   const ignored = 'MM2 ignores it at top level, and so does kmirror'
   const spec = findKey(key)
   if (spec?.scope === Scopes.WORKER) return `${ignored}: set it per target cluster, e.g. ${b}.${key}`
+  if (spec?.scope === Scopes.CLIENT_ROLE) return `${ignored} (client settings are read per cluster and client role): set it as e.g. ${a}.${spec.roles?.[0] ?? 'consumer'}.${key}`
   if (spec?.perFlowOnly === true) return `${ignored}: set it per flow, e.g. ${a}->${b}.${key}`
   const client = clientKeyOf(key)
   if (client !== undefined && !client.prefix.includes('.cluster.') && !client.prefix.startsWith('producer.override')) {
@@ -78,13 +81,18 @@ function droppedMessage (key: string, a: string, b: string): string {
 }
 
 function flowWarnings (key: string, rest: string, source: string, target: string, value: string): ConfigWarning[] {
+  if (rest.startsWith('config.providers')) return [{ key, message: providersAtTopLevelOnly(rest) }]
   const usage = flowRestUsage(rest)
+  const security = unknownSecurityKey(rest)
+  if (security !== undefined) {
+    return [{ key, message: `is not a Kafka client setting, so no client of flow ${source}->${target} reads it${didYouMean(security.suggestion === undefined ? undefined : `${source}->${target}.${security.suggestion}`)}` }]
+  }
   if (usage === Usages.UNKNOWN) {
     const suggestion = closest(rest, candidateNames('flow'))
     return [{ key, message: `is not a connector key MM2 knows, so it is ignored${didYouMean(suggestion === undefined ? undefined : `${source}->${target}.${suggestion}`)}` }]
   }
   if (usage === Usages.DROPPED) return [{ key, message: misplacedInFlowMessage(rest, source, target) }]
-  const warnings = specWarnings(key, findKey(rest), value)
+  const warnings = specWarnings(key, findKey(rest) ?? clientSpec(rest), value)
   if (rest === 'enabled' && parseConfigBoolean(value) === undefined) {
     warnings.push({ key, message: `${JSON.stringify(value)} is read as false (MM2 reads it with Boolean.parseBoolean): write true to replicate ${source}->${target}, or false` })
   }
@@ -93,6 +101,11 @@ function flowWarnings (key: string, rest: string, source: string, target: string
 
 function misplacedInFlowMessage (rest: string, source: string, target: string): string {
   const spec = findKey(rest)
+  if (spec?.scope === Scopes.CLIENT_ROLE) {
+    const role = spec.roles?.[0] ?? 'consumer'
+    const side = role === 'producer' ? 'target' : 'source'
+    return `has no effect per flow: client settings are read per client role, set ${source}->${target}.${side}.${role}.${rest} for this flow or ${side === 'source' ? source : target}.${role}.${rest} for the cluster`
+  }
   if (spec?.scope === Scopes.WORKER) {
     return `has no effect per flow: worker settings are read per target cluster, set ${target}.${rest}${isPassedToWorkers(rest) ? ` (or ${rest} at top level)` : ''}`
   }
@@ -100,7 +113,16 @@ function misplacedInFlowMessage (rest: string, source: string, target: string): 
 }
 
 function clusterWarnings (key: string, rest: string, alias: string, value: string, aliases: readonly string[]): ConfigWarning[] {
+  if (rest.startsWith('config.providers')) return [{ key, message: providersAtTopLevelOnly(rest) }]
   const usage = clusterRestUsage(rest)
+  const security = unknownSecurityKey(rest)
+  if (security !== undefined) {
+    return [{ key, message: `is not a Kafka client setting, so no client of cluster ${alias} reads it${didYouMean(security.suggestion === undefined ? undefined : `${alias}.${security.suggestion}`)}` }]
+  }
+  const spec = findKey(rest)
+  if (spec?.scope === Scopes.CLIENT_ROLE) {
+    return [{ key, message: `is not read by any client: client settings are read per client role, set ${alias}.${spec.roles?.[0] ?? 'consumer'}.${rest}` }]
+  }
   if (usage === Usages.UNKNOWN) {
     const suggestion = closest(rest, candidateNames('cluster'))
     const hint = suggestion === undefined ? '' : ` (did you mean ${alias}.${suggestion}?)`
@@ -110,7 +132,12 @@ function clusterWarnings (key: string, rest: string, alias: string, value: strin
     const other = aliases.find(x => x !== alias) ?? 'B'
     return [{ key, message: `is read as a property of cluster ${alias}, which MM2 does not use as a connector setting: set ${alias}->${other}.${rest} for one flow, or ${rest} at top level for all` }]
   }
-  return specWarnings(key, findKey(rest), value)
+  return specWarnings(key, findKey(rest) ?? clientSpec(rest), value)
+}
+
+/** MM2 builds its config providers from the top-level `config.providers*` keys only. */
+function providersAtTopLevelOnly (rest: string): string {
+  return `has no effect: config providers are declared at top level only (MM2 resolves every reference with the top-level declarations): write ${rest} without the prefix`
 }
 
 /**

@@ -5,7 +5,8 @@
  */
 import type { ClusterClientConfig } from '../config/types.ts'
 import { isInactive, type GroupAdmin } from '../kafka/group-admin.ts'
-import { openClusterClients, withDeadline } from './clients.ts'
+import { ClusterClients } from '../kafka/cluster-clients.ts'
+import { withDeadline } from './clients.ts'
 import { isWritable, partitionId, type GroupPlan } from './plan.ts'
 import type { OffsetsPlan } from './failover.ts'
 
@@ -16,7 +17,7 @@ export interface ApplyResult {
 }
 
 export async function applyPlan (plan: OffsetsPlan, destination: ClusterClientConfig, timeoutMs: number): Promise<ApplyResult> {
-  const clients = openClusterClients(destination, `${plan.kind}-apply`)
+  const clients = new ClusterClients(destination, `${plan.kind}-apply`)
   const applied: string[] = []
   try {
     const groups: GroupPlan[] = []

@@ -1,31 +1,8 @@
 /**
- * The clients a failover, failback or offsets-set command needs, with a deadline for a cluster that may be
- * gone: a broker killed with its host does not refuse connections, it just never answers.
+ * Deadlines for the clusters a failover, failback or offsets-set command talks to (their clients come from
+ * kafka/cluster-clients.ts): a broker killed with its host does not refuse connections, it just never answers.
  */
-import type { ClusterClientConfig } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
-import { AdminClient } from '../kafka/admin-client.ts'
-import { RecordFetcher } from '../kafka/record-fetcher.ts'
-
-export interface ClusterClients {
-  readonly alias: string
-  readonly admin: AdminClient
-  readonly reader: RecordFetcher
-  close: () => Promise<void>
-}
-
-export function openClusterClients (cluster: ClusterClientConfig, role: string): ClusterClients {
-  const id = (what: string): string => `kmirror|${role}|${cluster.alias}-${what}`
-  const admin = new AdminClient(cluster.admin, id('admin'), `cluster ${cluster.alias}`)
-  const reader = new RecordFetcher(cluster.consumer, id('reader'), { isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576 })
-  return {
-    alias: cluster.alias,
-    admin,
-    reader,
-    // Closing a client of a dead cluster can wait for its connections: never longer than a few seconds.
-    close: async () => { await withDeadline(Promise.all([admin.close(), reader.close()]), 3000, `closing clients of cluster ${cluster.alias}`).catch(() => undefined) }
-  }
-}
 
 /** `work`, or a CLUSTER_UNREACHABLE error after `ms`. */
 export async function withDeadline<T> (work: Promise<T>, ms: number, what: string): Promise<T> {

@@ -13,7 +13,8 @@ import { isInactive, type CommittedOffset, type GroupDescription } from '../kafk
 import { compileJavaRegexList } from '../policy/java-regex.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { readLastCheckpoints, type StoredCheckpoint } from './checkpoint-reader.ts'
-import { errorText, openClusterClients, withDeadline, type ClusterClients } from './clients.ts'
+import { ClusterClients } from '../kafka/cluster-clients.ts'
+import { errorText, withDeadline } from './clients.ts'
 import { loadFlowHistory, type FlowHistory } from './flow-history.ts'
 import { partitionId, PlanKinds, planGroup, problemPlan, type GroupPlan, type PlanKind, type WantedOffset } from './plan.ts'
 
@@ -65,9 +66,10 @@ function activeElsewhere (description: GroupDescription | undefined, cluster: st
 
 export async function planFailover (flow: FlowConfig, options: MoveOptions): Promise<OffsetsPlan> {
   const policy = createReplicationPolicy(flow.replicationPolicy)
-  const source = openClusterClients(flow.source, 'failover')
-  const target = openClusterClients(flow.target, 'failover')
+  const source = new ClusterClients(flow.source, 'failover')
+  const target = new ClusterClients(flow.target, 'failover')
   try {
+    await target.checkBrokers()
     const history = await loadFlowHistory(flow, policy, target.admin, target.reader)
     let fromSource: { groups: string[], commits: Map<string, CommittedOffset[]>, descriptions: Map<string, GroupDescription> } | undefined
     let sourceError = ''
@@ -154,9 +156,10 @@ function wantedFromCheckpoints (checkpoints: readonly StoredCheckpoint[], histor
 /** `failback --from B --to A`: `flow` is the A->B flow whose history on B maps the remote topics back. */
 export async function planFailback (flow: FlowConfig, options: MoveOptions): Promise<OffsetsPlan> {
   const policy = createReplicationPolicy(flow.replicationPolicy)
-  const original = openClusterClients(flow.source, 'failback')
-  const remote = openClusterClients(flow.target, 'failback')
+  const original = new ClusterClients(flow.source, 'failback')
+  const remote = new ClusterClients(flow.target, 'failback')
   try {
+    await remote.checkBrokers()
     const history = await loadFlowHistory(flow, policy, remote.admin, remote.reader)
     const groups = await selectGroups(options.selection, async () => (await remote.admin.groups.listGroups()).map(g => g.groupId))
     const onRemote = await remote.admin.groups.describeGroups(groups)

@@ -4,8 +4,8 @@
  */
 import type { ClusterClientConfig } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
-import { OffsetLookup } from '../kafka/offset-lookup.ts'
-import { openClusterClients, withDeadline } from './clients.ts'
+import { ClusterClients } from '../kafka/cluster-clients.ts'
+import { withDeadline } from './clients.ts'
 import type { OffsetsPlan } from './failover.ts'
 import { resolveOffset, type OffsetSpec } from './offset-spec.ts'
 import { partitionId, PlanKinds, planGroup, type WantedOffset } from './plan.ts'
@@ -23,10 +23,11 @@ export interface OffsetsSetRequest {
 /** Throws a USAGE KmirrorError (exit 2) for a missing topic or partition and for positions out of range. */
 export async function planOffsetsSet (request: OffsetsSetRequest): Promise<OffsetsPlan> {
   const { cluster, group, topic } = request
-  const clients = openClusterClients(cluster, 'offsets-set')
-  const lookup = new OffsetLookup(cluster.consumer, `kmirror|offsets-set|${cluster.alias}-lookup`, `cluster ${cluster.alias}`)
+  const clients = new ClusterClients(cluster, 'offsets-set')
+  const lookup = clients.lookup
   try {
     return await withDeadline((async () => {
+      await clients.checkBrokers()
       const description = (await clients.admin.describeTopics([topic])).get(topic)
       if (description === undefined) throw new KmirrorError(ErrorCodes.USAGE, `topic ${topic} does not exist on cluster ${cluster.alias}`)
       if (request.partition !== undefined && (request.partition < 0 || request.partition >= description.partitions)) {
@@ -55,6 +56,6 @@ export async function planOffsetsSet (request: OffsetsSetRequest): Promise<Offse
       return { kind: PlanKinds.OFFSETS_SET, flow: '', from: cluster.alias, to: cluster.alias, basis: 'manual' as const, notes: [], groups: [plan] }
     })(), request.timeoutMs, `cluster ${cluster.alias}`)
   } finally {
-    await Promise.all([clients.close(), withDeadline(lookup.close(), 3000, 'close').catch(() => undefined)])
+    await clients.close()
   }
 }

@@ -4,7 +4,7 @@
  * A cluster that cannot be read is reported as unreachable with the reason; the others are still read.
  */
 import type { FlowConfig, KmirrorConfig } from '../config/types.ts'
-import { AdminClient } from '../kafka/admin-client.ts'
+import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { describeUpstream, heartbeatTopics, type UpstreamCluster } from './topology.ts'
 
@@ -36,11 +36,12 @@ async function readCluster (config: KmirrorConfig, alias: string, listTopics: To
 
 async function listWithAdmin (flow: FlowConfig, side: 'source' | 'target'): Promise<string[]> {
   const cluster = flow[side]
-  const admin = new AdminClient(cluster.admin, `kmirror|topology|${cluster.alias}`, `cluster ${cluster.alias} (${cluster.bootstrapServers.join(',')})`)
+  const clients = new ClusterClients(cluster, 'topology')
   try {
-    return await admin.listTopics()
+    await clients.checkBrokers()
+    return await clients.admin.listTopics()
   } finally {
-    await admin.close()
+    await clients.close()
   }
 }
 

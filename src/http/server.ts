@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from 'node:http'
 import type { Logger } from '../logger.ts'
+import { processRedactor } from '../redactor.ts'
 import type { PrometheusMetrics } from '../metrics/registry.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
 
@@ -62,7 +63,8 @@ export async function startHttpServer (options: HttpServerOptions): Promise<Serv
       const failed = source.failure() !== undefined
       res.writeHead(failed ? 503 : 200, { 'content-type': 'text/plain' }).end(failed ? 'failed\n' : 'ok\n')
     } else if (path === '/status') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(statusDocument(source.status(), source.failure()), null, 2))
+      // An error message may quote a secret (a value from a config provider, say): redacted like every output.
+      res.writeHead(200, { 'content-type': 'application/json' }).end(processRedactor.redact(JSON.stringify(statusDocument(source.status(), source.failure()), null, 2)))
     } else {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics, /healthz or /status\n')
     }

@@ -59,7 +59,8 @@ export class RecordWriter {
   readonly #options: RecordWriterOptions
 
   constructor (props: ClientProps, clientId: string, options: RecordWriterOptions) {
-    const compression = COMPRESSIONS[(props['compression.type'] ?? 'none').toLowerCase()]
+    // Trimmed as Java's ConfigDef trims it (validation accepts `lz4 `).
+    const compression = COMPRESSIONS[(props['compression.type'] ?? 'none').trim().toLowerCase()]
     if (compression === undefined) {
       throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `compression.type=${props['compression.type']} of ${clientId} is not supported: use none, gzip, snappy, lz4 or zstd`)
     }

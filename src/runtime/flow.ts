@@ -5,19 +5,16 @@
 import { CheckpointEmitter } from '../checkpoint/checkpoint-emitter.ts'
 import { GroupOffsetSync } from '../checkpoint/group-offset-sync.ts'
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
+import { clientInt, explicitCompression, isolationLevel, startPosition } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
-import { AdminClient } from '../kafka/admin-client.ts'
-import { ErrorCodes, KmirrorError } from '../errors.ts'
-import { BatchWriter } from '../kafka/batch-writer.ts'
-import { checkBrokers, describeReleases } from '../kafka/broker-check.ts'
-import { RecordFetcher } from '../kafka/record-fetcher.ts'
-import { RecordWriter } from '../kafka/record-writer.ts'
+import { describeReleases } from '../kafka/broker-check.ts'
+import { ClusterClients } from '../kafka/cluster-clients.ts'
+import type { RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
 import { createMetadataJobs } from '../metadata/jobs.ts'
 import { RemoteTopics } from '../metadata/remote-topics.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
-import type { Codec } from '../replication/batch-plan.ts'
 import { FlowReplicator, type PartitionStatus } from '../replication/flow-replicator.ts'
 import { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
@@ -34,11 +31,6 @@ const HISTORY_TRIM_INTERVAL_MS = 5 * 60 * 1000
 
 /** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
 const MAX_CHUNK_BYTES = 512 * 1024
-
-function intProp (props: Readonly<Record<string, string>>, key: string, fallback: number): number {
-  const n = Number(props[key])
-  return props[key] !== undefined && Number.isSafeInteger(n) && n > 0 ? n : fallback
-}
 
 export class Flow {
   readonly config: FlowConfig
@@ -59,41 +51,37 @@ export class Flow {
     })
   }
 
-  #client<T extends { close: () => Promise<void> }> (client: T): T {
-    this.#closers.push(() => client.close())
-    return client
+  #clients (clients: ClusterClients): ClusterClients {
+    this.#closers.push(() => clients.close())
+    return clients
   }
 
   /** Prepares everything and starts copying. Rejects if the flow cannot start (clusters, internal topics). */
   async start (): Promise<void> {
     const { config } = this
-    const id = (role: string): string => `kmirror|${config.name}|${role}`
     const policy = createReplicationPolicy(config.replicationPolicy)
-    await this.#checkBrokers(id)
-    const sourceAdmin = this.#client(new AdminClient(config.source.admin, id('source-admin'), `cluster ${config.source.alias}`))
-    const targetAdmin = this.#client(new AdminClient(config.target.admin, id('target-admin'), `cluster ${config.target.alias}`))
+    const source = this.#clients(new ClusterClients(config.source, config.name, 'source'))
+    const target = this.#clients(new ClusterClients(config.target, config.name, 'target'))
+    await this.#checkBrokers(source, target)
+    const [sourceAdmin, targetAdmin] = [source.admin, target.admin]
     const consumer = config.source.consumer
-    const fetcher = this.#client(new RecordFetcher(consumer, id('replication-consumer'), {
-      isolation: consumer['isolation.level'] === 'read_uncommitted' ? 'read_uncommitted' : 'read_committed',
-      maxWaitMs: intProp(consumer, 'fetch.max.wait.ms', 500),
-      maxBytes: intProp(consumer, 'fetch.max.bytes', 52_428_800),
-      maxPartitionBytes: intProp(consumer, 'max.partition.fetch.bytes', 1_048_576),
-      cluster: `cluster ${config.source.alias}`
-    }))
+    const fetcher = source.fetcher('replication-consumer', {
+      isolation: isolationLevel(consumer),
+      maxWaitMs: clientInt(consumer, 'fetch.max.wait.ms'),
+      maxBytes: clientInt(consumer, 'fetch.max.bytes'),
+      maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes')
+    })
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
     // through the batch writer, which forwards them as they are.
-    const writer = this.#client(new RecordWriter(config.target.producer, id('internal-producer'), { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES }))
-    const batchWriter = this.#client(new BatchWriter(config.target.producer, id('replication-producer'), {
-      maxInFlight: Math.min(5, intProp(config.target.producer, 'max.in.flight.requests.per.connection', 5)),
-      maxRequestBytes: intProp(config.target.producer, 'max.request.size', 1_048_576) * 4,
-      timeoutMs: intProp(config.target.producer, 'request.timeout.ms', 30_000),
-      cluster: `cluster ${config.target.alias}`
-    }))
-    const offsetsReader = this.#client(new RecordFetcher(config.target.consumer, id('offsets-consumer'), {
-      isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576, cluster: `cluster ${config.target.alias}`
-    }))
+    const writer = target.writer('internal-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES })
+    const batchWriter = target.batchWriter('replication-producer', {
+      maxInFlight: Math.min(5, clientInt(config.target.producer, 'max.in.flight.requests.per.connection')),
+      maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
+      timeoutMs: clientInt(config.target.producer, 'request.timeout.ms')
+    })
+    const offsetsReader = target.reader
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, writer)
-    const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, sourceAdmin, targetAdmin, writer, id) : null
+    const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, writer) : null
     const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, writer)
     const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
     // Start-up steps that do not depend on each other run at once (time to first record): the internal topics,
@@ -120,7 +108,7 @@ export class Flow {
       syncs: { send: async entries => { await Promise.all([syncs?.send(entries), history.append(entries)]) } },
       log: this.#log,
       metrics: this.#metrics,
-      startAt: consumer['auto.offset.reset'] === 'latest' ? 'latest' : 'earliest'
+      startAt: startPosition(consumer)
     })
     replicator.setStoredProgress(stored)
     await replicator.addTopics(first.topics)
@@ -158,20 +146,16 @@ export class Flow {
   }
 
   /** Every broker of both clusters speaks what kmirror needs (Kafka 2.1+), before anything is read or written. */
-  async #checkBrokers (id: (role: string) => string): Promise<void> {
-    const { source, target } = this.config
-    const [sourceBrokers, targetBrokers] = await Promise.all([
-      checkBrokers(source.admin, id('source-check'), `cluster ${source.alias}`),
-      checkBrokers(target.admin, id('target-check'), `cluster ${target.alias}`)
-    ])
+  async #checkBrokers (source: ClusterClients, target: ClusterClients): Promise<void> {
+    const [sourceBrokers, targetBrokers] = await Promise.all([source.checkBrokers(), target.checkBrokers()])
     this.#log.info({ source: describeReleases(sourceBrokers), target: describeReleases(targetBrokers) }, 'brokers checked')
   }
 
-  #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, sourceAdmin: AdminClient, targetAdmin: AdminClient, targetWriter: RecordWriter, id: (role: string) => string): OffsetSyncEmitter {
+  #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, source: ClusterClients, target: ClusterClients, targetWriter: RecordWriter): OffsetSyncEmitter {
     const { config } = this
-    if (config.offsetSyncsTopicLocation === 'target') return new OffsetSyncEmitter(config, policy, targetAdmin, targetWriter)
-    const sourceWriter = this.#client(new RecordWriter(config.source.producer, id('offset-syncs-source-producer'), { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES }))
-    return new OffsetSyncEmitter(config, policy, sourceAdmin, sourceWriter)
+    if (config.offsetSyncsTopicLocation === 'target') return new OffsetSyncEmitter(config, policy, target.admin, targetWriter)
+    const sourceWriter = source.writer('offset-syncs-source-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES })
+    return new OffsetSyncEmitter(config, policy, source.admin, sourceWriter)
   }
 
   /** Resolves when the data path stops; rejects with the error that stopped it. */
@@ -193,15 +177,4 @@ export class Flow {
   status (): FlowStatus {
     return { name: this.config.name, partitions: this.#replicator?.status() ?? [], jobs: this.#scheduler.status() }
   }
-}
-
-/**
- * The codec the user asked the target producer for, or null when `compression.type` is not set: then each
- * source batch keeps its own codec (forwarded as it is), where MM2 would write uncompressed (the Java default).
- */
-function explicitCompression (producer: Record<string, string | undefined>): Codec | null {
-  const value = producer['compression.type']?.trim().toLowerCase()
-  if (value === undefined || value === '') return null
-  if (value === 'none' || value === 'gzip' || value === 'snappy' || value === 'lz4' || value === 'zstd') return value
-  throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `compression.type=${value} of the target producer is not supported: use none, gzip, snappy, lz4 or zstd`)
 }

@@ -12,8 +12,9 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import type { ClusterClientConfig, FlowConfig } from '../config/types.ts'
 import { HeartbeatEmitter } from '../heartbeat/heartbeat-emitter.ts'
-import { AdminClient } from '../kafka/admin-client.ts'
-import { RecordWriter } from '../kafka/record-writer.ts'
+import type { AdminClient } from '../kafka/admin-client.ts'
+import { ClusterClients } from '../kafka/cluster-clients.ts'
+import type { RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import { Scheduler, type JobStatus } from './scheduler.ts'
@@ -22,6 +23,7 @@ import { Scheduler, type JobStatus } from './scheduler.ts'
 const STOP_GRACE_MS = 1000
 
 interface TargetClients {
+  readonly clients: ClusterClients
   readonly admin: AdminClient
   readonly writer: RecordWriter
 }
@@ -69,11 +71,8 @@ export class Heartbeats {
     const key = JSON.stringify([target.alias, target.admin, target.producer])
     let clients = this.#clients.get(key)
     if (clients === undefined) {
-      const id = (role: string): string => `kmirror|heartbeats->${target.alias}|${role}`
-      clients = {
-        admin: new AdminClient(target.admin, id('admin'), `cluster ${target.alias}`),
-        writer: new RecordWriter(target.producer, id('producer'), { idempotent: true, maxChunkBytes: 64 * 1024 })
-      }
+      const opened = new ClusterClients(target, `heartbeats->${target.alias}`, 'target')
+      clients = { clients: opened, admin: opened.admin, writer: opened.writer('producer', { idempotent: true, maxChunkBytes: 64 * 1024 }) }
       this.#clients.set(key, clients)
     }
     return clients
@@ -82,7 +81,7 @@ export class Heartbeats {
   async stop (): Promise<void> {
     const stopped = Promise.all([...this.#schedulers.values()].map(s => s.stop()))
     await Promise.race([stopped, delay(STOP_GRACE_MS, undefined, { ref: false })])
-    await Promise.all([...this.#clients.values()].flatMap(c => [c.admin.close(), c.writer.close()]))
+    await Promise.all([...this.#clients.values()].map(c => c.clients.close()))
     // Closing ends a request in flight, and a failed run after stop is not rescheduled; still, never hang here.
     await Promise.race([stopped, delay(STOP_GRACE_MS, undefined, { ref: false })])
   }

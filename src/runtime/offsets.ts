@@ -8,8 +8,7 @@ import type { FlowConfig, KmirrorConfig } from '../config/types.ts'
 import { ConfigError } from '../errors.ts'
 import { planFailback, planFailover, type MoveOptions, type OffsetsPlan } from '../failover/failover.ts'
 import { planOffsetsSet, type OffsetsSetRequest } from '../failover/offsets-set.ts'
-import { AdminClient } from '../kafka/admin-client.ts'
-import { RecordFetcher } from '../kafka/record-fetcher.ts'
+import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { loadFlowHistory } from '../failover/flow-history.ts'
 
@@ -28,12 +27,11 @@ export interface OpenTranslator extends Translator {
 
 /** Loads the exact history and the replication positions of a flow from its target, read-only. */
 export async function openTranslator (flow: FlowConfig): Promise<OpenTranslator> {
-  const id = (role: string): string => `kmirror|${flow.name}|translate-${role}`
-  const targetAdmin = new AdminClient(flow.target.admin, id('target-admin'), `cluster ${flow.target.alias}`)
-  const reader = new RecordFetcher(flow.target.consumer, id('target-reader'), { isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576 })
-  const close = async (): Promise<void> => { await Promise.all([targetAdmin.close(), reader.close()]) }
+  const target = new ClusterClients(flow.target, `${flow.name}|translate`, 'target')
+  const close = async (): Promise<void> => { await target.close() }
   try {
-    const history = await loadFlowHistory(flow, createReplicationPolicy(flow.replicationPolicy), targetAdmin, reader)
+    await target.checkBrokers()
+    const history = await loadFlowHistory(flow, createReplicationPolicy(flow.replicationPolicy), target.admin, target.reader)
     return { translate: history.toTarget, close }
   } catch (err) {
     await close()
@@ -42,15 +40,16 @@ export async function openTranslator (flow: FlowConfig): Promise<OpenTranslator>
 }
 
 export async function translateGroup (flow: FlowConfig, group: string): Promise<TranslatedCommit[]> {
-  const sourceAdmin = new AdminClient(flow.source.admin, `kmirror|${flow.name}|translate-source-admin`, `cluster ${flow.source.alias}`)
+  const source = new ClusterClients(flow.source, `${flow.name}|translate`, 'source')
   let translator: OpenTranslator | undefined
   try {
+    await source.checkBrokers()
     translator = await openTranslator(flow)
-    const commits = await sourceAdmin.groups.listCommittedOffsets(group)
+    const commits = await source.admin.groups.listCommittedOffsets(group)
     const policy = createReplicationPolicy(flow.replicationPolicy)
     return translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))
   } finally {
-    await Promise.all([sourceAdmin.close(), translator?.close()])
+    await Promise.all([source.close(), translator?.close()])
   }
 }
 

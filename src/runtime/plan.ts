@@ -3,7 +3,7 @@
  * and changing nothing: the engine behind `kmirror plan`.
  */
 import type { FlowConfig } from '../config/types.ts'
-import { AdminClient } from '../kafka/admin-client.ts'
+import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { describeAclState, planAclSync, type AclSyncPlan } from '../metadata/acl-sync.ts'
 import { ConfigReads, describeTopicState } from '../metadata/topic-state.ts'
 import { isTopicSyncPlanEmpty, planTopicSync, type TopicSyncPlan } from '../metadata/topic-sync-plan.ts'
@@ -21,10 +21,11 @@ export function hasDrift (plan: FlowPlan): boolean {
 }
 
 export async function planFlow (flow: FlowConfig): Promise<FlowPlan> {
-  const id = (role: string): string => `kmirror|${flow.name}|plan-${role}`
-  const sourceAdmin = new AdminClient(flow.source.admin, id('source-admin'), `cluster ${flow.source.alias}`)
-  const targetAdmin = new AdminClient(flow.target.admin, id('target-admin'), `cluster ${flow.target.alias}`)
+  const source = new ClusterClients(flow.source, `${flow.name}|plan`, 'source')
+  const target = new ClusterClients(flow.target, `${flow.name}|plan`, 'target')
   try {
+    await Promise.all([source.checkBrokers(), target.checkBrokers()])
+    const [sourceAdmin, targetAdmin] = [source.admin, target.admin]
     const policy = createReplicationPolicy(flow.replicationPolicy)
     const state = await describeTopicState(flow, policy, { source: sourceAdmin, target: targetAdmin }, { configs: flow.syncTopicConfigsEnabled ? ConfigReads.ALL : ConfigReads.CREATION })
     const topics = planTopicSync({ state, flow, policy })
@@ -33,6 +34,6 @@ export async function planFlow (flow: FlowConfig): Promise<FlowPlan> {
       : null
     return { flow: flow.name, topics: flow.syncTopicConfigsEnabled ? topics : { ...topics, alterConfigs: [] }, acls }
   } finally {
-    await Promise.all([sourceAdmin.close(), targetAdmin.close()])
+    await Promise.all([source.close(), target.close()])
   }
 }

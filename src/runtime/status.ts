@@ -4,9 +4,10 @@
  * copied from the SOURCE. Writes nothing. When the source is unreachable, the target's part is still shown.
  */
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
+import { isolationLevel } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
-import { AdminClient } from '../kafka/admin-client.ts'
-import { partitionKey, RecordFetcher } from '../kafka/record-fetcher.ts'
+import { ClusterClients } from '../kafka/cluster-clients.ts'
+import { partitionKey } from '../kafka/record-fetcher.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
 import { createTopicFilter } from '../policy/topic-filter.ts'
@@ -69,10 +70,10 @@ interface TargetView {
 }
 
 async function readTarget (flow: FlowConfig): Promise<TargetView> {
-  const id = (role: string): string => `kmirror|${flow.name}|status-${role}`
-  const admin = new AdminClient(flow.target.admin, id('target-admin'), `cluster ${flow.target.alias}`)
-  const reader = new RecordFetcher(flow.target.consumer, id('target-reader'), { isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576 })
+  const target = new ClusterClients(flow.target, `${flow.name}|status`, 'target')
   try {
+    await target.checkBrokers()
+    const { admin, reader } = target
     const history = new OffsetHistoryStore(flow, admin, reader, null)
     await history.load({ readOnly: true })
     const stored = await new ProgressStore(flow, admin, reader, null).load({ readOnly: true })
@@ -88,7 +89,7 @@ async function readTarget (flow: FlowConfig): Promise<TargetView> {
     }
     return { positions, translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed) }
   } finally {
-    await Promise.all([admin.close(), reader.close()])
+    await target.close()
   }
 }
 
@@ -102,13 +103,12 @@ interface SourceView {
 const MAX_PENDING_ROUNDS = 20
 
 async function readSource (flow: FlowConfig, positions: TargetView['positions']): Promise<SourceView> {
-  const consumer = flow.source.consumer
-  const fetcher = new RecordFetcher(consumer, `kmirror|${flow.name}|status-source-reader`, {
-    isolation: consumer['isolation.level'] === 'read_uncommitted' ? 'read_uncommitted' : 'read_committed',
-    maxWaitMs: 100, maxBytes: 1_048_576, maxPartitionBytes: 65_536
-  })
-  const admin = new AdminClient(flow.source.admin, `kmirror|${flow.name}|status-source-admin`, `cluster ${flow.source.alias}`)
+  const source = new ClusterClients(flow.source, `${flow.name}|status`, 'source')
   try {
+    await source.checkBrokers()
+    // Small fetches: only the first pending record's timestamp is wanted.
+    const fetcher = source.fetcher('source-reader', { isolation: isolationLevel(flow.source.consumer), maxWaitMs: 100, maxBytes: 1_048_576, maxPartitionBytes: 65_536 })
+    const admin = source.admin
     // A topic deleted on the source since it was replicated would fail the whole request: ask only for the others.
     const existing = new Set(await admin.listTopics())
     const asked = [...positions.values()].filter(p => existing.has(p.topic))
@@ -127,7 +127,7 @@ async function readSource (flow: FlowConfig, positions: TargetView['positions'])
     }
     return { logEnds, oldestPending }
   } finally {
-    await Promise.all([fetcher.close(), admin.close()])
+    await source.close()
   }
 }
 

@@ -1,27 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { describeConfig, redactValue, selectFlows } from '../../../src/config/load.ts'
+import { describeConfig, parseConfig, selectFlows } from '../../../src/config/load.ts'
 import { parse, twoClusters } from './fixtures.ts'
-
-describe('redactValue', () => {
-  it('hides the password inside sasl.jaas.config but keeps the username', () => {
-    const jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cr\\"et";'
-    assert.equal(redactValue('sasl.jaas.config', jaas), 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="[redacted]";')
-    assert.equal(redactValue('A.consumer.sasl.jaas.config', 'x required username=bob password=hunter2;'), 'x required username=bob password="[redacted]";')
-  })
-
-  it('hides whole values of password, secret and private-key keys', () => {
-    for (const key of ['ssl.truststore.password', 'ssl.key.password', 'A.ssl.keystore.password', 'sasl.oauthbearer.client.secret', 'ssl.keystore.key']) {
-      assert.equal(redactValue(key, 'x'), '[redacted]', key)
-    }
-  })
-
-  it('shows non-secret values unchanged', () => {
-    for (const key of ['ssl.keystore.location', 'ssl.keystore.type', 'ssl.truststore.certificates', 'bootstrap.servers']) {
-      assert.equal(redactValue(key, 'v'), 'v', key)
-    }
-  })
-})
 
 describe('describeConfig', () => {
   const config = parse(twoClusters(
@@ -49,5 +29,19 @@ describe('describeConfig', () => {
 
   it('ends with the warnings', () => {
     assert.match(text, /warnings \(1\):\n {2}- topic: is not a key kmirror or MM2 knows, so it is ignored \(did you mean topics\?\)\n$/)
+  })
+})
+
+describe('describeConfig with config providers', () => {
+  it('hides every value a provider returned, whatever its key, and shows the rest', () => {
+    const config = parseConfig(twoClusters(
+      'config.providers = env', 'config.providers.env.class = EnvVarConfigProvider',
+      'B.bootstrap.servers = ${env:KM_BOOTSTRAP}', 'A.consumer.client.rack = ${env:KM_RACK}', 'A->B.topics = orders'
+    ), 'mm2.properties', { env: { KM_BOOTSTRAP: 'broker-from-env:9092', KM_RACK: 'rack-from-env' } })
+    const text = describeConfig(config, selectFlows(config))
+    assert.ok(!text.includes('broker-from-env') && !text.includes('rack-from-env'), text)
+    assert.match(text, /\n {2}target B: \[redacted\]\n/)
+    assert.match(text, /\n {6}client\.rack = \[redacted\]\n/)
+    assert.match(text, /\n {2}topics +orders\n/)
   })
 })

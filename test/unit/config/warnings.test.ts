@@ -55,7 +55,7 @@ describe('warnings about surprising values', () => {
 
   it('explains what read_uncommitted means for replication', () => {
     assert.match(only(['A.consumer.isolation.level = read_uncommitted'], 'A.consumer.isolation.level'), /copy records of aborted and still-open transactions/)
-    assert.match(only(['A->B.source.consumer.isolation.level = READ_UNCOMMITTED'], 'A->B.source.consumer.isolation.level'), /aborted/)
+    assert.match(only(['A->B.source.consumer.isolation.level = read_uncommitted '], 'A->B.source.consumer.isolation.level'), /aborted/)
   })
 
   it('points out that an inline # comment is part of the value', () => {

@@ -163,6 +163,10 @@ describe('RecordWriter.write messages and errors (Producer.send replaced by a fa
       return true
     })
   })
+
+  it('accepts a compression.type with trailing spaces, which the Java client (and validation) accept', () => {
+    assert.doesNotThrow(() => writer(100, { ...PROPS, 'compression.type': 'lz4 ' }))
+  })
 })
 
 describe('RecordWriter.write and the target\'s partition count', () => {

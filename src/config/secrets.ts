@@ -1,0 +1,113 @@
+/**
+ * Which values of a configuration are secrets, decided once after loading, whatever the keys are called:
+ * - values of password keys (the Java client's PASSWORD type: `sasl.jaas.config`, `ssl.*.password`, ...), under
+ *   any prefix (`A.`, `A.consumer.`, `A->B.source.admin.`), and of unknown keys whose closest known key is one
+ *   (`sasl.jaas.confg`, `ssl.keystore.pasword`) or whose name says secret (`my.api.secret`, `db.passwd`);
+ * - the option values inside any JAAS login line (`... required username="u" password="p";`), whatever its key,
+ *   except options known to be harmless (username, serviceName, ...);
+ * - PEM private keys, whatever their key;
+ * - every value a config provider returned (resolve-references.ts).
+ * The process's Redactor hides all of them wherever text leaves the process; `kmirror validate` additionally
+ * redacts per key (`redactValue`), so it also hides secrets too short for free-text redaction.
+ */
+import { REDACTED } from '../redactor.ts'
+import { JAVA_PASSWORD_KEYS, JAVA_SECURITY_KEYS, KEYS, KeyTypes } from './schema.ts'
+import { replaceReferences } from './references.ts'
+import { closest, levenshtein } from './suggest.ts'
+
+/** JAAS options that name things rather than prove identity; every other option value is hidden. */
+const PUBLIC_JAAS_OPTIONS = new Set([
+  'username', 'user', 'serviceName', 'principal', 'useKeyTab', 'keyTab', 'storeKey', 'useTicketCache', 'debug',
+  'clientId', 'scope', 'unsecuredLoginStringClaim_sub'
+])
+const JAAS_LINE = /^\s*[\w.$]+\s+(required|requisite|sufficient|optional)\b/
+const JAAS_OPTION = /([\w.-]+)(\s*=\s*)("(?:[^"\\]|\\.)*"|[^\s;"]+)/g
+const PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----/
+/** Words that make a key name secret, matched per name segment with a typo or two allowed for long ones. */
+const SECRET_WORDS = ['password', 'passwd', 'passphrase', 'secret', 'credentials', 'credential', 'jaas', 'token', 'apikey']
+
+let knownNames: ReadonlySet<string> | undefined
+let passwordNames: ReadonlySet<string> | undefined
+
+function known (): ReadonlySet<string> {
+  knownNames ??= new Set([...KEYS.map(spec => spec.name), ...JAVA_SECURITY_KEYS])
+  return knownNames
+}
+
+function passwords (): ReadonlySet<string> {
+  passwordNames ??= new Set([
+    ...JAVA_PASSWORD_KEYS,
+    ...KEYS.filter(spec => spec.type === KeyTypes.PASSWORD && !spec.name.includes('certificate')).map(spec => spec.name)
+  ])
+  return passwordNames
+}
+
+/**
+ * Whether the whole value of KEY (as written, with any prefix) is secret. The key is tried from each of its
+ * segments on (`A.consumer.ssl.key.password` → `consumer.ssl.key.password` → `ssl.key.password` → ...): a known
+ * password key makes it secret; a known other key leaves only the segments before it to judge (`db.secret.name`
+ * is secret although `name` is a known key). An unknown key is secret when it is a typo away from a password
+ * key, or when a segment is (close to) a secret word.
+ */
+export function isSecretKey (key: string): boolean {
+  const segments = key.split('.')
+  const unknownSuffixes: string[] = []
+  for (let i = 0; i < segments.length; i++) {
+    const suffix = segments.slice(i).join('.')
+    if (known().has(suffix)) return passwords().has(suffix) || hasSecretWord(segments.slice(0, i))
+    unknownSuffixes.push(suffix)
+  }
+  // A typo away from a password key is enough: hiding a value too many is harmless.
+  if (unknownSuffixes.some(suffix => suffix.includes('.') && closest(suffix, passwords()) !== undefined)) return true
+  return hasSecretWord(segments)
+}
+
+function hasSecretWord (segments: readonly string[]): boolean {
+  return segments.some(segment => segment.split(/[-_]/).some(isSecretWord))
+}
+
+function isSecretWord (word: string): boolean {
+  const lower = word.toLowerCase()
+  return SECRET_WORDS.some(secret => lower.includes(secret) || (lower.length >= 5 && levenshtein(lower, secret) <= (secret.length >= 8 ? 2 : 1)))
+}
+
+export function looksLikeJaas (value: string): boolean {
+  return JAAS_LINE.test(value)
+}
+
+/** The secret option values of a JAAS line, unquoted and as written. */
+function jaasSecrets (value: string): string[] {
+  const secrets: string[] = []
+  for (const match of value.matchAll(JAAS_OPTION)) {
+    const [, name = '', , written = ''] = match
+    if (PUBLIC_JAAS_OPTIONS.has(name) || written === '') continue
+    secrets.push(written)
+    if (written.startsWith('"')) secrets.push(written.slice(1, -1), written.slice(1, -1).replace(/\\(.)/g, '$1'))
+  }
+  return secrets
+}
+
+/**
+ * Every secret value among the properties (KEY → value as resolved), for the process's Redactor. A reference
+ * left unresolved (reported as a problem) is not a secret: it is what the messages show instead of the value.
+ */
+export function secretValues (values: Readonly<Record<string, string>>): string[] {
+  const secrets = new Set<string>()
+  for (const [key, value] of Object.entries(values)) {
+    if (isSecretKey(key) || PRIVATE_KEY.test(value)) secrets.add(value)
+    if (looksLikeJaas(value)) for (const secret of jaasSecrets(value)) secrets.add(secret)
+  }
+  return [...secrets].filter(secret => replaceReferences(secret, () => '').replaceAll('"', '').trim() !== '')
+}
+
+/**
+ * VALUE as `kmirror validate` may show it for KEY: a JAAS line with its secret options replaced, the whole
+ * value of a secret key or a private key replaced, anything else unchanged (the Redactor then hides values
+ * that came from config providers).
+ */
+export function redactValue (key: string, value: string): string {
+  if (looksLikeJaas(value)) {
+    return value.replace(JAAS_OPTION, (whole: string, name: string, equals: string) => PUBLIC_JAAS_OPTIONS.has(name) ? whole : `${name}${equals}"${REDACTED}"`)
+  }
+  return isSecretKey(key) || PRIVATE_KEY.test(value) ? REDACTED : value
+}

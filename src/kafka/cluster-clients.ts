@@ -1,0 +1,115 @@
+/**
+ * The one way every command opens the clients of a cluster: each client built from the right role's properties
+ * (admin, consumer, producer), with one naming scheme for client ids (`kmirror|<owner>|<role>`, what broker logs
+ * and quotas see), the cluster named the same way in every message (`cluster <alias>`), and all of them closed
+ * together, within a deadline (a client of a cluster that stopped answering can wait on its connections).
+ *
+ * Clients are opened on first use: a command that only reads offsets never opens a producer.
+ */
+import type { ClusterClientConfig } from '../config/types.ts'
+import { AdminClient } from './admin-client.ts'
+import { BatchWriter, type BatchWriterOptions } from './batch-writer.ts'
+import { checkBrokers, type BrokerRelease } from './broker-check.ts'
+import { OffsetLookup } from './offset-lookup.ts'
+import { RecordFetcher, type RecordFetcherOptions } from './record-fetcher.ts'
+import { RecordWriter, type RecordWriterOptions } from './record-writer.ts'
+
+/** How kmirror reads its internal topics (progress, history, offset syncs, checkpoints): committed data, no long waits. */
+export const INTERNAL_READER_OPTIONS: RecordFetcherOptions = Object.freeze({
+  isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576
+})
+
+const CLOSE_DEADLINE_MS = 3000
+
+export class ClusterClients {
+  readonly alias: string
+  /** How messages name the cluster: `cluster <alias>`. */
+  readonly label: string
+  readonly #cluster: ClusterClientConfig
+  readonly #owner: string
+  readonly #side: string
+  readonly #open: { close: () => Promise<void> }[] = []
+  #admin: AdminClient | undefined
+  #reader: RecordFetcher | undefined
+  #lookup: OffsetLookup | undefined
+  #check: Promise<BrokerRelease[]> | undefined
+
+  /**
+   * `owner` names who opens them (a flow `A->B`, a command `failover`); `side` prefixes the default clients' roles
+   * (`source` → `source-admin`), the alias when not given.
+   */
+  constructor (cluster: ClusterClientConfig, owner: string, side: string = cluster.alias) {
+    this.alias = cluster.alias
+    this.label = `cluster ${cluster.alias}`
+    this.#cluster = cluster
+    this.#owner = owner
+    this.#side = side
+  }
+
+  clientId (role: string): string {
+    return `kmirror|${this.#owner}|${role}`
+  }
+
+  get admin (): AdminClient {
+    this.#admin ??= this.#track(new AdminClient(this.#cluster.admin, this.clientId(`${this.#side}-admin`), this.label))
+    return this.#admin
+  }
+
+  /** A reader of internal topics (INTERNAL_READER_OPTIONS). */
+  get reader (): RecordFetcher {
+    this.#reader ??= this.fetcher(`${this.#side}-reader`, INTERNAL_READER_OPTIONS)
+    return this.#reader
+  }
+
+  /** Offsets by position or time (ListOffsets), for `offsets set`. */
+  get lookup (): OffsetLookup {
+    this.#lookup ??= this.#track(new OffsetLookup(this.#cluster.consumer, this.clientId(`${this.#side}-lookup`), this.label))
+    return this.#lookup
+  }
+
+  /** Another reader with its own options (the data path's, a status probe's), closed with the others. */
+  fetcher (role: string, options: RecordFetcherOptions): RecordFetcher {
+    return this.#track(new RecordFetcher(this.#cluster.consumer, this.clientId(role), { ...options, cluster: this.label }))
+  }
+
+  /** A writer of internal records (progress, history, offset syncs, heartbeats, checkpoints). */
+  writer (role: string, options: RecordWriterOptions): RecordWriter {
+    return this.#track(new RecordWriter(this.#cluster.producer, this.clientId(role), options))
+  }
+
+  /** The data path's writer of record batches. */
+  batchWriter (role: string, options: BatchWriterOptions): BatchWriter {
+    return this.#track(new BatchWriter(this.#cluster.producer, this.clientId(role), { ...options, cluster: this.label }))
+  }
+
+  /**
+   * Every broker of the cluster speaks what kmirror needs (Kafka 2.1+): BROKER_INCOMPATIBLE otherwise, or the
+   * connection error of an unreachable cluster. Asked once; a failure is asked again next time.
+   */
+  async checkBrokers (): Promise<BrokerRelease[]> {
+    this.#check ??= checkBrokers(this.#cluster.admin, this.clientId(`${this.#side}-check`), this.label)
+    try {
+      return await this.#check
+    } catch (err) {
+      this.#check = undefined
+      throw err
+    }
+  }
+
+  /** Closes every client opened so far; gives up waiting after a few seconds (a dead cluster never answers). */
+  async close (): Promise<void> {
+    const open = this.#open.splice(0)
+    let timer: NodeJS.Timeout | undefined
+    const deadline = new Promise<void>(resolve => { timer = setTimeout(resolve, CLOSE_DEADLINE_MS) })
+    try {
+      await Promise.race([Promise.allSettled(open.map(c => c.close())), deadline])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  #track<T extends { close: () => Promise<void> }> (client: T): T {
+    this.#open.push(client)
+    return client
+  }
+}

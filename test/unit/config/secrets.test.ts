@@ -1,0 +1,96 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { describeConfig, selectFlows } from '../../../src/config/load.ts'
+import { isSecretKey, redactValue, secretValues } from '../../../src/config/secrets.ts'
+import { parse, twoClusters, warningsFor } from './fixtures.ts'
+
+const JAAS = (password: string): string => `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="${password}";`
+
+describe('isSecretKey', () => {
+  it('knows the Java client\'s password keys under any prefix', () => {
+    for (const key of ['sasl.jaas.config', 'A.ssl.keystore.password', 'A.consumer.ssl.key.password', 'A->B.source.admin.ssl.truststore.password',
+      'B.producer.override.ssl.keystore.key', 'sasl.oauthbearer.client.credentials.client.secret', 'A.sasl.oauthbearer.assertion.private.key.passphrase']) {
+      assert.ok(isSecretKey(key), key)
+    }
+  })
+
+  it('finds misspelt password keys and keys whose name says secret', () => {
+    for (const key of ['sasl.jaas.confg', 'ssl.keystore.pasword', 'ssl.truststore.passwrd', 'A.consumer.sasl.jaas.confg', 'A->B.ssl.key.pasword',
+      'my.api.secret', 'db.passwd', 'A.consumer.basic.auth.credentials', 'vault_token', 'admin.password', 'db.secret.name', 'A.consumer.my-token.enabled']) {
+      assert.ok(isSecretKey(key), key)
+    }
+  })
+
+  it('leaves known non-secret keys readable, certificates included', () => {
+    for (const key of ['bootstrap.servers', 'A.ssl.keystore.location', 'ssl.truststore.certificates', 'A.ssl.keystore.certificate.chain',
+      'sasl.oauthbearer.token.endpoint.url', 'A.consumer.fetch.max.bytes', 'topics', 'A->B.sync.topic.acls.enabled', 'A.sasl.mechanism']) {
+      assert.ok(!isSecretKey(key), key)
+    }
+  })
+})
+
+describe('secretValues', () => {
+  it('collects whole values of secret keys, JAAS option values under any key, and PEM private keys', () => {
+    const pem = '-----BEGIN PRIVATE KEY-----\nMIIE\n-----END PRIVATE KEY-----'
+    const secrets = secretValues({
+      'ssl.keystore.pasword': 'ks-pass',
+      'A.custom.login': 'com.example.Login required username="bob" token=tok-en1 password="p\\"w";',
+      'A.cert': pem,
+      'bootstrap.servers': 'b:9092'
+    })
+    assert.deepEqual(new Set(secrets), new Set(['ks-pass', 'tok-en1', '"p\\"w"', 'p\\"w', 'p"w', pem]))
+  })
+
+  it('skips references left unresolved: the messages show them instead of the value', () => {
+    assert.deepEqual(secretValues({ 'ssl.key.password': '${file:/x:y}', 'sasl.jaas.config': 'x required password="${file:/x:y}";' }), ['x required password="${file:/x:y}";'])
+  })
+})
+
+describe('redactValue', () => {
+  it('hides the options of any JAAS line but keeps the username', () => {
+    const jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cr\\"et";'
+    assert.equal(redactValue('sasl.jaas.config', jaas), 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="[redacted]";')
+    assert.equal(redactValue('A.consumer.sasl.jaas.confg', 'x required username=bob password=hunter2;'), 'x required username=bob password="[redacted]";')
+    assert.equal(redactValue('A.consumer.login.line', 'x required username=bob clientSecret = "c";'), 'x required username=bob clientSecret = "[redacted]";')
+  })
+
+  it('hides whole values of password keys, misspelt ones, and private keys', () => {
+    for (const key of ['ssl.truststore.password', 'ssl.key.password', 'A.ssl.keystore.password', 'sasl.oauthbearer.client.secret', 'ssl.keystore.key', 'ssl.keystore.pasword']) {
+      assert.equal(redactValue(key, 'x'), '[redacted]', key)
+    }
+    assert.equal(redactValue('A.note', '-----BEGIN ENCRYPTED PRIVATE KEY-----\n...'), '[redacted]')
+  })
+
+  it('shows non-secret values unchanged', () => {
+    for (const key of ['ssl.keystore.location', 'ssl.keystore.type', 'ssl.truststore.certificates', 'bootstrap.servers']) {
+      assert.equal(redactValue(key, 'v'), 'v', key)
+    }
+  })
+})
+
+describe('kmirror validate\'s text', () => {
+  it('warns about misspelt secret keys with a suggestion and never shows their values', () => {
+    const config = parse(twoClusters(
+      `sasl.jaas.confg = ${JAAS('misspelt-top-secret')}`,
+      'ssl.keystore.pasword = keystore-misspelt',
+      'ssl.truststore.passwrd = truststore-misspelt',
+      `A.consumer.sasl.jaas.confg = ${JAAS('consumer-misspelt')}`,
+      'A.security.protocol = SASL_PLAINTEXT', 'A.sasl.mechanism = PLAIN', `A.sasl.jaas.config = ${JAAS('correct-secret')}`
+    ))
+    assert.deepEqual(warningsFor(config, 'sasl.jaas.confg'), ['is not a key kmirror or MM2 knows, so it is ignored (did you mean sasl.jaas.config?)'])
+    assert.deepEqual(warningsFor(config, 'ssl.keystore.pasword'), ['is not a key kmirror or MM2 knows, so it is ignored (did you mean ssl.keystore.password?)'])
+    assert.deepEqual(warningsFor(config, 'ssl.truststore.passwrd'), ['is not a key kmirror or MM2 knows, so it is ignored (did you mean ssl.truststore.password?)'])
+    assert.deepEqual(warningsFor(config, 'A.consumer.sasl.jaas.confg'), ['is not a Kafka client setting, so no client of cluster A reads it (did you mean A.consumer.sasl.jaas.config?)'])
+    const text = describeConfig(config, selectFlows(config))
+    for (const secret of ['misspelt-top-secret', 'keystore-misspelt', 'truststore-misspelt', 'consumer-misspelt', 'correct-secret']) {
+      assert.ok(!text.includes(secret), secret)
+    }
+    assert.match(text, /sasl\.jaas\.confg = org\.apache\.kafka\.common\.security\.plain\.PlainLoginModule required username="alice" password="\[redacted\]";/)
+  })
+
+  it('does not pass misspelt ssl.* and sasl.* keys to the clients, as MM2 does not', () => {
+    const config = parse(twoClusters('A.sasl.jaas.confg = x', 'A.ssl.keystore.pasword = y'))
+    assert.equal(config.flows[0]?.source.consumer['sasl.jaas.confg'], undefined)
+    assert.equal(config.flows[0]?.source.admin['ssl.keystore.pasword'], undefined)
+  })
+})
