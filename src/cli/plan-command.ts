@@ -3,14 +3,13 @@
  * partitions to add, config keys with old and new values, ACLs to add) and the problems it cannot fix.
  * Changes nothing. Exit 0: nothing to do; 1: drift; 2: bad configuration or a cluster could not be read.
  */
-import { selectFlows } from '../config/flows.ts'
-import { loadCheckedConfig, loadInput } from './config-input.ts'
+import { loadInput, loadSelectedFlows } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
 import { formatAcl } from '../metadata/acl-sync.ts'
 import { hasDrift, planFlow, type FlowPlan } from '../runtime/plan.ts'
 
 export async function planCommand (file: string, options: { clusters: string[] | undefined, json: boolean }): Promise<number> {
-  const input = loadInput(() => selectFlows(loadCheckedConfig(file), options.clusters))
+  const input = loadInput(() => loadSelectedFlows(file, options.clusters).flows)
   if (!input.ok) return input.exitCode
   const plans: FlowPlan[] = []
   for (const flow of input.value) {
