@@ -5,7 +5,7 @@
  * `unsecuredLoginLifetimeSeconds` (3600). For development brokers only: anyone can write such a token.
  */
 import { ClientConfigError } from './client-config-error.ts'
-import type { Token } from './oauth-token.ts'
+import type { Token } from './oauth-token-cache.ts'
 
 const PREFIX = 'unsecuredLogin'
 

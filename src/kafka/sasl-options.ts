@@ -11,7 +11,8 @@ import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { ClientConfigError } from './client-config-error.ts'
 import { parseJaas, type JaasEntry } from './jaas.ts'
-import { DEFAULT_REFRESH, fetchClientCredentialsToken, shownUrl, TokenCache, type ClientCredentials, type RefreshSettings } from './oauth-token.ts'
+import { fetchClientCredentialsToken, shownUrl, type ClientCredentials } from './oauth-client-credentials.ts'
+import { DEFAULT_REFRESH, TokenCache, type RefreshSettings } from './oauth-token-cache.ts'
 import { unsecuredToken } from './oauth-unsecured.ts'
 
 export type SaslOptions = NonNullable<ConnectionOptions['sasl']>

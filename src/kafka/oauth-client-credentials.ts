@@ -1,90 +1,13 @@
 /**
- * OAUTHBEARER access tokens, fetched and refreshed as Java's OAuthBearerLoginCallbackHandler and
- * ExpiringCredentialRefreshingLogin do it.
- *
- * Invariants of TokenCache:
- * - At most one fetch runs at a time; every caller waiting meanwhile gets its result.
- * - A token is handed out until its refresh time (Java's window factor + jitter, min period and buffer); after
- *   that the next caller fetches a new one. If that fetch fails while the old token is still valid, the old one
- *   is handed out and the next attempt waits 10 s (Java's re-login retry delay); once it has expired, the
- *   failure is raised.
+ * The client-credentials grant of Java's OAuthBearerLoginCallbackHandler (HttpAccessTokenRetriever,
+ * ClientCredentialsJwtRetriever): one POST to `sasl.oauthbearer.token.endpoint.url` with Basic authorization,
+ * retried with back-off as Java does, or the token read from a `file:` URL.
  */
 import { request as httpRequest, type IncomingMessage } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { readFile } from 'node:fs/promises'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
-
-export interface RefreshSettings {
-  /** sasl.login.refresh.window.factor (0.8), .window.jitter (0.05), .min.period.seconds (60), .buffer.seconds (300). */
-  readonly windowFactor: number
-  readonly windowJitter: number
-  readonly minPeriodSeconds: number
-  readonly bufferSeconds: number
-}
-
-export const DEFAULT_REFRESH: RefreshSettings = { windowFactor: 0.8, windowJitter: 0.05, minPeriodSeconds: 60, bufferSeconds: 300 }
-
-/** A token and its lifetime (epoch ms): `issuedAt` is the `iat` claim when there is one. */
-export interface Token {
-  readonly value: string
-  readonly expiresAt: number
-  readonly issuedAt?: number
-}
-
-const RETRY_AFTER_FAILED_REFRESH_MS = 10_000
-
-/**
- * When to replace a token (ExpiringCredentialRefreshingLogin.refreshMs). Worked example with the defaults and a
- * one-hour token issued now: 0.8..0.85 of 3600 s = 48..51 min, inside [now + 60 s, expiry - 300 s], so 48..51 min.
- * A 10 s token cannot fit 60 s + 300 s of margins, so it is replaced after 8..8.5 s.
- */
-export function refreshTime (token: Token, now: number, settings: RefreshSettings, random: number): number {
-  const pct = settings.windowFactor + settings.windowJitter * random
-  const { expiresAt } = token
-  if (now + 1000 * (settings.minPeriodSeconds + settings.bufferSeconds) > expiresAt) return now + Math.floor((expiresAt - now) * pct)
-  const start = token.issuedAt ?? now
-  const proposed = start + Math.floor((expiresAt - start) * pct)
-  const bufferStart = expiresAt - settings.bufferSeconds * 1000
-  if (proposed > bufferStart) return bufferStart
-  return Math.max(proposed, now + settings.minPeriodSeconds * 1000)
-}
-
-export class TokenCache {
-  readonly #fetch: () => Promise<Token>
-  readonly #settings: RefreshSettings
-  readonly #now: () => number
-  #current: Token | undefined
-  #refreshAt = 0
-  #pending: Promise<string> | undefined
-
-  constructor (fetch: () => Promise<Token>, settings: RefreshSettings = DEFAULT_REFRESH, now: () => number = Date.now) {
-    this.#fetch = fetch
-    this.#settings = settings
-    this.#now = now
-  }
-
-  /** A valid token: the cached one until its refresh time, else a new one. */
-  async token (): Promise<string> {
-    if (this.#current !== undefined && this.#now() < this.#refreshAt) return this.#current.value
-    this.#pending ??= this.#renew().finally(() => { this.#pending = undefined })
-    return await this.#pending
-  }
-
-  async #renew (): Promise<string> {
-    try {
-      const token = await this.#fetch()
-      const now = this.#now()
-      this.#current = token
-      this.#refreshAt = refreshTime(token, now, this.#settings, Math.random())
-      return token.value
-    } catch (err) {
-      const old = this.#current
-      if (old === undefined || this.#now() >= old.expiresAt) throw err
-      this.#refreshAt = this.#now() + RETRY_AFTER_FAILED_REFRESH_MS
-      return old.value
-    }
-  }
-}
+import type { Token } from './oauth-token-cache.ts'
 
 /** What a JWT says about itself; undefined when `value` is not a JWT with a numeric `exp` and the subject claim. */
 export function readJwt (value: string, subjectClaim: string): Token | undefined {
