@@ -4,10 +4,12 @@
  *
  * Invariants of TokenCache:
  * - At most one fetch runs at a time; every caller waiting meanwhile gets its result.
- * - A token is handed out until its refresh time (Java's window factor + jitter, min period and buffer); after
- *   that the next caller fetches a new one. If that fetch fails while the old token is still valid, the old one
- *   is handed out and the next attempt waits 10 s (Java's re-login retry delay); once it has expired, the
- *   failure is raised.
+ * - A token is handed out until its refresh time (Java's window factor + jitter, min period and buffer) and
+ *   never once it has expired; after that the next caller fetches a new one.
+ * - After a failed fetch, no new one starts for 10 s (Java's re-login retry delay). Meanwhile the old token is
+ *   handed out while it is valid, and once it has expired (or when there is none) callers get the error of the
+ *   failed fetch, so the operator sees why there is no token ("token endpoint unreachable"), not the broker
+ *   refusing an expired one.
  */
 
 export interface RefreshSettings {
@@ -52,6 +54,8 @@ export class TokenCache {
   #current: Token | undefined
   #refreshAt = 0
   #pending: Promise<string> | undefined
+  /** The error of the last fetch while it failed, and when the next fetch may start. */
+  #failure: { readonly error: unknown, readonly retryAt: number } | undefined
 
   constructor (fetch: () => Promise<Token>, settings: RefreshSettings = DEFAULT_REFRESH, now: () => number = Date.now) {
     this.#fetch = fetch
@@ -59,9 +63,12 @@ export class TokenCache {
     this.#now = now
   }
 
-  /** A valid token: the cached one until its refresh time, else a new one. */
+  /** A valid token: the cached one until its refresh time (or expiry), else a new one. */
   async token (): Promise<string> {
-    if (this.#current !== undefined && this.#now() < this.#refreshAt) return this.#current.value
+    const now = this.#now()
+    const current = this.#current
+    if (current !== undefined && now < Math.min(this.#refreshAt, current.expiresAt)) return current.value
+    if (this.#failure !== undefined && now < this.#failure.retryAt) throw this.#failure.error
     this.#pending ??= this.#renew().finally(() => { this.#pending = undefined })
     return await this.#pending
   }
@@ -69,14 +76,16 @@ export class TokenCache {
   async #renew (): Promise<string> {
     try {
       const token = await this.#fetch()
-      const now = this.#now()
       this.#current = token
-      this.#refreshAt = refreshTime(token, now, this.#settings, Math.random())
+      this.#failure = undefined
+      this.#refreshAt = refreshTime(token, this.#now(), this.#settings, Math.random())
       return token.value
     } catch (err) {
+      const now = this.#now()
+      this.#failure = { error: err, retryAt: now + RETRY_AFTER_FAILED_REFRESH_MS }
       const old = this.#current
-      if (old === undefined || this.#now() >= old.expiresAt) throw err
-      this.#refreshAt = this.#now() + RETRY_AFTER_FAILED_REFRESH_MS
+      if (old === undefined || now >= old.expiresAt) throw err
+      this.#refreshAt = Math.min(this.#failure.retryAt, old.expiresAt)
       return old.value
     }
   }

@@ -54,4 +54,53 @@ describe('TokenCache', () => {
     now = 100_000
     await assert.rejects(cache.token(), /endpoint down/)
   })
+
+  it('never hands out an expired token after a failed refresh: the last failure is raised until the next attempt', async () => {
+    // Given a token living 100 s whose refreshes fail from 80 s on
+    let now = 0
+    let fail = false
+    let fetches = 0
+    const cache = new TokenCache(async (): Promise<Token> => {
+      fetches++
+      if (fail) throw new Error(`token endpoint down (attempt ${fetches})`)
+      return { value: 'good', expiresAt: now + 100_000 }
+    }, { ...DEFAULT_REFRESH, windowJitter: 0 }, () => now)
+    assert.equal(await cache.token(), 'good')
+    fail = true
+    now = 80_000
+    assert.equal(await cache.token(), 'good')
+    // When the retry 10 s later (at 90 s) fails too, 5 s before expiry
+    now = 95_000
+    assert.equal(await cache.token(), 'good')
+    assert.equal(fetches, 3)
+    now = 99_999
+    assert.equal(await cache.token(), 'good')
+    // Then from the expiry on, callers get the last failure (not the expired token), without a new attempt
+    now = 100_000
+    await assert.rejects(cache.token(), /token endpoint down \(attempt 3\)/)
+    now = 104_999
+    await assert.rejects(cache.token(), /token endpoint down \(attempt 3\)/)
+    assert.equal(fetches, 3)
+    // And 10 s after the failed attempt a new one starts, and its token is handed out
+    fail = false
+    now = 105_000
+    assert.equal(await cache.token(), 'good')
+    assert.equal(fetches, 4)
+  })
+
+  it('raises the failure of the first fetch to callers within 10 s, then tries again', async () => {
+    let now = 0
+    let fetches = 0
+    const cache = new TokenCache(async (): Promise<Token> => {
+      fetches++
+      if (fetches === 1) throw new Error('endpoint down')
+      return { value: 'late', expiresAt: now + 100_000 }
+    }, DEFAULT_REFRESH, () => now)
+    await assert.rejects(cache.token(), /endpoint down/)
+    now = 9_999
+    await assert.rejects(cache.token(), /endpoint down/)
+    now = 10_000
+    assert.equal(await cache.token(), 'late')
+    assert.equal(fetches, 2)
+  })
 })
