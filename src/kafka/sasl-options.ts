@@ -103,7 +103,7 @@ function oauthOptions (props: ClientProps, label: string): SaslOptions {
     return { ...common, token: async () => await cache.token() }
   }
   const credentials = clientCredentials(props, jaas, endpoint)
-  const cache = new TokenCache(async () => await fetchClientCredentialsToken(credentials, label), refreshSettings(props))
+  const cache = new TokenCache(async () => await fetchClientCredentialsToken(credentials), refreshSettings(props))
   return { ...common, token: async () => await cache.token() }
 }
 
