@@ -63,7 +63,7 @@ export function checkValue (spec: KeySpec, value: string): string | undefined {
     case KeyTypes.BOOLEAN: return checkBoolean(spec, value)
     case KeyTypes.SHORT: case KeyTypes.INT: case KeyTypes.LONG: return checkInteger(spec, value)
     case KeyTypes.ENUM: return checkEnum(spec, value)
-    case KeyTypes.DOUBLE: return value.trim() !== '' && Number.isFinite(Number(value)) ? undefined : `must be a number, not ${JSON.stringify(value)}`
+    case KeyTypes.DOUBLE: return checkDouble(spec, value)
     default: return undefined
   }
 }
@@ -78,9 +78,24 @@ function checkInteger (spec: KeySpec, value: string): string | undefined {
   const width = WIDTHS[spec.type as keyof typeof WIDTHS]
   const number = parseJavaInteger(value, width)
   if (number === undefined) return `must be a whole number (a Java ${spec.type}), not ${JSON.stringify(value)}`
-  if (spec.min === undefined || number >= spec.min || (number === -1 && spec.minusOneMeans !== undefined)) return undefined
+  if (number === -1 && spec.minusOneMeans !== undefined) return undefined
   const minusOne = spec.minusOneMeans === undefined ? '' : ` (or -1 for ${spec.minusOneMeans})`
-  return `must be at least ${spec.min}${minusOne}, not ${number}`
+  return checkRange(spec, number, minusOne)
+}
+
+function checkDouble (spec: KeySpec, value: string): string | undefined {
+  const number = Number(value)
+  if (value.trim() === '' || !Number.isFinite(number)) return `must be a number, not ${JSON.stringify(value)}`
+  return checkRange(spec, number, '')
+}
+
+/** Java's `ConfigDef.Range`: at least `min`, at most `max` (each when set). */
+function checkRange (spec: KeySpec, number: number, alternative: string): string | undefined {
+  const low = spec.min !== undefined && number < spec.min
+  const high = spec.max !== undefined && number > spec.max
+  if (!low && !high) return undefined
+  if (spec.min !== undefined && spec.max !== undefined) return `must be from ${spec.min} to ${spec.max}${alternative}, not ${number}`
+  return low ? `must be at least ${spec.min ?? ''}${alternative}, not ${number}` : `must be at most ${spec.max ?? ''}, not ${number}`
 }
 
 function checkEnum (spec: KeySpec, value: string): string | undefined {
