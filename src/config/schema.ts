@@ -77,6 +77,11 @@ export interface KeySpec {
 
 export type ClientRoleName = 'consumer' | 'producer' | 'admin'
 
+/** The SASL mechanisms kmirror speaks (`sasl.mechanism`). */
+export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const
+/** The key and trust store types kmirror reads (`ssl.keystore.type`, `ssl.truststore.type`). */
+export const STORE_TYPES = ['JKS', 'PKCS12', 'PEM'] as const
+
 const { BOOLEAN, SHORT, INT, LONG, DOUBLE, STRING, PASSWORD, LIST, CLASS, ENUM } = KeyTypes
 const { TOP_LEVEL, CONNECTOR, WORKER, CLUSTER, CLIENT_ROLE } = Scopes
 const { MM2, CONNECT, CLIENT, KMIRROR } = Origins

@@ -6,13 +6,11 @@ import type { ConfigProblem } from '../errors.ts'
 import { compileJavaRegexList, JavaRegexError } from '../policy/java-regex.ts'
 import { normalizePolicyClass } from './flows.ts'
 import { classifyKey, clientKeyOf, flowRestUsage, clusterRestUsage, topLevelUsage, Usages, type KeyShape } from './key-shapes.ts'
-import { findKey, KeyTypes, Scopes, type ClientRoleName, type KeySpec } from './schema.ts'
+import { findKey, KeyTypes, SASL_MECHANISMS, Scopes, STORE_TYPES, type ClientRoleName, type KeySpec } from './schema.ts'
 import { IntegerWidths, javaTrim, parseConfigBoolean, parseJavaInteger, splitList } from './values.ts'
 
 type Props = Readonly<Record<string, string>>
 
-const SUPPORTED_SASL = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const
-const STORE_TYPES = ['JKS', 'PKCS12', 'PEM'] as const
 const WIDTHS = { [KeyTypes.SHORT]: IntegerWidths.SHORT, [KeyTypes.INT]: IntegerWidths.INT, [KeyTypes.LONG]: IntegerWidths.LONG } as const
 
 export function validateValues (raw: Props, aliases: readonly string[]): ConfigProblem[] {
@@ -145,9 +143,9 @@ function checkBootstrapServers (value: string): string | undefined {
 
 function checkSaslMechanism (value: string): string | undefined {
   const mechanism = javaTrim(value)
-  if ((SUPPORTED_SASL as readonly string[]).includes(mechanism)) return undefined
-  const supported = 'kmirror supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER'
-  if ((SUPPORTED_SASL as readonly string[]).includes(mechanism.toUpperCase())) {
+  if ((SASL_MECHANISMS as readonly string[]).includes(mechanism)) return undefined
+  const supported = `kmirror supports ${SASL_MECHANISMS.slice(0, -1).join(', ')} and ${SASL_MECHANISMS.at(-1) ?? ''}`
+  if ((SASL_MECHANISMS as readonly string[]).includes(mechanism.toUpperCase())) {
     return `mechanism names are case-sensitive: write ${mechanism.toUpperCase()}`
   }
   if (mechanism === 'GSSAPI') return `GSSAPI (Kerberos) is not supported: ${supported}`
@@ -157,5 +155,5 @@ function checkSaslMechanism (value: string): string | undefined {
 
 function checkStoreType (prefix: string, value: string): string | undefined {
   if ((STORE_TYPES as readonly string[]).includes(javaTrim(value).toUpperCase())) return undefined
-  return `${JSON.stringify(value)} stores are not supported: use JKS, PKCS12 or PEM (keytool -importkeystore -deststoretype PKCS12 converts other key stores) and set ${prefix}.type accordingly`
+  return `${JSON.stringify(value)} stores are not supported: use ${STORE_TYPES.slice(0, -1).join(', ')} or ${STORE_TYPES.at(-1) ?? ''} (keytool -importkeystore -deststoretype PKCS12 converts other key stores) and set ${prefix}.type accordingly`
 }

@@ -12,6 +12,7 @@ import { createPrivateKey, X509Certificate } from 'node:crypto'
 import { createSecureContext } from 'node:tls'
 import { readFileSync } from 'node:fs'
 import { decrypt as decryptJksKey, parseJks, toPem as pkcs12ToPem } from 'jks-js'
+import { STORE_TYPES } from '../config/schema.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ClientConfigError } from './client-config-error.ts'
 import { derToPem, isCertificate, isPrivateKey, pemBlocks } from './pem.ts'
@@ -29,7 +30,6 @@ export interface TlsMaterial {
 }
 
 type StoreKind = 'keystore' | 'truststore'
-const STORE_TYPES = ['JKS', 'PKCS12', 'PEM'] as const
 const JKS_MAGIC = 0xfeedfeed
 const JCEKS_MAGIC = 0xcececece
 
@@ -46,7 +46,7 @@ function storeType (props: ClientProps, kind: StoreKind): string {
   const key = `ssl.${kind}.type`
   const type = (setting(props, key) ?? 'JKS').trim().toUpperCase()
   if (!(STORE_TYPES as readonly string[]).includes(type)) {
-    throw new ClientConfigError(key, `is ${JSON.stringify(props[key])}: kmirror reads JKS, PKCS12 and PEM stores; convert the store (keytool -importkeystore) to one of them`)
+    throw new ClientConfigError(key, `is ${JSON.stringify(props[key])}: kmirror reads ${STORE_TYPES.slice(0, -1).join(', ')} and ${STORE_TYPES.at(-1) ?? ''} stores; convert the store (keytool -importkeystore) to one of them`)
   }
   return type
 }
