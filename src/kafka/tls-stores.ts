@@ -11,11 +11,12 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto'
 import { createSecureContext } from 'node:tls'
 import { readFileSync } from 'node:fs'
-import { decrypt as decryptJksKey, parseJks, toPem as pkcs12ToPem } from 'jks-js'
+import { decrypt as decryptJksKey, parseJks } from 'jks-js'
 import { STORE_TYPES } from '../config/schema.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ClientConfigError } from './client-config-error.ts'
 import { derToPem, isCertificate, isPrivateKey, pemBlocks } from './pem.ts'
+import { readPkcs12, type Pkcs12Contents } from './pkcs12.ts'
 
 export interface TlsMaterial {
   /** Trusted CA certificates (PEM); undefined = Node's default CAs. */
@@ -150,55 +151,58 @@ function binaryKeystore (path: string, password: string, keyPassword: string | u
 }
 
 function pkcs12Keystore (bytes: Buffer, path: string, password: string): TlsMaterial {
-  // OpenSSL reads modern PKCS12 files (JDK 9+ keytool, openssl 3); legacy RC2/3DES ones go through jks-js.
+  // OpenSSL reads modern PKCS12 files (JDK 9+ keytool, openssl 3); legacy RC2/3DES ones are read with node-forge.
   try {
     createSecureContext({ pfx: bytes, passphrase: password })
     return { pfx: bytes, passphrase: password }
   } catch (nativeError) {
     if (/mac verify failure/i.test((nativeError as Error).message)) throw wrongPassword('ssl.keystore', path, nativeError)
-    let pem: ReturnType<typeof pkcs12ToPem>
-    try {
-      pem = pkcs12ToPem(bytes, password)
-    } catch (cause) {
-      throw storeOpenError('ssl.keystore', path, cause, password)
-    }
-    const entry = Object.values(pem).find(e => e.key !== undefined && e.cert !== undefined)
-    if (entry?.key === undefined || entry.cert === undefined) {
+    const [entry] = openPkcs12(bytes, 'ssl.keystore', path, password).keyEntries
+    if (entry === undefined) {
       throw new ClientConfigError('ssl.keystore.location', `= ${path} holds no private key entry: a keystore for mutual TLS needs the client's key and certificate chain`)
     }
-    return checkedKeyPair(entry.cert, unencryptedKey(entry.key, undefined, 'ssl.keystore.location', path), 'ssl.keystore.location')
+    return checkedKeyPair(entry.chain.join(''), unencryptedKey(entry.key, undefined, 'ssl.keystore.location', path), 'ssl.keystore.location')
+  }
+}
+
+function openPkcs12 (bytes: Buffer, prefix: string, path: string, password: string | undefined): Pkcs12Contents {
+  try {
+    return readPkcs12(bytes, password ?? '')
+  } catch (cause) {
+    throw storeOpenError(prefix, path, cause, password)
   }
 }
 
 function binaryTruststore (path: string, password: string | undefined): string[] {
   const bytes = readStoreFile('ssl.truststore.location', path)
-  const certificates: string[] = []
-  if (binaryFormat(bytes, 'ssl.truststore.location', path, 'truststore') === 'JKS') {
-    let entries: ReturnType<typeof parseJks>
-    try {
-      entries = parseJks(bytes, password ?? '')
-    } catch (cause) {
-      throw storeOpenError('ssl.truststore', path, cause, password)
-    }
-    // Java trusts certificate entries and the first certificate of each key entry (KeyStores.getTrustedCerts).
-    for (const entry of entries) {
-      const cert = 'cert' in entry ? entry.cert : entry.chain[0]
-      if (cert !== undefined) certificates.push(derToPem(cert.value, 'CERTIFICATE'))
-    }
-  } else {
-    let pem: ReturnType<typeof pkcs12ToPem>
-    try {
-      pem = pkcs12ToPem(bytes, password ?? '')
-    } catch (cause) {
-      throw storeOpenError('ssl.truststore', path, cause, password)
-    }
-    for (const entry of Object.values(pem)) {
-      const first = entry.ca ?? (entry.cert === undefined ? undefined : pemBlocks(entry.cert)[0]?.text)
-      if (first !== undefined) certificates.push(first)
-    }
-  }
+  // Java trusts certificate entries and the first certificate of each key entry (TrustStoreUtil.getTrustedCerts).
+  const certificates = binaryFormat(bytes, 'ssl.truststore.location', path, 'truststore') === 'JKS'
+    ? jksTrustedCertificates(bytes, path, password)
+    : pkcs12TrustedCertificates(bytes, path, password)
   if (certificates.length === 0) throw new ClientConfigError('ssl.truststore.location', `= ${path} holds no certificates: import the CA certificate(s) of the brokers`)
   return checkedCertificates(certificates, 'ssl.truststore.location')
+}
+
+function jksTrustedCertificates (bytes: Buffer, path: string, password: string | undefined): string[] {
+  let entries: ReturnType<typeof parseJks>
+  try {
+    entries = parseJks(bytes, password ?? '')
+  } catch (cause) {
+    throw storeOpenError('ssl.truststore', path, cause, password)
+  }
+  return entries.flatMap(entry => {
+    const cert = 'cert' in entry ? entry.cert : entry.chain[0]
+    return cert === undefined ? [] : [derToPem(cert.value, 'CERTIFICATE')]
+  })
+}
+
+function pkcs12TrustedCertificates (bytes: Buffer, path: string, password: string | undefined): string[] {
+  const contents = openPkcs12(bytes, 'ssl.truststore', path, password)
+  const certificates = [...contents.trustedCertificates, ...contents.keyEntries.flatMap(entry => entry.chain.slice(0, 1))]
+  if (certificates.length === 0) {
+    throw new ClientConfigError('ssl.truststore.location', `= ${path} holds no trusted certificate entry, so Java would trust no broker: Java trusts only certificates marked trusted (keytool -importcert marks them; openssl pkcs12 -export only with -jdktrust anyExtendedKeyUsage, OpenSSL 3.2+) and the first certificate of each key entry. Import the brokers' CA with keytool -importcert, or use ssl.truststore.type = PEM`)
+  }
+  return certificates
 }
 
 function wrongPassword (prefix: string, path: string, cause: unknown): ClientConfigError {
@@ -210,10 +214,6 @@ function storeOpenError (prefix: string, path: string, cause: unknown, password?
   if (/password|MAC could not be verified/i.test(message)) {
     if (password !== undefined) return wrongPassword(prefix, path, cause)
     return new ClientConfigError(`${prefix}.password`, `is not set, and ${prefix}.location = ${path} cannot be read without it: set the store's password`, cause)
-  }
-  if (cause instanceof TypeError) {
-    // jks-js expects a friendlyName on every PKCS12 entry; keytool always writes one, `openssl pkcs12` may not.
-    return new ClientConfigError(`${prefix}.location`, `= ${path} has a PKCS12 entry without a name (friendlyName), which kmirror cannot read: re-create the store with keytool, or use PEM`, cause)
   }
   return new ClientConfigError(`${prefix}.location`, `= ${path} cannot be read as a key store (${message}): check the file and ${prefix}.type`, cause)
 }
