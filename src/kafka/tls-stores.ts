@@ -3,10 +3,11 @@
  * loaded into what Node's TLS takes: PEM certificates and an unencrypted private key (or a PKCS12 blob).
  *
  * Rules follow Kafka's DefaultSslEngineFactory: the default type is JKS; inline PEM values need type PEM and
- * exclude the `location`; PEM stores take no store password (only `ssl.key.password` for an encrypted key); a
- * JKS/PKCS12 keystore needs its password, a truststore may omit it (no integrity check). Since JDK 9 Java's JKS
- * and PKCS12 key stores each read both formats, so the file's content decides, not the type. Every problem is a
- * ClientConfigError naming the key to fix, never a password.
+ * exclude the `location`; PEM stores take no store password; a PEM keystore file needs `ssl.key.password` and an
+ * encrypted key, an inline key is encrypted exactly when `ssl.key.password` is set; a JKS/PKCS12 keystore needs
+ * its password, a truststore may omit it (no integrity check); a PKCS12 key is decrypted with ssl.key.password
+ * when set. Since JDK 9 Java's JKS and PKCS12 key stores each read both formats, so the file's content decides,
+ * not the type. Every problem is a ClientConfigError naming the key to fix, never a password.
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto'
 import { createSecureContext } from 'node:tls'
@@ -74,6 +75,9 @@ function loadKeystore (props: ClientProps): TlsMaterial {
   const file = location as string
   if (type === 'PEM') {
     if (password !== undefined) throw new ClientConfigError('ssl.keystore.password', 'cannot be used with a PEM keystore: only ssl.key.password (for an encrypted private key) applies')
+    if (keyPassword === undefined) {
+      throw new ClientConfigError('ssl.key.password', `is not set, but Java requires it for a PEM keystore file (ssl.keystore.location = ${file}), whose key must then be encrypted PKCS#8 (openssl pkcs8 -topk8 -v2 aes-256-cbc): encrypt the key and set ssl.key.password, or give an unencrypted key inline with ssl.keystore.key and ssl.keystore.certificate.chain`)
+    }
     const text = readStoreFile('ssl.keystore.location', file).toString('utf8')
     return pemKeystore({ chain: text, chainKey: 'ssl.keystore.location', key: text, keyKey: 'ssl.keystore.location', keyPassword })
   }
@@ -128,7 +132,14 @@ function binaryFormat (bytes: Buffer, key: string, path: string, kind: StoreKind
 
 function binaryKeystore (path: string, password: string, keyPassword: string | undefined): TlsMaterial {
   const bytes = readStoreFile('ssl.keystore.location', path)
-  if (binaryFormat(bytes, 'ssl.keystore.location', path, 'keystore') === 'PKCS12') return pkcs12Keystore(bytes, path, password)
+  if (binaryFormat(bytes, 'ssl.keystore.location', path, 'keystore') === 'PKCS12') {
+    const material = pkcs12Keystore(bytes, path, password)
+    if (keyPassword !== undefined && keyPassword !== password) {
+      // Java decrypts a PKCS12 key with ssl.key.password; keytool and openssl protect it with the store password.
+      throw new ClientConfigError('ssl.key.password', `differs from ssl.keystore.password, but the key of the PKCS12 keystore ${path} is protected by the store password (as keytool and openssl write PKCS12 keystores), so Java would fail to read it: remove ssl.key.password, or set it to the store password`)
+    }
+    return material
+  }
   let entries: ReturnType<typeof parseJks>
   try {
     entries = parseJks(bytes, password)
@@ -258,8 +269,13 @@ function pemKeystore (store: PemKeystore): TlsMaterial {
 /** The key as unencrypted PKCS#8 PEM; an encrypted key needs `ssl.key.password`. */
 function unencryptedKey (pem: string, password: string | undefined, key: string, where?: string): string {
   const place = where === undefined ? key : where
-  if (password === undefined && /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: *4,ENCRYPTED/.test(pem)) {
+  const encrypted = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: *4,ENCRYPTED/.test(pem)
+  if (password === undefined && encrypted) {
     throw new ClientConfigError('ssl.key.password', `is not set, but the private key of ${place} is encrypted: set it to the key's password`)
+  }
+  if (password !== undefined && !encrypted) {
+    // Java's PemStore reads the key as EncryptedPrivateKeyInfo whenever a key password is set.
+    throw new ClientConfigError('ssl.key.password', `is set, but the private key of ${place} is not encrypted, which Java refuses: encrypt the key (openssl pkcs8 -topk8 -v2 aes-256-cbc), or remove ssl.key.password${key === 'ssl.keystore.key' ? '' : ' and give the key inline with ssl.keystore.key'}`)
   }
   try {
     return createPrivateKey(password === undefined ? { key: pem } : { key: pem, passphrase: password }).export({ type: 'pkcs8', format: 'pem' }).toString()

@@ -180,7 +180,8 @@ describe('toConnectOptions: TLS', () => {
       'ssl.truststore.location': fixture('truststore.jks'),
       'ssl.truststore.password': 'trust-secret',
       'ssl.keystore.type': 'PEM',
-      'ssl.keystore.location': fixture('client-keystore.pem')
+      'ssl.keystore.location': fixture('client-keystore-encrypted.pem'),
+      'ssl.key.password': 'client-key-secret'
     }, 'c')
     assert.equal(options.tls?.ca?.length, 1)
     assert.match(String(options.tls?.cert), /^-----BEGIN CERTIFICATE-----/)

@@ -122,13 +122,12 @@ describe('loadTlsMaterial: keystores', () => {
 
   it('reads a legacy PKCS12 keystore (RC2, openssl -legacy) that OpenSSL 3 refuses, with its chain, and names a wrong password', () => {
     const material = loadTlsMaterial({ 'ssl.keystore.location': at('client-rc2.p12'), 'ssl.keystore.password': 'client-store-secret' })
-    assert.doesNotThrow(() => createSecureContext(material))
+    assert.doesNotThrow(() => createSecureContext({ cert: material.cert, key: material.key }))
     assert.deepEqual(subjectsOf(material.cert?.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----\n/g) ?? []), [CLIENT_SUBJECT, CA_SUBJECT])
     storeError({ 'ssl.keystore.location': at('client-rc2.p12'), 'ssl.keystore.password': 'wrong-password' }, 'ssl.keystore.password', /does not open ssl\.keystore\.location/)
   })
 
   it('reads PEM keystores: one file, an encrypted key with ssl.key.password, and inline values', () => {
-    assertClientIdentity({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore.pem') })
     assertClientIdentity({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem'), 'ssl.key.password': 'client-key-secret' })
     const oneLine = (name: string): string => readFileSync(at(name), 'utf8').replace(/\n/g, ' ')
     assertClientIdentity({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': oneLine('client-chain.pem'), 'ssl.keystore.key': oneLine('client-key-encrypted.pem'), 'ssl.key.password': 'client-key-secret' })
@@ -140,8 +139,24 @@ describe('loadTlsMaterial: keystores', () => {
   it('names the key password when the key does not decrypt, or when an encrypted key has none', () => {
     storeError({ 'ssl.keystore.location': at('client.jks'), 'ssl.keystore.password': 'client-store-secret' }, 'ssl.key.password', /is not set, and ssl\.keystore\.password does not decrypt the key/)
     storeError({ 'ssl.keystore.location': at('client.jks'), 'ssl.keystore.password': 'client-store-secret', 'ssl.key.password': 'wrong-password' }, 'ssl.key.password', /does not decrypt the key/)
-    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem') }, 'ssl.key.password', /is not set, but the private key of ssl\.keystore\.location is encrypted/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': readFileSync(at('client-chain.pem'), 'utf8'), 'ssl.keystore.key': readFileSync(at('client-key-encrypted.pem'), 'utf8') }, 'ssl.key.password', /is not set, but the private key of ssl\.keystore\.key is encrypted/)
     storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem'), 'ssl.key.password': 'wrong-password' }, 'ssl.key.password', /does not decrypt the private key of ssl\.keystore\.location/)
+  })
+
+  it('refuses a PEM keystore file without ssl.key.password, and ssl.key.password with an unencrypted PEM key, as Java does', () => {
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore.pem') }, 'ssl.key.password',
+      /is not set, but Java requires it for a PEM keystore file \(ssl\.keystore\.location = .*client-keystore\.pem\), whose key must then be encrypted PKCS#8/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem') }, 'ssl.key.password', /is not set, but Java requires it for a PEM keystore file/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore.pem'), 'ssl.key.password': 'client-key-secret' }, 'ssl.key.password',
+      /is set, but the private key of ssl\.keystore\.location is not encrypted, which Java refuses: encrypt the key .* or remove ssl\.key\.password and give the key inline with ssl\.keystore\.key/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': readFileSync(at('client-chain.pem'), 'utf8'), 'ssl.keystore.key': readFileSync(at('client-key.pem'), 'utf8'), 'ssl.key.password': 'client-key-secret' }, 'ssl.key.password',
+      /is set, but the private key of ssl\.keystore\.key is not encrypted, which Java refuses/)
+  })
+
+  it('reads a PKCS12 key with ssl.key.password as Java does: the store password works, another password is refused', () => {
+    assertClientIdentity({ 'ssl.keystore.location': at('client.p12'), 'ssl.keystore.password': 'client-store-secret', 'ssl.key.password': 'client-store-secret' })
+    storeError({ 'ssl.keystore.location': at('client.p12'), 'ssl.keystore.password': 'client-store-secret', 'ssl.key.password': 'client-key-secret' }, 'ssl.key.password',
+      /differs from ssl\.keystore\.password, but the key of the PKCS12 keystore .*client\.p12 is protected by the store password .* so Java would fail to read it/)
   })
 
   it('names the store password when it does not open the keystore', () => {
@@ -163,6 +178,6 @@ describe('loadTlsMaterial: keystores', () => {
   it('refuses a key that does not belong to the certificate, and a keystore without a key', () => {
     storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': readFileSync(at('client-chain.pem'), 'utf8'), 'ssl.keystore.key': readFileSync(at('other-key.pem'), 'utf8') }, 'ssl.keystore.key', /does not belong to the first certificate/)
     storeError({ 'ssl.keystore.location': at('truststore.jks'), 'ssl.keystore.password': 'trust-secret' }, 'ssl.keystore.location', /holds no private key entry/)
-    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-chain.pem') }, 'ssl.keystore.location', /must hold exactly one PEM private key/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-chain.pem'), 'ssl.key.password': 'client-key-secret' }, 'ssl.keystore.location', /must hold exactly one PEM private key/)
   })
 })
