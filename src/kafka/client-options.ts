@@ -21,7 +21,7 @@ export interface ConnectOptions extends ConnectionOptions {
 export function toConnectOptions (props: ClientProps, clientId: string): ConnectOptions {
   const bootstrap = (props['bootstrap.servers'] ?? '').split(',').map(s => s.trim()).filter(s => s.length > 0)
   if (bootstrap.length === 0) {
-    throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `client ${clientId} has no bootstrap.servers: set <alias>.bootstrap.servers in the configuration`)
+    throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `client ${clientId} has no bootstrap.servers: set bootstrap.servers of its cluster in the configuration`)
   }
   const options: ConnectOptions = {
     clientId,

@@ -155,8 +155,8 @@ export class Flow {
   async #checkBrokers (id: (role: string) => string): Promise<void> {
     const { source, target } = this.config
     const [sourceBrokers, targetBrokers] = await Promise.all([
-      checkBrokers(source.admin, id('source-check'), `cluster ${source.alias}`),
-      checkBrokers(target.admin, id('target-check'), `cluster ${target.alias}`)
+      checkBrokers(source.admin, id('source-check'), `cluster ${source.alias}`, source.alias),
+      checkBrokers(target.admin, id('target-check'), `cluster ${target.alias}`, target.alias)
     ])
     this.#log.info({ source: describeReleases(sourceBrokers), target: describeReleases(targetBrokers) }, 'brokers checked')
   }
