@@ -4,14 +4,13 @@
  * Changes nothing. Exit 0: nothing to do; 1: drift; 2: bad configuration; 3: a cluster could not be read (as every
  * command that reads clusters: unreachable, refused, or a broker older than Kafka 2.1).
  */
-import { selectFlows } from '../config/flows.ts'
-import { loadCheckedConfig, loadInput } from './config-input.ts'
+import { loadInput, loadSelectedFlows } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
 import { formatAcl } from '../metadata/acl-sync.ts'
 import { hasDrift, planFlow, type FlowPlan } from '../runtime/plan.ts'
 
 export async function planCommand (file: string, options: { clusters: string[] | undefined, json: boolean }): Promise<number> {
-  const input = loadInput(() => selectFlows(loadCheckedConfig(file), options.clusters))
+  const input = loadInput(() => loadSelectedFlows(file, options.clusters).flows)
   if (!input.ok) return input.exitCode
   const plans: FlowPlan[] = []
   for (const flow of input.value) {
