@@ -3,10 +3,15 @@
 #
 # Jars come from Maven Central through kafka/pom.xml. Each cluster is one JVM in KRaft combined mode
 # (broker + controller, single voter), so clusters are fully independent. Every command is idempotent.
+# Older releases (compatibility tests) come through kafka/legacy/pom.xml into kafka/lib-VERSION: 3.3 and later
+# run in KRaft combined mode too; older ones in ZooKeeper mode, with their own ZooKeeper JVM on PORT+1.
 #
-#   kafka-local.sh fetch                          jars into kafka/lib (skipped when already complete)
-#   kafka-local.sh up NAME PORT [plain|sasl|auth] format if new, start if stopped, wait until ready
-#                                                 (broker on PORT, controller on PORT+1; auth: see auth_listeners)
+#   kafka-local.sh fetch [VERSION]                jars into kafka/lib, or kafka/lib-VERSION for another release
+#                                                 (skipped when already complete)
+#   kafka-local.sh up NAME PORT [plain|sasl|auth] [VERSION]
+#                                                 format if new, start if stopped, wait until ready (broker on
+#                                                 PORT, controller or ZooKeeper on PORT+1; auth: see auth_listeners;
+#                                                 VERSION 4.1.1, or e.g. 3.9.1, 3.6.2, 2.8.2 (ZooKeeper mode), 2.1.1)
 #   kafka-local.sh down NAME... | --all           SIGTERM, SIGKILL after 15 s
 #   kafka-local.sh kill NAME                      SIGKILL at once (crash drills)
 #   kafka-local.sh wipe NAME... | --all           stop and delete the cluster's data
@@ -14,18 +19,23 @@
 #   kafka-local.sh mm2 NAME PROPS [--clusters X]  real MirrorMaker 2 (dedicated mode) in the background
 #   kafka-local.sh tool CLASS|ALIAS ARGS...       a Kafka CLI tool in the foreground
 #
-# Environment: KMIRROR_STATE (default <repo>/.state) holds kafka/<name>/ and every log in logs/.
+# Environment: KMIRROR_STATE (default <repo>/.state) holds kafka/<name>/ and every log in logs/;
+# BROKER_HEAP (4.1.1), LEGACY_HEAP (other releases), ZOOKEEPER_HEAP, MM2_HEAP: JVM heap flags.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$HERE/.." && pwd)"
-LIB="$ROOT/kafka/lib"
+DEFAULT_VERSION=4.1.1
+LIB="$ROOT/kafka/lib"   # the jars of the version being run: version_profile sets it
 STATE="${KMIRROR_STATE:-$ROOT/.state}"
 CLUSTERS="$STATE/kafka"
 LOGS="$STATE/logs"
 JAVA="${JAVA_HOME:+$JAVA_HOME/bin/}java"
 BROKER_HEAP="${BROKER_HEAP:--Xms512m -Xmx512m}"
 MM2_HEAP="${MM2_HEAP:--Xms256m -Xmx1g}"
+# Brokers of older versions only serve the compatibility tests: small heaps (see docs/compatibility.md).
+LEGACY_HEAP="${LEGACY_HEAP:--Xms256m -Xmx256m}"
+ZOOKEEPER_HEAP="${ZOOKEEPER_HEAP:--Xms32m -Xmx64m}"
 # The flags of bin/kafka-run-class.sh without JMX and GC logging.
 PERF_OPTS="-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true"
 # Only for short-lived admin JVMs (storage format): C1 and serial GC start faster. Never for measured runs.
@@ -35,15 +45,61 @@ SASL_ADMIN_PASS="${SASL_ADMIN_PASS:-admin-secret}"
 
 die() { echo "kafka-local: $*" >&2; exit 1; }
 
-lib_complete() { [ -f "$LIB/.complete" ] && compgen -G "$LIB/kafka_2.13-*.jar" >/dev/null; }
+# ── versions ─────────────────────────────────────────────────────────────────────────────────────────
+# Everything that differs between Kafka releases lives here: where the jars go and which POM fetches them, the
+# logging binding (and so the logging flag), and whether the cluster runs in KRaft or ZooKeeper mode.
+V_VERSION=$DEFAULT_VERSION V_POM= V_MVN_ARGS= V_LOGGING=log4j2 V_PROCESS=kraft
 
-cmd_fetch() {
+version_profile() { # VERSION - sets LIB and V_*
+  local v=$1
+  [[ "$v" =~ ^([0-9]+)\.([0-9]+)\.[0-9]+$ ]] || die "version '$v' is not a Kafka release like 3.9.1"
+  local major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
+  V_VERSION=$v
+  if [ "$major" -ge 4 ]; then
+    V_POM="$ROOT/kafka/pom.xml" V_LOGGING=log4j2 V_PROCESS=kraft
+    if [ "$v" = "$DEFAULT_VERSION" ]; then LIB="$ROOT/kafka/lib" V_MVN_ARGS=""
+    else LIB="$ROOT/kafka/lib-$v" V_MVN_ARGS="-Dkafka.version=$v -Dkafka.lib.dir=$ROOT/kafka/lib-$v"; fi
+    return 0
+  fi
+  [ "$major" -ge 2 ] || die "Kafka $v: only 2.0 and later can be run here"
+  V_POM="$ROOT/kafka/legacy/pom.xml" LIB="$ROOT/kafka/lib-$v"
+  V_MVN_ARGS="-Dkafka.version=$v -Dkafka.lib.dir=$LIB"
+  local release=$((major * 100 + minor))
+  # gradle/dependencies.gradle of each release: reload4j from 3.2 on, log4j 1.2.17 before.
+  if [ "$release" -ge 302 ]; then V_MVN_ARGS+=" -Dlog.binding=reload4j -Dslf4j.version=1.7.36"
+  else V_MVN_ARGS+=" -Dlog.binding=log4j12 -Dslf4j.version=1.7.30"; fi
+  # kafka_2.13 exists from 2.4 on.
+  if [ "$release" -ge 204 ]; then V_MVN_ARGS+=" -Dscala.binary=2.13"; else V_MVN_ARGS+=" -Dscala.binary=2.12"; fi
+  # The ZooKeeper client of 3.4 and of 3.5 before 3.5.8 cannot connect on Java 14+ (ZOOKEEPER-3779); Kafka 2.8
+  # brings 3.5.9, which older brokers run with as well (kafka/legacy/pom.xml).
+  [ "$release" -ge 208 ] || V_MVN_ARGS+=" -Dzookeeper.version=3.5.9"
+  V_LOGGING=log4j1
+  # KRaft is production-ready from 3.3; earlier releases run with ZooKeeper.
+  if [ "$release" -ge 303 ]; then V_PROCESS=kraft; else V_PROCESS=zookeeper; fi
+}
+
+lib_complete() { [ -f "$LIB/.complete" ] && compgen -G "$LIB/kafka_2.1[23]-*.jar" >/dev/null; }
+
+cmd_fetch() { # [VERSION]
+  version_profile "${1:-$DEFAULT_VERSION}"
   lib_complete && return 0
   command -v mvn >/dev/null || die "Maven (mvn) is needed to fetch the Kafka jars: apt-get install maven"
-  rm -rf "$LIB"   # two Kafka versions on one wildcard classpath break in odd ways
-  (cd "$ROOT/kafka" && mvn -B -q package) || die "mvn package failed in $ROOT/kafka"
-  touch "$LIB/.complete"
-  echo "kafka-local: $(ls "$LIB" | grep -c '\.jar$') jars in $LIB"
+  # One fetch at a time (clusters of several versions start in parallel and share ~/.m2); the lock's file
+  # descriptor lives only in this subshell, so no broker started afterwards holds it.
+  (
+    if command -v flock >/dev/null; then flock -w 900 9 || exit 1; fi
+    lib_complete && exit 0   # fetched meanwhile by whoever held the lock
+    rm -rf "$LIB"   # two Kafka versions on one wildcard classpath break in odd ways
+    # shellcheck disable=SC2086
+    cd "$(dirname "$V_POM")" && mvn -B -q -f "$V_POM" $V_MVN_ARGS package || exit 1
+    touch "$LIB/.complete"
+    echo "kafka-local: $(ls "$LIB" | grep -c '\.jar$') jars of Kafka $V_VERSION in $LIB"
+  ) 9>"$ROOT/kafka/.fetch.lock" || die "mvn package failed for Kafka $V_VERSION ($V_POM)"
+}
+
+log_flag() { # LEVEL(info|warn) - the JVM flag that points this version's logging binding at our config
+  if [ "$V_LOGGING" = log4j2 ]; then echo "-Dlog4j2.configurationFile=$STATE/log4j2-$1.properties"
+  else echo "-Dlog4j.configuration=file:$STATE/log4j-$1.properties"; fi
 }
 
 write_log4j() { # FILE LEVEL
@@ -68,10 +124,26 @@ logger.mm2.level = info
 L4J
 }
 
+write_log4j1() { # FILE LEVEL - log4j 1.x properties, read by log4j 1.2.17 and reload4j (Kafka before 4.0)
+  cat >"$1" <<L4J
+log4j.rootLogger=$2, stdout
+log4j.appender.stdout=org.apache.log4j.ConsoleAppender
+log4j.appender.stdout.layout=org.apache.log4j.PatternLayout
+log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.org.apache.kafka.common.config.AbstractConfig=WARN
+log4j.logger.kafka.request.logger=WARN
+log4j.logger.kafka.server.KafkaRaftServer=INFO
+log4j.logger.kafka.server.KafkaServer=INFO
+log4j.logger.org.apache.zookeeper.server.NIOServerCnxnFactory=INFO
+L4J
+}
+
 ensure_dirs() {
   mkdir -p "$CLUSTERS" "$LOGS"
   [ -f "$STATE/log4j2-info.properties" ] || write_log4j "$STATE/log4j2-info.properties" info
   [ -f "$STATE/log4j2-warn.properties" ] || write_log4j "$STATE/log4j2-warn.properties" warn
+  [ -f "$STATE/log4j-info.properties" ] || write_log4j1 "$STATE/log4j-info.properties" INFO
+  [ -f "$STATE/log4j-warn.properties" ] || write_log4j1 "$STATE/log4j-warn.properties" WARN
 }
 
 new_cluster_id() { # 16 random bytes, base64url without padding, never starting with '-' (org.apache.kafka.common.Uuid)
@@ -261,10 +333,12 @@ sasl.jaas.config=org.apache.kafka.common.security.plain.PlainLoginModule require
 PROPS
   fi
   echo "$port $mode" >"$dir/spec"
+  echo "$V_VERSION" >"$dir/version"
+  if [ "$V_PROCESS" = zookeeper ]; then zookeeper_mode_init "$dir" "$port"; return 0; fi
   local id format_args=(); id=$(new_cluster_id)
   if [ "$mode" = auth ]; then auth_init "$dir" "$name"; format_args=("${AUTH_SCRAM_ARGS[@]}"); fi
   # shellcheck disable=SC2086
-  "$JAVA" $QUICK_OPTS -Dlog4j2.configurationFile="$STATE/log4j2-warn.properties" -cp "$LIB/*" \
+  "$JAVA" $QUICK_OPTS "$(log_flag warn)" -cp "$LIB/*" \
     kafka.tools.StorageTool format --cluster-id "$id" --config "$dir/server.properties" "${format_args[@]}" >"$LOGS/$name-format.log" 2>&1 \
     || { cat "$LOGS/$name-format.log" >&2; die "storage format failed for cluster $name"; }
   echo "$id" >"$dir/cluster.id"
@@ -279,33 +353,104 @@ wait_for_line() { # FILE TEXT PID TIMEOUT_S WHAT
   done
 }
 
-cmd_up() { # NAME PORT [plain|sasl|auth]
-  [ $# -ge 2 ] || die "usage: up NAME PORT [plain|sasl|auth]"
-  local name=$1 port=$2 mode=${3:-plain} dir="$CLUSTERS/$1"
+cmd_up() { # NAME PORT [plain|sasl|auth] [VERSION]
+  [ $# -ge 2 ] || die "usage: up NAME PORT [plain|sasl|auth] [VERSION]"
+  local name=$1 port=$2 mode=${3:-plain} version=${4:-$DEFAULT_VERSION} dir="$CLUSTERS/$1"
   [[ "$mode" == plain || "$mode" == sasl || "$mode" == auth ]] || die "mode must be plain, sasl or auth, not '$mode'"
+  version_profile "$version"
+  [ "$V_PROCESS" = kraft ] || [ "$mode" = plain ] || die "Kafka $version runs in ZooKeeper mode here, which is plain only (not $mode)"
   if is_running "$name"; then
     read -r oldport oldmode <"$dir/spec"
     [ "$oldport $oldmode" = "$port $mode" ] || die "cluster $name runs on $oldport ($oldmode), not $port ($mode): down it first"
-    echo "$name: already running (pid $(cat "$dir/pid"), 127.0.0.1:$port, $mode)"
+    [ "$(cluster_version "$name")" = "$version" ] || die "cluster $name runs Kafka $(cluster_version "$name"), not $version: down it first"
+    echo "$name: already running (pid $(cat "$dir/pid"), 127.0.0.1:$port, $mode, Kafka $version)"
     return 0
   fi
-  cmd_fetch; ensure_dirs
+  cmd_fetch "$version"; ensure_dirs
   if [ -f "$dir/spec" ]; then
     read -r oldport oldmode <"$dir/spec"
-    [ "$oldport $oldmode" = "$port $mode" ] || { rm -rf "$dir"; cmd_init "$name" "$port" "$mode"; }
+    [ "$oldport $oldmode" = "$port $mode" ] && [ "$(cluster_version "$name")" = "$version" ] || { rm -rf "$dir"; cmd_init "$name" "$port" "$mode"; }
   else
     cmd_init "$name" "$port" "$mode"
   fi
-  local log="$LOGS/$name.log" t0=$SECONDS
+  local t0=$SECONDS
+  start_cluster "$name" "$dir" "$mode"
+  echo "$name: started pid $(cat "$dir/pid") on 127.0.0.1:$port ($mode, Kafka $version) in $((SECONDS - t0)) s"
+}
+
+cluster_version() { cat "$CLUSTERS/$1/version" 2>/dev/null || echo "$DEFAULT_VERSION"; }
+
+start_cluster() { # NAME DIR MODE - the broker JVM (after its ZooKeeper in ZooKeeper mode), then wait until it is ready
+  local name=$1 dir=$2 mode=$3 log="$LOGS/$1.log" heap=$BROKER_HEAP ready="Kafka Server started"
+  [ "$V_VERSION" = "$DEFAULT_VERSION" ] || heap=$LEGACY_HEAP
+  if [ "$V_PROCESS" = zookeeper ]; then
+    start_zookeeper "$name" "$dir"
+    # KafkaServer (ZooKeeper mode) logs "[KafkaServer id=0] started" once its socket server accepts requests.
+    ready="started (kafka.server.KafkaServer)"
+  fi
   : >"$log"
   # shellcheck disable=SC2086
-  nohup "$JAVA" $BROKER_HEAP $PERF_OPTS $(mode_jvm_opts "$mode" "$dir") -Dkafka.logs.dir="$LOGS" \
-    -Dlog4j2.configurationFile="$STATE/log4j2-info.properties" \
+  nohup "$JAVA" $heap $PERF_OPTS $(mode_jvm_opts "$mode" "$dir") -Dkafka.logs.dir="$LOGS" "$(log_flag info)" \
     -cp "$LIB/*" kafka.Kafka "$dir/server.properties" >>"$log" 2>&1 </dev/null &
   echo $! >"$dir/pid"
   # "Kafka Server started" is logged only after the broker caught up with metadata and was unfenced.
-  wait_for_line "$log" "Kafka Server started" "$(cat "$dir/pid")" "${KAFKA_START_TIMEOUT:-120}" "cluster $name"
-  echo "$name: started pid $(cat "$dir/pid") on 127.0.0.1:$port ($mode) in $((SECONDS - t0)) s"
+  wait_for_line "$log" "$ready" "$(cat "$dir/pid")" "${KAFKA_START_TIMEOUT:-120}" "cluster $name"
+}
+
+# ── ZooKeeper mode (Kafka before 3.3) ────────────────────────────────────────────────────────────────
+# ZooKeeper runs from the broker's own classpath, as its own JVM on PORT+1, with its data in DIR/zookeeper;
+# its pid is DIR/zk.pid, and down/kill/wipe stop it after the broker.
+
+zookeeper_mode_init() { # DIR PORT - the broker's settings as in KRaft mode, with ZooKeeper instead of a controller
+  local dir=$1 port=$2 zport=$(($2 + 1))
+  mkdir -p "$dir/zookeeper"
+  cat >"$dir/zookeeper.properties" <<PROPS
+dataDir=$dir/zookeeper
+clientPort=$zport
+clientPortAddress=127.0.0.1
+maxClientCnxns=0
+admin.enableServer=false
+tickTime=500
+4lw.commands.whitelist=srvr,dump
+PROPS
+  {
+    echo "# ZooKeeper mode: the KRaft settings of server_properties without the controller, listeners and share groups"
+    server_properties "$dir" "$port" plain | grep -vE '^(process\.roles|node\.id|controller\.|share\.coordinator\.|listeners|advertised\.listeners|inter\.broker\.listener\.name|listener\.security\.protocol\.map)='
+    cat <<PROPS
+broker.id=0
+listeners=PLAINTEXT://127.0.0.1:$port
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+zookeeper.connect=127.0.0.1:$zport
+zookeeper.connection.timeout.ms=60000
+zookeeper.session.timeout.ms=6000
+PROPS
+  } >"$dir/server.properties"
+}
+
+start_zookeeper() { # NAME DIR
+  local log="$LOGS/$1-zookeeper.log"
+  stop_pid_file "$2/zk.pid" TERM   # one left behind by a broker that died on its own
+  : >"$log"
+  # shellcheck disable=SC2086
+  nohup "$JAVA" $ZOOKEEPER_HEAP -XX:+UseSerialGC "$(log_flag info)" -cp "$LIB/*" \
+    org.apache.zookeeper.server.quorum.QuorumPeerMain "$2/zookeeper.properties" >>"$log" 2>&1 </dev/null &
+  echo $! >"$2/zk.pid"
+  wait_for_line "$log" "binding to port" "$(cat "$2/zk.pid")" 60 "ZooKeeper of cluster $1"
+  wait_stale_registration "$1" "$2"
+}
+
+# After kill -9, ZooKeeper restores the dead broker's session and its ephemeral /brokers/ids/0 until the session
+# times out (zookeeper.session.timeout.ms); a broker starting before that exits with NodeExists. ZooKeeper's
+# "dump" command lists the ephemeral nodes of live sessions.
+wait_stale_registration() { # NAME DIR
+  local zport; zport=$(sed -n 's/^clientPort=//p' "$2/zookeeper.properties")
+  local deadline=$((SECONDS + 30)) out
+  while :; do
+    out=$(exec 3<>"/dev/tcp/127.0.0.1/$zport" && printf dump >&3 && timeout 5 cat <&3) || out="/brokers/ids/ (no answer)"
+    [[ "$out" == */brokers/ids/* ]] || return 0
+    [ "$SECONDS" -lt "$deadline" ] || die "cluster $1: ZooKeeper still holds a broker registration after 30 s: $out"
+    sleep 0.5
+  done
 }
 
 stop_pid_file() { # PIDFILE SIGNAL
@@ -322,18 +467,21 @@ stop_pid_file() { # PIDFILE SIGNAL
 
 all_names() { [ -d "$CLUSTERS" ] && ls "$CLUSTERS" || true; }
 
+# The broker, then its ZooKeeper if it has one (a broker's controlled shutdown needs its ZooKeeper).
+stop_cluster() { stop_pid_file "$CLUSTERS/$1/pid" "$2"; stop_pid_file "$CLUSTERS/$1/zk.pid" "$2"; } # NAME SIGNAL
+
 cmd_down() {
   [ $# -ge 1 ] || die "usage: down NAME... | --all"
   local names; if [ "$1" = --all ]; then names=$(all_names); else names="$*"; fi
-  for n in $names; do stop_pid_file "$CLUSTERS/$n/pid" TERM; done
+  for n in $names; do stop_cluster "$n" TERM; done
 }
 
-cmd_kill() { [ $# -eq 1 ] || die "usage: kill NAME"; stop_pid_file "$CLUSTERS/$1/pid" KILL; }
+cmd_kill() { [ $# -eq 1 ] || die "usage: kill NAME"; stop_cluster "$1" KILL; }
 
 cmd_wipe() {
   [ $# -ge 1 ] || die "usage: wipe NAME... | --all"
   local names; if [ "$1" = --all ]; then names=$(all_names); else names="$*"; fi
-  for n in $names; do stop_pid_file "$CLUSTERS/$n/pid" KILL; rm -rf "${CLUSTERS:?}/$n"; done
+  for n in $names; do stop_cluster "$n" KILL; rm -rf "${CLUSTERS:?}/$n"; done
 }
 
 cmd_status() {
@@ -341,7 +489,7 @@ cmd_status() {
     local spec="?" state=stopped
     [ -f "$CLUSTERS/$n/spec" ] && spec=$(cat "$CLUSTERS/$n/spec")
     is_running "$n" && state="running pid $(cat "$CLUSTERS/$n/pid")"
-    echo "$n: $spec $state"
+    echo "$n: $spec $(cluster_version "$n") $state"
   done
 }
 
@@ -384,7 +532,7 @@ cmd_tool() {
 }
 
 main() {
-  [ $# -ge 1 ] || { sed -n '2,17p' "$0"; exit 2; }
+  [ $# -ge 1 ] || { sed -n '2,/^set -e/{/^set -e/!p}' "$0"; exit 2; }
   local cmd=$1; shift
   case $cmd in
     fetch|up|down|kill|wipe|status|mm2|tool) "cmd_$cmd" "$@" ;;

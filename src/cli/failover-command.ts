@@ -58,9 +58,9 @@ async function runMove (file: string, options: MoveCommandOptions, kind: 'failov
   return await guarded(async () => {
     const selection = selectionOf(options)
     if (!(options.timeoutSeconds > 0)) throw new UsageError('--timeout must be a number of seconds above 0')
-    const config = loadCheckedConfig(file)
     // failover --from A --to B uses the A->B flow; failback --from B --to A uses the same A->B flow backwards.
-    const flow = kind === 'failover' ? findFlow(config, options.from, options.to) : findFlow(config, options.to, options.from)
+    const [from, to] = kind === 'failover' ? [options.from, options.to] : [options.to, options.from]
+    const flow = loadCheckedConfig(file, config => findFlow(config, from, to), f => [f.source, f.target]).picked
     const move = { selection, force: options.force, sourceTimeoutMs: options.timeoutSeconds * 1000 }
     const plan = kind === 'failover' ? await planFailoverOf(flow, move) : await planFailbackOf(flow, move)
     const destination = kind === 'failover' ? flow.target : flow.source
@@ -73,7 +73,7 @@ export async function offsetsSetCommand (file: string, options: OffsetsSetComman
     const spec = parseOffsetSpec(options)
     if ('error' in spec) throw new UsageError(spec.error)
     if (options.partition !== undefined && !/^\d+$/.test(options.partition)) throw new UsageError(`--partition must be a partition number, got '${options.partition}'`)
-    const cluster = clusterOf(loadCheckedConfig(file), options.cluster)
+    const cluster = loadCheckedConfig(file, config => clusterOf(config, options.cluster), c => [c]).picked
     const plan = await planOffsetsSetOf({
       cluster, group: options.group, topic: options.topic, spec, force: options.force, timeoutMs: 30_000,
       ...(options.partition === undefined ? {} : { partition: Number(options.partition) })

@@ -14,7 +14,7 @@ export interface TranslateOptions {
 }
 
 export async function translateCommand (file: string, options: TranslateOptions): Promise<number> {
-  const input = loadInput(() => findFlow(loadCheckedConfig(file), options.from, options.to))
+  const input = loadInput(() => loadCheckedConfig(file, config => findFlow(config, options.from, options.to), flow => [flow.source, flow.target]).picked)
   if (!input.ok) return input.exitCode
   const flow = input.value
   let rows

@@ -1,16 +1,16 @@
 /**
  * `kmirror plan <file>`: prints, per flow, what the next sync would change on the target (topics to create,
  * partitions to add, config keys with old and new values, ACLs to add) and the problems it cannot fix.
- * Changes nothing. Exit 0: nothing to do; 1: drift; 2: bad configuration or a cluster could not be read.
+ * Changes nothing. Exit 0: nothing to do; 1: drift; 2: bad configuration; 3: a cluster could not be read (as every
+ * command that reads clusters: unreachable, refused, or a broker older than Kafka 2.1).
  */
-import { selectFlows } from '../config/flows.ts'
-import { loadCheckedConfig, loadInput } from './config-input.ts'
+import { loadInput, loadSelectedFlows } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
 import { formatAcl } from '../metadata/acl-sync.ts'
 import { hasDrift, planFlow, type FlowPlan } from '../runtime/plan.ts'
 
 export async function planCommand (file: string, options: { clusters: string[] | undefined, json: boolean }): Promise<number> {
-  const input = loadInput(() => selectFlows(loadCheckedConfig(file), options.clusters))
+  const input = loadInput(() => loadSelectedFlows(file, options.clusters).flows)
   if (!input.ok) return input.exitCode
   const plans: FlowPlan[] = []
   for (const flow of input.value) {
@@ -18,7 +18,7 @@ export async function planCommand (file: string, options: { clusters: string[] |
       plans.push(await planFlow(flow))
     } catch (err) {
       process.stderr.write(`kmirror: cannot plan flow ${flow.name}: ${err instanceof Error ? err.message : String(err)}\n`)
-      return ExitCodes.BAD_INPUT
+      return ExitCodes.START_FAILED
     }
   }
   process.stdout.write(options.json ? `${JSON.stringify(plans.map(p => ({ ...p, drift: hasDrift(p) })), null, 2)}\n` : plans.map(renderPlan).join('\n'))

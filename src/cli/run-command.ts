@@ -1,8 +1,8 @@
 /**
  * `kmirror run`: validate, start every selected flow, report progress, stop cleanly on SIGTERM/SIGINT.
  */
-import { selectFlows, selectHeartbeatFlows } from '../config/flows.ts'
-import { loadCheckedConfig, loadInput } from './config-input.ts'
+import { selectHeartbeatFlows } from '../config/flows.ts'
+import { loadInput, loadSelectedFlows } from './config-input.ts'
 import { setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 import { ExitCodes } from '../errors.ts'
 import type { Logger } from '../logger.ts'
@@ -21,8 +21,8 @@ const STOP_DEADLINE_MS = 9000
 
 export async function runCommand (file: string, options: RunOptions, log: Logger): Promise<number> {
   const input = loadInput(() => {
-    const config = loadCheckedConfig(file)
-    return { config, flows: selectFlows(config, options.clusters), heartbeatPairs: selectHeartbeatFlows(config, options.clusters) }
+    const { config, flows } = loadSelectedFlows(file, options.clusters)
+    return { config, flows, heartbeatPairs: selectHeartbeatFlows(config, options.clusters) }
   })
   if (!input.ok) return input.exitCode
   const { config, flows, heartbeatPairs } = input.value

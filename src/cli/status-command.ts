@@ -3,10 +3,9 @@
  * source log end and the lag in records and seconds. Reads only. Exit 0; 2 bad configuration; 3 when no flow
  * could be read at all.
  */
-import { selectFlows } from '../config/flows.ts'
 import { ExitCodes } from '../errors.ts'
 import { readFlowStatus, type FlowReplicationStatus } from '../runtime/status.ts'
-import { loadCheckedConfig, loadInput } from './config-input.ts'
+import { loadInput, loadSelectedFlows } from './config-input.ts'
 
 export interface StatusOptions {
   readonly clusters: string[] | undefined
@@ -14,7 +13,7 @@ export interface StatusOptions {
 }
 
 export async function statusCommand (file: string, options: StatusOptions): Promise<number> {
-  const input = loadInput(() => selectFlows(loadCheckedConfig(file), options.clusters))
+  const input = loadInput(() => loadSelectedFlows(file, options.clusters).flows)
   if (!input.ok) return input.exitCode
   const flows = input.value
   const statuses = await Promise.all(flows.map(async flow => await readFlowStatus(flow)))

@@ -4,15 +4,15 @@
  * turns `ClientProps` strings into numbers and choices.
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
-import { findKey, KeyTypes, Scopes, type KeySpec } from './schema.ts'
+import { findKey, KeyTypes, Origins, Scopes, type KeySpec } from './schema.ts'
 import type { ClientProps } from './types.ts'
 import { IntegerWidths, javaTrim, parseJavaInteger } from './values.ts'
 
 const WIDTHS = { [KeyTypes.SHORT]: IntegerWidths.SHORT, [KeyTypes.INT]: IntegerWidths.INT, [KeyTypes.LONG]: IntegerWidths.LONG } as const
 
-/** A numeric client setting (`fetch.max.bytes`, `request.timeout.ms`, ...). */
+/** A whole-number client setting (`fetch.max.bytes`, `request.timeout.ms`, `sasl.login.read.timeout.ms`, ...). */
 export function clientInt (props: ClientProps, key: string): number {
-  const spec = roleSettingSpec(key)
+  const spec = clientKeySpec(key)
   const width = WIDTHS[spec.type as keyof typeof WIDTHS]
   if (width === undefined) throw internal(`${key} is not a numeric client setting`)
   const value = parseJavaInteger(props[key] ?? spec.default ?? '', width)
@@ -20,9 +20,19 @@ export function clientInt (props: ClientProps, key: string): number {
   return value
 }
 
+/** A DOUBLE client setting (`sasl.login.refresh.window.factor`, ...). */
+export function clientDouble (props: ClientProps, key: string): number {
+  const spec = clientKeySpec(key)
+  if (spec.type !== KeyTypes.DOUBLE) throw internal(`${key} is not a DOUBLE client setting`)
+  const written = props[key] ?? spec.default ?? ''
+  const value = Number(written)
+  if (written.trim() === '' || !Number.isFinite(value)) throw invalid(key, props[key])
+  return value
+}
+
 /** A choice among the schema's values (`isolation.level`, `compression.type`), or undefined when not set and without default. */
 export function clientChoice (props: ClientProps, key: string): string | undefined {
-  const spec = roleSettingSpec(key)
+  const spec = clientKeySpec(key)
   if (spec.type !== KeyTypes.ENUM) throw internal(`${key} is not a client setting with a list of values`)
   const written = props[key]
   if (written === undefined) return spec.default ?? undefined
@@ -48,10 +58,12 @@ export function startPosition (consumer: ClientProps): 'earliest' | 'latest' {
   return clientChoice(consumer, 'auto.offset.reset') === 'latest' ? 'latest' : 'earliest'
 }
 
-/** The schema entry of a client-role setting the runtime reads (validated before, so only a programmer can miss). */
-function roleSettingSpec (key: string): KeySpec {
+/** A Java client key of the schema: of a client role, or one every client of a cluster reads (`sasl.login.*`). */
+function clientKeySpec (key: string): KeySpec {
   const spec = findKey(key)
-  if (spec?.scope !== Scopes.CLIENT_ROLE) throw internal(`${key} is not a client setting of the schema`)
+  if (spec === undefined || !(spec.scope === Scopes.CLIENT_ROLE || (spec.scope === Scopes.CLUSTER && spec.origin === Origins.CLIENT))) {
+    throw internal(`${key} is not a client setting of the schema`)
+  }
   return spec
 }
 

@@ -58,6 +58,8 @@ export interface KeySpec {
   readonly otherValuesMean?: string
   /** Smallest accepted number, apart from -1 when `minusOneMeans` is set. */
   readonly min?: number
+  /** Largest accepted number (Java's `ConfigDef.Range.between`). */
+  readonly max?: number
   readonly minusOneMeans?: string
   /** LIST of Java regexes (validated by compiling them). */
   readonly regexList?: boolean
@@ -74,6 +76,11 @@ export interface KeySpec {
 }
 
 export type ClientRoleName = 'consumer' | 'producer' | 'admin'
+
+/** The SASL mechanisms kmirror speaks (`sasl.mechanism`). */
+export const SASL_MECHANISMS = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const
+/** The key and trust store types kmirror reads (`ssl.keystore.type`, `ssl.truststore.type`). */
+export const STORE_TYPES = ['JKS', 'PKCS12', 'PEM'] as const
 
 const { BOOLEAN, SHORT, INT, LONG, DOUBLE, STRING, PASSWORD, LIST, CLASS, ENUM } = KeyTypes
 const { TOP_LEVEL, CONNECTOR, WORKER, CLUSTER, CLIENT_ROLE } = Scopes
@@ -198,14 +205,14 @@ export const KEYS: readonly KeySpec[] = [
   { name: 'sasl.oauthbearer.sub.claim.name', type: STRING, default: 'sub', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: the token claim that names the principal; a token without it is refused, as by the Java client.' },
   { name: 'sasl.oauthbearer.header.urlencode', type: BOOLEAN, default: 'false', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: URL-encode the client id and secret in the token request\'s Basic authorization header (RFC 6749 §2.3.1).' },
   { name: 'sasl.oauthbearer.jwt.retriever.class', type: CLASS, default: 'org.apache.kafka.common.security.oauthbearer.DefaultJwtRetriever', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER token retriever (Kafka 4.1): the default, `ClientCredentialsJwtRetriever` and `FileJwtRetriever` are supported; the JWT-bearer grant is not.' },
-  { name: 'sasl.login.refresh.window.factor', type: DOUBLE, default: '0.8', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: replace a token after this fraction of its lifetime (plus jitter), as the Java client does.' },
-  { name: 'sasl.login.refresh.window.jitter', type: DOUBLE, default: '0.05', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: random extra fraction of the lifetime added to the refresh time.' },
-  { name: 'sasl.login.refresh.min.period.seconds', type: SHORT, default: '60', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: least time between two token refreshes (ignored for tokens too short to allow it).' },
-  { name: 'sasl.login.refresh.buffer.seconds', type: SHORT, default: '300', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: refresh at least this long before the token expires (ignored for tokens too short to allow it).' },
-  { name: 'sasl.login.retry.backoff.ms', type: LONG, default: '100', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: first wait before retrying a failed token request; doubles each time.' },
-  { name: 'sasl.login.retry.backoff.max.ms', type: LONG, default: '10000', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: total time spent retrying a token request. HTTP 4xx answers (bad credentials) are not retried.' },
-  { name: 'sasl.login.connect.timeout.ms', type: INT, default: '10000', mm2Default: 'none', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: connect timeout of a token request.' },
-  { name: 'sasl.login.read.timeout.ms', type: INT, default: '30000', mm2Default: 'none', scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: read timeout of a token request.' },
+  { name: 'sasl.login.refresh.window.factor', type: DOUBLE, default: '0.8', min: 0.5, max: 1.0, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: replace a token after this fraction of its lifetime (plus jitter), as the Java client does. 0.5 to 1.0.' },
+  { name: 'sasl.login.refresh.window.jitter', type: DOUBLE, default: '0.05', min: 0, max: 0.25, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: random extra fraction of the lifetime added to the refresh time. 0 to 0.25.' },
+  { name: 'sasl.login.refresh.min.period.seconds', type: SHORT, default: '60', min: 0, max: 900, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: least time between two token refreshes (ignored for tokens too short to allow it). 0 to 900.' },
+  { name: 'sasl.login.refresh.buffer.seconds', type: SHORT, default: '300', min: 0, max: 3600, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: refresh at least this long before the token expires (ignored for tokens too short to allow it). 0 to 3600.' },
+  { name: 'sasl.login.retry.backoff.ms', type: LONG, default: '100', min: 0, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: first wait before retrying a failed token request; doubles each time.' },
+  { name: 'sasl.login.retry.backoff.max.ms', type: LONG, default: '10000', min: 0, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: total time spent retrying a token request. HTTP 4xx answers (bad credentials) are not retried.' },
+  { name: 'sasl.login.connect.timeout.ms', type: INT, default: '10000', mm2Default: 'none', min: 0, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: connect timeout of a token request.' },
+  { name: 'sasl.login.read.timeout.ms', type: INT, default: '30000', mm2Default: 'none', min: 0, scope: CLUSTER, origin: CLIENT, doc: 'OAUTHBEARER: read timeout of a token request.' },
   { name: 'ssl.truststore.type', type: STRING, default: 'JKS', scope: CLUSTER, origin: CLIENT, doc: '`JKS`, `PKCS12` or `PEM`. As in Java (JDK 9+), JKS and PKCS12 files are told apart by their content, so either type reads either file.' },
   { name: 'ssl.truststore.location', type: STRING, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Truststore file (CA certificates of the brokers). Unset: the system\'s CAs.' },
   { name: 'ssl.truststore.certificates', type: PASSWORD, default: null, scope: CLUSTER, origin: CLIENT, doc: 'Trusted CA certificates inline, in PEM (with `ssl.truststore.type = PEM`); `\\` line continuations are fine.' },

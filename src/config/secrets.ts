@@ -5,8 +5,9 @@
  *   ...) under any prefix (`A.`, `A.consumer.`, `A->B.source.admin.`) and of unknown keys a typo away from one
  *   (`sasl.jaas.confg`, `ssl.keystore.pasword`); the option values inside any JAAS login line
  *   (`... required username="u" password="p";`), whatever its key, except options known to be harmless
- *   (username, serviceName, ...); PEM private keys, whatever their key; every value a config provider returned
- *   (resolve-references.ts), except into keys whose values are numbers, flags or choices (below);
+ *   (username, serviceName, ...); PEM private keys, whatever their key; the user info and query of any URL
+ *   value (`https://id:secret@idp/token?client_secret=x`: the token endpoint); every value a config provider
+ *   returned (resolve-references.ts), except into keys whose values are numbers, flags or choices (below);
  * - guessed: values of other keys whose name says secret (`my.api.secret`, `db.passwd`), and provider values
  *   resolved into numbers, flags and choices (`A->B.replication.factor = ${env:RF}`): such a value is data, and
  *   hiding every `3` of the output would hide offsets and counts;
@@ -22,11 +23,15 @@ import { closest, levenshtein } from './suggest.ts'
 /** JAAS options that name things rather than prove identity; every other option value is hidden. */
 const PUBLIC_JAAS_OPTIONS = new Set([
   'username', 'user', 'serviceName', 'principal', 'useKeyTab', 'keyTab', 'storeKey', 'useTicketCache', 'debug',
-  'clientId', 'scope', 'unsecuredLoginStringClaim_sub'
+  'clientId', 'scope', 'unsecuredLoginStringClaim_sub',
+  // The token endpoint's TLS settings (oauth-options.ts): where the stores are, not what opens them.
+  'ssl.truststore.location', 'ssl.truststore.type', 'ssl.keystore.location', 'ssl.keystore.type', 'ssl.endpoint.identification.algorithm'
 ])
 const JAAS_LINE = /^\s*[\w.$]+\s+(required|requisite|sufficient|optional)\b/
 const JAAS_OPTION = /([\w.-]+)(\s*=\s*)("(?:[^"\\]|\\.)*"|[^\s;"]+)/g
 const PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----/
+/** A URL value: scheme, user info (group 1, without `@`), host and path, query (group 2, without `?`), fragment. */
+const URL_PARTS = /^\s*[a-z][a-z0-9+.-]*:\/\/(?:([^/?#@\s]*)@)?[^?#\s]*(?:\?([^#\s]*))?(?:#\S*)?\s*$/i
 /** Words that make a key name secret, matched per name segment with a typo or two allowed for long ones. */
 const SECRET_WORDS = ['password', 'passwd', 'passphrase', 'secret', 'credentials', 'credential', 'jaas', 'token', 'apikey']
 
@@ -127,6 +132,7 @@ export function secretValues (values: Readonly<Record<string, string>>, fromProv
     const kind = PRIVATE_KEY.test(value) ? SecretKinds.CERTAIN : secretKeyKind(key)
     if (kind !== undefined) (kind === SecretKinds.CERTAIN ? certain : guessed).add(value)
     if (looksLikeJaas(value)) for (const secret of jaasSecrets(value)) certain.add(secret)
+    for (const secret of urlSecrets(value)) certain.add(secret)
   }
   for (const [key, provided] of fromProviders) {
     if (key === 'clusters') continue
@@ -140,11 +146,32 @@ export function secretValues (values: Readonly<Record<string, string>>, fromProv
   }
 }
 
+/** The user info (and its password part) and the query of a URL value, which may hold credentials. */
+function urlSecrets (value: string): string[] {
+  const match = URL_PARTS.exec(value)
+  if (match === null) return []
+  const [, userInfo, query] = match
+  const password = userInfo?.includes(':') === true ? userInfo.slice(userInfo.indexOf(':') + 1) : undefined
+  return [userInfo, password, query].filter((part): part is string => part !== undefined && part !== '')
+}
+
+/** A URL value with its user info and query replaced; any other value unchanged. */
+function redactUrl (value: string): string {
+  const match = URL_PARTS.exec(value)
+  if (match === null) return value
+  const [, userInfo, query] = match
+  let shown = value
+  if (userInfo !== undefined && userInfo !== '') shown = shown.replace(`${userInfo}@`, `${REDACTED}@`)
+  if (query !== undefined && query !== '') shown = shown.replace(`?${query}`, `?${REDACTED}`)
+  return shown
+}
+
 /**
  * VALUE as `kmirror validate` may show it for KEY: a JAAS line with its secret options replaced, the whole
- * value of a secret key or a private key replaced, anything else unchanged (the Redactor then hides values
- * that came from config providers). A value written as references only (`${file:/etc/kafka/pw.properties:pw}`,
- * also a JAAS option's) is shown: it names where the secret is, not the secret.
+ * value of a secret key or a private key replaced, a URL without its user info and query, anything else
+ * unchanged (the Redactor then hides values that came from config providers). A value written as references
+ * only (`${file:/etc/kafka/pw.properties:pw}`, also a JAAS option's) is shown: it names where the secret is, not
+ * the secret.
  */
 export function redactValue (key: string, value: string): string {
   if (looksLikeJaas(value)) {
@@ -152,7 +179,7 @@ export function redactValue (key: string, value: string): string {
       PUBLIC_JAAS_OPTIONS.has(name) || isOnlyReferences(written.replace(/^"(.*)"$/s, '$1')) ? whole : `${name}${equals}"${REDACTED}"`)
   }
   if (isOnlyReferences(value)) return value
-  return isSecretKey(key) || PRIVATE_KEY.test(value) ? REDACTED : value
+  return isSecretKey(key) || PRIVATE_KEY.test(value) ? REDACTED : redactUrl(value)
 }
 
 function isOnlyReferences (value: string): boolean {

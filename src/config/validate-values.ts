@@ -7,13 +7,11 @@ import { compileJavaRegexList, JavaRegexError } from '../policy/java-regex.ts'
 import { normalizePolicyClass } from './flows.ts'
 import { classifyKey, clientKeyOf, flowRestUsage, clusterRestUsage, topLevelUsage, Usages, type KeyShape } from './key-shapes.ts'
 import { quoteLiterally, type Quote, type Quoted } from './quoted-values.ts'
-import { findKey, KeyTypes, Scopes, type ClientRoleName, type KeySpec } from './schema.ts'
+import { findKey, KeyTypes, SASL_MECHANISMS, Scopes, STORE_TYPES, type ClientRoleName, type KeySpec } from './schema.ts'
 import { IntegerWidths, javaTrim, parseConfigBoolean, parseJavaInteger, splitList } from './values.ts'
 
 type Props = Readonly<Record<string, string>>
 
-const SUPPORTED_SASL = ['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512', 'OAUTHBEARER'] as const
-const STORE_TYPES = ['JKS', 'PKCS12', 'PEM'] as const
 const WIDTHS = { [KeyTypes.SHORT]: IntegerWidths.SHORT, [KeyTypes.INT]: IntegerWidths.INT, [KeyTypes.LONG]: IntegerWidths.LONG } as const
 
 /** Problems with the values of RAW; `quote` says how a message may show each one (quoted-values.ts). */
@@ -68,7 +66,7 @@ export function checkValue (spec: KeySpec, value: string, shown: Quoted = { text
     case KeyTypes.BOOLEAN: return checkBoolean(spec, value, shown)
     case KeyTypes.SHORT: case KeyTypes.INT: case KeyTypes.LONG: return checkInteger(spec, value, shown)
     case KeyTypes.ENUM: return checkEnum(spec, value, shown)
-    case KeyTypes.DOUBLE: return value.trim() !== '' && Number.isFinite(Number(value)) ? undefined : `must be a number, not ${shown.text}`
+    case KeyTypes.DOUBLE: return checkDouble(spec, value, shown)
     default: return undefined
   }
 }
@@ -83,9 +81,25 @@ function checkInteger (spec: KeySpec, value: string, shown: Quoted): string | un
   const width = WIDTHS[spec.type as keyof typeof WIDTHS]
   const number = parseJavaInteger(value, width)
   if (number === undefined) return `must be a whole number (a Java ${spec.type}), not ${shown.text}`
-  if (spec.min === undefined || number >= spec.min || (number === -1 && spec.minusOneMeans !== undefined)) return undefined
+  if (number === -1 && spec.minusOneMeans !== undefined) return undefined
   const minusOne = spec.minusOneMeans === undefined ? '' : ` (or -1 for ${spec.minusOneMeans})`
-  return `must be at least ${spec.min}${minusOne}, not ${shown.hidden ? shown.text : number}`
+  return checkRange(spec, number, minusOne, shown)
+}
+
+function checkDouble (spec: KeySpec, value: string, shown: Quoted): string | undefined {
+  const number = Number(value)
+  if (value.trim() === '' || !Number.isFinite(number)) return `must be a number, not ${shown.text}`
+  return checkRange(spec, number, '', shown)
+}
+
+/** Java's `ConfigDef.Range`: at least `min`, at most `max` (each when set). */
+function checkRange (spec: KeySpec, number: number, alternative: string, shown: Quoted): string | undefined {
+  const low = spec.min !== undefined && number < spec.min
+  const high = spec.max !== undefined && number > spec.max
+  if (!low && !high) return undefined
+  const not = shown.hidden ? shown.text : String(number)
+  if (spec.min !== undefined && spec.max !== undefined) return `must be from ${spec.min} to ${spec.max}${alternative}, not ${not}`
+  return low ? `must be at least ${spec.min ?? ''}${alternative}, not ${not}` : `must be at most ${spec.max ?? ''}, not ${not}`
 }
 
 function checkEnum (spec: KeySpec, value: string, shown: Quoted): string | undefined {
@@ -145,10 +159,10 @@ function checkRequestTimeout (value: string, shown: Quoted, spec: KeySpec): stri
 
 function checkSaslMechanism (value: string, shown: Quoted): string | undefined {
   const mechanism = javaTrim(value)
-  if ((SUPPORTED_SASL as readonly string[]).includes(mechanism)) return undefined
-  const supported = 'kmirror supports PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 and OAUTHBEARER'
+  if ((SASL_MECHANISMS as readonly string[]).includes(mechanism)) return undefined
+  const supported = `kmirror supports ${SASL_MECHANISMS.slice(0, -1).join(', ')} and ${SASL_MECHANISMS.at(-1) ?? ''}`
   if (shown.hidden) return `${shown.text} is not a SASL mechanism kmirror supports (mechanism names are case-sensitive): ${supported}`
-  if ((SUPPORTED_SASL as readonly string[]).includes(mechanism.toUpperCase())) {
+  if ((SASL_MECHANISMS as readonly string[]).includes(mechanism.toUpperCase())) {
     return `mechanism names are case-sensitive: write ${mechanism.toUpperCase()}`
   }
   if (mechanism === 'GSSAPI') return `GSSAPI (Kerberos) is not supported: ${supported}`
@@ -158,5 +172,5 @@ function checkSaslMechanism (value: string, shown: Quoted): string | undefined {
 
 function checkStoreType (prefix: string, value: string, shown: Quoted): string | undefined {
   if ((STORE_TYPES as readonly string[]).includes(javaTrim(value).toUpperCase())) return undefined
-  return `${shown.text} stores are not supported: use JKS, PKCS12 or PEM (keytool -importkeystore -deststoretype PKCS12 converts other key stores) and set ${prefix}.type accordingly`
+  return `${shown.text} stores are not supported: use ${STORE_TYPES.slice(0, -1).join(', ')} or ${STORE_TYPES.at(-1) ?? ''} (keytool -importkeystore -deststoretype PKCS12 converts other key stores) and set ${prefix}.type accordingly`
 }

@@ -148,11 +148,14 @@ export class AdminClient {
       if (names.includes('TOPIC_ALREADY_EXISTS')) return CreateOutcomes.EXISTS
       if (names.includes('INVALID_REPLICATION_FACTOR')) {
         const brokers = await this.brokerCount().catch(() => undefined)
-        throw new KmirrorError(ErrorCodes.TOPIC_CREATE,
-          `cannot create topic ${topic.name} on ${this.#label} with replication factor ${topic.replicationFactor}` +
-          (brokers === undefined ? '' : `: the cluster has ${brokers} broker(s)`) +
-          `; set ${topic.replicationFactorKey ?? 'the replication factor key of this topic'} to at most that, or to -1 for the broker default`,
-          { cause: err, details: { topic: topic.name, kafkaErrors: names } })
+        const key = topic.replicationFactorKey ?? 'the replication factor key of this topic'
+        const count = brokers === undefined ? '' : `: the cluster has ${brokers} broker(s)`
+        // -1 asks for the broker's default.replication.factor, which brokers before Kafka 2.4 (CreateTopics v3 and
+        // older) do not have: they refuse -1 itself.
+        const message = topic.replicationFactor === -1
+          ? `cannot create topic ${topic.name} on ${this.#label} with replication factor -1 (the broker default)${count}; brokers before Kafka 2.4 have no default and the broker's default.replication.factor may exceed the brokers: set ${key} to a number`
+          : `cannot create topic ${topic.name} on ${this.#label} with replication factor ${topic.replicationFactor}${count}; set ${key} to at most that, or to -1 for the broker default (Kafka 2.4+)`
+        throw new KmirrorError(ErrorCodes.TOPIC_CREATE, message, { cause: err, details: { topic: topic.name, kafkaErrors: names } })
       }
       throw toKmirrorError(err, ErrorCodes.TOPIC_CREATE, `create topic ${topic.name} on ${this.#label}`)
     }
@@ -189,10 +192,6 @@ export class AdminClient {
     }
   }
 
-  /**
-   * Incremental config changes of one topic (KIP-339): `set` writes a value, `delete` reverts the key to the
-   * cluster's default. Keys not named are left alone.
-   */
   /**
    * Sets and deletes topic configs with IncrementalAlterConfigs (Kafka 2.3+). A cluster without it gets the legacy
    * AlterConfigs, as MirrorMaker 2 3.x did: that request replaces the topic's whole config, so it carries every

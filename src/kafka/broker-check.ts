@@ -31,12 +31,13 @@ export interface BrokerRelease {
 }
 
 /**
- * Checks every broker of the cluster. `cluster` names it in messages ("cluster A"). Rejects with
- * BROKER_INCOMPATIBLE for the first broker below the floor, or with the connection error of an unreachable
- * cluster (CLUSTER_UNREACHABLE, retriable).
+ * Checks every broker of the cluster. `cluster` names it in messages ("cluster A"), `alias` the keys in hints
+ * ("A.ssl.truststore.location"). Rejects with BROKER_INCOMPATIBLE for the first broker below the floor, or with
+ * the connection error of an unreachable cluster (CLUSTER_UNREACHABLE, retriable) naming its cause.
  */
-export async function checkBrokers (props: ClientProps, clientId: string, cluster: string): Promise<BrokerRelease[]> {
+export async function checkBrokers (props: ClientProps, clientId: string, cluster: string, alias?: string): Promise<BrokerRelease[]> {
   const options = toConnectOptions(props, clientId)
+  const context = { ...(alias === undefined ? {} : { alias }), protocol: props['security.protocol'] ?? 'PLAINTEXT' }
   const pool = new ConnectionPool(clientId, options)
   try {
     let metadata
@@ -44,7 +45,7 @@ export async function checkBrokers (props: ClientProps, clientId: string, cluste
       const bootstrap = await pool.getFirstAvailable(options.bootstrapBrokers.map(parseBrokerAddress))
       metadata = await sendRequest(bootstrap, MetadataApi, { topics: [] }, cluster)
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster} (${options.bootstrapBrokers.join(',')})`)
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster} (${options.bootstrapBrokers.join(',')})`, context)
     }
     return await Promise.all([...metadata.brokers.values()].map(async broker => {
       const address = `${broker.host}:${broker.port}`
@@ -52,7 +53,7 @@ export async function checkBrokers (props: ClientProps, clientId: string, cluste
       try {
         apis = await brokerApis(await pool.get({ host: broker.host, port: broker.port }))
       } catch (err) {
-        throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `ask broker ${broker.nodeId} (${address}) of ${cluster} which API versions it speaks`)
+        throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `ask broker ${broker.nodeId} (${address}) of ${cluster} which API versions it speaks`, context)
       }
       const missing = NEEDED.find(spec => apis.versionFor(spec) === null)
       if (missing !== undefined) throw apis.incompatible(missing, cluster)

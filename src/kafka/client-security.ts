@@ -3,6 +3,9 @@
  * with the same settings (as Java's LoginManager shares one login): stores are read and decrypted once, and one
  * token cache serves all connections. `prepareClientSecurity` runs at start-up, before anything is written, and
  * turns every unusable setting into a ConfigProblem naming `<alias>.<key>`.
+ *
+ * Invariant: a prepared value holds nothing of the cluster it was first prepared for (two aliases may share it),
+ * so its errors never name a cluster; the caller's action does.
  */
 import type { ClientProps, ClusterClientConfig } from '../config/types.ts'
 import type { ConfigProblem } from '../errors.ts'
@@ -24,19 +27,23 @@ function securityKey (props: ClientProps): string {
   return JSON.stringify(relevant)
 }
 
-/** The security of `props`; `label` names the cluster in errors (`cluster A`). Throws ClientConfigError. */
-export function clientSecurity (props: ClientProps, label?: string): ClientSecurity {
+/** The security of `props`, prepared on first use. Throws ClientConfigError. */
+export function clientSecurity (props: ClientProps): ClientSecurity {
   const key = securityKey(props)
   const known = prepared.get(key)
   if (known !== undefined) return known
   const protocol = (props['security.protocol'] ?? 'PLAINTEXT').trim().toUpperCase()
-  const name = label ?? `the cluster at ${props['bootstrap.servers'] ?? '?'}`
   const security: ClientSecurity = {
     ...(protocol === 'SSL' || protocol === 'SASL_SSL' ? { tls: loadTlsMaterial(props) } : {}),
-    ...(protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL' ? { sasl: saslOptions(props, name) } : {})
+    ...(protocol === 'SASL_PLAINTEXT' || protocol === 'SASL_SSL' ? { sasl: saslOptions(props) } : {})
   }
   prepared.set(key, security)
   return security
+}
+
+/** Forgets every prepared setting (tests: stores and token caches are read again). */
+export function resetClientSecurity (): void {
+  prepared.clear()
 }
 
 /** Prepares every client of `clusters`; each setting kmirror cannot use becomes a problem naming `<alias>.<key>`. */
@@ -46,7 +53,7 @@ export function prepareClientSecurity (clusters: readonly ClusterClientConfig[])
   for (const cluster of clusters) {
     for (const props of [cluster.admin, cluster.consumer, cluster.producer]) {
       try {
-        clientSecurity(props, `cluster ${cluster.alias}`)
+        clientSecurity(props)
       } catch (err) {
         if (!(err instanceof ClientConfigError)) throw err
         const problem = { key: `${cluster.alias}.${err.key}`, message: err.problem }

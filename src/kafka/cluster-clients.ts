@@ -87,7 +87,7 @@ export class ClusterClients {
    * connection error of an unreachable cluster. Asked once; a failure is asked again next time.
    */
   async checkBrokers (): Promise<BrokerRelease[]> {
-    this.#check ??= checkBrokers(this.#cluster.admin, this.clientId(`${this.#side}-check`), this.label)
+    this.#check ??= checkBrokers(this.#cluster.admin, this.clientId(`${this.#side}-check`), this.label, this.alias)
     try {
       return await this.#check
     } catch (err) {

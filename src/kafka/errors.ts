@@ -4,26 +4,8 @@
  */
 import { NetworkError, protocolErrorsCodesById, UnsupportedApiError } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError, type ErrorCode } from '../errors.ts'
-
-/**
- * Visits every error of the library's error tree (aggregated `errors`, then `cause`), breadth first, each
- * once, until `visit` returns something other than undefined, which is then returned.
- */
-export function searchErrorTree<T> (err: unknown, visit: (e: object) => T | undefined): T | undefined {
-  const seen = new Set<unknown>()
-  const queue: unknown[] = [err]
-  while (queue.length > 0) {
-    const e = queue.shift()
-    if (e === null || typeof e !== 'object' || seen.has(e)) continue
-    seen.add(e)
-    const found = visit(e)
-    if (found !== undefined) return found
-    const nested = (e as { errors?: unknown }).errors
-    if (Array.isArray(nested)) queue.push(...nested)
-    queue.push((e as { cause?: unknown }).cause)
-  }
-  return undefined
-}
+import { connectionHint, type ConnectionContext } from './connection-hints.ts'
+import { searchErrorTree } from './error-tree.ts'
 
 /** Kafka protocol error names found anywhere in the error tree (e.g. TOPIC_ALREADY_EXISTS). */
 export function kafkaErrorNames (err: unknown): string[] {
@@ -46,9 +28,9 @@ export function isRetriableKafkaError (code: number): boolean {
   return RETRIABLE_NAMES.has(kafkaErrorName(code))
 }
 
-/** The hint for a Kafka error name, if users meet it often enough to have one. */
-export function kafkaErrorHint (name: string): string | undefined {
-  return HINTS[name]
+/** The hint for a Kafka error name, if users meet it often enough to have one; `alias` prefixes the keys it names. */
+export function kafkaErrorHint (name: string, alias?: string): string | undefined {
+  return HINTS[name]?.replaceAll('<alias>.', alias === undefined ? '' : `${alias}.`)
 }
 
 function describe (err: unknown): string {
@@ -67,14 +49,18 @@ export function isNetworkError (err: unknown): boolean {
   return err instanceof Error && NetworkError.isRetryable(err)
 }
 
-export function toKmirrorError (err: unknown, code: ErrorCode, action: string): KmirrorError {
+/**
+ * `err` of the library as a KmirrorError whose message starts with `action` (which names the cluster) and ends
+ * with what to check. `context` (alias, security.protocol) makes the hint name the keys to fix exactly.
+ */
+export function toKmirrorError (err: unknown, code: ErrorCode, action: string, context: ConnectionContext = {}): KmirrorError {
   if (err instanceof KmirrorError) return err
   // kmirror's own errors raised inside the library (authentication, token endpoint) already say what to fix.
   const own = searchErrorTree(err, e => (e instanceof KmirrorError ? e : undefined))
   if (own !== undefined) return new KmirrorError(own.code, `${action}: ${own.message}`, { cause: err, retriable: own.retriable, details: own.details })
   const names = kafkaErrorNames(err)
   const network = isNetworkError(err) || names.some(n => n.startsWith('NOT_') || n.endsWith('_NOT_AVAILABLE') || n === 'REQUEST_TIMED_OUT')
-  const hint = names.map(n => HINTS[n]).find(h => h !== undefined) ?? (network ? NETWORK_HINT : undefined)
+  const hint = names.map(n => kafkaErrorHint(n, context.alias)).find(h => h !== undefined) ?? (network || isConnectionRefusal(err) ? connectionHint(err, context) : undefined)
   const suffix = (names.length > 0 ? ` [${names.join(', ')}]` : '') + (hint === undefined ? '' : `; ${hint}`)
   const denied = names.some(n => n.endsWith('_AUTHORIZATION_FAILED'))
   const finalCode = denied ? ErrorCodes.NOT_AUTHORIZED : network ? ErrorCodes.CLUSTER_UNREACHABLE : code
@@ -85,10 +71,15 @@ export function toKmirrorError (err: unknown, code: ErrorCode, action: string): 
   })
 }
 
+/** The library refusing to talk to a listener of the other kind (TLS versus plaintext): not a network error. */
+function isConnectionRefusal (err: unknown): boolean {
+  return searchErrorTree(err, e => ((e as { code?: unknown }).code === 'PLT_KFK_USER' && /TLS/.test((e as Error).message ?? '') ? true : undefined)) === true
+}
+
 /** A Kafka error code returned in a response (not thrown by the library) as a KmirrorError, named and hinted. */
 export function kafkaResponseError (errorCode: number, code: ErrorCode, action: string): KmirrorError {
   const name = kafkaErrorName(errorCode)
-  const hint = HINTS[name]
+  const hint = kafkaErrorHint(name)
   const denied = name.endsWith('_AUTHORIZATION_FAILED')
   return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : code, `${action}: Kafka error ${name}${hint === undefined ? '' : `; ${hint}`}`, {
     retriable: RETRIABLE_NAMES.has(name),
@@ -109,9 +100,6 @@ const HINTS: Readonly<Record<string, string>> = {
   MESSAGE_TOO_LARGE: 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)',
   RECORD_LIST_TOO_LARGE: 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)'
 }
-const NETWORK_HINT = 'check <alias>.bootstrap.servers, that the cluster is reachable from here, and that <alias>.security.protocol matches the listener ' +
-  '(a listener with ssl.client.auth=required closes TLS connections without a client certificate: set <alias>.ssl.keystore.*)'
-
 const RETRIABLE_NAMES = new Set([
   'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'REQUEST_TIMED_OUT',
   'NETWORK_EXCEPTION', 'COORDINATOR_NOT_AVAILABLE', 'COORDINATOR_LOAD_IN_PROGRESS', 'NOT_COORDINATOR', 'NOT_ENOUGH_REPLICAS',

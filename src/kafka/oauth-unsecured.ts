@@ -3,9 +3,10 @@
  * built from the JAAS options `unsecuredLoginStringClaim_<name>`, `unsecuredLoginNumberClaim_<name>`,
  * `unsecuredLoginListClaim_<name>` (first character = separator), `unsecuredLoginPrincipalClaimName` (sub),
  * `unsecuredLoginLifetimeSeconds` (3600). For development brokers only: anyone can write such a token.
+ * Messages name the options, never their values (every JAAS option value counts as a secret).
  */
 import { ClientConfigError } from './client-config-error.ts'
-import type { Token } from './oauth-token.ts'
+import type { Token } from './oauth-token-cache.ts'
 
 const PREFIX = 'unsecuredLogin'
 
@@ -14,12 +15,13 @@ export function unsecuredToken (options: Readonly<Record<string, string>>): (now
   const principalClaim = options[`${PREFIX}PrincipalClaimName`]?.trim() || 'sub'
   const lifetime = Number(options[`${PREFIX}LifetimeSeconds`] ?? '3600')
   if (!Number.isSafeInteger(lifetime) || lifetime <= 0) {
-    throw new ClientConfigError('sasl.jaas.config', `has ${PREFIX}LifetimeSeconds=${JSON.stringify(options[`${PREFIX}LifetimeSeconds`])}: write a whole number of seconds`)
+    throw new ClientConfigError('sasl.jaas.config', `has an ${PREFIX}LifetimeSeconds option that is not a whole number of seconds above 0: fix it`)
   }
   const claims = customClaims(options)
   const principal = claims[principalClaim]
   if (typeof principal !== 'string' || principal.trim() === '') {
-    throw new ClientConfigError('sasl.jaas.config', `has no ${PREFIX}StringClaim_${principalClaim}="<principal>": without sasl.login.callback.handler.class, OAUTHBEARER uses Java's unsecured tokens, which need the principal claim (or set the handler class and a token endpoint)`)
+    const claim = principalClaim === 'sub' ? 'sub' : '<the claim unsecuredLoginPrincipalClaimName names>'
+    throw new ClientConfigError('sasl.jaas.config', `has no ${PREFIX}StringClaim_${claim}="<principal>": without sasl.login.callback.handler.class, OAUTHBEARER uses Java's unsecured tokens, which need the principal claim (or set the handler class and a token endpoint)`)
   }
   return now => {
     const iat = now / 1000
@@ -52,6 +54,6 @@ function claimOf (key: string): [('String' | 'Number' | 'List') | undefined, str
 
 function numberClaim (key: string, value: string): number {
   const number = Number(value)
-  if (!Number.isFinite(number) || value.trim() === '') throw new ClientConfigError('sasl.jaas.config', `has ${key}=${JSON.stringify(value)}, which is not a number`)
+  if (!Number.isFinite(number) || value.trim() === '') throw new ClientConfigError('sasl.jaas.config', `has a ${key} option whose value is not a number: write a number`)
   return number
 }

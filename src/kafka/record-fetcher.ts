@@ -20,7 +20,7 @@ import { parseBrokerAddress } from './broker-address.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { MetadataCache } from './metadata-cache.ts'
 import { toOffset } from './offsets.ts'
-import { FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
+import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { BatchAttributes, decodeRecords, isAbortMarker, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
@@ -155,7 +155,7 @@ export class RecordFetcher {
       const connection = await this.#pool.get(broker)
       response = await sendRequest(connection, FetchApi, {
         maxWaitMs: this.#options.maxWaitMs, minBytes: 1, maxBytes: this.#options.maxBytes, isolationLevel: this.#isolationLevel(), topics
-      }, this.#cluster)
+      }, this.#cluster, topics.every(t => t.id !== null) ? FetchApi.maxVersion : FETCH_TOPIC_IDS_FROM - 1)
     } catch (err) {
       this.#metadata.invalidate()
       throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster}`)

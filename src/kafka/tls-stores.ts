@@ -3,18 +3,21 @@
  * loaded into what Node's TLS takes: PEM certificates and an unencrypted private key (or a PKCS12 blob).
  *
  * Rules follow Kafka's DefaultSslEngineFactory: the default type is JKS; inline PEM values need type PEM and
- * exclude the `location`; PEM stores take no store password (only `ssl.key.password` for an encrypted key); a
- * JKS/PKCS12 keystore needs its password, a truststore may omit it (no integrity check). Since JDK 9 Java's JKS
- * and PKCS12 key stores each read both formats, so the file's content decides, not the type. Every problem is a
- * ClientConfigError naming the key to fix, never a password.
+ * exclude the `location`; PEM stores take no store password; a PEM keystore file needs `ssl.key.password` and an
+ * encrypted key, an inline key is encrypted exactly when `ssl.key.password` is set; a JKS/PKCS12 keystore needs
+ * its password, a truststore may omit it (no integrity check); a PKCS12 key is decrypted with ssl.key.password
+ * when set. Since JDK 9 Java's JKS and PKCS12 key stores each read both formats, so the file's content decides,
+ * not the type. Every problem is a ClientConfigError naming the key to fix, never a password.
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto'
 import { createSecureContext } from 'node:tls'
 import { readFileSync } from 'node:fs'
-import { decrypt as decryptJksKey, parseJks, toPem as pkcs12ToPem } from 'jks-js'
+import { decrypt as decryptJksKey, parseJks } from 'jks-js'
+import { STORE_TYPES } from '../config/schema.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ClientConfigError } from './client-config-error.ts'
 import { derToPem, isCertificate, isPrivateKey, pemBlocks } from './pem.ts'
+import { readPkcs12, type Pkcs12Contents } from './pkcs12.ts'
 
 export interface TlsMaterial {
   /** Trusted CA certificates (PEM); undefined = Node's default CAs. */
@@ -29,7 +32,6 @@ export interface TlsMaterial {
 }
 
 type StoreKind = 'keystore' | 'truststore'
-const STORE_TYPES = ['JKS', 'PKCS12', 'PEM'] as const
 const JKS_MAGIC = 0xfeedfeed
 const JCEKS_MAGIC = 0xcececece
 
@@ -46,7 +48,7 @@ function storeType (props: ClientProps, kind: StoreKind): string {
   const key = `ssl.${kind}.type`
   const type = (setting(props, key) ?? 'JKS').trim().toUpperCase()
   if (!(STORE_TYPES as readonly string[]).includes(type)) {
-    throw new ClientConfigError(key, `is ${JSON.stringify(props[key])}: kmirror reads JKS, PKCS12 and PEM stores; convert the store (keytool -importkeystore) to one of them`)
+    throw new ClientConfigError(key, `is ${JSON.stringify(props[key])}: kmirror reads ${STORE_TYPES.slice(0, -1).join(', ')} and ${STORE_TYPES.at(-1) ?? ''} stores; convert the store (keytool -importkeystore) to one of them`)
   }
   return type
 }
@@ -73,6 +75,9 @@ function loadKeystore (props: ClientProps): TlsMaterial {
   const file = location as string
   if (type === 'PEM') {
     if (password !== undefined) throw new ClientConfigError('ssl.keystore.password', 'cannot be used with a PEM keystore: only ssl.key.password (for an encrypted private key) applies')
+    if (keyPassword === undefined) {
+      throw new ClientConfigError('ssl.key.password', `is not set, but Java requires it for a PEM keystore file (ssl.keystore.location = ${file}), whose key must then be encrypted PKCS#8 (openssl pkcs8 -topk8 -v2 aes-256-cbc): encrypt the key and set ssl.key.password, or give an unencrypted key inline with ssl.keystore.key and ssl.keystore.certificate.chain`)
+    }
     const text = readStoreFile('ssl.keystore.location', file).toString('utf8')
     return pemKeystore({ chain: text, chainKey: 'ssl.keystore.location', key: text, keyKey: 'ssl.keystore.location', keyPassword })
   }
@@ -127,7 +132,14 @@ function binaryFormat (bytes: Buffer, key: string, path: string, kind: StoreKind
 
 function binaryKeystore (path: string, password: string, keyPassword: string | undefined): TlsMaterial {
   const bytes = readStoreFile('ssl.keystore.location', path)
-  if (binaryFormat(bytes, 'ssl.keystore.location', path, 'keystore') === 'PKCS12') return pkcs12Keystore(bytes, path, password)
+  if (binaryFormat(bytes, 'ssl.keystore.location', path, 'keystore') === 'PKCS12') {
+    const material = pkcs12Keystore(bytes, path, password)
+    if (keyPassword !== undefined && keyPassword !== password) {
+      // Java decrypts a PKCS12 key with ssl.key.password; keytool and openssl protect it with the store password.
+      throw new ClientConfigError('ssl.key.password', `differs from ssl.keystore.password, but the key of the PKCS12 keystore ${path} is protected by the store password (as keytool and openssl write PKCS12 keystores), so Java would fail to read it: remove ssl.key.password, or set it to the store password`)
+    }
+    return material
+  }
   let entries: ReturnType<typeof parseJks>
   try {
     entries = parseJks(bytes, password)
@@ -150,55 +162,58 @@ function binaryKeystore (path: string, password: string, keyPassword: string | u
 }
 
 function pkcs12Keystore (bytes: Buffer, path: string, password: string): TlsMaterial {
-  // OpenSSL reads modern PKCS12 files (JDK 9+ keytool, openssl 3); legacy RC2/3DES ones go through jks-js.
+  // OpenSSL reads modern PKCS12 files (JDK 9+ keytool, openssl 3); legacy RC2/3DES ones are read with node-forge.
   try {
     createSecureContext({ pfx: bytes, passphrase: password })
     return { pfx: bytes, passphrase: password }
   } catch (nativeError) {
     if (/mac verify failure/i.test((nativeError as Error).message)) throw wrongPassword('ssl.keystore', path, nativeError)
-    let pem: ReturnType<typeof pkcs12ToPem>
-    try {
-      pem = pkcs12ToPem(bytes, password)
-    } catch (cause) {
-      throw storeOpenError('ssl.keystore', path, cause, password)
-    }
-    const entry = Object.values(pem).find(e => e.key !== undefined && e.cert !== undefined)
-    if (entry?.key === undefined || entry.cert === undefined) {
+    const [entry] = openPkcs12(bytes, 'ssl.keystore', path, password).keyEntries
+    if (entry === undefined) {
       throw new ClientConfigError('ssl.keystore.location', `= ${path} holds no private key entry: a keystore for mutual TLS needs the client's key and certificate chain`)
     }
-    return checkedKeyPair(entry.cert, unencryptedKey(entry.key, undefined, 'ssl.keystore.location', path), 'ssl.keystore.location')
+    return checkedKeyPair(entry.chain.join(''), unencryptedKey(entry.key, undefined, 'ssl.keystore.location', path), 'ssl.keystore.location')
+  }
+}
+
+function openPkcs12 (bytes: Buffer, prefix: string, path: string, password: string | undefined): Pkcs12Contents {
+  try {
+    return readPkcs12(bytes, password ?? '')
+  } catch (cause) {
+    throw storeOpenError(prefix, path, cause, password)
   }
 }
 
 function binaryTruststore (path: string, password: string | undefined): string[] {
   const bytes = readStoreFile('ssl.truststore.location', path)
-  const certificates: string[] = []
-  if (binaryFormat(bytes, 'ssl.truststore.location', path, 'truststore') === 'JKS') {
-    let entries: ReturnType<typeof parseJks>
-    try {
-      entries = parseJks(bytes, password ?? '')
-    } catch (cause) {
-      throw storeOpenError('ssl.truststore', path, cause, password)
-    }
-    // Java trusts certificate entries and the first certificate of each key entry (KeyStores.getTrustedCerts).
-    for (const entry of entries) {
-      const cert = 'cert' in entry ? entry.cert : entry.chain[0]
-      if (cert !== undefined) certificates.push(derToPem(cert.value, 'CERTIFICATE'))
-    }
-  } else {
-    let pem: ReturnType<typeof pkcs12ToPem>
-    try {
-      pem = pkcs12ToPem(bytes, password ?? '')
-    } catch (cause) {
-      throw storeOpenError('ssl.truststore', path, cause, password)
-    }
-    for (const entry of Object.values(pem)) {
-      const first = entry.ca ?? (entry.cert === undefined ? undefined : pemBlocks(entry.cert)[0]?.text)
-      if (first !== undefined) certificates.push(first)
-    }
-  }
+  // Java trusts certificate entries and the first certificate of each key entry (TrustStoreUtil.getTrustedCerts).
+  const certificates = binaryFormat(bytes, 'ssl.truststore.location', path, 'truststore') === 'JKS'
+    ? jksTrustedCertificates(bytes, path, password)
+    : pkcs12TrustedCertificates(bytes, path, password)
   if (certificates.length === 0) throw new ClientConfigError('ssl.truststore.location', `= ${path} holds no certificates: import the CA certificate(s) of the brokers`)
   return checkedCertificates(certificates, 'ssl.truststore.location')
+}
+
+function jksTrustedCertificates (bytes: Buffer, path: string, password: string | undefined): string[] {
+  let entries: ReturnType<typeof parseJks>
+  try {
+    entries = parseJks(bytes, password ?? '')
+  } catch (cause) {
+    throw storeOpenError('ssl.truststore', path, cause, password)
+  }
+  return entries.flatMap(entry => {
+    const cert = 'cert' in entry ? entry.cert : entry.chain[0]
+    return cert === undefined ? [] : [derToPem(cert.value, 'CERTIFICATE')]
+  })
+}
+
+function pkcs12TrustedCertificates (bytes: Buffer, path: string, password: string | undefined): string[] {
+  const contents = openPkcs12(bytes, 'ssl.truststore', path, password)
+  const certificates = [...contents.trustedCertificates, ...contents.keyEntries.flatMap(entry => entry.chain.slice(0, 1))]
+  if (certificates.length === 0) {
+    throw new ClientConfigError('ssl.truststore.location', `= ${path} holds no trusted certificate entry, so Java would trust no broker: Java trusts only certificates marked trusted (keytool -importcert marks them; openssl pkcs12 -export only with -jdktrust anyExtendedKeyUsage, OpenSSL 3.2+) and the first certificate of each key entry. Import the brokers' CA with keytool -importcert, or use ssl.truststore.type = PEM`)
+  }
+  return certificates
 }
 
 function wrongPassword (prefix: string, path: string, cause: unknown): ClientConfigError {
@@ -210,10 +225,6 @@ function storeOpenError (prefix: string, path: string, cause: unknown, password?
   if (/password|MAC could not be verified/i.test(message)) {
     if (password !== undefined) return wrongPassword(prefix, path, cause)
     return new ClientConfigError(`${prefix}.password`, `is not set, and ${prefix}.location = ${path} cannot be read without it: set the store's password`, cause)
-  }
-  if (cause instanceof TypeError) {
-    // jks-js expects a friendlyName on every PKCS12 entry; keytool always writes one, `openssl pkcs12` may not.
-    return new ClientConfigError(`${prefix}.location`, `= ${path} has a PKCS12 entry without a name (friendlyName), which kmirror cannot read: re-create the store with keytool, or use PEM`, cause)
   }
   return new ClientConfigError(`${prefix}.location`, `= ${path} cannot be read as a key store (${message}): check the file and ${prefix}.type`, cause)
 }
@@ -258,8 +269,13 @@ function pemKeystore (store: PemKeystore): TlsMaterial {
 /** The key as unencrypted PKCS#8 PEM; an encrypted key needs `ssl.key.password`. */
 function unencryptedKey (pem: string, password: string | undefined, key: string, where?: string): string {
   const place = where === undefined ? key : where
-  if (password === undefined && /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: *4,ENCRYPTED/.test(pem)) {
+  const encrypted = /-----BEGIN ENCRYPTED PRIVATE KEY-----|Proc-Type: *4,ENCRYPTED/.test(pem)
+  if (password === undefined && encrypted) {
     throw new ClientConfigError('ssl.key.password', `is not set, but the private key of ${place} is encrypted: set it to the key's password`)
+  }
+  if (password !== undefined && !encrypted) {
+    // Java's PemStore reads the key as EncryptedPrivateKeyInfo whenever a key password is set.
+    throw new ClientConfigError('ssl.key.password', `is set, but the private key of ${place} is not encrypted, which Java refuses: encrypt the key (openssl pkcs8 -topk8 -v2 aes-256-cbc), or remove ssl.key.password${key === 'ssl.keystore.key' ? '' : ' and give the key inline with ssl.keystore.key'}`)
   }
   try {
     return createPrivateKey(password === undefined ? { key: pem } : { key: pem, passphrase: password }).export({ type: 'pkcs8', format: 'pem' }).toString()

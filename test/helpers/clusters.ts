@@ -7,6 +7,14 @@
  *   secure  SASL/PLAIN + StandardAuthorizer 127.0.0.1:19392  (super user admin/admin-secret)
  *   auth    plain 127.0.0.1:19592, and a listener per client authentication (AUTH_LISTENERS)
  *
+ * and, for the compatibility tests, older Kafka releases (plain; see docs/compatibility.md):
+ *
+ *   v39   3.9.1 KRaft        127.0.0.1:19692
+ *   v36   3.6.2 KRaft        127.0.0.1:19792
+ *   zk28  2.8.2 ZooKeeper    127.0.0.1:19892  (its ZooKeeper on 19893)
+ *   v20   2.0.1 ZooKeeper    127.0.0.1:19992  (below the 2.1 floor; ZooKeeper on 19993)
+ *   v21   2.1.1 ZooKeeper    127.0.0.1:20092  (the floor; ZooKeeper on 20093)
+ *
  * Invariants:
  * - A cluster named by KMIRROR_TEST_<NAME>_BOOTSTRAP is external: it is used as it is and never
  *   started, stopped, killed or restarted from here.
@@ -21,7 +29,7 @@ import { join, resolve } from 'node:path'
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..')
 const KAFKA_LOCAL = join(REPO_ROOT, 'scripts', 'kafka-local.sh')
 
-export type ClusterName = 'source' | 'target' | 'third' | 'secure' | 'secure2' | 'auth'
+export type ClusterName = 'source' | 'target' | 'third' | 'secure' | 'secure2' | 'auth' | 'v39' | 'v36' | 'zk28' | 'v20' | 'v21'
 
 export interface SaslPlain {
   mechanism: 'PLAIN'
@@ -36,6 +44,8 @@ export interface TestCluster {
   sasl?: SaslPlain
   /** True when the cluster came from KMIRROR_TEST_<NAME>_BOOTSTRAP: the harness never starts or stops it. */
   external: boolean
+  /** The Kafka release it runs; absent for clusters made by hand (scripts, benchmarks): 4.1.1. */
+  version?: string
 }
 
 /** A cluster by name or the cluster itself: every helper taking a cluster accepts both. */
@@ -45,7 +55,11 @@ interface ClusterSpec {
   port: number
   mode: 'plain' | 'sasl' | 'auth'
   env: string
+  /** An older Kafka release for the compatibility tests; kafka-local.sh's default (4.1.1) when absent. */
+  version?: string
 }
+
+export const DEFAULT_KAFKA_VERSION = '4.1.1'
 
 /**
  * KMIRROR_TEST_PORT_OFFSET shifts every port, so that two checkouts (each with its own KMIRROR_STATE) can run
@@ -64,7 +78,12 @@ export const TOPOLOGY: Readonly<Record<ClusterName, ClusterSpec>> = Object.freez
   // A second authorizer cluster: ACL sync needs one on both sides.
   secure2: { port: 19492 + PORT_OFFSET, mode: 'sasl', env: 'KMIRROR_TEST_SECURE2_BOOTSTRAP' },
   // Plain on its port (for the helpers), and the listeners of AUTH_LISTENERS for kmirror.
-  auth: { port: 19592 + PORT_OFFSET, mode: 'auth', env: 'KMIRROR_TEST_AUTH_BOOTSTRAP' }
+  auth: { port: 19592 + PORT_OFFSET, mode: 'auth', env: 'KMIRROR_TEST_AUTH_BOOTSTRAP' },
+  v39: { port: 19692 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V39_BOOTSTRAP', version: '3.9.1' },
+  v36: { port: 19792 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V36_BOOTSTRAP', version: '3.6.2' },
+  zk28: { port: 19892 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_ZK28_BOOTSTRAP', version: '2.8.2' },
+  v20: { port: 19992 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V20_BOOTSTRAP', version: '2.0.1' },
+  v21: { port: 20092 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V21_BOOTSTRAP', version: '2.1.1' }
 })
 
 /**
@@ -118,7 +137,8 @@ export function getCluster (name: ClusterName): TestCluster {
   const cluster: TestCluster = {
     name,
     bootstrap: externalBootstrap || `127.0.0.1:${spec.port}`,
-    external: Boolean(externalBootstrap)
+    external: Boolean(externalBootstrap),
+    version: spec.version ?? DEFAULT_KAFKA_VERSION
   }
   if (spec.mode === 'sasl') cluster.sasl = { ...SECURE_ADMIN }
   return cluster
@@ -200,14 +220,14 @@ function refuseExternal (name: ClusterName, action: string): void {
 /** Starts NAME with kafka-local.sh if it is not running; resolves with true when this call started it. */
 export async function startCluster (name: ClusterName): Promise<boolean> {
   refuseExternal(name, 'start')
-  const { port, mode, env } = TOPOLOGY[name]
+  const { port, mode, env, version } = TOPOLOGY[name]
   if (!isClusterRunning(name) && (await isPortOpen(port))) {
     throw new Error(
       `port ${port} for test cluster '${name}' is taken by another process (not kafka-local cluster '${name}'). ` +
         `Stop it, or use it as is with ${env}=127.0.0.1:${port}`
     )
   }
-  const out = await runKafkaLocal(['up', name, String(port), mode], name)
+  const out = await runKafkaLocal(['up', name, String(port), mode, ...(version ? [version] : [])], name)
   return !/already running/.test(out)
 }
 

@@ -167,10 +167,11 @@ async function fetchRange (ref: ClusterRef, topic: string, partition: number, op
     const start = options.fromOffset ?? earliest
     const end = options.toOffset !== undefined && options.toOffset < latest ? options.toOffset : latest
     const range: FetchedRange = { batches: [], aborted: [], start, end }
+    const topicKey = await fetchTopicKey(consumer, topic)
     let next = start
     let emptyResponses = 0
     while (next < end) {
-      const added = await fetchOnce(cluster, consumer, topic, partition, next, level, maxBytes, range)
+      const added = await fetchOnce(cluster, consumer, topic, topicKey, partition, next, level, maxBytes, range)
       if (added === null) {
         if (++emptyResponses > 50) throw new Error(`fetch of ${topic}-${partition} on ${cluster.name} made no progress at offset ${next} (end ${end})`)
         continue
@@ -182,11 +183,23 @@ async function fetchRange (ref: ClusterRef, topic: string, partition: number, op
   })
 }
 
+/**
+ * How Consumer.fetch must name TOPIC in its `topicId` field. Fetch v13+ (Kafka 3.1+) carries topic ids; up to
+ * v12 the field is written as the topic NAME. The library translates ids to names itself only for topics the
+ * consumer subscribed to, and this one never subscribes, so on older brokers it must be given the name.
+ * The library uses the broker's highest Fetch version it has a codec for (v17 at most).
+ */
+async function fetchTopicKey (consumer: Consumer, topic: string): Promise<(topicId: string) => string> {
+  const fetchApi = (await consumer.listApis()).find(api => api.apiKey === 1)
+  return fetchApi !== undefined && fetchApi.maxVersion <= 12 ? () => topic : topicId => topicId
+}
+
 /** One Fetch at OFFSET; appends new batches and aborted transactions to RANGE; the next offset, or null. */
 async function fetchOnce (
   cluster: TestCluster,
   consumer: Consumer,
   topic: string,
+  topicKey: (topicId: string) => string,
   partition: number,
   offset: bigint,
   level: 0 | 1,
@@ -199,7 +212,7 @@ async function fetchOnce (
   if (!topicMetadata || leader === undefined || leader < 0) throw new Error(`no leader for ${topic}-${partition} on ${cluster.name}`)
   const response = await consumer.fetch({
     node: leader,
-    topics: [{ topicId: topicMetadata.id, partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, partitionMaxBytes: maxBytes }] }],
+    topics: [{ topicId: topicKey(topicMetadata.id), partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, partitionMaxBytes: maxBytes }] }],
     isolationLevel: level,
     minBytes: 1,
     maxBytes,

@@ -3,14 +3,17 @@
  * client authentication). One kmirror process runs seven flows, each reading over one kind of authentication and
  * writing over another, and the records are checked one by one. Then what the operator sees when credentials are
  * wrong: bad stores and unsupported mechanisms exit 2 before anything is written; a wrong SASL password, a wrong
- * OAuth client secret and a missing client certificate exit 3 with the cluster named.
+ * OAuth client secret, a missing client certificate, an untrusted broker certificate and a host name the
+ * certificate does not hold exit 3 with the cluster and the cause named.
  */
 import assert from 'node:assert/strict'
 import { createSign } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
+import { createServer as createTcpServer, connect as tcpConnect, type AddressInfo, type Server as TcpServer } from 'node:net'
+import { resolve } from 'node:path'
 import { join } from 'node:path'
-import { after, before, test } from 'node:test'
+import { after, before, test, type TestContext } from 'node:test'
 import { AUTH_LISTENERS, AUTH_SECRETS, authCertsDir, ensureClusters, getCluster } from '../helpers/clusters.ts'
 import { createTopic, endOffsets, listTopics, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
 import { spawnKmirror, writeTempFile } from '../helpers/process.ts'
@@ -25,7 +28,8 @@ const certs = (name: string): string => join(authCertsDir(), name)
 /** A local identity provider: client-credentials grant, RS256 JWTs signed with the key whose JWKS the broker reads. */
 class TokenEndpoint {
   readonly #server: Server
-  issued = 0
+  /** When each token was issued and when it expires (epoch ms). */
+  readonly tokens: { issuedAt: number, expiresAt: number }[] = []
   refused = 0
   url = ''
 
@@ -40,14 +44,14 @@ class TokenEndpoint {
           res.writeHead(401, { 'Content-Type': 'application/json' }).end(JSON.stringify({ error: 'invalid_client', error_description: 'client authentication failed' }))
           return
         }
-        this.issued++
-        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ access_token: this.#jwt(), token_type: 'Bearer', expires_in: TOKEN_LIFETIME_S }))
+        const now = Math.floor(Date.now() / 1000)
+        this.tokens.push({ issuedAt: now * 1000, expiresAt: (now + TOKEN_LIFETIME_S) * 1000 })
+        res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ access_token: this.#jwt(now), token_type: 'Bearer', expires_in: TOKEN_LIFETIME_S }))
       })
     })
   }
 
-  #jwt (): string {
-    const now = Math.floor(Date.now() / 1000)
+  #jwt (now: number): string {
     const part = (o: object): string => Buffer.from(JSON.stringify(o)).toString('base64url')
     const unsigned = `${part({ alg: 'RS256', typ: 'JWT', kid: 'kmirror-test' })}.${part({ sub: OAUTH_CLIENT.id, iat: now, exp: now + TOKEN_LIFETIME_S, scope: 'kafka' })}`
     return `${unsigned}.${createSign('RSA-SHA256').update(unsigned).sign(readFileSync(certs('jwt-signing-key.pem'))).toString('base64url')}`
@@ -161,9 +165,12 @@ test('one kmirror process replicates over mTLS (JKS, PKCS12, PEM file, inline PE
   }
   await waitFor(async () => await copied(20n), { timeoutMs: 90_000, message: `the first 20 records of every flow\n${kmirror.stderr.slice(-3000)}` })
 
-  // and, while OAUTHBEARER tokens live 6 s, more records are written after the first tokens expired
-  // (two token caches, OAUTH and OAUTH41: four tokens means each was refreshed at least once, on re-authentication)
-  await waitFor(() => idp.issued >= 4, { timeoutMs: 30_000, message: 'kmirror fetched fresh OAuth tokens before the old ones expired' })
+  // and, while OAUTHBEARER tokens live 6 s, more records are written once every token issued so far has expired
+  // and both token caches (OAUTH, OAUTH41) fetched new tokens after that: the broker ends a session when its token
+  // expires, so the connections that copy these records re-authenticated with the new tokens
+  const firstExpiry = Math.max(...idp.tokens.map(token => token.expiresAt))
+  const issuedAfterExpiry = (): number => idp.tokens.filter(token => token.issuedAt >= firstExpiry).length
+  await waitFor(() => issuedAfterExpiry() >= 2, { timeoutMs: 30_000, message: 'kmirror fetched new OAuth tokens after the first ones expired' })
   await Promise.all([...topics.values()].map(topic => produce('auth', records(topic, 10, 20))))
   await waitFor(async () => await copied(30n), { timeoutMs: 60_000, message: `the next 10 records of every flow\n${kmirror.stderr.slice(-3000)}` })
   kmirror.kill('SIGTERM')
@@ -177,8 +184,18 @@ test('one kmirror process replicates over mTLS (JKS, PKCS12, PEM file, inline PE
     }
   }
   assert.equal(idp.refused, 0, 'the 4.1 client id and secret won over the wrong JAAS values')
-  for (const secret of [...Object.values(S).slice(1), OAUTH_CLIENT.secret]) assert.equal(kmirror.stderr.includes(secret) || kmirror.stdout.includes(secret), false, `a secret was printed: ${secret}`)
+  assert.ok(issuedAfterExpiry() >= 2)
+  assertNoSecret(kmirror, SECRETS)
 })
+
+/** Every secret of the test setup: none may appear in kmirror's output. */
+const SECRETS = [S.plain, S.scram256, S.scram512, S.clientStore, S.clientKey, S.trustStore, OAUTH_CLIENT.secret]
+
+function assertNoSecret (kmirror: { stdout: string, stderr: string }, secrets: readonly string[], what = ''): void {
+  for (const secret of secrets) {
+    assert.equal(kmirror.stderr.includes(secret) || kmirror.stdout.includes(secret), false, `${what}a secret was printed: ${secret}`)
+  }
+}
 
 test('a keystore password that does not open the store and an unsupported mechanism exit 2 naming the keys, before anything is written', { timeout: 60_000 }, async t => {
   const badStore = uniqueName('BADSTORE').replaceAll('-', '')
@@ -189,42 +206,73 @@ test('a keystore password that does not open the store and an unsupported mechan
     ...cluster(gss, AUTH_LISTENERS.saslPlaintext, { 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'GSSAPI' }),
     `${badStore}->${gss}.enabled = true`, 'replication.factor = 1', 'offset.storage.replication.factor = 1'
   ].join('\n')
+  const topicsBefore = new Set([...await listTopics('auth'), ...await listTopics('target')])
   const kmirror = spawnKmirror(['run', writeTempFile(text, '.properties', t)], { t })
   const exit = await kmirror.waitForExit(30_000)
   assert.equal(exit.code, 2, kmirror.stderr)
   assert.match(kmirror.stderr, new RegExp(`${gss}\\.sasl\\.mechanism: GSSAPI \\(Kerberos\\) is not supported`))
-  assert.equal(kmirror.stderr.includes('not-the-password'), false)
+  assertNoSecret(kmirror, ['not-the-password', ...SECRETS])
   // The store is opened only once the configuration itself is valid: fix the mechanism and see the store problem.
   const fixed = text.replace(`${gss}.sasl.mechanism = GSSAPI`, `${gss}.sasl.mechanism = PLAIN\n${gss}.sasl.jaas.config = ${jaas.plain}`)
   const second = spawnKmirror(['run', writeTempFile(fixed, '.properties', t)], { t })
   assert.equal((await second.waitForExit(30_000)).code, 2, second.stderr)
   assert.match(second.stderr, new RegExp(`${badStore}\\.ssl\\.keystore\\.password: does not open ssl\\.keystore\\.location = .*client\\.jks \\(the store's integrity check failed\\): check the password`))
-  assert.equal(second.stderr.includes('not-the-password'), false)
-  const written = (await listTopics('auth')).filter(name => name.includes(badStore) || name.includes(gss))
-  assert.deepEqual(written, [])
+  assertNoSecret(second, ['not-the-password', ...SECRETS])
+  // Nothing was written: no topic at all appeared, kmirror's internal ones (mm2-offsets.*, heartbeats, ...) included
+  const created = [...await listTopics('auth'), ...await listTopics('target')].filter(name => !topicsBefore.has(name))
+  assert.deepEqual(created, [])
 })
 
-test('a wrong SCRAM password, a wrong OAuth client secret and a TLS client without a certificate on the mTLS listener each exit 3 naming the cluster', { timeout: 120_000 }, async t => {
+/** A TCP proxy on 127.0.0.2 to `target`: the same broker under an address its certificate does not name. */
+async function proxyOn127002 (target: string, t: TestContext): Promise<string> {
+  const [host = '', port = ''] = target.split(':')
+  const server: TcpServer = createTcpServer(client => {
+    const upstream = tcpConnect(Number(port), host)
+    client.on('error', () => upstream.destroy())
+    upstream.on('error', () => client.destroy())
+    client.pipe(upstream).pipe(client)
+  })
+  await new Promise<void>(done => server.listen(0, '127.0.0.2', done))
+  t.after(() => server.close())
+  return `127.0.0.2:${(server.address() as AddressInfo).port}`
+}
+
+test('a wrong SCRAM password, a wrong OAuth client secret, a TLS client without a certificate, an untrusted broker certificate and a host name the certificate does not hold each exit 3 naming the cluster and the cause', { timeout: 120_000 }, async t => {
+  const mtlsClient = { 'security.protocol': 'SSL', 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': certs('client-keystore-encrypted.pem'), 'ssl.key.password': S.clientKey }
   const cases = [
     {
       name: 'scram',
       lines: cluster('WRONGPW', AUTH_LISTENERS.saslPlaintext, { 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'SCRAM-SHA-256', 'sasl.jaas.config': jaas.scram('not-the-password') }),
       alias: 'WRONGPW',
-      expect: /cluster WRONGPW refused SASL\/SCRAM-SHA-256 authentication of user "alice" at 127\.0\.0\.1:\d+: check the username and password in sasl\.jaas\.config/,
+      expect: /check the brokers of cluster WRONGPW \(127\.0\.0\.1:\d+\): the broker at 127\.0\.0\.1:\d+ refused SASL\/SCRAM-SHA-256 authentication of user "alice": check the username and password in sasl\.jaas\.config/,
       secret: 'not-the-password'
     },
     {
       name: 'oauth',
-      lines: cluster('WRONGSECRET', AUTH_LISTENERS.oauth, { 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'OAUTHBEARER', 'sasl.jaas.config': jaas.oauth(OAUTH_CLIENT.id, 'not-the-secret'), 'sasl.login.callback.handler.class': OAUTH_HANDLER, 'sasl.oauthbearer.token.endpoint.url': idp.url }),
-      alias: 'WRONGSECRET',
-      expect: new RegExp(`cluster WRONGSECRET: the OAUTHBEARER token endpoint ${idp.url.replaceAll('.', '\\.')} answered HTTP 401 \\(invalid_client: client authentication failed\\)`),
-      secret: 'not-the-secret'
+      lines: cluster('BADOAUTH', AUTH_LISTENERS.oauth, { 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'OAUTHBEARER', 'sasl.jaas.config': jaas.oauth(OAUTH_CLIENT.id, 'not-the-client-pw'), 'sasl.login.callback.handler.class': OAUTH_HANDLER, 'sasl.oauthbearer.token.endpoint.url': idp.url }),
+      alias: 'BADOAUTH',
+      expect: new RegExp(`check the brokers of cluster BADOAUTH \\(127\\.0\\.0\\.1:\\d+\\): the OAUTHBEARER token endpoint ${idp.url.replaceAll('.', '\\.')} answered HTTP 401 \\(invalid_client: client authentication failed\\)`),
+      secret: 'not-the-client-pw'
     },
     {
       name: 'no client certificate',
       lines: cluster('NOCERT', AUTH_LISTENERS.mtls, { 'security.protocol': 'SSL', 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs('ca.pem') }),
       alias: 'NOCERT',
-      expect: /cluster NOCERT\b.*ssl\.client\.auth=required closes TLS connections without a client certificate: set <alias>\.ssl\.keystore\.\*/s,
+      expect: /cluster NOCERT\b.*ssl\.client\.auth=required closes TLS connections without a client certificate: set NOCERT\.ssl\.keystore\.location/s,
+      secret: undefined
+    },
+    {
+      name: 'untrusted broker certificate',
+      lines: cluster('UNTRUSTED', AUTH_LISTENERS.mtls, { ...mtlsClient, 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': resolve(import.meta.dirname, '..', 'fixtures', 'tls', 'other-ca.pem') }),
+      alias: 'UNTRUSTED',
+      expect: /check the brokers of cluster UNTRUSTED \(127\.0\.0\.1:\d+\): .*the broker's TLS certificate is not trusted \(SELF_SIGNED_CERT_IN_CHAIN: self-signed certificate in certificate chain\): set UNTRUSTED\.ssl\.truststore\.location/,
+      secret: undefined
+    },
+    {
+      name: 'host name not in the certificate',
+      lines: cluster('WRONGHOST', await proxyOn127002(AUTH_LISTENERS.mtls, t), { ...mtlsClient, 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': certs('ca.pem') }),
+      alias: 'WRONGHOST',
+      expect: /check the brokers of cluster WRONGHOST \(127\.0\.0\.2:\d+\): .*the broker's TLS certificate does not name the host kmirror connected to \(ERR_TLS_CERT_ALTNAME_INVALID: [^)]*127\.0\.0\.2[^)]*\): write in WRONGHOST\.bootstrap\.servers .* WRONGHOST\.ssl\.endpoint\.identification\.algorithm = \(empty\)/,
       secret: undefined
     }
   ]
@@ -234,10 +282,11 @@ test('a wrong SCRAM password, a wrong OAuth client secret and a TLS client witho
       'heartbeats.topic.replication.factor = 1', 'heartbeats.replication.enabled = false'].join('\n')
     const kmirror = spawnKmirror(['run', writeTempFile(text, '.properties', t)], { t })
     const exit = await kmirror.waitForExit(90_000)
-    // What the operator sees, printed for the record.
-    process.stdout.write(`# ${c.name}: exit ${exit.code}: ${kmirror.stderr.split('\n').filter(l => l.startsWith('kmirror:')).join(' ')}\n`)
+    const said = kmirror.stderr.split('\n').filter(l => l.startsWith('kmirror:'))
+    t.diagnostic(`${c.name}: exit ${exit.code}: ${said.join(' ')}`)
     assert.equal(exit.code, 3, `${c.name}: ${kmirror.stderr.slice(-2000)}`)
-    assert.match(kmirror.stderr, c.expect, c.name)
-    if (c.secret !== undefined) assert.equal(kmirror.stderr.includes(c.secret), false, `${c.name}: the secret was printed`)
+    assert.match(said.join('\n'), c.expect, c.name)
+    assert.equal(said.join('\n').match(new RegExp(`cluster ${c.alias}\\b`, 'g'))?.length, 1, `${c.name}: the cluster is named once`)
+    assertNoSecret(kmirror, [...(c.secret === undefined ? [] : [c.secret]), ...SECRETS], `${c.name}: `)
   }))
 })

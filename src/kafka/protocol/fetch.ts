@@ -8,7 +8,10 @@
  */
 import type { ApiSpec } from './api.ts'
 
-/** First version naming topics by id (KIP-516). */
+/**
+ * First version naming topics by id (KIP-516). A broker may offer it and still have no topic ids (Kafka 3.1+ in
+ * ZooKeeper mode with inter.broker.protocol.version below 2.8): a fetch of a topic without an id stays at v12.
+ */
 export const FETCH_TOPIC_IDS_FROM = 13
 
 export interface FetchRequest {

@@ -11,13 +11,24 @@
  *   on an unknown version, which would read as a network fault and be retried forever.
  * - An empty intersection is BROKER_INCOMPATIBLE (not retriable): the broker is older than kmirror's floor.
  */
+import { readFileSync } from 'node:fs'
 import { Writer, type Connection } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError } from '../../errors.ts'
 import { decodeResponse, encodeRequest, isFlexible, type ApiSpec } from './api.ts'
 import { ApiVersionsApi, UNSUPPORTED_VERSION, type ApiVersionRange } from './api-versions.ts'
 import { describeBrokerRelease } from './broker-release.ts'
 
-const CLIENT_SOFTWARE = { clientSoftwareName: 'kmirror', clientSoftwareVersion: '0.1.0' }
+const CLIENT_SOFTWARE = { clientSoftwareName: 'kmirror', clientSoftwareVersion: packageVersion() }
+
+/** kmirror's version, as brokers log it (ApiVersions v3's client software version). */
+function packageVersion (): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
+    return typeof pkg.version === 'string' ? pkg.version : 'unknown'
+  } catch {
+    return 'unknown'
+  }
+}
 
 /** What one broker offers: version ranges per API key. */
 export class BrokerApis {
@@ -29,11 +40,11 @@ export class BrokerApis {
     this.address = address
   }
 
-  /** The version to send SPEC at, or null when the broker offers none kmirror speaks. */
-  versionFor (spec: ApiSpec<unknown, unknown>): number | null {
+  /** The version to send SPEC at (at most `cap`), or null when the broker offers none kmirror speaks. */
+  versionFor (spec: ApiSpec<unknown, unknown>, cap = spec.maxVersion): number | null {
     const range = this.apis.get(spec.key)
     if (range === undefined) return null
-    const version = Math.min(range.max, spec.maxVersion)
+    const version = Math.min(range.max, spec.maxVersion, cap)
     return version >= Math.max(range.min, spec.minVersion) ? version : null
   }
 
@@ -80,14 +91,23 @@ async function askApiVersions (connection: Connection): Promise<BrokerApis> {
 }
 
 /**
- * Sends REQUEST at the highest version the connection's broker and kmirror both speak. `cluster` names the
- * cluster in an incompatibility error ("cluster A").
+ * Sends REQUEST at the highest version the connection's broker and kmirror both speak, and at most `maxVersion`
+ * (a request whose content a newer version cannot carry, e.g. a Fetch of a topic without a topic id). `cluster`
+ * names the cluster in messages ("cluster A").
  */
-export async function sendRequest<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string): Promise<Res> {
+export async function sendRequest<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string, maxVersion = spec.maxVersion): Promise<Res> {
   const apis = await brokerApis(connection)
-  const version = apis.versionFor(spec)
+  const version = apis.versionFor(spec, maxVersion)
   if (version === null) throw apis.incompatible(spec, cluster)
-  return await sendAt(connection, spec, version, request)
+  try {
+    return await sendAt(connection, spec, version, request)
+  } catch (err) {
+    // A request kmirror cannot encode or an answer it cannot read is not a network fault: retrying cannot help.
+    if (err instanceof RangeError) {
+      throw new KmirrorError(ErrorCodes.INTERNAL, `${spec.name} v${version} with ${cluster} broker ${apis.address} (${apis.release}): ${err.message}; this is a bug in kmirror or a broker answering outside the protocol: please report it`, { cause: err })
+    }
+    throw err
+  }
 }
 
 /** One request at a fixed version (the caller made sure the broker speaks it). */

@@ -71,6 +71,24 @@ describe('secretValues', () => {
   })
 })
 
+describe('URL values (sasl.oauthbearer.token.endpoint.url)', () => {
+  const url = 'https://kmirror-app:url-password@idp.example/oauth2/token?client_secret=query-secret#part'
+
+  it('counts the user info and the query of a URL as secrets, whatever the key', () => {
+    const secrets = secretValues({ 'A.sasl.oauthbearer.token.endpoint.url': url, 'A.bootstrap.servers': 'a:9092', 'B.other.url': 'http://plain.example/path' })
+    assert.deepEqual(secrets, { certain: ['kmirror-app:url-password', 'url-password', 'client_secret=query-secret'], guessed: [] })
+  })
+
+  it('shows a URL without its user info and query in kmirror validate', () => {
+    assert.equal(redactValue('A.sasl.oauthbearer.token.endpoint.url', url), 'https://[redacted]@idp.example/oauth2/token?[redacted]#part')
+    assert.equal(redactValue('sasl.oauthbearer.token.endpoint.url', 'https://idp.example/token'), 'https://idp.example/token')
+    const config = parse(twoClusters(`A.sasl.oauthbearer.token.endpoint.url = ${url}`))
+    const text = describeConfig(config, selectFlows(config))
+    assert.match(text, /sasl\.oauthbearer\.token\.endpoint\.url = https:\/\/\[redacted\]@idp\.example\/oauth2\/token\?\[redacted\]#part/)
+    assert.equal(/url-password|query-secret|kmirror-app/.test(text), false, text)
+  })
+})
+
 describe('redactValue', () => {
   it('hides the options of any JAAS line but keeps the username', () => {
     const jaas = 'org.apache.kafka.common.security.scram.ScramLoginModule required username="alice" password="s3cr\\"et";'

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ConfigError, ErrorCodes } from '../../../src/errors.ts'
 import { parseConfig } from '../../../src/config/load.ts'
-import { problemFor, problemsOf, twoClusters } from './fixtures.ts'
+import { parse, problemFor, problemsOf, twoClusters } from './fixtures.ts'
 
 describe('validation reports every problem at once', () => {
   it('reports all problems of a file in one ConfigError, each under the key to fix', () => {
@@ -197,6 +197,26 @@ describe('security', () => {
     assert.match(problemFor(problems, 'A.sasl.login.refresh.window.factor').message, /must be a number, not "high"/)
     assert.match(problemFor(problems, 'B.sasl.login.retry.backoff.ms').message, /must be a whole number/)
     assert.equal(problems.length, 2)
+  })
+
+  it('keeps the OAUTHBEARER refresh settings within Java\'s ranges, naming the key and the range', () => {
+    const problems = problemsOf(twoClusters(
+      'A.sasl.login.refresh.window.factor = 0.4', 'B.sasl.login.refresh.window.factor = 1.01', 'A.consumer.sasl.login.refresh.window.jitter = 0.3',
+      'sasl.login.refresh.min.period.seconds = 901', 'A.sasl.login.refresh.buffer.seconds = 3601', 'B.sasl.login.refresh.buffer.seconds = -1',
+      'B.admin.sasl.login.read.timeout.ms = -5'
+    ))
+    assert.deepEqual(Object.fromEntries(problems.map(p => [p.key, p.message])), {
+      'A.sasl.login.refresh.window.factor': 'must be from 0.5 to 1, not 0.4',
+      'B.sasl.login.refresh.window.factor': 'must be from 0.5 to 1, not 1.01',
+      'A.consumer.sasl.login.refresh.window.jitter': 'must be from 0 to 0.25, not 0.3',
+      'sasl.login.refresh.min.period.seconds': 'must be from 0 to 900, not 901',
+      'A.sasl.login.refresh.buffer.seconds': 'must be from 0 to 3600, not 3601',
+      'B.sasl.login.refresh.buffer.seconds': 'must be from 0 to 3600, not -1',
+      'B.admin.sasl.login.read.timeout.ms': 'must be at least 0, not -5'
+    })
+    const bounds = ['A.sasl.login.refresh.window.factor = 0.5', 'B.sasl.login.refresh.window.factor = 1.0', 'sasl.login.refresh.window.jitter = 0.25',
+      'sasl.login.refresh.min.period.seconds = 900', 'sasl.login.refresh.buffer.seconds = 0']
+    assert.doesNotThrow(() => parse(twoClusters(...bounds)))
   })
 })
 

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { after, describe, it } from 'node:test'
-import { jaasOption, toConnectOptions } from '../../../src/kafka/client-options.ts'
-import { prepareClientSecurity } from '../../../src/kafka/client-security.ts'
+import { after, beforeEach, describe, it } from 'node:test'
+import { toConnectOptions } from '../../../src/kafka/client-options.ts'
+import { prepareClientSecurity, resetClientSecurity } from '../../../src/kafka/client-security.ts'
 import type { ClusterClientConfig } from '../../../src/config/types.ts'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 
@@ -15,6 +15,7 @@ const CA = readFileSync(resolve(import.meta.dirname, '..', '..', 'fixtures', 'tl
 
 const dir = mkdtempSync(join(tmpdir(), 'kmirror-client-options-'))
 after(() => rmSync(dir, { recursive: true, force: true }))
+beforeEach(() => resetClientSecurity())
 
 /** Asserts that `fn` throws a CONFIG_INVALID KmirrorError whose message matches `pattern`; returns it. */
 function configError (fn: () => unknown, pattern: RegExp): KmirrorError {
@@ -45,9 +46,9 @@ describe('toConnectOptions: bootstrap and timeouts', () => {
     assert.deepEqual([set.connectTimeout, set.requestTimeout, set.timeout, set.retryDelay], [5000, 12_000, 12_000, 250])
   })
 
-  it('falls back to the default for a timeout that is blank, negative or not an integer', () => {
-    for (const raw of ['', ' ', '-1', '1.5', 'abc']) {
-      assert.equal(toConnectOptions({ ...BOOTSTRAP, 'request.timeout.ms': raw }, 'c').requestTimeout, 30_000, JSON.stringify(raw))
+  it('never falls back silently: a value validation would have refused is an error naming the key', () => {
+    for (const raw of ['', ' ', '1.5', 'abc']) {
+      configError(() => toConnectOptions({ ...BOOTSTRAP, 'request.timeout.ms': raw }, 'c'), /^request\.timeout\.ms = .* is not valid/)
     }
   })
 
@@ -116,15 +117,39 @@ describe('toConnectOptions: OAUTHBEARER', () => {
 
   it('names what the client-credentials flow misses: the endpoint, a valid URL, the client id and secret', () => {
     configError(() => toConnectOptions({ ...OAUTH, 'bootstrap.servers': 'o1:9092', 'sasl.jaas.config': OAUTH_JAAS }, 'c'), /^sasl\.oauthbearer\.token\.endpoint\.url is not set/)
-    configError(() => toConnectOptions({ ...OAUTH, 'bootstrap.servers': 'o2:9092', 'sasl.jaas.config': OAUTH_JAAS, 'sasl.oauthbearer.token.endpoint.url': 'idp/token' }, 'c'), /token\.endpoint\.url is not a URL/)
+    const notUrl = configError(() => toConnectOptions({ ...OAUTH, 'bootstrap.servers': 'o2:9092', 'sasl.jaas.config': OAUTH_JAAS, 'sasl.oauthbearer.token.endpoint.url': 'idp/token?client_secret=secret-in-url' }, 'c'), /token\.endpoint\.url is not a URL: write an http:\/\/, https:\/\/ or file: URL$/)
+    assert.equal(notUrl.message.includes('secret-in-url'), false)
     configError(() => toConnectOptions({ ...OAUTH, 'bootstrap.servers': 'o3:9092', 'sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientSecret="s";', 'sasl.oauthbearer.token.endpoint.url': 'https://idp/token' }, 'c'), /has no clientId="\.\.\."/)
     configError(() => toConnectOptions({ ...OAUTH, 'bootstrap.servers': 'o4:9092', 'sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="i";', 'sasl.oauthbearer.token.endpoint.url': 'https://idp/token' }, 'c'), /has no clientSecret="\.\.\."/)
   })
 
-  it('refuses a token endpoint without the login callback handler, since Java would then make unsecured tokens', () => {
+  it('refuses a token endpoint without the login callback handler or with the unsecured one, since Java would then make unsecured tokens', () => {
     const { 'sasl.login.callback.handler.class': _, ...withoutHandler } = OAUTH
-    configError(() => toConnectOptions({ ...withoutHandler, 'bootstrap.servers': 'o5:9092', 'sasl.jaas.config': OAUTH_JAAS, 'sasl.oauthbearer.token.endpoint.url': 'https://idp/token' }, 'c'),
-      /^sasl\.login\.callback\.handler\.class is not set, so Java would ignore sasl\.oauthbearer\.token\.endpoint\.url/)
+    const props = { ...withoutHandler, 'sasl.jaas.config': OAUTH_JAAS, 'sasl.oauthbearer.token.endpoint.url': 'https://idp/token' }
+    configError(() => toConnectOptions(props, 'c'),
+      /^sasl\.login\.callback\.handler\.class is not set, so Java would use its unsecured handler, which ignores sasl\.oauthbearer\.token\.endpoint\.url and makes unsecured tokens: set it to org\.apache\.kafka\.common\.security\.oauthbearer\.OAuthBearerLoginCallbackHandler/)
+    const unsecured = 'org.apache.kafka.common.security.oauthbearer.internals.unsecured.OAuthBearerUnsecuredLoginCallbackHandler'
+    configError(() => toConnectOptions({ ...props, 'sasl.login.callback.handler.class': unsecured }, 'c'),
+      /^sasl\.login\.callback\.handler\.class is Java's unsecured handler, which ignores sasl\.oauthbearer\.token\.endpoint\.url/)
+  })
+
+  it('names unusable unsecured-token options without printing their values', () => {
+    const { 'sasl.login.callback.handler.class': _, ...withoutHandler } = OAUTH
+    const module = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="kmirror"'
+    const lifetime = configError(() => toConnectOptions({ ...withoutHandler, 'sasl.jaas.config': `${module} unsecuredLoginLifetimeSeconds="secret-lifetime";` }, 'c'),
+      /has an unsecuredLoginLifetimeSeconds option that is not a whole number of seconds above 0/)
+    const number = configError(() => toConnectOptions({ ...withoutHandler, 'sasl.jaas.config': `${module} unsecuredLoginNumberClaim_level="secret-number";` }, 'c'),
+      /has a unsecuredLoginNumberClaim_level option whose value is not a number/)
+    for (const err of [lifetime, number]) assert.equal(/secret-/.test(err.message), false, err.message)
+  })
+
+  it('reads the TLS settings of an https token endpoint from the ssl.* options of the JAAS line, naming an unusable one', () => {
+    const FIXTURES = resolve(import.meta.dirname, '..', '..', 'fixtures', 'tls')
+    const jaas = (options: string): string => `org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="i" clientSecret="s" ${options};`
+    const props = { ...OAUTH, 'sasl.oauthbearer.token.endpoint.url': 'https://idp/token' }
+    assert.doesNotThrow(() => toConnectOptions({ ...props, 'sasl.jaas.config': jaas(`ssl.truststore.type="PEM" ssl.truststore.location="${join(FIXTURES, 'other-ca.pem')}"`) }, 'c'))
+    configError(() => toConnectOptions({ ...props, 'sasl.jaas.config': jaas(`ssl.truststore.location="${join(FIXTURES, 'truststore.jks')}" ssl.truststore.password="wrong"`) }, 'c'),
+      /^sasl\.jaas\.config has a TLS option for the token endpoint that kmirror cannot use: ssl\.truststore\.password does not open ssl\.truststore\.location = .*truststore\.jks/)
   })
 
   it('makes Java\'s unsecured tokens without a login callback handler', async () => {
@@ -155,7 +180,8 @@ describe('toConnectOptions: TLS', () => {
       'ssl.truststore.location': fixture('truststore.jks'),
       'ssl.truststore.password': 'trust-secret',
       'ssl.keystore.type': 'PEM',
-      'ssl.keystore.location': fixture('client-keystore.pem')
+      'ssl.keystore.location': fixture('client-keystore-encrypted.pem'),
+      'ssl.key.password': 'client-key-secret'
     }, 'c')
     assert.equal(options.tls?.ca?.length, 1)
     assert.match(String(options.tls?.cert), /^-----BEGIN CERTIFICATE-----/)
@@ -201,37 +227,5 @@ describe('prepareClientSecurity', () => {
     const problems = prepareClientSecurity([cluster('A', bad), cluster('B', good), cluster('A', bad)])
     assert.deepEqual(problems.map(p => p.key), ['A.ssl.truststore.location'])
     assert.match(problems[0]?.message ?? '', /^\/.*absent\.jks cannot be read \(no such file\)/)
-  })
-})
-
-describe('jaasOption', () => {
-  const line = 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="p\\"w\\\\d" serviceName=kafka;'
-
-  it('reads a quoted value', () => {
-    assert.equal(jaasOption(line, 'username'), 'alice')
-  })
-
-  it('unescapes escaped quotes and backslashes inside a quoted value', () => {
-    assert.equal(jaasOption(line, 'password'), 'p"w\\d')
-  })
-
-  it('reads an unquoted value up to the next blank or semicolon', () => {
-    assert.equal(jaasOption(line, 'serviceName'), 'kafka')
-    assert.equal(jaasOption('LoginModule required username=bob password=x;', 'password'), 'x')
-  })
-
-  it('allows blanks around = and an empty quoted value', () => {
-    assert.equal(jaasOption('M required username = "carol" password="";', 'username'), 'carol')
-    assert.equal(jaasOption('M required username = "carol" password="";', 'password'), '')
-  })
-
-  it('returns undefined for a missing option, and does not match an option whose name merely ends with it', () => {
-    assert.equal(jaasOption(line, 'token'), undefined)
-    assert.equal(jaasOption('M required myusername="mallory";', 'username'), undefined)
-    assert.equal(jaasOption('', 'username'), undefined)
-  })
-
-  it('reads an option at the very start of the text', () => {
-    assert.equal(jaasOption('username="dave"', 'username'), 'dave')
   })
 })

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
-import { readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { describe, it } from 'node:test'
 import { X509Certificate } from 'node:crypto'
@@ -11,6 +12,7 @@ const FIXTURES = resolve(import.meta.dirname, '..', '..', 'fixtures', 'tls')
 const at = (name: string): string => join(FIXTURES, name)
 const CA_SUBJECT = new X509Certificate(readFileSync(at('ca.pem'))).subject
 const CLIENT_SUBJECT = new X509Certificate(readFileSync(at('client-chain.pem'))).subject
+const OTHER_CA_SUBJECT = new X509Certificate(readFileSync(at('other-ca.pem'))).subject
 const SECRETS = ['client-store-secret', 'client-key-secret', 'trust-secret', 'wrong-password']
 
 /** Asserts a ClientConfigError naming `key` whose message matches `pattern` and holds no password. */
@@ -59,12 +61,31 @@ describe('loadTlsMaterial: truststores', () => {
     storeError({ 'ssl.truststore.location': at('truststore.p12') }, 'ssl.truststore.password', /is not set, and ssl\.truststore\.location = .* cannot be read without it/)
   })
 
-  it('refuses a missing file, a truststore without certificates, PEM text under a binary type, and a PKCS12 entry without a name', () => {
+  it('trusts in a PKCS12 truststore what Java trusts: certificates marked trusted and the first certificate of each key entry, names or not', () => {
+    // keytool: a trusted certificate entry; openssl: a key entry whose chain certificates have no friendlyName
+    assert.deepEqual(subjectsOf(loadTlsMaterial({ 'ssl.truststore.location': at('truststore.p12'), 'ssl.truststore.password': 'trust-secret' }).ca), [CA_SUBJECT])
+    assert.deepEqual(subjectsOf(loadTlsMaterial({ 'ssl.truststore.location': at('client.p12'), 'ssl.truststore.password': 'client-store-secret' }).ca), [CLIENT_SUBJECT])
+    // keytool: a key entry and a trusted certificate entry in one store
+    const mixed = subjectsOf(loadTlsMaterial({ 'ssl.truststore.type': 'PKCS12', 'ssl.truststore.location': at('truststore-mixed.p12'), 'ssl.truststore.password': 'trust-secret' }).ca)
+    assert.deepEqual(mixed.sort(), [OTHER_CA_SUBJECT, CLIENT_SUBJECT].sort())
+  })
+
+  it('refuses a PKCS12 truststore in which Java would trust nothing (openssl -nokeys without -jdktrust), saying how to make one', () => {
+    storeError({ 'ssl.truststore.location': at('truststore-unnamed.p12'), 'ssl.truststore.password': 'trust-secret' }, 'ssl.truststore.location',
+      /truststore-unnamed\.p12 holds no trusted certificate entry, so Java would trust no broker: .*keytool -importcert.*-jdktrust/)
+  })
+
+  it('names a damaged JKS file as a store that cannot be read, with the cause', () => {
+    const damaged = join(mkdtempSync(join(tmpdir(), 'kmirror-tls-')), 'damaged.jks')
+    writeFileSync(damaged, readFileSync(at('truststore.jks')).subarray(0, 20))
+    storeError({ 'ssl.truststore.location': damaged }, 'ssl.truststore.location', /damaged\.jks cannot be read as a key store \(.+\): check the file and ssl\.truststore\.type/)
+  })
+
+  it('refuses a missing file, a truststore without certificates and PEM text under a binary type', () => {
     storeError({ 'ssl.truststore.location': at('missing.jks') }, 'ssl.truststore.location', /missing\.jks cannot be read \(no such file\)/)
     storeError({ 'ssl.truststore.type': 'PEM', 'ssl.truststore.location': at('client-key.pem') }, 'ssl.truststore.location', /holds no PEM certificate/)
     storeError({ 'ssl.truststore.type': 'PEM', 'ssl.truststore.certificates': 'not a certificate' }, 'ssl.truststore.certificates', /holds no PEM certificate/)
     storeError({ 'ssl.truststore.location': at('ca.pem') }, 'ssl.truststore.type', /holds PEM text: set ssl\.truststore\.type = PEM/)
-    storeError({ 'ssl.truststore.location': at('truststore-unnamed.p12'), 'ssl.truststore.password': 'trust-secret' }, 'ssl.truststore.location', /without a name \(friendlyName\)/)
   })
 
   it('applies Java\'s rules on combinations: PEM takes no password, inline certificates need type PEM and no location', () => {
@@ -99,8 +120,14 @@ describe('loadTlsMaterial: keystores', () => {
     assertClientIdentity({ 'ssl.keystore.location': at('client.p12'), 'ssl.keystore.password': 'client-store-secret' })
   })
 
+  it('reads a legacy PKCS12 keystore (RC2, openssl -legacy) that OpenSSL 3 refuses, with its chain, and names a wrong password', () => {
+    const material = loadTlsMaterial({ 'ssl.keystore.location': at('client-rc2.p12'), 'ssl.keystore.password': 'client-store-secret' })
+    assert.doesNotThrow(() => createSecureContext({ cert: material.cert, key: material.key }))
+    assert.deepEqual(subjectsOf(material.cert?.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----\n/g) ?? []), [CLIENT_SUBJECT, CA_SUBJECT])
+    storeError({ 'ssl.keystore.location': at('client-rc2.p12'), 'ssl.keystore.password': 'wrong-password' }, 'ssl.keystore.password', /does not open ssl\.keystore\.location/)
+  })
+
   it('reads PEM keystores: one file, an encrypted key with ssl.key.password, and inline values', () => {
-    assertClientIdentity({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore.pem') })
     assertClientIdentity({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem'), 'ssl.key.password': 'client-key-secret' })
     const oneLine = (name: string): string => readFileSync(at(name), 'utf8').replace(/\n/g, ' ')
     assertClientIdentity({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': oneLine('client-chain.pem'), 'ssl.keystore.key': oneLine('client-key-encrypted.pem'), 'ssl.key.password': 'client-key-secret' })
@@ -112,8 +139,24 @@ describe('loadTlsMaterial: keystores', () => {
   it('names the key password when the key does not decrypt, or when an encrypted key has none', () => {
     storeError({ 'ssl.keystore.location': at('client.jks'), 'ssl.keystore.password': 'client-store-secret' }, 'ssl.key.password', /is not set, and ssl\.keystore\.password does not decrypt the key/)
     storeError({ 'ssl.keystore.location': at('client.jks'), 'ssl.keystore.password': 'client-store-secret', 'ssl.key.password': 'wrong-password' }, 'ssl.key.password', /does not decrypt the key/)
-    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem') }, 'ssl.key.password', /is not set, but the private key of ssl\.keystore\.location is encrypted/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': readFileSync(at('client-chain.pem'), 'utf8'), 'ssl.keystore.key': readFileSync(at('client-key-encrypted.pem'), 'utf8') }, 'ssl.key.password', /is not set, but the private key of ssl\.keystore\.key is encrypted/)
     storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem'), 'ssl.key.password': 'wrong-password' }, 'ssl.key.password', /does not decrypt the private key of ssl\.keystore\.location/)
+  })
+
+  it('refuses a PEM keystore file without ssl.key.password, and ssl.key.password with an unencrypted PEM key, as Java does', () => {
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore.pem') }, 'ssl.key.password',
+      /is not set, but Java requires it for a PEM keystore file \(ssl\.keystore\.location = .*client-keystore\.pem\), whose key must then be encrypted PKCS#8/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore-encrypted.pem') }, 'ssl.key.password', /is not set, but Java requires it for a PEM keystore file/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-keystore.pem'), 'ssl.key.password': 'client-key-secret' }, 'ssl.key.password',
+      /is set, but the private key of ssl\.keystore\.location is not encrypted, which Java refuses: encrypt the key .* or remove ssl\.key\.password and give the key inline with ssl\.keystore\.key/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': readFileSync(at('client-chain.pem'), 'utf8'), 'ssl.keystore.key': readFileSync(at('client-key.pem'), 'utf8'), 'ssl.key.password': 'client-key-secret' }, 'ssl.key.password',
+      /is set, but the private key of ssl\.keystore\.key is not encrypted, which Java refuses/)
+  })
+
+  it('reads a PKCS12 key with ssl.key.password as Java does: the store password works, another password is refused', () => {
+    assertClientIdentity({ 'ssl.keystore.location': at('client.p12'), 'ssl.keystore.password': 'client-store-secret', 'ssl.key.password': 'client-store-secret' })
+    storeError({ 'ssl.keystore.location': at('client.p12'), 'ssl.keystore.password': 'client-store-secret', 'ssl.key.password': 'client-key-secret' }, 'ssl.key.password',
+      /differs from ssl\.keystore\.password, but the key of the PKCS12 keystore .*client\.p12 is protected by the store password .* so Java would fail to read it/)
   })
 
   it('names the store password when it does not open the keystore', () => {
@@ -135,6 +178,6 @@ describe('loadTlsMaterial: keystores', () => {
   it('refuses a key that does not belong to the certificate, and a keystore without a key', () => {
     storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.certificate.chain': readFileSync(at('client-chain.pem'), 'utf8'), 'ssl.keystore.key': readFileSync(at('other-key.pem'), 'utf8') }, 'ssl.keystore.key', /does not belong to the first certificate/)
     storeError({ 'ssl.keystore.location': at('truststore.jks'), 'ssl.keystore.password': 'trust-secret' }, 'ssl.keystore.location', /holds no private key entry/)
-    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-chain.pem') }, 'ssl.keystore.location', /must hold exactly one PEM private key/)
+    storeError({ 'ssl.keystore.type': 'PEM', 'ssl.keystore.location': at('client-chain.pem'), 'ssl.key.password': 'client-key-secret' }, 'ssl.keystore.location', /must hold exactly one PEM private key/)
   })
 })

@@ -29,6 +29,11 @@ function fakeBroker (ranges: Ranges, maxApiVersions: number, listsOwnRangeOnErro
     port: 9092,
     send (key: number, version: number, _payload: unknown, parse: (c: number, k: number, v: number, r: { buffer: { buffer: Buffer }, position: number }) => unknown, _h: boolean, _rh: boolean, callback: (e: Error | null, r?: unknown) => void) {
       asked.push({ key, version })
+      if (key === FetchApi.key) {
+        // An answer cut short: the decoder must not read past it.
+        try { callback(null, parse(1, key, version, { buffer: { buffer: Buffer.from('000000', 'hex') }, position: 0 })) } catch (error) { callback(error as Error) }
+        return
+      }
       if (key !== ApiVersionsApi.key) { callback(new Error('connection closed: the broker does not know this request')); return }
       const body = version > maxApiVersions
         ? apiVersionsAnswer(0, 35, listsOwnRangeOnError ? { 18: [0, maxApiVersions] } : {})
@@ -83,6 +88,23 @@ describe('version negotiation', () => {
     await Promise.all([brokerApis(connection), brokerApis(connection)])
     await brokerApis(connection)
     assert.equal(asked.length, 1)
+  })
+
+  test('a fetch of a topic without a topic id stays at v12 on a broker that offers v13+ (ZooKeeper brokers with an older inter.broker.protocol.version)', () => {
+    const apis = new BrokerApis(new Map(Object.entries(KAFKA_3_6).map(([k, [min, max]]) => [Number(k), { min, max }])), 'b:1')
+    assert.equal(apis.versionFor(FetchApi, 12), 12)
+    assert.equal(apis.versionFor(FetchApi), 15)
+  })
+
+  test('an answer kmirror cannot read is an INTERNAL error naming the API, version and broker, never retried', async () => {
+    const { connection } = fakeBroker(KAFKA_3_6, 3, true)
+    await assert.rejects(sendRequest(connection, FetchApi, { maxWaitMs: 0, minBytes: 0, maxBytes: 0, isolationLevel: 1, topics: [] }, 'cluster A'), (err: unknown) => {
+      assert.ok(err instanceof KmirrorError)
+      assert.equal(err.code, ErrorCodes.INTERNAL)
+      assert.equal(err.retriable, false)
+      assert.match(err.message, /^Fetch v15 with cluster A broker 10\.0\.0\.7:9092 \(Kafka 3\.5-3\.6\): response ends at byte 3/)
+      return true
+    })
   })
 
   test('a broker older than Kafka 2.1 gets BROKER_INCOMPATIBLE naming the cluster, broker, API, both ranges and the floor; nothing is sent to it', async () => {

@@ -1,0 +1,114 @@
+/**
+ * The floor, Kafka 2.1 (what the Java client 4.x supports): a 2.1.1 broker works both ways with 4.1.1 (the same
+ * scenario as the other compat files), and a 2.0.1 broker, below the floor, stops `kmirror run` (and `plan`) at
+ * start with exit 3 and a message naming the broker, what it runs and the floor, having created nothing. Below 2.3
+ * (no IncrementalAlterConfigs) topic configs are synced with AlterConfigs; below 2.4 (no broker-default replication
+ * factor) -1 is refused with a message asking for a number.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { getCluster, type ClusterName } from '../helpers/clusters.ts'
+import { compatScenario, useCompatClusters } from '../helpers/compat.ts'
+import { ConfigResourceTypes, IncrementalAlterConfigOperationTypes } from '@platformatic/kafka'
+import { createTopic, listTopics, produce, TIMESTAMP_BASE, topicConfig, withAdmin } from '../helpers/kafka.ts'
+import { isAliasTopic, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
+import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
+
+useCompatClusters(['v21', 'v20'])
+
+test('from Kafka 2.1.1 to 4.1.1: exact copy, exact offset syncs, an exact checkpoint and failover plan', { timeout: 180_000 }, async t => {
+  await compatScenario(t, { source: 'v21', target: 'target' })
+})
+
+test('from Kafka 4.1.1 to 2.1.1: exact copy, exact offset syncs, an exact checkpoint and failover plan', { timeout: 180_000 }, async t => {
+  await compatScenario(t, { source: 'source', target: 'v21' })
+})
+
+for (const [source, target] of [['v20', 'target'], ['source', 'v20']] as const satisfies readonly [ClusterName, ClusterName][]) {
+  test(`kmirror run and plan from ${source} to ${target} with a Kafka 2.0.1 broker exit 3 at start, naming the broker, its release and the floor`, { timeout: 120_000 }, async t => {
+    // Given a topic with records on the source, one of the two clusters being Kafka 2.0.1
+    const a = uniqueAlias('a')
+    const b = uniqueAlias('b')
+    const topic = uniqueName('below-floor')
+    await createTopic(source, topic, { partitions: 1, t })
+    await produce(source, [{ topic, partition: 0, key: null, value: Buffer.from('v'), headers: [], timestamp: TIMESTAMP_BASE }])
+    const file = writeTempFile(mm2Properties({ source, target, sourceAlias: a, targetAlias: b, extra: [`${a}->${b}.topics = ${topic}`, 'emit.heartbeats.enabled = false'] }), '.properties', t)
+
+    // When kmirror runs the flow
+    const kmirror = spawnKmirror(['run', file], { t })
+    removeAliasTopicsAfter(t, [source, target], [a, b])
+    const exit = await kmirror.waitForExit(60_000)
+
+    // Then it stops at start with exit 3, and the message names the broker, its release and the floor
+    assert.equal(exit.code, 3, kmirror.stderr.slice(-3000))
+    const old = getCluster('v20')
+    const alias = source === 'v20' ? a : b
+    assert.match(kmirror.stderr, new RegExp(`cluster ${alias} broker ${old.bootstrap.replaceAll('.', '\\.')} \\(looks like Kafka 2\\.0 or older\\)`))
+    assert.match(kmirror.stderr, /kmirror works with Apache Kafka 2\.1 or newer/)
+    // And kmirror plan says the same with exit 3
+    const plan = spawnKmirror(['plan', file], { t })
+    assert.equal((await plan.waitForExit(60_000)).code, 3, plan.stderr.slice(-3000))
+    assert.match(plan.stderr, /looks like Kafka 2\.0 or older\).*kmirror works with Apache Kafka 2\.1 or newer/)
+    // And nothing was created on either cluster
+    for (const cluster of [source, target]) assert.deepEqual((await listTopics(cluster)).filter(name => isAliasTopic(name, [a, b])), [], `topics on ${cluster}`)
+  })
+}
+
+test('to Kafka 2.1.1, which has no IncrementalAlterConfigs: a config set and one removed on the source reach the remote topic through AlterConfigs', { timeout: 120_000 }, async t => {
+  // Given a source topic with a topic-level config, replicated to 2.1.1 with a one-second config sync
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName('floor-configs')
+  const remote = `${a}.${topic}`
+  await createTopic('source', topic, { partitions: 1, configs: { 'retention.ms': '86400000', 'cleanup.policy': 'compact' }, t })
+  removeAliasTopicsAfter(t, ['source', 'v21'], [a, b])
+  const file = writeTempFile(mm2Properties({
+    source: 'source', target: 'v21', sourceAlias: a, targetAlias: b,
+    extra: [`${a}->${b}.topics = ${topic}`, 'emit.heartbeats.enabled = false', 'sync.topic.configs.interval.seconds = 1']
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', file], { t })
+  await waitFor(async () => (await topicConfig('v21', remote, { overridesOnly: true }).catch((): Record<string, string | null> => ({})))['cleanup.policy'] === 'compact', { timeoutMs: 60_000, message: `${remote} created with cleanup.policy=compact` })
+
+  // When the source changes one config and removes the other
+  await withAdmin('source', admin => admin.incrementalAlterConfigs({
+    resources: [{
+      resourceType: ConfigResourceTypes.TOPIC,
+      resourceName: topic,
+      configs: [
+        { name: 'retention.ms', configOperation: IncrementalAlterConfigOperationTypes.SET, value: '3600000' },
+        { name: 'cleanup.policy', configOperation: IncrementalAlterConfigOperationTypes.DELETE }
+      ]
+    }]
+  }))
+
+  // Then the remote topic's own configs become exactly the new one (the removed one is back to the broker default)
+  await waitFor(async () => {
+    const overrides = await topicConfig('v21', remote, { overridesOnly: true })
+    return { done: JSON.stringify(overrides) === JSON.stringify({ 'retention.ms': '3600000' }), state: JSON.stringify(overrides) }
+  }, { timeoutMs: 30_000, message: `${remote} has only retention.ms=3600000 of its own` })
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(10_000)).code, 0, kmirror.stderr.slice(-3000))
+  assert.doesNotMatch(kmirror.stderr, /cannot sync configs/)
+})
+
+test('to Kafka 2.1.1, replication.factor = -1 (the broker default, which brokers before 2.4 lack) is refused with a message asking for a number', { timeout: 120_000 }, async t => {
+  // Given a flow to 2.1.1 whose remote topics would get replication factor -1
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName('floor-rf')
+  await createTopic('source', topic, { partitions: 1, t })
+  removeAliasTopicsAfter(t, ['source', 'v21'], [a, b])
+  const file = writeTempFile(mm2Properties({
+    source: 'source', target: 'v21', sourceAlias: a, targetAlias: b,
+    extra: [`${a}->${b}.topics = ${topic}`, 'emit.heartbeats.enabled = false', 'replication.factor = -1']
+  }), '.properties', t)
+
+  // When kmirror runs it
+  const kmirror = spawnKmirror(['run', file], { t })
+  await waitFor(() => kmirror.stderr.includes(`cannot create topic ${a}.${topic}`), { timeoutMs: 60_000, message: 'the creation error' })
+  kmirror.kill('SIGTERM')
+  await kmirror.waitForExit(10_000)
+
+  // Then the error names the topic, the cluster, why -1 fails and the key to set to a number
+  assert.match(kmirror.stderr, new RegExp(`cannot create topic ${a}\\.${topic} on cluster ${b} with replication factor -1 \\(the broker default\\): the cluster has 1 broker\\(s\\); brokers before Kafka 2\\.4 have no default .*: set replication\\.factor to a number`))
+  assert.doesNotMatch(kmirror.stderr, /or to -1 for the broker default/)
+})
