@@ -72,7 +72,7 @@ function buildConfig (text: string, sourceFile: string, extraWarnings: readonly 
   const resolved = resolveReferences(parsed, options.env)
   // MM2 reads `clusters` resolved too (MirrorMakerConfig is an AbstractConfig).
   const { aliases, problems } = readClusters(resolved.values)
-  const secrets = secretValues(resolved.values, resolved.provided)
+  const secrets = secretValues(resolved.values, resolved.provided, aliases)
   const redactor = new Redactor(secrets)
   // A value from a config provider is shown as the reference it was written with, never as the value.
   const quote = quoteWith(resolved.references)

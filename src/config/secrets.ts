@@ -52,15 +52,16 @@ function passwords (): ReadonlySet<string> {
 }
 
 /**
- * Whether the whole value of KEY (as written, with any prefix) is secret, and how sure that is. The key is
- * tried from each of its segments on (`A.consumer.ssl.key.password` → `consumer.ssl.key.password` →
- * `ssl.key.password` → ...): a known password key makes it certainly secret; a known other key leaves only the
- * segments before it to judge (`db.secret.name` is guessed secret although `name` is a known key). An unknown
- * key is certainly secret when it is a typo away from a password key, and guessed secret when a segment is
- * (close to) a secret word.
+ * Whether the whole value of KEY (as written, with any prefix) is secret, and how sure that is. The cluster alias
+ * or flow prefix (`A.`, `A->B.`, with ALIASES) is left out first: an alias names a cluster and says nothing about
+ * a value (`SECRETDC.bootstrap.servers` is an address). The rest is tried from each of its segments on
+ * (`consumer.ssl.key.password` → `ssl.key.password` → ...): a known password key makes it certainly secret; a
+ * known other key leaves only the segments before it to judge (`db.secret.name` is guessed secret although
+ * `name` is a known key). An unknown key is certainly secret when it is a typo away from a password key, and
+ * guessed secret when a segment is (close to) a secret word.
  */
-export function secretKeyKind (key: string): SecretKind | undefined {
-  const segments = key.split('.')
+export function secretKeyKind (key: string, aliases: readonly string[] = []): SecretKind | undefined {
+  const segments = withoutAlias(key, aliases).split('.')
   const unknownSuffixes: string[] = []
   for (let i = 0; i < segments.length; i++) {
     const suffix = segments.slice(i).join('.')
@@ -75,11 +76,24 @@ export function secretKeyKind (key: string): SecretKind | undefined {
   return hasSecretWord(segments) ? SecretKinds.GUESSED : undefined
 }
 
+/** KEY without a leading `S->T.` (aliases of ALIASES, or any without dots) or `A.` of an alias of ALIASES. */
+function withoutAlias (key: string, aliases: readonly string[]): string {
+  for (const source of aliases) {
+    for (const target of aliases) {
+      if (key.startsWith(`${source}->${target}.`)) return key.slice(`${source}->${target}.`.length)
+    }
+  }
+  const flow = /^[^.]+->[^.]+\./.exec(key)
+  if (flow !== null) return key.slice(flow[0].length)
+  const alias = aliases.filter(a => key.startsWith(`${a}.`)).sort((a, b) => b.length - a.length)[0]
+  return alias === undefined ? key : key.slice(alias.length + 1)
+}
+
 export const SecretKinds = { CERTAIN: 'certain', GUESSED: 'guessed' } as const
 export type SecretKind = (typeof SecretKinds)[keyof typeof SecretKinds]
 
-export function isSecretKey (key: string): boolean {
-  return secretKeyKind(key) !== undefined
+export function isSecretKey (key: string, aliases: readonly string[] = []): boolean {
+  return secretKeyKind(key, aliases) !== undefined
 }
 
 function hasSecretWord (segments: readonly string[]): boolean {
@@ -125,11 +139,11 @@ function typeOfKey (key: string): KeyType | undefined {
  * returned (KEY → the provider values in its value), for the process's Redactor. A reference left unresolved
  * (reported as a problem) is not a secret: it is what the messages show instead of the value.
  */
-export function secretValues (values: Readonly<Record<string, string>>, fromProviders: ReadonlyMap<string, readonly string[]> = new Map()): SecretValues {
+export function secretValues (values: Readonly<Record<string, string>>, fromProviders: ReadonlyMap<string, readonly string[]> = new Map(), aliases: readonly string[] = []): SecretValues {
   const certain = new Set<string>()
   const guessed = new Set<string>()
   for (const [key, value] of Object.entries(values)) {
-    const kind = PRIVATE_KEY.test(value) ? SecretKinds.CERTAIN : secretKeyKind(key)
+    const kind = PRIVATE_KEY.test(value) ? SecretKinds.CERTAIN : secretKeyKind(key, aliases)
     if (kind !== undefined) (kind === SecretKinds.CERTAIN ? certain : guessed).add(value)
     if (looksLikeJaas(value)) for (const secret of jaasSecrets(value)) certain.add(secret)
     for (const secret of urlSecrets(value)) certain.add(secret)
@@ -173,13 +187,13 @@ function redactUrl (value: string): string {
  * only (`${file:/etc/kafka/pw.properties:pw}`, also a JAAS option's) is shown: it names where the secret is, not
  * the secret.
  */
-export function redactValue (key: string, value: string): string {
+export function redactValue (key: string, value: string, aliases: readonly string[] = []): string {
   if (looksLikeJaas(value)) {
     return value.replace(JAAS_OPTION, (whole: string, name: string, equals: string, written: string) =>
       PUBLIC_JAAS_OPTIONS.has(name) || isOnlyReferences(written.replace(/^"(.*)"$/s, '$1')) ? whole : `${name}${equals}"${REDACTED}"`)
   }
   if (isOnlyReferences(value)) return value
-  return isSecretKey(key) || PRIVATE_KEY.test(value) ? REDACTED : redactUrl(value)
+  return isSecretKey(key, aliases) || PRIVATE_KEY.test(value) ? REDACTED : redactUrl(value)
 }
 
 function isOnlyReferences (value: string): boolean {

@@ -30,7 +30,7 @@ export function collectWarnings (parsed: ParsedProperties, aliases: readonly str
     }
     if (shape.kind === 'cluster') warnings.push(...clusterWarnings(key, shape.rest, shape.alias, value, shown, aliases))
     if (shape.kind === 'flow' || shape.kind === 'cluster') warnings.push(...isolationWarnings(key, value, shape.rest))
-    warnings.push(...inlineCommentWarnings(key, value, shown))
+    warnings.push(...inlineCommentWarnings(key, value, shown, aliases))
   }
   return warnings
 }
@@ -185,8 +185,8 @@ function isolationWarnings (key: string, value: string, rest: string): ConfigWar
 }
 
 /** `key = value # note`: Java keeps `# note` in the value (mm2-spec §1.1), so a topic regex silently stops matching. */
-function inlineCommentWarnings (key: string, value: string, shown: Quoted): ConfigWarning[] {
+function inlineCommentWarnings (key: string, value: string, shown: Quoted, aliases: readonly string[]): ConfigWarning[] {
   if (!/\s#/.test(value) || key.endsWith('sasl.jaas.config')) return []
-  const quoted = shown.hidden ? shown.text : `its value ${JSON.stringify(redactValue(key, value))}`
+  const quoted = shown.hidden ? shown.text : `its value ${JSON.stringify(redactValue(key, value, aliases))}`
   return [{ key, message: `${quoted} contains " #", which is part of the value, not a comment (.properties files have no inline comments): move the comment to its own line` }]
 }

@@ -37,6 +37,18 @@ describe('secretKeyKind', () => {
     for (const key of ['my.api.secret', 'db.passwd', 'vault_token', 'db.secret.name']) assert.equal(secretKeyKind(key), SecretKinds.GUESSED, key)
     assert.equal(secretKeyKind('A.consumer.fetch.max.bytes'), undefined)
   })
+
+  it('Given a cluster alias or flow prefix with a secret word, then it says nothing about the value: the rest of the key decides', () => {
+    const aliases = ['WRONGSECRET', 'dc.tokens', 'B']
+    for (const key of ['WRONGSECRET.bootstrap.servers', 'WRONGSECRET.sasl.mechanism', 'dc.tokens.consumer.client.rack', 'WRONGSECRET->B.topics', 'B->dc.tokens.enabled']) {
+      assert.equal(secretKeyKind(key, aliases), undefined, key)
+    }
+    assert.equal(secretKeyKind('WRONGSECRET.sasl.jaas.config', aliases), SecretKinds.CERTAIN)
+    assert.equal(secretKeyKind('WRONGSECRET.my.api.token', aliases), SecretKinds.GUESSED)
+    const config = parse(['clusters = WRONGSECRET, B', 'WRONGSECRET.bootstrap.servers = broker-a:9092', 'B.bootstrap.servers = b:9092',
+      'WRONGSECRET->B.enabled = true', 'WRONGSECRET.security.protocol = SASL_PLAINTEXT', 'WRONGSECRET.sasl.mechanism = OAUTHBEARER'].join('\n'))
+    assert.deepEqual(config.secrets, { certain: [], guessed: [] })
+  })
 })
 
 describe('secretValues', () => {
