@@ -441,13 +441,14 @@ start_zookeeper() { # NAME DIR
 
 # After kill -9, ZooKeeper restores the dead broker's session and its ephemeral /brokers/ids/0 until the session
 # times out (zookeeper.session.timeout.ms); a broker starting before that exits with NodeExists. ZooKeeper's
-# "dump" command lists the ephemeral nodes of live sessions.
+# "dump" command lists the ephemeral nodes of live sessions; until ZooKeeper has loaded its data it answers "not
+# currently serving requests" instead, which says nothing about registrations yet.
 wait_stale_registration() { # NAME DIR
   local zport; zport=$(sed -n 's/^clientPort=//p' "$2/zookeeper.properties")
   local deadline=$((SECONDS + 30)) out
   while :; do
-    out=$(exec 3<>"/dev/tcp/127.0.0.1/$zport" && printf dump >&3 && timeout 5 cat <&3) || out="/brokers/ids/ (no answer)"
-    [[ "$out" == */brokers/ids/* ]] || return 0
+    out=$(exec 3<>"/dev/tcp/127.0.0.1/$zport" && printf dump >&3 && timeout 5 cat <&3) || out="(no answer)"
+    [[ "$out" == *"ephemeral nodes dump"* && "$out" != */brokers/ids/* ]] && return 0
     [ "$SECONDS" -lt "$deadline" ] || die "cluster $1: ZooKeeper still holds a broker registration after 30 s: $out"
     sleep 0.5
   done

@@ -195,7 +195,8 @@ export class AdminClient {
   /**
    * Sets and deletes topic configs with IncrementalAlterConfigs (Kafka 2.3+). A cluster without it gets the legacy
    * AlterConfigs, as MirrorMaker 2 3.x did: that request replaces the topic's whole config, so it carries every
-   * topic-level config the topic has now with the changes applied, and the end state is the same.
+   * topic-level config the topic has now with the changes applied, and the end state is the same. Read and write
+   * are two requests: a change someone makes to the same topic in between is overwritten.
    */
   async alterTopicConfigs (topic: string, changes: readonly TopicConfigChange[]): Promise<void> {
     if (changes.length === 0) return
@@ -220,7 +221,9 @@ export class AdminClient {
   }
 
   async #replaceTopicConfigs (topic: string, changes: readonly TopicConfigChange[]): Promise<void> {
-    const current = (await this.describeTopicConfigs([topic])).get(topic) ?? []
+    const current = (await this.describeTopicConfigs([topic])).get(topic)
+    // Without the topic's current configs, AlterConfigs would reset every one the changes do not name.
+    if (current === undefined) throw new KmirrorError(ErrorCodes.TOPIC_SYNC, `cannot change configs of topic ${topic} on ${this.#label}: its current configs could not be read, and AlterConfigs (the cluster has no IncrementalAlterConfigs) replaces them all`, { retriable: true })
     const own = current.filter(c => c.source === ConfigSourceKinds.TOPIC)
     const hidden = own.find(c => c.value === null)
     if (hidden !== undefined) {

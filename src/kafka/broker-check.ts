@@ -4,7 +4,8 @@
  * instead of failing later, deep in some request, or being retried forever.
  *
  * Brokers of one cluster may run different releases during a rolling upgrade: each is checked, and the summary
- * names the range seen.
+ * names the range seen. A broker that does not answer now (restarting, partitioned) is reported, not fatal: every
+ * connection negotiates its versions again before its first request, so it is checked when it comes back.
  */
 import { ConnectionPool } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
@@ -26,14 +27,15 @@ const NEEDED: readonly ApiSpec<never, unknown>[] = [FetchApi, ProduceApi, Metada
 export interface BrokerRelease {
   readonly nodeId: number
   readonly address: string
-  /** E.g. "Kafka 3.5-3.6". */
+  /** E.g. "Kafka 3.5-3.6"; "unreachable (<cause>)" for a broker that did not answer. */
   readonly release: string
+  readonly reachable: boolean
 }
 
 /**
  * Checks every broker of the cluster. `cluster` names it in messages ("cluster A"), `alias` the keys in hints
  * ("A.ssl.truststore.location"). Rejects with BROKER_INCOMPATIBLE for the first broker below the floor, or with
- * the connection error of an unreachable cluster (CLUSTER_UNREACHABLE, retriable) naming its cause.
+ * the connection error of a cluster none of whose bootstrap servers answers (CLUSTER_UNREACHABLE, retriable).
  */
 export async function checkBrokers (props: ClientProps, clientId: string, cluster: string, alias?: string): Promise<BrokerRelease[]> {
   const options = toConnectOptions(props, clientId)
@@ -53,11 +55,12 @@ export async function checkBrokers (props: ClientProps, clientId: string, cluste
       try {
         apis = await brokerApis(await pool.get({ host: broker.host, port: broker.port }))
       } catch (err) {
-        throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `ask broker ${broker.nodeId} (${address}) of ${cluster} which API versions it speaks`, context)
+        const cause = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `ask broker ${broker.nodeId} (${address}) of ${cluster} which API versions it speaks`, context)
+        return { nodeId: broker.nodeId, address, release: `unreachable (${cause.message})`, reachable: false }
       }
       const missing = NEEDED.find(spec => apis.versionFor(spec) === null)
       if (missing !== undefined) throw apis.incompatible(missing, cluster)
-      return { nodeId: broker.nodeId, address, release: apis.release }
+      return { nodeId: broker.nodeId, address, release: apis.release, reachable: true }
     }))
   } finally {
     await pool.close().catch(() => undefined)

@@ -38,8 +38,8 @@ export class MetadataCache {
   readonly #cluster: string
   readonly #maxAgeMs: number
   #brokers = new Map<number, Broker>()
+  /** Topics asked since the last invalidation; a topic not here is read from the cluster at its next use. */
   readonly #topics = new Map<string, { leaders: TopicLeaders, at: number }>()
-  #stale = false
 
   constructor (pool: ConnectionPool, bootstrap: readonly Broker[], cluster: string, maxAgeMs = 300_000) {
     this.#pool = pool
@@ -48,14 +48,14 @@ export class MetadataCache {
     this.#maxAgeMs = maxAgeMs
   }
 
-  /** The next call asks the cluster again (a leader moved, a partition was added). */
+  /** Every topic is read from the cluster again at its next use (a leader moved, a partition was added). */
   invalidate (): void {
-    this.#stale = true
+    this.#topics.clear()
   }
 
   async leaders (topics: readonly string[]): Promise<LeaderMetadata> {
     const now = Date.now()
-    const fresh = !this.#stale && this.#brokers.size > 0 && topics.every(t => now - (this.#topics.get(t)?.at ?? -Infinity) < this.#maxAgeMs)
+    const fresh = this.#brokers.size > 0 && topics.every(t => now - (this.#topics.get(t)?.at ?? -Infinity) < this.#maxAgeMs)
     if (!fresh) await this.#refresh(topics)
     const out = new Map<string, TopicLeaders>()
     for (const t of topics) {
@@ -83,6 +83,5 @@ export class MetadataCache {
       this.#topics.set(topic.name, { leaders: { id: topic.id, leaders: partitionLeaders(topic) }, at })
     }
     this.#brokers = new Map([...response.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
-    this.#stale = false
   }
 }

@@ -82,7 +82,15 @@ export interface RecordFetcherOptions {
   readonly cluster?: string
 }
 
-const RETRY_ERROR_CODES = new Set([3, 6, 5, 74, 75, 100, 9, 56])
+/**
+ * Partition errors that mean "not here, not now" (metadata is refreshed and the partition asked again):
+ * UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, REPLICA_NOT_AVAILABLE,
+ * OFFSET_NOT_AVAILABLE (a new leader not caught up yet), KAFKA_STORAGE_ERROR, FENCED/UNKNOWN_LEADER_EPOCH,
+ * UNKNOWN_TOPIC_ID.
+ */
+const RETRY_ERROR_CODES = new Set([3, 5, 6, 9, 13, 56, 74, 75, 100])
+/** listOffsets asks again this many times (after a fresh metadata read and a growing pause) before giving up. */
+const LIST_OFFSETS_ATTEMPTS = 5
 const OFFSET_OUT_OF_RANGE = 1
 const UNKNOWN_TOPIC_OR_PARTITION = 3
 
@@ -191,7 +199,7 @@ export class RecordFetcher {
    * each partition's leader. A partition whose leader moved, or that was added since the metadata was read, is
    * asked once more with fresh metadata.
    */
-  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest', retried = false): Promise<Map<string, number>> {
+  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest', attempt = 1): Promise<Map<string, number>> {
     const timestamp = which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
     const metadata = await this.#metadata.leaders([...new Set(partitions.map(p => p.topic))])
     const byLeader = groupBy(partitions, tp => {
@@ -221,8 +229,9 @@ export class RecordFetcher {
     if (failed.length === 0) return out
     this.#metadata.invalidate()
     const retriable = failed.every(f => RETRY_ERROR_CODES.has(f.errorCode))
-    if (retriable && !retried) {
-      for (const [tp, offset] of await this.listOffsets(failed, which, true)) out.set(tp, offset)
+    if (retriable && attempt < LIST_OFFSETS_ATTEMPTS) {
+      await delay(50 * 2 ** attempt)
+      for (const [tp, offset] of await this.listOffsets(failed, which, attempt + 1)) out.set(tp, offset)
       return out
     }
     const first = failed[0]!

@@ -149,6 +149,8 @@ export class Flow {
   async #checkBrokers (source: ClusterClients, target: ClusterClients): Promise<void> {
     const [sourceBrokers, targetBrokers] = await Promise.all([source.checkBrokers(), target.checkBrokers()])
     this.#log.info({ source: describeReleases(sourceBrokers), target: describeReleases(targetBrokers) }, 'brokers checked')
+    const silent = [...sourceBrokers, ...targetBrokers].filter(b => !b.reachable)
+    if (silent.length > 0) this.#log.warn({ brokers: silent.map(b => `${b.nodeId}@${b.address}: ${b.release}`) }, 'brokers that did not answer at start: the partitions they lead wait until they do')
   }
 
   #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, source: ClusterClients, target: ClusterClients, targetWriter: RecordWriter): OffsetSyncEmitter {
