@@ -190,6 +190,7 @@ export const KEYS: readonly KeySpec[] = [
   { name: 'config.storage.topic', type: STRING, default: 'mm2-configs.<source>.internal', scope: WORKER, origin: CONNECT, doc: 'Connect config topic.', ignored: 'kmirror has no Connect config topic' },
   { name: 'status.storage.topic', type: STRING, default: 'mm2-status.<source>.internal', scope: WORKER, origin: CONNECT, doc: 'Connect status topic.', ignored: 'kmirror has no Connect status topic' },
   { name: 'offset.flush.timeout.ms', type: LONG, default: '5000', scope: WORKER, origin: CONNECT, doc: 'Connect offset flush timeout.', ignored: NO_CONNECT },
+  { name: 'plugin.discovery', type: ENUM, default: 'hybrid_warn', values: ['only_scan', 'hybrid_warn', 'hybrid_fail', 'service_load'], caseInsensitive: true, scope: WORKER, origin: CONNECT, doc: 'How Connect finds plugins (KIP-898, Kafka 3.6+); `service_load` makes MM2 start faster.', ignored: NO_PLUGINS },
   { name: 'exactly.once.source.support', type: ENUM, default: 'disabled', values: ['disabled', 'preparing', 'enabled'], caseInsensitive: true, scope: WORKER, origin: CONNECT, doc: 'Connect exactly-once source support of the worker.', ignored: NO_CONNECT },
 
   // Connection and security of every client (§1.1 clusterProps); at top level they are defaults for every cluster
