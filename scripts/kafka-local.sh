@@ -16,7 +16,10 @@
 #   kafka-local.sh kill NAME                      SIGKILL at once (crash drills)
 #   kafka-local.sh wipe NAME... | --all           stop and delete the cluster's data
 #   kafka-local.sh status                         one line per known cluster
-#   kafka-local.sh mm2 NAME PROPS [--clusters X]  real MirrorMaker 2 (dedicated mode) in the background
+#   kafka-local.sh mm2 NAME PROPS [--version VERSION] [--clusters X]
+#                                                 real MirrorMaker 2 (dedicated mode) in the background; VERSION
+#                                                 4.1.1, or an older MM2 (2.4 on, e.g. 3.9.1) in kafka/lib-mm2-VERSION
+#   kafka-local.sh mm2-down NAME                  SIGTERM, SIGKILL after 15 s
 #   kafka-local.sh tool CLASS|ALIAS ARGS...       a Kafka CLI tool in the foreground
 #
 # Environment: KMIRROR_STATE (default <repo>/.state) holds kafka/<name>/ and every log in logs/;
@@ -49,6 +52,7 @@ die() { echo "kafka-local: $*" >&2; exit 1; }
 # Everything that differs between Kafka releases lives here: where the jars go and which POM fetches them, the
 # logging binding (and so the logging flag), and whether the cluster runs in KRaft or ZooKeeper mode.
 V_VERSION=$DEFAULT_VERSION V_POM= V_MVN_ARGS= V_LOGGING=log4j2 V_PROCESS=kraft
+V_MARK='kafka_2.1[23]-*.jar'   # a jar that only a complete lib dir of this kind holds
 
 version_profile() { # VERSION - sets LIB and V_*
   local v=$1
@@ -78,10 +82,14 @@ version_profile() { # VERSION - sets LIB and V_*
   if [ "$release" -ge 303 ]; then V_PROCESS=kraft; else V_PROCESS=zookeeper; fi
 }
 
-lib_complete() { [ -f "$LIB/.complete" ] && compgen -G "$LIB/kafka_2.1[23]-*.jar" >/dev/null; }
+lib_complete() { [ -f "$LIB/.complete" ] && compgen -G "$LIB/$V_MARK" >/dev/null; }
 
 cmd_fetch() { # [VERSION]
   version_profile "${1:-$DEFAULT_VERSION}"
+  maven_fetch "Kafka $V_VERSION"
+}
+
+maven_fetch() { # WHAT - the runtime jars of V_POM (with V_MVN_ARGS) into LIB, unless it is complete already
   lib_complete && return 0
   command -v mvn >/dev/null || die "Maven (mvn) is needed to fetch the Kafka jars: apt-get install maven"
   # One fetch at a time (clusters of several versions start in parallel and share ~/.m2); the lock's file
@@ -93,8 +101,8 @@ cmd_fetch() { # [VERSION]
     # shellcheck disable=SC2086
     cd "$(dirname "$V_POM")" && mvn -B -q -f "$V_POM" $V_MVN_ARGS package || exit 1
     touch "$LIB/.complete"
-    echo "kafka-local: $(ls "$LIB" | grep -c '\.jar$') jars of Kafka $V_VERSION in $LIB"
-  ) 9>"$ROOT/kafka/.fetch.lock" || die "mvn package failed for Kafka $V_VERSION ($V_POM)"
+    echo "kafka-local: $(ls "$LIB" | grep -c '\.jar$') jars of $1 in $LIB"
+  ) 9>"$ROOT/kafka/.fetch.lock" || die "mvn package failed for $1 ($V_POM)"
 }
 
 log_flag() { # LEVEL(info|warn) - the JVM flag that points this version's logging binding at our config
@@ -494,19 +502,44 @@ cmd_status() {
   done
 }
 
-cmd_mm2() { # NAME PROPS [--clusters ALIAS...]
-  [ $# -ge 2 ] || die "usage: mm2 NAME MM2_PROPERTIES [--clusters ALIAS...]"
-  local name=$1 cfg=$2 dir="$STATE/mm2/$1"; shift 2
-  cmd_fetch; ensure_dirs; mkdir -p "$dir"
+# ── MirrorMaker 2 ────────────────────────────────────────────────────────────────────────────────────
+# 4.x runs from that release's broker classpath (kafka/pom.xml holds MM2 and log4j2). An older MM2 (2.4, its first
+# release, to 3.9) runs from kafka/legacy-mm2/pom.xml's jars in kafka/lib-mm2-VERSION: Connect and the client of
+# that release only, with its log4j 1.x binding, never mixed with a broker's or another release's jars.
+mm2_profile() { # VERSION - fetches MM2's jars if needed; sets LIB and V_* as version_profile does for brokers
+  local v=$1
+  [[ "$v" =~ ^([0-9]+)\.([0-9]+)\.[0-9]+$ ]] || die "version '$v' is not a Kafka release like 3.9.1"
+  local major=${BASH_REMATCH[1]} minor=${BASH_REMATCH[2]}
+  if [ "$major" -ge 4 ]; then cmd_fetch "$v"; return 0; fi
+  local release=$((major * 100 + minor))
+  [ "$release" -ge 204 ] || die "MirrorMaker 2 came with Kafka 2.4: there is no MM2 $v"
+  V_VERSION=$v V_POM="$ROOT/kafka/legacy-mm2/pom.xml" LIB="$ROOT/kafka/lib-mm2-$v" V_MARK="connect-mirror-$v.jar"
+  V_MVN_ARGS="-Dkafka.version=$v -Dkafka.lib.dir=$LIB" V_LOGGING=log4j1
+  # The brokers' logging binding of each release (version_profile): reload4j from 3.2 on, log4j 1.2.17 before.
+  if [ "$release" -ge 302 ]; then V_MVN_ARGS+=" -Dlog.binding=reload4j -Dslf4j.version=1.7.36"
+  else V_MVN_ARGS+=" -Dlog.binding=log4j12 -Dslf4j.version=1.7.30"; fi
+  maven_fetch "MirrorMaker 2 $v"
+}
+
+cmd_mm2() { # NAME PROPS [--version VERSION] [MirrorMaker ARGS, e.g. --clusters ALIAS...]
+  [ $# -ge 2 ] || die "usage: mm2 NAME MM2_PROPERTIES [--version VERSION] [--clusters ALIAS...]"
+  local name=$1 cfg=$2 dir="$STATE/mm2/$1" version=$DEFAULT_VERSION args=(); shift 2
+  while [ $# -gt 0 ]; do
+    case $1 in
+      --version) [ $# -ge 2 ] || die "mm2 --version needs a release, e.g. 3.9.1"; version=$2; shift 2 ;;
+      *) args+=("$1"); shift ;;
+    esac
+  done
+  mm2_profile "$version"; ensure_dirs; mkdir -p "$dir"
   local log="$LOGS/mm2-$name.log"
   : >"$log"
   # shellcheck disable=SC2086
-  nohup "$JAVA" $MM2_HEAP $PERF_OPTS -Dkafka.logs.dir="$LOGS" \
-    -Dlog4j2.configurationFile="$STATE/log4j2-info.properties" \
-    -cp "$LIB/*" org.apache.kafka.connect.mirror.MirrorMaker "$cfg" "$@" >>"$log" 2>&1 </dev/null &
+  nohup "$JAVA" $MM2_HEAP $PERF_OPTS -Dkafka.logs.dir="$LOGS" "$(log_flag info)" \
+    -cp "$LIB/*" org.apache.kafka.connect.mirror.MirrorMaker "$cfg" "${args[@]}" >>"$log" 2>&1 </dev/null &
   echo $! >"$dir/pid"
+  # MirrorMaker.start() logs this once its herders are started (2.8.2, 3.6.2, 3.9.1 and 4.1.1 alike).
   wait_for_line "$log" "Kafka MirrorMaker started" "$(cat "$dir/pid")" 120 "MirrorMaker $name"
-  echo "mm2 $name: pid $(cat "$dir/pid"), log $log"
+  echo "mm2 $name: MirrorMaker $version, pid $(cat "$dir/pid"), log $log"
 }
 
 cmd_mm2_down() { [ $# -eq 1 ] || die "usage: mm2-down NAME"; stop_pid_file "$STATE/mm2/$1/pid" TERM; }
