@@ -120,4 +120,26 @@ describe('createLogger', () => {
     assert.deepEqual(warned.detail, { password: REDACTED, note: `pin ${REDACTED}` })
     assert.equal(warned.msg, `pin ${REDACTED} refused`)
   })
+
+  it('Given a short numeric secret, when it is in a logged error\'s message, its cause\'s and aggregated errors\' messages and in child and grandchild bindings, then no line shows it and numbers of the line stay', () => {
+    const lines: string[] = []
+    const log = createLogger('info', new Redactor({ certain: ['123456'] }), { write: (line: string) => { lines.push(line) } })
+    const cause = new AggregateError([new Error('attempt with 123456')], 'inner 123456 refused')
+    log.child({ flow: 'A->B', user: 'alice:123456' }).child({ job: 'pin 123456' }).error({ err: new Error('outer 123456 refused', { cause }), offset: 123456 }, 'failed')
+    log.error(new Error('direct 123456'))
+    assert.equal(lines.length, 2)
+    for (const line of lines) assert.ok(!/(?<![\w-])123456(?![\w-])/.test(line.replaceAll('"offset":123456', '')), line)
+    const [first, second] = lines.map(line => JSON.parse(line) as Record<string, unknown>)
+    assert.equal(first?.user, `alice:${REDACTED}`)
+    assert.equal(first?.job, `pin ${REDACTED}`)
+    assert.equal(first?.offset, 123456)
+    const err = first?.err as { message: string, stack: string, cause: { message: string, stack: string, aggregateErrors: { message: string }[] } }
+    assert.equal(err.message, `outer ${REDACTED} refused`)
+    assert.match(err.stack, /^Error: outer \[redacted\] refused\n/)
+    assert.equal(err.cause.message, `inner ${REDACTED} refused`)
+    assert.match(err.cause.stack, /^AggregateError: inner \[redacted\] refused\n/)
+    assert.equal(err.cause.aggregateErrors[0]?.message, `attempt with ${REDACTED}`)
+    assert.equal(second?.msg, `direct ${REDACTED}`)
+    assert.equal((second?.err as { message: string }).message, `direct ${REDACTED}`)
+  })
 })
