@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createLogger } from '../../src/logger.ts'
-import { Redactor, REDACTED, redactWrites } from '../../src/redactor.ts'
+import { redactedJson, Redactor, REDACTED, redactWrites, writeJson } from '../../src/redactor.ts'
 
 describe('Redactor', () => {
   it('replaces every occurrence of every secret, longest first, in any text', () => {
@@ -84,6 +84,34 @@ describe('redactWrites', () => {
     stream.write(Buffer.from('é s3cr3t-value'))
     stream.write(Buffer.from([0xff, 0x00]))
     assert.deepEqual(written, [[`a ${REDACTED} b\n`, callback], [Buffer.from(`é ${REDACTED}`)], [Buffer.from([0xff, 0x00])]])
+  })
+})
+
+describe('writeJson (--json output)', () => {
+  it('Given a numeric secret equal to an offset, when a document is written as JSON to a redacting stream, then it stays valid JSON with the offset intact and the secret hidden in its strings', () => {
+    const written: string[] = []
+    const stream = { write: (chunk: string) => { written.push(chunk); return true } } as unknown as NodeJS.WriteStream
+    const redactor = new Redactor({ certain: ['3600', 'long-s3cret-value'] })
+    redactWrites(stream, redactor)
+    class Position { readonly offset = 3600; readonly note = 'at 3600' }
+    const document = { flows: [{ offset: 3600, lag: [3600, 1], error: 'refused password 3600 and long-s3cret-value', at: new Position(), '3600': true }] }
+    writeJson(stream, document, redactor)
+    // Text written the ordinary way is still searched for the secret as a whole token
+    stream.write('offset 3600\n')
+    assert.equal(written.length, 2)
+    assert.ok(written[0]?.endsWith('}\n'))
+    assert.deepEqual(JSON.parse(written[0] ?? ''), {
+      flows: [{ offset: 3600, lag: [3600, 1], error: `refused password ${REDACTED} and ${REDACTED}`, at: { offset: 3600, note: `at ${REDACTED}` }, [REDACTED]: true }]
+    })
+    assert.equal(written[1], `offset ${REDACTED}\n`)
+  })
+
+  it('writes to a stream that does not redact, and indents like JSON.stringify with two spaces', () => {
+    const written: string[] = []
+    const stream = { write: (chunk: string) => { written.push(chunk); return true } } as unknown as NodeJS.WriteStream
+    writeJson(stream, { a: [1] }, new Redactor())
+    assert.deepEqual(written, [`${JSON.stringify({ a: [1] }, null, 2)}\n`])
+    assert.equal(redactedJson(undefined, new Redactor()), 'null')
   })
 })
 

@@ -70,6 +70,14 @@ describe('secretValues', () => {
     assert.deepEqual(new Set(secrets.certain), new Set(['123456', 'x required username="u" password="ab";', '"ab"', 'ab']))
   })
 
+  it('Given a JAAS line of Java\'s unsecured tokens, then its lifetime, claims and claim names are no secrets, and other options still are', () => {
+    const jaas = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="kmirror" ' +
+      'unsecuredLoginLifetimeSeconds="3600" unsecuredLoginNumberClaim_level="7" unsecuredLoginListClaim_scope=",a,b" unsecuredLoginPrincipalClaimName="sub" ' +
+      'unsecuredLoginScopeClaimName="scope" unsecuredLoginExtension_token="ext-secret" tokenauth="true" password="42";'
+    assert.deepEqual(new Set(secretValues({ 'A.sasl.jaas.config': jaas }).certain), new Set([jaas, '"ext-secret"', 'ext-secret', '"42"', '42']))
+    assert.equal(redactValue('A.sasl.jaas.config', jaas), jaas.replace('"ext-secret"', '"[redacted]"').replace('"42"', '"[redacted]"'))
+  })
+
   it('Given values from config providers, then they are certain secrets, except numbers, flags and choices, and the cluster aliases', () => {
     const secrets = secretValues(
       { 'A->B.topics': 'orders', 'A->B.replication.factor': '3', 'A.consumer.isolation.level': 'read_committed', 'A->B.enabled': 'true', clusters: 'A, B' },
