@@ -12,6 +12,19 @@ export interface ConnectionContext {
   readonly protocol?: string
 }
 
+/**
+ * How a client names its cluster: `label` in messages (`cluster A`), `alias` before the keys its hints name
+ * (`A.ssl.truststore.location`), and the client's `security.protocol`. ClusterClients gives every client one.
+ */
+export interface ClusterContext extends ConnectionContext {
+  readonly label: string
+}
+
+/** The context of a client of cluster ALIAS with PROPS: `cluster <alias>`, and the protocol PROPS set (PLAINTEXT by default). */
+export function clusterContext (alias: string, props: Readonly<Record<string, string>>): ClusterContext {
+  return { label: `cluster ${alias}`, alias, protocol: props['security.protocol']?.trim() || 'PLAINTEXT' }
+}
+
 interface Cause {
   readonly code: string
   readonly message: string
