@@ -24,8 +24,12 @@ export interface SecretValues {
  * certainly secret: searched anywhere, every `1` or `abc` would blank out ordinary numbers and words.
  */
 const MIN_LENGTH = 4
-/** A whole token: not preceded or followed by a letter, digit, `_` or `-`. */
-const tokenBefore = '(?<![\\w-])'
+/**
+ * A whole token: not preceded or followed by a letter, digit, `_` or `-`; or preceded by an escape of a JSON
+ * string (`\n`, `\t`, `\u0007`: text quoting JSON, as `"line\n123456"`), whose letter or digits end the escape,
+ * not start the token.
+ */
+const tokenBefore = '(?:(?<![\\w-])|(?<=\\\\(?:[bfnrt]|u[0-9a-fA-F]{4})))'
 const tokenAfter = '(?![\\w-])'
 
 export class Redactor {

@@ -33,6 +33,13 @@ describe('Redactor', () => {
     assert.equal(redactor.redact('enabled=true; partition 7'), `enabled=${REDACTED}; partition ${REDACTED}`)
   })
 
+  it('Given short certain secrets right after an escape inside JSON-escaped text (\\n, \\t, \\u0007), then they are hidden too, escaped once or twice', () => {
+    const redactor = new Redactor({ certain: ['123456', 'ab'] })
+    const once = JSON.stringify({ msg: 'first line\n123456\tab\u0007ab, n123456 tab' })
+    assert.equal(redactor.redact(once), `{"msg":"first line\\n${REDACTED}\\t${REDACTED}\\u0007${REDACTED}, n123456 tab"}`)
+    assert.equal(redactor.redact(JSON.stringify({ line: once })), JSON.stringify({ line: `{"msg":"first line\\n${REDACTED}\\t${REDACTED}\\u0007${REDACTED}, n123456 tab"}` }))
+  })
+
   it('Given guessed secrets that are short, numeric or booleans, then it leaves them alone, so offsets and flags stay readable', () => {
     const redactor = new Redactor({ guessed: ['abc', '30000', 'true', '-1', ''] })
     assert.equal(redactor.size, 0)
