@@ -128,14 +128,18 @@ export function looksLikeJaas (value: string): boolean {
   return JAAS_LINE.test(value)
 }
 
-/** The secret option values of a JAAS line, unquoted and as written. */
+/**
+ * The secret option values of a JAAS line, without their quotes (the Redactor finds `"ab"` through `ab`: a quote
+ * ends a whole token), as written and, when that differs, unescaped (`p\"w` and `p"w`).
+ */
 function jaasSecrets (value: string): string[] {
   const secrets: string[] = []
   for (const match of value.matchAll(JAAS_OPTION)) {
     const [, name = '', , written = ''] = match
     if (isPublicJaasOption(name) || written === '') continue
-    secrets.push(written)
-    if (written.startsWith('"')) secrets.push(written.slice(1, -1), written.slice(1, -1).replace(/\\(.)/g, '$1'))
+    const bare = written.startsWith('"') ? written.slice(1, -1) : written
+    const unescaped = bare.replace(/\\(.)/g, '$1')
+    secrets.push(...new Set([bare, unescaped]))
   }
   return secrets
 }
