@@ -1,7 +1,11 @@
 import assert from 'node:assert/strict'
+import { createServer, type ServerResponse } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import { fetchClientCredentialsToken } from '../../../src/kafka/oauth-client-credentials.ts'
 import { DEFAULT_REFRESH, refreshTime, TokenCache, type Token } from '../../../src/kafka/oauth-token-cache.ts'
+import { waitFor } from '../../helpers/wait.ts'
 
 describe('refreshTime (Java\'s ExpiringCredentialRefreshingLogin)', () => {
   const HOUR = 3600_000
@@ -177,5 +181,45 @@ describe('TokenCache', () => {
     now += 1
     await assert.rejects(cache.token(), /had already expired/)
     assert.equal(fetches, 2)
+  })
+})
+
+describe('TokenCache over a slow token endpoint (a local HTTP server)', () => {
+  it('Given the endpoint holds its answer to the refresh, when connections ask for a token meanwhile, then each gets the valid token at once, and the new one once the answer arrives', { timeout: 20_000 }, async t => {
+    // Given an endpoint that answers the first request at once and holds the next until the test releases it
+    const b64 = (o: object): string => Buffer.from(JSON.stringify(o)).toString('base64url')
+    const jwt = (sub: string, exp: number): string => `${b64({ alg: 'RS256' })}.${b64({ sub, exp })}.c2ln`
+    const held: ServerResponse[] = []
+    let requests = 0
+    const server = createServer((req, res) => {
+      req.resume()
+      req.on('end', () => {
+        requests++
+        if (requests === 1) res.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ access_token: jwt('first', 2_000_000_000) }))
+        else held.push(res)
+      })
+    })
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    t.after(() => { for (const res of held) res.destroy(); server.close() })
+    const endpoint = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/token`)
+    const settings = { endpoint, clientId: 'id', clientSecret: 'secret', scope: undefined, urlencodeHeader: false, retryBackoffMs: 10, retryBackoffMaxMs: 0, connectTimeoutMs: 5000, readTimeoutMs: 15_000, subjectClaim: 'sub' }
+    // (a clock of the test's own, issued at 1_000_000_000 s: the token lives 1e9 s, refreshed after 0.8 of it)
+    let now = 1_000_000_000_000
+    const cache = new TokenCache(async () => await fetchClientCredentialsToken(settings), { ...DEFAULT_REFRESH, windowJitter: 0 }, () => now)
+    const first = await cache.token()
+    // When connections ask past the refresh time, while the endpoint holds its answer
+    now = 1_900_000_000_000
+    const started = Date.now()
+    assert.equal(await cache.token(), first)
+    await waitFor(() => held.length === 1, { timeoutMs: 5000, intervalMs: 10, message: 'the refresh request reached the endpoint' })
+    assert.deepEqual(await Promise.all([cache.token(), cache.token(), cache.token()]), [first, first, first])
+    // Then none of them waited for the endpoint, and only one request is under way
+    assert.ok(Date.now() - started < 5000, `took ${Date.now() - started} ms`)
+    assert.equal(requests, 2)
+    // And once the endpoint answers, the new token is handed out
+    const next = jwt('second', 2_100_000_000)
+    held.shift()?.writeHead(200, { 'Content-Type': 'application/json' }).end(JSON.stringify({ access_token: next }))
+    await waitFor(async () => (await cache.token()) === next, { timeoutMs: 5000, intervalMs: 10, message: 'the refreshed token handed out' })
+    assert.equal(requests, 2)
   })
 })
