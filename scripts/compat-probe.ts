@@ -143,7 +143,7 @@ async function probeHelpers (c: TestCluster): Promise<void> {
 
 async function probeAdmin (c: TestCluster): Promise<void> {
   const name = c.name
-  const admin = new AdminClient({ 'bootstrap.servers': c.bootstrap }, 'probe-admin', `cluster ${name}`)
+  const admin = new AdminClient({ 'bootstrap.servers': c.bootstrap }, 'probe-admin', { label: `cluster ${name}` })
   const topic = uniqueName('probe-admin')
   try {
     await step(name, 'AdminClient.listTopics', async () => `${(await admin.listTopics()).length} topics`)

@@ -9,23 +9,47 @@ import { processRedactor, type Redactor } from './redactor.ts'
 export type { Logger }
 
 /**
- * Every line is redacted by `redactor` (the process's by default): the message, the logged object and errors
- * (message, stack, causes) before they are serialized, whatever escaping follows; then the finished line once
- * more, which also covers child bindings (flow and job names: pino serializes them when the child is made).
+ * Every line is redacted by `redactor` (the process's by default) before it is serialized, whatever escaping
+ * follows: the message, the logged object, errors (message, stack, every cause: pino's serialized errors are
+ * copied into plain objects first, which the redactor walks) and child bindings (flow and job names: pino
+ * serializes them when the child is made). Then the finished line once more, for the secrets long enough to be
+ * searched anywhere (a short one there would match numbers of the line, see Redactor.redactSerialized).
  */
 export function createLogger (level: string = process.env['KMIRROR_LOG_LEVEL'] ?? 'info', redactor: Redactor = processRedactor, destination: DestinationStream = stderrSync()): Logger {
   const redacted = (value: unknown): Record<string, unknown> => redactor.redactValue(value) as Record<string, unknown>
-  return pino({
+  const logger = pino({
     level,
     base: { name: 'kmirror' },
     formatters: { log: redacted },
     serializers: {
       // errWithCause: a wrapped error's cause is logged as its own object; the default serializer appends every
       // cause's message to the message, so a message that already names its cause read twice.
-      err: (err: Error) => redactor.redactValue(pino.stdSerializers.errWithCause(err)),
+      err: (err: Error) => redactor.redactValue(plainError(pino.stdSerializers.errWithCause(err))),
       msg: (msg: unknown) => redactor.redactValue(msg)
     }
   }, redacting(destination, redactor))
+  // A child's bindings are serialized when it is made, without the formatters: redact them before. Every child
+  // inherits this `child` (pino makes a child with Object.create(parent)), so grandchildren are covered too.
+  const child = logger.child
+  logger.child = function (this: Logger, bindings: Record<string, unknown>, options?: object) {
+    return child.call(this, redacted(bindings), options)
+  } as Logger['child']
+  return logger
+}
+
+/** The prototype of pino's serialized errors (not Object.prototype: the redactor would not look inside). */
+const SERIALIZED_ERROR: unknown = Object.getPrototypeOf(pino.stdSerializers.errWithCause(new Error('probe')))
+
+/**
+ * A serialized error as plain objects: the error, its cause, its aggregated errors and any error-valued property,
+ * each with its own enumerable properties (what JSON shows), so the redactor walks every message and stack.
+ */
+function plainError (value: unknown, seen: WeakSet<object> = new WeakSet()): unknown {
+  if (typeof value !== 'object' || value === null || seen.has(value)) return value
+  seen.add(value)
+  if (Array.isArray(value)) return value.map(item => plainError(item, seen))
+  if (Object.getPrototypeOf(value) !== SERIALIZED_ERROR) return value
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, plainError(item, seen)]))
 }
 
 function redacting (destination: DestinationStream, redactor: Redactor): DestinationStream {

@@ -24,8 +24,12 @@ export interface SecretValues {
  * certainly secret: searched anywhere, every `1` or `abc` would blank out ordinary numbers and words.
  */
 const MIN_LENGTH = 4
-/** A whole token: not preceded or followed by a letter, digit, `_` or `-`. */
-const tokenBefore = '(?<![\\w-])'
+/**
+ * A whole token: not preceded or followed by a letter, digit, `_` or `-`; or preceded by an escape of a JSON
+ * string (`\n`, `\t`, `\u0007`: text quoting JSON, as `"line\n123456"`), whose letter or digits end the escape,
+ * not start the token.
+ */
+const tokenBefore = '(?:(?<![\\w-])|(?<=\\\\(?:[bfnrt]|u[0-9a-fA-F]{4})))'
 const tokenAfter = '(?![\\w-])'
 
 export class Redactor {
@@ -145,12 +149,18 @@ interface Writable {
   write: (...args: never[]) => boolean
 }
 
+type Write = (chunk: unknown, ...rest: unknown[]) => boolean
+
+/** The write of each stream before redactWrites patched it (writeJson writes past the stream's redaction). */
+const unredactedWrites = new WeakMap<object, Write>()
+
 /**
  * Makes every later `stream.write` of text (a string or UTF-8 bytes) go through `redactor` first. Used on
  * process.stdout and process.stderr by the CLI, so that no command can print a secret by accident.
  */
 export function redactWrites (stream: NodeJS.WriteStream, redactor: Redactor = processRedactor): void {
-  const original = stream.write.bind(stream) as (chunk: unknown, ...rest: unknown[]) => boolean
+  const original = stream.write.bind(stream) as Write
+  unredactedWrites.set(stream, original)
   const write = (chunk: unknown, ...rest: unknown[]): boolean => original(redactChunk(chunk, redactor), ...rest)
   ;(stream as Writable).write = write as Writable['write']
 }
@@ -164,4 +174,26 @@ function redactChunk (chunk: unknown, redactor: Redactor): unknown {
     return redacted === text ? chunk : Buffer.from(redacted, 'utf8')
   }
   return chunk
+}
+
+/**
+ * VALUE as a JSON document for scripts (`--json` output): every string in it redacted before it is serialized
+ * (short and numeric secrets where they stand as whole tokens), then the document searched once more for the
+ * secrets searched anywhere (Redactor.redactSerialized). Numbers stay numbers: `{"offset":3600}` stays valid JSON
+ * with a secret `3600`.
+ */
+export function redactedJson (value: unknown, redactor: Redactor = processRedactor): string {
+  // Through JSON first, so that the redactor walks exactly what JSON shows (toJSON, class instances as objects).
+  const data: unknown = JSON.parse(JSON.stringify(value) ?? 'null')
+  return redactor.redactSerialized(JSON.stringify(redactor.redactValue(data), null, 2))
+}
+
+/**
+ * Writes VALUE as JSON (redactedJson) and a newline to STREAM, past the stream's own redaction (redactWrites):
+ * that one searches text for short and numeric secrets as whole tokens and would turn `{"offset":3600}` into
+ * `{"offset":[redacted]}`, which is no JSON. The document is redacted by value instead.
+ */
+export function writeJson (stream: NodeJS.WriteStream, value: unknown, redactor: Redactor = processRedactor): void {
+  const write = unredactedWrites.get(stream) ?? (stream.write.bind(stream) as Write)
+  write(`${redactedJson(value, redactor)}\n`)
 }

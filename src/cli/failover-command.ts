@@ -11,6 +11,7 @@ import type { GroupSelection, OffsetsPlan } from '../failover/failover.ts'
 import { parseOffsetSpec } from '../failover/offset-spec.ts'
 import { exitCodeOf, isWritable, type GroupPlan } from '../failover/plan.ts'
 import { findFlow, planFailbackOf, planFailoverOf, planOffsetsSetOf } from '../runtime/offsets.ts'
+import { writeJson } from '../redactor.ts'
 
 export interface MoveCommandOptions {
   readonly from: string
@@ -94,7 +95,8 @@ async function finish (plan: OffsetsPlan, destination: ClusterClientConfig, opti
   let shown = plan
   let applied: readonly string[] = []
   if (options.apply) ({ plan: shown, applied } = await applyPlan(plan, destination, options.timeoutSeconds * 1000))
-  process.stdout.write(options.json ? `${JSON.stringify(toJson(shown, options.apply, applied), null, 2)}\n` : render(shown, options.apply, applied))
+  if (options.json) writeJson(process.stdout, toJson(shown, options.apply, applied))
+  else process.stdout.write(render(shown, options.apply, applied))
   return exitCodeOf(shown.groups, options.apply)
 }
 

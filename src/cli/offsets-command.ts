@@ -5,6 +5,7 @@
 import { loadCheckedConfig, loadInput } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
 import { findFlow, translateGroup } from '../runtime/offsets.ts'
+import { writeJson } from '../redactor.ts'
 
 export interface TranslateOptions {
   readonly from: string
@@ -29,7 +30,7 @@ export async function translateCommand (file: string, options: TranslateOptions)
     targetOffset: r.translation.offset, exact: r.translation.exact, ...(r.translation.reason === undefined ? {} : { reason: r.translation.reason })
   })).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
   if (options.json) {
-    process.stdout.write(`${JSON.stringify({ flow: flow.name, group: options.group, partitions: out }, null, 2)}\n`)
+    writeJson(process.stdout, { flow: flow.name, group: options.group, partitions: out })
     return ExitCodes.OK
   }
   if (out.length === 0) {

@@ -8,6 +8,7 @@ import { loadInput, loadSelectedFlows } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
 import { formatAcl } from '../metadata/acl-sync.ts'
 import { hasDrift, planFlow, type FlowPlan } from '../runtime/plan.ts'
+import { writeJson } from '../redactor.ts'
 
 export async function planCommand (file: string, options: { clusters: string[] | undefined, json: boolean }): Promise<number> {
   const input = loadInput(() => loadSelectedFlows(file, options.clusters).flows)
@@ -21,7 +22,8 @@ export async function planCommand (file: string, options: { clusters: string[] |
       return ExitCodes.START_FAILED
     }
   }
-  process.stdout.write(options.json ? `${JSON.stringify(plans.map(p => ({ ...p, drift: hasDrift(p) })), null, 2)}\n` : plans.map(renderPlan).join('\n'))
+  if (options.json) writeJson(process.stdout, plans.map(p => ({ ...p, drift: hasDrift(p) })))
+  else process.stdout.write(plans.map(renderPlan).join('\n'))
   return plans.some(hasDrift) ? ExitCodes.DRIFT : ExitCodes.OK
 }
 

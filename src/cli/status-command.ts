@@ -5,6 +5,7 @@
  */
 import { ExitCodes } from '../errors.ts'
 import { readFlowStatus, type FlowReplicationStatus } from '../runtime/status.ts'
+import { writeJson } from '../redactor.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
 
 export interface StatusOptions {
@@ -18,7 +19,8 @@ export async function statusCommand (file: string, options: StatusOptions): Prom
   const flows = input.value
   const statuses = await Promise.all(flows.map(async flow => await readFlowStatus(flow)))
   for (const s of statuses) if (s.error !== undefined) process.stderr.write(`kmirror: flow ${s.flow}: ${s.error}\n`)
-  process.stdout.write(options.json ? `${JSON.stringify({ flows: statuses }, null, 2)}\n` : statuses.map(renderStatus).join('\n'))
+  if (options.json) writeJson(process.stdout, { flows: statuses })
+  else process.stdout.write(statuses.map(renderStatus).join('\n'))
   return statuses.length > 0 && statuses.every(s => !s.targetReachable) ? ExitCodes.START_FAILED : ExitCodes.OK
 }
 

@@ -9,6 +9,7 @@
 import { clustersOf, loadCheckedConfig } from './config-input.ts'
 import { ConfigError, ExitCodes } from '../errors.ts'
 import { readTopology, type ClusterTopology, type TopicLister } from '../heartbeat/topology-reader.ts'
+import { writeJson } from '../redactor.ts'
 
 export interface TopologyOptions {
   readonly json: boolean
@@ -29,7 +30,8 @@ export async function topologyCommand (file: string, options: TopologyOptions): 
     throw err
   }
   const clusters = await readTopology(config, options.listTopics)
-  process.stdout.write(options.json ? `${JSON.stringify({ clusters }, null, 2)}\n` : formatTopologyTable(clusters))
+  if (options.json) writeJson(process.stdout, { clusters })
+  else process.stdout.write(formatTopologyTable(clusters))
   for (const c of clusters) if (!c.reachable) process.stderr.write(`kmirror: cluster ${c.alias} is unreachable: ${c.error}\n`)
   return clusters.every(c => c.reachable) ? ExitCodes.OK : ExitCodes.START_FAILED
 }

@@ -8,6 +8,7 @@
  */
 import { inspect } from 'node:util'
 import { ErrorCodes, ExitCodes } from '../errors.ts'
+import { processRedactor, type Redactor } from '../redactor.ts'
 
 let exitCode: number = ExitCodes.RUNTIME_FAILURE
 
@@ -27,17 +28,21 @@ function exitUnexpectedly (err: unknown): never {
   process.exit(exitCode)
 }
 
-/** `kmirror: unexpected error, please report it (KMIRROR_ERR_INTERNAL): <stack, and each cause's>`. */
-export function describeUnexpectedError (err: unknown): string {
-  return `kmirror: unexpected error, please report it (${ErrorCodes.INTERNAL}): ${errorChain(err)}`
+/**
+ * `kmirror: unexpected error, please report it (KMIRROR_ERR_INTERNAL): <stack, and each cause's>`. A value thrown
+ * or rejected that is no Error is redacted (by `redactor`) before `inspect` quotes it: inspect escapes quotes and
+ * newlines in its own way, so a secret holding them would no longer be found in the printed text.
+ */
+export function describeUnexpectedError (err: unknown, redactor: Redactor = processRedactor): string {
+  return `kmirror: unexpected error, please report it (${ErrorCodes.INTERNAL}): ${errorChain(err, redactor)}`
 }
 
-function errorChain (err: unknown): string {
+function errorChain (err: unknown, redactor: Redactor): string {
   const parts: string[] = []
   let current: unknown = err
   // A cause chain is short; the bound only guards against a cycle.
   for (let depth = 0; current !== undefined && depth < 8; depth++) {
-    parts.push(current instanceof Error ? (current.stack ?? `${current.name}: ${current.message}`) : inspect(current, { depth: 2 }))
+    parts.push(current instanceof Error ? (current.stack ?? `${current.name}: ${current.message}`) : inspect(redactor.redactValue(current), { depth: 2 }))
     current = current instanceof Error ? current.cause : undefined
   }
   return parts.join('\ncaused by: ')

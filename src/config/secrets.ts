@@ -20,13 +20,32 @@ import { findKey, JAVA_PASSWORD_KEYS, JAVA_SECURITY_KEYS, KEYS, KeyTypes, type K
 import { findReferences, replaceReferences } from './references.ts'
 import { closest, levenshtein } from './suggest.ts'
 
-/** JAAS options that name things rather than prove identity; every other option value is hidden. */
+/**
+ * JAAS options that name things or tune the login rather than prove identity; every other option value is
+ * hidden (a certain secret: hidden however short, so a harmless `unsecuredLoginLifetimeSeconds="3600"` among
+ * them would blank every 3600 of the output).
+ */
 const PUBLIC_JAAS_OPTIONS = new Set([
-  'username', 'user', 'serviceName', 'principal', 'useKeyTab', 'keyTab', 'storeKey', 'useTicketCache', 'debug',
-  'clientId', 'scope', 'unsecuredLoginStringClaim_sub',
+  'username', 'user', 'serviceName', 'principal', 'debug', 'clientId', 'scope',
+  // SCRAM delegation tokens: a flag (the token itself is the password)
+  'tokenauth',
+  // Kerberos (Krb5LoginModule): where the keys are and how to use them
+  'useKeyTab', 'keyTab', 'storeKey', 'useTicketCache', 'ticketCache', 'renewTGT', 'doNotPrompt', 'isInitiator',
+  'refreshKrb5Config', 'tryFirstPass', 'useFirstPass', 'storePass', 'clearPass',
+  // Java's unsecured OAUTHBEARER tokens (anyone can write them: their claims prove nothing) and their validator
+  'unsecuredLoginLifetimeSeconds', 'unsecuredLoginPrincipalClaimName', 'unsecuredLoginScopeClaimName',
+  'unsecuredValidatorPrincipalClaimName', 'unsecuredValidatorScopeClaimName', 'unsecuredValidatorRequiredScope',
+  'unsecuredValidatorAllowableClockSkewMs',
   // The token endpoint's TLS settings (oauth-options.ts): where the stores are, not what opens them.
-  'ssl.truststore.location', 'ssl.truststore.type', 'ssl.keystore.location', 'ssl.keystore.type', 'ssl.endpoint.identification.algorithm'
+  'ssl.truststore.location', 'ssl.truststore.type', 'ssl.keystore.location', 'ssl.keystore.type', 'ssl.endpoint.identification.algorithm',
+  'ssl.protocol', 'ssl.enabled.protocols', 'ssl.cipher.suites', 'ssl.provider', 'ssl.keymanager.algorithm', 'ssl.trustmanager.algorithm'
 ])
+/** Families of public JAAS options: the unsecured token's claims (`unsecuredLoginNumberClaim_exp_skew`, ...). */
+const PUBLIC_JAAS_OPTION_PREFIXES = ['unsecuredLoginStringClaim_', 'unsecuredLoginNumberClaim_', 'unsecuredLoginListClaim_']
+
+function isPublicJaasOption (name: string): boolean {
+  return PUBLIC_JAAS_OPTIONS.has(name) || PUBLIC_JAAS_OPTION_PREFIXES.some(prefix => name.startsWith(prefix))
+}
 const JAAS_LINE = /^\s*[\w.$]+\s+(required|requisite|sufficient|optional)\b/
 const JAAS_OPTION = /([\w.-]+)(\s*=\s*)("(?:[^"\\]|\\.)*"|[^\s;"]+)/g
 const PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----/
@@ -109,14 +128,18 @@ export function looksLikeJaas (value: string): boolean {
   return JAAS_LINE.test(value)
 }
 
-/** The secret option values of a JAAS line, unquoted and as written. */
+/**
+ * The secret option values of a JAAS line, without their quotes (the Redactor finds `"ab"` through `ab`: a quote
+ * ends a whole token), as written and, when that differs, unescaped (`p\"w` and `p"w`).
+ */
 function jaasSecrets (value: string): string[] {
   const secrets: string[] = []
   for (const match of value.matchAll(JAAS_OPTION)) {
     const [, name = '', , written = ''] = match
-    if (PUBLIC_JAAS_OPTIONS.has(name) || written === '') continue
-    secrets.push(written)
-    if (written.startsWith('"')) secrets.push(written.slice(1, -1), written.slice(1, -1).replace(/\\(.)/g, '$1'))
+    if (isPublicJaasOption(name) || written === '') continue
+    const bare = written.startsWith('"') ? written.slice(1, -1) : written
+    const unescaped = bare.replace(/\\(.)/g, '$1')
+    secrets.push(...new Set([bare, unescaped]))
   }
   return secrets
 }
@@ -190,7 +213,7 @@ function redactUrl (value: string): string {
 export function redactValue (key: string, value: string, aliases: readonly string[] = []): string {
   if (looksLikeJaas(value)) {
     return value.replace(JAAS_OPTION, (whole: string, name: string, equals: string, written: string) =>
-      PUBLIC_JAAS_OPTIONS.has(name) || isOnlyReferences(written.replace(/^"(.*)"$/s, '$1')) ? whole : `${name}${equals}"${REDACTED}"`)
+      isPublicJaasOption(name) || isOnlyReferences(written.replace(/^"(.*)"$/s, '$1')) ? whole : `${name}${equals}"${REDACTED}"`)
   }
   if (isOnlyReferences(value)) return value
   return isSecretKey(key, aliases) || PRIVATE_KEY.test(value) ? REDACTED : redactUrl(value)

@@ -7,6 +7,7 @@ import { GroupAdmin } from './group-admin.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
+import type { ClusterContext } from './connection-hints.ts'
 import { isUnsupportedApi, kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
@@ -57,18 +58,18 @@ export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
 
 export class AdminClient {
   readonly #admin: Admin
-  readonly #label: string
+  readonly #cluster: ClusterContext
   /** Set once the cluster answered that it has no IncrementalAlterConfigs (before Kafka 2.3). */
   #legacyAlterConfigs = false
 
   /** Consumer-group operations on the same connection. */
   readonly groups: GroupAdmin
 
-  /** `label` names the cluster in messages, e.g. `cluster B (127.0.0.1:19192)`. */
-  constructor (props: ClientProps, clientId: string, label: string) {
+  /** `cluster` names the cluster in messages (`cluster B`) and its alias in the keys of hints (`B.bootstrap.servers`). */
+  constructor (props: ClientProps, clientId: string, cluster: ClusterContext) {
     this.#admin = new Admin(toConnectOptions(props, clientId))
-    this.#label = label
-    this.groups = new GroupAdmin(this.#admin, label)
+    this.#cluster = cluster
+    this.groups = new GroupAdmin(this.#admin, cluster)
   }
 
   async listTopics (): Promise<string[]> {
@@ -89,8 +90,8 @@ export class AdminClient {
     return this.#call('describe all topics', async () => {
       const connections = await this.#admin.connectToBrokers()
       const connection = connections.values().next().value
-      if (connection === undefined) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `no broker of ${this.#label} could be reached`, { retriable: true })
-      const response = await sendRequest(connection, MetadataApi, { topics: null }, this.#label)
+      if (connection === undefined) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `no broker of ${this.#cluster.label} could be reached`, { retriable: true })
+      const response = await sendRequest(connection, MetadataApi, { topics: null }, this.#cluster.label)
       const out = new Map<string, TopicDescription>()
       for (const topic of response.topics.values()) {
         if (topic.isInternal || topic.errorCode !== 0) continue
@@ -153,11 +154,11 @@ export class AdminClient {
         // -1 asks for the broker's default.replication.factor, which brokers before Kafka 2.4 (CreateTopics v3 and
         // older) do not have: they refuse -1 itself.
         const message = topic.replicationFactor === -1
-          ? `cannot create topic ${topic.name} on ${this.#label} with replication factor -1 (the broker default)${count}; brokers before Kafka 2.4 have no default and the broker's default.replication.factor may exceed the brokers: set ${key} to a number`
-          : `cannot create topic ${topic.name} on ${this.#label} with replication factor ${topic.replicationFactor}${count}; set ${key} to at most that, or to -1 for the broker default (Kafka 2.4+)`
+          ? `cannot create topic ${topic.name} on ${this.#cluster.label} with replication factor -1 (the broker default)${count}; brokers before Kafka 2.4 have no default and the broker's default.replication.factor may exceed the brokers: set ${key} to a number`
+          : `cannot create topic ${topic.name} on ${this.#cluster.label} with replication factor ${topic.replicationFactor}${count}; set ${key} to at most that, or to -1 for the broker default (Kafka 2.4+)`
         throw new KmirrorError(ErrorCodes.TOPIC_CREATE, message, { cause: err, details: { topic: topic.name, kafkaErrors: names } })
       }
-      throw toKmirrorError(err, ErrorCodes.TOPIC_CREATE, `create topic ${topic.name} on ${this.#label}`)
+      throw toKmirrorError(err, ErrorCodes.TOPIC_CREATE, `create topic ${topic.name} on ${this.#cluster.label}`, this.#cluster)
     }
   }
 
@@ -188,7 +189,7 @@ export class AdminClient {
       await this.#admin.deleteTopics({ topics: [...names] })
     } catch (err) {
       if (kafkaErrorNames(err).every(n => n === 'UNKNOWN_TOPIC_OR_PARTITION' || n === 'UNKNOWN_TOPIC_ID') && kafkaErrorNames(err).length > 0) return
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `delete topics ${names.join(', ')} on ${this.#label}`)
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `delete topics ${names.join(', ')} on ${this.#cluster.label}`, this.#cluster)
     }
   }
 
@@ -213,7 +214,7 @@ export class AdminClient {
         })
         return
       } catch (err) {
-        if (!isUnsupportedApi(err, 'IncrementalAlterConfigs')) throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `alter configs of topic ${topic} on ${this.#label}`)
+        if (!isUnsupportedApi(err, 'IncrementalAlterConfigs')) throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `alter configs of topic ${topic} on ${this.#cluster.label}`, this.#cluster)
         this.#legacyAlterConfigs = true
       }
     }
@@ -223,11 +224,11 @@ export class AdminClient {
   async #replaceTopicConfigs (topic: string, changes: readonly TopicConfigChange[]): Promise<void> {
     const current = (await this.describeTopicConfigs([topic])).get(topic)
     // Without the topic's current configs, AlterConfigs would reset every one the changes do not name.
-    if (current === undefined) throw new KmirrorError(ErrorCodes.TOPIC_SYNC, `cannot change configs of topic ${topic} on ${this.#label}: its current configs could not be read, and AlterConfigs (the cluster has no IncrementalAlterConfigs) replaces them all`, { retriable: true })
+    if (current === undefined) throw new KmirrorError(ErrorCodes.TOPIC_SYNC, `cannot change configs of topic ${topic} on ${this.#cluster.label}: its current configs could not be read, and AlterConfigs (the cluster has no IncrementalAlterConfigs) replaces them all`, { retriable: true })
     const own = current.filter(c => c.source === ConfigSourceKinds.TOPIC)
     const hidden = own.find(c => c.value === null)
     if (hidden !== undefined) {
-      throw new KmirrorError(ErrorCodes.TOPIC_SYNC, `cannot change configs of topic ${topic} on ${this.#label}: it has no IncrementalAlterConfigs (Kafka 2.3+), and AlterConfigs would clear ${hidden.name}, whose value the cluster does not show; set sync.topic.configs.enabled = false for this flow or upgrade the cluster`)
+      throw new KmirrorError(ErrorCodes.TOPIC_SYNC, `cannot change configs of topic ${topic} on ${this.#cluster.label}: it has no IncrementalAlterConfigs (Kafka 2.3+), and AlterConfigs would clear ${hidden.name}, whose value the cluster does not show; set sync.topic.configs.enabled = false for this flow or upgrade the cluster`)
     }
     const full = new Map(own.map(c => [c.name, c.value!]))
     for (const c of changes) {
@@ -261,7 +262,7 @@ export class AdminClient {
         })
       } catch (err) {
         if (kafkaErrorNames(err).includes('SECURITY_DISABLED')) return null
-        throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `describe ${type} ACLs on ${this.#label}`)
+        throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `describe ${type} ACLs on ${this.#cluster.label}`, this.#cluster)
       }
       for (const resource of resources) {
         for (const permission of resource.acls) {
@@ -286,7 +287,7 @@ export class AdminClient {
     try {
       return await fn()
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#label}`)
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#cluster.label}`, this.#cluster)
     }
   }
 }

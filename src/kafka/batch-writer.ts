@@ -27,6 +27,7 @@ import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
+import type { ClusterContext } from './connection-hints.ts'
 import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
@@ -71,8 +72,8 @@ export interface BatchWriterOptions {
   /** A request is closed once its batches reach this many bytes (a single larger batch still goes alone). */
   readonly maxRequestBytes: number
   readonly timeoutMs: number
-  /** Names the cluster in messages, e.g. "cluster B"; the client id when not given. */
-  readonly cluster?: string
+  /** Names the cluster in messages ("cluster B") and its alias in hints; the client id when not given. */
+  readonly cluster?: ClusterContext
 }
 
 /** The target's brokers and, per asked topic that exists, each partition's leader (-1 while it has none). */
@@ -115,7 +116,7 @@ export class BatchWriter {
   readonly #pool: ConnectionPool
   readonly #options: BatchWriterOptions
   readonly #clientId: string
-  readonly #cluster: string
+  readonly #cluster: ClusterContext
   #producer: ProducerIdentity | null = null
   readonly #throttledUntil = new Map<number, number>()
   readonly #sequences = new Map<string, number>()
@@ -123,7 +124,7 @@ export class BatchWriter {
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions) {
     const connect = toConnectOptions(props, clientId)
     this.#clientId = clientId
-    this.#cluster = options.cluster ?? clientId
+    this.#cluster = options.cluster ?? { label: clientId }
     this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
     this.#bootstrap = connect.bootstrapBrokers.map(parseBrokerAddress)
     this.#brokers = this.#bootstrap
@@ -226,7 +227,7 @@ export class BatchWriter {
     try {
       connection = await this.#pool.get(broker)
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.PRODUCE, `connect to target broker ${node} (${broker.host}:${broker.port})`)
+      throw toKmirrorError(err, ErrorCodes.PRODUCE, `connect to broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
     }
     const next = new Map<number, number>(indexes.map(i => [i, from.get(i)!]))
     const failed = new Set<number>()
@@ -266,7 +267,7 @@ export class BatchWriter {
         }
         failed.add(write)
         if (response instanceof Error) {
-          const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to target broker ${node}`)
+          const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to broker ${node} of ${this.#cluster.label}`, this.#cluster)
           failures.push({ write, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable })
         } else {
           failures.push({ write, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) || REFUSED_BATCH_ERRORS.has(name!) })
@@ -304,7 +305,7 @@ export class BatchWriter {
       }
       if (entries.length === 0) break
       const request = { acks: ProduceAcks.ALL, timeoutMs: this.#options.timeoutMs, topics: [...topics.values()] as ProduceTopic[] }
-      const sent = sendRequest(connection, ProduceApi, request, this.#cluster).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
+      const sent = sendRequest(connection, ProduceApi, request, this.#cluster.label).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
       inFlight.push({ sent, entries })
       if (inFlight.length >= this.#options.maxInFlight) await settle()
     }
@@ -315,11 +316,11 @@ export class BatchWriter {
   #failed (failures: Failure[]): KmirrorError {
     this.#reset()
     const refused: RefusedBatch[] = failures.filter(f => REFUSED_BATCH_ERRORS.has(f.error)).map(f => ({ topic: f.topic, partition: f.partition, error: f.error }))
-    const hint = failures.map(f => kafkaErrorHint(f.error)).find(h => h !== undefined)
+    const hint = failures.map(f => kafkaErrorHint(f.error, this.#cluster.alias)).find(h => h !== undefined)
     const shown = failures.slice(0, 5).map(f => `${f.topic}-${f.partition}: ${f.error}${f.message === null ? '' : ` (${f.message})`}`).join('; ')
     const more = failures.length > 5 ? ` and ${failures.length - 5} more` : ''
     const denied = failures.some(f => f.error.endsWith('_AUTHORIZATION_FAILED'))
-    return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : ErrorCodes.PRODUCE, `the target refused records for ${shown}${more}${hint === undefined ? '' : `; ${hint}`}`, {
+    return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : ErrorCodes.PRODUCE, `${this.#cluster.label} refused records for ${shown}${more}${hint === undefined ? '' : `; ${hint}`}`, {
       retriable: !denied && failures.every(f => f.retriable),
       details: { kafkaErrors: [...new Set(failures.map(f => f.error))], refused }
     })
@@ -365,7 +366,7 @@ export class BatchWriter {
    */
   async #probeLeader (connection: Connection, writes: readonly PartitionWrite[]): Promise<Map<string, number>> {
     const topics = [...groupBy(writes, w => w.topic)].map(([name, list]) => ({ name, partitions: list.map(w => ({ partition: w.partition, timestamp: ListOffsetTimestamps.LATEST })) }))
-    const response = await sendRequest(connection, ListOffsetsApi, { isolationLevel: 0, topics }, this.#cluster)
+    const response = await sendRequest(connection, ListOffsetsApi, { isolationLevel: 0, topics }, this.#cluster.label)
     const errors = new Map<string, number>()
     for (const t of response.topics) for (const p of t.partitions) errors.set(partitionKey(t.name, p.partition), p.errorCode)
     return errors
@@ -374,13 +375,13 @@ export class BatchWriter {
   async #metadata (topics: readonly string[]): Promise<TargetMetadata> {
     try {
       const connection = await this.#pool.getFirstAvailable(this.#brokers)
-      const response = await sendRequest(connection, MetadataApi, { topics }, this.#cluster)
+      const response = await sendRequest(connection, MetadataApi, { topics }, this.#cluster.label)
       const brokers = new Map([...response.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
       if (brokers.size > 0) this.#brokers = [...brokers.values(), ...this.#bootstrap]
       const leaders = new Map([...response.topics.values()].filter(t => t.errorCode === 0).map(t => [t.name, partitionLeaders(t)]))
       return { brokers, leaders }
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.PRODUCE, 'read target metadata before writing')
+      throw toKmirrorError(err, ErrorCodes.PRODUCE, `read the metadata of ${this.#cluster.label} before writing`, this.#cluster)
     }
   }
 
@@ -391,13 +392,13 @@ export class BatchWriter {
     for (let attempt = 1; ; attempt++) {
       try {
         const connection = await this.#pool.getFirstAvailable([...brokers.values()])
-        const response = await sendRequest(connection, InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 60_000 }, this.#cluster)
-        if (response.errorCode !== 0) throw kafkaResponseError(response.errorCode, ErrorCodes.PRODUCE, `get an idempotent producer id from ${this.#cluster}`)
+        const response = await sendRequest(connection, InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 60_000 }, this.#cluster.label)
+        if (response.errorCode !== 0) throw kafkaResponseError(response.errorCode, ErrorCodes.PRODUCE, `get an idempotent producer id from ${this.#cluster.label}`, this.#cluster)
         this.#producer = { id: response.producerId, epoch: response.producerEpoch }
         this.#sequences.clear()
         return this.#producer
       } catch (err) {
-        const wrapped = toKmirrorError(err, ErrorCodes.PRODUCE, `get an idempotent producer id from the target (${this.#clientId})`)
+        const wrapped = toKmirrorError(err, ErrorCodes.PRODUCE, `get an idempotent producer id from ${this.#cluster.label} (${this.#clientId})`, this.#cluster)
         if (!wrapped.retriable || attempt >= 20) throw wrapped
         await delay(Math.min(500, 10 * attempt))
       }

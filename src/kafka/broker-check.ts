@@ -12,6 +12,7 @@ import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes } from '../errors.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
+import type { ClusterContext } from './connection-hints.ts'
 import { toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
 import { FetchApi } from './protocol/fetch.ts'
@@ -33,21 +34,20 @@ export interface BrokerRelease {
 }
 
 /**
- * Checks every broker of the cluster. `cluster` names it in messages ("cluster A"), `alias` the keys in hints
+ * Checks every broker of the cluster. `cluster` names it in messages ("cluster A") and its alias the keys in hints
  * ("A.ssl.truststore.location"). Rejects with BROKER_INCOMPATIBLE for the first broker below the floor, or with
  * the connection error of a cluster none of whose bootstrap servers answers (CLUSTER_UNREACHABLE, retriable).
  */
-export async function checkBrokers (props: ClientProps, clientId: string, cluster: string, alias?: string): Promise<BrokerRelease[]> {
+export async function checkBrokers (props: ClientProps, clientId: string, cluster: ClusterContext): Promise<BrokerRelease[]> {
   const options = toConnectOptions(props, clientId)
-  const context = { ...(alias === undefined ? {} : { alias }), protocol: props['security.protocol'] ?? 'PLAINTEXT' }
   const pool = new ConnectionPool(clientId, options)
   try {
     let metadata
     try {
       const bootstrap = await pool.getFirstAvailable(options.bootstrapBrokers.map(parseBrokerAddress))
-      metadata = await sendRequest(bootstrap, MetadataApi, { topics: [] }, cluster)
+      metadata = await sendRequest(bootstrap, MetadataApi, { topics: [] }, cluster.label)
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster} (${options.bootstrapBrokers.join(',')})`, context)
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster.label} (${options.bootstrapBrokers.join(',')})`, cluster)
     }
     return await Promise.all([...metadata.brokers.values()].map(async broker => {
       const address = `${broker.host}:${broker.port}`
@@ -55,11 +55,11 @@ export async function checkBrokers (props: ClientProps, clientId: string, cluste
       try {
         apis = await brokerApis(await pool.get({ host: broker.host, port: broker.port }))
       } catch (err) {
-        const cause = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `ask broker ${broker.nodeId} (${address}) of ${cluster} which API versions it speaks`, context)
+        const cause = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `ask broker ${broker.nodeId} (${address}) of ${cluster.label} which API versions it speaks`, cluster)
         return { nodeId: broker.nodeId, address, release: `unreachable (${cause.message})`, reachable: false }
       }
       const missing = NEEDED.find(spec => apis.versionFor(spec) === null)
-      if (missing !== undefined) throw apis.incompatible(missing, cluster)
+      if (missing !== undefined) throw apis.incompatible(missing, cluster.label)
       return { nodeId: broker.nodeId, address, release: apis.release, reachable: true }
     }))
   } finally {

@@ -1,15 +1,17 @@
 /**
  * The one way every command opens the clients of a cluster: each client built from the right role's properties
  * (admin, consumer, producer), with one naming scheme for client ids (`kmirror|<owner>|<role>`, what broker logs
- * and quotas see), the cluster named the same way in every message (`cluster <alias>`), and all of them closed
- * together, within a deadline (a client of a cluster that stopped answering can wait on its connections).
+ * and quotas see), the cluster named the same way in every message (`cluster <alias>`) and its keys in every
+ * hint (`<alias>.bootstrap.servers`, from each client's ClusterContext), and all of them closed together, within a
+ * deadline (a client of a cluster that stopped answering can wait on its connections).
  *
  * Clients are opened on first use: a command that only reads offsets never opens a producer.
  */
-import type { ClusterClientConfig } from '../config/types.ts'
+import type { ClientProps, ClusterClientConfig } from '../config/types.ts'
 import { AdminClient } from './admin-client.ts'
 import { BatchWriter, type BatchWriterOptions } from './batch-writer.ts'
 import { checkBrokers, type BrokerRelease } from './broker-check.ts'
+import { clusterContext, type ClusterContext } from './connection-hints.ts'
 import { OffsetLookup } from './offset-lookup.ts'
 import { RecordFetcher, type RecordFetcherOptions } from './record-fetcher.ts'
 import { RecordWriter, type RecordWriterOptions } from './record-writer.ts'
@@ -51,7 +53,7 @@ export class ClusterClients {
   }
 
   get admin (): AdminClient {
-    this.#admin ??= this.#track(new AdminClient(this.#cluster.admin, this.clientId(`${this.#side}-admin`), this.label))
+    this.#admin ??= this.#track(new AdminClient(this.#cluster.admin, this.clientId(`${this.#side}-admin`), this.#context(this.#cluster.admin)))
     return this.#admin
   }
 
@@ -63,23 +65,23 @@ export class ClusterClients {
 
   /** Offsets by position or time (ListOffsets), for `offsets set`. */
   get lookup (): OffsetLookup {
-    this.#lookup ??= this.#track(new OffsetLookup(this.#cluster.consumer, this.clientId(`${this.#side}-lookup`), this.label))
+    this.#lookup ??= this.#track(new OffsetLookup(this.#cluster.consumer, this.clientId(`${this.#side}-lookup`), this.#context(this.#cluster.consumer)))
     return this.#lookup
   }
 
   /** Another reader with its own options (the data path's, a status probe's), closed with the others. */
   fetcher (role: string, options: RecordFetcherOptions): RecordFetcher {
-    return this.#track(new RecordFetcher(this.#cluster.consumer, this.clientId(role), { ...options, cluster: this.label }))
+    return this.#track(new RecordFetcher(this.#cluster.consumer, this.clientId(role), { ...options, cluster: this.#context(this.#cluster.consumer) }))
   }
 
   /** A writer of internal records (progress, history, offset syncs, heartbeats, checkpoints). */
   writer (role: string, options: RecordWriterOptions): RecordWriter {
-    return this.#track(new RecordWriter(this.#cluster.producer, this.clientId(role), options))
+    return this.#track(new RecordWriter(this.#cluster.producer, this.clientId(role), { ...options, cluster: this.#context(this.#cluster.producer) }))
   }
 
   /** The data path's writer of record batches. */
   batchWriter (role: string, options: BatchWriterOptions): BatchWriter {
-    return this.#track(new BatchWriter(this.#cluster.producer, this.clientId(role), { ...options, cluster: this.label }))
+    return this.#track(new BatchWriter(this.#cluster.producer, this.clientId(role), { ...options, cluster: this.#context(this.#cluster.producer) }))
   }
 
   /**
@@ -87,7 +89,7 @@ export class ClusterClients {
    * connection error of an unreachable cluster. Asked once; a failure is asked again next time.
    */
   async checkBrokers (): Promise<BrokerRelease[]> {
-    this.#check ??= checkBrokers(this.#cluster.admin, this.clientId(`${this.#side}-check`), this.label, this.alias)
+    this.#check ??= checkBrokers(this.#cluster.admin, this.clientId(`${this.#side}-check`), this.#context(this.#cluster.admin))
     try {
       return await this.#check
     } catch (err) {
@@ -106,6 +108,11 @@ export class ClusterClients {
     } finally {
       clearTimeout(timer)
     }
+  }
+
+  /** How a client with these role properties names the cluster (label, alias, its security.protocol). */
+  #context (props: ClientProps): ClusterContext {
+    return clusterContext(this.alias, props)
   }
 
   #track<T extends { close: () => Promise<void> }> (client: T): T {

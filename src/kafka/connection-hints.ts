@@ -12,6 +12,19 @@ export interface ConnectionContext {
   readonly protocol?: string
 }
 
+/**
+ * How a client names its cluster: `label` in messages (`cluster A`), `alias` before the keys its hints name
+ * (`A.ssl.truststore.location`), and the client's `security.protocol`. ClusterClients gives every client one.
+ */
+export interface ClusterContext extends ConnectionContext {
+  readonly label: string
+}
+
+/** The context of a client of cluster ALIAS with PROPS: `cluster <alias>`, and the protocol PROPS set (PLAINTEXT by default). */
+export function clusterContext (alias: string, props: Readonly<Record<string, string>>): ClusterContext {
+  return { label: `cluster ${alias}`, alias, protocol: props['security.protocol']?.trim() || 'PLAINTEXT' }
+}
+
 interface Cause {
   readonly code: string
   readonly message: string
@@ -23,11 +36,15 @@ const UNTRUSTED = new Set([
   'UNABLE_TO_GET_ISSUER_CERT', 'CERT_SIGNATURE_FAILURE', 'CERT_UNTRUSTED', 'CERT_REJECTED', 'INVALID_CA'
 ])
 const OUTDATED = new Set(['CERT_HAS_EXPIRED', 'CERT_NOT_YET_VALID'])
-/** OpenSSL alerts the broker sends when it wants a client certificate or refuses the one it got. */
-const CLIENT_CERTIFICATE = new Set([
-  'ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED', 'ERR_SSL_SSLV3_ALERT_BAD_CERTIFICATE', 'ERR_SSL_TLSV1_ALERT_UNKNOWN_CA',
-  'ERR_SSL_SSLV3_ALERT_CERTIFICATE_UNKNOWN', 'ERR_SSL_SSLV3_ALERT_HANDSHAKE_FAILURE', 'ERR_SSL_SSLV3_ALERT_CERTIFICATE_EXPIRED'
-])
+/**
+ * The TLS alert a broker sent, from Node's code for it: `ERR_SSL_<family>_ALERT_<name>`, the family depending on
+ * the alert and the OpenSSL release (`SSLV3_ALERT_BAD_CERTIFICATE`, `SSL/TLS_ALERT_HANDSHAKE_FAILURE` in OpenSSL 3.5).
+ */
+const ALERT = /^ERR_SSL_(?:SSLV3|SSL\/TLS|TLSV1|TLSV13)_ALERT_([A-Z_]+)$/
+/** Alerts the broker sends when it wants a client certificate or refuses the one it got. */
+const CLIENT_CERTIFICATE_ALERTS = new Set(['CERTIFICATE_REQUIRED', 'BAD_CERTIFICATE', 'UNKNOWN_CA', 'CERTIFICATE_UNKNOWN', 'CERTIFICATE_EXPIRED', 'CERTIFICATE_REVOKED'])
+/** Alerts of a handshake the two sides could not agree on: no common TLS version (or cipher suite, below). */
+const PROTOCOL_ALERTS = new Set(['PROTOCOL_VERSION', 'INSUFFICIENT_SECURITY'])
 const NOT_TLS = new Set(['ERR_SSL_WRONG_VERSION_NUMBER', 'ERR_SSL_PACKET_LENGTH_TOO_LONG'])
 const NO_ROUTE = new Set(['ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN'])
 const NO_NAME = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_NONAME'])
@@ -43,7 +60,14 @@ export function connectionHint (err: unknown, context: ConnectionContext = {}): 
       return `the broker's TLS certificate does not name the host kmirror connected to (${named}): write in ${key('bootstrap.servers')} a host name the certificate holds (and advertise such names on the brokers), or turn host-name verification off with ${key('ssl.endpoint.identification.algorithm')} = (empty)`
     }
     if (OUTDATED.has(cause.code)) return `the broker's TLS certificate is outside its validity period (${named}): renew the brokers' certificates, and check this machine's clock`
-    if (CLIENT_CERTIFICATE.has(cause.code)) return `the broker wants a client certificate or refused kmirror's (${named}): set ${key('ssl.keystore.location')} (or ${key('ssl.keystore.key')}) to a key and certificate the brokers' truststore trusts`
+    const alert = ALERT.exec(cause.code)?.[1]
+    const clientCertificate = `set ${key('ssl.keystore.location')} (or ${key('ssl.keystore.key')}) to a key and certificate the brokers' truststore trusts`
+    const protocols = 'kmirror speaks TLS 1.2 and 1.3 with OpenSSL\'s default cipher suites: check the brokers\' ssl.enabled.protocols and ssl.cipher.suites'
+    if (alert !== undefined && CLIENT_CERTIFICATE_ALERTS.has(alert)) return `the broker wants a client certificate or refused kmirror's (${named}): ${clientCertificate}`
+    // A handshake failure is the broker's answer to both: a missing or refused client certificate (TLS 1.2), and no
+    // cipher suite in common.
+    if (alert === 'HANDSHAKE_FAILURE') return `the broker ended the TLS handshake (${named}): it wants a client certificate or refused kmirror's (${clientCertificate}), or it shares no cipher suite or TLS version with kmirror (${protocols})`
+    if (alert !== undefined && PROTOCOL_ALERTS.has(alert)) return `the broker and kmirror share no TLS version or cipher suite (${named}): ${protocols}`
     if (NOT_TLS.has(cause.code) || cause.code === 'NOT_TLS') return `the listener does not speak TLS (${cause.message}): check ${key('security.protocol')} (SSL and SASL_SSL are for TLS listeners) and ${key('bootstrap.servers')}`
     if (cause.code === 'TLS_REQUIRED') return `the listener speaks TLS: set ${key('security.protocol')} to SSL or SASL_SSL, and a truststore with ${key('ssl.truststore.location')}`
     if (cause.code === 'ECONNREFUSED') return `nothing accepts connections there (${named}): check ${key('bootstrap.servers')} and that the brokers run`

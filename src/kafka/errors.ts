@@ -76,10 +76,13 @@ function isConnectionRefusal (err: unknown): boolean {
   return searchErrorTree(err, e => ((e as { code?: unknown }).code === 'PLT_KFK_USER' && /TLS/.test((e as Error).message ?? '') ? true : undefined)) === true
 }
 
-/** A Kafka error code returned in a response (not thrown by the library) as a KmirrorError, named and hinted. */
-export function kafkaResponseError (errorCode: number, code: ErrorCode, action: string): KmirrorError {
+/**
+ * A Kafka error code returned in a response (not thrown by the library) as a KmirrorError, named and hinted
+ * (`context.alias` prefixes the keys the hint names).
+ */
+export function kafkaResponseError (errorCode: number, code: ErrorCode, action: string, context: ConnectionContext = {}): KmirrorError {
   const name = kafkaErrorName(errorCode)
-  const hint = kafkaErrorHint(name)
+  const hint = kafkaErrorHint(name, context.alias)
   const denied = name.endsWith('_AUTHORIZATION_FAILED')
   return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : code, `${action}: Kafka error ${name}${hint === undefined ? '' : `; ${hint}`}`, {
     retriable: RETRIABLE_NAMES.has(name),

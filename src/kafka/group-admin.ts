@@ -4,6 +4,7 @@
  */
 import type { Admin } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
+import type { ClusterContext } from './connection-hints.ts'
 import { toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
 
@@ -46,11 +47,11 @@ export function isInactive (state: GroupState): boolean {
 
 export class GroupAdmin {
   readonly #admin: Admin
-  readonly #label: string
+  readonly #cluster: ClusterContext
 
-  constructor (admin: Admin, label: string) {
+  constructor (admin: Admin, cluster: ClusterContext) {
     this.#admin = admin
-    this.#label = label
+    this.#cluster = cluster
   }
 
   async listGroups (): Promise<GroupListing[]> {
@@ -94,7 +95,7 @@ export class GroupAdmin {
     try {
       return await fn()
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#label}`)
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#cluster.label}`, this.#cluster)
     }
   }
 }

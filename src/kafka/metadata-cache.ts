@@ -12,6 +12,7 @@
  */
 import type { Broker, ConnectionPool } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
+import type { ClusterContext } from './connection-hints.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { MetadataApi, partitionLeaders } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
@@ -35,13 +36,13 @@ const ABSENT = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'U
 export class MetadataCache {
   readonly #pool: ConnectionPool
   readonly #bootstrap: readonly Broker[]
-  readonly #cluster: string
+  readonly #cluster: ClusterContext
   readonly #maxAgeMs: number
   #brokers = new Map<number, Broker>()
   /** Topics asked since the last invalidation; a topic not here is read from the cluster at its next use. */
   readonly #topics = new Map<string, { leaders: TopicLeaders, at: number }>()
 
-  constructor (pool: ConnectionPool, bootstrap: readonly Broker[], cluster: string, maxAgeMs = 300_000) {
+  constructor (pool: ConnectionPool, bootstrap: readonly Broker[], cluster: ClusterContext, maxAgeMs = 300_000) {
     this.#pool = pool
     this.#bootstrap = bootstrap
     this.#cluster = cluster
@@ -69,16 +70,16 @@ export class MetadataCache {
     let response
     try {
       const connection = await this.#pool.getFirstAvailable([...this.#brokers.values(), ...this.#bootstrap])
-      response = await sendRequest(connection, MetadataApi, { topics }, this.#cluster)
+      response = await sendRequest(connection, MetadataApi, { topics }, this.#cluster.label)
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s) from ${this.#cluster}`)
+      throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s) from ${this.#cluster.label}`, this.#cluster)
     }
     const at = Date.now()
     for (const t of topics) this.#topics.delete(t)
     for (const topic of response.topics.values()) {
       if (topic.errorCode !== 0) {
         if (ABSENT.has(kafkaErrorName(topic.errorCode))) continue
-        throw kafkaResponseError(topic.errorCode, ErrorCodes.FETCH, `read metadata of topic ${topic.name} on ${this.#cluster}`)
+        throw kafkaResponseError(topic.errorCode, ErrorCodes.FETCH, `read metadata of topic ${topic.name} on ${this.#cluster.label}`, this.#cluster)
       }
       this.#topics.set(topic.name, { leaders: { id: topic.id, leaders: partitionLeaders(topic) }, at })
     }

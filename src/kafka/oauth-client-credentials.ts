@@ -6,7 +6,8 @@
  * Each attempt is bounded as a whole, not per byte: `sasl.login.connect.timeout.ms` until the connection (and
  * its TLS handshake) stands, then `sasl.login.read.timeout.ms` until the whole answer is in, which is at most
  * MAX_ANSWER_BYTES. An endpoint that trickles its answer byte by byte cannot hold a cluster's token (and so
- * every connection of that cluster) forever.
+ * every connection of that cluster) forever. A timeout of 0 is no deadline, as in Java (HttpURLConnection);
+ * the answer's size stays capped.
  *
  * Messages name the endpoint without user info, query or fragment, never a secret, and not the cluster: the
  * caller's action names it ("check the brokers of cluster A: the OAUTHBEARER token endpoint ...").
@@ -57,6 +58,7 @@ export interface ClientCredentials {
   /** `sasl.login.retry.backoff.ms` / `.max.ms`: exponential back-off, bounded by the max in total. */
   readonly retryBackoffMs: number
   readonly retryBackoffMaxMs: number
+  /** `sasl.login.connect.timeout.ms` / `sasl.login.read.timeout.ms`; 0 = no deadline. */
   readonly connectTimeoutMs: number
   readonly readTimeoutMs: number
   readonly subjectClaim: string
@@ -202,8 +204,8 @@ function tlsOptions (tls: EndpointTls | undefined): RequestOptions {
 }
 
 /**
- * One attempt: connect within connectTimeoutMs (TCP and TLS), then the whole answer within readTimeoutMs.
- * Rejects with an AttemptFailure when there is no usable answer.
+ * One attempt: connect within connectTimeoutMs (TCP and TLS), then the whole answer within readTimeoutMs (0: no
+ * deadline for that step). Rejects with an AttemptFailure when there is no usable answer.
  */
 function post (settings: ClientCredentials): Promise<Reply> {
   const { options, body } = requestOf(settings)
@@ -225,7 +227,7 @@ function post (settings: ClientCredentials): Promise<Reply> {
     }
     const failAfter = (ms: number, failure: () => AttemptFailure): void => {
       clearTimeout(timer)
-      timer = setTimeout(() => settle(failure()), ms)
+      timer = ms === 0 ? undefined : setTimeout(() => settle(failure()), ms)
     }
     const req: ClientRequest = (https ? httpsRequest : httpRequest)(settings.endpoint, options, res => readAnswer(res, settle))
     failAfter(settings.connectTimeoutMs, () => new AttemptFailure('unreachable', `no connection within sasl.login.connect.timeout.ms = ${settings.connectTimeoutMs} ms`))

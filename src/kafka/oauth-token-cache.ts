@@ -4,13 +4,20 @@
  *
  * Invariants of TokenCache:
  * - At most one fetch runs at a time; every caller waiting meanwhile gets its result.
- * - A token is handed out until its refresh time (Java's window factor + jitter, min period and buffer) and
- *   never once it has expired; after that the next caller fetches a new one.
+ * - A token is handed out until it expires, never after. From its refresh time on (Java's window factor +
+ *   jitter, min period and buffer) a new one is fetched in the background, as Java's refreshing login does:
+ *   callers keep getting the valid token meanwhile, so new connections do not wait on the token endpoint.
+ *   Only a caller without a valid token waits for the fetch.
  * - After a failed fetch, no new one starts for 10 s (Java's re-login retry delay). Meanwhile the old token is
  *   handed out while it is valid, and once it has expired (or when there is none) callers get the error of the
  *   failed fetch, so the operator sees why there is no token ("token endpoint unreachable"), not the broker
  *   refusing an expired one.
+ * - A token that has already expired when it arrives (this machine's clock ahead of the identity provider's) is
+ *   a failed fetch, with a message saying so: it is never handed out, and the next fetch waits 10 s like after
+ *   any failure (a refresh time in the past would fetch on every call).
  */
+
+import { ErrorCodes, KmirrorError } from '../errors.ts'
 
 export interface RefreshSettings {
   /** sasl.login.refresh.window.factor (0.8), .window.jitter (0.05), .min.period.seconds (60), .buffer.seconds (300). */
@@ -63,30 +70,45 @@ export class TokenCache {
     this.#now = now
   }
 
-  /** A valid token: the cached one until its refresh time (or expiry), else a new one. */
+  /**
+   * A valid token: the cached one until it expires (refreshed in the background from its refresh time on), else
+   * a new one.
+   */
   async token (): Promise<string> {
     const now = this.#now()
-    const current = this.#current
-    if (current !== undefined && now < Math.min(this.#refreshAt, current.expiresAt)) return current.value
-    if (this.#failure !== undefined && now < this.#failure.retryAt) throw this.#failure.error
-    this.#pending ??= this.#renew().finally(() => { this.#pending = undefined })
+    const current = this.#current !== undefined && now < this.#current.expiresAt ? this.#current : undefined
+    if (current !== undefined && now < this.#refreshAt) return current.value
+    if (this.#failure !== undefined && now < this.#failure.retryAt) {
+      if (current !== undefined) return current.value
+      throw this.#failure.error
+    }
+    this.#pending ??= this.#renew()
+    if (current !== undefined) return current.value
     return await this.#pending
   }
 
-  async #renew (): Promise<string> {
-    try {
-      const token = await this.#fetch()
+  /** One fetch; its failure is remembered for every caller (and never left unhandled by a background refresh). */
+  #renew (): Promise<string> {
+    const pending = this.#fetchValid().then(token => {
       this.#current = token
       this.#failure = undefined
       this.#refreshAt = refreshTime(token, this.#now(), this.#settings, Math.random())
       return token.value
-    } catch (err) {
-      const now = this.#now()
-      this.#failure = { error: err, retryAt: now + RETRY_AFTER_FAILED_REFRESH_MS }
-      const old = this.#current
-      if (old === undefined || now >= old.expiresAt) throw err
-      this.#refreshAt = Math.min(this.#failure.retryAt, old.expiresAt)
-      return old.value
+    }, (err: unknown) => {
+      this.#failure = { error: err, retryAt: this.#now() + RETRY_AFTER_FAILED_REFRESH_MS }
+      throw err
+    }).finally(() => { this.#pending = undefined })
+    pending.catch(() => undefined)
+    return pending
+  }
+
+  async #fetchValid (): Promise<Token> {
+    const token = await this.#fetch()
+    const now = this.#now()
+    if (token.expiresAt <= now) {
+      throw new KmirrorError(ErrorCodes.AUTHENTICATION, `the OAUTHBEARER token just fetched had already expired (exp ${new Date(token.expiresAt).toISOString()}, ` +
+        `this machine's clock ${new Date(now).toISOString()}): the identity provider's clock and this machine's differ; check both (NTP). kmirror asks again in ${RETRY_AFTER_FAILED_REFRESH_MS / 1000} s`, { retriable: true })
     }
+    return token
   }
 }

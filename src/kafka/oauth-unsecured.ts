@@ -3,7 +3,7 @@
  * built from the JAAS options `unsecuredLoginStringClaim_<name>`, `unsecuredLoginNumberClaim_<name>`,
  * `unsecuredLoginListClaim_<name>` (first character = separator), `unsecuredLoginPrincipalClaimName` (sub),
  * `unsecuredLoginLifetimeSeconds` (3600). For development brokers only: anyone can write such a token.
- * Messages name the options, never their values (every JAAS option value counts as a secret).
+ * Messages name the options, never their values.
  */
 import { ClientConfigError } from './client-config-error.ts'
 import type { Token } from './oauth-token-cache.ts'

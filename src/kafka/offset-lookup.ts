@@ -5,17 +5,18 @@ import { Consumer, ListOffsetTimestamps } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
+import type { ClusterContext } from './connection-hints.ts'
 import { toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
 
 export class OffsetLookup {
   readonly #consumer: Consumer
-  readonly #label: string
+  readonly #cluster: ClusterContext
 
-  constructor (props: ClientProps, clientId: string, label: string) {
+  constructor (props: ClientProps, clientId: string, cluster: ClusterContext) {
     // A group id is required by the library's constructor; nothing here joins it.
     this.#consumer = new Consumer({ ...toConnectOptions(props, clientId), groupId: `${clientId}-unused`, autocommit: false })
-    this.#label = label
+    this.#cluster = cluster
   }
 
   /** Log start offsets. */
@@ -39,7 +40,7 @@ export class OffsetLookup {
       const offsets = result.get(topic) ?? []
       return partitions.map(p => offsets[p] === undefined ? -1 : toOffset(offsets[p]))
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `list ${what} of ${topic} on ${this.#label}`)
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `list ${what} of ${topic} on ${this.#cluster.label}`, this.#cluster)
     }
   }
 

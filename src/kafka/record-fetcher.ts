@@ -17,6 +17,7 @@ import { groupBy } from '../collections.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
+import type { ClusterContext } from './connection-hints.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { MetadataCache } from './metadata-cache.ts'
 import { toOffset } from './offsets.ts'
@@ -78,8 +79,8 @@ export interface RecordFetcherOptions {
   readonly maxWaitMs: number
   readonly maxBytes: number
   readonly maxPartitionBytes: number
-  /** Names the cluster in messages, e.g. "cluster A"; the client id when not given. */
-  readonly cluster?: string
+  /** Names the cluster in messages ("cluster A") and its alias in hints; the client id when not given. */
+  readonly cluster?: ClusterContext
 }
 
 /**
@@ -96,7 +97,7 @@ const UNKNOWN_TOPIC_OR_PARTITION = 3
 
 export class RecordFetcher {
   readonly #options: RecordFetcherOptions
-  readonly #cluster: string
+  readonly #cluster: ClusterContext
   readonly #pool: ConnectionPool
   readonly #metadata: MetadataCache
   /** Per broker: no fetch before this time (quota throttling, KIP-219: the client waits, the broker does not). */
@@ -104,7 +105,7 @@ export class RecordFetcher {
 
   constructor (props: ClientProps, clientId: string, options: RecordFetcherOptions) {
     this.#options = options
-    this.#cluster = options.cluster ?? clientId
+    this.#cluster = options.cluster ?? { label: clientId }
     const connect = toConnectOptions(props, clientId)
     this.#pool = new ConnectionPool(clientId, connect)
     this.#metadata = new MetadataCache(this.#pool, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
@@ -163,10 +164,10 @@ export class RecordFetcher {
       const connection = await this.#pool.get(broker)
       response = await sendRequest(connection, FetchApi, {
         maxWaitMs: this.#options.maxWaitMs, minBytes: 1, maxBytes: this.#options.maxBytes, isolationLevel: this.#isolationLevel(), topics
-      }, this.#cluster, topics.every(t => t.id !== null) ? FetchApi.maxVersion : FETCH_TOPIC_IDS_FROM - 1)
+      }, this.#cluster.label, topics.every(t => t.id !== null) ? FetchApi.maxVersion : FETCH_TOPIC_IDS_FROM - 1)
     } catch (err) {
       this.#metadata.invalidate()
-      throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster}`)
+      throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
     }
     if (response.throttleTimeMs > 0) this.#throttledUntil.set(node, Date.now() + response.throttleTimeMs)
     if (response.errorCode !== 0) {
@@ -214,10 +215,10 @@ export class RecordFetcher {
       const topics = [...groupBy(list, tp => tp.topic)].map(([name, tps]) => ({ name, partitions: tps.map(tp => ({ partition: tp.partition, timestamp })) }))
       let response
       try {
-        response = await sendRequest(await this.#pool.get(broker), ListOffsetsApi, { isolationLevel: this.#isolationLevel(), topics }, this.#cluster)
+        response = await sendRequest(await this.#pool.get(broker), ListOffsetsApi, { isolationLevel: this.#isolationLevel(), topics }, this.#cluster.label)
       } catch (err) {
         this.#metadata.invalidate()
-        throw toKmirrorError(err, ErrorCodes.FETCH, `list ${which} offsets on broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster}`)
+        throw toKmirrorError(err, ErrorCodes.FETCH, `list ${which} offsets on broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
       }
       for (const t of response.topics) {
         for (const p of t.partitions) {
@@ -235,7 +236,7 @@ export class RecordFetcher {
       return out
     }
     const first = failed[0]!
-    throw kafkaResponseError(first.errorCode, ErrorCodes.FETCH, `list ${which} offsets of ${failed.length} partition(s) of ${this.#cluster}, first ${first.topic}-${first.partition}`)
+    throw kafkaResponseError(first.errorCode, ErrorCodes.FETCH, `list ${which} offsets of ${failed.length} partition(s) of ${this.#cluster.label}, first ${first.topic}-${first.partition}`, this.#cluster)
   }
 
   async close (): Promise<void> {

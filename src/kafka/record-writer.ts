@@ -16,6 +16,7 @@ import { Producer, ProduceAcks, type CompressionAlgorithmValue, type MessageToPr
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
+import type { ClusterContext } from './connection-hints.ts'
 import { toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
 import { toMessage, type OutRecord } from './record-batch.ts'
@@ -52,11 +53,14 @@ export interface RecordWriterOptions {
   readonly idempotent: boolean
   /** Uncompressed bytes per partition per request; kept well under the brokers' default 1 MiB message limit. */
   readonly maxChunkBytes: number
+  /** Names the cluster in messages ("cluster B") and its alias in hints; the client id when not given. */
+  readonly cluster?: ClusterContext
 }
 
 export class RecordWriter {
   readonly #producer: Producer
   readonly #options: RecordWriterOptions
+  readonly #cluster: ClusterContext
 
   constructor (props: ClientProps, clientId: string, options: RecordWriterOptions) {
     // Trimmed as Java's ConfigDef trims it (validation accepts `lz4 `).
@@ -65,6 +69,7 @@ export class RecordWriter {
       throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `compression.type=${props['compression.type']} of ${clientId} is not supported: use none, gzip, snappy, lz4 or zstd`)
     }
     this.#options = options
+    this.#cluster = options.cluster ?? { label: clientId }
     this.#producer = new Producer({
       ...toConnectOptions(props, clientId),
       idempotent: options.idempotent,
@@ -99,7 +104,7 @@ export class RecordWriter {
         const batch = batches[i]!
         const base = baseOffsets.get(`${batch.topic}\u0000${batch.partition}`)
         if (base === undefined) {
-          throw new KmirrorError(ErrorCodes.PRODUCE, `the target acknowledged no offset for ${batch.topic}-${batch.partition}`, { retriable: true })
+          throw new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} acknowledged no offset for ${batch.topic}-${batch.partition}`, { retriable: true })
         }
         const chunk = chunked[i]![round]!
         segments[i]!.push({ start: chunk.start, baseOffset: base })
@@ -120,10 +125,10 @@ export class RecordWriter {
       let missing = short(await this.#producer.metadata({ topics }))
       if (missing.length > 0) missing = short(await this.#producer.metadata({ topics, forceUpdate: true }))
       if (missing.length > 0) {
-        throw new KmirrorError(ErrorCodes.PRODUCE, `the target does not have the partitions to write yet (${missing.map(t => `${t} needs ${needed.get(t)}`).join(', ')}); waiting for the remote topic to grow`, { retriable: true })
+        throw new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} does not have the partitions to write yet (${missing.map(t => `${t} needs ${needed.get(t)}`).join(', ')}); waiting for the remote topic to grow`, { retriable: true })
       }
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.PRODUCE, 'read target metadata before writing')
+      throw toKmirrorError(err, ErrorCodes.PRODUCE, `read the metadata of ${this.#cluster.label} before writing`, this.#cluster)
     }
   }
 
@@ -134,7 +139,7 @@ export class RecordWriter {
       for (const o of result.offsets ?? []) out.set(`${o.topic}\u0000${o.partition}`, toOffset(o.offset))
       return out
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.PRODUCE, `write ${messages.length} record(s) to the target`)
+      throw toKmirrorError(err, ErrorCodes.PRODUCE, `write ${messages.length} record(s) to ${this.#cluster.label}`, this.#cluster)
     }
   }
 

@@ -187,10 +187,10 @@ function openPkcs12 (bytes: Buffer, prefix: string, path: string, password: stri
 function binaryTruststore (path: string, password: string | undefined): string[] {
   const bytes = readStoreFile('ssl.truststore.location', path)
   // Java trusts certificate entries and the first certificate of each key entry (TrustStoreUtil.getTrustedCerts).
+  // Each reader refuses a store without any, saying what Java would need in that format.
   const certificates = binaryFormat(bytes, 'ssl.truststore.location', path, 'truststore') === 'JKS'
     ? jksTrustedCertificates(bytes, path, password)
     : pkcs12TrustedCertificates(bytes, path, password)
-  if (certificates.length === 0) throw new ClientConfigError('ssl.truststore.location', `= ${path} holds no certificates: import the CA certificate(s) of the brokers`)
   return checkedCertificates(certificates, 'ssl.truststore.location')
 }
 
@@ -201,10 +201,12 @@ function jksTrustedCertificates (bytes: Buffer, path: string, password: string |
   } catch (cause) {
     throw storeOpenError('ssl.truststore', path, cause, password)
   }
-  return entries.flatMap(entry => {
+  const certificates = entries.flatMap(entry => {
     const cert = 'cert' in entry ? entry.cert : entry.chain[0]
     return cert === undefined ? [] : [derToPem(cert.value, 'CERTIFICATE')]
   })
+  if (certificates.length === 0) throw new ClientConfigError('ssl.truststore.location', `= ${path} holds no certificates: import the CA certificate(s) of the brokers`)
+  return certificates
 }
 
 function pkcs12TrustedCertificates (bytes: Buffer, path: string, password: string | undefined): string[] {

@@ -145,7 +145,7 @@ export async function compatScenario (t: Cleanup, { source, target }: CompatScen
 /** The newest checkpoint of GROUP per `remote topic \0 partition`, read as failover reads them. */
 async function groupCheckpoints (target: ClusterRef, topic: string, group: string): Promise<Map<string, { upstreamOffset: number, downstreamOffset: number }>> {
   const props = { 'bootstrap.servers': resolveCluster(target).bootstrap }
-  const admin = new AdminClient(props, 'compat-checkpoints-admin', resolveCluster(target).name)
+  const admin = new AdminClient(props, 'compat-checkpoints-admin', { label: resolveCluster(target).name })
   const reader = new RecordFetcher(props, 'compat-checkpoints-reader', { isolation: 'read_committed', maxWaitMs: 100, maxBytes: 10_000_000, maxPartitionBytes: 1_000_000 })
   try {
     return (await readLastCheckpoints(topic, admin, reader)).get(group) ?? new Map()

@@ -190,7 +190,7 @@ export async function runPlan (args: readonly string[], t: Cleanup): Promise<Cli
 
 /** The group's committed offsets on a cluster, `topic-partition` → offset. */
 export async function committedOffsets (cluster: ClusterRef, group: string): Promise<Map<string, number>> {
-  const admin = new AdminClient({ 'bootstrap.servers': resolveCluster(cluster).bootstrap }, 'drill-admin', 'test')
+  const admin = new AdminClient({ 'bootstrap.servers': resolveCluster(cluster).bootstrap }, 'drill-admin', { label: 'test' })
   try {
     return new Map((await admin.groups.listCommittedOffsets(group)).map(c => [`${c.topic}-${c.partition}`, c.offset]))
   } finally { await admin.close() }
@@ -253,7 +253,7 @@ export async function topicValues (cluster: ClusterRef, topic: string, partition
 /** The newest checkpoint of GROUP per partition (remote topic) on B. */
 export async function lastCheckpoints (drill: Drill): Promise<Map<number, StoredCheckpoint>> {
   const props = { 'bootstrap.servers': getCluster('target').bootstrap }
-  const admin = new AdminClient(props, 'drill-checkpoints-admin', 'target')
+  const admin = new AdminClient(props, 'drill-checkpoints-admin', { label: 'target' })
   const reader = new RecordFetcher(props, 'drill-checkpoints-reader', { isolation: 'read_committed', maxWaitMs: 100, maxBytes: 10_000_000, maxPartitionBytes: 1_000_000 })
   try {
     const all = await readLastCheckpoints(`${drill.a}.checkpoints.internal`, admin, reader)

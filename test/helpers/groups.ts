@@ -19,7 +19,7 @@ async function withGroupAdmin<T> (ref: ClusterRef, use: (admin: AdminClient) => 
       'sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required username="${cluster.sasl.username}" password="${cluster.sasl.password}";`
     })
   }
-  const admin = new AdminClient(props, 'kmirror-test-groups', `cluster ${cluster.name}`)
+  const admin = new AdminClient(props, 'kmirror-test-groups', { label: `cluster ${cluster.name}` })
   try {
     return await use(admin)
   } finally {

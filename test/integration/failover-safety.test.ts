@@ -35,7 +35,7 @@ test('failover plans, applies once, refuses rewinds without --force and active t
     const translator = await openTranslator(flow)
     try { return [0, 1].every(p => translator.translate(topic, p, 50)?.exact === true) } finally { await translator.close() }
   }, { timeoutMs: 60_000, intervalMs: 500, message: 'both partitions copied and translatable exactly' })
-  const sourceAdmin = new AdminClient({ 'bootstrap.servers': getCluster('source').bootstrap }, 'test', 'source')
+  const sourceAdmin = new AdminClient({ 'bootstrap.servers': getCluster('source').bootstrap }, 'test', { label: 'source' })
   t.after(() => sourceAdmin.close())
   await sourceAdmin.groups.alterCommittedOffsets(group, [{ topic, partition: 0, offset: 30 }, { topic, partition: 1, offset: 50 }])
   const failover = (...more: string[]) => runPlan(['failover', file, '--from', a, '--to', b, '--group', group, ...more], t)
@@ -79,7 +79,7 @@ test('failover plans, applies once, refuses rewinds without --force and active t
   t.after(() => consumer.stop())
   await consumer.start()
   await waitFor(async () => {
-    const admin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', 'target')
+    const admin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', { label: 'target' })
     try { return (await admin.groups.describeGroups([group])).get(group)?.state === 'Stable' } finally { await admin.close() }
   }, { timeoutMs: 30_000, intervalMs: 300, message: 'the consumer joined the group on B' })
   const active = await failover('--apply', '--force')

@@ -118,7 +118,7 @@ test('every committed offset translates exactly across transactions, aborts and 
   console.log(`offset translation: ${checked} committed offsets translated exactly`)
 
   // And MM2's RemoteClusterUtils reads kmirror's checkpoints with the same answer as kmirror offsets translate
-  const sourceAdmin = new AdminClient({ 'bootstrap.servers': getCluster('source').bootstrap }, 'test', 'source')
+  const sourceAdmin = new AdminClient({ 'bootstrap.servers': getCluster('source').bootstrap }, 'test', { label: 'source' })
   t.after(() => sourceAdmin.close())
   await sourceAdmin.groups.alterCommittedOffsets(group, [
     { topic: txnTopic, partition: 0, offset: 17 }, { topic: txnTopic, partition: 1, offset: Math.floor(ends.get(`${txnTopic}-1`)! / 2) },

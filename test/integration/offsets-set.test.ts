@@ -18,7 +18,7 @@ test('offsets set plans and applies each position, refuses skips without --force
   const group = uniqueName('oset-group')
   await createTopic('target', topic, { partitions: 2, t })
   await produce('target', Array.from({ length: 80 }, (_, i) => ({ topic, partition: i % 2, key: null, value: Buffer.from(`v${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(Math.floor(i / 2) * 1000) })))
-  const admin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', 'target')
+  const admin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', { label: 'target' })
   t.after(() => admin.close())
   await admin.groups.alterCommittedOffsets(group, [{ topic, partition: 0, offset: 10 }, { topic, partition: 1, offset: 10 }])
   const file = writeTempFile(mm2Properties({ source: 'source', target: 'target' }), '.properties', t)

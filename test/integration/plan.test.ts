@@ -21,7 +21,7 @@ test('kmirror plan reports a hand-made drift exactly, exits 1, changes nothing, 
   const topic = uniqueName('plan')
   const remote = `A.${topic}`
   await createTopic('source', topic, { partitions: 2, configs: { 'retention.ms': '123456789' }, t })
-  t.after(async () => { const admin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', 'target'); await admin.deleteTopics([remote]); await admin.close() })
+  t.after(async () => { const admin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', { label: 'target' }); await admin.deleteTopics([remote]); await admin.close() })
   const config = writeTempFile(mm2Properties({
     source: 'source', target: 'target',
     extra: [`A->B.topics = ${topic}`, 'refresh.topics.interval.seconds = 1', 'sync.topic.configs.interval.seconds = 1', 'emit.heartbeats.enabled = false']
@@ -35,8 +35,8 @@ test('kmirror plan reports a hand-made drift exactly, exits 1, changes nothing, 
   assert.match(clean.stdout, /in sync, nothing to do/)
 
   // When the target drifts (a synced key changed) and the source grows a partition
-  const targetAdmin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', 'target')
-  const sourceAdmin = new AdminClient({ 'bootstrap.servers': getCluster('source').bootstrap }, 'test', 'source')
+  const targetAdmin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', { label: 'target' })
+  const sourceAdmin = new AdminClient({ 'bootstrap.servers': getCluster('source').bootstrap }, 'test', { label: 'source' })
   t.after(() => Promise.all([targetAdmin.close(), sourceAdmin.close()]))
   await targetAdmin.alterTopicConfigs(remote, [{ op: 'set', name: 'retention.ms', value: '999' }])
   await sourceAdmin.createPartitions(topic, 3)

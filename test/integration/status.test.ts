@@ -85,6 +85,15 @@ test('kmirror status shows exact positions, lag 0 after a full copy and the lag 
   assert.equal(plain.lagRecords, 50)
   assert.ok(plain.lagSeconds! >= 29.9 && plain.lagSeconds! <= (after - before) / 1000 + 30.1, `lag ${plain.lagSeconds} s`)
   assert.ok(behind.partitions.filter(p => p.topic === txnTopic).every(p => p.lagRecords === 0 && p.lagSeconds === 0))
+  // And with a numeric password equal to a number of the document (the source end, 80), --json stays valid JSON
+  // with every number intact (the password is still hidden wherever it stands in the text of the table)
+  const numericSecret = writeTempFile(mm2Properties({
+    source: 'source', target: 'target', extra: [`A->B.topics = ${prefix}-.*`, 'A.sasl.jaas.config = org.apache.kafka.common.security.plain.PlainLoginModule required username="status" password="80";']
+  }), '.properties', t)
+  const withSecret = await statusJson(numericSecret, t)
+  const withoutSeconds = (s: FlowReplicationStatus): unknown => s.partitions.map(p => ({ ...p, lagSeconds: null }))
+  assert.deepEqual(withoutSeconds(withSecret), withoutSeconds(behind))
+  assert.equal(withSecret.partitions.find(p => p.topic === plainTopic)?.sourceLogEnd, 80)
   // And the table says the same
   const table = await status(file, t)
   assert.equal(table.code, 0, table.stderr)

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { createLogger } from '../../src/logger.ts'
-import { Redactor, REDACTED, redactWrites } from '../../src/redactor.ts'
+import { redactedJson, Redactor, REDACTED, redactWrites, writeJson } from '../../src/redactor.ts'
 
 describe('Redactor', () => {
   it('replaces every occurrence of every secret, longest first, in any text', () => {
@@ -31,6 +31,13 @@ describe('Redactor', () => {
     assert.equal(redactor.redact('keystore password 123456, "ab" (ab) ab.'), `keystore password ${REDACTED}, "${REDACTED}" (${REDACTED}) ${REDACTED}.`)
     assert.equal(redactor.redact('offset 1234567 -123456 123456_x about tab ab-c abc x7 7x'), 'offset 1234567 -123456 123456_x about tab ab-c abc x7 7x')
     assert.equal(redactor.redact('enabled=true; partition 7'), `enabled=${REDACTED}; partition ${REDACTED}`)
+  })
+
+  it('Given short certain secrets right after an escape inside JSON-escaped text (\\n, \\t, \\u0007), then they are hidden too, escaped once or twice', () => {
+    const redactor = new Redactor({ certain: ['123456', 'ab'] })
+    const once = JSON.stringify({ msg: 'first line\n123456\tab\u0007ab, n123456 tab' })
+    assert.equal(redactor.redact(once), `{"msg":"first line\\n${REDACTED}\\t${REDACTED}\\u0007${REDACTED}, n123456 tab"}`)
+    assert.equal(redactor.redact(JSON.stringify({ line: once })), JSON.stringify({ line: `{"msg":"first line\\n${REDACTED}\\t${REDACTED}\\u0007${REDACTED}, n123456 tab"}` }))
   })
 
   it('Given guessed secrets that are short, numeric or booleans, then it leaves them alone, so offsets and flags stay readable', () => {
@@ -87,6 +94,34 @@ describe('redactWrites', () => {
   })
 })
 
+describe('writeJson (--json output)', () => {
+  it('Given a numeric secret equal to an offset, when a document is written as JSON to a redacting stream, then it stays valid JSON with the offset intact and the secret hidden in its strings', () => {
+    const written: string[] = []
+    const stream = { write: (chunk: string) => { written.push(chunk); return true } } as unknown as NodeJS.WriteStream
+    const redactor = new Redactor({ certain: ['3600', 'long-s3cret-value'] })
+    redactWrites(stream, redactor)
+    class Position { readonly offset = 3600; readonly note = 'at 3600' }
+    const document = { flows: [{ offset: 3600, lag: [3600, 1], error: 'refused password 3600 and long-s3cret-value', at: new Position(), '3600': true }] }
+    writeJson(stream, document, redactor)
+    // Text written the ordinary way is still searched for the secret as a whole token
+    stream.write('offset 3600\n')
+    assert.equal(written.length, 2)
+    assert.ok(written[0]?.endsWith('}\n'))
+    assert.deepEqual(JSON.parse(written[0] ?? ''), {
+      flows: [{ offset: 3600, lag: [3600, 1], error: `refused password ${REDACTED} and ${REDACTED}`, at: { offset: 3600, note: `at ${REDACTED}` }, [REDACTED]: true }]
+    })
+    assert.equal(written[1], `offset ${REDACTED}\n`)
+  })
+
+  it('writes to a stream that does not redact, and indents like JSON.stringify with two spaces', () => {
+    const written: string[] = []
+    const stream = { write: (chunk: string) => { written.push(chunk); return true } } as unknown as NodeJS.WriteStream
+    writeJson(stream, { a: [1] }, new Redactor())
+    assert.deepEqual(written, [`${JSON.stringify({ a: [1] }, null, 2)}\n`])
+    assert.equal(redactedJson(undefined, new Redactor()), 'null')
+  })
+})
+
 describe('createLogger', () => {
   it('redacts every log line, including messages and causes of logged errors', () => {
     const lines: string[] = []
@@ -119,5 +154,27 @@ describe('createLogger', () => {
     assert.equal(warned.user, `alice:${REDACTED}`)
     assert.deepEqual(warned.detail, { password: REDACTED, note: `pin ${REDACTED}` })
     assert.equal(warned.msg, `pin ${REDACTED} refused`)
+  })
+
+  it('Given a short numeric secret, when it is in a logged error\'s message, its cause\'s and aggregated errors\' messages and in child and grandchild bindings, then no line shows it and numbers of the line stay', () => {
+    const lines: string[] = []
+    const log = createLogger('info', new Redactor({ certain: ['123456'] }), { write: (line: string) => { lines.push(line) } })
+    const cause = new AggregateError([new Error('attempt with 123456')], 'inner 123456 refused')
+    log.child({ flow: 'A->B', user: 'alice:123456' }).child({ job: 'pin 123456' }).error({ err: new Error('outer 123456 refused', { cause }), offset: 123456 }, 'failed')
+    log.error(new Error('direct 123456'))
+    assert.equal(lines.length, 2)
+    for (const line of lines) assert.ok(!/(?<![\w-])123456(?![\w-])/.test(line.replaceAll('"offset":123456', '')), line)
+    const [first, second] = lines.map(line => JSON.parse(line) as Record<string, unknown>)
+    assert.equal(first?.user, `alice:${REDACTED}`)
+    assert.equal(first?.job, `pin ${REDACTED}`)
+    assert.equal(first?.offset, 123456)
+    const err = first?.err as { message: string, stack: string, cause: { message: string, stack: string, aggregateErrors: { message: string }[] } }
+    assert.equal(err.message, `outer ${REDACTED} refused`)
+    assert.match(err.stack, /^Error: outer \[redacted\] refused\n/)
+    assert.equal(err.cause.message, `inner ${REDACTED} refused`)
+    assert.match(err.cause.stack, /^AggregateError: inner \[redacted\] refused\n/)
+    assert.equal(err.cause.aggregateErrors[0]?.message, `attempt with ${REDACTED}`)
+    assert.equal(second?.msg, `direct ${REDACTED}`)
+    assert.equal((second?.err as { message: string }).message, `direct ${REDACTED}`)
   })
 })

@@ -9,6 +9,8 @@ import { createServer, type Server, type Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, describe, it } from 'node:test'
+import { describeUnexpectedError } from '../../../src/cli/unexpected-errors.ts'
+import { Redactor } from '../../../src/redactor.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..', '..')
 const MAIN = join(ROOT, 'src', 'cli', 'main.ts')
@@ -72,5 +74,21 @@ describe('an error nobody catches', () => {
 
     assert.equal(await exited, 3, output)
     assertReported(output)
+  })
+})
+
+describe('describeUnexpectedError', () => {
+  it('Given a rejection that is no Error, holding a long secret with quotes of every kind and a newline, then the printed text does not show it', () => {
+    // inspect quotes such a string with \' escapes, which no search form of the secret matches
+    const secret = 'it\'s "my" `long`\npassword'
+    const redactor = new Redactor({ certain: [secret, '123456'] })
+    for (const reason of [{ login: { password: secret, pin: '123456' } }, secret, [secret]]) {
+      const printed = redactor.redact(describeUnexpectedError(reason, redactor))
+      assert.match(printed, /^kmirror: unexpected error, please report it \(KMIRROR_ERR_INTERNAL\): /)
+      for (const part of ['"my"', '`long`', 'it\'s', 'it\\\'s', '123456']) assert.ok(!printed.includes(part), `${part} in ${printed}`)
+      assert.ok(printed.includes('[redacted]'), printed)
+    }
+    const cause = redactor.redact(describeUnexpectedError(new Error('outer', { cause: { detail: secret } }), redactor))
+    assert.match(cause, /\ncaused by: \{ detail: '\[redacted\]' \}$/)
   })
 })

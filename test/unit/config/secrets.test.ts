@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { describeConfig, selectFlows } from '../../../src/config/load.ts'
 import { isSecretKey, redactValue, SecretKinds, secretKeyKind, secretValues } from '../../../src/config/secrets.ts'
+import { Redactor, REDACTED } from '../../../src/redactor.ts'
 import { parse, twoClusters, warningsFor } from './fixtures.ts'
 
 const JAAS = (password: string): string => `org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password="${password}";`
@@ -61,13 +62,23 @@ describe('secretValues', () => {
       'my.api.token': 'api-token-1',
       'bootstrap.servers': 'b:9092'
     })
-    assert.deepEqual(new Set(secrets.certain), new Set(['ks-pass', 'tok-en1', '"p\\"w"', 'p\\"w', 'p"w', pem]))
+    assert.deepEqual(new Set(secrets.certain), new Set(['ks-pass', 'tok-en1', 'p\\"w', 'p"w', pem]))
     assert.deepEqual(secrets.guessed, ['api-token-1'])
   })
 
   it('Given numeric and short passwords (keytool\'s 123456), then they are certain secrets', () => {
     const secrets = secretValues({ 'A.ssl.keystore.password': '123456', 'A.sasl.jaas.config': 'x required username="u" password="ab";' })
-    assert.deepEqual(new Set(secrets.certain), new Set(['123456', 'x required username="u" password="ab";', '"ab"', 'ab']))
+    assert.deepEqual(new Set(secrets.certain), new Set(['123456', 'x required username="u" password="ab";', 'ab']))
+    // kept without quotes: the Redactor finds the quoted form through the bare one
+    assert.equal(new Redactor(secrets).redact('sent password="ab", then pin=123456'), `sent password="${REDACTED}", then pin=${REDACTED}`)
+  })
+
+  it('Given a JAAS line of Java\'s unsecured tokens, then its lifetime, claims and claim names are no secrets, and other options still are', () => {
+    const jaas = 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required unsecuredLoginStringClaim_sub="kmirror" ' +
+      'unsecuredLoginLifetimeSeconds="3600" unsecuredLoginNumberClaim_level="7" unsecuredLoginListClaim_scope=",a,b" unsecuredLoginPrincipalClaimName="sub" ' +
+      'unsecuredLoginScopeClaimName="scope" unsecuredLoginExtension_token="ext-secret" tokenauth="true" password="42";'
+    assert.deepEqual(new Set(secretValues({ 'A.sasl.jaas.config': jaas }).certain), new Set([jaas, 'ext-secret', '42']))
+    assert.equal(redactValue('A.sasl.jaas.config', jaas), jaas.replace('"ext-secret"', '"[redacted]"').replace('"42"', '"[redacted]"'))
   })
 
   it('Given values from config providers, then they are certain secrets, except numbers, flags and choices, and the cluster aliases', () => {

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs'
 import { createServer as createNetServer, type AddressInfo } from 'node:net'
 import { resolve } from 'node:path'
 import { after, before, describe, it } from 'node:test'
-import { connect, createServer, type Server } from 'node:tls'
+import { connect, createServer, type ConnectionOptions, type Server, type TlsOptions } from 'node:tls'
 import { NetworkError } from '@platformatic/kafka'
 import { ErrorCodes } from '../../../src/errors.ts'
 import { kafkaErrorHint, toKmirrorError } from '../../../src/kafka/errors.ts'
@@ -16,7 +16,7 @@ const fixture = (name: string): string => readFileSync(resolve(import.meta.dirna
 const ACTION = 'check the brokers of cluster A (127.0.0.1:9093)'
 
 /** The error Node gives a TLS client of `port` with these options. */
-async function tlsError (port: number, options: { ca?: string, servername?: string }): Promise<Error> {
+async function tlsError (port: number, options: ConnectionOptions): Promise<Error> {
   return await new Promise(resolve => {
     const socket = connect({ host: '127.0.0.1', port, ...options }, () => { socket.destroy(); resolve(new Error('connected')) })
     socket.on('error', resolve)
@@ -56,6 +56,36 @@ describe('toKmirrorError: connection failures name their cause and the key to fi
     const refused = await new Promise<Error>(done => { connect({ host: '127.0.0.1', port: free }).on('error', done) })
     const err = toKmirrorError(failed(refused), ErrorCodes.CLUSTER_UNREACHABLE, ACTION, { alias: 'A', protocol: 'PLAINTEXT' })
     assert.match(err.message, new RegExp(`; nothing accepts connections there \\(ECONNREFUSED: connect ECONNREFUSED 127\\.0\\.0\\.1:${free}\\): check A\\.bootstrap\\.servers and that the brokers run$`))
+  })
+
+  /** The error a TLS 1.2 client with CLIENT options gets from a TLS 1.2 server with SERVER options (its certificate trusted). */
+  async function handshakeError (serverOptions: TlsOptions, clientOptions: ConnectionOptions): Promise<Error> {
+    const strict = createServer({ cert: fixture('endpoint.pem'), key: fixture('endpoint-key.pem'), maxVersion: 'TLSv1.2', ...serverOptions }, socket => socket.end())
+    strict.on('tlsClientError', () => undefined)
+    await new Promise<void>(done => strict.listen(0, '127.0.0.1', done))
+    try {
+      return await tlsError((strict.address() as AddressInfo).port, { ca: fixture('other-ca.pem'), ...clientOptions })
+    } finally {
+      strict.close()
+    }
+  }
+
+  it('Given a broker that ends the TLS handshake (no cipher suite in common), then the hint names both causes of a handshake failure: the client certificate and the TLS versions and cipher suites', async () => {
+    const cause = await handshakeError({ ciphers: 'ECDHE-RSA-AES128-SHA' }, { maxVersion: 'TLSv1.2', ciphers: 'ECDHE-RSA-AES256-GCM-SHA384' })
+    const err = toKmirrorError(failed(cause), ErrorCodes.CLUSTER_UNREACHABLE, ACTION, { alias: 'A', protocol: 'SSL' })
+    assert.match(err.message, /; the broker ended the TLS handshake \(ERR_SSL_[A-Z/0-9]+_ALERT_HANDSHAKE_FAILURE: [^)]*\): it wants a client certificate or refused kmirror's \(set A\.ssl\.keystore\.location \(or A\.ssl\.keystore\.key\) to a key and certificate the brokers' truststore trusts\), or it shares no cipher suite or TLS version with kmirror \(kmirror speaks TLS 1\.2 and 1\.3 with OpenSSL's default cipher suites: check the brokers' ssl\.enabled\.protocols and ssl\.cipher\.suites\)$/)
+  })
+
+  it('Given a TLS 1.2 broker that wants a client certificate and gets none, then the hint names the keystore keys', async () => {
+    const cause = await handshakeError({ requestCert: true, rejectUnauthorized: true, ca: fixture('ca.pem') }, { maxVersion: 'TLSv1.2' })
+    const err = toKmirrorError(failed(cause), ErrorCodes.CLUSTER_UNREACHABLE, ACTION, { alias: 'A', protocol: 'SSL' })
+    assert.match(err.message, /it wants a client certificate or refused kmirror's \(set A\.ssl\.keystore\.location/)
+  })
+
+  it('Given a broker that speaks only a TLS version kmirror does not offer, then the hint names the TLS versions', async () => {
+    const cause = await handshakeError({ minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3' }, { maxVersion: 'TLSv1.2' })
+    const err = toKmirrorError(failed(cause), ErrorCodes.CLUSTER_UNREACHABLE, ACTION, { alias: 'A', protocol: 'SSL' })
+    assert.match(err.message, /; the broker and kmirror share no TLS version or cipher suite \(ERR_SSL_TLSV1_ALERT_PROTOCOL_VERSION: [^)]*\): kmirror speaks TLS 1\.2 and 1\.3 with OpenSSL's default cipher suites: check the brokers' ssl\.enabled\.protocols and ssl\.cipher\.suites$/)
   })
 
   it('mentions client certificates for a connection closed without a cause only on TLS listeners', () => {

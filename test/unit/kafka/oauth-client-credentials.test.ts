@@ -211,6 +211,32 @@ describe('fetchClientCredentialsToken: endpoints that do not answer properly', (
     assert.ok(ms < 10_000, `took ${ms} ms`)
   })
 
+  it('Given sasl.login.connect.timeout.ms = 0 and sasl.login.read.timeout.ms = 0, when the endpoint answers after a while, then the token is taken: 0 is no deadline, as in Java', { timeout: 20_000 }, async () => {
+    // Given an endpoint that answers 300 ms after the request
+    const token = jwt({ sub: 'patient', exp: 2_000_000_000 })
+    const port = await listen(socket => {
+      socket.once('data', () => {
+        const body = JSON.stringify({ access_token: token })
+        setTimeout(() => socket.end(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`), 300)
+      })
+    })
+    // When a token is fetched with both timeouts 0 and no retries
+    const got = await fetchClientCredentialsToken(settings(`http://127.0.0.1:${port}/token`, { connectTimeoutMs: 0, readTimeoutMs: 0 }))
+    // Then it is the endpoint's token
+    assert.equal(got.value, token)
+  })
+
+  it('Given timeouts of 0, then an answer larger than a token answer is still refused', { timeout: 20_000 }, async () => {
+    const port = await listen(socket => {
+      socket.once('data', () => {
+        socket.write('HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n')
+        socket.end(Buffer.alloc(MAX_ANSWER_BYTES + 1, 0x20))
+      })
+    })
+    const { message } = await failure(fetchClientCredentialsToken(settings(`http://127.0.0.1:${port}/token`, { connectTimeoutMs: 0, readTimeoutMs: 0 })))
+    assert.match(message, /answered with more than \d+ bytes, which is no token answer/)
+  })
+
   it('refuses an answer larger than a token answer can be, without retrying', { timeout: 20_000 }, async () => {
     let connections = 0
     const port = await listen(socket => {

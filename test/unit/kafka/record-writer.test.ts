@@ -16,7 +16,7 @@ const writers: RecordWriter[] = []
 after(async () => { await Promise.all(writers.map(w => w.close())) })
 
 function writer (maxChunkBytes: number, props: Record<string, string> = PROPS): RecordWriter {
-  const w = new RecordWriter(props, 'kmirror-test', { idempotent: true, maxChunkBytes })
+  const w = new RecordWriter(props, 'kmirror-test', { idempotent: true, maxChunkBytes, cluster: { label: 'cluster B', alias: 'B' } })
   writers.push(w)
   return w
 }
@@ -150,7 +150,7 @@ describe('RecordWriter.write messages and errors (Producer.send replaced by a fa
     await assert.rejects(writer(10_000).write([{ topic: 'A.t', partition: 0, records: [sized(100), sized(100)] }]), (err: unknown) => {
       assert.ok(err instanceof KmirrorError)
       assert.equal(err.cause, cause)
-      assert.match(err.message, /write 2 record\(s\) to the target: socket hang up/)
+      assert.match(err.message, /write 2 record\(s\) to cluster B: socket hang up/)
       return true
     })
   })

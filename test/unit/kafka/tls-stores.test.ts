@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { describe, it } from 'node:test'
-import { X509Certificate } from 'node:crypto'
+import { createHash, X509Certificate } from 'node:crypto'
 import { createSecureContext } from 'node:tls'
 import { ClientConfigError } from '../../../src/kafka/client-config-error.ts'
 import { loadTlsMaterial } from '../../../src/kafka/tls-stores.ts'
@@ -73,6 +73,16 @@ describe('loadTlsMaterial: truststores', () => {
   it('refuses a PKCS12 truststore in which Java would trust nothing (openssl -nokeys without -jdktrust), saying how to make one', () => {
     storeError({ 'ssl.truststore.location': at('truststore-unnamed.p12'), 'ssl.truststore.password': 'trust-secret' }, 'ssl.truststore.location',
       /truststore-unnamed\.p12 holds no trusted certificate entry, so Java would trust no broker: .*keytool -importcert.*-jdktrust/)
+  })
+
+  it('refuses a JKS truststore without any entry, asking for the brokers\' CA', () => {
+    // An empty JKS store: magic, version 2, no entries, and the SHA-1 of password (UTF-16BE), "Mighty Aphrodite", body
+    const body = Buffer.from([0xfe, 0xed, 0xfe, 0xed, 0, 0, 0, 2, 0, 0, 0, 0])
+    const password = Buffer.from('trust-secret', 'utf16le').swap16()
+    const digest = createHash('sha1').update(password).update('Mighty Aphrodite', 'utf8').update(body).digest()
+    const empty = join(mkdtempSync(join(tmpdir(), 'kmirror-tls-')), 'empty.jks')
+    writeFileSync(empty, Buffer.concat([body, digest]))
+    storeError({ 'ssl.truststore.location': empty, 'ssl.truststore.password': 'trust-secret' }, 'ssl.truststore.location', /empty\.jks holds no certificates: import the CA certificate\(s\) of the brokers$/)
   })
 
   it('names a damaged JKS file as a store that cannot be read, with the cause', () => {
