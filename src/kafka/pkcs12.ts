@@ -8,15 +8,25 @@
  * Entries need no friendlyName: Java gives nameless ones a name of its own.
  */
 import { X509Certificate } from 'node:crypto'
-import forge from 'node-forge'
+import { createRequire } from 'node:module'
+import type Forge from 'node-forge'
 import { derToPem } from './pem.ts'
 
 /** Oracle's trusted-key-usage bag attribute (JDK PKCS12KeyStore), which node-forge does not know and would drop. */
 const TRUSTED_KEY_USAGE_OID = '2.16.840.1.113894.746875.1.1'
 const TRUSTED_KEY_USAGE = 'javaTrustedKeyUsage'
-const oids = forge.pki.oids as Record<string, string>
-oids[TRUSTED_KEY_USAGE_OID] = TRUSTED_KEY_USAGE
-oids[TRUSTED_KEY_USAGE] = TRUSTED_KEY_USAGE_OID
+/** node-forge only when a PKCS12 store needs it (about 50 ms of every start otherwise). */
+const requireLazily = createRequire(import.meta.url)
+let loaded: typeof Forge | undefined
+function forgeLib (): typeof Forge {
+  if (loaded === undefined) {
+    loaded = requireLazily('node-forge') as typeof Forge
+    const oids = loaded.pki.oids as Record<string, string>
+    oids[TRUSTED_KEY_USAGE_OID] = TRUSTED_KEY_USAGE
+    oids[TRUSTED_KEY_USAGE] = TRUSTED_KEY_USAGE_OID
+  }
+  return loaded
+}
 
 export interface Pkcs12KeyEntry {
   /** Unencrypted PKCS#8 PEM. */
@@ -44,6 +54,7 @@ interface CertificateBag {
 
 /** The entries of a PKCS12 file; throws node-forge's error when the password or the file is wrong. */
 export function readPkcs12 (bytes: Buffer, password: string): Pkcs12Contents {
+  const forge = forgeLib()
   const pfx = forge.pkcs12.pkcs12FromAsn1(forge.asn1.fromDer(forge.util.createBuffer(bytes.toString('binary'))), false, password)
   const bags = pfx.safeContents.flatMap(contents => contents.safeBags)
   const certificates: CertificateBag[] = bags.filter(bag => bag.type === forge.pki.oids.certBag).map(bag => {

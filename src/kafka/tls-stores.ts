@@ -12,12 +12,24 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto'
 import { createSecureContext } from 'node:tls'
 import { readFileSync } from 'node:fs'
-import { decrypt as decryptJksKey, parseJks } from 'jks-js'
+import { createRequire } from 'node:module'
+import type * as JksJs from 'jks-js'
 import { STORE_TYPES } from '../config/schema.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ClientConfigError } from './client-config-error.ts'
 import { derToPem, isCertificate, isPrivateKey, pemBlocks } from './pem.ts'
 import { readPkcs12, type Pkcs12Contents } from './pkcs12.ts'
+
+/**
+ * jks-js (and the node-forge it loads) only when a JKS store is read: most clusters use PEM or no TLS, and the two
+ * cost about 50 ms of every start.
+ */
+const requireLazily = createRequire(import.meta.url)
+let jks: typeof JksJs | undefined
+function jksJs (): typeof JksJs {
+  jks ??= requireLazily('jks-js') as typeof JksJs
+  return jks
+}
 
 export interface TlsMaterial {
   /** Trusted CA certificates (PEM); undefined = Node's default CAs. */
@@ -140,9 +152,9 @@ function binaryKeystore (path: string, password: string, keyPassword: string | u
     }
     return material
   }
-  let entries: ReturnType<typeof parseJks>
+  let entries: ReturnType<typeof JksJs.parseJks>
   try {
-    entries = parseJks(bytes, password)
+    entries = jksJs().parseJks(bytes, password)
   } catch (cause) {
     throw storeOpenError('ssl.keystore', path, cause, password)
   }
@@ -152,7 +164,7 @@ function binaryKeystore (path: string, password: string, keyPassword: string | u
   }
   let key: string
   try {
-    key = decryptJksKey(entry.protectedPrivateKey, keyPassword ?? password)
+    key = jksJs().decrypt(entry.protectedPrivateKey, keyPassword ?? password)
   } catch (cause) {
     const problem = keyPassword === undefined ? 'is not set, and ssl.keystore.password does not decrypt the key: set ssl.key.password to the key\'s password' : 'does not decrypt the key: check it'
     throw new ClientConfigError('ssl.key.password', `${problem} (private key "${entry.alias}" in ${path})`, cause)
@@ -195,9 +207,9 @@ function binaryTruststore (path: string, password: string | undefined): string[]
 }
 
 function jksTrustedCertificates (bytes: Buffer, path: string, password: string | undefined): string[] {
-  let entries: ReturnType<typeof parseJks>
+  let entries: ReturnType<typeof JksJs.parseJks>
   try {
-    entries = parseJks(bytes, password ?? '')
+    entries = jksJs().parseJks(bytes, password ?? '')
   } catch (cause) {
     throw storeOpenError('ssl.truststore', path, cause, password)
   }
