@@ -31,7 +31,8 @@ import type { ClusterContext } from './connection-hints.ts'
 import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
-import { MetadataApi, partitionLeaders } from './protocol/metadata.ts'
+import { leaderOf, toLeaderMetadata } from './metadata-cache.ts'
+import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
 import type { ProducerIdentity } from './record-batch.ts'
@@ -76,11 +77,6 @@ export interface BatchWriterOptions {
   readonly cluster?: ClusterContext
 }
 
-/** The target's brokers and, per asked topic that exists, each partition's leader (-1 while it has none). */
-interface TargetMetadata {
-  readonly brokers: Map<number, Broker>
-  readonly leaders: Map<string, number[]>
-}
 
 /** Errors that say the batch itself is unacceptable as it is, rather than the moment. */
 const REFUSED_BATCH_ERRORS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP', 'UNSUPPORTED_COMPRESSION_TYPE'])
@@ -348,12 +344,7 @@ export class BatchWriter {
    */
   async #byLeader<T> (items: readonly T[], partitionOf: (item: T) => PartitionWrite): Promise<{ brokers: Map<number, Broker>, byLeader: Map<number, T[]>, leaderless: T[] }> {
     const metadata = await this.#metadata([...new Set(items.map(i => partitionOf(i).topic))])
-    const leaderOf = (item: T): number => {
-      const w = partitionOf(item)
-      const leader = metadata.leaders.get(w.topic)?.[w.partition]
-      return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : -1
-    }
-    const byLeader = groupBy(items, leaderOf)
+    const byLeader = groupBy(items, item => leaderOf(metadata, partitionOf(item).topic, partitionOf(item).partition))
     const leaderless = byLeader.get(-1) ?? []
     byLeader.delete(-1)
     return { brokers: metadata.brokers, byLeader, leaderless }
@@ -372,14 +363,13 @@ export class BatchWriter {
     return errors
   }
 
-  async #metadata (topics: readonly string[]): Promise<TargetMetadata> {
+  /** Fresh every write (a remote topic may just have been created or grown): no cache. */
+  async #metadata (topics: readonly string[]): Promise<ReturnType<typeof toLeaderMetadata>> {
     try {
       const connection = await this.#pool.getFirstAvailable(this.#brokers)
-      const response = await sendRequest(connection, MetadataApi, { topics }, this.#cluster.label)
-      const brokers = new Map([...response.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
-      if (brokers.size > 0) this.#brokers = [...brokers.values(), ...this.#bootstrap]
-      const leaders = new Map([...response.topics.values()].filter(t => t.errorCode === 0).map(t => [t.name, partitionLeaders(t)]))
-      return { brokers, leaders }
+      const metadata = toLeaderMetadata(await sendRequest(connection, MetadataApi, { topics }, this.#cluster.label))
+      if (metadata.brokers.size > 0) this.#brokers = [...metadata.brokers.values(), ...this.#bootstrap]
+      return metadata
     } catch (err) {
       throw toKmirrorError(err, ErrorCodes.PRODUCE, `read the metadata of ${this.#cluster.label} before writing`, this.#cluster)
     }

@@ -14,7 +14,7 @@ import type { Broker, ConnectionPool } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
-import { MetadataApi, partitionLeaders } from './protocol/metadata.ts'
+import { MetadataApi, partitionLeaders, type MetadataResponse } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 
 export interface TopicLeaders {
@@ -28,6 +28,19 @@ export interface LeaderMetadata {
   readonly brokers: ReadonlyMap<number, Broker>
   /** The asked topics the cluster has. */
   readonly topics: ReadonlyMap<string, TopicLeaders>
+}
+
+/** The answer's brokers, and each topic that has no error with its id and partition leaders. */
+export function toLeaderMetadata (response: MetadataResponse): { brokers: Map<number, Broker>, topics: Map<string, TopicLeaders> } {
+  const brokers = new Map([...response.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
+  const topics = new Map([...response.topics.values()].filter(t => t.errorCode === 0).map(t => [t.name, { id: t.id, leaders: partitionLeaders(t) }]))
+  return { brokers, topics }
+}
+
+/** The broker leading a partition now, or -1 when it has none or its leader is not among the known brokers. */
+export function leaderOf (metadata: LeaderMetadata, topic: string, partition: number): number {
+  const leader = metadata.topics.get(topic)?.leaders[partition]
+  return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : -1
 }
 
 /** Topic errors that mean "not there (yet)": the topic is left out, its partitions wait. */
@@ -74,15 +87,12 @@ export class MetadataCache {
     } catch (err) {
       throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s) from ${this.#cluster.label}`, this.#cluster)
     }
+    const refused = [...response.topics.values()].find(t => t.errorCode !== 0 && !ABSENT.has(kafkaErrorName(t.errorCode)))
+    if (refused !== undefined) throw kafkaResponseError(refused.errorCode, ErrorCodes.FETCH, `read metadata of topic ${refused.name} on ${this.#cluster.label}`, this.#cluster)
     const at = Date.now()
+    const { brokers, topics: found } = toLeaderMetadata(response)
     for (const t of topics) this.#topics.delete(t)
-    for (const topic of response.topics.values()) {
-      if (topic.errorCode !== 0) {
-        if (ABSENT.has(kafkaErrorName(topic.errorCode))) continue
-        throw kafkaResponseError(topic.errorCode, ErrorCodes.FETCH, `read metadata of topic ${topic.name} on ${this.#cluster.label}`, this.#cluster)
-      }
-      this.#topics.set(topic.name, { leaders: { id: topic.id, leaders: partitionLeaders(topic) }, at })
-    }
-    this.#brokers = new Map([...response.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
+    for (const [name, leaders] of found) this.#topics.set(name, { leaders, at })
+    this.#brokers = brokers
   }
 }

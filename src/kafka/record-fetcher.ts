@@ -19,7 +19,7 @@ import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
-import { MetadataCache } from './metadata-cache.ts'
+import { leaderOf, MetadataCache } from './metadata-cache.ts'
 import { toOffset } from './offsets.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
@@ -137,10 +137,7 @@ export class RecordFetcher {
     const partitionMaxBytes = options.maxPartitionBytes ?? this.#options.maxPartitionBytes
     if (positions.length === 0) return []
     const metadata = await this.#metadata.leaders([...new Set(positions.map(p => p.topic))])
-    const byLeader = groupBy(positions, position => {
-      const leader = metadata.topics.get(position.topic)?.leaders[position.partition]
-      return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : -1
-    })
+    const byLeader = groupBy(positions, position => leaderOf(metadata, position.topic, position.partition))
     // Partitions without a known leader (a topic deleted or not there yet, a leader moving) wait; the others go on.
     const results = (byLeader.get(-1) ?? []).map(position => emptyBatches(position, FetchOutcomes.RETRY))
     if (byLeader.delete(-1)) this.#metadata.invalidate()
@@ -172,21 +169,21 @@ export class RecordFetcher {
     if (response.throttleTimeMs > 0) this.#throttledUntil.set(node, Date.now() + response.throttleTimeMs)
     if (response.errorCode !== 0) {
       this.#metadata.invalidate()
-      throw new KmirrorError(ErrorCodes.FETCH, `fetch from broker ${node} failed with Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })
+      throw new KmirrorError(ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label} failed with Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })
     }
     const answered = new Map<string, FetchPartitionResponse>()
     for (const topic of response.responses) {
       const name = topic.topic ?? idToName.get(topic.topicId)
       if (name === undefined) continue
-      for (const p of topic.partitions) answered.set(`${name}\u0000${p.partitionIndex}`, p)
+      for (const p of topic.partitions) answered.set(partitionKey(name, p.partitionIndex), p)
     }
     return positions.map(position => {
-      const p = answered.get(`${position.topic}\u0000${position.partition}`)
+      const p = answered.get(partitionKey(position.topic, position.partition))
       if (p === undefined) return emptyBatches(position, FetchOutcomes.OK)
       if (p.errorCode === OFFSET_OUT_OF_RANGE) return { ...emptyBatches(position, FetchOutcomes.OUT_OF_RANGE), ...rawOffsets(p) }
       if (p.errorCode !== 0) {
         if (!RETRY_ERROR_CODES.has(p.errorCode)) {
-          throw new KmirrorError(ErrorCodes.FETCH, `fetch of ${position.topic}-${position.partition} failed with Kafka error ${kafkaErrorName(p.errorCode)}`, { retriable: true })
+          throw new KmirrorError(ErrorCodes.FETCH, `fetch of ${position.topic}-${position.partition} from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label} failed with Kafka error ${kafkaErrorName(p.errorCode)}`, { retriable: true })
         }
         this.#metadata.invalidate()
         return emptyBatches(position, FetchOutcomes.RETRY)
@@ -203,10 +200,7 @@ export class RecordFetcher {
   async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest', attempt = 1): Promise<Map<string, number>> {
     const timestamp = which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
     const metadata = await this.#metadata.leaders([...new Set(partitions.map(p => p.topic))])
-    const byLeader = groupBy(partitions, tp => {
-      const leader = metadata.topics.get(tp.topic)?.leaders[tp.partition]
-      return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : -1
-    })
+    const byLeader = groupBy(partitions, tp => leaderOf(metadata, tp.topic, tp.partition))
     const out = new Map<string, number>()
     const failed: { topic: string, partition: number, errorCode: number }[] = (byLeader.get(-1) ?? []).map(tp => ({ ...tp, errorCode: UNKNOWN_TOPIC_OR_PARTITION }))
     byLeader.delete(-1)
