@@ -8,7 +8,7 @@ import { clientInt } from '../config/client-settings.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { clientSecurity } from './client-security.ts'
-import type { TlsMaterial } from './tls-stores.ts'
+import { nodeTlsOptions, verifiesHostname } from './tls-stores.ts'
 
 export interface ConnectOptions extends ConnectionOptions {
   clientId: string
@@ -34,18 +34,6 @@ export function toConnectOptions (props: ClientProps, clientId: string): Connect
   }
   const security = clientSecurity(props)
   if (security.sasl !== undefined) options.sasl = security.sasl
-  if (security.tls !== undefined) options.tls = tlsOptions(security.tls, props)
+  if (security.tls !== undefined) options.tls = nodeTlsOptions(security.tls, verifiesHostname(props))
   return options
-}
-
-function tlsOptions (material: TlsMaterial, props: ClientProps): NonNullable<ConnectionOptions['tls']> {
-  const tls: NonNullable<ConnectionOptions['tls']> = {}
-  if (material.ca !== undefined) tls.ca = [...material.ca]
-  if (material.cert !== undefined) tls.cert = material.cert
-  if (material.key !== undefined) tls.key = material.key
-  if (material.pfx !== undefined) tls.pfx = material.pfx
-  if (material.passphrase !== undefined) tls.passphrase = material.passphrase
-  // ssl.endpoint.identification.algorithm: https (the default) checks the broker's host name, empty turns it off.
-  if ((props['ssl.endpoint.identification.algorithm'] ?? 'https').trim() === '') tls.checkServerIdentity = () => undefined
-  return tls
 }

@@ -18,6 +18,7 @@ import { readFile } from 'node:fs/promises'
 import type { Socket } from 'node:net'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { Token } from './oauth-token-cache.ts'
+import { nodeTlsOptions, type TlsMaterial } from './tls-stores.ts'
 
 /** What a JWT says about itself; undefined when `value` is not a JWT with a numeric `exp` and the subject claim. */
 export function readJwt (value: string, subjectClaim: string): Token | undefined {
@@ -36,16 +37,11 @@ export function readJwt (value: string, subjectClaim: string): Token | undefined
   return { value, expiresAt: Math.round(exp * 1000), ...(typeof iat === 'number' ? { issuedAt: Math.round(iat * 1000) } : {}) }
 }
 
-/** TLS settings of an https endpoint (the `ssl.*` options of the JAAS line, as Java reads them for it). */
-export interface EndpointTls {
-  readonly ca?: readonly string[]
-  readonly cert?: string
-  readonly key?: string
-  readonly pfx?: Buffer
-  readonly passphrase?: string
-  /** `ssl.endpoint.identification.algorithm`: https (the default) checks the host name, empty does not. */
-  readonly verifyHostname: boolean
-}
+/**
+ * TLS settings of an https endpoint (the `ssl.*` options of the JAAS line, as Java reads them for it), with
+ * `ssl.endpoint.identification.algorithm` read as `verifyHostname`.
+ */
+export type EndpointTls = TlsMaterial & { readonly verifyHostname: boolean }
 
 export interface ClientCredentials {
   /** `sasl.oauthbearer.token.endpoint.url`: http, https, or file (a file holding the token, read each time). */
@@ -188,19 +184,7 @@ function requestOf (settings: ClientCredentials): { options: RequestOptions, bod
     'Content-Type': 'application/x-www-form-urlencoded',
     'Content-Length': Buffer.byteLength(body)
   }
-  return { options: { method: 'POST', agent: false, headers, ...tlsOptions(settings.tls) }, body }
-}
-
-function tlsOptions (tls: EndpointTls | undefined): RequestOptions {
-  if (tls === undefined) return {}
-  return {
-    ...(tls.ca === undefined ? {} : { ca: [...tls.ca] }),
-    ...(tls.cert === undefined ? {} : { cert: tls.cert }),
-    ...(tls.key === undefined ? {} : { key: tls.key }),
-    ...(tls.pfx === undefined ? {} : { pfx: tls.pfx }),
-    ...(tls.passphrase === undefined ? {} : { passphrase: tls.passphrase }),
-    ...(tls.verifyHostname ? {} : { checkServerIdentity: () => undefined })
-  }
+  return { options: { method: 'POST', agent: false, headers, ...(settings.tls === undefined ? {} : nodeTlsOptions(settings.tls, settings.tls.verifyHostname)) }, body }
 }
 
 /**

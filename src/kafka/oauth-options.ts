@@ -14,7 +14,7 @@ import { fetchClientCredentialsToken, shownUrl, type ClientCredentials, type End
 import { TokenCache, type RefreshSettings } from './oauth-token-cache.ts'
 import { unsecuredToken } from './oauth-unsecured.ts'
 import type { SaslOptions } from './sasl-options.ts'
-import { loadTlsMaterial } from './tls-stores.ts'
+import { loadTlsMaterial, verifiesHostname } from './tls-stores.ts'
 
 const OAUTH_PACKAGE = 'org.apache.kafka.common.security.oauthbearer.'
 /** The handler that fetches tokens from sasl.oauthbearer.token.endpoint.url, under its 3.4+ and 3.1-3.3 names. */
@@ -122,7 +122,7 @@ function endpointTls (options: Readonly<Record<string, string>>): EndpointTls | 
   const ssl = Object.fromEntries(Object.entries(options).filter(([key]) => key.startsWith('ssl.')))
   if (Object.keys(ssl).length === 0) return undefined
   try {
-    return { ...loadTlsMaterial(ssl), verifyHostname: (ssl['ssl.endpoint.identification.algorithm'] ?? 'https').trim() !== '' }
+    return { ...loadTlsMaterial(ssl), verifyHostname: verifiesHostname(ssl) }
   } catch (err) {
     if (!(err instanceof ClientConfigError)) throw err
     throw new ClientConfigError('sasl.jaas.config', `has a TLS option for the token endpoint that kmirror cannot use: ${err.message}`, err)

@@ -10,7 +10,7 @@
  * not the type. Every problem is a ClientConfigError naming the key to fix, never a password.
  */
 import { createPrivateKey, X509Certificate } from 'node:crypto'
-import { createSecureContext } from 'node:tls'
+import { createSecureContext, type ConnectionOptions } from 'node:tls'
 import { readFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import type * as JksJs from 'jks-js'
@@ -41,6 +41,29 @@ export interface TlsMaterial {
   /** A PKCS12 keystore Node reads itself (instead of cert and key). */
   readonly pfx?: Buffer
   readonly passphrase?: string
+}
+
+/** What Node's TLS takes of the stores (tls.connect, https.request). */
+export type NodeTlsOptions = Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'pfx' | 'passphrase' | 'checkServerIdentity'>
+
+/**
+ * The one mapping of `material` to Node's TLS options, for Kafka connections and https token endpoints alike;
+ * `verifyHostname` false turns Node's host-name check off (see `verifiesHostname`).
+ */
+export function nodeTlsOptions (material: TlsMaterial, verifyHostname: boolean): NodeTlsOptions {
+  return {
+    ...(material.ca === undefined ? {} : { ca: [...material.ca] }),
+    ...(material.cert === undefined ? {} : { cert: material.cert }),
+    ...(material.key === undefined ? {} : { key: material.key }),
+    ...(material.pfx === undefined ? {} : { pfx: material.pfx }),
+    ...(material.passphrase === undefined ? {} : { passphrase: material.passphrase }),
+    ...(verifyHostname ? {} : { checkServerIdentity: () => undefined })
+  }
+}
+
+/** `ssl.endpoint.identification.algorithm`: https (the default) checks the peer's host name, empty turns the check off. */
+export function verifiesHostname (props: Readonly<Record<string, string>>): boolean {
+  return (props['ssl.endpoint.identification.algorithm'] ?? 'https').trim() !== ''
 }
 
 type StoreKind = 'keystore' | 'truststore'
