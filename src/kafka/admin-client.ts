@@ -8,7 +8,7 @@ import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isUnsupportedApi, kafkaErrorNames, toKmirrorError } from './errors.ts'
+import { isUnsupportedApi, kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 
@@ -53,6 +53,22 @@ export type TopicConfigChange =
   | { readonly op: 'set', readonly name: string, readonly value: string }
   | { readonly op: 'delete', readonly name: string }
 
+/**
+ * What a cluster says about a topic named in a Metadata request: only ABSENT (UNKNOWN_TOPIC_OR_PARTITION in an
+ * authorized answer) says it does not exist; a topic the principal may not DESCRIBE is UNAUTHORIZED, and is
+ * missing from listings just as a deleted one is.
+ */
+export const TopicPresences = { EXISTS: 'exists', ABSENT: 'absent', UNAUTHORIZED: 'unauthorized', OTHER_ERROR: 'other-error' } as const
+export type TopicPresence = (typeof TopicPresences)[keyof typeof TopicPresences]
+
+export interface TopicProbe {
+  readonly presence: TopicPresence
+  /** The Kafka error name of the answer (absent for EXISTS). */
+  readonly error?: string
+}
+
+const ABSENT_ERRORS = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'UNKNOWN_TOPIC_ID'])
+
 export const CreateOutcomes = { CREATED: 'created', EXISTS: 'exists' } as const
 export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
 
@@ -88,10 +104,7 @@ export class AdminClient {
    */
   async describeAllTopics (): Promise<Map<string, TopicDescription>> {
     return this.#call('describe all topics', async () => {
-      const connections = await this.#admin.connectToBrokers()
-      const connection = connections.values().next().value
-      if (connection === undefined) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `no broker of ${this.#cluster.label} could be reached`, { retriable: true })
-      const response = await sendRequest(connection, MetadataApi, { topics: null }, this.#cluster.label)
+      const response = await sendRequest(await this.#anyConnection(), MetadataApi, { topics: null }, this.#cluster.label)
       const out = new Map<string, TopicDescription>()
       for (const topic of response.topics.values()) {
         if (topic.isInternal || topic.errorCode !== 0) continue
@@ -99,6 +112,22 @@ export class AdminClient {
       }
       return out
     })
+  }
+
+  /**
+   * Asks the cluster about each named topic with one Metadata request naming them (never auto-created): whether
+   * it exists, is unknown, or may not be described. A topic the answer leaves out counts as OTHER_ERROR.
+   */
+  async probeTopics (names: readonly string[]): Promise<Map<string, TopicProbe>> {
+    const out = new Map<string, TopicProbe>()
+    if (names.length === 0) return out
+    const response = await this.#call('describe topics', async () =>
+      sendRequest(await this.#anyConnection(), MetadataApi, { topics: [...names] }, this.#cluster.label))
+    for (const name of names) {
+      const topic = response.topics.get(name)
+      out.set(name, topic === undefined ? { presence: TopicPresences.OTHER_ERROR, error: 'NO_ANSWER' } : toProbe(topic.errorCode))
+    }
+    return out
   }
 
   /** Partition counts and ids of the named topics that exist; missing ones are simply absent from the map. */
@@ -283,6 +312,12 @@ export class AdminClient {
     await this.#admin.close().catch(() => undefined)
   }
 
+  async #anyConnection () {
+    const connection = (await this.#admin.connectToBrokers()).values().next().value
+    if (connection === undefined) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `no broker of ${this.#cluster.label} could be reached`, { retriable: true })
+    return connection
+  }
+
   async #call<T> (action: string, fn: () => Promise<T>): Promise<T> {
     try {
       return await fn()
@@ -290,6 +325,14 @@ export class AdminClient {
       throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#cluster.label}`, this.#cluster)
     }
   }
+}
+
+function toProbe (errorCode: number): TopicProbe {
+  if (errorCode === 0) return { presence: TopicPresences.EXISTS }
+  const error = kafkaErrorName(errorCode)
+  if (ABSENT_ERRORS.has(error)) return { presence: TopicPresences.ABSENT, error }
+  if (error === 'TOPIC_AUTHORIZATION_FAILED') return { presence: TopicPresences.UNAUTHORIZED, error }
+  return { presence: TopicPresences.OTHER_ERROR, error }
 }
 
 function sourceKind (source: number): ConfigSourceKind {

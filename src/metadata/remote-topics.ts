@@ -7,9 +7,12 @@
  * - A refresh costs one metadata read per cluster, plus DescribeConfigs of the source topics being created only.
  * - One topic's problem (remote with more partitions, creation refused) is reported and never stops the others;
  *   a problem is logged once, again when it changes, and at info level when it is gone.
- * - A source topic seen replicated at one refresh and missing at the next was deleted: it is reported (log and
- *   metric), its partitions are released by the data path before anything else, and its remote topic is
- *   deleted only with `sync.topic.deletions.enabled`. Deletions are never inferred across restarts.
+ * - A replicated source topic counts as deleted only when the source answered that it does not exist, asked by
+ *   name, at two consecutive refreshes (deletion-proof.ts): a topic kmirror may no longer describe vanishes from
+ *   listings too, and is kept replicated with its remote topic, and a warning naming the ACL to grant. A deleted
+ *   topic is reported (log and metric), its partitions are released by the data path before anything else, and
+ *   its remote topic is deleted only with `sync.topic.deletions.enabled`. Deletions are never inferred across
+ *   restarts.
  * - A replicated topic that became a problem, was deleted, or was re-created (new topic id) is listed in
  *   `removed`, so the data path lets go of its partitions; a re-created one is then replicated afresh.
  */
@@ -20,6 +23,11 @@ import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { applyTopicSyncPlan, type TopicSyncResult, type TopicWriter } from './topic-sync-apply.ts'
 import { planTopicSync, type ReplicatedTopic, type TopicProblem, type TopicSyncPlan } from './topic-sync-plan.ts'
 import { ConfigReads, describeTopicState, type TopicReader } from './topic-state.ts'
+import type { AdminClient } from '../kafka/admin-client.ts'
+import { DeletionProof, MissingVerdicts, type MissingTopic } from './deletion-proof.ts'
+
+/** What the refresh reads from the source: the topic state, and topics asked for by name. */
+export type SourceTopicReader = TopicReader & Pick<AdminClient, 'probeTopics'>
 
 export type { ReplicatedTopic, TopicProblem } from './topic-sync-plan.ts'
 export { selectTopicConfigs } from './topic-config-plan.ts'
@@ -42,7 +50,7 @@ export interface RefreshOptions {
 export class RemoteTopics {
   readonly #flow: FlowConfig
   readonly #policy: ReplicationPolicy
-  readonly #source: TopicReader
+  readonly #source: SourceTopicReader
   readonly #target: TopicReader & TopicWriter
   readonly #log: Logger
   readonly #metrics: Metrics
@@ -51,8 +59,11 @@ export class RemoteTopics {
   #knownIds = new Map<string, string>()
   /** Problems logged, topic → message. */
   readonly #reported = new Map<string, string>()
+  readonly #deletionProof = new DeletionProof()
+  /** Missing source topics logged, topic → verdict. */
+  readonly #reportedMissing = new Map<string, string>()
 
-  constructor (flow: FlowConfig, policy: ReplicationPolicy, sourceAdmin: TopicReader, targetAdmin: TopicReader & TopicWriter, log: Logger, metrics: Metrics = noMetrics) {
+  constructor (flow: FlowConfig, policy: ReplicationPolicy, sourceAdmin: SourceTopicReader, targetAdmin: TopicReader & TopicWriter, log: Logger, metrics: Metrics = noMetrics) {
     this.#flow = flow
     this.#policy = policy
     this.#source = sourceAdmin
@@ -69,13 +80,17 @@ export class RemoteTopics {
   async refresh (options: RefreshOptions = {}): Promise<RefreshResult> {
     const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target },
       { configs: ConfigReads.CREATION, previouslyKnown: this.#knownIds.keys() })
-    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds })
+    const missing = [...this.#knownIds.keys()].filter(name => !state.source.has(name))
+    const verdicts = await this.#deletionProof.check(missing, names => this.#source.probeTopics(names))
+    const missingUnproven = this.#replicated.filter(t => verdicts.has(t.source) && verdicts.get(t.source)!.verdict !== MissingVerdicts.DELETED)
+    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven })
     const removed = this.#removedBy(plan)
     if (removed.length > 0) await options.stopReplicating?.(removed)
     const result = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics)
     this.#replicated = result.topics
-    this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)!.id]))
+    this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
     this.#report(result.problems)
+    this.#reportMissing(verdicts)
     return { ...result, removed, deleted: plan.deletedOnSource.map(d => d.topic) }
   }
 
@@ -83,6 +98,24 @@ export class RemoteTopics {
     const next = new Set(plan.topics.map(t => t.source))
     const gone = this.#replicated.map(t => t.source).filter(name => !next.has(name))
     return [...gone, ...plan.recreatedOnSource.map(t => t.source)]
+  }
+
+  /** Logs each missing topic's verdict once, again when it changes, and when the topic is seen again. */
+  #reportMissing (verdicts: ReadonlyMap<string, MissingTopic>): void {
+    for (const [topic, missing] of verdicts) {
+      const key = `${missing.verdict} ${missing.error ?? ''}`
+      if (missing.verdict === MissingVerdicts.DELETED || this.#reportedMissing.get(topic) === key) continue
+      this.#reportedMissing.set(topic, key)
+      const remoteTopic = this.#policy.formatRemoteTopic(this.#flow.source.alias, topic)
+      const message = missingMessage(this.#flow, topic, remoteTopic, missing)
+      if (missing.verdict === MissingVerdicts.ABSENT_ONCE) this.#log.info({ topic, remoteTopic }, message)
+      else this.#log.warn({ topic, remoteTopic, kafkaError: missing.error }, message)
+    }
+    for (const topic of [...this.#reportedMissing.keys()]) {
+      if (verdicts.has(topic) && verdicts.get(topic)!.verdict !== MissingVerdicts.DELETED) continue
+      this.#reportedMissing.delete(topic)
+      if (!verdicts.has(topic)) this.#log.info({ topic }, `source topic ${topic} on ${this.#flow.source.alias} can be described again`)
+    }
   }
 
   #report (problems: readonly TopicProblem[]): void {
@@ -98,5 +131,21 @@ export class RemoteTopics {
       this.#log.info({ topic }, 'remote topic problem solved')
     }
     this.#metrics.set('remoteTopicProblems', { flow: this.#flow.name }, current.size)
+  }
+}
+
+function missingMessage (flow: FlowConfig, topic: string, remoteTopic: string, missing: MissingTopic): string {
+  const source = flow.source.alias
+  const kept = `it is not taken as deleted: it stays in the flow and its remote topic ${remoteTopic} on ${flow.target.alias} is kept`
+  switch (missing.verdict) {
+    case MissingVerdicts.UNAUTHORIZED:
+      return `source topic ${topic} on ${source} can no longer be described by kmirror (TOPIC_AUTHORIZATION_FAILED): ${kept}. ` +
+        `Fix: grant the principal of ${source}'s client settings ALLOW DESCRIBE and READ on TOPIC ${topic} on ${source} ` +
+        `(or leave it out with ${flow.name}.topics.exclude)`
+    case MissingVerdicts.ABSENT_ONCE:
+      return `source topic ${topic} on ${source} does not exist any more; it counts as deleted if the next refresh finds it missing too`
+    default:
+      return `source topic ${topic} on ${source} is missing from the topic list, but asked by name ${source} answered ` +
+        `${missing.error ?? 'that it exists'}: ${kept}`
   }
 }

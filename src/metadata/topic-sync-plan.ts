@@ -72,6 +72,11 @@ export interface TopicSyncInput {
   readonly policy: ReplicationPolicy
   /** Source topics replicated until now, name → topic id. Without it, no deletion or re-creation is reported. */
   readonly previouslyKnown?: ReadonlyMap<string, string>
+  /**
+   * Replicated topics missing from the source's listing without proof that they were deleted (not described,
+   * or absent at one refresh only: deletion-proof.ts). They stay replicated as they are, and are not deleted.
+   */
+  readonly missingUnproven?: readonly ReplicatedTopic[]
 }
 
 /** Kafka's "no id" (older brokers): ids are only compared when both are real. */
@@ -102,7 +107,10 @@ export function planTopicSync (input: TopicSyncInput): TopicSyncPlan {
       if (replicated !== undefined) recreatedOnSource.push(replicated)
     }
   }
-  const deletedOnSource = [...known.keys()].filter(n => !state.source.has(n)).sort().map(topic => {
+  const unproven = new Set((input.missingUnproven ?? []).map(t => t.source))
+  plan.topics.push(...(input.missingUnproven ?? []).filter(t => known.has(t.source) && !state.source.has(t.source)))
+  plan.topics.sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0))
+  const deletedOnSource = [...known.keys()].filter(n => !state.source.has(n) && !unproven.has(n)).sort().map(topic => {
     const remoteTopic = remoteName(topic)
     return { topic, remoteTopic, deleteRemote: flow.syncTopicDeletionsEnabled && state.remote.has(remoteTopic) }
   })

@@ -4,7 +4,7 @@
  * described as Kafka 4.1 describes them: every key, from the topic override, a dynamic broker value, or the
  * default. Every call is recorded, and any operation can be made to fail for one topic.
  */
-import type { ConfigSourceKind, CreateOutcome, NewTopic, TopicConfigChange, TopicConfigEntry, TopicDescription } from '../../../src/kafka/admin-client.ts'
+import type { ConfigSourceKind, CreateOutcome, NewTopic, TopicConfigChange, TopicConfigEntry, TopicDescription, TopicProbe } from '../../../src/kafka/admin-client.ts'
 
 /** A few of Kafka 4.1's topic config defaults. */
 export const BROKER_DEFAULTS: Readonly<Record<string, string>> = Object.freeze({
@@ -37,6 +37,8 @@ export class FakeTopicCluster {
   readonly #topics = new Map<string, FakeTopic>()
   readonly #failures = new Map<string, Error>()
   readonly #racers = new Map<string, number>()
+  /** Topics the principal may not DESCRIBE: left out of listings, TOPIC_AUTHORIZATION_FAILED when named. */
+  readonly #denied = new Set<string>()
   #nextId = 1
 
   addTopic (name: string, partitions: number, overrides: Record<string, string> = {}): void {
@@ -50,6 +52,12 @@ export class FakeTopicCluster {
 
   removeTopic (name: string): void {
     this.#topics.delete(name)
+  }
+
+  /** Denies (or with `denied` false, allows again) DESCRIBE on `name`, as a DENY ACL for kmirror's principal does. */
+  denyDescribe (name: string, denied = true): void {
+    if (denied) this.#denied.add(name)
+    else this.#denied.delete(name)
   }
 
   has (name: string): boolean {
@@ -86,7 +94,14 @@ export class FakeTopicCluster {
 
   async listTopics (): Promise<string[]> {
     this.calls.push({ op: 'listTopics', topics: [] })
-    return [...this.#topics.keys()].sort()
+    return [...this.#topics.keys()].filter(n => !this.#denied.has(n)).sort()
+  }
+
+  async probeTopics (names: readonly string[]): Promise<Map<string, TopicProbe>> {
+    this.calls.push({ op: 'probeTopics', topics: [...names] })
+    return new Map(names.map(name => [name, this.#denied.has(name)
+      ? { presence: 'unauthorized', error: 'TOPIC_AUTHORIZATION_FAILED' }
+      : this.#topics.has(name) ? { presence: 'exists' } : { presence: 'absent', error: 'UNKNOWN_TOPIC_OR_PARTITION' }]))
   }
 
   async describeTopics (names: readonly string[]): Promise<Map<string, TopicDescription>> {
@@ -94,7 +109,7 @@ export class FakeTopicCluster {
     const out = new Map<string, TopicDescription>()
     for (const name of names) {
       const t = this.#topics.get(name)
-      if (t !== undefined) out.set(name, { name, id: t.id, partitions: t.partitions })
+      if (t !== undefined && !this.#denied.has(name)) out.set(name, { name, id: t.id, partitions: t.partitions })
     }
     return out
   }

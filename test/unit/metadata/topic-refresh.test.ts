@@ -75,6 +75,10 @@ describe('RemoteTopics.refresh', () => {
     source.addTopic('kept', 1)
     await refresh()
     source.removeTopic('gone')
+    // The first refresh that finds it gone is no proof yet
+    const first = await refresh()
+    assert.deepEqual([first.deleted, first.removed], [[], []])
+    assert.deepEqual(first.topics.map(t => t.source), ['gone', 'kept'])
     const result = await refresh()
     assert.deepEqual(result.deleted, ['gone'])
     assert.deepEqual(result.removed, ['gone'])
@@ -95,11 +99,57 @@ describe('RemoteTopics.refresh', () => {
     source.addTopic('gone', 1)
     await refresh()
     source.removeTopic('gone')
+    assert.deepEqual((await refresh()).deletedRemotes, [])
+    assert.equal(target.has('A.gone'), true)
     const result = await refresh()
     assert.deepEqual(result.deletedRemotes, ['A.gone'])
     assert.equal(target.has('A.gone'), false)
     const order = target.calls.filter(c => c.op === 'stopReplicating' || c.op === 'deleteTopics').map(c => c.op)
     assert.deepEqual(order, ['stopReplicating', 'deleteTopics'])
+  })
+
+  it('keeps a source topic it may no longer describe, with its remote topic, and warns once naming the ACL to grant', async () => {
+    const { source, target, logs, metrics, released, refresh } = setup('sync.topic.deletions.enabled = true')
+    source.addTopic('denied', 2)
+    source.addTopic('other', 1)
+    await refresh()
+    // When DESCRIBE on denied is denied to kmirror's principal, for many refreshes
+    source.denyDescribe('denied')
+    for (let i = 0; i < 3; i++) {
+      const result = await refresh()
+      assert.deepEqual([result.deleted, result.removed, result.deletedRemotes], [[], [], []])
+      assert.deepEqual(result.topics, [{ source: 'denied', remote: 'A.denied', partitions: 2 }, { source: 'other', remote: 'A.other', partitions: 1 }])
+    }
+    assert.equal(target.has('A.denied'), true)
+    assert.deepEqual(released, [])
+    assert.equal(metrics.counters.get('sourceTopicsDeleted'), undefined)
+    const warnings = logs.at(LogLevels.warn).filter(l => l.topic === 'denied')
+    assert.equal(warnings.length, 1)
+    assert.equal(warnings[0]!.msg, 'source topic denied on A can no longer be described by kmirror (TOPIC_AUTHORIZATION_FAILED): it is not taken as deleted: ' +
+      'it stays in the flow and its remote topic A.denied on B is kept. Fix: grant the principal of A\'s client settings ALLOW DESCRIBE and READ on TOPIC denied on A ' +
+      '(or leave it out with A->B.topics.exclude)')
+    // When DESCRIBE is granted again, it is said once
+    source.denyDescribe('denied', false)
+    await refresh()
+    assert.ok(logs.at(LogLevels.info).some(l => l.topic === 'denied' && l.msg === 'source topic denied on A can be described again'))
+  })
+
+  it('counts a deletion only after two consecutive refreshes found the topic absent; an authorization error in between starts again', async () => {
+    const { source, target, refresh } = setup('sync.topic.deletions.enabled = true')
+    source.addTopic('t', 1)
+    await refresh()
+    source.denyDescribe('t')
+    source.removeTopic('t')
+    assert.deepEqual((await refresh()).deleted, []) // unauthorized
+    source.denyDescribe('t', false)
+    assert.deepEqual((await refresh()).deleted, []) // absent once
+    source.denyDescribe('t')
+    assert.deepEqual((await refresh()).deleted, []) // unauthorized again: the count starts over
+    source.denyDescribe('t', false)
+    assert.deepEqual((await refresh()).deleted, []) // absent once
+    const result = await refresh() // absent twice
+    assert.deepEqual([result.deleted, result.deletedRemotes], [['t'], ['A.t']])
+    assert.equal(target.has('A.t'), false)
   })
 
   it('logs a remote topic with more partitions once at error, keeps replicating the others, and logs when it is solved', async () => {
