@@ -43,8 +43,12 @@ export function leaderOf (metadata: LeaderMetadata, topic: string, partition: nu
   return leader !== undefined && leader >= 0 && metadata.brokers.has(leader) ? leader : -1
 }
 
-/** Topic errors that mean "not there (yet)": the topic is left out, its partitions wait. */
-const ABSENT = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_ID'])
+/**
+ * Topic errors that mean "not there (yet)": the topic is left out, its partitions wait. A topic the principal
+ * may not describe waits too, instead of failing every other topic of the request: on the source, the topic
+ * refresh says which ACL to grant (remote-topics.ts) and keeps the topic and its remote topic.
+ */
+const ABSENT = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_ID', 'TOPIC_AUTHORIZATION_FAILED'])
 
 export class MetadataCache {
   readonly #pool: ConnectionPool
