@@ -116,7 +116,8 @@ async function guarded (body: () => Promise<number>): Promise<number> {
 
 function toJson (plan: OffsetsPlan, apply: boolean, applied: readonly string[]): unknown {
   return {
-    command: plan.kind, flow: plan.flow, from: plan.from, to: plan.to, basis: plan.basis, apply, notes: plan.notes,
+    command: plan.kind, flow: plan.flow, from: plan.from, to: plan.to, basis: plan.basis,
+    ...(plan.instant === undefined ? {} : { instant: plan.instant }), apply, notes: plan.notes,
     groups: plan.groups.map(g => ({ ...g, written: applied.includes(g.group) }))
   }
 }
@@ -132,6 +133,7 @@ function render (plan: OffsetsPlan, apply: boolean, applied: readonly string[]):
   const moves = plan.groups.reduce((n, g) => n + g.moves.length, 0)
   const title = plan.kind === 'offsets-set' ? `offsets set on ${plan.to}` : `${plan.kind} ${plan.from} -> ${plan.to} (flow ${plan.flow})`
   const lines = [`${title}: ${plan.groups.length} group(s), ${moves} partition(s) to move; offsets from ${BASIS[plan.basis]}`]
+  if (plan.instant !== undefined) lines.push(`instant: ${plan.instant} (each partition moves to its first record at or after it, or to its end)`)
   for (const note of plan.notes) lines.push(`NOTE: ${note}`)
   for (const g of plan.groups) lines.push('', ...renderGroup(g, apply, applied.includes(g.group)))
   if (plan.groups.length === 0) lines.push('no group matched')

@@ -41,6 +41,8 @@ export interface OffsetsPlan {
   readonly basis: 'source-commits' | 'checkpoints' | 'target-commits' | 'manual'
   readonly notes: readonly string[]
   readonly groups: readonly GroupPlan[]
+  /** `offsets set --to-datetime`: the instant the position was resolved for, ISO-8601 in UTC. */
+  readonly instant?: string
 }
 
 function selectGroups (selection: GroupSelection, available: () => Promise<string[]>): Promise<string[]> {

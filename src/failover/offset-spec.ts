@@ -6,6 +6,8 @@
  * still stored, the high watermark is "caught up". Anything outside is refused with that range, never
  * clamped: a clamped position is not the one the operator asked for.
  */
+import { ISO_INSTANT_FORMS, parseIsoInstant } from './iso-instant.ts'
+
 export type OffsetSpec =
   | { readonly kind: 'offset', readonly offset: number }
   | { readonly kind: 'earliest' }
@@ -54,8 +56,8 @@ export function parseOffsetSpec (options: { toOffset?: string, toEarliest?: bool
   if (options.toEarliest === true) given.push({ kind: 'earliest' })
   if (options.toLatest === true) given.push({ kind: 'latest' })
   if (options.toDatetime !== undefined) {
-    const ms = Date.parse(options.toDatetime)
-    if (Number.isNaN(ms)) return { error: `--to-datetime must be an ISO 8601 date-time such as 2026-11-30T03:00:00Z, got '${options.toDatetime}'` }
+    const ms = parseIsoInstant(options.toDatetime)
+    if (ms === null) return { error: `--to-datetime accepts an ISO 8601 instant only: ${ISO_INSTANT_FORMS}; got '${options.toDatetime}'` }
     given.push({ kind: 'datetime', timestampMs: ms })
   }
   if (options.shiftBy !== undefined) {

@@ -53,7 +53,8 @@ export async function planOffsetsSet (request: OffsetsSetRequest): Promise<Offse
         kind: PlanKinds.OFFSETS_SET, group, cluster: cluster.alias, force: request.force,
         state: state?.state ?? 'Dead', members: state?.members ?? 0, current, wanted
       })
-      return { kind: PlanKinds.OFFSETS_SET, flow: '', from: cluster.alias, to: cluster.alias, basis: 'manual' as const, notes: [], groups: [plan] }
+      const instant = request.spec.kind === 'datetime' ? { instant: new Date(request.spec.timestampMs).toISOString() } : {}
+      return { kind: PlanKinds.OFFSETS_SET, flow: '', from: cluster.alias, to: cluster.alias, basis: 'manual' as const, notes: [], groups: [plan], ...instant }
     })(), request.timeoutMs, `cluster ${cluster.alias}`)
   } finally {
     await clients.close()

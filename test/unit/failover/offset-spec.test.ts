@@ -29,3 +29,22 @@ test('exactly one position must be given, with valid numbers and dates', () => {
   assert.match((parseOffsetSpec({ toOffset: '1.5' }) as { error: string }).error, /--to-offset must be an integer/)
   assert.match((parseOffsetSpec({ toDatetime: 'yesterday' }) as { error: string }).error, /ISO 8601/)
 })
+
+test('--to-datetime takes ISO 8601 instants with a zone, and a bare date as midnight UTC', () => {
+  const at = (text: string): unknown => parseOffsetSpec({ toDatetime: text })
+  assert.deepEqual(at('2026-11-30T14:00:00Z'), { kind: 'datetime', timestampMs: Date.UTC(2026, 10, 30, 14) })
+  assert.deepEqual(at('2026-11-30T14:00Z'), { kind: 'datetime', timestampMs: Date.UTC(2026, 10, 30, 14) })
+  assert.deepEqual(at('2026-11-30T15:00:00.250+01:00'), { kind: 'datetime', timestampMs: Date.UTC(2026, 10, 30, 14, 0, 0, 250) })
+  assert.deepEqual(at('2026-11-30T09:30:00-04:30'), { kind: 'datetime', timestampMs: Date.UTC(2026, 10, 30, 14) })
+  assert.deepEqual(at('2026-11-30'), { kind: 'datetime', timestampMs: Date.UTC(2026, 10, 30) })
+  assert.deepEqual(at('2028-02-29T00:00:00Z'), { kind: 'datetime', timestampMs: Date.UTC(2028, 1, 29) })
+})
+
+test('--to-datetime refuses everything else, naming the option and the accepted forms', () => {
+  for (const text of ['0', '1 2 3', '2026-02-30', '2027-02-29', '2026-11-30T14:00:00', '2026-11-30 14:00:00Z', '2026-13-01', '2026-11-30T24:00:00Z',
+    '2026-11-30T14:60:00Z', '2026-11-30T14:00:00+19:00', '2026-11-30T14:00:00+0100', '30/11/2026', 'yesterday', '']) {
+    const result = parseOffsetSpec({ toDatetime: text })
+    assert.ok('error' in result, `'${text}' must be refused`)
+    assert.equal(result.error, `--to-datetime accepts an ISO 8601 instant only: 2026-11-30T14:00:00Z, 2026-11-30T15:00:00+01:00 (seconds and fractions optional) or a bare date 2026-11-30 (midnight UTC); got '${text}'`)
+  }
+})
