@@ -3,6 +3,7 @@
  * Runs only after validation passed, so every value read here parses; defaults come from the schema table.
  */
 import { ConfigError, type ConfigProblem } from '../errors.ts'
+import { identityRelays } from '../policy/identity-routes.ts'
 import { defaultValue } from './schema.ts'
 import { ClientRoles, connectorConfig, roleClientProps, workerConfig, type Side } from './resolve.ts'
 import { freezeProps, IntegerWidths, parseConfigBoolean, parseJavaBoolean, parseJavaInteger, splitList, type IntegerWidth } from './values.ts'
@@ -21,7 +22,9 @@ export function buildFlows (raw: Props, clusters: readonly string[]): FlowConfig
       if (source !== target) flows.push(buildFlow(raw, source, target))
     }
   }
-  return flows
+  const identityFlows = flows.filter(f => f.enabled && f.replicationPolicy.className === ReplicationPolicyClasses.IDENTITY)
+  const relays = identityRelays(clusters, identityFlows.map(f => ({ source: f.source.alias, target: f.target.alias })))
+  return flows.map(f => Object.freeze({ ...f, identityMesh: Object.freeze({ clusters: Object.freeze([...clusters]), relays: Object.freeze(relays.get(f.name) ?? []) }) }))
 }
 
 function buildFlow (raw: Props, source: string, target: string): FlowConfig {
@@ -37,6 +40,7 @@ function buildFlow (raw: Props, source: string, target: string): FlowConfig {
     topics: listOf(get('topics')),
     topicsExclude: listOf(props['topics.exclude'] ?? props['topics.blacklist'] ?? get('topics.exclude')),
     replicationPolicy: policyConfig(get),
+    identityMesh: { clusters: [], relays: [] },
     replicationFactor: integer(get('replication.factor'), IntegerWidths.INT),
     configPropertiesExclude: listOf(props['config.properties.exclude'] ?? props['config.properties.blacklist'] ?? get('config.properties.exclude')),
     refreshTopicsEnabled: bool(get('refresh.topics.enabled')),

@@ -47,6 +47,11 @@ export interface FlowConfig {
   readonly topics: readonly string[]
   readonly topicsExclude: readonly string[]
   readonly replicationPolicy: ReplicationPolicyConfig
+  /**
+   * With IdentityReplicationPolicy: the clusters of the configuration and the origins whose records this flow
+   * relays (policy/identity-routes.ts), so each record reaches every cluster of a mesh once.
+   */
+  readonly identityMesh: { readonly clusters: readonly string[], readonly relays: readonly string[] }
   /** `replication.factor` for remote topics; -1 = the target broker's default. */
   readonly replicationFactor: number
   /** `config.properties.exclude`: Java regexes of topic config names never copied. */

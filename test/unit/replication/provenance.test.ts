@@ -4,7 +4,7 @@ import { ReplicationPolicyClasses, type ReplicationPolicyClass } from '../../../
 import { FetchOutcomes, type FetchedBatches, type FetchedRecord, type PartitionPosition, type RecordHeader } from '../../../src/kafka/record-fetcher.ts'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { FlowReplicator, type SourceReader } from '../../../src/replication/flow-replicator.ts'
-import { ORIGIN_HEADER, ProvenanceMarker, createProvenanceMarker, originOf } from '../../../src/replication/provenance.ts'
+import { ORIGIN_HEADER, PATH_HEADER, ProvenanceMarker, createProvenanceMarker, originOf, pathOf } from '../../../src/replication/provenance.ts'
 import { InMemoryTarget } from '../../fakes/in-memory-target.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 import { RecordingProgress, RecordingSyncs } from '../../fakes/recording-sinks.ts'
@@ -68,6 +68,21 @@ async function replicate (className: ReplicationPolicyClass, topic: string, reco
   return { target, syncs, progress, metrics, status: replicator.status() }
 }
 
+function partitionOf (records: FetchedRecord[]) {
+  return { topic: 't', partition: 0, outcome: FetchOutcomes.OK, records, nextOffset: records.length, highWatermark: records.length, lastStableOffset: records.length, logStartOffset: 0, bytes: 0 }
+}
+
+function meshFlow (source: string, target: string, clusters: string[], relays: string[]) {
+  return {
+    replicationPolicy: { className: ReplicationPolicyClasses.IDENTITY, separator: '.', internalTopicSeparatorEnabled: true, sourceClusterAlias: source },
+    source: { alias: source },
+    target: { alias: target },
+    identityMesh: { clusters, relays }
+  }
+}
+
+const pathText = (r: { headers: readonly RecordHeader[] }): string | undefined => r.headers.find(([k]) => k.toString() === PATH_HEADER)?.[1]?.toString()
+
 const originText = (r: { headers: readonly RecordHeader[] }): string | null | undefined => {
   const o = originOf(r)
   return o === undefined || o === null ? o : o.toString('utf8')
@@ -83,7 +98,8 @@ describe('provenance header with IdentityReplicationPolicy', () => {
     const copied = target.copied('orders', 0)
     assert.deepEqual(copied.map(r => r.value?.toString()), ['v0', 'v3', 'v4', 'v6', 'v7'])
     assert.deepEqual(copied.map(originText), ['A', 'A', 'C', 'A', 'A'])
-    assert.deepEqual(copied[1]!.headers.map(([k, v]) => `${k.toString()}=${v?.toString()}`), ['x=1', 'x=2', 'kmirror.origin=A'])
+    assert.deepEqual(copied[1]!.headers.map(([k, v]) => `${k.toString()}=${v?.toString()}`), ['x=1', 'x=2', 'kmirror.origin=A', 'kmirror.path=A,B'])
+    assert.deepEqual(copied.map(r => pathText(r)), ['A,B', 'A,B', 'C,A,B', 'A,B', 'A,B'])
     assert.equal(metrics.counts.get('loopRecordsSkipped{"flow":"A->B","topic":"orders"}'), 3)
     assert.equal(metrics.counts.get('recordsCopied{"flow":"A->B","topic":"orders"}'), 5)
   })
@@ -125,11 +141,41 @@ describe('provenance header with IdentityReplicationPolicy', () => {
     assert.deepEqual(target.copied('orders', 0).map(originText), [undefined, 'B'])
   })
 
-  it('treats a null origin value as unknown: copied unchanged, not marked again', () => {
+  it('treats a null origin value as unknown: kept as is, not marked again, and the path starts at the source', () => {
     const marker = new ProvenanceMarker(flowOf(ReplicationPolicyClasses.IDENTITY))
-    const partition = { topic: 't', partition: 0, outcome: FetchOutcomes.OK, records: [rec(0, undefined, [h(ORIGIN_HEADER, null)])], nextOffset: 1, highWatermark: 1, lastStableOffset: 1, logStartOffset: 0, bytes: 0 }
-    const { partition: marked, skipped } = marker.mark(partition)
+    const { partition: marked, skipped } = marker.mark(partitionOf([rec(0, undefined, [h(ORIGIN_HEADER, null)])]))
     assert.equal(skipped, 0)
-    assert.deepEqual(marked.records[0]!.headers, [h(ORIGIN_HEADER, null)])
+    assert.deepEqual(marked.records[0]!.headers, [h(ORIGIN_HEADER, null), h(PATH_HEADER, 'A,B')])
+  })
+
+  it('never copies a record to a cluster on its path: A->B->C->B is stopped at C (origin alone would not stop it)', () => {
+    // Flow C->B of a ring or mesh, reading on C records of A that came through B, records of A that came directly, and local ones
+    const marker = new ProvenanceMarker(meshFlow('C', 'B', ['A', 'B', 'C'], ['A', 'C']))
+    const records = [
+      rec(0, 'A', [h(PATH_HEADER, 'A,B,C')]),
+      rec(1, 'A', [h(PATH_HEADER, 'A,C')]),
+      rec(2),
+      rec(3, 'B', [h(PATH_HEADER, 'B,A,C')])
+    ]
+    const { partition: marked, skipped } = marker.mark(partitionOf(records))
+    assert.equal(skipped, 2)
+    assert.deepEqual(marked.records.map(r => [r.offset, originText(r), pathText(r)]), [[1, 'A', 'A,C,B'], [2, 'C', 'C,B']])
+    // The path is replaced where it stands, the record's own headers keep their order
+    assert.deepEqual(marked.records[0]!.headers.map(([k]) => k.toString()), [PATH_HEADER, ORIGIN_HEADER])
+  })
+
+  it('relays only the origins whose tree goes through this flow; an origin outside the configuration by path alone', () => {
+    // Full mesh A, B, C: B->C relays B's own records only, A's reach C from A
+    const marker = new ProvenanceMarker(meshFlow('B', 'C', ['A', 'B', 'C'], ['B']))
+    const records = [rec(0, 'A', [h(PATH_HEADER, 'A,B')]), rec(1), rec(2, 'X', [h(PATH_HEADER, 'X,B')]), rec(3, 'A')]
+    const { partition: marked } = marker.mark(partitionOf(records))
+    assert.deepEqual(marked.records.map(r => [r.offset, pathText(r)]), [[1, 'B,C'], [2, 'X,B,C']])
+  })
+
+  it('reads the path of a record copied by a kmirror that wrote only the origin as origin, then source', () => {
+    assert.deepEqual(pathOf(rec(0, 'A'), 'B'), ['A', 'B'])
+    assert.deepEqual(pathOf(rec(0, 'B'), 'B'), ['B'])
+    assert.deepEqual(pathOf(rec(0), 'B'), ['B'])
+    assert.deepEqual(pathOf(rec(0, 'A', [h(PATH_HEADER, 'A,C')]), 'B'), ['A', 'C', 'B'])
   })
 })
