@@ -6,6 +6,7 @@
  *   third   plain                          127.0.0.1:19292
  *   secure  SASL/PLAIN + StandardAuthorizer 127.0.0.1:19392  (super user admin/admin-secret)
  *   auth    plain 127.0.0.1:19592, and a listener per client authentication (AUTH_LISTENERS)
+ *   fourth  plain                          127.0.0.1:20192  (meshes of four clusters)
  *
  * and, for the compatibility tests, older Kafka releases (plain; see docs/compatibility.md):
  *
@@ -29,7 +30,7 @@ import { join, resolve } from 'node:path'
 export const REPO_ROOT = resolve(import.meta.dirname, '..', '..')
 const KAFKA_LOCAL = join(REPO_ROOT, 'scripts', 'kafka-local.sh')
 
-export type ClusterName = 'source' | 'target' | 'third' | 'secure' | 'secure2' | 'auth' | 'v39' | 'v36' | 'zk28' | 'v20' | 'v21'
+export type ClusterName = 'source' | 'target' | 'third' | 'fourth' | 'secure' | 'secure2' | 'auth' | 'v39' | 'v36' | 'zk28' | 'v20' | 'v21'
 
 export interface SaslPlain {
   mechanism: 'PLAIN'
@@ -83,7 +84,9 @@ export const TOPOLOGY: Readonly<Record<ClusterName, ClusterSpec>> = Object.freez
   v36: { port: 19792 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V36_BOOTSTRAP', version: '3.6.2' },
   zk28: { port: 19892 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_ZK28_BOOTSTRAP', version: '2.8.2' },
   v20: { port: 19992 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V20_BOOTSTRAP', version: '2.0.1' },
-  v21: { port: 20092 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V21_BOOTSTRAP', version: '2.1.1' }
+  v21: { port: 20092 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_V21_BOOTSTRAP', version: '2.1.1' },
+  // A fourth plain cluster, for meshes of four clusters.
+  fourth: { port: 20192 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_FOURTH_BOOTSTRAP' }
 })
 
 /**
