@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs'
 import { ConfigError, type ConfigProblem } from '../errors.ts'
 import { Redactor } from '../redactor.ts'
 import { buildFlows } from './flows.ts'
-import { parseProperties } from './properties.ts'
+import { parseProperties, PropertiesSyntaxError, type ParsedProperties } from './properties.ts'
 import { errnoCode } from './providers.ts'
 import { quoteWith } from './quoted-values.ts'
 import { resolveReferences, type ResolvedProperties } from './resolve-references.ts'
@@ -67,8 +67,18 @@ function encodingWarnings (bytes: Buffer): ConfigWarning[] {
   }]
 }
 
+/** The parsed file; one that Java cannot load either is a configuration error naming its line. */
+function parsePropertiesOf (text: string, sourceFile: string): ParsedProperties {
+  try {
+    return parseProperties(text)
+  } catch (err) {
+    if (err instanceof PropertiesSyntaxError) throw new ConfigError([{ message: err.message }], sourceFile)
+    throw err
+  }
+}
+
 function buildConfig (text: string, sourceFile: string, extraWarnings: readonly ConfigWarning[], options: ParseOptions): KmirrorConfig {
-  const parsed = parseProperties(text)
+  const parsed = parsePropertiesOf(text, sourceFile)
   const resolved = resolveReferences(parsed, options.env)
   // MM2 reads `clusters` resolved too (MirrorMakerConfig is an AbstractConfig).
   const { aliases, problems } = readClusters(resolved.values)

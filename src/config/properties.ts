@@ -24,7 +24,24 @@ export interface ParsedProperties {
   readonly danglingContinuation?: PropertyLine
 }
 
+/** A file `java.util.Properties.load` would refuse too (a malformed `\uXXXX` escape), with the line to fix. */
+export class PropertiesSyntaxError extends Error {
+  readonly line: number
+
+  constructor (line: number, message: string) {
+    super(`line ${line}: ${message}`)
+    this.name = 'PropertiesSyntaxError'
+    this.line = line
+  }
+}
+
+/** Throws PropertiesSyntaxError for a file Java cannot load either. */
 export function parseProperties (text: string): ParsedProperties {
+  const malformed = findMalformedEscape(text)
+  if (malformed !== undefined) {
+    throw new PropertiesSyntaxError(malformed.line, `malformed \\uXXXX escape '${malformed.escape}' (Java's Properties.load refuses the file too): ` +
+      'a \\u must be followed by 4 hexadecimal digits; write a literal backslash as \\\\')
+  }
   const document = new Properties(text)
   const values = Object.create(null) as Record<string, string>
   const lines: PropertyLine[] = []
@@ -55,4 +72,20 @@ function endsInContinuation (document: Properties): boolean {
   const lastLine = node.rawLines.at(-1) ?? ''
   if (node.rawLines.length > 1 && lastLine.trim() === '') return true
   return (/\\+$/.exec(lastLine)?.[0].length ?? 0) % 2 === 1
+}
+
+/**
+ * The first `\u` escape not followed by 4 hexadecimal digits, outside comment lines. A backslash escaped by
+ * another (`\\u`) starts no escape.
+ */
+function findMalformedEscape (text: string): { line: number, escape: string } | undefined {
+  const lines = text.split(/\r\n|\r|\n/)
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i]!
+    if (/^[ \t\f]*[#!]/.test(line)) continue
+    for (const m of line.matchAll(/(\\+)u(.{0,4})/g)) {
+      if (m[1]!.length % 2 === 1 && !/^[0-9a-fA-F]{4}$/.test(m[2]!)) return { line: i + 1, escape: `\\u${m[2]}` }
+    }
+  }
+  return undefined
 }

@@ -9,7 +9,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { compileJavaRegexList, JavaRegexError } from '../policy/java-regex.ts'
 import { AllowedPaths } from './allowed-paths.ts'
-import { parseProperties } from './properties.ts'
+import { parseProperties, PropertiesSyntaxError } from './properties.ts'
 import { closest, didYouMean } from './suggest.ts'
 import { stripPrefix } from './values.ts'
 
@@ -160,10 +160,17 @@ function readPropertiesFile (path: string): Readonly<Record<string, string>> | s
   } catch (err) {
     return `${path} cannot be read (${fileError(err)}): check the path and its permissions`
   }
+  let text: string
   try {
-    return parseProperties(new TextDecoder('utf-8', { fatal: true }).decode(bytes)).values
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
   } catch {
     return `${path} is not valid UTF-8, which FileConfigProvider requires: save it as UTF-8`
+  }
+  try {
+    return parseProperties(text).values
+  } catch (err) {
+    if (err instanceof PropertiesSyntaxError) return `${path} cannot be read as a properties file: ${err.message}`
+    throw err
   }
 }
 

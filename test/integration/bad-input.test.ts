@@ -36,6 +36,11 @@ const CASES: { name: string, lines: string[], expect: RegExp }[] = [
     name: 'a malformed line',
     lines: [`clusters = ${S}, ${T}`, `${S}.bootstrap.servers = ${source}`, `${T}.bootstrap.servers = ${target}`, `${S}->${T}.enabled = true`, 'this line is not a property'],
     expect: /line 5/
+  },
+  {
+    name: 'a malformed \\u escape (it used to crash as an internal error, exit 4)',
+    lines: [`clusters = ${S}, ${T}`, `${S}.bootstrap.servers = ${source}`, `${T}.bootstrap.servers = ${target}`, `${S}->${T}.enabled = true`, `${S}->${T}.topics = orders\\uZZ12`],
+    expect: /line 5: malformed \\uXXXX escape '\\uZZ12'/
   }
 ]
 

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { parseProperties } from '../../../src/config/properties.ts'
+import { parseProperties, PropertiesSyntaxError } from '../../../src/config/properties.ts'
+import { ConfigError } from '../../../src/errors.ts'
 import { flowOf, parse, twoClusters } from './fixtures.ts'
 
 describe('mm2.properties is read with java.util.Properties syntax', () => {
@@ -56,5 +57,16 @@ describe('mm2.properties is read with java.util.Properties syntax', () => {
     const parsed = parseProperties('__proto__ = x\n')
     assert.equal(Object.getOwnPropertyDescriptor(parsed.values, '__proto__')?.value, 'x')
     assert.equal(({} as Record<string, unknown>).x, undefined)
+  })
+
+  it('refuses a malformed \\u escape, as Java does, naming its line: a config error, not a crash', () => {
+    assert.throws(() => parseProperties('a = 1\nb = x\\u12G4\n'), (err: unknown) => err instanceof PropertiesSyntaxError && err.line === 2 &&
+      err.message === "line 2: malformed \\uXXXX escape '\\u12G4' (Java's Properties.load refuses the file too): a \\u must be followed by 4 hexadecimal digits; write a literal backslash as \\\\")
+    assert.throws(() => parseProperties('a = \\u12'), (err: unknown) => err instanceof PropertiesSyntaxError && err.line === 1)
+    assert.throws(() => parse(twoClusters('A->B.topics = x\\uZZ12')), (err: unknown) => err instanceof ConfigError && /line \d+: malformed \\uXXXX escape '\\uZZ12'/.test(err.message))
+  })
+
+  it('reads a valid \\u escape, an escaped backslash before u, and \\u in a comment', () => {
+    assert.deepEqual({ ...parseProperties('# \\uZZ\na = \\u0041\nb = x\\\\uZZ\n').values }, { a: 'A', b: 'x\\uZZ' })
   })
 })
