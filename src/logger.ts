@@ -24,7 +24,7 @@ export function createLogger (level: string = process.env['KMIRROR_LOG_LEVEL'] ?
     serializers: {
       // errWithCause: a wrapped error's cause is logged as its own object; the default serializer appends every
       // cause's message to the message, so a message that already names its cause read twice.
-      err: (err: Error) => redactor.redactValue(plainError(pino.stdSerializers.errWithCause(err))),
+      err: (err: Error) => redactor.redactValue(withoutRepeats(plainError(pino.stdSerializers.errWithCause(err)))),
       msg: (msg: unknown) => redactor.redactValue(msg)
     }
   }, redacting(destination, redactor))
@@ -50,6 +50,32 @@ function plainError (value: unknown, seen: WeakSet<object> = new WeakSet()): unk
   if (Array.isArray(value)) return value.map(item => plainError(item, seen))
   if (Object.getPrototypeOf(value) !== SERIALIZED_ERROR) return value
   return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, plainError(item, seen)]))
+}
+
+/**
+ * A serialized error that says each message once: a cause whose message the error's own message already holds
+ * (kmirror's messages name their cause) keeps its type, code and the frames of its stack, without the message.
+ * Each level compares with the messages above it. The logged error's own stack stays as Node writes it.
+ */
+export function withoutRepeats (value: unknown, above = ''): unknown {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return value
+  const error = { ...(value as Record<string, unknown>) }
+  const message = typeof error['message'] === 'string' ? error['message'] : ''
+  if (message.length > 0 && above.includes(message)) {
+    delete error['message']
+    if (typeof error['stack'] === 'string') error['stack'] = framesOf(error['stack'], message)
+  }
+  const shown = error['message'] === undefined ? above : `${above}\n${message}`
+  if (error['cause'] !== undefined) error['cause'] = withoutRepeats(error['cause'], shown)
+  if (Array.isArray(error['aggregateErrors'])) error['aggregateErrors'] = error['aggregateErrors'].map(e => withoutRepeats(e, shown))
+  return error
+}
+
+/** The stack without its leading "Type: message" lines (a message may span lines). */
+function framesOf (stack: string, message: string): string {
+  const at = stack.indexOf(message)
+  const rest = at >= 0 && at < 200 ? stack.slice(at + message.length) : stack
+  return rest.replace(/^\s*\n/, '')
 }
 
 function redacting (destination: DestinationStream, redactor: Redactor): DestinationStream {

@@ -123,6 +123,31 @@ describe('writeJson (--json output)', () => {
 })
 
 describe('createLogger', () => {
+  it('says each message of a logged error once: a cause whose message the message already holds keeps its code and frames only', () => {
+    const lines: string[] = []
+    const log = createLogger('info', new Redactor({ certain: [] }), { write: (line: string) => { lines.push(line) } })
+    const root = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' })
+    const inner = new Error('check the brokers of cluster A (127.0.0.1:1): nothing accepts connections there (ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:1)', { cause: root })
+    log.error({ err: new Error(`flow A->B could not start: ${inner.message}`, { cause: inner }) }, 'start failed')
+    const line = JSON.parse(lines[0]!) as { msg: string, err: { message: string, stack: string, cause: { message?: string, stack: string, cause: { message?: string, code: string, stack: string } } } }
+    assert.equal(line.err.message, `flow A->B could not start: ${inner.message}`)
+    assert.equal(line.err.cause.message, undefined)
+    assert.equal(line.err.cause.cause.message, undefined)
+    assert.equal(line.err.cause.cause.code, 'ECONNREFUSED')
+    assert.match(line.err.stack, /^Error: flow A->B could not start: /)
+    for (const stack of [line.err.cause.stack, line.err.cause.cause.stack]) assert.match(stack, /^ {4}at /)
+    // In the message and the first line of its stack, nowhere else
+    assert.equal(lines[0]!.split('nothing accepts connections there').length - 1, 2, lines[0])
+  })
+
+  it('keeps a cause message that adds something', () => {
+    const lines: string[] = []
+    const log = createLogger('info', new Redactor({ certain: [] }), { write: (line: string) => { lines.push(line) } })
+    log.error({ err: new Error('outer', { cause: new Error('inner detail') }) }, 'failed')
+    const line = JSON.parse(lines[0]!) as { err: { cause: { message: string } } }
+    assert.equal(line.err.cause.message, 'inner detail')
+  })
+
   it('redacts every log line, including messages and causes of logged errors', () => {
     const lines: string[] = []
     const redactor = new Redactor({ certain: ['s3cr3t-value'] })
