@@ -7,7 +7,11 @@ export const ErrorCodes = {
   CONFIG_INVALID: 'KMIRROR_ERR_CONFIG_INVALID',
   /** The command line is wrong (unknown option, missing argument). Exit code 2. */
   USAGE: 'KMIRROR_ERR_USAGE',
-  /** A cluster could not be reached or refused the connection (bootstrap, authentication). */
+  /**
+   * A cluster could not be reached: nothing listens, the host does not resolve, no route, a TLS handshake or a
+   * listener of another protocol. The message names the cluster, the broker host:port and the cause (errno, TLS
+   * verification error). Credentials refused are AUTHENTICATION, missing ACLs NOT_AUTHORIZED.
+   */
   CLUSTER_UNREACHABLE: 'KMIRROR_ERR_CLUSTER_UNREACHABLE',
   /**
    * A broker speaks no version kmirror can use of an API it needs: it is older than Kafka 2.1, kmirror's floor.

@@ -39,4 +39,11 @@ test('a wrong SASL password fails the start with exit code 3 and a message namin
   const exit = await kmirror.waitForExit(90_000)
   assert.equal(exit.code, 3, kmirror.stderr.slice(-2000))
   assert.match(kmirror.stderr, /cluster A/)
+  // The JSON log line says it once, with the authentication code: no cause repeats the message
+  const line = JSON.parse(kmirror.stderr.split('\n').find(l => l.includes('"msg":"start failed"'))!) as { err: { code: string, message: string, cause: { code: string, message?: string } } }
+  assert.equal(line.err.code, 'KMIRROR_ERR_AUTHENTICATION')
+  assert.match(line.err.message, /cluster A \(127\.0\.0\.1:\d+\): the broker at 127\.0\.0\.1:\d+ refused SASL\/PLAIN authentication of user "admin"/)
+  assert.equal(line.err.cause.code, 'KMIRROR_ERR_AUTHENTICATION')
+  assert.equal(line.err.cause.message, undefined)
+  assert.equal(kmirror.stderr.split('refused SASL/PLAIN authentication').length - 1, 3, 'the JSON message, its stack\'s first line, and the line on stderr')
 })
