@@ -28,7 +28,7 @@ export const MetricDefinitions = {
   topicConfigsChanged: { name: 'kmirror_topic_configs_changed_total', type: COUNTER, help: 'Topic config keys set or reverted on the target by config sync.', labels: ['flow'] },
   aclsCreated: { name: 'kmirror_acls_created_total', type: COUNTER, help: 'ACL bindings created on the target by ACL sync.', labels: ['flow'] },
   heartbeatsEmitted: { name: 'kmirror_heartbeats_emitted_total', type: COUNTER, help: 'Heartbeat records written.', labels: ['flow'] },
-  loopRecordsSkipped: { name: 'kmirror_loop_records_skipped_total', type: COUNTER, help: 'Records not sent back to the cluster they came from (identity policy provenance header).', labels: ['flow', 'topic'] },
+  loopRecordsSkipped: { name: 'kmirror_loop_records_skipped_total', type: COUNTER, help: 'Identity policy: records not copied because they have been on the target already (kmirror.path header), or because another flow of the mesh brings them there.', labels: ['flow', 'topic'] },
   groupOffsetsSynced: { name: 'kmirror_group_offsets_synced_total', type: COUNTER, help: 'Partition offsets of consumer groups committed on the target by group offset sync (sync.group.offsets.enabled).', labels: ['flow'] },
   groupOffsetSyncSkippedActive: { name: 'kmirror_group_offset_sync_skipped_active_total', type: COUNTER, help: 'Group offset sync: target groups left alone because they have active members (per group and pass).', labels: ['flow'] },
   groupOffsetSyncSkippedInexact: { name: 'kmirror_group_offset_sync_skipped_inexact_total', type: COUNTER, help: 'Group offset sync: partition offsets not written because their translation is not exact (per partition and pass).', labels: ['flow'] },
