@@ -26,6 +26,7 @@
  * PLAIN/SCRAM user, User:ANONYMOUS on PLAINTEXT, or `User:*`) would stop replication of that topic. Of such a
  * binding only its READ part is copied (DENY ALL becomes DENY READ); DENY WRITE, DESCRIBE and the other
  * operations kmirror needs are skipped. A non-super-user kmirror would otherwise lose the topic's data path.
+ * Copying the ALLOWs such a DENY narrows would widen access, so those ALLOWs are not copied (acl-narrowing.ts).
  */
 import type { AclBinding, AclOp } from '../kafka/acls.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
@@ -40,6 +41,7 @@ export const AclSkipReasons = {
   PREFIX_NOT_MAPPABLE: 'the replication policy does not rename every topic under this prefix the same way',
   WILDCARD_NOT_MAPPABLE: 'with this replication policy a wildcard would cover every topic of the target, not only the replicated ones: grant it on the target if you mean it',
   DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror writes with on the target (or to User:*): copied, it would stop the replication of the topic',
+  NARROWED_BY_UNCOPIED_DENY: 'a DENY on the source narrows this ALLOW and cannot be copied whole: the ALLOW alone would grant on the target what the source refuses',
   GROUP_NOT_SYNCED: 'the group does not pass groups / groups.exclude',
   GROUP_ACLS_DISABLED: 'sync.group.acls.enabled is false',
   RESOURCE_NOT_SYNCED: 'only topic and consumer-group ACLs are synced'

@@ -7,6 +7,7 @@
  * - Only bindings missing on the target are sent; nothing is ever deleted or changed on the target (MM2 too:
  *   ACLs removed on the source stay on the target).
  * - No copied binding grants more than READ, DESCRIBE or DESCRIBE_CONFIGS (rules in acl-rules.ts).
+ * - No ALLOW is copied that a source DENY narrows unless that DENY is copied whole (acl-narrowing.ts).
  * - A cluster without authorizer is not an error: the plan names it and nothing is synced.
  */
 import type { ClusterClientConfig, FlowConfig } from '../config/types.ts'
@@ -16,7 +17,8 @@ import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
 import { createTopicFilter } from '../policy/topic-filter.ts'
 import { describePrincipal, targetPrincipals } from './acl-principal.ts'
-import { translateAcl, type AclRuleContext, type AclSkipReason } from './acl-rules.ts'
+import { narrowingDeny, uncopiedDeny } from './acl-narrowing.ts'
+import { AclSkipReasons, translateAcl, type AclRuleContext, type AclSkipReason } from './acl-rules.ts'
 import type { FlowContext, MetadataJob } from './jobs.ts'
 
 export { AclSkipReasons, type AclSkipReason } from './acl-rules.ts'
@@ -39,6 +41,8 @@ export interface SkippedAcl {
   /** The source binding. */
   readonly binding: AclBinding
   readonly reason: AclSkipReason
+  /** For NARROWED_BY_UNCOPIED_DENY: the source DENY that is why. */
+  readonly narrowedBy?: AclBinding
 }
 
 export type AclCluster = 'source' | 'target'
@@ -91,10 +95,16 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
   const create = new Map<string, AclBinding>()
   const inSync = new Set<string>()
   const skipped: SkippedAcl[] = []
-  for (const binding of sourceAcls) {
-    const result = translateAcl(binding, rules)
+  const translated = sourceAcls.map(binding => ({ binding, result: translateAcl(binding, rules) }))
+  const uncopied = translated.map(t => uncopiedDeny(t.binding, t.result)).filter(d => d !== null)
+  for (const { binding, result } of translated) {
     if ('skip' in result) {
       skipped.push({ binding, reason: result.skip })
+      continue
+    }
+    const narrowedBy = binding.permission === 'allow' ? narrowingDeny(binding, result.binding, uncopied) : undefined
+    if (narrowedBy !== undefined) {
+      skipped.push({ binding, reason: AclSkipReasons.NARROWED_BY_UNCOPIED_DENY, narrowedBy })
       continue
     }
     const key = aclKey(result.binding)
@@ -218,13 +228,24 @@ export function createAclSyncJobs (context: AclSyncContext): MetadataJob[] {
   return [{ name: 'sync-acls', intervalMs: flow.syncTopicAclsIntervalSeconds * 1000, firstDelayMs: 0, run }]
 }
 
-/** Logs at debug the skipped bindings not logged by the previous run; returns the keys of this run's skips. */
+/**
+ * Logs the skipped bindings not logged by the previous run; returns the keys of this run's skips. An ALLOW not
+ * copied because of a DENY is a warning (someone expects that grant on the target); other skips are debug.
+ */
 function logNewSkips (skipped: readonly SkippedAcl[], previous: ReadonlySet<string>, log: FlowContext['log']): Set<string> {
   const current = new Set<string>()
-  for (const { binding, reason } of skipped) {
+  for (const { binding, reason, narrowedBy } of skipped) {
     const key = aclKey(binding)
     current.add(key)
-    if (!previous.has(key)) log.debug({ acl: formatAcl(binding), reason }, 'ACL not copied')
+    if (previous.has(key)) continue
+    if (narrowedBy === undefined) log.debug({ acl: formatAcl(binding), reason }, 'ACL not copied')
+    else log.warn({ acl: formatAcl(binding), deny: formatAcl(narrowedBy), reason }, narrowedMessage(binding, narrowedBy))
   }
   return current
+}
+
+/** Why an ALLOW is not copied because of a DENY, in one sentence, for the log and `kmirror plan`. */
+export function narrowedMessage (allow: AclBinding, deny: AclBinding): string {
+  return `ACL ${formatAcl(allow)} is not copied: the source's ${formatAcl(deny)} narrows it and cannot be copied whole ` +
+    '(it would apply to kmirror\'s own principal on the target, or the replication policy cannot map it); grant on the target by hand what you mean'
 }
