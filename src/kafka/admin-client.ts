@@ -279,6 +279,12 @@ export class AdminClient {
     await this.#call(`create ${bindings.length} ACL(s)`, () => this.#admin.createAcls({ creations: bindings.map(toLibraryAcl) }))
   }
 
+  /** Deletes exactly these bindings (each filter matches one binding; an absent one matches nothing). */
+  async deleteAcls (bindings: readonly AclBinding[]): Promise<void> {
+    if (bindings.length === 0) return
+    await this.#call(`delete ${bindings.length} ACL(s)`, () => this.#admin.deleteAcls({ filters: bindings.map(toLibraryAcl) }))
+  }
+
   async close (): Promise<void> {
     await this.#admin.close().catch(() => undefined)
   }
