@@ -12,6 +12,7 @@
  * - A binding that already exists on the target when kmirror would copy it is never recorded: it was made by
  *   someone else. Bindings created by a kmirror without this store (before it existed) are not known either, and stay.
  * - Read once, at the first sync of the process; afterwards the flow is the only writer, so memory is the truth.
+ * - Created at the first binding the flow creates, not before: no topic where ACL sync has nothing to do.
  */
 import type { FlowConfig } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
@@ -53,6 +54,7 @@ export class AclOwnershipStore {
   readonly #io: AclOwnershipIo
   readonly #owned = new Map<string, AclBinding>()
   #loaded = false
+  #exists = false
 
   constructor (flow: FlowConfig, io: AclOwnershipIo) {
     this.#flow = flow
@@ -60,27 +62,34 @@ export class AclOwnershipStore {
     this.topic = aclOwnershipTopic(flow.source.alias)
   }
 
-  /** Reads the record once. Creates the topic unless `readOnly`, where a missing topic means nothing is owned. */
-  async load (options: { readOnly?: boolean } = {}): Promise<void> {
+  /**
+   * Reads the record once. A missing topic means nothing is owned: the topic is created only when the flow first
+   * creates a binding, so a flow between clusters without authorizer (or with nothing to copy) leaves no topic.
+   */
+  async load (): Promise<void> {
     if (this.#loaded) return
-    if (options.readOnly === true) {
-      if (!(await this.#io.admin.describeTopics([this.topic])).has(this.topic)) return
-    } else {
-      const outcome = await this.#io.admin.createTopic({
-        name: this.topic, partitions: 1, replicationFactor: this.#flow.checkpointsTopicReplicationFactor, replicationFactorKey: 'checkpoints.topic.replication.factor', configs: { 'cleanup.policy': 'compact' }
-      })
-      if (outcome === CreateOutcomes.CREATED) {
-        this.#loaded = true
-        return
-      }
-    }
+    this.#exists = (await this.#io.admin.describeTopics([this.topic])).has(this.topic)
+    if (this.#exists) await this.#read()
+    this.#loaded = true
+  }
+
+  async #read (): Promise<void> {
     await readTopicToEnd(this.#io.fetcher as RecordFetcher, this.topic, 1, (_, record) => {
       if (record.key === null) return
       const binding = decodeOwnedAcl(record.key)
       if (record.value === null) this.#owned.delete(aclKey(binding))
       else this.#owned.set(aclKey(binding), binding)
     })
-    this.#loaded = true
+  }
+
+  async #ensureTopic (): Promise<void> {
+    if (this.#exists) return
+    const outcome = await this.#io.admin.createTopic({
+      name: this.topic, partitions: 1, replicationFactor: this.#flow.checkpointsTopicReplicationFactor, replicationFactorKey: 'checkpoints.topic.replication.factor', configs: { 'cleanup.policy': 'compact' }
+    })
+    // Someone (a previous run whose listing did not show it yet) created it: its records count.
+    if (outcome === CreateOutcomes.EXISTS) await this.#read()
+    this.#exists = true
   }
 
   owned (): AclBinding[] {
@@ -108,6 +117,7 @@ export class AclOwnershipStore {
   async #write (bindings: readonly AclBinding[], value: Buffer | null): Promise<void> {
     if (bindings.length === 0) return
     if (this.#io.writer === null) throw new KmirrorError(ErrorCodes.PROGRESS, `${this.topic} is open read-only`)
+    await this.#ensureTopic()
     const timestamp = BigInt(Date.now())
     await this.#io.writer.write([{ topic: this.topic, partition: 0, records: bindings.map(b => ({ key: encodeOwnedAcl(b), value, headers: [], timestamp })) }])
   }

@@ -253,8 +253,8 @@ export function createAclSyncJobs (context: AclSyncContext): MetadataJob[] {
   let reportedNoAuthorizer = ''
   let reportedSkips = new Set<string>()
   const run = async (): Promise<void> => {
-    await ownership?.load()
     const state = await describeAclState(context)
+    if (state.sourceAcls !== null && state.targetAcls !== null) await ownership?.load()
     const plan = planAclSync({ ...state, flow, policy: context.policy, owned: ownership?.owned() ?? [] })
     const noAuthorizer = plan.noAuthorizer.join(',')
     if (noAuthorizer !== '' && noAuthorizer !== reportedNoAuthorizer) {

@@ -40,6 +40,6 @@ export async function planFlow (flow: FlowConfig): Promise<FlowPlan> {
 /** The ACL sync plan, with the bindings this flow created (read, never created: the plan changes nothing). */
 async function planAcls (flow: FlowConfig, policy: ReplicationPolicy, source: ClusterClients, target: ClusterClients): Promise<AclSyncPlan> {
   const ownership = new AclOwnershipStore(flow, { admin: target.admin, fetcher: target.reader, writer: null })
-  const [state] = await Promise.all([describeAclState({ flow, sourceAdmin: source.admin, targetAdmin: target.admin }), ownership.load({ readOnly: true })])
+  const [state] = await Promise.all([describeAclState({ flow, sourceAdmin: source.admin, targetAdmin: target.admin }), ownership.load()])
   return planAclSync({ ...state, flow, policy, owned: ownership.owned() })
 }

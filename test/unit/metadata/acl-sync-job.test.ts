@@ -49,8 +49,14 @@ class FakeAdmin {
     this.acls = this.acls!.filter(b => !gone.has(aclKey(b)))
   }
 
-  /** The ownership topic: created at the first call, so that nothing is read from it in these tests. */
-  async createTopic (): Promise<string> {
+  /** The ownership topic: absent, then created at the first call, so that nothing is read from it in these tests. */
+  topicsCreated: string[] = []
+  async describeTopics (): Promise<Map<string, unknown>> {
+    return new Map()
+  }
+
+  async createTopic (topic: { name: string }): Promise<string> {
+    this.topicsCreated.push(topic.name)
     return 'created'
   }
 
@@ -168,8 +174,9 @@ describe('the sync-acls job', () => {
 
 describe('the sync-acls job removes only what it created', () => {
   it('records a binding in mm2-acls.A.internal before creating it', async () => {
-    const { run, events } = setupWithOwnership([acl('allow read topic orders')], [])
+    const { run, events, targetAdmin } = setupWithOwnership([acl('allow read topic orders')], [])
     await run()
+    assert.deepEqual(targetAdmin.topicsCreated, ['mm2-acls.A.internal'])
     assert.deepEqual(events, ['record mm2-acls.A.internal ["topic","literal","A.orders","User:alice","*","read","allow"]', 'create A.orders'])
   })
 
@@ -186,6 +193,12 @@ describe('the sync-acls job removes only what it created', () => {
     assert.equal(metrics.counts.get('aclsDeleted'), 1)
     await run()
     assert.equal(targetAdmin.deleteRequests.length, 1, 'nothing more to delete')
+  })
+
+  it('creates no ownership topic while it has nothing to create', async () => {
+    const { run, targetAdmin } = setupWithOwnership([acl('allow write topic orders')], [])
+    await run()
+    assert.deepEqual(targetAdmin.topicsCreated, [])
   })
 
   it('without an ownership store (no internal topics) it never deletes', async () => {
