@@ -113,3 +113,23 @@ test('as a non-super user with exactly the documented ACLs, kmirror runs every f
   assert.ok(failover.code === 0 || failover.code === 1, failover.out)
   assert.doesNotMatch(failover.out, /AUTHORIZATION/)
 })
+
+test('with WRITE on the checkpoints topic missing, kmirror names that ACL and keeps replicating', { timeout: 120_000 }, async t => {
+  // Given bob holds the table but for WRITE on <source>.checkpoints.internal on the target
+  const { p, topic, config } = await setup(t, (row, op) => row.name === '<source>.checkpoints.internal' && row.feature === 'checkpoints' && op === 'write')
+  const checkpoints = `${p.source}.checkpoints.internal`
+
+  // When kmirror runs as bob
+  const kmirror = spawnKmirror(['run', config], { t })
+
+  // Then the checkpoint job fails with the ACL to grant (operation, resource, principal, cluster), again and again,
+  // while every record is copied
+  const failures = (): Record<string, unknown>[] => problems(kmirror).map(l => JSON.parse(l) as Record<string, unknown>).filter(l => l['job'] === 'emit-checkpoints')
+  await waitFor(() => failures().length >= 2, { timeoutMs: 60_000, message: 'the checkpoint job failed twice' })
+  const message = (failures()[0]!['err'] as { message: string }).message
+  assert.match(message, new RegExp(`grant WRITE on topic ${checkpoints} to User:bob on cluster ${p.target}`), message)
+  await waitFor(async () => (await endOffsets('secure2', `${p.source}.${topic}`).catch(() => [])).join() === '5,5', { timeoutMs: 60_000, message: 'the 10 records copied' })
+  assert.equal(kmirror.exitStatus, null)
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0)
+})
