@@ -7,10 +7,11 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { aclKey, type AclBinding } from '../../src/kafka/acls.ts'
-import { aclsOf, createAcls, deleteAcls, deleteAclsOf } from '../helpers/acls.ts'
-import { ensureClusters } from '../helpers/clusters.ts'
-import { deleteTopics } from '../helpers/kafka.ts'
+import { aclsOf, createAcls, deleteAcls } from '../helpers/acls.ts'
+import { ensureClusters, getCluster } from '../helpers/clusters.ts'
+import { createTopic, deleteTopics, endOffsets, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
+import { readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 function binding (permission: AclBinding['permission'], operation: AclBinding['operation'], resourceName: string, principal: string, patternType: AclBinding['patternType'] = 'literal'): AclBinding {
@@ -34,19 +35,21 @@ test('a DENY kmirror cannot copy keeps the ALLOWs it narrows off the target; rev
   const u = uniqueName('aclsafe')
   // A source alias of this test only: its ownership topic mm2-acls.<alias>.internal is this test's alone
   const alias = `S${u.replaceAll('-', '')}`
-  const reader = `User:${u}-reader`
+  // bob, a real SASL user of both clusters, so that the test can read as him (other files use bob too, one at a time)
+  const reader = 'User:bob'
+  const [lit, pfx, ok, gone, kept] = ['lit', 'pfx-1', 'ok', 'gone', 'kept'].map(s => `${u}-${s}`) as [string, string, string, string, string]
   const remote = (topic: string): string => `${alias}.${topic}`
-  const everyone = (b: AclBinding): boolean => b.principal === 'User:*' && b.resourceName.includes(u)
-  const onTarget = async (): Promise<AclBinding[]> => sorted([...await aclsOf('secure2', [reader]), ...(await aclsOf('secure2', ['User:*'])).filter(everyone)])
+  const mine = (b: AclBinding): boolean => b.resourceName.includes(u)
+  const everyone = (b: AclBinding): boolean => b.principal === 'User:*' && mine(b)
+  const onTarget = async (): Promise<AclBinding[]> => sorted([...(await aclsOf('secure2', [reader])).filter(mine), ...(await aclsOf('secure2', ['User:*'])).filter(everyone)])
   t.after(async () => {
-    await deleteAclsOf('secure2', [reader])
+    await deleteAcls('secure2', (await aclsOf('secure2', [reader])).filter(mine))
     await deleteAcls('secure2', (await aclsOf('secure2', ['User:*'])).filter(everyone))
-    await deleteTopics('secure2', [`mm2-acls.${alias}.internal`])
+    await deleteTopics('secure2', [`mm2-acls.${alias}.internal`, remote(lit), remote(gone)])
   })
 
   // Given on A: an ALLOW narrowed by a literal DENY DESCRIBE User:*, one narrowed by a prefixed one, one with a
   // DENY READ User:* (copyable whole), one to revoke later, and one a person also granted by hand on B
-  const [lit, pfx, ok, gone, kept] = ['lit', 'pfx-1', 'ok', 'gone', 'kept'].map(s => `${u}-${s}`) as [string, string, string, string, string]
   const source = {
     litAllow: binding('allow', 'read', lit, reader),
     litDeny: binding('deny', 'describe', lit, 'User:*'),
@@ -58,6 +61,11 @@ test('a DENY kmirror cannot copy keeps the ALLOWs it narrows off the target; rev
     keptAllow: binding('allow', 'read', kept, reader)
   }
   await createAcls('secure', Object.values(source), t)
+  // and two of those topics with one record each, to read as bob on B
+  for (const topic of [lit, gone]) {
+    await createTopic('secure', topic, { partitions: 1, t })
+    await produce('secure', [{ topic, partition: 0, key: Buffer.from('k'), value: Buffer.from('v'), headers: [], timestamp: TIMESTAMP_BASE }])
+  }
   const handMade = binding('allow', 'read', remote(kept), reader)
   await createAcls('secure2', [handMade], t)
   const config = writeTempFile(mm2Properties({
@@ -83,6 +91,11 @@ test('a DENY kmirror cannot copy keeps the ALLOWs it narrows off the target; rev
     [40, `ALLOW READ on topic ${lit} for ${reader}`, `DENY DESCRIBE on topic ${lit} for User:*`],
     [40, `ALLOW READ on topic ${pfx} for ${reader}`, `DENY DESCRIBE on topic prefix ${u}-pfx for User:*`]
   ], 'each narrowed ALLOW warned about once')
+  // and bob, who cannot use `lit` on A, cannot read its copy on B either, while he reads `gone`'s copy
+  await waitFor(async () => (await endOffsets('secure2', remote(lit)).catch(() => [0n]))[0] === 1n && (await endOffsets('secure2', remote(gone)).catch(() => [0n]))[0] === 1n, { timeoutMs: 30_000, message: 'both topics copied' })
+  const bob = { ...getCluster('secure2'), sasl: { mechanism: 'PLAIN' as const, username: 'bob', password: 'bob-secret' } }
+  assert.deepEqual((await readCommitted(bob, remote(gone), 0)).map(r => r.value?.toString()), ['v'])
+  await assert.rejects(readCommitted(bob, remote(lit), 0), /Topic authorization failed/)
   first.kill('SIGTERM')
   assert.equal((await first.waitForExit(15_000)).code, 0)
 
