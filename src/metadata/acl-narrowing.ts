@@ -37,6 +37,7 @@ const EVERY_OPERATION: ReadonlySet<AclOp> = new Set(['all'])
  */
 const NARROWING_SKIPS: ReadonlySet<AclSkipReason> = new Set([
   AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR,
+  AclSkipReasons.GROUP_DENY_WOULD_BLOCK_KMIRROR,
   AclSkipReasons.PREFIX_NOT_REPLICATED,
   AclSkipReasons.PREFIX_NOT_MAPPABLE,
   AclSkipReasons.WILDCARD_NOT_MAPPABLE,

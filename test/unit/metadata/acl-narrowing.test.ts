@@ -108,6 +108,20 @@ describe('ACL sync never widens access: a DENY it cannot copy whole keeps the AL
     assert.deepEqual(p.create, [acl('allow read topic A.orders prefixed User:bob')])
   })
 
+  it('does not copy a group DENY READ, DESCRIBE or ALL on User:* or kmirror\'s principal, and keeps the group ALLOWs it narrows off the target', () => {
+    for (const deny of ['deny read group orders-app User:*', 'deny describe group orders- prefixed User:*', 'deny all group * User:*']) {
+      const p = planOf(['allow read group orders-app User:bob', deny])
+      assert.deepEqual(p.create, [], deny)
+      assert.equal(p.skipped.find(s => s.binding.permission === 'deny')?.reason, AclSkipReasons.GROUP_DENY_WOULD_BLOCK_KMIRROR, deny)
+      assert.deepEqual(narrowed(p).map(n => n.allow), [acl('allow read group orders-app User:bob')], deny)
+    }
+    // kmirror's own principal: not copied, and it narrows only ALLOWs of that principal (or User:*)
+    const own = planOf(['allow read group orders-app User:bob', 'allow read group orders-app User:*', 'deny read group orders-app User:admin'])
+    assert.deepEqual(own.create, [acl('allow read group orders-app User:bob')])
+    // A group DENY of an operation kmirror never uses is copied as it is
+    assert.deepEqual(planOf(['deny delete group orders-app User:*']).create, [acl('deny delete group orders-app User:*')])
+  })
+
   it('a group DENY the group filter leaves out narrows the group ALLOWs it covers', () => {
     const p = planOf(['allow read group orders-app User:bob', 'deny read group orders- prefixed User:bob'], { flow: flowWith('groups = orders-app') })
     assert.deepEqual(p.create, [])
