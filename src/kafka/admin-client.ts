@@ -8,7 +8,9 @@ import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
+import { withGrant } from './acl-grant.ts'
 import { isUnsupportedApi, kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
+import { describePrincipal } from './principal.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 
@@ -75,6 +77,7 @@ export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
 export class AdminClient {
   readonly #admin: Admin
   readonly #cluster: ClusterContext
+  readonly #principal: string
   /** Set once the cluster answered that it has no IncrementalAlterConfigs (before Kafka 2.3). */
   #legacyAlterConfigs = false
 
@@ -85,6 +88,7 @@ export class AdminClient {
   constructor (props: ClientProps, clientId: string, cluster: ClusterContext) {
     this.#admin = new Admin(toConnectOptions(props, clientId))
     this.#cluster = cluster
+    this.#principal = describePrincipal(props, cluster.alias ?? clientId)
     this.groups = new GroupAdmin(this.#admin, cluster)
   }
 
@@ -187,7 +191,8 @@ export class AdminClient {
           : `cannot create topic ${topic.name} on ${this.#cluster.label} with replication factor ${topic.replicationFactor}${count}; set ${key} to at most that, or to -1 for the broker default (Kafka 2.4+)`
         throw new KmirrorError(ErrorCodes.TOPIC_CREATE, message, { cause: err, details: { topic: topic.name, kafkaErrors: names } })
       }
-      throw toKmirrorError(err, ErrorCodes.TOPIC_CREATE, `create topic ${topic.name} on ${this.#cluster.label}`, this.#cluster)
+      const refused = toKmirrorError(err, ErrorCodes.TOPIC_CREATE, `create topic ${topic.name} on ${this.#cluster.label}`, this.#cluster)
+      throw withGrant(refused, `creating topic ${topic.name} on ${this.#cluster.label}`, { operation: 'CREATE', resourceType: 'topic', names: [topic.name] }, this.#principal, this.#cluster.alias)
     }
   }
 
@@ -306,6 +311,12 @@ export class AdminClient {
   async createAcls (bindings: readonly AclBinding[]): Promise<void> {
     if (bindings.length === 0) return
     await this.#call(`create ${bindings.length} ACL(s)`, () => this.#admin.createAcls({ creations: bindings.map(toLibraryAcl) }))
+  }
+
+  /** Deletes exactly these bindings (each filter matches one binding; an absent one matches nothing). */
+  async deleteAcls (bindings: readonly AclBinding[]): Promise<void> {
+    if (bindings.length === 0) return
+    await this.#call(`delete ${bindings.length} ACL(s)`, () => this.#admin.deleteAcls({ filters: bindings.map(toLibraryAcl) }))
   }
 
   async close (): Promise<void> {

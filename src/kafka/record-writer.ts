@@ -19,6 +19,8 @@ import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
+import { withGrant } from './acl-grant.ts'
+import { describePrincipal } from './principal.ts'
 import { toMessage, type OutRecord } from './record-batch.ts'
 
 export type { OutRecord } from './record-batch.ts'
@@ -61,6 +63,7 @@ export class RecordWriter {
   readonly #producer: Producer
   readonly #options: RecordWriterOptions
   readonly #cluster: ClusterContext
+  readonly #principal: string
 
   constructor (props: ClientProps, clientId: string, options: RecordWriterOptions) {
     // Trimmed as Java's ConfigDef trims it (validation accepts `lz4 `).
@@ -70,6 +73,7 @@ export class RecordWriter {
     }
     this.#options = options
     this.#cluster = options.cluster ?? { label: clientId }
+    this.#principal = describePrincipal(props, this.#cluster.alias ?? clientId)
     this.#producer = new Producer({
       ...toConnectOptions(props, clientId),
       idempotent: options.idempotent,
@@ -128,7 +132,7 @@ export class RecordWriter {
         throw new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} does not have the partitions to write yet (${missing.map(t => `${t} needs ${needed.get(t)}`).join(', ')}); waiting for the remote topic to grow`, { retriable: true })
       }
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.PRODUCE, `read the metadata of ${this.#cluster.label} before writing`, this.#cluster)
+      throw this.#refused(toKmirrorError(err, ErrorCodes.PRODUCE, `read the metadata of ${this.#cluster.label} before writing`, this.#cluster), topics)
     }
   }
 
@@ -139,8 +143,14 @@ export class RecordWriter {
       for (const o of result.offsets ?? []) out.set(`${o.topic}\u0000${o.partition}`, toOffset(o.offset))
       return out
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.PRODUCE, `write ${messages.length} record(s) to ${this.#cluster.label}`, this.#cluster)
+      throw this.#refused(toKmirrorError(err, ErrorCodes.PRODUCE, `write ${messages.length} record(s) to ${this.#cluster.label}`, this.#cluster), messages.map(m => m.topic))
     }
+  }
+
+  /** An authorization refusal names the grant: WRITE on the topics written (it implies the DESCRIBE metadata needs). */
+  #refused (err: KmirrorError, topics: readonly string[]): KmirrorError {
+    const names = [...new Set(topics)]
+    return withGrant(err, `writing to ${names.join(', ')} on ${this.#cluster.label}`, { operation: 'WRITE', resourceType: 'topic', names }, this.#principal, this.#cluster.alias)
   }
 
   async close (): Promise<void> {

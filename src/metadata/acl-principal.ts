@@ -1,24 +1,11 @@
 /**
- * The Kafka principal kmirror authenticates as, when its client settings tell: for error messages ("grant ALTER
- * on the cluster to User:mirror") and for the ACL rule that never copies a DENY onto kmirror itself.
+ * kmirror's own principals, for the ACL rule that never copies a DENY onto kmirror itself (principalOf and
+ * describePrincipal live in src/kafka/principal.ts, where refused requests name the grant they need).
  */
-import type { ClientProps, FlowConfig } from '../config/types.ts'
-import { jaasOption } from '../kafka/jaas.ts'
+import type { FlowConfig } from '../config/types.ts'
+import { principalOf } from '../kafka/principal.ts'
 
-const NAMED_SASL = new Set(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'])
-
-/**
- * `User:<username>` for SASL PLAIN and SCRAM (Kafka's default principal builder uses the SASL user name as it is),
- * `User:ANONYMOUS` for PLAINTEXT, null when only the brokers know (TLS client certificates, GSSAPI, OAUTHBEARER).
- */
-export function principalOf (props: ClientProps): string | null {
-  const protocol = (props['security.protocol'] ?? 'PLAINTEXT').toUpperCase()
-  if (protocol === 'PLAINTEXT') return 'User:ANONYMOUS'
-  if (protocol !== 'SASL_PLAINTEXT' && protocol !== 'SASL_SSL') return null
-  if (!NAMED_SASL.has((props['sasl.mechanism'] ?? 'GSSAPI').toUpperCase())) return null
-  const username = jaasOption(props['sasl.jaas.config'] ?? '', 'username')
-  return username === undefined ? null : `User:${username}`
-}
+export { describePrincipal, principalOf } from '../kafka/principal.ts'
 
 /** Every principal kmirror's target clients (producer, admin) use, as far as the configuration tells. */
 export function targetPrincipals (flow: FlowConfig): Set<string> {
@@ -28,9 +15,4 @@ export function targetPrincipals (flow: FlowConfig): Set<string> {
     if (principal !== null) out.add(principal)
   }
   return out
-}
-
-/** How a message names kmirror's principal on a cluster. */
-export function describePrincipal (props: ClientProps, clusterAlias: string): string {
-  return principalOf(props) ?? `the principal kmirror authenticates as on cluster ${clusterAlias}`
 }

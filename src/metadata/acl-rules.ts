@@ -26,6 +26,9 @@
  * PLAIN/SCRAM user, User:ANONYMOUS on PLAINTEXT, or `User:*`) would stop replication of that topic. Of such a
  * binding only its READ part is copied (DENY ALL becomes DENY READ); DENY WRITE, DESCRIBE and the other
  * operations kmirror needs are skipped. A non-super-user kmirror would otherwise lose the topic's data path.
+ * Likewise a group DENY of READ, DESCRIBE or ALL for those principals is not copied (it would stop group offset
+ * sync and failover for the group).
+ * Copying the ALLOWs such a DENY narrows would widen access, so those ALLOWs are not copied (acl-narrowing.ts).
  */
 import type { AclBinding, AclOp } from '../kafka/acls.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
@@ -40,6 +43,8 @@ export const AclSkipReasons = {
   PREFIX_NOT_MAPPABLE: 'the replication policy does not rename every topic under this prefix the same way',
   WILDCARD_NOT_MAPPABLE: 'with this replication policy a wildcard would cover every topic of the target, not only the replicated ones: grant it on the target if you mean it',
   DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror writes with on the target (or to User:*): copied, it would stop the replication of the topic',
+  GROUP_DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror uses on the target (or to User:*): copied, it would stop group offset sync and failover for the group',
+  NARROWED_BY_UNCOPIED_DENY: 'a DENY on the source narrows this ALLOW and cannot be copied whole: the ALLOW alone would grant on the target what the source refuses',
   GROUP_NOT_SYNCED: 'the group does not pass groups / groups.exclude',
   GROUP_ACLS_DISABLED: 'sync.group.acls.enabled is false',
   RESOURCE_NOT_SYNCED: 'only topic and consumer-group ACLs are synced'
@@ -51,6 +56,8 @@ const GRANTED_TOPIC_OPS: ReadonlySet<AclOp> = new Set(['read', 'describe', 'desc
 const GRANTED_GROUP_OPS: ReadonlySet<AclOp> = new Set(['read', 'describe'])
 /** A DENY on a remote topic of any of these would stop kmirror (write, metadata, creation, growth, config sync, deletion sync). */
 const KMIRROR_TOPIC_OPS: ReadonlySet<AclOp> = new Set(['write', 'describe', 'create', 'alter', 'alter-configs', 'describe-configs', 'delete'])
+/** A DENY on a target group of any of these would stop kmirror writing the group's offsets (OffsetCommit, DescribeGroups). */
+const KMIRROR_GROUP_OPS: ReadonlySet<AclOp> = new Set(['all', 'read', 'describe'])
 
 const WILDCARD = '*'
 const WILDCARD_PRINCIPAL = 'User:*'
@@ -92,10 +99,13 @@ function topicOperation (b: AclBinding, context: AclRuleContext): AclOp | { skip
     if (b.operation === 'all') return 'read'
     return GRANTED_TOPIC_OPS.has(b.operation) ? b.operation : { skip: AclSkipReasons.OPERATION_NOT_GRANTED }
   }
-  const appliesToKmirror = b.principal === WILDCARD_PRINCIPAL || context.kmirrorPrincipals.has(b.principal)
-  if (!appliesToKmirror) return b.operation
+  if (!appliesToKmirror(b, context)) return b.operation
   if (b.operation === 'all') return 'read'
   return KMIRROR_TOPIC_OPS.has(b.operation) ? { skip: AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR } : b.operation
+}
+
+function appliesToKmirror (b: AclBinding, context: AclRuleContext): boolean {
+  return b.principal === WILDCARD_PRINCIPAL || context.kmirrorPrincipals.has(b.principal)
 }
 
 /** The target resource name and pattern of a topic binding. */
@@ -147,6 +157,7 @@ function translateGroupAcl (b: AclBinding, context: AclRuleContext): AclTranslat
   const filter = context.shouldSyncGroup
   if (filter === null) return { skip: AclSkipReasons.GROUP_ACLS_DISABLED }
   let operation = b.operation
+  if (b.permission === 'deny' && appliesToKmirror(b, context) && KMIRROR_GROUP_OPS.has(operation)) return { skip: AclSkipReasons.GROUP_DENY_WOULD_BLOCK_KMIRROR }
   if (b.permission === 'allow') {
     if (operation === 'all') operation = 'read'
     else if (!GRANTED_GROUP_OPS.has(operation)) return { skip: AclSkipReasons.GROUP_OPERATION_NOT_GRANTED }

@@ -4,9 +4,11 @@
  * `applyAclSync` creates them. The `sync-acls` job runs the three every `sync.topic.acls.interval.seconds`.
  *
  * Invariants:
- * - Only bindings missing on the target are sent; nothing is ever deleted or changed on the target (MM2 too:
- *   ACLs removed on the source stay on the target).
+ * - Only bindings missing on the target are sent. A binding is deleted from the target only when this flow
+ *   created it (acl-ownership.ts) and no current source binding translates to it any more (removed on the source,
+ *   narrowed by a new DENY, or no longer replicated); bindings made by people are never touched. MM2 never deletes.
  * - No copied binding grants more than READ, DESCRIBE or DESCRIBE_CONFIGS (rules in acl-rules.ts).
+ * - No ALLOW is copied that a source DENY narrows unless that DENY is copied whole (acl-narrowing.ts).
  * - A cluster without authorizer is not an error: the plan names it and nothing is synced.
  */
 import type { ClusterClientConfig, FlowConfig } from '../config/types.ts'
@@ -16,7 +18,9 @@ import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
 import { createTopicFilter } from '../policy/topic-filter.ts'
 import { describePrincipal, targetPrincipals } from './acl-principal.ts'
-import { translateAcl, type AclRuleContext, type AclSkipReason } from './acl-rules.ts'
+import { AclOwnershipStore } from './acl-ownership.ts'
+import { narrowingDeny, uncopiedDeny } from './acl-narrowing.ts'
+import { AclSkipReasons, translateAcl, type AclRuleContext, type AclSkipReason } from './acl-rules.ts'
 import type { FlowContext, MetadataJob } from './jobs.ts'
 
 export { AclSkipReasons, type AclSkipReason } from './acl-rules.ts'
@@ -33,12 +37,16 @@ export interface AclState {
 export interface AclPlanInput extends AclState {
   readonly flow: FlowConfig
   readonly policy: ReplicationPolicy
+  /** Target bindings this flow created (acl-ownership.ts); none when not known. */
+  readonly owned?: readonly AclBinding[]
 }
 
 export interface SkippedAcl {
   /** The source binding. */
   readonly binding: AclBinding
   readonly reason: AclSkipReason
+  /** For NARROWED_BY_UNCOPIED_DENY: the source DENY that is why. */
+  readonly narrowedBy?: AclBinding
 }
 
 export type AclCluster = 'source' | 'target'
@@ -48,13 +56,17 @@ export interface AclSyncPlan {
   readonly create: readonly AclBinding[]
   /** Source bindings that are not copied, with the reason. */
   readonly skipped: readonly SkippedAcl[]
+  /** Bindings this flow created on the target whose source binding is gone: to delete, sorted. */
+  readonly remove: readonly AclBinding[]
+  /** Bindings this flow created that are gone from the target too: only forgotten. */
+  readonly forget: readonly AclBinding[]
   /** Copies that the target already holds. */
   readonly inSync: number
   /** Clusters without authorizer; when not empty, nothing is synced (and that is not an error). */
   readonly noAuthorizer: readonly AclCluster[]
 }
 
-export type AclSyncContext = Pick<FlowContext, 'flow' | 'policy' | 'sourceAdmin' | 'targetAdmin' | 'log' | 'metrics'>
+export type AclSyncContext = Pick<FlowContext, 'flow' | 'policy' | 'sourceAdmin' | 'targetAdmin' | 'log' | 'metrics' | 'targetReader' | 'internalWriter'>
 
 /** Bindings per CreateAcls request. */
 const CREATE_CHUNK = 500
@@ -85,29 +97,42 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
   const noAuthorizer: AclCluster[] = []
   if (sourceAcls === null) noAuthorizer.push('source')
   if (targetAcls === null) noAuthorizer.push('target')
-  if (sourceAcls === null || targetAcls === null) return { create: [], skipped: [], inSync: 0, noAuthorizer }
+  if (sourceAcls === null || targetAcls === null) return { create: [], remove: [], forget: [], skipped: [], inSync: 0, noAuthorizer }
   const rules = ruleContext(input)
   const onTarget = new Set(targetAcls.map(aclKey))
   const create = new Map<string, AclBinding>()
   const inSync = new Set<string>()
   const skipped: SkippedAcl[] = []
-  for (const binding of sourceAcls) {
-    const result = translateAcl(binding, rules)
+  const translated = sourceAcls.map(binding => ({ binding, result: translateAcl(binding, rules) }))
+  const uncopied = translated.map(t => uncopiedDeny(t.binding, t.result)).filter(d => d !== null)
+  for (const { binding, result } of translated) {
     if ('skip' in result) {
       skipped.push({ binding, reason: result.skip })
+      continue
+    }
+    const narrowedBy = binding.permission === 'allow' ? narrowingDeny(binding, result.binding, uncopied) : undefined
+    if (narrowedBy !== undefined) {
+      skipped.push({ binding, reason: AclSkipReasons.NARROWED_BY_UNCOPIED_DENY, narrowedBy })
       continue
     }
     const key = aclKey(result.binding)
     if (onTarget.has(key)) inSync.add(key)
     else create.set(key, result.binding)
   }
-  const byKey = (a: AclBinding, b: AclBinding): number => (aclKey(a) < aclKey(b) ? -1 : aclKey(a) > aclKey(b) ? 1 : 0)
+  const desired = new Set([...create.keys(), ...inSync])
+  const stale = (input.owned ?? []).filter(b => !desired.has(aclKey(b)))
   return {
     create: [...create.values()].sort(byKey),
+    remove: stale.filter(b => onTarget.has(aclKey(b))).sort(byKey),
+    forget: stale.filter(b => !onTarget.has(aclKey(b))),
     skipped: skipped.sort((a, b) => byKey(a.binding, b.binding)),
     inSync: inSync.size,
     noAuthorizer
   }
+}
+
+function byKey (a: AclBinding, b: AclBinding): number {
+  return aclKey(a) < aclKey(b) ? -1 : aclKey(a) > aclKey(b) ? 1 : 0
 }
 
 function ruleContext ({ flow, policy, sourceTopics }: AclPlanInput): AclRuleContext {
@@ -132,7 +157,9 @@ function ruleContext ({ flow, policy, sourceTopics }: AclPlanInput): AclRuleCont
  * request fails for another reason than permissions, the bindings are sent one by one so that one bad binding
  * does not hold back the others; the failures are then reported together.
  */
-export async function applyAclSync (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<number> {
+export async function applyAclSync (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, ownership: AclOwnershipStore | null = null): Promise<number> {
+  // Recorded before they exist: a crash in between leaves a record of an absent binding, never an unknown copy.
+  await ownership?.record(plan.create)
   let created = 0
   for (let i = 0; i < plan.create.length; i += CREATE_CHUNK) {
     const chunk = plan.create.slice(i, i + CREATE_CHUNK)
@@ -145,6 +172,25 @@ export async function applyAclSync (plan: AclSyncPlan, context: Pick<FlowContext
     }
   }
   return created
+}
+
+/**
+ * Deletes from the target the bindings this flow created whose source binding is gone, then forgets them (and
+ * the owned bindings someone already deleted). Returns how many were deleted.
+ */
+export async function removeStaleAcls (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, ownership: AclOwnershipStore): Promise<number> {
+  const { flow, targetAdmin, log, metrics } = context
+  if (plan.remove.length > 0) {
+    try {
+      await targetAdmin.deleteAcls(plan.remove)
+    } catch (err) {
+      throw explainPermission(err, flow, flow.target, 'delete ACLs', 'ALTER')
+    }
+    metrics.inc('aclsDeleted', { flow: flow.name }, plan.remove.length)
+    for (const b of plan.remove) log.info({ acl: formatAcl(b) }, 'removed ACL from the target: kmirror created it and its source binding is gone')
+  }
+  await ownership.forget([...plan.remove, ...plan.forget])
+  return plan.remove.length
 }
 
 async function createAndLog (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<void> {
@@ -200,11 +246,16 @@ export function createAclSyncJobs (context: AclSyncContext): MetadataJob[] {
   const { flow } = context
   if (!flow.syncTopicAclsEnabled || flow.syncTopicAclsIntervalSeconds <= 0) return []
   const log = context.log.child({ job: 'sync-acls' })
+  const { targetReader, internalWriter } = context
+  const ownership = targetReader === undefined || internalWriter === undefined
+    ? null
+    : new AclOwnershipStore(flow, { admin: context.targetAdmin, fetcher: targetReader, writer: internalWriter })
   let reportedNoAuthorizer = ''
   let reportedSkips = new Set<string>()
   const run = async (): Promise<void> => {
     const state = await describeAclState(context)
-    const plan = planAclSync({ ...state, flow, policy: context.policy })
+    if (state.sourceAcls !== null && state.targetAcls !== null) await ownership?.load()
+    const plan = planAclSync({ ...state, flow, policy: context.policy, owned: ownership?.owned() ?? [] })
     const noAuthorizer = plan.noAuthorizer.join(',')
     if (noAuthorizer !== '' && noAuthorizer !== reportedNoAuthorizer) {
       const clusters = plan.noAuthorizer.map(c => (c === 'source' ? flow.source.alias : flow.target.alias)).join(' and ')
@@ -212,19 +263,31 @@ export function createAclSyncJobs (context: AclSyncContext): MetadataJob[] {
     }
     reportedNoAuthorizer = noAuthorizer
     reportedSkips = logNewSkips(plan.skipped, reportedSkips, log)
-    const created = await applyAclSync(plan, { ...context, log })
-    log.debug({ created, inSync: plan.inSync, skipped: plan.skipped.length }, 'ACL sync done')
+    const created = await applyAclSync(plan, { ...context, log }, ownership)
+    const removed = ownership === null ? 0 : await removeStaleAcls(plan, { ...context, log }, ownership)
+    log.debug({ created, removed, inSync: plan.inSync, skipped: plan.skipped.length }, 'ACL sync done')
   }
   return [{ name: 'sync-acls', intervalMs: flow.syncTopicAclsIntervalSeconds * 1000, firstDelayMs: 0, run }]
 }
 
-/** Logs at debug the skipped bindings not logged by the previous run; returns the keys of this run's skips. */
+/**
+ * Logs the skipped bindings not logged by the previous run; returns the keys of this run's skips. An ALLOW not
+ * copied because of a DENY is a warning (someone expects that grant on the target); other skips are debug.
+ */
 function logNewSkips (skipped: readonly SkippedAcl[], previous: ReadonlySet<string>, log: FlowContext['log']): Set<string> {
   const current = new Set<string>()
-  for (const { binding, reason } of skipped) {
+  for (const { binding, reason, narrowedBy } of skipped) {
     const key = aclKey(binding)
     current.add(key)
-    if (!previous.has(key)) log.debug({ acl: formatAcl(binding), reason }, 'ACL not copied')
+    if (previous.has(key)) continue
+    if (narrowedBy === undefined) log.debug({ acl: formatAcl(binding), reason }, 'ACL not copied')
+    else log.warn({ acl: formatAcl(binding), deny: formatAcl(narrowedBy), reason }, narrowedMessage(binding, narrowedBy))
   }
   return current
+}
+
+/** Why an ALLOW is not copied because of a DENY, in one sentence, for the log and `kmirror plan`. */
+export function narrowedMessage (allow: AclBinding, deny: AclBinding): string {
+  return `ACL ${formatAcl(allow)} is not copied: the source's ${formatAcl(deny)} narrows it and cannot be copied whole ` +
+    '(it would apply to kmirror\'s own principal on the target, or the replication policy cannot map it); grant on the target by hand what you mean'
 }

@@ -5,6 +5,8 @@
  */
 import type { FlowConfig } from '../config/types.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
+import type { RecordFetcher } from '../kafka/record-fetcher.ts'
+import type { RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
@@ -28,6 +30,9 @@ export interface FlowContext {
   readonly remoteTopics: RemoteTopics
   readonly log: Logger
   readonly metrics: Metrics
+  /** Reader and writer of the flow's internal topics on the target (ACL ownership); absent in unit tests. */
+  readonly targetReader?: RecordFetcher
+  readonly internalWriter?: RecordWriter
 }
 
 export function createMetadataJobs (context: FlowContext): MetadataJob[] {

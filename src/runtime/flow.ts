@@ -119,7 +119,7 @@ export class Flow {
         await replicator.addTopics(result.topics)
       })
     }
-    const context = { flow: config, policy, sourceAdmin, targetAdmin, remoteTopics: topics, log: this.#log, metrics: this.#metrics }
+    const context = { flow: config, policy, sourceAdmin, targetAdmin, remoteTopics: topics, log: this.#log, metrics: this.#metrics, targetReader: offsetsReader, internalWriter: writer }
     for (const job of createMetadataJobs(context)) this.#scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)
     if (config.emitCheckpointsEnabled && config.emitCheckpointsIntervalSeconds > 0) {
       const checkpoints = new CheckpointEmitter({

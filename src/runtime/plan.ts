@@ -4,10 +4,11 @@
  */
 import type { FlowConfig } from '../config/types.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
+import { AclOwnershipStore } from '../metadata/acl-ownership.ts'
 import { describeAclState, planAclSync, type AclSyncPlan } from '../metadata/acl-sync.ts'
 import { ConfigReads, describeTopicState } from '../metadata/topic-state.ts'
 import { isTopicSyncPlanEmpty, planTopicSync, type TopicSyncPlan } from '../metadata/topic-sync-plan.ts'
-import { createReplicationPolicy } from '../policy/replication-policy.ts'
+import { createReplicationPolicy, type ReplicationPolicy } from '../policy/replication-policy.ts'
 
 export interface FlowPlan {
   readonly flow: string
@@ -17,7 +18,7 @@ export interface FlowPlan {
 }
 
 export function hasDrift (plan: FlowPlan): boolean {
-  return !isTopicSyncPlanEmpty(plan.topics) || (plan.acls !== null && plan.acls.create.length > 0)
+  return !isTopicSyncPlanEmpty(plan.topics) || (plan.acls !== null && (plan.acls.create.length > 0 || plan.acls.remove.length > 0))
 }
 
 export async function planFlow (flow: FlowConfig): Promise<FlowPlan> {
@@ -29,11 +30,16 @@ export async function planFlow (flow: FlowConfig): Promise<FlowPlan> {
     const policy = createReplicationPolicy(flow.replicationPolicy)
     const state = await describeTopicState(flow, policy, { source: sourceAdmin, target: targetAdmin }, { configs: flow.syncTopicConfigsEnabled ? ConfigReads.ALL : ConfigReads.CREATION })
     const topics = planTopicSync({ state, flow, policy })
-    const acls = flow.syncTopicAclsEnabled
-      ? planAclSync({ ...(await describeAclState({ flow, sourceAdmin, targetAdmin })), flow, policy })
-      : null
+    const acls = flow.syncTopicAclsEnabled ? await planAcls(flow, policy, source, target) : null
     return { flow: flow.name, topics: flow.syncTopicConfigsEnabled ? topics : { ...topics, alterConfigs: [] }, acls }
   } finally {
     await Promise.all([source.close(), target.close()])
   }
+}
+
+/** The ACL sync plan, with the bindings this flow created (read, never created: the plan changes nothing). */
+async function planAcls (flow: FlowConfig, policy: ReplicationPolicy, source: ClusterClients, target: ClusterClients): Promise<AclSyncPlan> {
+  const ownership = new AclOwnershipStore(flow, { admin: target.admin, fetcher: target.reader, writer: null })
+  const [state] = await Promise.all([describeAclState({ flow, sourceAdmin: source.admin, targetAdmin: target.admin }), ownership.load()])
+  return planAclSync({ ...state, flow, policy, owned: ownership.owned() })
 }

@@ -38,10 +38,12 @@ export interface PlanOptions {
   readonly target?: readonly AclBinding[] | null
   readonly sourceTopics?: readonly string[]
   readonly flow?: FlowConfig
+  /** Target bindings the flow created earlier. */
+  readonly owned?: readonly AclBinding[]
 }
 
-export function plan (source: readonly AclBinding[] | null, { target = [], sourceTopics = [], flow = flowWith() }: PlanOptions = {}): AclSyncPlan {
-  return planAclSync({ sourceAcls: source, targetAcls: target, sourceTopics, flow, policy: createReplicationPolicy(flow.replicationPolicy) })
+export function plan (source: readonly AclBinding[] | null, { target = [], sourceTopics = [], flow = flowWith(), owned = [] }: PlanOptions = {}): AclSyncPlan {
+  return planAclSync({ sourceAcls: source, targetAcls: target, sourceTopics, flow, policy: createReplicationPolicy(flow.replicationPolicy), owned })
 }
 
 /** The one outcome of planning a single source binding: the created binding, or the skip reason. */

@@ -203,14 +203,38 @@ describe('ACL sync plan: against the target', () => {
     assert.deepEqual(forward.create.map(b => b.resourceName), ['A.alpha', 'A.zeta'])
   })
 
-  it('never plans a deletion: target ACLs missing on the source are left alone', () => {
+  it('never plans a deletion of a binding kmirror did not create: target ACLs missing on the source are left alone', () => {
     const result = plan([], { target: [acl('allow read topic A.gone')] })
-    assert.deepEqual(result, { create: [], skipped: [], inSync: 0, noAuthorizer: [] })
+    assert.deepEqual(result, { create: [], remove: [], forget: [], skipped: [], inSync: 0, noAuthorizer: [] })
+  })
+
+  it('removes a binding kmirror created once no source binding translates to it, and forgets it if already gone', () => {
+    const mine = acl('allow read topic A.gone')
+    const result = plan([], { target: [mine], owned: [mine, acl('allow read topic A.deleted-by-hand')] })
+    assert.deepEqual(result.remove, [mine])
+    assert.deepEqual(result.forget, [acl('allow read topic A.deleted-by-hand')])
+  })
+
+  it('keeps a created binding its source still asks for, and re-creates it when someone deleted it', () => {
+    const mine = acl('allow read topic A.orders')
+    assert.deepEqual(plan([acl('allow read topic orders')], { target: [mine], owned: [mine] }), { create: [], remove: [], forget: [], skipped: [], inSync: 1, noAuthorizer: [] })
+    assert.deepEqual(plan([acl('allow read topic orders')], { target: [], owned: [mine] }).create, [mine])
+  })
+
+  it('removes a created ALLOW once a new source DENY narrows it and cannot be copied whole', () => {
+    const mine = acl('allow read topic A.orders User:bob')
+    const result = plan([acl('allow read topic orders User:bob'), acl('deny describe topic orders User:*')], { target: [mine], owned: [mine] })
+    assert.deepEqual(result.remove, [mine])
+  })
+
+  it('plans no removal when a cluster has no authorizer', () => {
+    const mine = acl('allow read topic A.gone')
+    assert.deepEqual(plan([], { target: null, owned: [mine] }).remove, [])
   })
 
   it('says which cluster has no authorizer and plans nothing, without failing', () => {
-    assert.deepEqual(plan(null), { create: [], skipped: [], inSync: 0, noAuthorizer: ['source'] })
-    assert.deepEqual(plan([acl('allow read topic orders')], { target: null }), { create: [], skipped: [], inSync: 0, noAuthorizer: ['target'] })
+    assert.deepEqual(plan(null), { create: [], remove: [], forget: [], skipped: [], inSync: 0, noAuthorizer: ['source'] })
+    assert.deepEqual(plan([acl('allow read topic orders')], { target: null }), { create: [], remove: [], forget: [], skipped: [], inSync: 0, noAuthorizer: ['target'] })
     assert.deepEqual(plan(null, { target: null }).noAuthorizer, ['source', 'target'])
   })
 })

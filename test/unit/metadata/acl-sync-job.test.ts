@@ -17,6 +17,7 @@ class FakeAdmin {
   topics: string[] = []
   describedTypes: AclResourceType[][] = []
   createRequests: AclBinding[][] = []
+  deleteRequests: AclBinding[][] = []
   topicListings = 0
   describeError: unknown = null
   createError: unknown = null
@@ -42,6 +43,23 @@ class FakeAdmin {
     if (bindings.some(b => this.refused.has(aclKey(b)))) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'create ACLs: INVALID_REQUEST', { details: { kafkaErrors: ['INVALID_REQUEST'] } })
   }
 
+  async deleteAcls (bindings: readonly AclBinding[]): Promise<void> {
+    this.deleteRequests.push([...bindings])
+    const gone = new Set(bindings.map(aclKey))
+    this.acls = this.acls!.filter(b => !gone.has(aclKey(b)))
+  }
+
+  /** The ownership topic: absent, then created at the first call, so that nothing is read from it in these tests. */
+  topicsCreated: string[] = []
+  async describeTopics (): Promise<Map<string, unknown>> {
+    return new Map()
+  }
+
+  async createTopic (topic: { name: string }): Promise<string> {
+    this.topicsCreated.push(topic.name)
+    return 'created'
+  }
+
   async listTopics (): Promise<string[]> {
     this.topicListings++
     return this.topics
@@ -51,6 +69,25 @@ class FakeAdmin {
 function countingMetrics (): Metrics & { counts: Map<MetricKey, number> } {
   const counts = new Map<MetricKey, number>()
   return { counts, inc: (key, _labels, value = 1) => { counts.set(key, (counts.get(key) ?? 0) + value) }, set: () => undefined }
+}
+
+/** What the ownership store wrote: [binding key, owned?] in order. */
+function recordingWriter (events: string[]) {
+  return {
+    write: async (batches: readonly { topic: string, records: readonly { key: Buffer | null, value: Buffer | null }[] }[]) => {
+      for (const b of batches) for (const r of b.records) events.push(`${r.value === null ? 'forget' : 'record'} ${b.topic} ${r.key?.toString()}`)
+      return []
+    }
+  }
+}
+
+function setupWithOwnership (source: AclBinding[], target: AclBinding[]) {
+  const events: string[] = []
+  const s = setup(source, target)
+  const jobs = createAclSyncJobs({ ...s.context, targetReader: {} as never, internalWriter: recordingWriter(events) as never })
+  const created = s.targetAdmin.createAcls.bind(s.targetAdmin)
+  s.targetAdmin.createAcls = async bindings => { events.push(`create ${bindings.map(b => b.resourceName).join(',')}`); await created(bindings) }
+  return { ...s, events, run: () => jobs[0]!.run() }
 }
 
 function setup (source: AclBinding[] | null, target: AclBinding[] | null, ...lines: string[]) {
@@ -132,6 +169,44 @@ describe('the sync-acls job', () => {
     targetAdmin.refused.add(aclKey(acl('allow read topic A.b')))
     await assert.rejects(run(), /could not create 1 of 3 ACL\(s\) on cluster B: ALLOW READ on topic A\.b for User:alice/)
     assert.deepEqual(targetAdmin.acls!.map(b => b.resourceName).sort(), ['A.a', 'A.c'])
+  })
+})
+
+describe('the sync-acls job removes only what it created', () => {
+  it('records a binding in mm2-acls.A.internal before creating it', async () => {
+    const { run, events, targetAdmin } = setupWithOwnership([acl('allow read topic orders')], [])
+    await run()
+    assert.deepEqual(targetAdmin.topicsCreated, ['mm2-acls.A.internal'])
+    assert.deepEqual(events, ['record mm2-acls.A.internal ["topic","literal","A.orders","User:alice","*","read","allow"]', 'create A.orders'])
+  })
+
+  it('deletes a binding it created once the source binding is gone, then forgets it; a hand-made one stays', async () => {
+    const handMade = acl('allow read topic A.manual')
+    const { run, sourceAdmin, targetAdmin, events, logs, metrics } = setupWithOwnership([acl('allow read topic orders'), acl('allow read topic manual')], [handMade])
+    await run()
+    sourceAdmin.acls = []
+    await run()
+    assert.deepEqual(targetAdmin.deleteRequests, [[acl('allow read topic A.orders')]])
+    assert.deepEqual(targetAdmin.acls, [handMade])
+    assert.equal(events.at(-1), 'forget mm2-acls.A.internal ["topic","literal","A.orders","User:alice","*","read","allow"]')
+    assert.deepEqual(logs.at(LogLevels.info).filter(l => String(l.msg).startsWith('removed ACL')).map(l => l['acl']), ['ALLOW READ on topic A.orders for User:alice'])
+    assert.equal(metrics.counts.get('aclsDeleted'), 1)
+    await run()
+    assert.equal(targetAdmin.deleteRequests.length, 1, 'nothing more to delete')
+  })
+
+  it('creates no ownership topic while it has nothing to create', async () => {
+    const { run, targetAdmin } = setupWithOwnership([acl('allow write topic orders')], [])
+    await run()
+    assert.deepEqual(targetAdmin.topicsCreated, [])
+  })
+
+  it('without an ownership store (no internal topics) it never deletes', async () => {
+    const { run, sourceAdmin, targetAdmin } = setup([acl('allow read topic orders')], [])
+    await run()
+    sourceAdmin.acls = []
+    await run()
+    assert.deepEqual(targetAdmin.deleteRequests, [])
   })
 })
 

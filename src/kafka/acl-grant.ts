@@ -1,0 +1,34 @@
+/**
+ * The ACL a refused request needs, named in full: operation, resource, principal and cluster, with the
+ * kafka-acls.sh line that grants it. Used where kmirror knows what it asked for (writes of its internal records,
+ * topic creation); the operations are those of docs/operations.md "Least-privilege ACLs".
+ */
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+
+export interface AclGrant {
+  /** Kafka's operation name, upper case with underscores: `WRITE`, `CREATE`. */
+  readonly operation: string
+  readonly resourceType: 'topic' | 'group' | 'cluster'
+  readonly names: readonly string[]
+}
+
+/** `grant WRITE on topic A.checkpoints.internal to User:bob on cluster B (kafka-acls.sh ...)`. */
+export function describeGrant (grant: AclGrant, principal: string, clusterAlias: string | undefined): string {
+  const names = [...new Set(grant.names)].sort()
+  const on = clusterAlias === undefined ? '' : ` on cluster ${clusterAlias}`
+  const option = grant.resourceType === 'cluster' ? '--cluster' : names.map(n => `--${grant.resourceType} ${n}`).join(' ')
+  const who = principal.startsWith('User:') ? principal : '<principal>'
+  const operation = grant.operation.toLowerCase().split('_').map(w => w[0]!.toUpperCase() + w.slice(1)).join('')
+  return `grant ${grant.operation} on ${grant.resourceType} ${names.join(', ')} to ${principal}${on} ` +
+    `(kafka-acls.sh --add --allow-principal ${who} --operation ${operation} ${option}; see "Least-privilege ACLs" in docs/operations.md)`
+}
+
+/** ERR with the grant that fixes it when it is an authorization refusal; any other error unchanged. */
+export function withGrant (err: KmirrorError, action: string, grant: AclGrant, principal: string, clusterAlias: string | undefined): KmirrorError {
+  if (err.code !== ErrorCodes.NOT_AUTHORIZED) return err
+  const names = err.details['kafkaErrors']
+  const kafka = Array.isArray(names) && names.length > 0 ? ` (${names.join(', ')})` : ''
+  return new KmirrorError(ErrorCodes.NOT_AUTHORIZED, `${action} was refused${kafka}: ${describeGrant(grant, principal, clusterAlias)}`, {
+    cause: err, retriable: err.retriable, details: err.details
+  })
+}

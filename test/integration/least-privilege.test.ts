@@ -1,0 +1,145 @@
+/**
+ * The least-privilege ACLs of docs/operations.md are exact: kmirror runs as the non-super user bob on both
+ * authorizer clusters (secure -> secure2) holding exactly the table's ACLs (test/helpers/least-privilege.ts), with
+ * every feature on, starts, restarts and serves the commands; with one ACL of the table missing it says which.
+ */
+import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
+import { test, type TestContext } from 'node:test'
+import type { AclBinding } from '../../src/kafka/acls.ts'
+import { aclsOf, createAcls, deleteAclsOf } from '../helpers/acls.ts'
+import { ensureClusters, getCluster, type ClusterName } from '../helpers/clusters.ts'
+import { commitOffsets, committedOffsets } from '../helpers/groups.ts'
+import { createTopic, deleteTopics, endOffsets, produce, TIMESTAMP_BASE, topicConfig, type TestRecord } from '../helpers/kafka.ts'
+import { leastPrivilegeBindings, type LeastPrivilegeAcl, type Placeholders } from '../helpers/least-privilege.ts'
+import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
+import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
+
+const BOB = 'User:bob'
+const asBob = (name: ClusterName) => ({ ...getCluster(name), sasl: { mechanism: 'PLAIN' as const, username: 'bob', password: 'bob-secret' } })
+
+interface Setup {
+  readonly p: Placeholders
+  readonly topic: string
+  readonly group: string
+  readonly config: string
+}
+
+/** A topic with 10 records and a retention to sync, a group that committed 3 and 2, bob's ACLs, and the config. */
+async function setup (t: TestContext, leaveOut?: (row: LeastPrivilegeAcl, op: AclBinding['operation']) => boolean): Promise<Setup> {
+  await ensureClusters(['secure', 'secure2'])
+  const u = uniqueName('lp').replaceAll('-', '')
+  const p = { source: `S${u}`, target: `T${u}`, topics: `${u}t`, groups: `${u}g` }
+  const topic = `${p.topics}-1`
+  const group = `${p.groups}-1`
+  // bob is shared by the tests of this file only (acl-sync.test.ts uses it on `secure` for one topic)
+  await Promise.all([deleteAclsOf('secure', [BOB]), deleteAclsOf('secure2', [BOB])])
+  t.after(async () => {
+    await Promise.all([deleteAclsOf('secure', [BOB]), deleteAclsOf('secure2', [BOB, `User:${u}-reader`])])
+    await deleteTopics('secure2', [`${p.source}.${topic}`, `${p.source}.checkpoints.internal`, `${p.source}.heartbeats`, `mm2-offsets.${p.source}.internal`, `mm2-offset-history.${p.source}.internal`, `mm2-acls.${p.source}.internal`])
+    await deleteTopics('secure', [`mm2-offset-syncs.${p.target}.internal`])
+  })
+  await createAcls('secure', leastPrivilegeBindings('source', BOB, p, leaveOut))
+  await createAcls('secure2', leastPrivilegeBindings('target', BOB, p, leaveOut))
+  await createTopic('secure', topic, { partitions: 2, configs: { 'retention.ms': '123456789' }, t })
+  await produce('secure', records(topic, 0, 10))
+  await commitOffsets('secure', group, [{ topic, partition: 0, offset: 3 }, { topic, partition: 1, offset: 2 }])
+  // A grant of another principal on A, for ACL sync to copy
+  await createAcls('secure', [{ resourceType: 'topic', resourceName: topic, patternType: 'literal', principal: `User:${u}-reader`, host: '*', operation: 'read', permission: 'allow' }], t)
+  const text = mm2Properties({
+    source: asBob('secure'), target: asBob('secure2'), sourceAlias: p.source, targetAlias: p.target,
+    extra: [
+      `${p.source}->${p.target}.topics = ${p.topics}.*`, `${p.source}->${p.target}.groups = ${p.groups}.*`,
+      'refresh.topics.interval.seconds = 1', 'refresh.groups.interval.seconds = 1', 'sync.topic.configs.interval.seconds = 1', 'sync.topic.acls.interval.seconds = 1',
+      'emit.checkpoints.interval.seconds = 1', 'sync.group.offsets.enabled = true', 'sync.group.offsets.interval.seconds = 1'
+    ]
+  }).replace('heartbeats.replication.enabled = false', 'heartbeats.replication.enabled = true')
+  return { p, topic, group, config: writeTempFile(text, '.properties', t) }
+}
+
+function records (topic: string, from: number, count: number): TestRecord[] {
+  return Array.from({ length: count }, (_, i) => ({ topic, partition: (from + i) % 2, key: Buffer.from(`k${from + i}`), value: Buffer.from(`v${from + i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(from + i) }))
+}
+
+/** kmirror's warnings and errors (JSON log lines at level 40 and above). */
+function problems (kmirror: KmirrorProcess): string[] {
+  return kmirror.stderr.split('\n').filter(l => /^\{"level":(40|50|60)/.test(l))
+}
+
+async function command (args: readonly string[], t: TestContext): Promise<{ code: number | null, out: string }> {
+  const p = spawnKmirror(args, { t })
+  const exit = await p.waitForExit(60_000)
+  return { code: exit.code, out: p.stdout + p.stderr }
+}
+
+test('as a non-super user with exactly the documented ACLs, kmirror runs every feature, restarts, and serves status, plan and failover', { timeout: 180_000 }, async t => {
+  const { p, topic, group, config } = await setup(t)
+  const remote = `${p.source}.${topic}`
+  const endOf = async (cluster: ClusterName, name: string): Promise<bigint[]> => endOffsets(cluster, name).catch(() => [])
+
+  // When kmirror runs as bob
+  const first = spawnKmirror(['run', config], { t })
+
+  // Then it copies every record exactly, emits offset syncs, checkpoints and heartbeats, syncs the group's offsets,
+  // the topic config and the ACL, with no warning at all
+  await waitFor(async () => (await endOf('secure2', remote)).join() === '5,5', { timeoutMs: 60_000, message: 'the 10 records copied' })
+  await waitFor(async () => (await committedOffsets('secure2', group)).map(o => o.offset).join() === '3,2', { timeoutMs: 30_000, message: `${group}'s offsets synced to the target` })
+  await waitFor(async () => (await endOf('secure2', `${p.source}.checkpoints.internal`))[0]! > 0n, { timeoutMs: 30_000, message: 'checkpoints written' })
+  await waitFor(async () => (await endOf('secure', `mm2-offset-syncs.${p.target}.internal`))[0]! > 0n, { timeoutMs: 30_000, message: 'offset syncs written' })
+  await waitFor(async () => (await endOf('secure2', 'heartbeats'))[0]! > 0n && (await endOf('secure', 'heartbeats'))[0]! > 0n, { timeoutMs: 30_000, message: 'heartbeats on both clusters' })
+  await waitFor(async () => (await endOf('secure2', `${p.source}.heartbeats`))[0]! > 0n, { timeoutMs: 30_000, message: 'the source\'s heartbeats replicated' })
+  await waitFor(async () => (await topicConfig('secure2', remote))['retention.ms'] === '123456789', { timeoutMs: 30_000, message: 'the topic config synced' })
+  await waitFor(async () => (await aclsOf('secure2', [`User:${p.source.slice(1)}-reader`])).some(b => b.resourceName === remote), { timeoutMs: 30_000, message: 'the ACL copied' })
+  for (let partition = 0; partition < 2; partition++) assertSamePartition(await readCommitted('secure', topic, partition), await readCommitted('secure2', remote, partition), `${topic}-${partition}`)
+  assert.deepEqual(problems(first), [])
+  first.kill('SIGTERM')
+  assert.equal((await first.waitForExit(15_000)).code, 0)
+
+  // When it restarts (now reading its own internal topics) and more records arrive
+  const second = spawnKmirror(['run', config], { t })
+  await produce('secure', records(topic, 10, 10))
+  await waitFor(async () => (await endOf('secure2', remote)).join() === '10,10', { timeoutMs: 60_000, message: 'the next 10 records copied after the restart' })
+  for (let partition = 0; partition < 2; partition++) assertSamePartition(await readCommitted('secure', topic, partition), await readCommitted('secure2', remote, partition), `${topic}-${partition} after restart`)
+  assert.deepEqual(problems(second), [])
+  second.kill('SIGTERM')
+  assert.equal((await second.waitForExit(15_000)).code, 0)
+
+  // And the commands work with the same ACLs
+  const status = await command(['status', config, '--clusters', p.target], t)
+  assert.equal(status.code, 0, status.out)
+  const plan = await command(['plan', config], t)
+  assert.equal(plan.code, 0, plan.out)
+  const failover = await command(['failover', config, '--from', p.source, '--to', p.target, '--group', group], t)
+  assert.equal(failover.code, 0, failover.out)
+  assert.match(failover.out, /2 already there: nothing to do/)
+  // With the source unreachable, failover reads the checkpoints on the target
+  const unreachable = writeTempFile(readFileSync(config, 'utf8').replace(/^(\S+\.bootstrap\.servers = ).*$/m, '$1127.0.0.1:1'), '.properties', t)
+  const blind = await command(['failover', unreachable, '--from', p.source, '--to', p.target, '--group', group, '--timeout', '3'], t)
+  assert.equal(blind.code, 0, blind.out)
+  assert.match(blind.out, /checkpoints/)
+  // offsets set writes a group on the source
+  const set = await command(['offsets', 'set', config, '--cluster', p.source, '--group', `${p.groups}-set`, '--topic', topic, '--to-earliest', '--apply'], t)
+  assert.equal(set.code, 0, set.out)
+  assert.deepEqual((await committedOffsets('secure', `${p.groups}-set`)).map(o => o.offset), [0, 0])
+})
+
+test('with WRITE on the checkpoints topic missing, kmirror names that ACL and keeps replicating', { timeout: 120_000 }, async t => {
+  // Given bob holds the table but for WRITE on <source>.checkpoints.internal on the target
+  const { p, topic, config } = await setup(t, (row, op) => row.name === '<source>.checkpoints.internal' && row.feature === 'checkpoints' && op === 'write')
+  const checkpoints = `${p.source}.checkpoints.internal`
+
+  // When kmirror runs as bob
+  const kmirror = spawnKmirror(['run', config], { t })
+
+  // Then the checkpoint job fails with the ACL to grant (operation, resource, principal, cluster), again and again,
+  // while every record is copied
+  const failures = (): Record<string, unknown>[] => problems(kmirror).map(l => JSON.parse(l) as Record<string, unknown>).filter(l => l['job'] === 'emit-checkpoints')
+  await waitFor(() => failures().length >= 2, { timeoutMs: 60_000, message: 'the checkpoint job failed twice' })
+  const message = (failures()[0]!['err'] as { message: string }).message
+  assert.match(message, new RegExp(`grant WRITE on topic ${checkpoints} to User:bob on cluster ${p.target}`), message)
+  await waitFor(async () => (await endOffsets('secure2', `${p.source}.${topic}`).catch(() => [])).join() === '5,5', { timeoutMs: 60_000, message: 'the 10 records copied' })
+  assert.equal(kmirror.exitStatus, null)
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0)
+})
