@@ -10,6 +10,8 @@ export interface ConnectionContext {
   readonly alias?: string
   /** The client's `security.protocol`, when known: hints about client certificates only apply to TLS. */
   readonly protocol?: string
+  /** The client's `bootstrap.servers`, for messages about brokers that did not answer. */
+  readonly brokers?: string
 }
 
 /**
@@ -22,7 +24,8 @@ export interface ClusterContext extends ConnectionContext {
 
 /** The context of a client of cluster ALIAS with PROPS: `cluster <alias>`, and the protocol PROPS set (PLAINTEXT by default). */
 export function clusterContext (alias: string, props: Readonly<Record<string, string>>): ClusterContext {
-  return { label: `cluster ${alias}`, alias, protocol: props['security.protocol']?.trim() || 'PLAINTEXT' }
+  const brokers = props['bootstrap.servers']?.split(',').map(s => s.trim()).filter(s => s.length > 0).join(',')
+  return { label: `cluster ${alias}`, alias, protocol: props['security.protocol']?.trim() || 'PLAINTEXT', ...(brokers ? { brokers } : {}) }
 }
 
 interface Cause {
