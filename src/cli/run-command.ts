@@ -1,5 +1,6 @@
 /**
- * `kmirror run`: validate, start every selected flow, report progress, stop cleanly on SIGTERM/SIGINT.
+ * `kmirror run`: validate, start every selected flow, report progress, stop cleanly on SIGTERM/SIGINT, during
+ * start-up too (logged, what started is stopped, exit 0 as for any requested stop).
  */
 import { selectHeartbeatFlows } from '../config/flows.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
@@ -8,7 +9,7 @@ import { ExitCodes } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics } from '../metrics/metrics.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
-import { MirrorMaker } from '../runtime/mirror-maker.ts'
+import { MirrorMaker, StoppedDuringStart } from '../runtime/mirror-maker.ts'
 
 export interface RunOptions {
   readonly clusters: string[] | undefined
@@ -35,6 +36,7 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
   // HTTP server is loaded (start-up time).
   const prometheus = options.http === undefined ? undefined : new (await import('../metrics/registry.ts')).PrometheusMetrics()
   const mirror = new MirrorMaker(flows, log, prometheus ?? noMetrics, heartbeatPairs)
+  const signalled = onStopSignal()
   let failure: unknown
   try {
     if (options.http !== undefined && prometheus !== undefined) {
@@ -43,7 +45,8 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
       const address = server.address()
       log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port }, 'HTTP endpoint: /metrics, /healthz, /status')
     }
-    await mirror.start()
+    const signal = await startUnlessSignalled(mirror, signalled, log)
+    if (signal !== undefined) return await stopDuringStart(mirror, signal, log)
     setUnexpectedErrorExitCode(ExitCodes.RUNTIME_FAILURE)
     // Only meaningful once started: before that, `done` is already resolved.
     mirror.done.catch((err: unknown) => { failure = err })
@@ -52,15 +55,48 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
     process.stderr.write(`kmirror: ${err instanceof Error ? err.message : String(err)}\n`)
     return ExitCodes.START_FAILED
   }
-  return await superviseUntilStopped(mirror, options, log)
+  return await superviseUntilStopped(mirror, signalled, options, log)
 }
 
-async function superviseUntilStopped (mirror: MirrorMaker, options: RunOptions, log: Logger): Promise<number> {
-  const progress = options.progressIntervalSeconds > 0 ? startProgressReports(mirror, options.progressIntervalSeconds, log) : null
-  const signalled = new Promise<NodeJS.Signals>(resolve => {
+/** The first SIGTERM or SIGINT; handled from before start-up on (Node's default would exit 143 silently). */
+function onStopSignal (): Promise<NodeJS.Signals> {
+  return new Promise<NodeJS.Signals>(resolve => {
     process.once('SIGTERM', () => resolve('SIGTERM'))
     process.once('SIGINT', () => resolve('SIGINT'))
   })
+}
+
+/** Starts the flows; resolves with the signal if one came first (the start then goes on until stopped). */
+async function startUnlessSignalled (mirror: MirrorMaker, signalled: Promise<NodeJS.Signals>, log: Logger): Promise<NodeJS.Signals | undefined> {
+  const starting = mirror.start()
+  const first = await Promise.race([starting.then(() => undefined), signalled])
+  if (first === undefined) return undefined
+  log.info({ signal: first }, 'stopping during start-up: no further start attempt, closing the clients opened so far')
+  starting.catch((err: unknown) => { if (!(err instanceof StoppedDuringStart)) log.debug({ err }, 'start ended by the stop') })
+  return first
+}
+
+async function stopDuringStart (mirror: MirrorMaker, signal: NodeJS.Signals, log: Logger): Promise<number> {
+  const deadline = setTimeout(() => {
+    log.error({ deadlineMs: STOP_DEADLINE_MS }, 'stop during start-up took too long; exiting')
+    process.exit(ExitCodes.OK)
+  }, STOP_DEADLINE_MS)
+  deadline.unref()
+  try {
+    await mirror.stop()
+  } catch (err) {
+    log.warn({ err }, 'error while stopping during start-up')
+  } finally {
+    clearTimeout(deadline)
+  }
+  log.info({ signal }, 'stopped before start-up completed')
+  // A request to a broker that does not answer may hold the event loop until its own timeout: don't wait for it.
+  setTimeout(() => process.exit(ExitCodes.OK), 1000).unref()
+  return ExitCodes.OK
+}
+
+async function superviseUntilStopped (mirror: MirrorMaker, signalled: Promise<NodeJS.Signals>, options: RunOptions, log: Logger): Promise<number> {
+  const progress = options.progressIntervalSeconds > 0 ? startProgressReports(mirror, options.progressIntervalSeconds, log) : null
   const outcome = await Promise.race([
     signalled.then(signal => ({ signal, err: undefined })),
     mirror.done.then(() => ({ signal: undefined, err: undefined }), (err: unknown) => ({ signal: undefined, err }))
