@@ -41,9 +41,9 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
   try {
     if (options.http !== undefined && prometheus !== undefined) {
       const { startHttpServer } = await import('../http/server.ts')
-      const server = await startHttpServer({ ...options.http, metrics: prometheus, log, source: { status: () => mirror.status(), failure: () => failure } })
+      const server = await startHttpServer({ ...options.http, metrics: prometheus, log, source: { status: () => mirror.status(), failure: () => failure, health: () => mirror.health() } })
       const address = server.address()
-      log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port }, 'HTTP endpoint: /metrics, /healthz, /status')
+      log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port }, 'HTTP endpoint: /metrics, /healthz, /readyz, /status')
     }
     const signal = await startUnlessSignalled(mirror, signalled, log)
     if (signal !== undefined) return await stopDuringStart(mirror, signal, log)

@@ -11,6 +11,7 @@ import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { Flow, type FlowStatus } from './flow.ts'
+import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
 import { startWithRetries } from './start-retry.ts'
 
@@ -28,6 +29,7 @@ export class MirrorMaker {
   readonly #metrics: Metrics
   readonly #heartbeats: Heartbeats
   readonly #stopping = new AbortController()
+  readonly #createdAt = Date.now()
   #started = false
 
   /** `heartbeatPairs`: the pairs that get heartbeats (`selectHeartbeatFlows`); by default the flows themselves. */
@@ -70,9 +72,9 @@ export class MirrorMaker {
     this.#log.info({ flows: this.#flows.map(f => f.config.name) }, 'kmirror started')
   }
 
-  /** True once every flow has started (readiness). */
-  get started (): boolean {
-    return this.#started
+  /** Readiness (every flow started) and liveness (no flow stalled), for `/readyz` and `/healthz`. */
+  health (now: number = Date.now()): HealthReport {
+    return evaluateHealth(this.#flows.map(f => f.progress()), { ready: this.#started, since: this.#createdAt, now })
   }
 
   /** Resolves when every flow stopped; rejects as soon as one flow's data path fails. */
