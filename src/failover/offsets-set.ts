@@ -54,7 +54,7 @@ export async function planOffsetsSet (request: OffsetsSetRequest): Promise<Offse
         state: state?.state ?? 'Dead', members: state?.members ?? 0, current, wanted
       })
       return { kind: PlanKinds.OFFSETS_SET, flow: '', from: cluster.alias, to: cluster.alias, basis: 'manual' as const, notes: [], groups: [plan] }
-    })(), request.timeoutMs, `cluster ${cluster.alias}`)
+    })(), request.timeoutMs, cluster)
   } finally {
     await clients.close()
   }
