@@ -6,6 +6,8 @@ import { fromLibraryAcl, toLibraryAcl, type AclBinding, type AclResourceType } f
 import { GroupAdmin } from './group-admin.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { clientInt } from '../config/client-settings.ts'
+import { withApiDeadline } from './api-deadline.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { isUnsupportedApi, kafkaErrorNames, toKmirrorError } from './errors.ts'
@@ -59,6 +61,8 @@ export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
 export class AdminClient {
   readonly #admin: Admin
   readonly #cluster: ClusterContext
+  /** `default.api.timeout.ms`: the bound of each operation, its retries included. */
+  readonly #apiTimeoutMs: number
   /** Set once the cluster answered that it has no IncrementalAlterConfigs (before Kafka 2.3). */
   #legacyAlterConfigs = false
 
@@ -69,7 +73,8 @@ export class AdminClient {
   constructor (props: ClientProps, clientId: string, cluster: ClusterContext) {
     this.#admin = new Admin(toConnectOptions(props, clientId))
     this.#cluster = cluster
-    this.groups = new GroupAdmin(this.#admin, cluster)
+    this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
+    this.groups = new GroupAdmin(this.#admin, cluster, this.#apiTimeoutMs)
   }
 
   async listTopics (): Promise<string[]> {
@@ -284,10 +289,11 @@ export class AdminClient {
   }
 
   async #call<T> (action: string, fn: () => Promise<T>): Promise<T> {
+    const described = `${action} on ${this.#cluster.label}`
     try {
-      return await fn()
+      return await withApiDeadline(fn, this.#apiTimeoutMs, described, this.#cluster)
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#cluster.label}`, this.#cluster)
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, described, this.#cluster)
     }
   }
 }
