@@ -82,6 +82,17 @@ export function connectionHint (err: unknown, context: ConnectionContext = {}): 
     (tls ? ` (a listener with ssl.client.auth=required closes TLS connections without a client certificate: set ${key('ssl.keystore.location')})` : '')
 }
 
+/**
+ * Whether a failed connection's cause is a setting to fix, not a moment to wait out: TLS verification, a TLS or
+ * plaintext mismatch, a TLS alert, a host name that does not exist. (ECONNREFUSED, resets and timeouts are not.)
+ */
+export function isConfigurationCause (err: unknown): boolean {
+  const cause = telling(err)
+  if (cause === undefined) return false
+  return UNTRUSTED.has(cause.code) || OUTDATED.has(cause.code) || NOT_TLS.has(cause.code) || ALERT.test(cause.code) ||
+    ['ERR_TLS_CERT_ALTNAME_INVALID', 'NOT_TLS', 'TLS_REQUIRED', 'ENOTFOUND', 'EAI_NONAME'].includes(cause.code)
+}
+
 /** The first cause in the tree that names what went wrong: an error code kmirror knows, or a TLS check of the library. */
 function telling (err: unknown): Cause | undefined {
   return searchErrorTree(err, e => {

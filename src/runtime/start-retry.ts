@@ -7,6 +7,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import { ErrorCodes, isKmirrorError, isRetriable, type ErrorCode } from '../errors.ts'
+import { isConfigurationCause } from '../kafka/connection-hints.ts'
 import { isNetworkError } from '../kafka/errors.ts'
 import type { Logger } from '../logger.ts'
 
@@ -18,9 +19,20 @@ const PERMANENT: ReadonlySet<ErrorCode> = new Set([
 
 export const START_BACKOFF = Object.freeze({ initialMs: 500, maxMs: 15_000 })
 
-/** Whether a start that failed with ERR may succeed if tried again later. */
+/** Kafka errors that name a setting or a grant to fix, whatever error code carries them. */
+const PERMANENT_KAFKA_ERRORS = new Set(['SASL_AUTHENTICATION_FAILED', 'ILLEGAL_SASL_STATE', 'UNSUPPORTED_SASL_MECHANISM', 'UNSUPPORTED_VERSION', 'POLICY_VIOLATION', 'INVALID_REPLICATION_FACTOR', 'INVALID_CONFIG'])
+
+/**
+ * Whether a start that failed with ERR may succeed if tried again later: a retriable error whose code, Kafka
+ * errors and connection cause name nothing to fix (a TLS verification failure or a wrong password stays wrong).
+ */
 export function isTransientStartFault (err: unknown): boolean {
-  if (isKmirrorError(err)) return err.retriable && !PERMANENT.has(err.code)
+  if (isConfigurationCause(err)) return false
+  if (isKmirrorError(err)) {
+    const names = Array.isArray(err.details.kafkaErrors) ? err.details.kafkaErrors as unknown[] : []
+    const fixable = names.some(n => typeof n === 'string' && (PERMANENT_KAFKA_ERRORS.has(n) || n.endsWith('_AUTHORIZATION_FAILED')))
+    return err.retriable && !PERMANENT.has(err.code) && !fixable
+  }
   return isRetriable(err) || isNetworkError(err)
 }
 

@@ -20,6 +20,17 @@ describe('start-up retries', () => {
       assert.equal(isTransientStartFault(new KmirrorError(code, 'x', { retriable: true })), false, code)
     }
     assert.equal(isTransientStartFault(new KmirrorError(ErrorCodes.TOPIC_CREATE, 'x')), false)
+    // A wrong password or a missing grant stays so, whatever code carries it
+    assert.equal(isTransientStartFault(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'x', { retriable: true, details: { kafkaErrors: ['SASL_AUTHENTICATION_FAILED'] } })), false)
+    assert.equal(isTransientStartFault(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'x', { retriable: true, details: { kafkaErrors: ['TOPIC_AUTHORIZATION_FAILED'] } })), false)
+    assert.equal(isTransientStartFault(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'x', { retriable: true, details: { kafkaErrors: ['COORDINATOR_LOAD_IN_PROGRESS'] } })), true)
+    // A TLS verification failure or a host name that does not resolve is a setting to fix
+    const untrusted = Object.assign(new Error('self-signed certificate in certificate chain'), { code: 'SELF_SIGNED_CERT_IN_CHAIN' })
+    assert.equal(isTransientStartFault(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'x', { retriable: true, cause: untrusted })), false)
+    const unknownHost = Object.assign(new Error('getaddrinfo ENOTFOUND kafka.invalid'), { code: 'ENOTFOUND' })
+    assert.equal(isTransientStartFault(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'x', { retriable: true, cause: unknownHost })), false)
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:9092'), { code: 'ECONNREFUSED' })
+    assert.equal(isTransientStartFault(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'x', { retriable: true, cause: refused })), true)
     assert.equal(isTransientStartFault(new TypeError('bug')), false)
   })
 
