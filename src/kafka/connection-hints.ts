@@ -104,7 +104,8 @@ function telling (err: unknown): Cause | undefined {
     // The library's own checks carry its generic user-error code: tell them by their text.
     if (code === 'PLT_KFK_USER' && /verify the broker supports TLS/i.test(text)) return { code: 'NOT_TLS', message: text }
     if (code === 'PLT_KFK_USER' && /requires TLS/i.test(text)) return { code: 'TLS_REQUIRED', message: text }
-    if (code.startsWith('PLT_KFK_')) return undefined
+    // kmirror's own codes (a KmirrorError wrapping the cause) name no cause.
+    if (code.startsWith('PLT_KFK_') || code.startsWith('KMIRROR_ERR_')) return undefined
     return { code, message: text }
   })
 }
