@@ -93,6 +93,11 @@ export function isConfigurationCause (err: unknown): boolean {
     ['ERR_TLS_CERT_ALTNAME_INVALID', 'NOT_TLS', 'TLS_REQUIRED', 'ENOTFOUND', 'EAI_NONAME'].includes(cause.code)
 }
 
+/** Whether a failed connection names no cause at all (no errno, no TLS code): the peer just closed it. */
+export function isBareClose (err: unknown): boolean {
+  return telling(err) === undefined
+}
+
 /** The first cause in the tree that names what went wrong: an error code kmirror knows, or a TLS check of the library. */
 function telling (err: unknown): Cause | undefined {
   return searchErrorTree(err, e => {

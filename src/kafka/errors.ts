@@ -4,7 +4,7 @@
  */
 import { NetworkError, protocolErrorsCodesById, TimeoutError, UnsupportedApiError } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError, type ErrorCode } from '../errors.ts'
-import { connectionHint, type ConnectionContext } from './connection-hints.ts'
+import { connectionHint, isBareClose, type ConnectionContext } from './connection-hints.ts'
 import { searchErrorTree } from './error-tree.ts'
 
 /** Kafka protocol error names found anywhere in the error tree (e.g. TOPIC_ALREADY_EXISTS). */
@@ -83,10 +83,13 @@ export function toKmirrorError (err: unknown, code: ErrorCode, action: string, c
   const suffix = (names.length > 0 ? ` [${names.join(', ')}]` : '') + (hint === undefined ? '' : `; ${hint}`)
   const denied = names.some(n => n.endsWith('_AUTHORIZATION_FAILED'))
   const finalCode = denied ? ErrorCodes.NOT_AUTHORIZED : timedOut ? ErrorCodes.TIMEOUT : network ? ErrorCodes.CLUSTER_UNREACHABLE : code
+  // A TLS listener that closes the connection without a word: a broker going down, or one that wants a client
+  // certificate (ssl.client.auth=required under TLS 1.3 looks exactly like this). Start-up waits only a little.
+  const closedOnTls = network && !timedOut && /SSL/i.test(context.protocol ?? '') && names.length === 0 && isBareClose(err)
   return new KmirrorError(finalCode, `${action}: ${describe(err)}${suffix}`, {
     cause: err,
     retriable: network || names.length === 0 || names.some(n => RETRIABLE_NAMES.has(n)),
-    details: { kafkaErrors: names }
+    details: closedOnTls ? { kafkaErrors: names, closedOnTls } : { kafkaErrors: names }
   })
 }
 

@@ -19,6 +19,17 @@ const PERMANENT: ReadonlySet<ErrorCode> = new Set([
 
 export const START_BACKOFF = Object.freeze({ initialMs: 500, maxMs: 15_000 })
 
+/**
+ * Consecutive attempts a TLS listener may close without a word before start-up gives up: a broker restarting
+ * closes connections for a moment, then refuses them; a listener that wants a client certificate closes them
+ * every time (under TLS 1.3 nothing else tells the two apart).
+ */
+export const TLS_CLOSE_LIMIT = 3
+
+function isClosedOnTls (err: unknown): boolean {
+  return isKmirrorError(err) && err.details.closedOnTls === true
+}
+
 /** Kafka errors that name a setting or a grant to fix, whatever error code carries them. */
 const PERMANENT_KAFKA_ERRORS = new Set(['SASL_AUTHENTICATION_FAILED', 'ILLEGAL_SASL_STATE', 'UNSUPPORTED_SASL_MECHANISM', 'UNSUPPORTED_VERSION', 'POLICY_VIOLATION', 'INVALID_REPLICATION_FACTOR', 'INVALID_CONFIG'])
 
@@ -59,6 +70,7 @@ export interface StartRetryOptions {
 export async function startWithRetries (attempt: () => Promise<void>, options: StartRetryOptions): Promise<void> {
   const now = options.now ?? Date.now
   const startedAt = now()
+  let tlsCloses = 0
   for (let n = 1; ; n++) {
     try {
       await attempt()
@@ -69,7 +81,8 @@ export async function startWithRetries (attempt: () => Promise<void>, options: S
       if (options.signal.aborted) throw options.signal.reason
       const waitedMs = now() - startedAt
       const nextDelayMs = Math.min(startBackoffMs(n), options.timeoutMs - waitedMs)
-      if (!isTransientStartFault(err) || nextDelayMs <= 0) throw err
+      tlsCloses = isClosedOnTls(err) ? tlsCloses + 1 : 0
+      if (!isTransientStartFault(err) || nextDelayMs <= 0 || tlsCloses >= TLS_CLOSE_LIMIT) throw err
       options.log.warn({ err, attempt: n, waitedMs, nextDelayMs, limitMs: options.timeoutMs },
         `start failed on a transient fault (err); trying again in ${nextDelayMs} ms, for up to start.retry.timeout.ms = ${options.timeoutMs}`)
       await delay(nextDelayMs, undefined, { signal: options.signal }).catch(() => undefined)

@@ -62,6 +62,15 @@ describe('start-up retries', () => {
     assert.equal(attempts, 1)
   })
 
+  it('Given a TLS listener that closes every connection without a word, then it gives up after three attempts', async () => {
+    let attempts = 0
+    const closed = new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'check the brokers of cluster A (h:9093): Connection closed', { retriable: true, details: { kafkaErrors: [], closedOnTls: true } })
+    await assert.rejects(startWithRetries(async () => { attempts++; throw closed }, {
+      timeoutMs: 60_000, log: memoryLogger().log, signal: new AbortController().signal, cleanUp: async () => undefined
+    }), closed)
+    assert.equal(attempts, 3)
+  })
+
   it('Given the limit is reached, then it fails with the last error', async () => {
     const clock = fakeClock()
     let attempts = 0
