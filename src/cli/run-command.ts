@@ -37,6 +37,7 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
   const prometheus = options.http === undefined ? undefined : new (await import('../metrics/registry.ts')).PrometheusMetrics()
   const mirror = new MirrorMaker(flows, log, prometheus ?? noMetrics, heartbeatPairs)
   const signalled = onStopSignal()
+  watchHealth(mirror, log)
   let failure: unknown
   try {
     if (options.http !== undefined && prometheus !== undefined) {
@@ -119,6 +120,24 @@ async function superviseUntilStopped (mirror: MirrorMaker, signalled: Promise<No
   }
   logProgress(mirror.status(), log, 'stopped')
   return outcome.err === undefined ? ExitCodes.OK : ExitCodes.RUNTIME_FAILURE
+}
+
+/**
+ * Logs when a flow turns stalled (no round for health.stall.threshold.ms: /healthz 503) and when it recovers, so
+ * that an operator without the HTTP endpoint sees it too. The warnings before it name the broker and the cause.
+ */
+function watchHealth (mirror: MirrorMaker, log: Logger): void {
+  let stalled = new Set<string>()
+  const timer = setInterval(() => {
+    const report = mirror.health()
+    const now = new Set(report.stalled.map(s => s.flow))
+    for (const s of report.stalled) {
+      if (!stalled.has(s.flow)) log.warn({ flow: s.flow, sinceMs: s.sinceMs, thresholdMs: s.thresholdMs, started: s.started }, 'flow stalled: no fetch-and-write round completed within health.stall.threshold.ms; /healthz answers 503 until one does')
+    }
+    for (const flow of stalled) if (!now.has(flow)) log.info({ flow }, 'flow no longer stalled: rounds complete again')
+    stalled = now
+  }, 1000)
+  timer.unref()
 }
 
 function startProgressReports (mirror: MirrorMaker, seconds: number, log: Logger): NodeJS.Timeout {

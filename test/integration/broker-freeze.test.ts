@@ -75,6 +75,7 @@ async function freezeMidCopy (t: { after: (fn: () => unknown) => void }, frozen:
   }, { timeoutMs: STALL_THRESHOLD_MS + 10_000, intervalMs: 250, message: '/healthz 503 while frozen' })
   assert.ok(Date.now() - frozenAt >= STALL_THRESHOLD_MS - 1000, 'not stalled before the threshold')
   assert.match((await healthz(port)).body, /^stalled: flow A->B has completed no fetch-and-write round for \d+ s/)
+  await kmirror.waitForOutput(/"flow":"A->B".*"msg":"flow stalled: no fetch-and-write round completed within health\.stall\.threshold\.ms/, 5000)
 
   // When it is thawed (and, when it was the source, more records arrive)
   thawCluster('third')
@@ -85,6 +86,7 @@ async function freezeMidCopy (t: { after: (fn: () => unknown) => void }, frozen:
     { timeoutMs: 90_000, intervalMs: 500, message: 'all 200 records copied after the thaw' })
   await waitFor(async () => ({ done: (await healthz(port)).status === 200, state: await healthz(port) }),
     { timeoutMs: 30_000, intervalMs: 250, message: '/healthz 200 after the thaw' })
+  await kmirror.waitForOutput(/"flow":"A->B","msg":"flow no longer stalled/, 5000)
   kmirror.kill('SIGTERM')
   assert.deepEqual(await kmirror.waitForExit(15_000), { code: 0, signal: null })
   for (let p = 0; p < PARTITIONS; p++) {
