@@ -6,10 +6,12 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { TestCluster } from '../helpers/clusters.ts'
+import { getCluster, type TestCluster } from '../helpers/clusters.ts'
+import { createTopic, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
+import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
 import { startSilentBroker } from '../helpers/silent-broker.ts'
-import { waitFor } from '../helpers/wait.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 const REQUEST_TIMEOUT_MS = 2000
 
@@ -97,4 +99,30 @@ test('status and failover with a silent target exit 3 within --timeout, naming B
     assert.ok(elapsed < 3000 + 4000, `${args[0]} took ${elapsed} ms`)
     assert.match(command.stderr, new RegExp(`cluster B \\(${silent.address}\\).*request to broker ${silent.address} timed out`), `${args[0]}: ${command.stderr}`)
   }
+})
+
+test('a silent bootstrap server listed before a real one costs one request timeout: the start warns naming it, then copies every record exactly', { timeout: 60_000 }, async t => {
+  // Given records on `third`, whose bootstrap list starts with a silent server
+  const silent = await startSilentBroker(t)
+  const topic = uniqueName('silent-bootstrap')
+  await createTopic('third', topic, { partitions: 2, t })
+  await produce('third', Array.from({ length: 40 }, (_, i) => ({ topic, partition: i % 2, key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i) })))
+  const mixed: TestCluster = { name: 'third', bootstrap: `${silent.address},${getCluster('third').bootstrap}`, external: true }
+  const config = writeTempFile(mm2Properties({ source: mixed, target: 'source', extra: [`A->B.topics = ${topic}`, ...TIMEOUTS] }), '.properties', t)
+
+  // When kmirror runs
+  const kmirror = spawnKmirror(['run', config, '--progress-interval', '0'], { t })
+
+  // Then it starts after one request timeout, naming the silent server, and copies everything exactly
+  const [line] = await kmirror.waitForOutput(/.*brokers that did not answer at start.*/, 20_000)
+  assert.match(line, new RegExp(`bootstrap server ${silent.address} of cluster A: ApiVersions v\\d request to broker ${silent.address} timed out`))
+  await kmirror.waitForOutput(/"msg":"kmirror started"/, 20_000)
+  await waitFor(async () => {
+    const counts = await Promise.all([0, 1].map(async p => (await readCommitted('source', `A.${topic}`, p).catch(() => [])).length))
+    return { done: counts[0]! + counts[1]! === 40, state: counts }
+  }, { timeoutMs: 30_000, intervalMs: 250, message: 'every record copied' })
+  kmirror.kill('SIGTERM')
+  assert.deepEqual(await kmirror.waitForExit(15_000), { code: 0, signal: null })
+  for (const p of [0, 1]) assertSamePartition(await readCommitted('third', topic, p), await readCommitted('source', `A.${topic}`, p), `${topic}-${p}`)
+  assert.doesNotMatch(kmirror.stderr, /start failed on a transient fault/)
 })
