@@ -14,6 +14,13 @@ export const ErrorCodes = {
    */
   CLUSTER_UNREACHABLE: 'KMIRROR_ERR_CLUSTER_UNREACHABLE',
   /**
+   * A broker accepted the connection (or the connection attempt hung) but did not answer within the deadline
+   * (`request.timeout.ms`, `socket.connection.setup.timeout.ms` of the client role, or a command's `--timeout`):
+   * a wedged or frozen broker, a port that is not a Kafka listener, a TLS client on a plaintext port. Retried
+   * while running; exit code 3 at start (once start-up stopped waiting) and for commands.
+   */
+  TIMEOUT: 'KMIRROR_ERR_TIMEOUT',
+  /**
    * A broker speaks no version kmirror can use of an API it needs: it is older than Kafka 2.1, kmirror's floor.
    * Not retried; exit code 3 at start.
    */

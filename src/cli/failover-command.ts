@@ -37,6 +37,8 @@ export interface OffsetsSetCommandOptions {
   readonly apply: boolean
   readonly force: boolean
   readonly json: boolean
+  /** `--timeout`: every cluster read and write of the command is bounded by it. */
+  readonly timeoutSeconds: number
 }
 
 class UsageError extends Error {}
@@ -76,10 +78,10 @@ export async function offsetsSetCommand (file: string, options: OffsetsSetComman
     if (options.partition !== undefined && !/^\d+$/.test(options.partition)) throw new UsageError(`--partition must be a partition number, got '${options.partition}'`)
     const cluster = loadCheckedConfig(file, config => clusterOf(config, options.cluster), c => [c]).picked
     const plan = await planOffsetsSetOf({
-      cluster, group: options.group, topic: options.topic, spec, force: options.force, timeoutMs: 30_000,
+      cluster, group: options.group, topic: options.topic, spec, force: options.force, timeoutMs: options.timeoutSeconds * 1000,
       ...(options.partition === undefined ? {} : { partition: Number(options.partition) })
     })
-    return await finish(plan, cluster, { ...options, timeoutSeconds: 30 })
+    return await finish(plan, cluster, options)
   })
 }
 

@@ -1,7 +1,7 @@
 /**
  * The `kmirror` command line (started by main.ts). Commands set process.exitCode and return; process.exit is
- * called in src/cli/ only, by run-command.ts (a stop that misses its 9 s deadline) and unexpected-errors.ts (an
- * error nobody caught), and only run-command.ts handles signals.
+ * called in src/cli/ only, by run-command.ts (a stop that misses its 9 s deadline), command-deadline.ts (a command
+ * past its --timeout) and unexpected-errors.ts (an error nobody caught), and only run-command.ts handles signals.
  * Exit codes (src/errors.ts ExitCodes): 0 ok, 2 bad input (nothing written), 3 start failed, 4 runtime failure;
  * an error nobody caught is an internal error: 3 while `run` starts, 4 otherwise (unexpected-errors.ts).
  * Each command's module is imported when that command runs: `run` never loads the failover, plan or topology
@@ -11,7 +11,10 @@ import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
 import { redactWrites } from '../redactor.ts'
+import { withCommandDeadline } from './command-deadline.ts'
 import { describeUnexpectedError, exitOnUnexpectedErrors, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
+
+const TIMEOUT_HELP = 'seconds the whole command may take, every cluster it talks to included: no request waits longer; past it, exit 3'
 
 /** src/cli/ and dist/cli/ are both two levels below package.json. */
 function packageVersion (): string {
@@ -47,9 +50,10 @@ function buildProgram (): Command {
     .argument('<file>', 'mm2.properties')
     .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
     .option('--json', 'print JSON for scripts')
-    .action(async (file: string, opts: { clusters?: string[], json?: boolean }) => {
+    .option('--timeout <seconds>', TIMEOUT_HELP, '30')
+    .action(async (file: string, opts: { clusters?: string[], json?: boolean, timeout: string }) => {
       const { planCommand } = await import('./plan-command.ts')
-      process.exitCode = await planCommand(file, { clusters: opts.clusters, json: opts.json === true })
+      process.exitCode = await withCommandDeadline('plan', opts.timeout, async () => await planCommand(file, { clusters: opts.clusters, json: opts.json === true }))
     })
   const offsets = program.command('offsets').description('consumer offsets across clusters')
   offsets.command('translate')
@@ -59,18 +63,20 @@ function buildProgram (): Command {
     .requiredOption('--to <alias>', 'the cluster to translate to (the flow\'s target)')
     .requiredOption('--group <group>', 'the consumer group')
     .option('--json', 'print JSON for scripts')
-    .action(async (file: string, opts: { from: string, to: string, group: string, json?: boolean }) => {
+    .option('--timeout <seconds>', TIMEOUT_HELP, '30')
+    .action(async (file: string, opts: { from: string, to: string, group: string, json?: boolean, timeout: string }) => {
       const { translateCommand } = await import('./offsets-command.ts')
-      process.exitCode = await translateCommand(file, { from: opts.from, to: opts.to, group: opts.group, json: opts.json === true })
+      process.exitCode = await withCommandDeadline('offsets translate', opts.timeout, async () => await translateCommand(file, { from: opts.from, to: opts.to, group: opts.group, json: opts.json === true }))
     })
   program.command('status')
     .description('per flow and partition: last replicated source offset, its target offset, source log end, lag in records and seconds; reads only')
     .argument('<file>', 'mm2.properties')
     .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
     .option('--json', 'print JSON for scripts')
-    .action(async (file: string, opts: { clusters?: string[], json?: boolean }) => {
+    .option('--timeout <seconds>', TIMEOUT_HELP, '30')
+    .action(async (file: string, opts: { clusters?: string[], json?: boolean, timeout: string }) => {
       const { statusCommand } = await import('./status-command.ts')
-      process.exitCode = await statusCommand(file, { clusters: opts.clusters, json: opts.json === true })
+      process.exitCode = await withCommandDeadline('status', opts.timeout, async () => await statusCommand(file, { clusters: opts.clusters, json: opts.json === true }))
     })
   offsets.command('set')
     .description('set a group\'s committed offsets on one cluster: a plan by default, --apply writes it. A group with active members is refused; ' +
@@ -89,9 +95,11 @@ function buildProgram (): Command {
     .option('--apply', 'write the plan')
     .option('--force', 'allow a skip')
     .option('--json', 'print JSON for scripts')
-    .action(async (file: string, opts: { cluster: string, group: string, topic: string, partition?: string, toOffset?: string, toEarliest?: boolean, toLatest?: boolean, toDatetime?: string, shiftBy?: string, apply?: boolean, force?: boolean, json?: boolean }) => {
+    .option('--timeout <seconds>', TIMEOUT_HELP, '30')
+    .action(async (file: string, opts: { cluster: string, group: string, topic: string, partition?: string, toOffset?: string, toEarliest?: boolean, toLatest?: boolean, toDatetime?: string, shiftBy?: string, apply?: boolean, force?: boolean, json?: boolean, timeout: string }) => {
       const { offsetsSetCommand } = await import('./failover-command.ts')
-      process.exitCode = await offsetsSetCommand(file, { ...opts, apply: opts.apply === true, force: opts.force === true, json: opts.json === true })
+      const { timeout, ...rest } = opts
+      process.exitCode = await withCommandDeadline('offsets set', timeout, async ms => await offsetsSetCommand(file, { ...rest, apply: opts.apply === true, force: opts.force === true, json: opts.json === true, timeoutSeconds: ms / 1000 }))
     })
   for (const kind of ['failover', 'failback'] as const) {
     program.command(kind)
@@ -109,12 +117,14 @@ function buildProgram (): Command {
       .option('--groups <regex>', 'every group whose whole id matches this Java regex')
       .option('--apply', 'write the plan')
       .option('--force', 'allow rewinds and skips (never writes a group with active members)')
-      .option('--timeout <seconds>', 'how long to wait for a cluster that may be down', '15')
+      .option('--timeout <seconds>', `${TIMEOUT_HELP}; also how long to wait for the --from cluster that may be down`, '15')
       .option('--json', 'print JSON for scripts')
       .action(async (file: string, opts: { from: string, to: string, group?: string[], groups?: string, apply?: boolean, force?: boolean, timeout: string, json?: boolean }) => {
-        const options = { from: opts.from, to: opts.to, group: opts.group, groups: opts.groups, apply: opts.apply === true, force: opts.force === true, json: opts.json === true, timeoutSeconds: Number(opts.timeout) }
         const { failbackCommand, failoverCommand } = await import('./failover-command.ts')
-        process.exitCode = kind === 'failover' ? await failoverCommand(file, options) : await failbackCommand(file, options)
+        process.exitCode = await withCommandDeadline(kind, opts.timeout, async ms => {
+          const options = { from: opts.from, to: opts.to, group: opts.group, groups: opts.groups, apply: opts.apply === true, force: opts.force === true, json: opts.json === true, timeoutSeconds: ms / 1000 }
+          return kind === 'failover' ? await failoverCommand(file, options) : await failbackCommand(file, options)
+        })
       })
   }
   program.command('validate')
@@ -129,9 +139,10 @@ function buildProgram (): Command {
     .description('list each cluster\'s upstream clusters and their distance in hops, from its heartbeat topics (as MM2\'s MirrorClient); read-only')
     .argument('<file>', 'mm2.properties')
     .option('--json', 'print JSON instead of a table')
-    .action(async (file: string, opts: { json?: boolean }) => {
+    .option('--timeout <seconds>', TIMEOUT_HELP, '30')
+    .action(async (file: string, opts: { json?: boolean, timeout: string }) => {
       const { topologyCommand } = await import('./topology-command.ts')
-      process.exitCode = await topologyCommand(file, { json: opts.json === true })
+      process.exitCode = await withCommandDeadline('topology', opts.timeout, async () => await topologyCommand(file, { json: opts.json === true }))
     })
   return program
 }

@@ -1,5 +1,6 @@
 /**
- * `kmirror run`: validate, start every selected flow, report progress, stop cleanly on SIGTERM/SIGINT.
+ * `kmirror run`: validate, start every selected flow, report progress, stop cleanly on SIGTERM/SIGINT, during
+ * start-up too (logged, what started is stopped, exit 0 as for any requested stop).
  */
 import { selectHeartbeatFlows } from '../config/flows.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
@@ -8,7 +9,7 @@ import { ExitCodes } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics } from '../metrics/metrics.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
-import { MirrorMaker } from '../runtime/mirror-maker.ts'
+import { MirrorMaker, StoppedDuringStart } from '../runtime/mirror-maker.ts'
 
 export interface RunOptions {
   readonly clusters: string[] | undefined
@@ -35,15 +36,18 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
   // HTTP server is loaded (start-up time).
   const prometheus = options.http === undefined ? undefined : new (await import('../metrics/registry.ts')).PrometheusMetrics()
   const mirror = new MirrorMaker(flows, log, prometheus ?? noMetrics, heartbeatPairs)
+  const signalled = onStopSignal()
+  watchHealth(mirror, log)
   let failure: unknown
   try {
     if (options.http !== undefined && prometheus !== undefined) {
       const { startHttpServer } = await import('../http/server.ts')
-      const server = await startHttpServer({ ...options.http, metrics: prometheus, log, source: { status: () => mirror.status(), failure: () => failure } })
+      const server = await startHttpServer({ ...options.http, metrics: prometheus, log, source: { status: () => mirror.status(), failure: () => failure, health: () => mirror.health() } })
       const address = server.address()
-      log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port }, 'HTTP endpoint: /metrics, /healthz, /status')
+      log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port }, 'HTTP endpoint: /metrics, /healthz, /readyz, /status')
     }
-    await mirror.start()
+    const signal = await startUnlessSignalled(mirror, signalled, log)
+    if (signal !== undefined) return await stopDuringStart(mirror, signal, log)
     setUnexpectedErrorExitCode(ExitCodes.RUNTIME_FAILURE)
     // Only meaningful once started: before that, `done` is already resolved.
     mirror.done.catch((err: unknown) => { failure = err })
@@ -52,15 +56,48 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
     process.stderr.write(`kmirror: ${err instanceof Error ? err.message : String(err)}\n`)
     return ExitCodes.START_FAILED
   }
-  return await superviseUntilStopped(mirror, options, log)
+  return await superviseUntilStopped(mirror, signalled, options, log)
 }
 
-async function superviseUntilStopped (mirror: MirrorMaker, options: RunOptions, log: Logger): Promise<number> {
-  const progress = options.progressIntervalSeconds > 0 ? startProgressReports(mirror, options.progressIntervalSeconds, log) : null
-  const signalled = new Promise<NodeJS.Signals>(resolve => {
+/** The first SIGTERM or SIGINT; handled from before start-up on (Node's default would exit 143 silently). */
+function onStopSignal (): Promise<NodeJS.Signals> {
+  return new Promise<NodeJS.Signals>(resolve => {
     process.once('SIGTERM', () => resolve('SIGTERM'))
     process.once('SIGINT', () => resolve('SIGINT'))
   })
+}
+
+/** Starts the flows; resolves with the signal if one came first (the start then goes on until stopped). */
+async function startUnlessSignalled (mirror: MirrorMaker, signalled: Promise<NodeJS.Signals>, log: Logger): Promise<NodeJS.Signals | undefined> {
+  const starting = mirror.start()
+  const first = await Promise.race([starting.then(() => undefined), signalled])
+  if (first === undefined) return undefined
+  log.info({ signal: first }, 'stopping during start-up: no further start attempt, closing the clients opened so far')
+  starting.catch((err: unknown) => { if (!(err instanceof StoppedDuringStart)) log.debug({ err }, 'start ended by the stop') })
+  return first
+}
+
+async function stopDuringStart (mirror: MirrorMaker, signal: NodeJS.Signals, log: Logger): Promise<number> {
+  const deadline = setTimeout(() => {
+    log.error({ deadlineMs: STOP_DEADLINE_MS }, 'stop during start-up took too long; exiting')
+    process.exit(ExitCodes.OK)
+  }, STOP_DEADLINE_MS)
+  deadline.unref()
+  try {
+    await mirror.stop()
+  } catch (err) {
+    log.warn({ err }, 'error while stopping during start-up')
+  } finally {
+    clearTimeout(deadline)
+  }
+  log.info({ signal }, 'stopped before start-up completed')
+  // A request to a broker that does not answer may hold the event loop until its own timeout: don't wait for it.
+  setTimeout(() => process.exit(ExitCodes.OK), 1000).unref()
+  return ExitCodes.OK
+}
+
+async function superviseUntilStopped (mirror: MirrorMaker, signalled: Promise<NodeJS.Signals>, options: RunOptions, log: Logger): Promise<number> {
+  const progress = options.progressIntervalSeconds > 0 ? startProgressReports(mirror, options.progressIntervalSeconds, log) : null
   const outcome = await Promise.race([
     signalled.then(signal => ({ signal, err: undefined })),
     mirror.done.then(() => ({ signal: undefined, err: undefined }), (err: unknown) => ({ signal: undefined, err }))
@@ -83,6 +120,24 @@ async function superviseUntilStopped (mirror: MirrorMaker, options: RunOptions, 
   }
   logProgress(mirror.status(), log, 'stopped')
   return outcome.err === undefined ? ExitCodes.OK : ExitCodes.RUNTIME_FAILURE
+}
+
+/**
+ * Logs when a flow turns stalled (no round for health.stall.threshold.ms: /healthz 503) and when it recovers, so
+ * that an operator without the HTTP endpoint sees it too. The warnings before it name the broker and the cause.
+ */
+function watchHealth (mirror: MirrorMaker, log: Logger): void {
+  let stalled = new Set<string>()
+  const timer = setInterval(() => {
+    const report = mirror.health()
+    const now = new Set(report.stalled.map(s => s.flow))
+    for (const s of report.stalled) {
+      if (!stalled.has(s.flow)) log.warn({ flow: s.flow, sinceMs: s.sinceMs, thresholdMs: s.thresholdMs, started: s.started }, 'flow stalled: no fetch-and-write round completed within health.stall.threshold.ms; /healthz answers 503 until one does')
+    }
+    for (const flow of stalled) if (!now.has(flow)) log.info({ flow }, 'flow no longer stalled: rounds complete again')
+    stalled = now
+  }, 1000)
+  timer.unref()
 }
 
 function startProgressReports (mirror: MirrorMaker, seconds: number, log: Logger): NodeJS.Timeout {

@@ -71,6 +71,8 @@ function buildFlow (raw: Props, source: string, target: string): FlowConfig {
     syncGroupOffsetsEnabled: bool(get('sync.group.offsets.enabled')),
     syncGroupOffsetsIntervalSeconds: integer(get('sync.group.offsets.interval.seconds'), IntegerWidths.LONG),
     adminTimeoutMs: integer(get('admin.timeout.ms'), IntegerWidths.LONG),
+    startRetryTimeoutMs: integer(get('start.retry.timeout.ms'), IntegerWidths.LONG),
+    healthStallThresholdMs: integer(get('health.stall.threshold.ms'), IntegerWidths.LONG),
     offsetStorageTopic: workerValue('offset.storage.topic'),
     offsetStoragePartitions: integer(workerValue('offset.storage.partitions'), IntegerWidths.INT),
     offsetStorageReplicationFactor: integer(workerValue('offset.storage.replication.factor'), IntegerWidths.SHORT),

@@ -92,6 +92,10 @@ export interface FlowConfig {
   readonly syncGroupOffsetsIntervalSeconds: number
   /** `admin.timeout.ms`: bound of each admin step. */
   readonly adminTimeoutMs: number
+  /** kmirror's `start.retry.timeout.ms`: how long start-up waits out transient faults. */
+  readonly startRetryTimeoutMs: number
+  /** kmirror's `health.stall.threshold.ms`: no completed round for this long makes `/healthz` 503. */
+  readonly healthStallThresholdMs: number
   /** Connect worker keys of the herder for this flow (taken from the target cluster's properties, as MM2 does). */
   readonly offsetStorageTopic: string
   readonly offsetStoragePartitions: number

@@ -26,13 +26,13 @@ export async function applyPlan (plan: OffsetsPlan, destination: ClusterClientCo
         groups.push(group)
         continue
       }
-      const changed = await withDeadline(changedSincePlan(clients.admin.groups, group), timeoutMs, `cluster ${destination.alias}`)
+      const changed = await withDeadline(changedSincePlan(clients.admin.groups, group), timeoutMs, destination)
       if (changed !== undefined) {
         groups.push({ ...group, refusals: [changed] })
         continue
       }
       await withDeadline(clients.admin.groups.alterCommittedOffsets(group.group, group.moves.map(m => ({ topic: m.topic, partition: m.partition, offset: m.next }))),
-        timeoutMs, `cluster ${destination.alias}`)
+        timeoutMs, destination)
       applied.push(group.group)
       groups.push(group)
     }

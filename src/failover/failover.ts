@@ -81,7 +81,7 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
         const commits = new Map<string, CommittedOffset[]>()
         for (const g of groups) commits.set(g, await source.admin.groups.listCommittedOffsets(g))
         return { groups, commits, descriptions: await source.admin.groups.describeGroups(groups) }
-      })(), options.sourceTimeoutMs, `cluster ${flow.source.alias}`)
+      })(), options.sourceTimeoutMs, flow.source)
     } catch (err) {
       sourceError = errorText(err)
     }
@@ -165,7 +165,7 @@ export async function planFailback (flow: FlowConfig, options: MoveOptions): Pro
     const history = await loadFlowHistory(flow, policy, remote.admin, remote.reader)
     const groups = await selectGroups(options.selection, async () => (await remote.admin.groups.listGroups()).map(g => g.groupId))
     const onRemote = await remote.admin.groups.describeGroups(groups)
-    const dest = await withDeadline(destinationFacts(original, groups), options.sourceTimeoutMs, `cluster ${flow.source.alias}`)
+    const dest = await withDeadline(destinationFacts(original, groups), options.sourceTimeoutMs, flow.source)
     const plans: GroupPlan[] = []
     for (const group of groups) {
       const commits = await remote.admin.groups.listCommittedOffsets(group)

@@ -55,7 +55,7 @@ export async function planOffsetsSet (request: OffsetsSetRequest): Promise<Offse
       })
       const instant = request.spec.kind === 'datetime' ? { instant: new Date(request.spec.timestampMs).toISOString() } : {}
       return { kind: PlanKinds.OFFSETS_SET, flow: '', from: cluster.alias, to: cluster.alias, basis: 'manual' as const, notes: [], groups: [plan], ...instant }
-    })(), request.timeoutMs, `cluster ${cluster.alias}`)
+    })(), request.timeoutMs, cluster)
   } finally {
     await clients.close()
   }

@@ -6,6 +6,8 @@ import { fromLibraryAcl, toLibraryAcl, type AclBinding, type AclResourceType } f
 import { GroupAdmin } from './group-admin.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { clientInt } from '../config/client-settings.ts'
+import { withApiDeadline } from './api-deadline.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { withGrant } from './acl-grant.ts'
@@ -78,6 +80,8 @@ export class AdminClient {
   readonly #admin: Admin
   readonly #cluster: ClusterContext
   readonly #principal: string
+  /** `default.api.timeout.ms`: the bound of each operation, its retries included. */
+  readonly #apiTimeoutMs: number
   /** Set once the cluster answered that it has no IncrementalAlterConfigs (before Kafka 2.3). */
   #legacyAlterConfigs = false
 
@@ -89,7 +93,8 @@ export class AdminClient {
     this.#admin = new Admin(toConnectOptions(props, clientId))
     this.#cluster = cluster
     this.#principal = describePrincipal(props, cluster.alias ?? clientId)
-    this.groups = new GroupAdmin(this.#admin, cluster)
+    this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
+    this.groups = new GroupAdmin(this.#admin, cluster, this.#apiTimeoutMs)
   }
 
   async listTopics (): Promise<string[]> {
@@ -330,10 +335,11 @@ export class AdminClient {
   }
 
   async #call<T> (action: string, fn: () => Promise<T>): Promise<T> {
+    const described = `${action} on ${this.#cluster.label}`
     try {
-      return await fn()
+      return await withApiDeadline(fn, this.#apiTimeoutMs, described, this.#cluster)
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#cluster.label}`, this.#cluster)
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, described, this.#cluster)
     }
   }
 }

@@ -18,7 +18,7 @@ import type { ApiSpec } from './protocol/api.ts'
 import { FetchApi } from './protocol/fetch.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
 import { ListOffsetsApi } from './protocol/list-offsets.ts'
-import { MetadataApi } from './protocol/metadata.ts'
+import { MetadataApi, type MetadataResponse } from './protocol/metadata.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
 import { ProduceApi } from './protocol/produce.ts'
 
@@ -42,14 +42,8 @@ export async function checkBrokers (props: ClientProps, clientId: string, cluste
   const options = toConnectOptions(props, clientId)
   const pool = new ConnectionPool(clientId, options)
   try {
-    let metadata
-    try {
-      const bootstrap = await pool.getFirstAvailable(options.bootstrapBrokers.map(parseBrokerAddress))
-      metadata = await sendRequest(bootstrap, MetadataApi, { topics: [] }, cluster.label)
-    } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster.label} (${options.bootstrapBrokers.join(',')})`, cluster)
-    }
-    return await Promise.all([...metadata.brokers.values()].map(async broker => {
+    const { metadata, silent } = await bootstrapMetadata(pool, options.bootstrapBrokers, cluster)
+    return silent.concat(await Promise.all([...metadata.brokers.values()].map(async broker => {
       const address = `${broker.host}:${broker.port}`
       let apis
       try {
@@ -61,14 +55,38 @@ export async function checkBrokers (props: ClientProps, clientId: string, cluste
       const missing = NEEDED.find(spec => apis.versionFor(spec) === null)
       if (missing !== undefined) throw apis.incompatible(missing, cluster.label)
       return { nodeId: broker.nodeId, address, release: apis.release, reachable: true }
-    }))
+    })))
   } finally {
     await pool.close().catch(() => undefined)
   }
 }
 
-/** "Kafka 3.5-3.6" when every broker looks alike, else each broker with its release. */
-export function describeReleases (brokers: readonly BrokerRelease[]): string {
+/** nodeId of a bootstrap server that did not answer (its node id is not known). */
+export const BOOTSTRAP_NODE_ID = -1
+
+/**
+ * The cluster's metadata from the first bootstrap server that answers, each tried in turn: one that accepts
+ * connections and never answers (a wedged broker) costs its request timeout, then the next is asked; those that
+ * failed are returned as unreachable (node id -1). Rejects with the last server's error when none answers.
+ */
+async function bootstrapMetadata (pool: ConnectionPool, servers: readonly string[], cluster: ClusterContext): Promise<{ metadata: MetadataResponse, silent: BrokerRelease[] }> {
+  const silent: BrokerRelease[] = []
+  let last: unknown
+  for (const server of servers) {
+    try {
+      return { metadata: await sendRequest(await pool.get(parseBrokerAddress(server)), MetadataApi, { topics: [] }, cluster.label), silent }
+    } catch (err) {
+      last = err
+      const cause = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `bootstrap server ${server} of ${cluster.label}`, cluster)
+      silent.push({ nodeId: BOOTSTRAP_NODE_ID, address: server, release: `unreachable (${cause.message})`, reachable: false })
+    }
+  }
+  throw toKmirrorError(last, ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster.label} (${servers.join(',')})`, cluster)
+}
+
+/** "Kafka 3.5-3.6" when every broker looks alike, else each broker with its release (bootstrap servers that did not answer left out). */
+export function describeReleases (all: readonly BrokerRelease[]): string {
+  const brokers = all.filter(b => b.nodeId !== BOOTSTRAP_NODE_ID)
   const releases = new Set(brokers.map(b => b.release))
   if (releases.size === 1) return `${[...releases][0]!} (${brokers.length} broker${brokers.length === 1 ? '' : 's'})`
   return brokers.map(b => `${b.nodeId}@${b.address}: ${b.release}`).join(', ')

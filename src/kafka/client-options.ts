@@ -18,6 +18,22 @@ export interface ConnectOptions extends ConnectionOptions {
   retryDelay: number
 }
 
+/** A command's `--timeout`, in ms: no request or connection attempt of any client waits longer. `run` sets none. */
+let commandDeadlineMs: number | undefined
+
+/**
+ * Caps `request.timeout.ms` and `socket.connection.setup.timeout.ms` of every client opened from now on (set
+ * once by a command with `--timeout`, before it opens any client), so that a broker that never answers fails the
+ * command within its deadline with an error naming the cluster, the broker and the request.
+ */
+export function capClientTimeouts (ms: number): void {
+  commandDeadlineMs = ms
+}
+
+function capped (ms: number): number {
+  return commandDeadlineMs === undefined ? ms : Math.min(ms, commandDeadlineMs)
+}
+
 export function toConnectOptions (props: ClientProps, clientId: string): ConnectOptions {
   const bootstrap = (props['bootstrap.servers'] ?? '').split(',').map(s => s.trim()).filter(s => s.length > 0)
   if (bootstrap.length === 0) {
@@ -26,9 +42,9 @@ export function toConnectOptions (props: ClientProps, clientId: string): Connect
   const options: ConnectOptions = {
     clientId,
     bootstrapBrokers: bootstrap,
-    connectTimeout: clientInt(props, 'socket.connection.setup.timeout.ms'),
-    requestTimeout: clientInt(props, 'request.timeout.ms'),
-    timeout: clientInt(props, 'request.timeout.ms'),
+    connectTimeout: capped(clientInt(props, 'socket.connection.setup.timeout.ms')),
+    requestTimeout: capped(clientInt(props, 'request.timeout.ms')),
+    timeout: capped(clientInt(props, 'request.timeout.ms')),
     retries: 5,
     retryDelay: clientInt(props, 'retry.backoff.ms')
   }

@@ -23,6 +23,13 @@ export const INTERNAL_READER_OPTIONS: RecordFetcherOptions = Object.freeze({
 
 const CLOSE_DEADLINE_MS = 3000
 
+/** Per `bootstrap.servers` as written: the brokers that answered a broker check (`checkBrokers`), in its order. */
+const ANSWERING = new Map<string, string[]>()
+
+function bootstrapOf (props: ClientProps): string {
+  return (props['bootstrap.servers'] ?? '').split(',').map(s => s.trim()).filter(s => s.length > 0).join(',')
+}
+
 export class ClusterClients {
   readonly alias: string
   /** How messages name the cluster: `cluster <alias>`. */
@@ -53,7 +60,7 @@ export class ClusterClients {
   }
 
   get admin (): AdminClient {
-    this.#admin ??= this.#track(new AdminClient(this.#cluster.admin, this.clientId(`${this.#side}-admin`), this.#context(this.#cluster.admin)))
+    this.#admin ??= this.#track(new AdminClient(this.#props(this.#cluster.admin), this.clientId(`${this.#side}-admin`), this.#context(this.#cluster.admin)))
     return this.#admin
   }
 
@@ -65,23 +72,23 @@ export class ClusterClients {
 
   /** Offsets by position or time (ListOffsets), for `offsets set`. */
   get lookup (): OffsetLookup {
-    this.#lookup ??= this.#track(new OffsetLookup(this.#cluster.consumer, this.clientId(`${this.#side}-lookup`), this.#context(this.#cluster.consumer)))
+    this.#lookup ??= this.#track(new OffsetLookup(this.#props(this.#cluster.consumer), this.clientId(`${this.#side}-lookup`), this.#context(this.#cluster.consumer)))
     return this.#lookup
   }
 
   /** Another reader with its own options (the data path's, a status probe's), closed with the others. */
   fetcher (role: string, options: RecordFetcherOptions): RecordFetcher {
-    return this.#track(new RecordFetcher(this.#cluster.consumer, this.clientId(role), { ...options, cluster: this.#context(this.#cluster.consumer) }))
+    return this.#track(new RecordFetcher(this.#props(this.#cluster.consumer), this.clientId(role), { ...options, cluster: this.#context(this.#cluster.consumer) }))
   }
 
   /** A writer of internal records (progress, history, offset syncs, heartbeats, checkpoints). */
   writer (role: string, options: RecordWriterOptions): RecordWriter {
-    return this.#track(new RecordWriter(this.#cluster.producer, this.clientId(role), { ...options, cluster: this.#context(this.#cluster.producer) }))
+    return this.#track(new RecordWriter(this.#props(this.#cluster.producer), this.clientId(role), { ...options, cluster: this.#context(this.#cluster.producer) }))
   }
 
   /** The data path's writer of record batches. */
   batchWriter (role: string, options: BatchWriterOptions): BatchWriter {
-    return this.#track(new BatchWriter(this.#cluster.producer, this.clientId(role), { ...options, cluster: this.#context(this.#cluster.producer) }))
+    return this.#track(new BatchWriter(this.#props(this.#cluster.producer), this.clientId(role), { ...options, cluster: this.#context(this.#cluster.producer) }))
   }
 
   /**
@@ -91,11 +98,32 @@ export class ClusterClients {
   async checkBrokers (): Promise<BrokerRelease[]> {
     this.#check ??= checkBrokers(this.#cluster.admin, this.clientId(`${this.#side}-check`), this.#context(this.#cluster.admin))
     try {
-      return await this.#check
+      const brokers = await this.#check
+      this.#preferAnswering(brokers)
+      return brokers
     } catch (err) {
       this.#check = undefined
       throw err
     }
+  }
+
+  /**
+   * Clients opened after the check (by any ClusterClients of this process: heartbeats, commands) bootstrap from
+   * the brokers that answered it first: the client library takes the first bootstrap server that accepts a
+   * connection, and one that accepts and never answers (a wedged broker listed first) would hold every client
+   * until its request timeout, again and again.
+   */
+  #preferAnswering (brokers: readonly BrokerRelease[]): void {
+    const answering = brokers.filter(b => b.reachable).map(b => b.address)
+    if (answering.length > 0) ANSWERING.set(bootstrapOf(this.#cluster.admin), answering)
+  }
+
+  /** ROLE's properties, with the brokers known to answer first in `bootstrap.servers`. */
+  #props (props: ClientProps): ClientProps {
+    const listed = bootstrapOf(props)
+    const answering = ANSWERING.get(listed)
+    if (answering === undefined) return props
+    return { ...props, 'bootstrap.servers': [...new Set([...answering, ...listed.split(',')])].join(',') }
   }
 
   /** Closes every client opened so far; gives up waiting after a few seconds (a dead cluster never answers). */

@@ -10,6 +10,8 @@ export interface ConnectionContext {
   readonly alias?: string
   /** The client's `security.protocol`, when known: hints about client certificates only apply to TLS. */
   readonly protocol?: string
+  /** The client's `bootstrap.servers`, for messages about brokers that did not answer. */
+  readonly brokers?: string
 }
 
 /**
@@ -22,7 +24,8 @@ export interface ClusterContext extends ConnectionContext {
 
 /** The context of a client of cluster ALIAS with PROPS: `cluster <alias>`, and the protocol PROPS set (PLAINTEXT by default). */
 export function clusterContext (alias: string, props: Readonly<Record<string, string>>): ClusterContext {
-  return { label: `cluster ${alias}`, alias, protocol: props['security.protocol']?.trim() || 'PLAINTEXT' }
+  const brokers = props['bootstrap.servers']?.split(',').map(s => s.trim()).filter(s => s.length > 0).join(',')
+  return { label: `cluster ${alias}`, alias, protocol: props['security.protocol']?.trim() || 'PLAINTEXT', ...(brokers ? { brokers } : {}) }
 }
 
 interface Cause {
@@ -79,6 +82,22 @@ export function connectionHint (err: unknown, context: ConnectionContext = {}): 
     (tls ? ` (a listener with ssl.client.auth=required closes TLS connections without a client certificate: set ${key('ssl.keystore.location')})` : '')
 }
 
+/**
+ * Whether a failed connection's cause is a setting to fix, not a moment to wait out: TLS verification, a TLS or
+ * plaintext mismatch, a TLS alert, a host name that does not exist. (ECONNREFUSED, resets and timeouts are not.)
+ */
+export function isConfigurationCause (err: unknown): boolean {
+  const cause = telling(err)
+  if (cause === undefined) return false
+  return UNTRUSTED.has(cause.code) || OUTDATED.has(cause.code) || NOT_TLS.has(cause.code) || ALERT.test(cause.code) ||
+    ['ERR_TLS_CERT_ALTNAME_INVALID', 'NOT_TLS', 'TLS_REQUIRED', 'ENOTFOUND', 'EAI_NONAME'].includes(cause.code)
+}
+
+/** Whether a failed connection names no cause at all (no errno, no TLS code): the peer just closed it. */
+export function isBareClose (err: unknown): boolean {
+  return telling(err) === undefined
+}
+
 /** The first cause in the tree that names what went wrong: an error code kmirror knows, or a TLS check of the library. */
 function telling (err: unknown): Cause | undefined {
   return searchErrorTree(err, e => {
@@ -90,7 +109,8 @@ function telling (err: unknown): Cause | undefined {
     // The library's own checks carry its generic user-error code: tell them by their text.
     if (code === 'PLT_KFK_USER' && /verify the broker supports TLS/i.test(text)) return { code: 'NOT_TLS', message: text }
     if (code === 'PLT_KFK_USER' && /requires TLS/i.test(text)) return { code: 'TLS_REQUIRED', message: text }
-    if (code.startsWith('PLT_KFK_')) return undefined
+    // kmirror's own codes (a KmirrorError wrapping the cause) name no cause.
+    if (code.startsWith('PLT_KFK_') || code.startsWith('KMIRROR_ERR_')) return undefined
     return { code, message: text }
   })
 }

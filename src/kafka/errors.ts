@@ -2,9 +2,9 @@
  * Maps errors of the Kafka library to KmirrorError, keeping the original as `cause`.
  * This is the only place that knows the library's error shapes.
  */
-import { NetworkError, protocolErrorsCodesById, UnsupportedApiError } from '@platformatic/kafka'
+import { NetworkError, protocolErrorsCodesById, TimeoutError, UnsupportedApiError } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError, type ErrorCode } from '../errors.ts'
-import { connectionHint, type ConnectionContext } from './connection-hints.ts'
+import { connectionHint, isBareClose, type ConnectionContext } from './connection-hints.ts'
 import { searchErrorTree } from './error-tree.ts'
 
 /** Kafka protocol error names found anywhere in the error tree (e.g. TOPIC_ALREADY_EXISTS). */
@@ -49,6 +49,23 @@ export function isNetworkError (err: unknown): boolean {
   return err instanceof Error && NetworkError.isRetryable(err)
 }
 
+/** Whether the error tree holds the library's timeout (a request or a connection attempt not answered in time). */
+export function isTimeoutError (err: unknown): boolean {
+  return searchErrorTree(err, e => (e instanceof TimeoutError ? true : undefined)) === true
+}
+
+/**
+ * What to tell the operator about a broker that did not answer in time: the brokers tried (when the action does
+ * not name one) and the keys that set the deadlines. `alias` prefixes the keys.
+ */
+export function timeoutHint (context: ConnectionContext = {}): string {
+  const key = (name: string): string => `${context.alias === undefined ? '' : `${context.alias}.`}${name}`
+  const brokers = context.brokers === undefined ? '' : ` (brokers tried: ${context.brokers})`
+  return `no answer in time${brokers}: a broker that accepts connections but does not answer is wedged, frozen, overloaded, ` +
+    `or not a Kafka listener (wrong port, or ${key('security.protocol')} not matching it); check ${key('bootstrap.servers')} and the brokers. ` +
+    `Deadlines: ${key('<role>.request.timeout.ms')} and ${key('<role>.socket.connection.setup.timeout.ms')} (role: consumer, producer, admin)`
+}
+
 /**
  * `err` of the library as a KmirrorError whose message starts with `action` (which names the cluster) and ends
  * with what to check. `context` (alias, security.protocol) makes the hint name the keys to fix exactly.
@@ -59,15 +76,20 @@ export function toKmirrorError (err: unknown, code: ErrorCode, action: string, c
   const own = searchErrorTree(err, e => (e instanceof KmirrorError ? e : undefined))
   if (own !== undefined) return new KmirrorError(own.code, `${action}: ${own.message}`, { cause: err, retriable: own.retriable, details: own.details })
   const names = kafkaErrorNames(err)
-  const network = isNetworkError(err) || names.some(n => n.startsWith('NOT_') || n.endsWith('_NOT_AVAILABLE') || n === 'REQUEST_TIMED_OUT')
-  const hint = names.map(n => kafkaErrorHint(n, context.alias)).find(h => h !== undefined) ?? (network || isConnectionRefusal(err) ? connectionHint(err, context) : undefined)
+  const timedOut = isTimeoutError(err)
+  const network = timedOut || isNetworkError(err) || names.some(n => n.startsWith('NOT_') || n.endsWith('_NOT_AVAILABLE') || n === 'REQUEST_TIMED_OUT')
+  const hint = names.map(n => kafkaErrorHint(n, context.alias)).find(h => h !== undefined) ??
+    (timedOut ? timeoutHint(context) : network || isConnectionRefusal(err) ? connectionHint(err, context) : undefined)
   const suffix = (names.length > 0 ? ` [${names.join(', ')}]` : '') + (hint === undefined ? '' : `; ${hint}`)
   const denied = names.some(n => n.endsWith('_AUTHORIZATION_FAILED'))
-  const finalCode = denied ? ErrorCodes.NOT_AUTHORIZED : network ? ErrorCodes.CLUSTER_UNREACHABLE : code
+  const finalCode = denied ? ErrorCodes.NOT_AUTHORIZED : timedOut ? ErrorCodes.TIMEOUT : network ? ErrorCodes.CLUSTER_UNREACHABLE : code
+  // A TLS listener that closes the connection without a word: a broker going down, or one that wants a client
+  // certificate (ssl.client.auth=required under TLS 1.3 looks exactly like this). Start-up waits only a little.
+  const closedOnTls = network && !timedOut && /SSL/i.test(context.protocol ?? '') && names.length === 0 && isBareClose(err)
   return new KmirrorError(finalCode, `${action}: ${describe(err)}${suffix}`, {
     cause: err,
     retriable: network || names.length === 0 || names.some(n => RETRIABLE_NAMES.has(n)),
-    details: { kafkaErrors: names }
+    details: closedOnTls ? { kafkaErrors: names, closedOnTls } : { kafkaErrors: names }
   })
 }
 

@@ -4,6 +4,7 @@
  */
 import type { Admin } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
+import { withApiDeadline } from './api-deadline.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
@@ -48,10 +49,13 @@ export function isInactive (state: GroupState): boolean {
 export class GroupAdmin {
   readonly #admin: Admin
   readonly #cluster: ClusterContext
+  readonly #apiTimeoutMs: number
 
-  constructor (admin: Admin, cluster: ClusterContext) {
+  /** `apiTimeoutMs`: `default.api.timeout.ms`, the bound of each operation. */
+  constructor (admin: Admin, cluster: ClusterContext, apiTimeoutMs: number) {
     this.#admin = admin
     this.#cluster = cluster
+    this.#apiTimeoutMs = apiTimeoutMs
   }
 
   async listGroups (): Promise<GroupListing[]> {
@@ -92,10 +96,11 @@ export class GroupAdmin {
   }
 
   async #call<T> (action: string, fn: () => Promise<T>): Promise<T> {
+    const described = `${action} on ${this.#cluster.label}`
     try {
-      return await fn()
+      return await withApiDeadline(fn, this.#apiTimeoutMs, described, this.#cluster)
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#cluster.label}`, this.#cluster)
+      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, described, this.#cluster)
     }
   }
 }

@@ -104,6 +104,8 @@ export class FlowReplicator {
   readonly #removals: { topics: Set<string>, done: () => void }[] = []
   #looping = false
   #rounds = 0
+  /** When the last fetch-and-write round completed with an answer (health: a flow that stops completing them is stalled). */
+  #lastRoundAt = Date.now()
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
@@ -171,6 +173,11 @@ export class FlowReplicator {
     return this.#stopping
   }
 
+  /** When the last round completed (Date.now() time); the creation time before the first. */
+  get lastRoundAt (): number {
+    return this.#lastRoundAt
+  }
+
   /** Runs until `stop()`, then writes the final progress and offset syncs. */
   async run (): Promise<void> {
     this.#looping = true
@@ -186,6 +193,7 @@ export class FlowReplicator {
       try {
         const progressed = await this.#iterate()
         if (progressed) {
+          this.#lastRoundAt = Date.now()
           this.#failures = 0
         } else {
           // Every partition answered RETRY (leader moving, metadata stale): back off instead of spinning.

@@ -18,6 +18,7 @@ import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { FlowReplicator, type PartitionStatus } from '../replication/flow-replicator.ts'
 import { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
+import type { FlowProgress } from './health.ts'
 import { Scheduler, type JobStatus } from './scheduler.ts'
 
 export interface FlowStatus {
@@ -174,6 +175,11 @@ export class Flow {
     } finally {
       await Promise.all(this.#closers.map(close => close()))
     }
+  }
+
+  /** For health (health.ts): whether the data path runs, and when it last completed a round. */
+  progress (): FlowProgress {
+    return { name: this.config.name, started: this.#replicator !== null, lastRoundAt: this.#replicator?.lastRoundAt ?? null, stallThresholdMs: this.config.healthStallThresholdMs }
   }
 
   status (): FlowStatus {

@@ -264,3 +264,27 @@ export async function restartCluster (name: ClusterName): Promise<void> {
   await stopCluster(name)
   await startCluster(name)
 }
+
+/** The pid of NAME's broker JVM (kafka-local.sh's pid file). */
+function brokerPid (name: ClusterName): number {
+  const pid = Number(readFileSync(join(stateDir(), 'kafka', name, 'pid'), 'utf8').trim())
+  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no broker pid for cluster '${name}'`)
+  return pid
+}
+
+/**
+ * Freezes NAME's broker with SIGSTOP: its connections stay open and nothing answers (a wedged broker, a long GC
+ * pause). Registers the thaw with `t.after`, so a failed test never leaves it frozen. Refuses external clusters.
+ */
+export function freezeCluster (name: ClusterName, t?: { after: (fn: () => void) => void }): void {
+  refuseExternal(name, 'freeze')
+  const pid = brokerPid(name)
+  t?.after(() => { try { process.kill(pid, 'SIGCONT') } catch { /* already gone */ } })
+  process.kill(pid, 'SIGSTOP')
+}
+
+/** Thaws a broker frozen by freezeCluster (SIGCONT). */
+export function thawCluster (name: ClusterName): void {
+  refuseExternal(name, 'thaw')
+  process.kill(brokerPid(name), 'SIGCONT')
+}

@@ -12,7 +12,7 @@
  * - An empty intersection is BROKER_INCOMPATIBLE (not retriable): the broker is older than kmirror's floor.
  */
 import { readFileSync } from 'node:fs'
-import { Writer, type Connection } from '@platformatic/kafka'
+import { TimeoutError, Writer, type Connection } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError } from '../../errors.ts'
 import { decodeResponse, encodeRequest, isFlexible, type ApiSpec } from './api.ts'
 import { ApiVersionsApi, UNSUPPORTED_VERSION, type ApiVersionRange } from './api-versions.ts'
@@ -125,7 +125,13 @@ export function sendAt<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res
       (_correlationId, _apiKey, _apiVersion, reader) => decodeResponse(spec, version, reader.buffer.buffer, reader.position),
       flexible,
       flexible && spec.responseHeaderAlwaysV0 !== true,
-      (error, response) => { if (error) reject(error); else resolve(response as Res) }
+      (error, response) => { if (error) reject(namingBroker(error, connection, spec, version)); else resolve(response as Res) }
     )
   })
+}
+
+/** A timeout of the library names neither the request nor the broker: the one raised here names both (cause kept). */
+function namingBroker (error: Error, connection: Connection, spec: ApiSpec<unknown, unknown>, version: number): Error {
+  if (!(error instanceof TimeoutError)) return error
+  return new TimeoutError(`${spec.name} v${version} request to broker ${connection.host}:${connection.port} timed out (${error.message})`, { cause: error, canRetry: true })
 }

@@ -1,0 +1,103 @@
+/**
+ * A broker frozen with SIGSTOP for longer than request.timeout.ms in the middle of a copy (`third`, as the source
+ * and then as the target): kmirror warns with KMIRROR_ERR_TIMEOUT naming the cluster, the broker and the request,
+ * /healthz turns 503 (stalled) after health.stall.threshold.ms, and after SIGCONT it recovers by itself: /healthz
+ * 200 again and every record on the target exactly once, in order.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { freezeCluster, getCluster, thawCluster, type ClusterName } from '../helpers/clusters.ts'
+import { createTopic, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
+import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
+import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
+
+const PARTITIONS = 2
+const REQUEST_TIMEOUT_MS = 2000
+const STALL_THRESHOLD_MS = 5000
+
+function batch (topic: string, from: number, count: number): TestRecord[] {
+  return Array.from({ length: count }, (_, k) => {
+    const i = from + k
+    return { topic, partition: i % PARTITIONS, key: Buffer.from(`k${i}`), value: Buffer.from(`freeze-${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i) }
+  })
+}
+
+async function healthz (port: number): Promise<{ status: number, body: string }> {
+  const res = await fetch(`http://127.0.0.1:${port}/healthz`)
+  return { status: res.status, body: await res.text() }
+}
+
+async function copied (target: ClusterName, remote: string): Promise<number> {
+  const counts = await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted(target, remote, p).catch(() => [])).length))
+  return counts.reduce((a, b) => a + b, 0)
+}
+
+/** Timeout warnings kmirror logged after `from` (an offset into its stderr) that name the frozen broker. */
+function timeoutWarnings (kmirror: KmirrorProcess, from: number, broker: string): string[] {
+  return kmirror.stderr.slice(from).split('\n').filter(l => l.includes('"level":40') && l.includes('KMIRROR_ERR_TIMEOUT') && l.includes(`broker ${broker}`))
+}
+
+async function freezeMidCopy (t: { after: (fn: () => unknown) => void }, frozen: 'source' | 'target'): Promise<void> {
+  // Given a copy from `source` to `third` or back, running with short timeouts and an HTTP endpoint
+  const [source, target]: [ClusterName, ClusterName] = frozen === 'source' ? ['third', 'source'] : ['source', 'third']
+  const broker = getCluster('third').bootstrap
+  const topic = uniqueName(`freeze-${frozen}`)
+  const remote = `A.${topic}`
+  await createTopic(source, topic, { partitions: PARTITIONS, t })
+  await produce(source, batch(topic, 0, 100))
+  const timeouts = ['A', 'B'].flatMap(c => ['consumer', 'producer', 'admin'].map(role => `${c}.${role}.request.timeout.ms = ${REQUEST_TIMEOUT_MS}`))
+  const config = writeTempFile(mm2Properties({
+    source, target, extra: [`A->B.topics = ${topic}`, ...timeouts, `health.stall.threshold.ms = ${STALL_THRESHOLD_MS}`]
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config, '--http-port', '0', '--http-host', '127.0.0.1', '--progress-interval', '0'], { t })
+  const port = Number((await kmirror.waitForOutput(/"port":(\d+),"msg":"HTTP endpoint/, 15_000))[1])
+  await waitFor(async () => ({ done: await copied(target, remote) === 100, state: await copied(target, remote) }),
+    { timeoutMs: 60_000, intervalMs: 250, message: 'the first 100 records copied' })
+  assert.equal((await healthz(port)).status, 200)
+
+  // When `third` is frozen (and, when it is the target, more records arrive on the source meanwhile)
+  const mark = kmirror.stderr.length
+  freezeCluster('third', t)
+  const frozenAt = Date.now()
+  if (frozen === 'target') await produce(source, batch(topic, 100, 100))
+
+  // Then a warning names the timeout, the cluster's broker and the request, within the request timeout (plus back-off)
+  await waitFor(() => ({ done: timeoutWarnings(kmirror, mark, broker).length > 0, state: kmirror.stderr.slice(mark).slice(-2000) }),
+    { timeoutMs: REQUEST_TIMEOUT_MS + 8000, intervalMs: 100, message: `a KMIRROR_ERR_TIMEOUT warning naming broker ${broker}` })
+  const warning = JSON.parse(timeoutWarnings(kmirror, mark, broker)[0]!) as { err: { message: string } }
+  assert.match(warning.err.message, new RegExp(`cluster ${frozen === 'source' ? 'A' : 'B'}`))
+  assert.match(warning.err.message, /v\d+ request to broker .* timed out/)
+  // And /healthz turns 503 once no round has completed for the threshold
+  await waitFor(async () => {
+    const h = await healthz(port)
+    return { done: h.status === 503, state: h }
+  }, { timeoutMs: STALL_THRESHOLD_MS + 10_000, intervalMs: 250, message: '/healthz 503 while frozen' })
+  assert.ok(Date.now() - frozenAt >= STALL_THRESHOLD_MS - 1000, 'not stalled before the threshold')
+  assert.match((await healthz(port)).body, /^stalled: flow A->B has completed no fetch-and-write round for \d+ s/)
+  await kmirror.waitForOutput(/"flow":"A->B".*"msg":"flow stalled: no fetch-and-write round completed within health\.stall\.threshold\.ms/, 5000)
+
+  // When it is thawed (and, when it was the source, more records arrive)
+  thawCluster('third')
+  if (frozen === 'source') await produce(source, batch(topic, 100, 100))
+
+  // Then kmirror recovers by itself: healthy again, every record exactly once, in order
+  await waitFor(async () => ({ done: await copied(target, remote) >= 200, state: await copied(target, remote) }),
+    { timeoutMs: 90_000, intervalMs: 500, message: 'all 200 records copied after the thaw' })
+  await waitFor(async () => ({ done: (await healthz(port)).status === 200, state: await healthz(port) }),
+    { timeoutMs: 30_000, intervalMs: 250, message: '/healthz 200 after the thaw' })
+  await kmirror.waitForOutput(/"flow":"A->B","msg":"flow no longer stalled/, 5000)
+  kmirror.kill('SIGTERM')
+  assert.deepEqual(await kmirror.waitForExit(15_000), { code: 0, signal: null })
+  for (let p = 0; p < PARTITIONS; p++) {
+    assertSamePartition(await readCommitted(source, topic, p), await readCommitted(target, remote, p), `${topic}-${p}`)
+  }
+}
+
+test('the source broker frozen longer than request.timeout.ms mid-copy: timeout warning naming it, /healthz 503, then recovery with every record exact', { timeout: 180_000 }, async t => {
+  await freezeMidCopy(t, 'source')
+})
+
+test('the target broker frozen longer than request.timeout.ms mid-copy: timeout warning naming it, /healthz 503, then recovery with every record exact', { timeout: 180_000 }, async t => {
+  await freezeMidCopy(t, 'target')
+})

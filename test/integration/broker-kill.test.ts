@@ -1,0 +1,68 @@
+/**
+ * A broker killed with kill -9 mid-copy and restarted (`third`, as the source and then as the target): kmirror
+ * keeps running, retries, and once the broker is back every record is on the target exactly once, in order.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { killCluster, startCluster, type ClusterName } from '../helpers/clusters.ts'
+import { createTopic, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
+import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
+import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
+
+const PARTITIONS = 2
+
+function batch (topic: string, from: number, count: number): TestRecord[] {
+  return Array.from({ length: count }, (_, k) => {
+    const i = from + k
+    return { topic, partition: i % PARTITIONS, key: Buffer.from(`k${i}`), value: Buffer.from(`kill-${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i) }
+  })
+}
+
+async function copied (target: ClusterName, remote: string): Promise<number> {
+  const counts = await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted(target, remote, p).catch(() => [])).length))
+  return counts.reduce((a, b) => a + b, 0)
+}
+
+async function killMidCopy (t: { after: (fn: () => unknown) => void }, killed: 'source' | 'target'): Promise<void> {
+  // Given a copy between `source` and `third`, the first 100 records copied
+  const [source, target]: [ClusterName, ClusterName] = killed === 'source' ? ['third', 'source'] : ['source', 'third']
+  const topic = uniqueName(`kill-${killed}`)
+  const remote = `A.${topic}`
+  await createTopic(source, topic, { partitions: PARTITIONS, t })
+  await produce(source, batch(topic, 0, 100))
+  const timeouts = ['A', 'B'].flatMap(c => ['consumer', 'producer', 'admin'].map(role => `${c}.${role}.request.timeout.ms = 3000`))
+  const config = writeTempFile(mm2Properties({ source, target, extra: [`A->B.topics = ${topic}`, ...timeouts] }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config, '--progress-interval', '0'], { t })
+  await waitFor(async () => ({ done: await copied(target, remote) === 100, state: await copied(target, remote) }),
+    { timeoutMs: 60_000, intervalMs: 250, message: 'the first 100 records copied' })
+
+  // When `third` is killed with kill -9 (more records arriving on the source meanwhile when it is the target)
+  t.after(() => startCluster('third'))
+  await killCluster('third')
+  if (killed === 'target') await produce(source, batch(topic, 100, 100))
+  const mark = kmirror.stderr.length
+  await waitFor(() => ({ done: kmirror.stderr.slice(mark).includes('"level":40'), state: kmirror.stderr.slice(-1500) }),
+    { timeoutMs: 30_000, intervalMs: 200, message: 'a warning while the broker is down' })
+  // And restarted on the same data (more records arriving once it is back when it is the source)
+  await startCluster('third')
+  if (killed === 'source') await produce(source, batch(topic, 100, 100))
+
+  // Then kmirror, never restarted, copies every record exactly once, in order
+  await waitFor(async () => ({ done: await copied(target, remote) >= 200, state: await copied(target, remote) }),
+    { timeoutMs: 90_000, intervalMs: 500, message: 'all 200 records copied after the restart' })
+  assert.equal(kmirror.exitStatus, null, 'kmirror kept running')
+  kmirror.kill('SIGTERM')
+  assert.deepEqual(await kmirror.waitForExit(15_000), { code: 0, signal: null })
+  for (let p = 0; p < PARTITIONS; p++) {
+    assertSamePartition(await readCommitted(source, topic, p), await readCommitted(target, remote, p), `${topic}-${p}`)
+  }
+}
+
+test('the source broker killed with kill -9 mid-copy and restarted: every record exact, kmirror never restarted', { timeout: 180_000 }, async t => {
+  await killMidCopy(t, 'source')
+})
+
+test('the target broker killed with kill -9 mid-copy and restarted: every record exact, kmirror never restarted', { timeout: 180_000 }, async t => {
+  await killMidCopy(t, 'target')
+})
