@@ -36,7 +36,7 @@ import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
 import type { ProducerIdentity } from './record-batch.ts'
-import { partitionKey } from './record-fetcher.ts'
+import { partitionKey } from '../topic-partition.ts'
 import { groupBy } from '../collections.ts'
 
 /** A batch to write: it is built for the producer id and sequence the writer gives it when it is sent. */

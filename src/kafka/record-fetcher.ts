@@ -21,6 +21,7 @@ import type { ClusterContext } from './connection-hints.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { leaderOf, MetadataCache } from './metadata-cache.ts'
 import { toOffset } from './offsets.ts'
+import { partitionKey } from '../topic-partition.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { sendRequest } from './protocol/negotiation.ts'
@@ -236,10 +237,6 @@ export class RecordFetcher {
   async close (): Promise<void> {
     await this.#pool.close().catch(() => undefined)
   }
-}
-
-export function partitionKey (topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`
 }
 
 function emptyBatches (position: PartitionPosition, outcome: FetchOutcome): FetchedBatches {

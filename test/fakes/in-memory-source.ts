@@ -8,7 +8,8 @@
  * The records travel as real v2 record batch bytes (source-batches.ts), CRCs included, like RecordFetcher's
  * `fetchBatches`: consecutive offsets, at most `batchRecords` per batch, in the codec `codec`.
  */
-import { FetchOutcomes, partitionKey, type FetchedBatches, type FetchedRecord, type FetchOutcome, type PartitionPosition } from '../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../src/topic-partition.ts'
+import { FetchOutcomes, type FetchedBatches, type FetchedRecord, type FetchOutcome, type PartitionPosition } from '../../src/kafka/record-fetcher.ts'
 import type { Codec } from '../../src/replication/batch-plan.ts'
 import type { SourceReader } from '../../src/replication/flow-replicator.ts'
 import { sourceBatches } from './source-batches.ts'

@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict'
 import type { OnBatchesAcked, PartitionWrite } from '../../src/kafka/batch-writer.ts'
 import { BatchAttributes, decodeRecords, scanBatches, verifyCrc, type FetchedRecord, type OutRecord, type ProducerIdentity } from '../../src/kafka/record-batch.ts'
-import { partitionKey } from '../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../src/topic-partition.ts'
 import type { TargetWriter } from '../../src/replication/flow-replicator.ts'
 
 export interface StoredRecord {

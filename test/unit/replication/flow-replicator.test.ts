@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
-import { partitionKey } from '../../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
 import { effectiveSyncs, translateByStep } from '../../fakes/offset-translation.ts'
