@@ -28,7 +28,7 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { leaderOf, toLeaderMetadata } from './metadata-cache.ts'
@@ -60,11 +60,32 @@ export interface BatchAck {
 
 export type OnBatchesAcked = (acks: readonly BatchAck[]) => Promise<void> | void
 
-/** Why the target refused a batch, per partition, when it refused the batch itself (too large, invalid). */
-export interface RefusedBatch {
+/**
+ * A partition the target refused records of (authorization, unknown topic, too large, invalid batch, ...): its
+ * batches from the refused one on were not appended. The other partitions of the write are not affected.
+ */
+export interface PartitionFailure {
+  /** Index of the write in `write()`'s argument. */
+  readonly write: number
   readonly topic: string
   readonly partition: number
+  /** The Kafka error name (e.g. TOPIC_AUTHORIZATION_FAILED). */
   readonly error: string
+  readonly kind: KafkaErrorKind
+  /** The broker's error message, if it sent one. */
+  readonly message: string | null
+  readonly retriable: boolean
+  /** The target refused the batch itself as it is (too large, invalid): re-encoding it may help. */
+  readonly refusedBatch: boolean
+  /** What to check, naming the cluster's keys. */
+  readonly hint: string | undefined
+}
+
+export interface WriteResult {
+  /** Writes left for a "not now" reason (no leader yet, leader moving): try them again shortly. */
+  readonly incomplete: number[]
+  /** Partitions the target refused; their acknowledged batches were reported. */
+  readonly failed: PartitionFailure[]
 }
 
 export interface BatchWriterOptions {
@@ -77,16 +98,8 @@ export interface BatchWriterOptions {
   readonly cluster?: ClusterContext
 }
 
-
-/** Errors that say the batch itself is unacceptable as it is, rather than the moment. */
-const REFUSED_BATCH_ERRORS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP', 'UNSUPPORTED_COMPRESSION_TYPE'])
 const MAX_SEQUENCE = 2 ** 31
 
-/**
- * Errors that say "not now" for a partition: leadership is moving or a new topic is not loaded on its leader
- * yet. The batch was not appended; the partition is left incomplete (its position stays at its last
- * acknowledged batch) and tried again with fresh metadata, while the other partitions carry on.
- */
 /**
  * How long "not now" partitions are tried again within one write before they are returned incomplete: while
  * nothing else of the write was acknowledged, and once something was.
@@ -94,16 +107,17 @@ const MAX_SEQUENCE = 2 ** 31
 const NOT_NOW_PATIENCE_MS = 3_000
 const NOT_NOW_SHORT_PATIENCE_MS = 300
 
-const NOT_NOW_ERRORS = new Set(['NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH'])
-
-interface Failure {
-  readonly write: number
-  readonly topic: string
-  readonly partition: number
-  readonly error: string
-  readonly message: string | null
-  readonly retriable: boolean
+/**
+ * Errors that say "not now" for a partition (`notNow` in errors.ts: leadership moving, a new topic not loaded
+ * on its leader yet). The batch was not appended; the partition is left incomplete (its position stays at its
+ * last acknowledged batch) and tried again with fresh metadata, while the other partitions carry on.
+ */
+function isNotNow (name: string): boolean {
+  return kafkaErrorInfo(name).notNow === true
 }
+
+/** A refused partition, or a request that failed as a whole (connection lost, timeout): `requestError`. */
+type Failure = Omit<PartitionFailure, 'kind' | 'refusedBatch' | 'hint'> & { readonly requestError?: KmirrorError }
 
 export class BatchWriter {
   /** Where metadata is asked: the bootstrap servers, then the brokers they named. */
@@ -143,15 +157,16 @@ export class BatchWriter {
 
   /**
    * Writes every batch and reports each acknowledged one. Resolves with the writes left incomplete for a
-   * "not now" reason (no leader known yet, leadership moving: NOT_NOW_ERRORS): their acknowledged batches
-   * were reported, the rest was not written, and the caller tries them again later. Any other failure
-   * throws, after every acknowledgement that came back was reported.
+   * "not now" reason (no leader known yet, leadership moving: isNotNow) and the partitions the target refused
+   * (`failed`): their acknowledged batches were reported, the rest was not written, and the caller tries them
+   * again later. A failure of a whole request or broker (connection, metadata, producer id) throws, after every
+   * acknowledgement that came back was reported.
    */
-  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<{ incomplete: number[] }> {
+  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<WriteResult> {
     // Per write: the first batch not yet acknowledged.
     const from = new Map<number, number>()
     writes.forEach((w, i) => { if (w.batches.length > 0) from.set(i, 0) })
-    if (from.size === 0) return { incomplete: [] }
+    if (from.size === 0) return { incomplete: [], failed: [] }
     const failures: Failure[] = []
     let reporting: Promise<void> = Promise.resolve()
     let acked = false
@@ -200,8 +215,7 @@ export class BatchWriter {
       this.#reset()
       throw err
     }
-    if (failures.length > 0) throw this.#failed(failures)
-    return { incomplete: waiting }
+    return { incomplete: waiting, failed: this.#failed(failures) }
   }
 
   /** Whatever the broker appended of a failed attempt cannot be told apart from what it did not: start afresh. */
@@ -246,7 +260,7 @@ export class BatchWriter {
           if (deferred.has(write)) {
             // Appended after a refused batch of the same partition: the sequence rule above did not hold.
             failed.add(write)
-            failures.push({ write, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true })
+            failures.push({ write, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true, requestError: new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} appended a batch of ${w.topic}-${w.partition} after refusing an earlier one; writing again with a new producer id`, { retriable: true }) })
             continue
           }
           acks.push({ write, batch, baseOffset: Number(p.baseOffset) })
@@ -255,7 +269,7 @@ export class BatchWriter {
         }
         const name = response instanceof Error ? null : p === undefined ? 'NO_RESPONSE' : kafkaErrorName(p.errorCode)
         if (deferred.has(write)) continue
-        if (name !== null && NOT_NOW_ERRORS.has(name)) {
+        if (name !== null && isNotNow(name)) {
           deferred.add(write)
           notNow.push(write)
           this.#sequences.set(partitionKey(w.topic, w.partition), sequence)
@@ -264,9 +278,9 @@ export class BatchWriter {
         failed.add(write)
         if (response instanceof Error) {
           const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to broker ${node} of ${this.#cluster.label}`, this.#cluster)
-          failures.push({ write, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable })
+          failures.push({ write, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable, requestError: wrapped })
         } else {
-          failures.push({ write, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) || REFUSED_BATCH_ERRORS.has(name!) })
+          failures.push({ write, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) })
         }
       }
       if (!(response instanceof Error) && response.throttleTimeMs > 0) throttledUntil = Date.now() + response.throttleTimeMs
@@ -309,17 +323,21 @@ export class BatchWriter {
     this.#throttledUntil.set(node, throttledUntil)
   }
 
-  #failed (failures: Failure[]): KmirrorError {
+  /**
+   * The refused partitions of a write; throws the first failure of a whole request instead. Any failure ends
+   * this producer id (the sequences of the refused partitions are unknown now).
+   */
+  #failed (failures: Failure[]): PartitionFailure[] {
+    if (failures.length === 0) return []
     this.#reset()
-    const refused: RefusedBatch[] = failures.filter(f => REFUSED_BATCH_ERRORS.has(f.error)).map(f => ({ topic: f.topic, partition: f.partition, error: f.error }))
-    const hint = failures.map(f => kafkaErrorHint(f.error, this.#cluster.alias)).find(h => h !== undefined)
-    const shown = failures.slice(0, 5).map(f => `${f.topic}-${f.partition}: ${f.error}${f.message === null ? '' : ` (${f.message})`}`).join('; ')
-    const more = failures.length > 5 ? ` and ${failures.length - 5} more` : ''
-    const denied = failures.some(f => f.error.endsWith('_AUTHORIZATION_FAILED'))
-    return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : ErrorCodes.PRODUCE, `${this.#cluster.label} refused records for ${shown}${more}${hint === undefined ? '' : `; ${hint}`}`, {
-      retriable: !denied && failures.every(f => f.retriable),
-      details: { kafkaErrors: [...new Set(failures.map(f => f.error))], refused }
-    })
+    const request = failures.find(f => f.requestError !== undefined)
+    if (request !== undefined) throw request.requestError
+    return failures.map(f => ({
+      write: f.write, topic: f.topic, partition: f.partition, error: f.error, message: f.message, retriable: f.retriable,
+      kind: kafkaErrorInfo(f.error).kind,
+      refusedBatch: isRefusedBatchError(f.error),
+      hint: kafkaErrorHint(f.error, this.#cluster.alias)
+    }))
   }
 
   /** Which of these partitions their leader answers for now (a ListOffsets probe; errors count as not ready). */

@@ -18,8 +18,8 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
-import { leaderOf, MetadataCache } from './metadata-cache.ts'
+import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
+import { leaderOf, MetadataCache, throwIfRefused } from './metadata-cache.ts'
 import { toOffset } from './offsets.ts'
 import { partitionKey } from '../topic-partition.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
@@ -42,7 +42,12 @@ export const FetchOutcomes = {
   /** The requested offset is outside [logStartOffset, highWatermark]. */
   OUT_OF_RANGE: 'out-of-range',
   /** Leadership moved or metadata is stale; metadata was refreshed, try again. */
-  RETRY: 'retry'
+  RETRY: 'retry',
+  /**
+   * The cluster refused this partition (no READ or DESCRIBE, a corrupt batch, an error kmirror does not expect):
+   * `failure` says why. Waiting alone may not fix it; the other partitions are not affected.
+   */
+  FAILED: 'failed'
 } as const
 export type FetchOutcome = (typeof FetchOutcomes)[keyof typeof FetchOutcomes]
 
@@ -60,6 +65,17 @@ export interface FetchedPartition {
   readonly bytes: number
 }
 
+/** Why a partition could not be read or written. */
+export interface PartitionError {
+  /** The Kafka error name (TOPIC_AUTHORIZATION_FAILED, CORRUPT_MESSAGE, ...). */
+  readonly error: string
+  readonly kind: KafkaErrorKind
+  /** What happened, naming the partition, the broker and the cluster. */
+  readonly message: string
+  /** What to check or grant, naming the cluster's keys. */
+  readonly hint: string | undefined
+}
+
 /** A partition's record batches as fetched, for forwarding without decoding (see record-batch.ts). */
 export interface FetchedBatches {
   readonly topic: string
@@ -73,6 +89,8 @@ export interface FetchedBatches {
   readonly highWatermark: number
   readonly lastStableOffset: number
   readonly logStartOffset: number
+  /** Set when `outcome` is FAILED. */
+  readonly failure?: PartitionError
 }
 
 export interface RecordFetcherOptions {
@@ -84,13 +102,6 @@ export interface RecordFetcherOptions {
   readonly cluster?: ClusterContext
 }
 
-/**
- * Partition errors that mean "not here, not now" (metadata is refreshed and the partition asked again):
- * UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, REPLICA_NOT_AVAILABLE,
- * OFFSET_NOT_AVAILABLE (a new leader not caught up yet), KAFKA_STORAGE_ERROR, FENCED/UNKNOWN_LEADER_EPOCH,
- * UNKNOWN_TOPIC_ID.
- */
-const RETRY_ERROR_CODES = new Set([3, 5, 6, 9, 13, 56, 74, 75, 100])
 /** listOffsets asks again this many times (after a fresh metadata read and a growing pause) before giving up. */
 const LIST_OFFSETS_ATTEMPTS = 5
 const OFFSET_OUT_OF_RANGE = 1
@@ -138,9 +149,11 @@ export class RecordFetcher {
     const partitionMaxBytes = options.maxPartitionBytes ?? this.#options.maxPartitionBytes
     if (positions.length === 0) return []
     const metadata = await this.#metadata.leaders([...new Set(positions.map(p => p.topic))])
-    const byLeader = groupBy(positions, position => leaderOf(metadata, position.topic, position.partition))
+    // A topic the cluster refused to describe fails its partitions alone.
+    const results = positions.filter(p => metadata.refused.has(p.topic)).map(p => this.#failed(p, metadata.refused.get(p.topic)!, 'the metadata'))
+    const byLeader = groupBy(positions.filter(p => !metadata.refused.has(p.topic)), position => leaderOf(metadata, position.topic, position.partition))
     // Partitions without a known leader (a topic deleted or not there yet, a leader moving) wait; the others go on.
-    const results = (byLeader.get(-1) ?? []).map(position => emptyBatches(position, FetchOutcomes.RETRY))
+    results.push(...(byLeader.get(-1) ?? []).map(position => emptyBatches(position, FetchOutcomes.RETRY)))
     if (byLeader.delete(-1)) this.#metadata.invalidate()
     const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes)))
     for (const list of perLeader) results.push(...list)
@@ -183,14 +196,24 @@ export class RecordFetcher {
       if (p === undefined) return emptyBatches(position, FetchOutcomes.OK)
       if (p.errorCode === OFFSET_OUT_OF_RANGE) return { ...emptyBatches(position, FetchOutcomes.OUT_OF_RANGE), ...rawOffsets(p) }
       if (p.errorCode !== 0) {
-        if (!RETRY_ERROR_CODES.has(p.errorCode)) {
-          throw new KmirrorError(ErrorCodes.FETCH, `fetch of ${position.topic}-${position.partition} from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label} failed with Kafka error ${kafkaErrorName(p.errorCode)}`, { retriable: true })
-        }
+        if (!isRetriableKafkaError(p.errorCode)) return this.#failed(position, p.errorCode, `a fetch from broker ${node} (${broker.host}:${broker.port})`)
         this.#metadata.invalidate()
         return emptyBatches(position, FetchOutcomes.RETRY)
       }
-      return selectBatches(position, p, this.#options.isolation === 'read_committed')
+      try {
+        return selectBatches(position, p, this.#options.isolation === 'read_committed')
+      } catch (err) {
+        // A batch that fails its CRC: this partition cannot be copied past it, the others can.
+        return { ...emptyBatches(position, FetchOutcomes.FAILED), failure: { error: 'CORRUPT_MESSAGE', kind: kafkaErrorInfo('CORRUPT_MESSAGE').kind, message: err instanceof Error ? err.message : String(err), hint: undefined } }
+      }
     })
+  }
+
+  /** A partition the cluster refused `what` of (e.g. "a fetch from broker 1 (host:port)") with Kafka error `errorCode`. */
+  #failed (position: PartitionPosition, errorCode: number, what: string): FetchedBatches {
+    const error = kafkaErrorName(errorCode)
+    const message = `${this.#cluster.label} refused ${what} of ${position.topic}-${position.partition} (Kafka error ${error})`
+    return { ...emptyBatches(position, FetchOutcomes.FAILED), failure: { error, kind: kafkaErrorInfo(error).kind, message, hint: kafkaErrorHint(error, this.#cluster.alias) } }
   }
 
   /**
@@ -201,6 +224,7 @@ export class RecordFetcher {
   async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest', attempt = 1): Promise<Map<string, number>> {
     const timestamp = which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
     const metadata = await this.#metadata.leaders([...new Set(partitions.map(p => p.topic))])
+    throwIfRefused(metadata, new Set(partitions.map(p => p.topic)), this.#cluster)
     const byLeader = groupBy(partitions, tp => leaderOf(metadata, tp.topic, tp.partition))
     const out = new Map<string, number>()
     const failed: { topic: string, partition: number, errorCode: number }[] = (byLeader.get(-1) ?? []).map(tp => ({ ...tp, errorCode: UNKNOWN_TOPIC_OR_PARTITION }))
@@ -224,7 +248,7 @@ export class RecordFetcher {
     }))
     if (failed.length === 0) return out
     this.#metadata.invalidate()
-    const retriable = failed.every(f => RETRY_ERROR_CODES.has(f.errorCode))
+    const retriable = failed.every(f => isRetriableKafkaError(f.errorCode))
     if (retriable && attempt < LIST_OFFSETS_ATTEMPTS) {
       await delay(50 * 2 ** attempt)
       for (const [tp, offset] of await this.listOffsets(failed, which, attempt + 1)) out.set(tp, offset)

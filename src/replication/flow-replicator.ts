@@ -8,13 +8,17 @@
  * - Offset syncs are fed with acknowledged (source, target) pairs only (see OffsetSyncTracker).
  * - A source offset below the log start (retention deleted records before they were copied) is never skipped
  *   silently: it is logged at error level with the number of records lost and counted.
- * - Errors marked retriable (network, leadership, timeouts) are retried with back-off; any other error stops
- *   the flow, because carrying on could lose data.
+ * - A partition the source or the target refuses (authorization, unknown topic, a batch too large even after
+ *   re-encoding, a corrupt batch) is set aside with its error and retried with its own back-off
+ *   (partition-failures.ts); it never advances past records it did not copy, and the others keep flowing.
+ * - A failure of a whole step (a broker unreachable, a request timed out, credentials or a cluster ACL refused)
+ *   is retried with back-off, logged once per change of error. Only errors kmirror cannot classify stop the
+ *   flow (programmer errors, INTERNAL, and other errors not marked retriable), because carrying on could lose data.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FlowConfig } from '../config/types.ts'
-import { isRetriable, KmirrorError } from '../errors.ts'
-import type { BatchAck, BatchWriter } from '../kafka/batch-writer.ts'
+import { ErrorCodes, isKmirrorError, isRetriable } from '../errors.ts'
+import type { BatchAck, BatchWriter, PartitionFailure } from '../kafka/batch-writer.ts'
 import { partitionKey } from '../topic-partition.ts'
 import { FetchOutcomes, type FetchedBatches, type RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { Logger } from '../logger.ts'
@@ -25,6 +29,7 @@ import { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import type { ProgressStore } from './progress-store.ts'
 import { ackedRuns, planPartition, type Codec, type PlannedBatch } from './batch-plan.ts'
 import { createProvenanceMarker, type ProvenanceFlow, type ProvenanceMarker } from './provenance.ts'
+import { FailureSides, PartitionFailures, type FailureBackoff, type FailureReport } from './partition-failures.ts'
 
 export interface PartitionStatus {
   readonly topic: string
@@ -37,6 +42,21 @@ export interface PartitionStatus {
   readonly copiedRecords: number
   readonly copiedBytes: number
   readonly lostToRetention: number
+  /** Why the partition is set aside, or null while it is copied. */
+  readonly failure: FailureReport | null
+}
+
+/** Records of the partition not copied yet; null when unknown (not read yet, or failing: the high watermark is stale). */
+export function partitionLag (p: PartitionStatus): number | null {
+  return p.highWatermark < 0 || p.failure !== null ? null : Math.max(0, p.highWatermark - p.position)
+}
+
+/** A failure of a whole replication step, while it lasts. */
+export interface StepFailure {
+  readonly code: string
+  readonly message: string
+  readonly since: string
+  readonly attempts: number
 }
 
 interface PartitionState {
@@ -66,6 +86,10 @@ export interface FlowReplicatorDeps {
   readonly progress: ProgressSink
   readonly syncs: OffsetSyncSink | null
   readonly log: Logger
+  /** Aliases of the source and target clusters, for the messages about failing partitions. */
+  readonly aliases?: { readonly source: string, readonly target: string }
+  /** Back-off of a failing partition (partition-failures.ts); RETRY_BASE_MS doubling up to RETRY_MAX_MS by default. */
+  readonly failureBackoff?: FailureBackoff
   readonly startAt: 'earliest' | 'latest'
   readonly metrics?: Metrics
   /** How batches are written (batch-plan.ts); defaults forward everything the target accepts as it is. */
@@ -101,6 +125,8 @@ export class FlowReplicator {
   #lastFlush = Date.now()
   #syncInFlight: Promise<void> | null = null
   #failures = 0
+  #stepFailure: (StepFailure & { key: string }) | null = null
+  readonly #failing: PartitionFailures
   /** removeTopics requests waiting for the end of the current fetch round. */
   readonly #removals: { topics: Set<string>, done: () => void }[] = []
   #looping = false
@@ -112,6 +138,7 @@ export class FlowReplicator {
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#provenance = createProvenanceMarker(deps.flow)
     this.#batching = { ...DEFAULT_BATCHING, ...deps.batching }
+    this.#failing = new PartitionFailures(deps.flow.name, deps.aliases ?? { source: 'source', target: 'target' }, deps.log, this.#metrics, deps.failureBackoff)
   }
 
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
@@ -158,6 +185,7 @@ export class FlowReplicator {
         this.#partitions.delete(key)
         this.#stored.delete(key)
         this.#tracker.reset(key)
+        this.#failing.forget(key)
       }
       this.#deps.log.debug({ topics: [...topics] }, 'topics removed from replication')
       done()
@@ -186,6 +214,7 @@ export class FlowReplicator {
       this.#applyRemovals()
       try {
         const progressed = await this.#iterate()
+        this.#stepRecovered()
         if (progressed) {
           this.#failures = 0
         } else {
@@ -194,18 +223,43 @@ export class FlowReplicator {
           await delay(this.#backoffMs())
         }
       } catch (err) {
-        if (!isRetriable(err)) {
+        if (!isWorthWaiting(err)) {
           // Records acknowledged before the error must not be copied again after a restart.
           await this.flush().catch(flushErr => this.#deps.log.warn({ err: flushErr }, 'cannot store progress after a fatal error'))
           throw err
         }
         this.#failures++
         const backoffMs = this.#backoffMs()
-        this.#deps.log.warn({ err, attempt: this.#failures, backoffMs }, 'replication step failed; retrying')
+        this.#stepFailed(err, backoffMs)
         await delay(backoffMs)
       }
     }
     await this.flush()
+  }
+
+  /** Warns once per change of error (the retries in between log at debug level). */
+  #stepFailed (err: unknown, backoffMs: number): void {
+    const code = isKmirrorError(err) ? err.code : ErrorCodes.INTERNAL
+    const message = err instanceof Error ? err.message : String(err)
+    const key = `${code}\u0000${message}`
+    const changed = this.#stepFailure?.key !== key
+    const since = changed ? new Date().toISOString() : this.#stepFailure!.since
+    this.#stepFailure = { key, code, message, since, attempts: changed ? 1 : this.#stepFailure!.attempts + 1 }
+    if (changed) this.#deps.log.warn({ err, attempt: this.#failures, backoffMs }, 'replication step failed; retrying')
+    else this.#deps.log.debug({ code, attempt: this.#failures, backoffMs }, 'replication step failed again; retrying')
+  }
+
+  #stepRecovered (): void {
+    if (this.#stepFailure === null) return
+    this.#deps.log.info({ code: this.#stepFailure.code, since: this.#stepFailure.since, attempts: this.#stepFailure.attempts }, 'replication steps succeed again')
+    this.#stepFailure = null
+  }
+
+  /** The failure of the whole replication step while it lasts (every partition waits), else null. */
+  stepFailure (): StepFailure | null {
+    if (this.#stepFailure === null) return null
+    const { key: _, ...failure } = this.#stepFailure
+    return failure
   }
 
   #backoffMs (): number {
@@ -226,15 +280,17 @@ export class FlowReplicator {
     const fetched = await this.#deps.fetcher.fetchBatches(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })),
       first ? { maxPartitionBytes: FIRST_ROUND_PARTITION_BYTES } : {})
     const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
-    const incomplete = withBatches.length > 0 ? await this.#write(withBatches) : []
+    const { incomplete, failed } = withBatches.length > 0 ? await this.#write(withBatches) : { incomplete: [], failed: [] }
     // Advance every partition that was written before any recovery that may throw: a partition whose
     // records are acknowledged must never be left at its old position, or they would be written twice.
-    // A partition the target could not take yet (no leader, remote topic still loading) stays where its
-    // acknowledged batches took it.
-    const waiting = new Set(incomplete)
+    // A partition the target could not take yet (no leader, remote topic still loading) or refused stays
+    // where its acknowledged batches took it.
+    const waiting = new Set([...incomplete, ...failed.map(r => r.fetched)])
     for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
     // ... and is left out of the next rounds for a moment, so it does not hold up the others.
     for (const f of incomplete) this.#state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
+    for (const r of failed) this.#writeRefused(r.fetched, r.failure)
+    for (const f of fetched) this.#noteFetchOutcome(f, waiting)
     for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) await this.#recoverOutOfRange(this.#state(f), f)
     this.#sendSyncs()
     if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
@@ -253,20 +309,16 @@ export class FlowReplicator {
    * offset syncs are recorded, and progress is stored if a flush is due, so a crash re-copies at most about
    * one flush interval of records, not a whole fetch round.
    */
-  async #write (fetched: readonly FetchedBatches[]): Promise<FetchedBatches[]> {
+  async #write (fetched: readonly FetchedBatches[]): Promise<{ incomplete: FetchedBatches[], failed: { fetched: FetchedBatches, failure: PartitionFailure }[] }> {
     const plans = fetched.map(f => this.#plan(f))
-    try {
-      const { incomplete } = await this.#deps.writer.write(
-        fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),
-        async acks => {
-          for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]![ack.batch]!, ack)
-          this.#sendSyncs()
-          if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
-        })
-      return incomplete.map(i => fetched[i]!)
-    } catch (err) {
-      throw this.#noteRefused(err) ?? err
-    }
+    const { incomplete, failed } = await this.#deps.writer.write(
+      fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),
+      async acks => {
+        for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]![ack.batch]!, ack)
+        this.#sendSyncs()
+        if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+      })
+    return { incomplete: incomplete.map(i => fetched[i]!), failed: failed.map(r => ({ fetched: fetched[r.write]!, failure: r })) }
   }
 
   #plan (f: FetchedBatches): PlannedBatch[] {
@@ -303,26 +355,32 @@ export class FlowReplicator {
   }
 
   /**
-   * The target refused a batch as it is (too large, invalid): that partition is re-encoded from now on. If a
-   * re-encoded batch is refused too, retrying cannot help: returns the error to stop the flow with instead.
+   * The target refused records of this partition. A batch refused as it is (too large, invalid) is re-encoded
+   * from now on and tried again at once; refused again, or refused for another reason (authorization, unknown
+   * topic), the partition is set aside and retried with back-off.
    */
-  #noteRefused (err: unknown): KmirrorError | null {
-    const details = err instanceof KmirrorError ? err.details as { refused?: { topic: string, partition: number, error: string }[] } : {}
-    let fatal: KmirrorError | null = null
-    for (const r of details.refused ?? []) {
-      const source = [...this.#partitions.values()].find(p => p.remoteTopic === r.topic && p.partition === r.partition)
-      if (source === undefined) continue
-      const key = partitionKey(source.topic, source.partition)
-      if (this.#reencode.has(key)) {
-        const e = err as KmirrorError
-        fatal = new KmirrorError(e.code, `${e.message} (also after re-encoding the records; retrying cannot help)`, { cause: err, details: e.details })
-        continue
-      }
+  #writeRefused (f: FetchedBatches, failure: PartitionFailure): void {
+    const state = this.#state(f)
+    const key = partitionKey(f.topic, f.partition)
+    if (failure.refusedBatch && !this.#reencode.has(key)) {
       this.#reencode.add(key)
-      this.#deps.log.warn({ topic: source.topic, partition: source.partition, error: r.error },
+      this.#deps.log.warn({ topic: f.topic, partition: f.partition, error: failure.error },
         'the target refused a record batch forwarded as it is; re-encoding this partition\'s records from now on')
+      return
     }
-    return fatal
+    const message = `${failure.error}${failure.message === null ? '' : ` (${failure.message})`}${failure.refusedBatch ? ', also after re-encoding the records' : ''}`
+    state.retryAt = this.#failing.fail(key, state, { side: FailureSides.TARGET, error: failure.error, kind: failure.kind, message, operation: 'WRITE' })
+  }
+
+  /** Sets aside a partition the source refused; logs the recovery of one that was read and written again. */
+  #noteFetchOutcome (f: FetchedBatches, notWritten: ReadonlySet<FetchedBatches>): void {
+    const key = partitionKey(f.topic, f.partition)
+    const state = this.#state(f)
+    if (f.outcome === FetchOutcomes.FAILED && f.failure !== undefined) {
+      state.retryAt = this.#failing.fail(key, state, { side: FailureSides.SOURCE, ...f.failure })
+    } else if (f.outcome === FetchOutcomes.OK && !notWritten.has(f)) {
+      this.#failing.recover(key, state)
+    }
   }
 
   #advance (f: FetchedBatches): void {
@@ -378,6 +436,16 @@ export class FlowReplicator {
   }
 
   status (): PartitionStatus[] {
-    return [...this.#partitions.values()].map(({ retryAt: _, ...p }) => ({ ...p }))
+    return [...this.#partitions].map(([key, { retryAt: _, ...p }]) => ({ ...p, failure: this.#failing.report(key) }))
   }
+}
+
+/**
+ * Whether the loop waits and tries again after `err` of a whole step: retriable errors, and refusals an operator
+ * fixes while kmirror runs (credentials, ACLs, a cluster unreachable). Anything else stops the flow.
+ */
+function isWorthWaiting (err: unknown): boolean {
+  if (isRetriable(err)) return true
+  if (!isKmirrorError(err)) return false
+  return err.code === ErrorCodes.AUTHENTICATION || err.code === ErrorCodes.NOT_AUTHORIZED || err.code === ErrorCodes.CLUSTER_UNREACHABLE
 }

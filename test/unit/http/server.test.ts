@@ -12,7 +12,7 @@ describe('/status', () => {
     const failure = new Error(`authentication failed for password pw-from-a-provider, request ${JSON.stringify({ password: 'p"w\\ 2%/' })}`)
     const server = await startHttpServer({
       host: '127.0.0.1', port: 0, metrics: new PrometheusMetrics(), log: silentLogger(),
-      source: { status: () => [{ name: 'A->B', partitions: [], jobs: [] }], failure: () => failure }
+      source: { status: () => [{ name: 'A->B', partitions: [], stepFailure: null, jobs: [] }], failure: () => failure }
     })
     try {
       const address = server.address()
