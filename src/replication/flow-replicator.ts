@@ -17,7 +17,6 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FlowConfig } from '../config/types.ts'
-import { ErrorCodes, isKmirrorError, isRetriable } from '../errors.ts'
 import type { BatchAck, BatchWriter, PartitionFailure } from '../kafka/batch-writer.ts'
 import { partitionKey } from '../topic-partition.ts'
 import { FetchOutcomes, type FetchedBatches, type RecordFetcher } from '../kafka/record-fetcher.ts'
@@ -30,6 +29,9 @@ import type { ProgressStore } from './progress-store.ts'
 import { ackedRuns, planPartition, type Codec, type PlannedBatch } from './batch-plan.ts'
 import { createProvenanceMarker, type ProvenanceFlow, type ProvenanceMarker } from './provenance.ts'
 import { FailureSides, PartitionFailures, type FailureBackoff, type FailureReport } from './partition-failures.ts'
+import { isWorthWaiting, StepFailures, type StepFailure } from './step-failures.ts'
+
+export type { StepFailure } from './step-failures.ts'
 
 export interface PartitionStatus {
   readonly topic: string
@@ -49,14 +51,6 @@ export interface PartitionStatus {
 /** Records of the partition not copied yet; null when unknown (not read yet, or failing: the high watermark is stale). */
 export function partitionLag (p: PartitionStatus): number | null {
   return p.highWatermark < 0 || p.failure !== null ? null : Math.max(0, p.highWatermark - p.position)
-}
-
-/** A failure of a whole replication step, while it lasts. */
-export interface StepFailure {
-  readonly code: string
-  readonly message: string
-  readonly since: string
-  readonly attempts: number
 }
 
 interface PartitionState {
@@ -125,7 +119,7 @@ export class FlowReplicator {
   #lastFlush = Date.now()
   #syncInFlight: Promise<void> | null = null
   #failures = 0
-  #stepFailure: (StepFailure & { key: string }) | null = null
+  readonly #steps: StepFailures
   readonly #failing: PartitionFailures
   /** removeTopics requests waiting for the end of the current fetch round. */
   readonly #removals: { topics: Set<string>, done: () => void }[] = []
@@ -138,6 +132,7 @@ export class FlowReplicator {
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#provenance = createProvenanceMarker(deps.flow)
     this.#batching = { ...DEFAULT_BATCHING, ...deps.batching }
+    this.#steps = new StepFailures(deps.log)
     this.#failing = new PartitionFailures(deps.flow.name, deps.aliases ?? { source: 'source', target: 'target' }, deps.log, this.#metrics, deps.failureBackoff)
   }
 
@@ -214,7 +209,7 @@ export class FlowReplicator {
       this.#applyRemovals()
       try {
         const progressed = await this.#iterate()
-        this.#stepRecovered()
+        this.#steps.succeeded()
         if (progressed) {
           this.#failures = 0
         } else {
@@ -230,36 +225,11 @@ export class FlowReplicator {
         }
         this.#failures++
         const backoffMs = this.#backoffMs()
-        this.#stepFailed(err, backoffMs)
+        this.#steps.failed(err, this.#failures, backoffMs)
         await delay(backoffMs)
       }
     }
     await this.flush()
-  }
-
-  /** Warns once per change of error (the retries in between log at debug level). */
-  #stepFailed (err: unknown, backoffMs: number): void {
-    const code = isKmirrorError(err) ? err.code : ErrorCodes.INTERNAL
-    const message = err instanceof Error ? err.message : String(err)
-    const key = `${code}\u0000${message}`
-    const changed = this.#stepFailure?.key !== key
-    const since = changed ? new Date().toISOString() : this.#stepFailure!.since
-    this.#stepFailure = { key, code, message, since, attempts: changed ? 1 : this.#stepFailure!.attempts + 1 }
-    if (changed) this.#deps.log.warn({ err, attempt: this.#failures, backoffMs }, 'replication step failed; retrying')
-    else this.#deps.log.debug({ code, attempt: this.#failures, backoffMs }, 'replication step failed again; retrying')
-  }
-
-  #stepRecovered (): void {
-    if (this.#stepFailure === null) return
-    this.#deps.log.info({ code: this.#stepFailure.code, since: this.#stepFailure.since, attempts: this.#stepFailure.attempts }, 'replication steps succeed again')
-    this.#stepFailure = null
-  }
-
-  /** The failure of the whole replication step while it lasts (every partition waits), else null. */
-  stepFailure (): StepFailure | null {
-    if (this.#stepFailure === null) return null
-    const { key: _, ...failure } = this.#stepFailure
-    return failure
   }
 
   #backoffMs (): number {
@@ -435,17 +405,12 @@ export class FlowReplicator {
     if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
   }
 
+  /** The failure of the whole replication step while it lasts (every partition waits), else null. */
+  stepFailure (): StepFailure | null {
+    return this.#steps.current()
+  }
+
   status (): PartitionStatus[] {
     return [...this.#partitions].map(([key, { retryAt: _, ...p }]) => ({ ...p, failure: this.#failing.report(key) }))
   }
-}
-
-/**
- * Whether the loop waits and tries again after `err` of a whole step: retriable errors, and refusals an operator
- * fixes while kmirror runs (credentials, ACLs, a cluster unreachable). Anything else stops the flow.
- */
-function isWorthWaiting (err: unknown): boolean {
-  if (isRetriable(err)) return true
-  if (!isKmirrorError(err)) return false
-  return err.code === ErrorCodes.AUTHENTICATION || err.code === ErrorCodes.NOT_AUTHORIZED || err.code === ErrorCodes.CLUSTER_UNREACHABLE
 }
