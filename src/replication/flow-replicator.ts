@@ -141,8 +141,11 @@ export class FlowReplicator {
     this.#stored = stored
   }
 
-  /** Adds partitions not replicated yet; existing ones keep their position. */
-  async addTopics (topics: readonly ReplicatedTopic[]): Promise<void> {
+  /**
+   * Adds partitions not replicated yet; existing ones keep their position. Those of `fromLogStart` topics start at
+   * the source's log start whatever `startAt` says (their remote topic was created again).
+   */
+  async addTopics (topics: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set()): Promise<void> {
     const fresh: { topic: string, partition: number, remoteTopic: string }[] = []
     for (const t of topics) {
       for (let partition = 0; partition < t.partitions; partition++) {
@@ -151,7 +154,12 @@ export class FlowReplicator {
     }
     if (fresh.length === 0) return
     const unstored = fresh.filter(p => !this.#stored.has(partitionKey(p.topic, p.partition)))
-    const starts = unstored.length === 0 ? new Map<string, number>() : await this.#deps.fetcher.listOffsets(unstored, this.#deps.startAt)
+    const earliest = unstored.filter(p => fromLogStart.has(p.topic))
+    const usual = unstored.filter(p => !fromLogStart.has(p.topic))
+    const starts = new Map<string, number>([
+      ...(usual.length === 0 ? [] : await this.#deps.fetcher.listOffsets(usual, this.#deps.startAt)),
+      ...(earliest.length === 0 ? [] : await this.#deps.fetcher.listOffsets(earliest, 'earliest'))
+    ])
     for (const p of fresh) {
       const key = partitionKey(p.topic, p.partition)
       const stored = this.#stored.get(key)

@@ -119,7 +119,7 @@ export class Flow {
     if (config.refreshTopicsEnabled && config.refreshTopicsIntervalSeconds > 0) {
       this.#scheduler.every('refresh-topics', config.refreshTopicsIntervalSeconds * 1000, async () => {
         const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names) })
-        await replicator.addTopics(result.topics)
+        await replicator.addTopics(result.topics, new Set(result.recopy))
       })
     }
     const context = { flow: config, policy, sourceAdmin, targetAdmin, remoteTopics: topics, log: this.#log, metrics: this.#metrics }

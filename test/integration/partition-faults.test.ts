@@ -11,7 +11,7 @@ import { ConfigResourceTypes, IncrementalAlterConfigOperationTypes } from '@plat
 import type { AclBinding } from '../../src/kafka/acls.ts'
 import { createAcls, deleteAcls } from '../helpers/acls.ts'
 import { ensureClusters, getCluster } from '../helpers/clusters.ts'
-import { createTopic, endOffsets, produce, TIMESTAMP_BASE, withAdmin, type TestRecord } from '../helpers/kafka.ts'
+import { createTopic, deleteTopics, endOffsets, produce, TIMESTAMP_BASE, withAdmin, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
 import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
@@ -154,6 +154,34 @@ test('a record larger than the remote topic\'s max.message.bytes: that partition
   await waitFor(async () => (await endOffsets('target', remote))[0] === 26n, { timeoutMs: 60_000, message: 'the large record copied after raising the limit' })
   for (const p of [0, 1]) assertSamePartition(await readCommitted('secure', topic, p), await readCommitted('target', remote, p), `${topic}-${p}`)
   await waitFor(async () => (await fetch(`${base}/healthz`)).status === 200, { timeoutMs: 10_000, message: '/healthz 200 after the recovery' })
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0)
+})
+
+test('the remote topic deleted by hand on the target: kmirror creates it again and copies the source topic again from its log start, with an error line', { timeout: 120_000 }, async t => {
+  await ensureClusters(['secure', 'target'])
+  // Given a topic copied to B
+  const topic = uniqueName('pf-deleted')
+  const remote = `A.${topic}`
+  await createTopic('secure', topic, { partitions: 1, t })
+  t.after(() => deleteTopics('target', [remote]))
+  await produce('secure', records(topic, 0, 30))
+  const config = writeTempFile(mm2Properties({
+    source: 'secure',
+    target: 'target',
+    extra: [`A->B.topics = ${topic}`, 'refresh.topics.interval.seconds = 1', 'emit.checkpoints.enabled = false', 'sync.topic.acls.enabled = false']
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config], { t })
+  await waitFor(async () => await total('target', remote) === 30n, { timeoutMs: 60_000, message: 'first records copied' })
+
+  // When the remote topic is deleted on B and more records arrive on A
+  await deleteTopics('target', [remote])
+  await produce('secure', records(topic, 30, 20))
+
+  // Then kmirror says so at error level, creates the remote topic again and copies every record again: an exact copy
+  await kmirror.waitForOutput(new RegExp(`remote topic ${remote} was deleted on cluster B while kmirror replicated ${topic}: creating it again and copying ${topic} again from the log start of cluster A`), 30_000)
+  await waitFor(async () => await total('target', remote) === 50n, { timeoutMs: 60_000, message: 'every record copied again' })
+  assertSamePartition(await readCommitted('secure', topic, 0), await readCommitted('target', remote, 0), topic)
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0)
 })
