@@ -185,3 +185,53 @@ test('the remote topic deleted by hand on the target: kmirror creates it again a
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0)
 })
+
+test('WRITE revoked on one remote topic: that partition is set aside and reported on the target side, the other topic flows, and after the re-grant the copy is exact', { timeout: 180_000 }, async t => {
+  await ensureClusters(['secure', 'target'])
+  // Given kmirror writing to the authorizer cluster as alice, who may do anything there (wildcard ALLOWs), from `target` as A
+  const [kept, revoked] = [uniqueName('pf-wkept'), uniqueName('pf-wrevoked')]
+  await Promise.all([createTopic('target', kept, { partitions: 1, t }), createTopic('target', revoked, { partitions: 1, t })])
+  t.after(() => deleteTopics('secure', [`A.${kept}`, `A.${revoked}`]))
+  const allow = (resourceType: AclBinding['resourceType'], resourceName: string): AclBinding =>
+    ({ resourceType, resourceName, patternType: 'literal', principal: 'User:alice', host: '*', operation: 'all', permission: 'allow' })
+  await createAcls('secure', [allow('topic', '*'), allow('group', '*'), allow('cluster', 'kafka-cluster')], t)
+  await produce('target', [...records(kept, 0, 50), ...records(revoked, 0, 50)])
+  const alice = { ...getCluster('secure'), sasl: { mechanism: 'PLAIN' as const, username: 'alice', password: 'alice-secret' } }
+  const config = writeTempFile(mm2Properties({
+    source: 'target',
+    target: alice,
+    extra: [`A->B.topics = ${kept}|${revoked}`, 'emit.checkpoints.enabled = false', 'sync.topic.acls.enabled = false', 'emit.heartbeats.interval.seconds = 1']
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config, '--http-port', '0', '--http-host', '127.0.0.1'], { t })
+  const base = await runWithHttp(kmirror)
+  const onB = async (topic: string): Promise<bigint> => (await endOffsets(alice, topic).catch(() => [])).reduce((a, b) => a + b, 0n)
+  await waitFor(async () => ({ done: await onB(`A.${kept}`) === 50n && await onB(`A.${revoked}`) === 50n, state: kmirror.stderr.slice(-2000) }), { timeoutMs: 60_000, message: 'first records copied' })
+
+  // When WRITE on one remote topic is denied and both source topics get more records
+  const deny: AclBinding = { resourceType: 'topic', resourceName: `A.${revoked}`, patternType: 'literal', principal: 'User:alice', host: '*', operation: 'write', permission: 'deny' }
+  await createAcls('secure', [deny], t)
+  await produce('target', [...records(kept, 50, 50), ...records(revoked, 50, 50)])
+
+  // Then the other topic is copied whole, and the refused partition is reported on the target side with the grant to add
+  await waitFor(async () => await onB(`A.${kept}`) === 100n, { timeoutMs: 30_000, message: 'the other topic keeps flowing' })
+  await waitFor(async () => (await status(base)).flows[0]?.partitions.some(p => p.topic === revoked && p.failure !== null) === true, { timeoutMs: 30_000, message: 'the failing partition in /status' })
+  const failing = (await status(base)).flows[0]!.partitions.find(p => p.topic === revoked)!
+  assert.equal(failing.failure?.error, 'TOPIC_AUTHORIZATION_FAILED')
+  assert.equal(failing.failure?.cluster, 'B')
+  assert.equal(failing.failure?.remedy, `grant WRITE on topic A.${revoked} to the principal kmirror uses on cluster B`)
+  assert.equal(await onB(`A.${revoked}`), 50n)
+  const health = await fetch(`${base}/healthz`)
+  assert.equal(health.status, 503)
+  assert.equal(await health.text(), 'degraded: 1 partition(s) failing in A->B (TOPIC_AUTHORIZATION_FAILED)\n')
+  assert.equal(metric(await (await fetch(`${base}/metrics`)).text(), 'kmirror_failing_partitions', 'error="TOPIC_AUTHORIZATION_FAILED"'), 1)
+  assert.equal(kmirror.stderr.split('\n').filter(l => l.includes(`cannot write A.${revoked}-0 to cluster B`)).length, 1, kmirror.stderr.slice(-3000))
+
+  // When the DENY is removed
+  await deleteAcls('secure', [deny])
+  // Then the partition resumes where it stopped: both remote topics are exact copies, and the endpoint is healthy
+  await waitFor(async () => await onB(`A.${revoked}`) === 100n, { timeoutMs: 60_000, message: 'the refused topic copied after the re-grant' })
+  for (const topic of [kept, revoked]) assertSamePartition(await readCommitted('target', topic, 0), await readCommitted(alice, `A.${topic}`, 0), topic)
+  await waitFor(async () => (await fetch(`${base}/healthz`)).status === 200, { timeoutMs: 10_000, message: '/healthz 200 after the recovery' })
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0)
+})
