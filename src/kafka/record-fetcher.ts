@@ -25,7 +25,8 @@ import { partitionKey } from '../topic-partition.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { sendRequest } from './protocol/negotiation.ts'
-import { BatchAttributes, decodeRecords, isAbortMarker, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
+import { decodeRecords, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
+import { selectCommitted } from './transaction-filter.ts'
 
 export type { FetchedRecord, RecordHeader } from './record-batch.ts'
 
@@ -272,33 +273,14 @@ function rawOffsets (p: FetchPartitionResponse): { highWatermark: number, lastSt
 }
 
 /**
- * The batches to copy out of one partition's fetched bytes: read_committed drops batches of aborted
- * transactions with the Java client's algorithm (aborted-transaction list + producer ids, until the abort
- * marker), control batches are never copied but advance `nextOffset`.
+ * The batches to copy out of one partition's fetched bytes (transaction-filter.ts), their CRCs verified: read_committed
+ * drops batches of aborted transactions with the Java client's algorithm, control batches are never copied but
+ * advance `nextOffset`.
  */
 function selectBatches (position: PartitionPosition, p: FetchPartitionResponse, readCommitted: boolean): FetchedBatches {
   const all = p.records === null ? [] : scanBatches(p.records, position.topic, position.partition)
-  const aborted = readCommitted ? [...p.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
-  const abortedProducers = new Set<bigint>()
-  const batches: SourceBatch[] = []
-  let nextAborted = 0
-  let nextOffset = position.offset
-  for (const batch of all) {
-    if (batch.lastOffset < position.offset) continue
-    nextOffset = batch.lastOffset + 1
-    while (nextAborted < aborted.length && toOffset(aborted[nextAborted]!.firstOffset) <= batch.lastOffset) {
-      abortedProducers.add(aborted[nextAborted]!.producerId)
-      nextAborted++
-    }
-    if ((batch.attributes & BatchAttributes.CONTROL) !== 0) {
-      if (isAbortMarker(batch)) abortedProducers.delete(batch.producerId)
-      continue
-    }
-    if ((batch.attributes & BatchAttributes.TRANSACTIONAL) !== 0 && abortedProducers.has(batch.producerId)) continue
-    if (batch.recordCount === 0) continue
-    verifyCrc(batch, position.topic, position.partition)
-    batches.push(batch)
-  }
+  const aborted = readCommitted ? p.abortedTransactions.map(a => ({ producerId: a.producerId, firstOffset: toOffset(a.firstOffset) })) : null
+  const { batches, nextOffset } = selectCommitted(all, position.offset, aborted)
+  for (const batch of batches) verifyCrc(batch, position.topic, position.partition)
   return { ...emptyBatches(position, FetchOutcomes.OK), ...rawOffsets(p), batches, nextOffset }
 }
-
