@@ -37,6 +37,7 @@ import { sendRequest } from './protocol/negotiation.ts'
 import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { partitionKey } from '../topic-partition.ts'
+import { PartitionSend, Sequences } from './partition-send.ts'
 import { groupBy } from '../collections.ts'
 
 /** A batch to write: it is built for the producer id and sequence the writer gives it when it is sent. */
@@ -98,7 +99,6 @@ export interface BatchWriterOptions {
   readonly cluster?: ClusterContext
 }
 
-const MAX_SEQUENCE = 2 ** 31
 
 /**
  * How long "not now" partitions are tried again within one write before they are returned incomplete: while
@@ -129,7 +129,7 @@ export class BatchWriter {
   readonly #cluster: ClusterContext
   #producer: ProducerIdentity | null = null
   readonly #throttledUntil = new Map<number, number>()
-  readonly #sequences = new Map<string, number>()
+  readonly #sequences = new Sequences()
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions) {
     const connect = toConnectOptions(props, clientId)
@@ -163,10 +163,10 @@ export class BatchWriter {
    * acknowledgement that came back was reported.
    */
   async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<WriteResult> {
-    // Per write: the first batch not yet acknowledged.
-    const from = new Map<number, number>()
-    writes.forEach((w, i) => { if (w.batches.length > 0) from.set(i, 0) })
-    if (from.size === 0) return { incomplete: [], failed: [] }
+    // One send state per write with batches (partition-send.ts).
+    const sends = new Map<number, PartitionSend<PartitionWrite>>()
+    writes.forEach((w, i) => { if (w.batches.length > 0) sends.set(i, new PartitionSend(i, w)) })
+    if (sends.size === 0) return { incomplete: [], failed: [] }
     const failures: Failure[] = []
     let reporting: Promise<void> = Promise.resolve()
     let acked = false
@@ -180,7 +180,7 @@ export class BatchWriter {
     const started = Date.now()
     const deadline = (): number => started + (acked ? NOT_NOW_SHORT_PATIENCE_MS : NOT_NOW_PATIENCE_MS)
     let pause = 20
-    let toSend = [...from.keys()]
+    let toSend = [...sends.keys()]
     let waiting: number[] = []
     try {
       for (;;) {
@@ -188,7 +188,7 @@ export class BatchWriter {
         if (byLeader.size > 0) {
           const producer = await this.#ensureProducer(brokers)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
-            this.#writeToBroker(brokers.get(node)!, node, writes, indexes, from, producer, failures, notNow, report)))
+            this.#writeToBroker(brokers.get(node)!, node, indexes.map(i => sends.get(i)!), producer, failures, notNow, report)))
           for (const r of results) if (r.status === 'rejected') throw r.reason
         }
         waiting = [...waiting, ...notNow]
@@ -225,12 +225,11 @@ export class BatchWriter {
   }
 
   /**
-   * Sends the batches of `indexes` from `from` on to one broker, up to maxInFlight requests at once. A "not now"
-   * error puts the partition in `notNow`, moves `from` to the refused batch and rewinds its sequence (nothing
-   * of it or after it was appended: the broker appends a producer's batches of a partition only in sequence).
+   * Sends the batches of `sends` from their first unacknowledged one on to one broker, up to maxInFlight requests
+   * at once. A "not now" error puts the partition in `notNow` and rewinds its sequence (partition-send.ts).
    */
   async #writeToBroker (
-    broker: Broker, node: number, writes: readonly PartitionWrite[], indexes: number[], from: Map<number, number>,
+    broker: Broker, node: number, sends: PartitionSend<PartitionWrite>[],
     producer: ProducerIdentity, failures: Failure[], notNow: number[], report: (acks: BatchAck[]) => Promise<void>
   ): Promise<void> {
     let connection: Connection
@@ -239,10 +238,8 @@ export class BatchWriter {
     } catch (err) {
       throw toKmirrorError(err, ErrorCodes.PRODUCE, `connect to broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
     }
-    const next = new Map<number, number>(indexes.map(i => [i, from.get(i)!]))
-    const failed = new Set<number>()
-    const deferred = new Set<number>()
-    type Entry = { write: number, batch: number, sequence: number }
+    for (const send of sends) send.resume()
+    type Entry = { send: PartitionSend<PartitionWrite>, batch: number, sequence: number }
     const inFlight: { sent: Promise<ProduceResponse | Error>, entries: Entry[] }[] = []
     const settle = async (): Promise<void> => {
       const { sent, entries } = inFlight.shift()!
@@ -252,35 +249,25 @@ export class BatchWriter {
       if (!(response instanceof Error)) {
         for (const t of response.responses) for (const p of t.partitions) answered.set(partitionKey(t.name, p.index), p)
       }
-      for (const { write, batch, sequence } of entries) {
-        if (failed.has(write)) continue
-        const w = writes[write]!
-        const p = answered.get(partitionKey(w.topic, w.partition))
-        if (p !== undefined && p.errorCode === 0) {
-          if (deferred.has(write)) {
-            // Appended after a refused batch of the same partition: the sequence rule above did not hold.
-            failed.add(write)
-            failures.push({ write, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true, requestError: new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} appended a batch of ${w.topic}-${w.partition} after refusing an earlier one; writing again with a new producer id`, { retriable: true }) })
-            continue
-          }
-          acks.push({ write, batch, baseOffset: Number(p.baseOffset) })
-          from.set(write, batch + 1)
-          continue
-        }
+      for (const { send, batch, sequence } of entries) {
+        const w = send.write
+        const p = answered.get(send.key)
+        const ok = p !== undefined && p.errorCode === 0
         const name = response instanceof Error ? null : p === undefined ? 'NO_RESPONSE' : kafkaErrorName(p.errorCode)
-        if (deferred.has(write)) continue
-        if (name !== null && isNotNow(name)) {
-          deferred.add(write)
-          notNow.push(write)
-          this.#sequences.set(partitionKey(w.topic, w.partition), sequence)
-          continue
-        }
-        failed.add(write)
-        if (response instanceof Error) {
+        const outcome = ok ? send.ack(batch) : send.refuse(sequence, name !== null && isNotNow(name))
+        if (outcome.type === 'acked') {
+          acks.push({ write: send.index, batch, baseOffset: Number(p!.baseOffset) })
+        } else if (outcome.type === 'not-now') {
+          notNow.push(send.index)
+          this.#sequences.rewind(send.key, outcome.rewindTo)
+        } else if (outcome.type === 'failed' && outcome.appendedAfterRefusal) {
+          // Appended after a refused batch of the same partition: the sequence rule did not hold.
+          failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true, requestError: new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} appended a batch of ${w.topic}-${w.partition} after refusing an earlier one; writing again with a new producer id`, { retriable: true }) })
+        } else if (outcome.type === 'failed' && response instanceof Error) {
           const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to broker ${node} of ${this.#cluster.label}`, this.#cluster)
-          failures.push({ write, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable, requestError: wrapped })
-        } else {
-          failures.push({ write, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) })
+          failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable, requestError: wrapped })
+        } else if (outcome.type === 'failed') {
+          failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) })
         }
       }
       if (!(response instanceof Error) && response.throttleTimeMs > 0) throttledUntil = Date.now() + response.throttleTimeMs
@@ -296,21 +283,18 @@ export class BatchWriter {
       const topics = new Map<string, { name: string, partitions: { index: number, batch: Buffer }[] }>()
       const entries: Entry[] = []
       let bytes = 0
-      for (const i of indexes) {
-        const b = next.get(i)!
-        const w = writes[i]!
-        if (failed.has(i) || deferred.has(i) || b >= w.batches.length) continue
+      for (const send of sends) {
+        if (!send.hasNext()) continue
         if (bytes > 0 && bytes >= this.#options.maxRequestBytes) break
+        const w = send.write
+        const b = send.take()
         const batch = w.batches[b]!
-        const key = partitionKey(w.topic, w.partition)
-        const sequence = this.#sequences.get(key) ?? 0
+        const sequence = this.#sequences.take(send.key, batch.recordCount)
         const bytesOut = batch.build(producer, sequence)
-        this.#sequences.set(key, (sequence + batch.recordCount) % MAX_SEQUENCE)
-        next.set(i, b + 1)
         const topic = topics.get(w.topic) ?? { name: w.topic, partitions: [] }
         topic.partitions.push({ index: w.partition, batch: bytesOut })
         topics.set(w.topic, topic)
-        entries.push({ write: i, batch: b, sequence })
+        entries.push({ send, batch: b, sequence })
         bytes += bytesOut.length
       }
       if (entries.length === 0) break
