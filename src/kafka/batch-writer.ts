@@ -14,10 +14,13 @@
  *   re-copies (at least once) rather than skipping.
  * - A failure ends this producer id: the next write starts with a fresh one (InitProducerId) and sequences
  *   from 0. Re-sent batches are then never deduplicated against the failed attempt: duplicates, never loss.
- *   The exception are "not now" errors (NOT_NOW_ERRORS: no leader yet, leader moving), where the broker
+ *   The exception are "not now" errors (`notNow` in errors.ts: no leader yet, leader moving), where the broker
  *   appended neither the batch nor any later one of that partition: the partition's sequence is rewound to the
- *   refused batch and it is sent again, with the same producer id, once a probe finds its leader ready, for up
- *   to NOT_NOW_PATIENCE_MS (NOT_NOW_SHORT_PATIENCE_MS when other partitions of the write went through).
+ *   refused batch (partition-send.ts) and it is sent again, with the same producer id, once a probe finds its
+ *   leader ready, for up to NOT_NOW_PATIENCE_MS (NOT_NOW_SHORT_PATIENCE_MS when other partitions went through).
+ * - A partition the target refuses (authorization, too large, invalid) is returned in `failed` as a typed
+ *   PartitionFailure, never thrown: the other partitions of the write are acknowledged as usual. Only a failure of
+ *   a whole request (connection, metadata, producer id) throws.
  * - A batch is only sent once the metadata knows its partition and leader (see record-writer.ts for the
  *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
  */
