@@ -75,6 +75,8 @@ export interface PartitionError {
   readonly message: string
   /** What to check or grant, naming the cluster's keys. */
   readonly hint: string | undefined
+  /** The ACL operation the cluster refused, when it was an authorization error: DESCRIBE (metadata) or READ (fetch). */
+  readonly operation?: string
 }
 
 /** A partition's record batches as fetched, for forwarding without decoding (see record-batch.ts). */
@@ -151,7 +153,7 @@ export class RecordFetcher {
     if (positions.length === 0) return []
     const metadata = await this.#metadata.leaders([...new Set(positions.map(p => p.topic))])
     // A topic the cluster refused to describe fails its partitions alone.
-    const results = positions.filter(p => metadata.refused.has(p.topic)).map(p => this.#failed(p, metadata.refused.get(p.topic)!, 'the metadata'))
+    const results = positions.filter(p => metadata.refused.has(p.topic)).map(p => this.#failed(p, metadata.refused.get(p.topic)!, 'the metadata', 'DESCRIBE'))
     const byLeader = groupBy(positions.filter(p => !metadata.refused.has(p.topic)), position => leaderOf(metadata, position.topic, position.partition))
     // Partitions without a known leader (a topic deleted or not there yet, a leader moving) wait; the others go on.
     results.push(...(byLeader.get(-1) ?? []).map(position => emptyBatches(position, FetchOutcomes.RETRY)))
@@ -197,7 +199,7 @@ export class RecordFetcher {
       if (p === undefined) return emptyBatches(position, FetchOutcomes.OK)
       if (p.errorCode === OFFSET_OUT_OF_RANGE) return { ...emptyBatches(position, FetchOutcomes.OUT_OF_RANGE), ...rawOffsets(p) }
       if (p.errorCode !== 0) {
-        if (!isRetriableKafkaError(p.errorCode)) return this.#failed(position, p.errorCode, `a fetch from broker ${node} (${broker.host}:${broker.port})`)
+        if (!isRetriableKafkaError(p.errorCode)) return this.#failed(position, p.errorCode, `a fetch from broker ${node} (${broker.host}:${broker.port})`, 'READ')
         this.#metadata.invalidate()
         return emptyBatches(position, FetchOutcomes.RETRY)
       }
@@ -211,10 +213,10 @@ export class RecordFetcher {
   }
 
   /** A partition the cluster refused `what` of (e.g. "a fetch from broker 1 (host:port)") with Kafka error `errorCode`. */
-  #failed (position: PartitionPosition, errorCode: number, what: string): FetchedBatches {
+  #failed (position: PartitionPosition, errorCode: number, what: string, operation: string): FetchedBatches {
     const error = kafkaErrorName(errorCode)
     const message = `${this.#cluster.label} refused ${what} of ${position.topic}-${position.partition} (Kafka error ${error})`
-    return { ...emptyBatches(position, FetchOutcomes.FAILED), failure: { error, kind: kafkaErrorInfo(error).kind, message, hint: kafkaErrorHint(error, this.#cluster.alias) } }
+    return { ...emptyBatches(position, FetchOutcomes.FAILED), failure: { error, kind: kafkaErrorInfo(error).kind, message, hint: kafkaErrorHint(error, this.#cluster.alias), operation } }
   }
 
   /**
