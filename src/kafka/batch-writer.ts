@@ -37,6 +37,7 @@ import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts
 import { leaderOf, toLeaderMetadata } from './metadata-cache.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
+import type { ApiSpec } from './protocol/api.ts'
 import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { partitionKey } from '../topic-partition.ts'
@@ -122,11 +123,21 @@ function isNotNow (name: string): boolean {
 /** A refused partition, or a request that failed as a whole (connection lost, timeout): `requestError`. */
 type Failure = Omit<PartitionFailure, 'kind' | 'refusedBatch' | 'hint'> & { readonly requestError?: KmirrorError }
 
+/**
+ * How the writer reaches the brokers: the library's connection pool and kmirror's versioned requests by default;
+ * unit tests give fakes (test/fakes/fake-produce-brokers.ts).
+ */
+export interface WriterTransport {
+  readonly pool: Pick<ConnectionPool, 'get' | 'getFirstAvailable' | 'close'>
+  readonly send: <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string) => Promise<Res>
+}
+
 export class BatchWriter {
   /** Where metadata is asked: the bootstrap servers, then the brokers they named. */
   #brokers: Broker[]
   readonly #bootstrap: Broker[]
-  readonly #pool: ConnectionPool
+  readonly #pool: WriterTransport['pool']
+  readonly #send: WriterTransport['send']
   readonly #options: BatchWriterOptions
   readonly #clientId: string
   readonly #cluster: ClusterContext
@@ -134,14 +145,15 @@ export class BatchWriter {
   readonly #throttledUntil = new Map<number, number>()
   readonly #sequences = new Sequences()
 
-  constructor (props: ClientProps, clientId: string, options: BatchWriterOptions) {
+  constructor (props: ClientProps, clientId: string, options: BatchWriterOptions, transport?: WriterTransport) {
     const connect = toConnectOptions(props, clientId)
     this.#clientId = clientId
     this.#cluster = options.cluster ?? { label: clientId }
     this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
     this.#bootstrap = connect.bootstrapBrokers.map(parseBrokerAddress)
     this.#brokers = this.#bootstrap
-    this.#pool = new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
+    this.#pool = transport?.pool ?? new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
+    this.#send = transport?.send ?? sendRequest
   }
 
   /**
@@ -302,7 +314,7 @@ export class BatchWriter {
       }
       if (entries.length === 0) break
       const request = { acks: ProduceAcks.ALL, timeoutMs: this.#options.timeoutMs, topics: [...topics.values()] as ProduceTopic[] }
-      const sent = sendRequest(connection, ProduceApi, request, this.#cluster.label).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
+      const sent = this.#send(connection, ProduceApi, request, this.#cluster.label).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
       inFlight.push({ sent, entries })
       if (inFlight.length >= this.#options.maxInFlight) await settle()
     }
@@ -362,7 +374,7 @@ export class BatchWriter {
    */
   async #probeLeader (connection: Connection, writes: readonly PartitionWrite[]): Promise<Map<string, number>> {
     const topics = [...groupBy(writes, w => w.topic)].map(([name, list]) => ({ name, partitions: list.map(w => ({ partition: w.partition, timestamp: ListOffsetTimestamps.LATEST })) }))
-    const response = await sendRequest(connection, ListOffsetsApi, { isolationLevel: 0, topics }, this.#cluster.label)
+    const response = await this.#send(connection, ListOffsetsApi, { isolationLevel: 0, topics }, this.#cluster.label)
     const errors = new Map<string, number>()
     for (const t of response.topics) for (const p of t.partitions) errors.set(partitionKey(t.name, p.partition), p.errorCode)
     return errors
@@ -372,7 +384,7 @@ export class BatchWriter {
   async #metadata (topics: readonly string[]): Promise<ReturnType<typeof toLeaderMetadata>> {
     try {
       const connection = await this.#pool.getFirstAvailable(this.#brokers)
-      const metadata = toLeaderMetadata(await sendRequest(connection, MetadataApi, { topics }, this.#cluster.label))
+      const metadata = toLeaderMetadata(await this.#send(connection, MetadataApi, { topics }, this.#cluster.label))
       if (metadata.brokers.size > 0) this.#brokers = [...metadata.brokers.values(), ...this.#bootstrap]
       return metadata
     } catch (err) {
@@ -387,7 +399,7 @@ export class BatchWriter {
     for (let attempt = 1; ; attempt++) {
       try {
         const connection = await this.#pool.getFirstAvailable([...brokers.values()])
-        const response = await sendRequest(connection, InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 60_000 }, this.#cluster.label)
+        const response = await this.#send(connection, InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 60_000 }, this.#cluster.label)
         if (response.errorCode !== 0) throw kafkaResponseError(response.errorCode, ErrorCodes.PRODUCE, `get an idempotent producer id from ${this.#cluster.label}`, this.#cluster)
         this.#producer = { id: response.producerId, epoch: response.producerEpoch }
         this.#sequences.clear()
