@@ -84,6 +84,8 @@ export interface PartitionFailure {
   readonly refusedBatch: boolean
   /** What to check, naming the cluster's keys. */
   readonly hint: string | undefined
+  /** The ACL operation refused, when known: WRITE (produce, the default) or DESCRIBE (metadata). */
+  readonly operation?: string
 }
 
 export interface WriteResult {
@@ -199,7 +201,12 @@ export class BatchWriter {
     let waiting: number[] = []
     try {
       for (;;) {
-        const { brokers, byLeader, leaderless: notNow } = await this.#byLeader(toSend, i => writes[i]!)
+        const { brokers, byLeader, leaderless: notNow, refused } = await this.#byLeader(toSend, i => writes[i]!)
+        for (const { item, errorCode } of refused) {
+          const w = writes[item]!
+          sends.get(item)!.refuse(0, false)
+          failures.push({ write: item, topic: w.topic, partition: w.partition, error: kafkaErrorName(errorCode), message: `${this.#cluster.label} refused the metadata of topic ${w.topic}`, retriable: isRetriableKafkaError(errorCode), operation: 'DESCRIBE' })
+        }
         if (byLeader.size > 0) {
           const producer = await this.#ensureProducer(brokers)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
@@ -333,6 +340,7 @@ export class BatchWriter {
     if (request !== undefined) throw request.requestError
     return failures.map(f => ({
       write: f.write, topic: f.topic, partition: f.partition, error: f.error, message: f.message, retriable: f.retriable,
+      ...(f.operation === undefined ? {} : { operation: f.operation }),
       kind: kafkaErrorInfo(f.error).kind,
       refusedBatch: isRefusedBatchError(f.error),
       hint: kafkaErrorHint(f.error, this.#cluster.alias)
@@ -359,12 +367,17 @@ export class BatchWriter {
    * still being created or grown) or without a leader right now are `leaderless`, so the others are not held
    * up by them.
    */
-  async #byLeader<T> (items: readonly T[], partitionOf: (item: T) => PartitionWrite): Promise<{ brokers: Map<number, Broker>, byLeader: Map<number, T[]>, leaderless: T[] }> {
+  async #byLeader<T> (items: readonly T[], partitionOf: (item: T) => PartitionWrite): Promise<{ brokers: Map<number, Broker>, byLeader: Map<number, T[]>, leaderless: T[], refused: { item: T, errorCode: number }[] }> {
     const metadata = await this.#metadata([...new Set(items.map(i => partitionOf(i).topic))])
-    const byLeader = groupBy(items, item => leaderOf(metadata, partitionOf(item).topic, partitionOf(item).partition))
+    // A topic the target refuses to describe (no DESCRIBE) is refused, not "no leader yet": waiting would be silent.
+    const refused = items.flatMap(item => {
+      const errorCode = metadata.refused.get(partitionOf(item).topic)
+      return errorCode === undefined ? [] : [{ item, errorCode }]
+    })
+    const byLeader = groupBy(items.filter(item => !metadata.refused.has(partitionOf(item).topic)), item => leaderOf(metadata, partitionOf(item).topic, partitionOf(item).partition))
     const leaderless = byLeader.get(-1) ?? []
     byLeader.delete(-1)
-    return { brokers: metadata.brokers, byLeader, leaderless }
+    return { brokers: metadata.brokers, byLeader, leaderless, refused }
   }
 
   /**

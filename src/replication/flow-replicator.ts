@@ -347,7 +347,7 @@ export class FlowReplicator {
       return
     }
     const message = `${failure.error}${failure.message === null ? '' : ` (${failure.message})`}${failure.refusedBatch ? ', also after re-encoding the records' : ''}`
-    state.retryAt = this.#failing.fail(key, state, { side: FailureSides.TARGET, error: failure.error, kind: failure.kind, message, operation: 'WRITE' })
+    state.retryAt = this.#failing.fail(key, state, { side: FailureSides.TARGET, error: failure.error, kind: failure.kind, message, operation: failure.operation ?? 'WRITE' })
   }
 
   /** Sets aside a partition the source refused; logs the recovery of one that was read and written again. */

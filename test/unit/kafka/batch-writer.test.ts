@@ -81,4 +81,15 @@ describe('BatchWriter', () => {
     assert.equal(result.failed[0]?.refusedBatch, true)
     assert.equal(result.failed[0]?.hint, 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)')
   })
+
+  it('Given a remote topic the target refuses to describe, then it is refused with DESCRIBE at once (not waited for as leaderless), and the others are written', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.refusedTopics.set('A.u', TOPIC_AUTHORIZATION_FAILED)
+    const acks: BatchAck[] = []
+    const started = Date.now()
+    const result = await writer(brokers).write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.u', partition: 0, batches: batches(1, []) }], a => { acks.push(...a) })
+    assert.ok(Date.now() - started < 1000)
+    assert.deepEqual(result.failed.map(f => [f.write, f.error, f.operation]), [[1, 'TOPIC_AUTHORIZATION_FAILED', 'DESCRIBE']])
+    assert.deepEqual(acks.map(a => a.write), [0])
+  })
 })
