@@ -18,6 +18,7 @@ import type { Logger } from '../logger.ts'
 import type { MetricKey } from '../metrics/definitions.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+import { partitionKey } from '../topic-partition.ts'
 import { createGroupFilter, translateCommits, type TranslatedCommit, type Translator } from './checkpoint-emitter.ts'
 
 export const GroupSyncSkipReasons = {
@@ -50,7 +51,7 @@ export interface GroupSyncPlan {
   readonly groupSkipped?: GroupSyncSkipReason
 }
 
-const key = (topic: string, partition: number): string => `${topic}\u0000${partition}`
+const key = partitionKey
 
 const SKIP_METRICS = {
   [GroupSyncSkipReasons.ACTIVE]: 'groupOffsetSyncSkippedActive',

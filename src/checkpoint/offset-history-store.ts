@@ -14,7 +14,8 @@
 import type { FlowConfig } from '../config/types.ts'
 import { decodeOffsetHistoryKey, decodeOffsetHistoryValue, encodeOffsetHistoryKey, encodeOffsetHistoryValue } from '../formats/offset-history.ts'
 import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
-import { partitionKey, type RecordFetcher } from '../kafka/record-fetcher.ts'
+import type { RecordFetcher } from '../kafka/record-fetcher.ts'
+import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
 import { readTopicToEnd } from '../kafka/topic-reader.ts'
 import type { OffsetSyncEntry } from '../replication/offset-sync-tracker.ts'
@@ -94,8 +95,7 @@ export class OffsetHistoryStore {
   /** The partitions with a history, as `{ topic, partition }`. */
   partitions (): { topic: string, partition: number }[] {
     return [...this.#histories.keys()].map(tp => {
-      const [topic, partition] = tp.split('\u0000') as [string, string]
-      return { topic, partition: Number(partition) }
+      return parsePartitionKey(tp)
     })
   }
 
@@ -154,8 +154,8 @@ export class OffsetHistoryStore {
       const length = history.replicatedEnd - open.upstream
       if (length <= open.persisted) continue
       open.persisted = length
-      const [topic, partition] = tp.split('\u0000') as [string, string]
-      records.push(this.#record(topic, Number(partition), open.upstream, open.downstream, length, true, timestamp))
+      const { topic, partition } = parsePartitionKey(tp)
+      records.push(this.#record(topic, partition, open.upstream, open.downstream, length, true, timestamp))
     }
     if (records.length > 0 && this.#writer !== null) await this.#writer.write([{ topic: this.topic, partition: 0, records }])
   }
@@ -170,9 +170,9 @@ export class OffsetHistoryStore {
       const before = history.runs.map(r => r.upstream)
       history.trimBelow(logStart)
       const kept = new Set(history.runs.map(r => r.upstream))
-      const [topic, partition] = tp.split('\u0000') as [string, string]
+      const { topic, partition } = parsePartitionKey(tp)
       for (const upstream of before) {
-        if (!kept.has(upstream)) tombstones.push({ key: encodeOffsetHistoryKey({ topic, partition: Number(partition), upstreamOffset: upstream }), value: null, headers: [], timestamp })
+        if (!kept.has(upstream)) tombstones.push({ key: encodeOffsetHistoryKey({ topic, partition, upstreamOffset: upstream }), value: null, headers: [], timestamp })
       }
     }
     if (tombstones.length > 0 && this.#writer !== null) await this.#writer.write([{ topic: this.topic, partition: 0, records: tombstones }])

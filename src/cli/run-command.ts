@@ -8,6 +8,7 @@ import { setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 import { ExitCodes } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics } from '../metrics/metrics.ts'
+import { partitionLag } from '../replication/flow-replicator.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
 import { MirrorMaker, StoppedDuringStart } from '../runtime/mirror-maker.ts'
 
@@ -151,13 +152,18 @@ function logProgress (flows: readonly FlowStatus[], log: Logger, message: string
     let records = 0
     let bytes = 0
     let lag = 0
+    let unknown = 0
+    let failing = 0
     let lost = 0
     for (const p of flow.partitions) {
       records += p.copiedRecords
       bytes += p.copiedBytes
       lost += p.lostToRetention
-      if (p.highWatermark >= 0) lag += Math.max(0, p.highWatermark - p.position)
+      if (p.failure !== null) failing++
+      const partitionLagRecords = partitionLag(p)
+      if (partitionLagRecords === null) unknown++
+      else lag += partitionLagRecords
     }
-    log.info({ flow: flow.name, partitions: flow.partitions.length, copiedRecords: records, copiedBytes: bytes, lagRecords: lag, lostToRetention: lost }, message)
+    log.info({ flow: flow.name, partitions: flow.partitions.length, copiedRecords: records, copiedBytes: bytes, lagRecords: unknown > 0 ? null : lag, lagUnknownPartitions: unknown, failingPartitions: failing, lostToRetention: lost }, message)
   }
 }

@@ -6,6 +6,7 @@ import { decodeCheckpoint, type Checkpoint } from '../formats/checkpoint.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { readTopicToEnd } from '../kafka/topic-reader.ts'
+import { partitionKey } from '../topic-partition.ts'
 
 export interface StoredCheckpoint extends Checkpoint {
   /** When it was written (the record timestamp), ms since the epoch. */
@@ -26,7 +27,7 @@ export async function readLastCheckpoints (topic: string, admin: AdminClient, re
     }
     const byPartition = out.get(checkpoint.group) ?? new Map<string, StoredCheckpoint>()
     out.set(checkpoint.group, byPartition)
-    byPartition.set(`${checkpoint.topic}\u0000${checkpoint.partition}`, { ...checkpoint, writtenAt: Number(record.timestamp) })
+    byPartition.set(partitionKey(checkpoint.topic, checkpoint.partition), { ...checkpoint, writtenAt: Number(record.timestamp) })
   })
   return out
 }

@@ -9,6 +9,7 @@ import type { AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
+import { parsePartitionKey } from '../topic-partition.ts'
 
 export interface SourcePartition {
   readonly topic: string
@@ -33,11 +34,11 @@ export async function loadFlowHistory (flow: FlowConfig, policy: ReplicationPoli
   const partitions: SourcePartition[] = []
   const sourceOf = new Map<string, string>()
   for (const [tp, stored] of positions) {
-    const [topic, partition] = tp.split('\u0000') as [string, string]
-    history.history(topic, Number(partition))?.markConsumedTo(stored + 1)
+    const { topic, partition } = parsePartitionKey(tp)
+    history.history(topic, partition)?.markConsumedTo(stored + 1)
     const remoteTopic = policy.formatRemoteTopic(flow.source.alias, topic)
     sourceOf.set(remoteTopic, topic)
-    partitions.push({ topic, remoteTopic, partition: Number(partition) })
+    partitions.push({ topic, remoteTopic, partition })
   }
   return {
     toTarget: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed),

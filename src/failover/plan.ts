@@ -27,6 +27,7 @@
  * - A skip is refused without --force.
  * - Partitions whose offset would not change are not moves: a second apply of the same plan changes nothing.
  */
+import { partitionKey } from '../topic-partition.ts'
 import { ExitCodes } from '../errors.ts'
 import { isInactive, type GroupState } from '../kafka/group-admin.ts'
 
@@ -85,9 +86,8 @@ export interface GroupFacts {
   readonly force: boolean
 }
 
-export function partitionId (topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`
-}
+/** The key of a partition in `GroupFacts.current` (topic-partition.ts). */
+export const partitionId = partitionKey
 
 /** The re-read and skip counts of moving one partition from `current` to `next`. */
 export function measureMove (current: number | null, next: number, processed: number | null): { reRead: number, skip: number } {

@@ -1,13 +1,15 @@
 /**
  * kmirror's HTTP endpoint, for operators and their monitoring: `/metrics` (Prometheus), `/healthz`
- * (200 while every flow runs, 503 once one stopped on an error or stalled: runtime/health.ts), `/readyz` (503 until
- * every flow has started) and `/status` (JSON: flows, partitions with position, high watermark and lag, and jobs).
- * Read-only: it reads runtime snapshots and changes nothing.
+ * (200 while every flow copies; 503 once one stopped on an error, while a partition fails or a flow's steps keep
+ * failing: `healthOf`, or while a flow is stalled: runtime/health.ts), `/readyz` (503 until every flow has started)
+ * and `/status` (JSON: flows, partitions with position, high watermark, lag and failure, and jobs). Read-only: it
+ * reads runtime snapshots and changes nothing.
  */
 import { createServer, type Server } from 'node:http'
 import type { Logger } from '../logger.ts'
 import { processRedactor } from '../redactor.ts'
 import type { PrometheusMetrics } from '../metrics/registry.ts'
+import { partitionLag } from '../replication/flow-replicator.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
 import { describeStalled, type HealthReport } from '../runtime/health.ts'
 
@@ -29,28 +31,76 @@ export interface HttpServerOptions {
   readonly log: Logger
 }
 
-/** Lag per flow and topic, set on every scrape from the partitions' last seen high watermarks. */
+/**
+ * Lag per flow and topic, set on every scrape from the partitions' last seen high watermarks: NaN for a topic
+ * while the lag of one of its partitions is unknown (failing, or not read yet), never a stale or made-up 0.
+ */
 export function updateLagGauges (metrics: PrometheusMetrics, flows: readonly FlowStatus[]): void {
   for (const flow of flows) {
-    const byTopic = new Map<string, number>()
+    const byTopic = new Map<string, { lag: number, unknown: number }>()
     for (const p of flow.partitions) {
-      if (p.highWatermark < 0) continue
-      byTopic.set(p.topic, (byTopic.get(p.topic) ?? 0) + Math.max(0, p.highWatermark - p.position))
+      const topic = byTopic.get(p.topic) ?? { lag: 0, unknown: 0 }
+      const lag = partitionLag(p)
+      if (lag === null) topic.unknown++
+      else topic.lag += lag
+      byTopic.set(p.topic, topic)
     }
-    for (const [topic, lag] of byTopic) metrics.set('replicationLag', { flow: flow.name, topic }, lag)
+    for (const [topic, { lag, unknown }] of byTopic) {
+      metrics.set('replicationLag', { flow: flow.name, topic }, unknown > 0 ? Number.NaN : lag)
+      metrics.set('lagUnknownPartitions', { flow: flow.name, topic }, unknown)
+    }
   }
 }
 
+/** Consecutive failures of a flow's whole replication step after which /healthz says degraded. */
+export const DEGRADED_STEP_FAILURES = 3
+
+export interface Health {
+  readonly status: 200 | 503
+  /** `ok`, `failed`, or `degraded: ` and what fails where. */
+  readonly summary: string
+}
+
+/**
+ * /healthz: 503 once replication stopped on an error (`failure`), and while any partition is set aside or a
+ * flow's steps failed DEGRADED_STEP_FAILURES times in a row; 200 otherwise.
+ */
+export function healthOf (flows: readonly FlowStatus[], failure: unknown): Health {
+  if (failure !== undefined) return { status: 503, summary: 'failed' }
+  const problems: string[] = []
+  for (const flow of flows) {
+    const failing = flow.partitions.filter(p => p.failure !== null)
+    if (failing.length > 0) {
+      const errors = [...new Set(failing.map(p => p.failure!.error))].join(', ')
+      problems.push(`${failing.length} partition(s) failing in ${flow.name} (${errors})`)
+    }
+    if (flow.stepFailure !== null && flow.stepFailure.attempts >= DEGRADED_STEP_FAILURES) {
+      problems.push(`${flow.name} cannot copy (${flow.stepFailure.code}, ${flow.stepFailure.attempts} attempts since ${flow.stepFailure.since})`)
+    }
+  }
+  return problems.length === 0 ? { status: 200, summary: 'ok' } : { status: 503, summary: `degraded: ${problems.join('; ')}` }
+}
+
 export function statusDocument (flows: readonly FlowStatus[], failure: unknown): unknown {
+  const health = healthOf(flows, failure)
   return {
-    healthy: failure === undefined,
+    healthy: health.status === 200,
+    health: health.summary,
     error: failure === undefined ? null : (failure instanceof Error ? failure.message : String(failure)),
-    flows: flows.map(f => ({
-      name: f.name,
-      lagRecords: f.partitions.reduce((n, p) => n + (p.highWatermark < 0 ? 0 : Math.max(0, p.highWatermark - p.position)), 0),
-      partitions: f.partitions.map(p => ({ ...p, lagRecords: p.highWatermark < 0 ? null : Math.max(0, p.highWatermark - p.position) })),
-      jobs: f.jobs
-    }))
+    flows: flows.map(f => {
+      const lags = f.partitions.map(p => partitionLag(p))
+      const unknown = lags.filter(l => l === null).length
+      return {
+        name: f.name,
+        /** Null while the lag of a partition is unknown: `lagUnknownPartitions` says how many. */
+        lagRecords: unknown > 0 ? null : lags.reduce<number>((n, l) => n + (l ?? 0), 0),
+        lagUnknownPartitions: unknown,
+        failingPartitions: f.partitions.filter(p => p.failure !== null).length,
+        stepFailure: f.stepFailure,
+        partitions: f.partitions.map((p, i) => ({ ...p, lagRecords: lags[i] })),
+        jobs: f.jobs
+      }
+    })
   }
 }
 
@@ -66,10 +116,12 @@ export async function startHttpServer (options: HttpServerOptions): Promise<Serv
         text => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
         (err: unknown) => { log.warn({ err }, 'cannot render metrics'); res.writeHead(500).end() })
     } else if (path === '/healthz') {
+      const health = healthOf(source.status(), source.failure())
+      const stall = source.health?.() ?? ALWAYS_HEALTHY
       const failed = source.failure() !== undefined
-      const health = source.health?.() ?? ALWAYS_HEALTHY
-      const body = failed ? 'failed\n' : health.healthy ? 'ok\n' : describeStalled(health)
-      res.writeHead(failed || !health.healthy ? 503 : 200, { 'content-type': 'text/plain' }).end(body)
+      // Degraded partitions and stalled flows are both listed: either alone makes the answer 503.
+      const body = failed ? 'failed\n' : [health.status === 200 ? '' : `${health.summary}\n`, stall.healthy ? '' : describeStalled(stall)].join('') || 'ok\n'
+      res.writeHead(failed || health.status !== 200 || !stall.healthy ? 503 : 200, { 'content-type': 'text/plain' }).end(processRedactor.redactSerialized(body))
     } else if (path === '/readyz') {
       const ready = (source.health?.() ?? ALWAYS_HEALTHY).ready
       res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : 'starting\n')

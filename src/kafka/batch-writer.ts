@@ -14,10 +14,13 @@
  *   re-copies (at least once) rather than skipping.
  * - A failure ends this producer id: the next write starts with a fresh one (InitProducerId) and sequences
  *   from 0. Re-sent batches are then never deduplicated against the failed attempt: duplicates, never loss.
- *   The exception are "not now" errors (NOT_NOW_ERRORS: no leader yet, leader moving), where the broker
+ *   The exception are "not now" errors (`notNow` in errors.ts: no leader yet, leader moving), where the broker
  *   appended neither the batch nor any later one of that partition: the partition's sequence is rewound to the
- *   refused batch and it is sent again, with the same producer id, once a probe finds its leader ready, for up
- *   to NOT_NOW_PATIENCE_MS (NOT_NOW_SHORT_PATIENCE_MS when other partitions of the write went through).
+ *   refused batch (partition-send.ts) and it is sent again, with the same producer id, once a probe finds its
+ *   leader ready, for up to NOT_NOW_PATIENCE_MS (NOT_NOW_SHORT_PATIENCE_MS when other partitions went through).
+ * - A partition the target refuses (authorization, too large, invalid) is returned in `failed` as a typed
+ *   PartitionFailure, never thrown: the other partitions of the write are acknowledged as usual. Only a failure of
+ *   a whole request (connection, metadata, producer id) throws.
  * - A batch is only sent once the metadata knows its partition and leader (see record-writer.ts for the
  *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
  */
@@ -28,15 +31,17 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { leaderOf, toLeaderMetadata } from './metadata-cache.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
+import type { ApiSpec } from './protocol/api.ts'
 import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
 import type { ProducerIdentity } from './record-batch.ts'
-import { partitionKey } from './record-fetcher.ts'
+import { partitionKey } from '../topic-partition.ts'
+import { PartitionSend, Sequences } from './partition-send.ts'
 import { groupBy } from '../collections.ts'
 
 /** A batch to write: it is built for the producer id and sequence the writer gives it when it is sent. */
@@ -60,11 +65,34 @@ export interface BatchAck {
 
 export type OnBatchesAcked = (acks: readonly BatchAck[]) => Promise<void> | void
 
-/** Why the target refused a batch, per partition, when it refused the batch itself (too large, invalid). */
-export interface RefusedBatch {
+/**
+ * A partition the target refused records of (authorization, unknown topic, too large, invalid batch, ...): its
+ * batches from the refused one on were not appended. The other partitions of the write are not affected.
+ */
+export interface PartitionFailure {
+  /** Index of the write in `write()`'s argument. */
+  readonly write: number
   readonly topic: string
   readonly partition: number
+  /** The Kafka error name (e.g. TOPIC_AUTHORIZATION_FAILED). */
   readonly error: string
+  readonly kind: KafkaErrorKind
+  /** The broker's error message, if it sent one. */
+  readonly message: string | null
+  readonly retriable: boolean
+  /** The target refused the batch itself as it is (too large, invalid): re-encoding it may help. */
+  readonly refusedBatch: boolean
+  /** What to check, naming the cluster's keys. */
+  readonly hint: string | undefined
+  /** The ACL operation refused, when known: WRITE (produce, the default) or DESCRIBE (metadata). */
+  readonly operation?: string
+}
+
+export interface WriteResult {
+  /** Writes left for a "not now" reason (no leader yet, leader moving): try them again shortly. */
+  readonly incomplete: number[]
+  /** Partitions the target refused; their acknowledged batches were reported. */
+  readonly failed: PartitionFailure[]
 }
 
 export interface BatchWriterOptions {
@@ -78,15 +106,6 @@ export interface BatchWriterOptions {
 }
 
 
-/** Errors that say the batch itself is unacceptable as it is, rather than the moment. */
-const REFUSED_BATCH_ERRORS = new Set(['MESSAGE_TOO_LARGE', 'RECORD_LIST_TOO_LARGE', 'INVALID_RECORD', 'CORRUPT_MESSAGE', 'INVALID_TIMESTAMP', 'UNSUPPORTED_COMPRESSION_TYPE'])
-const MAX_SEQUENCE = 2 ** 31
-
-/**
- * Errors that say "not now" for a partition: leadership is moving or a new topic is not loaded on its leader
- * yet. The batch was not appended; the partition is left incomplete (its position stays at its last
- * acknowledged batch) and tried again with fresh metadata, while the other partitions carry on.
- */
 /**
  * How long "not now" partitions are tried again within one write before they are returned incomplete: while
  * nothing else of the write was acknowledged, and once something was.
@@ -94,37 +113,49 @@ const MAX_SEQUENCE = 2 ** 31
 const NOT_NOW_PATIENCE_MS = 3_000
 const NOT_NOW_SHORT_PATIENCE_MS = 300
 
-const NOT_NOW_ERRORS = new Set(['NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH'])
+/**
+ * Errors that say "not now" for a partition (`notNow` in errors.ts: leadership moving, a new topic not loaded
+ * on its leader yet). The batch was not appended; the partition is left incomplete (its position stays at its
+ * last acknowledged batch) and tried again with fresh metadata, while the other partitions carry on.
+ */
+function isNotNow (name: string): boolean {
+  return kafkaErrorInfo(name).notNow === true
+}
 
-interface Failure {
-  readonly write: number
-  readonly topic: string
-  readonly partition: number
-  readonly error: string
-  readonly message: string | null
-  readonly retriable: boolean
+/** A refused partition, or a request that failed as a whole (connection lost, timeout): `requestError`. */
+type Failure = Omit<PartitionFailure, 'kind' | 'refusedBatch' | 'hint'> & { readonly requestError?: KmirrorError }
+
+/**
+ * How the writer reaches the brokers: the library's connection pool and kmirror's versioned requests by default;
+ * unit tests give fakes (test/fakes/fake-produce-brokers.ts).
+ */
+export interface WriterTransport {
+  readonly pool: Pick<ConnectionPool, 'get' | 'getFirstAvailable' | 'close'>
+  readonly send: <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string) => Promise<Res>
 }
 
 export class BatchWriter {
   /** Where metadata is asked: the bootstrap servers, then the brokers they named. */
   #brokers: Broker[]
   readonly #bootstrap: Broker[]
-  readonly #pool: ConnectionPool
+  readonly #pool: WriterTransport['pool']
+  readonly #send: WriterTransport['send']
   readonly #options: BatchWriterOptions
   readonly #clientId: string
   readonly #cluster: ClusterContext
   #producer: ProducerIdentity | null = null
   readonly #throttledUntil = new Map<number, number>()
-  readonly #sequences = new Map<string, number>()
+  readonly #sequences = new Sequences()
 
-  constructor (props: ClientProps, clientId: string, options: BatchWriterOptions) {
+  constructor (props: ClientProps, clientId: string, options: BatchWriterOptions, transport?: WriterTransport) {
     const connect = toConnectOptions(props, clientId)
     this.#clientId = clientId
     this.#cluster = options.cluster ?? { label: clientId }
     this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
     this.#bootstrap = connect.bootstrapBrokers.map(parseBrokerAddress)
     this.#brokers = this.#bootstrap
-    this.#pool = new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
+    this.#pool = transport?.pool ?? new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
+    this.#send = transport?.send ?? sendRequest
   }
 
   /**
@@ -143,15 +174,16 @@ export class BatchWriter {
 
   /**
    * Writes every batch and reports each acknowledged one. Resolves with the writes left incomplete for a
-   * "not now" reason (no leader known yet, leadership moving: NOT_NOW_ERRORS): their acknowledged batches
-   * were reported, the rest was not written, and the caller tries them again later. Any other failure
-   * throws, after every acknowledgement that came back was reported.
+   * "not now" reason (no leader known yet, leadership moving: isNotNow) and the partitions the target refused
+   * (`failed`): their acknowledged batches were reported, the rest was not written, and the caller tries them
+   * again later. A failure of a whole request or broker (connection, metadata, producer id) throws, after every
+   * acknowledgement that came back was reported.
    */
-  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<{ incomplete: number[] }> {
-    // Per write: the first batch not yet acknowledged.
-    const from = new Map<number, number>()
-    writes.forEach((w, i) => { if (w.batches.length > 0) from.set(i, 0) })
-    if (from.size === 0) return { incomplete: [] }
+  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<WriteResult> {
+    // One send state per write with batches (partition-send.ts).
+    const sends = new Map<number, PartitionSend<PartitionWrite>>()
+    writes.forEach((w, i) => { if (w.batches.length > 0) sends.set(i, new PartitionSend(i, w)) })
+    if (sends.size === 0) return { incomplete: [], failed: [] }
     const failures: Failure[] = []
     let reporting: Promise<void> = Promise.resolve()
     let acked = false
@@ -165,15 +197,20 @@ export class BatchWriter {
     const started = Date.now()
     const deadline = (): number => started + (acked ? NOT_NOW_SHORT_PATIENCE_MS : NOT_NOW_PATIENCE_MS)
     let pause = 20
-    let toSend = [...from.keys()]
+    let toSend = [...sends.keys()]
     let waiting: number[] = []
     try {
       for (;;) {
-        const { brokers, byLeader, leaderless: notNow } = await this.#byLeader(toSend, i => writes[i]!)
+        const { brokers, byLeader, leaderless: notNow, refused } = await this.#byLeader(toSend, i => writes[i]!)
+        for (const { item, errorCode } of refused) {
+          const w = writes[item]!
+          sends.get(item)!.refuse(0, false)
+          failures.push({ write: item, topic: w.topic, partition: w.partition, error: kafkaErrorName(errorCode), message: `${this.#cluster.label} refused the metadata of topic ${w.topic}`, retriable: isRetriableKafkaError(errorCode), operation: 'DESCRIBE' })
+        }
         if (byLeader.size > 0) {
           const producer = await this.#ensureProducer(brokers)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
-            this.#writeToBroker(brokers.get(node)!, node, writes, indexes, from, producer, failures, notNow, report)))
+            this.#writeToBroker(brokers.get(node)!, node, indexes.map(i => sends.get(i)!), producer, failures, notNow, report)))
           for (const r of results) if (r.status === 'rejected') throw r.reason
         }
         waiting = [...waiting, ...notNow]
@@ -200,8 +237,7 @@ export class BatchWriter {
       this.#reset()
       throw err
     }
-    if (failures.length > 0) throw this.#failed(failures)
-    return { incomplete: waiting }
+    return { incomplete: waiting, failed: this.#failed(failures) }
   }
 
   /** Whatever the broker appended of a failed attempt cannot be told apart from what it did not: start afresh. */
@@ -211,12 +247,11 @@ export class BatchWriter {
   }
 
   /**
-   * Sends the batches of `indexes` from `from` on to one broker, up to maxInFlight requests at once. A "not now"
-   * error puts the partition in `notNow`, moves `from` to the refused batch and rewinds its sequence (nothing
-   * of it or after it was appended: the broker appends a producer's batches of a partition only in sequence).
+   * Sends the batches of `sends` from their first unacknowledged one on to one broker, up to maxInFlight requests
+   * at once. A "not now" error puts the partition in `notNow` and rewinds its sequence (partition-send.ts).
    */
   async #writeToBroker (
-    broker: Broker, node: number, writes: readonly PartitionWrite[], indexes: number[], from: Map<number, number>,
+    broker: Broker, node: number, sends: PartitionSend<PartitionWrite>[],
     producer: ProducerIdentity, failures: Failure[], notNow: number[], report: (acks: BatchAck[]) => Promise<void>
   ): Promise<void> {
     let connection: Connection
@@ -225,10 +260,8 @@ export class BatchWriter {
     } catch (err) {
       throw toKmirrorError(err, ErrorCodes.PRODUCE, `connect to broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
     }
-    const next = new Map<number, number>(indexes.map(i => [i, from.get(i)!]))
-    const failed = new Set<number>()
-    const deferred = new Set<number>()
-    type Entry = { write: number, batch: number, sequence: number }
+    for (const send of sends) send.resume()
+    type Entry = { send: PartitionSend<PartitionWrite>, batch: number, sequence: number }
     const inFlight: { sent: Promise<ProduceResponse | Error>, entries: Entry[] }[] = []
     const settle = async (): Promise<void> => {
       const { sent, entries } = inFlight.shift()!
@@ -238,35 +271,25 @@ export class BatchWriter {
       if (!(response instanceof Error)) {
         for (const t of response.responses) for (const p of t.partitions) answered.set(partitionKey(t.name, p.index), p)
       }
-      for (const { write, batch, sequence } of entries) {
-        if (failed.has(write)) continue
-        const w = writes[write]!
-        const p = answered.get(partitionKey(w.topic, w.partition))
-        if (p !== undefined && p.errorCode === 0) {
-          if (deferred.has(write)) {
-            // Appended after a refused batch of the same partition: the sequence rule above did not hold.
-            failed.add(write)
-            failures.push({ write, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true })
-            continue
-          }
-          acks.push({ write, batch, baseOffset: Number(p.baseOffset) })
-          from.set(write, batch + 1)
-          continue
-        }
+      for (const { send, batch, sequence } of entries) {
+        const w = send.write
+        const p = answered.get(send.key)
+        const ok = p !== undefined && p.errorCode === 0
         const name = response instanceof Error ? null : p === undefined ? 'NO_RESPONSE' : kafkaErrorName(p.errorCode)
-        if (deferred.has(write)) continue
-        if (name !== null && NOT_NOW_ERRORS.has(name)) {
-          deferred.add(write)
-          notNow.push(write)
-          this.#sequences.set(partitionKey(w.topic, w.partition), sequence)
-          continue
-        }
-        failed.add(write)
-        if (response instanceof Error) {
+        const outcome = ok ? send.ack(batch) : send.refuse(sequence, name !== null && isNotNow(name))
+        if (outcome.type === 'acked') {
+          acks.push({ write: send.index, batch, baseOffset: Number(p!.baseOffset) })
+        } else if (outcome.type === 'not-now') {
+          notNow.push(send.index)
+          this.#sequences.rewind(send.key, outcome.rewindTo)
+        } else if (outcome.type === 'failed' && outcome.appendedAfterRefusal) {
+          // Appended after a refused batch of the same partition: the sequence rule did not hold.
+          failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true, requestError: new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} appended a batch of ${w.topic}-${w.partition} after refusing an earlier one; writing again with a new producer id`, { retriable: true }) })
+        } else if (outcome.type === 'failed' && response instanceof Error) {
           const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to broker ${node} of ${this.#cluster.label}`, this.#cluster)
-          failures.push({ write, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable })
-        } else {
-          failures.push({ write, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) || REFUSED_BATCH_ERRORS.has(name!) })
+          failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable, requestError: wrapped })
+        } else if (outcome.type === 'failed') {
+          failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) })
         }
       }
       if (!(response instanceof Error) && response.throttleTimeMs > 0) throttledUntil = Date.now() + response.throttleTimeMs
@@ -282,26 +305,23 @@ export class BatchWriter {
       const topics = new Map<string, { name: string, partitions: { index: number, batch: Buffer }[] }>()
       const entries: Entry[] = []
       let bytes = 0
-      for (const i of indexes) {
-        const b = next.get(i)!
-        const w = writes[i]!
-        if (failed.has(i) || deferred.has(i) || b >= w.batches.length) continue
+      for (const send of sends) {
+        if (!send.hasNext()) continue
         if (bytes > 0 && bytes >= this.#options.maxRequestBytes) break
+        const w = send.write
+        const b = send.take()
         const batch = w.batches[b]!
-        const key = partitionKey(w.topic, w.partition)
-        const sequence = this.#sequences.get(key) ?? 0
+        const sequence = this.#sequences.take(send.key, batch.recordCount)
         const bytesOut = batch.build(producer, sequence)
-        this.#sequences.set(key, (sequence + batch.recordCount) % MAX_SEQUENCE)
-        next.set(i, b + 1)
         const topic = topics.get(w.topic) ?? { name: w.topic, partitions: [] }
         topic.partitions.push({ index: w.partition, batch: bytesOut })
         topics.set(w.topic, topic)
-        entries.push({ write: i, batch: b, sequence })
+        entries.push({ send, batch: b, sequence })
         bytes += bytesOut.length
       }
       if (entries.length === 0) break
       const request = { acks: ProduceAcks.ALL, timeoutMs: this.#options.timeoutMs, topics: [...topics.values()] as ProduceTopic[] }
-      const sent = sendRequest(connection, ProduceApi, request, this.#cluster.label).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
+      const sent = this.#send(connection, ProduceApi, request, this.#cluster.label).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
       inFlight.push({ sent, entries })
       if (inFlight.length >= this.#options.maxInFlight) await settle()
     }
@@ -309,17 +329,22 @@ export class BatchWriter {
     this.#throttledUntil.set(node, throttledUntil)
   }
 
-  #failed (failures: Failure[]): KmirrorError {
+  /**
+   * The refused partitions of a write; throws the first failure of a whole request instead. Any failure ends
+   * this producer id (the sequences of the refused partitions are unknown now).
+   */
+  #failed (failures: Failure[]): PartitionFailure[] {
+    if (failures.length === 0) return []
     this.#reset()
-    const refused: RefusedBatch[] = failures.filter(f => REFUSED_BATCH_ERRORS.has(f.error)).map(f => ({ topic: f.topic, partition: f.partition, error: f.error }))
-    const hint = failures.map(f => kafkaErrorHint(f.error, this.#cluster.alias)).find(h => h !== undefined)
-    const shown = failures.slice(0, 5).map(f => `${f.topic}-${f.partition}: ${f.error}${f.message === null ? '' : ` (${f.message})`}`).join('; ')
-    const more = failures.length > 5 ? ` and ${failures.length - 5} more` : ''
-    const denied = failures.some(f => f.error.endsWith('_AUTHORIZATION_FAILED'))
-    return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : ErrorCodes.PRODUCE, `${this.#cluster.label} refused records for ${shown}${more}${hint === undefined ? '' : `; ${hint}`}`, {
-      retriable: !denied && failures.every(f => f.retriable),
-      details: { kafkaErrors: [...new Set(failures.map(f => f.error))], refused }
-    })
+    const request = failures.find(f => f.requestError !== undefined)
+    if (request !== undefined) throw request.requestError
+    return failures.map(f => ({
+      write: f.write, topic: f.topic, partition: f.partition, error: f.error, message: f.message, retriable: f.retriable,
+      ...(f.operation === undefined ? {} : { operation: f.operation }),
+      kind: kafkaErrorInfo(f.error).kind,
+      refusedBatch: isRefusedBatchError(f.error),
+      hint: kafkaErrorHint(f.error, this.#cluster.alias)
+    }))
   }
 
   /** Which of these partitions their leader answers for now (a ListOffsets probe; errors count as not ready). */
@@ -342,12 +367,17 @@ export class BatchWriter {
    * still being created or grown) or without a leader right now are `leaderless`, so the others are not held
    * up by them.
    */
-  async #byLeader<T> (items: readonly T[], partitionOf: (item: T) => PartitionWrite): Promise<{ brokers: Map<number, Broker>, byLeader: Map<number, T[]>, leaderless: T[] }> {
+  async #byLeader<T> (items: readonly T[], partitionOf: (item: T) => PartitionWrite): Promise<{ brokers: Map<number, Broker>, byLeader: Map<number, T[]>, leaderless: T[], refused: { item: T, errorCode: number }[] }> {
     const metadata = await this.#metadata([...new Set(items.map(i => partitionOf(i).topic))])
-    const byLeader = groupBy(items, item => leaderOf(metadata, partitionOf(item).topic, partitionOf(item).partition))
+    // A topic the target refuses to describe (no DESCRIBE) is refused, not "no leader yet": waiting would be silent.
+    const refused = items.flatMap(item => {
+      const errorCode = metadata.refused.get(partitionOf(item).topic)
+      return errorCode === undefined ? [] : [{ item, errorCode }]
+    })
+    const byLeader = groupBy(items.filter(item => !metadata.refused.has(partitionOf(item).topic)), item => leaderOf(metadata, partitionOf(item).topic, partitionOf(item).partition))
     const leaderless = byLeader.get(-1) ?? []
     byLeader.delete(-1)
-    return { brokers: metadata.brokers, byLeader, leaderless }
+    return { brokers: metadata.brokers, byLeader, leaderless, refused }
   }
 
   /**
@@ -357,7 +387,7 @@ export class BatchWriter {
    */
   async #probeLeader (connection: Connection, writes: readonly PartitionWrite[]): Promise<Map<string, number>> {
     const topics = [...groupBy(writes, w => w.topic)].map(([name, list]) => ({ name, partitions: list.map(w => ({ partition: w.partition, timestamp: ListOffsetTimestamps.LATEST })) }))
-    const response = await sendRequest(connection, ListOffsetsApi, { isolationLevel: 0, topics }, this.#cluster.label)
+    const response = await this.#send(connection, ListOffsetsApi, { isolationLevel: 0, topics }, this.#cluster.label)
     const errors = new Map<string, number>()
     for (const t of response.topics) for (const p of t.partitions) errors.set(partitionKey(t.name, p.partition), p.errorCode)
     return errors
@@ -367,7 +397,7 @@ export class BatchWriter {
   async #metadata (topics: readonly string[]): Promise<ReturnType<typeof toLeaderMetadata>> {
     try {
       const connection = await this.#pool.getFirstAvailable(this.#brokers)
-      const metadata = toLeaderMetadata(await sendRequest(connection, MetadataApi, { topics }, this.#cluster.label))
+      const metadata = toLeaderMetadata(await this.#send(connection, MetadataApi, { topics }, this.#cluster.label))
       if (metadata.brokers.size > 0) this.#brokers = [...metadata.brokers.values(), ...this.#bootstrap]
       return metadata
     } catch (err) {
@@ -382,7 +412,7 @@ export class BatchWriter {
     for (let attempt = 1; ; attempt++) {
       try {
         const connection = await this.#pool.getFirstAvailable([...brokers.values()])
-        const response = await sendRequest(connection, InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 60_000 }, this.#cluster.label)
+        const response = await this.#send(connection, InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 60_000 }, this.#cluster.label)
         if (response.errorCode !== 0) throw kafkaResponseError(response.errorCode, ErrorCodes.PRODUCE, `get an idempotent producer id from ${this.#cluster.label}`, this.#cluster)
         this.#producer = { id: response.producerId, epoch: response.producerEpoch }
         this.#sequences.clear()

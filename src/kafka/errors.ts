@@ -25,12 +25,12 @@ export function kafkaErrorName (code: number): string {
 
 /** Whether a partition-level error of a produce or fetch response is worth retrying. */
 export function isRetriableKafkaError (code: number): boolean {
-  return RETRIABLE_NAMES.has(kafkaErrorName(code))
+  return kafkaErrorInfo(kafkaErrorName(code)).retriable
 }
 
 /** The hint for a Kafka error name, if users meet it often enough to have one; `alias` prefixes the keys it names. */
 export function kafkaErrorHint (name: string, alias?: string): string | undefined {
-  return HINTS[name]?.replaceAll('<alias>.', alias === undefined ? '' : `${alias}.`)
+  return kafkaErrorInfo(name).hint?.replaceAll('<alias>.', alias === undefined ? '' : `${alias}.`)
 }
 
 function describe (err: unknown): string {
@@ -81,14 +81,14 @@ export function toKmirrorError (err: unknown, code: ErrorCode, action: string, c
   const hint = names.map(n => kafkaErrorHint(n, context.alias)).find(h => h !== undefined) ??
     (timedOut ? timeoutHint(context) : network || isConnectionRefusal(err) ? connectionHint(err, context) : undefined)
   const suffix = (names.length > 0 ? ` [${names.join(', ')}]` : '') + (hint === undefined ? '' : `; ${hint}`)
-  const denied = names.some(n => n.endsWith('_AUTHORIZATION_FAILED'))
-  const finalCode = denied ? ErrorCodes.NOT_AUTHORIZED : timedOut ? ErrorCodes.TIMEOUT : network ? ErrorCodes.CLUSTER_UNREACHABLE : code
+  const kind = names.map(n => kafkaErrorInfo(n).kind).find(k => k === K.AUTHORIZATION || k === K.AUTHENTICATION)
+  const finalCode = kind !== undefined ? errorCodeOfKind(kind, code) : timedOut ? ErrorCodes.TIMEOUT : network ? ErrorCodes.CLUSTER_UNREACHABLE : code
   // A TLS listener that closes the connection without a word: a broker going down, or one that wants a client
   // certificate (ssl.client.auth=required under TLS 1.3 looks exactly like this). Start-up waits only a little.
   const closedOnTls = network && !timedOut && /SSL/i.test(context.protocol ?? '') && names.length === 0 && isBareClose(err)
   return new KmirrorError(finalCode, `${action}: ${describe(err)}${suffix}`, {
     cause: err,
-    retriable: network || names.length === 0 || names.some(n => RETRIABLE_NAMES.has(n)),
+    retriable: network || names.length === 0 || names.some(n => kafkaErrorInfo(n).retriable),
     details: closedOnTls ? { kafkaErrors: names, closedOnTls } : { kafkaErrors: names }
   })
 }
@@ -105,29 +105,112 @@ function isConnectionRefusal (err: unknown): boolean {
 export function kafkaResponseError (errorCode: number, code: ErrorCode, action: string, context: ConnectionContext = {}): KmirrorError {
   const name = kafkaErrorName(errorCode)
   const hint = kafkaErrorHint(name, context.alias)
-  const denied = name.endsWith('_AUTHORIZATION_FAILED')
-  return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : code, `${action}: Kafka error ${name}${hint === undefined ? '' : `; ${hint}`}`, {
-    retriable: RETRIABLE_NAMES.has(name),
+  const info = kafkaErrorInfo(name)
+  return new KmirrorError(errorCodeOfKind(info.kind, code), `${action}: Kafka error ${name}${hint === undefined ? '' : `; ${hint}`}`, {
+    retriable: info.retriable,
     details: { kafkaErrors: [name] }
   })
 }
 
-/** What to check for the Kafka errors users meet most; appended to the message. */
-const HINTS: Readonly<Record<string, string>> = {
-  SASL_AUTHENTICATION_FAILED: 'check <alias>.sasl.mechanism and the username and password in <alias>.sasl.jaas.config',
-  ILLEGAL_SASL_STATE: 'check <alias>.security.protocol and <alias>.sasl.mechanism match the listener',
-  UNSUPPORTED_SASL_MECHANISM: 'set <alias>.sasl.mechanism to one the listener enables',
-  TOPIC_AUTHORIZATION_FAILED: 'grant the principal kmirror uses the topic ACLs listed in docs/operations.md',
-  CLUSTER_AUTHORIZATION_FAILED: 'grant the principal kmirror uses the cluster ACLs listed in docs/operations.md',
-  GROUP_AUTHORIZATION_FAILED: 'grant the principal kmirror uses Read on the consumer group',
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 'grant the principal kmirror uses Write on its transactional id',
-  POLICY_VIOLATION: 'the cluster\'s create-topic policy refused the settings; adjust replication.factor or the excluded configs',
-  MESSAGE_TOO_LARGE: 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)',
-  RECORD_LIST_TOO_LARGE: 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)'
+/**
+ * What kind of failure a Kafka error is. The data path sets a partition aside by kind (authorization, unknown
+ * topic, too large, corrupt), the start-up and the commands choose their error code and exit code by it.
+ */
+export const KafkaErrorKinds = {
+  AUTHENTICATION: 'authentication',
+  AUTHORIZATION: 'authorization',
+  /** Leadership moving, a broker busy or restarting, a timeout: the same request later may succeed. */
+  TRANSIENT: 'transient',
+  UNKNOWN_TOPIC: 'unknown-topic',
+  /** The record batch is larger than the topic or broker accepts. */
+  TOO_LARGE: 'too-large',
+  /** The record batch is unacceptable as it is (invalid, bad CRC, unsupported codec or timestamp). */
+  CORRUPT: 'corrupt',
+  OUT_OF_RANGE: 'out-of-range',
+  /** A setting of kmirror or of the cluster is wrong (policy, replication factor, SASL mechanism). */
+  CONFIG: 'config',
+  /** Anything else: a broker answer kmirror does not expect. */
+  FATAL: 'fatal'
+} as const
+export type KafkaErrorKind = (typeof KafkaErrorKinds)[keyof typeof KafkaErrorKinds]
+
+export interface KafkaErrorInfo {
+  readonly kind: KafkaErrorKind
+  /** Whether the same request may succeed later without anyone acting. */
+  readonly retriable: boolean
+  /**
+   * Leadership is moving or the partition is not loaded on its leader yet: a produce with this error appended
+   * neither the batch nor any later one of that partition (batch-writer.ts rewinds the sequence).
+   */
+  readonly notNow?: true
+  /** What to check, appended to the message; `<alias>.` is replaced by the cluster's alias. */
+  readonly hint?: string
 }
-const RETRIABLE_NAMES = new Set([
-  'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_OR_PARTITION', 'REQUEST_TIMED_OUT',
-  'NETWORK_EXCEPTION', 'COORDINATOR_NOT_AVAILABLE', 'COORDINATOR_LOAD_IN_PROGRESS', 'NOT_COORDINATOR', 'NOT_ENOUGH_REPLICAS',
-  'NOT_ENOUGH_REPLICAS_AFTER_APPEND', 'KAFKA_STORAGE_ERROR', 'FENCED_LEADER_EPOCH', 'UNKNOWN_LEADER_EPOCH',
-  'UNKNOWN_TOPIC_ID', 'OFFSET_NOT_AVAILABLE', 'OUT_OF_ORDER_SEQUENCE_NUMBER', 'THROTTLING_QUOTA_EXCEEDED', 'CONCURRENT_TRANSACTIONS'
-])
+
+const K = KafkaErrorKinds
+const MOVING = { kind: K.TRANSIENT, retriable: true, notNow: true } as const
+const TRANSIENT = { kind: K.TRANSIENT, retriable: true } as const
+const TOO_LARGE_HINT = 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)'
+
+/** The one table of the Kafka errors kmirror meets: kind, retriability, hint. Names not here are FATAL, not retriable. */
+const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
+  NOT_LEADER_OR_FOLLOWER: MOVING,
+  LEADER_NOT_AVAILABLE: MOVING,
+  FENCED_LEADER_EPOCH: MOVING,
+  UNKNOWN_LEADER_EPOCH: MOVING,
+  UNKNOWN_TOPIC_OR_PARTITION: { kind: K.UNKNOWN_TOPIC, retriable: true, notNow: true },
+  UNKNOWN_TOPIC_ID: { kind: K.UNKNOWN_TOPIC, retriable: true },
+  REPLICA_NOT_AVAILABLE: TRANSIENT,
+  REQUEST_TIMED_OUT: TRANSIENT,
+  NETWORK_EXCEPTION: TRANSIENT,
+  COORDINATOR_NOT_AVAILABLE: TRANSIENT,
+  COORDINATOR_LOAD_IN_PROGRESS: TRANSIENT,
+  NOT_COORDINATOR: TRANSIENT,
+  NOT_ENOUGH_REPLICAS: TRANSIENT,
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND: TRANSIENT,
+  KAFKA_STORAGE_ERROR: TRANSIENT,
+  OFFSET_NOT_AVAILABLE: TRANSIENT,
+  OUT_OF_ORDER_SEQUENCE_NUMBER: TRANSIENT,
+  THROTTLING_QUOTA_EXCEEDED: TRANSIENT,
+  CONCURRENT_TRANSACTIONS: TRANSIENT,
+  /** kmirror's own name (batch-writer.ts): a batch was appended after a refused one; the write starts afresh. */
+  APPENDED_AFTER_REFUSED_BATCH: TRANSIENT,
+  OFFSET_OUT_OF_RANGE: { kind: K.OUT_OF_RANGE, retriable: false },
+  SASL_AUTHENTICATION_FAILED: { kind: K.AUTHENTICATION, retriable: false, hint: 'check <alias>.sasl.mechanism and the username and password in <alias>.sasl.jaas.config' },
+  ILLEGAL_SASL_STATE: { kind: K.CONFIG, retriable: false, hint: 'check <alias>.security.protocol and <alias>.sasl.mechanism match the listener' },
+  UNSUPPORTED_SASL_MECHANISM: { kind: K.CONFIG, retriable: false, hint: 'set <alias>.sasl.mechanism to one the listener enables' },
+  TOPIC_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses the topic ACLs listed in docs/operations.md' },
+  CLUSTER_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses the cluster ACLs listed in docs/operations.md' },
+  GROUP_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses Read on the consumer group' },
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses Write on its transactional id' },
+  DELEGATION_TOKEN_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false },
+  POLICY_VIOLATION: { kind: K.CONFIG, retriable: false, hint: 'the cluster\'s create-topic policy refused the settings; adjust replication.factor or the excluded configs' },
+  INVALID_REPLICATION_FACTOR: { kind: K.CONFIG, retriable: false },
+  INVALID_CONFIG: { kind: K.CONFIG, retriable: false },
+  MESSAGE_TOO_LARGE: { kind: K.TOO_LARGE, retriable: false, hint: TOO_LARGE_HINT },
+  RECORD_LIST_TOO_LARGE: { kind: K.TOO_LARGE, retriable: false, hint: TOO_LARGE_HINT },
+  CORRUPT_MESSAGE: { kind: K.CORRUPT, retriable: false },
+  INVALID_RECORD: { kind: K.CORRUPT, retriable: false },
+  INVALID_TIMESTAMP: { kind: K.CORRUPT, retriable: false },
+  UNSUPPORTED_COMPRESSION_TYPE: { kind: K.CORRUPT, retriable: false }
+}
+
+const UNKNOWN_ERROR: KafkaErrorInfo = { kind: K.FATAL, retriable: false }
+
+/** Kind, retriability and hint of a Kafka error name. */
+export function kafkaErrorInfo (name: string): KafkaErrorInfo {
+  return KAFKA_ERRORS[name] ?? UNKNOWN_ERROR
+}
+
+/** Whether the target refused the batch itself as it is (too large, invalid), rather than the moment. */
+export function isRefusedBatchError (name: string): boolean {
+  const { kind } = kafkaErrorInfo(name)
+  return kind === K.TOO_LARGE || kind === K.CORRUPT
+}
+
+/** The error code of kmirror for a Kafka error of this kind, or `fallback`. */
+export function errorCodeOfKind (kind: KafkaErrorKind, fallback: ErrorCode): ErrorCode {
+  if (kind === K.AUTHORIZATION) return ErrorCodes.NOT_AUTHORIZED
+  if (kind === K.AUTHENTICATION) return ErrorCodes.AUTHENTICATION
+  return fallback
+}

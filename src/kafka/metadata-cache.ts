@@ -6,7 +6,8 @@
  * Invariants:
  * - A topic the cluster does not have is an answer (left out of `topics`), never a failure of the others: one
  *   deleted topic must not stop the partitions of every other topic.
- * - A topic kmirror may not describe is an error naming the topic and the missing ACL.
+ * - A topic kmirror may not describe (or any other topic error) is in `refused` with its Kafka error code, never a
+ *   failure of the others; it is asked again at every use until the cluster answers it.
  * - Brokers come from the latest answer; the bootstrap servers are asked only while no answer came yet, or when
  *   none of the known brokers answers.
  */
@@ -28,13 +29,24 @@ export interface LeaderMetadata {
   readonly brokers: ReadonlyMap<number, Broker>
   /** The asked topics the cluster has. */
   readonly topics: ReadonlyMap<string, TopicLeaders>
+  /** Asked topics the cluster answered with an error other than "not there" (e.g. TOPIC_AUTHORIZATION_FAILED): the code. */
+  readonly refused: ReadonlyMap<string, number>
 }
 
-/** The answer's brokers, and each topic that has no error with its id and partition leaders. */
-export function toLeaderMetadata (response: MetadataResponse): { brokers: Map<number, Broker>, topics: Map<string, TopicLeaders> } {
+/** The answer's brokers, each topic that has no error with its id and partition leaders, and the refused topics. */
+export function toLeaderMetadata (response: MetadataResponse): { brokers: Map<number, Broker>, topics: Map<string, TopicLeaders>, refused: Map<string, number> } {
   const brokers = new Map([...response.brokers].map(([id, b]) => [id, { host: b.host, port: b.port }]))
   const topics = new Map([...response.topics.values()].filter(t => t.errorCode === 0).map(t => [t.name, { id: t.id, leaders: partitionLeaders(t) }]))
-  return { brokers, topics }
+  const refused = new Map([...response.topics.values()].filter(t => t.errorCode !== 0 && !ABSENT.has(kafkaErrorName(t.errorCode))).map(t => [t.name, t.errorCode]))
+  return { brokers, topics, refused }
+}
+
+/** Throws the error of the first of `topics` the cluster refused to describe, naming it and the missing ACL. */
+export function throwIfRefused (metadata: LeaderMetadata, topics: Iterable<string>, cluster: ClusterContext): void {
+  for (const topic of topics) {
+    const code = metadata.refused.get(topic)
+    if (code !== undefined) throw kafkaResponseError(code, ErrorCodes.FETCH, `read metadata of topic ${topic} on ${cluster.label}`, cluster)
+  }
 }
 
 /** The broker leading a partition now, or -1 when it has none or its leader is not among the known brokers. */
@@ -44,11 +56,11 @@ export function leaderOf (metadata: LeaderMetadata, topic: string, partition: nu
 }
 
 /**
- * Topic errors that mean "not there (yet)": the topic is left out, its partitions wait. A topic the principal
- * may not describe waits too, instead of failing every other topic of the request: on the source, the topic
- * refresh says which ACL to grant (remote-topics.ts) and keeps the topic and its remote topic.
+ * Topic errors that mean "not there (yet)": the topic is left out, its partitions wait. A topic the principal may
+ * not describe is not absent but refused (`refused`): its partitions are set aside with that error and the others
+ * go on; on the source, the topic refresh keeps it and its remote topic (deletion-proof.ts).
  */
-const ABSENT = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_ID', 'TOPIC_AUTHORIZATION_FAILED'])
+const ABSENT = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_ID'])
 
 export class MetadataCache {
   readonly #pool: ConnectionPool
@@ -58,6 +70,8 @@ export class MetadataCache {
   #brokers = new Map<number, Broker>()
   /** Topics asked since the last invalidation; a topic not here is read from the cluster at its next use. */
   readonly #topics = new Map<string, { leaders: TopicLeaders, at: number }>()
+  /** Topics of the last answer that carried an error (never cached: asked again at their next use). */
+  #refused = new Map<string, number>()
 
   constructor (pool: ConnectionPool, bootstrap: readonly Broker[], cluster: ClusterContext, maxAgeMs = 300_000) {
     this.#pool = pool
@@ -76,11 +90,14 @@ export class MetadataCache {
     const fresh = this.#brokers.size > 0 && topics.every(t => now - (this.#topics.get(t)?.at ?? -Infinity) < this.#maxAgeMs)
     if (!fresh) await this.#refresh(topics)
     const out = new Map<string, TopicLeaders>()
+    const refused = new Map<string, number>()
     for (const t of topics) {
       const cached = this.#topics.get(t)
       if (cached !== undefined) out.set(t, cached.leaders)
+      const code = this.#refused.get(t)
+      if (code !== undefined) refused.set(t, code)
     }
-    return { brokers: this.#brokers, topics: out }
+    return { brokers: this.#brokers, topics: out, refused }
   }
 
   async #refresh (topics: readonly string[]): Promise<void> {
@@ -91,10 +108,10 @@ export class MetadataCache {
     } catch (err) {
       throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s) from ${this.#cluster.label}`, this.#cluster)
     }
-    const refused = [...response.topics.values()].find(t => t.errorCode !== 0 && !ABSENT.has(kafkaErrorName(t.errorCode)))
-    if (refused !== undefined) throw kafkaResponseError(refused.errorCode, ErrorCodes.FETCH, `read metadata of topic ${refused.name} on ${this.#cluster.label}`, this.#cluster)
     const at = Date.now()
-    const { brokers, topics: found } = toLeaderMetadata(response)
+    const { brokers, topics: found, refused } = toLeaderMetadata(response)
+    for (const t of topics) this.#refused.delete(t)
+    for (const [name, code] of refused) this.#refused.set(name, code)
     for (const t of topics) this.#topics.delete(t)
     for (const [name, leaders] of found) this.#topics.set(name, { leaders, at })
     this.#brokers = brokers

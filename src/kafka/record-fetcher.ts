@@ -18,13 +18,15 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
-import { leaderOf, MetadataCache } from './metadata-cache.ts'
+import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
+import { leaderOf, MetadataCache, throwIfRefused } from './metadata-cache.ts'
 import { toOffset } from './offsets.ts'
+import { partitionKey } from '../topic-partition.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { sendRequest } from './protocol/negotiation.ts'
-import { BatchAttributes, decodeRecords, isAbortMarker, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
+import { decodeRecords, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
+import { selectCommitted } from './transaction-filter.ts'
 
 export type { FetchedRecord, RecordHeader } from './record-batch.ts'
 
@@ -41,7 +43,12 @@ export const FetchOutcomes = {
   /** The requested offset is outside [logStartOffset, highWatermark]. */
   OUT_OF_RANGE: 'out-of-range',
   /** Leadership moved or metadata is stale; metadata was refreshed, try again. */
-  RETRY: 'retry'
+  RETRY: 'retry',
+  /**
+   * The cluster refused this partition (no READ or DESCRIBE, a corrupt batch, an error kmirror does not expect):
+   * `failure` says why. Waiting alone may not fix it; the other partitions are not affected.
+   */
+  FAILED: 'failed'
 } as const
 export type FetchOutcome = (typeof FetchOutcomes)[keyof typeof FetchOutcomes]
 
@@ -59,6 +66,19 @@ export interface FetchedPartition {
   readonly bytes: number
 }
 
+/** Why a partition could not be read or written. */
+export interface PartitionError {
+  /** The Kafka error name (TOPIC_AUTHORIZATION_FAILED, CORRUPT_MESSAGE, ...). */
+  readonly error: string
+  readonly kind: KafkaErrorKind
+  /** What happened, naming the partition, the broker and the cluster. */
+  readonly message: string
+  /** What to check or grant, naming the cluster's keys. */
+  readonly hint: string | undefined
+  /** The ACL operation the cluster refused, when it was an authorization error: DESCRIBE (metadata) or READ (fetch). */
+  readonly operation?: string
+}
+
 /** A partition's record batches as fetched, for forwarding without decoding (see record-batch.ts). */
 export interface FetchedBatches {
   readonly topic: string
@@ -72,6 +92,8 @@ export interface FetchedBatches {
   readonly highWatermark: number
   readonly lastStableOffset: number
   readonly logStartOffset: number
+  /** Set when `outcome` is FAILED. */
+  readonly failure?: PartitionError
 }
 
 export interface RecordFetcherOptions {
@@ -83,13 +105,6 @@ export interface RecordFetcherOptions {
   readonly cluster?: ClusterContext
 }
 
-/**
- * Partition errors that mean "not here, not now" (metadata is refreshed and the partition asked again):
- * UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE, NOT_LEADER_OR_FOLLOWER, REPLICA_NOT_AVAILABLE,
- * OFFSET_NOT_AVAILABLE (a new leader not caught up yet), KAFKA_STORAGE_ERROR, FENCED/UNKNOWN_LEADER_EPOCH,
- * UNKNOWN_TOPIC_ID.
- */
-const RETRY_ERROR_CODES = new Set([3, 5, 6, 9, 13, 56, 74, 75, 100])
 /** listOffsets asks again this many times (after a fresh metadata read and a growing pause) before giving up. */
 const LIST_OFFSETS_ATTEMPTS = 5
 const OFFSET_OUT_OF_RANGE = 1
@@ -137,9 +152,11 @@ export class RecordFetcher {
     const partitionMaxBytes = options.maxPartitionBytes ?? this.#options.maxPartitionBytes
     if (positions.length === 0) return []
     const metadata = await this.#metadata.leaders([...new Set(positions.map(p => p.topic))])
-    const byLeader = groupBy(positions, position => leaderOf(metadata, position.topic, position.partition))
+    // A topic the cluster refused to describe fails its partitions alone.
+    const results = positions.filter(p => metadata.refused.has(p.topic)).map(p => this.#failed(p, metadata.refused.get(p.topic)!, 'the metadata', 'DESCRIBE'))
+    const byLeader = groupBy(positions.filter(p => !metadata.refused.has(p.topic)), position => leaderOf(metadata, position.topic, position.partition))
     // Partitions without a known leader (a topic deleted or not there yet, a leader moving) wait; the others go on.
-    const results = (byLeader.get(-1) ?? []).map(position => emptyBatches(position, FetchOutcomes.RETRY))
+    results.push(...(byLeader.get(-1) ?? []).map(position => emptyBatches(position, FetchOutcomes.RETRY)))
     if (byLeader.delete(-1)) this.#metadata.invalidate()
     const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes)))
     for (const list of perLeader) results.push(...list)
@@ -182,14 +199,24 @@ export class RecordFetcher {
       if (p === undefined) return emptyBatches(position, FetchOutcomes.OK)
       if (p.errorCode === OFFSET_OUT_OF_RANGE) return { ...emptyBatches(position, FetchOutcomes.OUT_OF_RANGE), ...rawOffsets(p) }
       if (p.errorCode !== 0) {
-        if (!RETRY_ERROR_CODES.has(p.errorCode)) {
-          throw new KmirrorError(ErrorCodes.FETCH, `fetch of ${position.topic}-${position.partition} from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label} failed with Kafka error ${kafkaErrorName(p.errorCode)}`, { retriable: true })
-        }
+        if (!isRetriableKafkaError(p.errorCode)) return this.#failed(position, p.errorCode, `a fetch from broker ${node} (${broker.host}:${broker.port})`, 'READ')
         this.#metadata.invalidate()
         return emptyBatches(position, FetchOutcomes.RETRY)
       }
-      return selectBatches(position, p, this.#options.isolation === 'read_committed')
+      try {
+        return selectBatches(position, p, this.#options.isolation === 'read_committed')
+      } catch (err) {
+        // A batch that fails its CRC: this partition cannot be copied past it, the others can.
+        return { ...emptyBatches(position, FetchOutcomes.FAILED), failure: { error: 'CORRUPT_MESSAGE', kind: kafkaErrorInfo('CORRUPT_MESSAGE').kind, message: err instanceof Error ? err.message : String(err), hint: undefined } }
+      }
     })
+  }
+
+  /** A partition the cluster refused `what` of (e.g. "a fetch from broker 1 (host:port)") with Kafka error `errorCode`. */
+  #failed (position: PartitionPosition, errorCode: number, what: string, operation: string): FetchedBatches {
+    const error = kafkaErrorName(errorCode)
+    const message = `${this.#cluster.label} refused ${what} of ${position.topic}-${position.partition} (Kafka error ${error})`
+    return { ...emptyBatches(position, FetchOutcomes.FAILED), failure: { error, kind: kafkaErrorInfo(error).kind, message, hint: kafkaErrorHint(error, this.#cluster.alias), operation } }
   }
 
   /**
@@ -200,6 +227,7 @@ export class RecordFetcher {
   async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest', attempt = 1): Promise<Map<string, number>> {
     const timestamp = which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
     const metadata = await this.#metadata.leaders([...new Set(partitions.map(p => p.topic))])
+    throwIfRefused(metadata, new Set(partitions.map(p => p.topic)), this.#cluster)
     const byLeader = groupBy(partitions, tp => leaderOf(metadata, tp.topic, tp.partition))
     const out = new Map<string, number>()
     const failed: { topic: string, partition: number, errorCode: number }[] = (byLeader.get(-1) ?? []).map(tp => ({ ...tp, errorCode: UNKNOWN_TOPIC_OR_PARTITION }))
@@ -223,7 +251,7 @@ export class RecordFetcher {
     }))
     if (failed.length === 0) return out
     this.#metadata.invalidate()
-    const retriable = failed.every(f => RETRY_ERROR_CODES.has(f.errorCode))
+    const retriable = failed.every(f => isRetriableKafkaError(f.errorCode))
     if (retriable && attempt < LIST_OFFSETS_ATTEMPTS) {
       await delay(50 * 2 ** attempt)
       for (const [tp, offset] of await this.listOffsets(failed, which, attempt + 1)) out.set(tp, offset)
@@ -238,10 +266,6 @@ export class RecordFetcher {
   }
 }
 
-export function partitionKey (topic: string, partition: number): string {
-  return `${topic}\u0000${partition}`
-}
-
 function emptyBatches (position: PartitionPosition, outcome: FetchOutcome): FetchedBatches {
   return { topic: position.topic, partition: position.partition, outcome, fromOffset: position.offset, batches: [], nextOffset: position.offset, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1 }
 }
@@ -251,33 +275,14 @@ function rawOffsets (p: FetchPartitionResponse): { highWatermark: number, lastSt
 }
 
 /**
- * The batches to copy out of one partition's fetched bytes: read_committed drops batches of aborted
- * transactions with the Java client's algorithm (aborted-transaction list + producer ids, until the abort
- * marker), control batches are never copied but advance `nextOffset`.
+ * The batches to copy out of one partition's fetched bytes (transaction-filter.ts), their CRCs verified: read_committed
+ * drops batches of aborted transactions with the Java client's algorithm, control batches are never copied but
+ * advance `nextOffset`.
  */
 function selectBatches (position: PartitionPosition, p: FetchPartitionResponse, readCommitted: boolean): FetchedBatches {
   const all = p.records === null ? [] : scanBatches(p.records, position.topic, position.partition)
-  const aborted = readCommitted ? [...p.abortedTransactions].sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : 1)) : []
-  const abortedProducers = new Set<bigint>()
-  const batches: SourceBatch[] = []
-  let nextAborted = 0
-  let nextOffset = position.offset
-  for (const batch of all) {
-    if (batch.lastOffset < position.offset) continue
-    nextOffset = batch.lastOffset + 1
-    while (nextAborted < aborted.length && toOffset(aborted[nextAborted]!.firstOffset) <= batch.lastOffset) {
-      abortedProducers.add(aborted[nextAborted]!.producerId)
-      nextAborted++
-    }
-    if ((batch.attributes & BatchAttributes.CONTROL) !== 0) {
-      if (isAbortMarker(batch)) abortedProducers.delete(batch.producerId)
-      continue
-    }
-    if ((batch.attributes & BatchAttributes.TRANSACTIONAL) !== 0 && abortedProducers.has(batch.producerId)) continue
-    if (batch.recordCount === 0) continue
-    verifyCrc(batch, position.topic, position.partition)
-    batches.push(batch)
-  }
+  const aborted = readCommitted ? p.abortedTransactions.map(a => ({ producerId: a.producerId, firstOffset: toOffset(a.firstOffset) })) : null
+  const { batches, nextOffset } = selectCommitted(all, position.offset, aborted)
+  for (const batch of batches) verifyCrc(batch, position.topic, position.partition)
   return { ...emptyBatches(position, FetchOutcomes.OK), ...rawOffsets(p), batches, nextOffset }
 }
-

@@ -18,6 +18,7 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { toKmirrorError } from './errors.ts'
+import { partitionKey } from '../topic-partition.ts'
 import { toOffset } from './offsets.ts'
 import { withGrant } from './acl-grant.ts'
 import { describePrincipal } from './principal.ts'
@@ -106,7 +107,7 @@ export class RecordWriter {
       const acked: AckedChunk[] = []
       for (const i of owners) {
         const batch = batches[i]!
-        const base = baseOffsets.get(`${batch.topic}\u0000${batch.partition}`)
+        const base = baseOffsets.get(partitionKey(batch.topic, batch.partition))
         if (base === undefined) {
           throw new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} acknowledged no offset for ${batch.topic}-${batch.partition}`, { retriable: true })
         }
@@ -140,7 +141,7 @@ export class RecordWriter {
     try {
       const result = await this.#producer.send({ messages })
       const out = new Map<string, number>()
-      for (const o of result.offsets ?? []) out.set(`${o.topic}\u0000${o.partition}`, toOffset(o.offset))
+      for (const o of result.offsets ?? []) out.set(partitionKey(o.topic, o.partition), toOffset(o.offset))
       return out
     } catch (err) {
       throw this.#refused(toKmirrorError(err, ErrorCodes.PRODUCE, `write ${messages.length} record(s) to ${this.#cluster.label}`, this.#cluster), messages.map(m => m.topic))

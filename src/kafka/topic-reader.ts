@@ -3,7 +3,8 @@
  * Connect's KafkaBasedLog does at start-up). Used for kmirror's internal topics, which are small.
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
-import { FetchOutcomes, partitionKey, type FetchedRecord, type PartitionPosition, type RecordFetcher } from './record-fetcher.ts'
+import { partitionKey } from '../topic-partition.ts'
+import { FetchOutcomes, type FetchedRecord, type PartitionPosition, type RecordFetcher } from './record-fetcher.ts'
 
 export async function readTopicToEnd (
   fetcher: RecordFetcher,

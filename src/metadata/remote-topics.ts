@@ -15,6 +15,9 @@
  *   restarts.
  * - A replicated topic that became a problem, was deleted, or was re-created (new topic id) is listed in
  *   `removed`, so the data path lets go of its partitions; a re-created one is then replicated afresh.
+ * - A remote topic deleted on the target (by hand) while its source topic was replicated is created again, and
+ *   its source topic is listed in `removed` and `recopy`: the data path copies it again from the source's log
+ *   start, so the records that were in the deleted topic are not lost silently. Logged at error level.
  */
 import type { FlowConfig } from '../config/types.ts'
 import type { Logger } from '../logger.ts'
@@ -37,6 +40,8 @@ export interface RefreshResult extends TopicSyncResult {
   readonly removed: readonly string[]
   /** Source topics found deleted by this refresh. */
   readonly deleted: readonly string[]
+  /** Source topics whose remote topic was deleted on the target and created again: copy them from the log start. */
+  readonly recopy: readonly string[]
 }
 
 export interface RefreshOptions {
@@ -57,6 +62,8 @@ export class RemoteTopics {
   /** Topics replicated after the last refresh, and their source topic ids. */
   #replicated: readonly ReplicatedTopic[] = []
   #knownIds = new Map<string, string>()
+  /** Source topics to copy again from the log start once their remote topic exists again (see `recopy`). */
+  readonly #recopy = new Set<string>()
   /** Problems logged, topic → message. */
   readonly #reported = new Map<string, string>()
   readonly #deletionProof = new DeletionProof()
@@ -84,14 +91,32 @@ export class RemoteTopics {
     const verdicts = await this.#deletionProof.check(missing, names => this.#source.probeTopics(names))
     const missingUnproven = this.#replicated.filter(t => verdicts.has(t.source) && verdicts.get(t.source)!.verdict !== MissingVerdicts.DELETED)
     const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven })
-    const removed = this.#removedBy(plan)
+    const recopy = this.#remoteDeleted(plan)
+    const removed = [...this.#removedBy(plan), ...recopy]
     if (removed.length > 0) await options.stopReplicating?.(removed)
     const result = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics)
     this.#replicated = result.topics
     this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
     this.#report(result.problems)
     this.#reportMissing(verdicts)
-    return { ...result, removed, deleted: plan.deletedOnSource.map(d => d.topic) }
+    for (const topic of recopy) this.#recopy.add(topic)
+    // A creation that failed this time (the deletion still in progress) is retried by the next refreshes.
+    const ready = result.topics.map(t => t.source).filter(topic => this.#recopy.delete(topic))
+    return { ...result, removed, deleted: plan.deletedOnSource.map(d => d.topic), recopy: ready }
+  }
+
+  /** Replicated topics whose remote topic the plan creates: it was deleted on the target since the last refresh. */
+  #remoteDeleted (plan: TopicSyncPlan): string[] {
+    const replicated = new Map(this.#replicated.map(t => [t.source, t]))
+    const recreatedOnSource = new Set(plan.recreatedOnSource.map(t => t.source))
+    const out: string[] = []
+    for (const c of plan.create) {
+      if (!replicated.has(c.topic) || recreatedOnSource.has(c.topic)) continue
+      this.#log.error({ topic: c.topic, remoteTopic: c.remoteTopic },
+        `remote topic ${c.remoteTopic} was deleted on cluster ${this.#flow.target.alias} while kmirror replicated ${c.topic}: creating it again and copying ${c.topic} again from the log start of cluster ${this.#flow.source.alias} (records retention already deleted there cannot be copied again)`)
+      out.push(c.topic)
+    }
+    return out
   }
 
   #removedBy (plan: TopicSyncPlan): string[] {

@@ -8,14 +8,18 @@
  * - Offset syncs are fed with acknowledged (source, target) pairs only (see OffsetSyncTracker).
  * - A source offset below the log start (retention deleted records before they were copied) is never skipped
  *   silently: it is logged at error level with the number of records lost and counted.
- * - Errors marked retriable (network, leadership, timeouts) are retried with back-off; any other error stops
- *   the flow, because carrying on could lose data.
+ * - A partition the source or the target refuses (authorization, unknown topic, a batch too large even after
+ *   re-encoding, a corrupt batch) is set aside with its error and retried with its own back-off
+ *   (partition-failures.ts); it never advances past records it did not copy, and the others keep flowing.
+ * - A failure of a whole step (a broker unreachable, a request timed out, credentials or a cluster ACL refused)
+ *   is retried with back-off, logged once per change of error. Only errors kmirror cannot classify stop the
+ *   flow (programmer errors, INTERNAL, and other errors not marked retriable), because carrying on could lose data.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FlowConfig } from '../config/types.ts'
-import { isRetriable, KmirrorError } from '../errors.ts'
-import type { BatchAck, BatchWriter } from '../kafka/batch-writer.ts'
-import { FetchOutcomes, partitionKey, type FetchedBatches, type RecordFetcher } from '../kafka/record-fetcher.ts'
+import type { BatchAck, BatchWriter, PartitionFailure } from '../kafka/batch-writer.ts'
+import { partitionKey } from '../topic-partition.ts'
+import { FetchOutcomes, type FetchedBatches, type RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
@@ -24,6 +28,10 @@ import { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import type { ProgressStore } from './progress-store.ts'
 import { ackedRuns, planPartition, type Codec, type PlannedBatch } from './batch-plan.ts'
 import { createProvenanceMarker, type ProvenanceFlow, type ProvenanceMarker } from './provenance.ts'
+import { FailureSides, PartitionFailures, type FailureBackoff, type FailureReport } from './partition-failures.ts'
+import { isWorthWaiting, StepFailures, type StepFailure } from './step-failures.ts'
+
+export type { StepFailure } from './step-failures.ts'
 
 export interface PartitionStatus {
   readonly topic: string
@@ -36,6 +44,13 @@ export interface PartitionStatus {
   readonly copiedRecords: number
   readonly copiedBytes: number
   readonly lostToRetention: number
+  /** Why the partition is set aside, or null while it is copied. */
+  readonly failure: FailureReport | null
+}
+
+/** Records of the partition not copied yet; null when unknown (not read yet, or failing: the high watermark is stale). */
+export function partitionLag (p: PartitionStatus): number | null {
+  return p.highWatermark < 0 || p.failure !== null ? null : Math.max(0, p.highWatermark - p.position)
 }
 
 interface PartitionState {
@@ -65,6 +80,10 @@ export interface FlowReplicatorDeps {
   readonly progress: ProgressSink
   readonly syncs: OffsetSyncSink | null
   readonly log: Logger
+  /** Aliases of the source and target clusters, for the messages about failing partitions. */
+  readonly aliases?: { readonly source: string, readonly target: string }
+  /** Back-off of a failing partition (partition-failures.ts); RETRY_BASE_MS doubling up to RETRY_MAX_MS by default. */
+  readonly failureBackoff?: FailureBackoff
   readonly startAt: 'earliest' | 'latest'
   readonly metrics?: Metrics
   /** How batches are written (batch-plan.ts); defaults forward everything the target accepts as it is. */
@@ -100,6 +119,8 @@ export class FlowReplicator {
   #lastFlush = Date.now()
   #syncInFlight: Promise<void> | null = null
   #failures = 0
+  readonly #steps: StepFailures
+  readonly #failing: PartitionFailures
   /** removeTopics requests waiting for the end of the current fetch round. */
   readonly #removals: { topics: Set<string>, done: () => void }[] = []
   #looping = false
@@ -113,6 +134,8 @@ export class FlowReplicator {
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#provenance = createProvenanceMarker(deps.flow)
     this.#batching = { ...DEFAULT_BATCHING, ...deps.batching }
+    this.#steps = new StepFailures(deps.log)
+    this.#failing = new PartitionFailures(deps.flow.name, deps.aliases ?? { source: 'source', target: 'target' }, deps.log, this.#metrics, deps.failureBackoff)
   }
 
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
@@ -120,8 +143,11 @@ export class FlowReplicator {
     this.#stored = stored
   }
 
-  /** Adds partitions not replicated yet; existing ones keep their position. */
-  async addTopics (topics: readonly ReplicatedTopic[]): Promise<void> {
+  /**
+   * Adds partitions not replicated yet; existing ones keep their position. Those of `fromLogStart` topics start at
+   * the source's log start whatever `startAt` says (their remote topic was created again).
+   */
+  async addTopics (topics: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set()): Promise<void> {
     const fresh: { topic: string, partition: number, remoteTopic: string }[] = []
     for (const t of topics) {
       for (let partition = 0; partition < t.partitions; partition++) {
@@ -130,7 +156,12 @@ export class FlowReplicator {
     }
     if (fresh.length === 0) return
     const unstored = fresh.filter(p => !this.#stored.has(partitionKey(p.topic, p.partition)))
-    const starts = unstored.length === 0 ? new Map<string, number>() : await this.#deps.fetcher.listOffsets(unstored, this.#deps.startAt)
+    const earliest = unstored.filter(p => fromLogStart.has(p.topic))
+    const usual = unstored.filter(p => !fromLogStart.has(p.topic))
+    const starts = new Map<string, number>([
+      ...(usual.length === 0 ? [] : await this.#deps.fetcher.listOffsets(usual, this.#deps.startAt)),
+      ...(earliest.length === 0 ? [] : await this.#deps.fetcher.listOffsets(earliest, 'earliest'))
+    ])
     for (const p of fresh) {
       const key = partitionKey(p.topic, p.partition)
       const stored = this.#stored.get(key)
@@ -159,6 +190,7 @@ export class FlowReplicator {
         this.#partitions.delete(key)
         this.#stored.delete(key)
         this.#tracker.reset(key)
+        this.#failing.forget(key)
       }
       this.#deps.log.debug({ topics: [...topics] }, 'topics removed from replication')
       done()
@@ -192,6 +224,7 @@ export class FlowReplicator {
       this.#applyRemovals()
       try {
         const progressed = await this.#iterate()
+        this.#steps.succeeded()
         if (progressed) {
           this.#lastRoundAt = Date.now()
           this.#failures = 0
@@ -201,14 +234,14 @@ export class FlowReplicator {
           await delay(this.#backoffMs())
         }
       } catch (err) {
-        if (!isRetriable(err)) {
+        if (!isWorthWaiting(err)) {
           // Records acknowledged before the error must not be copied again after a restart.
           await this.flush().catch(flushErr => this.#deps.log.warn({ err: flushErr }, 'cannot store progress after a fatal error'))
           throw err
         }
         this.#failures++
         const backoffMs = this.#backoffMs()
-        this.#deps.log.warn({ err, attempt: this.#failures, backoffMs }, 'replication step failed; retrying')
+        this.#steps.failed(err, this.#failures, backoffMs)
         await delay(backoffMs)
       }
     }
@@ -233,15 +266,17 @@ export class FlowReplicator {
     const fetched = await this.#deps.fetcher.fetchBatches(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })),
       first ? { maxPartitionBytes: FIRST_ROUND_PARTITION_BYTES } : {})
     const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
-    const incomplete = withBatches.length > 0 ? await this.#write(withBatches) : []
+    const { incomplete, failed } = withBatches.length > 0 ? await this.#write(withBatches) : { incomplete: [], failed: [] }
     // Advance every partition that was written before any recovery that may throw: a partition whose
     // records are acknowledged must never be left at its old position, or they would be written twice.
-    // A partition the target could not take yet (no leader, remote topic still loading) stays where its
-    // acknowledged batches took it.
-    const waiting = new Set(incomplete)
+    // A partition the target could not take yet (no leader, remote topic still loading) or refused stays
+    // where its acknowledged batches took it.
+    const waiting = new Set([...incomplete, ...failed.map(r => r.fetched)])
     for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
     // ... and is left out of the next rounds for a moment, so it does not hold up the others.
     for (const f of incomplete) this.#state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
+    for (const r of failed) this.#writeRefused(r.fetched, r.failure)
+    for (const f of fetched) this.#noteFetchOutcome(f, waiting)
     for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) await this.#recoverOutOfRange(this.#state(f), f)
     this.#sendSyncs()
     if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
@@ -260,20 +295,16 @@ export class FlowReplicator {
    * offset syncs are recorded, and progress is stored if a flush is due, so a crash re-copies at most about
    * one flush interval of records, not a whole fetch round.
    */
-  async #write (fetched: readonly FetchedBatches[]): Promise<FetchedBatches[]> {
+  async #write (fetched: readonly FetchedBatches[]): Promise<{ incomplete: FetchedBatches[], failed: { fetched: FetchedBatches, failure: PartitionFailure }[] }> {
     const plans = fetched.map(f => this.#plan(f))
-    try {
-      const { incomplete } = await this.#deps.writer.write(
-        fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),
-        async acks => {
-          for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]![ack.batch]!, ack)
-          this.#sendSyncs()
-          if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
-        })
-      return incomplete.map(i => fetched[i]!)
-    } catch (err) {
-      throw this.#noteRefused(err) ?? err
-    }
+    const { incomplete, failed } = await this.#deps.writer.write(
+      fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),
+      async acks => {
+        for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]![ack.batch]!, ack)
+        this.#sendSyncs()
+        if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+      })
+    return { incomplete: incomplete.map(i => fetched[i]!), failed: failed.map(r => ({ fetched: fetched[r.write]!, failure: r })) }
   }
 
   #plan (f: FetchedBatches): PlannedBatch[] {
@@ -310,26 +341,32 @@ export class FlowReplicator {
   }
 
   /**
-   * The target refused a batch as it is (too large, invalid): that partition is re-encoded from now on. If a
-   * re-encoded batch is refused too, retrying cannot help: returns the error to stop the flow with instead.
+   * The target refused records of this partition. A batch refused as it is (too large, invalid) is re-encoded
+   * from now on and tried again at once; refused again, or refused for another reason (authorization, unknown
+   * topic), the partition is set aside and retried with back-off.
    */
-  #noteRefused (err: unknown): KmirrorError | null {
-    const details = err instanceof KmirrorError ? err.details as { refused?: { topic: string, partition: number, error: string }[] } : {}
-    let fatal: KmirrorError | null = null
-    for (const r of details.refused ?? []) {
-      const source = [...this.#partitions.values()].find(p => p.remoteTopic === r.topic && p.partition === r.partition)
-      if (source === undefined) continue
-      const key = partitionKey(source.topic, source.partition)
-      if (this.#reencode.has(key)) {
-        const e = err as KmirrorError
-        fatal = new KmirrorError(e.code, `${e.message} (also after re-encoding the records; retrying cannot help)`, { cause: err, details: e.details })
-        continue
-      }
+  #writeRefused (f: FetchedBatches, failure: PartitionFailure): void {
+    const state = this.#state(f)
+    const key = partitionKey(f.topic, f.partition)
+    if (failure.refusedBatch && !this.#reencode.has(key)) {
       this.#reencode.add(key)
-      this.#deps.log.warn({ topic: source.topic, partition: source.partition, error: r.error },
+      this.#deps.log.warn({ topic: f.topic, partition: f.partition, error: failure.error },
         'the target refused a record batch forwarded as it is; re-encoding this partition\'s records from now on')
+      return
     }
-    return fatal
+    const message = `${failure.error}${failure.message === null ? '' : ` (${failure.message})`}${failure.refusedBatch ? ', also after re-encoding the records' : ''}`
+    state.retryAt = this.#failing.fail(key, state, { side: FailureSides.TARGET, error: failure.error, kind: failure.kind, message, operation: failure.operation ?? 'WRITE' })
+  }
+
+  /** Sets aside a partition the source refused; logs the recovery of one that was read and written again. */
+  #noteFetchOutcome (f: FetchedBatches, notWritten: ReadonlySet<FetchedBatches>): void {
+    const key = partitionKey(f.topic, f.partition)
+    const state = this.#state(f)
+    if (f.outcome === FetchOutcomes.FAILED && f.failure !== undefined) {
+      state.retryAt = this.#failing.fail(key, state, { side: FailureSides.SOURCE, ...f.failure })
+    } else if (f.outcome === FetchOutcomes.OK && !notWritten.has(f)) {
+      this.#failing.recover(key, state)
+    }
   }
 
   #advance (f: FetchedBatches): void {
@@ -384,7 +421,12 @@ export class FlowReplicator {
     if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
   }
 
+  /** The failure of the whole replication step while it lasts (every partition waits), else null. */
+  stepFailure (): StepFailure | null {
+    return this.#steps.current()
+  }
+
   status (): PartitionStatus[] {
-    return [...this.#partitions.values()].map(({ retryAt: _, ...p }) => ({ ...p }))
+    return [...this.#partitions].map(([key, { retryAt: _, ...p }]) => ({ ...p, failure: this.#failing.report(key) }))
   }
 }

@@ -15,7 +15,7 @@ import { createMetadataJobs } from '../metadata/jobs.ts'
 import { RemoteTopics } from '../metadata/remote-topics.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
-import { FlowReplicator, type PartitionStatus } from '../replication/flow-replicator.ts'
+import { FlowReplicator, type PartitionStatus, type StepFailure } from '../replication/flow-replicator.ts'
 import { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
 import type { FlowProgress } from './health.ts'
@@ -24,6 +24,8 @@ import { Scheduler, type JobStatus } from './scheduler.ts'
 export interface FlowStatus {
   readonly name: string
   readonly partitions: readonly PartitionStatus[]
+  /** The failure of the whole data path while it lasts (every partition waits), else null. */
+  readonly stepFailure: StepFailure | null
   readonly jobs: readonly JobStatus[]
 }
 
@@ -108,6 +110,7 @@ export class Flow {
       },
       syncs: { send: async entries => { await Promise.all([syncs?.send(entries), history.append(entries)]) } },
       log: this.#log,
+      aliases: { source: config.source.alias, target: config.target.alias },
       metrics: this.#metrics,
       startAt: startPosition(consumer)
     })
@@ -117,7 +120,7 @@ export class Flow {
     if (config.refreshTopicsEnabled && config.refreshTopicsIntervalSeconds > 0) {
       this.#scheduler.every('refresh-topics', config.refreshTopicsIntervalSeconds * 1000, async () => {
         const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names) })
-        await replicator.addTopics(result.topics)
+        await replicator.addTopics(result.topics, new Set(result.recopy))
       })
     }
     const context = { flow: config, policy, sourceAdmin, targetAdmin, remoteTopics: topics, log: this.#log, metrics: this.#metrics, targetReader: offsetsReader, internalWriter: writer }
@@ -183,6 +186,6 @@ export class Flow {
   }
 
   status (): FlowStatus {
-    return { name: this.config.name, partitions: this.#replicator?.status() ?? [], jobs: this.#scheduler.status() }
+    return { name: this.config.name, partitions: this.#replicator?.status() ?? [], stepFailure: this.#replicator?.stepFailure() ?? null, jobs: this.#scheduler.status() }
   }
 }

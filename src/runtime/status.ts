@@ -7,7 +7,7 @@ import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import { isolationLevel } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
-import { partitionKey } from '../kafka/record-fetcher.ts'
+import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
 import { createTopicFilter } from '../policy/topic-filter.ts'
@@ -81,11 +81,11 @@ async function readTarget (flow: FlowConfig): Promise<TargetView> {
     const context = { filter: createTopicFilter(flow), policy, targetAlias: flow.target.alias, heartbeatsReplicationEnabled: flow.heartbeatsReplicationEnabled }
     const positions = new Map<string, { topic: string, partition: number, last: number }>()
     for (const [tp, last] of stored) {
-      const [topic, partition] = tp.split('\u0000') as [string, string]
+      const { topic, partition } = parsePartitionKey(tp)
       // The offsets topic is shared by every flow from this source: show only what this flow replicates.
       if (!shouldReplicateTopic(topic, context)) continue
-      history.history(topic, Number(partition))?.markConsumedTo(last + 1)
-      positions.set(tp, { topic, partition: Number(partition), last })
+      history.history(topic, partition)?.markConsumedTo(last + 1)
+      positions.set(tp, { topic, partition, last })
     }
     return { positions, translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed) }
   } finally {

@@ -9,5 +9,9 @@ export class CountingMetrics implements Metrics {
     this.counts.set(key, (this.counts.get(key) ?? 0) + value)
   }
 
-  set (): void {}
+  /** The last value of each gauge per label set (`name{"label":"value"}`). */
+  readonly gauges = new Map<string, number>()
+  set (metric: MetricKey, labels: MetricLabels, value: number): void {
+    this.gauges.set(`${metric}${JSON.stringify(labels)}`, value)
+  }
 }

@@ -8,7 +8,8 @@
  * The records travel as real v2 record batch bytes (source-batches.ts), CRCs included, like RecordFetcher's
  * `fetchBatches`: consecutive offsets, at most `batchRecords` per batch, in the codec `codec`.
  */
-import { FetchOutcomes, partitionKey, type FetchedBatches, type FetchedRecord, type FetchOutcome, type PartitionPosition } from '../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../src/topic-partition.ts'
+import { FetchOutcomes, type FetchedBatches, type FetchedRecord, type FetchOutcome, type PartitionError, type PartitionPosition } from '../../src/kafka/record-fetcher.ts'
 import type { Codec } from '../../src/replication/batch-plan.ts'
 import type { SourceReader } from '../../src/replication/flow-replicator.ts'
 import { sourceBatches } from './source-batches.ts'
@@ -58,6 +59,7 @@ export class InMemorySource implements SourceReader {
   readonly #fetchFailures: unknown[] = []
   readonly #listOffsetsFailures: unknown[] = []
   readonly #scripted = new Map<string, FetchOutcome[]>()
+  readonly #refusedReads = new Map<string, PartitionError>()
 
   /** A partition holding a record at each of `offsets`; the high watermark defaults to one past the last. */
   addPartition (topic: string, partition: number, offsets: readonly number[], options: { logStart?: number, highWatermark?: number } = {}): void {
@@ -111,6 +113,12 @@ export class InMemorySource implements SourceReader {
     this.#scripted.set(partitionKey(topic, partition), outcomes)
   }
 
+  /** Fetches of the partition answer FAILED with this error (e.g. READ revoked) until `refuseReads(…, null)`. */
+  refuseReads (topic: string, partition: number, failure: PartitionError | null): void {
+    if (failure === null) this.#refusedReads.delete(partitionKey(topic, partition))
+    else this.#refusedReads.set(partitionKey(topic, partition), failure)
+  }
+
   async fetchBatches (positions: readonly PartitionPosition[]): Promise<FetchedBatches[]> {
     this.fetchCalls.push(positions.map(p => ({ ...p })))
     const failure = this.#fetchFailures.shift()
@@ -136,6 +144,8 @@ export class InMemorySource implements SourceReader {
     const p = this.#get(position.topic, position.partition)
     const offsets = { highWatermark: p.highWatermark, lastStableOffset: p.highWatermark, logStartOffset: p.logStart }
     const empty = { topic: p.topic, partition: p.partition, fromOffset: position.offset, batches: [], nextOffset: position.offset, ...offsets }
+    const refused = this.#refusedReads.get(partitionKey(p.topic, p.partition))
+    if (refused !== undefined) return { ...empty, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, outcome: FetchOutcomes.FAILED, failure: refused }
     const scripted = this.#scripted.get(partitionKey(p.topic, p.partition))?.shift()
     if (scripted !== undefined) return { ...empty, outcome: scripted }
     if (position.offset < p.logStart || position.offset > p.highWatermark) return { ...empty, outcome: FetchOutcomes.OUT_OF_RANGE }

@@ -11,9 +11,10 @@
  * batches were appended and acknowledged.
  */
 import assert from 'node:assert/strict'
-import type { OnBatchesAcked, PartitionWrite } from '../../src/kafka/batch-writer.ts'
+import type { OnBatchesAcked, PartitionWrite, WriteResult } from '../../src/kafka/batch-writer.ts'
+import { isRefusedBatchError, kafkaErrorHint, kafkaErrorInfo } from '../../src/kafka/errors.ts'
 import { BatchAttributes, decodeRecords, scanBatches, verifyCrc, type FetchedRecord, type OutRecord, type ProducerIdentity } from '../../src/kafka/record-batch.ts'
-import { partitionKey } from '../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../src/topic-partition.ts'
 import type { TargetWriter } from '../../src/replication/flow-replicator.ts'
 
 export interface StoredRecord {
@@ -47,6 +48,8 @@ export class InMemoryTarget implements TargetWriter {
   writeCalls = 0
   /** Partitions (`partitionKey` of the remote topic) without a leader yet: writes to them are returned incomplete. */
   readonly leaderless = new Set<string>()
+  /** See refuseWrites. */
+  readonly #refused = new Map<string, { error: string, left: number }>()
   /** Every batch appended, in order. */
   readonly received: ReceivedBatch[] = []
   readonly #logs = new Map<string, { next: number, records: StoredRecord[], sequence: number }>()
@@ -58,6 +61,19 @@ export class InMemoryTarget implements TargetWriter {
   /** The partition already holds data: our first record lands at `offset`. */
   startAt (topic: string, partition: number, offset: number): void {
     this.#log(topic, partition).next = offset
+  }
+
+  /**
+   * The next `times` writes of the remote partition are refused with Kafka error `error` (e.g.
+   * TOPIC_AUTHORIZATION_FAILED, MESSAGE_TOO_LARGE): they come back in `failed`, nothing of them appended.
+   */
+  refuseWrites (topic: string, partition: number, error: string, times = Number.POSITIVE_INFINITY): void {
+    this.#refused.set(partitionKey(topic, partition), { error, left: times })
+  }
+
+  /** Writes of the remote partition are accepted again. */
+  acceptWrites (topic: string, partition: number): void {
+    this.#refused.delete(partitionKey(topic, partition))
   }
 
   /** The next write appends and acknowledges `afterSegments` batches (round by round) and then throws `err`. */
@@ -80,10 +96,21 @@ export class InMemoryTarget implements TargetWriter {
     return this.stored(topic, partition).filter(r => !r.foreign).map(r => r.record)
   }
 
-  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<{ incomplete: number[] }> {
+  async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<WriteResult> {
     this.writeCalls++
     this.#beforeWrite?.()
     const incomplete = writes.flatMap((w, i) => w.batches.length > 0 && this.leaderless.has(partitionKey(w.topic, w.partition)) ? [i] : [])
+    const failed = writes.flatMap((w, i) => {
+      const key = partitionKey(w.topic, w.partition)
+      const refusal = w.batches.length > 0 ? this.#refused.get(key) : undefined
+      if (refusal === undefined) return []
+      if (--refusal.left <= 0) this.#refused.delete(key)
+      const { error } = refusal
+      const info = kafkaErrorInfo(error)
+      return [{ write: i, topic: w.topic, partition: w.partition, error, kind: info.kind, message: null, retriable: info.retriable, refusedBatch: isRefusedBatchError(error), hint: kafkaErrorHint(error, 'B') }]
+    })
+    if (failed.length > 0) this.#newProducer()
+    const skipped = new Set([...incomplete, ...failed.map(f => f.write)])
     const failure = this.#failures.shift()
     let budget = failure?.afterSegments ?? Number.POSITIVE_INFINITY
     const rounds = Math.max(0, ...writes.map(w => w.batches.length))
@@ -92,7 +119,7 @@ export class InMemoryTarget implements TargetWriter {
         const acks: { write: number, batch: number, baseOffset: number }[] = []
         for (const [index, w] of writes.entries()) {
           const batch = w.batches[b]
-          if (batch === undefined || incomplete.includes(index)) continue
+          if (batch === undefined || skipped.has(index)) continue
           if (budget-- <= 0) {
             if (acks.length > 0) await onAcked(acks)
             throw failure!.err
@@ -111,7 +138,7 @@ export class InMemoryTarget implements TargetWriter {
       this.#newProducer()
       throw failure.err
     }
-    return { incomplete }
+    return { incomplete, failed }
   }
 
   #newProducer (): void {

@@ -43,6 +43,8 @@ export function createHarness (options: HarnessOptions = {}): Harness {
     progress,
     syncs,
     log: logs.log,
+    aliases: { source: 'A', target: 'B' },
+    failureBackoff: { baseMs: 20, maxMs: 100 },
     startAt: options.startAt ?? 'earliest',
     batching: options.batching ?? { minForwardBytes: 0 },
     ...(options.metrics === undefined ? {} : { metrics: options.metrics })

@@ -5,8 +5,8 @@
  * 200 again and every record on the target exactly once, in order.
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
-import { freezeCluster, getCluster, thawCluster, type ClusterName } from '../helpers/clusters.ts'
+import { before, test } from 'node:test'
+import { type ClusterName, ensureClusters, freezeCluster, getCluster, thawCluster } from '../helpers/clusters.ts'
 import { createTopic, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
 import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
@@ -93,6 +93,9 @@ async function freezeMidCopy (t: { after: (fn: () => unknown) => void }, frozen:
     assertSamePartition(await readCommitted(source, topic, p), await readCommitted(target, remote, p), `${topic}-${p}`)
   }
 }
+
+// `third` is stopped, frozen or used as a plain cluster here; it may not be up when this file runs alone.
+before(async () => { await ensureClusters(['third']) })
 
 test('the source broker frozen longer than request.timeout.ms mid-copy: timeout warning naming it, /healthz 503, then recovery with every record exact', { timeout: 180_000 }, async t => {
   await freezeMidCopy(t, 'source')

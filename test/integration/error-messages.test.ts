@@ -32,7 +32,9 @@ test('an unreachable source is named with its host:port and ECONNREFUSED, and ev
   const port = await closedPort()
   const file = writeTempFile([
     'clusters = A, B', `A.bootstrap.servers = 127.0.0.1:${port}`, `B.bootstrap.servers = ${getCluster('target').bootstrap}`,
-    'A->B.enabled = true', `A->B.topics = ${uniqueName('unreach')}`, 'replication.factor = 1'
+    'A->B.enabled = true', `A->B.topics = ${uniqueName('unreach')}`, 'replication.factor = 1',
+    // run waits for an unreachable cluster at start (a broker restarting); briefly here
+    'start.retry.timeout.ms = 1500'
   ].join('\n'), '.properties', t)
   const cause = new RegExp(`cluster A \\(127\\.0\\.0\\.1:${port}\\).*nothing accepts connections there \\(ECONNREFUSED: connect ECONNREFUSED 127\\.0\\.0\\.1:${port}\\): check A\\.bootstrap\\.servers`)
 

@@ -5,8 +5,8 @@
  * gives up with exit 3 after start.retry.timeout.ms; `status` and `failover` exit 3 within their --timeout.
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
-import { getCluster, type TestCluster } from '../helpers/clusters.ts'
+import { before, test } from 'node:test'
+import { ensureClusters, getCluster, type TestCluster } from '../helpers/clusters.ts'
 import { createTopic, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
@@ -25,6 +25,9 @@ async function get (port: number, path: string): Promise<{ status: number, body:
   const res = await fetch(`http://127.0.0.1:${port}${path}`)
   return { status: res.status, body: await res.text() }
 }
+
+// `third` is stopped, frozen or used as a plain cluster here; it may not be up when this file runs alone.
+before(async () => { await ensureClusters(['third']) })
 
 test('run with a silent source: a warning naming A, the broker and the timed-out request within request.timeout.ms; /readyz 503; /healthz 503 after the threshold; SIGTERM during start-up exits 0 with a log line', { timeout: 60_000 }, async t => {
   // Given a source whose only bootstrap server accepts connections and never answers

@@ -1,9 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { startHttpServer } from '../../../src/http/server.ts'
+import { healthOf, startHttpServer, statusDocument, updateLagGauges } from '../../../src/http/server.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { PrometheusMetrics } from '../../../src/metrics/registry.ts'
 import { processRedactor } from '../../../src/redactor.ts'
+import type { PartitionStatus } from '../../../src/replication/flow-replicator.ts'
+import type { FailureReport } from '../../../src/replication/partition-failures.ts'
+import type { FlowStatus } from '../../../src/runtime/flow.ts'
 
 describe('/status', () => {
   it('never shows a secret of the configuration, even inside the error that stopped replication', async () => {
@@ -12,7 +15,7 @@ describe('/status', () => {
     const failure = new Error(`authentication failed for password pw-from-a-provider, request ${JSON.stringify({ password: 'p"w\\ 2%/' })}`)
     const server = await startHttpServer({
       host: '127.0.0.1', port: 0, metrics: new PrometheusMetrics(), log: silentLogger(),
-      source: { status: () => [{ name: 'A->B', partitions: [], jobs: [] }], failure: () => failure }
+      source: { status: () => [{ name: 'A->B', partitions: [], stepFailure: null, jobs: [] }], failure: () => failure }
     })
     try {
       const address = server.address()
@@ -25,5 +28,52 @@ describe('/status', () => {
     } finally {
       server.close()
     }
+  })
+})
+
+const partition = (topic: string, p: number, overrides: Partial<PartitionStatus> = {}): PartitionStatus => ({
+  topic, partition: p, remoteTopic: `A.${topic}`, position: 10, highWatermark: 15, copiedRecords: 10, copiedBytes: 100, lostToRetention: 0, failure: null, ...overrides
+})
+const failure = (error: string): FailureReport => ({
+  side: 'source', cluster: 'A', code: 'KMIRROR_ERR_NOT_AUTHORIZED', error, kind: 'authorization', message: 'refused', remedy: 'grant READ on topic t to the principal kmirror uses on cluster A',
+  since: '2026-01-01T00:00:00.000Z', attempts: 2, nextRetry: '2026-01-01T00:00:02.000Z'
+})
+
+describe('healthOf and statusDocument', () => {
+  it('Given every partition copying, then /healthz is 200 ok and the flow lag is the sum', () => {
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0), partition('t', 1)], stepFailure: null, jobs: [] }]
+    assert.deepEqual(healthOf(flows, undefined), { status: 200, summary: 'ok' })
+    const doc = statusDocument(flows, undefined) as { healthy: boolean, flows: { lagRecords: number | null, lagUnknownPartitions: number }[] }
+    assert.equal(doc.healthy, true)
+    assert.equal(doc.flows[0]!.lagRecords, 10)
+  })
+
+  it('Given a failing partition, then /healthz is 503 degraded naming it, its lag and the flow lag are unknown, never 0', () => {
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0), partition('t', 1, { failure: failure('TOPIC_AUTHORIZATION_FAILED') })], stepFailure: null, jobs: [] }]
+    assert.deepEqual(healthOf(flows, undefined), { status: 503, summary: 'degraded: 1 partition(s) failing in A->B (TOPIC_AUTHORIZATION_FAILED)' })
+    const doc = statusDocument(flows, undefined) as { healthy: boolean, flows: { lagRecords: number | null, lagUnknownPartitions: number, failingPartitions: number, partitions: { lagRecords: number | null }[] }[] }
+    assert.equal(doc.healthy, false)
+    assert.equal(doc.flows[0]!.lagRecords, null)
+    assert.equal(doc.flows[0]!.lagUnknownPartitions, 1)
+    assert.equal(doc.flows[0]!.failingPartitions, 1)
+    assert.deepEqual(doc.flows[0]!.partitions.map(p => p.lagRecords), [5, null])
+  })
+
+  it('Given a flow whose steps failed three times in a row, then /healthz is degraded; once stopped, failed', () => {
+    const stepFailure = { code: 'KMIRROR_ERR_AUTHENTICATION', message: 'refused', since: '2026-01-01T00:00:00.000Z', attempts: 3 }
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0)], stepFailure, jobs: [] }]
+    assert.deepEqual(healthOf(flows, undefined), { status: 503, summary: 'degraded: A->B cannot copy (KMIRROR_ERR_AUTHENTICATION, 3 attempts since 2026-01-01T00:00:00.000Z)' })
+    assert.deepEqual(healthOf([{ ...flows[0]!, stepFailure: { ...stepFailure, attempts: 2 } }], undefined), { status: 200, summary: 'ok' })
+    assert.deepEqual(healthOf(flows, new Error('stopped')), { status: 503, summary: 'failed' })
+  })
+
+  it('Given a topic with a partition of unknown lag, then its lag gauge is NaN, not 0, and the unknown partitions are counted', async () => {
+    const metrics = new PrometheusMetrics()
+    updateLagGauges(metrics, [{ name: 'A->B', partitions: [partition('t', 0), partition('t', 1, { highWatermark: -1 }), partition('u', 0)], stepFailure: null, jobs: [] }])
+    const text = await metrics.render()
+    // prom-client writes NaN as "Nan"; Prometheus parses either (ParseFloat is case-insensitive)
+    assert.match(text, /kmirror_replication_lag_records\{flow="A->B",topic="t"\} NaN/i)
+    assert.match(text, /kmirror_replication_lag_records\{flow="A->B",topic="u"\} 5/)
+    assert.match(text, /kmirror_replication_lag_unknown_partitions\{flow="A->B",topic="t"\} 1/)
   })
 })

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { partitionKey } from '../../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
 import { assertExactCopy, createHarness, offsetsWithGaps } from '../../fakes/replicator-harness.ts'
 
 const T = { source: 't', remote: 'A.t', partitions: 1 }

@@ -14,6 +14,7 @@ test('every metric is named kmirror_*, counters end in _total and labels are bou
   for (const d of Object.values(MetricDefinitions)) {
     assert.match(d.name, /^kmirror_[a-z_]+$/)
     assert.equal(d.name.endsWith('_total'), d.type === 'counter', d.name)
-    for (const label of d.labels) assert.ok(['flow', 'topic', 'job'].includes(label), `${d.name}: unbounded label ${label}`)
+    // error: a Kafka protocol error name, a closed list.
+    for (const label of d.labels) assert.ok(['flow', 'topic', 'job', 'error'].includes(label), `${d.name}: unbounded label ${label}`)
   }
 })

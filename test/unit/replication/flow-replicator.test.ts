@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
-import { partitionKey } from '../../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
 import { effectiveSyncs, translateByStep } from '../../fakes/offset-translation.ts'
 import { assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
 import { CODECS } from '../../fakes/source-batches.ts'
+import { waitFor } from '../../helpers/wait.ts'
 
 const T = { source: 't', remote: 'A.t', partitions: 1 } as const
 
@@ -267,15 +267,12 @@ describe('FlowReplicator record batches', () => {
     for (const [up, down] of offsets) assert.equal(translateByStep(kept, up), down, `source offset ${up}`)
   })
 
-  it('re-encodes a partition from then on once the target refused a forwarded batch, and stops if it refuses that too', async () => {
-    const refused = (): KmirrorError => new KmirrorError(ErrorCodes.PRODUCE, 'the target refused records for A.t-0: MESSAGE_TOO_LARGE', {
-      retriable: true, details: { kafkaErrors: ['MESSAGE_TOO_LARGE'], refused: [{ topic: 'A.t', partition: 0, error: 'MESSAGE_TOO_LARGE' }] }
-    })
+  it('re-encodes a partition from then on once the target refused a forwarded batch, and sets it aside if it refuses that too', async t => {
     // Given a first write the target refuses as too large
     const metrics = new CountingMetrics()
     const h = createHarness({ metrics })
     h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
-    h.target.failNextWrite(refused())
+    h.target.refuseWrites('A.t', 0, 'MESSAGE_TOO_LARGE', 1)
     // When everything is copied
     await copyAll(h)
     // Then the partition was re-encoded (one batch per fetch) and nothing was forwarded
@@ -284,14 +281,19 @@ describe('FlowReplicator record batches', () => {
     assert.equal(metrics.counts.get(FORWARDED), undefined)
     assert.match(h.logs.at(LogLevels.warn).map(l => l.msg).join('\n'), /re-encoding this partition/)
 
-    // Given a target that refuses the re-encoded batch as well
+    // Given a target that refuses the re-encoded batch as well (behaviour changed by issue 10: the flow no
+    // longer stops; only this partition waits, with its error in the status)
     const h2 = createHarness()
     h2.source.addPartition('t', 0, offsetsWithGaps(0, 11))
-    h2.target.failNextWrite(refused())
-    h2.target.failNextWrite(refused())
-    h2.source.whenCaughtUp(() => h2.replicator.stop())
+    h2.target.refuseWrites('A.t', 0, 'MESSAGE_TOO_LARGE')
     await h2.replicator.addTopics([T])
-    // Then run() stops with the refusal: retrying cannot help
-    await assert.rejects(h2.replicator.run(), /also after re-encoding/)
+    const running = h2.replicator.run()
+    t.after(async () => { h2.replicator.stop(); await running })
+    await waitFor(() => h2.replicator.status()[0]!.failure !== null, { timeoutMs: 5000, intervalMs: 10, message: 'partition set aside' })
+    // Then the partition is set aside with the error, and nothing was skipped
+    const [status] = h2.replicator.status()
+    assert.equal(status!.failure!.error, 'MESSAGE_TOO_LARGE')
+    assert.equal(status!.position, 0)
+    assert.match(h2.logs.at(LogLevels.warn).map(l => l.msg).join('\n'), /cannot write A\.t-0 to cluster B: MESSAGE_TOO_LARGE, also after re-encoding the records; raise max\.message\.bytes of topic A\.t on cluster B/)
   })
 })

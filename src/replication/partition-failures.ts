@@ -1,0 +1,171 @@
+/**
+ * Partitions of a flow set aside because the source or the target refused them (authorization, unknown topic,
+ * a batch too large or corrupt, an error kmirror does not expect), with what `/status`, the metrics and the log
+ * say about them.
+ *
+ * Invariants:
+ * - A failing partition is retried with its own back-off (RETRY_BASE_MS doubling up to RETRY_MAX_MS); the other
+ *   partitions of the flow are never held up by it.
+ * - The log gets one warning when a partition starts failing or fails with a different error, and one info line
+ *   when it recovers; the retries in between log at debug level only.
+ * - The gauge `failingPartitions` counts the failing partitions by flow and Kafka error, and goes back to 0 for
+ *   an error no partition has any more.
+ */
+import { ErrorCodes, type ErrorCode } from '../errors.ts'
+import { errorCodeOfKind, KafkaErrorKinds, type KafkaErrorKind } from '../kafka/errors.ts'
+import type { Logger } from '../logger.ts'
+import type { Metrics } from '../metrics/metrics.ts'
+
+export const FailureSides = { SOURCE: 'source', TARGET: 'target' } as const
+export type FailureSide = (typeof FailureSides)[keyof typeof FailureSides]
+
+/** Why a partition could not be read (side source) or written (side target). */
+export interface PartitionFault {
+  readonly side: FailureSide
+  /** The Kafka error name, e.g. TOPIC_AUTHORIZATION_FAILED. */
+  readonly error: string
+  readonly kind: KafkaErrorKind
+  /** What happened, naming the partition, the broker and the cluster. */
+  readonly message: string
+  /** The ACL operation that was refused, when it is known: READ, DESCRIBE, WRITE. */
+  readonly operation?: string
+}
+
+/** A failing partition as `/status` shows it. */
+export interface FailureReport {
+  readonly side: FailureSide
+  /** The alias of the cluster that refused. */
+  readonly cluster: string
+  readonly code: ErrorCode
+  readonly error: string
+  readonly kind: KafkaErrorKind
+  readonly message: string
+  /** What the operator should do. */
+  readonly remedy: string
+  readonly since: string
+  readonly attempts: number
+  readonly nextRetry: string
+}
+
+export interface FailingPartition {
+  readonly topic: string
+  readonly partition: number
+  readonly remoteTopic: string
+}
+
+/** The first retry of a failing partition waits this long; each further one twice as long, up to RETRY_MAX_MS. */
+export const RETRY_BASE_MS = 1_000
+export const RETRY_MAX_MS = 15_000
+
+export interface FailureBackoff {
+  readonly baseMs: number
+  readonly maxMs: number
+}
+
+interface Entry { report: FailureReport, sinceMs: number, labels: { flow: string, error: string } }
+
+export class PartitionFailures {
+  readonly #flow: string
+  readonly #aliases: { readonly source: string, readonly target: string }
+  readonly #log: Logger
+  readonly #metrics: Metrics
+  readonly #backoff: FailureBackoff
+  readonly #entries = new Map<string, Entry>()
+  /** Label sets of the gauge set to a non-zero value, so they go back to 0 once no partition has that error. */
+  readonly #reported = new Map<string, Entry['labels']>()
+
+  constructor (flow: string, aliases: { source: string, target: string }, log: Logger, metrics: Metrics, backoff: FailureBackoff = { baseMs: RETRY_BASE_MS, maxMs: RETRY_MAX_MS }) {
+    this.#flow = flow
+    this.#backoff = backoff
+    this.#aliases = aliases
+    this.#log = log
+    this.#metrics = metrics
+  }
+
+  /** Records one more failed attempt of partition `key`; returns when to try it again (epoch ms). */
+  fail (key: string, p: FailingPartition, fault: PartitionFault, now = Date.now()): number {
+    const before = this.#entries.get(key)
+    const attempts = before !== undefined && before.report.error === fault.error ? before.report.attempts + 1 : 1
+    const retryAt = now + Math.min(this.#backoff.maxMs, this.#backoff.baseMs * 2 ** (attempts - 1))
+    const cluster = fault.side === FailureSides.SOURCE ? this.#aliases.source : this.#aliases.target
+    const sinceMs = attempts === 1 ? now : before!.sinceMs
+    const code = errorCodeOfKind(fault.kind, fault.side === FailureSides.SOURCE ? ErrorCodes.FETCH : ErrorCodes.PRODUCE)
+    const report: FailureReport = {
+      side: fault.side, cluster, code, error: fault.error, kind: fault.kind, message: fault.message, remedy: remedyFor(p, fault, cluster),
+      since: new Date(sinceMs).toISOString(), attempts, nextRetry: new Date(retryAt).toISOString()
+    }
+    this.#entries.set(key, { report, sinceMs, labels: { flow: this.#flow, error: fault.error } })
+    const fields = { topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster, error: fault.error, attempt: attempts, retryInMs: retryAt - now }
+    if (attempts === 1) {
+      const verb = fault.side === FailureSides.SOURCE ? `read ${p.topic}-${p.partition} from` : `write ${p.remoteTopic}-${p.partition} to`
+      this.#log.warn(fields, `cannot ${verb} cluster ${cluster}: ${fault.message}; ${report.remedy}. This partition is set aside and retried with back-off; the others keep flowing`)
+      this.#updateGauge()
+    } else {
+      this.#log.debug(fields, 'partition still failing')
+    }
+    return retryAt
+  }
+
+  /** Partition `key` was read and written again: logs its recovery if it was failing. */
+  recover (key: string, p: FailingPartition): void {
+    const entry = this.#entries.get(key)
+    if (entry === undefined) return
+    this.#entries.delete(key)
+    this.#log.info({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster: entry.report.cluster, error: entry.report.error, failedForMs: Date.now() - entry.sinceMs, attempts: entry.report.attempts },
+      `${p.topic}-${p.partition} is replicated again (it failed with ${entry.report.error} on cluster ${entry.report.cluster})`)
+    this.#updateGauge()
+  }
+
+  /** The partition is no longer replicated (topic removed): forgets it without a recovery line. */
+  forget (key: string): void {
+    if (this.#entries.delete(key)) this.#updateGauge()
+  }
+
+  has (key: string): boolean {
+    return this.#entries.has(key)
+  }
+
+  report (key: string): FailureReport | null {
+    return this.#entries.get(key)?.report ?? null
+  }
+
+  get size (): number {
+    return this.#entries.size
+  }
+
+  #updateGauge (): void {
+    const counts = new Map<string, { labels: Entry['labels'], count: number }>()
+    for (const { labels } of this.#entries.values()) {
+      const id = labels.error
+      counts.set(id, { labels, count: (counts.get(id)?.count ?? 0) + 1 })
+    }
+    for (const [id, labels] of this.#reported) if (!counts.has(id)) this.#metrics.set('failingPartitions', labels, 0)
+    this.#reported.clear()
+    for (const [id, { labels, count }] of counts) {
+      this.#metrics.set('failingPartitions', labels, count)
+      this.#reported.set(id, labels)
+    }
+  }
+}
+
+/** What fixes the fault, naming the topic, the cluster and the missing permission or setting. */
+export function remedyFor (p: FailingPartition, fault: PartitionFault, cluster: string): string {
+  const topic = fault.side === FailureSides.SOURCE ? p.topic : p.remoteTopic
+  const principal = `the principal kmirror uses on cluster ${cluster}`
+  switch (fault.kind) {
+    case KafkaErrorKinds.AUTHORIZATION: {
+      const operation = fault.operation ?? (fault.side === FailureSides.SOURCE ? 'READ' : 'WRITE')
+      return `grant ${operation} on topic ${topic} to ${principal}`
+    }
+    case KafkaErrorKinds.TOO_LARGE:
+      return `raise max.message.bytes of topic ${topic} on cluster ${cluster} (or message.max.bytes of its brokers) above the largest record batch of ${p.topic}`
+    case KafkaErrorKinds.UNKNOWN_TOPIC:
+      return `topic ${topic} does not exist on cluster ${cluster}; the topic refresh creates or removes it`
+    case KafkaErrorKinds.CORRUPT:
+      return fault.side === FailureSides.SOURCE
+        ? `check the disks and logs of the brokers of cluster ${cluster} that host ${topic}-${p.partition}`
+        : `check the broker logs of cluster ${cluster} for why it refuses records of ${topic}`
+    default:
+      return `check the broker logs of cluster ${cluster} for ${fault.error} on ${topic}-${p.partition}`
+  }
+}

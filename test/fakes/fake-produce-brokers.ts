@@ -1,0 +1,84 @@
+/**
+ * A one-broker cluster for BatchWriter unit tests, behind its WriterTransport: Metadata names broker 1 as the
+ * leader of every partition asked, InitProducerId hands out producer ids 100, 101, ..., Produce answers by a script
+ * per partition (default: appended), ListOffsets probes answer "ready". Produce answers wait for `release()` when
+ * `holdProduce` is set, so a test can see how many requests are in flight at once.
+ */
+import type { Connection } from '@platformatic/kafka'
+import type { WriterTransport } from '../../src/kafka/batch-writer.ts'
+import type { ApiSpec } from '../../src/kafka/protocol/api.ts'
+import type { ListOffsetsRequest, ListOffsetsResponse } from '../../src/kafka/protocol/list-offsets.ts'
+import type { MetadataRequest, MetadataResponse } from '../../src/kafka/protocol/metadata.ts'
+import type { ProduceRequest, ProduceResponse } from '../../src/kafka/protocol/produce.ts'
+import { partitionKey } from '../../src/topic-partition.ts'
+
+const CONNECTION = {} as unknown as Connection
+const BROKER = { nodeId: 1, host: '127.0.0.1', port: 9092, rack: null }
+
+export interface SentBatch { readonly topic: string, readonly partition: number, readonly at: number }
+
+export class FakeProduceBrokers {
+  /** Per partition key: the Kafka error codes of its next produce answers (0 = appended); then always 0. */
+  readonly script = new Map<string, number[]>()
+  /** Throttle time (ms) of the next produce answers, in order; then 0. */
+  readonly throttles: number[] = []
+  /** Topics whose metadata the broker refuses, with the error code (e.g. 29 TOPIC_AUTHORIZATION_FAILED). */
+  readonly refusedTopics = new Map<string, number>()
+  holdProduce = false
+  inFlight = 0
+  maxInFlight = 0
+  producerIds = 0
+  readonly sent: SentBatch[] = []
+  readonly #held: (() => void)[] = []
+  readonly #logEnd = new Map<string, number>()
+
+  readonly transport: WriterTransport = {
+    pool: { get: async () => CONNECTION, getFirstAvailable: async () => CONNECTION, close: async () => undefined },
+    send: async <Req, Res>(_connection: Connection, spec: ApiSpec<Req, Res>, request: Req): Promise<Res> => await this.#answer(spec.name, request) as Res
+  }
+
+  /** Lets every held produce request answer. */
+  release (): void {
+    for (const answer of this.#held.splice(0)) answer()
+  }
+
+  async #answer (api: string, request: unknown): Promise<unknown> {
+    if (api === 'Metadata') return this.#metadata(request as MetadataRequest)
+    if (api === 'InitProducerId') return { throttleTimeMs: 0, errorCode: 0, producerId: BigInt(100 + this.producerIds++), producerEpoch: 0 }
+    if (api === 'ListOffsets') return this.#probe(request as ListOffsetsRequest)
+    if (api === 'Produce') return await this.#produce(request as ProduceRequest)
+    throw new Error(`the fake brokers do not answer ${api}`)
+  }
+
+  #metadata (request: MetadataRequest): MetadataResponse {
+    const topics = new Map((request.topics ?? []).map(name => [name, {
+      name, errorCode: this.refusedTopics.get(name) ?? 0, id: null, isInternal: false, partitions: Array.from({ length: 4 }, (_, index) => ({ index, errorCode: 0, leader: 1, leaderEpoch: 0 }))
+    }]))
+    return { throttleTimeMs: 0, brokers: new Map([[1, BROKER]]), clusterId: 'fake', controllerId: 1, topics }
+  }
+
+  #probe (request: ListOffsetsRequest): ListOffsetsResponse {
+    return { throttleTimeMs: 0, topics: request.topics.map(t => ({ name: t.name, partitions: t.partitions.map(p => ({ partition: p.partition, errorCode: 0, timestamp: -1n, offset: 0n, leaderEpoch: 0 })) })) }
+  }
+
+  async #produce (request: ProduceRequest): Promise<ProduceResponse> {
+    this.inFlight++
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight)
+    const at = Date.now()
+    for (const t of request.topics) for (const p of t.partitions) this.sent.push({ topic: t.name, partition: p.index, at })
+    if (this.holdProduce) await new Promise<void>(resolve => this.#held.push(resolve))
+    else await new Promise(resolve => setImmediate(resolve))
+    this.inFlight--
+    const responses = request.topics.map(t => ({
+      name: t.name,
+      partitions: t.partitions.map(p => {
+        const key = partitionKey(t.name, p.index)
+        const errorCode = this.script.get(key)?.shift() ?? 0
+        const baseOffset = this.#logEnd.get(key) ?? 0
+        if (errorCode === 0) this.#logEnd.set(key, baseOffset + 1)
+        return { index: p.index, errorCode, baseOffset: BigInt(baseOffset), errorMessage: null, recordErrors: [] }
+      })
+    }))
+    return { throttleTimeMs: this.throttles.shift() ?? 0, responses }
+  }
+}

@@ -1,0 +1,95 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { BatchWriter, type BatchAck, type OutBatch } from '../../../src/kafka/batch-writer.ts'
+import type { ProducerIdentity } from '../../../src/kafka/record-batch.ts'
+import { FakeProduceBrokers } from '../../fakes/fake-produce-brokers.ts'
+
+const NOT_LEADER_OR_FOLLOWER = 6
+const TOPIC_AUTHORIZATION_FAILED = 29
+
+/** One-record batches that remember the producer id and sequence each attempt was built with. */
+function batches (count: number, built: string[], label = ''): OutBatch[] {
+  return Array.from({ length: count }, (_, i) => ({
+    recordCount: 1,
+    build: (producer: ProducerIdentity, sequence: number) => { built.push(`${label}${i}@${producer.id}/${sequence}`); return Buffer.alloc(100) }
+  }))
+}
+
+function writer (brokers: FakeProduceBrokers, maxInFlight = 5): BatchWriter {
+  // maxRequestBytes 1: every produce request carries one batch, so requests in flight are counted exactly.
+  return new BatchWriter({ 'bootstrap.servers': '127.0.0.1:9092' }, 'test', { maxInFlight, maxRequestBytes: 1, timeoutMs: 1000, cluster: { label: 'cluster B', alias: 'B' } }, brokers.transport)
+}
+
+describe('BatchWriter', () => {
+  it('Given maxInFlight 2, then never more than 2 produce requests of a broker are outstanding, and every batch is acknowledged in order', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.holdProduce = true
+    const built: string[] = []
+    const acks: BatchAck[] = []
+    const releasing = setInterval(() => brokers.release(), 5)
+    try {
+      const result = await writer(brokers, 2).write([{ topic: 'A.t', partition: 0, batches: batches(6, built) }], a => { acks.push(...a) })
+      assert.deepEqual(result, { incomplete: [], failed: [] })
+    } finally {
+      clearInterval(releasing)
+    }
+    assert.equal(brokers.maxInFlight, 2)
+    assert.deepEqual(acks.map(a => [a.batch, a.baseOffset]), [[0, 0], [1, 1], [2, 2], [3, 3], [4, 4], [5, 5]])
+    assert.deepEqual(built, ['0@100/0', '1@100/1', '2@100/2', '3@100/3', '4@100/4', '5@100/5'])
+  })
+
+  it('Given a produce answer that asks for throttling (KIP-219), then the next request to that broker waits that long', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.throttles.push(80)
+    await writer(brokers, 1).write([{ topic: 'A.t', partition: 0, batches: batches(2, []) }], () => undefined)
+    const [first, second] = brokers.sent
+    assert.ok(second!.at - first!.at >= 75, `second request ${second!.at - first!.at} ms after the first`)
+  })
+
+  it('Given batches refused "not now" (leader moving), then the sequence is rewound and they are sent again with the same producer id and sequences', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.script.set('A.t\u00000', [0, NOT_LEADER_OR_FOLLOWER, NOT_LEADER_OR_FOLLOWER])
+    const built: string[] = []
+    const acks: BatchAck[] = []
+    const result = await writer(brokers).write([{ topic: 'A.t', partition: 0, batches: batches(3, built) }], a => { acks.push(...a) })
+    assert.deepEqual(result, { incomplete: [], failed: [] })
+    assert.deepEqual(built, ['0@100/0', '1@100/1', '2@100/2', '1@100/1', '2@100/2'])
+    assert.deepEqual(acks.map(a => a.batch), [0, 1, 2])
+    assert.equal(brokers.producerIds, 1)
+  })
+
+  it('Given a partition the target refuses (TOPIC_AUTHORIZATION_FAILED), then it comes back typed in `failed`, the other partition is acknowledged, and the next write uses a new producer id', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.script.set('A.u\u00000', [TOPIC_AUTHORIZATION_FAILED])
+    const acks: BatchAck[] = []
+    const w = writer(brokers)
+    const result = await w.write([{ topic: 'A.t', partition: 0, batches: batches(2, []) }, { topic: 'A.u', partition: 0, batches: batches(2, []) }], a => { acks.push(...a) })
+    assert.deepEqual(result.incomplete, [])
+    assert.deepEqual(result.failed.map(f => ({ write: f.write, error: f.error, kind: f.kind, refusedBatch: f.refusedBatch, retriable: f.retriable })),
+      [{ write: 1, error: 'TOPIC_AUTHORIZATION_FAILED', kind: 'authorization', refusedBatch: false, retriable: false }])
+    assert.deepEqual(acks.filter(a => a.write === 1), [])
+    assert.deepEqual(acks.filter(a => a.write === 0).map(a => a.batch), [0, 1])
+    const built: string[] = []
+    await w.write([{ topic: 'A.u', partition: 0, batches: batches(1, built) }], () => undefined)
+    assert.deepEqual(built, ['0@101/0'])
+  })
+
+  it('Given a batch too large for the remote topic, then the failure says the batch itself was refused', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.script.set('A.t\u00000', [10]) // MESSAGE_TOO_LARGE
+    const result = await writer(brokers).write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], () => undefined)
+    assert.equal(result.failed[0]?.refusedBatch, true)
+    assert.equal(result.failed[0]?.hint, 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)')
+  })
+
+  it('Given a remote topic the target refuses to describe, then it is refused with DESCRIBE at once (not waited for as leaderless), and the others are written', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.refusedTopics.set('A.u', TOPIC_AUTHORIZATION_FAILED)
+    const acks: BatchAck[] = []
+    const started = Date.now()
+    const result = await writer(brokers).write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.u', partition: 0, batches: batches(1, []) }], a => { acks.push(...a) })
+    assert.ok(Date.now() - started < 1000)
+    assert.deepEqual(result.failed.map(f => [f.write, f.error, f.operation]), [[1, 'TOPIC_AUTHORIZATION_FAILED', 'DESCRIBE']])
+    assert.deepEqual(acks.map(a => a.write), [0])
+  })
+})

@@ -1,0 +1,80 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { MAX_SEQUENCE, PartitionSend, SendStatuses, Sequences } from '../../../src/kafka/partition-send.ts'
+
+const write = (batches: number) => ({ topic: 'A.t', partition: 0, batches: Array.from({ length: batches }, (_, i) => i) })
+
+/** Sends every batch it may, as one request each, taking their sequences; returns [batch, sequence] pairs. */
+function sendAll (send: PartitionSend<ReturnType<typeof write>>, sequences: Sequences, records = 10): [number, number][] {
+  const sent: [number, number][] = []
+  while (send.hasNext()) sent.push([send.take(), sequences.take(send.key, records)])
+  return sent
+}
+
+describe('Sequences', () => {
+  it('Given batches of 10 records, then each takes the next base sequence, per partition', () => {
+    const s = new Sequences()
+    assert.deepEqual([s.take('a', 10), s.take('a', 10), s.take('b', 5), s.take('a', 1)], [0, 10, 0, 20])
+  })
+
+  it('Given the end of the sequence space, then it wraps to 0 as the Java producer does', () => {
+    const s = new Sequences()
+    s.rewind('a', MAX_SEQUENCE - 5)
+    assert.deepEqual([s.take('a', 5), s.take('a', 3)], [MAX_SEQUENCE - 5, 0])
+  })
+
+  it('Given a new producer id, then every partition starts at 0 again', () => {
+    const s = new Sequences()
+    s.take('a', 7)
+    s.clear()
+    assert.equal(s.take('a', 1), 0)
+  })
+})
+
+describe('PartitionSend', () => {
+  it('Given three batches in flight and the second refused "not now", then the sequence rewinds to it, the third answer changes nothing, and the next attempt resends from it with the same sequence', () => {
+    const sequences = new Sequences()
+    const send = new PartitionSend(0, write(3))
+    const sent = sendAll(send, sequences)
+    assert.deepEqual(sent, [[0, 0], [1, 10], [2, 20]])
+    assert.deepEqual(send.ack(0), { type: 'acked' })
+    const refused = send.refuse(10, true)
+    assert.deepEqual(refused, { type: 'not-now', rewindTo: 10 })
+    sequences.rewind(send.key, 10)
+    assert.deepEqual(send.refuse(20, true), { type: 'ignored' })
+    assert.equal(send.hasNext(), false)
+    // When the leader is ready again
+    send.resume()
+    assert.deepEqual(sendAll(send, sequences), [[1, 10], [2, 20]])
+    assert.deepEqual([send.ack(1), send.ack(2)], [{ type: 'acked' }, { type: 'acked' }])
+    assert.equal(send.acked, 3)
+  })
+
+  it('Given a batch acknowledged after an earlier one was refused "not now", then the partition fails (the sequence rule did not hold)', () => {
+    const send = new PartitionSend(0, write(2))
+    sendAll(send, new Sequences())
+    send.refuse(0, true)
+    assert.deepEqual(send.ack(1), { type: 'failed', appendedAfterRefusal: true })
+    assert.equal(send.status, SendStatuses.FAILED)
+    assert.equal(send.acked, 0)
+  })
+
+  it('Given a batch refused for good (e.g. TOPIC_AUTHORIZATION_FAILED), then no later acknowledgement of that write is reported and resume does not revive it', () => {
+    const send = new PartitionSend(0, write(3))
+    sendAll(send, new Sequences())
+    send.ack(0)
+    assert.deepEqual(send.refuse(10, false), { type: 'failed', appendedAfterRefusal: false })
+    assert.deepEqual(send.ack(2), { type: 'ignored' })
+    assert.equal(send.acked, 1)
+    send.resume()
+    assert.equal(send.hasNext(), false)
+  })
+
+  it('Given maxInFlight-style sending of one batch at a time, then batches go out strictly in order', () => {
+    const send = new PartitionSend(0, write(3))
+    assert.deepEqual([send.take(), send.take()], [0, 1])
+    assert.equal(send.hasNext(), true)
+    assert.equal(send.take(), 2)
+    assert.equal(send.hasNext(), false)
+  })
+})

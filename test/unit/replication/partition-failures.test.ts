@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { KafkaErrorKinds } from '../../../src/kafka/errors.ts'
+import { PartitionFailures, remedyFor, type PartitionFault } from '../../../src/replication/partition-failures.ts'
+import { CountingMetrics } from '../../fakes/counting-metrics.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+
+const P = { topic: 'orders', partition: 3, remoteTopic: 'A.orders' }
+const fault = (overrides: Partial<PartitionFault> = {}): PartitionFault =>
+  ({ side: 'source', error: 'TOPIC_AUTHORIZATION_FAILED', kind: KafkaErrorKinds.AUTHORIZATION, message: 'refused', operation: 'READ', ...overrides })
+
+describe('remedyFor', () => {
+  it('names the operation, the topic on the side that refused, and the cluster', () => {
+    assert.equal(remedyFor(P, fault(), 'A'), 'grant READ on topic orders to the principal kmirror uses on cluster A')
+    assert.equal(remedyFor(P, fault({ operation: 'DESCRIBE' }), 'A'), 'grant DESCRIBE on topic orders to the principal kmirror uses on cluster A')
+    assert.equal(remedyFor(P, fault({ side: 'target', operation: 'WRITE' }), 'B'), 'grant WRITE on topic A.orders to the principal kmirror uses on cluster B')
+    assert.equal(remedyFor(P, fault({ side: 'target', error: 'MESSAGE_TOO_LARGE', kind: KafkaErrorKinds.TOO_LARGE }), 'B'),
+      'raise max.message.bytes of topic A.orders on cluster B (or message.max.bytes of its brokers) above the largest record batch of orders')
+  })
+})
+
+describe('PartitionFailures', () => {
+  it('backs off per partition, warns once per error, counts it in the gauge and logs the recovery', () => {
+    const logs = memoryLogger()
+    const metrics = new CountingMetrics()
+    const failures = new PartitionFailures('A->B', { source: 'A', target: 'B' }, logs.log, metrics, { baseMs: 100, maxMs: 300 })
+    // When the same error comes back four times, then another one
+    const retries = [0, 1, 2, 3].map(i => failures.fail('k', P, fault(), 1000 + i) - (1000 + i))
+    assert.deepEqual(retries, [100, 200, 300, 300])
+    assert.equal(failures.report('k')?.attempts, 4)
+    assert.equal(failures.report('k')?.since, new Date(1000).toISOString())
+    failures.fail('k', P, fault({ error: 'UNKNOWN_SERVER_ERROR', kind: KafkaErrorKinds.FATAL }), 2000)
+    // Then one warning per error, and the gauge follows the current error
+    assert.equal(logs.at(LogLevels.warn).length, 2)
+    assert.equal(metrics.gauges.get('failingPartitions{"flow":"A->B","error":"TOPIC_AUTHORIZATION_FAILED"}'), 0)
+    assert.equal(metrics.gauges.get('failingPartitions{"flow":"A->B","error":"UNKNOWN_SERVER_ERROR"}'), 1)
+    // When it recovers, then one info line and the gauge is back to 0
+    failures.recover('k', P)
+    failures.recover('k', P)
+    assert.equal(logs.at(LogLevels.info).length, 1)
+    assert.equal(failures.report('k'), null)
+    assert.equal(metrics.gauges.get('failingPartitions{"flow":"A->B","error":"UNKNOWN_SERVER_ERROR"}'), 0)
+  })
+})
