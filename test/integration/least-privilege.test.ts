@@ -143,3 +143,38 @@ test('with WRITE on the checkpoints topic missing, kmirror names that ACL and ke
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0)
 })
+
+test('with DESCRIBE_CONFIGS missing on one of two source topics, the other is copied, the warning names the grant, and the first joins once granted', { timeout: 120_000 }, async t => {
+  // Given bob may DESCRIBE_CONFIGS on <topics>-1 only (the table grants it on the prefix), and a second topic of 10 records
+  const { p, topic, config } = await setup(t, (row, op) => row.name === '<topics>' && row.cluster === 'source' && op === 'describe-configs')
+  await createAcls('secure', [{ resourceType: 'topic', resourceName: topic, patternType: 'literal', principal: BOB, host: '*', operation: 'describe-configs', permission: 'allow' }])
+  const refused = `${p.topics}-2`
+  const remoteRefused = `${p.source}.${refused}`
+  t.after(async () => { await deleteTopics('secure2', [remoteRefused]) })
+  await createTopic('secure', refused, { partitions: 2, configs: { 'retention.ms': '234567890' }, t })
+  await produce('secure', records(refused, 0, 10))
+
+  // When kmirror runs as bob
+  const kmirror = spawnKmirror(['run', config], { t })
+
+  // Then it starts, copies the first topic exactly, and says once which ACL the second needs; the second is not created
+  const remote = `${p.source}.${topic}`
+  await waitFor(async () => (await endOffsets('secure2', remote).catch(() => [])).join() === '5,5', { timeoutMs: 60_000, message: 'the first topic copied' })
+  for (let partition = 0; partition < 2; partition++) assertSamePartition(await readCommitted('secure', topic, partition), await readCommitted('secure2', remote, partition), `${topic}-${partition}`)
+  const warnings = (): string[] => problems(kmirror).map(l => (JSON.parse(l) as { msg: string }).msg).filter(m => m.includes(refused))
+  await waitFor(() => warnings().length > 0, { timeoutMs: 30_000, message: 'a warning about the refused topic' })
+  assert.match(warnings()[0]!, new RegExp(`source topic ${refused} on ${p.source} is not replicated yet: .*grant DESCRIBE_CONFIGS on topic ${refused} to User:bob on cluster ${p.source}`))
+  assert.equal((await endOffsets('secure2', remoteRefused).catch(() => null)), null)
+
+  // When DESCRIBE_CONFIGS is granted on the second topic
+  await createAcls('secure', [{ resourceType: 'topic', resourceName: refused, patternType: 'literal', principal: BOB, host: '*', operation: 'describe-configs', permission: 'allow' }])
+
+  // Then it joins the flow with its configs, and is copied exactly; the refusal was logged once
+  await waitFor(async () => (await endOffsets('secure2', remoteRefused).catch(() => [])).join() === '5,5', { timeoutMs: 60_000, message: 'the second topic copied after the grant' })
+  for (let partition = 0; partition < 2; partition++) assertSamePartition(await readCommitted('secure', refused, partition), await readCommitted('secure2', remoteRefused, partition), `${refused}-${partition}`)
+  assert.equal((await topicConfig('secure2', remoteRefused))['retention.ms'], '234567890')
+  assert.equal(warnings().length, 1, warnings().join('\n'))
+  assert.equal(kmirror.exitStatus, null)
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0)
+})
