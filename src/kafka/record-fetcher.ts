@@ -20,6 +20,7 @@ import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { leaderOf, MetadataCache } from './metadata-cache.ts'
+import { describePrincipal } from './principal.ts'
 import { toOffset } from './offsets.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
@@ -35,6 +36,12 @@ export interface PartitionPosition {
   readonly offset: number
 }
 
+
+/** The principal a client reads as, and its cluster. */
+export interface Grantee {
+  readonly principal: string
+  readonly cluster: ClusterContext
+}
 
 export const FetchOutcomes = {
   OK: 'ok',
@@ -102,10 +109,13 @@ export class RecordFetcher {
   readonly #metadata: MetadataCache
   /** Per broker: no fetch before this time (quota throttling, KIP-219: the client waits, the broker does not). */
   readonly #throttledUntil = new Map<number, number>()
+  /** Who reads, on which cluster: for the grant a refused read names (topic-reader.ts). */
+  readonly grantee: Grantee
 
   constructor (props: ClientProps, clientId: string, options: RecordFetcherOptions) {
     this.#options = options
     this.#cluster = options.cluster ?? { label: clientId }
+    this.grantee = { principal: describePrincipal(props, this.#cluster.alias ?? clientId), cluster: this.#cluster }
     const connect = toConnectOptions(props, clientId)
     this.#pool = new ConnectionPool(clientId, connect)
     this.#metadata = new MetadataCache(this.#pool, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
@@ -183,7 +193,9 @@ export class RecordFetcher {
       if (p.errorCode === OFFSET_OUT_OF_RANGE) return { ...emptyBatches(position, FetchOutcomes.OUT_OF_RANGE), ...rawOffsets(p) }
       if (p.errorCode !== 0) {
         if (!RETRY_ERROR_CODES.has(p.errorCode)) {
-          throw new KmirrorError(ErrorCodes.FETCH, `fetch of ${position.topic}-${position.partition} from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label} failed with Kafka error ${kafkaErrorName(p.errorCode)}`, { retriable: true })
+          const name = kafkaErrorName(p.errorCode)
+          const code = name.endsWith('_AUTHORIZATION_FAILED') ? ErrorCodes.NOT_AUTHORIZED : ErrorCodes.FETCH
+          throw new KmirrorError(code, `fetch of ${position.topic}-${position.partition} from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label} failed with Kafka error ${name}`, { retriable: true, details: { kafkaErrors: [name] } })
         }
         this.#metadata.invalidate()
         return emptyBatches(position, FetchOutcomes.RETRY)
