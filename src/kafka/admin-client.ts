@@ -96,7 +96,7 @@ export class AdminClient {
     this.#admin = new Admin(toConnectOptions(props, clientId))
     this.#cluster = cluster
     this.#principal = describePrincipal(props, cluster.alias ?? clientId)
-    this.groups = new GroupAdmin(this.#admin, cluster)
+    this.groups = new GroupAdmin(this.#admin, cluster, this.#principal)
   }
 
   async listTopics (): Promise<string[]> {
