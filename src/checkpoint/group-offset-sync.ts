@@ -11,6 +11,7 @@
  * - Only exact translations are written; a commit beyond what was replicated waits for the copy to catch up.
  * - Every skipped group and partition is logged at debug with why, and counted by reason.
  */
+import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { FlowConfig } from '../config/types.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import { isInactive, type CommittedOffset, type GroupState } from '../kafka/group-admin.ts'
@@ -113,21 +114,24 @@ export class GroupOffsetSync {
     this.#shouldSyncGroup = createGroupFilter(deps.flow)
   }
 
-  /** One pass over every selected source group. A group that fails does not stop the others; the pass then fails. */
+  /**
+ * One pass over every selected source group. A group that fails does not stop the others; it is logged with its
+ * cause, and the pass then fails with one error naming the groups (not repeating the causes).
+ */
   async sync (): Promise<GroupSyncResult[]> {
     const listed = await this.#deps.sourceAdmin.groups.listGroups()
     const results: GroupSyncResult[] = []
-    let failure: unknown = null
+    const failed: { group: string, err: unknown }[] = []
     for (const group of listed.map(g => g.groupId).filter(this.#shouldSyncGroup).sort()) {
       try {
         const result = await this.syncGroup(group)
         if (result !== null) results.push(result)
       } catch (err) {
         this.#deps.log.warn({ group, err }, 'group offsets not synced')
-        failure ??= err
+        failed.push({ group, err })
       }
     }
-    if (failure !== null) throw failure
+    if (failed.length > 0) throw passFailure(failed)
     return results
   }
 
@@ -137,9 +141,9 @@ export class GroupOffsetSync {
     const commits = await sourceAdmin.groups.listCommittedOffsets(group)
     const translated = translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))
     if (translated.length === 0) return null
-    const targetCommitted = await targetAdmin.groups.listCommittedOffsets(group)
+    const targetCommitted = await targetAdmin.groups.listCommittedOffsets(group, 'READ')
     // The state is read last, right before the write: a consumer that joined since is seen.
-    const state = (await targetAdmin.groups.describeGroups([group])).get(group)?.state ?? 'Dead'
+    const state = (await targetAdmin.groups.describeGroups([group], 'READ')).get(group)?.state ?? 'Dead'
     const plan = planGroupSync(state, translated, targetCommitted)
     let result: GroupSyncResult = { group, written: plan.writes, skipped: plan.skipped, ...(plan.groupSkipped === undefined ? {} : { groupSkipped: plan.groupSkipped }) }
     if (plan.writes.length > 0) {
@@ -148,7 +152,7 @@ export class GroupOffsetSync {
       } catch (err) {
         // The broker refuses commits from outside the group once a member joined (MM2 logs the same case);
         // any other failure is the job's.
-        const now = (await targetAdmin.groups.describeGroups([group])).get(group)?.state ?? 'Dead'
+        const now = (await targetAdmin.groups.describeGroups([group], 'READ')).get(group)?.state ?? 'Dead'
         if (isInactive(now)) throw err
         this.#deps.log.debug({ group, err }, 'target group offsets not written: a consumer joined the group on the target')
         result = { group, written: [], skipped: plan.skipped, groupSkipped: GroupSyncSkipReasons.ACTIVE }
@@ -174,4 +178,14 @@ export class GroupOffsetSync {
       metrics.inc('groupOffsetsSynced', { flow: flow.name }, result.written.length)
     }
   }
+}
+
+/** The error of a pass in which FAILED groups could not be synced: their causes were logged, each once. */
+function passFailure (failed: readonly { group: string, err: unknown }[]): KmirrorError {
+  const first = failed[0]!.err
+  const code = first instanceof KmirrorError ? first.code : ErrorCodes.INTERNAL
+  const groups = failed.map(f => f.group)
+  return new KmirrorError(code, `offsets of ${groups.length} group(s) not synced, each refused or failed as its warning "group offsets not synced" says: ${groups.join(', ')}`, {
+    retriable: true, details: { groups }
+  })
 }

@@ -11,7 +11,8 @@ import { withApiDeadline } from './api-deadline.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { withGrant } from './acl-grant.ts'
-import { isUnsupportedApi, kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
+import { searchErrorTree } from './error-tree.ts'
+import { isUnsupportedApi, kafkaErrorName, kafkaErrorNames, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { describePrincipal } from './principal.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
@@ -51,6 +52,12 @@ export interface NewTopic {
   readonly configs: Readonly<Record<string, string>>
   /** The configuration key the replication factor came from, named in the error if the cluster refuses it. */
   readonly replicationFactorKey?: string
+}
+
+/** What `readTopicConfigs` got: configs by topic, and the topics whose configs the cluster refused, with the error. */
+export interface TopicConfigsRead {
+  readonly configs: Map<string, TopicConfigEntry[]>
+  readonly refused: Map<string, KmirrorError>
 }
 
 export type TopicConfigChange =
@@ -94,7 +101,7 @@ export class AdminClient {
     this.#cluster = cluster
     this.#principal = describePrincipal(props, cluster.alias ?? clientId)
     this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
-    this.groups = new GroupAdmin(this.#admin, cluster, this.#apiTimeoutMs)
+    this.groups = new GroupAdmin(this.#admin, cluster, this.#apiTimeoutMs, this.#principal)
   }
 
   async listTopics (): Promise<string[]> {
@@ -155,22 +162,43 @@ export class AdminClient {
     return out
   }
 
+  /** The configs of the named topics; rejects when any of them could not be read (`readTopicConfigs` sorts them). */
   async describeTopicConfigs (names: readonly string[]): Promise<Map<string, TopicConfigEntry[]>> {
-    if (names.length === 0) return new Map()
-    const result = await this.#call('describe topic configs', () => this.#admin.describeConfigs({
-      resources: names.map(name => ({ resourceType: ConfigResourceTypes.TOPIC, resourceName: name }))
-    }))
-    const out = new Map<string, TopicConfigEntry[]>()
-    for (const resource of result) {
-      out.set(resource.resourceName, resource.configs.map(c => ({
-        name: c.name,
-        value: c.value ?? null,
-        source: sourceKind(c.configSource),
-        readOnly: c.readOnly,
-        sensitive: c.isSensitive
-      })))
+    const read = await this.readTopicConfigs(names)
+    const refusal = read.refused.values().next().value
+    if (refusal !== undefined) throw refusal
+    return read.configs
+  }
+
+  /**
+   * The configs of the named topics from one DescribeConfigs request, and apart from them the topics whose configs
+   * the cluster refused (one resource's error fails no other): a refused authorization names the DESCRIBE_CONFIGS
+   * grant. Rejects only when the request itself failed.
+   */
+  async readTopicConfigs (names: readonly string[]): Promise<TopicConfigsRead> {
+    const read: TopicConfigsRead = { configs: new Map(), refused: new Map() }
+    if (names.length === 0) return read
+    let results: readonly DescribedConfigs[]
+    try {
+      results = await this.#admin.describeConfigs({
+        resources: names.map(name => ({ resourceType: ConfigResourceTypes.TOPIC, resourceName: name }))
+      })
+    } catch (err) {
+      const partial = describedConfigsOf(err)
+      if (partial === undefined) throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `describe topic configs on ${this.#cluster.label}`, this.#cluster)
+      results = partial
     }
-    return out
+    for (const resource of results) {
+      const errorCode = resource.errorCode ?? 0
+      if (errorCode === 0) {
+        read.configs.set(resource.resourceName, resource.configs.map(toConfigEntry))
+        continue
+      }
+      const name = resource.resourceName
+      const refused = kafkaResponseError(errorCode, ErrorCodes.CLUSTER_UNREACHABLE, `describe configs of topic ${name} on ${this.#cluster.label}`, this.#cluster)
+      read.refused.set(name, withGrant(refused, `reading the configs of topic ${name} on ${this.#cluster.label}`, { operation: 'DESCRIBE_CONFIGS', resourceType: 'topic', names: [name] }, this.#principal, this.#cluster.alias))
+    }
+    return read
   }
 
   async createTopic (topic: NewTopic): Promise<CreateOutcome> {
@@ -350,6 +378,20 @@ function toProbe (errorCode: number): TopicProbe {
   if (ABSENT_ERRORS.has(error)) return { presence: TopicPresences.ABSENT, error }
   if (error === 'TOPIC_AUTHORIZATION_FAILED') return { presence: TopicPresences.UNAUTHORIZED, error }
   return { presence: TopicPresences.OTHER_ERROR, error }
+}
+
+type DescribedConfigs = Awaited<ReturnType<Admin['describeConfigs']>>[number] & { readonly errorCode?: number }
+
+/** The per-topic results of a DescribeConfigs answer that carried errors, from the library's ResponseError. */
+function describedConfigsOf (err: unknown): DescribedConfigs[] | undefined {
+  return searchErrorTree(err, e => {
+    const results = (e as { response?: { results?: unknown } }).response?.results
+    return Array.isArray(results) ? results as DescribedConfigs[] : undefined
+  })
+}
+
+function toConfigEntry (c: DescribedConfigs['configs'][number]): TopicConfigEntry {
+  return { name: c.name, value: c.value ?? null, source: sourceKind(c.configSource), readOnly: c.readOnly, sensitive: c.isSensitive }
 }
 
 function sourceKind (source: number): ConfigSourceKind {

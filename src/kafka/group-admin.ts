@@ -7,6 +7,7 @@ import { ErrorCodes } from '../errors.ts'
 import { withApiDeadline } from './api-deadline.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { toKmirrorError } from './errors.ts'
+import { withGrant, type AclGrant } from './acl-grant.ts'
 import { toOffset } from './offsets.ts'
 
 /** Java's ConsumerGroupState names; 'Empty' and 'Dead' are the only states without active members. */
@@ -46,16 +47,22 @@ export function isInactive (state: GroupState): boolean {
   return state === 'Empty' || state === 'Dead'
 }
 
+/** The group operation a refused read names: DESCRIBE reads it; READ, which implies DESCRIBE, also commits. */
+export type GroupGrant = 'DESCRIBE' | 'READ'
+
 export class GroupAdmin {
   readonly #admin: Admin
   readonly #cluster: ClusterContext
   readonly #apiTimeoutMs: number
+  /** Named in the grant a refused request needs. */
+  readonly #principal: string
 
   /** `apiTimeoutMs`: `default.api.timeout.ms`, the bound of each operation. */
-  constructor (admin: Admin, cluster: ClusterContext, apiTimeoutMs: number) {
+  constructor (admin: Admin, cluster: ClusterContext, apiTimeoutMs: number, principal: string) {
     this.#admin = admin
     this.#cluster = cluster
     this.#apiTimeoutMs = apiTimeoutMs
+    this.#principal = principal
   }
 
   async listGroups (): Promise<GroupListing[]> {
@@ -63,15 +70,16 @@ export class GroupAdmin {
     return [...groups.values()].map(g => ({ groupId: g.id, state: normalizeGroupState(g.state), protocolType: g.protocolType }))
   }
 
-  async describeGroups (groupIds: readonly string[]): Promise<Map<string, GroupDescription>> {
+  /** `grant`: the group operation a refusal names, DESCRIBE unless the caller goes on to commit (READ implies it). */
+  async describeGroups (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE'): Promise<Map<string, GroupDescription>> {
     if (groupIds.length === 0) return new Map()
-    const groups = await this.#call('describe consumer groups', () => this.#admin.describeGroups({ groups: [...groupIds] }))
+    const groups = await this.#call('describe consumer groups', () => this.#admin.describeGroups({ groups: [...groupIds] }), { group: { operation: grant, resourceType: 'group', names: groupIds } })
     return new Map([...groups.values()].map(g => [g.id, { groupId: g.id, state: normalizeGroupState(g.state), members: g.members.size }]))
   }
 
   /** The committed offsets of a group; partitions without a commit are left out. */
-  async listCommittedOffsets (groupId: string): Promise<CommittedOffset[]> {
-    const result = await this.#call(`read committed offsets of group ${groupId}`, () => this.#admin.listConsumerGroupOffsets({ groups: [groupId] }))
+  async listCommittedOffsets (groupId: string, grant: GroupGrant = 'DESCRIBE'): Promise<CommittedOffset[]> {
+    const result = await this.#call(`read committed offsets of group ${groupId}`, () => this.#admin.listConsumerGroupOffsets({ groups: [groupId] }), { group: { operation: grant, resourceType: 'group', names: [groupId] } })
     const out: CommittedOffset[] = []
     for (const group of result) {
       for (const topic of group.topics) {
@@ -92,15 +100,22 @@ export class GroupAdmin {
     await this.#call(`write committed offsets of group ${groupId}`, () => this.#admin.alterConsumerGroupOffsets({
       groupId,
       topics: [...byTopic].map(([name, partitionOffsets]) => ({ name, partitionOffsets }))
-    }))
+    }), { group: { operation: 'READ', resourceType: 'group', names: [groupId] }, topic: { operation: 'READ', resourceType: 'topic', names: [...byTopic.keys()] } })
   }
 
-  async #call<T> (action: string, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs `fn`; an authorization refusal names the grant of `grants` its Kafka error points at (a topic's for
+   * TOPIC_AUTHORIZATION_FAILED, else the group's).
+   */
+  async #call<T> (action: string, fn: () => Promise<T>, grants: { readonly group?: AclGrant, readonly topic?: AclGrant } = {}): Promise<T> {
     const described = `${action} on ${this.#cluster.label}`
     try {
       return await withApiDeadline(fn, this.#apiTimeoutMs, described, this.#cluster)
     } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, described, this.#cluster)
+      const refused = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, described, this.#cluster)
+      const names = refused.details['kafkaErrors']
+      const grant = Array.isArray(names) && names.includes('TOPIC_AUTHORIZATION_FAILED') ? grants.topic : grants.group
+      throw grant === undefined ? refused : withGrant(refused, described, grant, this.#principal, this.#cluster.alias)
     }
   }
 }

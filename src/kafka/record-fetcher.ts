@@ -18,8 +18,9 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
+import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
 import { leaderOf, MetadataCache, throwIfRefused } from './metadata-cache.ts'
+import { describePrincipal } from './principal.ts'
 import { toOffset } from './offsets.ts'
 import { partitionKey } from '../topic-partition.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
@@ -37,6 +38,12 @@ export interface PartitionPosition {
   readonly offset: number
 }
 
+
+/** The principal a client reads as, and its cluster. */
+export interface Grantee {
+  readonly principal: string
+  readonly cluster: ClusterContext
+}
 
 export const FetchOutcomes = {
   OK: 'ok',
@@ -117,10 +124,13 @@ export class RecordFetcher {
   readonly #metadata: MetadataCache
   /** Per broker: no fetch before this time (quota throttling, KIP-219: the client waits, the broker does not). */
   readonly #throttledUntil = new Map<number, number>()
+  /** Who reads, on which cluster: for the grant a refused read names (topic-reader.ts). */
+  readonly grantee: Grantee
 
   constructor (props: ClientProps, clientId: string, options: RecordFetcherOptions) {
     this.#options = options
     this.#cluster = options.cluster ?? { label: clientId }
+    this.grantee = { principal: describePrincipal(props, this.#cluster.alias ?? clientId), cluster: this.#cluster }
     const connect = toConnectOptions(props, clientId)
     this.#pool = new ConnectionPool(clientId, connect)
     this.#metadata = new MetadataCache(this.#pool, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
@@ -131,7 +141,12 @@ export class RecordFetcher {
    * batches without decoding, see fetchBatches). Partitions are grouped by leader, each leader asked in parallel.
    */
   async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
-    return (await this.fetchBatches(positions)).map(f => {
+    const fetched = await this.fetchBatches(positions)
+    // Readers of internal topics need every partition: one the cluster refused fails the read (the data path,
+    // through fetchBatches, sets such a partition aside instead).
+    const failed = fetched.find(f => f.outcome === FetchOutcomes.FAILED)
+    if (failed?.failure !== undefined) throw failedRead(failed.failure)
+    return fetched.map(f => {
       const records: FetchedRecord[] = []
       for (const batch of f.batches) decodeRecords(batch, f.fromOffset, records)
       let bytes = 0
@@ -285,4 +300,13 @@ function selectBatches (position: PartitionPosition, p: FetchPartitionResponse, 
   const { batches, nextOffset } = selectCommitted(all, position.offset, aborted)
   for (const batch of batches) verifyCrc(batch, position.topic, position.partition)
   return { ...emptyBatches(position, FetchOutcomes.OK), ...rawOffsets(p), batches, nextOffset }
+}
+
+/** A partition's failure as the error of a read that needs every partition (NOT_AUTHORIZED for a refusal). */
+function failedRead (failure: PartitionError): KmirrorError {
+  const denied = failure.kind === KafkaErrorKinds.AUTHORIZATION
+  return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : ErrorCodes.FETCH, `${failure.message}${failure.hint === undefined ? '' : `; ${failure.hint}`}`, {
+    retriable: !denied && kafkaErrorInfo(failure.error).retriable,
+    details: { kafkaErrors: [failure.error] }
+  })
 }

@@ -1,10 +1,12 @@
 /**
  * Reads a topic from its log start to the end offsets observed when the read began (read-to-end, as
- * Connect's KafkaBasedLog does at start-up). Used for kmirror's internal topics, which are small.
+ * Connect's KafkaBasedLog does at start-up). Used for kmirror's internal topics, which are small. A refused
+ * read names the READ grant on the topic.
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { partitionKey } from '../topic-partition.ts'
-import { FetchOutcomes, type FetchedRecord, type PartitionPosition, type RecordFetcher } from './record-fetcher.ts'
+import { withGrant } from './acl-grant.ts'
+import { FetchOutcomes, type FetchedRecord, type Grantee, type PartitionPosition, type RecordFetcher } from './record-fetcher.ts'
 
 export async function readTopicToEnd (
   fetcher: RecordFetcher,
@@ -12,6 +14,26 @@ export async function readTopicToEnd (
   partitions: number,
   onRecord: (partition: number, record: FetchedRecord) => void,
   timeoutMs = 60_000
+): Promise<void> {
+  try {
+    await readToEnd(fetcher, topic, partitions, onRecord, timeoutMs)
+  } catch (err) {
+    throw withReadGrant(err, fetcher.grantee, topic)
+  }
+}
+
+/** A refused read of TOPIC names the grant: READ on it, to the principal, on its cluster (fakes have no grantee). */
+function withReadGrant (err: unknown, grantee: Grantee | undefined, topic: string): unknown {
+  if (!(err instanceof KmirrorError) || grantee === undefined) return err
+  return withGrant(err, `reading ${topic} on ${grantee.cluster.label}`, { operation: 'READ', resourceType: 'topic', names: [topic] }, grantee.principal, grantee.cluster.alias)
+}
+
+async function readToEnd (
+  fetcher: RecordFetcher,
+  topic: string,
+  partitions: number,
+  onRecord: (partition: number, record: FetchedRecord) => void,
+  timeoutMs: number
 ): Promise<void> {
   const tps = Array.from({ length: partitions }, (_, partition) => ({ topic, partition }))
   const [earliest, latest] = await Promise.all([fetcher.listOffsets(tps, 'earliest'), fetcher.listOffsets(tps, 'latest')])

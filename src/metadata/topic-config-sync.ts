@@ -32,17 +32,24 @@ export interface TopicConfigSyncContext extends Pick<FlowContext, 'flow' | 'poli
 
 /**
  * One config sync of every replicated topic whose remote topic exists; returns the number of keys changed.
- * Rejects, after trying every topic, when some could not be synced.
+ * A topic whose configs cannot be read or changed stops no other: each is logged with its cause (a refusal names
+ * the ACL to grant), the `topicConfigsUnsynced` gauge counts them, and after trying every topic the sync rejects
+ * with one error naming them (the scheduler counts and retries it, /status shows it).
  */
 export async function syncTopicConfigs (context: TopicConfigSyncContext): Promise<number> {
   const { flow, policy, sourceAdmin, targetAdmin, log, metrics } = context
   const state = await describeTopicState(flow, policy, { source: sourceAdmin, target: targetAdmin }, { configs: ConfigReads.ALL })
   const plan = planTopicSync({ state, flow, policy })
   const result = await applyTopicConfigChanges(flow.name, plan.alterConfigs, targetAdmin, log, metrics)
-  for (const p of result.problems) log.warn({ topic: p.topic, remoteTopic: p.remoteTopic }, p.message)
-  if (result.problems.length > 0) {
-    throw new KmirrorError(ErrorCodes.TOPIC_SYNC, `cannot sync the configs of ${result.problems.length} remote topic(s): ${result.problems.map(p => p.remoteTopic).join(', ')}`,
-      { retriable: true, details: { topics: result.problems.map(p => p.remoteTopic) } })
+  const problems = [...plan.configsUnread, ...result.problems]
+  metrics.set('topicConfigsUnsynced', { flow: flow.name }, problems.length)
+  for (const p of problems) log.warn({ topic: p.topic, remoteTopic: p.remoteTopic }, p.message)
+  if (problems.length > 0) {
+    const refused = [...state.configsRefused.source.values(), ...state.configsRefused.remote.values()]
+    const code = refused.length === problems.length && refused.every(e => e.code === ErrorCodes.NOT_AUTHORIZED) ? ErrorCodes.NOT_AUTHORIZED : ErrorCodes.TOPIC_SYNC
+    throw new KmirrorError(code, `cannot sync the configs of ${problems.length} remote topic(s): ${problems.map(p => p.remoteTopic).join(', ')}`,
+      { retriable: true, details: { topics: problems.map(p => p.remoteTopic) } })
   }
   return result.changed
 }
+

@@ -4,6 +4,7 @@
  * (topic-sync-plan.ts) decides from it alone, so `kmirror plan` shows a decision without making it.
  */
 import type { FlowConfig } from '../config/types.ts'
+import type { KmirrorError } from '../errors.ts'
 import type { AdminClient, TopicConfigEntry, TopicDescription } from '../kafka/admin-client.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
@@ -28,6 +29,11 @@ export interface TopicState {
   readonly source: ReadonlyMap<string, SourceTopicState>
   /** The remote topics that exist on the target, of those source topics and of the previously known ones, by remote name. */
   readonly remote: ReadonlyMap<string, RemoteTopicState>
+  /**
+   * The topics whose configs were asked for and refused (DESCRIBE_CONFIGS missing, for one), by source name and
+   * by remote name, with the error naming the grant. Their `configs` are absent; no other topic is affected.
+   */
+  readonly configsRefused: { readonly source: ReadonlyMap<string, KmirrorError>, readonly remote: ReadonlyMap<string, KmirrorError> }
 }
 
 /** Which topic configs `describeTopicState` reads: every DescribeConfigs costs, so each caller asks only for what it uses. */
@@ -46,7 +52,7 @@ export type ConfigRead = (typeof ConfigReads)[keyof typeof ConfigReads]
  * returns every topic with its partition count from one metadata request; without it, a refresh costs a
  * list plus a describe per cluster.
  */
-export interface TopicReader extends Pick<AdminClient, 'listTopics' | 'describeTopics' | 'describeTopicConfigs'> {
+export interface TopicReader extends Pick<AdminClient, 'listTopics' | 'describeTopics' | 'readTopicConfigs'> {
   describeAllTopics?: () => Promise<Map<string, TopicDescription>>
 }
 
@@ -80,14 +86,14 @@ export async function describeTopicState (
     : [...sources.keys()].filter(n => options.configs === ConfigReads.ALL || !remotes.has(remoteName(n)))
   const remoteConfigNames = options.configs === ConfigReads.ALL ? [...sources.keys()].map(remoteName).filter(n => remotes.has(n)) : []
   const [sourceConfigs, remoteConfigs] = await Promise.all([
-    admins.source.describeTopicConfigs(sourceConfigNames),
-    admins.target.describeTopicConfigs(remoteConfigNames)
+    admins.source.readTopicConfigs(sourceConfigNames),
+    admins.target.readTopicConfigs(remoteConfigNames)
   ])
   const source = new Map<string, SourceTopicState>()
-  for (const [name, d] of sources) source.set(name, withConfigs({ partitions: d.partitions, id: d.id }, sourceConfigs.get(name)))
+  for (const [name, d] of sources) source.set(name, withConfigs({ partitions: d.partitions, id: d.id }, sourceConfigs.configs.get(name)))
   const remote = new Map<string, RemoteTopicState>()
-  for (const [name, d] of remotes) remote.set(name, withConfigs({ partitions: d.partitions }, remoteConfigs.get(name)))
-  return { source, remote }
+  for (const [name, d] of remotes) remote.set(name, withConfigs({ partitions: d.partitions }, remoteConfigs.configs.get(name)))
+  return { source, remote, configsRefused: { source: sourceConfigs.refused, remote: remoteConfigs.refused } }
 }
 
 function withConfigs<T extends object> (state: T, configs: readonly TopicConfigEntry[] | undefined): T & { configs?: readonly TopicConfigEntry[] } {

@@ -60,6 +60,8 @@ export interface TopicSyncPlan {
   readonly alterConfigs: readonly AlterConfigsAction[]
   /** Topics that are not replicated, each with the reason and the fix. */
   readonly problems: readonly TopicProblem[]
+  /** Replicated topics whose configs (source or remote) were refused: they are copied, their configs not synced. */
+  readonly configsUnread: readonly TopicProblem[]
   /** Previously replicated source topics that no longer exist. */
   readonly deletedOnSource: readonly DeletedTopic[]
   /** Previously replicated source topics deleted and created again (new topic id): replicated again from their start. */
@@ -88,6 +90,7 @@ interface PlanBuilder {
   addPartitions: AddPartitionsAction[]
   alterConfigs: AlterConfigsAction[]
   problems: TopicProblem[]
+  configsUnread: TopicProblem[]
 }
 
 export function planTopicSync (input: TopicSyncInput): TopicSyncPlan {
@@ -95,12 +98,15 @@ export function planTopicSync (input: TopicSyncInput): TopicSyncPlan {
   const known = input.previouslyKnown ?? new Map<string, string>()
   const rules = configSyncRules(flow)
   const remoteName = (topic: string): string => policy.formatRemoteTopic(flow.source.alias, topic)
-  const plan: PlanBuilder = { topics: [], create: [], addPartitions: [], alterConfigs: [], problems: [] }
+  const plan: PlanBuilder = { topics: [], create: [], addPartitions: [], alterConfigs: [], problems: [], configsUnread: [] }
   const recreatedOnSource: ReplicatedTopic[] = []
   for (const name of [...state.source.keys()].sort()) {
     const source = state.source.get(name)!
     const remote = remoteName(name)
-    planTopic(plan, flow, rules, name, source, remote, state.remote.get(remote))
+    const refusal = state.configsRefused.source.get(name) ?? state.configsRefused.remote.get(remote)
+    if (refusal !== undefined && !state.remote.has(remote)) plan.problems.push({ topic: name, remoteTopic: remote, message: notCreatedMessage(flow, name, remote, refusal) })
+    else planTopic(plan, flow, rules, name, source, remote, state.remote.get(remote))
+    if (refusal !== undefined && state.remote.has(remote)) plan.configsUnread.push({ topic: name, remoteTopic: remote, message: configsUnreadMessage(flow, name, remote, refusal) })
     const knownId = known.get(name)
     if (knownId !== undefined && knownId !== source.id && !ZERO_UUID.test(knownId) && !ZERO_UUID.test(source.id)) {
       const replicated = plan.topics.find(t => t.source === name)
@@ -146,6 +152,21 @@ function planTopic (
   if (!flow.syncTopicConfigsEnabled || source.configs === undefined || remote.configs === undefined) return
   const changes = planTopicConfigChanges(source.configs, remote.configs, rules)
   if (changes.length > 0) plan.alterConfigs.push({ topic, remoteTopic, changes })
+}
+
+/**
+ * A topic whose source configs cannot be read is not created: created without them, its remote topic would get the
+ * target's defaults (retention, cleanup.policy), and `replication.factor` and configs are only set at creation.
+ */
+function notCreatedMessage (flow: FlowConfig, topic: string, remoteTopic: string, refusal: KmirrorError): string {
+  return `source topic ${topic} on ${flow.source.alias} is not replicated yet: ${refusal.message}. ` +
+    `Its remote topic ${remoteTopic} on ${flow.target.alias} is not created without the source's configs (it would get ${flow.target.alias}'s defaults); ` +
+    'every other topic is replicated, and it joins the flow at the first topic refresh after the grant'
+}
+
+function configsUnreadMessage (flow: FlowConfig, topic: string, remoteTopic: string, refusal: KmirrorError): string {
+  return `the configs of remote topic ${remoteTopic} on ${flow.target.alias} are not synced from ${topic} on ${flow.source.alias}: ${refusal.message}. ` +
+    'Its records are still copied, and every other topic\'s configs are synced'
 }
 
 function morePartitionsMessage (flow: FlowConfig, topic: string, partitions: number, remoteTopic: string, remotePartitions: number): string {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { test, type TestContext } from 'node:test'
 import type { AclBinding } from '../../src/kafka/acls.ts'
-import { aclsOf, createAcls, deleteAclsOf } from '../helpers/acls.ts'
+import { aclsOf, createAcls, deleteAcls, deleteAclsOf } from '../helpers/acls.ts'
 import { ensureClusters, getCluster, type ClusterName } from '../helpers/clusters.ts'
 import { commitOffsets, committedOffsets } from '../helpers/groups.ts'
 import { createTopic, deleteTopics, endOffsets, produce, TIMESTAMP_BASE, topicConfig, type TestRecord } from '../helpers/kafka.ts'
@@ -138,6 +138,87 @@ test('with WRITE on the checkpoints topic missing, kmirror names that ACL and ke
   await waitFor(() => failures().length >= 2, { timeoutMs: 60_000, message: 'the checkpoint job failed twice' })
   const message = (failures()[0]!['err'] as { message: string }).message
   assert.match(message, new RegExp(`grant WRITE on topic ${checkpoints} to User:bob on cluster ${p.target}`), message)
+  await waitFor(async () => (await endOffsets('secure2', `${p.source}.${topic}`).catch(() => [])).join() === '5,5', { timeoutMs: 60_000, message: 'the 10 records copied' })
+  assert.equal(kmirror.exitStatus, null)
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0)
+})
+
+test('with DESCRIBE_CONFIGS missing on one of two source topics, the other is copied, the warning names the grant, and the first joins once granted', { timeout: 120_000 }, async t => {
+  // Given bob may DESCRIBE_CONFIGS on <topics>-1 only (the table grants it on the prefix), and a second topic of 10 records
+  const { p, topic, config } = await setup(t, (row, op) => row.name === '<topics>' && row.cluster === 'source' && op === 'describe-configs')
+  await createAcls('secure', [{ resourceType: 'topic', resourceName: topic, patternType: 'literal', principal: BOB, host: '*', operation: 'describe-configs', permission: 'allow' }])
+  const refused = `${p.topics}-2`
+  const remoteRefused = `${p.source}.${refused}`
+  t.after(async () => { await deleteTopics('secure2', [remoteRefused]) })
+  await createTopic('secure', refused, { partitions: 2, configs: { 'retention.ms': '234567890' }, t })
+  await produce('secure', records(refused, 0, 10))
+
+  // When kmirror runs as bob
+  const kmirror = spawnKmirror(['run', config], { t })
+
+  // Then it starts, copies the first topic exactly, and says once which ACL the second needs; the second is not created
+  const remote = `${p.source}.${topic}`
+  await waitFor(async () => (await endOffsets('secure2', remote).catch(() => [])).join() === '5,5', { timeoutMs: 60_000, message: 'the first topic copied' })
+  for (let partition = 0; partition < 2; partition++) assertSamePartition(await readCommitted('secure', topic, partition), await readCommitted('secure2', remote, partition), `${topic}-${partition}`)
+  const warnings = (): string[] => problems(kmirror).map(l => (JSON.parse(l) as { msg: string }).msg).filter(m => m.includes(refused))
+  await waitFor(() => warnings().length > 0, { timeoutMs: 30_000, message: 'a warning about the refused topic' })
+  assert.match(warnings()[0]!, new RegExp(`source topic ${refused} on ${p.source} is not replicated yet: .*grant DESCRIBE_CONFIGS on topic ${refused} to User:bob on cluster ${p.source}`))
+  assert.equal((await endOffsets('secure2', remoteRefused).catch(() => null)), null)
+
+  // When DESCRIBE_CONFIGS is granted on the second topic
+  await createAcls('secure', [{ resourceType: 'topic', resourceName: refused, patternType: 'literal', principal: BOB, host: '*', operation: 'describe-configs', permission: 'allow' }])
+
+  // Then it joins the flow with its configs, and is copied exactly; the refusal was logged once
+  await waitFor(async () => (await endOffsets('secure2', remoteRefused).catch(() => [])).join() === '5,5', { timeoutMs: 60_000, message: 'the second topic copied after the grant' })
+  for (let partition = 0; partition < 2; partition++) assertSamePartition(await readCommitted('secure', refused, partition), await readCommitted('secure2', remoteRefused, partition), `${refused}-${partition}`)
+  assert.equal((await topicConfig('secure2', remoteRefused))['retention.ms'], '234567890')
+  assert.equal(warnings().length, 1, warnings().join('\n'))
+  assert.equal(kmirror.exitStatus, null)
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0)
+})
+
+test('with READ on its offsets topic revoked, a restart exits 3 naming the READ grant', { timeout: 120_000 }, async t => {
+  // Given kmirror ran once as bob with the whole table, so its offsets topic holds records
+  const { p, topic, config } = await setup(t)
+  const offsets = `mm2-offsets.${p.source}.internal`
+  const first = spawnKmirror(['run', config], { t })
+  await waitFor(async () => (await endOffsets('secure2', `${p.source}.${topic}`).catch(() => [])).join() === '5,5', { timeoutMs: 60_000, message: 'the 10 records copied' })
+  first.kill('SIGTERM')
+  assert.equal((await first.waitForExit(15_000)).code, 0)
+
+  // When READ on the offsets topic is revoked and kmirror starts again
+  const read = leastPrivilegeBindings('target', BOB, p).filter(b => b.resourceName === offsets && b.operation === 'read')
+  assert.equal(read.length, 1)
+  await deleteAcls('secure2', read)
+  const second = spawnKmirror(['run', config], { t })
+
+  // Then it exits 3, with one error naming the ACL to grant (operation, topic, principal, cluster)
+  assert.equal((await second.waitForExit(60_000)).code, 3)
+  const errors = problems(second).map(l => (JSON.parse(l) as { err?: { message?: string } }).err?.message ?? '')
+  assert.equal(errors.length, 1, errors.join('\n'))
+  assert.match(errors[0]!, new RegExp(`reading ${offsets} on cluster ${p.target} was refused \\(TOPIC_AUTHORIZATION_FAILED\\): grant READ on topic ${offsets} to User:bob on cluster ${p.target}`))
+})
+
+test('with READ on the groups missing on the target, group offset sync names that ACL once per refusal and records keep flowing', { timeout: 120_000 }, async t => {
+  // Given bob holds the table but for READ on <groups> on the target, and group ACL sync is off (it would copy bob's
+  // own READ on <groups> from the source)
+  const { p, topic, group, config: base } = await setup(t, (row, op) => row.cluster === 'target' && row.feature === 'group offset sync' && row.resourceType === 'group' && op === 'read')
+  const config = writeTempFile(`${readFileSync(base, 'utf8')}\nsync.group.acls.enabled = false\n`, '.properties', t)
+
+  // When kmirror runs as bob
+  const kmirror = spawnKmirror(['run', config], { t })
+
+  // Then the group's refusal names READ on the group, the principal and the cluster; the job's own failure names the
+  // group without repeating the refusal; every record is copied
+  const lines = (): Record<string, unknown>[] => problems(kmirror).map(l => JSON.parse(l) as Record<string, unknown>).filter(l => l['job'] === 'sync-group-offsets')
+  await waitFor(() => lines().length >= 2, { timeoutMs: 60_000, message: 'the group offset sync job failed' })
+  const [refusal, failure] = lines() as [{ group: string, err: { message: string } }, { group?: string, err: { message: string } }]
+  assert.equal(refusal.group, group)
+  assert.match(refusal.err.message, new RegExp(`group ${group} on cluster ${p.target} was refused \\(GROUP_AUTHORIZATION_FAILED\\): grant READ on group ${group} to User:bob on cluster ${p.target}`))
+  assert.equal(failure.group, undefined)
+  assert.equal(failure.err.message, `offsets of 1 group(s) not synced, each refused or failed as its warning "group offsets not synced" says: ${group}`)
   await waitFor(async () => (await endOffsets('secure2', `${p.source}.${topic}`).catch(() => [])).join() === '5,5', { timeoutMs: 60_000, message: 'the 10 records copied' })
   assert.equal(kmirror.exitStatus, null)
   kmirror.kill('SIGTERM')

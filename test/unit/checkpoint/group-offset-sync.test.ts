@@ -123,4 +123,14 @@ describe('GroupOffsetSync', () => {
     assert.deepEqual(writes, [['b', [{ topic: 'A.orders', partition: 0, offset: 6 }]]])
     assert.deepEqual(logger.at(LogLevels.warn).map(l => [l['group'], l.msg]), [['a', 'group offsets not synced']])
   })
+
+  it('given two groups refused, when a pass runs, then each refusal is logged once and the pass fails naming the groups without repeating them', async () => {
+    const source = new Map([['a', [{ topic: 'orders', partition: 0, offset: 5, metadata: '' }]], ['b', [{ topic: 'orders', partition: 0, offset: 6, metadata: '' }]]])
+    const { sync, logger } = syncWith(source, new Map(), new Map(), { refuseWrite: () => true })
+    const err = await sync.sync().then(() => undefined, (e: unknown) => e)
+    assert.ok(err instanceof Error)
+    assert.equal(err.message, 'offsets of 2 group(s) not synced, each refused or failed as its warning "group offsets not synced" says: a, b')
+    assert.equal(err.cause, undefined)
+    assert.deepEqual(logger.at(LogLevels.warn).map(l => [l['group'], (l['err'] as { message: string }).message]), [['a', 'refused'], ['b', 'refused']])
+  })
 })

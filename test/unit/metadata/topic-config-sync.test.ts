@@ -104,3 +104,27 @@ describe('syncTopicConfigs', () => {
     assert.equal(target.has('A.new'), false)
   })
 })
+
+describe('syncTopicConfigs with configs refused', () => {
+  it('syncs every other topic and rejects once, naming the topic whose configs are refused and the grant', async () => {
+    // Given two replicated topics, and DESCRIBE_CONFIGS on `t` refused on the source
+    const { source, target, logs, sync } = setup()
+    source.addTopic('u', 1, { 'retention.bytes': '2000' })
+    target.addTopic('A.u', 1)
+    source.setOverride('t', 'retention.bytes', '3000')
+    source.denyDescribeConfigs('t')
+
+    // When configs are synced
+    const err = await sync().then(() => undefined, (e: unknown) => e)
+
+    // Then `u` follows its source, `t` is left alone, a warning names t and the grant, and the run fails naming t
+    assert.deepEqual(target.overrides('A.u'), { 'retention.bytes': '2000' })
+    assert.deepEqual(target.overrides('A.t'), { 'retention.bytes': '1000' })
+    assert.ok(err instanceof Error)
+    assert.equal(err.message, 'cannot sync the configs of 1 remote topic(s): A.t')
+    assert.equal((err as { code?: string }).code, 'KMIRROR_ERR_NOT_AUTHORIZED')
+    const warnings = logs.lines.filter(e => e.level >= LogLevels.warn).map(e => e.msg)
+    assert.equal(warnings.length, 1)
+    assert.match(warnings[0]!, /^the configs of remote topic A\.t on B are not synced from t on A: .*grant DESCRIBE_CONFIGS on topic t/)
+  })
+})

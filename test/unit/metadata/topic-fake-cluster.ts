@@ -1,10 +1,11 @@
 /**
  * An in-memory cluster behind the admin operations topic sync uses (listTopics, describeTopics,
- * describeTopicConfigs, createTopic, createPartitions, alterTopicConfigs, deleteTopics). Topic configs are
+ * readTopicConfigs, createTopic, createPartitions, alterTopicConfigs, deleteTopics). Topic configs are
  * described as Kafka 4.1 describes them: every key, from the topic override, a dynamic broker value, or the
  * default. Every call is recorded, and any operation can be made to fail for one topic.
  */
-import type { ConfigSourceKind, CreateOutcome, NewTopic, TopicConfigChange, TopicConfigEntry, TopicDescription, TopicProbe } from '../../../src/kafka/admin-client.ts'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import type { ConfigSourceKind, CreateOutcome, NewTopic, TopicConfigChange, TopicConfigEntry, TopicConfigsRead, TopicDescription, TopicProbe } from '../../../src/kafka/admin-client.ts'
 
 /** A few of Kafka 4.1's topic config defaults. */
 export const BROKER_DEFAULTS: Readonly<Record<string, string>> = Object.freeze({
@@ -39,6 +40,7 @@ export class FakeTopicCluster {
   readonly #racers = new Map<string, number>()
   /** Topics the principal may not DESCRIBE: left out of listings, TOPIC_AUTHORIZATION_FAILED when named. */
   readonly #denied = new Set<string>()
+  readonly #configsDenied = new Set<string>()
   #nextId = 1
 
   addTopic (name: string, partitions: number, overrides: Record<string, string> = {}): void {
@@ -58,6 +60,12 @@ export class FakeTopicCluster {
   denyDescribe (name: string, denied = true): void {
     if (denied) this.#denied.add(name)
     else this.#denied.delete(name)
+  }
+
+  /** Denies (or with `denied` false, allows again) DESCRIBE_CONFIGS on `name`. */
+  denyDescribeConfigs (name: string, denied = true): void {
+    if (denied) this.#configsDenied.add(name)
+    else this.#configsDenied.delete(name)
   }
 
   has (name: string): boolean {
@@ -114,11 +122,17 @@ export class FakeTopicCluster {
     return out
   }
 
-  async describeTopicConfigs (names: readonly string[]): Promise<Map<string, TopicConfigEntry[]>> {
+  async readTopicConfigs (names: readonly string[]): Promise<TopicConfigsRead> {
     this.calls.push({ op: 'describeTopicConfigs', topics: [...names] })
-    const out = new Map<string, TopicConfigEntry[]>()
-    for (const name of names) out.set(name, this.#describe(this.#get(name)))
-    return out
+    const read: TopicConfigsRead = { configs: new Map(), refused: new Map() }
+    for (const name of names) {
+      if (this.#configsDenied.has(name)) {
+        read.refused.set(name, new KmirrorError(ErrorCodes.NOT_AUTHORIZED, `reading the configs of topic ${name} was refused (TOPIC_AUTHORIZATION_FAILED): grant DESCRIBE_CONFIGS on topic ${name}`, { details: { kafkaErrors: ['TOPIC_AUTHORIZATION_FAILED'] } }))
+      } else {
+        read.configs.set(name, this.#describe(this.#get(name)))
+      }
+    }
+    return read
   }
 
   async createTopic (topic: NewTopic): Promise<CreateOutcome> {

@@ -42,6 +42,37 @@ function setup (...lines: string[]) {
 }
 
 describe('RemoteTopics.refresh', () => {
+  it('sets aside a topic whose source configs are refused, replicates the others, and creates it once they can be read', async () => {
+    // Given DESCRIBE_CONFIGS on `secret` is refused on the source
+    const { source, target, logs, metrics, refresh } = setup()
+    source.addTopic('orders', 2, { 'retention.ms': '3600000' })
+    source.addTopic('secret', 1, { 'retention.ms': '7200000' })
+    source.denyDescribeConfigs('secret')
+
+    // When the topics are refreshed twice
+    const first = await refresh()
+    await refresh()
+
+    // Then `orders` is created and replicated; `secret` is not created, counted, and logged once with the grant
+    assert.deepEqual(first.topics.map(t => t.source), ['orders'])
+    assert.deepEqual(first.created, ['A.orders'])
+    assert.equal(target.has('A.secret'), false)
+    assert.equal(metrics.gauges.get('remoteTopicProblems'), 1)
+    const errors = logs.lines.filter(e => e.level >= LogLevels.warn)
+    assert.equal(errors.length, 1)
+    assert.match(errors[0]!.msg, /source topic secret on A is not replicated yet: .*grant DESCRIBE_CONFIGS on topic secret.*its remote topic A\.secret on B is not created without the source's configs/i)
+
+    // When the grant is given
+    source.denyDescribeConfigs('secret', false)
+    const granted = await refresh()
+
+    // Then `secret` joins with its configs
+    assert.deepEqual(granted.created, ['A.secret'])
+    assert.deepEqual(target.overrides('A.secret'), { 'retention.ms': '7200000' })
+    assert.deepEqual(granted.topics.map(t => t.source), ['orders', 'secret'])
+    assert.equal(metrics.gauges.get('remoteTopicProblems'), 0)
+  })
+
   it('creates missing remote topics with the source partitions and configs, and counts them', async () => {
     const { source, target, metrics, refresh } = setup()
     source.addTopic('orders', 3, { 'retention.ms': '3600000', 'cleanup.policy': 'compact', 'min.insync.replicas': '2' })

@@ -17,7 +17,7 @@ function entry (name: string, value: string | null, source: ConfigSourceKind = '
 }
 
 function state (source: Record<string, SourceTopicState>, remote: Record<string, RemoteTopicState> = {}): TopicState {
-  return { source: new Map(Object.entries(source)), remote: new Map(Object.entries(remote)) }
+  return { source: new Map(Object.entries(source)), remote: new Map(Object.entries(remote)), configsRefused: { source: new Map(), remote: new Map() } }
 }
 
 function plan (s: TopicState, flow = flowWith(), previouslyKnown?: ReadonlyMap<string, string>) {
