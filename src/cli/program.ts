@@ -1,7 +1,8 @@
 /**
  * The `kmirror` command line (started by main.ts). Commands set process.exitCode and return; process.exit is
- * called in src/cli/ only, by run-command.ts (a stop that misses its 9 s deadline), command-deadline.ts (a command
- * past its --timeout) and unexpected-errors.ts (an error nobody caught), and only run-command.ts handles signals.
+ * called in src/cli/ only, by run-command.ts (a stop that misses its 9 s deadline, or a handle still open 1 s after a
+ * completed stop), command-deadline.ts (a command past its --timeout) and unexpected-errors.ts (an error nobody
+ * caught), and only run-command.ts handles signals.
  * Exit codes (src/errors.ts ExitCodes): 0 ok, 2 bad input (nothing written), 3 start failed, 4 runtime failure;
  * an error nobody caught is an internal error: 3 while `run` starts, 4 otherwise (unexpected-errors.ts).
  * Each command's module is imported when that command runs: `run` never loads the failover, plan or topology

@@ -92,8 +92,7 @@ async function stopDuringStart (mirror: MirrorMaker, signal: NodeJS.Signals, log
     clearTimeout(deadline)
   }
   log.info({ signal }, 'stopped before start-up completed')
-  // A request to a broker that does not answer may hold the event loop until its own timeout: don't wait for it.
-  setTimeout(() => process.exit(ExitCodes.OK), 1000).unref()
+  exitSoon(ExitCodes.OK, log)
   return ExitCodes.OK
 }
 
@@ -120,7 +119,21 @@ async function superviseUntilStopped (mirror: MirrorMaker, signalled: Promise<No
     clearTimeout(deadline)
   }
   logProgress(mirror.status(), log, 'stopped')
-  return outcome.err === undefined ? ExitCodes.OK : ExitCodes.RUNTIME_FAILURE
+  const code = outcome.err === undefined ? ExitCodes.OK : ExitCodes.RUNTIME_FAILURE
+  exitSoon(code, log)
+  return code
+}
+
+/**
+ * Once everything is stopped and progress stored, the process must end even if a handle is left open (a request
+ * to a broker that does not answer, a reconnection the client library scheduled while a broker refused the
+ * login): a service manager waits for the exit. The timer is unref'd, so a clean event loop exits at once.
+ */
+function exitSoon (code: number, log: Logger): void {
+  setTimeout(() => {
+    log.debug({ resources: process.getActiveResourcesInfo() }, 'exiting with handles still open after the stop')
+    process.exit(code)
+  }, 1000).unref()
 }
 
 /**
