@@ -79,18 +79,8 @@ async function startUnlessSignalled (mirror: MirrorMaker, signalled: Promise<Nod
 }
 
 async function stopDuringStart (mirror: MirrorMaker, signal: NodeJS.Signals, log: Logger): Promise<number> {
-  const deadline = setTimeout(() => {
-    log.error({ deadlineMs: STOP_DEADLINE_MS }, 'stop during start-up took too long; exiting')
-    process.exit(ExitCodes.OK)
-  }, STOP_DEADLINE_MS)
-  deadline.unref()
-  try {
-    await mirror.stop()
-  } catch (err) {
-    log.warn({ err }, 'error while stopping during start-up')
-  } finally {
-    clearTimeout(deadline)
-  }
+  const stopped = await stopWithinDeadline(mirror, log, ExitCodes.OK, 'stop during start-up took too long; exiting')
+  if (!stopped.ok) log.warn({ err: stopped.err }, 'error while stopping during start-up')
   log.info({ signal }, 'stopped before start-up completed')
   exitSoon(ExitCodes.OK, log)
   return ExitCodes.OK
@@ -105,23 +95,33 @@ async function superviseUntilStopped (mirror: MirrorMaker, signalled: Promise<No
   if (progress !== null) clearInterval(progress)
   if (outcome.err !== undefined) log.error({ err: outcome.err }, 'replication stopped by an error it cannot recover from')
   else log.info({ signal: outcome.signal }, 'stopping: finishing in-flight writes and storing progress')
-  const deadline = setTimeout(() => {
-    log.error({ deadlineMs: STOP_DEADLINE_MS }, 'clean stop took too long; exiting without the last progress (records after the last stored position will be copied again)')
-    process.exit(ExitCodes.RUNTIME_FAILURE)
-  }, STOP_DEADLINE_MS)
-  deadline.unref()
-  try {
-    await mirror.stop()
-  } catch (err) {
-    if (outcome.err === undefined) log.error({ err }, 'error while stopping')
+  const stopped = await stopWithinDeadline(mirror, log, ExitCodes.RUNTIME_FAILURE,
+    'clean stop took too long; exiting without the last progress (records after the last stored position will be copied again)')
+  if (!stopped.ok) {
+    if (outcome.err === undefined) log.error({ err: stopped.err }, 'error while stopping')
     return ExitCodes.RUNTIME_FAILURE
-  } finally {
-    clearTimeout(deadline)
   }
   logProgress(mirror.status(), log, 'stopped')
   const code = outcome.err === undefined ? ExitCodes.OK : ExitCodes.RUNTIME_FAILURE
   exitSoon(code, log)
   return code
+}
+
+/** Stops every flow; past STOP_DEADLINE_MS the process exits with `code`, logging `tooLong`. */
+async function stopWithinDeadline (mirror: MirrorMaker, log: Logger, code: number, tooLong: string): Promise<{ ok: true } | { ok: false, err: unknown }> {
+  const deadline = setTimeout(() => {
+    log.error({ deadlineMs: STOP_DEADLINE_MS }, tooLong)
+    process.exit(code)
+  }, STOP_DEADLINE_MS)
+  deadline.unref()
+  try {
+    await mirror.stop()
+    return { ok: true }
+  } catch (err) {
+    return { ok: false, err }
+  } finally {
+    clearTimeout(deadline)
+  }
 }
 
 /**
