@@ -104,6 +104,22 @@ export class StructReader {
     return value
   }
 
+  /** A STRING whose length -1 means null (Kafka's NULLABLE_STRING). */
+  readNullableString (field: string): string | null {
+    const length = this.readInt16(`${field} (length)`)
+    if (length < -1) throw this.error(`field ${field} has a negative length ${length}`)
+    if (length === -1) return null
+    this.require(length, field, 'STRING bytes')
+    const value = this.buf.toString('utf8', this.offset, this.offset + length)
+    this.offset += length
+    return value
+  }
+
+  /** Bytes not read yet (an array count larger than these can hold is garbled). */
+  get remaining (): number {
+    return this.buf.length - this.offset
+  }
+
   private require (bytes: number, field: string, type: string): void {
     const remaining = this.buf.length - this.offset
     if (remaining < bytes) {
