@@ -1,0 +1,18 @@
+/**
+ * What a flow's runtime offers its group membership (kafka/group-member.ts calls it; the runtime implements it).
+ * With no group, a flow owns all its work and nothing calls this.
+ */
+import type { WorkItem } from './work.ts'
+
+export interface WorkOwner {
+  /** Leader only, before it assigns: every work item of the flow now (partitions of the replicated source
+   *  topics, from the source cluster's metadata, plus every enabled job). */
+  listWork (): Promise<WorkItem[]>
+  /** Start these (newly assigned). Partitions resume from the stored progress read again now. */
+  assign (items: readonly WorkItem[]): Promise<void>
+  /** Stop these cleanly: no new fetch, in-flight writes finish, progress and offset syncs of these partitions
+   *  are stored; resolves only when another member may safely take them. */
+  revoke (items: readonly WorkItem[]): Promise<void>
+  /** Membership lost (fenced, evicted, session expired): stop writing everything at once, store nothing. */
+  lose (): void
+}
