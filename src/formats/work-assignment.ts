@@ -5,7 +5,12 @@
  *
  *   MemberMetadata: version INT16, memberName STRING, transactionalId NULLABLE_STRING, owned [STRING]
  *   Assignment:     version INT16, error INT16, generation INT32, leaderName STRING,
- *                   assigned [STRING], revoked [STRING], fence [STRING]
+ *                   assigned [STRING], revoked [STRING], fence [STRING],
+ *                   members [memberName STRING, transactionalId NULLABLE_STRING, partitions INT32, jobs [STRING]]
+ *
+ * `members` (kmirror's addition to the layout of the design) tells every member who is in this generation and
+ * what each runs (partition count, job names): for `/status` on any member, and so a member that becomes leader
+ * knows whom the previous generation had (to fence the transactional ids of those gone).
  *
  * Keys are workKey strings (cluster/work.ts). Forward compatibility: a newer version may only append fields, so a
  * reader reads the fields it knows and ignores the rest; a negative version, a truncated or garbled payload is a
@@ -44,6 +49,17 @@ export interface WorkAssignment {
   readonly revoked: readonly string[]
   /** Transactional ids to fence before starting the assigned work (lost members' ids). */
   readonly fence: readonly string[]
+  /** Every member of this generation after this round, by name. */
+  readonly members: readonly GenerationMember[]
+}
+
+export interface GenerationMember {
+  readonly memberName: string
+  readonly transactionalId: string | null
+  /** Partitions it runs after this round. */
+  readonly partitions: number
+  /** Jobs it runs after this round (job names). */
+  readonly jobs: readonly string[]
 }
 
 function encodeNullableString (value: string | null, field: string): Buffer {
@@ -71,7 +87,14 @@ export function encodeWorkAssignment (a: Omit<WorkAssignment, 'version'>): Buffe
     encodeString(a.leaderName, 'leaderName'),
     ...encodeStrings(a.assigned, 'assigned'),
     ...encodeStrings(a.revoked, 'revoked'),
-    ...encodeStrings(a.fence, 'fence')
+    ...encodeStrings(a.fence, 'fence'),
+    encodeInt32(a.members.length, 'members (count)'),
+    ...a.members.flatMap((m, i) => [
+      encodeString(m.memberName, `members[${i}].memberName`),
+      encodeNullableString(m.transactionalId, `members[${i}].transactionalId`),
+      encodeInt32(m.partitions, `members[${i}].partitions`),
+      ...encodeStrings(m.jobs, `members[${i}].jobs`)
+    ])
   ])
 }
 
@@ -91,8 +114,25 @@ export function decodeWorkAssignment (bytes: Buffer, what = 'kmirror assignment'
     leaderName: r.readString('leaderName'),
     assigned: readStrings(r, 'assigned', bytes, what),
     revoked: readStrings(r, 'revoked', bytes, what),
-    fence: readStrings(r, 'fence', bytes, what)
+    fence: readStrings(r, 'fence', bytes, what),
+    members: readMembers(r, bytes, what)
   }
+}
+
+function readMembers (r: StructReader, bytes: Buffer, what: string): GenerationMember[] {
+  const count = r.readInt32('members (count)')
+  // name (2) + transactional id (2) + partitions (4) + jobs count (4) at least per member.
+  if (count < 0 || count * 12 > r.remaining) throw decodeError(what, `field members claims ${count} entries but ${r.remaining} bytes remain (truncated or garbled)`, bytes)
+  const members: GenerationMember[] = []
+  for (let i = 0; i < count; i++) {
+    members.push({
+      memberName: r.readString(`members[${i}].memberName`),
+      transactionalId: r.readNullableString(`members[${i}].transactionalId`),
+      partitions: r.readInt32(`members[${i}].partitions`),
+      jobs: readStrings(r, `members[${i}].jobs`, bytes, what)
+    })
+  }
+  return members
 }
 
 function readVersion (r: StructReader, bytes: Buffer, what: string): number {

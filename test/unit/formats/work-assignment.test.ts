@@ -44,11 +44,13 @@ describe('member metadata', () => {
 })
 
 describe('assignment', () => {
-  const assignment = { error: 0, generation: 7, leaderName: 'h:1:2', assigned: ['p:0:t', 'p:1:t'], revoked: ['p:2:t'], fence: ['kmirror-A-B-old'] }
+  const members = [{ memberName: 'h:1:2', transactionalId: null, partitions: 2, jobs: ['emit-heartbeats'] }]
+  const assignment = { error: 0, generation: 7, leaderName: 'h:1:2', assigned: ['p:0:t', 'p:1:t'], revoked: ['p:2:t'], fence: ['kmirror-A-B-old'], members }
 
-  test('is version, error, generation, leader, then assigned, revoked and fence arrays, byte for byte', () => {
+  test('is version, error, generation, leader, then assigned, revoked, fence and members arrays, byte for byte', () => {
     assert.equal(encodeWorkAssignment(assignment).toString('hex'),
-      i16(0) + i16(0) + i32(7) + str('h:1:2') + i32(2) + str('p:0:t') + str('p:1:t') + i32(1) + str('p:2:t') + i32(1) + str('kmirror-A-B-old'))
+      i16(0) + i16(0) + i32(7) + str('h:1:2') + i32(2) + str('p:0:t') + str('p:1:t') + i32(1) + str('p:2:t') + i32(1) + str('kmirror-A-B-old') +
+      i32(1) + str('h:1:2') + 'ffff' + i32(2) + i32(1) + str('emit-heartbeats'))
   })
 
   test('round-trips', () => {
