@@ -46,6 +46,18 @@ export const ErrorCodes = {
   DATA_LOSS_RETENTION: 'KMIRROR_ERR_DATA_LOSS_RETENTION',
   /** A record of an internal topic could not be decoded. */
   DECODE: 'KMIRROR_ERR_DECODE',
+  /**
+   * The flow's group on its target cluster is used by another program (a Connect or MM2 worker group, a consumer
+   * group) with another protocol type: kmirror cannot join it. The message names the group, the cluster and the
+   * key to set (`A->B.group.id`). Not retried.
+   */
+  GROUP_CONFLICT: 'KMIRROR_ERR_GROUP_CONFLICT',
+  /**
+   * Membership in the flow's group failed in a way rejoining cannot fix: the broker refuses the session timeout
+   * (outside its group.min/max.session.timeout.ms), the group is full (group.max.size), or another group error.
+   * Transient failures (coordinator moving or loading, a rebalance, an eviction) are retried and never raise it.
+   */
+  GROUP_MEMBERSHIP: 'KMIRROR_ERR_GROUP_MEMBERSHIP',
   /** An invariant kmirror relies on does not hold: a bug, please report it. */
   INTERNAL: 'KMIRROR_ERR_INTERNAL'
 } as const

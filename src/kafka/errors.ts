@@ -173,6 +173,15 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   OUT_OF_ORDER_SEQUENCE_NUMBER: TRANSIENT,
   THROTTLING_QUOTA_EXCEEDED: TRANSIENT,
   CONCURRENT_TRANSACTIONS: TRANSIENT,
+  // Group membership (group-member.ts handles each before this table; these say what the rest of kmirror may do).
+  REBALANCE_IN_PROGRESS: TRANSIENT,
+  MEMBER_ID_REQUIRED: TRANSIENT,
+  UNKNOWN_MEMBER_ID: TRANSIENT,
+  ILLEGAL_GENERATION: TRANSIENT,
+  FENCED_INSTANCE_ID: TRANSIENT,
+  INCONSISTENT_GROUP_PROTOCOL: { kind: K.CONFIG, retriable: false, hint: 'another program (a Connect or MirrorMaker 2 worker group, a consumer group) uses this group id on the cluster: set the flow\'s group.id (`A->B.group.id`) to a group of kmirror\'s own' },
+  INVALID_SESSION_TIMEOUT: { kind: K.CONFIG, retriable: false, hint: 'the brokers accept session.timeout.ms only between their group.min.session.timeout.ms and group.max.session.timeout.ms (Kafka defaults: 6000 and 1800000): set the flow\'s session.timeout.ms inside them' },
+  GROUP_MAX_SIZE_REACHED: { kind: K.CONFIG, retriable: false, hint: 'the group has as many members as the brokers\' group.max.size allows: run fewer kmirror instances or raise group.max.size' },
   /** kmirror's own name (batch-writer.ts): a batch was appended after a refused one; the write starts afresh. */
   APPENDED_AFTER_REFUSED_BATCH: TRANSIENT,
   OFFSET_OUT_OF_RANGE: { kind: K.OUT_OF_RANGE, retriable: false },
