@@ -96,6 +96,11 @@ export interface FlowConfig {
   readonly startRetryTimeoutMs: number
   /** kmirror's `health.stall.threshold.ms`: no completed round for this long makes `/healthz` 503. */
   readonly healthStallThresholdMs: number
+  /** The flow's group on its target cluster (`A->B.group.id`, default `kmirror-<source>-<target>`) and its timeouts. */
+  readonly groupId: string
+  readonly sessionTimeoutMs: number
+  readonly heartbeatIntervalMs: number
+  readonly rebalanceTimeoutMs: number
   /** Connect worker keys of the herder for this flow (taken from the target cluster's properties, as MM2 does). */
   readonly offsetStorageTopic: string
   readonly offsetStoragePartitions: number

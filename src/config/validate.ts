@@ -89,8 +89,15 @@ export function validateEnabledFlows (flows: readonly FlowConfig[]): ConfigProbl
   for (const flow of flows.filter(f => f.enabled)) {
     for (const side of [flow.source, flow.target]) problems.push(...clusterProblems(side, flow.name))
     problems.push(...offsetSyncsProblems(flow))
+    problems.push(...groupTimeoutProblems(flow))
   }
   return dedupe(problems)
+}
+
+/** The group's heartbeats must come well inside its session timeout, or every member's lease is always over. */
+function groupTimeoutProblems (flow: FlowConfig): ConfigProblem[] {
+  if (flow.heartbeatIntervalMs < flow.sessionTimeoutMs) return []
+  return [{ key: `${flow.name}.heartbeat.interval.ms`, message: `is ${flow.heartbeatIntervalMs}, not below session.timeout.ms (${flow.sessionTimeoutMs}): an instance could never hold work; set it to about a third of session.timeout.ms (defaults 3000 and 10000)` }]
 }
 
 function clusterProblems (cluster: ClusterClientConfig, flowName: string): ConfigProblem[] {
