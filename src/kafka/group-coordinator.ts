@@ -1,0 +1,111 @@
+/**
+ * The connections of one group member to its group coordinator: FindCoordinator through any bootstrap broker,
+ * then every group request to the coordinator, versioned per broker (negotiation.ts).
+ *
+ * Invariants:
+ * - Two lanes, two connections: `join` (JoinGroup, SyncGroup; its request timeout covers rebalance.timeout.ms, as
+ *   the Java client's does) and `beat` (Heartbeat, LeaveGroup). A broker answers a connection's requests one at a
+ *   time, so heartbeats on their own connection keep flowing while a JoinGroup waits for the other members.
+ * - The coordinator is found once and kept until a request fails on the network or answers NOT_COORDINATOR /
+ *   COORDINATOR_NOT_AVAILABLE (`reset`); the next request finds it again. Concurrent finds share one request.
+ * - Every FindCoordinator is bounded by default.api.timeout.ms; a refusal names the ACL to grant.
+ */
+import { ConnectionPool, type Broker } from '@platformatic/kafka'
+import { clientInt } from '../config/client-settings.ts'
+import type { ClientProps } from '../config/types.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { withGrant } from './acl-grant.ts'
+import { withApiDeadline } from './api-deadline.ts'
+import { parseBrokerAddress } from './broker-address.ts'
+import { toConnectOptions } from './client-options.ts'
+import type { ClusterContext } from './connection-hints.ts'
+import { kafkaResponseError, toKmirrorError } from './errors.ts'
+import type { ApiSpec } from './protocol/api.ts'
+import { CoordinatorKeyTypes, FindCoordinatorApi } from './protocol/find-coordinator.ts'
+import { sendRequest } from './protocol/negotiation.ts'
+import { describePrincipal } from './principal.ts'
+
+export type GroupLane = 'join' | 'beat'
+
+/** Kafka error codes that mean "ask again where the coordinator is". */
+export const COORDINATOR_MOVED = new Set([14, 15, 16]) // COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
+export const GROUP_AUTHORIZATION_FAILED = 30
+
+export class GroupCoordinator {
+  readonly groupId: string
+  readonly cluster: ClusterContext
+  readonly #pools: Record<GroupLane, ConnectionPool>
+  readonly #bootstrap: Broker[]
+  readonly #apiTimeoutMs: number
+  readonly #principal: string
+  #coordinator: Promise<Broker> | null = null
+
+  constructor (props: ClientProps, clientId: string, cluster: ClusterContext, groupId: string, rebalanceTimeoutMs: number) {
+    this.groupId = groupId
+    this.cluster = cluster
+    const connect = toConnectOptions(props, clientId)
+    const joinTimeout = Math.max(connect.requestTimeout ?? 30_000, rebalanceTimeoutMs + 5000)
+    this.#pools = {
+      join: new ConnectionPool(clientId, { ...connect, requestTimeout: joinTimeout }),
+      beat: new ConnectionPool(clientId, connect)
+    }
+    this.#bootstrap = connect.bootstrapBrokers.map(parseBrokerAddress)
+    this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
+    this.#principal = describePrincipal(props, cluster.alias ?? clientId)
+  }
+
+  /** The coordinator's address, found now or remembered. */
+  coordinator (): Promise<Broker> {
+    if (this.#coordinator === null) {
+      const finding = this.#find()
+      this.#coordinator = finding
+      finding.catch(() => { if (this.#coordinator === finding) this.#coordinator = null })
+    }
+    return this.#coordinator
+  }
+
+  /** Forget the coordinator: the next request finds it again. */
+  reset (): void {
+    this.#coordinator = null
+  }
+
+  /** REQUEST to the coordinator on LANE; a network failure forgets the coordinator and throws (retriable). */
+  async send<Req, Res> (spec: ApiSpec<Req, Res>, request: Req, lane: GroupLane): Promise<Res> {
+    const broker = await this.coordinator()
+    try {
+      const connection = await this.#pools[lane].get(broker)
+      return await sendRequest(connection, spec, request, this.cluster.label)
+    } catch (err) {
+      this.reset()
+      throw toKmirrorError(err, ErrorCodes.GROUP_MEMBERSHIP, `${spec.name} of group ${this.groupId} to coordinator ${broker.host}:${broker.port} of ${this.cluster.label}`, this.cluster)
+    }
+  }
+
+  /** A refused group request as an error naming the grant (READ on the group) or the Kafka error and its fix. */
+  refusal (errorCode: number, action: string): KmirrorError {
+    const err = kafkaResponseError(errorCode, ErrorCodes.GROUP_MEMBERSHIP, `${action} of group ${this.groupId} on ${this.cluster.label}`, this.cluster)
+    if (errorCode !== GROUP_AUTHORIZATION_FAILED) return err
+    return withGrant(err, `${action} of group ${this.groupId} on ${this.cluster.label}`, { operation: 'READ', resourceType: 'group', names: [this.groupId] }, this.#principal, this.cluster.alias)
+  }
+
+  async #find (): Promise<Broker> {
+    const action = `finding the coordinator of group ${this.groupId} on ${this.cluster.label}`
+    return await withApiDeadline(async () => {
+      let answer
+      try {
+        const connection = await this.#pools.beat.getFirstAvailable(this.#bootstrap)
+        answer = await sendRequest(connection, FindCoordinatorApi, { keyType: CoordinatorKeyTypes.GROUP, keys: [this.groupId] }, this.cluster.label)
+      } catch (err) {
+        throw toKmirrorError(err, ErrorCodes.GROUP_MEMBERSHIP, action, this.cluster)
+      }
+      const found = answer.coordinators[0]
+      if (found === undefined) throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${action}: the broker answered no coordinator`, { retriable: true })
+      if (found.errorCode !== 0) throw this.refusal(found.errorCode, 'FindCoordinator')
+      return { host: found.host, port: found.port }
+    }, this.#apiTimeoutMs, action, this.cluster)
+  }
+
+  async close (): Promise<void> {
+    await Promise.allSettled([this.#pools.join.close(), this.#pools.beat.close()])
+  }
+}

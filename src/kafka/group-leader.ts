@@ -1,0 +1,52 @@
+/**
+ * The leader's part of a round: read every member's metadata, run the sticky assignor over the flow's work, and
+ * encode each member's assignment (with the generation's member list, for every member's status). A member whose
+ * metadata cannot be read (another version, garbled) gets nothing and an error it logs.
+ */
+import type { Logger } from '../logger.ts'
+import { assignWork, isJobKey, type PreviousMember } from '../cluster/sticky-assignor.ts'
+import type { WorkItem } from '../cluster/work.ts'
+import { AssignmentErrors, decodeMemberMetadata, encodeWorkAssignment } from '../formats/work-assignment.ts'
+import type { JoinGroupResponse } from './protocol/join-group.ts'
+import type { SyncGroupAssignment } from './protocol/sync-group.ts'
+
+export interface LeaderPlan {
+  readonly assignments: SyncGroupAssignment[]
+  /** Transactional ids of lost members, to fence before the SyncGroup that hands their work out. */
+  readonly fence: readonly string[]
+}
+
+export function planAssignments (join: JoinGroupResponse, work: readonly WorkItem[], previousMembers: readonly PreviousMember[], groupId: string, log: Logger): LeaderPlan {
+  const members = join.members.map(m => {
+    try {
+      const metadata = decodeMemberMetadata(m.metadata, `the metadata of member ${m.memberId} of group ${groupId}`)
+      return { memberId: m.memberId, name: metadata.memberName, owned: metadata.owned, transactionalId: metadata.transactionalId }
+    } catch (err) {
+      log.warn({ group: groupId, member: m.memberId, err }, 'a member of the group sent metadata kmirror cannot read; it gets no work')
+      return null
+    }
+  })
+  const valid = members.filter(m => m !== null)
+  const result = assignWork({ members: valid, work, previousMembers })
+  const summary = valid.map(m => {
+    const assigned = result.get(m.memberId)!.assigned
+    return { memberName: m.name, transactionalId: m.transactionalId, partitions: assigned.filter(k => !isJobKey(k)).length, jobs: assigned.filter(isJobKey).map(k => k.slice(2)) }
+  }).sort((a, b) => (a.memberName < b.memberName ? -1 : a.memberName > b.memberName ? 1 : 0))
+  const leaderName = valid.find(m => m.memberId === join.memberId)?.name ?? ''
+  const assignments = join.members.map(({ memberId }) => {
+    const a = result.get(memberId)
+    return {
+      memberId,
+      assignment: encodeWorkAssignment({
+        error: a === undefined ? AssignmentErrors.MEMBER_METADATA_INVALID : AssignmentErrors.NONE,
+        generation: join.generationId,
+        leaderName,
+        assigned: a?.assigned ?? [],
+        revoked: a?.revoked ?? [],
+        fence: a?.fence ?? [],
+        members: summary
+      })
+    }
+  })
+  return { assignments, fence: [...new Set([...result.values()].flatMap(a => a.fence))].sort() }
+}

@@ -1,0 +1,428 @@
+/**
+ * One kmirror instance's membership in a flow's group on the target cluster (protocol type `kmirror`, protocol
+ * `sticky-v1`): join, let the leader assign (sticky-assignor.ts), run what is assigned through the WorkOwner,
+ * heartbeat, and hand work over cleanly. See ARCHITECTURE.md, "Group membership".
+ *
+ * Invariants:
+ * - The owner runs exactly `#owned`: `assign` adds to it, `revoke` and `lose` take from it, nothing else does.
+ * - Work is revoked before anything else of an assignment starts, and a member that revoked rejoins at once, so
+ *   the leader can hand the items over in the next round (two-round cooperative protocol).
+ * - Lease: `leaseValid(now)` holds only while now < (send time of the last request the coordinator answered as
+ *   from a member of the current generation) + session.timeout.ms - heartbeat.interval.ms. The coordinator
+ *   evicts a member no earlier than session.timeout.ms after it received that request, which was after it was
+ *   sent: so a member's lease always ends before anyone else can be given its work. The send time, not the
+ *   answer's arrival, bounds it, so a slow answer never stretches a lease.
+ * - Membership lost (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID, or the lease running out while
+ *   the member holds work): `owner.lose()` at once, then a join as a new member. Answers to requests of an
+ *   earlier membership (`#incarnation`) are dropped.
+ * - Heartbeats keep going during a rebalance (their own connection): an answer REBALANCE_IN_PROGRESS still comes
+ *   from a member of the generation, so work that stays keeps running while the group rebalances.
+ */
+import type { Logger } from '../logger.ts'
+import type { ClientProps } from '../config/types.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { parseWorkKey, type WorkItem } from '../cluster/work.ts'
+import type { WorkOwner } from '../cluster/work-owner.ts'
+import {
+  AssignmentErrors, decodeWorkAssignment, encodeMemberMetadata, type GenerationMember, type WorkAssignment
+} from '../formats/work-assignment.ts'
+import type { ClusterContext } from './connection-hints.ts'
+import { COORDINATOR_MOVED, GroupCoordinator } from './group-coordinator.ts'
+import { planAssignments } from './group-leader.ts'
+import { HeartbeatApi } from './protocol/heartbeat.ts'
+import { JoinGroupApi, type JoinGroupResponse } from './protocol/join-group.ts'
+import { LeaveGroupApi } from './protocol/leave-group.ts'
+import { SyncGroupApi, type SyncGroupAssignment } from './protocol/sync-group.ts'
+
+export const PROTOCOL_TYPE = 'kmirror'
+export const PROTOCOL_NAME = 'sticky-v1'
+
+const E = {
+  COORDINATOR_LOAD_IN_PROGRESS: 14,
+  ILLEGAL_GENERATION: 22,
+  INCONSISTENT_GROUP_PROTOCOL: 23,
+  UNKNOWN_MEMBER_ID: 25,
+  REBALANCE_IN_PROGRESS: 27,
+  MEMBER_ID_REQUIRED: 79,
+  FENCED_INSTANCE_ID: 82
+} as const
+const MEMBERSHIP_GONE = new Set<number>([E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION, E.FENCED_INSTANCE_ID])
+const MAX_BACKOFF_MS = 10_000
+
+export interface GroupMemberOptions {
+  /** Client properties of the target cluster (the flow's target consumer role). */
+  readonly props: ClientProps
+  readonly clientId: string
+  /** Names the target cluster in messages (`cluster B`) and its alias in hints. */
+  readonly cluster: ClusterContext
+  readonly groupId: string
+  /** host:pid:startTime (see `defaultMemberName`), shown in status. */
+  readonly memberName: string
+  readonly sessionTimeoutMs: number
+  readonly heartbeatIntervalMs: number
+  readonly rebalanceTimeoutMs: number
+  /** This member's transactional id (exactly-once mode), null otherwise. */
+  readonly transactionalId: string | null
+  readonly log: Logger
+  readonly owner: WorkOwner
+  /** Leader only: fences lost members' transactional ids before their work is handed out (exactly-once). */
+  readonly fenceTransactionalIds?: (ids: readonly string[]) => Promise<void>
+  /** A membership failure rejoining cannot fix (another program's group, an ACL, a refused timeout): the loop stops. */
+  readonly onFatal?: (err: KmirrorError) => void
+}
+
+export interface GroupStatus {
+  readonly groupId: string
+  readonly memberName: string
+  readonly memberId: string
+  /** -1 before the first completed join (and after membership was lost). */
+  readonly generation: number
+  readonly leader: boolean
+  readonly leaderName: string | null
+  readonly state: 'joining' | 'stable' | 'stopped' | 'failed'
+  readonly leaseValid: boolean
+  /** workKeys this member runs. */
+  readonly owned: readonly string[]
+  /** Every member of the generation (from the last assignment): name, partition count, jobs. */
+  readonly members: readonly GenerationMember[]
+  readonly lastError: string | null
+}
+
+export class GroupMember {
+  readonly #o: GroupMemberOptions
+  readonly #coordinator: GroupCoordinator
+  readonly #owned = new Set<string>()
+  #memberId = ''
+  #generation = -1
+  #leaderId = ''
+  #leaseFrom = Number.NEGATIVE_INFINITY
+  #incarnation = 0
+  #rejoin = true
+  #joining = false
+  #stopped = false
+  #failed = false
+  #frozen: { promise: Promise<void>, resume: () => void } | null = null
+  #wake: (() => void) | null = null
+  #lastAssignment: WorkAssignment | null = null
+  #lastError: string | null = null
+  #loops: Promise<void>[] = []
+  #applying: Promise<void> = Promise.resolve()
+  #stopping: Promise<void> | null = null
+
+  constructor (options: GroupMemberOptions) {
+    this.#o = options
+    this.#coordinator = new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs)
+  }
+
+  /** Starts joining and heartbeating; returns at once. */
+  start (): void {
+    if (this.#loops.length > 0) return
+    this.#loops = [this.#joinLoop(), this.#heartbeatLoop()]
+  }
+
+  /** Whether this member may write its work now (see the lease invariant). Synchronous: the data path asks it before each produce. */
+  leaseValid (now = Date.now()): boolean {
+    return !this.#stopped && now < this.#leaseFrom + this.#o.sessionTimeoutMs - this.#o.heartbeatIntervalMs
+  }
+
+  /** The work changed (partitions added or removed): rejoin so the leader assigns again. */
+  requestRebalance (): void {
+    this.#rejoin = true
+    this.#wakeUp()
+  }
+
+  status (): GroupStatus {
+    return {
+      groupId: this.#o.groupId,
+      memberName: this.#o.memberName,
+      memberId: this.#memberId,
+      generation: this.#generation,
+      leader: this.#memberId !== '' && this.#leaderId === this.#memberId,
+      leaderName: this.#lastAssignment?.leaderName ?? null,
+      state: this.#failed ? 'failed' : this.#stopped ? 'stopped' : this.#rejoin || this.#joining || this.#generation < 0 ? 'joining' : 'stable',
+      leaseValid: this.leaseValid(),
+      owned: [...this.#owned].sort(),
+      members: this.#lastAssignment?.members ?? [],
+      lastError: this.#lastError
+    }
+  }
+
+  /** Every member of the current generation, as the last assignment named them. */
+  members (): readonly GenerationMember[] {
+    return this.#lastAssignment?.members ?? []
+  }
+
+  /** Clean stop: revoke everything (progress stored), leave the group, close the connections. */
+  stop (): Promise<void> {
+    this.#stopping ??= this.#stop()
+    return this.#stopping
+  }
+
+  /** Tests: behave as a process frozen by SIGSTOP (no heartbeat, no join) until `thawForTest`. */
+  freezeForTest (): void {
+    if (this.#frozen !== null) return
+    let resume = (): void => {}
+    const promise = new Promise<void>(resolve => { resume = resolve })
+    this.#frozen = { promise, resume }
+  }
+
+  thawForTest (): void {
+    const frozen = this.#frozen
+    this.#frozen = null
+    frozen?.resume()
+  }
+
+  async #stop (): Promise<void> {
+    this.#stopped = true
+    this.#incarnation++
+    this.thawForTest()
+    this.#wakeUp()
+    await this.#applying
+    const owned = this.#takeOwned()
+    if (owned.length > 0) await this.#o.owner.revoke(owned)
+    if (this.#memberId !== '') {
+      try {
+        const answer = await this.#coordinator.send(LeaveGroupApi, { groupId: this.#o.groupId, memberId: this.#memberId }, 'beat')
+        if (answer.errorCode !== 0) this.#o.log.warn({ group: this.#o.groupId, errorCode: answer.errorCode }, 'leaving the group was refused; the coordinator drops this member after its session timeout')
+      } catch (err) {
+        this.#o.log.warn({ group: this.#o.groupId, err }, 'could not leave the group; the coordinator drops this member after its session timeout')
+      }
+    }
+    this.#memberId = ''
+    this.#generation = -1
+    await this.#coordinator.close()
+    await Promise.allSettled(this.#loops)
+  }
+
+  async #joinLoop (): Promise<void> {
+    let backoff = 0
+    while (!this.#stopped) {
+      await this.#frozen?.promise
+      if (this.#stopped) break
+      try {
+        if (this.#rejoin) await this.#joinRound()
+        else await this.#sleep(this.#o.heartbeatIntervalMs)
+        backoff = 0
+      } catch (err) {
+        this.#rejoin = true
+        if (this.#stopped) break
+        const error = err instanceof KmirrorError ? err : new KmirrorError(ErrorCodes.INTERNAL, `group ${this.#o.groupId}: ${String(err)}`, { cause: err })
+        if (!error.retriable) { this.#fail(error); return }
+        this.#lastError = error.message
+        backoff = Math.min(Math.max(backoff * 2, 250), MAX_BACKOFF_MS)
+        this.#o.log.warn({ group: this.#o.groupId, err: error, retryInMs: backoff }, 'group membership: will try again')
+        await this.#sleep(backoff)
+      }
+    }
+  }
+
+  /** One JoinGroup + SyncGroup, then the assignment applied. */
+  async #joinRound (): Promise<void> {
+    const incarnation = this.#incarnation
+    this.#rejoin = false
+    this.#joining = true
+    try {
+      const join = await this.#join()
+      if (incarnation !== this.#incarnation || this.#stopped) return
+      if (join.errorCode !== 0) { this.#onGroupError(join.errorCode, 'JoinGroup'); return }
+      this.#memberId = join.memberId
+      this.#generation = join.generationId
+      this.#leaderId = join.leader
+      const assignments = join.leader === join.memberId ? await this.#lead(join) : []
+      if (incarnation !== this.#incarnation || this.#stopped) return
+      const sentAt = Date.now()
+      const sync = await this.#coordinator.send(SyncGroupApi, {
+        groupId: this.#o.groupId, generationId: join.generationId, memberId: join.memberId, protocolType: PROTOCOL_TYPE, protocolName: PROTOCOL_NAME, assignments
+      }, 'join')
+      if (incarnation !== this.#incarnation || this.#stopped) return
+      if (sync.errorCode !== 0) { this.#onGroupError(sync.errorCode, 'SyncGroup'); return }
+      this.#ack(sentAt)
+      const assignment = decodeWorkAssignment(sync.assignment, `the assignment of group ${this.#o.groupId} from its leader`)
+      this.#joining = false
+      this.#applying = this.#apply(assignment, incarnation)
+      await this.#applying
+    } finally {
+      this.#joining = false
+    }
+  }
+
+  /** JoinGroup, twice for a first join on brokers that want a member id first (v4+, KIP-394). */
+  async #join (): Promise<JoinGroupResponse> {
+    const request = {
+      groupId: this.#o.groupId,
+      sessionTimeoutMs: this.#o.sessionTimeoutMs,
+      rebalanceTimeoutMs: this.#o.rebalanceTimeoutMs,
+      memberId: this.#memberId,
+      protocolType: PROTOCOL_TYPE,
+      protocols: [{ name: PROTOCOL_NAME, metadata: encodeMemberMetadata({ memberName: this.#o.memberName, transactionalId: this.#o.transactionalId, owned: [...this.#owned].sort() }) }],
+      reason: null
+    }
+    let sentAt = Date.now()
+    let join = await this.#coordinator.send(JoinGroupApi, request, 'join')
+    if (join.errorCode === E.MEMBER_ID_REQUIRED) {
+      this.#memberId = join.memberId
+      sentAt = Date.now()
+      join = await this.#coordinator.send(JoinGroupApi, { ...request, memberId: join.memberId }, 'join')
+    }
+    if (join.errorCode === 0) this.#ack(sentAt)
+    return join
+  }
+
+  /** The leader's part: every member's assignment for this generation, lost members fenced first. */
+  async #lead (join: JoinGroupResponse): Promise<SyncGroupAssignment[]> {
+    const work = await this.#o.owner.listWork()
+    const previous = (this.#lastAssignment?.members ?? []).map(m => ({ name: m.memberName, transactionalId: m.transactionalId }))
+    const plan = planAssignments(join, work, previous, this.#o.groupId, this.#o.log)
+    if (plan.fence.length > 0 && this.#o.fenceTransactionalIds !== undefined) {
+      this.#o.log.info({ group: this.#o.groupId, transactionalIds: plan.fence }, 'fencing the transactional ids of members that left work behind')
+      await this.#o.fenceTransactionalIds(plan.fence)
+    }
+    return plan.assignments
+  }
+
+  /** Revoke first (then rejoin), then start what is new. */
+  async #apply (assignment: WorkAssignment, incarnation: number): Promise<void> {
+    this.#lastAssignment = assignment
+    this.#lastError = null
+    if (assignment.error !== AssignmentErrors.NONE) this.#o.log.warn({ group: this.#o.groupId, error: assignment.error }, 'the leader could not read this member\'s metadata: no work this round')
+    const assigned = new Set(assignment.assigned)
+    const revoked = [...this.#owned].filter(k => !assigned.has(k))
+    if (revoked.length > 0) {
+      this.#o.log.info({ group: this.#o.groupId, generation: assignment.generation, revoked: revoked.length }, 'revoking work for a rebalance')
+      await this.#o.owner.revoke(toItems(revoked))
+      for (const key of revoked) this.#owned.delete(key)
+      this.#rejoin = true
+    }
+    if (incarnation !== this.#incarnation) return
+    const added = assignment.assigned.filter(k => !this.#owned.has(k))
+    if (added.length > 0) {
+      for (const key of added) this.#owned.add(key)
+      this.#o.log.info({ group: this.#o.groupId, generation: assignment.generation, added: added.length, owned: this.#owned.size }, 'starting assigned work')
+      await this.#o.owner.assign(toItems(added))
+      // Membership lost while the work started: lose() ran for the earlier set; stop this too.
+      if (incarnation !== this.#incarnation && !this.#stopped) this.#o.owner.lose()
+    }
+    if (this.#rejoin) this.#wakeUp()
+  }
+
+  /** A group error answered to JoinGroup or SyncGroup. */
+  #onGroupError (errorCode: number, api: string): void {
+    this.#rejoin = true
+    if (errorCode === E.REBALANCE_IN_PROGRESS) return
+    if (MEMBERSHIP_GONE.has(errorCode)) { this.#lose(`${api} answered error ${errorCode}`); return }
+    if (COORDINATOR_MOVED.has(errorCode)) {
+      this.#coordinator.reset()
+      throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${api} of group ${this.#o.groupId}: the coordinator moved or is loading (Kafka error ${errorCode})`, { retriable: true })
+    }
+    if (errorCode === E.INCONSISTENT_GROUP_PROTOCOL) {
+      throw new KmirrorError(ErrorCodes.GROUP_CONFLICT, `group ${this.#o.groupId} on ${this.#o.cluster.label} belongs to another program (INCONSISTENT_GROUP_PROTOCOL: its members speak another protocol than kmirror's '${PROTOCOL_TYPE}', e.g. a Connect or MirrorMaker 2 worker group or a consumer group): set the flow's group id (\`A->B.group.id\`) to one no other program uses`, { retriable: false, details: { group: this.#o.groupId } })
+    }
+    throw this.#coordinator.refusal(errorCode, api)
+  }
+
+  async #heartbeatLoop (): Promise<void> {
+    while (!this.#stopped) {
+      await this.#sleepOnly(this.#o.heartbeatIntervalMs)
+      await this.#frozen?.promise
+      if (this.#stopped) break
+      if (this.#owned.size > 0 && !this.leaseValid()) this.#lose('the lease ran out: no heartbeat answered within session.timeout.ms - heartbeat.interval.ms')
+      if (this.#generation < 0 || this.#memberId === '') continue
+      await this.#heartbeat()
+    }
+  }
+
+  async #heartbeat (): Promise<void> {
+    const incarnation = this.#incarnation
+    const generation = this.#generation
+    const sentAt = Date.now()
+    let errorCode
+    try {
+      ({ errorCode } = await this.#coordinator.send(HeartbeatApi, { groupId: this.#o.groupId, generationId: generation, memberId: this.#memberId }, 'beat'))
+    } catch (err) {
+      this.#lastError = err instanceof Error ? err.message : String(err)
+      this.#o.log.debug({ group: this.#o.groupId, err }, 'heartbeat failed; the lease runs out unless one is answered in time')
+      return
+    }
+    if (incarnation !== this.#incarnation || this.#stopped) return
+    if (errorCode === 0 || errorCode === E.REBALANCE_IN_PROGRESS) {
+      if (generation === this.#generation) this.#ack(sentAt)
+      if (errorCode === E.REBALANCE_IN_PROGRESS && !this.#joining) this.requestRebalance()
+    } else if (errorCode === E.ILLEGAL_GENERATION && (this.#joining || generation !== this.#generation)) {
+      // A new generation formed while this member's join is under way: its answer brings the new generation.
+    } else if (MEMBERSHIP_GONE.has(errorCode)) {
+      this.#lose(`Heartbeat answered error ${errorCode}`)
+    } else if (COORDINATOR_MOVED.has(errorCode)) {
+      this.#coordinator.reset()
+    } else {
+      this.#lastError = this.#coordinator.refusal(errorCode, 'Heartbeat').message
+      this.#o.log.warn({ group: this.#o.groupId, errorCode }, this.#lastError)
+    }
+  }
+
+  /** Membership is gone: stop everything at once, join again as a new member. */
+  #lose (reason: string): void {
+    this.#incarnation++
+    if (this.#owned.size > 0) {
+      this.#o.log.warn({ group: this.#o.groupId, reason, owned: this.#owned.size }, 'group membership lost: stopping all work at once, joining again as a new member')
+      this.#owned.clear()
+      this.#o.owner.lose()
+    }
+    this.#memberId = ''
+    this.#generation = -1
+    this.#leaseFrom = Number.NEGATIVE_INFINITY
+    this.requestRebalance()
+  }
+
+  #fail (error: KmirrorError): void {
+    this.#failed = true
+    this.#stopped = true
+    this.#lastError = error.message
+    this.#o.log.error({ group: this.#o.groupId, err: error }, 'group membership failed')
+    if (this.#takeOwned().length > 0) this.#o.owner.lose()
+    this.#o.onFatal?.(error)
+  }
+
+  #takeOwned (): WorkItem[] {
+    const items = toItems([...this.#owned])
+    this.#owned.clear()
+    return items
+  }
+
+  #ack (sentAt: number): void {
+    this.#leaseFrom = Math.max(this.#leaseFrom, sentAt)
+  }
+
+  #wakeUp (): void {
+    const wake = this.#wake
+    this.#wake = null
+    wake?.()
+  }
+
+  /** Waits MS, or less when woken (a rejoin requested, a stop). */
+  #sleep (ms: number): Promise<void> {
+    if (this.#stopped || this.#rejoin) return Promise.resolve()
+    return new Promise(resolve => {
+      const timer = setTimeout(() => { this.#wake = null; resolve() }, ms)
+      this.#wake = () => { clearTimeout(timer); resolve() }
+    })
+  }
+
+  /** Waits MS (the heartbeat loop: not woken by rejoins). */
+  #sleepOnly (ms: number): Promise<void> {
+    return new Promise(resolve => setTimeout(resolve, ms))
+  }
+}
+
+/** Keys as work items; a key no kmirror of this version knows is skipped (a newer member's kind of work). */
+function toItems (keys: readonly string[]): WorkItem[] {
+  const items: WorkItem[] = []
+  for (const key of keys) {
+    try { items.push(parseWorkKey(key)) } catch { /* another version's work: not this member's to run */ }
+  }
+  return items
+}
+
+/** host:pid:startTime, unique per process: the member name in status and in the transactional id. */
+export function defaultMemberName (host: string, pid = process.pid, startedAt = Date.now()): string {
+  return `${host}:${pid}:${startedAt}`
+}
