@@ -1,0 +1,183 @@
+/**
+ * GroupMember on the real target cluster: four kmirror members of one group (in this process), each with an
+ * in-memory WorkOwner, through joins, a clean stop and a frozen member (SIGSTOP-like, via the test hook).
+ * A checker runs all along: two owners never run one item while both hold a valid lease.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { workKey, type WorkItem } from '../../src/cluster/work.ts'
+import type { WorkOwner } from '../../src/cluster/work-owner.ts'
+import { GroupMember } from '../../src/kafka/group-member.ts'
+import { silentLogger } from '../../src/logger.ts'
+import { getCluster } from '../helpers/clusters.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
+
+const SESSION_MS = 6000
+const HEARTBEAT_MS = 1000
+const WORK: WorkItem[] = [
+  ...Array.from({ length: 12 }, (_, partition): WorkItem => ({ kind: 'partition', topic: 'orders', partition })),
+  ...['refresh-topics', 'emit-checkpoints', 'emit-heartbeats', 'sync-group-offsets'].map((job): WorkItem => ({ kind: 'job', job }))
+]
+const ALL_KEYS = WORK.map(workKey).sort()
+
+interface Event { readonly at: number, readonly member: string, readonly kind: 'assign' | 'revoke' | 'lose', readonly keys: readonly string[] }
+
+class Ledger {
+  readonly events: Event[] = []
+  readonly violations: string[] = []
+  readonly fenced: string[] = []
+  readonly owners = new Map<string, FakeOwner>()
+
+  /** Two owners running one item, both with a valid lease: what must never happen. */
+  check (): void {
+    const live = [...this.owners.values()].filter(o => o.member?.leaseValid() === true)
+    for (const a of live) {
+      for (const b of live) {
+        if (a === b) continue
+        const both = [...a.running].filter(k => b.running.has(k))
+        if (both.length > 0) this.violations.push(`${a.name} and ${b.name} both run ${both.join(', ')} with valid leases`)
+      }
+    }
+  }
+}
+
+class FakeOwner implements WorkOwner {
+  readonly name: string
+  readonly running = new Set<string>()
+  readonly #ledger: Ledger
+  member: GroupMember | undefined
+
+  constructor (name: string, ledger: Ledger) {
+    this.name = name
+    this.#ledger = ledger
+  }
+
+  async listWork (): Promise<WorkItem[]> { return WORK }
+
+  async assign (items: readonly WorkItem[]): Promise<void> {
+    const keys = items.map(workKey)
+    for (const other of this.#ledger.owners.values()) {
+      const taken = keys.filter(k => other !== this && other.running.has(k))
+      if (taken.length > 0 && other.member?.leaseValid() === true) this.#ledger.violations.push(`${this.name} got ${taken.join(', ')} while ${other.name} runs them with a valid lease`)
+    }
+    for (const k of keys) this.running.add(k)
+    this.#ledger.events.push({ at: Date.now(), member: this.name, kind: 'assign', keys })
+  }
+
+  async revoke (items: readonly WorkItem[]): Promise<void> {
+    const keys = items.map(workKey)
+    for (const k of keys) this.running.delete(k)
+    this.#ledger.events.push({ at: Date.now(), member: this.name, kind: 'revoke', keys })
+  }
+
+  lose (): void {
+    if (this.member?.leaseValid() === true) this.#ledger.violations.push(`${this.name} lost its work with a valid lease`)
+    this.#ledger.events.push({ at: Date.now(), member: this.name, kind: 'lose', keys: [...this.running] })
+    this.running.clear()
+  }
+}
+
+function startMember (groupId: string, name: string, ledger: Ledger): { member: GroupMember, owner: FakeOwner } {
+  const owner = new FakeOwner(name, ledger)
+  ledger.owners.set(name, owner)
+  const member = new GroupMember({
+    props: { 'bootstrap.servers': getCluster('target').bootstrap },
+    clientId: `kmirror|${groupId}|${name}`,
+    cluster: { label: 'cluster target', alias: 'target' },
+    groupId,
+    memberName: name,
+    sessionTimeoutMs: SESSION_MS,
+    heartbeatIntervalMs: HEARTBEAT_MS,
+    rebalanceTimeoutMs: 10_000,
+    transactionalId: `${groupId}-${name}`,
+    log: silentLogger(),
+    owner,
+    fenceTransactionalIds: async ids => { ledger.fenced.push(...ids) },
+    onFatal: err => { ledger.violations.push(`${name} failed: ${err.message}`) }
+  })
+  owner.member = member
+  member.start()
+  return { member, owner }
+}
+
+/** Every item run exactly once by OWNERS, partitions and jobs each balanced within one. */
+function balanced (owners: readonly FakeOwner[]): { done: boolean, state: unknown } {
+  const all = owners.flatMap(o => [...o.running]).sort()
+  const partitions = owners.map(o => [...o.running].filter(k => k.startsWith('p:')).length)
+  const jobs = owners.map(o => [...o.running].filter(k => k.startsWith('j:')).length)
+  const even = (c: number[]): boolean => Math.max(...c) - Math.min(...c) <= 1
+  const done = JSON.stringify(all) === JSON.stringify(ALL_KEYS) && even(partitions) && even(jobs) && owners.every(o => o.member?.status().state === 'stable')
+  return { done, state: { partitions, jobs, total: all.length, states: owners.map(o => o.member?.status().state) } }
+}
+
+const revokedBy = (ledger: Ledger, member: string, since: number): Set<string> =>
+  new Set(ledger.events.filter(e => e.member === member && e.kind === 'revoke' && e.at >= since).flatMap(e => e.keys))
+
+test('members share the work of a group once each, hand it over on join, stop and freeze, and never run an item twice under a valid lease', { timeout: 90_000 }, async t => {
+  const groupId = uniqueName('group-membership')
+  const ledger = new Ledger()
+  const checker = setInterval(() => ledger.check(), 20)
+  const members = new Map<string, GroupMember>()
+  t.after(async () => {
+    clearInterval(checker)
+    await Promise.allSettled([...members.values()].map(m => m.stop()))
+  })
+  const start = (name: string): FakeOwner => {
+    const { member, owner } = startMember(groupId, name, ledger)
+    members.set(name, member)
+    return owner
+  }
+
+  // Given three members: every item runs exactly once, 4/4/4 partitions, jobs 2/1/1.
+  const [a, b, c] = [start('m1'), start('m2'), start('m3')]
+  await waitFor(() => balanced([a, b, c]), { timeoutMs: 20_000, message: 'three members balanced' })
+  assert.deepEqual([a, b, c].map(o => [...o.running].filter(k => k.startsWith('p:')).length), [4, 4, 4])
+  const generation = members.get('m1')!.status().generation
+  assert.ok([...members.values()].every(m => m.status().generation === generation && m.leaseValid()))
+  assert.deepEqual(members.get('m2')!.status().members.map(m => m.memberName), ['m1', 'm2', 'm3'])
+
+  // When a fourth joins: it gets work within seconds, and what stays where it was is never revoked.
+  const before = new Map([a, b, c].map(o => [o.name, new Set(o.running)]))
+  const joinedAt = Date.now()
+  const d = start('m4')
+  await waitFor(() => d.running.size > 0, { timeoutMs: 10_000, message: 'the fourth member got work' })
+  assert.ok(Date.now() - joinedAt < 10_000)
+  await waitFor(() => balanced([a, b, c, d]), { timeoutMs: 20_000, message: 'four members balanced' })
+  for (const o of [a, b, c]) {
+    const stayed = [...before.get(o.name)!].filter(k => o.running.has(k))
+    assert.ok(stayed.length >= 3, `${o.name} kept ${stayed.length}`)
+    assert.deepEqual(stayed.filter(k => revokedBy(ledger, o.name, joinedAt).has(k)), [], `${o.name} had items revoked that stayed`)
+  }
+
+  // When one stops cleanly: its items are revoked by it before anyone else is given them.
+  const bItems = [...b.running]
+  const stoppedAt = Date.now()
+  await members.get('m2')!.stop()
+  members.delete('m2')
+  ledger.owners.delete('m2')
+  await waitFor(() => balanced([a, c, d]), { timeoutMs: 20_000, message: 'three members balanced after a stop' })
+  const revokedAt = ledger.events.find(e => e.member === 'm2' && e.kind === 'revoke' && e.at >= stoppedAt)!.at
+  for (const e of ledger.events.filter(e => e.kind === 'assign' && e.at >= stoppedAt && e.keys.some(k => bItems.includes(k)))) {
+    assert.ok(e.at >= revokedAt, `${e.member} got m2's items before m2 revoked them`)
+  }
+
+  // When one freezes (no heartbeat, no join): its lease runs out before the others get its items, they get
+  // them within the session timeout plus a few seconds, and the leader fenced its transactional id.
+  const frozen = members.get('m3')!
+  const cItems = [...c.running]
+  const frozenAt = Date.now()
+  frozen.freezeForTest()
+  await waitFor(() => cItems.every(k => a.running.has(k) || d.running.has(k)), { timeoutMs: SESSION_MS + 8000, message: 'the frozen member\'s items taken over' })
+  assert.ok(Date.now() - frozenAt < SESSION_MS + 5000, `took over after ${Date.now() - frozenAt} ms`)
+  assert.ok(!frozen.leaseValid())
+  assert.ok(ledger.fenced.includes(`${groupId}-m3`), `fenced ${ledger.fenced.join(', ')}`)
+  await waitFor(() => balanced([a, d]), { timeoutMs: 10_000, message: 'two members balanced' })
+
+  // When it resumes: it loses its old work (never with a valid lease) and joins again as a new member.
+  const oldMemberId = frozen.status().memberId
+  frozen.thawForTest()
+  await waitFor(() => ledger.events.some(e => e.member === 'm3' && e.kind === 'lose'), { timeoutMs: 10_000, message: 'the thawed member lost its work' })
+  await waitFor(() => balanced([a, c, d]), { timeoutMs: 20_000, message: 'three members balanced after the thaw' })
+  assert.notEqual(frozen.status().memberId, oldMemberId)
+  assert.deepEqual(ledger.violations, [])
+})
