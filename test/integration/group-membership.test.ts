@@ -7,7 +7,9 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { workKey, type WorkItem } from '../../src/cluster/work.ts'
 import type { WorkOwner } from '../../src/cluster/work-owner.ts'
+import { GroupCoordinator } from '../../src/kafka/group-coordinator.ts'
 import { GroupMember } from '../../src/kafka/group-member.ts'
+import { JoinGroupApi } from '../../src/kafka/protocol/join-group.ts'
 import { silentLogger } from '../../src/logger.ts'
 import { getCluster } from '../helpers/clusters.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
@@ -180,4 +182,54 @@ test('members share the work of a group once each, hand it over on join, stop an
   await waitFor(() => balanced([a, c, d]), { timeoutMs: 20_000, message: 'three members balanced after the thaw' })
   assert.notEqual(frozen.status().memberId, oldMemberId)
   assert.deepEqual(ledger.violations, [])
+})
+
+/** A member whose only outcome of interest is its fatal error. */
+async function fatalOf (groupId: string, sessionTimeoutMs: number): Promise<{ code: string, message: string }> {
+  const ledger = new Ledger()
+  const owner = new FakeOwner('lonely', ledger)
+  let member: GroupMember | undefined
+  try {
+    return await new Promise((resolve, reject) => {
+      member = new GroupMember({
+        props: { 'bootstrap.servers': getCluster('target').bootstrap },
+        clientId: `kmirror|${groupId}|lonely`,
+        cluster: { label: 'cluster target', alias: 'target' },
+        groupId,
+        memberName: 'lonely',
+        sessionTimeoutMs,
+        heartbeatIntervalMs: Math.min(HEARTBEAT_MS, sessionTimeoutMs / 2),
+        rebalanceTimeoutMs: 10_000,
+        transactionalId: null,
+        log: silentLogger(),
+        owner,
+        onFatal: err => resolve({ code: err.code, message: err.message })
+      })
+      member.start()
+      setTimeout(() => reject(new Error('no fatal error within 20 s')), 20_000).unref()
+    })
+  } finally {
+    await member?.stop()
+  }
+}
+
+test('a group id used by a program of another protocol type fails with GROUP_CONFLICT naming the group, the cluster and the key to set', { timeout: 30_000 }, async t => {
+  const groupId = uniqueName('group-conflict')
+  // Another program's member (protocol type "connect", as a Connect worker group) holds the group.
+  const other = new GroupCoordinator({ 'bootstrap.servers': getCluster('target').bootstrap }, 'connect-worker', { label: 'cluster target', alias: 'target' }, groupId, 10_000)
+  t.after(() => other.close())
+  const join = { groupId, sessionTimeoutMs: 30_000, rebalanceTimeoutMs: 10_000, memberId: '', protocolType: 'connect', protocols: [{ name: 'sessioned', metadata: Buffer.alloc(0) }], reason: null }
+  let answer = await other.send(JoinGroupApi, join, 'join')
+  if (answer.errorCode === 79) answer = await other.send(JoinGroupApi, { ...join, memberId: answer.memberId }, 'join')
+  assert.equal(answer.errorCode, 0)
+
+  const failure = await fatalOf(groupId, SESSION_MS)
+  assert.equal(failure.code, 'KMIRROR_ERR_GROUP_CONFLICT')
+  assert.match(failure.message, new RegExp(`group ${groupId} on cluster target belongs to another program .*set the flow's group id \\(\`A->B.group.id\`\\)`))
+})
+
+test('a session timeout below the brokers\' group.min.session.timeout.ms fails with GROUP_MEMBERSHIP naming the bounds', { timeout: 30_000 }, async () => {
+  const failure = await fatalOf(uniqueName('group-session'), 1000)
+  assert.equal(failure.code, 'KMIRROR_ERR_GROUP_MEMBERSHIP')
+  assert.match(failure.message, /JoinGroup of group group-session-.* on cluster target: Kafka error INVALID_SESSION_TIMEOUT; .*group.min.session.timeout.ms and group.max.session.timeout.ms/)
 })
