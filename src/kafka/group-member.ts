@@ -18,27 +18,25 @@
  * - Heartbeats keep going during a rebalance (their own connection): an answer REBALANCE_IN_PROGRESS still comes
  *   from a member of the generation, so work that stays keeps running while the group rebalances.
  */
-import type { Logger } from '../logger.ts'
-import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
-import { parseWorkKey, type WorkItem } from '../cluster/work.ts'
-import type { WorkOwner } from '../cluster/work-owner.ts'
+import type { WorkItem } from '../cluster/work.ts'
 import {
   AssignmentErrors, decodeWorkAssignment, encodeMemberMetadata, type GenerationMember, type WorkAssignment
 } from '../formats/work-assignment.ts'
-import type { ClusterContext } from './connection-hints.ts'
 import { COORDINATOR_MOVED, GroupCoordinator } from './group-coordinator.ts'
 import { planAssignments } from './group-leader.ts'
+import { toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 import { HeartbeatApi } from './protocol/heartbeat.ts'
 import { JoinGroupApi, type JoinGroupResponse } from './protocol/join-group.ts'
 import { LeaveGroupApi } from './protocol/leave-group.ts'
 import { SyncGroupApi, type SyncGroupAssignment } from './protocol/sync-group.ts'
 
+export { defaultMemberName, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
+
 export const PROTOCOL_TYPE = 'kmirror'
 export const PROTOCOL_NAME = 'sticky-v1'
 
 const E = {
-  COORDINATOR_LOAD_IN_PROGRESS: 14,
   ILLEGAL_GENERATION: 22,
   INCONSISTENT_GROUP_PROTOCOL: 23,
   UNKNOWN_MEMBER_ID: 25,
@@ -48,45 +46,6 @@ const E = {
 } as const
 const MEMBERSHIP_GONE = new Set<number>([E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION, E.FENCED_INSTANCE_ID])
 const MAX_BACKOFF_MS = 10_000
-
-export interface GroupMemberOptions {
-  /** Client properties of the target cluster (the flow's target consumer role). */
-  readonly props: ClientProps
-  readonly clientId: string
-  /** Names the target cluster in messages (`cluster B`) and its alias in hints. */
-  readonly cluster: ClusterContext
-  readonly groupId: string
-  /** host:pid:startTime (see `defaultMemberName`), shown in status. */
-  readonly memberName: string
-  readonly sessionTimeoutMs: number
-  readonly heartbeatIntervalMs: number
-  readonly rebalanceTimeoutMs: number
-  /** This member's transactional id (exactly-once mode), null otherwise. */
-  readonly transactionalId: string | null
-  readonly log: Logger
-  readonly owner: WorkOwner
-  /** Leader only: fences lost members' transactional ids before their work is handed out (exactly-once). */
-  readonly fenceTransactionalIds?: (ids: readonly string[]) => Promise<void>
-  /** A membership failure rejoining cannot fix (another program's group, an ACL, a refused timeout): the loop stops. */
-  readonly onFatal?: (err: KmirrorError) => void
-}
-
-export interface GroupStatus {
-  readonly groupId: string
-  readonly memberName: string
-  readonly memberId: string
-  /** -1 before the first completed join (and after membership was lost). */
-  readonly generation: number
-  readonly leader: boolean
-  readonly leaderName: string | null
-  readonly state: 'joining' | 'stable' | 'stopped' | 'failed'
-  readonly leaseValid: boolean
-  /** workKeys this member runs. */
-  readonly owned: readonly string[]
-  /** Every member of the generation (from the last assignment): name, partition count, jobs. */
-  readonly members: readonly GenerationMember[]
-  readonly lastError: string | null
-}
 
 export class GroupMember {
   readonly #o: GroupMemberOptions
@@ -108,9 +67,12 @@ export class GroupMember {
   #loops: Promise<void>[] = []
   #applying: Promise<void> = Promise.resolve()
   #stopping: Promise<void> | null = null
+  readonly #stopSignal: Promise<void>
+  #signalStop: () => void = () => {}
 
   constructor (options: GroupMemberOptions) {
     this.#o = options
+    this.#stopSignal = new Promise(resolve => { this.#signalStop = resolve })
     this.#coordinator = new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs)
   }
 
@@ -174,6 +136,7 @@ export class GroupMember {
 
   async #stop (): Promise<void> {
     this.#stopped = true
+    this.#signalStop()
     this.#incarnation++
     this.thawForTest()
     this.#wakeUp()
@@ -211,7 +174,7 @@ export class GroupMember {
         this.#lastError = error.message
         backoff = Math.min(Math.max(backoff * 2, 250), MAX_BACKOFF_MS)
         this.#o.log.warn({ group: this.#o.groupId, err: error, retryInMs: backoff }, 'group membership: will try again')
-        await this.#sleep(backoff)
+        await this.#sleepOnly(backoff)
       }
     }
   }
@@ -239,7 +202,12 @@ export class GroupMember {
       this.#ack(sentAt)
       const assignment = decodeWorkAssignment(sync.assignment, `the assignment of group ${this.#o.groupId} from its leader`)
       this.#joining = false
-      this.#applying = this.#apply(assignment, incarnation)
+      this.#applying = this.#apply(assignment, incarnation).catch((err: unknown) => {
+        // Work in an unknown state cannot be handed over cleanly: stop all of it at once and start afresh.
+        this.#o.log.error({ group: this.#o.groupId, err }, 'starting or stopping assigned work failed')
+        this.#lastError = err instanceof Error ? err.message : String(err)
+        if (incarnation === this.#incarnation && !this.#stopped) this.#lose('the work owner failed')
+      })
       await this.#applying
     } finally {
       this.#joining = false
@@ -270,14 +238,25 @@ export class GroupMember {
 
   /** The leader's part: every member's assignment for this generation, lost members fenced first. */
   async #lead (join: JoinGroupResponse): Promise<SyncGroupAssignment[]> {
-    const work = await this.#o.owner.listWork()
+    const work = await this.#leaderStep('listing the work of the flow', () => this.#o.owner.listWork())
     const previous = (this.#lastAssignment?.members ?? []).map(m => ({ name: m.memberName, transactionalId: m.transactionalId }))
     const plan = planAssignments(join, work, previous, this.#o.groupId, this.#o.log)
-    if (plan.fence.length > 0 && this.#o.fenceTransactionalIds !== undefined) {
+    const fence = this.#o.fenceTransactionalIds
+    if (plan.fence.length > 0 && fence !== undefined) {
       this.#o.log.info({ group: this.#o.groupId, transactionalIds: plan.fence }, 'fencing the transactional ids of members that left work behind')
-      await this.#o.fenceTransactionalIds(plan.fence)
+      await this.#leaderStep(`fencing transactional ids ${plan.fence.join(', ')}`, () => fence(plan.fence))
     }
     return plan.assignments
+  }
+
+  /** A leader step that failed fails this round only: retried after a back-off, with a new rebalance. */
+  async #leaderStep<T> (what: string, step: () => Promise<T>): Promise<T> {
+    try {
+      return await step()
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : String(err)
+      throw new KmirrorError(err instanceof KmirrorError ? err.code : ErrorCodes.GROUP_MEMBERSHIP, `group ${this.#o.groupId} leader: ${what} failed: ${reason}`, { cause: err, retriable: true })
+    }
   }
 
   /** Revoke first (then rejoin), then start what is new. */
@@ -407,22 +386,10 @@ export class GroupMember {
     })
   }
 
-  /** Waits MS (the heartbeat loop: not woken by rejoins). */
-  #sleepOnly (ms: number): Promise<void> {
-    return new Promise(resolve => setTimeout(resolve, ms))
+  /** Waits MS, or less when the member stops (not woken by rejoins: heartbeats, back-off). */
+  async #sleepOnly (ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined
+    await Promise.race([new Promise<void>(resolve => { timer = setTimeout(resolve, ms) }), this.#stopSignal])
+    clearTimeout(timer)
   }
-}
-
-/** Keys as work items; a key no kmirror of this version knows is skipped (a newer member's kind of work). */
-function toItems (keys: readonly string[]): WorkItem[] {
-  const items: WorkItem[] = []
-  for (const key of keys) {
-    try { items.push(parseWorkKey(key)) } catch { /* another version's work: not this member's to run */ }
-  }
-  return items
-}
-
-/** host:pid:startTime, unique per process: the member name in status and in the transactional id. */
-export function defaultMemberName (host: string, pid = process.pid, startedAt = Date.now()): string {
-  return `${host}:${pid}:${startedAt}`
 }

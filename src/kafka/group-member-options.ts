@@ -1,0 +1,63 @@
+/**
+ * What a GroupMember is given and what it shows (`status()`), and the helpers around it.
+ */
+import type { Logger } from '../logger.ts'
+import type { ClientProps } from '../config/types.ts'
+import type { KmirrorError } from '../errors.ts'
+import { parseWorkKey, type WorkItem } from '../cluster/work.ts'
+import type { WorkOwner } from '../cluster/work-owner.ts'
+import type { GenerationMember } from '../formats/work-assignment.ts'
+import type { ClusterContext } from './connection-hints.ts'
+
+export interface GroupMemberOptions {
+  /** Client properties of the target cluster (the flow's target consumer role). */
+  readonly props: ClientProps
+  readonly clientId: string
+  /** Names the target cluster in messages (`cluster B`) and its alias in hints. */
+  readonly cluster: ClusterContext
+  readonly groupId: string
+  /** host:pid:startTime (see `defaultMemberName`), shown in status. */
+  readonly memberName: string
+  readonly sessionTimeoutMs: number
+  readonly heartbeatIntervalMs: number
+  readonly rebalanceTimeoutMs: number
+  /** This member's transactional id (exactly-once mode), null otherwise. */
+  readonly transactionalId: string | null
+  readonly log: Logger
+  readonly owner: WorkOwner
+  /** Leader only: fences lost members' transactional ids before their work is handed out (exactly-once). */
+  readonly fenceTransactionalIds?: (ids: readonly string[]) => Promise<void>
+  /** A membership failure rejoining cannot fix (another program's group, an ACL, a refused timeout): the loop stops. */
+  readonly onFatal?: (err: KmirrorError) => void
+}
+
+export interface GroupStatus {
+  readonly groupId: string
+  readonly memberName: string
+  readonly memberId: string
+  /** -1 before the first completed join (and after membership was lost). */
+  readonly generation: number
+  readonly leader: boolean
+  readonly leaderName: string | null
+  readonly state: 'joining' | 'stable' | 'stopped' | 'failed'
+  readonly leaseValid: boolean
+  /** workKeys this member runs. */
+  readonly owned: readonly string[]
+  /** Every member of the generation (from the last assignment): name, partition count, jobs. */
+  readonly members: readonly GenerationMember[]
+  readonly lastError: string | null
+}
+
+/** Keys as work items; a key no kmirror of this version knows is skipped (a newer member's kind of work). */
+export function toItems (keys: readonly string[]): WorkItem[] {
+  const items: WorkItem[] = []
+  for (const key of keys) {
+    try { items.push(parseWorkKey(key)) } catch { /* another version's work: not this member's to run */ }
+  }
+  return items
+}
+
+/** host:pid:startTime, unique per process: the member name in status and in the transactional id. */
+export function defaultMemberName (host: string, pid = process.pid, startedAt = Date.now()): string {
+  return `${host}:${pid}:${startedAt}`
+}
