@@ -133,6 +133,7 @@ function clusterWarnings (key: string, rest: string, alias: string, value: strin
   }
   if (usage === Usages.DROPPED) {
     const other = aliases.find(x => x !== alias) ?? 'B'
+    if (spec?.perFlowOnly === true) return [{ key, message: `is read as a property of cluster ${alias}, which kmirror does not use for ${rest}: set it per flow, e.g. ${other}->${alias}.${rest}` }]
     return [{ key, message: `is read as a property of cluster ${alias}, which MM2 does not use as a connector setting: set ${alias}->${other}.${rest} for one flow, or ${rest} at top level for all` }]
   }
   return specWarnings(key, findKey(rest) ?? clientSpec(rest), value, shown)
