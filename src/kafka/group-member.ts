@@ -200,7 +200,7 @@ export class GroupMember {
       if (incarnation !== this.#incarnation || this.#stopped) return
       if (sync.errorCode !== 0) { this.#onGroupError(sync.errorCode, 'SyncGroup'); return }
       this.#ack(sentAt)
-      const assignment = decodeWorkAssignment(sync.assignment, `the assignment of group ${this.#o.groupId} from its leader`)
+      const assignment = this.#readAssignment(sync.assignment)
       this.#joining = false
       this.#applying = this.#apply(assignment, incarnation).catch((err: unknown) => {
         // Work in an unknown state cannot be handed over cleanly: stop all of it at once and start afresh.
@@ -211,6 +211,18 @@ export class GroupMember {
       await this.#applying
     } finally {
       this.#joining = false
+    }
+  }
+
+  /**
+   * This member's assignment. None (a leader that did not assign it) or one it cannot read (a leader of another
+   * version, garbled bytes) fails the round only: retried after a back-off with a new rebalance.
+   */
+  #readAssignment (bytes: Buffer): WorkAssignment {
+    try {
+      return decodeWorkAssignment(bytes, `the assignment of group ${this.#o.groupId} from its leader`)
+    } catch (err) {
+      throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `group ${this.#o.groupId}: ${bytes.length === 0 ? 'the leader sent this member no assignment' : (err as Error).message}`, { cause: err, retriable: true })
     }
   }
 
