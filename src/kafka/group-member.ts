@@ -185,9 +185,10 @@ export class GroupMember {
     this.#rejoin = false
     this.#joining = true
     try {
-      const join = await this.#join()
+      const { join, sentAt: joinSentAt } = await this.#join()
       if (incarnation !== this.#incarnation || this.#stopped) return
       if (join.errorCode !== 0) { this.#onGroupError(join.errorCode, 'JoinGroup'); return }
+      this.#ack(joinSentAt)
       this.#memberId = join.memberId
       this.#generation = join.generationId
       this.#leaderId = join.leader
@@ -227,7 +228,7 @@ export class GroupMember {
   }
 
   /** JoinGroup, twice for a first join on brokers that want a member id first (v4+, KIP-394). */
-  async #join (): Promise<JoinGroupResponse> {
+  async #join (): Promise<{ join: JoinGroupResponse, sentAt: number }> {
     const request = {
       groupId: this.#o.groupId,
       sessionTimeoutMs: this.#o.sessionTimeoutMs,
@@ -244,8 +245,7 @@ export class GroupMember {
       sentAt = Date.now()
       join = await this.#coordinator.send(JoinGroupApi, { ...request, memberId: join.memberId }, 'join')
     }
-    if (join.errorCode === 0) this.#ack(sentAt)
-    return join
+    return { join, sentAt }
   }
 
   /** The leader's part: every member's assignment for this generation, lost members fenced first. */
