@@ -16,86 +16,22 @@
  *   flow (programmer errors, INTERNAL, and other errors not marked retriable), because carrying on could lose data.
  */
 import { setTimeout as delay } from 'node:timers/promises'
-import type { FlowConfig } from '../config/types.ts'
-import type { BatchAck, BatchWriter, PartitionFailure } from '../kafka/batch-writer.ts'
+import type { BatchAck, PartitionFailure } from '../kafka/batch-writer.ts'
 import { partitionKey } from '../topic-partition.ts'
-import { FetchOutcomes, type FetchedBatches, type RecordFetcher } from '../kafka/record-fetcher.ts'
-import type { Logger } from '../logger.ts'
+import { FetchOutcomes, type FetchedBatches } from '../kafka/record-fetcher.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
-import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
 import { OffsetSyncTracker } from './offset-sync-tracker.ts'
-import type { ProgressStore } from './progress-store.ts'
-import { ackedRuns, planPartition, type Codec, type PlannedBatch } from './batch-plan.ts'
-import { createProvenanceMarker, type ProvenanceFlow, type ProvenanceMarker } from './provenance.ts'
-import { FailureSides, PartitionFailures, type FailureBackoff, type FailureReport } from './partition-failures.ts'
+import { ackedRuns, planPartition, type PlannedBatch } from './batch-plan.ts'
+import { createProvenanceMarker, type ProvenanceMarker } from './provenance.ts'
+import { FailureSides, PartitionFailures } from './partition-failures.ts'
 import { isWorthWaiting, StepFailures, type StepFailure } from './step-failures.ts'
+import type { BatchingOptions, FlowReplicatorDeps, PartitionStatus } from './replicator-ports.ts'
+import { PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState } from './partition-set.ts'
 
 export type { StepFailure } from './step-failures.ts'
-
-export interface PartitionStatus {
-  readonly topic: string
-  readonly partition: number
-  readonly remoteTopic: string
-  /** Next source offset to copy. */
-  readonly position: number
-  /** Source high watermark seen at the last fetch (-1 before the first). */
-  readonly highWatermark: number
-  readonly copiedRecords: number
-  readonly copiedBytes: number
-  readonly lostToRetention: number
-  /** Why the partition is set aside, or null while it is copied. */
-  readonly failure: FailureReport | null
-}
-
-/** Records of the partition not copied yet; null when unknown (not read yet, or failing: the high watermark is stale). */
-export function partitionLag (p: PartitionStatus): number | null {
-  return p.highWatermark < 0 || p.failure !== null ? null : Math.max(0, p.highWatermark - p.position)
-}
-
-interface PartitionState {
-  topic: string
-  partition: number
-  remoteTopic: string
-  position: number
-  highWatermark: number
-  copiedRecords: number
-  copiedBytes: number
-  lostToRetention: number
-  /** Not fetched before this time (the target could not take its records: no leader). */
-  retryAt: number
-}
-
-/** The narrow ports the data path uses, so unit tests can drive it with in-memory fakes. */
-export type SourceReader = Pick<RecordFetcher, 'fetchBatches' | 'listOffsets'>
-export type TargetWriter = Pick<BatchWriter, 'write'>
-export type ProgressSink = Pick<ProgressStore, 'commit'>
-export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>
-
-export interface FlowReplicatorDeps {
-  /** With IdentityReplicationPolicy, the policy and aliases turn on loop prevention (provenance.ts). */
-  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'> & Partial<ProvenanceFlow>
-  readonly fetcher: SourceReader
-  readonly writer: TargetWriter
-  readonly progress: ProgressSink
-  readonly syncs: OffsetSyncSink | null
-  readonly log: Logger
-  /** Aliases of the source and target clusters, for the messages about failing partitions. */
-  readonly aliases?: { readonly source: string, readonly target: string }
-  /** Back-off of a failing partition (partition-failures.ts); RETRY_BASE_MS doubling up to RETRY_MAX_MS by default. */
-  readonly failureBackoff?: FailureBackoff
-  readonly startAt: 'earliest' | 'latest'
-  readonly metrics?: Metrics
-  /** How batches are written (batch-plan.ts); defaults forward everything the target accepts as it is. */
-  readonly batching?: Partial<BatchingOptions>
-}
-
-export interface BatchingOptions {
-  /** The target producer's compression.type when the user set it, else null (keep each batch's codec). */
-  readonly compression: Codec | null
-  readonly maxChunkBytes: number
-  readonly minForwardBytes: number
-}
+export type { PartitionRef } from './partition-set.ts'
+export { partitionLag, type BatchingOptions, type FlowReplicatorDeps, type OffsetSyncSink, type PartitionStatus, type ProgressSink, type SourceReader, type TargetWriter } from './replicator-ports.ts'
 
 /** Bytes per partition of the first fetch round (a larger first batch is still returned whole). */
 const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
@@ -107,22 +43,21 @@ const DEFAULT_BATCHING: BatchingOptions = { compression: null, maxChunkBytes: 51
 
 export class FlowReplicator {
   readonly #deps: FlowReplicatorDeps
-  readonly #partitions = new Map<string, PartitionState>()
+  readonly #partitions: PartitionSet
   readonly #tracker: OffsetSyncTracker
   readonly #metrics: Metrics
   readonly #provenance: ProvenanceMarker | null
   readonly #batching: BatchingOptions
   /** Partitions whose forwarded batches the target refused: re-encoded from then on. */
   readonly #reencode = new Set<string>()
-  #stored = new Map<string, number>()
   #stopping = false
   #lastFlush = Date.now()
   #syncInFlight: Promise<void> | null = null
   #failures = 0
   readonly #steps: StepFailures
   readonly #failing: PartitionFailures
-  /** removeTopics requests waiting for the end of the current fetch round. */
-  readonly #removals: { topics: Set<string>, done: () => void }[] = []
+  /** Released partitions whose progress is being stored (their `releasePartitions` waits for it). */
+  readonly #storing = new Set<Promise<void>>()
   #looping = false
   #rounds = 0
   /** When the last fetch-and-write round completed with an answer (health: a flow that stops completing them is stalled). */
@@ -134,13 +69,14 @@ export class FlowReplicator {
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#provenance = createProvenanceMarker(deps.flow)
     this.#batching = { ...DEFAULT_BATCHING, ...deps.batching }
+    this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log)
     this.#steps = new StepFailures(deps.log)
     this.#failing = new PartitionFailures(deps.flow.name, deps.aliases ?? { source: 'source', target: 'target' }, deps.log, this.#metrics, deps.failureBackoff)
   }
 
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
   setStoredProgress (stored: Map<string, number>): void {
-    this.#stored = stored
+    this.#partitions.setStored(stored)
   }
 
   /**
@@ -148,27 +84,61 @@ export class FlowReplicator {
    * the source's log start whatever `startAt` says (their remote topic was created again).
    */
   async addTopics (topics: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set()): Promise<void> {
-    const fresh: { topic: string, partition: number, remoteTopic: string }[] = []
+    const refs: PartitionRef[] = []
     for (const t of topics) {
-      for (let partition = 0; partition < t.partitions; partition++) {
-        if (!this.#partitions.has(partitionKey(t.source, partition))) fresh.push({ topic: t.source, partition, remoteTopic: t.remote })
-      }
+      for (let partition = 0; partition < t.partitions; partition++) refs.push({ topic: t.source, partition, remoteTopic: t.remote })
     }
-    if (fresh.length === 0) return
-    const unstored = fresh.filter(p => !this.#stored.has(partitionKey(p.topic, p.partition)))
-    const earliest = unstored.filter(p => fromLogStart.has(p.topic))
-    const usual = unstored.filter(p => !fromLogStart.has(p.topic))
-    const starts = new Map<string, number>([
-      ...(usual.length === 0 ? [] : await this.#deps.fetcher.listOffsets(usual, this.#deps.startAt)),
-      ...(earliest.length === 0 ? [] : await this.#deps.fetcher.listOffsets(earliest, 'earliest'))
-    ])
-    for (const p of fresh) {
-      const key = partitionKey(p.topic, p.partition)
-      const stored = this.#stored.get(key)
-      const position = stored === undefined ? (starts.get(key) ?? 0) : stored + 1
-      this.#partitions.set(key, { ...p, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, retryAt: 0 })
-      this.#deps.log.debug({ topic: p.topic, partition: p.partition, position, resumed: stored !== undefined }, 'partition added')
+    const states = await this.#partitions.resolve(refs, fromLogStart)
+    if (states.length > 0) await this.#change(done => ({ kind: 'add', states, done }))
+  }
+
+  /**
+   * Starts copying these partitions (assigned to this instance), each from `stored` (the stored progress read again
+   * just now: another instance may have copied it since) + 1, else from `startAt`. Partitions already copied keep
+   * their position. Resolves once they are in the fetch rounds.
+   */
+  async addPartitions (partitions: readonly PartitionRef[], stored: ReadonlyMap<string, number>): Promise<void> {
+    this.#partitions.mergeStored(stored, partitions.map(p => partitionKey(p.topic, p.partition)))
+    const states = await this.#partitions.resolve(partitions)
+    if (states.length > 0) await this.#change(done => ({ kind: 'add', states, done }))
+  }
+
+  /**
+   * Stops copying these partitions (revoked from this instance): they are fetched no more at once, the writes of
+   * the round in flight finish, then their offset syncs and their positions are stored, and only then does this
+   * resolve; another instance may then take them. Other partitions keep copying throughout. This instance never
+   * writes them again (unless they are added again). Unknown partitions are ignored.
+   */
+  async releasePartitions (partitions: readonly { topic: string, partition: number }[]): Promise<void> {
+    const keys = new Set<string>()
+    for (const p of partitions) {
+      const state = this.#partitions.get(partitionKey(p.topic, p.partition))
+      if (state === undefined || state.lost) continue
+      state.releasing = true
+      keys.add(partitionKey(p.topic, p.partition))
     }
+    if (keys.size === 0) return
+    let released: PartitionState[] = []
+    await this.#change<PartitionState[]>(done => ({ kind: 'release', keys, done }), r => { released = r })
+    const storing = this.#storeReleased(released)
+    this.#storing.add(storing)
+    try {
+      await storing
+    } finally {
+      this.#storing.delete(storing)
+    }
+  }
+
+  /**
+   * Membership lost: every partition is fetched no more at once and leaves at the end of the round in flight;
+   * nothing of it is stored any more (positions, offset syncs): another instance may own it already.
+   */
+  loseAll (): void {
+    for (const state of this.#partitions.values()) {
+      state.lost = true
+      this.#tracker.reset(partitionKey(state.topic, state.partition))
+    }
+    void this.#change(done => ({ kind: 'drop-lost', done }))
   }
 
   /**
@@ -178,23 +148,49 @@ export class FlowReplicator {
    */
   removeTopics (topics: readonly string[]): Promise<void> {
     if (topics.length === 0) return Promise.resolve()
-    const applied = new Promise<void>(resolve => this.#removals.push({ topics: new Set(topics), done: resolve }))
-    if (!this.#looping) this.#applyRemovals()
+    return this.#change(done => ({ kind: 'remove-topics', topics: new Set(topics), done }))
+  }
+
+  /** Queues a change of the partition set for the end of the round (at once when no round runs). */
+  #change<T = void> (make: (done: (value: T) => void) => Parameters<PartitionSet['enqueue']>[0], onDone?: (value: T) => void): Promise<void> {
+    const applied = new Promise<void>(resolve => {
+      this.#partitions.enqueue(make(value => { onDone?.(value); resolve() }))
+    })
+    if (!this.#looping) this.#applyChanges()
     return applied
   }
 
-  #applyRemovals (): void {
-    for (const { topics, done } of this.#removals.splice(0)) {
-      for (const [key, p] of this.#partitions) {
-        if (!topics.has(p.topic)) continue
-        this.#partitions.delete(key)
-        this.#stored.delete(key)
-        this.#tracker.reset(key)
-        this.#failing.forget(key)
+  #applyChanges (): void {
+    this.#partitions.applyChanges(key => {
+      this.#tracker.reset(key)
+      this.#failing.forget(key)
+      this.#reencode.delete(key)
+    })
+  }
+
+  /**
+   * Stores the offset syncs (pending and delayed) and the positions of released partitions, retrying until stored
+   * or until the membership is lost or the flow stops; then forgets them.
+   */
+  async #storeReleased (released: readonly PartitionState[]): Promise<void> {
+    if (released.length === 0) return
+    const positions = new Map(released.map(p => [partitionKey(p.topic, p.partition), { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 }]))
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.#flushSyncs()
+        await this.#deps.progress.commit(positions)
+        break
+      } catch (err) {
+        this.#deps.log.warn({ err, partitions: positions.size, attempt }, 'cannot store the progress of revoked partitions; retrying')
+        await delay(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)))
       }
-      this.#deps.log.debug({ topics: [...topics] }, 'topics removed from replication')
-      done()
     }
+    for (const key of positions.keys()) {
+      this.#tracker.reset(key)
+      this.#failing.forget(key)
+      this.#reencode.delete(key)
+    }
+    this.#deps.log.debug({ partitions: [...positions.keys()] }, 'revoked partitions released with their progress stored')
   }
 
   stop (): void {
@@ -215,13 +211,13 @@ export class FlowReplicator {
     this.#looping = true
     return this.#loop().finally(() => {
       this.#looping = false
-      this.#applyRemovals()
+      this.#applyChanges()
     })
   }
 
   async #loop (): Promise<void> {
     while (!this.#stopping) {
-      this.#applyRemovals()
+      this.#applyChanges()
       try {
         const progressed = await this.#iterate()
         this.#steps.succeeded()
@@ -255,7 +251,7 @@ export class FlowReplicator {
   /** One fetch-write round. Returns false when no partition could be read (all answered RETRY). */
   async #iterate (): Promise<boolean> {
     const now = Date.now()
-    const active = [...this.#partitions.values()].filter(p => p.retryAt <= now)
+    const active = this.#partitions.active(now)
     if (active.length === 0) {
       await delay(200)
       return true
@@ -277,7 +273,10 @@ export class FlowReplicator {
     for (const f of incomplete) this.#state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
     for (const r of failed) this.#writeRefused(r.fetched, r.failure)
     for (const f of fetched) this.#noteFetchOutcome(f, waiting)
-    for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) await this.#recoverOutOfRange(this.#state(f), f)
+    for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) {
+      this.#tracker.reset(partitionKey(f.topic, f.partition))
+      await recoverOutOfRange(this.#state(f), f, { fetcher: this.#deps.fetcher, log: this.#deps.log, metrics: this.#metrics, flow: this.#deps.flow.name })
+    }
     this.#sendSyncs()
     if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
     if (incomplete.length > 0) {
@@ -288,6 +287,14 @@ export class FlowReplicator {
 
   #state (f: { topic: string, partition: number }): PartitionState {
     return this.#partitions.get(partitionKey(f.topic, f.partition))!
+  }
+
+  /** Stores pending offset syncs (delayed ones too): what a flush writes before the positions. */
+  async #flushSyncs (): Promise<void> {
+    if (this.#syncInFlight !== null) await this.#syncInFlight
+    this.#tracker.promoteDelayed()
+    this.#sendSyncs()
+    if (this.#syncInFlight !== null) await this.#syncInFlight
   }
 
   /**
@@ -329,8 +336,10 @@ export class FlowReplicator {
 
   #acked (f: FetchedBatches, batch: PlannedBatch, ack: BatchAck): void {
     const key = partitionKey(f.topic, f.partition)
-    for (const run of ackedRuns(batch, ack)) this.#tracker.recordRun(key, f.topic, f.partition, run.source, run.target, run.count)
     const state = this.#state(f)
+    // Lost while its write was in flight: another instance may own it already; nothing of it is stored.
+    if (state.lost) return
+    for (const run of ackedRuns(batch, ack)) this.#tracker.recordRun(key, f.topic, f.partition, run.source, run.target, run.count)
     state.position = Math.max(state.position, batch.lastOffset + 1)
     state.copiedRecords += batch.recordCount
     state.copiedBytes += batch.bytes
@@ -376,26 +385,6 @@ export class FlowReplicator {
     state.position = Math.max(state.position, f.nextOffset)
   }
 
-  async #recoverOutOfRange (state: PartitionState, f: FetchedBatches): Promise<void> {
-    const tp = [{ topic: state.topic, partition: state.partition }]
-    const key = partitionKey(state.topic, state.partition)
-    const earliest = (await this.#deps.fetcher.listOffsets(tp, 'earliest')).get(key) ?? 0
-    const latest = (await this.#deps.fetcher.listOffsets(tp, 'latest')).get(key) ?? 0
-    this.#tracker.reset(key)
-    if (state.position < earliest) {
-      const lost = earliest - state.position
-      state.lostToRetention += lost
-      this.#metrics.inc('recordsLostToRetention', { flow: this.#deps.flow.name, topic: state.topic }, lost)
-      this.#deps.log.error({ topic: state.topic, partition: state.partition, from: state.position, to: earliest, lost },
-        'records were deleted by retention on the source before kmirror copied them; resuming at the log start. Raise retention on the source or fix the replication lag')
-      state.position = earliest
-    } else if (state.position > latest) {
-      this.#deps.log.warn({ topic: state.topic, partition: state.partition, position: state.position, logEnd: latest, logStart: f.logStartOffset },
-        'stored position is beyond the end of the source partition (topic re-created or truncated?); restarting at its log start')
-      state.position = earliest
-    }
-  }
-
   #sendSyncs (): void {
     const syncs = this.#deps.syncs
     if (syncs === null || this.#syncInFlight !== null || this.#tracker.pendingCount === 0) return
@@ -411,12 +400,9 @@ export class FlowReplicator {
   /** Writes pending offset syncs and the current positions. Called periodically and at stop. */
   async flush (): Promise<void> {
     this.#lastFlush = Date.now()
-    if (this.#syncInFlight !== null) await this.#syncInFlight
-    this.#tracker.promoteDelayed()
-    this.#sendSyncs()
-    if (this.#syncInFlight !== null) await this.#syncInFlight
+    await this.#flushSyncs()
     const positions = new Map<string, { topic: string, partition: number, lastOffset: number }>()
-    for (const [key, p] of this.#partitions) positions.set(key, { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 })
+    for (const [key, p] of this.#partitions.entries()) if (!p.lost) positions.set(key, { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 })
     const written = await this.#deps.progress.commit(positions)
     if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
   }
@@ -427,6 +413,7 @@ export class FlowReplicator {
   }
 
   status (): PartitionStatus[] {
-    return [...this.#partitions].map(([key, { retryAt: _, ...p }]) => ({ ...p, failure: this.#failing.report(key) }))
+    return [...this.#partitions.entries()].filter(([, p]) => !p.lost)
+      .map(([key, { retryAt: _, releasing: _r, lost: _l, ...p }]) => ({ ...p, failure: this.#failing.report(key) }))
   }
 }

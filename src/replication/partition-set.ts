@@ -1,0 +1,207 @@
+/**
+ * The partitions one flow's data path owns, with their positions, and the changes to that set. The data path
+ * (flow-replicator.ts) reads and writes only partitions in this set; what joins or leaves it does so between
+ * two fetch rounds, never during one, so no write of a partition is in flight when it leaves.
+ *
+ * Invariants:
+ * - A partition joins at its stored position + 1 (the stored value is the last offset copied), else at the
+ *   source position `startAt` (or the log start for a topic to copy again).
+ * - A partition set to leave (`releasing`, or `lost`) is fetched no more from that moment; it leaves at the end of
+ *   the current round. A lost partition's positions and offset syncs are never stored again.
+ */
+import type { Logger } from '../logger.ts'
+import { partitionKey } from '../topic-partition.ts'
+import type { FetchedBatches, RecordFetcher } from '../kafka/record-fetcher.ts'
+import type { Metrics } from '../metrics/metrics.ts'
+
+/** A source partition and the remote topic it is copied to. */
+export interface PartitionRef {
+  readonly topic: string
+  readonly partition: number
+  readonly remoteTopic: string
+}
+
+export interface PartitionState {
+  topic: string
+  partition: number
+  remoteTopic: string
+  position: number
+  highWatermark: number
+  copiedRecords: number
+  copiedBytes: number
+  lostToRetention: number
+  /** Not fetched before this time (the target could not take its records: no leader). */
+  retryAt: number
+  /** Leaving the set at the end of the round: its progress is stored then (revoked). */
+  releasing: boolean
+  /** Leaving the set at the end of the round with nothing stored (membership lost). */
+  lost: boolean
+}
+
+/** A change to apply between two rounds; `done` hears of it once applied. */
+export type PartitionChange =
+  | { readonly kind: 'remove-topics', readonly topics: ReadonlySet<string>, readonly done: () => void }
+  | { readonly kind: 'release', readonly keys: ReadonlySet<string>, readonly done: (released: PartitionState[]) => void }
+  | { readonly kind: 'drop-lost', readonly done: () => void }
+  | { readonly kind: 'add', readonly states: readonly PartitionState[], readonly done: () => void }
+
+export class PartitionSet {
+  readonly #fetcher: Pick<RecordFetcher, 'listOffsets'>
+  readonly #startAt: 'earliest' | 'latest'
+  readonly #log: Logger
+  readonly #partitions = new Map<string, PartitionState>()
+  readonly #changes: PartitionChange[] = []
+  /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
+  #stored = new Map<string, number>()
+
+  constructor (fetcher: Pick<RecordFetcher, 'listOffsets'>, startAt: 'earliest' | 'latest', log: Logger) {
+    this.#fetcher = fetcher
+    this.#startAt = startAt
+    this.#log = log
+  }
+
+  setStored (stored: Map<string, number>): void {
+    this.#stored = stored
+  }
+
+  /** Updates the stored positions of these partitions (read again: another instance may have stored them). */
+  mergeStored (stored: ReadonlyMap<string, number>, keys: Iterable<string>): void {
+    for (const key of keys) {
+      const value = stored.get(key)
+      if (value === undefined) this.#stored.delete(key)
+      else this.#stored.set(key, value)
+    }
+  }
+
+  forgetStored (key: string): void {
+    this.#stored.delete(key)
+  }
+
+  has (key: string): boolean {
+    return this.#partitions.has(key)
+  }
+
+  get (key: string): PartitionState | undefined {
+    return this.#partitions.get(key)
+  }
+
+  entries (): IterableIterator<[string, PartitionState]> {
+    return this.#partitions.entries()
+  }
+
+  values (): IterableIterator<PartitionState> {
+    return this.#partitions.values()
+  }
+
+  /** Partitions to fetch now: not cooling down, not leaving. */
+  active (now: number): PartitionState[] {
+    return [...this.#partitions.values()].filter(p => p.retryAt <= now && !p.releasing && !p.lost)
+  }
+
+  /**
+   * The states of `refs` not in the set yet, at their starting positions (stored + 1, or `startAt`, or the log
+   * start for topics in `fromLogStart`). Nothing is added: `enqueue` an `add` with them.
+   */
+  async resolve (refs: readonly PartitionRef[], fromLogStart: ReadonlySet<string> = new Set()): Promise<PartitionState[]> {
+    const fresh = refs.filter(p => !this.#partitions.has(partitionKey(p.topic, p.partition)) || this.#leaving(partitionKey(p.topic, p.partition)))
+    if (fresh.length === 0) return []
+    const unstored = fresh.filter(p => !this.#stored.has(partitionKey(p.topic, p.partition)))
+    const earliest = unstored.filter(p => fromLogStart.has(p.topic))
+    const usual = unstored.filter(p => !fromLogStart.has(p.topic))
+    const starts = new Map<string, number>([
+      ...(usual.length === 0 ? [] : await this.#fetcher.listOffsets(usual, this.#startAt)),
+      ...(earliest.length === 0 ? [] : await this.#fetcher.listOffsets(earliest, 'earliest'))
+    ])
+    return fresh.map(p => {
+      const key = partitionKey(p.topic, p.partition)
+      const stored = this.#stored.get(key)
+      const position = stored === undefined ? (starts.get(key) ?? 0) : stored + 1
+      this.#log.debug({ topic: p.topic, partition: p.partition, position, resumed: stored !== undefined }, 'partition added')
+      return { topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, retryAt: 0, releasing: false, lost: false }
+    })
+  }
+
+  #leaving (key: string): boolean {
+    const p = this.#partitions.get(key)
+    return p !== undefined && (p.releasing || p.lost)
+  }
+
+  /** Queues a change for the end of the current round (`applyChanges`). */
+  enqueue (change: PartitionChange): void {
+    this.#changes.push(change)
+  }
+
+  /**
+   * Applies the queued changes in order; returns the keys that left. `forget` is called for each partition that
+   * leaves, so the data path drops what it keeps about it.
+   */
+  applyChanges (forget: (key: string) => void): void {
+    for (const change of this.#changes.splice(0)) {
+      switch (change.kind) {
+        case 'remove-topics':
+          for (const [key, p] of [...this.#partitions]) {
+            if (!change.topics.has(p.topic)) continue
+            this.#partitions.delete(key)
+            this.#stored.delete(key)
+            forget(key)
+          }
+          this.#log.debug({ topics: [...change.topics] }, 'topics removed from replication')
+          change.done()
+          break
+        case 'release': {
+          const released: PartitionState[] = []
+          for (const key of change.keys) {
+            const p = this.#partitions.get(key)
+            if (p === undefined || !p.releasing) continue
+            this.#partitions.delete(key)
+            released.push(p)
+          }
+          change.done(released)
+          break
+        }
+        case 'drop-lost':
+          for (const [key, p] of [...this.#partitions]) {
+            if (!p.lost) continue
+            this.#partitions.delete(key)
+            forget(key)
+          }
+          change.done()
+          break
+        case 'add':
+          for (const state of change.states) {
+            const key = partitionKey(state.topic, state.partition)
+            const current = this.#partitions.get(key)
+            if (current !== undefined && !current.releasing && !current.lost) continue
+            if (current !== undefined) forget(key)
+            this.#partitions.set(key, state)
+          }
+          change.done()
+          break
+      }
+    }
+  }
+}
+
+/**
+ * The source answered OFFSET_OUT_OF_RANGE at the partition's position. Below the log start (retention deleted
+ * records before they were copied): never skipped silently, logged at error level with the number lost and
+ * counted, then resumed at the log start. Beyond the log end (topic re-created or truncated): resumed at the log start.
+ */
+export async function recoverOutOfRange (state: PartitionState, f: FetchedBatches, deps: { fetcher: Pick<RecordFetcher, 'listOffsets'>, log: Logger, metrics: Metrics, flow: string }): Promise<void> {
+  const tp = [{ topic: state.topic, partition: state.partition }]
+  const key = partitionKey(state.topic, state.partition)
+  const earliest = (await deps.fetcher.listOffsets(tp, 'earliest')).get(key) ?? 0
+  const latest = (await deps.fetcher.listOffsets(tp, 'latest')).get(key) ?? 0
+  if (state.position < earliest) {
+    const lost = earliest - state.position
+    state.lostToRetention += lost
+    deps.metrics.inc('recordsLostToRetention', { flow: deps.flow, topic: state.topic }, lost)
+    deps.log.error({ topic: state.topic, partition: state.partition, from: state.position, to: earliest, lost },
+      'records were deleted by retention on the source before kmirror copied them; resuming at the log start. Raise retention on the source or fix the replication lag')
+    state.position = earliest
+  } else if (state.position > latest) {
+    deps.log.warn({ topic: state.topic, partition: state.partition, position: state.position, logEnd: latest, logStart: f.logStartOffset },
+      'stored position is beyond the end of the source partition (topic re-created or truncated?); restarting at its log start')
+    state.position = earliest
+  }
+}

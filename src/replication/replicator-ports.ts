@@ -1,0 +1,65 @@
+/**
+ * The shapes around the data path (flow-replicator.ts): what it reports per partition, and the narrow ports it
+ * uses, so unit tests can drive it with in-memory fakes.
+ */
+import type { FlowConfig } from '../config/types.ts'
+import type { BatchWriter } from '../kafka/batch-writer.ts'
+import type { RecordFetcher } from '../kafka/record-fetcher.ts'
+import type { Logger } from '../logger.ts'
+import type { Metrics } from '../metrics/metrics.ts'
+import type { Codec } from './batch-plan.ts'
+import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
+import type { FailureBackoff, FailureReport } from './partition-failures.ts'
+import type { ProgressStore } from './progress-store.ts'
+import type { ProvenanceFlow } from './provenance.ts'
+
+export interface PartitionStatus {
+  readonly topic: string
+  readonly partition: number
+  readonly remoteTopic: string
+  /** Next source offset to copy. */
+  readonly position: number
+  /** Source high watermark seen at the last fetch (-1 before the first). */
+  readonly highWatermark: number
+  readonly copiedRecords: number
+  readonly copiedBytes: number
+  readonly lostToRetention: number
+  /** Why the partition is set aside, or null while it is copied. */
+  readonly failure: FailureReport | null
+}
+
+/** Records of the partition not copied yet; null when unknown (not read yet, or failing: the high watermark is stale). */
+export function partitionLag (p: PartitionStatus): number | null {
+  return p.highWatermark < 0 || p.failure !== null ? null : Math.max(0, p.highWatermark - p.position)
+}
+
+/** The narrow ports the data path uses, so unit tests can drive it with in-memory fakes. */
+export type SourceReader = Pick<RecordFetcher, 'fetchBatches' | 'listOffsets'>
+export type TargetWriter = Pick<BatchWriter, 'write'>
+export type ProgressSink = Pick<ProgressStore, 'commit'>
+export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>
+
+export interface FlowReplicatorDeps {
+  /** With IdentityReplicationPolicy, the policy and aliases turn on loop prevention (provenance.ts). */
+  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'> & Partial<ProvenanceFlow>
+  readonly fetcher: SourceReader
+  readonly writer: TargetWriter
+  readonly progress: ProgressSink
+  readonly syncs: OffsetSyncSink | null
+  readonly log: Logger
+  /** Aliases of the source and target clusters, for the messages about failing partitions. */
+  readonly aliases?: { readonly source: string, readonly target: string }
+  /** Back-off of a failing partition (partition-failures.ts); RETRY_BASE_MS doubling up to RETRY_MAX_MS by default. */
+  readonly failureBackoff?: FailureBackoff
+  readonly startAt: 'earliest' | 'latest'
+  readonly metrics?: Metrics
+  /** How batches are written (batch-plan.ts); defaults forward everything the target accepts as it is. */
+  readonly batching?: Partial<BatchingOptions>
+}
+
+export interface BatchingOptions {
+  /** The target producer's compression.type when the user set it, else null (keep each batch's codec). */
+  readonly compression: Codec | null
+  readonly maxChunkBytes: number
+  readonly minForwardBytes: number
+}

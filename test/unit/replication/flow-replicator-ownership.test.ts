@@ -1,0 +1,132 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
+import { asCopied, assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
+import { waitFor } from '../../helpers/wait.ts'
+
+const T0 = { topic: 't', partition: 0, remoteTopic: 'A.t' }
+const T1 = { topic: 't', partition: 1, remoteTopic: 'A.t' }
+
+/** Two partitions of 40 records each; fetches of 5 offsets, so a copy takes many rounds. */
+function twoPartitions (): Harness {
+  const h = createHarness()
+  h.source.addPartition('t', 0, offsetsWithGaps(0, 39))
+  h.source.addPartition('t', 1, offsetsWithGaps(0, 39))
+  return h
+}
+
+/** Stops the replicator at the first fetch that asks `topic-partition` at its high watermark. */
+function stopWhenCopied (h: Harness, topic: string, partition: number): void {
+  h.source.onFetch(positions => {
+    if (positions.some(p => p.topic === topic && p.partition === partition && p.offset === h.source.highWatermark(topic, partition))) h.replicator.stop()
+  })
+}
+
+/** The last stored position of a partition, or undefined if it never was. */
+function lastStored (h: Harness, key: string): number | undefined {
+  return h.progress.commits.filter(c => c.has(key)).at(-1)?.get(key)?.lastOffset
+}
+
+function fetchesOf (calls: readonly PartitionPosition[][], topic: string, partition: number): number {
+  return calls.filter(c => c.some(p => p.topic === topic && p.partition === partition)).length
+}
+
+describe('FlowReplicator ownership', () => {
+  it('releases a partition while its writes are in flight: its acknowledged position is stored, it is never written again, the other keeps copying', async () => {
+    // Given two partitions copied from the start
+    const h = twoPartitions()
+    await h.replicator.addPartitions([T0, T1], new Map())
+    stopWhenCopied(h, 't', 1)
+    let release: Promise<void> | null = null
+    let fetchesAtRelease = 0
+    // When t-0 is released during the third write (its batches are in flight)
+    h.target.beforeWrite(() => {
+      if (h.target.writeCalls === 3) {
+        fetchesAtRelease = h.source.fetchCalls.length
+        release = h.replicator.releasePartitions([{ topic: 't', partition: 0 }])
+      }
+    })
+    const running = h.replicator.run()
+    await waitFor(() => release !== null, { timeoutMs: 5000, intervalMs: 5, message: 'the moment chosen in the write' })
+    await release
+    // Then once released, the position stored for t-0 is exactly what the target holds of it (written by this write too)
+    const copied = h.target.copied('A.t', 0)
+    assert.ok(copied.length >= 10 && copied.length < 40, `copied ${copied.length}`)
+    assert.equal(lastStored(h, partitionKey('t', 0)), copied.length - 1)
+    await running
+    // And t-0 was fetched no more after the release started, and nothing more was written to it
+    assert.equal(fetchesOf(h.source.fetchCalls.slice(fetchesAtRelease), 't', 0), 0)
+    assert.deepEqual(h.target.copied('A.t', 0), h.source.records('t', 0).slice(0, copied.length).map(asCopied))
+    // And the final flush at stop stores only t-1, which was copied whole
+    assert.equal(h.progress.commits.at(-1)!.has(partitionKey('t', 0)), false)
+    assertExactCopy(h, 't', 1, 'A.t')
+    assert.equal(lastStored(h, partitionKey('t', 1)), 39)
+    assert.deepEqual(h.replicator.status().map(s => `${s.topic}-${s.partition}`), ['t-1'])
+  })
+
+  it('stores the offset syncs of a released partition before its position', async () => {
+    // Given a partition copied with offset syncs
+    const h = twoPartitions()
+    await h.replicator.addPartitions([T0, T1], new Map())
+    const order: string[] = []
+    h.progress.onCommit(positions => { if (positions.has(partitionKey('t', 0))) order.push(`progress ${h.syncs.of('t', 0).length}`) })
+    stopWhenCopied(h, 't', 1)
+    let release: Promise<void> | null = null
+    h.target.beforeWrite(() => { if (h.target.writeCalls === 4) release = h.replicator.releasePartitions([{ topic: 't', partition: 0 }]) })
+    const running = h.replicator.run()
+    await waitFor(() => release !== null, { timeoutMs: 5000, intervalMs: 5, message: 'the moment chosen in the write' })
+    await release
+    await running
+    // Then when its position was stored, its syncs (at least the first run start) were already sent
+    assert.equal(order.length, 1)
+    assert.notEqual(order[0], 'progress 0')
+    assert.equal(h.syncs.of('t', 0).at(-1)!.downstreamOffset <= lastStored(h, partitionKey('t', 0))!, true)
+  })
+
+  it('resumes an added partition from the stored progress it is given (another instance copied it meanwhile)', async () => {
+    // Given t-0 whose records up to 24 were copied by another instance
+    const h = twoPartitions()
+    h.replicator.setStoredProgress(new Map([[partitionKey('t', 0), 3]]))
+    // When it is added with the progress read again now
+    await h.replicator.addPartitions([T0], new Map([[partitionKey('t', 0), 24]]))
+    stopWhenCopied(h, 't', 0)
+    await h.replicator.run()
+    // Then it copies from 25, not from the older position
+    assertExactCopy(h, 't', 0, 'A.t', 25)
+    assert.equal(lastStored(h, partitionKey('t', 0)), 39)
+  })
+
+  it('after the membership is lost, stores nothing more and writes nothing more; re-added, it resumes from the stored progress', async () => {
+    // Given two partitions being copied, with progress stored at every write
+    const h = createHarness({ offsetFlushIntervalMs: 0 })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 39))
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 39))
+    await h.replicator.addPartitions([T0, T1], new Map())
+    let lostAt = -1
+    let commitsAtLoss = 0
+    h.target.beforeWrite(() => {
+      if (h.target.writeCalls === 3) {
+        // When the membership is lost while the third write is in flight
+        h.replicator.loseAll()
+        lostAt = h.source.fetchCalls.length
+        commitsAtLoss = h.progress.commits.length
+      }
+    })
+    const running = h.replicator.run()
+    await waitFor(() => lostAt >= 0 && h.replicator.status().length === 0, { timeoutMs: 5000, intervalMs: 5, message: 'the lost partitions left' })
+    // Then no partition is fetched again, and no position is stored after the loss
+    const t1Copied = h.target.copied('A.t', 1).length
+    assert.equal(h.source.fetchCalls.slice(lostAt).flat().length, 0)
+    assert.equal(h.progress.commits.slice(commitsAtLoss).some(c => c.size > 0), false)
+    // When t-0 is assigned again with the progress another instance stored (up to 29)
+    await h.replicator.addPartitions([T0], new Map([[partitionKey('t', 0), 29]]))
+    stopWhenCopied(h, 't', 0)
+    await running
+    // Then it resumes at 30, and t-1 (not assigned again) was never fetched or written again
+    assert.equal(fetchesOf(h.source.fetchCalls.slice(lostAt), 't', 1), 0)
+    assert.equal(h.target.copied('A.t', 1).length, t1Copied)
+    assert.deepEqual(h.target.copied('A.t', 0).slice(-10), h.source.records('t', 0).slice(30).map(asCopied))
+    assert.equal(lastStored(h, partitionKey('t', 0)), 39)
+  })
+})
