@@ -10,6 +10,9 @@
  *   not with records. `trim` removes runs entirely below the source's log start, keeping the one covering it.
  * - The name has MM2's internal shape (`mm2-…internal`), so neither MM2 nor kmirror ever replicates it.
  * - Runs are appended only from syncs of acknowledged records (the data path feeds them after acks=all).
+ * - Each partition's runs are appended by the one instance that copies it. Another instance (several kmirror
+ *   share a flow) keeps the history of the partitions it does not copy current with `follow`, which reads the
+ *   topic from where its last read ended, so its checkpoints and group offset syncs translate exactly too.
  */
 import type { FlowConfig } from '../config/types.ts'
 import { decodeOffsetHistoryKey, decodeOffsetHistoryValue, encodeOffsetHistoryKey, encodeOffsetHistoryValue } from '../formats/offset-history.ts'
@@ -17,7 +20,7 @@ import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
-import { readTopicToEnd } from '../kafka/topic-reader.ts'
+import { readTopicFrom } from '../kafka/topic-reader.ts'
 import type { OffsetSyncEntry } from '../replication/offset-sync-tracker.ts'
 import { PartitionOffsetHistory } from './offset-history.ts'
 
@@ -40,6 +43,10 @@ export class OffsetHistoryStore {
   readonly #histories = new Map<string, PartitionOffsetHistory>()
   /** The open (last) run of each partition, to close it when the next starts; `persisted` = length last written. */
   readonly #openRuns = new Map<string, { upstream: number, downstream: number, persisted: number }>()
+  /** Every run read from the topic (by `load` and `follow`), per partition and run start. */
+  readonly #read = new Map<string, Map<number, StoredRun>>()
+  /** Where the next `follow` continues reading; null before `load` read the topic. */
+  #next: number | null = null
 
   constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic' | 'describeTopics'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null) {
     this.#flow = flow
@@ -64,17 +71,33 @@ export class OffsetHistoryStore {
       if (outcome === CreateOutcomes.CREATED) return
     }
     if (this.#fetcher === null) return
-    const runs = new Map<string, Map<number, StoredRun>>()
-    await readTopicToEnd(this.#fetcher as RecordFetcher, this.topic, 1, (_, record) => {
+    for (const tp of await this.#readNew()) this.#rebuild(tp, this.#read.get(tp)!)
+  }
+
+  /**
+   * Reads what was appended since the last read (by the instances copying other partitions) and rebuilds the
+   * history of every partition `owned` says this instance does not copy. One fetch when nothing is new.
+   */
+  async follow (owned: (tp: string) => boolean): Promise<void> {
+    if (this.#fetcher === null) return
+    for (const tp of await this.#readNew()) if (!owned(tp)) this.#rebuild(tp, this.#read.get(tp)!)
+  }
+
+  /** Reads the topic from `#next` to its end into `#read`; returns the partitions with new records. */
+  async #readNew (): Promise<Set<string>> {
+    const touched = new Set<string>()
+    const ends = await readTopicFrom(this.#fetcher as RecordFetcher, this.topic, 1, new Map(this.#next === null ? [] : [[0, this.#next]]), (_, record) => {
       if (record.key === null) return
       const key = decodeOffsetHistoryKey(record.key)
       const tp = partitionKey(key.topic, key.partition)
-      const byStart = runs.get(tp) ?? new Map<number, StoredRun>()
-      runs.set(tp, byStart)
+      const byStart = this.#read.get(tp) ?? new Map<number, StoredRun>()
+      this.#read.set(tp, byStart)
+      touched.add(tp)
       if (record.value === null) byStart.delete(key.upstreamOffset)
       else byStart.set(key.upstreamOffset, { ...decodeOffsetHistoryValue(record.value), downstream: decodeOffsetHistoryValue(record.value).downstreamOffset })
     })
-    for (const [tp, byStart] of runs) this.#rebuild(tp, byStart)
+    this.#next = ends.get(0) ?? this.#next
+    return touched
   }
 
   #rebuild (tp: string, byStart: Map<number, StoredRun>): void {

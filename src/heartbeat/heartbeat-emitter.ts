@@ -15,7 +15,7 @@ import { encodeHeartbeatKey, encodeHeartbeatValue } from '../formats/heartbeat.t
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
-import type { MetadataJob } from '../metadata/jobs.ts'
+import type { MetadataJob } from '../metadata/flow-context.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 

@@ -2,7 +2,7 @@
  * kmirror's HTTP endpoint, for operators and their monitoring: `/metrics` (Prometheus), `/healthz`
  * (200 while every flow copies; 503 once one stopped on an error, while a partition fails or a flow's steps keep
  * failing: `healthOf`, or while a flow is stalled: runtime/health.ts), `/readyz` (503 until every flow has started)
- * and `/status` (JSON: flows, partitions with position, high watermark, lag and failure, and jobs). Read-only: it
+ * and `/status` (JSON: flows, partitions with position, high watermark, lag and failure, jobs, and the members of a flow's group when it has one). Read-only: it
  * reads runtime snapshots and changes nothing.
  */
 import { createServer, type Server } from 'node:http'
@@ -98,7 +98,9 @@ export function statusDocument (flows: readonly FlowStatus[], failure: unknown):
         failingPartitions: f.partitions.filter(p => p.failure !== null).length,
         stepFailure: f.stepFailure,
         partitions: f.partitions.map((p, i) => ({ ...p, lagRecords: lags[i] })),
-        jobs: f.jobs
+        jobs: f.jobs,
+        // Only a flow that shares its work through a group has members to show.
+        ...(f.membership === null ? {} : { membership: f.membership })
       }
     })
   }

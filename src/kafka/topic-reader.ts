@@ -22,6 +22,25 @@ export async function readTopicToEnd (
   }
 }
 
+/**
+ * Reads a topic from `from` (next offset per partition; the log start for a partition not in it) to the end offsets
+ * observed when the read began; returns those end offsets, where the next read continues (tailing).
+ */
+export async function readTopicFrom (
+  fetcher: RecordFetcher,
+  topic: string,
+  partitions: number,
+  from: ReadonlyMap<number, number>,
+  onRecord: (partition: number, record: FetchedRecord) => void,
+  timeoutMs = 60_000
+): Promise<Map<number, number>> {
+  try {
+    return await readToEnd(fetcher, topic, partitions, onRecord, timeoutMs, from)
+  } catch (err) {
+    throw withReadGrant(err, fetcher.grantee, topic)
+  }
+}
+
 /** A refused read of TOPIC names the grant: READ on it, to the principal, on its cluster (fakes have no grantee). */
 function withReadGrant (err: unknown, grantee: Grantee | undefined, topic: string): unknown {
   if (!(err instanceof KmirrorError) || grantee === undefined) return err
@@ -33,12 +52,13 @@ async function readToEnd (
   topic: string,
   partitions: number,
   onRecord: (partition: number, record: FetchedRecord) => void,
-  timeoutMs: number
-): Promise<void> {
+  timeoutMs: number,
+  from: ReadonlyMap<number, number> = new Map()
+): Promise<Map<number, number>> {
   const tps = Array.from({ length: partitions }, (_, partition) => ({ topic, partition }))
   const [earliest, latest] = await Promise.all([fetcher.listOffsets(tps, 'earliest'), fetcher.listOffsets(tps, 'latest')])
   let positions: PartitionPosition[] = tps
-    .map(tp => ({ ...tp, offset: earliest.get(partitionKey(topic, tp.partition)) ?? 0 }))
+    .map(tp => ({ ...tp, offset: Math.max(from.get(tp.partition) ?? 0, earliest.get(partitionKey(topic, tp.partition)) ?? 0) }))
     .filter(p => p.offset < (latest.get(partitionKey(topic, p.partition)) ?? 0))
   const deadline = Date.now() + timeoutMs
   while (positions.length > 0) {
@@ -55,4 +75,5 @@ async function readToEnd (
     }
     positions = next
   }
+  return new Map(tps.map(tp => [tp.partition, latest.get(partitionKey(topic, tp.partition)) ?? 0]))
 }

@@ -21,7 +21,7 @@ import { describePrincipal, targetPrincipals } from './acl-principal.ts'
 import { AclOwnershipStore } from './acl-ownership.ts'
 import { narrowingDeny, uncopiedDeny } from './acl-narrowing.ts'
 import { AclSkipReasons, translateAcl, type AclRuleContext, type AclSkipReason } from './acl-rules.ts'
-import type { FlowContext, MetadataJob } from './jobs.ts'
+import type { FlowContext, MetadataJob } from './flow-context.ts'
 
 export { AclSkipReasons, type AclSkipReason } from './acl-rules.ts'
 

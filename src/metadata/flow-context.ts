@@ -1,7 +1,7 @@
 /**
- * The periodic metadata jobs of a flow, in one list. Each job is named, runs on the flow's scheduler, and is
- * isolated: a failure is logged, counted and retried with back-off, and never stops record replication.
- * To add a job: write a `create…Job(context)` in its own module and add it to `createMetadataJobs`.
+ * What a flow's periodic jobs share: the flow's clients and settings (`FlowContext`), and the shape of one job
+ * (`MetadataJob`). The list of a flow's jobs lives in one place, src/runtime/job-registry.ts; the modules that
+ * build jobs (topic config sync, ACL sync, heartbeats) import only these types, so nothing imports back.
  */
 import type { FlowConfig } from '../config/types.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
@@ -10,10 +10,9 @@ import type { RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
-import { createAclSyncJobs } from './acl-sync.ts'
 import type { RemoteTopics } from './remote-topics.ts'
-import { createTopicConfigSyncJobs } from './topic-config-sync.ts'
 
+/** One periodic job: named, run on a scheduler, isolated (a failure is logged, counted and retried with back-off). */
 export interface MetadataJob {
   readonly name: string
   readonly intervalMs: number
@@ -33,11 +32,4 @@ export interface FlowContext {
   /** Reader and writer of the flow's internal topics on the target (ACL ownership); absent in unit tests. */
   readonly targetReader?: RecordFetcher
   readonly internalWriter?: RecordWriter
-}
-
-export function createMetadataJobs (context: FlowContext): MetadataJob[] {
-  const jobs: MetadataJob[] = []
-  jobs.push(...createTopicConfigSyncJobs(context))
-  jobs.push(...createAclSyncJobs(context))
-  return jobs
 }

@@ -5,7 +5,7 @@
  * and growth are left to the topic refresh; this job only changes configs of remote topics that exist.
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
-import type { FlowContext, MetadataJob } from './jobs.ts'
+import type { FlowContext, MetadataJob } from './flow-context.ts'
 import { applyTopicConfigChanges, type TopicWriter } from './topic-sync-apply.ts'
 import { planTopicSync } from './topic-sync-plan.ts'
 import { ConfigReads, describeTopicState, type TopicReader } from './topic-state.ts'

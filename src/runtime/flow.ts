@@ -1,6 +1,7 @@
 /**
- * One running `source->target` flow: its clients, its remote-topic refresh job and its data path.
- * This is the composition root of a flow; nothing else creates Kafka clients for it.
+ * One running `source->target` flow: its clients, its periodic jobs (job-registry.ts) and its data path.
+ * This is the composition root of a flow; nothing else creates Kafka clients for it. Alone, a flow owns all its
+ * work from its start; started with `owned: 'assigned'`, it owns what its group assigns (`WorkOwner`, flow-work.ts).
  */
 import { CheckpointEmitter } from '../checkpoint/checkpoint-emitter.ts'
 import { GroupOffsetSync } from '../checkpoint/group-offset-sync.ts'
@@ -11,41 +12,61 @@ import { describeReleases } from '../kafka/broker-check.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
-import { createMetadataJobs } from '../metadata/jobs.ts'
+import type { WorkOwner } from '../cluster/work-owner.ts'
+import type { WorkItem } from '../cluster/work.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import type { FlowContext } from '../metadata/flow-context.ts'
 import { RemoteTopics } from '../metadata/remote-topics.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
-import { FlowReplicator, type PartitionStatus, type StepFailure } from '../replication/flow-replicator.ts'
+import { FlowReplicator } from '../replication/flow-replicator.ts'
 import { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
+import type { FlowStatus, MembershipProvider } from './flow-status.ts'
+import { FlowWork, Ownerships, type Ownership } from './flow-work.ts'
 import type { FlowProgress } from './health.ts'
-import { Scheduler, type JobStatus } from './scheduler.ts'
+import type { PairJob } from './heartbeats.ts'
+import { flowJobs } from './job-registry.ts'
+import { Scheduler } from './scheduler.ts'
 
-export interface FlowStatus {
-  readonly name: string
-  readonly partitions: readonly PartitionStatus[]
-  /** The failure of the whole data path while it lasts (every partition waits), else null. */
-  readonly stepFailure: StepFailure | null
-  readonly jobs: readonly JobStatus[]
+export type { FlowStatus, MemberStatus, MembershipProvider, MembershipStatus } from './flow-status.ts'
+export { Ownerships, type Ownership } from './flow-work.ts'
+
+export interface FlowOptions {
+  /**
+   * Hears when the topic refresh finds source partitions added or removed, so the flow's group rebalances. Alone,
+   * the flow also adds and removes them itself, as always.
+   */
+  readonly onWorkChanged?: () => void
+  /** The pair's heartbeat job, as part of this flow's work (group only; alone, MirrorMaker runs heartbeats). */
+  readonly heartbeats?: PairJob
 }
 
-/** How often runs below the source log start are removed from the offset history. */
-const HISTORY_TRIM_INTERVAL_MS = 5 * 60 * 1000
+export interface FlowStartOptions {
+  /** 'all' (default): the flow owns all its work from its start. 'assigned': it waits for `assign`. */
+  readonly owned?: Ownership
+}
 
 /** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
 const MAX_CHUNK_BYTES = 512 * 1024
 
-export class Flow {
+export class Flow implements WorkOwner {
   readonly config: FlowConfig
   readonly #log: Logger
   readonly #metrics: Metrics
   readonly #scheduler: Scheduler
   readonly #closers: (() => Promise<void>)[] = []
+  readonly #options: FlowOptions
   #replicator: FlowReplicator | null = null
+  #work: FlowWork | null = null
   #running: Promise<void> | null = null
+  #membership: MembershipProvider = () => null
+  /** Source partitions the last topic refresh found, to tell the group when they change. */
+  #refreshed: string | null = null
 
-  constructor (config: FlowConfig, log: Logger, metrics: Metrics = noMetrics) {
+  constructor (config: FlowConfig, log: Logger, metrics: Metrics = noMetrics, options: FlowOptions = {}) {
     this.config = config
+    this.#options = options
     this.#log = log.child({ flow: config.name })
     this.#metrics = metrics
     this.#scheduler = new Scheduler(this.#log, (job, ok) => {
@@ -59,8 +80,12 @@ export class Flow {
     return clients
   }
 
-  /** Prepares everything and starts copying. Rejects if the flow cannot start (clusters, internal topics). */
-  async start (): Promise<void> {
+  /**
+   * Prepares everything and starts copying (alone) or waits for its assignment (`owned: 'assigned'`). Rejects if
+   * the flow cannot start (clusters, internal topics).
+   */
+  async start (options: FlowStartOptions = {}): Promise<void> {
+    const owned = options.owned ?? Ownerships.ALL
     const { config } = this
     const policy = createReplicationPolicy(config.replicationPolicy)
     const source = this.#clients(new ClusterClients(config.source, config.name, 'source'))
@@ -91,7 +116,9 @@ export class Flow {
     // the stored progress and history, and the first topic refresh (which creates the remote topics). No
     // partition is added before its stored position is known, and the data path (the only writer of offset
     // syncs and history) starts only after all of them.
-    const [, , stored, first] = await Promise.all([syncs?.init(), history.load(), progress.load(), topics.refresh(), batchWriter.prepare()])
+    // In a group the topic refresh is a job: it runs where it is assigned.
+    const alone = owned === Ownerships.ALL
+    const [, , stored, first] = await Promise.all([syncs?.init(), history.load(), progress.load(), alone ? topics.refresh() : null, batchWriter.prepare()])
     this.#log.info({ offsetsTopic: progress.topic, storedPartitions: stored.size, offsetSyncsTopic: syncs?.topic, historyTopic: history.topic }, 'progress loaded')
     const replicator = new FlowReplicator({
       flow: config,
@@ -115,38 +142,49 @@ export class Flow {
       startAt: startPosition(consumer)
     })
     replicator.setStoredProgress(stored)
-    await replicator.addTopics(first.topics)
-    this.#log.info({ topics: first.topics.length, created: first.created.length, problems: first.problems.length }, 'flow started')
-    if (config.refreshTopicsEnabled && config.refreshTopicsIntervalSeconds > 0) {
-      this.#scheduler.every('refresh-topics', config.refreshTopicsIntervalSeconds * 1000, async () => {
+    if (first !== null) {
+      await replicator.addTopics(first.topics)
+      this.#refreshed = partitionsOf(first.topics)
+      this.#log.info({ topics: first.topics.length, created: first.created.length, problems: first.problems.length }, 'flow started')
+    } else {
+      this.#log.info({ ownership: owned }, 'flow started; waiting for its assignment')
+    }
+    const context: FlowContext = { flow: config, policy, sourceAdmin, targetAdmin, remoteTopics: topics, log: this.#log, metrics: this.#metrics, targetReader: offsetsReader, internalWriter: writer }
+    const translator = { translate: (topic: string, partition: number, committed: number) => history.history(topic, partition)?.toTarget(committed) }
+    const checkpoints = config.emitCheckpointsEnabled && config.emitCheckpointsIntervalSeconds > 0
+      ? new CheckpointEmitter({ flow: config, policy, sourceAdmin, targetAdmin, writer, log: this.#log, translator })
+      : null
+    await checkpoints?.init()
+    const groupSync = new GroupOffsetSync({ flow: config, policy, sourceAdmin, targetAdmin, log: this.#log.child({ job: 'sync-group-offsets' }), metrics: this.#metrics, translator })
+    let work: FlowWork | null = null
+    const jobs = flowJobs(context, {
+      refreshTopics: async () => {
         const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names) })
-        await replicator.addTopics(result.topics, new Set(result.recopy))
-      })
-    }
-    const context = { flow: config, policy, sourceAdmin, targetAdmin, remoteTopics: topics, log: this.#log, metrics: this.#metrics, targetReader: offsetsReader, internalWriter: writer }
-    for (const job of createMetadataJobs(context)) this.#scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)
-    if (config.emitCheckpointsEnabled && config.emitCheckpointsIntervalSeconds > 0) {
-      const checkpoints = new CheckpointEmitter({
-        flow: config, policy, sourceAdmin, targetAdmin, writer, log: this.#log,
-        translator: { translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed) }
-      })
-      await checkpoints.init()
-      this.#scheduler.every('emit-checkpoints', config.emitCheckpointsIntervalSeconds * 1000, async () => { await checkpoints.emit() })
-    }
-    // Bounded history: runs entirely below the source's log start can never be asked for again.
-    this.#scheduler.every('trim-offset-history', HISTORY_TRIM_INTERVAL_MS, async () => {
-      const partitions = history.partitions()
-      if (partitions.length > 0) await history.trim(await fetcher.listOffsets(partitions, 'earliest'))
+        if (alone) await replicator.addTopics(result.topics, new Set(result.recopy))
+        this.#noteRefreshed(result.topics)
+      },
+      emitCheckpoints: async () => { await work?.followHistory(); await checkpoints?.emit() },
+      trimOffsetHistory: async () => {
+        const partitions = history.partitions()
+        if (partitions.length > 0) await history.trim(await fetcher.listOffsets(partitions, 'earliest'))
+      },
+      syncGroupOffsets: async () => { await work?.followHistory(); await groupSync.sync() }
     })
-    if (config.syncGroupOffsetsEnabled && config.syncGroupOffsetsIntervalSeconds > 0) {
-      const groupSync = new GroupOffsetSync({
-        flow: config, policy, sourceAdmin, targetAdmin, log: this.#log.child({ job: 'sync-group-offsets' }), metrics: this.#metrics,
-        translator: { translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed) }
-      })
-      this.#scheduler.every('sync-group-offsets', config.syncGroupOffsetsIntervalSeconds * 1000, async () => { await groupSync.sync() })
-    }
+    work = new FlowWork({
+      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, heartbeats: alone ? null : (this.#options.heartbeats ?? null)
+    }, owned)
+    if (alone) work.startAllJobs()
+    this.#work = work
     this.#replicator = replicator
     this.#running = replicator.run()
+  }
+
+  /** Tells the group (`onWorkChanged`) when a refresh finds other source partitions than the last one. */
+  #noteRefreshed (replicated: readonly { source: string, partitions: number }[]): void {
+    const now = partitionsOf(replicated)
+    const changed = this.#refreshed !== null && this.#refreshed !== now
+    this.#refreshed = now
+    if (changed) this.#options.onWorkChanged?.()
   }
 
   /** Every broker of both clusters speaks what kmirror needs (Kafka 2.1+), before anything is read or written. */
@@ -186,6 +224,48 @@ export class Flow {
   }
 
   status (): FlowStatus {
-    return { name: this.config.name, partitions: this.#replicator?.status() ?? [], stepFailure: this.#replicator?.stepFailure() ?? null, jobs: this.#scheduler.status() }
+    return {
+      name: this.config.name,
+      partitions: this.#replicator?.status() ?? [],
+      stepFailure: this.#replicator?.stepFailure() ?? null,
+      jobs: this.#scheduler.status(),
+      membership: this.#membership()
+    }
   }
+
+  /** Where `status().membership` comes from (the group wiring sets it); null (no group) by default. */
+  setMembershipProvider (provider: MembershipProvider): void {
+    this.#membership = provider
+  }
+
+  /** What this instance owns now (before start: nothing). */
+  owned (): { partitions: string[], jobs: string[] } {
+    return this.#work?.owned() ?? { partitions: [], jobs: [] }
+  }
+
+  async listWork (): Promise<WorkItem[]> {
+    return await this.#started().listWork()
+  }
+
+  async assign (items: readonly WorkItem[]): Promise<void> {
+    await this.#started().assign(items)
+  }
+
+  async revoke (items: readonly WorkItem[]): Promise<void> {
+    await this.#started().revoke(items)
+  }
+
+  lose (): void {
+    this.#work?.lose()
+  }
+
+  #started (): FlowWork {
+    if (this.#work === null) throw new KmirrorError(ErrorCodes.INTERNAL, `flow ${this.config.name} was given work before it started`)
+    return this.#work
+  }
+}
+
+/** A comparable form of the source partitions of a refresh's topics. */
+function partitionsOf (topics: readonly { source: string, partitions: number }[]): string {
+  return topics.map(t => `${t.source}:${t.partitions}`).sort().join('\n')
 }

@@ -28,6 +28,12 @@ interface TargetClients {
   readonly writer: RecordWriter
 }
 
+/** One pair's heartbeat job, started and stopped where a flow's group assigns it. */
+export interface PairJob {
+  start (): void
+  stop (): Promise<void>
+}
+
 export class Heartbeats {
   readonly #pairs: readonly FlowConfig[]
   readonly #log: Logger
@@ -42,28 +48,48 @@ export class Heartbeats {
   }
 
   /**
-   * Schedules every pair's job; the first heartbeat of each is written at once. A pair whose target cannot
-   * get a client (no bootstrap.servers: validation only checks enabled flows) is logged and left out.
+   * Schedules every pair's job but those of `except` (pairs whose heartbeat job a flow's group assigns: see
+   * `pairJob`); the first heartbeat of each is written at once. A pair whose target cannot get a client (no
+   * bootstrap.servers: validation only checks enabled flows) is logged and left out.
    */
-  start (): void {
-    for (const pair of this.#pairs) {
-      const log = this.#log.child({ flow: pair.name })
-      let clients: TargetClients
-      try {
-        clients = this.#clientsFor(pair.target)
-      } catch (err) {
-        log.warn({ err }, 'no heartbeats for this pair: its target cluster has no usable client settings')
-        continue
-      }
-      const scheduler = new Scheduler(log, (job, ok) => {
-        this.#metrics.inc('jobRuns', { flow: pair.name, job })
-        if (!ok) this.#metrics.inc('jobFailures', { flow: pair.name, job })
-      })
-      const job = new HeartbeatEmitter({ pair, ...clients, log, metrics: this.#metrics }).job()
-      scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)
-      this.#schedulers.set(pair.name, scheduler)
-    }
+  start (except: ReadonlySet<string> = new Set()): void {
+    for (const pair of this.#pairs) if (!except.has(pair.name)) this.#startPair(pair)
     if (this.#schedulers.size > 0) this.#log.info({ pairs: [...this.#schedulers.keys()] }, 'heartbeats started')
+  }
+
+  /**
+   * The heartbeat job of the pair `name` as one unit of a flow's work: `start` schedules it (first heartbeat at
+   * once), `stop` ends it and waits for a run in progress (at most a grace period). Null for a pair not listed.
+   */
+  pairJob (name: string): PairJob | null {
+    const pair = this.#pairs.find(p => p.name === name)
+    if (pair === undefined) return null
+    return {
+      start: () => { if (!this.#schedulers.has(name)) this.#startPair(pair) },
+      stop: async () => {
+        const scheduler = this.#schedulers.get(name)
+        this.#schedulers.delete(name)
+        if (scheduler !== undefined) await Promise.race([scheduler.stop(), delay(STOP_GRACE_MS, undefined, { ref: false })])
+      }
+    }
+  }
+
+  #startPair (pair: FlowConfig): void {
+    const log = this.#log.child({ flow: pair.name })
+    let clients: TargetClients
+    try {
+      clients = this.#clientsFor(pair.target)
+    } catch (err) {
+      log.warn({ err }, 'no heartbeats for this pair: its target cluster has no usable client settings')
+      return
+    }
+    const scheduler = new Scheduler(log, (job, ok) => {
+      this.#metrics.inc('jobRuns', { flow: pair.name, job })
+      if (!ok) this.#metrics.inc('jobFailures', { flow: pair.name, job })
+    })
+    const job = new HeartbeatEmitter({ pair, ...clients, log, metrics: this.#metrics }).job()
+    scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)
+    this.#schedulers.set(pair.name, scheduler)
   }
 
   /** One admin client and one producer per target cluster (and per distinct client settings of it). */

@@ -19,6 +19,7 @@ interface Job {
   fn: () => Promise<void>
   timer: NodeJS.Timeout | null
   running: Promise<void> | null
+  cancelled: boolean
   runs: number
   failures: number
   consecutiveFailures: number
@@ -41,13 +42,13 @@ export class Scheduler {
   /** Runs `fn` every `intervalMs`, the first time after `firstDelayMs` (default: one interval). */
   every (name: string, intervalMs: number, fn: () => Promise<void>, firstDelayMs = intervalMs): void {
     if (this.#jobs.has(name)) throw new KmirrorError(ErrorCodes.INTERNAL, `job ${name} is already scheduled`)
-    const job: Job = { name, intervalMs, fn, timer: null, running: null, runs: 0, failures: 0, consecutiveFailures: 0, lastDurationMs: 0, lastError: null }
+    const job: Job = { name, intervalMs, fn, timer: null, running: null, cancelled: false, runs: 0, failures: 0, consecutiveFailures: 0, lastDurationMs: 0, lastError: null }
     this.#jobs.set(name, job)
     this.#schedule(job, firstDelayMs)
   }
 
   #schedule (job: Job, delayMs: number): void {
-    if (this.#stopped) return
+    if (this.#stopped || job.cancelled) return
     job.timer = setTimeout(() => { job.running = this.#run(job) }, delayMs)
     job.timer.unref()
   }
@@ -72,6 +73,24 @@ export class Scheduler {
     }
     const backoff = job.consecutiveFailures === 0 ? job.intervalMs : Math.min(job.intervalMs, 1000 * 2 ** Math.min(job.consecutiveFailures, 6))
     this.#schedule(job, backoff)
+  }
+
+  /** Whether the job `name` is scheduled (and not cancelled). */
+  has (name: string): boolean {
+    return this.#jobs.has(name)
+  }
+
+  /**
+   * Stops scheduling the job `name` and waits for its run in progress, if any; it can be scheduled again with
+   * `every` afterwards. Its runs and failures leave the status with it.
+   */
+  async cancel (name: string): Promise<void> {
+    const job = this.#jobs.get(name)
+    if (job === undefined) return
+    this.#jobs.delete(name)
+    job.cancelled = true
+    if (job.timer !== null) clearTimeout(job.timer)
+    await job.running
   }
 
   /** Stops scheduling and waits for runs in progress. */

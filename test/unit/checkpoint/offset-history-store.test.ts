@@ -87,4 +87,40 @@ describe('OffsetHistoryStore', () => {
     assert.equal(log.records.slice(-4).every(r => r.value === null), true)
     assert.deepEqual(store.history('t', 0)!.toTarget(45), { offset: 41, exact: true })
   })
+
+  it('follows the runs another instance appends for partitions it does not copy, and keeps its own partitions as they are', async () => {
+    // Given two stores on one history topic: A copies t-0, B copies t-1 (each translates what it copies)
+    const log = new TopicLog()
+    const a = new OffsetHistoryStore(flow, admin, log, log)
+    const b = new OffsetHistoryStore(flow, admin, log, log)
+    await a.load()
+    await b.load()
+    const trackerA = new OffsetSyncTracker(100)
+    const trackerB = new OffsetSyncTracker(100)
+    for (let up = 0, down = 0; up < 60; up++) {
+      if (up % 10 === 9) continue
+      trackerA.record('t\u00000', 't', 0, up, down++)
+    }
+    for (let up = 0; up < 30; up++) trackerB.record('t\u00001', 't', 1, up, up + 7)
+    trackerA.promoteDelayed()
+    trackerB.promoteDelayed()
+    await a.append(trackerA.takePending())
+    await a.checkpointExtents(new Map([[partitionKey('t', 0), 60]]))
+    await b.append(trackerB.takePending())
+    await b.checkpointExtents(new Map([[partitionKey('t', 1), 30]]))
+    // Then before following, A knows nothing of t-1
+    assert.equal(a.history('t', 1), undefined)
+    // When A follows the topic (it owns t-0 only)
+    const ownedByA = (tp: string): boolean => tp === partitionKey('t', 0)
+    await a.follow(ownedByA)
+    // Then A translates t-1 exactly as B does, and t-0 as before
+    for (let c = 0; c <= 30; c++) assert.deepEqual(a.history('t', 1)!.toTarget(c), b.history('t', 1)!.toTarget(c), `t-1 committed ${c}`)
+    assert.deepEqual(a.history('t', 1)!.toTarget(30), { offset: 37, exact: true })
+    assert.deepEqual(a.history('t', 0)!.toTarget(19), { offset: 18, exact: true })
+    // And a follow with nothing new reads nothing more and changes nothing
+    const before = log.records.length
+    await a.follow(ownedByA)
+    assert.equal(log.records.length, before)
+    assert.deepEqual(a.history('t', 1)!.toTarget(30), { offset: 37, exact: true })
+  })
 })

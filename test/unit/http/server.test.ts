@@ -15,7 +15,7 @@ describe('/status', () => {
     const failure = new Error(`authentication failed for password pw-from-a-provider, request ${JSON.stringify({ password: 'p"w\\ 2%/' })}`)
     const server = await startHttpServer({
       host: '127.0.0.1', port: 0, metrics: new PrometheusMetrics(), log: silentLogger(),
-      source: { status: () => [{ name: 'A->B', partitions: [], stepFailure: null, jobs: [] }], failure: () => failure }
+      source: { status: () => [{ name: 'A->B', partitions: [], stepFailure: null, jobs: [], membership: null }], failure: () => failure }
     })
     try {
       const address = server.address()
@@ -41,7 +41,7 @@ const failure = (error: string): FailureReport => ({
 
 describe('healthOf and statusDocument', () => {
   it('Given every partition copying, then /healthz is 200 ok and the flow lag is the sum', () => {
-    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0), partition('t', 1)], stepFailure: null, jobs: [] }]
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0), partition('t', 1)], stepFailure: null, jobs: [], membership: null }]
     assert.deepEqual(healthOf(flows, undefined), { status: 200, summary: 'ok' })
     const doc = statusDocument(flows, undefined) as { healthy: boolean, flows: { lagRecords: number | null, lagUnknownPartitions: number }[] }
     assert.equal(doc.healthy, true)
@@ -49,7 +49,7 @@ describe('healthOf and statusDocument', () => {
   })
 
   it('Given a failing partition, then /healthz is 503 degraded naming it, its lag and the flow lag are unknown, never 0', () => {
-    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0), partition('t', 1, { failure: failure('TOPIC_AUTHORIZATION_FAILED') })], stepFailure: null, jobs: [] }]
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0), partition('t', 1, { failure: failure('TOPIC_AUTHORIZATION_FAILED') })], stepFailure: null, jobs: [], membership: null }]
     assert.deepEqual(healthOf(flows, undefined), { status: 503, summary: 'degraded: 1 partition(s) failing in A->B (TOPIC_AUTHORIZATION_FAILED)' })
     const doc = statusDocument(flows, undefined) as { healthy: boolean, flows: { lagRecords: number | null, lagUnknownPartitions: number, failingPartitions: number, partitions: { lagRecords: number | null }[] }[] }
     assert.equal(doc.healthy, false)
@@ -61,7 +61,7 @@ describe('healthOf and statusDocument', () => {
 
   it('Given a flow whose steps failed three times in a row, then /healthz is degraded; once stopped, failed', () => {
     const stepFailure = { code: 'KMIRROR_ERR_AUTHENTICATION', message: 'refused', since: '2026-01-01T00:00:00.000Z', attempts: 3 }
-    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0)], stepFailure, jobs: [] }]
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0)], stepFailure, jobs: [], membership: null }]
     assert.deepEqual(healthOf(flows, undefined), { status: 503, summary: 'degraded: A->B cannot copy (KMIRROR_ERR_AUTHENTICATION, 3 attempts since 2026-01-01T00:00:00.000Z)' })
     assert.deepEqual(healthOf([{ ...flows[0]!, stepFailure: { ...stepFailure, attempts: 2 } }], undefined), { status: 200, summary: 'ok' })
     assert.deepEqual(healthOf(flows, new Error('stopped')), { status: 503, summary: 'failed' })
@@ -69,7 +69,7 @@ describe('healthOf and statusDocument', () => {
 
   it('Given a topic with a partition of unknown lag, then its lag gauge is NaN, not 0, and the unknown partitions are counted', async () => {
     const metrics = new PrometheusMetrics()
-    updateLagGauges(metrics, [{ name: 'A->B', partitions: [partition('t', 0), partition('t', 1, { highWatermark: -1 }), partition('u', 0)], stepFailure: null, jobs: [] }])
+    updateLagGauges(metrics, [{ name: 'A->B', partitions: [partition('t', 0), partition('t', 1, { highWatermark: -1 }), partition('u', 0)], stepFailure: null, jobs: [], membership: null }])
     const text = await metrics.render()
     // prom-client writes NaN as "Nan"; Prometheus parses either (ParseFloat is case-insensitive)
     assert.match(text, /kmirror_replication_lag_records\{flow="A->B",topic="t"\} NaN/i)

@@ -54,6 +54,36 @@ describe('Scheduler', () => {
     assert.deepEqual(scheduler.status(), [{ name: 'refresh', runs: 4, failures: 0, lastDurationMs: 0, lastError: null }])
   })
 
+  it('cancels one job: waits for its run in progress, runs it no more, leaves the others, and can schedule it again', async () => {
+    // Given two jobs every 1000 ms, the first one in a run that has not ended
+    scheduler = new Scheduler(memoryLogger().log)
+    const gate = deferred()
+    let slowCalls = 0
+    scheduler.every('slow', 1000, async () => { slowCalls++; await gate.promise })
+    const other = recordingJob()
+    scheduler.every('other', 1000, other.fn)
+    mock.timers.tick(1000)
+    await settle()
+    // When the first is cancelled, Then the cancel waits for its run
+    let cancelled = false
+    const cancelling = scheduler.cancel('slow').then(() => { cancelled = true })
+    await settle()
+    assert.equal(cancelled, false)
+    gate.resolve()
+    await cancelling
+    // And it runs no more and leaves the status, while the other keeps running
+    await advance(3000)
+    assert.equal(slowCalls, 1)
+    assert.equal(scheduler.has('slow'), false)
+    assert.deepEqual(scheduler.status().map(j => j.name), ['other'])
+    assert.deepEqual(other.calls, [1000, 2000, 3000, 4000])
+    // When it is scheduled again, Then it runs again
+    scheduler.every('slow', 1000, async () => { slowCalls++ }, 0)
+    mock.timers.tick(0)
+    await settle()
+    assert.equal(slowCalls, 2)
+  })
+
   it('runs a job first after the given first delay, 0 meaning at once', async () => {
     scheduler = new Scheduler(memoryLogger().log)
     const job = recordingJob()

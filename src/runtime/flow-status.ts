@@ -1,0 +1,39 @@
+/**
+ * What a running flow reports (`/status`, the progress log lines): its partitions, the failure of its data path,
+ * its jobs, and, when it shares its work with other instances through its group, the group's members.
+ */
+import type { PartitionStatus, StepFailure } from '../replication/flow-replicator.ts'
+import type { JobStatus } from './scheduler.ts'
+
+export interface FlowStatus {
+  readonly name: string
+  readonly partitions: readonly PartitionStatus[]
+  /** The failure of the whole data path while it lasts (every partition waits), else null. */
+  readonly stepFailure: StepFailure | null
+  readonly jobs: readonly JobStatus[]
+  /** The flow's group as this instance last saw it; null when the flow runs alone (no group). */
+  readonly membership: MembershipStatus | null
+}
+
+export interface MembershipStatus {
+  /** The group id on the flow's target cluster. */
+  readonly group: string
+  readonly generation: number
+  /** The leader's member name. */
+  readonly leader: string
+  /** This instance's member name. */
+  readonly self: string
+  readonly members: readonly MemberStatus[]
+}
+
+export interface MemberStatus {
+  /** `host:pid:startTime`. */
+  readonly name: string
+  /** How many source partitions the member owns. */
+  readonly partitions: number
+  /** The jobs it owns, by name. */
+  readonly jobs: readonly string[]
+}
+
+/** Supplies the membership of a flow's group when status is asked (set by the group wiring); null without a group. */
+export type MembershipProvider = () => MembershipStatus | null

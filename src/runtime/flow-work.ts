@@ -1,0 +1,178 @@
+/**
+ * The work of one flow and which of it this instance owns: source partitions (the data path copies them) and
+ * periodic jobs (the scheduler runs them). Alone (no group), a flow owns everything from its start. In a group,
+ * it owns what the group assigned, and the group revokes or loses it again (`WorkOwner`).
+ *
+ * Invariants:
+ * - A partition is written only while owned: `revoke` resolves after its in-flight writes ended and its offset
+ *   syncs, history and position are stored; `lose` stops it at once and stores nothing.
+ * - A newly assigned partition resumes from the progress stored on the target read again at assignment (another
+ *   instance may have copied it since this one started), with its offset history read again too.
+ * - The offset history of partitions this instance does not own follows the history topic (`followHistory`),
+ *   so checkpoints and group offset syncs translate every partition exactly, whoever copies it.
+ * - A job runs only while owned; `revoke` waits for its run in progress.
+ */
+import type { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
+import type { WorkOwner } from '../cluster/work-owner.ts'
+import type { WorkItem } from '../cluster/work.ts'
+import type { FlowConfig } from '../config/types.ts'
+import type { AdminClient } from '../kafka/admin-client.ts'
+import type { Logger } from '../logger.ts'
+import { createTopicSelector } from '../metadata/topic-state.ts'
+import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+import type { FlowReplicator, PartitionRef } from '../replication/flow-replicator.ts'
+import type { ProgressStore } from '../replication/progress-store.ts'
+import { partitionKey } from '../topic-partition.ts'
+import type { PairJob } from './heartbeats.ts'
+import { JobNames, type FlowJob } from './job-registry.ts'
+import type { Scheduler } from './scheduler.ts'
+
+/** Alone, a flow owns all its work from its start; in a group, only what is assigned to it. */
+export const Ownerships = { ALL: 'all', ASSIGNED: 'assigned' } as const
+export type Ownership = (typeof Ownerships)[keyof typeof Ownerships]
+
+export interface FlowWorkParts {
+  readonly config: FlowConfig
+  readonly policy: ReplicationPolicy
+  readonly sourceAdmin: Pick<AdminClient, 'describeAllTopics'>
+  readonly replicator: FlowReplicator
+  readonly progress: Pick<ProgressStore, 'load'>
+  readonly history: Pick<OffsetHistoryStore, 'follow'>
+  readonly scheduler: Scheduler
+  readonly jobs: readonly FlowJob[]
+  /** The pair's heartbeat job, when it is part of this flow's work. */
+  readonly heartbeats: PairJob | null
+  readonly log: Logger
+}
+
+export class FlowWork implements WorkOwner {
+  readonly #parts: FlowWorkParts
+  readonly #ownership: Ownership
+  readonly #partitions = new Set<string>()
+  readonly #jobs = new Set<string>()
+
+  constructor (parts: FlowWorkParts, ownership: Ownership) {
+    this.#parts = parts
+    this.#ownership = ownership
+  }
+
+  get ownership (): Ownership {
+    return this.#ownership
+  }
+
+  /** Whether this instance copies the partition `partitionKey(topic, partition)`. */
+  ownsPartition (tp: string): boolean {
+    return this.#ownership === Ownerships.ALL || this.#partitions.has(tp)
+  }
+
+  /** Alone: schedules every periodic job, as a flow always did (the topic refresh of the start ran already). */
+  startAllJobs (): void {
+    for (const job of this.#parts.jobs) {
+      if (job.periodic) this.#parts.scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)
+    }
+  }
+
+  /** The offset history of partitions this instance does not copy, read again (before each translation round). */
+  async followHistory (): Promise<void> {
+    if (this.#ownership === Ownerships.ASSIGNED) await this.#parts.history.follow(tp => this.#partitions.has(tp))
+  }
+
+  async listWork (): Promise<WorkItem[]> {
+    const { config, policy, sourceAdmin, jobs, heartbeats } = this.#parts
+    const replicated = createTopicSelector(config, policy)
+    const topics = [...(await sourceAdmin.describeAllTopics()).values()].filter(t => replicated(t.name)).sort((a, b) => a.name.localeCompare(b.name))
+    const items: WorkItem[] = []
+    for (const t of topics) for (let partition = 0; partition < t.partitions; partition++) items.push({ kind: 'partition', topic: t.name, partition })
+    for (const job of jobs) items.push({ kind: 'job', job: job.name })
+    if (heartbeats !== null) items.push({ kind: 'job', job: JobNames.EMIT_HEARTBEATS })
+    return items
+  }
+
+  async assign (items: readonly WorkItem[]): Promise<void> {
+    const { jobs, partitions } = split(items)
+    // The topic refresh first: it creates the remote topics the partitions are written to.
+    if (jobs.includes(JobNames.REFRESH_TOPICS)) await this.#runOnce(JobNames.REFRESH_TOPICS)
+    if (partitions.length > 0) await this.#addPartitions(partitions)
+    for (const name of jobs) this.#startJob(name)
+    this.#parts.log.info({ partitions: partitions.length, jobs }, 'work assigned')
+  }
+
+  async #addPartitions (partitions: readonly { topic: string, partition: number }[]): Promise<void> {
+    const { config, policy, progress, history, replicator } = this.#parts
+    const fresh = partitions.filter(p => !this.#partitions.has(partitionKey(p.topic, p.partition)))
+    if (fresh.length === 0) return
+    // Read again now: the instance that owned them before stored their progress and history when it let go.
+    const [stored] = await Promise.all([progress.load({ readOnly: true }), history.follow(tp => this.#partitions.has(tp))])
+    for (const p of fresh) this.#partitions.add(partitionKey(p.topic, p.partition))
+    const refs: PartitionRef[] = fresh.map(p => ({ ...p, remoteTopic: policy.formatRemoteTopic(config.source.alias, p.topic) }))
+    await replicator.addPartitions(refs, stored)
+  }
+
+  async #runOnce (name: string): Promise<void> {
+    const job = this.#parts.jobs.find(j => j.name === name)
+    if (job === undefined) return
+    try {
+      await job.run()
+    } catch (err) {
+      this.#parts.log.warn({ err, job: name }, 'job failed; it will run again')
+    }
+  }
+
+  #startJob (name: string): void {
+    if (this.#jobs.has(name)) return
+    this.#jobs.add(name)
+    if (name === JobNames.EMIT_HEARTBEATS) {
+      this.#parts.heartbeats?.start()
+      return
+    }
+    const job = this.#parts.jobs.find(j => j.name === name)
+    if (job === undefined) {
+      this.#parts.log.warn({ job: name }, 'assigned a job this flow does not run (another kmirror version, or another configuration?): ignored')
+      return
+    }
+    if (job.periodic && !this.#parts.scheduler.has(name)) this.#parts.scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)
+  }
+
+  async revoke (items: readonly WorkItem[]): Promise<void> {
+    const { jobs, partitions } = split(items)
+    await Promise.all([
+      this.#parts.replicator.releasePartitions(partitions).then(() => {
+        for (const p of partitions) this.#partitions.delete(partitionKey(p.topic, p.partition))
+      }),
+      ...jobs.map(name => this.#stopJob(name))
+    ])
+    this.#parts.log.info({ partitions: partitions.length, jobs }, 'work revoked: progress stored')
+  }
+
+  async #stopJob (name: string): Promise<void> {
+    if (!this.#jobs.delete(name)) return
+    if (name === JobNames.EMIT_HEARTBEATS) await this.#parts.heartbeats?.stop()
+    else await this.#parts.scheduler.cancel(name)
+  }
+
+  lose (): void {
+    this.#parts.replicator.loseAll()
+    const partitions = this.#partitions.size
+    this.#partitions.clear()
+    const jobs = [...this.#jobs]
+    for (const name of jobs) {
+      this.#stopJob(name).catch(err => this.#parts.log.warn({ err, job: name }, 'cannot stop a job of a lost membership'))
+    }
+    this.#parts.log.warn({ partitions, jobs }, 'membership lost: every partition and job of this flow stopped at once, nothing stored')
+  }
+
+  /** What this instance owns: partition count and job names (its member metadata, and status). */
+  owned (): { partitions: string[], jobs: string[] } {
+    return { partitions: [...this.#partitions], jobs: [...this.#jobs] }
+  }
+}
+
+function split (items: readonly WorkItem[]): { jobs: string[], partitions: { topic: string, partition: number }[] } {
+  const jobs: string[] = []
+  const partitions: { topic: string, partition: number }[] = []
+  for (const item of items) {
+    if (item.kind === 'job') jobs.push(item.job)
+    else partitions.push({ topic: item.topic, partition: item.partition })
+  }
+  return { jobs, partitions }
+}

@@ -1,0 +1,70 @@
+/**
+ * Every periodic job of a flow, in one list: their names (the work items a flow's group assigns, and the `job`
+ * label of logs and metrics) and which of them a flow runs with its configuration. A job runs on the flow's
+ * scheduler, isolated: a failure is logged, counted and retried with back-off, and never stops replication.
+ * To add a job: name it in `JobNames`, build it (in its own module, from the `FlowContext`), list it here.
+ */
+import { createAclSyncJobs } from '../metadata/acl-sync.ts'
+import type { FlowContext, MetadataJob } from '../metadata/flow-context.ts'
+import { createTopicConfigSyncJobs } from '../metadata/topic-config-sync.ts'
+
+/** The names as the scheduler, logs and metrics have always shown them (MM2's task names differ). */
+export const JobNames = {
+  REFRESH_TOPICS: 'refresh-topics',
+  SYNC_TOPIC_CONFIGS: 'sync-topic-configs',
+  SYNC_TOPIC_ACLS: 'sync-acls',
+  EMIT_CHECKPOINTS: 'emit-checkpoints',
+  TRIM_OFFSET_HISTORY: 'trim-offset-history',
+  SYNC_GROUP_OFFSETS: 'sync-group-offsets',
+  EMIT_HEARTBEATS: 'heartbeats'
+} as const
+export type JobName = (typeof JobNames)[keyof typeof JobNames]
+
+/** Every job name, in the order a flow schedules its jobs. */
+export const JOB_NAMES: readonly JobName[] = Object.values(JobNames)
+
+/** How often runs below the source log start are removed from the offset history. */
+export const HISTORY_TRIM_INTERVAL_MS = 5 * 60 * 1000
+
+export interface FlowJob extends MetadataJob {
+  readonly name: JobName
+  /**
+   * False for the topic refresh when `refresh.topics.enabled` is off (or its interval is not positive): it still
+   * runs once where it is assigned (it creates the remote topics), and never again.
+   */
+  readonly periodic: boolean
+}
+
+/** The runs of the jobs the flow itself builds (the others come from `FlowContext`). */
+export interface FlowJobRuns {
+  readonly refreshTopics: () => Promise<void>
+  readonly emitCheckpoints: () => Promise<void>
+  readonly trimOffsetHistory: () => Promise<void>
+  readonly syncGroupOffsets: () => Promise<void>
+}
+
+/**
+ * The flow's jobs that its configuration enables, in scheduling order. The topic refresh is always listed (see
+ * `periodic`); its first periodic run comes one interval after the refresh of the start. Heartbeats are the
+ * pair's (runtime/heartbeats.ts): named here, run by their own emitter.
+ */
+export function flowJobs (context: FlowContext, runs: FlowJobRuns): FlowJob[] {
+  const { flow } = context
+  const jobs: FlowJob[] = []
+  const refreshMs = flow.refreshTopicsEnabled && flow.refreshTopicsIntervalSeconds > 0 ? flow.refreshTopicsIntervalSeconds * 1000 : 0
+  jobs.push({ name: JobNames.REFRESH_TOPICS, intervalMs: refreshMs, firstDelayMs: refreshMs, run: runs.refreshTopics, periodic: refreshMs > 0 })
+  for (const job of [...createTopicConfigSyncJobs(context), ...createAclSyncJobs(context)]) jobs.push({ ...job, name: job.name as JobName, periodic: true })
+  if (flow.emitCheckpointsEnabled && flow.emitCheckpointsIntervalSeconds > 0) {
+    jobs.push(periodicJob(JobNames.EMIT_CHECKPOINTS, flow.emitCheckpointsIntervalSeconds * 1000, runs.emitCheckpoints))
+  }
+  // Bounded history: runs entirely below the source's log start can never be asked for again.
+  jobs.push(periodicJob(JobNames.TRIM_OFFSET_HISTORY, HISTORY_TRIM_INTERVAL_MS, runs.trimOffsetHistory))
+  if (flow.syncGroupOffsetsEnabled && flow.syncGroupOffsetsIntervalSeconds > 0) {
+    jobs.push(periodicJob(JobNames.SYNC_GROUP_OFFSETS, flow.syncGroupOffsetsIntervalSeconds * 1000, runs.syncGroupOffsets))
+  }
+  return jobs
+}
+
+function periodicJob (name: JobName, intervalMs: number, run: () => Promise<void>): FlowJob {
+  return { name, intervalMs, firstDelayMs: intervalMs, run, periodic: true }
+}
