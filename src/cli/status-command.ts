@@ -4,7 +4,8 @@
  * could be read at all.
  */
 import { ExitCodes } from '../errors.ts'
-import { readFlowStatus, type FlowReplicationStatus } from '../runtime/status.ts'
+import type { MembershipStatus } from '../runtime/flow-status.ts'
+import { readFlowStatus, type FlowReplicationStatus, type MembershipReader } from '../runtime/status.ts'
 import { writeJson } from '../redactor.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
 
@@ -13,11 +14,11 @@ export interface StatusOptions {
   readonly json: boolean
 }
 
-export async function statusCommand (file: string, options: StatusOptions): Promise<number> {
+export async function statusCommand (file: string, options: StatusOptions, readMembership?: MembershipReader): Promise<number> {
   const input = loadInput(() => loadSelectedFlows(file, options.clusters).flows)
   if (!input.ok) return input.exitCode
   const flows = input.value
-  const statuses = await Promise.all(flows.map(async flow => await readFlowStatus(flow)))
+  const statuses = await Promise.all(flows.map(async flow => await readFlowStatus(flow, Date.now, readMembership)))
   for (const s of statuses) if (s.error !== undefined) process.stderr.write(`kmirror: flow ${s.flow}: ${s.error}\n`)
   if (options.json) writeJson(process.stdout, { flows: statuses })
   else process.stdout.write(statuses.map(renderStatus).join('\n'))
@@ -28,7 +29,8 @@ const show = (n: number | null): string => n === null ? '?' : String(n)
 
 export function renderStatus (status: FlowReplicationStatus): string {
   if (!status.targetReachable) return `flow ${status.flow}: unknown (${status.error ?? 'the target could not be read'})\n`
-  const head = `flow ${status.flow}${status.sourceReachable ? '' : ': source unreachable, showing what the target knows (? = unknown)'}`
+  const head = `flow ${status.flow}${status.sourceReachable ? '' : ': source unreachable, showing what the target knows (? = unknown)'}` +
+    (status.membership === undefined ? '' : `\n${renderMembership(status.membership)}`)
   if (status.partitions.length === 0) return `${head}\n  nothing replicated yet\n`
   const header = ['TOPIC', 'PARTITION', 'LAST REPLICATED', 'TARGET TOPIC', 'TARGET OFFSET', 'SOURCE END', 'LAG RECORDS', 'LAG SECONDS']
   const rows = status.partitions.map(p => [
@@ -36,7 +38,20 @@ export function renderStatus (status: FlowReplicationStatus): string {
     p.targetOffset === null ? `unknown: ${p.targetOffsetUnknown ?? ''}` : String(p.targetOffset),
     show(p.sourceLogEnd), show(p.lagRecords), show(p.lagSeconds)
   ])
+  return `${[head, ...table(header, rows)].join('\n')}\n`
+}
+
+function table (header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map(r => r[i]!.length)))
   const render = (cells: string[]): string => `  ${cells.map((c, i) => c.padEnd(widths[i]!)).join('  ')}`.trimEnd()
-  return `${[head, render(header), ...rows.map(render)].join('\n')}\n`
+  return [render(header), ...rows.map(render)]
+}
+
+/** The flow's group: its generation and leader, then one line per member with what it owns. */
+export function renderMembership (m: MembershipStatus): string {
+  const rows = m.members.map(member => [
+    `${member.name}${member.name === m.leader ? ' (leader)' : ''}${member.name === m.self ? ' (this instance)' : ''}`,
+    String(member.partitions), member.jobs.length === 0 ? '-' : member.jobs.join(',')
+  ])
+  return [`  group ${m.group}, generation ${m.generation}, ${m.members.length} member(s)`, ...table(['MEMBER', 'PARTITIONS', 'JOBS'], rows)].join('\n')
 }

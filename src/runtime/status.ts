@@ -13,6 +13,7 @@ import { shouldReplicateTopic } from '../policy/should-replicate.ts'
 import { createTopicFilter } from '../policy/topic-filter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
 import type { Translation } from '../checkpoint/offset-history.ts'
+import type { MembershipStatus } from './flow-status.ts'
 
 export interface PartitionReplicationStatus {
   readonly topic: string
@@ -38,7 +39,12 @@ export interface FlowReplicationStatus {
   readonly sourceReachable: boolean
   readonly error?: string
   readonly partitions: readonly PartitionReplicationStatus[]
+  /** The members of the flow's group and what each owns; absent when the flow has no group (one instance). */
+  readonly membership?: MembershipStatus
 }
+
+/** Reads the members of a flow's group on its target (set by the group wiring); null when it has none. */
+export type MembershipReader = (flow: FlowConfig) => Promise<MembershipStatus | null>
 
 /** Records not yet copied: from the next offset to read up to the log end. */
 export function lagInRecords (lastReplicatedOffset: number, sourceLogEnd: number): number {
@@ -136,7 +142,7 @@ function messageOf (err: unknown): string {
 }
 
 /** The replication status of one flow. Never throws: what could not be read is reported in the result. */
-export async function readFlowStatus (flow: FlowConfig, now: () => number = Date.now): Promise<FlowReplicationStatus> {
+export async function readFlowStatus (flow: FlowConfig, now: () => number = Date.now, readMembership?: MembershipReader): Promise<FlowReplicationStatus> {
   let target: TargetView
   try {
     target = await readTarget(flow)
@@ -169,5 +175,9 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
       lagSeconds: source === null || logEnd === null ? null : lagInSeconds(source.oldestPending.get(tp) ?? null, at)
     }
   }).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
-  return { flow: flow.name, targetReachable: true, sourceReachable: source !== null || target.positions.size === 0, ...(error === undefined ? {} : { error }), partitions }
+  const membership = readMembership === undefined ? null : await readMembership(flow).catch(() => null)
+  return {
+    flow: flow.name, targetReachable: true, sourceReachable: source !== null || target.positions.size === 0, ...(error === undefined ? {} : { error }), partitions,
+    ...(membership === null ? {} : { membership })
+  }
 }

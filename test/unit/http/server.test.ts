@@ -46,6 +46,15 @@ describe('healthOf and statusDocument', () => {
     const doc = statusDocument(flows, undefined) as { healthy: boolean, flows: { lagRecords: number | null, lagUnknownPartitions: number }[] }
     assert.equal(doc.healthy, true)
     assert.equal(doc.flows[0]!.lagRecords, 10)
+    // Without a group, /status shows no membership at all (as before groups existed)
+    assert.equal('membership' in (doc.flows[0] as object), false)
+  })
+
+  it('Given a flow in a group, then /status shows its members and what each owns', () => {
+    const membership = { group: 'kmirror-A-B', generation: 3, leader: 'h1:1:1', self: 'h1:1:1', members: [{ name: 'h1:1:1', partitions: 2, jobs: ['refresh-topics'] }] }
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0)], stepFailure: null, jobs: [], membership }]
+    const doc = statusDocument(flows, undefined) as { flows: { membership: unknown }[] }
+    assert.deepEqual(doc.flows[0]!.membership, membership)
   })
 
   it('Given a failing partition, then /healthz is 503 degraded naming it, its lag and the flow lag are unknown, never 0', () => {

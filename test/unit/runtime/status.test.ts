@@ -33,4 +33,19 @@ describe('renderStatus', () => {
     assert.match(text, /^flow A->B: source unreachable/)
     assert.match(text, /orders\s+0\s+9\s+A\.orders\s+unknown: no offset history for this partition\s+\?\s+\?\s+\?$/m)
   })
+
+  it('shows the members of the flow\'s group and what each owns when it has one, and nothing of it otherwise', () => {
+    const base = { flow: 'A->B', targetReachable: true, sourceReachable: true, partitions: [] }
+    assert.equal(renderStatus(base), 'flow A->B\n  nothing replicated yet\n')
+    const text = renderStatus({
+      ...base,
+      membership: {
+        group: 'kmirror-A-B', generation: 7, leader: 'h1:10:1', self: '',
+        members: [{ name: 'h1:10:1', partitions: 5, jobs: ['refresh-topics', 'emit-checkpoints'] }, { name: 'h2:20:2', partitions: 4, jobs: [] }]
+      }
+    })
+    assert.match(text, /^flow A->B\n {2}group kmirror-A-B, generation 7, 2 member\(s\)\n/)
+    assert.match(text, /^ {2}h1:10:1 \(leader\)\s+5\s+refresh-topics,emit-checkpoints$/m)
+    assert.match(text, /^ {2}h2:20:2\s+4\s+-$/m)
+  })
 })
