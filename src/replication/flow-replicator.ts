@@ -56,8 +56,8 @@ export class FlowReplicator {
   #failures = 0
   readonly #steps: StepFailures
   readonly #failing: PartitionFailures
-  /** Released partitions whose progress is being stored (their `releasePartitions` waits for it). */
-  readonly #storing = new Set<Promise<void>>()
+  /** How many times the membership was lost: a release under way when it is stops retrying. */
+  #losses = 0
   #looping = false
   #rounds = 0
   /** When the last fetch-and-write round completed with an answer (health: a flow that stops completing them is stalled). */
@@ -120,13 +120,7 @@ export class FlowReplicator {
     if (keys.size === 0) return
     let released: PartitionState[] = []
     await this.#change<PartitionState[]>(done => ({ kind: 'release', keys, done }), r => { released = r })
-    const storing = this.#storeReleased(released)
-    this.#storing.add(storing)
-    try {
-      await storing
-    } finally {
-      this.#storing.delete(storing)
-    }
+    await this.#storeReleased(released)
   }
 
   /**
@@ -134,6 +128,7 @@ export class FlowReplicator {
    * nothing of it is stored any more (positions, offset syncs): another instance may own it already.
    */
   loseAll (): void {
+    this.#losses++
     for (const state of this.#partitions.values()) {
       state.lost = true
       this.#tracker.reset(partitionKey(state.topic, state.partition))
@@ -175,12 +170,16 @@ export class FlowReplicator {
   async #storeReleased (released: readonly PartitionState[]): Promise<void> {
     if (released.length === 0) return
     const positions = new Map(released.map(p => [partitionKey(p.topic, p.partition), { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 }]))
+    const losses = this.#losses
     for (let attempt = 1; ; attempt++) {
       try {
         await this.#flushSyncs()
         await this.#deps.progress.commit(positions)
         break
       } catch (err) {
+        // Stopping: the revoke fails (the flow's stop stores what it still owns); lost: nothing is stored any more.
+        if (this.#stopping) throw err
+        if (this.#losses !== losses) return
         this.#deps.log.warn({ err, partitions: positions.size, attempt }, 'cannot store the progress of revoked partitions; retrying')
         await delay(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)))
       }

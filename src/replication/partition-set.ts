@@ -152,7 +152,7 @@ export class PartitionSet {
           const released: PartitionState[] = []
           for (const key of change.keys) {
             const p = this.#partitions.get(key)
-            if (p === undefined || !p.releasing) continue
+            if (p === undefined || !p.releasing || p.lost) continue
             this.#partitions.delete(key)
             released.push(p)
           }
