@@ -68,12 +68,13 @@ test('partitions and jobs move between two flows: clean revokes lose and repeat 
     source: 'source',
     target: 'target',
     extra: [`A->B.topics = ${prefix}-.*`, `A->B.groups = ${group}`, 'emit.checkpoints.interval.seconds = 1', 'B.offset.flush.interval.ms = 200',
-      'emit.heartbeats.enabled = false', 'sync.topic.acls.enabled = false', 'sync.topic.configs.enabled = false']
+      'emit.heartbeats.enabled = false', 'sync.topic.acls.enabled = false', 'sync.topic.configs.enabled = false', 'refresh.topics.interval.seconds = 1']
   }))
   const config = findFlow(loadConfig(file), 'A', 'B')
   const [logA, logB] = [memoryLogger('info'), memoryLogger('info')]
-  const a = new Flow(config, logA.log)
-  const b = new Flow(config, logB.log)
+  const workChanged = { a: 0, b: 0 }
+  const a = new Flow(config, logA.log, undefined, { onWorkChanged: () => { workChanged.a++ } })
+  const b = new Flow(config, logB.log, undefined, { onWorkChanged: () => { workChanged.b++ } })
   t.after(async () => { await Promise.allSettled([a.stop(), b.stop()]) })
   await Promise.all([a.start({ owned: 'assigned' }), b.start({ owned: 'assigned' })])
   assert.deepEqual(a.status().partitions, [])
@@ -95,6 +96,12 @@ test('partitions and jobs move between two flows: clean revokes lose and repeat 
   }, { timeoutMs: 30_000, message: 'A copies every partition' })
   await waitFor(() => jobRuns(a, 'emit-checkpoints') >= 1, { timeoutMs: 10_000, message: 'A emits checkpoints' })
   assert.equal(b.status().jobs.length, 0)
+  // When a topic is created on the source, Then the topic refresh (A's) tells the group; B's flow says nothing
+  assert.deepEqual(workChanged, { a: 0, b: 0 })
+  await createTopic('source', `${prefix}-c`, { partitions: 2, t })
+  await waitFor(() => workChanged.a === 1, { timeoutMs: 15_000, message: 'the refresh tells the group that the work changed' })
+  assert.deepEqual((await b.listWork()).filter(w => w.kind === 'partition' && w.topic === `${prefix}-c`).length, 2)
+  assert.equal(workChanged.b, 0)
 
   // When half the partitions (2 and 3 of each topic) and the checkpoints are revoked from A, then assigned to B
   const moved = partitions.filter(p => p.partition >= 2)

@@ -1,0 +1,78 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { OffsetHistoryStore } from '../../../src/checkpoint/offset-history-store.ts'
+import { parseConfig } from '../../../src/config/load.ts'
+import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
+import type { FlowReplicator, PartitionRef } from '../../../src/replication/flow-replicator.ts'
+import { FlowWork } from '../../../src/runtime/flow-work.ts'
+import type { FlowJob } from '../../../src/runtime/job-registry.ts'
+import { Scheduler } from '../../../src/runtime/scheduler.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
+import { memoryLogger } from '../../fakes/memory-logger.ts'
+
+const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true', 'A->B.topics = orders.*'].join('\n'), 'mm2.properties')
+  .flows.find(f => f.name === 'A->B')!
+
+/** FlowWork over recording fakes: what it asked of the data path, the stores and the heartbeats, in order. */
+function setup (options: { heartbeats?: boolean } = {}) {
+  const calls: string[] = []
+  const replicator = {
+    addPartitions: async (refs: readonly PartitionRef[], stored: ReadonlyMap<string, number>) => { calls.push(`add ${refs.map(r => `${r.topic}-${r.partition}>${r.remoteTopic}@${stored.get(partitionKey(r.topic, r.partition)) ?? '-'}`).join(',')}`) },
+    releasePartitions: async (ps: readonly { topic: string, partition: number }[]) => { calls.push(`release ${ps.map(p => `${p.topic}-${p.partition}`).join(',')}`) },
+    loseAll: () => { calls.push('lose') }
+  } as unknown as FlowReplicator
+  let ownedAtFollow: ((tp: string) => boolean) | null = null
+  const history = { follow: async (owned: (tp: string) => boolean) => { ownedAtFollow = owned; calls.push(`follow ${owned(partitionKey('orders', 0))}`) } } as unknown as OffsetHistoryStore
+  const progress = { load: async () => { calls.push('progress'); return new Map([[partitionKey('orders', 0), 41]]) } }
+  const sourceAdmin = {
+    describeAllTopics: async () => new Map([
+      ['orders', { name: 'orders', id: 'x', partitions: 2 }], ['other', { name: 'other', id: 'y', partitions: 3 }],
+      ['orders-eu', { name: 'orders-eu', id: 'z', partitions: 1 }], ['mm2-offsets.A.internal', { name: 'mm2-offsets.A.internal', id: 'w', partitions: 25 }]
+    ])
+  }
+  const scheduler = new Scheduler(memoryLogger().log)
+  const job = (name: FlowJob['name'], periodic = true): FlowJob => ({ name, intervalMs: 60_000, firstDelayMs: 60_000, periodic, run: async () => { calls.push(`run ${name}`) } })
+  const jobs = [job('refresh-topics'), job('emit-checkpoints')]
+  const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async () => { calls.push('heartbeats stop') } } : null
+  const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, log: memoryLogger().log }, 'assigned')
+  return { work, calls, scheduler, owned: () => ownedAtFollow }
+}
+
+describe('FlowWork', () => {
+  it('lists the partitions of the replicated source topics (the flow\'s filter; internal topics left out) and every job', async () => {
+    const { work } = setup({ heartbeats: true })
+    assert.deepEqual(await work.listWork(), [
+      { kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'partition', topic: 'orders-eu', partition: 0 },
+      { kind: 'job', job: 'refresh-topics' }, { kind: 'job', job: 'emit-checkpoints' }, { kind: 'job', job: 'heartbeats' }
+    ])
+  })
+
+  it('on assignment runs the topic refresh first, reads progress and history again, then adds the partitions; jobs start on the scheduler', async () => {
+    const { work, calls, scheduler } = setup({ heartbeats: true })
+    assert.equal(work.ownsPartition(partitionKey('orders', 0)), false)
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'job', job: 'refresh-topics' }, { kind: 'job', job: 'emit-checkpoints' }, { kind: 'job', job: 'heartbeats' }])
+    // The history is followed while the new partition is not owned yet, so it is rebuilt from what its last owner wrote
+    assert.deepEqual(calls, ['run refresh-topics', 'progress', 'follow false', 'add orders-0>A.orders@41', 'heartbeats start'])
+    assert.equal(work.ownsPartition(partitionKey('orders', 0)), true)
+    assert.deepEqual(scheduler.status().map(j => j.name), ['refresh-topics', 'emit-checkpoints'])
+    assert.deepEqual(work.owned(), { partitions: [partitionKey('orders', 0)], jobs: ['refresh-topics', 'emit-checkpoints', 'heartbeats'] })
+    await scheduler.stop()
+  })
+
+  it('on revoke releases the partitions (stored) before letting go of them, and cancels the jobs; lose drops everything at once', async () => {
+    const { work, calls, scheduler } = setup({ heartbeats: true })
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'job', job: 'emit-checkpoints' }, { kind: 'job', job: 'heartbeats' }])
+    calls.length = 0
+    await work.revoke([{ kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'job', job: 'emit-checkpoints' }])
+    assert.deepEqual(calls, ['release orders-1'])
+    assert.deepEqual(work.owned(), { partitions: [partitionKey('orders', 0)], jobs: ['heartbeats'] })
+    assert.equal(scheduler.has('emit-checkpoints'), false)
+    // The history of the partition given away is followed from now on
+    await work.followHistory()
+    assert.deepEqual(calls.slice(-1), ['follow true'])
+    work.lose()
+    await scheduler.stop()
+    assert.deepEqual(calls.slice(-2), ['lose', 'heartbeats stop'])
+    assert.deepEqual(work.owned(), { partitions: [], jobs: [] })
+  })
+})
