@@ -58,6 +58,11 @@ export interface RecordWriterOptions {
   readonly maxChunkBytes: number
   /** Names the cluster in messages ("cluster B") and its alias in hints; the client id when not given. */
   readonly cluster?: ClusterContext
+  /**
+   * Asked synchronously right before each produce request: a reason (this instance's group lease ran out) sends
+   * nothing and throws it, retriable (the membership is lost and joined again; the work goes to its new owner).
+   */
+  readonly fence?: () => string | null
 }
 
 export class RecordWriter {
@@ -138,6 +143,10 @@ export class RecordWriter {
   }
 
   async #send (messages: MessageToProduce[]): Promise<Map<string, number>> {
+    const fenced = this.#options.fence?.() ?? null
+    if (fenced !== null) {
+      throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `not writing ${messages.length} record(s) to ${this.#cluster.label}: ${fenced}`, { retriable: true, details: { fence: fenced } })
+    }
     try {
       const result = await this.#producer.send({ messages })
       const out = new Map<string, number>()

@@ -302,6 +302,12 @@ export class FlowReplicator {
    * one flush interval of records, not a whole fetch round.
    */
   async #write (fetched: readonly FetchedBatches[]): Promise<{ incomplete: FetchedBatches[], failed: { fetched: FetchedBatches, failure: PartitionFailure }[] }> {
+    // Lease gate: a member past its group lease writes nothing; the batches are fetched again by their next owner.
+    const fenced = this.#deps.fence?.() ?? null
+    if (fenced !== null) {
+      this.#deps.log.debug({ partitions: fetched.length, reason: fenced }, 'not writing this round: the group lease does not hold')
+      return { incomplete: [...fetched], failed: [] }
+    }
     const plans = fetched.map(f => this.#plan(f))
     const { incomplete, failed } = await this.#deps.writer.write(
       fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),

@@ -53,6 +53,11 @@ export interface FlowReplicatorDeps {
   readonly failureBackoff?: FailureBackoff
   readonly startAt: 'earliest' | 'latest'
   readonly metrics?: Metrics
+  /**
+   * The group lease gate (flow-membership.ts), asked right before each write round: a reason writes nothing this
+   * round. Absent when the flow runs alone.
+   */
+  readonly fence?: () => string | null
   /** How batches are written (batch-plan.ts); defaults forward everything the target accepts as it is. */
   readonly batching?: Partial<BatchingOptions>
 }

@@ -40,6 +40,11 @@ export interface FlowOptions {
   readonly onWorkChanged?: () => void
   /** The pair's heartbeat job, as part of this flow's work (group only; alone, MirrorMaker runs heartbeats). */
   readonly heartbeats?: PairJob
+  /**
+   * The group lease gate (flow-membership.ts): asked right before each produce request of the internal writers and
+   * before each write round of the data path; a reason sends nothing. Absent when the flow runs alone.
+   */
+  readonly fence?: () => string | null
 }
 
 export interface FlowStartOptions {
@@ -101,7 +106,8 @@ export class Flow implements WorkOwner {
     })
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
     // through the batch writer, which forwards them as they are.
-    const writer = target.writer('internal-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES })
+    const fence = this.#options.fence
+    const writer = target.writer('internal-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES, ...(fence === undefined ? {} : { fence }) })
     const batchWriter = target.batchWriter('replication-producer', {
       maxInFlight: Math.min(5, clientInt(config.target.producer, 'max.in.flight.requests.per.connection')),
       maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
@@ -139,7 +145,8 @@ export class Flow implements WorkOwner {
       log: this.#log,
       aliases: { source: config.source.alias, target: config.target.alias },
       metrics: this.#metrics,
-      startAt: startPosition(consumer)
+      startAt: startPosition(consumer),
+      ...(fence === undefined ? {} : { fence })
     })
     replicator.setStoredProgress(stored)
     if (first !== null) {
@@ -198,7 +205,8 @@ export class Flow implements WorkOwner {
   #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, source: ClusterClients, target: ClusterClients, targetWriter: RecordWriter): OffsetSyncEmitter {
     const { config } = this
     if (config.offsetSyncsTopicLocation === 'target') return new OffsetSyncEmitter(config, policy, target.admin, targetWriter)
-    const sourceWriter = source.writer('offset-syncs-source-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES })
+    const fence = this.#options.fence
+    const sourceWriter = source.writer('offset-syncs-source-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES, ...(fence === undefined ? {} : { fence }) })
     return new OffsetSyncEmitter(config, policy, source.admin, sourceWriter)
   }
 

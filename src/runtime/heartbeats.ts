@@ -74,6 +74,11 @@ export class Heartbeats {
     }
   }
 
+  /** The names of every pair listed. */
+  pairNames (): string[] {
+    return this.#pairs.map(p => p.name)
+  }
+
   #startPair (pair: FlowConfig): void {
     const log = this.#log.child({ flow: pair.name })
     let clients: TargetClients

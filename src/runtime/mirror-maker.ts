@@ -4,13 +4,21 @@
  * transient fault is started again (fresh clients) with back-off, for up to its `start.retry.timeout.ms`
  * (start-retry.ts). `stop()` during start ends the start: no further attempt, every client opened is closed.
  * Heartbeats run for every pair MM2 would run a herder for (`selectHeartbeatFlows`), disabled flows included;
- * they start once the flows have started and never fail the start or stop a flow.
+ * they never fail the start or stop a flow.
+ *
+ * Several instances on one configuration share the work: every flow (and every heartbeat-only pair) is a member
+ * of its group on its target cluster (flow-membership.ts) and runs what the group assigns it; a flow has started
+ * once its first assignment is applied, so "kmirror started" means this instance copies its share. A membership
+ * failure rejoining cannot fix fails the start (exit 3) or, later, the run (exit 4), as a data-path failure does.
+ * Stopping revokes every flow's work (progress stored) and leaves its group before the flow's clients close.
  */
 import type { FlowConfig } from '../config/types.ts'
 import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
-import { Flow, type FlowStatus } from './flow.ts'
+import type { FlowStatus } from './flow.ts'
+import { groupedFlow, heartbeatPairMembership, type FlowMembership, type GroupedFlow } from './flow-membership.ts'
+import { Ownerships } from './flow-work.ts'
 import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
 import { startWithRetries } from './start-retry.ts'
@@ -24,10 +32,13 @@ export class StoppedDuringStart extends Error {
 }
 
 export class MirrorMaker {
-  readonly #flows: Flow[]
+  readonly #flows: GroupedFlow[]
   readonly #log: Logger
   readonly #metrics: Metrics
   readonly #heartbeats: Heartbeats
+  /** Heartbeat-only pairs, each in its own group; pairs not in a group run their heartbeats here at once. */
+  readonly #pairs: FlowMembership[]
+  readonly #ungroupedPairs: ReadonlySet<string>
   readonly #stopping = new AbortController()
   readonly #createdAt = Date.now()
   #started = false
@@ -36,64 +47,86 @@ export class MirrorMaker {
   constructor (flows: readonly FlowConfig[], log: Logger, metrics: Metrics = noMetrics, heartbeatPairs: readonly FlowConfig[] = flows) {
     this.#log = log
     this.#metrics = metrics
-    this.#flows = flows.map(f => new Flow(f, log, metrics))
     this.#heartbeats = new Heartbeats(heartbeatPairs, log, metrics)
+    this.#flows = flows.map(f => groupedFlow(f, log, metrics, this.#heartbeats))
+    const flowNames = new Set(flows.map(f => f.name))
+    const pairs = heartbeatPairs.filter(p => !flowNames.has(p.name)).map(p => ({ name: p.name, membership: heartbeatPairMembership(p, log, this.#heartbeats) }))
+    this.#pairs = pairs.flatMap(p => p.membership === null ? [] : [p.membership])
+    this.#ungroupedPairs = new Set(pairs.filter(p => p.membership === null).map(p => p.name))
+    for (const pair of this.#pairs) pair.failed.catch((err: unknown) => log.error({ err }, 'heartbeats of a pair stopped: its group membership failed'))
   }
 
   async start (): Promise<void> {
     const signal = this.#stopping.signal
     for (let i = 0; i < this.#flows.length; i++) {
-      const config = this.#flows[i]!.config
+      const config = this.#flows[i]!.flow.config
       try {
-        await startWithRetries(() => this.#flows[i]!.start(), {
+        await startWithRetries(async () => {
+          const { flow, membership } = this.#flows[i]!
+          await flow.start({ owned: Ownerships.ASSIGNED })
+          membership.start()
+          await membership.firstAssignment(signal)
+        }, {
           timeoutMs: config.startRetryTimeoutMs,
           log: this.#log.child({ flow: config.name }),
           signal,
           // A failed attempt's clients are closed; the next attempt is a fresh flow.
           cleanUp: async () => {
-            await this.#flows[i]!.stop().catch(() => undefined)
-            this.#flows[i] = new Flow(config, this.#log, this.#metrics)
+            await stopFlow(this.#flows[i]!).catch(() => undefined)
+            this.#flows[i] = groupedFlow(config, this.#log, this.#metrics, this.#heartbeats)
           }
         })
       } catch (err) {
-        await Promise.allSettled(this.#flows.slice(0, i).map(f => f.stop()))
+        await Promise.allSettled(this.#flows.slice(0, i).map(stopFlow))
         if (signal.aborted) throw new StoppedDuringStart()
         // The cause's code is kept: an incompatible broker or a refused ACL is not an unreachable cluster.
         const code = isKmirrorError(err) ? err.code : ErrorCodes.CLUSTER_UNREACHABLE
         throw new KmirrorError(code, `flow ${config.name} could not start: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
       }
       if (signal.aborted) {
-        await Promise.allSettled(this.#flows.slice(0, i + 1).map(f => f.stop()))
+        await Promise.allSettled(this.#flows.slice(0, i + 1).map(stopFlow))
         throw new StoppedDuringStart()
       }
     }
-    this.#heartbeats.start()
+    // Every pair in a group runs its heartbeats where its group assigns them.
+    this.#heartbeats.start(new Set(this.#heartbeats.pairNames().filter(name => !this.#ungroupedPairs.has(name))))
+    for (const pair of this.#pairs) pair.start()
     this.#started = true
-    this.#log.info({ flows: this.#flows.map(f => f.config.name) }, 'kmirror started')
+    this.#log.info({ flows: this.#flows.map(f => f.flow.config.name), owned: Object.fromEntries(this.#flows.map(f => [f.flow.config.name, f.flow.owned().partitions.length])) }, 'kmirror started')
   }
 
   /** Readiness (every flow started) and liveness (no flow stalled), for `/readyz` and `/healthz`. */
   health (now: number = Date.now()): HealthReport {
-    return evaluateHealth(this.#flows.map(f => f.progress()), { ready: this.#started, since: this.#createdAt, now })
+    return evaluateHealth(this.#flows.map(f => f.flow.progress()), { ready: this.#started, since: this.#createdAt, now })
   }
 
-  /** Resolves when every flow stopped; rejects as soon as one flow's data path fails. */
+  /** Resolves when every flow stopped; rejects as soon as one flow's data path or group membership fails. */
   get done (): Promise<void> {
-    return Promise.all(this.#flows.map(f => f.done)).then(() => undefined)
+    return Promise.all(this.#flows.map(f => Promise.race([f.flow.done, f.membership.failed]))).then(() => undefined)
   }
 
   /** Stops every flow; during `start()`, also ends the start (no further attempt, clients closed). */
   async stop (): Promise<void> {
     this.#stopping.abort(new StoppedDuringStart())
-    const results = await Promise.allSettled([...this.#flows.map(f => f.stop()), this.#heartbeats.stop()])
+    const pairs = Promise.allSettled(this.#pairs.map(p => p.stop())).then(async () => { await this.#heartbeats.stop() })
+    const results = await Promise.allSettled([...this.#flows.map(stopFlow), pairs])
     const failed = results.find(r => r.status === 'rejected')
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
   }
 
   status (): FlowStatus[] {
-    return this.#flows.map(f => {
-      const status = f.status()
+    return this.#flows.map(({ flow }) => {
+      const status = flow.status()
       return { ...status, jobs: [...status.jobs, ...this.#heartbeats.jobs(status.name)] }
     })
+  }
+}
+
+/** Hands the flow's work over (progress stored, group left), then stops the flow and closes its clients. */
+async function stopFlow ({ flow, membership }: GroupedFlow): Promise<void> {
+  try {
+    await membership.stop()
+  } finally {
+    await flow.stop()
   }
 }

@@ -1,0 +1,236 @@
+/**
+ * The membership of one flow (or one heartbeat-only pair) in its group on the target cluster: the GroupMember
+ * that runs the flow's work as its group assigns it, the lease gate the writers ask before each produce request,
+ * and what `/status` shows of the group.
+ *
+ * Invariants:
+ * - `firstAssignment` resolves once the first assignment of this instance is applied (its work started, possibly
+ *   none), so "kmirror started" means "copying what this instance owns"; a membership failure rejoining cannot fix
+ *   (another program's group, a refused session timeout) rejects it, and after the start rejects `failed`.
+ * - `fence` answers null only while the member's lease holds: a member past its lease never sends a produce
+ *   request for data or internal records (ARCHITECTURE invariant 26).
+ * - `stop` revokes everything (progress stored), leaves the group and closes its connections: the flow's clients
+ *   close only after it.
+ */
+import { hostname } from 'node:os'
+import type { WorkOwner } from '../cluster/work-owner.ts'
+import type { WorkItem } from '../cluster/work.ts'
+import type { FlowConfig } from '../config/types.ts'
+import type { KmirrorError } from '../errors.ts'
+import { clusterContext } from '../kafka/connection-hints.ts'
+import { defaultMemberName, GroupMember } from '../kafka/group-member.ts'
+import type { Logger } from '../logger.ts'
+import type { Metrics } from '../metrics/metrics.ts'
+import { Flow } from './flow.ts'
+import type { MembershipStatus } from './flow-status.ts'
+import type { Heartbeats, PairJob } from './heartbeats.ts'
+import { JobNames } from './job-registry.ts'
+
+/** This process's member name in every group it joins: `host:pid:startTime`. */
+export const PROCESS_MEMBER_NAME = defaultMemberName(hostname(), process.pid, Date.now())
+
+/** How often `firstAssignment` looks whether the first assignment is applied. */
+const POLL_MS = 25
+
+export interface FlowMembershipOptions {
+  /** The flow, or the heartbeat-only pair: its target cluster, group id and timeouts. */
+  readonly config: FlowConfig
+  readonly owner: WorkOwner
+  readonly log: Logger
+  readonly memberName?: string
+  /** Exactly-once mode: `<group id>-<member name>`; null otherwise. */
+  readonly transactionalId?: string | null
+  readonly fenceTransactionalIds?: (ids: readonly string[]) => Promise<void>
+}
+
+export class FlowMembership {
+  readonly member: GroupMember
+  readonly #config: FlowConfig
+  readonly #memberName: string
+  /** Owner calls (listWork, assign, revoke) under way: the first assignment is applied when none is. */
+  #calls = 0
+  #fatal: KmirrorError | null = null
+  /** Set by `stop`: until when the lease held at the stop lasts. */
+  #stoppingLeaseEnd: number | null = null
+  readonly failed: Promise<never>
+  #reject: (err: KmirrorError) => void = () => {}
+
+  constructor (options: FlowMembershipOptions) {
+    const { config, log } = options
+    this.#config = config
+    this.#memberName = options.memberName ?? PROCESS_MEMBER_NAME
+    this.failed = new Promise<never>((_resolve, reject) => { this.#reject = reject })
+    this.failed.catch(() => undefined)
+    const consumer = config.target.consumer
+    this.member = new GroupMember({
+      props: consumer,
+      clientId: `kmirror-${config.name}-group`,
+      cluster: clusterContext(config.target.alias, consumer),
+      groupId: config.groupId,
+      memberName: this.#memberName,
+      sessionTimeoutMs: config.sessionTimeoutMs,
+      heartbeatIntervalMs: config.heartbeatIntervalMs,
+      rebalanceTimeoutMs: config.rebalanceTimeoutMs,
+      transactionalId: options.transactionalId ?? null,
+      log: log.child({ flow: config.name }),
+      owner: this.#counted(options.owner),
+      ...(options.fenceTransactionalIds === undefined ? {} : { fenceTransactionalIds: options.fenceTransactionalIds }),
+      onFatal: err => {
+        this.#fatal = err
+        this.#reject(err)
+      }
+    })
+  }
+
+  start (): void {
+    this.member.start()
+  }
+
+  /** Resolves when the first assignment is applied (see the invariants); rejects on a fatal membership failure. */
+  async firstAssignment (signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      if (this.#fatal !== null) throw this.#fatal
+      const status = this.member.status()
+      if (status.state === 'stopped' || signal?.aborted === true) return
+      if (status.generation >= 0 && status.state === 'stable' && this.#calls === 0) return
+      await new Promise(resolve => setTimeout(resolve, POLL_MS))
+    }
+  }
+
+  /** The lease gate of the writers: null while the lease holds, else why this instance must not write. */
+  readonly fence = (): string | null => {
+    const now = Date.now()
+    if (this.#stoppingLeaseEnd === null ? this.member.leaseValid(now) : now <= this.#stoppingLeaseEnd) return null
+    return `the lease of member ${this.#memberName} in group ${this.#config.groupId} on cluster ${this.#config.target.alias} is not valid (no heartbeat answered within session.timeout.ms - heartbeat.interval.ms, or not a member now): another instance may own this work`
+  }
+
+  /** The group as this instance last saw it, for `/status`. */
+  status (): MembershipStatus {
+    const status = this.member.status()
+    return {
+      group: status.groupId,
+      generation: status.generation,
+      leader: status.leaderName ?? '',
+      self: status.memberName,
+      members: this.member.members().map(m => ({ name: m.memberName, partitions: m.partitions, jobs: m.jobs }))
+    }
+  }
+
+  /** Revokes everything (progress stored), leaves the group, closes the group's connections. */
+  async stop (): Promise<void> {
+    // A stopping member is no longer "valid" to GroupMember, yet it is still in the group until it leaves: the
+    // revoke that stores its progress may write until the lease it holds now runs out.
+    this.#stoppingLeaseEnd ??= leaseEnd(this.member, Date.now(), this.#config.sessionTimeoutMs)
+    await this.member.stop()
+  }
+
+  #counted (owner: WorkOwner): WorkOwner {
+    const counted = async <T>(call: () => Promise<T>): Promise<T> => {
+      this.#calls++
+      try {
+        return await call()
+      } finally {
+        this.#calls--
+      }
+    }
+    return {
+      listWork: async () => await counted(() => owner.listWork()),
+      assign: async items => { await counted(() => owner.assign(items)) },
+      revoke: async items => { await counted(() => owner.revoke(items)) },
+      lose: () => { owner.lose() }
+    }
+  }
+}
+
+/**
+ * The work of a heartbeat-only pair (a disabled flow MM2 still runs heartbeats for): its heartbeat job, run where
+ * the pair's own group assigns it.
+ */
+export class HeartbeatPairOwner implements WorkOwner {
+  readonly #job: PairJob
+  #running = false
+
+  constructor (job: PairJob) {
+    this.#job = job
+  }
+
+  async listWork (): Promise<WorkItem[]> {
+    return [{ kind: 'job', job: JobNames.EMIT_HEARTBEATS }]
+  }
+
+  async assign (items: readonly WorkItem[]): Promise<void> {
+    if (items.some(isHeartbeats) && !this.#running) {
+      this.#running = true
+      this.#job.start()
+    }
+  }
+
+  async revoke (items: readonly WorkItem[]): Promise<void> {
+    if (items.some(isHeartbeats) && this.#running) {
+      this.#running = false
+      await this.#job.stop()
+    }
+  }
+
+  lose (): void {
+    if (!this.#running) return
+    this.#running = false
+    void this.#job.stop()
+  }
+
+  /** Heartbeats of the pair run here now. */
+  get running (): boolean {
+    return this.#running
+  }
+}
+
+/** The last millisecond at which MEMBER's lease (as of NOW) holds, or NOW when it holds no longer. */
+function leaseEnd (member: Pick<GroupMember, 'leaseValid'>, now: number, sessionTimeoutMs: number): number {
+  if (!member.leaseValid(now)) return now
+  let [valid, invalid] = [now, now + sessionTimeoutMs]
+  while (invalid - valid > 1) {
+    const middle = Math.floor((valid + invalid) / 2)
+    if (member.leaseValid(middle)) valid = middle
+    else invalid = middle
+  }
+  return valid
+}
+
+function isHeartbeats (item: WorkItem): boolean {
+  return item.kind === 'job' && item.job === JobNames.EMIT_HEARTBEATS
+}
+
+/** A flow that runs what its group assigns, and its membership in that group. */
+export interface GroupedFlow {
+  readonly flow: Flow
+  readonly membership: FlowMembership
+}
+
+/**
+ * A flow wired to its group: the flow owns what the group assigns (`owned: 'assigned'` at start), tells the group
+ * when the source partitions change, writes only under the lease, runs its pair's heartbeats as one of its jobs,
+ * and shows its group in `/status`.
+ */
+export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, heartbeats: Heartbeats): GroupedFlow {
+  let membership: FlowMembership | null = null
+  const job = heartbeats.pairJob(config.name)
+  const flow = new Flow(config, log, metrics, {
+    onWorkChanged: () => membership?.member.requestRebalance(),
+    ...(job === null ? {} : { heartbeats: job }),
+    fence: () => membership?.fence() ?? 'not a member of the group yet'
+  })
+  membership = new FlowMembership({ config, owner: flow, log })
+  const created = membership
+  flow.setMembershipProvider(() => created.status())
+  return { flow, membership }
+}
+
+/**
+ * The heartbeats of a pair no enabled flow runs (a disabled flow MM2 still emits heartbeats for), in the pair's own
+ * group; null when its target has no bootstrap servers (then `Heartbeats.start` reports that it has none).
+ */
+export function heartbeatPairMembership (pair: FlowConfig, log: Logger, heartbeats: Heartbeats): FlowMembership | null {
+  const job = heartbeats.pairJob(pair.name)
+  if (job === null || pair.target.bootstrapServers.length === 0) return null
+  return new FlowMembership({ config: pair, owner: new HeartbeatPairOwner(job), log })
+}
