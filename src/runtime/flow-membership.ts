@@ -217,7 +217,7 @@ export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, 
   const flow = new Flow(config, log, metrics, {
     onWorkChanged: () => membership?.member.requestRebalance(),
     ...(job === null ? {} : { heartbeats: job }),
-    fence: () => membership?.fence() ?? 'not a member of the group yet'
+    fence: () => membership === null ? 'not a member of the group yet' : membership.fence()
   })
   membership = new FlowMembership({ config, owner: flow, log })
   const created = membership
