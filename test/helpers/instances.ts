@@ -1,0 +1,93 @@
+/**
+ * Several `kmirror run` processes on one configuration (issue 11): start one with its HTTP endpoint, read its
+ * `/status`, produce continuously, and check a target partition record by record against its source partition
+ * (every record present, source order, how many times the copy went back: a "rewind").
+ */
+import assert from 'node:assert/strict'
+import { produce, TIMESTAMP_BASE, type TestRecord } from './kafka.ts'
+import { spawnKmirror, type KmirrorProcess } from './process.ts'
+import type { ReadRecord } from './replication.ts'
+import type { Cleanup } from './kafka.ts'
+
+export interface Instance {
+  readonly process: KmirrorProcess
+  readonly port: number
+  readonly name: string
+}
+
+export interface StatusMember {
+  readonly name: string
+  readonly partitions: number
+  readonly jobs: readonly string[]
+}
+
+export interface InstanceStatus {
+  readonly partitions: readonly { topic: string, partition: number }[]
+  readonly jobs: readonly { name: string, runs: number }[]
+  readonly membership?: { group: string, generation: number, leader: string, self: string, members: readonly StatusMember[] }
+}
+
+/** Starts `kmirror run CONFIG` with its HTTP endpoint on a free port; resolves once it logged "kmirror started". */
+export async function startInstance (config: string, name: string, t: Cleanup, extraArgs: readonly string[] = []): Promise<Instance> {
+  const process = spawnKmirror(['run', config, '--http-port', '0', '--http-host', '127.0.0.1', ...extraArgs], { t })
+  const port = Number((await process.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 60_000))[1])
+  await process.waitForOutput(/"msg":"kmirror started"/, 60_000)
+  return { process, port, name }
+}
+
+/** The status of the one flow the instance runs (`/status`); null when it does not answer (stopped, frozen). */
+export async function flowStatus (instance: Instance): Promise<InstanceStatus | null> {
+  try {
+    const response = await fetch(`http://127.0.0.1:${instance.port}/status`, { signal: AbortSignal.timeout(2000) })
+    const body = await response.json() as { flows: InstanceStatus[] }
+    return body.flows[0] ?? null
+  } catch {
+    return null
+  }
+}
+
+/** Produces one record per partition of TOPIC per round until `stop()`; the value is `<partition>:<round>`. */
+export function produceContinuously (topic: string, partitions: number): { stop: () => Promise<number>, rounds: () => number } {
+  let running = true
+  let round = 0
+  const loop = (async () => {
+    while (running) {
+      const records: TestRecord[] = Array.from({ length: partitions }, (_, partition) => ({
+        topic, partition, key: Buffer.from(`k${round}`), value: Buffer.from(`${partition}:${round}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(round)
+      }))
+      await produce('source', records)
+      round++
+    }
+  })()
+  return { stop: async () => { running = false; await loop; return round }, rounds: () => round }
+}
+
+/** The round of a record written by `produceContinuously`. */
+export function roundOf (r: ReadRecord): number {
+  return Number(r.value!.toString().split(':')[1])
+}
+
+/**
+ * Checks that TARGET holds every record of SOURCE, and that it is SOURCE's order with at most MAX_REWINDS places
+ * where the copy goes back to an earlier record (a takeover re-copying from the stored position). Returns the
+ * number of duplicates and rewinds.
+ */
+export function assertCopiedInOrder (source: readonly ReadRecord[], target: readonly ReadRecord[], maxRewinds: number, label: string): { duplicates: number, rewinds: number } {
+  const rounds = target.map(roundOf)
+  const expected = source.map(roundOf)
+  const seen = new Set(rounds)
+  const missing = expected.filter(r => !seen.has(r))
+  assert.deepEqual(missing.slice(0, 10), [], `${label}: ${missing.length} source records missing on the target`)
+  let rewinds = 0
+  for (let i = 1; i < rounds.length; i++) {
+    if (rounds[i]! <= rounds[i - 1]!) {
+      rewinds++
+      // A rewind goes back to an earlier record, then the copy runs on in source order without a gap.
+    } else {
+      assert.equal(rounds[i], rounds[i - 1]! + 1, `${label}: a gap on the target between rounds ${rounds[i - 1]} and ${rounds[i]} (target offset ${target[i]!.offset})`)
+    }
+  }
+  assert.ok(rewinds <= maxRewinds, `${label}: the target goes back ${rewinds} times (at most ${maxRewinds} allowed): rounds ${JSON.stringify(rounds)}`)
+  assert.ok(rounds.length === 0 || rounds[0] === expected[0], `${label}: the target starts at round ${rounds[0]}, the source at ${expected[0]}`)
+  return { duplicates: target.length - new Set(rounds).size, rewinds }
+}

@@ -1,0 +1,115 @@
+/**
+ * Several `kmirror run` processes on one mm2.properties share a flow through its group on the target (issue 11):
+ * one instance, then three, then one again, while records keep arriving on a topic of 12 partitions. The three
+ * split the partitions 4/4/4 (each one's /status shows its share and the whole group), every job runs on exactly
+ * one of them (one heartbeat stream on the target), and with clean joins and SIGTERM hand-overs the target holds
+ * every record exactly once, in source order.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { decodeHeartbeat } from '../../src/formats/heartbeat.ts'
+import { JOB_NAMES, JobNames } from '../../src/runtime/job-registry.ts'
+import { createTopic, endOffsets, readPartition } from '../helpers/kafka.ts'
+import { assertCopiedInOrder, flowStatus, produceContinuously, startInstance, type Instance, type InstanceStatus } from '../helpers/instances.ts'
+import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
+import { writeTempFile } from '../helpers/process.ts'
+import { readCommitted } from '../helpers/replication.ts'
+import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
+
+const PARTITIONS = 12
+
+/** Settings of the test's flow: a short session, every job every second. */
+export const GROUP_SETTINGS = [
+  'session.timeout.ms = 6000', 'heartbeat.interval.ms = 1000', 'emit.checkpoints.interval.seconds = 1',
+  'sync.group.offsets.enabled = true', 'sync.group.offsets.interval.seconds = 1', 'refresh.topics.interval.seconds = 2',
+  'sync.topic.configs.interval.seconds = 2', 'sync.topic.acls.enabled = false', 'heartbeats.replication.enabled = false',
+  'emit.heartbeats.interval.seconds = 1', 'offset.flush.interval.ms = 500'
+]
+
+/** Heartbeats (source, target) on the target's `heartbeats` topic from offset FROM on. */
+async function beats (from: bigint, source: string, target: string): Promise<number> {
+  const records = await readPartition('target', 'heartbeats', 0, { isolation: 'read_uncommitted', fromOffset: from }).catch(() => [])
+  return records.filter(r => r.key !== null && r.value !== null).map(r => decodeHeartbeat(r.key!, r.value!))
+    .filter(h => h.sourceClusterAlias === source && h.targetClusterAlias === target).length
+}
+
+/** Each instance's status once they split the work evenly: partitions by count, every job on exactly one. */
+async function waitForSplit (instances: readonly Instance[], message: string): Promise<InstanceStatus[]> {
+  const found = await waitForValue(async () => {
+    const statuses = await Promise.all(instances.map(flowStatus))
+    const shares = statuses.map(s => s?.partitions.length ?? -1)
+    const members = statuses.map(s => s?.membership?.members ?? [])
+    const even = shares.every(n => Math.abs(n - PARTITIONS / instances.length) < 1)
+    const agreed = members.every(m => m.length === instances.length && m.reduce((n, x) => n + x.partitions, 0) === PARTITIONS)
+    const jobs = (members[0] ?? []).flatMap(m => m.jobs).sort()
+    return { done: even && agreed && jobs.length === new Set(jobs).size && jobs.includes(JobNames.EMIT_HEARTBEATS), state: { shares, members: members[0], jobs, statuses } }
+  }, { timeoutMs: 30_000, intervalMs: 250, message })
+  return found.statuses.map(s => s!)
+}
+
+test('one, three, then one instance share a flow: partitions split, every job once, every record once in source order', { timeout: 90_000 }, async t => {
+  // Given a topic of 12 partitions on the source with records arriving all the time
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName('scale')
+  await createTopic('source', topic, { partitions: PARTITIONS, t })
+  const config = writeTempFile(multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: 'target' }], [`${a}->${b}`],
+    [`topics = ${topic}`, ...GROUP_SETTINGS]), '.properties', t)
+  const instances: Instance[] = []
+  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
+    for (const i of instances) i.process.kill('SIGKILL')
+    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
+  })
+  const producer = produceContinuously(topic, PARTITIONS)
+  t.after(async () => { await producer.stop() })
+
+  // When one instance runs the flow, it owns every partition and every job
+  instances.push(await startInstance(config, 'one', t))
+  const [alone] = await waitForSplit(instances.slice(0, 1), 'one instance owns all 12 partitions')
+  assert.deepEqual(alone!.membership!.members[0]!.jobs.filter(j => !JOB_NAMES.includes(j as never)), [])
+
+  // When two more start on the same configuration
+  instances.push(...await Promise.all([startInstance(config, 'two', t), startInstance(config, 'three', t)]))
+
+  // Then the three split the partitions 4/4/4 and each job runs on exactly one of them
+  const split = await waitForSplit(instances, 'three instances own 4 partitions each')
+  const owned = split.flatMap(s => s.partitions.map(p => `${p.topic}-${p.partition}`)).sort()
+  assert.equal(new Set(owned).size, PARTITIONS, `every partition copied by exactly one instance: ${owned.join(', ')}`)
+  for (const s of split) assert.equal(s.membership!.members.length, 3)
+  const leaders = new Set(split.map(s => s.membership!.leader))
+  assert.equal(leaders.size, 1, 'the three agree on the leader')
+
+  // And the heartbeats on the target come from one stream: one per second, not three
+  const from = (await endOffsets('target', 'heartbeats'))[0]!
+  const since = Date.now()
+  await waitFor(async () => Date.now() - since >= 5000, { timeoutMs: 10_000, intervalMs: 250, message: 'five seconds of heartbeats' })
+  const count = await beats(from, a, b)
+  assert.ok(count >= 3 && count <= 8, `${count} heartbeats (${a}, ${b}) in 5 s: one stream writes about 5, three about 15`)
+
+  // When two of them stop (SIGTERM): they hand their partitions over after storing their progress
+  const [, two, three] = instances
+  two!.process.kill('SIGTERM')
+  three!.process.kill('SIGTERM')
+  assert.equal((await two!.process.waitForExit(15_000)).code, 0, two!.process.stderr.slice(-3000))
+  assert.equal((await three!.process.waitForExit(15_000)).code, 0, three!.process.stderr.slice(-3000))
+  assert.match(two!.process.stderr, /"msg":"work revoked: progress stored"/)
+
+  // Then the one left owns everything again and the copy goes on
+  await waitForSplit(instances.slice(0, 1), 'the remaining instance owns all 12 partitions again')
+  const rounds = await producer.stop()
+  await waitFor(async () => {
+    const ends = await endOffsets('target', `${a}.${topic}`)
+    return { done: ends.every(e => e >= BigInt(rounds)), state: ends }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: `all ${rounds} rounds on the target` })
+
+  // And every partition holds every record exactly once, in source order
+  for (let partition = 0; partition < PARTITIONS; partition++) {
+    const source = await readCommitted('source', topic, partition)
+    const copy = await readCommitted('target', `${a}.${topic}`, partition)
+    const { duplicates } = assertCopiedInOrder(source, copy, 0, `${topic}-${partition}`)
+    assert.equal(duplicates, 0, `${topic}-${partition}: no record copied twice`)
+    assert.equal(copy.length, source.length, `${topic}-${partition}`)
+  }
+  const one = instances[0]!
+  one.process.kill('SIGTERM')
+  assert.equal((await one.process.waitForExit(15_000)).code, 0, one.process.stderr.slice(-3000))
+})
