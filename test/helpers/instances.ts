@@ -4,10 +4,20 @@
  * (every record present, source order, how many times the copy went back: a "rewind").
  */
 import assert from 'node:assert/strict'
+import { JobNames } from '../../src/runtime/job-registry.ts'
 import { produce, TIMESTAMP_BASE, type TestRecord } from './kafka.ts'
 import { spawnKmirror, type KmirrorProcess } from './process.ts'
 import type { ReadRecord } from './replication.ts'
 import type { Cleanup } from './kafka.ts'
+import { waitForValue } from './wait.ts'
+
+/** A flow's settings for these tests: a short session (6 s, heartbeat 1 s), every job every second or two. */
+export const GROUP_SETTINGS = [
+  'session.timeout.ms = 6000', 'heartbeat.interval.ms = 1000', 'emit.checkpoints.interval.seconds = 1',
+  'sync.group.offsets.enabled = true', 'sync.group.offsets.interval.seconds = 1', 'refresh.topics.interval.seconds = 2',
+  'sync.topic.configs.interval.seconds = 2', 'sync.topic.acls.enabled = false', 'heartbeats.replication.enabled = false',
+  'emit.heartbeats.interval.seconds = 1', 'offset.flush.interval.ms = 500'
+]
 
 export interface Instance {
   readonly process: KmirrorProcess
@@ -90,4 +100,18 @@ export function assertCopiedInOrder (source: readonly ReadRecord[], target: read
   assert.ok(rewinds <= maxRewinds, `${label}: the target goes back ${rewinds} times (at most ${maxRewinds} allowed): rounds ${JSON.stringify(rounds)}`)
   assert.ok(rounds.length === 0 || rounds[0] === expected[0], `${label}: the target starts at round ${rounds[0]}, the source at ${expected[0]}`)
   return { duplicates: target.length - new Set(rounds).size, rewinds }
+}
+
+/** Each instance's status once they split the work evenly: partitions by count, every job on exactly one. */
+export async function waitForSplit (instances: readonly Instance[], partitions: number, message: string): Promise<InstanceStatus[]> {
+  const found = await waitForValue(async () => {
+    const statuses = await Promise.all(instances.map(flowStatus))
+    const shares = statuses.map(s => s?.partitions.length ?? -1)
+    const members = statuses.map(s => s?.membership?.members ?? [])
+    const even = shares.every(n => Math.abs(n - partitions / instances.length) < 1)
+    const agreed = members.every(m => m.length === instances.length && m.reduce((n, x) => n + x.partitions, 0) === partitions)
+    const jobs = (members[0] ?? []).flatMap(m => m.jobs).sort()
+    return { done: even && agreed && jobs.length === new Set(jobs).size && jobs.includes(JobNames.EMIT_HEARTBEATS), state: { shares, members: members[0], jobs, statuses } }
+  }, { timeoutMs: 30_000, intervalMs: 250, message })
+  return found.statuses.map(s => s!)
 }

@@ -8,43 +8,21 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { decodeHeartbeat } from '../../src/formats/heartbeat.ts'
-import { JOB_NAMES, JobNames } from '../../src/runtime/job-registry.ts'
+import { JOB_NAMES } from '../../src/runtime/job-registry.ts'
 import { createTopic, endOffsets, readPartition } from '../helpers/kafka.ts'
-import { assertCopiedInOrder, flowStatus, produceContinuously, startInstance, type Instance, type InstanceStatus } from '../helpers/instances.ts'
+import { assertCopiedInOrder, produceContinuously, startInstance, waitForSplit, GROUP_SETTINGS, type Instance } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
-import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 const PARTITIONS = 12
-
-/** Settings of the test's flow: a short session, every job every second. */
-export const GROUP_SETTINGS = [
-  'session.timeout.ms = 6000', 'heartbeat.interval.ms = 1000', 'emit.checkpoints.interval.seconds = 1',
-  'sync.group.offsets.enabled = true', 'sync.group.offsets.interval.seconds = 1', 'refresh.topics.interval.seconds = 2',
-  'sync.topic.configs.interval.seconds = 2', 'sync.topic.acls.enabled = false', 'heartbeats.replication.enabled = false',
-  'emit.heartbeats.interval.seconds = 1', 'offset.flush.interval.ms = 500'
-]
 
 /** Heartbeats (source, target) on the target's `heartbeats` topic from offset FROM on. */
 async function beats (from: bigint, source: string, target: string): Promise<number> {
   const records = await readPartition('target', 'heartbeats', 0, { isolation: 'read_uncommitted', fromOffset: from }).catch(() => [])
   return records.filter(r => r.key !== null && r.value !== null).map(r => decodeHeartbeat(r.key!, r.value!))
     .filter(h => h.sourceClusterAlias === source && h.targetClusterAlias === target).length
-}
-
-/** Each instance's status once they split the work evenly: partitions by count, every job on exactly one. */
-async function waitForSplit (instances: readonly Instance[], message: string): Promise<InstanceStatus[]> {
-  const found = await waitForValue(async () => {
-    const statuses = await Promise.all(instances.map(flowStatus))
-    const shares = statuses.map(s => s?.partitions.length ?? -1)
-    const members = statuses.map(s => s?.membership?.members ?? [])
-    const even = shares.every(n => Math.abs(n - PARTITIONS / instances.length) < 1)
-    const agreed = members.every(m => m.length === instances.length && m.reduce((n, x) => n + x.partitions, 0) === PARTITIONS)
-    const jobs = (members[0] ?? []).flatMap(m => m.jobs).sort()
-    return { done: even && agreed && jobs.length === new Set(jobs).size && jobs.includes(JobNames.EMIT_HEARTBEATS), state: { shares, members: members[0], jobs, statuses } }
-  }, { timeoutMs: 30_000, intervalMs: 250, message })
-  return found.statuses.map(s => s!)
 }
 
 test('one, three, then one instance share a flow: partitions split, every job once, every record once in source order', { timeout: 90_000 }, async t => {
@@ -64,14 +42,14 @@ test('one, three, then one instance share a flow: partitions split, every job on
 
   // When one instance runs the flow, it owns every partition and every job
   instances.push(await startInstance(config, 'one', t))
-  const [alone] = await waitForSplit(instances.slice(0, 1), 'one instance owns all 12 partitions')
+  const [alone] = await waitForSplit(instances.slice(0, 1), PARTITIONS, 'one instance owns all 12 partitions')
   assert.deepEqual(alone!.membership!.members[0]!.jobs.filter(j => !JOB_NAMES.includes(j as never)), [])
 
   // When two more start on the same configuration
   instances.push(...await Promise.all([startInstance(config, 'two', t), startInstance(config, 'three', t)]))
 
   // Then the three split the partitions 4/4/4 and each job runs on exactly one of them
-  const split = await waitForSplit(instances, 'three instances own 4 partitions each')
+  const split = await waitForSplit(instances, PARTITIONS, 'three instances own 4 partitions each')
   const owned = split.flatMap(s => s.partitions.map(p => `${p.topic}-${p.partition}`)).sort()
   assert.equal(new Set(owned).size, PARTITIONS, `every partition copied by exactly one instance: ${owned.join(', ')}`)
   for (const s of split) assert.equal(s.membership!.members.length, 3)
@@ -94,7 +72,7 @@ test('one, three, then one instance share a flow: partitions split, every job on
   assert.match(two!.process.stderr, /"msg":"work revoked: progress stored"/)
 
   // Then the one left owns everything again and the copy goes on
-  await waitForSplit(instances.slice(0, 1), 'the remaining instance owns all 12 partitions again')
+  await waitForSplit(instances.slice(0, 1), PARTITIONS, 'the remaining instance owns all 12 partitions again')
   const rounds = await producer.stop()
   await waitFor(async () => {
     const ends = await endOffsets('target', `${a}.${topic}`)

@@ -1,0 +1,130 @@
+/**
+ * An instance of two that dies or freezes (issue 11), with records arriving all the time on a topic of 12
+ * partitions and a session timeout of 6 s:
+ * - kill -9: the other resumes its partitions within the session timeout and a few seconds, nothing is missing and
+ *   each partition stays in source order (it may go back once, to the dead one's last stored position);
+ * - SIGSTOP past the session timeout: the other takes everything over; after SIGCONT the frozen one writes nothing
+ *   more to the partitions it lost (each stays in source order with at most the one rewind of the takeover), logs
+ *   that it lost its membership, joins again and gets work again.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { createTopic, endOffsets } from '../helpers/kafka.ts'
+import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
+import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
+import { writeTempFile } from '../helpers/process.ts'
+import { readCommitted } from '../helpers/replication.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
+import type { Cleanup } from '../helpers/kafka.ts'
+
+const PARTITIONS = 12
+
+interface Setup {
+  readonly topic: string
+  readonly remote: string
+  readonly instances: Instance[]
+  readonly producer: ReturnType<typeof produceContinuously>
+}
+
+/** A topic with records arriving all the time, and two instances sharing its flow 6/6. */
+async function twoInstances (t: Cleanup, prefix: string): Promise<Setup> {
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName(prefix)
+  await createTopic('source', topic, { partitions: PARTITIONS, t })
+  const config = writeTempFile(multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: 'target' }], [`${a}->${b}`],
+    [`topics = ${topic}`, ...GROUP_SETTINGS]), '.properties', t)
+  const instances: Instance[] = []
+  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
+    for (const i of instances) {
+      try { process.kill(i.process.pid, 'SIGCONT') } catch { /* exited */ }
+      i.process.kill('SIGKILL')
+    }
+    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
+  })
+  const producer = produceContinuously(topic, PARTITIONS)
+  t.after(async () => { await producer.stop() })
+  instances.push(await startInstance(config, 'one', t))
+  instances.push(await startInstance(config, 'two', t))
+  await waitForSplit(instances, PARTITIONS, 'two instances own 6 partitions each')
+  return { topic, remote: `${a}.${topic}`, instances, producer }
+}
+
+/** The partitions INSTANCE copies now (by number). */
+async function partitionsOf (instance: Instance): Promise<Set<number>> {
+  return new Set((await flowStatus(instance))?.partitions.map(p => p.partition) ?? [])
+}
+
+/** Stops producing, waits until the target has every round, checks each partition; returns rewinds per partition. */
+async function checkCopy (setup: Setup, maxRewinds: (partition: number) => number): Promise<number[]> {
+  const rounds = await setup.producer.stop()
+  await waitFor(async () => {
+    const ends = await endOffsets('target', setup.remote)
+    return { done: ends.every(e => e >= BigInt(rounds)), state: ends }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: `all ${rounds} rounds on the target` })
+  const rewinds: number[] = []
+  for (let partition = 0; partition < PARTITIONS; partition++) {
+    const source = await readCommitted('source', setup.topic, partition)
+    const copy = await readCommitted('target', setup.remote, partition)
+    const checked = assertCopiedInOrder(source, copy, maxRewinds(partition), `${setup.topic}-${partition}`)
+    if (maxRewinds(partition) === 0) assert.equal(checked.duplicates, 0, `${setup.topic}-${partition}: copied by the survivor only, no record twice`)
+    rewinds.push(checked.rewinds)
+  }
+  return rewinds
+}
+
+test('kill -9 of one of two instances: the other resumes its partitions within the session timeout, nothing missing, source order kept', { timeout: 90_000 }, async t => {
+  // Given two instances sharing a flow 6/6 while records keep arriving
+  const setup = await twoInstances(t, 'kill9')
+  const [one, two] = setup.instances
+  const lost = await partitionsOf(two!)
+  assert.equal(lost.size, 6)
+
+  // When one of them is killed (kill -9)
+  const killedAt = Date.now()
+  two!.process.kill('SIGKILL')
+  await two!.process.waitForExit(10_000)
+
+  // Then the other owns all 12 partitions within session timeout (6 s) + a few seconds
+  await waitForSplit([one!], PARTITIONS, 'the survivor owns all 12 partitions')
+  const takeoverMs = Date.now() - killedAt
+  assert.ok(takeoverMs < 20_000, `the survivor resumed the dead one's partitions after ${takeoverMs} ms`)
+  t.diagnostic(`takeover ${takeoverMs} ms after the kill -9 (session timeout 6000 ms)`)
+
+  // And nothing is missing: each partition in source order, the dead one's going back at most once
+  const ends = await endOffsets('target', setup.remote)
+  await waitFor(async () => {
+    const now = await endOffsets('target', setup.remote)
+    return { done: [...lost].every(p => now[p]! > ends[p]!), state: { ends, now } }
+  }, { timeoutMs: 20_000, intervalMs: 250, message: 'the survivor copies the dead one\'s partitions' })
+  await checkCopy(setup, partition => lost.has(partition) ? 1 : 0)
+  one!.process.kill('SIGTERM')
+  assert.equal((await one!.process.waitForExit(15_000)).code, 0, one!.process.stderr.slice(-3000))
+})
+
+test('SIGSTOP zombie: after SIGCONT it writes nothing to the partitions it lost, logs the lost membership, joins again and gets work', { timeout: 90_000 }, async t => {
+  // Given two instances sharing a flow 6/6 while records keep arriving
+  const setup = await twoInstances(t, 'zombie')
+  const [one, two] = setup.instances
+  const frozen = await partitionsOf(two!)
+
+  // When one of them is frozen past the session timeout, and the other has taken over and copies its partitions
+  process.kill(two!.process.pid, 'SIGSTOP')
+  await waitForSplit([one!], PARTITIONS, 'the live instance owns all 12 partitions')
+  const atTakeover = await endOffsets('target', setup.remote)
+  await waitFor(async () => {
+    const now = await endOffsets('target', setup.remote)
+    return { done: [...frozen].every(p => now[p]! > atTakeover[p]! + 5n), state: { atTakeover, now } }
+  }, { timeoutMs: 20_000, intervalMs: 250, message: 'the live instance copies the frozen one\'s partitions' })
+
+  // And it is let go on (SIGCONT)
+  process.kill(two!.process.pid, 'SIGCONT')
+
+  // Then it logs that it lost its membership, joins again and gets work again
+  await two!.process.waitForOutput(/"msg":"group membership lost: stopping all work at once, joining again as a new member"/, 20_000)
+  await waitForSplit(setup.instances, PARTITIONS, 'the two share the partitions 6/6 again')
+
+  // And the partitions it lost stay in source order: one rewind at most (the takeover), no zombie write after it
+  await checkCopy(setup, partition => frozen.has(partition) ? 1 : 0)
+  for (const i of setup.instances) i.process.kill('SIGTERM')
+  for (const i of setup.instances) assert.equal((await i.process.waitForExit(15_000)).code, 0, i.process.stderr.slice(-3000))
+})
