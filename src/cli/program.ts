@@ -70,14 +70,14 @@ function buildProgram (): Command {
       process.exitCode = await withCommandDeadline('offsets translate', opts.timeout, async () => await translateCommand(file, { from: opts.from, to: opts.to, group: opts.group, json: opts.json === true }))
     })
   program.command('status')
-    .description('per flow and partition: last replicated source offset, its target offset, source log end, lag in records and seconds; reads only')
+    .description('per flow and partition: last replicated source offset, its target offset, source log end, lag in records and seconds, and the members of the flow\'s group with what each owns; reads only')
     .argument('<file>', 'mm2.properties')
     .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', TIMEOUT_HELP, '30')
     .action(async (file: string, opts: { clusters?: string[], json?: boolean, timeout: string }) => {
-      const { statusCommand } = await import('./status-command.ts')
-      process.exitCode = await withCommandDeadline('status', opts.timeout, async () => await statusCommand(file, { clusters: opts.clusters, json: opts.json === true }))
+      const [{ statusCommand }, { readGroupMembership }] = await Promise.all([import('./status-command.ts'), import('../runtime/membership-reader.ts')])
+      process.exitCode = await withCommandDeadline('status', opts.timeout, async () => await statusCommand(file, { clusters: opts.clusters, json: opts.json === true }, readGroupMembership))
     })
   offsets.command('set')
     .description('set a group\'s committed offsets on one cluster: a plan by default, --apply writes it. A group with active members is refused; ' +

@@ -12,7 +12,7 @@ import { JOB_NAMES } from '../../src/runtime/job-registry.ts'
 import { createTopic, endOffsets, readPartition } from '../helpers/kafka.ts'
 import { assertCopiedInOrder, produceContinuously, startInstance, waitForSplit, GROUP_SETTINGS, type Instance } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
-import { writeTempFile } from '../helpers/process.ts'
+import { spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
@@ -55,6 +55,15 @@ test('one, three, then one instance share a flow: partitions split, every job on
   for (const s of split) assert.equal(s.membership!.members.length, 3)
   const leaders = new Set(split.map(s => s.membership!.leader))
   assert.equal(leaders.size, 1, 'the three agree on the leader')
+
+  // And `kmirror status` shows the three members and what each owns, read from the group on the target
+  const status = spawnKmirror(['status', config, '--json'], { t })
+  assert.equal((await status.waitForExit(30_000)).code, 0, status.stderr)
+  const group = (JSON.parse(status.stdout) as { flows: { membership?: { members: { name: string, partitions: number, jobs: string[] }[], leader: string } }[] }).flows[0]!.membership!
+  assert.deepEqual(group.members.map(m => m.partitions), [4, 4, 4])
+  assert.deepEqual(group.members.map(m => m.name).sort(), split.map(s => s.membership!.self).sort())
+  assert.equal(group.leader, [...leaders][0])
+  assert.deepEqual(group.members.flatMap(m => m.jobs).sort(), split[0]!.membership!.members.flatMap(m => m.jobs).sort())
 
   // And the heartbeats on the target come from one stream: one per second, not three
   const from = (await endOffsets('target', 'heartbeats'))[0]!
