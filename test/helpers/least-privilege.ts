@@ -38,6 +38,10 @@ export const LEAST_PRIVILEGE_ACLS: readonly LeastPrivilegeAcl[] = [
   { cluster: 'target', feature: 'heartbeats', resourceType: 'topic', name: 'heartbeats', patternType: 'literal', operations: ['create', 'write'] },
   { cluster: 'source', feature: 'heartbeats', resourceType: 'topic', name: 'heartbeats', patternType: 'literal', operations: ['create', 'write', 'read', 'describe-configs'] },
   { cluster: 'target', feature: 'heartbeats', resourceType: 'topic', name: '<source>.heartbeats', patternType: 'literal', operations: ['create', 'write', 'describe-configs', 'alter-configs', 'alter'] },
+  // Several instances share a flow through its group on the target; the disabled reverse pair's heartbeats through
+  // the pair's own group on the source
+  { cluster: 'target', feature: 'group membership', resourceType: 'group', name: 'kmirror-<source>-<target>', patternType: 'literal', operations: ['read'] },
+  { cluster: 'source', feature: 'group membership', resourceType: 'group', name: 'kmirror-<target>-<source>', patternType: 'literal', operations: ['read'] },
   { cluster: 'target', feature: 'topic deletion sync', resourceType: 'topic', name: '<source>.<topics>', patternType: 'prefixed', operations: ['delete'] },
   // status and plan need nothing beyond the rows above; failover, failback and offsets set need these too
   { cluster: 'target', feature: 'commands', resourceType: 'topic', name: '<source>.checkpoints.internal', patternType: 'literal', operations: ['read'] },
