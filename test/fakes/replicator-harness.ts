@@ -28,6 +28,8 @@ export interface HarnessOptions {
    */
   readonly batching?: Partial<BatchingOptions>
   readonly metrics?: Metrics
+  /** The group lease gate (`FlowReplicatorDeps.fence`). */
+  readonly fence?: () => string | null
 }
 
 export function createHarness (options: HarnessOptions = {}): Harness {
@@ -47,7 +49,8 @@ export function createHarness (options: HarnessOptions = {}): Harness {
     failureBackoff: { baseMs: 20, maxMs: 100 },
     startAt: options.startAt ?? 'earliest',
     batching: options.batching ?? { minForwardBytes: 0 },
-    ...(options.metrics === undefined ? {} : { metrics: options.metrics })
+    ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    ...(options.fence === undefined ? {} : { fence: options.fence })
   })
   return { source, target, progress, syncs, logs, replicator }
 }

@@ -1,0 +1,39 @@
+/**
+ * The group wiring of a flow without a coordinator: the lease gate refuses writes before the first join and names
+ * the member, group and cluster; a heartbeat-only pair's owner lists its one job and starts, stops and loses it.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { FlowMembership, HeartbeatPairOwner, PROCESS_MEMBER_NAME } from '../../../src/runtime/flow-membership.ts'
+import { JobNames } from '../../../src/runtime/job-registry.ts'
+import { memoryLogger } from '../../fakes/memory-logger.ts'
+import { flowOf, parse, twoClusters } from '../config/fixtures.ts'
+
+const noWork = { listWork: async () => [], assign: async () => {}, revoke: async () => {}, lose: () => {} }
+
+test('the lease gate refuses writes before the first join, naming member, group and cluster; the status names the group', async () => {
+  const config = flowOf(parse(twoClusters('A->B.group.id = mirrors')), 'A->B')
+  const membership = new FlowMembership({ config, owner: noWork, log: memoryLogger().log })
+  const reason = membership.fence()
+  assert.ok(reason !== null)
+  assert.match(reason, new RegExp(`member ${PROCESS_MEMBER_NAME} in group mirrors on cluster B`))
+  assert.deepEqual(membership.status(), { group: 'mirrors', generation: -1, leader: '', self: PROCESS_MEMBER_NAME, members: [] })
+  await membership.stop()
+  assert.notEqual(membership.fence(), null, 'a stopped member never writes')
+})
+
+test('a heartbeat-only pair\'s owner: one job, started on assign, stopped on revoke and on loss', async () => {
+  const calls: string[] = []
+  const owner = new HeartbeatPairOwner({ start: () => { calls.push('start') }, stop: async () => { calls.push('stop') } })
+  const item = { kind: 'job', job: JobNames.EMIT_HEARTBEATS } as const
+  assert.deepEqual(await owner.listWork(), [item])
+  await owner.assign([item])
+  await owner.assign([item])
+  assert.equal(owner.running, true)
+  await owner.revoke([item])
+  await owner.assign([item])
+  owner.lose()
+  owner.lose()
+  assert.deepEqual(calls, ['start', 'stop', 'start', 'stop'])
+  assert.equal(owner.running, false)
+})
