@@ -11,6 +11,11 @@
  * - A partition the source or the target refuses (authorization, unknown topic, a batch too large even after
  *   re-encoding, a corrupt batch) is set aside with its error and retried with its own back-off
  *   (partition-failures.ts); it never advances past records it did not copy, and the others keep flowing.
+ * - Exactly-once mode (`exactlyOnce`): each round is one target transaction holding its data batches, offset
+ *   syncs, history and progress records (transaction-rounds.ts); nothing is flushed between rounds. A failed round
+ *   is aborted and every partition goes back to its committed progress (read again, read_committed, once the
+ *   abort is complete): what the round copied is copied again, and only committed copies are ever visible.
+ * - A FENCED failure (another instance owns the work now) stops the flow without storing anything.
  * - A failure of a whole step (a broker unreachable, a request timed out, credentials or a cluster ACL refused)
  *   is retried with back-off, logged once per change of error. Only errors kmirror cannot classify stop the
  *   flow (programmer errors, INTERNAL, and other errors not marked retriable), because carrying on could lose data.
@@ -24,12 +29,14 @@ import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
 import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
-import { OffsetSyncTracker } from './offset-sync-tracker.ts'
+import { OffsetSyncTracker, type OffsetSyncEntry } from './offset-sync-tracker.ts'
 import type { ProgressStore } from './progress-store.ts'
 import { ackedRuns, planPartition, type Codec, type PlannedBatch } from './batch-plan.ts'
 import { createProvenanceMarker, type ProvenanceFlow, type ProvenanceMarker } from './provenance.ts'
 import { FailureSides, PartitionFailures, type FailureBackoff, type FailureReport } from './partition-failures.ts'
 import { isWorthWaiting, StepFailures, type StepFailure } from './step-failures.ts'
+import type { TransactionRounds } from './transaction-rounds.ts'
+import { ErrorCodes, isKmirrorError } from '../errors.ts'
 
 export type { StepFailure } from './step-failures.ts'
 
@@ -88,6 +95,16 @@ export interface FlowReplicatorDeps {
   readonly metrics?: Metrics
   /** How batches are written (batch-plan.ts); defaults forward everything the target accepts as it is. */
   readonly batching?: Partial<BatchingOptions>
+  /** Exactly-once mode: rounds are transactions; `progress` and `syncs` write inside them. */
+  readonly exactlyOnce?: ExactlyOnceDeps
+}
+
+export interface ExactlyOnceDeps {
+  readonly rounds: Pick<TransactionRounds, 'run' | 'recover'>
+  /** The committed progress, read again (read_committed) after a failed round. */
+  readonly reloadProgress: () => Promise<Map<string, number>>
+  /** Offset syncs on the source cluster cannot join a target transaction: written after each commit, as MM2 does. */
+  readonly syncsAfterCommit: OffsetSyncSink | null
 }
 
 export interface BatchingOptions {
@@ -127,6 +144,8 @@ export class FlowReplicator {
   #rounds = 0
   /** When the last fetch-and-write round completed with an answer (health: a flow that stops completing them is stalled). */
   #lastRoundAt = Date.now()
+  /** Exactly-once mode: a round failed; positions go back to the committed progress before the next one. */
+  #rewindFrom: Map<string, number> | null = null
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
@@ -235,6 +254,8 @@ export class FlowReplicator {
         }
       } catch (err) {
         if (!isWorthWaiting(err)) {
+          // Fenced: another instance owns the work now; this one must not write anything more.
+          if (isKmirrorError(err) && err.code === ErrorCodes.FENCED) throw err
           // Records acknowledged before the error must not be copied again after a restart.
           await this.flush().catch(flushErr => this.#deps.log.warn({ err: flushErr }, 'cannot store progress after a fatal error'))
           throw err
@@ -252,8 +273,61 @@ export class FlowReplicator {
     return Math.min(5000, 100 * 2 ** Math.min(this.#failures, 6))
   }
 
-  /** One fetch-write round. Returns false when no partition could be read (all answered RETRY). */
+  /** One fetch-write round (one transaction in exactly-once mode). Returns false when no partition could be read. */
   async #iterate (): Promise<boolean> {
+    const eos = this.#deps.exactlyOnce
+    if (eos === undefined) return await this.#round()
+    if (this.#rewindFrom !== null) await this.#rewind(eos, this.#rewindFrom)
+    const before = new Map([...this.#partitions].map(([key, p]) => [key, p.position]))
+    let committedSyncs: OffsetSyncEntry[] = []
+    try {
+      const progressed = await eos.rounds.run(async () => {
+        const result = await this.#round()
+        committedSyncs = await this.#storeRound()
+        return result
+      })
+      if (committedSyncs.length > 0 && eos.syncsAfterCommit !== null) {
+        eos.syncsAfterCommit.send(committedSyncs).catch(err => this.#deps.log.warn({ err, count: committedSyncs.length }, 'cannot write offset syncs to the source cluster (outside the transaction, as MM2); kmirror\'s own offset history has them'))
+      }
+      return progressed
+    } catch (err) {
+      this.#rewindFrom = before
+      throw err
+    }
+  }
+
+  /** Exactly-once mode, inside the round's transaction: its offset syncs and history, then its progress. */
+  async #storeRound (): Promise<OffsetSyncEntry[]> {
+    if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) {
+      this.#lastFlush = Date.now()
+      this.#tracker.promoteDelayed()
+    }
+    const entries = this.#tracker.takePending()
+    if (entries.length > 0 && this.#deps.syncs !== null) await this.#deps.syncs.send(entries)
+    await this.#deps.progress.commit(this.#positions())
+    return entries
+  }
+
+  /**
+   * Exactly-once mode, after a failed round: once the transaction is complete, every partition goes back to its
+   * committed progress (or where the failed round found it, when none is stored), and its offset-sync run starts
+   * afresh (what the tracker knew may point at aborted offsets).
+   */
+  async #rewind (eos: ExactlyOnceDeps, before: ReadonlyMap<string, number>): Promise<void> {
+    await eos.rounds.recover()
+    const stored = await eos.reloadProgress()
+    this.#tracker.takePending()
+    for (const [key, p] of this.#partitions) {
+      const committed = stored.get(key)
+      p.position = committed === undefined ? (before.get(key) ?? p.position) : committed + 1
+      this.#tracker.reset(key)
+    }
+    this.#tracker.dropDelayed()
+    this.#rewindFrom = null
+    this.#deps.log.info({ partitions: this.#partitions.size }, 'round aborted; every partition resumes at its committed progress')
+  }
+
+  async #round (): Promise<boolean> {
     const now = Date.now()
     const active = [...this.#partitions.values()].filter(p => p.retryAt <= now)
     if (active.length === 0) {
@@ -278,8 +352,10 @@ export class FlowReplicator {
     for (const r of failed) this.#writeRefused(r.fetched, r.failure)
     for (const f of fetched) this.#noteFetchOutcome(f, waiting)
     for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) await this.#recoverOutOfRange(this.#state(f), f)
-    this.#sendSyncs()
-    if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+    if (this.#deps.exactlyOnce === undefined) {
+      this.#sendSyncs()
+      if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+    }
     if (incomplete.length > 0) {
       this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
     }
@@ -301,6 +377,7 @@ export class FlowReplicator {
       fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),
       async acks => {
         for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]![ack.batch]!, ack)
+        if (this.#deps.exactlyOnce !== undefined) return
         this.#sendSyncs()
         if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
       })
@@ -410,15 +487,21 @@ export class FlowReplicator {
 
   /** Writes pending offset syncs and the current positions. Called periodically and at stop. */
   async flush (): Promise<void> {
+    // Exactly-once mode: each committed round stored its own progress and syncs.
+    if (this.#deps.exactlyOnce !== undefined) return
     this.#lastFlush = Date.now()
     if (this.#syncInFlight !== null) await this.#syncInFlight
     this.#tracker.promoteDelayed()
     this.#sendSyncs()
     if (this.#syncInFlight !== null) await this.#syncInFlight
+    const written = await this.#deps.progress.commit(this.#positions())
+    if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
+  }
+
+  #positions (): Map<string, { topic: string, partition: number, lastOffset: number }> {
     const positions = new Map<string, { topic: string, partition: number, lastOffset: number }>()
     for (const [key, p] of this.#partitions) positions.set(key, { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 })
-    const written = await this.#deps.progress.commit(positions)
-    if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
+    return positions
   }
 
   /** The failure of the whole replication step while it lasts (every partition waits), else null. */
