@@ -170,6 +170,11 @@ export class BatchWriter {
   readonly #inTransaction = new Set<string>()
   /** A partition was refused mid-transaction: its sequences are unknown, the producer is renewed after the transaction. */
   #renewAfterTransaction = false
+  /**
+   * Set once another producer took this transactional id (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH): every later
+   * call throws it. Initialising the id again would fence the instance that owns it now.
+   */
+  #fencedBy: KmirrorError | null = null
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions, transport?: WriterTransport) {
     const connect = toConnectOptions(props, clientId)
@@ -200,6 +205,7 @@ export class BatchWriter {
   async commitTransaction (): Promise<void> {
     const id = this.#options.transactionalId
     if (id === undefined || this.#inTransaction.size === 0) return
+    this.#throwIfFenced()
     try {
       const producer = this.#producer
       if (producer === null) throw new KmirrorError(ErrorCodes.INTERNAL, `no producer for the open transaction of ${id}`)
@@ -209,8 +215,18 @@ export class BatchWriter {
       if (this.#renewAfterTransaction) this.#reset()
     } catch (err) {
       this.#reset()
-      throw err
+      throw this.#noteFenced(err)
     }
+  }
+
+  #throwIfFenced (): void {
+    if (this.#fencedBy !== null) throw this.#fencedBy
+  }
+
+  /** Remembers a fencing by another producer of the transactional id (not the `fence` hook's: that one is asked each time). */
+  #noteFenced (err: unknown): unknown {
+    if (err instanceof KmirrorError && err.code === ErrorCodes.FENCED && err.details['transactionalId'] !== undefined) this.#fencedBy = err
+    return err
   }
 
   /**
@@ -221,6 +237,7 @@ export class BatchWriter {
   async abortTransaction (): Promise<void> {
     const id = this.#options.transactionalId
     if (id === undefined) return
+    this.#throwIfFenced()
     const producer = this.#producer
     if (producer !== null && this.#inTransaction.size > 0) await this.#coordinator.endTxn(id, producer, false).catch(() => undefined)
     this.#reset()
@@ -280,6 +297,7 @@ export class BatchWriter {
     const sends = new Map<number, PartitionSend<PartitionWrite>>()
     writes.forEach((w, i) => { if (w.batches.length > 0) sends.set(i, new PartitionSend(i, w)) })
     if (sends.size === 0) return { incomplete: [], failed: [] }
+    this.#throwIfFenced()
     const failures: Failure[] = []
     let reporting: Promise<void> = Promise.resolve()
     let acked = false
@@ -332,9 +350,13 @@ export class BatchWriter {
       await reporting
     } catch (err) {
       this.#reset()
-      throw err
+      throw this.#noteFenced(err)
     }
-    return { incomplete: waiting, failed: this.#failed(failures) }
+    try {
+      return { incomplete: waiting, failed: this.#failed(failures) }
+    } catch (err) {
+      throw this.#noteFenced(err)
+    }
   }
 
   /** Whatever the broker appended of a failed attempt cannot be told apart from what it did not: start afresh. */
