@@ -323,7 +323,7 @@ export class BatchWriter {
         }
         if (byLeader.size > 0) {
           const producer = await this.#ensureProducer(brokers)
-          await this.#addToTransaction([...byLeader.values()].flat().map(i => writes[i]!), producer)
+          if (this.#options.transactionalId !== undefined) await this.#addToTransaction([...byLeader.values()].flat().map(i => writes[i]!), producer)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
             this.#writeToBroker(brokers.get(node)!, node, indexes.map(i => sends.get(i)!), producer, failures, notNow, report)))
           for (const r of results) if (r.status === 'rejected') throw r.reason
