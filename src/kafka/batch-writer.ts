@@ -201,10 +201,13 @@ export class BatchWriter {
     return this.#inTransaction.size > 0
   }
 
-  /** Commits the open transaction (nothing when none is open). Throws FENCED, or the failure (the outcome is then unknown). */
-  async commitTransaction (): Promise<void> {
+  /**
+   * Commits the open transaction; false when none is open (nothing to commit). Throws FENCED, or the failure (the
+   * outcome is then unknown: `abortTransaction` settles it).
+   */
+  async commitTransaction (): Promise<boolean> {
     const id = this.#options.transactionalId
-    if (id === undefined || this.#inTransaction.size === 0) return
+    if (id === undefined || this.#inTransaction.size === 0) return false
     this.#throwIfFenced()
     try {
       const producer = this.#producer
@@ -213,6 +216,7 @@ export class BatchWriter {
       await this.#coordinator.endTxn(id, producer, true)
       this.#inTransaction.clear()
       if (this.#renewAfterTransaction) this.#reset()
+      return true
     } catch (err) {
       this.#reset()
       throw this.#noteFenced(err)

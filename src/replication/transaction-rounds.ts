@@ -19,18 +19,23 @@ import type { OffsetSegment, PartitionBatch, RecordWriter } from '../kafka/recor
 
 export type TransactionalWriter = Pick<BatchWriter, 'write' | 'commitTransaction' | 'abortTransaction' | 'transactionalId'>
 
+/** How a round's transaction ended: committed (it held records), aborted, or empty (nothing was written). */
+export type RoundOutcome = 'committed' | 'aborted' | 'empty'
+
 /** Internal records per batch: well under the brokers' 1 MiB default for kmirror's small records. */
 const RECORDS_PER_BATCH = 1000
 
 export class TransactionRounds {
   readonly #writer: TransactionalWriter
+  readonly #onEnd: (outcome: RoundOutcome) => void
   readonly #inRound = new AsyncLocalStorage<true>()
   #lock: Promise<unknown> = Promise.resolve()
   /** Writes internal records inside the current round's transaction, or as a transaction of their own. */
   readonly records: Pick<RecordWriter, 'write'>
 
-  constructor (writer: TransactionalWriter) {
+  constructor (writer: TransactionalWriter, onEnd: (outcome: RoundOutcome) => void = () => undefined) {
     this.#writer = writer
+    this.#onEnd = onEnd
     this.records = {
       write: async batches => this.#inRound.getStore() === true ? await this.#writeRecords(batches) : await this.run(() => this.#writeRecords(batches))
     }
@@ -45,11 +50,12 @@ export class TransactionRounds {
     const result = this.#lock.then(() => this.#inRound.run(true, async () => {
       try {
         const value = await fn()
-        await this.#writer.commitTransaction()
+        this.#onEnd(await this.#writer.commitTransaction() ? 'committed' : 'empty')
         return value
       } catch (err) {
         // A fenced producer must not initialise its id again: that would fence the instance that owns it now.
         if (!(isKmirrorError(err) && err.code === ErrorCodes.FENCED)) await this.#writer.abortTransaction().catch(() => undefined)
+        this.#onEnd('aborted')
         throw err
       }
     }))

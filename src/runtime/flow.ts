@@ -103,7 +103,12 @@ export class Flow {
       ...(transactionalId === undefined ? {} : { transactionalId })
     })
     // Exactly-once mode: progress, history and target-located offset syncs join each round's transaction.
-    const rounds = transactionalId === undefined ? null : new TransactionRounds(batchWriter)
+    const rounds = transactionalId === undefined
+      ? null
+      : new TransactionRounds(batchWriter, outcome => {
+        if (outcome === 'committed') this.#metrics.inc('transactionsCommitted', { flow: config.name })
+        if (outcome === 'aborted') this.#metrics.inc('transactionsAborted', { flow: config.name })
+      })
     const roundWriter = rounds?.records ?? writer
     const offsetsReader = target.reader
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter)
