@@ -265,14 +265,36 @@ export class BatchWriter {
     }
   }
 
-  /** Exactly-once mode: adds the partitions of these writes the open transaction does not hold yet. */
-  async #addToTransaction (writes: readonly PartitionWrite[], producer: ProducerIdentity): Promise<void> {
-    const id = this.#options.transactionalId
-    if (id === undefined) return
-    const fresh = [...new Map(writes.map(w => [partitionKey(w.topic, w.partition), w])).entries()].filter(([key]) => !this.#inTransaction.has(key))
-    if (fresh.length === 0) return
-    await this.#coordinator.addPartitions(id, producer, fresh.map(([, w]) => ({ topic: w.topic, partition: w.partition })))
-    for (const [key] of fresh) this.#inTransaction.add(key)
+  /**
+   * Exactly-once mode: adds the partitions of these writes the open transaction does not hold yet. Those whose
+   * topic the coordinator refuses are taken out of `byLeader` and failed like a refused produce (set aside by the
+   * data path, invariant 22), so the other partitions are still written.
+   */
+  async #addToTransaction (
+    id: string, writes: readonly PartitionWrite[], byLeader: Map<number, number[]>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[], producer: ProducerIdentity
+  ): Promise<void> {
+    const fresh = new Map<string, PartitionWrite>()
+    for (const i of [...byLeader.values()].flat()) {
+      const w = writes[i]!
+      const key = partitionKey(w.topic, w.partition)
+      if (!this.#inTransaction.has(key)) fresh.set(key, w)
+    }
+    if (fresh.size === 0) return
+    const refused = await this.#coordinator.addPartitions(id, producer, [...fresh.values()].map(w => ({ topic: w.topic, partition: w.partition })))
+    for (const key of fresh.keys()) if (!refused.has(key)) this.#inTransaction.add(key)
+    if (refused.size === 0) return
+    for (const [node, indexes] of byLeader) {
+      const kept = indexes.filter(i => {
+        const w = writes[i]!
+        const error = refused.get(partitionKey(w.topic, w.partition))
+        if (error === undefined) return true
+        sends.get(i)!.refuse(0, false)
+        failures.push({ write: i, topic: w.topic, partition: w.partition, error, message: `${this.#cluster.label} refused to add ${w.topic}-${w.partition} to the transaction of ${id}`, retriable: false, operation: 'WRITE' })
+        return false
+      })
+      if (kept.length === 0) byLeader.delete(node)
+      else byLeader.set(node, kept)
+    }
   }
 
   /**
@@ -327,7 +349,8 @@ export class BatchWriter {
         }
         if (byLeader.size > 0) {
           const producer = await this.#ensureProducer(brokers)
-          if (this.#options.transactionalId !== undefined) await this.#addToTransaction([...byLeader.values()].flat().map(i => writes[i]!), producer)
+          const id = this.#options.transactionalId
+          if (id !== undefined) await this.#addToTransaction(id, writes, byLeader, sends, failures, producer)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
             this.#writeToBroker(brokers.get(node)!, node, indexes.map(i => sends.get(i)!), producer, failures, notNow, report)))
           for (const r of results) if (r.status === 'rejected') throw r.reason

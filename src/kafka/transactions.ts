@@ -23,6 +23,7 @@ import { EndTxnApi } from './protocol/end-txn.ts'
 import { CoordinatorKeyTypes, findCoordinator } from './protocol/find-coordinator.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
 import type { ProducerIdentity } from './record-batch.ts'
+import { partitionKey } from '../topic-partition.ts'
 
 export type SendFn = <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string) => Promise<Res>
 
@@ -58,16 +59,32 @@ export class TransactionCoordinator {
     return { id: response.producerId, epoch: response.producerEpoch, transactional: true }
   }
 
-  /** Adds partitions to the open transaction of `producer` (one is opened by the first of them). */
-  async addPartitions (transactionalId: string, producer: ProducerIdentity, partitions: readonly { topic: string, partition: number }[]): Promise<void> {
-    const byTopic = new Map<string, number[]>()
-    for (const p of partitions) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition])
-    const request = { transactionalId, producerId: producer.id, producerEpoch: producer.epoch, topics: [...byTopic].map(([name, list]) => ({ name, partitions: list })) }
-    await this.#call(transactionalId, 'add partitions to the transaction of', AddPartitionsToTxnApi, request, r => {
-      // One partition's error fails the whole request (the others answer OPERATION_NOT_ATTEMPTED): report the cause.
-      const codes = r.results.flatMap(t => t.partitions.map(p => p.errorCode)).filter(c => c !== 0)
-      return codes.find(c => kafkaErrorName(c) !== 'OPERATION_NOT_ATTEMPTED') ?? codes[0] ?? 0
-    })
+  /**
+   * Adds partitions to the open transaction of `producer` (one is opened by the first of them). Partitions whose
+   * topic the principal may not write (TOPIC_AUTHORIZATION_FAILED) are left out and returned with their error, so
+   * they can be set aside while the others are added (one refused partition fails the whole request: the others
+   * answer OPERATION_NOT_ATTEMPTED, and are asked again without it).
+   */
+  async addPartitions (transactionalId: string, producer: ProducerIdentity, partitions: readonly { topic: string, partition: number }[]): Promise<Map<string, string>> {
+    const refused = new Map<string, string>()
+    let remaining = [...partitions]
+    while (remaining.length > 0) {
+      const byTopic = new Map<string, number[]>()
+      for (const p of remaining) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition])
+      const request = { transactionalId, producerId: producer.id, producerEpoch: producer.epoch, topics: [...byTopic].map(([name, list]) => ({ name, partitions: list })) }
+      let dropped: { key: string, error: string }[] = []
+      await this.#call(transactionalId, 'add partitions to the transaction of', AddPartitionsToTxnApi, request, r => {
+        const errors = r.results.flatMap(t => t.partitions.map(p => ({ key: partitionKey(t.name, p.index), code: p.errorCode, error: kafkaErrorName(p.errorCode) })))
+        dropped = errors.filter(e => e.error === 'TOPIC_AUTHORIZATION_FAILED')
+        if (dropped.length > 0) return 0
+        const codes = errors.map(e => e.code).filter(c => c !== 0)
+        return codes.find(c => kafkaErrorName(c) !== 'OPERATION_NOT_ATTEMPTED') ?? codes[0] ?? 0
+      })
+      if (dropped.length === 0) break
+      for (const d of dropped) refused.set(d.key, d.error)
+      remaining = remaining.filter(p => !refused.has(partitionKey(p.topic, p.partition)))
+    }
+    return refused
   }
 
   /** Commits (`commit` true) or aborts the open transaction of `producer`. */
