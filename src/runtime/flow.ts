@@ -28,6 +28,13 @@ import type { FlowProgress } from './health.ts'
 import type { PairJob } from './heartbeats.ts'
 import { flowJobs } from './job-registry.ts'
 import { Scheduler } from './scheduler.ts'
+import { TransactionRounds } from '../replication/transaction-rounds.ts'
+import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
+
+/** The transactional id of a lone instance: like a Connect task's `<group>-<connector>-0`, stable across restarts. */
+export function defaultTransactionalId (config: FlowConfig): string {
+  return `kmirror-${config.source.alias}-${config.target.alias}-0`
+}
 
 export type { FlowStatus, MemberStatus, MembershipProvider, MembershipStatus } from './flow-status.ts'
 export { Ownerships, type Ownership } from './flow-work.ts'
@@ -40,6 +47,10 @@ export interface FlowOptions {
   readonly onWorkChanged?: () => void
   /** The pair's heartbeat job, as part of this flow's work (group only; alone, MirrorMaker runs heartbeats). */
   readonly heartbeats?: PairJob
+  /** Exactly-once mode: this instance's transactional id (`<group id>-<member name>`); `defaultTransactionalId` otherwise. */
+  readonly transactionalId?: string
+  /** Asked right before each produce request (BatchWriter `fence`): a reason stops the write (FENCED). */
+  readonly fence?: () => string | null
 }
 
 export interface FlowStartOptions {
@@ -102,15 +113,32 @@ export class Flow implements WorkOwner {
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
     // through the batch writer, which forwards them as they are.
     const writer = target.writer('internal-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES })
+    const transactionalId = config.exactlyOnce ? (this.#options.transactionalId ?? defaultTransactionalId(config)) : undefined
     const batchWriter = target.batchWriter('replication-producer', {
       maxInFlight: Math.min(5, clientInt(config.target.producer, 'max.in.flight.requests.per.connection')),
       maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
-      timeoutMs: clientInt(config.target.producer, 'request.timeout.ms')
+      timeoutMs: clientInt(config.target.producer, 'request.timeout.ms'),
+      ...(this.#options.fence === undefined ? {} : { fence: this.#options.fence }),
+      ...(transactionalId === undefined ? {} : { transactionalId })
     })
+    // Exactly-once mode: progress, history and target-located offset syncs join each round's transaction.
+    const rounds = transactionalId === undefined
+      ? null
+      : new TransactionRounds(batchWriter, outcome => {
+        if (outcome === 'committed') this.#metrics.inc('transactionsCommitted', { flow: config.name })
+        if (outcome === 'aborted') this.#metrics.inc('transactionsAborted', { flow: config.name })
+      })
+    const roundWriter = rounds?.records ?? writer
     const offsetsReader = target.reader
-    const progress = new ProgressStore(config, targetAdmin, offsetsReader, writer)
-    const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, writer) : null
-    const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, writer)
+    const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter)
+    const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : null
+    const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, roundWriter)
+    if (rounds !== null) {
+      // Fences the previous incarnation and completes its open transaction before any progress is read.
+      await batchWriter.abortTransaction()
+      this.#log.info({ transactionalId }, 'exactly-once: transactional producer initialised, earlier producers of this id fenced')
+    }
+    const syncsInRound = syncs !== null && (rounds === null || config.offsetSyncsTopicLocation === 'target') ? syncs : null
     const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
     // Start-up steps that do not depend on each other run at once (time to first record): the internal topics,
     // the stored progress and history, and the first topic refresh (which creates the remote topics). No
@@ -135,7 +163,8 @@ export class Flow implements WorkOwner {
           return await progress.commit(positions)
         }
       },
-      syncs: { send: async entries => { await Promise.all([syncs?.send(entries), history.append(entries)]) } },
+      syncs: { send: async entries => { await Promise.all([syncsInRound?.send(entries), history.append(entries)]) } },
+      ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: syncsInRound === null ? syncs : null } satisfies ExactlyOnceDeps }),
       log: this.#log,
       aliases: { source: config.source.alias, target: config.target.alias },
       metrics: this.#metrics,
@@ -195,7 +224,7 @@ export class Flow implements WorkOwner {
     if (silent.length > 0) this.#log.warn({ brokers: silent.map(b => `${b.nodeId}@${b.address}: ${b.release}`) }, 'brokers that did not answer at start: the partitions they lead wait until they do')
   }
 
-  #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, source: ClusterClients, target: ClusterClients, targetWriter: RecordWriter): OffsetSyncEmitter {
+  #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, source: ClusterClients, target: ClusterClients, targetWriter: Pick<RecordWriter, 'write'>): OffsetSyncEmitter {
     const { config } = this
     if (config.offsetSyncsTopicLocation === 'target') return new OffsetSyncEmitter(config, policy, target.admin, targetWriter)
     const sourceWriter = source.writer('offset-syncs-source-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES })
