@@ -72,7 +72,8 @@ export class Flow {
       isolation: isolationLevel(consumer),
       maxWaitMs: clientInt(consumer, 'fetch.max.wait.ms'),
       maxBytes: clientInt(consumer, 'fetch.max.bytes'),
-      maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes')
+      maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes'),
+      sessions: true
     })
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
     // through the batch writer, which forwards them as they are.
