@@ -116,6 +116,8 @@ export interface RecordFetcherOptions {
    * round (the data path). Off: every fetch is full and session-less.
    */
   readonly sessions?: boolean
+  /** Told of every fetch request of a session (full or incremental) and every session that ended by an error. */
+  readonly onSessionEvent?: (event: 'full' | 'incremental' | 'reset') => void
 }
 
 /** How the fetcher's requests went: full or incremental, and sessions the broker lost (fetch-session.ts). */
@@ -262,6 +264,7 @@ export class RecordFetcher {
           entry.session.answered(request, response.sessionId)
           if (request.full) this.sessionStats.fullRequests++
           else this.sessionStats.incrementalRequests++
+          this.#options.onSessionEvent?.(request.full ? 'full' : 'incremental')
           return response
         }
         this.#resetSession(entry.session)
@@ -280,7 +283,9 @@ export class RecordFetcher {
   }
 
   #resetSession (session: FetchSession): void {
-    if (session.reset()) this.sessionStats.resets++
+    if (!session.reset()) return
+    this.sessionStats.resets++
+    this.#options.onSessionEvent?.('reset')
   }
 
   /** A partition the cluster refused `what` of (e.g. "a fetch from broker 1 (host:port)") with Kafka error `errorCode`. */

@@ -35,6 +35,9 @@ const HISTORY_TRIM_INTERVAL_MS = 5 * 60 * 1000
 /** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
 const MAX_CHUNK_BYTES = 512 * 1024
 
+/** The counter of each fetch-session event of the data path's fetcher. */
+const SESSION_EVENT_METRICS = { full: 'fetchFullRequests', incremental: 'fetchIncrementalRequests', reset: 'fetchSessionResets' } as const
+
 export class Flow {
   readonly config: FlowConfig
   readonly #log: Logger
@@ -73,7 +76,8 @@ export class Flow {
       maxWaitMs: clientInt(consumer, 'fetch.max.wait.ms'),
       maxBytes: clientInt(consumer, 'fetch.max.bytes'),
       maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes'),
-      sessions: true
+      sessions: true,
+      onSessionEvent: event => this.#metrics.inc(SESSION_EVENT_METRICS[event], { flow: config.name })
     })
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
     // through the batch writer, which forwards them as they are.
