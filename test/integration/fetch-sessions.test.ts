@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { killCluster, startCluster } from '../helpers/clusters.ts'
+import { ensureClusters, killCluster, startCluster } from '../helpers/clusters.ts'
 import { createTopic, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
@@ -28,6 +28,7 @@ function metric (text: string, name: string, label: string): number {
 
 test('fetches are incremental once caught up, and a source broker restart falls back to a full fetch with no record lost or doubled', { timeout: 150_000 }, async t => {
   // Given a copy from `third` (the source) to `source`, with its first 60 records copied
+  await ensureClusters(['third', 'source'])
   const topic = uniqueName('fetch-session')
   const remote = `A.${topic}`
   await createTopic('third', topic, { partitions: PARTITIONS, t })
