@@ -84,7 +84,7 @@ export class FetchSession {
   /** The epoch of the next request; INITIAL_EPOCH: the next request is full. */
   #nextEpoch = INITIAL_EPOCH
   #usesTopicIds = false
-  #known = new Map<string, SessionPartition>()
+  #known: ReadonlyMap<string, SessionPartition> = new Map()
 
   get sessionId (): number {
     return this.#sessionId
@@ -119,7 +119,7 @@ export class FetchSession {
     this.#sessionId = sessionId
     this.#nextEpoch = request.full ? 1 : nextEpoch(this.#nextEpoch)
     this.#usesTopicIds = request.usesTopicIds
-    this.#known = new Map(request.wanted)
+    this.#known = request.wanted // built for this request alone, never changed after
   }
 
   /**
