@@ -19,7 +19,7 @@
  *   With ids, a topic recreated under the same name has a new id: its old partitions are forgotten by the old id.
  * - One request at a time per session: the caller sends a session-less full fetch when one is in flight.
  */
-import { partitionKey } from '../topic-partition.ts'
+import type { FetchTopic } from './protocol/fetch.ts'
 
 /** Kafka's error codes that end a session: the next request is full. */
 export const FetchSessionErrors = {
@@ -45,9 +45,12 @@ export interface SessionPartition {
   /** The topic's id; only compared and sent when the session names topics by id. */
   readonly topicId: string | null
   readonly partition: number
-  readonly fetchOffset: bigint
+  readonly fetchOffset: number
   readonly partitionMaxBytes: number
 }
+
+/** Partitions by topic name, then partition (no per-partition string keys: a round over 5,000 builds one). */
+export type PartitionSet = ReadonlyMap<string, ReadonlyMap<number, SessionPartition>>
 
 export interface SessionTopic {
   readonly name: string
@@ -71,12 +74,21 @@ export interface SessionRequest {
   readonly topics: readonly SessionTopic[]
   readonly forgotten: readonly ForgottenTopic[]
   /** The set the broker holds once this request is answered. */
-  readonly wanted: ReadonlyMap<string, SessionPartition>
+  readonly wanted: PartitionSet
+}
+
+/** The request's partitions as Fetch request topics (offsets as Int64). */
+export function fetchTopics (request: SessionRequest): FetchTopic[] {
+  return request.topics.map(t => ({
+    name: t.name,
+    id: t.id,
+    partitions: t.partitions.map(p => ({ partition: p.partition, fetchOffset: BigInt(p.fetchOffset), partitionMaxBytes: p.partitionMaxBytes }))
+  }))
 }
 
 /** A request outside any session: full, epoch -1 (the broker keeps nothing). */
 export function sessionlessRequest (wanted: readonly SessionPartition[], usesTopicIds: boolean): SessionRequest {
-  return { sessionId: NO_SESSION_ID, sessionEpoch: FINAL_EPOCH, full: true, usesTopicIds, topics: byTopic(wanted), forgotten: [], wanted: keyed(wanted) }
+  return { sessionId: NO_SESSION_ID, sessionEpoch: FINAL_EPOCH, full: true, usesTopicIds, topics: byTopic(wanted), forgotten: [], wanted: nested(wanted) }
 }
 
 export class FetchSession {
@@ -84,7 +96,7 @@ export class FetchSession {
   /** The epoch of the next request; INITIAL_EPOCH: the next request is full. */
   #nextEpoch = INITIAL_EPOCH
   #usesTopicIds = false
-  #known: ReadonlyMap<string, SessionPartition> = new Map()
+  #known: PartitionSet = new Map()
 
   get sessionId (): number {
     return this.#sessionId
@@ -92,20 +104,24 @@ export class FetchSession {
 
   /** The next request for the WANTED partitions (their positions now), naming topics by id or not. */
   next (wanted: readonly SessionPartition[], usesTopicIds: boolean): SessionRequest {
-    const wantedMap = keyed(wanted)
+    const wantedSet = nested(wanted)
     if (this.#nextEpoch === INITIAL_EPOCH || this.#sessionId === NO_SESSION_ID || usesTopicIds !== this.#usesTopicIds) {
-      return { sessionId: this.#sessionId, sessionEpoch: INITIAL_EPOCH, full: true, usesTopicIds, topics: byTopic(wanted), forgotten: [], wanted: wantedMap }
+      return { sessionId: this.#sessionId, sessionEpoch: INITIAL_EPOCH, full: true, usesTopicIds, topics: byTopic(wanted), forgotten: [], wanted: wantedSet }
     }
     const send: SessionPartition[] = []
     const forget: SessionPartition[] = []
-    for (const [key, p] of wantedMap) {
-      const known = this.#known.get(key)
-      if (known !== undefined && usesTopicIds && known.topicId !== p.topicId) forget.push(known)
-      if (known === undefined || known.fetchOffset !== p.fetchOffset || known.partitionMaxBytes !== p.partitionMaxBytes || (usesTopicIds && known.topicId !== p.topicId)) send.push(p)
+    for (const p of wanted) {
+      const known = this.#known.get(p.topic)?.get(p.partition)
+      const idChanged = known !== undefined && usesTopicIds && known.topicId !== p.topicId
+      if (idChanged) forget.push(known)
+      if (known === undefined || idChanged || known.fetchOffset !== p.fetchOffset || known.partitionMaxBytes !== p.partitionMaxBytes) send.push(p)
     }
-    for (const [key, known] of this.#known) if (!wantedMap.has(key)) forget.push(known)
+    for (const [topic, partitions] of this.#known) {
+      const still = wantedSet.get(topic)
+      for (const [partition, known] of partitions) if (still?.has(partition) !== true) forget.push(known)
+    }
     const forgotten = byTopic(forget).map(t => ({ name: t.name, id: t.id, partitions: t.partitions.map(p => p.partition) }))
-    return { sessionId: this.#sessionId, sessionEpoch: this.#nextEpoch, full: false, usesTopicIds, topics: byTopic(send), forgotten, wanted: wantedMap }
+    return { sessionId: this.#sessionId, sessionEpoch: this.#nextEpoch, full: false, usesTopicIds, topics: byTopic(send), forgotten, wanted: wantedSet }
   }
 
   /** REQUEST was answered without a top-level error; the broker named session `sessionId` (0: it kept none). */
@@ -139,18 +155,30 @@ export function nextEpoch (epoch: number): number {
   return epoch >= 0x7fffffff ? 1 : epoch + 1
 }
 
-function keyed (partitions: readonly SessionPartition[]): Map<string, SessionPartition> {
-  return new Map(partitions.map(p => [partitionKey(p.topic, p.partition), p]))
+function nested (partitions: readonly SessionPartition[]): PartitionSet {
+  const set = new Map<string, Map<number, SessionPartition>>()
+  for (const p of partitions) {
+    let topic = set.get(p.topic)
+    if (topic === undefined) set.set(p.topic, topic = new Map())
+    topic.set(p.partition, p)
+  }
+  return set
 }
 
 /** Partitions grouped by topic (and id: two ids of one name are two topics), in first-seen order. */
 function byTopic (partitions: readonly SessionPartition[]): SessionTopic[] {
-  const topics = new Map<string, { name: string, id: string | null, partitions: SessionPartition[] }>()
+  const topics: { name: string, id: string | null, partitions: SessionPartition[] }[] = []
+  const byName = new Map<string, (typeof topics)[number][]>()
   for (const p of partitions) {
-    const key = `${p.topic}\u0000${p.topicId ?? ''}`
-    let topic = topics.get(key)
-    if (topic === undefined) topics.set(key, topic = { name: p.topic, id: p.topicId, partitions: [] })
+    const sameName = byName.get(p.topic) ?? []
+    if (sameName.length === 0) byName.set(p.topic, sameName)
+    let topic = sameName.find(t => t.id === p.topicId)
+    if (topic === undefined) {
+      topic = { name: p.topic, id: p.topicId, partitions: [] }
+      sameName.push(topic)
+      topics.push(topic)
+    }
     topic.partitions.push(p)
   }
-  return [...topics.values()]
+  return topics
 }

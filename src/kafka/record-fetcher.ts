@@ -26,7 +26,7 @@ import { partitionKey } from '../topic-partition.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchResponse } from './protocol/fetch.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
-import { FetchSession, isFetchSessionError, sessionlessRequest, type SessionPartition, type SessionRequest } from './fetch-session.ts'
+import { FetchSession, fetchTopics, isFetchSessionError, sessionlessRequest, type SessionPartition, type SessionRequest } from './fetch-session.ts'
 import { decodeRecords, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
 import { selectCommitted } from './transaction-filter.ts'
 
@@ -199,7 +199,7 @@ export class RecordFetcher {
   }
 
   async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: ReadonlyMap<string, { id: string | null }>, partitionMaxBytes: number, useSession: boolean): Promise<FetchedBatches[]> {
-    const wanted: SessionPartition[] = positions.map(p => ({ topic: p.topic, topicId: topicMeta.get(p.topic)?.id ?? null, partition: p.partition, fetchOffset: BigInt(p.offset), partitionMaxBytes }))
+    const wanted: SessionPartition[] = positions.map(p => ({ topic: p.topic, topicId: topicMeta.get(p.topic)?.id ?? null, partition: p.partition, fetchOffset: p.offset, partitionMaxBytes }))
     const idToName = new Map(wanted.map(p => [p.topicId, p.topic]))
     const wait = (this.#throttledUntil.get(node) ?? 0) - Date.now()
     if (wait > 0) await delay(wait)
@@ -209,14 +209,17 @@ export class RecordFetcher {
       this.#metadata.invalidate()
       throw new KmirrorError(ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label} failed with Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })
     }
-    const answered = new Map<string, FetchPartitionResponse>()
+    // By topic, then partition: no string key per partition (a round over thousands of idle partitions answers few).
+    const answered = new Map<string, Map<number, FetchPartitionResponse>>()
     for (const topic of response.responses) {
       const name = topic.topic ?? idToName.get(topic.topicId)
       if (name === undefined) continue
-      for (const p of topic.partitions) answered.set(partitionKey(name, p.partitionIndex), p)
+      const partitions = answered.get(name) ?? new Map<number, FetchPartitionResponse>()
+      answered.set(name, partitions)
+      for (const p of topic.partitions) partitions.set(p.partitionIndex, p)
     }
     return positions.map(position => {
-      const p = answered.get(partitionKey(position.topic, position.partition))
+      const p = answered.get(position.topic)?.get(position.partition)
       if (p === undefined) return emptyBatches(position, FetchOutcomes.OK)
       if (p.errorCode === OFFSET_OUT_OF_RANGE) return { ...emptyBatches(position, FetchOutcomes.OUT_OF_RANGE), ...rawOffsets(p) }
       if (p.errorCode !== 0) {
@@ -252,7 +255,7 @@ export class RecordFetcher {
           request = entry === null ? sessionlessRequest(wanted, usesTopicIds) : entry.session.next(wanted, usesTopicIds)
           response = await sendRequest(connection, FetchApi, {
             maxWaitMs: this.#options.maxWaitMs, minBytes: 1, maxBytes: this.#options.maxBytes, isolationLevel: this.#isolationLevel(),
-            sessionId: request.sessionId, sessionEpoch: request.sessionEpoch, topics: request.topics, forgotten: request.forgotten
+            sessionId: request.sessionId, sessionEpoch: request.sessionEpoch, topics: fetchTopics(request), forgotten: request.forgotten
           }, this.#cluster.label, cap)
         } catch (err) {
           if (entry !== null) this.#resetSession(entry.session)

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { FetchSession, FetchSessionErrors, FINAL_EPOCH, INITIAL_EPOCH, isFetchSessionError, nextEpoch, sessionlessRequest, type SessionPartition, type SessionRequest } from '../../../src/kafka/fetch-session.ts'
+import { FetchSession, FetchSessionErrors, fetchTopics, FINAL_EPOCH, INITIAL_EPOCH, isFetchSessionError, nextEpoch, sessionlessRequest, type SessionPartition, type SessionRequest } from '../../../src/kafka/fetch-session.ts'
 import { encodeRequest } from '../../../src/kafka/protocol/api.ts'
 import { FetchApi } from '../../../src/kafka/protocol/fetch.ts'
 import { ByteReader } from '../../../src/kafka/protocol/wire.ts'
@@ -9,7 +9,7 @@ const ID_A = '11111111-1111-1111-1111-111111111111'
 const ID_A2 = '22222222-2222-2222-2222-222222222222'
 const ID_B = '33333333-3333-3333-3333-333333333333'
 const part = (topic: string, partition: number, offset: number, topicId: string | null = topic === 'a' ? ID_A : ID_B, maxBytes = 1024): SessionPartition =>
-  ({ topic, topicId, partition, fetchOffset: BigInt(offset), partitionMaxBytes: maxBytes })
+  ({ topic, topicId, partition, fetchOffset: offset, partitionMaxBytes: maxBytes })
 /** "topic-partition@offset" of every partition a request sends. */
 const sent = (request: SessionRequest): string[] => request.topics.flatMap(t => t.partitions.map(p => `${t.name}-${p.partition}@${p.fetchOffset}`))
 const forgotten = (request: SessionRequest): string[] => request.forgotten.flatMap(t => t.partitions.map(p => `${t.id ?? t.name}-${p}`))
@@ -99,7 +99,7 @@ describe('FetchSession (KIP-227 incremental fetch sessions)', () => {
 /** Reads the session fields and forgotten topics back from an encoded Fetch request (v12: names; v13: ids). */
 function readSessionFields (version: number, request: SessionRequest): { sessionId: number, epoch: number, topics: string[], forgotten: string[] } {
   const r = new ByteReader(Buffer.concat(encodeRequest(FetchApi, version, {
-    maxWaitMs: 500, minBytes: 1, maxBytes: 1000, isolationLevel: 1, topics: request.topics, sessionId: request.sessionId, sessionEpoch: request.sessionEpoch, forgotten: request.forgotten
+    maxWaitMs: 500, minBytes: 1, maxBytes: 1000, isolationLevel: 1, topics: fetchTopics(request), sessionId: request.sessionId, sessionEpoch: request.sessionEpoch, forgotten: request.forgotten
   })), true)
   r.int32(); r.int32(); r.int32(); r.int32(); r.int8() // replica id, max wait, min bytes, max bytes, isolation
   const sessionId = r.int32()
