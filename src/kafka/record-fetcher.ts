@@ -9,6 +9,8 @@
  *   the same response. Control batches are never returned, but they do advance `nextOffset`.
  * - `nextOffset` is one past the last offset the broker returned, so skipped control and aborted batches
  *   are not read again.
+ * - With `sessions` (the data path), each broker is read in an incremental fetch session (fetch-session.ts): a
+ *   partition the answer leaves out had nothing new and comes back OK and empty at its requested offset.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, FetchIsolationLevels, type Broker } from '@platformatic/kafka'
