@@ -12,6 +12,7 @@ import { jsonPayload, writePayloadFile } from './lib/payloads.ts'
 import { producerPerfArgs, startTool } from './lib/perf-tools.ts'
 import { TOOLS } from './lib/replicators.ts'
 import type { ScenarioResult } from './lib/report.ts'
+import { partitions } from './partitions-scenario.ts'
 
 export type Size = 'full' | 'tiny'
 
@@ -175,4 +176,4 @@ const latency: Scenario = {
   }
 }
 
-export const SCENARIOS: readonly Scenario[] = [bulk, small, topics, latency, eos]
+export const SCENARIOS: readonly Scenario[] = [bulk, small, topics, latency, eos, partitions]

@@ -61,6 +61,9 @@ export interface FlowStartOptions {
 /** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
 const MAX_CHUNK_BYTES = 512 * 1024
 
+/** The counter of each fetch-session event of the data path's fetcher. */
+const SESSION_EVENT_METRICS = { full: 'fetchFullRequests', incremental: 'fetchIncrementalRequests', reset: 'fetchSessionResets' } as const
+
 export class Flow implements WorkOwner {
   readonly config: FlowConfig
   readonly #log: Logger
@@ -108,7 +111,9 @@ export class Flow implements WorkOwner {
       isolation: isolationLevel(consumer),
       maxWaitMs: clientInt(consumer, 'fetch.max.wait.ms'),
       maxBytes: clientInt(consumer, 'fetch.max.bytes'),
-      maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes')
+      maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes'),
+      sessions: true,
+      onSessionEvent: event => this.#metrics.inc(SESSION_EVENT_METRICS[event], { flow: config.name })
     })
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
     // through the batch writer, which forwards them as they are.
