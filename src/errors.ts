@@ -42,6 +42,13 @@ export const ErrorCodes = {
   FETCH: 'KMIRROR_ERR_FETCH',
   /** Replication progress could not be read or written. */
   PROGRESS: 'KMIRROR_ERR_PROGRESS',
+  /**
+   * This kmirror may no longer write (exactly-once mode or several instances): another producer with its
+   * transactional id fenced it (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH), or its group membership lease ran out
+   * (the BatchWriter `fence` hook). Nothing more was sent; the transaction in progress, if any, is aborted by the
+   * coordinator. Not retried by the data path: the instance stops writing and reports; rejoining is the group's.
+   */
+  FENCED: 'KMIRROR_ERR_FENCED',
   /** Records were deleted by retention on the source before they were copied. Logged loudly, counted. */
   DATA_LOSS_RETENTION: 'KMIRROR_ERR_DATA_LOSS_RETENTION',
   /** A record of an internal topic could not be decoded. */

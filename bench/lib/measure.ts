@@ -66,6 +66,8 @@ export interface ReplicatorRun {
   timeoutMs: number
   /** Poll interval of the target's end offsets (200 ms by default). */
   pollMs?: number
+  /** Both tools in exactly-once mode (replicators.ts `exactlyOnceLines`). */
+  exactlyOnce?: boolean
 }
 
 export function remoteTopic (tool: Tool, topic: string): string {
@@ -86,7 +88,7 @@ function commonPrefix (names: readonly string[]): string {
 export async function measureReplicator (ctx: BenchContext, run: ReplicatorRun): Promise<Figures> {
   const file = writeFlowFile(ctx.workDir, {
     sourceBootstrap: ctx.source.bootstrap, targetBootstrap: ctx.target.bootstrap, tool: run.tool,
-    topics: topicRegex(run.sourceTopics), tasksMax: run.tasksMax, compression: run.compression
+    topics: topicRegex(run.sourceTopics), tasksMax: run.tasksMax, compression: run.compression, exactlyOnce: run.exactlyOnce === true
   })
   const watch = new TargetWatch(ctx.target.bootstrap)
   const sampler = new ProcessTreeSampler()

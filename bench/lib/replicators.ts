@@ -26,6 +26,24 @@ export interface FlowSettings {
   tasksMax: number
   /** The source batches' codec: the target producer writes the same. */
   compression: 'lz4' | 'none'
+  /** Exactly-once for both tools (MM2 in dedicated mode with its internal REST, as Kafka's docs/ops.html says). */
+  exactlyOnce?: boolean
+}
+
+/** MM2's internal REST port in exactly-once runs (dedicated mode needs it for zombie fencing, KIP-710). */
+const MM2_REST_PORT = 38083
+
+/**
+ * Exactly-once for the flow into T: MM2's worker switch for T, a read_committed source read (KAFKA-14021: MM2
+ * refuses exactly-once without it; kmirror reads read_committed anyway) and MM2's internal REST.
+ */
+export function exactlyOnceLines (source: string): string[] {
+  return [
+    `${TARGET_ALIAS}.exactly.once.source.support = enabled`,
+    `${source}.consumer.isolation.level = read_committed`,
+    'dedicated.mode.enable.internal.rest = true',
+    `listeners = http://127.0.0.1:${MM2_REST_PORT}`
+  ]
 }
 
 /** The tuning lines, the same for both tools (kmirror ignores tasks.max and batch.size, and says so). */
@@ -56,6 +74,7 @@ export function flowProperties (s: FlowSettings): string {
     `${source}->${TARGET_ALIAS}.topics = ${s.topics}`,
     ...rf.map(key => `${key} = 1`),
     ...tuningLines(s.tasksMax, s.compression),
+    ...(s.exactlyOnce === true ? exactlyOnceLines(source) : []),
     ''
   ].join('\n')
 }

@@ -40,8 +40,19 @@ const SETTINGS: readonly Setting[] = [
   ['offset-syncs', flow => flow.emitOffsetSyncsEnabled ? `on the ${flow.offsetSyncsTopicLocation} cluster, offset.lag.max ${flow.offsetLagMax}` : 'off', ['emit.offset-syncs.enabled', 'offset-syncs.topic.location', 'offset.lag.max']],
   ['heartbeats.replication.enabled', flow => String(flow.heartbeatsReplicationEnabled), ['heartbeats.replication.enabled']],
   ['offset.storage.topic', flow => `${flow.offsetStorageTopic} on ${flow.target.alias} (${flow.offsetStoragePartitions} partitions, replication factor ${flow.offsetStorageReplicationFactor})`],
-  ['offset.flush.interval.ms', flow => String(flow.offsetFlushIntervalMs)]
+  ['offset.flush.interval.ms', flow => String(flow.offsetFlushIntervalMs)],
+  ['exactly.once.source.support', flow => describeExactlyOnce(flow)]
 ]
+
+/** What the switch does for this flow and what it needs from the target (docs/operations.md "Exactly-once"). */
+function describeExactlyOnce (flow: FlowConfig): string {
+  const t = flow.target.alias
+  if (!flow.exactlyOnce) return `at-least-once (set ${t}.exactly.once.source.support = enabled for exactly-once; preparing reads as disabled)`
+  return `enabled: every round is a transaction on ${t} (transactional id kmirror-${flow.source.alias}-${t}-0, or <group id>-<member> with several instances); ` +
+    `needs WRITE and DESCRIBE on that transactional id (prefix kmirror-) on ${t}, a source read read_committed, and on a cluster of fewer than 3 brokers ` +
+    'transaction.state.log.replication.factor and transaction.state.log.min.isr lowered to fit; ' +
+    `offset syncs ${flow.offsetSyncsTopicLocation === 'target' ? 'join the transaction' : 'on the source cluster are written after each commit, outside it (as MM2)'}`
+}
 
 function describeFlow (flow: FlowConfig, asWritten: FlowConfig): string[] {
   const width = Math.max(...SETTINGS.map(([name]) => name.length))

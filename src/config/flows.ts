@@ -82,6 +82,8 @@ function buildFlow (raw: Props, source: string, target: string): FlowConfig {
     offsetStorageReplicationFactor: integer(workerValue('offset.storage.replication.factor'), IntegerWidths.SHORT),
     // kmirror extension: a top-level value applies when the target's worker config has none.
     offsetFlushIntervalMs: integer(worker['offset.flush.interval.ms'] ?? raw['offset.flush.interval.ms'] ?? workerValue('offset.flush.interval.ms'), IntegerWidths.LONG),
+    // MM2 reads it from the target's worker config (`B.exactly.once.source.support`); kmirror also takes it at top level.
+    exactlyOnce: (worker['exactly.once.source.support'] ?? raw['exactly.once.source.support'] ?? 'disabled').trim().toLowerCase() === 'enabled',
     properties: freezeProps(props)
   } satisfies FlowConfig)
 }

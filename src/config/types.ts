@@ -106,6 +106,11 @@ export interface FlowConfig {
   readonly offsetStoragePartitions: number
   readonly offsetStorageReplicationFactor: number
   readonly offsetFlushIntervalMs: number
+  /**
+   * `exactly.once.source.support = enabled` for this flow's target (worker key `B.exactly.once.source.support`,
+   * else top level): every round is a target transaction. `preparing` and `disabled` are at-least-once.
+   */
+  readonly exactlyOnce: boolean
   /** Every connector-level property of this flow after MM2's resolution (mm2-spec §1.1 steps 1-7), for later features. */
   readonly properties: Readonly<Record<string, string>>
 }

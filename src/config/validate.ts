@@ -88,8 +88,7 @@ export function validateEnabledFlows (flows: readonly FlowConfig[]): ConfigProbl
   const problems: ConfigProblem[] = []
   for (const flow of flows.filter(f => f.enabled)) {
     for (const side of [flow.source, flow.target]) problems.push(...clusterProblems(side, flow.name))
-    problems.push(...offsetSyncsProblems(flow))
-    problems.push(...groupTimeoutProblems(flow))
+    problems.push(...offsetSyncsProblems(flow), ...groupTimeoutProblems(flow), ...exactlyOnceProblems(flow))
   }
   return dedupe(problems)
 }
@@ -113,6 +112,16 @@ function securityProblems (props: ClientProps, alias: string): ConfigProblem[] {
   const protocol = (props['security.protocol'] ?? 'PLAINTEXT').trim().toUpperCase()
   if (!protocol.startsWith('SASL_') || props['sasl.mechanism'] !== undefined) return []
   return [{ key: `${alias}.sasl.mechanism`, message: `is not set, so the Java default GSSAPI (Kerberos) applies, which kmirror does not support: set ${alias}.sasl.mechanism to PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER` }]
+}
+
+/**
+ * Exactly-once needs a read_committed source read, as MM2 (KAFKA-14021: the connector reports exactly-once
+ * unsupported otherwise): copying aborted records could never be undone. kmirror defaults to read_committed.
+ */
+function exactlyOnceProblems (flow: FlowConfig): ConfigProblem[] {
+  if (!flow.exactlyOnce || (flow.source.consumer['isolation.level'] ?? '').trim().toLowerCase() !== 'read_uncommitted') return []
+  const key = `${flow.source.alias}.consumer.isolation.level`
+  return [{ key, message: `is read_uncommitted while flow ${flow.name} runs exactly-once (${flow.target.alias}.exactly.once.source.support = enabled): aborted source records would be copied. Set ${key} = read_committed (kmirror's default) or turn exactly-once off` }]
 }
 
 /** MirrorSourceConnector rejects its config when offset syncs are off but an offset-syncs key is set. */

@@ -8,7 +8,7 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 export interface AclGrant {
   /** Kafka's operation name, upper case with underscores: `WRITE`, `CREATE`. */
   readonly operation: string
-  readonly resourceType: 'topic' | 'group' | 'cluster'
+  readonly resourceType: 'topic' | 'group' | 'cluster' | 'transactional-id'
   readonly names: readonly string[]
 }
 

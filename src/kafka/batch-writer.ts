@@ -23,6 +23,16 @@
  *   a whole request (connection, metadata, producer id) throws.
  * - A batch is only sent once the metadata knows its partition and leader (see record-writer.ts for the
  *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
+ * - `fence` is asked synchronously right before each produce request (and each EndTxn commit) is handed to the
+ *   connection: a reason means nothing is sent and the write throws FENCED.
+ * - Exactly-once mode (`transactionalId`): the producer id comes from InitProducerId with that id (fencing older
+ *   producers of it, aborting their open transaction); every partition is added to the open transaction
+ *   (AddPartitionsToTxn) before its first batch; batches carry the transactional bit; `commitTransaction` ends it.
+ *   A failure of a whole request drops the producer: the next one is initialised again, which aborts whatever the
+ *   failed transaction held. A refused partition's sequences are unknown: the producer is renewed after the
+ *   transaction ends, never in the middle of one (that would abort what was acknowledged). Fencing answers
+ *   (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH) throw FENCED; TRANSACTIONAL_ID_AUTHORIZATION_FAILED throws
+ *   NOT_AUTHORIZED naming the grant.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
@@ -43,6 +53,8 @@ import type { ProducerIdentity } from './record-batch.ts'
 import { partitionKey } from '../topic-partition.ts'
 import { PartitionSend, Sequences } from './partition-send.ts'
 import { groupBy } from '../collections.ts'
+import { describePrincipal } from './principal.ts'
+import { fencedError, TransactionCoordinator } from './transactions.ts'
 
 /** A batch to write: it is built for the producer id and sequence the writer gives it when it is sent. */
 export interface OutBatch {
@@ -103,6 +115,13 @@ export interface BatchWriterOptions {
   readonly timeoutMs: number
   /** Names the cluster in messages ("cluster B") and its alias in hints; the client id when not given. */
   readonly cluster?: ClusterContext
+  /**
+   * Asked synchronously right before each produce request is handed to the connection: a non-null reason (the
+   * group lease ran out) means no request is sent and the write throws FENCED (KmirrorError, not retriable).
+   */
+  readonly fence?: () => string | null
+  /** Exactly-once mode: writes are transactional, with this transactional id (see the invariants above). */
+  readonly transactionalId?: string
 }
 
 
@@ -146,6 +165,16 @@ export class BatchWriter {
   #producer: ProducerIdentity | null = null
   readonly #throttledUntil = new Map<number, number>()
   readonly #sequences = new Sequences()
+  readonly #coordinator: TransactionCoordinator
+  /** Partitions added to the open transaction (exactly-once mode). */
+  readonly #inTransaction = new Set<string>()
+  /** A partition was refused mid-transaction: its sequences are unknown, the producer is renewed after the transaction. */
+  #renewAfterTransaction = false
+  /**
+   * Set once another producer took this transactional id (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH): every later
+   * call throws it. Initialising the id again would fence the instance that owns it now.
+   */
+  #fencedBy: KmirrorError | null = null
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions, transport?: WriterTransport) {
     const connect = toConnectOptions(props, clientId)
@@ -156,6 +185,117 @@ export class BatchWriter {
     this.#brokers = this.#bootstrap
     this.#pool = transport?.pool ?? new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
     this.#send = transport?.send ?? sendRequest
+    this.#coordinator = new TransactionCoordinator({
+      pool: this.#pool, send: this.#send, brokers: () => this.#brokers, cluster: this.#cluster,
+      principal: describePrincipal(props, this.#cluster.alias ?? clientId)
+    })
+  }
+
+  /** The transactional id in exactly-once mode, else null. */
+  get transactionalId (): string | null {
+    return this.#options.transactionalId ?? null
+  }
+
+  /** Whether a transaction is open (a partition was added to it since the last commit or abort). */
+  get inTransaction (): boolean {
+    return this.#inTransaction.size > 0
+  }
+
+  /**
+   * Commits the open transaction; false when none is open (nothing to commit). Throws FENCED, or the failure (the
+   * outcome is then unknown: `abortTransaction` settles it).
+   */
+  async commitTransaction (): Promise<boolean> {
+    const id = this.#options.transactionalId
+    if (id === undefined || this.#inTransaction.size === 0) return false
+    this.#throwIfFenced()
+    try {
+      const producer = this.#producer
+      if (producer === null) throw new KmirrorError(ErrorCodes.INTERNAL, `no producer for the open transaction of ${id}`)
+      this.#checkFence()
+      await this.#coordinator.endTxn(id, producer, true)
+      this.#inTransaction.clear()
+      if (this.#renewAfterTransaction) this.#reset()
+      return true
+    } catch (err) {
+      this.#reset()
+      throw this.#noteFenced(err)
+    }
+  }
+
+  #throwIfFenced (): void {
+    if (this.#fencedBy !== null) throw this.#fencedBy
+  }
+
+  /** Remembers a fencing by another producer of the transactional id (not the `fence` hook's: that one is asked each time). */
+  #noteFenced (err: unknown): unknown {
+    if (err instanceof KmirrorError && err.code === ErrorCodes.FENCED && err.details['transactionalId'] !== undefined) this.#fencedBy = err
+    return err
+  }
+
+  /**
+   * Ends the open transaction without its records: EndTxn(abort) while the producer is valid, then a fresh
+   * InitProducerId, which also completes a commit or abort left in doubt by a failed request. When this resolves,
+   * a read_committed reader sees either all of the last transaction or none of it.
+   */
+  async abortTransaction (): Promise<void> {
+    const id = this.#options.transactionalId
+    if (id === undefined) return
+    this.#throwIfFenced()
+    const producer = this.#producer
+    if (producer !== null && this.#inTransaction.size > 0) await this.#coordinator.endTxn(id, producer, false).catch(() => undefined)
+    this.#reset()
+    const metadata = await this.#metadata([])
+    await this.#ensureProducer(metadata.brokers)
+  }
+
+  /**
+   * Fences every producer of these transactional ids on this cluster (InitProducerId with each id and no producer
+   * id: epoch bumped, open transaction aborted). A refusal throws NOT_AUTHORIZED naming the WRITE grant.
+   */
+  async fenceTransactionalIds (ids: readonly string[]): Promise<void> {
+    await this.#metadata([])
+    await Promise.all(ids.map(id => this.#coordinator.initProducerId(id)))
+  }
+
+  #checkFence (): void {
+    const reason = this.#options.fence?.() ?? null
+    if (reason !== null) {
+      // Retriable: the membership is lost and joined again; the flow goes on with what its group gives it then.
+      throw new KmirrorError(ErrorCodes.FENCED, `not writing to ${this.#cluster.label}: ${reason}; this instance stops writing until it owns its work again`, { retriable: true, details: { fence: reason } })
+    }
+  }
+
+  /**
+   * Exactly-once mode: adds the partitions of these writes the open transaction does not hold yet. Those whose
+   * topic the coordinator refuses are taken out of `byLeader` and failed like a refused produce (set aside by the
+   * data path, invariant 22), so the other partitions are still written.
+   */
+  async #addToTransaction (
+    id: string, writes: readonly PartitionWrite[], byLeader: Map<number, number[]>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[], producer: ProducerIdentity
+  ): Promise<void> {
+    const fresh = new Map<string, PartitionWrite>()
+    for (const i of [...byLeader.values()].flat()) {
+      const w = writes[i]!
+      const key = partitionKey(w.topic, w.partition)
+      if (!this.#inTransaction.has(key)) fresh.set(key, w)
+    }
+    if (fresh.size === 0) return
+    const refused = await this.#coordinator.addPartitions(id, producer, [...fresh.values()].map(w => ({ topic: w.topic, partition: w.partition })))
+    for (const key of fresh.keys()) if (!refused.has(key)) this.#inTransaction.add(key)
+    if (refused.size === 0) return
+    for (const [node, indexes] of byLeader) {
+      const kept = indexes.filter(i => {
+        const w = writes[i]!
+        const error = refused.get(partitionKey(w.topic, w.partition))
+        if (error === undefined) return true
+        sends.get(i)!.refuse(0, false)
+        failures.push({ write: i, topic: w.topic, partition: w.partition, error, message: `${this.#cluster.label} refused to add ${w.topic}-${w.partition} to the transaction of ${id}`, retriable: false, operation: 'WRITE' })
+        return false
+      })
+      if (kept.length === 0) byLeader.delete(node)
+      else byLeader.set(node, kept)
+    }
   }
 
   /**
@@ -184,6 +324,7 @@ export class BatchWriter {
     const sends = new Map<number, PartitionSend<PartitionWrite>>()
     writes.forEach((w, i) => { if (w.batches.length > 0) sends.set(i, new PartitionSend(i, w)) })
     if (sends.size === 0) return { incomplete: [], failed: [] }
+    this.#throwIfFenced()
     const failures: Failure[] = []
     let reporting: Promise<void> = Promise.resolve()
     let acked = false
@@ -209,6 +350,8 @@ export class BatchWriter {
         }
         if (byLeader.size > 0) {
           const producer = await this.#ensureProducer(brokers)
+          const id = this.#options.transactionalId
+          if (id !== undefined) await this.#addToTransaction(id, writes, byLeader, sends, failures, producer)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
             this.#writeToBroker(brokers.get(node)!, node, indexes.map(i => sends.get(i)!), producer, failures, notNow, report)))
           for (const r of results) if (r.status === 'rejected') throw r.reason
@@ -235,15 +378,21 @@ export class BatchWriter {
       await reporting
     } catch (err) {
       this.#reset()
-      throw err
+      throw this.#noteFenced(err)
     }
-    return { incomplete: waiting, failed: this.#failed(failures) }
+    try {
+      return { incomplete: waiting, failed: this.#failed(failures) }
+    } catch (err) {
+      throw this.#noteFenced(err)
+    }
   }
 
   /** Whatever the broker appended of a failed attempt cannot be told apart from what it did not: start afresh. */
   #reset (): void {
     this.#producer = null
     this.#sequences.clear()
+    this.#inTransaction.clear()
+    this.#renewAfterTransaction = false
   }
 
   /**
@@ -320,7 +469,8 @@ export class BatchWriter {
         bytes += bytesOut.length
       }
       if (entries.length === 0) break
-      const request = { acks: ProduceAcks.ALL, timeoutMs: this.#options.timeoutMs, topics: [...topics.values()] as ProduceTopic[] }
+      const request = { transactionalId: this.#options.transactionalId ?? null, acks: ProduceAcks.ALL, timeoutMs: this.#options.timeoutMs, topics: [...topics.values()] as ProduceTopic[] }
+      this.#checkFence()
       const sent = this.#send(connection, ProduceApi, request, this.#cluster.label).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
       inFlight.push({ sent, entries })
       if (inFlight.length >= this.#options.maxInFlight) await settle()
@@ -335,8 +485,14 @@ export class BatchWriter {
    */
   #failed (failures: Failure[]): PartitionFailure[] {
     if (failures.length === 0) return []
-    this.#reset()
+    const id = this.#options.transactionalId
     const request = failures.find(f => f.requestError !== undefined)
+    if (id !== undefined && request === undefined) {
+      this.#renewAfterTransaction = true
+      this.#throwTransactionFailure(failures, id)
+    } else {
+      this.#reset()
+    }
     if (request !== undefined) throw request.requestError
     return failures.map(f => ({
       write: f.write, topic: f.topic, partition: f.partition, error: f.error, message: f.message, retriable: f.retriable,
@@ -345,6 +501,17 @@ export class BatchWriter {
       refusedBatch: isRefusedBatchError(f.error),
       hint: kafkaErrorHint(f.error, this.#cluster.alias)
     }))
+  }
+
+  /** A produce answer that concerns the whole transactional producer, not the partition: thrown. */
+  #throwTransactionFailure (failures: readonly Failure[], id: string): void {
+    const fenced = failures.find(f => f.error === 'PRODUCER_FENCED' || f.error === 'INVALID_PRODUCER_EPOCH')
+    if (fenced !== undefined) throw fencedError(`write to ${this.#cluster.label}`, fenced.error, id)
+    const txn = failures.find(f => ['TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTION_ABORTABLE'].includes(f.error))
+    if (txn === undefined) return
+    const what = `write ${txn.topic}-${txn.partition} in the transaction of ${id} on ${this.#cluster.label}`
+    if (txn.error === 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED') throw this.#coordinator.refused(what, id)
+    throw new KmirrorError(ErrorCodes.PRODUCE, `${what}: Kafka error ${txn.error}; the transaction is aborted and the round written again`, { retriable: true, details: { kafkaErrors: [txn.error] } })
   }
 
   /** Which of these partitions their leader answers for now (a ListOffsets probe; errors count as not ready). */
@@ -407,6 +574,12 @@ export class BatchWriter {
 
   async #ensureProducer (brokers: Map<number, Broker>): Promise<ProducerIdentity> {
     if (this.#producer !== null) return this.#producer
+    const id = this.#options.transactionalId
+    if (id !== undefined) {
+      this.#producer = await this.#coordinator.initProducerId(id)
+      this.#sequences.clear()
+      return this.#producer
+    }
     // A fresh cluster answers COORDINATOR_LOAD_IN_PROGRESS for a moment; waiting here briefly keeps the first
     // record from paying the replication loop's back-off.
     for (let attempt = 1; ; attempt++) {

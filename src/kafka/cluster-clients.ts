@@ -92,6 +92,21 @@ export class ClusterClients {
   }
 
   /**
+   * Fences every producer of these transactional ids (InitProducerId with each id and no producer id: epoch
+   * bumped, open transaction aborted), as Kafka's Admin.fenceProducers. A refusal throws NOT_AUTHORIZED naming the
+   * WRITE grant on the transactional id; a fenced id's owner then fails its next request with FENCED.
+   */
+  async fenceTransactionalIds (ids: readonly string[]): Promise<void> {
+    if (ids.length === 0) return
+    const writer = this.batchWriter(`${this.#side}-fencer`, { maxInFlight: 1, maxRequestBytes: 1, timeoutMs: 30_000 })
+    try {
+      await writer.fenceTransactionalIds(ids)
+    } finally {
+      await writer.close()
+    }
+  }
+
+  /**
    * Every broker of the cluster speaks what kmirror needs (Kafka 2.1+): BROKER_INCOMPATIBLE otherwise, or the
    * connection error of an unreachable cluster. Asked once; a failure is asked again next time.
    */

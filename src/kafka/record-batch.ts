@@ -62,6 +62,8 @@ export interface SourceBatch {
 export interface ProducerIdentity {
   readonly id: bigint
   readonly epoch: number
+  /** Exactly-once mode: batches carry the transactional attribute bit (they belong to the open transaction). */
+  readonly transactional?: boolean
 }
 
 const HEADER_BYTES = 61
@@ -164,14 +166,15 @@ export function isForwardable (batch: SourceBatch, fromOffset: number): boolean 
 
 /**
  * Turns a source batch into this producer's batch, in place (the fetched bytes are not used again): base offset
- * 0, no leader epoch, not transactional, our producer id, epoch and sequence; the CRC is derived from the old one.
+ * 0, no leader epoch, transactional only if this producer is, our producer id, epoch and sequence; the CRC is
+ * derived from the old one.
  */
 export function rewriteForTarget (batch: SourceBatch, producer: ProducerIdentity, baseSequence: number): Buffer {
   const b = batch.bytes
   const before = Buffer.from(b.subarray(CRC_START, SEQUENCE_END))
   b.writeBigInt64BE(0n, 0)
   b.writeInt32BE(-1, 12)
-  b.writeInt16BE(batch.attributes & ~BatchAttributes.TRANSACTIONAL, 21)
+  b.writeInt16BE(producer.transactional === true ? batch.attributes | BatchAttributes.TRANSACTIONAL : batch.attributes & ~BatchAttributes.TRANSACTIONAL, 21)
   b.writeBigInt64BE(producer.id, 43)
   b.writeInt16BE(producer.epoch, 51)
   b.writeInt32BE(baseSequence, 53)
@@ -215,7 +218,14 @@ export function encodeRecords (records: readonly OutRecord[], compression: Compr
     // The library reads the first sequence from its own per-partition map; kmirror keeps the sequences itself.
     sequences: { getWithDefault: () => baseSequence } as unknown as NonNullable<Parameters<typeof createRecordsBatch>[1]>['sequences']
   })
-  return batch.buffer
+  return producer.transactional === true ? markTransactional(batch.buffer) : batch.buffer
+}
+
+/** Sets the transactional attribute bit of an encoded batch (the library's encoder has no option for it). */
+function markTransactional (bytes: Buffer): Buffer {
+  bytes.writeInt16BE(bytes.readInt16BE(CRC_START) | BatchAttributes.TRANSACTIONAL, CRC_START)
+  bytes.writeUInt32BE(wasmCrc32c(bytes.subarray(CRC_START)) >>> 0, 17)
+  return bytes
 }
 
 /** A record as the client library's encoder takes it: repeated and empty header keys kept, in order. */

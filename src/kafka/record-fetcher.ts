@@ -9,6 +9,8 @@
  *   the same response. Control batches are never returned, but they do advance `nextOffset`.
  * - `nextOffset` is one past the last offset the broker returned, so skipped control and aborted batches
  *   are not read again.
+ * - With `sessions` (the data path), each broker is read in an incremental fetch session (fetch-session.ts): a
+ *   partition the answer leaves out had nothing new and comes back OK and empty at its requested offset.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, FetchIsolationLevels, type Broker } from '@platformatic/kafka'
@@ -23,9 +25,10 @@ import { leaderOf, MetadataCache, throwIfRefused } from './metadata-cache.ts'
 import { describePrincipal } from './principal.ts'
 import { toOffset } from './offsets.ts'
 import { partitionKey } from '../topic-partition.ts'
-import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchTopic } from './protocol/fetch.ts'
+import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchResponse } from './protocol/fetch.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
-import { sendRequest } from './protocol/negotiation.ts'
+import { brokerApis, sendRequest } from './protocol/negotiation.ts'
+import { FetchSession, fetchTopics, isFetchSessionError, sessionlessRequest, type SessionPartition, type SessionRequest } from './fetch-session.ts'
 import { decodeRecords, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
 import { selectCommitted } from './transaction-filter.ts'
 
@@ -110,6 +113,21 @@ export interface RecordFetcherOptions {
   readonly maxPartitionBytes: number
   /** Names the cluster in messages ("cluster A") and its alias in hints; the client id when not given. */
   readonly cluster?: ClusterContext
+  /**
+   * Incremental fetch sessions (KIP-227), one per broker: for a reader that asks the same partitions round after
+   * round (the data path). Off: every fetch is full and session-less.
+   */
+  readonly sessions?: boolean
+  /** Told of every fetch request of a session (full or incremental) and every session that ended by an error. */
+  readonly onSessionEvent?: (event: 'full' | 'incremental' | 'reset') => void
+}
+
+/** How the fetcher's requests went: full or incremental, and sessions the broker lost (fetch-session.ts). */
+export interface FetchSessionStats {
+  fullRequests: number
+  incrementalRequests: number
+  /** Sessions ended by an error (broker restarted, session evicted, a request failed): the next request was full. */
+  resets: number
 }
 
 /** listOffsets asks again this many times (after a fresh metadata read and a growing pause) before giving up. */
@@ -124,6 +142,9 @@ export class RecordFetcher {
   readonly #metadata: MetadataCache
   /** Per broker: no fetch before this time (quota throttling, KIP-219: the client waits, the broker does not). */
   readonly #throttledUntil = new Map<number, number>()
+  /** Per broker: its fetch session, and whether a request of it is in flight (then a fetch goes session-less). */
+  readonly #sessions = new Map<number, { session: FetchSession, busy: boolean }>()
+  readonly sessionStats: FetchSessionStats = { fullRequests: 0, incrementalRequests: 0, resets: 0 }
   /** Who reads, on which cluster: for the grant a refused read names (topic-reader.ts). */
   readonly grantee: Grantee
 
@@ -141,7 +162,7 @@ export class RecordFetcher {
    * batches without decoding, see fetchBatches). Partitions are grouped by leader, each leader asked in parallel.
    */
   async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
-    const fetched = await this.fetchBatches(positions)
+    const fetched = await this.fetchBatches(positions, { session: false })
     // Readers of internal topics need every partition: one the cluster refused fails the read (the data path,
     // through fetchBatches, sets such a partition aside instead).
     const failed = fetched.find(f => f.outcome === FetchOutcomes.FAILED)
@@ -163,7 +184,8 @@ export class RecordFetcher {
    * Reads every position once, keeping record batches as bytes (no decompression, no per-record objects).
    * Same grouping, errors and outcomes as `fetch`.
    */
-  async fetchBatches (positions: readonly PartitionPosition[], options: { maxPartitionBytes?: number } = {}): Promise<FetchedBatches[]> {
+  async fetchBatches (positions: readonly PartitionPosition[], options: { maxPartitionBytes?: number, session?: boolean } = {}): Promise<FetchedBatches[]> {
+    const useSession = (options.session ?? true) && this.#options.sessions === true
     const partitionMaxBytes = options.maxPartitionBytes ?? this.#options.maxPartitionBytes
     if (positions.length === 0) return []
     const metadata = await this.#metadata.leaders([...new Set(positions.map(p => p.topic))])
@@ -173,44 +195,33 @@ export class RecordFetcher {
     // Partitions without a known leader (a topic deleted or not there yet, a leader moving) wait; the others go on.
     results.push(...(byLeader.get(-1) ?? []).map(position => emptyBatches(position, FetchOutcomes.RETRY)))
     if (byLeader.delete(-1)) this.#metadata.invalidate()
-    const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes)))
+    const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes, useSession)))
     for (const list of perLeader) results.push(...list)
     return results
   }
 
-  async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: ReadonlyMap<string, { id: string | null }>, partitionMaxBytes: number): Promise<FetchedBatches[]> {
-    const byTopic = groupBy(positions, p => p.topic)
-    const topics: FetchTopic[] = [...byTopic].map(([name, list]) => ({
-      name,
-      id: topicMeta.get(name)?.id ?? null,
-      partitions: list.map(p => ({ partition: p.partition, fetchOffset: BigInt(p.offset), partitionMaxBytes }))
-    }))
-    const idToName = new Map(topics.map(t => [t.id, t.name]))
+  async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: ReadonlyMap<string, { id: string | null }>, partitionMaxBytes: number, useSession: boolean): Promise<FetchedBatches[]> {
+    const wanted: SessionPartition[] = positions.map(p => ({ topic: p.topic, topicId: topicMeta.get(p.topic)?.id ?? null, partition: p.partition, fetchOffset: p.offset, partitionMaxBytes }))
+    const idToName = new Map(wanted.map(p => [p.topicId, p.topic]))
     const wait = (this.#throttledUntil.get(node) ?? 0) - Date.now()
     if (wait > 0) await delay(wait)
-    let response
-    try {
-      const connection = await this.#pool.get(broker)
-      response = await sendRequest(connection, FetchApi, {
-        maxWaitMs: this.#options.maxWaitMs, minBytes: 1, maxBytes: this.#options.maxBytes, isolationLevel: this.#isolationLevel(), topics
-      }, this.#cluster.label, topics.every(t => t.id !== null) ? FetchApi.maxVersion : FETCH_TOPIC_IDS_FROM - 1)
-    } catch (err) {
-      this.#metadata.invalidate()
-      throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
-    }
+    const response = await this.#send(node, broker, wanted, useSession)
     if (response.throttleTimeMs > 0) this.#throttledUntil.set(node, Date.now() + response.throttleTimeMs)
     if (response.errorCode !== 0) {
       this.#metadata.invalidate()
       throw new KmirrorError(ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label} failed with Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })
     }
-    const answered = new Map<string, FetchPartitionResponse>()
+    // By topic, then partition: no string key per partition (a round over thousands of idle partitions answers few).
+    const answered = new Map<string, Map<number, FetchPartitionResponse>>()
     for (const topic of response.responses) {
       const name = topic.topic ?? idToName.get(topic.topicId)
       if (name === undefined) continue
-      for (const p of topic.partitions) answered.set(partitionKey(name, p.partitionIndex), p)
+      const partitions = answered.get(name) ?? new Map<number, FetchPartitionResponse>()
+      answered.set(name, partitions)
+      for (const p of topic.partitions) partitions.set(p.partitionIndex, p)
     }
     return positions.map(position => {
-      const p = answered.get(partitionKey(position.topic, position.partition))
+      const p = answered.get(position.topic)?.get(position.partition)
       if (p === undefined) return emptyBatches(position, FetchOutcomes.OK)
       if (p.errorCode === OFFSET_OUT_OF_RANGE) return { ...emptyBatches(position, FetchOutcomes.OUT_OF_RANGE), ...rawOffsets(p) }
       if (p.errorCode !== 0) {
@@ -225,6 +236,61 @@ export class RecordFetcher {
         return { ...emptyBatches(position, FetchOutcomes.FAILED), failure: { error: 'CORRUPT_MESSAGE', kind: kafkaErrorInfo('CORRUPT_MESSAGE').kind, message: err instanceof Error ? err.message : String(err), hint: undefined } }
       }
     })
+  }
+
+  /**
+   * One Fetch to the broker: in its fetch session when asked and none is in flight, else full and session-less.
+   * A session the broker lost (restart, eviction) or an unsure outcome ends the session; a session error is
+   * answered at once with a full request in a new session, so no round is lost to it.
+   */
+  async #send (node: number, broker: Broker, wanted: readonly SessionPartition[], useSession: boolean): Promise<FetchResponse> {
+    const entry = useSession ? this.#sessionOf(node) : null
+    if (entry !== null) entry.busy = true
+    try {
+      for (let attempt = 1; ; attempt++) {
+        let request: SessionRequest | undefined
+        let response: FetchResponse
+        try {
+          const connection = await this.#pool.get(broker)
+          const cap = wanted.every(p => p.topicId !== null) ? FetchApi.maxVersion : FETCH_TOPIC_IDS_FROM - 1
+          const usesTopicIds = ((await brokerApis(connection)).versionFor(FetchApi, cap) ?? 0) >= FETCH_TOPIC_IDS_FROM
+          request = entry === null ? sessionlessRequest(wanted, usesTopicIds) : entry.session.next(wanted, usesTopicIds)
+          response = await sendRequest(connection, FetchApi, {
+            maxWaitMs: this.#options.maxWaitMs, minBytes: 1, maxBytes: this.#options.maxBytes, isolationLevel: this.#isolationLevel(),
+            sessionId: request.sessionId, sessionEpoch: request.sessionEpoch, topics: fetchTopics(request), forgotten: request.forgotten
+          }, this.#cluster.label, cap)
+        } catch (err) {
+          if (entry !== null) this.#resetSession(entry.session)
+          this.#metadata.invalidate()
+          throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
+        }
+        if (entry === null) return response
+        if (response.errorCode === 0) {
+          entry.session.answered(request, response.sessionId)
+          if (request.full) this.sessionStats.fullRequests++
+          else this.sessionStats.incrementalRequests++
+          this.#options.onSessionEvent?.(request.full ? 'full' : 'incremental')
+          return response
+        }
+        this.#resetSession(entry.session)
+        if (!isFetchSessionError(response.errorCode) || attempt > 1) return response
+      }
+    } finally {
+      if (entry !== null) entry.busy = false
+    }
+  }
+
+  /** The broker's fetch session, or null while one of its requests is in flight. */
+  #sessionOf (node: number): { session: FetchSession, busy: boolean } | null {
+    let entry = this.#sessions.get(node)
+    if (entry === undefined) this.#sessions.set(node, entry = { session: new FetchSession(), busy: false })
+    return entry.busy ? null : entry
+  }
+
+  #resetSession (session: FetchSession): void {
+    if (!session.reset()) return
+    this.sessionStats.resets++
+    this.#options.onSessionEvent?.('reset')
   }
 
   /** A partition the cluster refused `what` of (e.g. "a fetch from broker 1 (host:port)") with Kafka error `errorCode`. */

@@ -11,6 +11,13 @@
  * - A partition the source or the target refuses (authorization, unknown topic, a batch too large even after
  *   re-encoding, a corrupt batch) is set aside with its error and retried with its own back-off
  *   (partition-failures.ts); it never advances past records it did not copy, and the others keep flowing.
+ * - Exactly-once mode (`exactlyOnce`): each round is one target transaction holding its data batches, offset
+ *   syncs, history and progress records (transaction-rounds.ts); nothing is flushed between rounds. A failed round
+ *   is aborted and every partition goes back to its committed progress (read again, read_committed, once the
+ *   abort is complete): what the round copied is copied again, and only committed copies are ever visible.
+ * - A FENCED failure (another producer initialised this instance's transactional id) stops the flow without
+ *   storing anything. The group lease gate's FENCED (the `fence` hook: the lease ran out) is retriable: nothing is
+ *   sent, and the membership loses and regains its work.
  * - A failure of a whole step (a broker unreachable, a request timed out, credentials or a cluster ACL refused)
  *   is retried with back-off, logged once per change of error. Only errors kmirror cannot classify stop the
  *   flow (programmer errors, INTERNAL, and other errors not marked retriable), because carrying on could lose data.
@@ -21,17 +28,18 @@ import { partitionKey } from '../topic-partition.ts'
 import { FetchOutcomes, type FetchedBatches } from '../kafka/record-fetcher.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
-import { OffsetSyncTracker } from './offset-sync-tracker.ts'
+import { OffsetSyncTracker, type OffsetSyncEntry } from './offset-sync-tracker.ts'
 import { ackedRuns, planPartition, type PlannedBatch } from './batch-plan.ts'
 import { createProvenanceMarker, type ProvenanceMarker } from './provenance.ts'
 import { FailureSides, PartitionFailures } from './partition-failures.ts'
 import { isWorthWaiting, StepFailures, type StepFailure } from './step-failures.ts'
-import type { BatchingOptions, FlowReplicatorDeps, PartitionStatus } from './replicator-ports.ts'
+import type { BatchingOptions, ExactlyOnceDeps, FlowReplicatorDeps, PartitionStatus } from './replicator-ports.ts'
+import { ErrorCodes, isKmirrorError } from '../errors.ts'
 import { PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState } from './partition-set.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
-export { partitionLag, type BatchingOptions, type FlowReplicatorDeps, type OffsetSyncSink, type PartitionStatus, type ProgressSink, type SourceReader, type TargetWriter } from './replicator-ports.ts'
+export { partitionLag, type BatchingOptions, type ExactlyOnceDeps, type FlowReplicatorDeps, type OffsetSyncSink, type PartitionStatus, type ProgressSink, type SourceReader, type TargetWriter } from './replicator-ports.ts'
 
 /** Bytes per partition of the first fetch round (a larger first batch is still returned whole). */
 const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
@@ -62,6 +70,8 @@ export class FlowReplicator {
   #rounds = 0
   /** When the last fetch-and-write round completed with an answer (health: a flow that stops completing them is stalled). */
   #lastRoundAt = Date.now()
+  /** Exactly-once mode: a round failed; positions go back to the committed progress before the next one. */
+  #rewindFrom: Map<string, number> | null = null
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
@@ -167,23 +177,29 @@ export class FlowReplicator {
    * Stores the offset syncs (pending and delayed) and the positions of released partitions, retrying until stored
    * or until the membership is lost or the flow stops; then forgets them.
    */
-  async #storeReleased (released: readonly PartitionState[]): Promise<void> {
-    if (released.length === 0) return
-    const positions = new Map(released.map(p => [partitionKey(p.topic, p.partition), { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 }]))
+  /** Stores the positions of released partitions, retrying; false when the membership was lost meanwhile. */
+  async #storePositions (positions: Map<string, { topic: string, partition: number, lastOffset: number }>): Promise<boolean> {
     const losses = this.#losses
     for (let attempt = 1; ; attempt++) {
       try {
         await this.#flushSyncs()
         await this.#deps.progress.commit(positions)
-        break
+        return true
       } catch (err) {
         // Stopping: the revoke fails (the flow's stop stores what it still owns); lost: nothing is stored any more.
         if (this.#stopping) throw err
-        if (this.#losses !== losses) return
+        if (this.#losses !== losses) return false
         this.#deps.log.warn({ err, partitions: positions.size, attempt }, 'cannot store the progress of revoked partitions; retrying')
         await delay(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)))
       }
     }
+  }
+
+  async #storeReleased (released: readonly PartitionState[]): Promise<void> {
+    if (released.length === 0) return
+    const positions = new Map(released.map(p => [partitionKey(p.topic, p.partition), { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 }]))
+    // Exactly-once mode: the last committed round stored these positions with their data.
+    if (this.#deps.exactlyOnce === undefined && !await this.#storePositions(positions)) return
     for (const key of positions.keys()) {
       this.#tracker.reset(key)
       this.#failing.forget(key)
@@ -230,6 +246,8 @@ export class FlowReplicator {
         }
       } catch (err) {
         if (!isWorthWaiting(err)) {
+          // Fenced: another instance owns the work now; this one must not write anything more.
+          if (isKmirrorError(err) && err.code === ErrorCodes.FENCED) throw err
           // Records acknowledged before the error must not be copied again after a restart.
           await this.flush().catch(flushErr => this.#deps.log.warn({ err: flushErr }, 'cannot store progress after a fatal error'))
           throw err
@@ -247,8 +265,61 @@ export class FlowReplicator {
     return Math.min(5000, 100 * 2 ** Math.min(this.#failures, 6))
   }
 
-  /** One fetch-write round. Returns false when no partition could be read (all answered RETRY). */
+  /** One fetch-write round (one transaction in exactly-once mode). Returns false when no partition could be read. */
   async #iterate (): Promise<boolean> {
+    const eos = this.#deps.exactlyOnce
+    if (eos === undefined) return await this.#round()
+    if (this.#rewindFrom !== null) await this.#rewind(eos, this.#rewindFrom)
+    const before = new Map([...this.#partitions.entries()].map(([key, p]) => [key, p.position]))
+    let committedSyncs: OffsetSyncEntry[] = []
+    try {
+      const progressed = await eos.rounds.run(async () => {
+        const result = await this.#round()
+        committedSyncs = await this.#storeRound()
+        return result
+      })
+      if (committedSyncs.length > 0 && eos.syncsAfterCommit !== null) {
+        eos.syncsAfterCommit.send(committedSyncs).catch(err => this.#deps.log.warn({ err, count: committedSyncs.length }, 'cannot write offset syncs to the source cluster (outside the transaction, as MM2); kmirror\'s own offset history has them'))
+      }
+      return progressed
+    } catch (err) {
+      this.#rewindFrom = before
+      throw err
+    }
+  }
+
+  /** Exactly-once mode, inside the round's transaction: its offset syncs and history, then its progress. */
+  async #storeRound (): Promise<OffsetSyncEntry[]> {
+    if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) {
+      this.#lastFlush = Date.now()
+      this.#tracker.promoteDelayed()
+    }
+    const entries = this.#tracker.takePending()
+    if (entries.length > 0 && this.#deps.syncs !== null) await this.#deps.syncs.send(entries)
+    await this.#deps.progress.commit(this.#positions())
+    return entries
+  }
+
+  /**
+   * Exactly-once mode, after a failed round: once the transaction is complete, every partition goes back to its
+   * committed progress (or where the failed round found it, when none is stored), and its offset-sync run starts
+   * afresh (what the tracker knew may point at aborted offsets).
+   */
+  async #rewind (eos: ExactlyOnceDeps, before: ReadonlyMap<string, number>): Promise<void> {
+    await eos.rounds.recover()
+    const stored = await eos.reloadProgress()
+    this.#tracker.takePending()
+    for (const [key, p] of this.#partitions.entries()) {
+      const committed = stored.get(key)
+      p.position = committed === undefined ? (before.get(key) ?? p.position) : committed + 1
+      this.#tracker.reset(key)
+    }
+    this.#tracker.dropDelayed()
+    this.#rewindFrom = null
+    this.#deps.log.info({ partitions: this.#partitions.size }, 'round aborted; every partition resumes at its committed progress')
+  }
+
+  async #round (): Promise<boolean> {
     const now = Date.now()
     const active = this.#partitions.active(now)
     if (active.length === 0) {
@@ -276,8 +347,10 @@ export class FlowReplicator {
       this.#tracker.reset(partitionKey(f.topic, f.partition))
       await recoverOutOfRange(this.#state(f), f, { fetcher: this.#deps.fetcher, log: this.#deps.log, metrics: this.#metrics, flow: this.#deps.flow.name })
     }
-    this.#sendSyncs()
-    if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+    if (this.#deps.exactlyOnce === undefined) {
+      this.#sendSyncs()
+      if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+    }
     if (incomplete.length > 0) {
       this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
     }
@@ -313,6 +386,7 @@ export class FlowReplicator {
       fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),
       async acks => {
         for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]![ack.batch]!, ack)
+        if (this.#deps.exactlyOnce !== undefined) return
         this.#sendSyncs()
         if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
       })
@@ -404,12 +478,18 @@ export class FlowReplicator {
 
   /** Writes pending offset syncs and the current positions. Called periodically and at stop. */
   async flush (): Promise<void> {
+    // Exactly-once mode: each committed round stored its own progress and syncs.
+    if (this.#deps.exactlyOnce !== undefined) return
     this.#lastFlush = Date.now()
     await this.#flushSyncs()
+    const written = await this.#deps.progress.commit(this.#positions())
+    if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
+  }
+
+  #positions (): Map<string, { topic: string, partition: number, lastOffset: number }> {
     const positions = new Map<string, { topic: string, partition: number, lastOffset: number }>()
     for (const [key, p] of this.#partitions.entries()) if (!p.lost) positions.set(key, { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 })
-    const written = await this.#deps.progress.commit(positions)
-    if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
+    return positions
   }
 
   /** The failure of the whole replication step while it lasts (every partition waits), else null. */

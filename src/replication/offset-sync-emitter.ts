@@ -19,10 +19,10 @@ export class OffsetSyncEmitter {
   readonly topic: string
   readonly #flow: FlowConfig
   readonly #admin: AdminClient
-  readonly #writer: RecordWriter
+  readonly #writer: Pick<RecordWriter, 'write'>
 
   /** `admin` and `writer` are clients of the cluster that holds the offset-syncs topic. */
-  constructor (flow: FlowConfig, policy: ReplicationPolicy, admin: AdminClient, writer: RecordWriter) {
+  constructor (flow: FlowConfig, policy: ReplicationPolicy, admin: AdminClient, writer: Pick<RecordWriter, 'write'>) {
     this.#flow = flow
     this.#admin = admin
     this.#writer = writer

@@ -118,6 +118,11 @@ export class OffsetSyncTracker {
     this.#delayed.clear()
   }
 
+  /** Forgets every delayed sync (exactly-once mode, after an aborted round: they may point at aborted offsets). */
+  dropDelayed (): void {
+    this.#delayed.clear()
+  }
+
   /** Forgets a partition, e.g. after its position was reset: its next record starts a new run. */
   reset (key: string): void {
     this.#states.delete(key)

@@ -85,6 +85,10 @@ export class PartitionSet {
     return this.#partitions.get(key)
   }
 
+  get size (): number {
+    return this.#partitions.size
+  }
+
   entries (): IterableIterator<[string, PartitionState]> {
     return this.#partitions.entries()
   }

@@ -82,6 +82,15 @@ export class ProgressStore {
     return new Map(this.#stored)
   }
 
+  /**
+   * Exactly-once mode, after an aborted round: forgets what it believed stored (the aborted records) and reads the
+   * committed positions again (the target reader is read_committed).
+   */
+  async reload (): Promise<Map<string, number>> {
+    this.#stored.clear()
+    return await this.load({ readOnly: true })
+  }
+
   /** Writes the positions that changed since the last commit; resolves once the target acknowledged them. */
   async commit (positions: ReadonlyMap<string, { topic: string, partition: number, lastOffset: number }>): Promise<number> {
     const byPartition = new Map<number, { key: Buffer, value: Buffer }[]>()

@@ -12,6 +12,7 @@ import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
 import type { FailureBackoff, FailureReport } from './partition-failures.ts'
 import type { ProgressStore } from './progress-store.ts'
 import type { ProvenanceFlow } from './provenance.ts'
+import type { TransactionRounds } from './transaction-rounds.ts'
 
 export interface PartitionStatus {
   readonly topic: string
@@ -60,6 +61,16 @@ export interface FlowReplicatorDeps {
   readonly fence?: () => string | null
   /** How batches are written (batch-plan.ts); defaults forward everything the target accepts as it is. */
   readonly batching?: Partial<BatchingOptions>
+  /** Exactly-once mode: rounds are transactions; `progress` and `syncs` write inside them. */
+  readonly exactlyOnce?: ExactlyOnceDeps
+}
+
+export interface ExactlyOnceDeps {
+  readonly rounds: Pick<TransactionRounds, 'run' | 'recover'>
+  /** The committed progress, read again (read_committed) after a failed round. */
+  readonly reloadProgress: () => Promise<Map<string, number>>
+  /** Offset syncs on the source cluster cannot join a target transaction: written after each commit, as MM2 does. */
+  readonly syncsAfterCommit: OffsetSyncSink | null
 }
 
 export interface BatchingOptions {

@@ -17,6 +17,7 @@ import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { WorkItem } from '../cluster/work.ts'
 import type { FlowConfig } from '../config/types.ts'
 import type { KmirrorError } from '../errors.ts'
+import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { clusterContext } from '../kafka/connection-hints.ts'
 import { defaultMemberName, GroupMember } from '../kafka/group-member.ts'
 import type { Logger } from '../logger.ts'
@@ -214,15 +215,35 @@ export interface GroupedFlow {
 export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, heartbeats: Heartbeats): GroupedFlow {
   let membership: FlowMembership | null = null
   const job = heartbeats.pairJob(config.name)
+  // Exactly-once: each member writes under its own transactional id, which the leader fences when the member
+  // leaves work behind (lost), before it hands that work out.
+  const transactionalId = config.exactlyOnce ? `${config.groupId}-${PROCESS_MEMBER_NAME}` : null
   const flow = new Flow(config, log, metrics, {
     onWorkChanged: () => membership?.member.requestRebalance(),
     ...(job === null ? {} : { heartbeats: job }),
+    ...(transactionalId === null ? {} : { transactionalId }),
     fence: () => membership === null ? 'not a member of the group yet' : membership.fence()
   })
-  membership = new FlowMembership({ config, owner: flow, log })
+  membership = new FlowMembership({
+    config,
+    owner: flow,
+    log,
+    transactionalId,
+    ...(transactionalId === null ? {} : { fenceTransactionalIds: async (ids: readonly string[]) => { await fenceOnTarget(config, ids) } })
+  })
   const created = membership
   flow.setMembershipProvider(() => created.status())
   return { flow, membership }
+}
+
+/** Fences IDS on the flow's target (InitProducerId with each: epoch bumped, open transaction aborted). */
+async function fenceOnTarget (config: FlowConfig, ids: readonly string[]): Promise<void> {
+  const target = new ClusterClients(config.target, `${config.name}|group-fencer`, 'target')
+  try {
+    await target.fenceTransactionalIds(ids)
+  } finally {
+    await target.close()
+  }
 }
 
 /**

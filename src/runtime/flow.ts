@@ -28,6 +28,13 @@ import type { FlowProgress } from './health.ts'
 import type { PairJob } from './heartbeats.ts'
 import { flowJobs } from './job-registry.ts'
 import { Scheduler } from './scheduler.ts'
+import { TransactionRounds } from '../replication/transaction-rounds.ts'
+import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
+
+/** The transactional id of a lone instance: like a Connect task's `<group>-<connector>-0`, stable across restarts. */
+export function defaultTransactionalId (config: FlowConfig): string {
+  return `kmirror-${config.source.alias}-${config.target.alias}-0`
+}
 
 export type { FlowStatus, MemberStatus, MembershipProvider, MembershipStatus } from './flow-status.ts'
 export { Ownerships, type Ownership } from './flow-work.ts'
@@ -40,9 +47,11 @@ export interface FlowOptions {
   readonly onWorkChanged?: () => void
   /** The pair's heartbeat job, as part of this flow's work (group only; alone, MirrorMaker runs heartbeats). */
   readonly heartbeats?: PairJob
+  /** Exactly-once mode: this instance's transactional id (`<group id>-<member name>`); `defaultTransactionalId` otherwise. */
+  readonly transactionalId?: string
   /**
-   * The group lease gate (flow-membership.ts): asked right before each produce request of the internal writers and
-   * before each write round of the data path; a reason sends nothing. Absent when the flow runs alone.
+   * The group lease gate (flow-membership.ts): asked right before each produce request of the data path (BatchWriter
+   * `fence`) and of the internal writers, and before each write round; a reason sends nothing. Absent alone.
    */
   readonly fence?: () => string | null
 }
@@ -54,6 +63,9 @@ export interface FlowStartOptions {
 
 /** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
 const MAX_CHUNK_BYTES = 512 * 1024
+
+/** The counter of each fetch-session event of the data path's fetcher. */
+const SESSION_EVENT_METRICS = { full: 'fetchFullRequests', incremental: 'fetchIncrementalRequests', reset: 'fetchSessionResets' } as const
 
 export class Flow implements WorkOwner {
   readonly config: FlowConfig
@@ -102,21 +114,40 @@ export class Flow implements WorkOwner {
       isolation: isolationLevel(consumer),
       maxWaitMs: clientInt(consumer, 'fetch.max.wait.ms'),
       maxBytes: clientInt(consumer, 'fetch.max.bytes'),
-      maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes')
+      maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes'),
+      sessions: true,
+      onSessionEvent: event => this.#metrics.inc(SESSION_EVENT_METRICS[event], { flow: config.name })
     })
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
     // through the batch writer, which forwards them as they are.
     const fence = this.#options.fence
     const writer = target.writer('internal-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES, ...(fence === undefined ? {} : { fence }) })
+    const transactionalId = config.exactlyOnce ? (this.#options.transactionalId ?? defaultTransactionalId(config)) : undefined
     const batchWriter = target.batchWriter('replication-producer', {
       maxInFlight: Math.min(5, clientInt(config.target.producer, 'max.in.flight.requests.per.connection')),
       maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
-      timeoutMs: clientInt(config.target.producer, 'request.timeout.ms')
+      timeoutMs: clientInt(config.target.producer, 'request.timeout.ms'),
+      ...(this.#options.fence === undefined ? {} : { fence: this.#options.fence }),
+      ...(transactionalId === undefined ? {} : { transactionalId })
     })
+    // Exactly-once mode: progress, history and target-located offset syncs join each round's transaction.
+    const rounds = transactionalId === undefined
+      ? null
+      : new TransactionRounds(batchWriter, outcome => {
+        if (outcome === 'committed') this.#metrics.inc('transactionsCommitted', { flow: config.name })
+        if (outcome === 'aborted') this.#metrics.inc('transactionsAborted', { flow: config.name })
+      })
+    const roundWriter = rounds?.records ?? writer
     const offsetsReader = target.reader
-    const progress = new ProgressStore(config, targetAdmin, offsetsReader, writer)
-    const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, writer) : null
-    const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, writer)
+    const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter)
+    const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : null
+    const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, roundWriter)
+    if (rounds !== null) {
+      // Fences the previous incarnation and completes its open transaction before any progress is read.
+      await batchWriter.abortTransaction()
+      this.#log.info({ transactionalId }, 'exactly-once: transactional producer initialised, earlier producers of this id fenced')
+    }
+    const syncsInRound = syncs !== null && (rounds === null || config.offsetSyncsTopicLocation === 'target') ? syncs : null
     const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
     // Start-up steps that do not depend on each other run at once (time to first record): the internal topics,
     // the stored progress and history, and the first topic refresh (which creates the remote topics). No
@@ -141,7 +172,8 @@ export class Flow implements WorkOwner {
           return await progress.commit(positions)
         }
       },
-      syncs: { send: async entries => { await Promise.all([syncs?.send(entries), history.append(entries)]) } },
+      syncs: { send: async entries => { await Promise.all([syncsInRound?.send(entries), history.append(entries)]) } },
+      ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: syncsInRound === null ? syncs : null } satisfies ExactlyOnceDeps }),
       log: this.#log,
       aliases: { source: config.source.alias, target: config.target.alias },
       metrics: this.#metrics,
@@ -202,7 +234,7 @@ export class Flow implements WorkOwner {
     if (silent.length > 0) this.#log.warn({ brokers: silent.map(b => `${b.nodeId}@${b.address}: ${b.release}`) }, 'brokers that did not answer at start: the partitions they lead wait until they do')
   }
 
-  #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, source: ClusterClients, target: ClusterClients, targetWriter: RecordWriter): OffsetSyncEmitter {
+  #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, source: ClusterClients, target: ClusterClients, targetWriter: Pick<RecordWriter, 'write'>): OffsetSyncEmitter {
     const { config } = this
     if (config.offsetSyncsTopicLocation === 'target') return new OffsetSyncEmitter(config, policy, target.admin, targetWriter)
     const fence = this.#options.fence

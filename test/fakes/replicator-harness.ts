@@ -1,7 +1,7 @@
 /** A FlowReplicator wired to in-memory fakes, plus the comparisons the data-path tests share. */
 import assert from 'node:assert/strict'
 import type { FetchedRecord, OutRecord } from '../../src/kafka/record-batch.ts'
-import { FlowReplicator, type BatchingOptions } from '../../src/replication/flow-replicator.ts'
+import { FlowReplicator, type BatchingOptions, type ExactlyOnceDeps } from '../../src/replication/flow-replicator.ts'
 import type { Metrics } from '../../src/metrics/metrics.ts'
 import { InMemorySource } from './in-memory-source.ts'
 import { InMemoryTarget } from './in-memory-target.ts'
@@ -28,6 +28,8 @@ export interface HarnessOptions {
    */
   readonly batching?: Partial<BatchingOptions>
   readonly metrics?: Metrics
+  /** Exactly-once mode: rounds as transactions (the fake target keeps aborted records: tests compare the tail). */
+  readonly exactlyOnce?: ExactlyOnceDeps
   /** The group lease gate (`FlowReplicatorDeps.fence`). */
   readonly fence?: () => string | null
 }
@@ -50,6 +52,7 @@ export function createHarness (options: HarnessOptions = {}): Harness {
     startAt: options.startAt ?? 'earliest',
     batching: options.batching ?? { minForwardBytes: 0 },
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    ...(options.exactlyOnce === undefined ? {} : { exactlyOnce: options.exactlyOnce }),
     ...(options.fence === undefined ? {} : { fence: options.fence })
   })
   return { source, target, progress, syncs, logs, replicator }

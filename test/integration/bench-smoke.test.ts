@@ -11,9 +11,9 @@ import { promisify } from 'node:util'
 import { ensureClusters, REPO_ROOT } from '../helpers/clusters.ts'
 import { writeTempFile } from '../helpers/process.ts'
 
-const SCENARIOS = ['bulk', 'small', 'topics', 'latency']
+const SCENARIOS = ['bulk', 'small', 'topics', 'latency', 'partitions']
 
-test('the benchmark runs every scenario at tiny size and reports MM2 and kmirror side by side', { timeout: 300_000 }, async t => {
+test('the benchmark runs every scenario at tiny size and reports MM2 and kmirror side by side', { timeout: 420_000 }, async t => {
   // Given the test clusters and an output file outside bench/
   const [source, target] = await ensureClusters(['source', 'target'])
   const out = writeTempFile('', '.md', t)
@@ -22,7 +22,7 @@ test('the benchmark runs every scenario at tiny size and reports MM2 and kmirror
   const { stdout } = await promisify(execFile)(process.execPath, [
     join(REPO_ROOT, 'bench', 'run.ts'), '--size', 'tiny', '--out', out,
     '--source-bootstrap', source!.bootstrap, '--target-bootstrap', target!.bootstrap
-  ], { cwd: REPO_ROOT, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 })
+  ], { cwd: REPO_ROOT, timeout: 400_000, maxBuffer: 16 * 1024 * 1024 })
 
   // Then the results file has a header and, per scenario, a table with both tools' throughput figures
   assert.ok(existsSync(out))

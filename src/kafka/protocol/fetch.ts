@@ -1,12 +1,14 @@
 /**
  * Fetch (key 1), v10-v17, with record batches kept as bytes (the client library's Fetch decodes and
- * decompresses every record; batch forwarding needs neither). Always a full, session-less fetch from a consumer.
+ * decompresses every record; batch forwarding needs neither). A consumer's fetch, full and session-less unless the
+ * request names a fetch session (KIP-227, every version here has them; the session state is fetch-session.ts).
  *
  * Version notes (Kafka's FetchRequest/FetchResponse.json): v10 is Kafka 2.1 (zstd, KIP-110); v11 adds the rack id;
  * v12 is flexible; v13 names topics by id instead of name (KIP-516); v15 drops ReplicaId from the request body
  * (a tagged ReplicaState that consumers leave out, KIP-903); v16-v17 only add tagged fields kmirror does not read.
  */
 import type { ApiSpec } from './api.ts'
+import type { ByteWriter } from './wire.ts'
 
 /**
  * First version naming topics by id (KIP-516). A broker may offer it and still have no topic ids (Kafka 3.1+ in
@@ -21,6 +23,11 @@ export interface FetchRequest {
   /** 0 read_uncommitted, 1 read_committed. */
   readonly isolationLevel: number
   readonly topics: readonly FetchTopic[]
+  /** The fetch session (KIP-227): id 0 and epoch -1 (the default) is a session-less full fetch. */
+  readonly sessionId?: number
+  readonly sessionEpoch?: number
+  /** Partitions to remove from the session (incremental requests only), by name up to v12, by id from v13. */
+  readonly forgotten?: readonly { name: string, id: string | null, partitions: readonly number[] }[]
 }
 
 export interface FetchTopic {
@@ -42,6 +49,8 @@ export interface FetchPartitionResponse {
 }
 
 export interface FetchResponse {
+  /** The session the broker keeps for this client, 0 for none. */
+  readonly sessionId: number
   /** Set when the client exceeded a quota: the broker expects no request from it for this long (KIP-219). */
   readonly throttleTimeMs: number
   readonly errorCode: number
@@ -60,28 +69,26 @@ export const FetchApi: ApiSpec<FetchRequest, FetchResponse> = {
   encode (w, version, request) {
     if (version < 15) w.int32(-1) // replica_id: a consumer
     w.int32(request.maxWaitMs).int32(request.minBytes).int32(request.maxBytes).int8(request.isolationLevel)
-    w.int32(0).int32(-1) // no fetch session: id 0, epoch -1 (FINAL_EPOCH would close one)
+    w.int32(request.sessionId ?? 0).int32(request.sessionEpoch ?? -1) // default: no session (id 0, epoch -1)
     w.structs(request.topics, (w, topic) => {
-      if (version >= FETCH_TOPIC_IDS_FROM) {
-        if (topic.id === null || topic.id === NO_ID) throw new RangeError(`Fetch v${version} needs the id of topic ${topic.name}`)
-        w.uuid(topic.id)
-      } else {
-        w.string(topic.name)
-      }
+      writeTopic(w, version, topic)
       w.structs(topic.partitions, (w, p) => {
         w.int32(p.partition).int32(-1).int64(p.fetchOffset) // current_leader_epoch -1: not checked
         if (version >= 12) w.int32(-1) // last_fetched_epoch
         w.int64(-1n).int32(p.partitionMaxBytes) // log_start_offset: only followers send one
       })
     })
-    w.structs([], () => undefined) // forgotten_topics_data
+    w.structs(request.forgotten ?? [], (w, topic) => {
+      writeTopic(w, version, topic)
+      w.int32s(topic.partitions)
+    })
     if (version >= 11) w.string('') // rack_id
     w.tags()
   },
   decode (r, version) {
     const throttleTimeMs = r.int32()
     const errorCode = r.int16()
-    r.int32() // session_id
+    const sessionId = r.int32()
     const responses = r.structs(r => {
       const topic = version < FETCH_TOPIC_IDS_FROM ? r.string() : null
       const topicId = version >= FETCH_TOPIC_IDS_FROM ? r.uuid() : null
@@ -100,6 +107,16 @@ export const FetchApi: ApiSpec<FetchRequest, FetchResponse> = {
       return { topic, topicId, partitions }
     })
     r.tags()
-    return { throttleTimeMs, errorCode, responses }
+    return { throttleTimeMs, errorCode, sessionId, responses }
+  }
+}
+
+/** A topic by id from v13 on, by name before. */
+function writeTopic (w: ByteWriter, version: number, topic: { name: string, id: string | null }): void {
+  if (version >= FETCH_TOPIC_IDS_FROM) {
+    if (topic.id === null || topic.id === NO_ID) throw new RangeError(`Fetch v${version} needs the id of topic ${topic.name}`)
+    w.uuid(topic.id)
+  } else {
+    w.string(topic.name)
   }
 }

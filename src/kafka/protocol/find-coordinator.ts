@@ -1,33 +1,34 @@
 /**
- * FindCoordinator (key 10), v2-v4: which broker coordinates a group (key type GROUP) or a transactional id
- * (TRANSACTION).
+ * FindCoordinator (key 10), v1-v6: the broker that coordinates a consumer group (key type GROUP) or a
+ * transactional id (key type TRANSACTION). One request shape for both: `findCoordinator(keyType, keys)`.
  *
- * Version notes (Kafka's FindCoordinatorRequest/Response.json): v1 adds the key type, v2 is v1 again (Kafka 2.1);
- * v3 is flexible; v4 (KIP-699) sends a list of keys and answers a list of coordinators, each with its own error.
- * Before v4 the request carries exactly one key and the answer names no key: it is the one asked.
+ * Version notes (Kafka's FindCoordinatorRequest/FindCoordinatorResponse.json): v0 (no key type) was removed in
+ * Kafka 4.0 and is not spoken (Kafka 2.1 offers v2); v1 adds the key type and the response's throttle time and
+ * error message; v3 is flexible; v4 batches keys (KIP-699, Kafka 3.0): the request carries a key array and the
+ * response one coordinator per key; v5 (KIP-890) and v6 (KIP-932 share groups) only add errors and key types.
+ * Below v4 a request carries exactly one key: `findCoordinator` sends one request per key there.
  */
+import type { Connection } from '@platformatic/kafka'
 import type { ApiSpec } from './api.ts'
+import { brokerApis, sendRequest } from './negotiation.ts'
 
 export const CoordinatorKeyTypes = { GROUP: 0, TRANSACTION: 1 } as const
 export type CoordinatorKeyType = (typeof CoordinatorKeyTypes)[keyof typeof CoordinatorKeyTypes]
 
-/** The version from which one request may carry several keys. */
-export const FIND_COORDINATOR_BATCHED_FROM = 4
-
 export interface FindCoordinatorRequest {
   readonly keyType: CoordinatorKeyType
-  /** Exactly one key below v4. */
+  /** Exactly one below v4. */
   readonly keys: readonly string[]
 }
 
 export interface Coordinator {
-  /** The key asked; null before v4 (the answer is for the one key of the request). */
-  readonly key: string | null
-  readonly errorCode: number
-  readonly errorMessage: string | null
+  /** The key asked for; below v4 the response does not echo it: `findCoordinator` fills it in. */
+  readonly key: string
   readonly nodeId: number
   readonly host: string
   readonly port: number
+  readonly errorCode: number
+  readonly errorMessage: string | null
 }
 
 export interface FindCoordinatorResponse {
@@ -35,40 +36,52 @@ export interface FindCoordinatorResponse {
   readonly coordinators: readonly Coordinator[]
 }
 
+/** The first version whose request carries several keys. */
+const BATCHED_FROM = 4
+
 export const FindCoordinatorApi: ApiSpec<FindCoordinatorRequest, FindCoordinatorResponse> = {
   key: 10,
   name: 'FindCoordinator',
-  minVersion: 2,
-  maxVersion: 4,
+  minVersion: 1,
+  maxVersion: 6,
   flexibleFrom: 3,
   encode (w, version, request) {
-    if (version < FIND_COORDINATOR_BATCHED_FROM) {
+    if (version >= BATCHED_FROM) {
+      w.int8(request.keyType)
+      // A compact array of strings (v4+ is flexible): no tagged fields per element, unlike structs.
+      w.uvarint(request.keys.length + 1)
+      for (const key of request.keys) w.string(key)
+    } else {
       if (request.keys.length !== 1) throw new RangeError(`FindCoordinator v${version} carries exactly one key, not ${request.keys.length}`)
       w.string(request.keys[0]!).int8(request.keyType)
-    } else {
-      // An array of strings: no tagged-field section per element (v4 is always flexible: compact length).
-      w.int8(request.keyType).uvarint(request.keys.length + 1)
-      for (const key of request.keys) w.string(key)
     }
     w.tags()
   },
   decode (r, version) {
     const throttleTimeMs = r.int32()
-    let coordinators: Coordinator[]
-    if (version < FIND_COORDINATOR_BATCHED_FROM) {
-      const errorCode = r.int16()
-      const errorMessage = r.nullableString()
-      coordinators = [{ key: null, errorCode, errorMessage, nodeId: r.int32(), host: r.string(), port: r.int32() }]
-    } else {
-      coordinators = r.structs(r => {
-        const key = r.string()
-        const nodeId = r.int32()
-        const host = r.string()
-        const port = r.int32()
-        return { key, nodeId, host, port, errorCode: r.int16(), errorMessage: r.nullableString() }
-      })
+    if (version >= BATCHED_FROM) {
+      const coordinators = r.structs((r): Coordinator =>
+        ({ key: r.string(), nodeId: r.int32(), host: r.string(), port: r.int32(), errorCode: r.int16(), errorMessage: r.nullableString() }))
+      r.tags()
+      return { throttleTimeMs, coordinators }
     }
+    const errorCode = r.int16()
+    const errorMessage = r.nullableString()
+    const coordinator = { key: '', nodeId: r.int32(), host: r.string(), port: r.int32(), errorCode, errorMessage }
     r.tags()
-    return { throttleTimeMs, coordinators }
+    return { throttleTimeMs, coordinators: [coordinator] }
   }
+}
+
+/** The coordinator of each key, asked of the broker behind `connection` (one request per key below v4). */
+export async function findCoordinator (connection: Connection, keyType: CoordinatorKeyType, keys: readonly string[], cluster: string): Promise<Coordinator[]> {
+  const apis = await brokerApis(connection)
+  const version = apis.versionFor(FindCoordinatorApi)
+  if (version !== null && version >= BATCHED_FROM) {
+    return [...(await sendRequest(connection, FindCoordinatorApi, { keyType, keys }, cluster)).coordinators]
+  }
+  return await Promise.all(keys.map(async key => {
+    const [found] = (await sendRequest(connection, FindCoordinatorApi, { keyType, keys: [key] }, cluster, BATCHED_FROM - 1)).coordinators
+    return { ...found!, key }
+  }))
 }

@@ -10,6 +10,8 @@
 import type { ApiSpec } from './api.ts'
 
 export interface ProduceRequest {
+  /** Exactly-once mode: the transactional id whose open transaction the batches join; null or absent otherwise. */
+  readonly transactionalId?: string | null
   readonly acks: number
   readonly timeoutMs: number
   readonly topics: readonly ProduceTopic[]
@@ -42,7 +44,7 @@ export const ProduceApi: ApiSpec<ProduceRequest, ProduceResponse> = {
   maxVersion: 11,
   flexibleFrom: 9,
   encode (w, _version, request) {
-    w.string(null).int16(request.acks).int32(request.timeoutMs) // no transactional id
+    w.string(request.transactionalId ?? null).int16(request.acks).int32(request.timeoutMs)
     w.structs(request.topics, (w, topic) => {
       w.string(topic.name).structs(topic.partitions, (w, p) => { w.int32(p.index).bytes(p.batch) })
     })

@@ -63,6 +63,23 @@ describe('isForwardable', () => {
 })
 
 describe('rewriteForTarget', () => {
+  it('sets the transactional bit for an exactly-once producer (and only the header changes, CRC as if recomputed)', () => {
+    const batch = sourceBatch({ records: records(range(10, 3)), codec: 'lz4', attributes: 0, producerId: 5n, producerEpoch: 0, baseSequence: 0, partitionLeaderEpoch: 1 })
+    const original = Buffer.from(batch.bytes)
+    const out = rewriteForTarget(batch, { id: 77n, epoch: 4, transactional: true }, 9)
+    assert.equal(out.readInt16BE(21), CODECS.indexOf('lz4') | BatchAttributes.TRANSACTIONAL)
+    assert.ok(out.subarray(61).equals(original.subarray(61)))
+    assert.equal(out.readUInt32BE(17), crc32c(out, 21))
+  })
+
+  it('encodes internal records of an exactly-once producer as a transactional batch with a valid CRC', () => {
+    const bytes = encodeRecords([{ key: Buffer.from('k'), value: Buffer.from('v'), headers: [], timestamp: 1700000000000n }], 'none', { id: 8n, epoch: 1, transactional: true }, 3)
+    const [batch] = scanBatches(bytes, 'mm2-offsets.A.internal', 0)
+    assert.equal(batch!.attributes & BatchAttributes.TRANSACTIONAL, BatchAttributes.TRANSACTIONAL)
+    verifyCrc(batch!, 'mm2-offsets.A.internal', 0)
+    assert.equal(bytes.readInt32BE(53), 3)
+  })
+
   for (const codec of CODECS) {
     it(`makes a ${codec} batch this producer's: records section byte for byte, header fields and a CRC as if recomputed`, () => {
       // Given a transactional source batch at offset 500 with its own producer, sequence and leader epoch

@@ -41,9 +41,9 @@ describe('FindCoordinator', () => {
   })
   test('v2 and v3 answer one coordinator; v4 a list with the key and error of each', () => {
     assert.deepEqual(decode(FindCoordinatorApi, 2, i32(0) + i16(0) + NULL_STR + i32(3) + str('h') + i32(9092)),
-      { throttleTimeMs: 0, coordinators: [{ key: null, errorCode: 0, errorMessage: null, nodeId: 3, host: 'h', port: 9092 }] })
+      { throttleTimeMs: 0, coordinators: [{ key: '', errorCode: 0, errorMessage: null, nodeId: 3, host: 'h', port: 9092 }] })
     assert.deepEqual(decode(FindCoordinatorApi, 3, i32(5) + i16(15) + cstr('loading') + i32(-1) + cstr('') + i32(-1) + TAGS),
-      { throttleTimeMs: 5, coordinators: [{ key: null, errorCode: 15, errorMessage: 'loading', nodeId: -1, host: '', port: -1 }] })
+      { throttleTimeMs: 5, coordinators: [{ key: '', errorCode: 15, errorMessage: 'loading', nodeId: -1, host: '', port: -1 }] })
     assert.deepEqual(decode(FindCoordinatorApi, 4, i32(0) + i8(2) + cstr('g1') + i32(1) + cstr('h') + i32(9092) + i16(0) + CNULL + TAGS + TAGS),
       { throttleTimeMs: 0, coordinators: [{ key: 'g1', nodeId: 1, host: 'h', port: 9092, errorCode: 0, errorMessage: null }] })
   })

@@ -1,0 +1,168 @@
+/**
+ * The transaction coordinator of a transactional id on the target: finds it (FindCoordinator TRANSACTION), gets
+ * the producer id and epoch (InitProducerId with the transactional id), adds partitions to the open transaction
+ * (AddPartitionsToTxn v3 at most) and ends it (EndTxn).
+ *
+ * Invariants:
+ * - InitProducerId with a transactional id bumps its epoch: every producer with an older epoch is fenced (its
+ *   next request answers PRODUCER_FENCED or INVALID_PRODUCER_EPOCH) and its open transaction is aborted. That is
+ *   how a restarted kmirror fences its previous incarnation, and how `fenceTransactionalIds` fences a lost member.
+ * - A coordinator that moved (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) is looked up again; a transaction still
+ *   being completed (CONCURRENT_TRANSACTIONS) and a coordinator loading are waited out, within a deadline.
+ * - Fencing answers throw FENCED; a refused transactional id throws NOT_AUTHORIZED naming the grant.
+ */
+import { setTimeout as delay } from 'node:timers/promises'
+import type { Broker, Connection, ConnectionPool } from '@platformatic/kafka'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { describeGrant } from './acl-grant.ts'
+import type { ClusterContext } from './connection-hints.ts'
+import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
+import type { ApiSpec } from './protocol/api.ts'
+import { AddPartitionsToTxnApi } from './protocol/add-partitions-to-txn.ts'
+import { EndTxnApi } from './protocol/end-txn.ts'
+import { CoordinatorKeyTypes, findCoordinator } from './protocol/find-coordinator.ts'
+import { InitProducerIdApi } from './protocol/init-producer-id.ts'
+import type { ProducerIdentity } from './record-batch.ts'
+import { partitionKey } from '../topic-partition.ts'
+
+export type SendFn = <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string) => Promise<Res>
+
+/** Connect's default transaction timeout for source tasks is the producer's 60 s; kmirror's rounds are short. */
+export const TRANSACTION_TIMEOUT_MS = 60_000
+
+const RETRY_DEADLINE_MS = 30_000
+const FENCED_ERRORS = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH'])
+const MOVED_ERRORS = new Set(['NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE'])
+const WAIT_ERRORS = new Set(['CONCURRENT_TRANSACTIONS', 'COORDINATOR_LOAD_IN_PROGRESS', 'TRANSACTION_COORDINATOR_FENCED'])
+
+export interface TransactionCoordinatorDeps {
+  readonly pool: Pick<ConnectionPool, 'get' | 'getFirstAvailable'>
+  readonly send: SendFn
+  /** Where to ask for the coordinator: the brokers the last metadata named, then the bootstrap ones. */
+  readonly brokers: () => Broker[]
+  readonly cluster: ClusterContext
+  /** `User:name` of kmirror's principal on this cluster, for the grant a refusal names. */
+  readonly principal: string
+}
+
+export class TransactionCoordinator {
+  readonly #deps: TransactionCoordinatorDeps
+  readonly #coordinators = new Map<string, Broker>()
+
+  constructor (deps: TransactionCoordinatorDeps) {
+    this.#deps = deps
+  }
+
+  /** A producer id and a new epoch for `transactionalId`: fences older producers of that id, aborts their transaction. */
+  async initProducerId (transactionalId: string, timeoutMs = TRANSACTION_TIMEOUT_MS): Promise<ProducerIdentity> {
+    const response = await this.#call(transactionalId, 'get a producer id for', InitProducerIdApi, { transactionalId, transactionTimeoutMs: timeoutMs }, r => r.errorCode)
+    return { id: response.producerId, epoch: response.producerEpoch, transactional: true }
+  }
+
+  /**
+   * Adds partitions to the open transaction of `producer` (one is opened by the first of them). Partitions whose
+   * topic the principal may not write (TOPIC_AUTHORIZATION_FAILED) are left out and returned with their error, so
+   * they can be set aside while the others are added (one refused partition fails the whole request: the others
+   * answer OPERATION_NOT_ATTEMPTED, and are asked again without it).
+   */
+  async addPartitions (transactionalId: string, producer: ProducerIdentity, partitions: readonly { topic: string, partition: number }[]): Promise<Map<string, string>> {
+    const refused = new Map<string, string>()
+    let remaining = [...partitions]
+    while (remaining.length > 0) {
+      const byTopic = new Map<string, number[]>()
+      for (const p of remaining) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition])
+      const request = { transactionalId, producerId: producer.id, producerEpoch: producer.epoch, topics: [...byTopic].map(([name, list]) => ({ name, partitions: list })) }
+      let dropped: { key: string, error: string }[] = []
+      await this.#call(transactionalId, 'add partitions to the transaction of', AddPartitionsToTxnApi, request, r => {
+        const errors = r.results.flatMap(t => t.partitions.map(p => ({ key: partitionKey(t.name, p.index), code: p.errorCode, error: kafkaErrorName(p.errorCode) })))
+        dropped = errors.filter(e => e.error === 'TOPIC_AUTHORIZATION_FAILED')
+        if (dropped.length > 0) return 0
+        const codes = errors.map(e => e.code).filter(c => c !== 0)
+        return codes.find(c => kafkaErrorName(c) !== 'OPERATION_NOT_ATTEMPTED') ?? codes[0] ?? 0
+      })
+      if (dropped.length === 0) break
+      for (const d of dropped) refused.set(d.key, d.error)
+      remaining = remaining.filter(p => !refused.has(partitionKey(p.topic, p.partition)))
+    }
+    return refused
+  }
+
+  /** Commits (`commit` true) or aborts the open transaction of `producer`. */
+  async endTxn (transactionalId: string, producer: ProducerIdentity, commit: boolean): Promise<void> {
+    const request = { transactionalId, producerId: producer.id, producerEpoch: producer.epoch, committed: commit }
+    await this.#call(transactionalId, commit ? 'commit the transaction of' : 'abort the transaction of', EndTxnApi, request, r => r.errorCode)
+  }
+
+  /** Sends REQUEST to the coordinator of `transactionalId`, following it when it moves and waiting out busy answers. */
+  async #call<Req, Res> (transactionalId: string, action: string, spec: ApiSpec<Req, Res>, request: Req, errorOf: (response: Res) => number): Promise<Res> {
+    const { cluster } = this.#deps
+    const what = `${action} transactional id ${transactionalId} on ${cluster.label}`
+    const deadline = Date.now() + RETRY_DEADLINE_MS
+    for (let attempt = 1; ; attempt++) {
+      let errorCode: number
+      let response: Res
+      try {
+        const connection = await this.#deps.pool.get(await this.#coordinator(transactionalId))
+        response = await this.#deps.send(connection, spec, request, cluster.label)
+        errorCode = errorOf(response)
+      } catch (err) {
+        this.#coordinators.delete(transactionalId)
+        const wrapped = toKmirrorError(err, ErrorCodes.PRODUCE, what, cluster)
+        if (!wrapped.retriable || Date.now() > deadline) throw wrapped
+        await delay(Math.min(1000, 50 * attempt))
+        continue
+      }
+      if (errorCode === 0) return response
+      const name = kafkaErrorName(errorCode)
+      if (FENCED_ERRORS.has(name)) throw fencedError(what, name, transactionalId)
+      if (name === 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED') throw this.refused(what, transactionalId)
+      if (MOVED_ERRORS.has(name)) this.#coordinators.delete(transactionalId)
+      if ((MOVED_ERRORS.has(name) || WAIT_ERRORS.has(name)) && Date.now() <= deadline) {
+        await delay(Math.min(500, 20 * attempt))
+        continue
+      }
+      throw kafkaResponseError(errorCode, ErrorCodes.PRODUCE, what, cluster)
+    }
+  }
+
+  async #coordinator (transactionalId: string): Promise<Broker> {
+    const known = this.#coordinators.get(transactionalId)
+    if (known !== undefined) return known
+    const { cluster } = this.#deps
+    const connection = await this.#deps.pool.getFirstAvailable(this.#deps.brokers())
+    const [found] = await findCoordinator(connection, CoordinatorKeyTypes.TRANSACTION, [transactionalId], cluster.label)
+    if (found === undefined || found.errorCode !== 0) {
+      const name = found === undefined ? 'NO_RESPONSE' : kafkaErrorName(found.errorCode)
+      if (name === 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED') throw this.refused(`find the coordinator of transactional id ${transactionalId} on ${cluster.label}`, transactionalId)
+      throw new KmirrorError(ErrorCodes.PRODUCE, `find the transaction coordinator of ${transactionalId} on ${cluster.label}: ${name}` +
+        `${found?.errorMessage == null ? '' : ` (${found.errorMessage})`}; a cluster whose __transaction_state topic cannot be created (transaction.state.log.replication.factor above the broker count, transaction.state.log.min.isr) answers this forever`, { retriable: true })
+    }
+    const broker = { host: found.host, port: found.port }
+    this.#coordinators.set(transactionalId, broker)
+    return broker
+  }
+
+  /** NOT_AUTHORIZED for a refused transactional id, naming the grant. */
+  refused (what: string, transactionalId: string): KmirrorError {
+    const grant = describeGrant({ operation: 'WRITE', resourceType: 'transactional-id', names: [transactionalId] }, this.#deps.principal, this.#deps.cluster.alias)
+    return new KmirrorError(ErrorCodes.NOT_AUTHORIZED, `${what} was refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED): ${grant}, and DESCRIBE on it too`, {
+      details: { kafkaErrors: ['TRANSACTIONAL_ID_AUTHORIZATION_FAILED'] }
+    })
+  }
+}
+
+/** FENCED: this producer's epoch is no longer the transactional id's (another producer initialised it since). */
+export function fencedError (what: string, kafkaError: string, transactionalId: string): KmirrorError {
+  return new KmirrorError(ErrorCodes.FENCED, `${what}: ${kafkaError}: another producer with transactional id ${transactionalId} initialised it since ` +
+    '(a second kmirror with the same configuration and instance name, or a group leader that fenced this instance); this instance stops writing', {
+    details: { kafkaErrors: [kafkaError], transactionalId }
+  })
+}
+
+/**
+ * Fences every producer of these transactional ids (InitProducerId with the id and no producer id: the epoch is
+ * bumped and any open transaction aborted), as Kafka's Admin.fenceProducers does.
+ */
+export async function fenceTransactionalIds (coordinator: TransactionCoordinator, ids: readonly string[]): Promise<void> {
+  await Promise.all(ids.map(id => coordinator.initProducerId(id)))
+}

@@ -1,0 +1,34 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { describeConfig, selectFlows } from '../../../src/config/load.ts'
+import { flowOf, parse, problemFor, problemsOf, twoClusters } from './fixtures.ts'
+
+describe('exactly.once.source.support', () => {
+  it('is read from the target cluster\'s worker config, as MM2 does: B.<key> applies to the flows into B', () => {
+    const config = parse(twoClusters('B->A.enabled = true', 'B.exactly.once.source.support = enabled'))
+    assert.equal(flowOf(config, 'A->B').exactlyOnce, true)
+    assert.equal(flowOf(config, 'B->A').exactlyOnce, false)
+  })
+
+  it('is taken at top level too (kmirror extension), the cluster-level value winning; preparing and disabled are at-least-once', () => {
+    assert.equal(flowOf(parse(twoClusters('exactly.once.source.support = ENABLED')), 'A->B').exactlyOnce, true)
+    assert.equal(flowOf(parse(twoClusters('exactly.once.source.support = enabled', 'B.exactly.once.source.support = disabled')), 'A->B').exactlyOnce, false)
+    assert.equal(flowOf(parse(twoClusters('B.exactly.once.source.support = preparing')), 'A->B').exactlyOnce, false)
+    assert.equal(flowOf(parse(twoClusters()), 'A->B').exactlyOnce, false)
+  })
+
+  it('refuses a read_uncommitted source read, naming the key and the fix', () => {
+    const problem = problemFor(problemsOf(twoClusters('B.exactly.once.source.support = enabled', 'A.consumer.isolation.level = read_uncommitted')), 'A.consumer.isolation.level')
+    assert.match(problem.message, /read_uncommitted while flow A->B runs exactly-once \(B\.exactly\.once\.source\.support = enabled\).*Set A\.consumer\.isolation\.level = read_committed/)
+  })
+
+  it('is explained by validate: the transactional id, its ACLs and the brokers\' transaction log settings', () => {
+    const on = parse(twoClusters('B.exactly.once.source.support = enabled'))
+    const text = describeConfig(on, selectFlows(on))
+    assert.match(text, /exactly\.once\.source\.support +enabled: every round is a transaction on B \(transactional id kmirror-A-B-0/)
+    assert.match(text, /WRITE and DESCRIBE on that transactional id/)
+    assert.match(text, /transaction\.state\.log\.replication\.factor/)
+    const off = parse(twoClusters())
+    assert.match(describeConfig(off, selectFlows(off)), /exactly\.once\.source\.support +at-least-once \(set B\.exactly\.once\.source\.support = enabled/)
+  })
+})

@@ -1,0 +1,79 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import type { ExactlyOnceDeps } from '../../../src/replication/flow-replicator.ts'
+import { asCopied, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
+
+const T = { source: 't', remote: 'A.t', partitions: 1 } as const
+
+/** Rounds as transactions: the progress a round stored counts only once its callback and commit succeeded. */
+function fakeRounds (h: () => Harness): { deps: ExactlyOnceDeps, committed: () => Record<string, number>, log: string[] } {
+  let committed: Record<string, number> = {}
+  const log: string[] = []
+  const deps: ExactlyOnceDeps = {
+    rounds: {
+      run: async fn => {
+        try {
+          const value = await fn()
+          committed = { ...h().progress.latest() }
+          log.push('commit')
+          return value
+        } catch (err) {
+          log.push('abort')
+          throw err
+        }
+      },
+      recover: async () => { log.push('recover') }
+    },
+    reloadProgress: async () => { log.push(`reload ${JSON.stringify(committed)}`); return new Map(Object.entries(committed)) },
+    syncsAfterCommit: null
+  }
+  return { deps, committed: () => committed, log }
+}
+
+describe('FlowReplicator in exactly-once mode', () => {
+  it('stores progress inside every round, and after a failed round resumes every partition at its committed progress', async () => {
+    // Given rounds of two records, the third write failing after its first batch was acknowledged
+    let harness: Harness | undefined
+    const rounds = fakeRounds(() => harness!)
+    const h = harness = createHarness({ exactlyOnce: rounds.deps })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+    h.source.batchRecords = 2
+    h.target.beforeWrite(() => {
+      if (h.target.writeCalls === 3) h.target.failNextWrite(new KmirrorError(ErrorCodes.PRODUCE, 'connection reset', { retriable: true }), { afterSegments: 1 })
+    })
+    // When it copies everything
+    h.source.whenCaughtUp(() => h.replicator.stop())
+    await h.replicator.addTopics([T])
+    await h.replicator.run()
+    // Then the failed round was aborted, the transaction recovered, the committed progress read again
+    const aborted = rounds.log.indexOf('abort')
+    assert.deepEqual(rounds.log.slice(aborted, aborted + 2), ['abort', 'recover'])
+    const resumedAt = (JSON.parse(rounds.log[aborted + 2]!.slice('reload '.length)) as Record<string, number>)['t-0']! + 1
+    assert.ok(rounds.log.slice(0, aborted).every(e => e === 'commit') && aborted >= 1, rounds.log.join(', '))
+    // And the copy went on from the last committed position: the target's tail (what read_committed keeps) is exact
+    const expected = h.source.records('t', 0).map(asCopied)
+    const copied = h.target.copied('A.t', 0)
+    assert.ok(copied.length > expected.length, 'the aborted attempt was sent')
+    assert.deepEqual(copied.slice(copied.length - (expected.length - resumedAt)), expected.slice(resumedAt))
+    assert.deepEqual(rounds.committed(), { 't-0': 11 })
+    // And nothing was stored outside a round (no flush at stop)
+    assert.ok(rounds.log.filter(e => e === 'commit').length >= h.progress.commits.length - 1)
+  })
+
+  it('stops at once on FENCED, storing nothing more', async () => {
+    let harness: Harness | undefined
+    const rounds = fakeRounds(() => harness!)
+    const h = harness = createHarness({ exactlyOnce: rounds.deps })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+    h.source.batchRecords = 2
+    const fenced = new KmirrorError(ErrorCodes.FENCED, 'PRODUCER_FENCED')
+    h.target.beforeWrite(() => { if (h.target.writeCalls === 2) h.target.failNextWrite(fenced) })
+    h.source.whenCaughtUp(() => h.replicator.stop())
+    await h.replicator.addTopics([T])
+    const commits = (): number => h.progress.commits.length
+    await assert.rejects(h.replicator.run(), err => err === fenced)
+    assert.deepEqual(rounds.log, ['commit', 'abort'])
+    assert.equal(commits(), 1)
+  })
+})

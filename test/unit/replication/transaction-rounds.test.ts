@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import type { OnBatchesAcked, PartitionWrite, WriteResult } from '../../../src/kafka/batch-writer.ts'
+import { TransactionRounds, type RoundOutcome, type TransactionalWriter } from '../../../src/replication/transaction-rounds.ts'
+
+/** A transactional writer that records what it was asked, in order. */
+function fakeWriter (): TransactionalWriter & { calls: string[], failWrite: unknown } {
+  let open = false
+  const w = {
+    calls: [] as string[],
+    failWrite: null as unknown,
+    transactionalId: 'kmirror-A-B-0',
+    async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<WriteResult> {
+      if (w.failWrite !== null) throw w.failWrite
+      open = true
+      w.calls.push(`write ${writes.map(x => `${x.topic}-${x.partition}:${x.batches.reduce((n, b) => n + b.recordCount, 0)}`).join(',')}`)
+      await onAcked(writes.flatMap((x, i) => x.batches.map((_, b) => ({ write: i, batch: b, baseOffset: 100 + b * 1000 }))))
+      return { incomplete: [], failed: [] }
+    },
+    async commitTransaction (): Promise<boolean> { w.calls.push('commit'); const was = open; open = false; return was },
+    async abortTransaction (): Promise<void> { w.calls.push('abort'); open = false }
+  }
+  return w
+}
+
+const record = { key: null, value: Buffer.from('v'), headers: [], timestamp: 1n }
+
+describe('TransactionRounds', () => {
+  it('commits a round once; internal records written inside it join it, with their target offsets', async () => {
+    const writer = fakeWriter()
+    const outcomes: RoundOutcome[] = []
+    const rounds = new TransactionRounds(writer, o => outcomes.push(o))
+    const segments = await rounds.run(async () => {
+      await writer.write([{ topic: 'A.t', partition: 0, batches: [{ recordCount: 3, build: () => Buffer.alloc(0) }] }], () => undefined)
+      return await rounds.records.write([{ topic: 'mm2-offsets.A.internal', partition: 4, records: Array.from({ length: 1500 }, () => record) }])
+    })
+    assert.deepEqual(writer.calls, ['write A.t-0:3', 'write mm2-offsets.A.internal-4:1500', 'commit'])
+    assert.deepEqual(segments, [[{ start: 0, baseOffset: 100 }, { start: 1000, baseOffset: 1100 }]])
+    assert.deepEqual(outcomes, ['committed'])
+  })
+
+  it('writes internal records outside a round as their own transaction, after the round in progress', async () => {
+    const writer = fakeWriter()
+    const rounds = new TransactionRounds(writer)
+    let release = (): void => undefined
+    const round = rounds.run(async () => { await new Promise<void>(resolve => { release = resolve }); writer.calls.push('round body') })
+    const trim = rounds.records.write([{ topic: 'mm2-offset-history.A.internal', partition: 0, records: [record] }])
+    await new Promise(resolve => setImmediate(resolve))
+    release()
+    await Promise.all([round, trim])
+    assert.deepEqual(writer.calls, ['round body', 'commit', 'write mm2-offset-history.A.internal-0:1', 'commit'])
+  })
+
+  it('aborts a failed round, but never re-initialises a fenced producer', async () => {
+    const writer = fakeWriter()
+    const outcomes: RoundOutcome[] = []
+    const rounds = new TransactionRounds(writer, o => outcomes.push(o))
+    writer.failWrite = new KmirrorError(ErrorCodes.PRODUCE, 'connection reset', { retriable: true })
+    await assert.rejects(rounds.run(() => rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])), /connection reset/)
+    assert.deepEqual(writer.calls, ['abort'])
+    writer.failWrite = new KmirrorError(ErrorCodes.FENCED, 'PRODUCER_FENCED')
+    await assert.rejects(rounds.run(() => rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])), /PRODUCER_FENCED/)
+    assert.deepEqual(writer.calls, ['abort'])
+    assert.deepEqual(outcomes, ['aborted', 'aborted'])
+  })
+})
