@@ -47,6 +47,9 @@ const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
 /** How long a partition the target could not take is left out of the fetch rounds. */
 const INCOMPLETE_COOL_DOWN_MS = 500
 
+/** With `flushWhenCaughtUp`, how often at most progress is stored because every partition caught up. */
+const CAUGHT_UP_FLUSH_MS = 1000
+
 const DEFAULT_BATCHING: BatchingOptions = { compression: null, maxChunkBytes: 512 * 1024, minForwardBytes: 16 * 1024 }
 
 export class FlowReplicator {
@@ -60,6 +63,9 @@ export class FlowReplicator {
   readonly #reencode = new Set<string>()
   #stopping = false
   #lastFlush = Date.now()
+  /** Records acknowledged since the last flush. */
+  #dirty = false
+  #caughtUpFlushAt = 0
   #syncInFlight: Promise<void> | null = null
   #failures = 0
   readonly #steps: StepFailures
@@ -349,12 +355,24 @@ export class FlowReplicator {
     }
     if (this.#deps.exactlyOnce === undefined) {
       this.#sendSyncs()
-      if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
+      if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs || this.#caughtUpAndDirty()) await this.flush()
     }
     if (incomplete.length > 0) {
       this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
     }
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
+  }
+
+  /**
+   * `flushWhenCaughtUp`: records were copied since the last flush and every partition has caught up (at most every
+   * CAUGHT_UP_FLUSH_MS). A copy at rest then has its progress stored at once, so a lost group membership (which
+   * stores nothing) re-copies nothing that was copied before the partitions went quiet.
+   */
+  #caughtUpAndDirty (): boolean {
+    if (this.#deps.flushWhenCaughtUp !== true || !this.#dirty || Date.now() - this.#caughtUpFlushAt < CAUGHT_UP_FLUSH_MS) return false
+    for (const p of this.#partitions.values()) if (!p.lost && p.position < p.highWatermark) return false
+    this.#caughtUpFlushAt = Date.now()
+    return true
   }
 
   #state (f: { topic: string, partition: number }): PartitionState {
@@ -420,6 +438,7 @@ export class FlowReplicator {
     if (state.lost) return
     for (const run of ackedRuns(batch, ack)) this.#tracker.recordRun(key, f.topic, f.partition, run.source, run.target, run.count)
     state.position = Math.max(state.position, batch.lastOffset + 1)
+    this.#dirty = true
     state.copiedRecords += batch.recordCount
     state.copiedBytes += batch.bytes
     const labels = { flow: this.#deps.flow.name, topic: f.topic }
@@ -481,6 +500,7 @@ export class FlowReplicator {
     // Exactly-once mode: each committed round stored its own progress and syncs.
     if (this.#deps.exactlyOnce !== undefined) return
     this.#lastFlush = Date.now()
+    this.#dirty = false
     await this.#flushSyncs()
     const written = await this.#deps.progress.commit(this.#positions())
     if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')

@@ -59,6 +59,11 @@ export interface FlowReplicatorDeps {
    * round. Absent when the flow runs alone.
    */
   readonly fence?: () => string | null
+  /**
+   * Also store progress (at-least-once mode) as soon as every partition has caught up, at most once a second: a
+   * flow in a group, whose lost membership stores nothing, then re-copies nothing copied before the copy went quiet.
+   */
+  readonly flushWhenCaughtUp?: boolean
   /** How batches are written (batch-plan.ts); defaults forward everything the target accepts as it is. */
   readonly batching?: Partial<BatchingOptions>
   /** Exactly-once mode: rounds are transactions; `progress` and `syncs` write inside them. */

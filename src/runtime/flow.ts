@@ -178,7 +178,8 @@ export class Flow implements WorkOwner {
       aliases: { source: config.source.alias, target: config.target.alias },
       metrics: this.#metrics,
       startAt: startPosition(consumer),
-      ...(fence === undefined ? {} : { fence })
+      ...(fence === undefined ? {} : { fence }),
+      flushWhenCaughtUp: owned === Ownerships.ASSIGNED
     })
     replicator.setStoredProgress(stored)
     if (first !== null) {

@@ -32,6 +32,7 @@ export interface HarnessOptions {
   readonly exactlyOnce?: ExactlyOnceDeps
   /** The group lease gate (`FlowReplicatorDeps.fence`). */
   readonly fence?: () => string | null
+  readonly flushWhenCaughtUp?: boolean
 }
 
 export function createHarness (options: HarnessOptions = {}): Harness {
@@ -53,7 +54,8 @@ export function createHarness (options: HarnessOptions = {}): Harness {
     batching: options.batching ?? { minForwardBytes: 0 },
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
     ...(options.exactlyOnce === undefined ? {} : { exactlyOnce: options.exactlyOnce }),
-    ...(options.fence === undefined ? {} : { fence: options.fence })
+    ...(options.fence === undefined ? {} : { fence: options.fence }),
+    ...(options.flushWhenCaughtUp === undefined ? {} : { flushWhenCaughtUp: options.flushWhenCaughtUp })
   })
   return { source, target, progress, syncs, logs, replicator }
 }

@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { assertExactCopy, createHarness, offsetsWithGaps } from '../../fakes/replicator-harness.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
 import { waitFor } from '../../helpers/wait.ts'
 
 test('no write round while the lease does not hold; the copy resumes where it stopped once it does', async () => {
@@ -21,4 +22,17 @@ test('no write round while the lease does not hold; the copy resumes where it st
   lease = null
   await running
   assertExactCopy(h, 't', 0, 'A.t')
+})
+
+test('in a group, progress is stored as soon as every partition has caught up, not only at the flush interval', async () => {
+  const h = createHarness({ flushWhenCaughtUp: true })
+  h.source.addPartition('t', 0, offsetsWithGaps(0, 19))
+  await h.replicator.addPartitions([{ topic: 't', partition: 0, remoteTopic: 'A.t' }], new Map())
+  let atEnd = 0
+  h.source.onFetch(positions => { if (positions.some(p => p.offset === 20) && ++atEnd === 2) h.replicator.stop() })
+  const running = h.replicator.run()
+  await running
+  const first = h.progress.commits[0]
+  assert.ok(h.progress.commits.length >= 2, `stored when caught up, then at stop: ${h.progress.commits.length} commits`)
+  assert.equal(first?.get(partitionKey('t', 0))?.lastOffset, 19)
 })
