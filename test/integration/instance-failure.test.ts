@@ -5,7 +5,9 @@
  *   each partition stays in source order (it may go back once, to the dead one's last stored position);
  * - SIGSTOP past the session timeout: the other takes everything over; after SIGCONT the frozen one writes nothing
  *   more to the partitions it lost (each stays in source order with at most the one rewind of the takeover), logs
- *   that it lost its membership, joins again and gets work again.
+ *   that it lost its membership, joins again and gets work again;
+ * - exactly-once mode, kill -9 of one of two: a read_committed reader finds every record exactly once (the leader
+ *   fenced the dead member's transactional id before handing its partitions over; its open transaction aborted).
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -27,12 +29,12 @@ interface Setup {
 }
 
 /** A topic with records arriving all the time, and two instances sharing its flow 6/6. */
-async function twoInstances (t: Cleanup, prefix: string): Promise<Setup> {
+async function twoInstances (t: Cleanup, prefix: string, extra: (target: string) => string[] = () => []): Promise<Setup> {
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
   const topic = uniqueName(prefix)
   await createTopic('source', topic, { partitions: PARTITIONS, t })
   const config = writeTempFile(multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: 'target' }], [`${a}->${b}`],
-    [`topics = ${topic}`, ...GROUP_SETTINGS]), '.properties', t)
+    [`topics = ${topic}`, ...GROUP_SETTINGS, ...extra(b)]), '.properties', t)
   const instances: Instance[] = []
   removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
     for (const i of instances) {
@@ -127,4 +129,40 @@ test('SIGSTOP zombie: after SIGCONT it writes nothing to the partitions it lost,
   await checkCopy(setup, partition => frozen.has(partition) ? 1 : 0)
   for (const i of setup.instances) i.process.kill('SIGTERM')
   for (const i of setup.instances) assert.equal((await i.process.waitForExit(15_000)).code, 0, i.process.stderr.slice(-3000))
+})
+
+test('exactly-once: kill -9 of one of two instances, a read_committed reader finds every record exactly once', { timeout: 90_000 }, async t => {
+  // Given two instances sharing a flow 6/6 in exactly-once mode while records keep arriving
+  const setup = await twoInstances(t, 'eos-kill9', target => [`${target}.exactly.once.source.support = enabled`])
+  const [one, two] = setup.instances
+  const lost = await partitionsOf(two!)
+
+  // When one of them is killed (kill -9) mid-copy
+  two!.process.kill('SIGKILL')
+  await two!.process.waitForExit(10_000)
+
+  // Then the other owns all 12 partitions, after fencing the dead one's transactional id
+  await waitForSplit([one!], PARTITIONS, 'the survivor owns all 12 partitions')
+  assert.match(one!.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
+  const ends = await endOffsets('target', setup.remote)
+  await waitFor(async () => {
+    const now = await endOffsets('target', setup.remote)
+    return { done: [...lost].every(p => now[p]! > ends[p]! + 5n), state: { ends, now } }
+  }, { timeoutMs: 20_000, intervalMs: 250, message: 'the survivor copies the dead one\'s partitions' })
+
+  // And every partition holds every committed record exactly once, in source order: 0 missing, 0 duplicates
+  const rounds = await setup.producer.stop()
+  await waitFor(async () => {
+    const counts = await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted('target', setup.remote, p)).length))
+    return { done: counts.every(c => c >= rounds), state: { counts, rounds } }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: `all ${rounds} rounds committed on the target` })
+  for (let partition = 0; partition < PARTITIONS; partition++) {
+    const source = await readCommitted('source', setup.topic, partition)
+    const copy = await readCommitted('target', setup.remote, partition)
+    const checked = assertCopiedInOrder(source, copy, 0, `${setup.topic}-${partition}`)
+    assert.equal(checked.duplicates, 0)
+    assert.equal(copy.length, source.length, `${setup.topic}-${partition}`)
+  }
+  one!.process.kill('SIGTERM')
+  assert.equal((await one!.process.waitForExit(15_000)).code, 0, one!.process.stderr.slice(-3000))
 })
