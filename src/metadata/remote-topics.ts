@@ -105,6 +105,16 @@ export class RemoteTopics {
     return { ...result, removed, deleted: plan.deletedOnSource.map(d => d.topic), recopy: ready }
   }
 
+  /**
+   * The topics a refresh would replicate now, problems (a remote topic with more partitions than its source, configs
+   * that cannot be read, ...) left out: the work a flow's group leader assigns. Reads only; applies and logs nothing.
+   */
+  async replicable (): Promise<readonly ReplicatedTopic[]> {
+    const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target },
+      { configs: ConfigReads.CREATION, previouslyKnown: this.#knownIds.keys() })
+    return planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven: [] }).topics
+  }
+
   /** Replicated topics whose remote topic the plan creates: it was deleted on the target since the last refresh. */
   #remoteDeleted (plan: TopicSyncPlan): string[] {
     const replicated = new Map(this.#replicated.map(t => [t.source, t]))

@@ -40,6 +40,11 @@ export interface FlowWorkParts {
   readonly history: Pick<OffsetHistoryStore, 'follow'>
   readonly scheduler: Scheduler
   readonly jobs: readonly FlowJob[]
+  /**
+   * The source topics whose partitions are work (a topic refresh's plan, problems left out); without it, every
+   * replicated source topic.
+   */
+  readonly replicable?: () => Promise<readonly { source: string, partitions: number }[]>
   /** The pair's heartbeat job, when it is part of this flow's work. */
   readonly heartbeats: PairJob | null
   readonly log: Logger
@@ -78,9 +83,11 @@ export class FlowWork implements WorkOwner {
   }
 
   async listWork (): Promise<WorkItem[]> {
-    const { config, policy, sourceAdmin, jobs, heartbeats } = this.#parts
+    const { config, policy, sourceAdmin, jobs, heartbeats, replicable } = this.#parts
     const replicated = createTopicSelector(config, policy)
-    const topics = [...(await sourceAdmin.describeAllTopics()).values()].filter(t => replicated(t.name)).sort((a, b) => a.name.localeCompare(b.name))
+    const topics = replicable !== undefined
+      ? (await replicable()).map(t => ({ name: t.source, partitions: t.partitions })).sort((a, b) => a.name.localeCompare(b.name))
+      : [...(await sourceAdmin.describeAllTopics()).values()].filter(t => replicated(t.name)).sort((a, b) => a.name.localeCompare(b.name))
     const items: WorkItem[] = []
     for (const t of topics) for (let partition = 0; partition < t.partitions; partition++) items.push({ kind: 'partition', topic: t.name, partition })
     for (const job of jobs) items.push({ kind: 'job', job: job.name })

@@ -211,7 +211,7 @@ export class Flow implements WorkOwner {
       syncGroupOffsets: async () => { await work?.followHistory(); await groupSync.sync() }
     })
     work = new FlowWork({
-      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, heartbeats: alone ? null : (this.#options.heartbeats ?? null)
+      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, replicable: () => topics.replicable(), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
     }, owned)
     if (alone) work.startAllJobs()
     this.#work = work
@@ -285,7 +285,15 @@ export class Flow implements WorkOwner {
   }
 
   async listWork (): Promise<WorkItem[]> {
-    return await this.#started().listWork()
+    const items = await this.#started().listWork()
+    // The leader's list is what the first topic refresh here is compared with: a source topic that appeared between
+    // the two makes the group rebalance, so its partitions are assigned.
+    if (this.#refreshed === null) {
+      const counts = new Map<string, number>()
+      for (const item of items) if (item.kind === 'partition') counts.set(item.topic, Math.max(counts.get(item.topic) ?? 0, item.partition + 1))
+      this.#refreshed = partitionsOf([...counts].map(([source, partitions]) => ({ source, partitions })))
+    }
+    return items
   }
 
   async assign (items: readonly WorkItem[]): Promise<void> {
