@@ -30,12 +30,6 @@ export interface ReadRecord {
 export type Compression = 'none' | 'gzip' | 'snappy' | 'lz4' | 'zstd'
 export type Isolation = 'read_committed' | 'read_uncommitted'
 
-/** An aborted transaction as listed in a read_committed fetch response. */
-export interface AbortedTransaction {
-  producerId: bigint
-  firstOffset: bigint
-}
-
 /** What helpers need of a node:test TestContext to clean up after themselves. */
 export interface Cleanup {
   after (fn: () => unknown): void

@@ -1,16 +1,20 @@
 /**
  * Exact read-back of a partition with Consumer.fetch from its leader, without a consumer group.
  *
- * The client's own read_committed filter is never trusted (reference/ts-stack.md §1 risk 2): aborted
- * transactions are dropped here from the fetch responses' aborted-transaction lists, as the Java consumer
- * does (committedBatches).
+ * The client's own read_committed filter is never trusted (reference/ts-stack.md §1 risk 2), nor even let run:
+ * Consumer.fetch applies it to every read_committed fetch, and it drops COMMITTED batches. It keeps one range per
+ * producer id, from the first aborted transaction's first offset to that producer's LAST abort marker in the
+ * response, so a committed transaction between two aborts is dropped when the second abort has no data in the
+ * partition (the coordinator writes a marker to every partition added to the transaction, even one whose produce
+ * never landed, e.g. a target broker killed mid-round). So the log is fetched read_uncommitted, markers
+ * included, and transactions are settled here by their markers (committedBatches); read_committed only bounds
+ * the range at the last stable offset.
  */
 import { ListOffsetTimestamps, type Consumer, type RecordsBatch } from '@platformatic/kafka'
 import { resolveCluster, type ClusterRef, type TestCluster } from './clusters.ts'
 import {
   isolationLevel,
   withConsumer,
-  type AbortedTransaction,
   type Compression,
   type Header,
   type Isolation,
@@ -23,6 +27,8 @@ const ATTR_TRANSACTIONAL = 0x10
 const ATTR_CONTROL = 0x20
 const CODECS: readonly Compression[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd']
 const CONTROL_TYPE_ABORT = 0
+/** Every fetch is read_uncommitted: Consumer.fetch runs its own (wrong) filter on read_committed ones. */
+const READ_UNCOMMITTED = isolationLevel('read_uncommitted')
 
 export interface ReadOptions {
   isolation: Isolation
@@ -50,8 +56,8 @@ export interface FetchedBatch {
 
 interface FetchedRange {
   batches: RecordsBatch[]
-  aborted: AbortedTransaction[]
   start: bigint
+  /** Records at or past it are not returned: the high watermark, the last stable offset (read_committed) or toOffset. */
   end: bigint
 }
 
@@ -63,7 +69,7 @@ interface FetchedRange {
  */
 export async function readPartition (ref: ClusterRef, topic: string, partition: number, options: ReadOptions): Promise<ReadRecord[]> {
   const range = await fetchRange(ref, topic, partition, options)
-  const batches = options.isolation === 'read_committed' ? committedBatches(range.batches, range.aborted) : range.batches
+  const batches = options.isolation === 'read_committed' ? committedBatches(range.batches) : range.batches
   const records: ReadRecord[] = []
   for (const batch of batches) {
     if (isControlBatch(batch)) continue
@@ -97,36 +103,29 @@ export async function readBatches (
 }
 
 /**
- * The Java consumer's read_committed filter (Fetcher/CompletedFetch), over batches in offset order:
- * - before looking at a batch, every aborted transaction whose firstOffset <= the batch's last offset
- *   marks its producer id as aborted;
- * - an ABORT control batch of a marked producer unmarks it (its transaction ends there);
- * - a transactional batch of a marked producer is dropped; control batches are dropped too.
- * Example: producer 7 aborted at firstOffset 10, batches [10..12](pid 7) [13](ABORT pid 7) [14..15](pid 7):
- * 10 <= 12 marks 7, so [10..12] goes; the marker unmarks 7; [14..15] stays.
+ * The batches a read_committed reader returns, over batches in offset order read read_uncommitted (control
+ * batches included) up to the high watermark: a transactional data batch is kept once the next control batch of
+ * its producer id is a COMMIT marker, dropped when it is an ABORT marker, and dropped while none follows (its
+ * transaction is still open: it lies at or past the last stable offset). Non-transactional batches are kept;
+ * control batches are dropped. Producer epochs do not matter (the Java consumer matches markers by producer id).
+ * Example: [0..974](pid 9, txn) [975](ABORT 9) [976..1996](pid 9, txn) [1997](COMMIT 9) [1998](ABORT 9, no
+ * data of this transaction here) keeps [976..1996] only.
  */
-export function committedBatches (batches: readonly RecordsBatch[], aborted: readonly AbortedTransaction[]): RecordsBatch[] {
-  const seen = new Set<string>()
-  const queue = aborted
-    .filter(a => {
-      const id = `${a.producerId}:${a.firstOffset}`
-      return seen.has(id) ? false : (seen.add(id), true)
-    })
-    .sort((a, b) => (a.firstOffset < b.firstOffset ? -1 : a.firstOffset > b.firstOffset ? 1 : 0))
-  const abortedProducers = new Set<bigint>()
-  let next = 0
-  const kept: RecordsBatch[] = []
-  for (const batch of batches) {
-    const last = lastOffsetOf(batch)
-    while (next < queue.length && queue[next]!.firstOffset <= last) abortedProducers.add(queue[next++]!.producerId)
+export function committedBatches (batches: readonly RecordsBatch[]): RecordsBatch[] {
+  const keep = batches.map(batch => !isControlBatch(batch) && (batch.attributes & ATTR_TRANSACTIONAL) === 0)
+  const open = new Map<bigint, number[]>()
+  batches.forEach((batch, i) => {
     if (isControlBatch(batch)) {
-      if (isAbortMarker(batch)) abortedProducers.delete(batch.producerId)
-      continue
+      const commit = !isAbortMarker(batch)
+      for (const j of open.get(batch.producerId) ?? []) keep[j] = commit
+      open.delete(batch.producerId)
+    } else if ((batch.attributes & ATTR_TRANSACTIONAL) !== 0) {
+      const list = open.get(batch.producerId) ?? []
+      open.set(batch.producerId, list)
+      list.push(i)
     }
-    if ((batch.attributes & ATTR_TRANSACTIONAL) !== 0 && abortedProducers.has(batch.producerId)) continue
-    kept.push(batch)
-  }
-  return kept
+  })
+  return batches.filter((_, i) => keep[i])
 }
 
 function lastOffsetOf (batch: RecordsBatch): bigint {
@@ -154,7 +153,11 @@ function batchRecords (batch: RecordsBatch): ReadRecord[] {
   }))
 }
 
-/** Fetches every batch overlapping [start, end) and the union of the responses' aborted transactions. */
+/**
+ * Fetches every batch overlapping [start, end), always read_uncommitted (see the file comment). With read_committed,
+ * `end` is the last stable offset and the fetch goes on to the high watermark: a transaction's marker may lie past
+ * the last stable offset (another producer's open transaction began before it).
+ */
 async function fetchRange (ref: ClusterRef, topic: string, partition: number, options: ReadOptions): Promise<FetchedRange> {
   const cluster = resolveCluster(ref)
   const level = isolationLevel(options.isolation)
@@ -163,17 +166,19 @@ async function fetchRange (ref: ClusterRef, topic: string, partition: number, op
     const where = { topics: [topic], partitions: { [topic]: [partition] } }
     const earliest = (await consumer.listOffsets({ ...where, timestamp: ListOffsetTimestamps.EARLIEST }))?.get(topic)?.[partition]
     const latest = (await consumer.listOffsets({ ...where, timestamp: ListOffsetTimestamps.LATEST, isolationLevel: level }))?.get(topic)?.[partition]
-    if (earliest === undefined || latest === undefined) throw new Error(`no offsets for ${topic}-${partition} on ${cluster.name}`)
+    const high = level === READ_UNCOMMITTED ? latest : (await consumer.listOffsets({ ...where, timestamp: ListOffsetTimestamps.LATEST, isolationLevel: READ_UNCOMMITTED }))?.get(topic)?.[partition]
+    if (earliest === undefined || latest === undefined || high === undefined) throw new Error(`no offsets for ${topic}-${partition} on ${cluster.name}`)
     const start = options.fromOffset ?? earliest
     const end = options.toOffset !== undefined && options.toOffset < latest ? options.toOffset : latest
-    const range: FetchedRange = { batches: [], aborted: [], start, end }
+    const range: FetchedRange = { batches: [], start, end }
     const topicKey = await fetchTopicKey(consumer, topic)
     let next = start
     let emptyResponses = 0
-    while (next < end) {
-      const added = await fetchOnce(cluster, consumer, topic, topicKey, partition, next, level, maxBytes, range)
+    const fetchEnd = level === READ_UNCOMMITTED ? end : high
+    while (next < fetchEnd) {
+      const added = await fetchOnce(cluster, consumer, topic, topicKey, partition, next, maxBytes, range)
       if (added === null) {
-        if (++emptyResponses > 50) throw new Error(`fetch of ${topic}-${partition} on ${cluster.name} made no progress at offset ${next} (end ${end})`)
+        if (++emptyResponses > 50) throw new Error(`fetch of ${topic}-${partition} on ${cluster.name} made no progress at offset ${next} (end ${fetchEnd})`)
         continue
       }
       emptyResponses = 0
@@ -194,7 +199,7 @@ async function fetchTopicKey (consumer: Consumer, topic: string): Promise<(topic
   return fetchApi !== undefined && fetchApi.maxVersion <= 12 ? () => topic : topicId => topicId
 }
 
-/** One Fetch at OFFSET; appends new batches and aborted transactions to RANGE; the next offset, or null. */
+/** One read_uncommitted Fetch at OFFSET; appends new batches to RANGE; the next offset, or null. */
 async function fetchOnce (
   cluster: TestCluster,
   consumer: Consumer,
@@ -202,7 +207,6 @@ async function fetchOnce (
   topicKey: (topicId: string) => string,
   partition: number,
   offset: bigint,
-  level: 0 | 1,
   maxBytes: number,
   range: FetchedRange
 ): Promise<bigint | null> {
@@ -213,7 +217,7 @@ async function fetchOnce (
   const response = await consumer.fetch({
     node: leader,
     topics: [{ topicId: topicKey(topicMetadata.id), partitions: [{ partition, currentLeaderEpoch: -1, fetchOffset: offset, lastFetchedEpoch: -1, partitionMaxBytes: maxBytes }] }],
-    isolationLevel: level,
+    isolationLevel: READ_UNCOMMITTED,
     minBytes: 1,
     maxBytes,
     maxWaitTime: 200
@@ -221,7 +225,6 @@ async function fetchOnce (
   const data = response.responses.flatMap(t => t.partitions).find(p => p.partitionIndex === partition)
   if (!data) return null
   if (data.errorCode !== 0) throw new Error(`fetch of ${topic}-${partition} on ${cluster.name} failed with error code ${data.errorCode}`)
-  range.aborted.push(...(data.abortedTransactions ?? []))
   let next: bigint | null = null
   for (const batch of data.records ?? []) {
     const last = lastOffsetOf(batch)
