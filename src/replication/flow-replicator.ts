@@ -99,10 +99,12 @@ export class FlowReplicator {
    * Adds partitions not replicated yet; existing ones keep their position. Those of `fromLogStart` topics start at
    * the source's log start whatever `startAt` says (their remote topic was created again).
    */
-  async addTopics (topics: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set()): Promise<void> {
+  async addTopics (topics: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set(), owns: (key: string) => boolean = () => true): Promise<void> {
     const refs: PartitionRef[] = []
     for (const t of topics) {
-      for (let partition = 0; partition < t.partitions; partition++) refs.push({ topic: t.source, partition, remoteTopic: t.remote })
+      for (let partition = 0; partition < t.partitions; partition++) {
+        if (owns(partitionKey(t.source, partition))) refs.push({ topic: t.source, partition, remoteTopic: t.remote })
+      }
     }
     const states = await this.#partitions.resolve(refs, fromLogStart)
     if (states.length > 0) await this.#change(done => ({ kind: 'add', states, done }))

@@ -201,6 +201,12 @@ export class Flow implements WorkOwner {
       refreshTopics: async () => {
         const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names) })
         if (alone) await replicator.addTopics(result.topics, new Set(result.recopy))
+        else if (result.recopy.length > 0) {
+          // In a group, the refresh took the topics whose remote topic was deleted by hand out of the data path;
+          // the partitions of them this instance owns are copied again from the log start.
+          const recopy = new Set(result.recopy)
+          await replicator.addTopics(result.topics.filter(t => recopy.has(t.source)), recopy, key => work?.ownsPartition(key) ?? false)
+        }
         this.#noteRefreshed(result.topics)
       },
       emitCheckpoints: async () => { await work?.followHistory(); await checkpoints?.emit() },
