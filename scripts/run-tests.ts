@@ -10,7 +10,7 @@
  *   KMIRROR_TEST_<NAME>_BOOTSTRAP       use an existing cluster instead (never started or stopped here)
  *   KMIRROR_KEEP_CLUSTERS=1             leave the clusters this run started running afterwards
  *   KMIRROR_TEST_TIMEOUT_MS             per-test timeout (default 180000)
- *   KMIRROR_TEST_RUN_TIMEOUT_MS         whole-run watchdog (default 1500000, 25 min)
+ *   KMIRROR_TEST_RUN_TIMEOUT_MS         whole-run watchdog (default 2400000, 40 min)
  *
  * Clusters: the run starts what integration tests need, and afterwards stops every topology cluster that
  * runs now but did not before it began (so clusters a test started through ensureClusters are stopped too),
@@ -88,7 +88,7 @@ function runNodeTest (files: readonly string[], integration: boolean): Promise<n
   if (integration) args.push('--test-concurrency=1')
   args.push(...files)
   const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit', env: { ...process.env, KMIRROR_TEST_RUNNER: '1' } })
-  const runTimeout = Number(process.env.KMIRROR_TEST_RUN_TIMEOUT_MS ?? 25 * 60 * 1000)
+  const runTimeout = Number(process.env.KMIRROR_TEST_RUN_TIMEOUT_MS ?? 40 * 60 * 1000)
   const watchdog = setTimeout(() => {
     log(`the run took longer than ${runTimeout} ms: stopping it`)
     child.kill('SIGTERM')
