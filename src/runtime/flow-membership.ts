@@ -185,9 +185,12 @@ export class HeartbeatPairOwner implements WorkOwner {
   }
 }
 
-/** The last millisecond at which MEMBER's lease (as of NOW) holds, or NOW when it holds no longer. */
+/**
+ * The last millisecond at which MEMBER's lease (as of NOW) holds; NOW - 1 when it holds no longer, so that a write
+ * asked in the same millisecond as the stop is refused too.
+ */
 function leaseEnd (member: Pick<GroupMember, 'leaseValid'>, now: number, sessionTimeoutMs: number): number {
-  if (!member.leaseValid(now)) return now
+  if (!member.leaseValid(now)) return now - 1
   let [valid, invalid] = [now, now + sessionTimeoutMs]
   while (invalid - valid > 1) {
     const middle = Math.floor((valid + invalid) / 2)
