@@ -128,6 +128,21 @@ function buildProgram (): Command {
         })
       })
   }
+  program.command('verify')
+    .description('before a cutover, compare what --to holds with --from, partition by partition, offsets paired through the flow\'s offset history: ' +
+      'record counts and digests of key, value, headers and timestamp per range; names missing, extra and differing records with their offsets. ' +
+      'Reads both clusters (read_committed), writes nothing. Exit 0: equal, 1: differences, 2: bad input, 3: a cluster could not be read')
+    .argument('<file>', 'mm2.properties')
+    .requiredOption('--from <alias>', 'the flow\'s source cluster')
+    .requiredOption('--to <alias>', 'the flow\'s target cluster')
+    .option('--topics <regex>', 'only source topics whose whole name matches this Java regex')
+    .option('--since <iso8601>', 'only records at or after this instant (e.g. 2026-11-30T14:00:00Z)')
+    .option('--json', 'print JSON for scripts')
+    .option('--timeout <seconds>', 'seconds any one request to a cluster may take; past it, exit 3', '30')
+    .action(async (file: string, opts: { from: string, to: string, topics?: string, since?: string, json?: boolean, timeout: string }) => {
+      const { verifyCommand } = await import('./verify-command.ts')
+      process.exitCode = await verifyCommand(file, { from: opts.from, to: opts.to, topics: opts.topics, since: opts.since, json: opts.json === true, timeout: opts.timeout })
+    })
   program.command('validate')
     .description('check the configuration and print the resolved flows, secrets redacted; writes nothing')
     .argument('<file>', 'mm2.properties')

@@ -3,13 +3,13 @@
  * the source gone), for translation in both directions and for mapping remote topics back to their sources.
  */
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
-import type { Translation } from '../checkpoint/offset-history.ts'
+import type { PartitionOffsetHistory, Translation } from '../checkpoint/offset-history.ts'
 import type { FlowConfig } from '../config/types.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
-import { parsePartitionKey } from '../topic-partition.ts'
+import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 
 export interface SourcePartition {
   readonly topic: string
@@ -24,6 +24,10 @@ export interface FlowHistory {
   toSource: (topic: string, partition: number, committed: number) => Translation | undefined
   /** The source topic of a remote topic of this flow, or undefined. */
   sourceTopicOf: (remoteTopic: string) => string | undefined
+  /** The runs of a source partition (`kmirror verify` pairs ranges with them), or undefined. */
+  historyOf: (topic: string, partition: number) => PartitionOffsetHistory | undefined
+  /** The flow's stored position of a source partition (the next offset to copy), or undefined. */
+  positionOf: (topic: string, partition: number) => number | undefined
   readonly partitions: readonly SourcePartition[]
 }
 
@@ -44,6 +48,11 @@ export async function loadFlowHistory (flow: FlowConfig, policy: ReplicationPoli
     toTarget: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed),
     toSource: (topic, partition, committed) => history.history(topic, partition)?.toSource(committed),
     sourceTopicOf: remoteTopic => sourceOf.get(remoteTopic),
+    historyOf: (topic, partition) => history.history(topic, partition),
+    positionOf: (topic, partition) => {
+      const stored = positions.get(partitionKey(topic, partition))
+      return stored === undefined ? undefined : stored + 1
+    },
     partitions
   }
 }

@@ -106,6 +106,9 @@ export interface FetchedBatches {
   readonly failure?: PartitionError
 }
 
+/** Which offset `listOffsets` asks for: the log start, the end, or the first at or after a time (epoch ms). */
+export type OffsetQuery = 'earliest' | 'latest' | { readonly atOrAfter: number }
+
 export interface RecordFetcherOptions {
   readonly isolation: 'read_committed' | 'read_uncommitted'
   readonly maxWaitMs: number
@@ -301,12 +304,14 @@ export class RecordFetcher {
   }
 
   /**
-   * Earliest (log start) or latest (high watermark; the last stable offset with read_committed) offsets, asked of
-   * each partition's leader. A partition whose leader moved, or that was added since the metadata was read, is
-   * asked once more with fresh metadata.
+   * Earliest (log start), latest (high watermark; the last stable offset with read_committed) or by time (the first
+   * offset whose timestamp is at or after `atOrAfter` epoch ms; -1 when there is none) offsets, asked of each
+   * partition's leader. A partition whose leader moved, or that was added since the metadata was read, is asked
+   * once more with fresh metadata.
    */
-  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest', attempt = 1): Promise<Map<string, number>> {
-    const timestamp = which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
+  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: OffsetQuery, attempt = 1): Promise<Map<string, number>> {
+    const timestamp = typeof which === 'object' ? BigInt(which.atOrAfter) : which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
+    const what = typeof which === 'object' ? `offsets at ${new Date(which.atOrAfter).toISOString()}` : `${which} offsets`
     const metadata = await this.#metadata.leaders([...new Set(partitions.map(p => p.topic))])
     throwIfRefused(metadata, new Set(partitions.map(p => p.topic)), this.#cluster)
     const byLeader = groupBy(partitions, tp => leaderOf(metadata, tp.topic, tp.partition))
@@ -321,7 +326,7 @@ export class RecordFetcher {
         response = await sendRequest(await this.#pool.get(broker), ListOffsetsApi, { isolationLevel: this.#isolationLevel(), topics }, this.#cluster.label)
       } catch (err) {
         this.#metadata.invalidate()
-        throw toKmirrorError(err, ErrorCodes.FETCH, `list ${which} offsets on broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
+        throw toKmirrorError(err, ErrorCodes.FETCH, `list ${what} on broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
       }
       for (const t of response.topics) {
         for (const p of t.partitions) {
@@ -339,7 +344,7 @@ export class RecordFetcher {
       return out
     }
     const first = failed[0]!
-    throw kafkaResponseError(first.errorCode, ErrorCodes.FETCH, `list ${which} offsets of ${failed.length} partition(s) of ${this.#cluster.label}, first ${first.topic}-${first.partition}`, this.#cluster)
+    throw kafkaResponseError(first.errorCode, ErrorCodes.FETCH, `list ${what} of ${failed.length} partition(s) of ${this.#cluster.label}, first ${first.topic}-${first.partition}`, this.#cluster)
   }
 
   async close (): Promise<void> {
