@@ -82,18 +82,20 @@ export async function verifyCommand (file: string, options: VerifyCommandOptions
 const BAR_WIDTH = 30
 const REDRAW_MS = 100
 
-/** One line on stderr, redrawn at most every 100 ms: `verify A->B [#####.....] 3/8 partitions, 12345 records`. */
+/** One line on stderr, redrawn when a partition is done and at most every 100 ms between: `verify A->B [###...] 3/8 partitions, 12345 records read`. */
 function progressBar (flow: string): { update: (p: VerifyProgress) => void, clear: () => void } {
   let drawn = 0
+  let done = -1
   let shown = false
   return {
     update: p => {
       const now = Date.now()
-      if (now - drawn < REDRAW_MS && p.partitionsDone < p.partitions) return
+      if (now - drawn < REDRAW_MS && p.partitionsDone === done) return
+      done = p.partitionsDone
       drawn = now
       shown = true
       const filled = p.partitions === 0 ? BAR_WIDTH : Math.round(BAR_WIDTH * p.partitionsDone / p.partitions)
-      process.stderr.write(`\r\x1b[2Kverify ${flow} [${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${p.partitionsDone}/${p.partitions} partitions, ${p.records} records`)
+      process.stderr.write(`\r\x1b[2Kverify ${flow} [${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${p.partitionsDone}/${p.partitions} partitions, ${p.records} records read`)
     },
     clear: () => {
       if (shown) process.stderr.write('\r\x1b[2K')

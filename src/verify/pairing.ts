@@ -26,11 +26,16 @@ export const SegmentKinds = {
   /** Source offsets that hold nothing copied: a record read there is missing on the target. */
   SOURCE_ONLY: 'source-only',
   /** Target offsets that hold no copy: a record read there is extra. */
-  TARGET_ONLY: 'target-only'
+  TARGET_ONLY: 'target-only',
+  /**
+   * Source [from, to) was copied to target [from, to) but where offsets are skipped inside is unknown (between two
+   * MM2 offset syncs whose offsets do not advance alike): the n-th record of one side pairs with the n-th of the other.
+   */
+  ORDERED: 'ordered'
 } as const
 
 export type Segment =
-  | { readonly kind: typeof SegmentKinds.PAIRED, readonly source: OffsetRange, readonly target: OffsetRange }
+  | { readonly kind: typeof SegmentKinds.PAIRED | typeof SegmentKinds.ORDERED, readonly source: OffsetRange, readonly target: OffsetRange }
   | { readonly kind: typeof SegmentKinds.SOURCE_ONLY, readonly source: OffsetRange }
   | { readonly kind: typeof SegmentKinds.TARGET_ONLY, readonly target: OffsetRange }
 
@@ -61,7 +66,7 @@ export interface Pairing {
   readonly targetBeforeHistory: OffsetRange | null
 }
 
-function range (from: number, to: number): OffsetRange | null {
+export function range (from: number, to: number): OffsetRange | null {
   return to > from ? { from, to } : null
 }
 

@@ -9,7 +9,8 @@
  * (transaction markers, aborted records) are no records at all.
  *
  * Each paired segment is cut into ranges of at most `rangeRecords` source offsets; each range reports each side's
- * record count and digest (record-digest.ts).
+ * record count and digest (record-digest.ts). An ORDERED segment (MM2's offset syncs, pairing.ts) pairs records by
+ * their order instead, and is one range.
  */
 import type { FetchedRecord } from '../kafka/record-fetcher.ts'
 import { DifferenceKinds, DifferenceLog } from './differences.ts'
@@ -69,8 +70,10 @@ export async function comparePartition (segments: readonly Segment[], sides: Sid
   for (const segment of segments) {
     if (segment.kind === SegmentKinds.PAIRED) {
       for (const chunk of chunks(segment.source, segment.target, options.rangeRecords)) {
-        ranges.push(await compareRange(chunk.source, chunk.target, sides, differences, options, tally))
+        ranges.push(await compareRange(chunk.source, chunk.target, sides, differences, options, tally, 'offset'))
       }
+    } else if (segment.kind === SegmentKinds.ORDERED) {
+      ranges.push(await compareRange(segment.source, segment.target, sides, differences, options, tally, 'order'))
     } else if (segment.kind === SegmentKinds.SOURCE_ONLY) {
       await drain(sides.source(segment.source), r => { tally.source++; differences.add(DifferenceKinds.MISSING, r.offset, null) }, options)
     } else {
@@ -98,8 +101,12 @@ async function drain (cursor: RecordCursor, each: (record: FetchedRecord) => voi
   options.onRecords?.(read % 1000)
 }
 
-/** Merges one paired range of both sides; see the file comment. */
-async function compareRange (source: OffsetRange, target: OffsetRange, sides: Sides, differences: DifferenceLog, options: CompareOptions, tally: Tally): Promise<RangeReport> {
+/**
+ * Merges one range of both sides; see the file comment. By `offset`, records pair by their offsets; by `order`
+ * (an ORDERED segment), the n-th record of each side pair, and a record left over on one side has no pair offset.
+ */
+async function compareRange (source: OffsetRange, target: OffsetRange, sides: Sides, differences: DifferenceLog, options: CompareOptions, tally: Tally, pairBy: 'offset' | 'order'): Promise<RangeReport> {
+  const byOffset = pairBy === 'offset'
   const shift = target.from - source.from
   const sourceCursor = sides.source(source)
   const targetCursor = sides.target(target)
@@ -107,18 +114,20 @@ async function compareRange (source: OffsetRange, target: OffsetRange, sides: Si
   let s = await sourceCursor.next()
   let t = await targetCursor.next()
   while (s !== null || t !== null) {
-    const sourceAt = s?.offset ?? Number.POSITIVE_INFINITY
-    const pairedAt = t === null ? Number.POSITIVE_INFINITY : t.offset - shift
+    // By order, both sides advance together: a present record always pairs with the other side's next one.
+    const sourceAt = s === null ? Number.POSITIVE_INFINITY : byOffset ? s.offset : 0
+    const pairedAt = t === null ? Number.POSITIVE_INFINITY : byOffset ? t.offset - shift : 0
     if (s !== null && sourceAt <= pairedAt) digests.source.add(s)
     if (t !== null && pairedAt <= sourceAt) digests.target.add(t)
     if (s !== null && t !== null && sourceAt === pairedAt) {
       const fields = differingFields(s, t)
       if (fields.length > 0) differences.add(DifferenceKinds.DIFFERING, s.offset, t.offset, fields)
     } else if (s !== null && sourceAt < pairedAt) {
-      if (options.targetCompacted) differences.add(DifferenceKinds.COMPACTED, s.offset, s.offset + shift, [], 'target')
-      else differences.add(DifferenceKinds.MISSING, s.offset, s.offset + shift)
+      const expected = byOffset ? s.offset + shift : null
+      if (options.targetCompacted) differences.add(DifferenceKinds.COMPACTED, s.offset, expected, [], 'target')
+      else differences.add(DifferenceKinds.MISSING, s.offset, expected)
     } else if (t !== null) {
-      if (options.sourceCompacted) differences.add(DifferenceKinds.COMPACTED, t.offset - shift, t.offset, [], 'source')
+      if (options.sourceCompacted) differences.add(DifferenceKinds.COMPACTED, byOffset ? t.offset - shift : null, t.offset, [], 'source')
       else differences.add(DifferenceKinds.EXTRA, null, t.offset)
     }
     const advanceSource = s !== null && sourceAt <= pairedAt

@@ -17,8 +17,11 @@ import type { RecordFetcher, RecordFetcherOptions } from '../kafka/record-fetche
 import { createTopicSelector } from '../metadata/topic-state.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { partitionKey } from '../topic-partition.ts'
+import type { OffsetSyncValue } from '../formats/offset-sync.ts'
 import { fetchCursor } from './fetch-cursor.ts'
-import { pairOffsets, SegmentKinds, type OffsetRange, type Segment } from './pairing.ts'
+import { pairBySyncs } from './offset-sync-pairing.ts'
+import { readOffsetSyncs } from './offset-sync-reader.ts'
+import { pairOffsets, SegmentKinds, type OffsetRange, type Pairing, type Segment } from './pairing.ts'
 import { comparePartition, type RangeReport } from './partition-compare.ts'
 import type { DifferenceCounts, DifferenceRange } from './differences.ts'
 
@@ -49,6 +52,8 @@ export interface PartitionReport {
   readonly remoteTopic: string
   /** equal; different (missing, extra or differing records); not-copied (the history holds nothing of it yet). */
   readonly status: 'equal' | 'different' | 'not-copied'
+  /** What paired the offsets: kmirror's offset history, MM2's offset syncs (a flow MM2 copied), or nothing yet. */
+  readonly basis: 'offset-history' | 'mm2-offset-syncs' | 'none'
   readonly sourceRecords: number
   readonly targetRecords: number
   /** Source offsets compared: from (the log start or `--since`) to the end of what was copied. */
@@ -99,12 +104,15 @@ export async function verifyFlow (request: VerifyRequest): Promise<VerifyReport>
     const history = await loadFlowHistory(flow, policy, target.admin, target.reader)
     const notes: string[] = []
     const topics = await planTopics(request, sides, remote => policy.formatRemoteTopic(flow.source.alias, remote), notes)
+    const withoutHistory = topics.filter(t => Array.from({ length: t.partitions }, (_, p) => history.historyOf(t.topic, p)).some(h => h === undefined || h.runs.length === 0))
+    const syncs = withoutHistory.length === 0 ? new Map<string, OffsetSyncValue[]>() : await readOffsetSyncs(flow, policy, { source, target }, new Set(withoutHistory.map(t => t.topic)))
+    const pairings = { history, syncs }
     const total = topics.reduce((n, t) => n + t.partitions, 0)
     const partitions: PartitionReport[] = []
     let records = 0
     const progress = (): void => request.onProgress?.({ partitionsDone: partitions.length, partitions: total, records })
     for (const topic of topics) {
-      for (const report of await verifyTopic(topic, history, sides, request, n => { records += n; progress() })) {
+      for (const report of await verifyTopic(topic, pairings, sides, request, n => { records += n; progress() })) {
         partitions.push(report)
         progress()
       }
@@ -151,7 +159,13 @@ async function bounds (fetcher: RecordFetcher, topic: string, partitions: number
   return tps.map(tp => ({ from: starts.get(partitionKey(topic, tp.partition)) ?? 0, to: ends.get(partitionKey(topic, tp.partition)) ?? 0 }))
 }
 
-async function verifyTopic (plan: TopicPlan, history: FlowHistory, sides: Sides, request: VerifyRequest, onRecords: (n: number) => void): Promise<PartitionReport[]> {
+interface Pairings {
+  readonly history: FlowHistory
+  /** MM2's offset syncs of the partitions without a kmirror history. */
+  readonly syncs: ReadonlyMap<string, readonly OffsetSyncValue[]>
+}
+
+async function verifyTopic (plan: TopicPlan, pairings: Pairings, sides: Sides, request: VerifyRequest, onRecords: (n: number) => void): Promise<PartitionReport[]> {
   const sourceBounds = await bounds(sides.sourceFetcher, plan.topic, plan.partitions)
   const targetBounds = await bounds(sides.targetFetcher, plan.remoteTopic, plan.targetPartitions)
   const tps = sourceBounds.map((_, partition) => ({ topic: plan.topic, partition }))
@@ -161,7 +175,7 @@ async function verifyTopic (plan: TopicPlan, history: FlowHistory, sides: Sides,
     const sourceRange = sourceBounds[partition]!
     const atSince = since?.get(partitionKey(plan.topic, partition))
     const sourceFrom = atSince === undefined ? sourceRange.from : atSince < 0 ? sourceRange.to : Math.max(atSince, sourceRange.from)
-    reports.push(await verifyPartition({ plan, partition, sourceRange, targetRange: targetBounds[partition] ?? { from: 0, to: 0 }, sourceFrom }, history, sides, request, onRecords))
+    reports.push(await verifyPartition({ plan, partition, sourceRange, targetRange: targetBounds[partition] ?? { from: 0, to: 0 }, sourceFrom }, pairings, sides, request, onRecords))
   }
   return reports
 }
@@ -174,36 +188,50 @@ interface PartitionInput {
   readonly sourceFrom: number
 }
 
-async function verifyPartition (input: PartitionInput, history: FlowHistory, sides: Sides, request: VerifyRequest, onRecords: (n: number) => void): Promise<PartitionReport> {
-  const { plan, partition, sourceRange, targetRange, sourceFrom } = input
-  const runs = history.historyOf(plan.topic, partition)
-  const pairing = pairOffsets({
-    runs: runs?.runs ?? [], replicatedEnd: runs?.replicatedEnd ?? -1, targetEnd: runs?.targetEnd ?? -1,
-    position: history.positionOf(plan.topic, partition) ?? -1, source: sourceRange, target: targetRange, sourceFrom
-  })
-  const notes: string[] = []
-  const segments: Segment[] = [...pairing.segments]
-  if (pairing.beforeHistory !== null) {
-    if (startPosition(request.flow.source.consumer) === 'latest') {
-      notes.push(`source offsets ${span(pairing.beforeHistory)} precede the first copied offset: the flow started at the end of the partition (auto.offset.reset = latest), not compared`)
-    } else {
-      segments.unshift({ kind: SegmentKinds.SOURCE_ONLY, source: pairing.beforeHistory })
-    }
-  }
+async function verifyPartition (input: PartitionInput, pairings: Pairings, sides: Sides, request: VerifyRequest, onRecords: (n: number) => void): Promise<PartitionReport> {
+  const { plan, partition, sourceRange, targetRange } = input
+  const { basis, pairing, segments, notes } = pairPartition(input, pairings, request.flow.source.consumer)
   if (pairing.targetBeforeHistory !== null) notes.push(`target offsets ${span(pairing.targetBeforeHistory)} precede the offset history (copied before it was trimmed, or written by another producer): not compared`)
-  if (plan.targetPartitions <= partition && runs !== undefined) notes.push(`${plan.remoteTopic}-${partition} does not exist on ${request.flow.target.alias}`)
+  if (plan.targetPartitions <= partition && basis !== 'none') notes.push(`${plan.remoteTopic}-${partition} does not exist on ${request.flow.target.alias}`)
   const comparison = await comparePartition(segments, {
     source: range => fetchCursor(sides.sourceFetcher, plan.topic, partition, range, sourceRange.to, sides.source.label),
     target: range => fetchCursor(sides.targetFetcher, plan.remoteTopic, partition, range, targetRange.to, sides.target.label)
   }, { rangeRecords: request.rangeRecords, maxDifferences: request.maxDifferences, sourceCompacted: plan.sourceCompacted, targetCompacted: plan.targetCompacted, onRecords })
   const compared = comparedRange(segments)
-  const status = comparison.differences.hasDifferences ? 'different' : runs === undefined || runs.runs.length === 0 ? 'not-copied' : 'equal'
+  const status = comparison.differences.hasDifferences ? 'different' : basis === 'none' ? 'not-copied' : 'equal'
   return {
-    topic: plan.topic, partition, remoteTopic: plan.remoteTopic, status,
+    topic: plan.topic, partition, remoteTopic: plan.remoteTopic, status, basis,
     sourceRecords: comparison.sourceRecords, targetRecords: comparison.targetRecords, compared,
     counts: { ...comparison.differences.counts }, differences: comparison.differences.ranges(), omittedDifferences: comparison.differences.omitted,
     ranges: comparison.ranges, notCopied: pairing.notCopied, inFlight: pairing.unconfirmed, notes
   }
+}
+
+/** Pairs by kmirror's history when it has runs, else by MM2's offset syncs when there are some. */
+function pairPartition (input: PartitionInput, pairings: Pairings, consumer: FlowConfig['source']['consumer']): { basis: PartitionReport['basis'], pairing: Pairing, segments: Segment[], notes: string[] } {
+  const { plan, partition, sourceRange, targetRange, sourceFrom } = input
+  const notes: string[] = []
+  const runs = pairings.history.historyOf(plan.topic, partition)
+  const position = pairings.history.positionOf(plan.topic, partition) ?? -1
+  const syncs = pairings.syncs.get(partitionKey(plan.topic, partition))
+  if ((runs === undefined || runs.runs.length === 0) && syncs !== undefined && syncs.length > 0) {
+    const pairing = pairBySyncs({ syncs, position, source: sourceRange, target: targetRange, sourceFrom })
+    notes.push('paired by MM2\'s offset syncs (no kmirror offset history): between syncs whose offsets do not advance alike, records pair by their order')
+    if (pairing.skipped !== null) notes.push(`source offsets ${span(pairing.skipped)} are after --since but inside a stretch paired by order, whose start on the target is unknown: not compared`)
+    return { basis: 'mm2-offset-syncs', pairing, segments: [...pairing.segments], notes }
+  }
+  const pairing = pairOffsets({
+    runs: runs?.runs ?? [], replicatedEnd: runs?.replicatedEnd ?? -1, targetEnd: runs?.targetEnd ?? -1, position, source: sourceRange, target: targetRange, sourceFrom
+  })
+  const segments = [...pairing.segments]
+  if (pairing.beforeHistory !== null) {
+    if (startPosition(consumer) === 'latest') {
+      notes.push(`source offsets ${span(pairing.beforeHistory)} precede the first copied offset: the flow started at the end of the partition (auto.offset.reset = latest), not compared`)
+    } else {
+      segments.unshift({ kind: SegmentKinds.SOURCE_ONLY, source: pairing.beforeHistory })
+    }
+  }
+  return { basis: runs === undefined || runs.runs.length === 0 ? 'none' : 'offset-history', pairing, segments, notes }
 }
 
 function comparedRange (segments: readonly Segment[]): OffsetRange | null {

@@ -3,8 +3,8 @@
  * record altered and another with a gap (an aborted transaction takes the offsets of three records). verify exits
  * 0 on the exact copy (records produced after the copy are "not copied yet", not missing), 1 naming the altered
  * record and the missing range with their offsets, 0 with --since past the gap; it writes nothing (no topic, no
- * group, no record in the flow's internal topics). Bad input exits 2 before any cluster is contacted, an
- * unreachable target 3.
+ * group, no record in the flow's internal topics). Without kmirror's offset history, MM2's offset syncs pair the
+ * offsets. Bad input exits 2 before any cluster is contacted, an unreachable target 3.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
@@ -20,7 +20,7 @@ import { uniqueName, waitFor } from '../helpers/wait.ts'
 const RECORDS = 20
 
 interface JsonPartition {
-  topic: string, partition: number, remoteTopic: string, status: string, sourceRecords: number, targetRecords: number,
+  topic: string, partition: number, remoteTopic: string, status: string, basis: string, sourceRecords: number, targetRecords: number,
   counts: Record<string, number>, notCopied: { from: number, to: number } | null,
   differences: { kind: string, source: { first: number, last: number } | null, target: { first: number, last: number } | null, records: number, fields?: string[] }[]
   ranges: { source: { records: number, digest: string }, target: { records: number, digest: string }, equal: boolean }[]
@@ -128,6 +128,13 @@ test('verify passes an exact copy and names an altered record and a gap with the
 
   // And nothing was written on either cluster
   assert.equal(await footprint(admins, from), before)
+
+  // And without kmirror's offset history (a flow MM2 copied), MM2's offset syncs pair the offsets: same finding
+  await deleteTopics('target', [`mm2-offset-history.${from}.internal`])
+  const mm2 = await verify('--topics', altered)
+  assert.equal(mm2.code, 1, mm2.stdout + mm2.stderr)
+  assert.equal(mm2.report.partitions[0]!.basis, 'mm2-offset-syncs')
+  assert.deepEqual(mm2.report.partitions[0]!.differences, alteredReport!.differences)
 })
 
 test('verify exits 2 on bad input before contacting a cluster, and 3 when a cluster is unreachable', { timeout: 60_000 }, async t => {

@@ -85,3 +85,13 @@ test('differences beyond the limit are counted, not listed', async () => {
   assert.equal(result.differences.omitted, 497)
   assert.equal(result.ranges.length, 10)
 })
+
+test('an ordered segment pairs the n-th records of both sides whatever their offsets; leftovers are missing or extra', async () => {
+  const target = [{ ...SOURCE[0]!, offset: 50 }, { ...SOURCE[1]!, offset: 52 }, { ...SOURCE[2]!, offset: 53 }, { ...SOURCE[3]!, offset: 54, value: Buffer.from('changed') }]
+  const result = await comparePartition([{ kind: 'ordered', source: { from: 0, to: 5 }, target: { from: 50, to: 55 } }], { source: side(SOURCE.slice(0, 5)).open, target: side(target).open }, OPTIONS)
+  assert.deepEqual(result.differences.ranges(), [
+    { kind: 'differing', source: { first: 3, last: 3 }, target: { first: 54, last: 54 }, records: 1, fields: ['value'] },
+    { kind: 'missing', source: { first: 4, last: 4 }, target: null, records: 1 }
+  ])
+  assert.equal(result.ranges.length, 1)
+})
