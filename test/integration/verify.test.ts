@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { test } from 'node:test'
 import { AdminClient } from '../../src/kafka/admin-client.ts'
-import { getCluster, type ClusterName } from '../helpers/clusters.ts'
+import { getCluster } from '../helpers/clusters.ts'
 import { runKmirror } from '../helpers/drills.ts'
 import { createTopic, deleteTopics, endOffsets, listTopics, produce, produceTransactions, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
@@ -43,7 +43,7 @@ async function footprint (admins: Record<'source' | 'target', AdminClient>, alia
   return JSON.stringify(out)
 }
 
-test('verify passes an exact copy and names an altered record and a gap with their offsets, writing nothing', { timeout: 180_000 }, async t => {
+test('verify passes an exact copy and names an altered record and a gap with their offsets, writing nothing', { timeout: 240_000 }, async t => {
   // Given a flow with its own aliases copying three topics of 20 records each, then stopped
   const tag = randomBytes(3).toString('hex')
   const [from, to] = [`VA${tag}`, `VB${tag}`]
@@ -141,20 +141,19 @@ test('verify passes an exact copy and names an altered record and a gap with the
   assert.deepEqual(mm2.report.partitions[0]!.differences, alteredReport!.differences)
 })
 
-test('verify exits 2 on bad input before contacting a cluster, and 3 when a cluster is unreachable', { timeout: 60_000 }, async t => {
+test('verify exits 2 on bad input before contacting a cluster, and 3 when a cluster is unreachable', { timeout: 120_000 }, async t => {
   const file = writeTempFile(mm2Properties({ source: 'source', target: 'target' }), '.properties', t)
   const bad = async (args: string[], message: RegExp): Promise<void> => {
     const result = await runKmirror(['verify', file, ...args], t)
     assert.equal(result.code, 2, result.stderr)
     assert.match(result.stderr, message)
   }
+  // (each flag's check: test/unit/cli/verify-command.test.ts)
   await bad(['--from', 'A', '--to', 'A'], /there is no flow A->A: --from and --to must be two different aliases/)
-  await bad(['--from', 'A', '--to', 'B', '--since', 'yesterday'], /--since accepts an ISO 8601 instant only: .*; got 'yesterday'/)
-  await bad(['--from', 'A', '--to', 'B', '--topics', 'orders('], /--topics: invalid Java regular expression/)
-  await bad(['--from', 'A', '--to', 'B', '--timeout', 'abc'], /--timeout must be a number of seconds above 0, got 'abc'/)
+  await bad(['--from', 'A', '--to', 'B', '--since', '2026-02-30'], /--since accepts an ISO 8601 instant only: .*; got '2026-02-30'/)
 
-  const target: ClusterName = 'target'
-  const unreachable = writeTempFile(mm2Properties({ source: 'source', target: 'target' }).replace(getCluster(target).bootstrap, '127.0.0.1:1'), '.properties', t)
+  // An unreachable target: nothing listens on 127.0.0.1:1
+  const unreachable = writeTempFile(mm2Properties({ source: 'source', target: 'target' }).replace(getCluster('target').bootstrap, '127.0.0.1:1'), '.properties', t)
   const down = await runKmirror(['verify', unreachable, '--from', 'A', '--to', 'B', '--timeout', '5'], t)
   assert.equal(down.code, 3, down.stderr)
   assert.match(down.stderr, /cannot verify flow A->B: .*cluster B.*127\.0\.0\.1:1.*nothing was written/s)
