@@ -18,14 +18,16 @@ export function fetchCursor (fetcher: Pick<RecordFetcher, 'fetch'>, topic: strin
   let buffer: FetchedRecord[] = []
   let index = 0
   let idle = 0
+  let deletedBelow = 0
   const refill = async (): Promise<boolean> => {
     while (position < stop) {
       const [fetched] = await fetcher.fetch([{ topic, partition, offset: position }])
       if (fetched === undefined) throw new KmirrorError(ErrorCodes.FETCH, `${label} gave no answer for ${topic}-${partition} at offset ${position}`, { retriable: true })
       if (fetched.outcome === FetchOutcomes.OUT_OF_RANGE) {
         // Below the log start: retention deleted it since the comparison began. Past the end: nothing more.
-        if (fetched.logStartOffset > position) position = fetched.logStartOffset
-        else return false
+        if (fetched.logStartOffset <= position) return false
+        position = fetched.logStartOffset
+        deletedBelow = position
         continue
       }
       const records = fetched.records.filter(r => r.offset < stop)
@@ -51,6 +53,7 @@ export function fetchCursor (fetcher: Pick<RecordFetcher, 'fetch'>, topic: strin
       if (index < buffer.length) return buffer[index++]!
       if (!(await refill())) return null
       return buffer[index++]!
-    }
+    },
+    deletedBelow: () => deletedBelow
   }
 }

@@ -20,6 +20,8 @@ import { differingFields, RangeDigest } from './record-digest.ts'
 /** Records of one side in [from, to), in offset order; null at the end. */
 export interface RecordCursor {
   next: () => Promise<FetchedRecord | null>
+  /** Offsets below this were deleted by retention while the cursor read (0 when none were). */
+  deletedBelow?: () => number
 }
 
 export type OpenCursor = (range: OffsetRange) => RecordCursor
@@ -123,12 +125,9 @@ async function compareRange (source: OffsetRange, target: OffsetRange, sides: Si
       const fields = differingFields(s, t)
       if (fields.length > 0) differences.add(DifferenceKinds.DIFFERING, s.offset, t.offset, fields)
     } else if (s !== null && sourceAt < pairedAt) {
-      const expected = byOffset ? s.offset + shift : null
-      if (options.targetCompacted) differences.add(DifferenceKinds.COMPACTED, s.offset, expected, [], 'target')
-      else differences.add(DifferenceKinds.MISSING, s.offset, expected)
+      recordAlone(differences, { offset: s.offset, pair: byOffset ? s.offset + shift : null, side: 'source' }, options.targetCompacted, targetCursor)
     } else if (t !== null) {
-      if (options.sourceCompacted) differences.add(DifferenceKinds.COMPACTED, byOffset ? t.offset - shift : null, t.offset, [], 'source')
-      else differences.add(DifferenceKinds.EXTRA, null, t.offset)
+      recordAlone(differences, { offset: t.offset, pair: byOffset ? t.offset - shift : null, side: 'target' }, options.sourceCompacted, sourceCursor)
     }
     const advanceSource = s !== null && sourceAt <= pairedAt
     const advanceTarget = t !== null && pairedAt <= sourceAt
@@ -141,4 +140,18 @@ async function compareRange (source: OffsetRange, target: OffsetRange, sides: Si
   tally.target += targetDigest.records
   options.onRecords?.(sourceDigest.records + targetDigest.records)
   return { source: sourceDigest, target: targetDigest, equal: sourceDigest.records === targetDigest.records && sourceDigest.digest === targetDigest.digest }
+}
+
+/**
+ * A record of one side without its pair on the other: missing (a source record) or extra (a target record); on a
+ * compacted other side, compacted; nothing when its pair was deleted by retention while the range was read.
+ */
+function recordAlone (differences: DifferenceLog, alone: { offset: number, pair: number | null, side: 'source' | 'target' }, otherCompacted: boolean, other: RecordCursor): void {
+  const { offset, pair, side } = alone
+  if (pair !== null && pair < (other.deletedBelow?.() ?? 0)) return
+  const source = side === 'source' ? offset : pair
+  const target = side === 'source' ? pair : offset
+  if (otherCompacted) differences.add(DifferenceKinds.COMPACTED, source, target, [], side === 'source' ? 'target' : 'source')
+  else if (side === 'source') differences.add(DifferenceKinds.MISSING, source, target)
+  else differences.add(DifferenceKinds.EXTRA, null, target)
 }
