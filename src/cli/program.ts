@@ -8,20 +8,14 @@
  * Each command's module is imported when that command runs: `run` never loads the failover, plan or topology
  * code, and start-up time counts (time to first record).
  */
-import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
 import { redactWrites } from '../redactor.ts'
+import { packageVersion } from '../version.ts'
 import { withCommandDeadline } from './command-deadline.ts'
 import { describeUnexpectedError, exitOnUnexpectedErrors, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 
 const TIMEOUT_HELP = 'seconds the whole command may take, every cluster it talks to included: no request waits longer; past it, exit 3'
-
-/** src/cli/ and dist/cli/ are both two levels below package.json. */
-function packageVersion (): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-  return pkg.version
-}
 
 function buildProgram (): Command {
   const program = new Command()
