@@ -19,7 +19,7 @@ export interface RunOptions {
 }
 
 /** Stop must complete well inside the 10 s that service managers usually grant after SIGTERM. */
-const STOP_DEADLINE_MS = 9000
+export const STOP_DEADLINE_MS = 9000
 
 export async function runCommand (file: string, options: RunOptions, log: Logger): Promise<number> {
   const input = loadInput(() => {
