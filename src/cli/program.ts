@@ -31,13 +31,17 @@ function buildProgram (): Command {
     .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', '30')
     .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port')
     .option('--http-host <host>', 'address the HTTP endpoint listens on', '0.0.0.0')
-    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string }) => {
+    .option('--http-tls-cert <file>', 'serve HTTPS with this PEM certificate (and --http-tls-key)')
+    .option('--http-tls-key <file>', 'the PEM private key of --http-tls-cert (unencrypted)')
+    .option('--http-auth-file <file>', 'require basic authentication on every path: lines user:hash, hash from `openssl passwd -5`')
+    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string, httpTlsCert?: string, httpTlsKey?: string, httpAuthFile?: string }) => {
       setUnexpectedErrorExitCode(ExitCodes.START_FAILED)
       const [{ runCommand }, { createLogger }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
       process.exitCode = await runCommand(file, {
         clusters: opts.clusters,
         progressIntervalSeconds: Number(opts.progressInterval),
-        http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) }
+        http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) },
+        httpAccess: { tlsCert: opts.httpTlsCert, tlsKey: opts.httpTlsKey, authFile: opts.httpAuthFile }
       }, createLogger())
     })
   program.command('plan')
