@@ -96,7 +96,7 @@ async function packageBinary (): Promise<void> {
   const config = join(WORK, 'sea-config.json')
   await bundle(script)
   writeFileSync(config, JSON.stringify(seaConfig(script, blob), null, 2))
-  execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: 'inherit' })
+  execFileSync(process.execPath, ['--experimental-sea-config', config], { stdio: 'pipe' })
   rmSync(BINARY, { force: true })
   copyFileSync(process.execPath, BINARY)
   chmodSync(BINARY, 0o755)

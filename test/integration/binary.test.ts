@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { test, type TestContext } from 'node:test'
 import { REPO_ROOT } from '../helpers/clusters.ts'
+import { authFile, httpsGet, selfSignedCertificate } from '../helpers/https.ts'
 import { createTopic, endOffsets, produce, readPartition, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
@@ -59,7 +60,12 @@ test('the single executable runs --version, validate and a real replication with
     topic, partition: i % 2, key: Buffer.from(`key-${i}`), value: Buffer.from(`value-${i}`), headers: [[Buffer.from('h'), Buffer.from(String(i))]], timestamp: TIMESTAMP_BASE + BigInt(i)
   }))
   await produce('source', records)
-  const kmirror = spawnKmirror(['run', config, '--progress-interval', '0'], { executable: BINARY, env, cwd: dir, t })
+  // (its HTTP endpoint over TLS with basic authentication: node:https and node:crypto inside the executable)
+  const tls = selfSignedCertificate(t)
+  const users = authFile(tls.dir, { ops: 'binary pw' })
+  const kmirror = spawnKmirror(['run', config, '--progress-interval', '0', '--http-port', '0', '--http-host', '127.0.0.1',
+    '--http-tls-cert', tls.cert, '--http-tls-key', tls.key, '--http-auth-file', users], { executable: BINARY, env, cwd: dir, t })
+  const port = (await kmirror.waitForOutput(/"port":(\d+),"tls":true,"basicAuth":true[^\n]*HTTP endpoint/, 30_000))[1]
   await waitFor(async () => (await endOffsets('target', `A.${topic}`).catch(() => [])).reduce((a, b) => a + b, 0n) === 200n,
     { timeoutMs: 60_000, message: 'the binary copied 200 records' })
 
@@ -70,6 +76,13 @@ test('the single executable runs --version, validate and a real replication with
     assert.equal(source.length, 100)
     assert.deepEqual(target, source)
   }
+
+  // And its endpoint serves the copy counts over HTTPS to the right user only
+  const ca = readFileSync(tls.cert)
+  assert.equal((await httpsGet(`https://127.0.0.1:${port}/metrics`, ca)).status, 401)
+  await waitFor(async () => (await httpsGet(`https://127.0.0.1:${port}/metrics`, ca, { user: 'ops', password: 'binary pw' })).body
+    .split('\n').filter(l => l.startsWith(`kmirror_records_copied_total{flow="A->B",topic="${topic}"}`)).reduce((n, l) => n + Number(l.split(' ').pop()), 0) === 200,
+  { timeoutMs: 20_000, message: '/metrics shows 200 records copied' })
 
   // And SIGTERM stops it cleanly, having stored its progress
   kmirror.kill('SIGTERM')
