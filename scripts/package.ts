@@ -27,7 +27,7 @@ import { build, type Plugin } from 'esbuild'
 const ROOT = join(import.meta.dirname, '..')
 const SRC = join(ROOT, 'src')
 const WORK = join(ROOT, 'dist', 'sea')
-export const BINARY = join(ROOT, 'dist', 'kmirror-linux-x64')
+const BINARY = join(ROOT, 'dist', 'kmirror-linux-x64')
 const STAMP = join(WORK, 'inputs.sha256')
 /** The sentinel Node's SEA support looks for (documented with `postject` in Node's single-executable docs). */
 const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2'
