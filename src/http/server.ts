@@ -5,8 +5,10 @@
  * and `/status` (JSON: flows, partitions with position, high watermark, lag and failure, jobs, and the members of a flow's group when it has one). Read-only: it
  * reads runtime snapshots and changes nothing.
  */
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
+import type { Server as HttpsServer } from 'node:https'
 import type { Logger } from '../logger.ts'
+import { createAccessServer, OPEN_ACCESS, type HttpAccess } from './http-access.ts'
 import { processRedactor } from '../redactor.ts'
 import type { PrometheusMetrics } from '../metrics/registry.ts'
 import { partitionLag } from '../replication/flow-replicator.ts'
@@ -29,6 +31,8 @@ export interface HttpServerOptions {
   readonly metrics: PrometheusMetrics
   readonly source: StatusSource
   readonly log: Logger
+  /** HTTPS and basic authentication (http-access.ts); plain HTTP, open, without it. */
+  readonly access?: HttpAccess | undefined
 }
 
 /**
@@ -106,9 +110,9 @@ export function statusDocument (flows: readonly FlowStatus[], failure: unknown):
   }
 }
 
-export async function startHttpServer (options: HttpServerOptions): Promise<Server> {
+export async function startHttpServer (options: HttpServerOptions): Promise<Server | HttpsServer> {
   const { metrics, source, log } = options
-  const server = createServer((req, res) => {
+  const server = createAccessServer(options.access ?? OPEN_ACCESS, (req, res) => {
     const path = (req.url ?? '/').split('?')[0]
     if (req.method !== 'GET') {
       res.writeHead(405, { allow: 'GET' }).end()
