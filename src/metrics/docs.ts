@@ -1,4 +1,4 @@
-import { MetricDefinitions } from './definitions.ts'
+import { LATENCY_BUCKETS_MS, MetricDefinitions } from './definitions.ts'
 
 /** docs/metrics.md, written from the one table of metric definitions. */
 export function renderMetricsDocs (): string {
@@ -11,6 +11,19 @@ export function renderMetricsDocs (): string {
     'process metrics of Node.js (prefixed `kmirror_`: CPU, memory, event-loop lag). `/healthz` answers 200 while',
     'every flow runs and 503 once one stopped on an error; `/status` is a JSON snapshot of every flow: partitions',
     'with position, high watermark, lag and counts, and the periodic jobs with their last error.',
+    '',
+    'Latency histograms (`kmirror_replication_latency_ms`, `kmirror_record_age_ms`) are MM2\'s `replication-latency-ms`',
+    'and `record-age-ms` measured per batch, not per record: kmirror forwards whole batches, so each batch written is',
+    'one observation (`_count` counts batches), taken with the source timestamp of its first record, the oldest in',
+    'producer order: an observation is the largest latency of its batch. Buckets (ms): ' + LATENCY_BUCKETS_MS.join(', ') + '.',
+    'A quantile: `histogram_quantile(0.99, sum by (le, flow) (rate(kmirror_replication_latency_ms_bucket[5m])))`.',
+    '',
+    '`kmirror_replication_lag_seconds` is the age of the oldest record not copied yet: 0 when caught up, NaN when unknown',
+    '(`/status` shows `lagSeconds` per partition, null when unknown). When the next record has not been fetched yet, the',
+    'newest timestamp copied stands for it (the age shown is then at most one fetch round too old).',
+    '',
+    'Alerts on these metrics: `deploy/prometheus/alerts.yml`; a Grafana dashboard: `deploy/grafana/kmirror.json`',
+    '(docs/operations.md, "Alerts and dashboard").',
     '',
     '| metric | type | labels | meaning |',
     '|---|---|---|---|',

@@ -26,7 +26,7 @@ import type { FlowStatus, MembershipProvider } from './flow-status.ts'
 import { FlowWork, Ownerships, type Ownership } from './flow-work.ts'
 import type { FlowProgress } from './health.ts'
 import type { PairJob } from './heartbeats.ts'
-import { flowJobs } from './job-registry.ts'
+import { flowJobs, JobNames } from './job-registry.ts'
 import { Scheduler } from './scheduler.ts'
 import { TransactionRounds } from '../replication/transaction-rounds.ts'
 import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
@@ -36,7 +36,7 @@ export function defaultTransactionalId (config: FlowConfig): string {
   return `kmirror-${config.source.alias}-${config.target.alias}-0`
 }
 
-export type { FlowStatus, MemberStatus, MembershipProvider, MembershipStatus } from './flow-status.ts'
+export type { FlowStatus, GroupCheckpoints, MemberStatus, MembershipProvider, MembershipStatus } from './flow-status.ts'
 export { Ownerships, type Ownership } from './flow-work.ts'
 
 export interface FlowOptions {
@@ -75,6 +75,7 @@ export class Flow implements WorkOwner {
   readonly #closers: (() => Promise<void>)[] = []
   readonly #options: FlowOptions
   #replicator: FlowReplicator | null = null
+  #checkpoints: CheckpointEmitter | null = null
   #work: FlowWork | null = null
   #running: Promise<void> | null = null
   #membership: MembershipProvider = () => null
@@ -195,6 +196,7 @@ export class Flow implements WorkOwner {
       ? new CheckpointEmitter({ flow: config, policy, sourceAdmin, targetAdmin, writer, log: this.#log, translator })
       : null
     await checkpoints?.init()
+    this.#checkpoints = checkpoints
     const groupSync = new GroupOffsetSync({ flow: config, policy, sourceAdmin, targetAdmin, log: this.#log.child({ job: 'sync-group-offsets' }), metrics: this.#metrics, translator })
     let work: FlowWork | null = null
     const jobs = flowJobs(context, {
@@ -276,7 +278,9 @@ export class Flow implements WorkOwner {
       partitions: this.#replicator?.status() ?? [],
       stepFailure: this.#replicator?.stepFailure() ?? null,
       jobs: this.#scheduler.status(),
-      membership: this.#membership()
+      membership: this.#membership(),
+      // Only the instance that runs the job knows how current the checkpoints are.
+      ...(this.#checkpoints !== null && this.owned().jobs.includes(JobNames.EMIT_CHECKPOINTS) ? { checkpoints: this.#checkpoints.currentSince() } : {})
     }
   }
 
