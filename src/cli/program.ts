@@ -9,8 +9,9 @@
  * code, and start-up time counts (time to first record).
  */
 import { readFileSync } from 'node:fs'
-import { Command, CommanderError } from 'commander'
+import { Command, CommanderError, Option } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
+import { LOG_LEVELS, LogFormats, type LogFormat } from '../log-format.ts'
 import { redactWrites } from '../redactor.ts'
 import { withCommandDeadline } from './command-deadline.ts'
 import { describeUnexpectedError, exitOnUnexpectedErrors, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
@@ -21,6 +22,18 @@ const TIMEOUT_HELP = 'seconds the whole command may take, every cluster it talks
 function packageVersion (): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
   return pkg.version
+}
+
+/** `--log-level`, checked before anything runs; KMIRROR_LOG_LEVEL (the older way) when not given. */
+function logLevelOption (): Option {
+  return new Option('--log-level <level>', 'least severe log level written').choices(LOG_LEVELS).default(process.env['KMIRROR_LOG_LEVEL'] ?? 'info')
+}
+
+/** `--log-format`: readable text when stderr is a terminal, JSON lines otherwise (log shippers, supervisors). */
+function logFormatOption (): Option {
+  const terminal = process.stderr.isTTY === true
+  return new Option('--log-format <format>', 'log lines as JSON (one object per line) or text (one readable line per entry)')
+    .choices(Object.values(LogFormats)).default(terminal ? LogFormats.TEXT : LogFormats.JSON, terminal ? 'text on a terminal' : 'json when stderr is not a terminal')
 }
 
 function buildProgram (): Command {
@@ -37,14 +50,16 @@ function buildProgram (): Command {
     .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', '30')
     .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port')
     .option('--http-host <host>', 'address the HTTP endpoint listens on', '0.0.0.0')
-    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string }) => {
+    .addOption(logLevelOption())
+    .addOption(logFormatOption())
+    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string, logLevel: string, logFormat: LogFormat }) => {
       setUnexpectedErrorExitCode(ExitCodes.START_FAILED)
-      const [{ runCommand }, { createLogger }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
+      const [{ runCommand }, { createLogger, stderrSync }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
       process.exitCode = await runCommand(file, {
         clusters: opts.clusters,
         progressIntervalSeconds: Number(opts.progressInterval),
         http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) }
-      }, createLogger())
+      }, createLogger(opts.logLevel, undefined, stderrSync(), opts.logFormat))
     })
   program.command('plan')
     .description('print what the next sync would change on each target (topics, partitions, configs, ACLs); changes nothing. Exit 0: in sync, 1: drift, 2: error')
