@@ -41,8 +41,10 @@ export const MetricDefinitions = {
   ready: { name: 'kmirror_ready', type: GAUGE, help: 'Like /readyz: 1 once every flow has started (start-up done, data path running), else 0.', labels: [] },
   flowUp: { name: 'kmirror_flow_up', type: GAUGE, help: '1 while the flow copies: started, not stopped on an error and not stalled (health.stall.threshold.ms); else 0.', labels: ['flow'] },
   checkpointAge: { name: 'kmirror_checkpoint_age_seconds', type: GAUGE, help: 'Seconds since the checkpoints of the consumer group were last brought up to date on the target: written, or found current (a group whose commits did not move needs none), by the emit-checkpoints job.', labels: ['flow', 'group'] },
-  jobRuns: { name: 'kmirror_job_runs_total', type: COUNTER, help: 'Runs of a periodic job (topic refresh, config sync, ACL sync, heartbeats, ...).', labels: ['flow', 'job'] },
-  jobFailures: { name: 'kmirror_job_failures_total', type: COUNTER, help: 'Failed runs of a periodic job; it is retried with back-off.', labels: ['flow', 'job'] },
+  // `job_name`, not `job`: Prometheus sets `job` on every scraped series (the scrape job) and renames a `job` label
+  // the target exports to `exported_job`.
+  jobRuns: { name: 'kmirror_job_runs_total', type: COUNTER, help: 'Runs of a periodic job (topic refresh, config sync, ACL sync, heartbeats, ...), by job name.', labels: ['flow', 'job_name'] },
+  jobFailures: { name: 'kmirror_job_failures_total', type: COUNTER, help: 'Failed runs of a periodic job, by job name; it is retried with back-off.', labels: ['flow', 'job_name'] },
   sourceTopicsDeleted: { name: 'kmirror_source_topics_deleted_total', type: COUNTER, help: 'Replicated source topics that disappeared from the source.', labels: ['flow'] },
   remoteTopicsCreated: { name: 'kmirror_remote_topics_created_total', type: COUNTER, help: 'Remote topics created on the target.', labels: ['flow'] },
   remoteTopicProblems: { name: 'kmirror_remote_topic_problems', type: GAUGE, help: 'Topics that cannot be replicated now (incompatible remote topic, creation refused, source configs refused).', labels: ['flow'] },

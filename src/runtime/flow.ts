@@ -88,8 +88,8 @@ export class Flow implements WorkOwner {
     this.#log = log.child({ flow: config.name })
     this.#metrics = metrics
     this.#scheduler = new Scheduler(this.#log, (job, ok) => {
-      metrics.inc('jobRuns', { flow: config.name, job })
-      if (!ok) metrics.inc('jobFailures', { flow: config.name, job })
+      metrics.inc('jobRuns', { flow: config.name, job_name: job })
+      if (!ok) metrics.inc('jobFailures', { flow: config.name, job_name: job })
     })
   }
 
