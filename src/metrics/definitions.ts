@@ -40,6 +40,8 @@ export const MetricDefinitions = {
   fetchSessionResets: { name: 'kmirror_fetch_session_resets_total', type: COUNTER, help: 'Fetch sessions that ended by an error (a broker restarted or evicted the session, a request failed or timed out); the next fetch from that broker was full.', labels: ['flow'] },
   ready: { name: 'kmirror_ready', type: GAUGE, help: 'Like /readyz: 1 once every flow has started (start-up done, data path running), else 0.', labels: [] },
   flowUp: { name: 'kmirror_flow_up', type: GAUGE, help: '1 while the flow copies: started, not stopped on an error and not stalled (health.stall.threshold.ms); else 0.', labels: ['flow'] },
+  groupMembers: { name: 'kmirror_group_members', type: GAUGE, help: 'Instances in the flow\'s group as this instance last saw it (several hosts running the same configuration); absent for a flow that runs alone.', labels: ['flow'] },
+  ownedPartitions: { name: 'kmirror_owned_partitions', type: GAUGE, help: 'Source partitions this instance copies for the flow (all of them alone; its share in a group).', labels: ['flow'] },
   checkpointAge: { name: 'kmirror_checkpoint_age_seconds', type: GAUGE, help: 'Seconds since the checkpoints of the consumer group were last brought up to date on the target: written, or found current (a group whose commits did not move needs none), by the emit-checkpoints job.', labels: ['flow', 'group'] },
   // `job_name`, not `job`: Prometheus sets `job` on every scraped series (the scrape job) and renames a `job` label
   // the target exports to `exported_job`.

@@ -115,6 +115,20 @@ describe('healthOf and statusDocument', () => {
     assert.match(text, /^kmirror_flow_up\{flow="A->B"\} 0$/m)
   })
 
+  it('Given a flow alone and one in a group of 3 owning 2 partitions here, then members are shown for the group only', async () => {
+    const metrics = new PrometheusMetrics()
+    const membership = { group: 'g', generation: 1, leader: 'a', self: 'a', members: ['a', 'b', 'c'].map(name => ({ name, partitions: 2, jobs: [] })) }
+    updateUpGauges(metrics, [
+      { name: 'A->B', partitions: [partition('t', 0)], stepFailure: null, jobs: [], membership: null },
+      { name: 'B->A', partitions: [partition('t', 0), partition('t', 1)], stepFailure: null, jobs: [], membership }
+    ], { ready: true, healthy: true, stalled: [] }, false)
+    const text = await metrics.render()
+    assert.match(text, /^kmirror_owned_partitions\{flow="A->B"\} 1$/m)
+    assert.match(text, /^kmirror_owned_partitions\{flow="B->A"\} 2$/m)
+    assert.match(text, /^kmirror_group_members\{flow="B->A"\} 3$/m)
+    assert.doesNotMatch(text, /kmirror_group_members\{flow="A->B"\}/)
+  })
+
   it('Given groups checkpointed 30 s and 2 s ago, then their checkpoint ages; a group no longer reported disappears', async () => {
     const metrics = new PrometheusMetrics()
     const now = 1_800_000_000_000
