@@ -115,9 +115,9 @@ for (let run = 0; run < Number(values.runs); run++) {
   const logged = new Map<string, number>()
   for (const line of stderr.split('\n')) {
     if (!line.startsWith('{')) continue
-    const log = JSON.parse(line) as { time: number, msg: string }
+    const log = JSON.parse(line) as { time: string, msg: string }
     logged.set(log.msg, (logged.get(log.msg) ?? 0) + 1)
-    if (logged.get(log.msg) === 1) events.push([log.time - spawnedAt, `log: ${log.msg}`])
+    if (logged.get(log.msg) === 1) events.push([Date.parse(log.time) - spawnedAt, `log: ${log.msg}`])
   }
   for (const e of events) {
     const n = logged.get(e[1].slice(5))

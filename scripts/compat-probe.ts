@@ -189,8 +189,8 @@ function kmirrorErrors (stderr: string): string {
   for (const line of stderr.split('\n')) {
     if (!line.startsWith('{')) { if (line.trim() !== '') messages.push(line.trim()); continue }
     try {
-      const entry = JSON.parse(line) as { level?: number, msg?: string, err?: { message?: string, code?: string } }
-      if ((entry.level ?? 0) >= 40) messages.push(`${entry.msg ?? ''}${entry.err ? ` [${entry.err.code ?? ''}] ${entry.err.message ?? ''}` : ''}`)
+      const entry = JSON.parse(line) as { level?: string, msg?: string, err?: { message?: string, code?: string } }
+      if (['warn', 'error', 'fatal'].includes(entry.level ?? '')) messages.push(`${entry.msg ?? ''}${entry.err ? ` [${entry.err.code ?? ''}] ${entry.err.message ?? ''}` : ''}`)
     } catch { messages.push(line) }
   }
   return [...new Set(messages)].slice(0, 4).join(' | ').slice(0, 900)

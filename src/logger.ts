@@ -1,9 +1,11 @@
 /**
- * One root pino logger, JSON to stderr (stdout is kept for command output). Components get child loggers
- * bound to `{ flow }` or `{ flow, job }`; steady state logs nothing above debug.
+ * One root pino logger to stderr (stdout is kept for command output): JSON lines with level names and ISO-8601
+ * times, or readable text lines for a terminal (log-format.ts). Components get child loggers bound to `{ flow }`
+ * or `{ flow, job }`; steady state logs nothing above debug.
  */
 import { writeSync } from 'node:fs'
 import { pino, type DestinationStream, type Logger } from 'pino'
+import { jsonLineToText, LogFormats, type LogFormat } from './log-format.ts'
 import { processRedactor, type Redactor } from './redactor.ts'
 
 export type { Logger }
@@ -15,19 +17,20 @@ export type { Logger }
  * serializes them when the child is made). Then the finished line once more, for the secrets long enough to be
  * searched anywhere (a short one there would match numbers of the line, see Redactor.redactSerialized).
  */
-export function createLogger (level: string = process.env['KMIRROR_LOG_LEVEL'] ?? 'info', redactor: Redactor = processRedactor, destination: DestinationStream = stderrSync()): Logger {
+export function createLogger (level: string = process.env['KMIRROR_LOG_LEVEL'] ?? 'info', redactor: Redactor = processRedactor, destination: DestinationStream = stderrSync(), format: LogFormat = LogFormats.JSON): Logger {
   const redacted = (value: unknown): Record<string, unknown> => redactor.redactValue(value) as Record<string, unknown>
   const logger = pino({
     level,
     base: { name: 'kmirror' },
-    formatters: { log: redacted },
+    timestamp: pino.stdTimeFunctions.isoTime,
+    formatters: { level: label => ({ level: label }), log: redacted },
     serializers: {
       // errWithCause: a wrapped error's cause is logged as its own object; the default serializer appends every
       // cause's message to the message, so a message that already names its cause read twice.
       err: (err: Error) => redactor.redactValue(withoutRepeats(plainError(pino.stdSerializers.errWithCause(err)))),
       msg: (msg: unknown) => redactor.redactValue(msg)
     }
-  }, redacting(destination, redactor))
+  }, redacting(destination, redactor, format))
   // A child's bindings are serialized when it is made, without the formatters: redact them before. Every child
   // inherits this `child` (pino makes a child with Object.create(parent)), so grandchildren are covered too.
   const child = logger.child
@@ -78,7 +81,8 @@ function framesOf (stack: string, message: string): string {
   return rest.replace(/^\s*\n/, '')
 }
 
-function redacting (destination: DestinationStream, redactor: Redactor): DestinationStream {
+function redacting (destination: DestinationStream, redactor: Redactor, format: LogFormat): DestinationStream {
+  if (format === LogFormats.TEXT) return { write: (line: string) => destination.write(redactor.redactSerialized(jsonLineToText(redactor.redactSerialized(line)))) }
   return { write: (line: string) => destination.write(redactor.redactSerialized(line)) }
 }
 

@@ -9,6 +9,8 @@
  *   partition in this process, so a quiet group costs nothing.
  * - A commit beyond what was replicated is checkpointed conservatively at the end of the replicated data: a
  *   consumer resuming there re-reads nothing it has not read on the target and skips nothing.
+ * - A group's checkpoints are "current" (`currentSince`) once a pass wrote its changed checkpoints, or found none
+ *   changed; a group the source no longer lists (or the filter no longer selects) is forgotten.
  */
 import type { FlowConfig } from '../config/types.ts'
 import { encodeCheckpointKey, encodeCheckpointValue } from '../formats/checkpoint.ts'
@@ -75,6 +77,8 @@ export class CheckpointEmitter {
   readonly #shouldCheckpointGroup: (group: string) => boolean
   /** Last target offset written, per group, remote topic and partition. */
   readonly #written = new Map<string, number>()
+  /** Date.now() time each group's checkpoints were last brought up to date. */
+  readonly #current = new Map<string, number>()
 
   constructor (deps: CheckpointEmitterDeps) {
     this.#deps = deps
@@ -99,7 +103,8 @@ export class CheckpointEmitter {
     const { flow, policy, translator } = this.#deps
     const records: OutRecord[] = []
     const written: [string, number][] = []
-    for (const group of await this.groups()) {
+    const groups = await this.groups()
+    for (const group of groups) {
       const commits = await this.#deps.sourceAdmin.groups.listCommittedOffsets(group)
       const timestamp = BigInt(Date.now())
       for (const t of translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))) {
@@ -115,9 +120,20 @@ export class CheckpointEmitter {
         if (!t.translation.exact) this.#deps.log.debug({ group, topic: t.topic, partition: t.partition, reason: t.translation.reason }, 'checkpoint is conservative')
       }
     }
-    if (records.length === 0) return 0
-    await this.#deps.writer.write([{ topic: this.topic, partition: 0, records }])
+    if (records.length > 0) await this.#deps.writer.write([{ topic: this.topic, partition: 0, records }])
     for (const [key, offset] of written) this.#written.set(key, offset)
+    this.#noteCurrent(groups, Date.now())
     return records.length
+  }
+
+  #noteCurrent (groups: readonly string[], now: number): void {
+    const listed = new Set(groups)
+    for (const group of this.#current.keys()) if (!listed.has(group)) this.#current.delete(group)
+    for (const group of groups) this.#current.set(group, now)
+  }
+
+  /** Per group, when its checkpoints were last brought up to date (Date.now() time), by group name. */
+  currentSince (): { group: string, at: number }[] {
+    return [...this.#current].map(([group, at]) => ({ group, at })).sort((a, b) => a.group.localeCompare(b.group))
   }
 }

@@ -8,14 +8,27 @@
  * Each command's module is imported when that command runs: `run` never loads the failover, plan or topology
  * code, and start-up time counts (time to first record).
  */
-import { Command, CommanderError } from 'commander'
+import { Command, CommanderError, Option } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
+import { LOG_LEVELS, LogFormats, type LogFormat } from '../log-format.ts'
 import { redactWrites } from '../redactor.ts'
 import { packageVersion } from '../version.ts'
 import { withCommandDeadline } from './command-deadline.ts'
 import { describeUnexpectedError, exitOnUnexpectedErrors, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 
 const TIMEOUT_HELP = 'seconds the whole command may take, every cluster it talks to included: no request waits longer; past it, exit 3'
+
+/** `--log-level`, checked before anything runs; KMIRROR_LOG_LEVEL (the older way) when not given. */
+function logLevelOption (): Option {
+  return new Option('--log-level <level>', 'least severe log level written').choices(LOG_LEVELS).default(process.env['KMIRROR_LOG_LEVEL'] ?? 'info')
+}
+
+/** `--log-format`: readable text when stderr is a terminal, JSON lines otherwise (log shippers, supervisors). */
+function logFormatOption (): Option {
+  const terminal = process.stderr.isTTY === true
+  return new Option('--log-format <format>', 'log lines as JSON (one object per line) or text (one readable line per entry)')
+    .choices(Object.values(LogFormats)).default(terminal ? LogFormats.TEXT : LogFormats.JSON, terminal ? 'text on a terminal' : 'json when stderr is not a terminal')
+}
 
 function buildProgram (): Command {
   const program = new Command()
@@ -34,15 +47,17 @@ function buildProgram (): Command {
     .option('--http-tls-cert <file>', 'serve HTTPS with this PEM certificate (and --http-tls-key)')
     .option('--http-tls-key <file>', 'the PEM private key of --http-tls-cert (unencrypted)')
     .option('--http-auth-file <file>', 'require basic authentication on every path: lines user:hash, hash from `openssl passwd -5`')
-    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string, httpTlsCert?: string, httpTlsKey?: string, httpAuthFile?: string }) => {
+    .addOption(logLevelOption())
+    .addOption(logFormatOption())
+    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string, httpTlsCert?: string, httpTlsKey?: string, httpAuthFile?: string, logLevel: string, logFormat: LogFormat }) => {
       setUnexpectedErrorExitCode(ExitCodes.START_FAILED)
-      const [{ runCommand }, { createLogger }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
+      const [{ runCommand }, { createLogger, stderrSync }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
       process.exitCode = await runCommand(file, {
         clusters: opts.clusters,
         progressIntervalSeconds: Number(opts.progressInterval),
         http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) },
         httpAccess: { tlsCert: opts.httpTlsCert, tlsKey: opts.httpTlsKey, authFile: opts.httpAuthFile }
-      }, createLogger())
+      }, createLogger(opts.logLevel, undefined, stderrSync(), opts.logFormat))
     })
   program.command('plan')
     .description('print what the next sync would change on each target (topics, partitions, configs, ACLs); changes nothing. Exit 0: in sync, 1: drift, 2: error')

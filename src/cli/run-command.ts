@@ -192,7 +192,9 @@ function logProgress (flows: readonly FlowStatus[], log: Logger, message: string
     let unknown = 0
     let failing = 0
     let lost = 0
+    let seconds: number | null = 0
     for (const p of flow.partitions) {
+      seconds = seconds === null || p.lagSeconds === null ? null : Math.max(seconds, p.lagSeconds)
       records += p.copiedRecords
       bytes += p.copiedBytes
       lost += p.lostToRetention
@@ -201,6 +203,6 @@ function logProgress (flows: readonly FlowStatus[], log: Logger, message: string
       if (partitionLagRecords === null) unknown++
       else lag += partitionLagRecords
     }
-    log.info({ flow: flow.name, partitions: flow.partitions.length, copiedRecords: records, copiedBytes: bytes, lagRecords: unknown > 0 ? null : lag, lagUnknownPartitions: unknown, failingPartitions: failing, lostToRetention: lost }, message)
+    log.info({ flow: flow.name, partitions: flow.partitions.length, copiedRecords: records, copiedBytes: bytes, lagRecords: unknown > 0 ? null : lag, lagSeconds: seconds, lagUnknownPartitions: unknown, failingPartitions: failing, lostToRetention: lost }, message)
   }
 }

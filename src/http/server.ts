@@ -11,9 +11,12 @@ import type { Logger } from '../logger.ts'
 import { createAccessServer, OPEN_ACCESS, type HttpAccess } from './http-access.ts'
 import { processRedactor } from '../redactor.ts'
 import type { PrometheusMetrics } from '../metrics/registry.ts'
+import { updateCheckpointGauges, updateLagGauges, updateUpGauges } from './gauges.ts'
 import { partitionLag } from '../replication/flow-replicator.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
 import { describeStalled, type HealthReport } from '../runtime/health.ts'
+
+export { updateLagGauges } from './gauges.ts'
 
 export interface StatusSource {
   status: () => FlowStatus[]
@@ -33,27 +36,6 @@ export interface HttpServerOptions {
   readonly log: Logger
   /** HTTPS and basic authentication (http-access.ts); plain HTTP, open, without it. */
   readonly access?: HttpAccess | undefined
-}
-
-/**
- * Lag per flow and topic, set on every scrape from the partitions' last seen high watermarks: NaN for a topic
- * while the lag of one of its partitions is unknown (failing, or not read yet), never a stale or made-up 0.
- */
-export function updateLagGauges (metrics: PrometheusMetrics, flows: readonly FlowStatus[]): void {
-  for (const flow of flows) {
-    const byTopic = new Map<string, { lag: number, unknown: number }>()
-    for (const p of flow.partitions) {
-      const topic = byTopic.get(p.topic) ?? { lag: 0, unknown: 0 }
-      const lag = partitionLag(p)
-      if (lag === null) topic.unknown++
-      else topic.lag += lag
-      byTopic.set(p.topic, topic)
-    }
-    for (const [topic, { lag, unknown }] of byTopic) {
-      metrics.set('replicationLag', { flow: flow.name, topic }, unknown > 0 ? Number.NaN : lag)
-      metrics.set('lagUnknownPartitions', { flow: flow.name, topic }, unknown)
-    }
-  }
 }
 
 /** Consecutive failures of a flow's whole replication step after which /healthz says degraded. */
@@ -94,17 +76,21 @@ export function statusDocument (flows: readonly FlowStatus[], failure: unknown):
     flows: flows.map(f => {
       const lags = f.partitions.map(p => partitionLag(p))
       const unknown = lags.filter(l => l === null).length
+      const seconds = f.partitions.map(p => p.lagSeconds)
       return {
         name: f.name,
         /** Null while the lag of a partition is unknown: `lagUnknownPartitions` says how many. */
         lagRecords: unknown > 0 ? null : lags.reduce<number>((n, l) => n + (l ?? 0), 0),
+        /** The largest of its partitions' (the oldest record not copied yet); null while one is unknown. */
+        lagSeconds: seconds.includes(null) ? null : seconds.reduce<number>((max, s) => Math.max(max, s ?? 0), 0),
         lagUnknownPartitions: unknown,
         failingPartitions: f.partitions.filter(p => p.failure !== null).length,
         stepFailure: f.stepFailure,
         partitions: f.partitions.map((p, i) => ({ ...p, lagRecords: lags[i] })),
         jobs: f.jobs,
         // Only a flow that shares its work through a group has members to show.
-        ...(f.membership === null ? {} : { membership: f.membership })
+        ...(f.membership === null ? {} : { membership: f.membership }),
+        ...(f.checkpoints === undefined ? {} : { checkpoints: f.checkpoints.map(c => ({ group: c.group, at: new Date(c.at).toISOString() })) })
       }
     })
   }
@@ -117,7 +103,10 @@ export async function startHttpServer (options: HttpServerOptions): Promise<Serv
     if (req.method !== 'GET') {
       res.writeHead(405, { allow: 'GET' }).end()
     } else if (path === '/metrics') {
-      updateLagGauges(metrics, source.status())
+      const flows = source.status()
+      updateLagGauges(metrics, flows)
+      updateUpGauges(metrics, flows, source.health?.() ?? ALWAYS_HEALTHY, source.failure() !== undefined)
+      updateCheckpointGauges(metrics, flows, Date.now())
       metrics.render().then(
         text => res.writeHead(200, { 'content-type': metrics.contentType }).end(text),
         (err: unknown) => { log.warn({ err }, 'cannot render metrics'); res.writeHead(500).end() })

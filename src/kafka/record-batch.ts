@@ -58,6 +58,16 @@ export interface SourceBatch {
   readonly producerId: bigint
 }
 
+/**
+ * The source timestamps of a batch's first record and of its newest, in ms, read from the header (no decoding).
+ * A log-append-time batch's records all carry the broker's append time, the header's maxTimestamp.
+ */
+export function batchTimestamps (b: SourceBatch): { readonly first: number, readonly max: number } {
+  const max = Number(b.bytes.readBigInt64BE(35))
+  if ((b.attributes & BatchAttributes.LOG_APPEND_TIME) !== 0) return { first: max, max }
+  return { first: Number(b.bytes.readBigInt64BE(27)), max }
+}
+
 /** The producer kmirror writes as on the target (idempotent: id and epoch from InitProducerId). */
 export interface ProducerIdentity {
   readonly id: bigint

@@ -2,7 +2,7 @@
  * Every metric kmirror exports, in one table (name, type, help, labels). docs/metrics.md is written from it.
  * Names follow Prometheus conventions with the `kmirror_` prefix; labels are bounded (flows, topics, jobs).
  */
-export const MetricTypes = { COUNTER: 'counter', GAUGE: 'gauge' } as const
+export const MetricTypes = { COUNTER: 'counter', GAUGE: 'gauge', HISTOGRAM: 'histogram' } as const
 export type MetricType = (typeof MetricTypes)[keyof typeof MetricTypes]
 
 export interface MetricDefinition {
@@ -10,9 +10,17 @@ export interface MetricDefinition {
   readonly type: MetricType
   readonly help: string
   readonly labels: readonly string[]
+  /** Histograms only: the upper bounds of the buckets. */
+  readonly buckets?: readonly number[]
 }
 
-const { COUNTER, GAUGE } = MetricTypes
+const { COUNTER, GAUGE, HISTOGRAM } = MetricTypes
+
+/**
+ * Buckets of the latency histograms, in milliseconds: from 5 ms (a copy within one fetch wait) to 6 hours (a backlog
+ * after a long outage); `histogram_quantile` interpolates within a bucket, so a quantile is as fine as its bucket.
+ */
+export const LATENCY_BUCKETS_MS = [5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000, 30_000, 60_000, 300_000, 900_000, 3_600_000, 21_600_000] as const
 
 export const MetricDefinitions = {
   recordsCopied: { name: 'kmirror_records_copied_total', type: COUNTER, help: 'Records written to the target and acknowledged.', labels: ['flow', 'topic'] },
@@ -21,14 +29,24 @@ export const MetricDefinitions = {
   transactionsCommitted: { name: 'kmirror_transactions_committed_total', type: COUNTER, help: 'Exactly-once mode: replication rounds committed as one target transaction (rounds that wrote nothing open none).', labels: ['flow'] },
   transactionsAborted: { name: 'kmirror_transactions_aborted_total', type: COUNTER, help: 'Exactly-once mode: rounds whose transaction was aborted after a failure; their records are copied again from the committed progress.', labels: ['flow'] },
   recordsLostToRetention: { name: 'kmirror_records_lost_to_retention_total', type: COUNTER, help: 'Source offsets deleted by retention before they were copied.', labels: ['flow', 'topic'] },
+  replicationLatency: { name: 'kmirror_replication_latency_ms', type: HISTOGRAM, buckets: LATENCY_BUCKETS_MS, help: 'MM2\'s replication-latency-ms: the time the target acknowledged a batch minus the source timestamp of its first record (its oldest, in producer order), one observation per batch written.', labels: ['flow', 'topic'] },
+  recordAge: { name: 'kmirror_record_age_ms', type: HISTOGRAM, buckets: LATENCY_BUCKETS_MS, help: 'MM2\'s record-age-ms: the time a batch was fetched from the source minus the source timestamp of its first record, one observation per batch fetched for writing.', labels: ['flow', 'topic'] },
   replicationLag: { name: 'kmirror_replication_lag_records', type: GAUGE, help: 'Records on the source not yet copied, per topic; NaN while the lag of one of its partitions is unknown (it cannot be read, or was not read yet).', labels: ['flow', 'topic'] },
+  replicationLagSeconds: { name: 'kmirror_replication_lag_seconds', type: GAUGE, help: 'Age of the oldest source record not yet copied (now minus its timestamp), the largest over the topic\'s partitions; 0 when caught up; NaN while one of its partitions is unknown (failing, not read yet, or its next record not fetched yet).', labels: ['flow', 'topic'] },
   lagUnknownPartitions: { name: 'kmirror_replication_lag_unknown_partitions', type: GAUGE, help: 'Partitions whose lag is unknown (failing, or not read yet), per topic.', labels: ['flow', 'topic'] },
   failingPartitions: { name: 'kmirror_failing_partitions', type: GAUGE, help: 'Partitions set aside because the source or the target refuses them, by Kafka error (e.g. TOPIC_AUTHORIZATION_FAILED, MESSAGE_TOO_LARGE); each is retried with back-off.', labels: ['flow', 'error'] },
   fetchFullRequests: { name: 'kmirror_fetch_full_requests_total', type: COUNTER, help: 'Fetch requests of the data path that named every partition of a source broker: the one opening a fetch session, or every request where the broker keeps none.', labels: ['flow'] },
   fetchIncrementalRequests: { name: 'kmirror_fetch_incremental_requests_total', type: COUNTER, help: 'Fetch requests of the data path in a fetch session (KIP-227): only partitions whose position changed, joined or left.', labels: ['flow'] },
   fetchSessionResets: { name: 'kmirror_fetch_session_resets_total', type: COUNTER, help: 'Fetch sessions that ended by an error (a broker restarted or evicted the session, a request failed or timed out); the next fetch from that broker was full.', labels: ['flow'] },
-  jobRuns: { name: 'kmirror_job_runs_total', type: COUNTER, help: 'Runs of a periodic job (topic refresh, config sync, ACL sync, heartbeats, ...).', labels: ['flow', 'job'] },
-  jobFailures: { name: 'kmirror_job_failures_total', type: COUNTER, help: 'Failed runs of a periodic job; it is retried with back-off.', labels: ['flow', 'job'] },
+  ready: { name: 'kmirror_ready', type: GAUGE, help: 'Like /readyz: 1 once every flow has started (start-up done, data path running), else 0.', labels: [] },
+  flowUp: { name: 'kmirror_flow_up', type: GAUGE, help: '1 while the flow copies: started, not stopped on an error and not stalled (health.stall.threshold.ms); else 0.', labels: ['flow'] },
+  groupMembers: { name: 'kmirror_group_members', type: GAUGE, help: 'Instances in the flow\'s group as this instance last saw it (several hosts running the same configuration); absent for a flow that runs alone.', labels: ['flow'] },
+  ownedPartitions: { name: 'kmirror_owned_partitions', type: GAUGE, help: 'Source partitions this instance copies for the flow (all of them alone; its share in a group).', labels: ['flow'] },
+  checkpointAge: { name: 'kmirror_checkpoint_age_seconds', type: GAUGE, help: 'Seconds since the checkpoints of the consumer group were last brought up to date on the target: written, or found current (a group whose commits did not move needs none), by the emit-checkpoints job.', labels: ['flow', 'group'] },
+  // `job_name`, not `job`: Prometheus sets `job` on every scraped series (the scrape job) and renames a `job` label
+  // the target exports to `exported_job`.
+  jobRuns: { name: 'kmirror_job_runs_total', type: COUNTER, help: 'Runs of a periodic job (topic refresh, config sync, ACL sync, heartbeats, ...), by job name.', labels: ['flow', 'job_name'] },
+  jobFailures: { name: 'kmirror_job_failures_total', type: COUNTER, help: 'Failed runs of a periodic job, by job name; it is retried with back-off.', labels: ['flow', 'job_name'] },
   sourceTopicsDeleted: { name: 'kmirror_source_topics_deleted_total', type: COUNTER, help: 'Replicated source topics that disappeared from the source.', labels: ['flow'] },
   remoteTopicsCreated: { name: 'kmirror_remote_topics_created_total', type: COUNTER, help: 'Remote topics created on the target.', labels: ['flow'] },
   remoteTopicProblems: { name: 'kmirror_remote_topic_problems', type: GAUGE, help: 'Topics that cannot be replicated now (incompatible remote topic, creation refused, source configs refused).', labels: ['flow'] },

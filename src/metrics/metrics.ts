@@ -11,7 +11,9 @@ export interface Metrics {
   inc (metric: MetricKey, labels: MetricLabels, value?: number): void
   /** Sets a gauge. */
   set (metric: MetricKey, labels: MetricLabels, value: number): void
+  /** Adds an observation to a histogram. */
+  observe (metric: MetricKey, labels: MetricLabels, value: number): void
 }
 
 /** Metrics that go nowhere: for unit tests and one-shot commands. */
-export const noMetrics: Metrics = { inc: () => undefined, set: () => undefined }
+export const noMetrics: Metrics = { inc: () => undefined, set: () => undefined, observe: () => undefined }

@@ -2,20 +2,22 @@
  * The Prometheus side of the metrics port: one prom-client registry holding every metric of
  * `definitions.ts`, plus the process's default metrics (CPU, memory, event loop lag).
  */
-import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client'
-import { MetricDefinitions, MetricTypes, type MetricKey } from './definitions.ts'
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client'
+import { MetricDefinitions, MetricTypes, type MetricDefinition, type MetricKey } from './definitions.ts'
 import type { MetricLabels, Metrics } from './metrics.ts'
 
 export class PrometheusMetrics implements Metrics {
   readonly #registry = new Registry()
   readonly #counters = new Map<MetricKey, Counter>()
   readonly #gauges = new Map<MetricKey, Gauge>()
+  readonly #histograms = new Map<MetricKey, Histogram>()
 
   constructor () {
     collectDefaultMetrics({ register: this.#registry, prefix: 'kmirror_' })
-    for (const [key, def] of Object.entries(MetricDefinitions) as [MetricKey, (typeof MetricDefinitions)[MetricKey]][]) {
+    for (const [key, def] of Object.entries(MetricDefinitions) as [MetricKey, MetricDefinition][]) {
       const config = { name: def.name, help: def.help, labelNames: [...def.labels], registers: [this.#registry] }
       if (def.type === MetricTypes.COUNTER) this.#counters.set(key, new Counter(config))
+      else if (def.type === MetricTypes.HISTOGRAM) this.#histograms.set(key, new Histogram({ ...config, buckets: [...(def.buckets ?? [])] }))
       else this.#gauges.set(key, new Gauge(config))
     }
   }
@@ -26,6 +28,15 @@ export class PrometheusMetrics implements Metrics {
 
   set (metric: MetricKey, labels: MetricLabels, value: number): void {
     this.#gauges.get(metric)?.set(labels, value)
+  }
+
+  observe (metric: MetricKey, labels: MetricLabels, value: number): void {
+    this.#histograms.get(metric)?.observe(labels, value)
+  }
+
+  /** Forgets every series of a gauge (set again from a snapshot: series of groups or topics gone disappear). */
+  clear (metric: MetricKey): void {
+    this.#gauges.get(metric)?.reset()
   }
 
   get contentType (): string {

@@ -18,7 +18,7 @@
  *   `firstOffset`), so acknowledged batches give exact offset syncs.
  */
 import type { BatchAck, OutBatch } from '../kafka/batch-writer.ts'
-import { codecOf, decodeRecords, encodeRecords, isForwardable, recordBytes, rewriteForTarget, type FetchedRecord, type ProducerIdentity, type SourceBatch } from '../kafka/record-batch.ts'
+import { batchTimestamps, codecOf, decodeRecords, encodeRecords, isForwardable, recordBytes, rewriteForTarget, type FetchedRecord, type ProducerIdentity, type SourceBatch } from '../kafka/record-batch.ts'
 import type { FetchedBatches } from '../kafka/record-fetcher.ts'
 
 export type Codec = ReturnType<typeof codecOf>
@@ -33,6 +33,9 @@ export interface PlannedBatch extends OutBatch {
   /** Bytes written: the batch as forwarded, or the key + value + header bytes of re-encoded records. */
   readonly bytes: number
   readonly forwarded: boolean
+  /** Source timestamp (ms) of the first record, and of the newest: for latency and lag in seconds. */
+  readonly firstTimestamp: number
+  readonly maxTimestamp: number
 }
 
 export interface PlanOptions {
@@ -97,7 +100,10 @@ function codecOfFirst (batches: readonly SourceBatch[]): Codec {
 }
 
 function forward (b: SourceBatch): PlannedBatch {
+  const timestamps = batchTimestamps(b)
   return {
+    firstTimestamp: timestamps.first,
+    maxTimestamp: timestamps.max,
     recordCount: b.recordCount,
     firstOffset: b.baseOffset,
     offsets: null,
@@ -145,8 +151,14 @@ function encoded (records: FetchedRecord[], codec: Codec): PlannedBatch {
   const first = records[0]!.offset
   const last = records[records.length - 1]!.offset
   let bytes = 0
-  for (const r of records) bytes += recordBytes(r)
+  let max = records[0]!.timestamp
+  for (const r of records) {
+    bytes += recordBytes(r)
+    if (r.timestamp > max) max = r.timestamp
+  }
   return {
+    firstTimestamp: Number(records[0]!.timestamp),
+    maxTimestamp: Number(max),
     recordCount: records.length,
     firstOffset: first,
     offsets: last - first === records.length - 1 ? null : records.map(r => r.offset),

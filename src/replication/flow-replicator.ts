@@ -36,6 +36,7 @@ import { isWorthWaiting, StepFailures, type StepFailure } from './step-failures.
 import type { BatchingOptions, ExactlyOnceDeps, FlowReplicatorDeps, PartitionStatus } from './replicator-ports.ts'
 import { ErrorCodes, isKmirrorError } from '../errors.ts'
 import { PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState } from './partition-set.ts'
+import { headAfterAck, headAfterFetch, lagSeconds, observeLatency, observeRecordAge } from './record-times.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
@@ -405,7 +406,8 @@ export class FlowReplicator {
     const { incomplete, failed } = await this.#deps.writer.write(
       fetched.map((f, i) => ({ topic: this.#state(f).remoteTopic, partition: f.partition, batches: plans[i]! })),
       async acks => {
-        for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]![ack.batch]!, ack)
+        const now = Date.now()
+        for (const ack of acks) this.#acked(fetched[ack.write]!, plans[ack.write]!, ack, now)
         if (this.#deps.exactlyOnce !== undefined) return
         this.#sendSyncs()
         if (Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs) await this.flush()
@@ -426,19 +428,25 @@ export class FlowReplicator {
           return { records: partition.records, skipped }
         }
     })
+    const labels = { flow: this.#deps.flow.name, topic: f.topic }
+    observeRecordAge(this.#metrics, labels, plan.batches, Date.now())
+    const state = this.#state(f)
+    state.head = headAfterFetch(state.head, plan.batches)
     if (plan.skipped > 0) {
-      this.#metrics.inc('loopRecordsSkipped', { flow: this.#deps.flow.name, topic: f.topic }, plan.skipped)
+      this.#metrics.inc('loopRecordsSkipped', labels, plan.skipped)
       this.#deps.log.debug({ topic: f.topic, partition: f.partition, skipped: plan.skipped }, 'records that originated on the target were not sent back')
     }
     return plan.batches
   }
 
-  #acked (f: FetchedBatches, batch: PlannedBatch, ack: BatchAck): void {
+  #acked (f: FetchedBatches, plan: readonly PlannedBatch[], ack: BatchAck, now: number): void {
     const key = partitionKey(f.topic, f.partition)
     const state = this.#state(f)
+    const batch = plan[ack.batch]!
     // Lost while its write was in flight: another instance may own it already; nothing of it is stored.
     if (state.lost) return
     for (const run of ackedRuns(batch, ack)) this.#tracker.recordRun(key, f.topic, f.partition, run.source, run.target, run.count)
+    if (batch.lastOffset + 1 >= state.position) state.head = headAfterAck(batch, plan[ack.batch + 1])
     state.position = Math.max(state.position, batch.lastOffset + 1)
     this.#dirty = true
     state.copiedRecords += batch.recordCount
@@ -447,6 +455,7 @@ export class FlowReplicator {
     this.#metrics.inc('recordsCopied', labels, batch.recordCount)
     this.#metrics.inc('bytesCopied', labels, batch.bytes)
     if (batch.forwarded) this.#metrics.inc('batchesForwarded', labels, 1)
+    observeLatency(this.#metrics, labels, batch, now)
   }
 
   /**
@@ -520,7 +529,11 @@ export class FlowReplicator {
   }
 
   status (): PartitionStatus[] {
+    const now = Date.now()
     return [...this.#partitions.entries()].filter(([, p]) => !p.lost)
-      .map(([key, { retryAt: _, releasing: _r, lost: _l, ...p }]) => ({ ...p, failure: this.#failing.report(key) }))
+      .map(([key, { retryAt: _, releasing: _r, lost: _l, head, ...p }]) => {
+        const reported = { ...p, failure: this.#failing.report(key) }
+        return { ...reported, lagSeconds: lagSeconds(reported, head, now) }
+      })
   }
 }

@@ -30,6 +30,8 @@ export interface PartitionState {
   copiedRecords: number
   copiedBytes: number
   lostToRetention: number
+  /** Source timestamp (ms) of the oldest record known not to be copied; null when unknown (record-times.ts). */
+  head: number | null
   /** Not fetched before this time (the target could not take its records: no leader). */
   retryAt: number
   /** Leaving the set at the end of the round: its progress is stored then (revoked). */
@@ -121,7 +123,7 @@ export class PartitionSet {
       const stored = this.#stored.get(key)
       const position = stored === undefined ? (starts.get(key) ?? 0) : stored + 1
       this.#log.debug({ topic: p.topic, partition: p.partition, position, resumed: stored !== undefined }, 'partition added')
-      return { topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, retryAt: 0, releasing: false, lost: false }
+      return { topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false }
     })
   }
 

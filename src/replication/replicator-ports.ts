@@ -27,10 +27,12 @@ export interface PartitionStatus {
   readonly lostToRetention: number
   /** Why the partition is set aside, or null while it is copied. */
   readonly failure: FailureReport | null
+  /** Age in seconds of the oldest record not copied yet; 0 when caught up; null when unknown (record-times.ts). */
+  readonly lagSeconds: number | null
 }
 
 /** Records of the partition not copied yet; null when unknown (not read yet, or failing: the high watermark is stale). */
-export function partitionLag (p: PartitionStatus): number | null {
+export function partitionLag (p: Pick<PartitionStatus, 'highWatermark' | 'position' | 'failure'>): number | null {
   return p.highWatermark < 0 || p.failure !== null ? null : Math.max(0, p.highWatermark - p.position)
 }
 

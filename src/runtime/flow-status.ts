@@ -13,6 +13,17 @@ export interface FlowStatus {
   readonly jobs: readonly JobStatus[]
   /** The flow's group as this instance last saw it; null when the flow runs alone (no group). */
   readonly membership: MembershipStatus | null
+  /**
+   * Per consumer group, when its checkpoints were last brought up to date on the target (written, or found
+   * current); absent when this instance does not run the checkpoint job (disabled, or another member owns it).
+   */
+  readonly checkpoints?: readonly GroupCheckpoints[]
+}
+
+export interface GroupCheckpoints {
+  readonly group: string
+  /** Date.now() time of the last pass that brought the group's checkpoints up to date. */
+  readonly at: number
 }
 
 export interface MembershipStatus {

@@ -37,7 +37,7 @@ export function defaultTransactionalId (config: FlowConfig): string {
   return `kmirror-${config.source.alias}-${config.target.alias}-0`
 }
 
-export type { FlowStatus, MemberStatus, MembershipProvider, MembershipStatus } from './flow-status.ts'
+export type { FlowStatus, GroupCheckpoints, MemberStatus, MembershipProvider, MembershipStatus } from './flow-status.ts'
 export { Ownerships, type Ownership } from './flow-work.ts'
 
 export interface FlowOptions {
@@ -76,6 +76,7 @@ export class Flow implements WorkOwner {
   readonly #closers: (() => Promise<void>)[] = []
   readonly #options: FlowOptions
   #replicator: FlowReplicator | null = null
+  #checkpoints: CheckpointEmitter | null = null
   #work: FlowWork | null = null
   #running: Promise<void> | null = null
   #membership: MembershipProvider = () => null
@@ -88,8 +89,8 @@ export class Flow implements WorkOwner {
     this.#log = log.child({ flow: config.name })
     this.#metrics = metrics
     this.#scheduler = new Scheduler(this.#log, (job, ok) => {
-      metrics.inc('jobRuns', { flow: config.name, job })
-      if (!ok) metrics.inc('jobFailures', { flow: config.name, job })
+      metrics.inc('jobRuns', { flow: config.name, job_name: job })
+      if (!ok) metrics.inc('jobFailures', { flow: config.name, job_name: job })
     })
   }
 
@@ -196,6 +197,7 @@ export class Flow implements WorkOwner {
       ? new CheckpointEmitter({ flow: config, policy, sourceAdmin, targetAdmin, writer, log: this.#log, translator })
       : null
     await checkpoints?.init()
+    this.#checkpoints = checkpoints
     const groupSync = new GroupOffsetSync({ flow: config, policy, sourceAdmin, targetAdmin, log: this.#log.child({ job: 'sync-group-offsets' }), metrics: this.#metrics, translator })
     let work: FlowWork | null = null
     const jobs = flowJobs(context, {
@@ -276,7 +278,9 @@ export class Flow implements WorkOwner {
       partitions: this.#replicator?.status() ?? [],
       stepFailure: this.#replicator?.stepFailure() ?? null,
       jobs: this.#scheduler.status(),
-      membership: this.#membership()
+      membership: this.#membership(),
+      // Only the instance that runs the job knows how current the checkpoints are.
+      ...(this.#checkpoints !== null && this.owned().jobs.includes(JobNames.EMIT_CHECKPOINTS) ? { checkpoints: this.#checkpoints.currentSince() } : {})
     }
   }
 

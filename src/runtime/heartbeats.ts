@@ -89,8 +89,8 @@ export class Heartbeats {
       return
     }
     const scheduler = new Scheduler(log, (job, ok) => {
-      this.#metrics.inc('jobRuns', { flow: pair.name, job })
-      if (!ok) this.#metrics.inc('jobFailures', { flow: pair.name, job })
+      this.#metrics.inc('jobRuns', { flow: pair.name, job_name: job })
+      if (!ok) this.#metrics.inc('jobFailures', { flow: pair.name, job_name: job })
     })
     const job = new HeartbeatEmitter({ pair, ...clients, log, metrics: this.#metrics }).job()
     scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)

@@ -14,4 +14,11 @@ export class CountingMetrics implements Metrics {
   set (metric: MetricKey, labels: MetricLabels, value: number): void {
     this.gauges.set(`${metric}${JSON.stringify(labels)}`, value)
   }
+
+  /** Every observation of each histogram per label set (`name{"label":"value"}`), in order. */
+  readonly observations = new Map<string, number[]>()
+  observe (metric: MetricKey, labels: MetricLabels, value: number): void {
+    const key = `${metric}${JSON.stringify(labels)}`
+    this.observations.set(key, [...(this.observations.get(key) ?? []), value])
+  }
 }

@@ -88,8 +88,8 @@ test('a DENY kmirror cannot copy keeps the ALLOWs it narrows off the target; rev
   assert.deepEqual(await onTarget(), expected)
   const warnings = logLines(first, /is not copied: the source's DENY/)
   assert.deepEqual(warnings.map(w => [w['level'], w['acl'], w['deny']]).sort(), [
-    [40, `ALLOW READ on topic ${lit} for ${reader}`, `DENY DESCRIBE on topic ${lit} for User:*`],
-    [40, `ALLOW READ on topic ${pfx} for ${reader}`, `DENY DESCRIBE on topic prefix ${u}-pfx for User:*`]
+    ['warn', `ALLOW READ on topic ${lit} for ${reader}`, `DENY DESCRIBE on topic ${lit} for User:*`],
+    ['warn', `ALLOW READ on topic ${pfx} for ${reader}`, `DENY DESCRIBE on topic prefix ${u}-pfx for User:*`]
   ], 'each narrowed ALLOW warned about once')
   // and bob, who cannot use `lit` on A, cannot read its copy on B either, while he reads `gone`'s copy
   await waitFor(async () => (await endOffsets('secure2', remote(lit)).catch(() => [0n]))[0] === 1n && (await endOffsets('secure2', remote(gone)).catch(() => [0n]))[0] === 1n, { timeoutMs: 30_000, message: 'both topics copied' })

@@ -35,7 +35,7 @@ async function copied (target: ClusterName, remote: string): Promise<number> {
 
 /** Timeout warnings kmirror logged after `from` (an offset into its stderr) that name the frozen broker. */
 function timeoutWarnings (kmirror: KmirrorProcess, from: number, broker: string): string[] {
-  return kmirror.stderr.slice(from).split('\n').filter(l => l.includes('"level":40') && l.includes('KMIRROR_ERR_TIMEOUT') && l.includes(`broker ${broker}`))
+  return kmirror.stderr.slice(from).split('\n').filter(l => l.includes('"level":"warn"') && l.includes('KMIRROR_ERR_TIMEOUT') && l.includes(`broker ${broker}`))
 }
 
 async function freezeMidCopy (t: { after: (fn: () => unknown) => void }, frozen: 'source' | 'target'): Promise<void> {

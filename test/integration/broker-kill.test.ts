@@ -42,7 +42,7 @@ async function killMidCopy (t: { after: (fn: () => unknown) => void }, killed: '
   await killCluster('third')
   if (killed === 'target') await produce(source, batch(topic, 100, 100))
   const mark = kmirror.stderr.length
-  await waitFor(() => ({ done: kmirror.stderr.slice(mark).includes('"level":40'), state: kmirror.stderr.slice(-1500) }),
+  await waitFor(() => ({ done: kmirror.stderr.slice(mark).includes('"level":"warn"'), state: kmirror.stderr.slice(-1500) }),
     { timeoutMs: 30_000, intervalMs: 200, message: 'a warning while the broker is down' })
   // And restarted on the same data (more records arriving once it is back when it is the source)
   await startCluster('third')

@@ -45,7 +45,7 @@ function counter (text: string, name: string, labels: string): number {
 
 /** Waits until JOB completed two more runs: the second of them started after this call. */
 async function waitForFullRun (base: string, job: string): Promise<void> {
-  const runs = (text: string): number => counter(text, 'kmirror_job_runs_total', `job="${job}"`)
+  const runs = (text: string): number => counter(text, 'kmirror_job_runs_total', `job_name="${job}"`)
   const start = runs(await metricsOf(base))
   await waitFor(async () => {
     const now = runs(await metricsOf(base))
@@ -90,7 +90,7 @@ test('group offsets are not written to the target unless sync.group.offsets.enab
   // Then the target group does not exist and no sync job ever ran
   assert.deepEqual(await committedOffsets('target', group), [])
   assert.equal((await describeGroup('target', group))?.state ?? 'Dead', 'Dead')
-  assert.equal(counter(await metricsOf(base), 'kmirror_job_runs_total', 'job="sync-group-offsets"'), 0)
+  assert.equal(counter(await metricsOf(base), 'kmirror_job_runs_total', 'job_name="sync-group-offsets"'), 0)
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(10_000)).code, 0)
 })

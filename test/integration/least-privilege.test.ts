@@ -62,9 +62,9 @@ function records (topic: string, from: number, count: number): TestRecord[] {
   return Array.from({ length: count }, (_, i) => ({ topic, partition: (from + i) % 2, key: Buffer.from(`k${from + i}`), value: Buffer.from(`v${from + i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(from + i) }))
 }
 
-/** kmirror's warnings and errors (JSON log lines at level 40 and above). */
+/** kmirror's warnings and errors (JSON log lines at level warn and above). */
 function problems (kmirror: KmirrorProcess): string[] {
-  return kmirror.stderr.split('\n').filter(l => /^\{"level":(40|50|60)/.test(l))
+  return kmirror.stderr.split('\n').filter(l => /^\{"level":"(warn|error|fatal)"/.test(l))
 }
 
 async function command (args: readonly string[], t: TestContext): Promise<{ code: number | null, out: string }> {

@@ -44,9 +44,9 @@ test('run with a silent source: a warning naming A, the broker and the timed-out
 
   // Then within the request timeout (plus start-up) it warns, naming the cluster, the broker and what timed out
   const [line] = await kmirror.waitForOutput(/.*start failed on a transient fault.*/, 15_000)
-  const warning = JSON.parse(line) as { level: number, attempt: number, nextDelayMs: number, err: { code: string, message: string } }
+  const warning = JSON.parse(line) as { level: string, attempt: number, nextDelayMs: number, err: { code: string, message: string } }
   assert.ok(Date.now() - began < REQUEST_TIMEOUT_MS + 10_000, `the warning came ${Date.now() - began} ms after the start`)
-  assert.equal(warning.level, 40)
+  assert.equal(warning.level, 'warn')
   assert.equal(warning.attempt, 1)
   assert.equal(warning.err.code, 'KMIRROR_ERR_TIMEOUT')
   assert.match(warning.err.message, new RegExp(`cluster A \\(${silent.address}\\).*ApiVersions v\\d request to broker ${silent.address} timed out`))

@@ -60,4 +60,37 @@ describe('CheckpointEmitter', () => {
     assert.equal(await emitter.emit(), 1)
     assert.equal(decodeCheckpoint(written[1]!.records[0]!.key!, written[1]!.records[0]!.value!).downstreamOffset, 9)
   })
+
+  it('notes when each group\'s checkpoints were last brought up to date, also when none changed, and forgets groups gone', async () => {
+    // Given two groups, one with commits on a replicated topic, one without any
+    const commits = new Map([['app', [{ topic: 'orders', partition: 0, offset: 50, metadata: '' }]], ['idle', []]])
+    const { emitter } = emitterWith(commits)
+    assert.deepEqual(emitter.currentSince(), [])
+    // When a pass writes app's checkpoint
+    const before = Date.now()
+    await emitter.emit()
+    const first = emitter.currentSince()
+    assert.deepEqual(first.map(c => c.group), ['app', 'idle'])
+    assert.ok(first.every(c => c.at >= before && c.at <= Date.now()))
+    // Then a pass with nothing changed still brings both up to date, and a group gone is forgotten
+    commits.delete('idle')
+    await emitter.emit()
+    const second = emitter.currentSince()
+    assert.deepEqual(second.map(c => c.group), ['app'])
+    assert.ok(second[0]!.at >= first[0]!.at)
+  })
+
+  it('does not note a pass whose write failed', async () => {
+    const commits = new Map([['app', [{ topic: 'orders', partition: 0, offset: 50, metadata: '' }]]])
+    const failing = new CheckpointEmitter({
+      flow,
+      policy, sourceAdmin: { groups: { listGroups: async () => [{ groupId: 'app', state: 'Empty' as const, protocolType: 'consumer' }], listCommittedOffsets: async () => commits.get('app')! } } as never,
+      targetAdmin: { createTopic: async () => 'created' as const },
+      writer: { write: async () => { throw new Error('NOT_LEADER_OR_FOLLOWER') } },
+      translator: { translate: () => ({ offset: 1, exact: true }) as never },
+      log: silentLogger()
+    })
+    await assert.rejects(failing.emit(), /NOT_LEADER_OR_FOLLOWER/)
+    assert.deepEqual(failing.currentSince(), [])
+  })
 })

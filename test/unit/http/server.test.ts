@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { updateCheckpointGauges, updateUpGauges } from '../../../src/http/gauges.ts'
 import { healthOf, startHttpServer, statusDocument, updateLagGauges } from '../../../src/http/server.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { PrometheusMetrics } from '../../../src/metrics/registry.ts'
@@ -32,7 +33,7 @@ describe('/status', () => {
 })
 
 const partition = (topic: string, p: number, overrides: Partial<PartitionStatus> = {}): PartitionStatus => ({
-  topic, partition: p, remoteTopic: `A.${topic}`, position: 10, highWatermark: 15, copiedRecords: 10, copiedBytes: 100, lostToRetention: 0, failure: null, ...overrides
+  topic, partition: p, remoteTopic: `A.${topic}`, position: 10, highWatermark: 15, copiedRecords: 10, copiedBytes: 100, lostToRetention: 0, failure: null, lagSeconds: null, ...overrides
 })
 const failure = (error: string): FailureReport => ({
   side: 'source', cluster: 'A', code: 'KMIRROR_ERR_NOT_AUTHORIZED', error, kind: 'authorization', message: 'refused', remedy: 'grant READ on topic t to the principal kmirror uses on cluster A',
@@ -84,5 +85,61 @@ describe('healthOf and statusDocument', () => {
     assert.match(text, /kmirror_replication_lag_records\{flow="A->B",topic="t"\} NaN/i)
     assert.match(text, /kmirror_replication_lag_records\{flow="A->B",topic="u"\} 5/)
     assert.match(text, /kmirror_replication_lag_unknown_partitions\{flow="A->B",topic="t"\} 1/)
+  })
+
+  it('Given partitions behind by 2.5 s and 7 s, then the topic lag in seconds is the largest; NaN while one is unknown', async () => {
+    const metrics = new PrometheusMetrics()
+    updateLagGauges(metrics, [{
+      name: 'A->B',
+      partitions: [partition('t', 0, { lagSeconds: 2.5 }), partition('t', 1, { lagSeconds: 7 }), partition('u', 0, { lagSeconds: 1 }), partition('u', 1, { lagSeconds: null })],
+      stepFailure: null, jobs: [], membership: null
+    }])
+    const text = await metrics.render()
+    assert.match(text, /kmirror_replication_lag_seconds\{flow="A->B",topic="t"\} 7\n/)
+    assert.match(text, /kmirror_replication_lag_seconds\{flow="A->B",topic="u"\} NaN/i)
+    const doc = statusDocument([{ name: 'A->B', partitions: [partition('t', 0, { lagSeconds: 2.5 }), partition('t', 1, { lagSeconds: 7 })], stepFailure: null, jobs: [], membership: null }], undefined) as { flows: { lagSeconds: number | null, partitions: { lagSeconds: number | null }[] }[] }
+    assert.equal(doc.flows[0]!.lagSeconds, 7)
+    assert.deepEqual(doc.flows[0]!.partitions.map(p => p.lagSeconds), [2.5, 7])
+  })
+
+  it('Given a stalled flow, then kmirror_ready is 1 and its kmirror_flow_up 0, the other flow 1; once failed, every flow 0', async () => {
+    const metrics = new PrometheusMetrics()
+    const flows: FlowStatus[] = ['A->B', 'B->A'].map(name => ({ name, partitions: [], stepFailure: null, jobs: [], membership: null }))
+    updateUpGauges(metrics, flows, { ready: true, healthy: false, stalled: [{ flow: 'B->A', sinceMs: 90_000, thresholdMs: 60_000, started: true }] }, false)
+    let text = await metrics.render()
+    assert.match(text, /^kmirror_ready 1$/m)
+    assert.match(text, /^kmirror_flow_up\{flow="A->B"\} 1$/m)
+    assert.match(text, /^kmirror_flow_up\{flow="B->A"\} 0$/m)
+    updateUpGauges(metrics, flows, { ready: true, healthy: true, stalled: [] }, true)
+    text = await metrics.render()
+    assert.match(text, /^kmirror_flow_up\{flow="A->B"\} 0$/m)
+  })
+
+  it('Given a flow alone and one in a group of 3 owning 2 partitions here, then members are shown for the group only', async () => {
+    const metrics = new PrometheusMetrics()
+    const membership = { group: 'g', generation: 1, leader: 'a', self: 'a', members: ['a', 'b', 'c'].map(name => ({ name, partitions: 2, jobs: [] })) }
+    updateUpGauges(metrics, [
+      { name: 'A->B', partitions: [partition('t', 0)], stepFailure: null, jobs: [], membership: null },
+      { name: 'B->A', partitions: [partition('t', 0), partition('t', 1)], stepFailure: null, jobs: [], membership }
+    ], { ready: true, healthy: true, stalled: [] }, false)
+    const text = await metrics.render()
+    assert.match(text, /^kmirror_owned_partitions\{flow="A->B"\} 1$/m)
+    assert.match(text, /^kmirror_owned_partitions\{flow="B->A"\} 2$/m)
+    assert.match(text, /^kmirror_group_members\{flow="B->A"\} 3$/m)
+    assert.doesNotMatch(text, /kmirror_group_members\{flow="A->B"\}/)
+  })
+
+  it('Given groups checkpointed 30 s and 2 s ago, then their checkpoint ages; a group no longer reported disappears', async () => {
+    const metrics = new PrometheusMetrics()
+    const now = 1_800_000_000_000
+    const flow = (checkpoints: { group: string, at: number }[]): FlowStatus => ({ name: 'A->B', partitions: [], stepFailure: null, jobs: [], membership: null, checkpoints })
+    updateCheckpointGauges(metrics, [flow([{ group: 'billing', at: now - 30_000 }, { group: 'audit', at: now - 2000 }])], now)
+    let text = await metrics.render()
+    assert.match(text, /^kmirror_checkpoint_age_seconds\{flow="A->B",group="billing"\} 30$/m)
+    assert.match(text, /^kmirror_checkpoint_age_seconds\{flow="A->B",group="audit"\} 2$/m)
+    updateCheckpointGauges(metrics, [flow([{ group: 'audit', at: now }])], now + 1000)
+    text = await metrics.render()
+    assert.doesNotMatch(text, /group="billing"/)
+    assert.match(text, /^kmirror_checkpoint_age_seconds\{flow="A->B",group="audit"\} 1$/m)
   })
 })

@@ -68,7 +68,7 @@ class FakeAdmin {
 
 function countingMetrics (): Metrics & { counts: Map<MetricKey, number> } {
   const counts = new Map<MetricKey, number>()
-  return { counts, inc: (key, _labels, value = 1) => { counts.set(key, (counts.get(key) ?? 0) + value) }, set: () => undefined }
+  return { counts, inc: (key, _labels, value = 1) => { counts.set(key, (counts.get(key) ?? 0) + value) }, set: () => undefined, observe: () => undefined }
 }
 
 /** What the ownership store wrote: [binding key, owned?] in order. */

@@ -20,6 +20,7 @@ function counting (): Metrics & { changed: () => number } {
   return {
     inc: (metric: MetricKey, _labels: unknown, value = 1) => { if (metric === 'topicConfigsChanged') changed += value },
     set: () => undefined,
+    observe: () => undefined,
     changed: () => changed
   }
 }

@@ -24,6 +24,8 @@ class RecordingMetrics implements Metrics {
   set (metric: MetricKey, _labels: unknown, value: number): void {
     this.gauges.set(metric, value)
   }
+
+  observe (): void {}
 }
 
 function setup (...lines: string[]) {

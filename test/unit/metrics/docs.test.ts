@@ -14,7 +14,18 @@ test('every metric is named kmirror_*, counters end in _total and labels are bou
   for (const d of Object.values(MetricDefinitions)) {
     assert.match(d.name, /^kmirror_[a-z_]+$/)
     assert.equal(d.name.endsWith('_total'), d.type === 'counter', d.name)
-    // error: a Kafka protocol error name, a closed list.
-    for (const label of d.labels) assert.ok(['flow', 'topic', 'job', 'error'].includes(label), `${d.name}: unbounded label ${label}`)
+    // error: a Kafka protocol error name, a closed list; group: the consumer groups the flow checkpoints (`groups`).
+    // Never `job` or `instance`: Prometheus sets those on every scraped series (and renames ours to exported_job).
+    for (const label of d.labels) assert.ok(['flow', 'topic', 'job_name', 'error', 'group'].includes(label), `${d.name}: unbounded label ${label}`)
+  }
+})
+
+test('histograms declare increasing buckets and their names say their unit', () => {
+  for (const d of Object.values(MetricDefinitions)) {
+    if (d.type !== 'histogram') continue
+    const buckets: readonly number[] = 'buckets' in d ? d.buckets : []
+    assert.ok(buckets.length > 0, d.name)
+    for (let i = 1; i < buckets.length; i++) assert.ok(buckets[i]! > buckets[i - 1]!, `${d.name}: buckets increase`)
+    assert.match(d.name, /_(ms|seconds|bytes)$/)
   }
 })

@@ -1,0 +1,64 @@
+/**
+ * The gauges set on every scrape of `/metrics` from the runtime's snapshots (not by the engine as it runs): lag
+ * in records and in seconds per topic, readiness, each flow's up state, and the age of each group's checkpoints.
+ * An unknown value is NaN, never a stale or made-up 0; series of topics or groups that went away disappear.
+ */
+import type { PrometheusMetrics } from '../metrics/registry.ts'
+import { partitionLag } from '../replication/flow-replicator.ts'
+import type { FlowStatus } from '../runtime/flow.ts'
+import type { HealthReport } from '../runtime/health.ts'
+
+interface TopicLag {
+  records: number
+  seconds: number
+  unknownRecords: number
+  unknownSeconds: boolean
+}
+
+/**
+ * Per flow and topic: lag in records (the sum over its partitions) and in seconds (the largest), NaN while one of
+ * its partitions is unknown (failing, or not read yet), and how many partitions have an unknown lag in records.
+ */
+export function updateLagGauges (metrics: PrometheusMetrics, flows: readonly FlowStatus[]): void {
+  for (const flow of flows) {
+    const byTopic = new Map<string, TopicLag>()
+    for (const p of flow.partitions) {
+      const topic = byTopic.get(p.topic) ?? { records: 0, seconds: 0, unknownRecords: 0, unknownSeconds: false }
+      const lag = partitionLag(p)
+      if (lag === null) topic.unknownRecords++
+      else topic.records += lag
+      if (p.lagSeconds === null) topic.unknownSeconds = true
+      else topic.seconds = Math.max(topic.seconds, p.lagSeconds)
+      byTopic.set(p.topic, topic)
+    }
+    for (const [topic, lag] of byTopic) {
+      const labels = { flow: flow.name, topic }
+      metrics.set('replicationLag', labels, lag.unknownRecords > 0 ? Number.NaN : lag.records)
+      metrics.set('lagUnknownPartitions', labels, lag.unknownRecords)
+      metrics.set('replicationLagSeconds', labels, lag.unknownSeconds ? Number.NaN : lag.seconds)
+    }
+  }
+}
+
+/**
+ * `kmirror_ready` as /readyz; `kmirror_flow_up` 1 per flow while ready, not stopped on an error and not stalled;
+ * the partitions each flow copies here and, in a group, how many members it has.
+ */
+export function updateUpGauges (metrics: PrometheusMetrics, flows: readonly FlowStatus[], health: HealthReport, failed: boolean): void {
+  metrics.set('ready', {}, health.ready ? 1 : 0)
+  metrics.clear('groupMembers')
+  for (const flow of flows) {
+    const up = health.ready && !failed && !health.stalled.some(s => s.flow === flow.name)
+    metrics.set('flowUp', { flow: flow.name }, up ? 1 : 0)
+    metrics.set('ownedPartitions', { flow: flow.name }, flow.partitions.length)
+    if (flow.membership !== null) metrics.set('groupMembers', { flow: flow.name }, flow.membership.members.length)
+  }
+}
+
+/** Seconds since each group's checkpoints were last brought up to date, for the groups this instance checkpoints. */
+export function updateCheckpointGauges (metrics: PrometheusMetrics, flows: readonly FlowStatus[], now: number): void {
+  metrics.clear('checkpointAge')
+  for (const flow of flows) {
+    for (const c of flow.checkpoints ?? []) metrics.set('checkpointAge', { flow: flow.name, group: c.group }, Math.max(0, now - c.at) / 1000)
+  }
+}
