@@ -21,6 +21,7 @@ import { groupedFlow, heartbeatPairMembership, type FlowMembership, type Grouped
 import { Ownerships } from './flow-work.ts'
 import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
+import { refuseWhileMm2Copies } from './mm2-worker-check.ts'
 import { startWithRetries } from './start-retry.ts'
 
 /** Raised by `start()` when `stop()` was called before every flow had started. */
@@ -63,6 +64,8 @@ export class MirrorMaker {
       try {
         await startWithRetries(async () => {
           const { flow, membership } = this.#flows[i]!
+          // Before anything is written: a live MM2 on this flow would copy every record a second time.
+          await refuseWhileMm2Copies(config, this.#log.child({ flow: config.name }))
           await flow.start({ owned: Ownerships.ASSIGNED })
           membership.start()
           await membership.firstAssignment(signal)
