@@ -1,7 +1,8 @@
 /**
  * Hand-over between the real Apache MirrorMaker 2 (4.1.1, dedicated mode) and kmirror with exactly-once on in both
- * (`B.exactly.once.source.support = enabled`): MM2 copies a first part, kmirror resumes from MM2's committed
- * progress for a second, MM2 resumes from kmirror's for a third. The source holds committed and aborted
+ * (`B.exactly.once.source.support = enabled`): MM2 copies a first part; kmirror, started while MM2 still runs,
+ * refuses to copy until MM2 has stopped, then resumes from MM2's committed progress for a second part; MM2 resumes
+ * from kmirror's for a third. The source holds committed and aborted
  * transactions; a read_committed reader of the target finds every committed source record exactly once, in order.
  */
 import assert from 'node:assert/strict'
@@ -57,7 +58,7 @@ function assertSyncsPointAtCopies (syncs: readonly DecodedSync[], source: readon
   return mine.length
 }
 
-test(`MirrorMaker 2 ${RELEASE} and kmirror hand an exactly-once flow over both ways: every committed record once`, { timeout: 240_000 }, async t => {
+test(`MirrorMaker 2 ${RELEASE} and kmirror hand an exactly-once flow over both ways: every committed record once`, { timeout: 420_000 }, async t => {
   const a = uniqueAlias('a')
   const b = uniqueAlias('b')
   const topic = uniqueName('handover-eos')
@@ -71,7 +72,10 @@ test(`MirrorMaker 2 ${RELEASE} and kmirror hand an exactly-once flow over both w
   })
   const started = Date.now()
   const phases: string[] = []
-  const phase = (name: string): void => { phases.push(`${name} ${((Date.now() - started) / 1000).toFixed(1)} s`) }
+  const phase = (name: string): void => {
+    phases.push(`${name} ${((Date.now() - started) / 1000).toFixed(1)} s`)
+    t.diagnostic(phases.at(-1)!) // shown even if a later step times out
+  }
 
   // Given a flow in exactly-once mode for both tools, and a first part of the topic that MirrorMaker 2 copied
   await createTopic('source', topic, { partitions: PARTITIONS, t })
@@ -89,12 +93,20 @@ test(`MirrorMaker 2 ${RELEASE} and kmirror hand an exactly-once flow over both w
   await startMm2()
   phase('MM2 started')
   await waitForStoredEnd(offsetsTopic, a, topic, `MirrorMaker 2 ${RELEASE}`)
-  await runKafkaLocal(['mm2-down', mm2])
   phase('part 1 copied by MM2')
 
-  // When more records arrive and kmirror takes over with the same mm2.properties
-  await producePart(topic, 'part2')
+  // When kmirror is started with the same mm2.properties while MM2 still runs the flow, it refuses to copy and waits
   kmirror = spawnKmirror(['run', config], { t })
+  const refusal = await kmirror.waitForOutput(/(MirrorMaker 2 is running flow [^"]*)/, 60_000)
+  assert.match(kmirror.stdout + kmirror.stderr, /KMIRROR_ERR_MM2_RUNNING/)
+  assert.match(refusal[1]!, new RegExp(`MirrorMaker 2 is running flow ${a}->${b}: its worker group ${a}-mm2 on cluster ${b} has 1 live worker\\(s\\)`))
+  assert.match(refusal[1]!, /1 MirrorSourceConnector task\(s\) run there/)
+  phase('kmirror refused while MM2 runs')
+
+  // And MM2 stops, more records arrive, and kmirror takes over from MM2's committed progress on its own
+  await runKafkaLocal(['mm2-down', mm2])
+  await producePart(topic, 'part2')
+  await kmirror.waitForOutput(/started after waiting for a transient fault to clear/, 60_000)
   await waitForStoredEnd(offsetsTopic, a, topic, 'kmirror')
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(10_000)).code, 0, kmirror.stderr.slice(-2000))
