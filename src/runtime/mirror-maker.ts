@@ -64,9 +64,10 @@ export class MirrorMaker {
       try {
         await startWithRetries(async () => {
           const { flow, membership } = this.#flows[i]!
-          // Before anything is written: a live MM2 on this flow would copy every record a second time.
-          await refuseWhileMm2Copies(config, this.#log.child({ flow: config.name }))
           await flow.start({ owned: Ownerships.ASSIGNED })
+          // Before it owns anything (a failed start of its clients reports first, as before): a live MM2 on this
+          // flow would copy every record a second time.
+          await refuseWhileMm2Copies(config, this.#log.child({ flow: config.name }))
           membership.start()
           await membership.firstAssignment(signal)
         }, {
