@@ -65,6 +65,13 @@ export const ErrorCodes = {
    * Transient failures (coordinator moving or loading, a rebalance, an eviction) are retried and never raise it.
    */
   GROUP_MEMBERSHIP: 'KMIRROR_ERR_GROUP_MEMBERSHIP',
+  /**
+   * A live MirrorMaker 2 copies the flow: its Connect worker group on the target (`B.group.id`, default
+   * `<source>-mm2`) has a worker running MirrorSourceConnector tasks. Both would copy every record (two
+   * transactional ids in exactly-once mode, which never fence each other). Retried at start (kmirror waits for MM2
+   * to stop, e.g. a killed worker's session to end) until `start.retry.timeout.ms`, then exit code 3.
+   */
+  MM2_RUNNING: 'KMIRROR_ERR_MM2_RUNNING',
   /** An invariant kmirror relies on does not hold: a bug, please report it. */
   INTERNAL: 'KMIRROR_ERR_INTERNAL'
 } as const

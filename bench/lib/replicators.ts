@@ -5,6 +5,7 @@
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { REPO_ROOT, runKafkaLocal } from '../../test/helpers/clusters.ts'
+import { mm2ExactlyOnceLines } from '../../test/helpers/mm2.ts'
 import { spawnKmirror } from '../../test/helpers/process.ts'
 
 export const TOOLS = ['mm2', 'kmirror'] as const
@@ -33,17 +34,9 @@ export interface FlowSettings {
 /** MM2's internal REST port in exactly-once runs (dedicated mode needs it for zombie fencing, KIP-710). */
 const MM2_REST_PORT = 38083
 
-/**
- * Exactly-once for the flow into T: MM2's worker switch for T, a read_committed source read (KAFKA-14021: MM2
- * refuses exactly-once without it; kmirror reads read_committed anyway) and MM2's internal REST.
- */
+/** Exactly-once for the flow into T (test/helpers/mm2.ts: MM2's switch, read_committed source, internal REST). */
 export function exactlyOnceLines (source: string): string[] {
-  return [
-    `${TARGET_ALIAS}.exactly.once.source.support = enabled`,
-    `${source}.consumer.isolation.level = read_committed`,
-    'dedicated.mode.enable.internal.rest = true',
-    `listeners = http://127.0.0.1:${MM2_REST_PORT}`
-  ]
+  return mm2ExactlyOnceLines({ sourceAlias: source, targetAlias: TARGET_ALIAS, restPort: MM2_REST_PORT })
 }
 
 /** The tuning lines, the same for both tools (kmirror ignores tasks.max and batch.size, and says so). */

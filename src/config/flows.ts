@@ -77,6 +77,7 @@ function buildFlow (raw: Props, source: string, target: string): FlowConfig {
     sessionTimeoutMs: integer(get('session.timeout.ms'), IntegerWidths.INT),
     heartbeatIntervalMs: integer(get('heartbeat.interval.ms'), IntegerWidths.INT),
     rebalanceTimeoutMs: integer(get('rebalance.timeout.ms'), IntegerWidths.INT),
+    mm2WorkerGroupId: worker['group.id'] ?? `${source}-mm2`,
     offsetStorageTopic: workerValue('offset.storage.topic'),
     offsetStoragePartitions: integer(workerValue('offset.storage.partitions'), IntegerWidths.INT),
     offsetStorageReplicationFactor: integer(workerValue('offset.storage.replication.factor'), IntegerWidths.SHORT),

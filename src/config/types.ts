@@ -101,6 +101,11 @@ export interface FlowConfig {
   readonly sessionTimeoutMs: number
   readonly heartbeatIntervalMs: number
   readonly rebalanceTimeoutMs: number
+  /**
+   * The Connect worker group of MM2's herder for this flow on the target (`B.group.id`, default `<source>-mm2`:
+   * MirrorMakerConfig.workerConfig). kmirror never joins it; it looks there for a live MM2 at start.
+   */
+  readonly mm2WorkerGroupId: string
   /** Connect worker keys of the herder for this flow (taken from the target cluster's properties, as MM2 does). */
   readonly offsetStorageTopic: string
   readonly offsetStoragePartitions: number

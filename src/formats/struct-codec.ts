@@ -115,6 +115,17 @@ export class StructReader {
     return value
   }
 
+  /** INT32 length then that many bytes; length -1 means null (Kafka's NULLABLE_BYTES). */
+  readNullableBytes (field: string): Buffer | null {
+    const length = this.readInt32(`${field} (length)`)
+    if (length < -1) throw this.error(`field ${field} has a negative length ${length}`)
+    if (length === -1) return null
+    this.require(length, field, 'BYTES')
+    const value = this.buf.subarray(this.offset, this.offset + length)
+    this.offset += length
+    return value
+  }
+
   /** Bytes not read yet (an array count larger than these can hold is garbled). */
   get remaining (): number {
     return this.buf.length - this.offset

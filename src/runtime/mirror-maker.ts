@@ -22,6 +22,7 @@ import { groupedFlow, heartbeatPairMembership, type FlowMembership, type Grouped
 import { Ownerships } from './flow-work.ts'
 import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
+import { refuseWhileMm2Copies } from './mm2-worker-check.ts'
 import { startWithRetries } from './start-retry.ts'
 import { startTogether } from './start-together.ts'
 
@@ -83,6 +84,9 @@ export class MirrorMaker {
     await startWithRetries(async () => {
       const { flow, membership } = this.#flows[i]!
       await flow.start({ owned: Ownerships.ASSIGNED })
+      // Before it owns anything (a failed start of its clients reports first, as before): a live MM2 on this
+      // flow would copy every record a second time.
+      await refuseWhileMm2Copies(config, this.#log.child({ flow: config.name }))
       membership.start()
       await membership.firstAssignment(signal)
     }, {

@@ -71,6 +71,11 @@ if (!Number.isInteger(PORT_OFFSET) || PORT_OFFSET < 0 || PORT_OFFSET > 40_000) {
   throw new Error(`KMIRROR_TEST_PORT_OFFSET=${process.env.KMIRROR_TEST_PORT_OFFSET} must be a whole number from 0 to 40000`)
 }
 
+/** BASE shifted by KMIRROR_TEST_PORT_OFFSET: a port a test opens itself (e.g. MM2's internal REST) next to its clusters. */
+export function shiftedPort (base: number): number {
+  return base + PORT_OFFSET
+}
+
 export const TOPOLOGY: Readonly<Record<ClusterName, ClusterSpec>> = Object.freeze({
   source: { port: 19092 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_SOURCE_BOOTSTRAP' },
   target: { port: 19192 + PORT_OFFSET, mode: 'plain', env: 'KMIRROR_TEST_TARGET_BOOTSTRAP' },

@@ -5,13 +5,13 @@
  */
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
-import { decodeSourceOffsetKey, decodeSourceOffsetValue } from '../../src/formats/connect-offset.ts'
 import { runKafkaLocal } from '../helpers/clusters.ts'
-import { createTopic, endOffsets, partitionCount, produce, readPartition, type TestRecord, TIMESTAMP_BASE } from '../helpers/kafka.ts'
+import { createTopic, produce, type TestRecord, TIMESTAMP_BASE } from '../helpers/kafka.ts'
+import { newestOffsets, storedRecords, waitForStoredEnd } from '../helpers/mm2.ts'
 import { removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
 import { assertAllPresentInOrder, readCommitted } from '../helpers/replication.ts'
-import { uniqueName, waitFor } from '../helpers/wait.ts'
+import { uniqueName } from '../helpers/wait.ts'
 
 const PARTITIONS = 3
 const PER_PART = 3000
@@ -24,46 +24,6 @@ function records (topic: string, tag: string, count: number): TestRecord[] {
   return Array.from({ length: count }, (_, i) => ({
     topic, partition: i % PARTITIONS, key: Buffer.from(`${tag}-${i}`), value: Buffer.from(`${tag}:${i}`), headers: [[Buffer.from('tag'), Buffer.from(tag)]], timestamp: TIMESTAMP_BASE + BigInt(i)
   }))
-}
-
-interface StoredRecord {
-  /** Partition of the offsets topic the record is in. */
-  readonly at: number
-  readonly keyHex: string
-  readonly partition: number
-  readonly offset: number | null
-}
-
-/** Every Connect source-offset record of MirrorSourceConnector for ALIAS's TOPIC, in partition then log order. */
-async function storedRecords (offsetsTopic: string, alias: string, topic: string): Promise<StoredRecord[]> {
-  const out: StoredRecord[] = []
-  const partitions = await partitionCount('target', offsetsTopic)
-  for (let at = 0; at < partitions; at++) {
-    for (const r of await readPartition('target', offsetsTopic, at, { isolation: 'read_committed' })) {
-      const key = r.key === null ? null : decodeSourceOffsetKey(r.key)
-      if (key === null || key.cluster !== alias || key.topic !== topic || key.connectorName !== 'MirrorSourceConnector') continue
-      out.push({ at, keyHex: r.key!.toString('hex'), partition: key.partition, offset: decodeSourceOffsetValue(r.value) })
-    }
-  }
-  return out
-}
-
-/** The newest stored offset per source partition, as MM2's worker would read it back. */
-function newestOffsets (stored: readonly StoredRecord[]): Map<number, number> {
-  const out = new Map<number, number>()
-  for (const r of stored) {
-    if (r.offset === null) out.delete(r.partition)
-    else out.set(r.partition, r.offset)
-  }
-  return out
-}
-
-async function waitForStoredEnd (offsetsTopic: string, alias: string, topic: string, what: string): Promise<void> {
-  const ends = await endOffsets('source', topic)
-  await waitFor(async () => {
-    const stored = newestOffsets(await storedRecords(offsetsTopic, alias, topic))
-    return { done: ends.every((end, p) => stored.get(p) === Number(end) - 1), state: { stored: [...stored], ends } }
-  }, { timeoutMs: 120_000, intervalMs: 500, message: `${what} stored the last offset of every partition` })
 }
 
 async function handOver (t: TestContext, release: string): Promise<void> {
