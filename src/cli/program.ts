@@ -36,7 +36,7 @@ function buildProgram (): Command {
     .option('--clusters <alias...>', 'only run flows whose target is one of these clusters')
     .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', '30')
     .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port')
-    .option('--http-host <host>', 'address the HTTP endpoint listens on', '0.0.0.0')
+    .option('--http-host <host>', 'address the HTTP endpoint listens on (0.0.0.0: every interface)', '127.0.0.1')
     .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string }) => {
       setUnexpectedErrorExitCode(ExitCodes.START_FAILED)
       const [{ runCommand }, { createLogger }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
