@@ -12,6 +12,9 @@ import type { PrometheusMetrics } from '../metrics/registry.ts'
 import { partitionLag } from '../replication/flow-replicator.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
 import { describeStalled, type HealthReport } from '../runtime/health.ts'
+import { serveConsoleAsset } from './console-assets.ts'
+import { StatusRoutes } from './status-routes.ts'
+import { DEGRADED_STEP_FAILURES, flowTotals, type FlowContext } from './status-summary.ts'
 
 export interface StatusSource {
   status: () => FlowStatus[]
@@ -19,6 +22,8 @@ export interface StatusSource {
   failure: () => unknown
   /** Readiness and stalled flows; without it, ready and never stalled. */
   health?: () => HealthReport
+  /** The topology to draw on the console (`/topology`); without it, /topology answers 404. */
+  topology?: () => Promise<unknown>
 }
 
 const ALWAYS_HEALTHY: HealthReport = Object.freeze({ ready: true, healthy: true, stalled: [] })
@@ -52,8 +57,7 @@ export function updateLagGauges (metrics: PrometheusMetrics, flows: readonly Flo
   }
 }
 
-/** Consecutive failures of a flow's whole replication step after which /healthz says degraded. */
-export const DEGRADED_STEP_FAILURES = 3
+export { DEGRADED_STEP_FAILURES }
 
 export interface Health {
   readonly status: 200 | 503
@@ -81,17 +85,26 @@ export function healthOf (flows: readonly FlowStatus[], failure: unknown): Healt
   return problems.length === 0 ? { status: 200, summary: 'ok' } : { status: 503, summary: `degraded: ${problems.join('; ')}` }
 }
 
-export function statusDocument (flows: readonly FlowStatus[], failure: unknown): unknown {
+/** The head of /status (and of its summary): health and the error that stopped replication. */
+export function statusHead (flows: readonly FlowStatus[], failure: unknown): { healthy: boolean, health: string, error: string | null } {
   const health = healthOf(flows, failure)
   return {
     healthy: health.status === 200,
     health: health.summary,
-    error: failure === undefined ? null : (failure instanceof Error ? failure.message : String(failure)),
+    error: failure === undefined ? null : (failure instanceof Error ? failure.message : String(failure))
+  }
+}
+
+/** /status; with a context, each flow also has its state, records/s and bytes/s and totals (status-summary.ts). */
+export function statusDocument (flows: readonly FlowStatus[], failure: unknown, context?: FlowContext): unknown {
+  return {
+    ...statusHead(flows, failure),
     flows: flows.map(f => {
       const lags = f.partitions.map(p => partitionLag(p))
       const unknown = lags.filter(l => l === null).length
       return {
         name: f.name,
+        ...(context === undefined ? {} : flowTotals(f, context)),
         /** Null while the lag of a partition is unknown: `lagUnknownPartitions` says how many. */
         lagRecords: unknown > 0 ? null : lags.reduce<number>((n, l) => n + (l ?? 0), 0),
         lagUnknownPartitions: unknown,
@@ -108,8 +121,10 @@ export function statusDocument (flows: readonly FlowStatus[], failure: unknown):
 
 export async function startHttpServer (options: HttpServerOptions): Promise<Server> {
   const { metrics, source, log } = options
+  const routes = new StatusRoutes({ ...source, health: () => source.health?.() ?? ALWAYS_HEALTHY }, { head: statusHead, full: statusDocument }, log)
   const server = createServer((req, res) => {
-    const path = (req.url ?? '/').split('?')[0]
+    const url = new URL(req.url ?? '/', 'http://kmirror')
+    const path = url.pathname
     if (req.method !== 'GET') {
       res.writeHead(405, { allow: 'GET' }).end()
     } else if (path === '/metrics') {
@@ -127,15 +142,10 @@ export async function startHttpServer (options: HttpServerOptions): Promise<Serv
     } else if (path === '/readyz') {
       const ready = (source.health?.() ?? ALWAYS_HEALTHY).ready
       res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : 'starting\n')
-    } else if (path === '/status') {
-      const health = source.health?.() ?? ALWAYS_HEALTHY
-      const base = statusDocument(source.status(), source.failure()) as { healthy: boolean }
-      // An error message may quote a secret (a value from a config provider, say): redacted like every output,
-      // before it is escaped into JSON.
-      const document = processRedactor.redactValue({ ...base, healthy: base.healthy && health.healthy, ready: health.ready, stalled: health.stalled })
-      res.writeHead(200, { 'content-type': 'application/json' }).end(processRedactor.redactSerialized(JSON.stringify(document, null, 2)))
+    } else if (routes.handle(path, url.searchParams, res) || serveConsoleAsset(path, res)) {
+      // answered: the JSON routes (status-routes.ts) or the console's page and files (console-assets.ts)
     } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics, /healthz, /readyz or /status\n')
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try / (the console), /metrics, /healthz, /readyz, /status or /topology\n')
     }
   })
   await new Promise<void>((resolve, reject) => {
