@@ -123,9 +123,11 @@ export async function startHttpServer (options: HttpServerOptions): Promise<Serv
   const { metrics, source, log } = options
   const routes = new StatusRoutes({ ...source, health: () => source.health?.() ?? ALWAYS_HEALTHY }, { head: statusHead, full: statusDocument }, log)
   const server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://kmirror')
-    const path = url.pathname
-    if (req.method !== 'GET') {
+    const url = URL.parse(req.url ?? '/', 'http://kmirror')
+    const path = url?.pathname
+    if (url === null) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('bad request: the path is not a URL path\n')
+    } else if (req.method !== 'GET') {
       res.writeHead(405, { allow: 'GET' }).end()
     } else if (path === '/metrics') {
       updateLagGauges(metrics, source.status())
@@ -142,7 +144,7 @@ export async function startHttpServer (options: HttpServerOptions): Promise<Serv
     } else if (path === '/readyz') {
       const ready = (source.health?.() ?? ALWAYS_HEALTHY).ready
       res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : 'starting\n')
-    } else if (routes.handle(path, url.searchParams, res) || serveConsoleAsset(path, res)) {
+    } else if (routes.handle(url.pathname, url.searchParams, res) || serveConsoleAsset(url.pathname, res)) {
       // answered: the JSON routes (status-routes.ts) or the console's page and files (console-assets.ts)
     } else {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try / (the console), /metrics, /healthz, /readyz, /status or /topology\n')

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { describe, it } from 'node:test'
 import { healthOf, startHttpServer, statusDocument, updateLagGauges } from '../../../src/http/server.ts'
 import { silentLogger } from '../../../src/logger.ts'
@@ -141,6 +142,19 @@ describe('the console and the light JSON routes', () => {
       assert.equal(full.flows[0]!.state, 'degraded')
       assert.equal(full.flows[0]!.recordsPerSecond, null)
       assert.equal(full.flows[0]!.partitions.length, 3)
+    })
+  })
+
+  it('answers 400 to a request whose path is not a URL path, and goes on serving', async () => {
+    await withServer({ status: () => flows, failure: () => undefined }, async base => {
+      const { port } = new URL(base)
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end('GET //[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))
+        let text = ''
+        socket.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('end', () => resolve(text)).on('error', reject)
+      })
+      assert.match(answer, /^HTTP\/1\.1 400 /)
+      assert.equal((await fetch(`${base}/readyz`)).status, 200)
     })
   })
 
