@@ -47,6 +47,10 @@ SASL_ADMIN_USER="${SASL_ADMIN_USER:-admin}"
 SASL_ADMIN_PASS="${SASL_ADMIN_PASS:-admin-secret}"
 
 die() { echo "kafka-local: $*" >&2; exit 1; }
+# Brokers and ZooKeeper run in a session of their own: they outlive whoever started them (a test run's
+# process group, which scripts/run-tests.ts stops as a whole when it is interrupted). MM2 stays in the
+# caller's group. setsid execs in place here (a background job is no group leader), so $! is the JVM's pid.
+DETACH=""; command -v setsid >/dev/null 2>&1 && DETACH=setsid
 
 # ── versions ─────────────────────────────────────────────────────────────────────────────────────────
 # Everything that differs between Kafka releases lives here: where the jars go and which POM fetches them, the
@@ -398,7 +402,7 @@ start_cluster() { # NAME DIR MODE - the broker JVM (after its ZooKeeper in ZooKe
   fi
   : >"$log"
   # shellcheck disable=SC2086
-  nohup "$JAVA" $heap $PERF_OPTS $(mode_jvm_opts "$mode" "$dir") -Dkafka.logs.dir="$LOGS" "$(log_flag info)" \
+  nohup $DETACH "$JAVA" $heap $PERF_OPTS $(mode_jvm_opts "$mode" "$dir") -Dkafka.logs.dir="$LOGS" "$(log_flag info)" \
     -cp "$LIB/*" kafka.Kafka "$dir/server.properties" >>"$log" 2>&1 </dev/null &
   echo $! >"$dir/pid"
   # "Kafka Server started" is logged only after the broker caught up with metadata and was unfenced.
@@ -440,7 +444,7 @@ start_zookeeper() { # NAME DIR
   stop_pid_file "$2/zk.pid" TERM   # one left behind by a broker that died on its own
   : >"$log"
   # shellcheck disable=SC2086
-  nohup "$JAVA" $ZOOKEEPER_HEAP -XX:+UseSerialGC "$(log_flag info)" -cp "$LIB/*" \
+  nohup $DETACH "$JAVA" $ZOOKEEPER_HEAP -XX:+UseSerialGC "$(log_flag info)" -cp "$LIB/*" \
     org.apache.zookeeper.server.quorum.QuorumPeerMain "$2/zookeeper.properties" >>"$log" 2>&1 </dev/null &
   echo $! >"$2/zk.pid"
   wait_for_line "$log" "binding to port" "$(cat "$2/zk.pid")" 60 "ZooKeeper of cluster $1"

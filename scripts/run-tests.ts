@@ -12,11 +12,14 @@
  *   KMIRROR_TEST_TIMEOUT_MS             per-test timeout (default 180000)
  *   KMIRROR_TEST_RUN_TIMEOUT_MS         whole-run watchdog (default 2400000, 40 min)
  *
+ * Processes: `node --test` runs in a process group of its own, with every test file, `kmirror run` and MM2 JVM
+ * the tests start; the watchdog, SIGINT and SIGTERM stop that whole group (SIGKILL after 10 s), and whatever
+ * of it is left when the tests end is stopped too (brokers are not in it: kafka-local.sh starts them with setsid).
+ *
  * Clusters: the run starts what integration tests need, and afterwards stops every topology cluster that
  * runs now but did not before it began (so clusters a test started through ensureClusters are stopped too),
  * leaving alone clusters that were already up and external ones.
  */
-import { spawn } from 'node:child_process'
 import { globSync } from 'node:fs'
 import {
   CLUSTER_NAMES,
@@ -29,6 +32,7 @@ import {
   stopCluster,
   type ClusterName
 } from '../test/helpers/clusters.ts'
+import { spawnInOwnGroup, stopGroup } from '../test/helpers/process-group.ts'
 
 /** What every integration test may assume is up. Later suites add theirs with --clusters or the env var. */
 const DEFAULT_CLUSTERS: readonly ClusterName[] = ['source', 'target']
@@ -81,27 +85,43 @@ function findTests (pattern: string, filters: readonly string[]): string[] {
     .sort()
 }
 
+/** How long the processes of an interrupted run get to stop after SIGTERM/SIGINT, before SIGKILL. */
+const STOP_GRACE_MS = 10_000
+
 function runNodeTest (files: readonly string[], integration: boolean): Promise<number> {
   const timeout = process.env.KMIRROR_TEST_TIMEOUT_MS ?? '180000'
   const args = ['--test', '--test-reporter=spec', `--test-timeout=${timeout}`]
   // Integration files one at a time: two cores, and the clusters are shared.
   if (integration) args.push('--test-concurrency=1')
   args.push(...files)
-  const child = spawn(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit', env: { ...process.env, KMIRROR_TEST_RUNNER: '1' } })
+  // Its own process group: the test files, the kmirror processes and MM2 JVMs they start all belong to it.
+  const child = spawnInOwnGroup(process.execPath, args, { cwd: REPO_ROOT, stdio: 'inherit', env: { ...process.env, KMIRROR_TEST_RUNNER: '1' } })
+  const pgid = child.pid
+  let stopping: Promise<boolean> | undefined
+  const stop = (signal: NodeJS.Signals): void => {
+    if (pgid !== undefined) stopping ??= stopGroup(pgid, STOP_GRACE_MS, signal)
+  }
   const runTimeout = Number(process.env.KMIRROR_TEST_RUN_TIMEOUT_MS ?? 40 * 60 * 1000)
   const watchdog = setTimeout(() => {
-    log(`the run took longer than ${runTimeout} ms: stopping it`)
-    child.kill('SIGTERM')
-    setTimeout(() => child.kill('SIGKILL'), 10_000).unref()
+    log(`the run took longer than ${runTimeout} ms: stopping it and every process it started`)
+    stop('SIGTERM')
   }, runTimeout)
-  onInterrupt = signal => child.kill(signal)
+  onInterrupt = stop
   return new Promise(resolve => {
     child.once('close', (code, signal) => {
       clearTimeout(watchdog)
       onInterrupt = undefined
-      resolve(code ?? (signal ? 1 : 0))
+      const result = code ?? (signal ? 1 : 0)
+      void stopLeftovers(pgid, stopping).then(() => resolve(result))
     })
   })
+}
+
+/** Whatever of the run's process group outlived `node --test` (a process a test did not stop) is stopped too. */
+async function stopLeftovers (pgid: number | undefined, stopping: Promise<boolean> | undefined): Promise<void> {
+  if (pgid === undefined) return
+  await stopping
+  if (await stopGroup(pgid, STOP_GRACE_MS)) log(`stopped processes the tests left running (process group ${pgid})`)
 }
 
 /**

@@ -8,20 +8,14 @@
  * Each command's module is imported when that command runs: `run` never loads the failover, plan or topology
  * code, and start-up time counts (time to first record).
  */
-import { readFileSync } from 'node:fs'
 import { Command, CommanderError } from 'commander'
 import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
 import { redactWrites } from '../redactor.ts'
+import { packageVersion } from '../version.ts'
 import { withCommandDeadline } from './command-deadline.ts'
 import { describeUnexpectedError, exitOnUnexpectedErrors, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 
 const TIMEOUT_HELP = 'seconds the whole command may take, every cluster it talks to included: no request waits longer; past it, exit 3'
-
-/** src/cli/ and dist/cli/ are both two levels below package.json. */
-function packageVersion (): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }
-  return pkg.version
-}
 
 function buildProgram (): Command {
   const program = new Command()
@@ -37,13 +31,17 @@ function buildProgram (): Command {
     .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', '30')
     .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port')
     .option('--http-host <host>', 'address the HTTP endpoint listens on (0.0.0.0: every interface)', '127.0.0.1')
-    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string }) => {
+    .option('--http-tls-cert <file>', 'serve HTTPS with this PEM certificate (and --http-tls-key)')
+    .option('--http-tls-key <file>', 'the PEM private key of --http-tls-cert (unencrypted)')
+    .option('--http-auth-file <file>', 'require basic authentication on every path: lines user:hash, hash from `openssl passwd -5`')
+    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string, httpTlsCert?: string, httpTlsKey?: string, httpAuthFile?: string }) => {
       setUnexpectedErrorExitCode(ExitCodes.START_FAILED)
       const [{ runCommand }, { createLogger }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
       process.exitCode = await runCommand(file, {
         clusters: opts.clusters,
         progressIntervalSeconds: Number(opts.progressInterval),
-        http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) }
+        http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) },
+        httpAccess: { tlsCert: opts.httpTlsCert, tlsKey: opts.httpTlsKey, authFile: opts.httpAuthFile }
       }, createLogger())
     })
   program.command('plan')

@@ -6,6 +6,7 @@ import { selectHeartbeatFlows } from '../config/flows.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
 import { setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 import { ExitCodes } from '../errors.ts'
+import type { HttpAccess, HttpAccessFlags } from '../http/http-access.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics } from '../metrics/metrics.ts'
 import { partitionLag } from '../replication/flow-replicator.ts'
@@ -16,10 +17,12 @@ export interface RunOptions {
   readonly clusters: string[] | undefined
   readonly progressIntervalSeconds: number
   readonly http: { readonly host: string, readonly port: number } | undefined
+  /** `--http-tls-cert`, `--http-tls-key`, `--http-auth-file` (need `--http-port`). */
+  readonly httpAccess?: HttpAccessFlags
 }
 
 /** Stop must complete well inside the 10 s that service managers usually grant after SIGTERM. */
-const STOP_DEADLINE_MS = 9000
+export const STOP_DEADLINE_MS = 9000
 
 export async function runCommand (file: string, options: RunOptions, log: Logger): Promise<number> {
   const input = loadInput(() => {
@@ -33,6 +36,8 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
     process.stderr.write(`kmirror: --http-port ${options.http.port} is not a port number: use 1-65535 (0 picks a free port)\n`)
     return ExitCodes.BAD_INPUT
   }
+  const access = await loadHttpAccessFlags(options)
+  if (access === null) return ExitCodes.BAD_INPUT
   // Metrics are only collected when an endpoint serves them: without --http-port neither prom-client nor the
   // HTTP server is loaded (start-up time).
   const prometheus = options.http === undefined ? undefined : new (await import('../metrics/registry.ts')).PrometheusMetrics()
@@ -45,10 +50,11 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
       const [{ startHttpServer }, { TopologyView }] = await Promise.all([import('../http/server.ts'), import('../runtime/topology-view.ts')])
       const topology = new TopologyView(config, flows)
       const server = await startHttpServer({
-        ...options.http, metrics: prometheus, log, source: { status: () => mirror.status(), failure: () => failure, health: () => mirror.health(), topology: async () => await topology.document() }
+        ...options.http, access, metrics: prometheus, log, source: { status: () => mirror.status(), failure: () => failure, health: () => mirror.health(), topology: async () => await topology.document() }
       })
       const address = server.address()
-      log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port }, 'HTTP endpoint: / (console), /metrics, /healthz, /readyz, /status, /topology')
+      log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port, tls: access?.tls !== undefined, basicAuth: access?.authenticator !== undefined },
+        'HTTP endpoint: / (console), /metrics, /healthz, /readyz, /status, /topology')
     }
     const signal = await startUnlessSignalled(mirror, signalled, log)
     if (signal !== undefined) return await stopDuringStart(mirror, signal, log)
@@ -61,6 +67,24 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
     return ExitCodes.START_FAILED
   }
   return await superviseUntilStopped(mirror, signalled, options, log)
+}
+
+/**
+ * The HTTP endpoint's TLS and basic authentication files, read and checked before anything is contacted:
+ * undefined without those flags, null (the message printed) when one is wrong.
+ */
+async function loadHttpAccessFlags (options: RunOptions): Promise<HttpAccess | undefined | null> {
+  const flags = options.httpAccess ?? {}
+  const given = Object.entries({ '--http-tls-cert': flags.tlsCert, '--http-tls-key': flags.tlsKey, '--http-auth-file': flags.authFile }).filter(([, v]) => v !== undefined).map(([k]) => k)
+  if (given.length === 0) return undefined
+  if (options.http === undefined) {
+    process.stderr.write(`kmirror: ${given.join(' and ')} ${given.length === 1 ? 'needs' : 'need'} --http-port: without it there is no HTTP endpoint to protect\n`)
+    return null
+  }
+  const loaded = (await import('../http/http-access.ts')).loadHttpAccess(flags)
+  if (loaded.ok) return loaded.value
+  process.stderr.write(`kmirror: ${loaded.message}\n`)
+  return null
 }
 
 /** The first SIGTERM or SIGINT; handled from before start-up on (Node's default would exit 143 silently). */

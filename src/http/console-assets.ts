@@ -1,10 +1,10 @@
 /**
- * The web console's page and files, served as they are from `console/` next to this module (plain HTML, CSS and
- * ES modules: no build step, no CDN, so the console works on a host with no Internet access). Only the files
- * listed here are served; each is read once and kept in memory.
+ * The web console's page and files, served as they are from `src/http/console/` (plain HTML, CSS and ES modules:
+ * no build step, no CDN, so the console works on a host with no Internet access), read through `readAsset` (the
+ * single executable embeds them). Only the files listed here are served; each is read once and kept in memory.
  */
-import { readFileSync } from 'node:fs'
 import type { ServerResponse } from 'node:http'
+import { readAsset } from '../assets.ts'
 
 const CONTENT_TYPES = {
   html: 'text/html; charset=utf-8',
@@ -29,7 +29,7 @@ const cache = new Map<string, Buffer>()
 function read (file: string): Buffer {
   let body = cache.get(file)
   if (body === undefined) {
-    body = readFileSync(new URL(`./console/${file}`, import.meta.url))
+    body = readAsset(`http/console/${file}`)
     cache.set(file, body)
   }
   return body

@@ -2,11 +2,14 @@
  * kmirror's HTTP endpoint, for operators and their monitoring: `/metrics` (Prometheus), `/healthz`
  * (200 while every flow copies; 503 once one stopped on an error, while a partition fails or a flow's steps keep
  * failing: `healthOf`, or while a flow is stalled: runtime/health.ts), `/readyz` (503 until every flow has started)
- * and `/status` (JSON: flows, partitions with position, high watermark, lag and failure, jobs, and the members of a flow's group when it has one). Read-only: it
+ * `/status` (JSON: flows, partitions with position, high watermark, lag and failure, jobs, and the members of a flow's group when it has one;
+ * its light views and `/topology`: status-routes.ts) and the web console at `/` (console-assets.ts). Read-only: it
  * reads runtime snapshots and changes nothing.
  */
-import { createServer, type Server } from 'node:http'
+import type { Server } from 'node:http'
+import type { Server as HttpsServer } from 'node:https'
 import type { Logger } from '../logger.ts'
+import { createAccessServer, OPEN_ACCESS, type HttpAccess } from './http-access.ts'
 import { processRedactor } from '../redactor.ts'
 import type { PrometheusMetrics } from '../metrics/registry.ts'
 import { partitionLag } from '../replication/flow-replicator.ts'
@@ -34,6 +37,8 @@ export interface HttpServerOptions {
   readonly metrics: PrometheusMetrics
   readonly source: StatusSource
   readonly log: Logger
+  /** HTTPS and basic authentication (http-access.ts); plain HTTP, open, without it. */
+  readonly access?: HttpAccess | undefined
 }
 
 /**
@@ -119,10 +124,10 @@ export function statusDocument (flows: readonly FlowStatus[], failure: unknown, 
   }
 }
 
-export async function startHttpServer (options: HttpServerOptions): Promise<Server> {
+export async function startHttpServer (options: HttpServerOptions): Promise<Server | HttpsServer> {
   const { metrics, source, log } = options
   const routes = new StatusRoutes({ ...source, health: () => source.health?.() ?? ALWAYS_HEALTHY }, { head: statusHead, full: statusDocument }, log)
-  const server = createServer((req, res) => {
+  const server = createAccessServer(options.access ?? OPEN_ACCESS, (req, res) => {
     const url = URL.parse(req.url ?? '/', 'http://kmirror')
     const path = url?.pathname
     if (url === null) {

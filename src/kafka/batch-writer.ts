@@ -41,7 +41,7 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
+import { isRefusedBatchError, isRetriableKafkaError, KafkaErrorKinds, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { leaderOf, toLeaderMetadata } from './metadata-cache.ts'
@@ -267,8 +267,8 @@ export class BatchWriter {
   }
 
   /**
-   * Exactly-once mode: adds the partitions of these writes the open transaction does not hold yet. Those whose
-   * topic the coordinator refuses are taken out of `byLeader` and failed like a refused produce (set aside by the
+   * Exactly-once mode: adds the partitions of these writes the open transaction does not hold yet. Those the
+   * coordinator refuses for themselves (topic authorization, a topic it does not know) are taken out of `byLeader` and failed like a refused produce (set aside by the
    * data path, invariant 22), so the other partitions are still written.
    */
   async #addToTransaction (
@@ -290,7 +290,11 @@ export class BatchWriter {
         const error = refused.get(partitionKey(w.topic, w.partition))
         if (error === undefined) return true
         sends.get(i)!.refuse(0, false)
-        failures.push({ write: i, topic: w.topic, partition: w.partition, error, message: `${this.#cluster.label} refused to add ${w.topic}-${w.partition} to the transaction of ${id}`, retriable: false, operation: 'WRITE' })
+        const info = kafkaErrorInfo(error)
+        failures.push({
+          write: i, topic: w.topic, partition: w.partition, error, message: `${this.#cluster.label} refused to add ${w.topic}-${w.partition} to the transaction of ${id}`,
+          retriable: info.retriable, ...(info.kind === KafkaErrorKinds.AUTHORIZATION ? { operation: 'WRITE' } : {})
+        })
         return false
       })
       if (kept.length === 0) byLeader.delete(node)

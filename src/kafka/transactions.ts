@@ -18,7 +18,7 @@ import { describeGrant } from './acl-grant.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
-import { AddPartitionsToTxnApi } from './protocol/add-partitions-to-txn.ts'
+import { AddPartitionsToTxnApi, type AddPartitionsToTxnResponse } from './protocol/add-partitions-to-txn.ts'
 import { EndTxnApi } from './protocol/end-txn.ts'
 import { CoordinatorKeyTypes, findCoordinator } from './protocol/find-coordinator.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
@@ -60,10 +60,11 @@ export class TransactionCoordinator {
   }
 
   /**
-   * Adds partitions to the open transaction of `producer` (one is opened by the first of them). Partitions whose
-   * topic the principal may not write (TOPIC_AUTHORIZATION_FAILED) are left out and returned with their error, so
-   * they can be set aside while the others are added (one refused partition fails the whole request: the others
-   * answer OPERATION_NOT_ATTEMPTED, and are asked again without it).
+   * Adds partitions to the open transaction of `producer` (one is opened by the first of them). Partitions refused
+   * for themselves (`partitionRefusals`: a topic the principal may not write, one the coordinator does not know)
+   * are left out and returned with their error, so they can be set aside while the others are added (one refused
+   * partition fails the whole request: the others answer OPERATION_NOT_ATTEMPTED, and are asked again without it).
+   * An error of the transaction itself (fenced, coordinator moved or busy) concerns every partition: it is thrown.
    */
   async addPartitions (transactionalId: string, producer: ProducerIdentity, partitions: readonly { topic: string, partition: number }[]): Promise<Map<string, string>> {
     const refused = new Map<string, string>()
@@ -74,11 +75,9 @@ export class TransactionCoordinator {
       const request = { transactionalId, producerId: producer.id, producerEpoch: producer.epoch, topics: [...byTopic].map(([name, list]) => ({ name, partitions: list })) }
       let dropped: { key: string, error: string }[] = []
       await this.#call(transactionalId, 'add partitions to the transaction of', AddPartitionsToTxnApi, request, r => {
-        const errors = r.results.flatMap(t => t.partitions.map(p => ({ key: partitionKey(t.name, p.index), code: p.errorCode, error: kafkaErrorName(p.errorCode) })))
-        dropped = errors.filter(e => e.error === 'TOPIC_AUTHORIZATION_FAILED')
-        if (dropped.length > 0) return 0
-        const codes = errors.map(e => e.code).filter(c => c !== 0)
-        return codes.find(c => kafkaErrorName(c) !== 'OPERATION_NOT_ATTEMPTED') ?? codes[0] ?? 0
+        const answer = partitionRefusals(r)
+        dropped = answer.refused
+        return answer.errorCode
       })
       if (dropped.length === 0) break
       for (const d of dropped) refused.set(d.key, d.error)
@@ -149,6 +148,28 @@ export class TransactionCoordinator {
       details: { kafkaErrors: ['TRANSACTIONAL_ID_AUTHORIZATION_FAILED'] }
     })
   }
+}
+
+/** AddPartitionsToTxn answers about one partition rather than the transaction: that partition is set aside. */
+const PARTITION_ERRORS = new Set(['TOPIC_AUTHORIZATION_FAILED', 'UNKNOWN_TOPIC_OR_PARTITION'])
+/** Answers about the transaction or its coordinator: never one partition's, whatever the other partitions say. */
+const TRANSACTION_ERRORS = new Set([...FENCED_ERRORS, ...MOVED_ERRORS, ...WAIT_ERRORS, 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTION_ABORTABLE'])
+
+/**
+ * Splits an AddPartitionsToTxn answer (whose errors are all per partition, even those of the whole request) into
+ * the partitions refused for themselves, and the error code of the request (0 when the rest may be asked again
+ * without them, or when all were added). A partition is refused for itself when its error names the partition
+ * (PARTITION_ERRORS), or when the broker answered OPERATION_NOT_ATTEMPTED for others (its sign that it refused
+ * some partitions and did not try the rest), unless its error is the transaction's (TRANSACTION_ERRORS).
+ */
+export function partitionRefusals (response: AddPartitionsToTxnResponse): { refused: { key: string, error: string }[], errorCode: number } {
+  const errors = response.results.flatMap(t => t.partitions.map(p => ({ key: partitionKey(t.name, p.index), code: p.errorCode, error: kafkaErrorName(p.errorCode) })))
+    .filter(e => e.code !== 0)
+  const notAttempted = errors.some(e => e.error === 'OPERATION_NOT_ATTEMPTED')
+  const refused = errors.filter(e => e.error !== 'OPERATION_NOT_ATTEMPTED' && !TRANSACTION_ERRORS.has(e.error) && (notAttempted || PARTITION_ERRORS.has(e.error)))
+  if (refused.length > 0) return { refused: refused.map(({ key, error }) => ({ key, error })), errorCode: 0 }
+  const codes = errors.map(e => e.code)
+  return { refused: [], errorCode: codes.find(c => kafkaErrorName(c) !== 'OPERATION_NOT_ATTEMPTED') ?? codes[0] ?? 0 }
 }
 
 /** FENCED: this producer's epoch is no longer the transactional id's (another producer initialised it since). */

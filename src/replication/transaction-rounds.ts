@@ -10,10 +10,15 @@
  *   round's transaction; nothing it writes is visible to read_committed readers before the commit.
  * - A round that fails is aborted before `run` rethrows (or, if the abort itself fails, the next
  *   InitProducerId aborts it); `recover` makes sure of it before the caller rewinds its positions.
+ * - A round open for ROUND_LIMIT of the transaction timeout is not committed: the coordinator aborts a transaction
+ *   older than its timeout (and bumps the producer epoch, so the commit would read as fenced). It is aborted and
+ *   written again, with a retriable error naming transaction.timeout.ms. A FENCED answer to a round that old is
+ *   reported as that timeout, not as another producer (it still stops the flow: kmirror never takes its id back).
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import type { BatchWriter, OutBatch, PartitionFailure } from '../kafka/batch-writer.ts'
+import { TRANSACTION_TIMEOUT_MS } from '../kafka/transactions.ts'
 import { encodeRecords, type OutRecord } from '../kafka/record-batch.ts'
 import type { OffsetSegment, PartitionBatch, RecordWriter } from '../kafka/record-writer.ts'
 
@@ -22,20 +27,36 @@ export type TransactionalWriter = Pick<BatchWriter, 'write' | 'commitTransaction
 /** How a round's transaction ended: committed (it held records), aborted, or empty (nothing was written). */
 export type RoundOutcome = 'committed' | 'aborted' | 'empty'
 
+/**
+ * The part of the transaction timeout a round may last before its commit is given up. The round is timed from its
+ * start, before its first write opens the transaction: the coordinator's count starts later, never earlier.
+ */
+export const ROUND_LIMIT = 0.9
+
+export interface TransactionRoundsOptions {
+  /** The transaction timeout the producer id was initialised with (TRANSACTION_TIMEOUT_MS). */
+  readonly timeoutMs?: number
+  readonly now?: () => number
+}
+
 /** Internal records per batch: well under the brokers' 1 MiB default for kmirror's small records. */
 const RECORDS_PER_BATCH = 1000
 
 export class TransactionRounds {
   readonly #writer: TransactionalWriter
   readonly #onEnd: (outcome: RoundOutcome) => void
+  readonly #timeoutMs: number
+  readonly #now: () => number
   readonly #inRound = new AsyncLocalStorage<true>()
   #lock: Promise<unknown> = Promise.resolve()
   /** Writes internal records inside the current round's transaction, or as a transaction of their own. */
   readonly records: Pick<RecordWriter, 'write'>
 
-  constructor (writer: TransactionalWriter, onEnd: (outcome: RoundOutcome) => void = () => undefined) {
+  constructor (writer: TransactionalWriter, onEnd: (outcome: RoundOutcome) => void = () => undefined, options: TransactionRoundsOptions = {}) {
     this.#writer = writer
     this.#onEnd = onEnd
+    this.#timeoutMs = options.timeoutMs ?? TRANSACTION_TIMEOUT_MS
+    this.#now = options.now ?? Date.now
     this.records = {
       write: async batches => this.#inRound.getStore() === true ? await this.#writeRecords(batches) : await this.run(() => this.#writeRecords(batches))
     }
@@ -48,15 +69,17 @@ export class TransactionRounds {
   /** Runs FN as one transaction: committed when FN resolves, aborted when FN or the commit rejects. */
   run<T> (fn: () => Promise<T>): Promise<T> {
     const result = this.#lock.then(() => this.#inRound.run(true, async () => {
+      const startedAt = this.#now()
       try {
         const value = await fn()
+        this.#checkAge(startedAt)
         this.#onEnd(await this.#writer.commitTransaction() ? 'committed' : 'empty')
         return value
       } catch (err) {
         // A fenced producer must not initialise its id again: that would fence the instance that owns it now.
         if (!(isKmirrorError(err) && err.code === ErrorCodes.FENCED)) await this.#writer.abortTransaction().catch(() => undefined)
         this.#onEnd('aborted')
-        throw err
+        throw this.#explainFenced(err, startedAt)
       }
     }))
     this.#lock = result.catch(() => undefined)
@@ -71,6 +94,26 @@ export class TransactionRounds {
     const done = this.#lock.then(() => this.#writer.abortTransaction())
     this.#lock = done.catch(() => undefined)
     await done
+  }
+
+  /** Throws (retriable) instead of committing a round the coordinator may have aborted for its age. */
+  #checkAge (startedAt: number): void {
+    const ageMs = this.#now() - startedAt
+    if (ageMs < this.#timeoutMs * ROUND_LIMIT) return
+    throw new KmirrorError(ErrorCodes.PRODUCE, `the round's transaction ${this.transactionalId} was open ${ageMs} ms, too close to the transaction timeout ` +
+      `(transaction.timeout.ms = ${this.#timeoutMs}), after which the target's coordinator aborts it: it is aborted and written again. ` +
+      'A round this long means writing to the target is slow: check the target brokers (request latency, throttling, leaders moving)', { retriable: true, details: { ageMs, transactionTimeoutMs: this.#timeoutMs } })
+  }
+
+  /** A FENCED answer to a round older than the transaction timeout: the coordinator aborted it for its age. */
+  #explainFenced (err: unknown, startedAt: number): unknown {
+    const ageMs = this.#now() - startedAt
+    if (!isKmirrorError(err) || err.code !== ErrorCodes.FENCED || err.details['transactionalId'] === undefined || ageMs < this.#timeoutMs * ROUND_LIMIT) return err
+    return new KmirrorError(ErrorCodes.FENCED, `the round's transaction ${this.transactionalId} was open ${ageMs} ms, past the transaction timeout ` +
+      `(transaction.timeout.ms = ${this.#timeoutMs}): the target's coordinator aborted it and bumped the producer epoch, so the target answers as if ` +
+      `this producer were fenced (${err.message}). Nothing of the round is visible to read_committed readers; this instance stops writing. Restart ` +
+      'kmirror (it resumes from the last committed round: nothing lost, nothing twice) and check why writing to the target took that long ' +
+      '(target broker latency, throttling, leaders moving)', { cause: err, details: { ...err.details, ageMs, transactionTimeoutMs: this.#timeoutMs } })
   }
 
   async #writeRecords (batches: readonly PartitionBatch[]): Promise<OffsetSegment[][]> {

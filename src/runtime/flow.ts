@@ -26,7 +26,8 @@ import type { FlowStatus, MembershipProvider } from './flow-status.ts'
 import { FlowWork, Ownerships, type Ownership } from './flow-work.ts'
 import type { FlowProgress } from './health.ts'
 import type { PairJob } from './heartbeats.ts'
-import { flowJobs } from './job-registry.ts'
+import { flowJobs, JobNames } from './job-registry.ts'
+import { RefreshBaseline } from './refresh-baseline.ts'
 import { Scheduler } from './scheduler.ts'
 import { TransactionRounds } from '../replication/transaction-rounds.ts'
 import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
@@ -78,8 +79,8 @@ export class Flow implements WorkOwner {
   #work: FlowWork | null = null
   #running: Promise<void> | null = null
   #membership: MembershipProvider = () => null
-  /** Source partitions the last topic refresh found, to tell the group when they change. */
-  #refreshed: string | null = null
+  /** What the next topic refresh compares with, to tell the group when its work changes. */
+  readonly #refreshed = new RefreshBaseline()
 
   constructor (config: FlowConfig, log: Logger, metrics: Metrics = noMetrics, options: FlowOptions = {}) {
     this.config = config
@@ -184,7 +185,7 @@ export class Flow implements WorkOwner {
     replicator.setStoredProgress(stored)
     if (first !== null) {
       await replicator.addTopics(first.topics)
-      this.#refreshed = partitionsOf(first.topics)
+      this.#refreshed.listed(first.topics)
       this.#log.info({ topics: first.topics.length, created: first.created.length, problems: first.problems.length }, 'flow started')
     } else {
       this.#log.info({ ownership: owned }, 'flow started; waiting for its assignment')
@@ -225,12 +226,11 @@ export class Flow implements WorkOwner {
     this.#running = replicator.run()
   }
 
-  /** Tells the group (`onWorkChanged`) when a refresh finds other source partitions than the last one. */
+  /** Tells the group (`onWorkChanged`) when a refresh finds other source partitions than its work holds. */
   #noteRefreshed (replicated: readonly { source: string, partitions: number }[]): void {
-    const now = partitionsOf(replicated)
-    const changed = this.#refreshed !== null && this.#refreshed !== now
-    this.#refreshed = now
-    if (changed) this.#options.onWorkChanged?.()
+    const members = this.#membership()?.members ?? []
+    const generation = members.length === 0 ? null : members.reduce((n, m) => n + m.partitions, 0)
+    if (this.#refreshed.refreshed(replicated, generation)) this.#options.onWorkChanged?.()
   }
 
   /** Every broker of both clusters speaks what kmirror needs (Kafka 2.1+), before anything is read or written. */
@@ -292,17 +292,16 @@ export class Flow implements WorkOwner {
 
   async listWork (): Promise<WorkItem[]> {
     const items = await this.#started().listWork()
-    // The leader's list is what the first topic refresh here is compared with: a source topic that appeared between
+    // The leader's list is what the next topic refresh here is compared with: a source topic that appeared between
     // the two makes the group rebalance, so its partitions are assigned.
-    if (this.#refreshed === null) {
-      const counts = new Map<string, number>()
-      for (const item of items) if (item.kind === 'partition') counts.set(item.topic, Math.max(counts.get(item.topic) ?? 0, item.partition + 1))
-      this.#refreshed = partitionsOf([...counts].map(([source, partitions]) => ({ source, partitions })))
-    }
+    const counts = new Map<string, number>()
+    for (const item of items) if (item.kind === 'partition') counts.set(item.topic, Math.max(counts.get(item.topic) ?? 0, item.partition + 1))
+    this.#refreshed.listed([...counts].map(([source, partitions]) => ({ source, partitions })))
     return items
   }
 
   async assign (items: readonly WorkItem[]): Promise<void> {
+    if (items.some(i => i.kind === 'job' && i.job === JobNames.REFRESH_TOPICS)) this.#refreshed.jobAssigned()
     await this.#started().assign(items)
   }
 
@@ -320,7 +319,3 @@ export class Flow implements WorkOwner {
   }
 }
 
-/** A comparable form of the source partitions of a refresh's topics. */
-function partitionsOf (topics: readonly { source: string, partitions: number }[]): string {
-  return topics.map(t => `${t.source}:${t.partitions}`).sort().join('\n')
-}

@@ -1,6 +1,7 @@
 /**
- * Runs a set of flows in one process (MM2's dedicated mode). Start is all-or-nothing: if one flow cannot
- * start, the ones already started are stopped cleanly and the error is raised. A flow whose start fails on a
+ * Runs a set of flows in one process (MM2's dedicated mode). The flows start together (start-together.ts), and
+ * start is all-or-nothing: if one flow cannot start, the others' starts end and every flow is stopped cleanly,
+ * then that flow's error is raised. A flow whose start fails on a
  * transient fault is started again (fresh clients) with back-off, for up to its `start.retry.timeout.ms`
  * (start-retry.ts). `stop()` during start ends the start: no further attempt, every client opened is closed.
  * Heartbeats run for every pair MM2 would run a herder for (`selectHeartbeatFlows`), disabled flows included;
@@ -22,6 +23,7 @@ import { Ownerships } from './flow-work.ts'
 import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
 import { startWithRetries } from './start-retry.ts'
+import { startTogether } from './start-together.ts'
 
 /** Raised by `start()` when `stop()` was called before every flow had started. */
 export class StoppedDuringStart extends Error {
@@ -57,42 +59,42 @@ export class MirrorMaker {
   }
 
   async start (): Promise<void> {
-    const signal = this.#stopping.signal
-    for (let i = 0; i < this.#flows.length; i++) {
-      const config = this.#flows[i]!.flow.config
-      try {
-        await startWithRetries(async () => {
-          const { flow, membership } = this.#flows[i]!
-          await flow.start({ owned: Ownerships.ASSIGNED })
-          membership.start()
-          await membership.firstAssignment(signal)
-        }, {
-          timeoutMs: config.startRetryTimeoutMs,
-          log: this.#log.child({ flow: config.name }),
-          signal,
-          // A failed attempt's clients are closed; the next attempt is a fresh flow.
-          cleanUp: async () => {
-            await stopFlow(this.#flows[i]!).catch(() => undefined)
-            this.#flows[i] = groupedFlow(config, this.#log, this.#metrics, this.#heartbeats)
-          }
-        })
-      } catch (err) {
-        await Promise.allSettled(this.#flows.slice(0, i).map(stopFlow))
-        if (signal.aborted) throw new StoppedDuringStart()
-        // The cause's code is kept: an incompatible broker or a refused ACL is not an unreachable cluster.
-        const code = isKmirrorError(err) ? err.code : ErrorCodes.CLUSTER_UNREACHABLE
-        throw new KmirrorError(code, `flow ${config.name} could not start: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
-      }
-      if (signal.aborted) {
-        await Promise.allSettled(this.#flows.slice(0, i + 1).map(stopFlow))
-        throw new StoppedDuringStart()
-      }
+    const stopping = this.#stopping.signal
+    const failure = await startTogether(this.#flows.length, (i, signal) => this.#startFlow(i, signal), stopping)
+    if (failure !== undefined || stopping.aborted) {
+      await Promise.allSettled(this.#flows.map(stopFlow))
+      if (stopping.aborted || failure === undefined) throw new StoppedDuringStart()
+      const { index, error } = failure
+      // The cause's code is kept: an incompatible broker or a refused ACL is not an unreachable cluster.
+      const code = isKmirrorError(error) ? error.code : ErrorCodes.CLUSTER_UNREACHABLE
+      const name = this.#flows[index]!.flow.config.name
+      throw new KmirrorError(code, `flow ${name} could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
     }
     // Every pair in a group runs its heartbeats where its group assigns them.
     this.#heartbeats.start(new Set(this.#heartbeats.pairNames().filter(name => !this.#ungroupedPairs.has(name))))
     for (const pair of this.#pairs) pair.start()
     this.#started = true
     this.#log.info({ flows: this.#flows.map(f => f.flow.config.name), owned: Object.fromEntries(this.#flows.map(f => [f.flow.config.name, f.flow.owned().partitions.length])) }, 'kmirror started')
+  }
+
+  /** Starts flow I and waits for its first assignment, with retries; SIGNAL ends it (stop, or another flow failed). */
+  async #startFlow (i: number, signal: AbortSignal): Promise<void> {
+    const config = this.#flows[i]!.flow.config
+    await startWithRetries(async () => {
+      const { flow, membership } = this.#flows[i]!
+      await flow.start({ owned: Ownerships.ASSIGNED })
+      membership.start()
+      await membership.firstAssignment(signal)
+    }, {
+      timeoutMs: config.startRetryTimeoutMs,
+      log: this.#log.child({ flow: config.name }),
+      signal,
+      // A failed attempt's clients are closed; the next attempt is a fresh flow.
+      cleanUp: async () => {
+        await stopFlow(this.#flows[i]!).catch(() => undefined)
+        this.#flows[i] = groupedFlow(config, this.#log, this.#metrics, this.#heartbeats)
+      }
+    })
   }
 
   /** Readiness (every flow started) and liveness (no flow stalled), for `/readyz` and `/healthz`. */

@@ -39,13 +39,18 @@ export interface SpawnOptions {
   cwd?: string
   /** Registers a SIGKILL of the process (if still running) with t.after. */
   t?: Cleanup
+  /**
+   * Runs this executable with ARGS (the single executable `dist/kmirror-linux-x64`) instead of the sources; its
+   * environment is then `env` alone, nothing of the parent's.
+   */
+  executable?: string
 }
 
-/** Starts `node src/cli/main.ts ARGS` with this Node binary. */
-export function spawnKmirror (args: readonly string[], { env, cwd, t }: SpawnOptions = {}): KmirrorProcess {
-  const child = spawn(process.execPath, [KMIRROR_MAIN, ...args], {
+/** Starts `node src/cli/main.ts ARGS` with this Node binary (or `executable ARGS`). */
+export function spawnKmirror (args: readonly string[], { env, cwd, t, executable }: SpawnOptions = {}): KmirrorProcess {
+  const child = spawn(executable ?? process.execPath, executable === undefined ? [KMIRROR_MAIN, ...args] : args, {
     cwd: cwd ?? REPO_ROOT,
-    env: { ...process.env, ...env },
+    env: executable === undefined ? { ...process.env, ...env } : { ...env },
     stdio: ['ignore', 'pipe', 'pipe']
   })
   let stdout = ''

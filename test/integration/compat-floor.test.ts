@@ -3,7 +3,8 @@
  * scenario as the other compat files), and a 2.0.1 broker, below the floor, stops `kmirror run` (and `plan`) at
  * start with exit 3 and a message naming the broker, what it runs and the floor, having created nothing. Below 2.3
  * (no IncrementalAlterConfigs) topic configs are synced with AlterConfigs; below 2.4 (no broker-default replication
- * factor) -1 is refused with a message asking for a number.
+ * factor) -1 is refused with a message asking for a number. On a 2.1.1 target (JoinGroup v3: no KIP-394 member id
+ * round trip, no static membership) two instances share a flow through their group and hand it over on SIGTERM.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -13,6 +14,8 @@ import { ConfigResourceTypes, IncrementalAlterConfigOperationTypes } from '@plat
 import { createTopic, listTopics, produce, TIMESTAMP_BASE, topicConfig, withAdmin } from '../helpers/kafka.ts'
 import { isAliasTopic, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
+import { startInstance, waitForSplit, GROUP_SETTINGS, type Instance } from '../helpers/instances.ts'
+import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 useCompatClusters(['v21', 'v20'])
@@ -119,4 +122,55 @@ test('to Kafka 2.1.1, replication.factor = -1 (the broker default, which brokers
   // Then the error names the topic, the cluster, why -1 fails and the key to set to a number
   assert.match(kmirror.stderr, new RegExp(`cannot create topic ${a}\\.${topic} on cluster ${b} with replication factor -1 \\(the broker default\\): the cluster has 1 broker\\(s\\); brokers before Kafka 2\\.4 have no default .*: set replication\\.factor to a number`))
   assert.doesNotMatch(kmirror.stderr, /or to -1 for the broker default/)
+})
+
+test('on a Kafka 2.1.1 target, two instances share a flow through their group (2 partitions each), and one takes everything over when the other stops', { timeout: 120_000 }, async t => {
+  // Given a topic of 4 partitions with records on the source, replicated to 2.1.1 by two instances of one configuration
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName('floor-group')
+  const remote = `${a}.${topic}`
+  await createTopic('source', topic, { partitions: 4, t })
+  const batch = (round: number): Parameters<typeof produce>[1] => Array.from({ length: 4 }, (_, partition) => ({
+    topic, partition, key: Buffer.from(`k${round}`), value: Buffer.from(`${partition}:${round}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(round)
+  }))
+  await produce('source', [...batch(0), ...batch(1)])
+  const config = writeTempFile(mm2Properties({ source: 'source', target: 'v21', sourceAlias: a, targetAlias: b, extra: [`${a}->${b}.topics = ${topic}`, ...GROUP_SETTINGS] }), '.properties', t)
+  const instances: Instance[] = []
+  removeAliasTopicsAfter(t, ['source', 'v21'], [a, b], async () => {
+    for (const i of instances) i.process.kill('SIGKILL')
+    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
+  })
+  const copied = async (): Promise<boolean> => {
+    for (let p = 0; p < 4; p++) {
+      const [source, target] = await Promise.all([readCommitted('source', topic, p), readCommitted('v21', remote, p).catch(() => [])])
+      if (target.length < source.length) return false
+    }
+    return true
+  }
+  const assertExactCopy = async (label: string): Promise<void> => {
+    for (let p = 0; p < 4; p++) assertSamePartition(await readCommitted('source', topic, p), await readCommitted('v21', remote, p), `${label}, ${remote}-${p}`)
+  }
+
+  // When both run
+  instances.push(...await Promise.all([startInstance(config, 'one', t), startInstance(config, 'two', t)]))
+
+  // Then each owns 2 partitions, both see the same two-member group, and every record is copied once
+  const split = await waitForSplit(instances, 4, 'two instances own 2 partitions each on a 2.1.1 coordinator')
+  assert.deepEqual(split.map(s => s.membership!.members.length), [2, 2])
+  assert.equal(new Set(split.map(s => s.membership!.leader)).size, 1, 'both agree on the leader')
+  await waitFor(copied, { timeoutMs: 60_000, message: `the 8 records copied to ${remote} on 2.1.1` })
+  await assertExactCopy('two instances')
+
+  // When one stops (SIGTERM) and more records arrive
+  const [one, two] = instances
+  two!.process.kill('SIGTERM')
+  assert.equal((await two!.process.waitForExit(15_000)).code, 0, two!.process.stderr.slice(-3000))
+  await waitForSplit([one!], 4, 'the remaining instance owns all 4 partitions')
+  await produce('source', batch(2))
+
+  // Then the remaining one copies them, and the target still holds every record once, in source order
+  await waitFor(copied, { timeoutMs: 60_000, message: `the 12 records copied to ${remote}` })
+  await assertExactCopy('after the hand-over')
+  one!.process.kill('SIGTERM')
+  assert.equal((await one!.process.waitForExit(15_000)).code, 0, one!.process.stderr.slice(-3000))
 })

@@ -224,3 +224,17 @@ test('with READ on the groups missing on the target, group offset sync names tha
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0)
 })
+
+test('with READ on the flow\'s group missing on the target, kmirror run exits 3 naming the group, the cluster and the READ grant', { timeout: 120_000 }, async t => {
+  // Given bob holds the table but for READ on the flow's group kmirror-<source>-<target> on the target
+  const { p, config } = await setup(t, (row, op) => row.cluster === 'target' && row.feature === 'group membership' && op === 'read')
+  const group = `kmirror-${p.source}-${p.target}`
+
+  // When kmirror runs as bob
+  const kmirror = spawnKmirror(['run', config], { t })
+
+  // Then it exits 3 at start, and its error names the group, the cluster and the ACL to add for bob
+  assert.equal((await kmirror.waitForExit(60_000)).code, 3, kmirror.stderr.slice(-3000))
+  assert.match(kmirror.stderr, new RegExp(`group ${group} on cluster ${p.target} was refused \\(GROUP_AUTHORIZATION_FAILED\\): grant READ on group ${group} to User:bob on cluster ${p.target}`))
+  assert.doesNotMatch(kmirror.stderr, /trying again in/, 'a refused group is not waited for')
+})

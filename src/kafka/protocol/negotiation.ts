@@ -11,24 +11,15 @@
  *   on an unknown version, which would read as a network fault and be retried forever.
  * - An empty intersection is BROKER_INCOMPATIBLE (not retriable): the broker is older than kmirror's floor.
  */
-import { readFileSync } from 'node:fs'
 import { TimeoutError, Writer, type Connection } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError } from '../../errors.ts'
 import { decodeResponse, encodeRequest, isFlexible, type ApiSpec } from './api.ts'
 import { ApiVersionsApi, UNSUPPORTED_VERSION, type ApiVersionRange } from './api-versions.ts'
 import { describeBrokerRelease } from './broker-release.ts'
-
-const CLIENT_SOFTWARE = { clientSoftwareName: 'kmirror', clientSoftwareVersion: packageVersion() }
+import { packageVersion } from '../../version.ts'
 
 /** kmirror's version, as brokers log it (ApiVersions v3's client software version). */
-function packageVersion (): string {
-  try {
-    const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version?: unknown }
-    return typeof pkg.version === 'string' ? pkg.version : 'unknown'
-  } catch {
-    return 'unknown'
-  }
-}
+const CLIENT_SOFTWARE = { clientSoftwareName: 'kmirror', clientSoftwareVersion: packageVersion() }
 
 /** What one broker offers: version ranges per API key. */
 export class BrokerApis {

@@ -64,4 +64,47 @@ describe('TransactionRounds', () => {
     assert.deepEqual(writer.calls, ['abort'])
     assert.deepEqual(outcomes, ['aborted', 'aborted'])
   })
+
+  it('does not commit a round open for nearly the transaction timeout: it aborts it with a retriable error naming transaction.timeout.ms', async () => {
+    const writer = fakeWriter()
+    let now = 1_000_000
+    const outcomes: RoundOutcome[] = []
+    const rounds = new TransactionRounds(writer, o => outcomes.push(o), { timeoutMs: 60_000, now: () => now })
+    const round = rounds.run(async () => {
+      await rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])
+      now += 54_000
+    })
+    await assert.rejects(round, (err: unknown) => {
+      assert.ok(err instanceof KmirrorError)
+      assert.equal(err.code, ErrorCodes.PRODUCE)
+      assert.equal(err.retriable, true)
+      assert.match(err.message, /transaction kmirror-A-B-0 was open 54000 ms, too close to the transaction timeout \(transaction\.timeout\.ms = 60000\).*aborted and written again/)
+      return true
+    })
+    assert.deepEqual(writer.calls, ['write x-0:1', 'abort'])
+    assert.deepEqual(outcomes, ['aborted'])
+    now += 1000
+    await rounds.run(() => rounds.records.write([{ topic: 'x', partition: 0, records: [record] }]))
+    assert.deepEqual(outcomes, ['aborted', 'committed'], 'a round of normal length still commits')
+  })
+
+  it('reports a FENCED answer to a round older than the transaction timeout as the coordinator\'s timeout abort, and a younger one as it is', async () => {
+    const writer = fakeWriter()
+    let now = 0
+    const rounds = new TransactionRounds(writer, () => undefined, { timeoutMs: 60_000, now: () => now })
+    const fenced = new KmirrorError(ErrorCodes.FENCED, 'write to cluster B: PRODUCER_FENCED: another producer ...', { details: { transactionalId: 'kmirror-A-B-0' } })
+    writer.failWrite = fenced
+    await assert.rejects(rounds.run(async () => {
+      now += 65_000
+      await rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])
+    }), (err: unknown) => {
+      assert.ok(err instanceof KmirrorError)
+      assert.equal(err.code, ErrorCodes.FENCED)
+      assert.equal(err.cause, fenced)
+      assert.match(err.message, /was open 65000 ms, past the transaction timeout \(transaction\.timeout\.ms = 60000\): the target's coordinator aborted it/)
+      return true
+    })
+    await assert.rejects(rounds.run(() => rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])), (err: unknown) => err === fenced)
+    assert.deepEqual(writer.calls, [], 'a fenced producer is never aborted (that would initialise its id again)')
+  })
 })

@@ -1,0 +1,34 @@
+/**
+ * Which AddPartitionsToTxn answers set one partition aside and which fail the transaction (src/kafka/transactions.ts):
+ * every error of that API comes per partition, even those that concern the whole request.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { partitionRefusals } from '../../../src/kafka/transactions.ts'
+
+const E = { NONE: 0, UNKNOWN_TOPIC_OR_PARTITION: 3, NOT_COORDINATOR: 16, TOPIC_AUTHORIZATION_FAILED: 29, INVALID_TXN_STATE: 48, CONCURRENT_TRANSACTIONS: 51, OPERATION_NOT_ATTEMPTED: 55, INVALID_RECORD: 87, PRODUCER_FENCED: 90 }
+
+function answer (...partitions: [string, number, number][]): Parameters<typeof partitionRefusals>[0] {
+  const byTopic = new Map<string, { index: number, errorCode: number }[]>()
+  for (const [topic, index, errorCode] of partitions) byTopic.set(topic, [...(byTopic.get(topic) ?? []), { index, errorCode }])
+  return { throttleTimeMs: 0, results: [...byTopic].map(([name, list]) => ({ name, partitions: list })) }
+}
+
+test('a partition refused for itself (authorization, a topic the coordinator does not know) is set aside; the others are asked again', () => {
+  assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.OPERATION_NOT_ATTEMPTED], ['A.u', 0, E.TOPIC_AUTHORIZATION_FAILED], ['A.v', 1, E.UNKNOWN_TOPIC_OR_PARTITION])), {
+    refused: [{ key: 'A.u\u00000', error: 'TOPIC_AUTHORIZATION_FAILED' }, { key: 'A.v\u00001', error: 'UNKNOWN_TOPIC_OR_PARTITION' }], errorCode: 0
+  })
+  assert.deepEqual(partitionRefusals(answer(['A.v', 0, E.UNKNOWN_TOPIC_OR_PARTITION])).refused.map(r => r.error), ['UNKNOWN_TOPIC_OR_PARTITION'], 'also when it is the only partition asked')
+})
+
+test('any other error next to OPERATION_NOT_ATTEMPTED is the broker saying that partition was refused: it is set aside', () => {
+  assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.OPERATION_NOT_ATTEMPTED], ['A.u', 2, E.INVALID_RECORD])), { refused: [{ key: 'A.u\u00002', error: 'INVALID_RECORD' }], errorCode: 0 })
+})
+
+test('an error of the transaction (fenced, coordinator moved or busy, invalid state) is the request\'s error, never one partition\'s', () => {
+  assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.CONCURRENT_TRANSACTIONS], ['A.u', 0, E.CONCURRENT_TRANSACTIONS])), { refused: [], errorCode: E.CONCURRENT_TRANSACTIONS })
+  assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.NOT_COORDINATOR])), { refused: [], errorCode: E.NOT_COORDINATOR })
+  assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.OPERATION_NOT_ATTEMPTED], ['A.u', 0, E.PRODUCER_FENCED])), { refused: [], errorCode: E.PRODUCER_FENCED })
+  assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.INVALID_TXN_STATE])), { refused: [], errorCode: E.INVALID_TXN_STATE })
+  assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.NONE], ['A.t', 1, E.NONE])), { refused: [], errorCode: 0 })
+})
