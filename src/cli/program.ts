@@ -43,7 +43,7 @@ function buildProgram (): Command {
     .option('--clusters <alias...>', 'only run flows whose target is one of these clusters')
     .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', '30')
     .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port')
-    .option('--http-host <host>', 'address the HTTP endpoint listens on', '0.0.0.0')
+    .option('--http-host <host>', 'address the HTTP endpoint listens on (0.0.0.0: every interface)', '127.0.0.1')
     .option('--http-tls-cert <file>', 'serve HTTPS with this PEM certificate (and --http-tls-key)')
     .option('--http-tls-key <file>', 'the PEM private key of --http-tls-cert (unencrypted)')
     .option('--http-auth-file <file>', 'require basic authentication on every path: lines user:hash, hash from `openssl passwd -5`')

@@ -47,11 +47,14 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
   let failure: unknown
   try {
     if (options.http !== undefined && prometheus !== undefined) {
-      const { startHttpServer } = await import('../http/server.ts')
-      const server = await startHttpServer({ ...options.http, access, metrics: prometheus, log, source: { status: () => mirror.status(), failure: () => failure, health: () => mirror.health() } })
+      const [{ startHttpServer }, { TopologyView }] = await Promise.all([import('../http/server.ts'), import('../runtime/topology-view.ts')])
+      const topology = new TopologyView(config, flows)
+      const server = await startHttpServer({
+        ...options.http, access, metrics: prometheus, log, source: { status: () => mirror.status(), failure: () => failure, health: () => mirror.health(), topology: async () => await topology.document() }
+      })
       const address = server.address()
       log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port, tls: access?.tls !== undefined, basicAuth: access?.authenticator !== undefined },
-        'HTTP endpoint: /metrics, /healthz, /readyz, /status')
+        'HTTP endpoint: / (console), /metrics, /healthz, /readyz, /status, /topology')
     }
     const signal = await startUnlessSignalled(mirror, signalled, log)
     if (signal !== undefined) return await stopDuringStart(mirror, signal, log)

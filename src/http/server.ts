@@ -2,7 +2,8 @@
  * kmirror's HTTP endpoint, for operators and their monitoring: `/metrics` (Prometheus), `/healthz`
  * (200 while every flow copies; 503 once one stopped on an error, while a partition fails or a flow's steps keep
  * failing: `healthOf`, or while a flow is stalled: runtime/health.ts), `/readyz` (503 until every flow has started)
- * and `/status` (JSON: flows, partitions with position, high watermark, lag and failure, jobs, and the members of a flow's group when it has one). Read-only: it
+ * `/status` (JSON: flows, partitions with position, high watermark, lag and failure, jobs, and the members of a flow's group when it has one;
+ * its light views and `/topology`: status-routes.ts) and the web console at `/` (console-assets.ts). Read-only: it
  * reads runtime snapshots and changes nothing.
  */
 import type { Server } from 'node:http'
@@ -15,6 +16,9 @@ import { updateCheckpointGauges, updateLagGauges, updateUpGauges } from './gauge
 import { partitionLag } from '../replication/flow-replicator.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
 import { describeStalled, type HealthReport } from '../runtime/health.ts'
+import { serveConsoleAsset } from './console-assets.ts'
+import { StatusRoutes } from './status-routes.ts'
+import { DEGRADED_STEP_FAILURES, flowTotals, type FlowContext } from './status-summary.ts'
 
 export { updateLagGauges } from './gauges.ts'
 
@@ -24,6 +28,8 @@ export interface StatusSource {
   failure: () => unknown
   /** Readiness and stalled flows; without it, ready and never stalled. */
   health?: () => HealthReport
+  /** The topology to draw on the console (`/topology`); without it, /topology answers 404. */
+  topology?: () => Promise<unknown>
 }
 
 const ALWAYS_HEALTHY: HealthReport = Object.freeze({ ready: true, healthy: true, stalled: [] })
@@ -38,8 +44,7 @@ export interface HttpServerOptions {
   readonly access?: HttpAccess | undefined
 }
 
-/** Consecutive failures of a flow's whole replication step after which /healthz says degraded. */
-export const DEGRADED_STEP_FAILURES = 3
+export { DEGRADED_STEP_FAILURES }
 
 export interface Health {
   readonly status: 200 | 503
@@ -67,18 +72,27 @@ export function healthOf (flows: readonly FlowStatus[], failure: unknown): Healt
   return problems.length === 0 ? { status: 200, summary: 'ok' } : { status: 503, summary: `degraded: ${problems.join('; ')}` }
 }
 
-export function statusDocument (flows: readonly FlowStatus[], failure: unknown): unknown {
+/** The head of /status (and of its summary): health and the error that stopped replication. */
+export function statusHead (flows: readonly FlowStatus[], failure: unknown): { healthy: boolean, health: string, error: string | null } {
   const health = healthOf(flows, failure)
   return {
     healthy: health.status === 200,
     health: health.summary,
-    error: failure === undefined ? null : (failure instanceof Error ? failure.message : String(failure)),
+    error: failure === undefined ? null : (failure instanceof Error ? failure.message : String(failure))
+  }
+}
+
+/** /status; with a context, each flow also has its state, records/s and bytes/s and totals (status-summary.ts). */
+export function statusDocument (flows: readonly FlowStatus[], failure: unknown, context?: FlowContext): unknown {
+  return {
+    ...statusHead(flows, failure),
     flows: flows.map(f => {
       const lags = f.partitions.map(p => partitionLag(p))
       const unknown = lags.filter(l => l === null).length
       const seconds = f.partitions.map(p => p.lagSeconds)
       return {
         name: f.name,
+        ...(context === undefined ? {} : flowTotals(f, context)),
         /** Null while the lag of a partition is unknown: `lagUnknownPartitions` says how many. */
         lagRecords: unknown > 0 ? null : lags.reduce<number>((n, l) => n + (l ?? 0), 0),
         /** The largest of its partitions' (the oldest record not copied yet); null while one is unknown. */
@@ -98,9 +112,13 @@ export function statusDocument (flows: readonly FlowStatus[], failure: unknown):
 
 export async function startHttpServer (options: HttpServerOptions): Promise<Server | HttpsServer> {
   const { metrics, source, log } = options
+  const routes = new StatusRoutes({ ...source, health: () => source.health?.() ?? ALWAYS_HEALTHY }, { head: statusHead, full: statusDocument }, log)
   const server = createAccessServer(options.access ?? OPEN_ACCESS, (req, res) => {
-    const path = (req.url ?? '/').split('?')[0]
-    if (req.method !== 'GET') {
+    const url = URL.parse(req.url ?? '/', 'http://kmirror')
+    const path = url?.pathname
+    if (url === null) {
+      res.writeHead(400, { 'content-type': 'text/plain' }).end('bad request: the path is not a URL path\n')
+    } else if (req.method !== 'GET') {
       res.writeHead(405, { allow: 'GET' }).end()
     } else if (path === '/metrics') {
       const flows = source.status()
@@ -120,15 +138,10 @@ export async function startHttpServer (options: HttpServerOptions): Promise<Serv
     } else if (path === '/readyz') {
       const ready = (source.health?.() ?? ALWAYS_HEALTHY).ready
       res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : 'starting\n')
-    } else if (path === '/status') {
-      const health = source.health?.() ?? ALWAYS_HEALTHY
-      const base = statusDocument(source.status(), source.failure()) as { healthy: boolean }
-      // An error message may quote a secret (a value from a config provider, say): redacted like every output,
-      // before it is escaped into JSON.
-      const document = processRedactor.redactValue({ ...base, healthy: base.healthy && health.healthy, ready: health.ready, stalled: health.stalled })
-      res.writeHead(200, { 'content-type': 'application/json' }).end(processRedactor.redactSerialized(JSON.stringify(document, null, 2)))
+    } else if (routes.handle(url.pathname, url.searchParams, res) || serveConsoleAsset(url.pathname, res)) {
+      // answered: the JSON routes (status-routes.ts) or the console's page and files (console-assets.ts)
     } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try /metrics, /healthz, /readyz or /status\n')
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try / (the console), /metrics, /healthz, /readyz, /status or /topology\n')
     }
   })
   await new Promise<void>((resolve, reject) => {

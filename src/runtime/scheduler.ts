@@ -10,7 +10,12 @@ export interface JobStatus {
   readonly runs: number
   readonly failures: number
   readonly lastDurationMs: number
+  /** The error of the last run; null once a run succeeds. */
   readonly lastError: string | null
+  /** When the last run ended (ISO-8601); null before the first. */
+  readonly lastRunAt: string | null
+  /** The last failed run, kept after later successes: when it ended and its error. */
+  readonly lastFailure: { readonly at: string, readonly error: string } | null
 }
 
 interface Job {
@@ -25,6 +30,8 @@ interface Job {
   consecutiveFailures: number
   lastDurationMs: number
   lastError: string | null
+  lastRunAt: string | null
+  lastFailure: { at: string, error: string } | null
 }
 
 export class Scheduler {
@@ -42,7 +49,7 @@ export class Scheduler {
   /** Runs `fn` every `intervalMs`, the first time after `firstDelayMs` (default: one interval). */
   every (name: string, intervalMs: number, fn: () => Promise<void>, firstDelayMs = intervalMs): void {
     if (this.#jobs.has(name)) throw new KmirrorError(ErrorCodes.INTERNAL, `job ${name} is already scheduled`)
-    const job: Job = { name, intervalMs, fn, timer: null, running: null, cancelled: false, runs: 0, failures: 0, consecutiveFailures: 0, lastDurationMs: 0, lastError: null }
+    const job: Job = { name, intervalMs, fn, timer: null, running: null, cancelled: false, runs: 0, failures: 0, consecutiveFailures: 0, lastDurationMs: 0, lastError: null, lastRunAt: null, lastFailure: null }
     this.#jobs.set(name, job)
     this.#schedule(job, firstDelayMs)
   }
@@ -68,6 +75,8 @@ export class Scheduler {
     } finally {
       job.runs++
       job.lastDurationMs = Date.now() - started
+      job.lastRunAt = new Date().toISOString()
+      if (job.lastError !== null) job.lastFailure = { at: job.lastRunAt, error: job.lastError }
       job.running = null
       this.#onRun(job.name, job.lastError === null)
     }
@@ -101,6 +110,6 @@ export class Scheduler {
   }
 
   status (): JobStatus[] {
-    return [...this.#jobs.values()].map(j => ({ name: j.name, runs: j.runs, failures: j.failures, lastDurationMs: j.lastDurationMs, lastError: j.lastError }))
+    return [...this.#jobs.values()].map(j => ({ name: j.name, runs: j.runs, failures: j.failures, lastDurationMs: j.lastDurationMs, lastError: j.lastError, lastRunAt: j.lastRunAt, lastFailure: j.lastFailure }))
   }
 }

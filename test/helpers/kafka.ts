@@ -275,6 +275,30 @@ export async function produceTransactions (
 }
 
 /**
+ * Begins a transaction and sends RECORDS in it, then leaves it open: read_committed readers stop at its first
+ * record (the last stable offset) while the high watermark counts it, until `commit`. The producer is closed
+ * (the transaction aborted if still open) by `t.after`.
+ */
+export async function openTransaction (ref: ClusterRef, records: readonly TestRecord[], t: Cleanup): Promise<{ commit: () => Promise<void> }> {
+  const producer: TestProducer = new Producer({
+    ...clientOptions(ref, 'kmirror-test-txn-producer'), transactionalId: uniqueName('kmirror-test-open-txn'), idempotent: true, acks: ProduceAcks.ALL
+  })
+  let open = true
+  const transaction = await producer.beginTransaction()
+  t.after(async () => {
+    if (open) await transaction.abort().catch(() => undefined)
+    await producer.close().catch(() => undefined)
+  })
+  await sendAll(records, messages => transaction.send({ messages }))
+  return {
+    commit: async () => {
+      await transaction.commit()
+      open = false
+    }
+  }
+}
+
+/**
  * Waits until no partition of TOPIC has an open transaction (last stable offset = high watermark), e.g.
  * after a commit or abort whose markers the coordinator writes asynchronously.
  */

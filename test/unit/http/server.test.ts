@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { connect } from 'node:net'
 import { describe, it } from 'node:test'
 import { updateCheckpointGauges, updateUpGauges } from '../../../src/http/gauges.ts'
 import { healthOf, startHttpServer, statusDocument, updateLagGauges } from '../../../src/http/server.ts'
@@ -141,5 +142,86 @@ describe('healthOf and statusDocument', () => {
     text = await metrics.render()
     assert.doesNotMatch(text, /group="billing"/)
     assert.match(text, /^kmirror_checkpoint_age_seconds\{flow="A->B",group="audit"\} 1$/m)
+  })
+})
+
+describe('the console and the light JSON routes', () => {
+  async function withServer (source: Parameters<typeof startHttpServer>[0]['source'], fn: (base: string) => Promise<void>): Promise<void> {
+    const server = await startHttpServer({ host: '127.0.0.1', port: 0, metrics: new PrometheusMetrics(), log: silentLogger(), source })
+    try {
+      const address = server.address()
+      assert.ok(typeof address === 'object' && address !== null)
+      await fn(`http://127.0.0.1:${address.port}`)
+    } finally {
+      server.close()
+    }
+  }
+  const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0), partition('t', 1, { failure: failure('TOPIC_AUTHORIZATION_FAILED') }), partition('u', 0)], stepFailure: null, jobs: [], membership: null }]
+
+  it('serves the page at / and its files from kmirror itself, nothing from elsewhere, and 404 for any other file', async () => {
+    await withServer({ status: () => flows, failure: () => undefined }, async base => {
+      const page = await fetch(`${base}/`)
+      assert.equal(page.status, 200)
+      assert.equal(page.headers.get('content-type'), 'text/html; charset=utf-8')
+      assert.match(page.headers.get('content-security-policy') ?? '', /default-src 'self'/)
+      const html = await page.text()
+      assert.match(html, /<script type="module" src="\/console\/console.js">/)
+      assert.ok(!/https?:\/\//.test(html.replace(/<a href="\/[^"]*">/g, '')), 'the page loads nothing from another origin')
+      for (const file of ['console.js', 'render.js', 'format.js', 'topology.js']) {
+        const res = await fetch(`${base}/console/${file}`)
+        assert.equal(res.status, 200, file)
+        assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8')
+        assert.ok(!/from ['"]https?:/.test(await res.text()), `${file} imports from kmirror only`)
+      }
+      assert.equal((await fetch(`${base}/console/console.css`)).headers.get('content-type'), 'text/css; charset=utf-8')
+      assert.equal((await fetch(`${base}/console/../server.ts`)).status, 404)
+      assert.equal((await fetch(`${base}/console/format.d.ts`)).status, 404)
+    })
+  })
+
+  it('answers /status?summary with the flow\'s state, totals and topics, and /status?flow&topic with one topic\'s partitions', async () => {
+    await withServer({ status: () => flows, failure: () => undefined }, async base => {
+      const summary = await (await fetch(`${base}/status?summary`)).json() as { summary: boolean, healthy: boolean, flows: { state: string, partitionCount: number, topics: { topic: string }[], failing: { partition: number }[], partitions?: unknown }[] }
+      assert.equal(summary.summary, true)
+      assert.equal(summary.healthy, false)
+      assert.equal(summary.flows[0]!.state, 'degraded')
+      assert.equal(summary.flows[0]!.partitionCount, 3)
+      assert.deepEqual(summary.flows[0]!.topics.map(t => t.topic), ['t', 'u'])
+      assert.deepEqual(summary.flows[0]!.failing.map(p => p.partition), [1])
+      assert.equal(summary.flows[0]!.partitions, undefined)
+      const topic = await (await fetch(`${base}/status?flow=${encodeURIComponent('A->B')}&topic=t`)).json() as { partitions: { partition: number, lagRecords: number | null }[] }
+      assert.deepEqual(topic.partitions.map(p => [p.partition, p.lagRecords]), [[0, 5], [1, null]])
+      const missing = await fetch(`${base}/status?flow=${encodeURIComponent('A->B')}&topic=nope`)
+      assert.equal(missing.status, 404)
+      assert.deepEqual(await missing.json(), { error: 'flow A->B copies no topic nope' })
+      // The full /status keeps every partition and gains the flow's state and rates
+      const full = await (await fetch(`${base}/status`)).json() as { flows: { state: string, recordsPerSecond: number | null, partitions: unknown[] }[] }
+      assert.equal(full.flows[0]!.state, 'degraded')
+      assert.equal(full.flows[0]!.recordsPerSecond, null)
+      assert.equal(full.flows[0]!.partitions.length, 3)
+    })
+  })
+
+  it('answers 400 to a request whose path is not a URL path, and goes on serving', async () => {
+    await withServer({ status: () => flows, failure: () => undefined }, async base => {
+      const { port } = new URL(base)
+      const answer = await new Promise<string>((resolve, reject) => {
+        const socket = connect(Number(port), '127.0.0.1', () => socket.end('GET //[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'))
+        let text = ''
+        socket.setEncoding('utf8').on('data', (chunk: string) => { text += chunk }).on('end', () => resolve(text)).on('error', reject)
+      })
+      assert.match(answer, /^HTTP\/1\.1 400 /)
+      assert.equal((await fetch(`${base}/readyz`)).status, 200)
+    })
+  })
+
+  it('answers /topology from the topology source, 404 without one', async () => {
+    const document = { readAt: '2026-01-01T00:00:00.000Z', nodes: [], links: [] }
+    await withServer({ status: () => flows, failure: () => undefined, topology: async () => document }, async base => {
+      assert.deepEqual(await (await fetch(`${base}/topology`)).json(), document)
+    })
+    await withServer({ status: () => flows, failure: () => undefined }, async base => {
+      assert.equal((await fetch(`${base}/topology`)).status, 404)
+    })
   })
 })

@@ -51,7 +51,7 @@ describe('Scheduler', () => {
     await settle()
     await advance(3000)
     assert.deepEqual(job.calls, [1000, 2000, 3000, 4000])
-    assert.deepEqual(scheduler.status(), [{ name: 'refresh', runs: 4, failures: 0, lastDurationMs: 0, lastError: null }])
+    assert.deepEqual(scheduler.status(), [{ name: 'refresh', runs: 4, failures: 0, lastDurationMs: 0, lastError: null, lastRunAt: '1970-01-01T00:00:04.000Z', lastFailure: null }])
   })
 
   it('cancels one job: waits for its run in progress, runs it no more, leaves the others, and can schedule it again', async () => {
@@ -106,7 +106,11 @@ describe('Scheduler', () => {
     await advance(75_000, 1000)
     // Then it ran at 0 (fail), +2 s (fail), +4 s (fail), +8 s (ok), then one interval later
     assert.deepEqual(job.calls, [0, 2000, 6000, 14_000, 74_000])
-    assert.deepEqual(scheduler.status(), [{ name: 'acls', runs: 5, failures: 3, lastDurationMs: 0, lastError: null }])
+    assert.deepEqual(scheduler.status(), [{
+      name: 'acls', runs: 5, failures: 3, lastDurationMs: 0, lastError: null, lastRunAt: '1970-01-01T00:01:14.000Z',
+      // the last failure stays visible after the job recovered
+      lastFailure: { at: '1970-01-01T00:00:06.000Z', error: 'boom 3' }
+    }])
     // and each failure was logged at warn with the job's name, the count and the error
     const warns = logs.at(LogLevels.warn)
     assert.deepEqual(warns.map(w => [w['job'], w['failures'], (w['err'] as { message: string }).message, w.msg]), [

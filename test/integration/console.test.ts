@@ -1,0 +1,130 @@
+/**
+ * The web console (issue 12), in a real headless Chromium (Debian's `chromium`, driven by playwright-core) against
+ * kmirror copying between real clusters: the page shows the flow, its topics, a lag that changes as records
+ * arrive and goes back to 0, the partitions' positions and high watermarks, a partition whose READ is denied by an
+ * ACL in red with the grant to add, and the topology drawn. A screenshot of every run is kept in
+ * .state/artifacts/console-*.png.
+ */
+import assert from 'node:assert/strict'
+import { existsSync, mkdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { test } from 'node:test'
+import { chromium, type Browser, type Page } from 'playwright-core'
+import type { AclBinding } from '../../src/kafka/acls.ts'
+import { createAcls } from '../helpers/acls.ts'
+import { ensureClusters, getCluster, REPO_ROOT } from '../helpers/clusters.ts'
+import { createTopic, endOffsets, openTransaction, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
+import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
+
+/** The browser's own, for the functions run in the page (this project's TypeScript has no DOM types). */
+declare const getComputedStyle: (element: unknown) => { color: string, backgroundColor: string }
+declare const document: { querySelector: (selector: string) => unknown }
+
+const CHROMIUM = process.env.KMIRROR_TEST_CHROMIUM ?? '/usr/bin/chromium'
+
+function records (topic: string, from: number, count: number): TestRecord[] {
+  return Array.from({ length: count }, (_, i) => ({
+    topic, partition: 0, key: Buffer.from(`k${from + i}`), value: Buffer.from(`v${from + i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(from + i)
+  }))
+}
+
+async function launch (t: { after: (fn: () => unknown) => void }): Promise<Browser> {
+  assert.ok(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install chromium (or set KMIRROR_TEST_CHROMIUM)`)
+  // As root (CI), Chromium refuses to start with its sandbox.
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] })
+  t.after(async () => { await browser.close() })
+  return browser
+}
+
+/** The text of a cell, waiting until it reads `expected` (the page refreshes itself every 1.5 s). */
+async function waitForText (page: Page, selector: string, expected: string | RegExp, message: string): Promise<void> {
+  await waitFor(async () => {
+    const text = await page.locator(selector).first().textContent({ timeout: 1000 }).catch(() => null)
+    return { done: text !== null && (typeof expected === 'string' ? text === expected : expected.test(text)), state: text }
+  }, { timeoutMs: 20_000, intervalMs: 200, message })
+}
+
+test('the console shows the flow and its topics, a lag that changes as records arrive, positions, a partition denied by an ACL in red, and the topology', { timeout: 120_000 }, async t => {
+  await ensureClusters(['secure', 'target'])
+  // Given two topics on the authorizer cluster: kmirror (alice) may read `open`, and only describe `denied`
+  const [open, denied] = [uniqueName('console-open'), uniqueName('console-denied')]
+  await Promise.all([createTopic('secure', open, { partitions: 1, t }), createTopic('secure', denied, { partitions: 1, t })])
+  const grant = (topic: string, operation: AclBinding['operation']): AclBinding =>
+    ({ resourceType: 'topic', resourceName: topic, patternType: 'literal', principal: 'User:alice', host: '*', operation, permission: 'allow' })
+  await createAcls('secure', [grant(open, 'read'), ...[open, denied].flatMap(topic => [grant(topic, 'describe'), grant(topic, 'describe-configs')])], t)
+  await produce('secure', [...records(open, 0, 20), ...records(denied, 0, 20)])
+  const alice = { ...getCluster('secure'), sasl: { mechanism: 'PLAIN' as const, username: 'alice', password: 'alice-secret' } }
+  const config = writeTempFile(mm2Properties({
+    source: alice,
+    target: 'target',
+    extra: [`A->B.topics = ${open}|${denied}`, 'offset-syncs.topic.location = target', 'emit.checkpoints.enabled = false', 'sync.group.offsets.enabled = false',
+      'sync.topic.acls.enabled = false', 'sync.topic.configs.enabled = false', 'emit.heartbeats.interval.seconds = 1']
+  }), '.properties', t)
+  // and kmirror running with its HTTP endpoint, without --http-host: it listens on 127.0.0.1 only
+  const kmirror = spawnKmirror(['run', config, '--http-port', '0', '--progress-interval', '0'], { t })
+  const [, host, port] = await kmirror.waitForOutput(/"host":"([^"]*)","port":(\d+)[^\n]*HTTP endpoint/, 60_000)
+  assert.equal(host, '127.0.0.1')
+  await waitFor(async () => ({ done: (await endOffsets('target', `A.${open}`).catch(() => [0n]))[0] === 20n, state: kmirror.stderr.slice(-2000) }),
+    { timeoutMs: 30_000, message: 'the readable topic copied' })
+
+  // When the console is opened in a browser
+  const browser = await launch(t)
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  const pageErrors: string[] = []
+  page.on('pageerror', err => pageErrors.push(err.message))
+  await page.goto(`http://127.0.0.1:${port}/`)
+
+  // Then it shows the flow, both topics and the denied partition in red, with the grant to add
+  const flow = '[data-flow="A->B"]'
+  await waitForText(page, `${flow} [data-state]`, 'degraded', 'the flow and its state')
+  await waitForText(page, `${flow} tr[data-topic="${open}"] td:nth-child(2)`, `A.${open}`, 'the readable topic and its remote topic')
+  await waitForText(page, `${flow} tr[data-topic="${open}"] td:nth-child(5)`, '0', 'the readable topic caught up')
+  const failing = `${flow} table.failing-partitions tr[data-partition="${denied}-0"]`
+  await waitForText(page, `${failing} td:last-child`, new RegExp(`^TOPIC_AUTHORIZATION_FAILED on cluster A \\(source\\).*grant READ on topic ${denied} to the principal kmirror uses on cluster A$`), 'the denied partition and its error')
+  assert.equal(await styleOf(page, `${failing} td:first-child`, 'color'), 'rgb(198, 40, 40)', 'the failing partition is red')
+  assert.equal(await styleOf(page, `${flow} tr[data-topic="${denied}"]`, 'backgroundColor'), 'rgb(253, 236, 234)', 'its topic row is red too')
+  assert.equal(await page.locator(`${flow} tr[data-topic="${denied}"] td:nth-child(5)`).textContent(), '—', 'its lag is unknown, not 0')
+  assert.equal(await page.locator('#health').textContent(), 'degraded')
+
+  // When 5 records arrive in a transaction left open (read_committed: kmirror cannot copy past it), then 3 more
+  const transaction = await openTransaction('secure', records(open, 20, 5), t)
+  // Then the lag shown grows with them
+  await waitForText(page, `${flow} tr[data-topic="${open}"] td:nth-child(5)`, '5', 'a lag of the 5 uncommitted records')
+  await produce('secure', records(open, 25, 3))
+  await waitForText(page, `${flow} tr[data-topic="${open}"] td:nth-child(5)`, '8', 'a lag of 8 once 3 more records arrived')
+  // and the topic opens onto its partition: position 20 (the open transaction's first record), high watermark 28
+  await page.locator(`${flow} tr[data-topic="${open}"]`).click()
+  const row = `${flow} table.partitions tr[data-partition="${open}-0"]`
+  await waitForText(page, `${row} td:nth-child(2)`, '20', 'the position')
+  await waitForText(page, `${row} td:nth-child(3)`, '28', 'the high watermark')
+  // and the topology shows both clusters and the flow's link
+  await page.locator('#topology [data-cluster="A"]').waitFor({ timeout: 20_000 })
+  assert.equal(await page.locator('#topology [data-cluster="B"]').count(), 1)
+  assert.equal(await page.locator('#topology path[data-link="A->B"].flow').count(), 1)
+  await keepScreenshot(page)
+
+  // When the transaction commits, Then the lag goes back to 0 and the partition reaches the high watermark
+  await transaction.commit()
+  await waitForText(page, `${flow} tr[data-topic="${open}"] td:nth-child(5)`, '0', 'no lag once the transaction committed')
+  await waitForText(page, `${row} td:nth-child(2)`, '29', 'the position past the commit marker')
+  assert.equal((await endOffsets('target', `A.${open}`))[0], 28n)
+  assert.deepEqual(pageErrors, [])
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0)
+})
+
+/** A computed style, read in one turn of the page (it redraws every 1.5 s: a located element may be gone). */
+async function styleOf (page: Page, selector: string, property: 'color' | 'backgroundColor'): Promise<string | null> {
+  return await page.evaluate(([s, p]) => {
+    const element = document.querySelector(s!)
+    return element === null ? null : getComputedStyle(element)[p as 'color' | 'backgroundColor']
+  }, [selector, property])
+}
+
+/** One screenshot per run, kept as a test artifact: .state/artifacts/console-<time>.png. */
+async function keepScreenshot (page: Page): Promise<void> {
+  const dir = join(process.env.KMIRROR_STATE ?? join(REPO_ROOT, '.state'), 'artifacts')
+  mkdirSync(dir, { recursive: true })
+  await page.screenshot({ path: join(dir, `console-${new Date().toISOString().replace(/[:.]/g, '-')}.png`), fullPage: true })
+}

@@ -1,0 +1,43 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { formatAgo, formatByteRate, formatBytes, formatCount, formatPartition, formatRate, formatSeconds, stateClass } from '../../../src/http/console/format.js'
+
+describe('the console\'s formatting (src/http/console/format.js)', () => {
+  it('writes counts with thousands separators and unknown values as a dash', () => {
+    assert.equal(formatCount(1_234_567), '1,234,567')
+    assert.equal(formatCount(0), '0')
+    assert.equal(formatCount(null), '—')
+    assert.equal(formatCount(undefined), '—')
+    assert.equal(formatCount(Number.NaN), '—')
+  })
+
+  it('writes bytes in binary units and rates per second', () => {
+    assert.equal(formatBytes(512), '512 B')
+    assert.equal(formatBytes(1536), '1.5 KiB')
+    assert.equal(formatBytes(5 * 1024 ** 3), '5 GiB')
+    assert.equal(formatByteRate(2 * 1024 * 1024), '2 MiB/s')
+    assert.equal(formatByteRate(null), '—')
+    assert.equal(formatRate(2.54), '2.5/s')
+    assert.equal(formatRate(12_345.6), '12,346/s')
+    assert.equal(formatRate(null), '—')
+  })
+
+  it('writes durations for people', () => {
+    assert.equal(formatSeconds(0), '0 s')
+    assert.equal(formatSeconds(0.42), '0.4 s')
+    assert.equal(formatSeconds(42.4), '42 s')
+    assert.equal(formatSeconds(185), '3 min 5 s')
+    assert.equal(formatSeconds(7620), '2 h 7 min')
+    assert.equal(formatSeconds(273_600), '3 d 4 h')
+    assert.equal(formatSeconds(null), '—')
+  })
+
+  it('writes how long ago, never for no time, and names partitions and state classes', () => {
+    assert.equal(formatAgo('2026-01-01T00:00:00.000Z', Date.parse('2026-01-01T00:00:05.000Z')), '5 s ago')
+    assert.equal(formatAgo(null, 0), 'never')
+    assert.equal(formatAgo('garbage', 0), '—')
+    assert.equal(formatPartition('orders', 3), 'orders-3')
+    assert.equal(stateClass('caught up'), 'state-caught-up')
+    assert.equal(stateClass('cannot copy'), 'state-cannot-copy')
+  })
+})
