@@ -34,7 +34,7 @@ import { FailureSides, PartitionFailures } from './partition-failures.ts'
 import { isWorthWaiting, StepFailures, type StepFailure } from './step-failures.ts'
 import type { FlowReplicatorDeps, PartitionStatus } from './replicator-ports.ts'
 import { ErrorCodes, isKmirrorError } from '../errors.ts'
-import { PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState } from './partition-set.ts'
+import { fetchPosition, PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState } from './partition-set.ts'
 import { ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
 import { ExactlyOnceRound } from './exactly-once-round.ts'
 import { DEFAULT_BATCHING, RoundWriter } from './round-writer.ts'
@@ -48,6 +48,9 @@ const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
 
 /** How long a partition the target could not take is left out of the fetch rounds. */
 const INCOMPLETE_COOL_DOWN_MS = 500
+
+/** A round where every partition was written, or had nothing to write. */
+const NONE_WAITING: ReadonlySet<FetchedBatches> = new Set()
 
 export class FlowReplicator {
   readonly #deps: FlowReplicatorDeps
@@ -277,7 +280,7 @@ export class FlowReplicator {
     // The first round after start reads little per partition, so the first records reach the target sooner
     // (a full first round is megabytes to fetch and write before anything is acknowledged).
     const first = this.#rounds++ === 0
-    const fetched = await this.#deps.fetcher.fetchBatches(active.map(p => ({ topic: p.topic, partition: p.partition, offset: p.position })),
+    const fetched = await this.#deps.fetcher.fetchBatches(active.map(fetchPosition),
       first ? { maxPartitionBytes: FIRST_ROUND_PARTITION_BYTES } : {})
     const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
     const { incomplete, failed } = withBatches.length > 0 ? await this.#writer.write(withBatches) : { incomplete: [], failed: [] }
@@ -285,14 +288,14 @@ export class FlowReplicator {
     // records are acknowledged must never be left at its old position, or they would be written twice.
     // A partition the target could not take yet (no leader, remote topic still loading) or refused stays
     // where its acknowledged batches took it.
-    const waiting = new Set([...incomplete, ...failed.map(r => r.fetched)])
+    const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
     for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
     // ... and is left out of the next rounds for a moment, so it does not hold up the others.
     for (const f of incomplete) this.#state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
     for (const r of failed) this.#writer.refused(r.fetched, r.failure)
     for (const f of fetched) this.#noteFetchOutcome(f, waiting)
     for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) {
-      this.#tracker.reset(partitionKey(f.topic, f.partition))
+      this.#tracker.reset(this.#state(f).key)
       await recoverOutOfRange(this.#state(f), f, { fetcher: this.#deps.fetcher, log: this.#deps.log, metrics: this.#metrics, flow: this.#deps.flow.name })
     }
     if (this.#eos === null) {
@@ -305,8 +308,9 @@ export class FlowReplicator {
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
   }
 
+  /** The state of a partition fetched this round (it leaves the set only between rounds). */
   #state (f: { topic: string, partition: number }): PartitionState {
-    return this.#partitions.get(partitionKey(f.topic, f.partition))!
+    return this.#partitions.find(f.topic, f.partition)!
   }
 
   /** At-least-once mode, after acknowledgements: offset syncs out at once, progress stored if a flush is due. */
@@ -319,12 +323,11 @@ export class FlowReplicator {
 
   /** Sets aside a partition the source refused; logs the recovery of one that was read and written again. */
   #noteFetchOutcome (f: FetchedBatches, notWritten: ReadonlySet<FetchedBatches>): void {
-    const key = partitionKey(f.topic, f.partition)
     const state = this.#state(f)
     if (f.outcome === FetchOutcomes.FAILED && f.failure !== undefined) {
-      state.retryAt = this.#failing.fail(key, state, { side: FailureSides.SOURCE, ...f.failure })
+      state.retryAt = this.#failing.fail(state.key, state, { side: FailureSides.SOURCE, ...f.failure })
     } else if (f.outcome === FetchOutcomes.OK && !notWritten.has(f)) {
-      this.#failing.recover(key, state)
+      this.#failing.recover(state.key, state)
     }
   }
 
@@ -355,6 +358,6 @@ export class FlowReplicator {
 
   status (): PartitionStatus[] {
     return [...this.#partitions.entries()].filter(([, p]) => !p.lost)
-      .map(([key, { retryAt: _, releasing: _r, lost: _l, ...p }]) => ({ ...p, failure: this.#failing.report(key) }))
+      .map(([key, { key: _k, retryAt: _, releasing: _r, lost: _l, fetchAt: _f, ...p }]) => ({ ...p, failure: this.#failing.report(key) }))
   }
 }

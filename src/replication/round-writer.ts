@@ -15,7 +15,6 @@ import type { BatchAck, PartitionFailure } from '../kafka/batch-writer.ts'
 import type { FetchedBatches } from '../kafka/record-fetcher.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
-import { partitionKey } from '../topic-partition.ts'
 import { ackedRuns, planPartition, type PlannedBatch } from './batch-plan.ts'
 import type { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import { FailureSides, type PartitionFailures } from './partition-failures.ts'
@@ -89,7 +88,7 @@ export class RoundWriter {
   }
 
   #plan (f: FetchedBatches): PlannedBatch[] {
-    const key = partitionKey(f.topic, f.partition)
+    const key = this.#deps.state(f).key
     const marker = this.#deps.provenance
     const plan = planPartition(f, {
       ...this.#deps.batching,
@@ -110,8 +109,8 @@ export class RoundWriter {
 
   /** Records an acknowledged batch; false when its partition was lost meanwhile (nothing recorded). */
   #acked (f: FetchedBatches, batch: PlannedBatch, ack: BatchAck): boolean {
-    const key = partitionKey(f.topic, f.partition)
     const state = this.#deps.state(f)
+    const key = state.key
     // Lost while its write was in flight: another instance may own it already; nothing of it is stored.
     if (state.lost) return false
     for (const run of ackedRuns(batch, ack)) this.#deps.tracker.recordRun(key, f.topic, f.partition, run.source, run.target, run.count)
@@ -133,7 +132,7 @@ export class RoundWriter {
    */
   refused (f: FetchedBatches, failure: PartitionFailure): void {
     const state = this.#deps.state(f)
-    const key = partitionKey(f.topic, f.partition)
+    const key = state.key
     if (failure.refusedBatch && !this.#reencode.has(key)) {
       this.#reencode.add(key)
       this.#deps.log.warn({ topic: f.topic, partition: f.partition, error: failure.error },
