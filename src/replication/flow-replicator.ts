@@ -37,7 +37,7 @@ import { ErrorCodes, isKmirrorError } from '../errors.ts'
 import { fetchPosition, PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState } from './partition-set.ts'
 import { ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
 import { ExactlyOnceRound } from './exactly-once-round.ts'
-import { DEFAULT_BATCHING, RoundWriter } from './round-writer.ts'
+import { DEFAULT_BATCHING, RoundWriter, type RoundWriteResult } from './round-writer.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
@@ -284,17 +284,8 @@ export class FlowReplicator {
       first ? { maxPartitionBytes: FIRST_ROUND_PARTITION_BYTES } : {})
     const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
     const { incomplete, failed } = withBatches.length > 0 ? await this.#writer.write(withBatches) : { incomplete: [], failed: [] }
-    // Advance every partition that was written before any recovery that may throw: a partition whose
-    // records are acknowledged must never be left at its old position, or they would be written twice.
-    // A partition the target could not take yet (no leader, remote topic still loading) or refused stays
-    // where its acknowledged batches took it.
-    const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
-    for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
-    // ... and is left out of the next rounds for a moment, so it does not hold up the others.
-    for (const f of incomplete) this.#state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
-    for (const r of failed) this.#writer.refused(r.fetched, r.failure)
-    for (const f of fetched) this.#noteFetchOutcome(f, waiting)
-    for (const f of fetched) if (f.outcome === FetchOutcomes.OUT_OF_RANGE) {
+    const outOfRange = this.#settle(fetched, incomplete, failed)
+    for (const f of outOfRange) {
       this.#tracker.reset(this.#state(f).key)
       await recoverOutOfRange(this.#state(f), f, { fetcher: this.#deps.fetcher, log: this.#deps.log, metrics: this.#metrics, flow: this.#deps.flow.name })
     }
@@ -306,6 +297,28 @@ export class FlowReplicator {
       this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
     }
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
+  }
+
+  /**
+   * What the round's answers and writes say of each partition (synchronous: no await between the fetch and here, so
+   * the loops over every partition run as one optimised function). Returns the partitions out of range.
+   */
+  #settle (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[], failed: RoundWriteResult['failed']): FetchedBatches[] {
+    // Advance every partition that was written before any recovery that may throw: a partition whose
+    // records are acknowledged must never be left at its old position, or they would be written twice.
+    // A partition the target could not take yet (no leader, remote topic still loading) or refused stays
+    // where its acknowledged batches took it.
+    const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
+    for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
+    // ... and is left out of the next rounds for a moment, so it does not hold up the others.
+    for (const f of incomplete) this.#state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
+    for (const r of failed) this.#writer.refused(r.fetched, r.failure)
+    const outOfRange: FetchedBatches[] = []
+    for (const f of fetched) {
+      this.#noteFetchOutcome(f, waiting)
+      if (f.outcome === FetchOutcomes.OUT_OF_RANGE) outOfRange.push(f)
+    }
+    return outOfRange
   }
 
   /** The state of a partition fetched this round (it leaves the set only between rounds). */
