@@ -1,6 +1,8 @@
 /**
  * Writes ready-made record batches to the target as one idempotent producer (acks=all), several requests in
- * flight per broker, and reports the base offset each batch received.
+ * flight per broker, and reports the base offset each batch received. Its parts: target-leaders.ts (fresh
+ * metadata, partitions by leader, the readiness probe), broker-produce.ts (one broker's share: requests packed,
+ * in flight, answers matched to batches), writer-transaction.ts (the open transaction in exactly-once mode).
  *
  * Invariants:
  * - One produce request carries at most one batch per partition (the broker refuses more), so a batch's
@@ -35,26 +37,24 @@
  *   NOT_AUTHORIZED naming the grant.
  */
 import { setTimeout as delay } from 'node:timers/promises'
-import { ConnectionPool, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
+import { ConnectionPool, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRefusedBatchError, isRetriableKafkaError, KafkaErrorKinds, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
+import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
-import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
-import { leaderOf, toLeaderMetadata } from './metadata-cache.ts'
-import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
-import type { ApiSpec } from './protocol/api.ts'
-import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
 import type { ProducerIdentity } from './record-batch.ts'
-import { partitionKey } from '../topic-partition.ts'
 import { PartitionSend, Sequences } from './partition-send.ts'
-import { groupBy } from '../collections.ts'
 import { describePrincipal } from './principal.ts'
-import { fencedError, TransactionCoordinator } from './transactions.ts'
+import { TransactionCoordinator } from './transactions.ts'
+import { produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
+import { TargetLeaders } from './target-leaders.ts'
+import { WriterTransaction } from './writer-transaction.ts'
+
+export type { WriterTransport } from './broker-produce.ts'
 
 /** A batch to write: it is built for the producer id and sequence the writer gives it when it is sent. */
 export interface OutBatch {
@@ -132,63 +132,39 @@ export interface BatchWriterOptions {
 const NOT_NOW_PATIENCE_MS = 3_000
 const NOT_NOW_SHORT_PATIENCE_MS = 300
 
-/**
- * Errors that say "not now" for a partition (`notNow` in errors.ts: leadership moving, a new topic not loaded
- * on its leader yet). The batch was not appended; the partition is left incomplete (its position stays at its
- * last acknowledged batch) and tried again with fresh metadata, while the other partitions carry on.
- */
-function isNotNow (name: string): boolean {
-  return kafkaErrorInfo(name).notNow === true
-}
-
-/** A refused partition, or a request that failed as a whole (connection lost, timeout): `requestError`. */
-type Failure = Omit<PartitionFailure, 'kind' | 'refusedBatch' | 'hint'> & { readonly requestError?: KmirrorError }
-
-/**
- * How the writer reaches the brokers: the library's connection pool and kmirror's versioned requests by default;
- * unit tests give fakes (test/fakes/fake-produce-brokers.ts).
- */
-export interface WriterTransport {
-  readonly pool: Pick<ConnectionPool, 'get' | 'getFirstAvailable' | 'close'>
-  readonly send: <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string) => Promise<Res>
-}
-
 export class BatchWriter {
-  /** Where metadata is asked: the bootstrap servers, then the brokers they named. */
-  #brokers: Broker[]
-  readonly #bootstrap: Broker[]
   readonly #pool: WriterTransport['pool']
   readonly #send: WriterTransport['send']
   readonly #options: BatchWriterOptions
   readonly #clientId: string
   readonly #cluster: ClusterContext
+  readonly #leaders: TargetLeaders
   #producer: ProducerIdentity | null = null
-  readonly #throttledUntil = new Map<number, number>()
   readonly #sequences = new Sequences()
   readonly #coordinator: TransactionCoordinator
-  /** Partitions added to the open transaction (exactly-once mode). */
-  readonly #inTransaction = new Set<string>()
-  /** A partition was refused mid-transaction: its sequences are unknown, the producer is renewed after the transaction. */
-  #renewAfterTransaction = false
-  /**
-   * Set once another producer took this transactional id (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH): every later
-   * call throws it. Initialising the id again would fence the instance that owns it now.
-   */
-  #fencedBy: KmirrorError | null = null
+  /** Exactly-once mode: the open transaction; null otherwise. */
+  readonly #transaction: WriterTransaction | null
+  /** What each broker's share of a write needs (broker-produce.ts). */
+  readonly #produce: BrokerProduceDeps
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions, transport?: WriterTransport) {
     const connect = toConnectOptions(props, clientId)
     this.#clientId = clientId
     this.#cluster = options.cluster ?? { label: clientId }
     this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
-    this.#bootstrap = connect.bootstrapBrokers.map(parseBrokerAddress)
-    this.#brokers = this.#bootstrap
     this.#pool = transport?.pool ?? new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
     this.#send = transport?.send ?? sendRequest
+    this.#leaders = new TargetLeaders({ pool: this.#pool, send: this.#send }, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
     this.#coordinator = new TransactionCoordinator({
-      pool: this.#pool, send: this.#send, brokers: () => this.#brokers, cluster: this.#cluster,
+      pool: this.#pool, send: this.#send, brokers: () => this.#leaders.brokers, cluster: this.#cluster,
       principal: describePrincipal(props, this.#cluster.alias ?? clientId)
     })
+    this.#transaction = options.transactionalId === undefined ? null : new WriterTransaction(options.transactionalId, this.#coordinator, this.#cluster)
+    const { maxInFlight, maxRequestBytes, timeoutMs } = this.#options
+    this.#produce = {
+      transport: { pool: this.#pool, send: this.#send }, cluster: this.#cluster, maxInFlight, maxRequestBytes, timeoutMs,
+      transactionalId: options.transactionalId ?? null, sequences: this.#sequences, throttledUntil: new Map(), checkFence: () => this.#checkFence()
+    }
   }
 
   /** The transactional id in exactly-once mode, else null. */
@@ -198,7 +174,7 @@ export class BatchWriter {
 
   /** Whether a transaction is open (a partition was added to it since the last commit or abort). */
   get inTransaction (): boolean {
-    return this.#inTransaction.size > 0
+    return this.#transaction?.open ?? false
   }
 
   /**
@@ -206,31 +182,21 @@ export class BatchWriter {
    * outcome is then unknown: `abortTransaction` settles it).
    */
   async commitTransaction (): Promise<boolean> {
-    const id = this.#options.transactionalId
-    if (id === undefined || this.#inTransaction.size === 0) return false
-    this.#throwIfFenced()
+    const transaction = this.#transaction
+    if (transaction === null || !transaction.open) return false
+    transaction.throwIfFenced()
     try {
       const producer = this.#producer
-      if (producer === null) throw new KmirrorError(ErrorCodes.INTERNAL, `no producer for the open transaction of ${id}`)
+      if (producer === null) throw new KmirrorError(ErrorCodes.INTERNAL, `no producer for the open transaction of ${transaction.id}`)
       this.#checkFence()
-      await this.#coordinator.endTxn(id, producer, true)
-      this.#inTransaction.clear()
-      if (this.#renewAfterTransaction) this.#reset()
+      await transaction.end(producer, true)
+      if (transaction.renewAfter) this.#reset()
+      else transaction.clear()
       return true
     } catch (err) {
       this.#reset()
-      throw this.#noteFenced(err)
+      throw transaction.noteFenced(err)
     }
-  }
-
-  #throwIfFenced (): void {
-    if (this.#fencedBy !== null) throw this.#fencedBy
-  }
-
-  /** Remembers a fencing by another producer of the transactional id (not the `fence` hook's: that one is asked each time). */
-  #noteFenced (err: unknown): unknown {
-    if (err instanceof KmirrorError && err.code === ErrorCodes.FENCED && err.details['transactionalId'] !== undefined) this.#fencedBy = err
-    return err
   }
 
   /**
@@ -239,13 +205,13 @@ export class BatchWriter {
    * a read_committed reader sees either all of the last transaction or none of it.
    */
   async abortTransaction (): Promise<void> {
-    const id = this.#options.transactionalId
-    if (id === undefined) return
-    this.#throwIfFenced()
+    const transaction = this.#transaction
+    if (transaction === null) return
+    transaction.throwIfFenced()
     const producer = this.#producer
-    if (producer !== null && this.#inTransaction.size > 0) await this.#coordinator.endTxn(id, producer, false).catch(() => undefined)
+    if (producer !== null && transaction.open) await transaction.end(producer, false).catch(() => undefined)
     this.#reset()
-    const metadata = await this.#metadata([])
+    const metadata = await this.#leaders.metadata([])
     await this.#ensureProducer(metadata.brokers)
   }
 
@@ -254,7 +220,7 @@ export class BatchWriter {
    * id: epoch bumped, open transaction aborted). A refusal throws NOT_AUTHORIZED naming the WRITE grant.
    */
   async fenceTransactionalIds (ids: readonly string[]): Promise<void> {
-    await this.#metadata([])
+    await this.#leaders.metadata([])
     await Promise.all(ids.map(id => this.#coordinator.initProducerId(id)))
   }
 
@@ -267,48 +233,12 @@ export class BatchWriter {
   }
 
   /**
-   * Exactly-once mode: adds the partitions of these writes the open transaction does not hold yet. Those the
-   * coordinator refuses for themselves (topic authorization, a topic it does not know) are taken out of `byLeader` and failed like a refused produce (set aside by the
-   * data path, invariant 22), so the other partitions are still written.
-   */
-  async #addToTransaction (
-    id: string, writes: readonly PartitionWrite[], byLeader: Map<number, number[]>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[], producer: ProducerIdentity
-  ): Promise<void> {
-    const fresh = new Map<string, PartitionWrite>()
-    for (const i of [...byLeader.values()].flat()) {
-      const w = writes[i]!
-      const key = partitionKey(w.topic, w.partition)
-      if (!this.#inTransaction.has(key)) fresh.set(key, w)
-    }
-    if (fresh.size === 0) return
-    const refused = await this.#coordinator.addPartitions(id, producer, [...fresh.values()].map(w => ({ topic: w.topic, partition: w.partition })))
-    for (const key of fresh.keys()) if (!refused.has(key)) this.#inTransaction.add(key)
-    if (refused.size === 0) return
-    for (const [node, indexes] of byLeader) {
-      const kept = indexes.filter(i => {
-        const w = writes[i]!
-        const error = refused.get(partitionKey(w.topic, w.partition))
-        if (error === undefined) return true
-        sends.get(i)!.refuse(0, false)
-        const info = kafkaErrorInfo(error)
-        failures.push({
-          write: i, topic: w.topic, partition: w.partition, error, message: `${this.#cluster.label} refused to add ${w.topic}-${w.partition} to the transaction of ${id}`,
-          retriable: info.retriable, ...(info.kind === KafkaErrorKinds.AUTHORIZATION ? { operation: 'WRITE' } : {})
-        })
-        return false
-      })
-      if (kept.length === 0) byLeader.delete(node)
-      else byLeader.set(node, kept)
-    }
-  }
-
-  /**
    * Gets the producer id and opens the connections ahead of the first write, so start-up steps overlap with it
    * (a fresh cluster can take a moment to hand out producer ids). Failures are left for the first write.
    */
   async prepare (): Promise<void> {
     try {
-      const metadata = await this.#metadata([])
+      const metadata = await this.#leaders.metadata([])
       await this.#ensureProducer(metadata.brokers)
       await Promise.all([...metadata.brokers.values()].map(broker => this.#pool.get(broker)))
     } catch {
@@ -328,7 +258,7 @@ export class BatchWriter {
     const sends = new Map<number, PartitionSend<PartitionWrite>>()
     writes.forEach((w, i) => { if (w.batches.length > 0) sends.set(i, new PartitionSend(i, w)) })
     if (sends.size === 0) return { incomplete: [], failed: [] }
-    this.#throwIfFenced()
+    this.#transaction?.throwIfFenced()
     const failures: Failure[] = []
     let reporting: Promise<void> = Promise.resolve()
     let acked = false
@@ -346,7 +276,7 @@ export class BatchWriter {
     let waiting: number[] = []
     try {
       for (;;) {
-        const { brokers, byLeader, leaderless: notNow, refused } = await this.#byLeader(toSend, i => writes[i]!)
+        const { brokers, byLeader, leaderless: notNow, refused } = await this.#leaders.byLeader(toSend, i => writes[i]!)
         for (const { item, errorCode } of refused) {
           const w = writes[item]!
           sends.get(item)!.refuse(0, false)
@@ -354,10 +284,9 @@ export class BatchWriter {
         }
         if (byLeader.size > 0) {
           const producer = await this.#ensureProducer(brokers)
-          const id = this.#options.transactionalId
-          if (id !== undefined) await this.#addToTransaction(id, writes, byLeader, sends, failures, producer)
+          await this.#transaction?.add(writes, byLeader, sends, failures, producer)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
-            this.#writeToBroker(brokers.get(node)!, node, indexes.map(i => sends.get(i)!), producer, failures, notNow, report)))
+            produceToBroker(this.#produce, { broker: brokers.get(node)!, node, sends: indexes.map(i => sends.get(i)!), producer, failures, notNow, report })))
           for (const r of results) if (r.status === 'rejected') throw r.reason
         }
         waiting = [...waiting, ...notNow]
@@ -371,7 +300,7 @@ export class BatchWriter {
           // Probes are small: every 20 ms at first (a new topic's leader is usually ready within a few
           // hundred ms), then every 100 ms.
           pause = Date.now() - started < 500 ? 20 : 100
-          const ready = new Set(await this.#ready(waiting.map(i => writes[i]!)))
+          const ready = new Set(await this.#leaders.ready(waiting.map(i => writes[i]!)))
           if (ready.size === 0) continue
           toSend = waiting.filter(i => ready.has(writes[i]!))
           waiting = waiting.filter(i => !ready.has(writes[i]!))
@@ -395,92 +324,11 @@ export class BatchWriter {
   #reset (): void {
     this.#producer = null
     this.#sequences.clear()
-    this.#inTransaction.clear()
-    this.#renewAfterTransaction = false
+    this.#transaction?.clear()
   }
 
-  /**
-   * Sends the batches of `sends` from their first unacknowledged one on to one broker, up to maxInFlight requests
-   * at once. A "not now" error puts the partition in `notNow` and rewinds its sequence (partition-send.ts).
-   */
-  async #writeToBroker (
-    broker: Broker, node: number, sends: PartitionSend<PartitionWrite>[],
-    producer: ProducerIdentity, failures: Failure[], notNow: number[], report: (acks: BatchAck[]) => Promise<void>
-  ): Promise<void> {
-    let connection: Connection
-    try {
-      connection = await this.#pool.get(broker)
-    } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.PRODUCE, `connect to broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
-    }
-    for (const send of sends) send.resume()
-    type Entry = { send: PartitionSend<PartitionWrite>, batch: number, sequence: number }
-    const inFlight: { sent: Promise<ProduceResponse | Error>, entries: Entry[] }[] = []
-    const settle = async (): Promise<void> => {
-      const { sent, entries } = inFlight.shift()!
-      const response = await sent
-      const acks: BatchAck[] = []
-      const answered = new Map<string, { errorCode: number, baseOffset: bigint, errorMessage: string | null }>()
-      if (!(response instanceof Error)) {
-        for (const t of response.responses) for (const p of t.partitions) answered.set(partitionKey(t.name, p.index), p)
-      }
-      for (const { send, batch, sequence } of entries) {
-        const w = send.write
-        const p = answered.get(send.key)
-        const ok = p !== undefined && p.errorCode === 0
-        const name = response instanceof Error ? null : p === undefined ? 'NO_RESPONSE' : kafkaErrorName(p.errorCode)
-        const outcome = ok ? send.ack(batch) : send.refuse(sequence, name !== null && isNotNow(name))
-        if (outcome.type === 'acked') {
-          acks.push({ write: send.index, batch, baseOffset: Number(p!.baseOffset) })
-        } else if (outcome.type === 'not-now') {
-          notNow.push(send.index)
-          this.#sequences.rewind(send.key, outcome.rewindTo)
-        } else if (outcome.type === 'failed' && outcome.appendedAfterRefusal) {
-          // Appended after a refused batch of the same partition: the sequence rule did not hold.
-          failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true, requestError: new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} appended a batch of ${w.topic}-${w.partition} after refusing an earlier one; writing again with a new producer id`, { retriable: true }) })
-        } else if (outcome.type === 'failed' && response instanceof Error) {
-          const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to broker ${node} of ${this.#cluster.label}`, this.#cluster)
-          failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable, requestError: wrapped })
-        } else if (outcome.type === 'failed') {
-          failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) })
-        }
-      }
-      if (!(response instanceof Error) && response.throttleTimeMs > 0) throttledUntil = Date.now() + response.throttleTimeMs
-      if (acks.length > 0) await report(acks)
-    }
-    // Quota throttling (KIP-219): the broker answers at once and expects no request from us for a while.
-    let throttledUntil = this.#throttledUntil.get(node) ?? 0
-    for (;;) {
-      if (throttledUntil > Date.now()) {
-        while (inFlight.length > 0) await settle()
-        await delay(throttledUntil - Date.now())
-      }
-      const topics = new Map<string, { name: string, partitions: { index: number, batch: Buffer }[] }>()
-      const entries: Entry[] = []
-      let bytes = 0
-      for (const send of sends) {
-        if (!send.hasNext()) continue
-        if (bytes > 0 && bytes >= this.#options.maxRequestBytes) break
-        const w = send.write
-        const b = send.take()
-        const batch = w.batches[b]!
-        const sequence = this.#sequences.take(send.key, batch.recordCount)
-        const bytesOut = batch.build(producer, sequence)
-        const topic = topics.get(w.topic) ?? { name: w.topic, partitions: [] }
-        topic.partitions.push({ index: w.partition, batch: bytesOut })
-        topics.set(w.topic, topic)
-        entries.push({ send, batch: b, sequence })
-        bytes += bytesOut.length
-      }
-      if (entries.length === 0) break
-      const request = { transactionalId: this.#options.transactionalId ?? null, acks: ProduceAcks.ALL, timeoutMs: this.#options.timeoutMs, topics: [...topics.values()] as ProduceTopic[] }
-      this.#checkFence()
-      const sent = this.#send(connection, ProduceApi, request, this.#cluster.label).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
-      inFlight.push({ sent, entries })
-      if (inFlight.length >= this.#options.maxInFlight) await settle()
-    }
-    while (inFlight.length > 0) await settle()
-    this.#throttledUntil.set(node, throttledUntil)
+  #noteFenced (err: unknown): unknown {
+    return this.#transaction === null ? err : this.#transaction.noteFenced(err)
   }
 
   /**
@@ -489,11 +337,9 @@ export class BatchWriter {
    */
   #failed (failures: Failure[]): PartitionFailure[] {
     if (failures.length === 0) return []
-    const id = this.#options.transactionalId
     const request = failures.find(f => f.requestError !== undefined)
-    if (id !== undefined && request === undefined) {
-      this.#renewAfterTransaction = true
-      this.#throwTransactionFailure(failures, id)
+    if (this.#transaction !== null && request === undefined) {
+      this.#transaction.refused(failures)
     } else {
       this.#reset()
     }
@@ -505,75 +351,6 @@ export class BatchWriter {
       refusedBatch: isRefusedBatchError(f.error),
       hint: kafkaErrorHint(f.error, this.#cluster.alias)
     }))
-  }
-
-  /** A produce answer that concerns the whole transactional producer, not the partition: thrown. */
-  #throwTransactionFailure (failures: readonly Failure[], id: string): void {
-    const fenced = failures.find(f => f.error === 'PRODUCER_FENCED' || f.error === 'INVALID_PRODUCER_EPOCH')
-    if (fenced !== undefined) throw fencedError(`write to ${this.#cluster.label}`, fenced.error, id)
-    const txn = failures.find(f => ['TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTION_ABORTABLE'].includes(f.error))
-    if (txn === undefined) return
-    const what = `write ${txn.topic}-${txn.partition} in the transaction of ${id} on ${this.#cluster.label}`
-    if (txn.error === 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED') throw this.#coordinator.refused(what, id)
-    throw new KmirrorError(ErrorCodes.PRODUCE, `${what}: Kafka error ${txn.error}; the transaction is aborted and the round written again`, { retriable: true, details: { kafkaErrors: [txn.error] } })
-  }
-
-  /** Which of these partitions their leader answers for now (a ListOffsets probe; errors count as not ready). */
-  async #ready (writes: readonly PartitionWrite[]): Promise<PartitionWrite[]> {
-    try {
-      const { brokers, byLeader } = await this.#byLeader(writes, w => w)
-      const ready: PartitionWrite[] = []
-      await Promise.all([...byLeader].map(async ([node, list]) => {
-        const errors = await this.#probeLeader(await this.#pool.get(brokers.get(node)!), list)
-        for (const w of list) if (errors.get(partitionKey(w.topic, w.partition)) === 0) ready.push(w)
-      }))
-      return ready
-    } catch {
-      return []
-    }
-  }
-
-  /**
-   * The items grouped by the leader of their partition. Partitions the target does not have yet (a remote topic
-   * still being created or grown) or without a leader right now are `leaderless`, so the others are not held
-   * up by them.
-   */
-  async #byLeader<T> (items: readonly T[], partitionOf: (item: T) => PartitionWrite): Promise<{ brokers: Map<number, Broker>, byLeader: Map<number, T[]>, leaderless: T[], refused: { item: T, errorCode: number }[] }> {
-    const metadata = await this.#metadata([...new Set(items.map(i => partitionOf(i).topic))])
-    // A topic the target refuses to describe (no DESCRIBE) is refused, not "no leader yet": waiting would be silent.
-    const refused = items.flatMap(item => {
-      const errorCode = metadata.refused.get(partitionOf(item).topic)
-      return errorCode === undefined ? [] : [{ item, errorCode }]
-    })
-    const byLeader = groupBy(items.filter(item => !metadata.refused.has(partitionOf(item).topic)), item => leaderOf(metadata, partitionOf(item).topic, partitionOf(item).partition))
-    const leaderless = byLeader.get(-1) ?? []
-    byLeader.delete(-1)
-    return { brokers: metadata.brokers, byLeader, leaderless, refused }
-  }
-
-  /**
-   * Asks the partitions' leader for their log end, only to learn whether it leads them now: a remote topic's leader
-   * is in the metadata before the broker has loaded the partition. The error code per partition (0 = ready): a
-   * few bytes, where a produce attempt would carry the data again.
-   */
-  async #probeLeader (connection: Connection, writes: readonly PartitionWrite[]): Promise<Map<string, number>> {
-    const topics = [...groupBy(writes, w => w.topic)].map(([name, list]) => ({ name, partitions: list.map(w => ({ partition: w.partition, timestamp: ListOffsetTimestamps.LATEST })) }))
-    const response = await this.#send(connection, ListOffsetsApi, { isolationLevel: 0, topics }, this.#cluster.label)
-    const errors = new Map<string, number>()
-    for (const t of response.topics) for (const p of t.partitions) errors.set(partitionKey(t.name, p.partition), p.errorCode)
-    return errors
-  }
-
-  /** Fresh every write (a remote topic may just have been created or grown): no cache. */
-  async #metadata (topics: readonly string[]): Promise<ReturnType<typeof toLeaderMetadata>> {
-    try {
-      const connection = await this.#pool.getFirstAvailable(this.#brokers)
-      const metadata = toLeaderMetadata(await this.#send(connection, MetadataApi, { topics }, this.#cluster.label))
-      if (metadata.brokers.size > 0) this.#brokers = [...metadata.brokers.values(), ...this.#bootstrap]
-      return metadata
-    } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.PRODUCE, `read the metadata of ${this.#cluster.label} before writing`, this.#cluster)
-    }
   }
 
   async #ensureProducer (brokers: Map<number, Broker>): Promise<ProducerIdentity> {

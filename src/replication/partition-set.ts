@@ -8,10 +8,13 @@
  *   source position `startAt` (or the log start for a topic to copy again).
  * - A partition set to leave (`releasing`, or `lost`) is fetched no more from that moment; it leaves at the end of
  *   the current round. A lost partition's positions and offset syncs are never stored again.
+ * - A partition is keyed once, when it joins (`key`); a round finds the state of a fetched partition by topic, then
+ *   partition number (`find`), and asks it at a position object that is made again only when the position moved
+ *   (`fetchPosition`): an idle round over thousands of partitions builds no string and no object per partition.
  */
 import type { Logger } from '../logger.ts'
 import { partitionKey } from '../topic-partition.ts'
-import type { FetchedBatches, RecordFetcher } from '../kafka/record-fetcher.ts'
+import type { FetchedBatches, PartitionPosition, RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 
 /** A source partition and the remote topic it is copied to. */
@@ -22,6 +25,8 @@ export interface PartitionRef {
 }
 
 export interface PartitionState {
+  /** `partitionKey(topic, partition)`, made once. */
+  readonly key: string
   topic: string
   partition: number
   remoteTopic: string
@@ -38,6 +43,16 @@ export interface PartitionState {
   releasing: boolean
   /** Leaving the set at the end of the round with nothing stored (membership lost). */
   lost: boolean
+  /** The last position object handed to the fetcher (`fetchPosition`), or null. */
+  fetchAt: PartitionPosition | null
+}
+
+/** The position to fetch `state` at: the object of the last round while the position has not moved. */
+export function fetchPosition (state: PartitionState): PartitionPosition {
+  const last = state.fetchAt
+  if (last !== null && last.offset === state.position) return last
+  state.fetchAt = { topic: state.topic, partition: state.partition, offset: state.position }
+  return state.fetchAt
 }
 
 /** A change to apply between two rounds; `done` hears of it once applied. */
@@ -52,6 +67,8 @@ export class PartitionSet {
   readonly #startAt: 'earliest' | 'latest'
   readonly #log: Logger
   readonly #partitions = new Map<string, PartitionState>()
+  /** The same states by topic, then partition number (`find`). */
+  readonly #byTopic = new Map<string, Map<number, PartitionState>>()
   readonly #changes: PartitionChange[] = []
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
   #stored = new Map<string, number>()
@@ -87,6 +104,26 @@ export class PartitionSet {
     return this.#partitions.get(key)
   }
 
+  /** The state of a partition by topic and number, without building its key. */
+  find (topic: string, partition: number): PartitionState | undefined {
+    return this.#byTopic.get(topic)?.get(partition)
+  }
+
+  #put (state: PartitionState): void {
+    this.#partitions.set(state.key, state)
+    let partitions = this.#byTopic.get(state.topic)
+    if (partitions === undefined) this.#byTopic.set(state.topic, partitions = new Map())
+    partitions.set(state.partition, state)
+  }
+
+  #delete (state: PartitionState): void {
+    this.#partitions.delete(state.key)
+    const partitions = this.#byTopic.get(state.topic)
+    if (partitions?.get(state.partition) !== state) return
+    partitions.delete(state.partition)
+    if (partitions.size === 0) this.#byTopic.delete(state.topic)
+  }
+
   get size (): number {
     return this.#partitions.size
   }
@@ -101,7 +138,12 @@ export class PartitionSet {
 
   /** Partitions to fetch now: not cooling down, not leaving. */
   active (now: number): PartitionState[] {
-    return [...this.#partitions.values()].filter(p => p.retryAt <= now && !p.releasing && !p.lost)
+    // Sized once (growing it by push copies it again and again: 5,000 partitions, every round).
+    const active = new Array<PartitionState>(this.#partitions.size)
+    let count = 0
+    for (const p of this.#partitions.values()) if (p.retryAt <= now && !p.releasing && !p.lost) active[count++] = p
+    active.length = count
+    return active
   }
 
   /**
@@ -123,7 +165,7 @@ export class PartitionSet {
       const stored = this.#stored.get(key)
       const position = stored === undefined ? (starts.get(key) ?? 0) : stored + 1
       this.#log.debug({ topic: p.topic, partition: p.partition, position, resumed: stored !== undefined }, 'partition added')
-      return { topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false }
+      return { key, topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false, fetchAt: null }
     })
   }
 
@@ -147,7 +189,7 @@ export class PartitionSet {
         case 'remove-topics':
           for (const [key, p] of [...this.#partitions]) {
             if (!change.topics.has(p.topic)) continue
-            this.#partitions.delete(key)
+            this.#delete(p)
             this.#stored.delete(key)
             forget(key)
           }
@@ -159,7 +201,7 @@ export class PartitionSet {
           for (const key of change.keys) {
             const p = this.#partitions.get(key)
             if (p === undefined || !p.releasing || p.lost) continue
-            this.#partitions.delete(key)
+            this.#delete(p)
             released.push(p)
           }
           change.done(released)
@@ -168,18 +210,17 @@ export class PartitionSet {
         case 'drop-lost':
           for (const [key, p] of [...this.#partitions]) {
             if (!p.lost) continue
-            this.#partitions.delete(key)
+            this.#delete(p)
             forget(key)
           }
           change.done()
           break
         case 'add':
           for (const state of change.states) {
-            const key = partitionKey(state.topic, state.partition)
-            const current = this.#partitions.get(key)
+            const current = this.#partitions.get(state.key)
             if (current !== undefined && !current.releasing && !current.lost) continue
-            if (current !== undefined) forget(key)
-            this.#partitions.set(key, state)
+            if (current !== undefined) forget(state.key)
+            this.#put(state)
           }
           change.done()
           break

@@ -1,0 +1,168 @@
+/**
+ * One broker's share of a batch writer's write (batch-writer.ts): the partitions it leads, their batches packed
+ * into produce requests, several requests in flight, each answer matched back to its batches.
+ *
+ * Invariants:
+ * - A request carries at most one batch per partition, and at most `maxRequestBytes` (a single larger batch still
+ *   goes alone); a partition's batches go in order, each with the next sequence number of the producer id.
+ * - At most `maxInFlight` requests are in flight on the connection; answers are settled in the order sent, and
+ *   acknowledgements are reported per answer, one report at a time.
+ * - A "not now" refusal (no leader yet, leader moving) rewinds the partition's sequence to the refused batch
+ *   (partition-send.ts) and lists the partition in `notNow`; any other refusal, or a request that failed as a
+ *   whole, is listed in `failures`.
+ * - Quota throttling (KIP-219): the broker answers at once and expects no request for a while; nothing more is
+ *   sent to it until then, in this write or the next.
+ * - `checkFence` is asked synchronously right before each request is handed to the connection.
+ */
+import { setTimeout as delay } from 'node:timers/promises'
+import { ConnectionPool, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import type { ClusterContext } from './connection-hints.ts'
+import { isRetriableKafkaError, kafkaErrorInfo, kafkaErrorName, toKmirrorError } from './errors.ts'
+import type { ApiSpec } from './protocol/api.ts'
+import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
+import type { ProducerIdentity } from './record-batch.ts'
+import { partitionKey } from '../topic-partition.ts'
+import type { PartitionSend, Sequences } from './partition-send.ts'
+import type { BatchAck, PartitionFailure, PartitionWrite } from './batch-writer.ts'
+
+/**
+ * How the writer reaches the brokers: the library's connection pool and kmirror's versioned requests by default;
+ * unit tests give fakes (test/fakes/fake-produce-brokers.ts).
+ */
+export interface WriterTransport {
+  readonly pool: Pick<ConnectionPool, 'get' | 'getFirstAvailable' | 'close'>
+  readonly send: <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string) => Promise<Res>
+}
+
+/** A refused partition, or a request that failed as a whole (connection lost, timeout): `requestError`. */
+export type Failure = Omit<PartitionFailure, 'kind' | 'refusedBatch' | 'hint'> & { readonly requestError?: KmirrorError }
+
+export interface BrokerProduceDeps {
+  readonly transport: WriterTransport
+  readonly cluster: ClusterContext
+  readonly maxInFlight: number
+  readonly maxRequestBytes: number
+  readonly timeoutMs: number
+  readonly transactionalId: string | null
+  readonly sequences: Sequences
+  /** Per broker: no request before this time (quota throttling), kept from one write to the next. */
+  readonly throttledUntil: Map<number, number>
+  readonly checkFence: () => void
+}
+
+/** What one write hands each broker, and where its outcomes go. */
+export interface BrokerShare {
+  readonly broker: Broker
+  readonly node: number
+  readonly sends: readonly PartitionSend<PartitionWrite>[]
+  readonly producer: ProducerIdentity
+  readonly failures: Failure[]
+  readonly notNow: number[]
+  readonly report: (acks: BatchAck[]) => Promise<void>
+}
+
+type Entry = { readonly send: PartitionSend<PartitionWrite>, readonly batch: number, readonly sequence: number }
+
+/**
+ * Errors that say "not now" for a partition (`notNow` in errors.ts: leadership moving, a new topic not loaded
+ * on its leader yet). The batch was not appended; the partition is left incomplete (its position stays at its
+ * last acknowledged batch) and tried again with fresh metadata, while the other partitions carry on.
+ */
+function isNotNow (name: string): boolean {
+  return kafkaErrorInfo(name).notNow === true
+}
+
+/**
+ * Sends the batches of `share.sends` from their first unacknowledged one on to one broker, up to maxInFlight
+ * requests at once.
+ */
+export async function produceToBroker (deps: BrokerProduceDeps, share: BrokerShare): Promise<void> {
+  const { broker, node, sends } = share
+  let connection: Connection
+  try {
+    connection = await deps.transport.pool.get(broker)
+  } catch (err) {
+    throw toKmirrorError(err, ErrorCodes.PRODUCE, `connect to broker ${node} (${broker.host}:${broker.port}) of ${deps.cluster.label}`, deps.cluster)
+  }
+  for (const send of sends) send.resume()
+  const inFlight: { sent: Promise<ProduceResponse | Error>, entries: Entry[] }[] = []
+  let throttledUntil = deps.throttledUntil.get(node) ?? 0
+  const settle = async (): Promise<void> => {
+    const { sent, entries } = inFlight.shift()!
+    const response = await sent
+    if (!(response instanceof Error) && response.throttleTimeMs > 0) throttledUntil = Date.now() + response.throttleTimeMs
+    const acks = settleAnswer(deps, share, entries, response)
+    if (acks.length > 0) await share.report(acks)
+  }
+  for (;;) {
+    if (throttledUntil > Date.now()) {
+      while (inFlight.length > 0) await settle()
+      await delay(throttledUntil - Date.now())
+    }
+    const { topics, entries } = nextRequest(deps, sends, share.producer)
+    if (entries.length === 0) break
+    const request = { transactionalId: deps.transactionalId, acks: ProduceAcks.ALL, timeoutMs: deps.timeoutMs, topics }
+    deps.checkFence()
+    const sent = deps.transport.send(connection, ProduceApi, request, deps.cluster.label).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
+    inFlight.push({ sent, entries })
+    if (inFlight.length >= deps.maxInFlight) await settle()
+  }
+  while (inFlight.length > 0) await settle()
+  deps.throttledUntil.set(node, throttledUntil)
+}
+
+/** The next request's batches: one per partition with a batch left, up to `maxRequestBytes`. */
+function nextRequest (deps: BrokerProduceDeps, sends: readonly PartitionSend<PartitionWrite>[], producer: ProducerIdentity): { topics: ProduceTopic[], entries: Entry[] } {
+  const topics = new Map<string, { name: string, partitions: { index: number, batch: Buffer }[] }>()
+  const entries: Entry[] = []
+  let bytes = 0
+  for (const send of sends) {
+    if (!send.hasNext()) continue
+    if (bytes > 0 && bytes >= deps.maxRequestBytes) break
+    const w = send.write
+    const b = send.take()
+    const batch = w.batches[b]!
+    const sequence = deps.sequences.take(send.key, batch.recordCount)
+    const bytesOut = batch.build(producer, sequence)
+    const topic = topics.get(w.topic) ?? { name: w.topic, partitions: [] }
+    topic.partitions.push({ index: w.partition, batch: bytesOut })
+    topics.set(w.topic, topic)
+    entries.push({ send, batch: b, sequence })
+    bytes += bytesOut.length
+  }
+  return { topics: [...topics.values()] as ProduceTopic[], entries }
+}
+
+/** Matches an answer (or the failure of its request) to its batches: the acknowledged ones, in order. */
+function settleAnswer (deps: BrokerProduceDeps, share: BrokerShare, entries: readonly Entry[], response: ProduceResponse | Error): BatchAck[] {
+  const { node, failures, notNow } = share
+  const label = deps.cluster.label
+  const acks: BatchAck[] = []
+  const answered = new Map<string, { errorCode: number, baseOffset: bigint, errorMessage: string | null }>()
+  if (!(response instanceof Error)) {
+    for (const t of response.responses) for (const p of t.partitions) answered.set(partitionKey(t.name, p.index), p)
+  }
+  for (const { send, batch, sequence } of entries) {
+    const w = send.write
+    const p = answered.get(send.key)
+    const ok = p !== undefined && p.errorCode === 0
+    const name = response instanceof Error ? null : p === undefined ? 'NO_RESPONSE' : kafkaErrorName(p.errorCode)
+    const outcome = ok ? send.ack(batch) : send.refuse(sequence, name !== null && isNotNow(name))
+    if (outcome.type === 'acked') {
+      acks.push({ write: send.index, batch, baseOffset: Number(p!.baseOffset) })
+    } else if (outcome.type === 'not-now') {
+      notNow.push(send.index)
+      deps.sequences.rewind(send.key, outcome.rewindTo)
+    } else if (outcome.type === 'failed' && outcome.appendedAfterRefusal) {
+      // Appended after a refused batch of the same partition: the sequence rule did not hold.
+      failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true, requestError: new KmirrorError(ErrorCodes.PRODUCE, `${label} appended a batch of ${w.topic}-${w.partition} after refusing an earlier one; writing again with a new producer id`, { retriable: true }) })
+    } else if (outcome.type === 'failed' && response instanceof Error) {
+      const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to broker ${node} of ${label}`, deps.cluster)
+      failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable, requestError: wrapped })
+    } else if (outcome.type === 'failed') {
+      failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) })
+    }
+  }
+  return acks
+}

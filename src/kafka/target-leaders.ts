@@ -1,0 +1,105 @@
+/**
+ * Where the batch writer (batch-writer.ts) sends each partition: the target's metadata read fresh for every write
+ * (a remote topic may just have been created or grown: no cache), partitions grouped by their leader, and a small
+ * probe of whether a leader answers for its partitions yet.
+ *
+ * Invariants:
+ * - A partition of a topic the target refuses to describe (no DESCRIBE) is `refused`, never "no leader yet":
+ *   waiting for it would be silent.
+ * - A partition the target does not have yet, or without a leader right now, is `leaderless`, so the others are
+ *   not held up by it.
+ * - Metadata is asked of the brokers the last answer named, then of the bootstrap servers.
+ */
+import type { Broker, Connection } from '@platformatic/kafka'
+import { groupBy } from '../collections.ts'
+import { ErrorCodes } from '../errors.ts'
+import type { ClusterContext } from './connection-hints.ts'
+import { toKmirrorError } from './errors.ts'
+import { leaderOf, toLeaderMetadata } from './metadata-cache.ts'
+import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
+import { MetadataApi } from './protocol/metadata.ts'
+import { partitionKey } from '../topic-partition.ts'
+import type { WriterTransport } from './broker-produce.ts'
+
+export type TargetMetadata = ReturnType<typeof toLeaderMetadata>
+
+/** The items of a write grouped by the leader of their partition (see the invariants). */
+export interface ByLeader<T> {
+  readonly brokers: Map<number, Broker>
+  readonly byLeader: Map<number, T[]>
+  readonly leaderless: T[]
+  readonly refused: { item: T, errorCode: number }[]
+}
+
+export class TargetLeaders {
+  readonly #transport: WriterTransport
+  readonly #cluster: ClusterContext
+  readonly #bootstrap: Broker[]
+  /** Where metadata is asked: the bootstrap servers, then the brokers they named. */
+  #brokers: Broker[]
+
+  constructor (transport: WriterTransport, bootstrap: Broker[], cluster: ClusterContext) {
+    this.#transport = transport
+    this.#cluster = cluster
+    this.#bootstrap = bootstrap
+    this.#brokers = bootstrap
+  }
+
+  /** The brokers the last metadata named, then the bootstrap ones. */
+  get brokers (): Broker[] {
+    return this.#brokers
+  }
+
+  /** Fresh every write (a remote topic may just have been created or grown): no cache. */
+  async metadata (topics: readonly string[]): Promise<TargetMetadata> {
+    try {
+      const connection = await this.#transport.pool.getFirstAvailable(this.#brokers)
+      const metadata = toLeaderMetadata(await this.#transport.send(connection, MetadataApi, { topics }, this.#cluster.label))
+      if (metadata.brokers.size > 0) this.#brokers = [...metadata.brokers.values(), ...this.#bootstrap]
+      return metadata
+    } catch (err) {
+      throw toKmirrorError(err, ErrorCodes.PRODUCE, `read the metadata of ${this.#cluster.label} before writing`, this.#cluster)
+    }
+  }
+
+  /** The items grouped by the leader of their partition; leaderless and refused ones apart. */
+  async byLeader<T> (items: readonly T[], partitionOf: (item: T) => { topic: string, partition: number }): Promise<ByLeader<T>> {
+    const metadata = await this.metadata([...new Set(items.map(i => partitionOf(i).topic))])
+    const refused = items.flatMap(item => {
+      const errorCode = metadata.refused.get(partitionOf(item).topic)
+      return errorCode === undefined ? [] : [{ item, errorCode }]
+    })
+    const byLeader = groupBy(items.filter(item => !metadata.refused.has(partitionOf(item).topic)), item => leaderOf(metadata, partitionOf(item).topic, partitionOf(item).partition))
+    const leaderless = byLeader.get(-1) ?? []
+    byLeader.delete(-1)
+    return { brokers: metadata.brokers, byLeader, leaderless, refused }
+  }
+
+  /** Which of these partitions their leader answers for now (a ListOffsets probe; errors count as not ready). */
+  async ready<T extends { topic: string, partition: number }> (partitions: readonly T[]): Promise<T[]> {
+    try {
+      const { brokers, byLeader } = await this.byLeader(partitions, p => p)
+      const ready: T[] = []
+      await Promise.all([...byLeader].map(async ([node, list]) => {
+        const errors = await this.#probeLeader(await this.#transport.pool.get(brokers.get(node)!), list)
+        for (const p of list) if (errors.get(partitionKey(p.topic, p.partition)) === 0) ready.push(p)
+      }))
+      return ready
+    } catch {
+      return []
+    }
+  }
+
+  /**
+   * Asks the partitions' leader for their log end, only to learn whether it leads them now: a remote topic's leader
+   * is in the metadata before the broker has loaded the partition. The error code per partition (0 = ready): a
+   * few bytes, where a produce attempt would carry the data again.
+   */
+  async #probeLeader (connection: Connection, partitions: readonly { topic: string, partition: number }[]): Promise<Map<string, number>> {
+    const topics = [...groupBy(partitions, p => p.topic)].map(([name, list]) => ({ name, partitions: list.map(p => ({ partition: p.partition, timestamp: ListOffsetTimestamps.LATEST })) }))
+    const response = await this.#transport.send(connection, ListOffsetsApi, { isolationLevel: 0, topics }, this.#cluster.label)
+    const errors = new Map<string, number>()
+    for (const t of response.topics) for (const p of t.partitions) errors.set(partitionKey(t.name, p.partition), p.errorCode)
+    return errors
+  }
+}

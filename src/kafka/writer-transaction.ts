@@ -1,0 +1,129 @@
+/**
+ * The batch writer's open transaction in exactly-once mode (batch-writer.ts): which partitions it holds, whether
+ * the producer must be renewed once it ends, and whether another producer took the transactional id.
+ *
+ * Invariants:
+ * - Every partition is added to the open transaction (AddPartitionsToTxn) before its first batch; one refused for
+ *   itself (topic authorization, a topic the coordinator does not know) is failed like a refused produce (set aside by the data path, invariant 22), and the
+ *   other partitions are still written.
+ * - A refused partition's sequences are unknown: the producer is renewed after the transaction ends, never in the
+ *   middle of one (that would abort what was acknowledged).
+ * - Once another producer took the transactional id (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH), every later call
+ *   throws that FENCED error: initialising the id again would fence the instance that owns it now.
+ * - A produce answer about the whole transactional producer is thrown, not returned per partition: fencing throws
+ *   FENCED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED throws NOT_AUTHORIZED naming the grant, and a transaction the
+ *   broker cannot go on with throws a retriable PRODUCE error (the round is aborted and written again).
+ */
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import type { ClusterContext } from './connection-hints.ts'
+import { kafkaErrorInfo, KafkaErrorKinds } from './errors.ts'
+import type { ProducerIdentity } from './record-batch.ts'
+import { partitionKey } from '../topic-partition.ts'
+import type { PartitionSend } from './partition-send.ts'
+import { fencedError, type TransactionCoordinator } from './transactions.ts'
+import type { Failure } from './broker-produce.ts'
+import type { PartitionWrite } from './batch-writer.ts'
+
+const TRANSACTION_ERRORS = new Set(['TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTION_ABORTABLE'])
+
+export class WriterTransaction {
+  readonly #id: string
+  readonly #coordinator: TransactionCoordinator
+  readonly #cluster: ClusterContext
+  /** Partitions added to the open transaction. */
+  readonly #partitions = new Set<string>()
+  /** A partition was refused mid-transaction: its sequences are unknown, the producer is renewed after the transaction. */
+  #renewAfter = false
+  #fencedBy: KmirrorError | null = null
+
+  constructor (id: string, coordinator: TransactionCoordinator, cluster: ClusterContext) {
+    this.#id = id
+    this.#coordinator = coordinator
+    this.#cluster = cluster
+  }
+
+  get id (): string {
+    return this.#id
+  }
+
+  /** Whether a partition was added since the last commit or abort. */
+  get open (): boolean {
+    return this.#partitions.size > 0
+  }
+
+  /** Whether the producer must be renewed now that the transaction ended. */
+  get renewAfter (): boolean {
+    return this.#renewAfter
+  }
+
+  /** The transaction ended (committed, aborted, or its producer dropped). */
+  clear (): void {
+    this.#partitions.clear()
+    this.#renewAfter = false
+  }
+
+  throwIfFenced (): void {
+    if (this.#fencedBy !== null) throw this.#fencedBy
+  }
+
+  /** Remembers a fencing by another producer of the transactional id (not the `fence` hook's: that one is asked each time). */
+  noteFenced (err: unknown): unknown {
+    if (err instanceof KmirrorError && err.code === ErrorCodes.FENCED && err.details['transactionalId'] !== undefined) this.#fencedBy = err
+    return err
+  }
+
+  /**
+   * Adds the partitions of these writes the open transaction does not hold yet. Those whose topic the coordinator
+   * refuses are taken out of `byLeader`, their send refused and listed in `failures`.
+   */
+  async add (
+    writes: readonly PartitionWrite[], byLeader: Map<number, number[]>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[], producer: ProducerIdentity
+  ): Promise<void> {
+    const fresh = new Map<string, PartitionWrite>()
+    for (const i of [...byLeader.values()].flat()) {
+      const w = writes[i]!
+      const key = partitionKey(w.topic, w.partition)
+      if (!this.#partitions.has(key)) fresh.set(key, w)
+    }
+    if (fresh.size === 0) return
+    const refused = await this.#coordinator.addPartitions(this.#id, producer, [...fresh.values()].map(w => ({ topic: w.topic, partition: w.partition })))
+    for (const key of fresh.keys()) if (!refused.has(key)) this.#partitions.add(key)
+    if (refused.size === 0) return
+    for (const [node, indexes] of byLeader) {
+      const kept = indexes.filter(i => {
+        const w = writes[i]!
+        const error = refused.get(partitionKey(w.topic, w.partition))
+        if (error === undefined) return true
+        sends.get(i)!.refuse(0, false)
+        const info = kafkaErrorInfo(error)
+        failures.push({
+          write: i, topic: w.topic, partition: w.partition, error, message: `${this.#cluster.label} refused to add ${w.topic}-${w.partition} to the transaction of ${this.#id}`,
+          retriable: info.retriable, ...(info.kind === KafkaErrorKinds.AUTHORIZATION ? { operation: 'WRITE' } : {})
+        })
+        return false
+      })
+      if (kept.length === 0) byLeader.delete(node)
+      else byLeader.set(node, kept)
+    }
+  }
+
+  /**
+   * Partitions were refused in the transaction: the producer is renewed once it ends, and an answer about the
+   * whole transactional producer is thrown (see the invariants).
+   */
+  refused (failures: readonly Failure[]): void {
+    this.#renewAfter = true
+    const fenced = failures.find(f => f.error === 'PRODUCER_FENCED' || f.error === 'INVALID_PRODUCER_EPOCH')
+    if (fenced !== undefined) throw fencedError(`write to ${this.#cluster.label}`, fenced.error, this.#id)
+    const txn = failures.find(f => TRANSACTION_ERRORS.has(f.error))
+    if (txn === undefined) return
+    const what = `write ${txn.topic}-${txn.partition} in the transaction of ${this.#id} on ${this.#cluster.label}`
+    if (txn.error === 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED') throw this.#coordinator.refused(what, this.#id)
+    throw new KmirrorError(ErrorCodes.PRODUCE, `${what}: Kafka error ${txn.error}; the transaction is aborted and the round written again`, { retriable: true, details: { kafkaErrors: [txn.error] } })
+  }
+
+  /** EndTxn for the open transaction (commit or abort) with this producer. */
+  async end (producer: ProducerIdentity, commit: boolean): Promise<void> {
+    await this.#coordinator.endTxn(this.#id, producer, commit)
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * At-least-once mode: when the data path (flow-replicator.ts) stores what it copied. Offset syncs go out as soon
+ * as they are recorded, one send at a time; positions are stored every `offset.flush.interval.ms`, at stop, and
+ * (`flushWhenCaughtUp`) once every partition has caught up.
+ *
+ * Invariants:
+ * - Positions are stored only after every offset sync recorded before them was written (`flush` awaits the send in
+ *   flight, promotes the delayed syncs and sends them first), so a stored position never runs ahead of its syncs.
+ * - A failed offset-sync send puts its entries back in the tracker, in order; they go out with the next send.
+ * - Exactly-once mode does not use this: each committed round stores its own syncs and progress
+ *   (exactly-once-round.ts).
+ */
+import { setTimeout as delay } from 'node:timers/promises'
+import type { Logger } from '../logger.ts'
+import type { OffsetSyncTracker } from './offset-sync-tracker.ts'
+import type { PartitionState } from './partition-set.ts'
+import type { FlowReplicatorDeps, OffsetSyncSink, ProgressSink } from './replicator-ports.ts'
+
+/** With `flushWhenCaughtUp`, how often at most progress is stored because every partition caught up. */
+const CAUGHT_UP_FLUSH_MS = 1000
+
+/** The positions to store, keyed by `partitionKey`: the last offset copied of each partition. */
+export type StoredPositions = Map<string, { topic: string, partition: number, lastOffset: number }>
+
+export interface ProgressFlusherDeps {
+  readonly flow: FlowReplicatorDeps['flow']
+  readonly progress: ProgressSink
+  readonly syncs: OffsetSyncSink | null
+  readonly log: Logger
+  readonly tracker: OffsetSyncTracker
+  readonly flushWhenCaughtUp: boolean
+}
+
+export class ProgressFlusher {
+  readonly #deps: ProgressFlusherDeps
+  #lastFlush = Date.now()
+  /** Records acknowledged since the last flush. */
+  #dirty = false
+  #caughtUpFlushAt = 0
+  #syncInFlight: Promise<void> | null = null
+
+  constructor (deps: ProgressFlusherDeps) {
+    this.#deps = deps
+  }
+
+  /** Records were acknowledged since the last flush. */
+  markDirty (): void {
+    this.#dirty = true
+  }
+
+  /** `offset.flush.interval.ms` has passed since the last flush. */
+  isDue (): boolean {
+    return Date.now() - this.#lastFlush >= this.#deps.flow.offsetFlushIntervalMs
+  }
+
+  /**
+   * `flushWhenCaughtUp`: records were copied since the last flush and every partition has caught up (at most every
+   * CAUGHT_UP_FLUSH_MS). A copy at rest then has its progress stored at once, so a lost group membership (which
+   * stores nothing) re-copies nothing that was copied before the partitions went quiet.
+   */
+  isCaughtUpAndDirty (partitions: Iterable<PartitionState>): boolean {
+    if (!this.#deps.flushWhenCaughtUp || !this.#dirty || Date.now() - this.#caughtUpFlushAt < CAUGHT_UP_FLUSH_MS) return false
+    for (const p of partitions) if (!p.lost && p.position < p.highWatermark) return false
+    this.#caughtUpFlushAt = Date.now()
+    return true
+  }
+
+  /** Sends the pending offset syncs unless a send is in flight (they go with the next one then). */
+  sendSyncs (): void {
+    const syncs = this.#deps.syncs
+    const tracker = this.#deps.tracker
+    if (syncs === null || this.#syncInFlight !== null || tracker.pendingCount === 0) return
+    const entries = tracker.takePending()
+    this.#syncInFlight = syncs.send(entries)
+      .catch(err => {
+        tracker.requeue(entries)
+        this.#deps.log.warn({ err, count: entries.length }, 'cannot write offset syncs; will retry')
+      })
+      .finally(() => { this.#syncInFlight = null })
+  }
+
+  /** Stores pending offset syncs (delayed ones too): what a flush writes before the positions. */
+  async flushSyncs (): Promise<void> {
+    if (this.#syncInFlight !== null) await this.#syncInFlight
+    this.#deps.tracker.promoteDelayed()
+    this.sendSyncs()
+    if (this.#syncInFlight !== null) await this.#syncInFlight
+  }
+
+  /** Writes pending offset syncs, then these positions. */
+  async flush (positions: StoredPositions): Promise<void> {
+    this.#lastFlush = Date.now()
+    this.#dirty = false
+    await this.flushSyncs()
+    const written = await this.#deps.progress.commit(positions)
+    if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
+  }
+
+  /**
+   * Stores the offset syncs and the positions of released partitions, retrying until stored (true), or until
+   * `lost()` turns true (false: nothing is stored any more), or throwing the failure once `stopping()`.
+   */
+  async storeReleased (positions: StoredPositions, stopping: () => boolean, lost: () => boolean): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.flushSyncs()
+        await this.#deps.progress.commit(positions)
+        return true
+      } catch (err) {
+        // Stopping: the revoke fails (the flow's stop stores what it still owns); lost: nothing is stored any more.
+        if (stopping()) throw err
+        if (lost()) return false
+        this.#deps.log.warn({ err, partitions: positions.size, attempt }, 'cannot store the progress of revoked partitions; retrying')
+        await delay(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)))
+      }
+    }
+  }
+}

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { fetchPosition, PartitionSet, type PartitionRef } from '../../../src/replication/partition-set.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
+import { memoryLogger } from '../../fakes/memory-logger.ts'
+
+const fetcher = {
+  listOffsets: async (partitions: readonly { topic: string, partition: number }[]) => new Map(partitions.map(p => [partitionKey(p.topic, p.partition), 7]))
+}
+
+async function setOf (refs: readonly PartitionRef[]): Promise<PartitionSet> {
+  const set = new PartitionSet(fetcher, 'latest', memoryLogger().log)
+  set.enqueue({ kind: 'add', states: await set.resolve(refs), done: () => undefined })
+  set.applyChanges(() => undefined)
+  return set
+}
+
+describe('PartitionSet', () => {
+  it('finds a partition by topic and number, with its key made once; a removed topic is found no more', async () => {
+    // Given two topics in the set
+    const set = await setOf([{ topic: 'a', partition: 0, remoteTopic: 'A.a' }, { topic: 'a', partition: 1, remoteTopic: 'A.a' }, { topic: 'b', partition: 0, remoteTopic: 'A.b' }])
+
+    // Then each is found by topic and partition, as by its key
+    assert.equal(set.find('a', 1), set.get(partitionKey('a', 1)))
+    assert.equal(set.find('a', 1)?.key, partitionKey('a', 1))
+    assert.equal(set.find('a', 2), undefined)
+
+    // When topic a is removed
+    set.enqueue({ kind: 'remove-topics', topics: new Set(['a']), done: () => undefined })
+    set.applyChanges(() => undefined)
+
+    // Then its partitions are found neither way; b still is
+    assert.equal(set.find('a', 0), undefined)
+    assert.equal(set.get(partitionKey('a', 0)), undefined)
+    assert.equal(set.find('b', 0)?.position, 7)
+  })
+
+  it('asks an idle partition at the same position object round after round, and a moved one at its new position', async () => {
+    // Given a partition at position 7
+    const set = await setOf([{ topic: 'a', partition: 0, remoteTopic: 'A.a' }])
+    const state = set.find('a', 0)!
+    const first = fetchPosition(state)
+    assert.deepEqual(first, { topic: 'a', partition: 0, offset: 7 })
+
+    // When it does not move, the next round asks the same object
+    assert.equal(fetchPosition(state), first)
+
+    // When it moves, the next round asks the new position, and the object of the old one is left as it was
+    state.position = 12
+    assert.deepEqual(fetchPosition(state), { topic: 'a', partition: 0, offset: 12 })
+    assert.equal(first.offset, 7)
+  })
+
+  it('a partition added again after it was lost replaces its state in both lookups', async () => {
+    // Given a partition lost (leaving at the end of the round)
+    const ref = { topic: 'a', partition: 0, remoteTopic: 'A.a' }
+    const set = await setOf([ref])
+    set.find('a', 0)!.lost = true
+
+    // When it is added again before it left
+    const [fresh] = await set.resolve([ref])
+    set.enqueue({ kind: 'add', states: [fresh!], done: () => undefined })
+    set.applyChanges(() => undefined)
+
+    // Then the new state is the one found
+    assert.equal(set.find('a', 0), fresh)
+    assert.equal(set.get(partitionKey('a', 0)), fresh)
+    assert.equal(set.size, 1)
+  })
+})
