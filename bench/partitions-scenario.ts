@@ -8,7 +8,6 @@ import { produce, withAdmin, type TestRecord } from '../test/helpers/kafka.ts'
 import { uniqueName, waitFor } from '../test/helpers/wait.ts'
 import { measureReplicator, type BenchContext, type Figures } from './lib/measure.ts'
 import { jsonPayload } from './lib/payloads.ts'
-import { TOOLS } from './lib/replicators.ts'
 import type { Scenario } from './scenarios.ts'
 
 /** MM2's tasks, as in the other scenarios. */
@@ -44,7 +43,7 @@ export const partitions: Scenario = {
     await produce(ctx.source, records, { compression: 'lz4' })
     ctx.log(`partitions: preloaded ${records.length.toLocaleString()} records`)
     const runs: Figures[] = []
-    for (const tool of TOOLS) {
+    for (const tool of ctx.tools) {
       ctx.log(`${tool}: copying ${count * perTopic} partitions`)
       runs.push(await measureReplicator(ctx, { tool, sourceTopics: names, records: records.length, bytes: records.length * PAYLOAD_BYTES, compression: 'lz4', tasksMax: TASKS, timeoutMs: size === 'full' ? 600_000 : 120_000, pollMs: size === 'full' ? 2000 : 500 }))
       ctx.log(`${tool}: all partitions on the target after ${runs.at(-1)!.seconds.toFixed(1)} s, peak RSS ${runs.at(-1)!.peakRssMiB.toFixed(0)} MiB`)
