@@ -9,7 +9,7 @@
  */
 import { createTopic, produce, type TestRecord } from '../test/helpers/kafka.ts'
 import { uniqueName, waitFor, waitForValue } from '../test/helpers/wait.ts'
-import { instanceView, recordsCopied, settled, startInstance, stopInstance, type BenchInstance } from './lib/instances.ts'
+import { instanceView, recordsCopied, settled, startInstance, startInstances, stopInstance, type BenchInstance } from './lib/instances.ts'
 import type { BenchContext } from './lib/measure.ts'
 import { jsonPayload } from './lib/payloads.ts'
 import { TARGET_ALIAS, writeFlowFile } from './lib/replicators.ts'
@@ -88,9 +88,9 @@ async function copyWith (ctx: BenchContext, n: number, topic: string, s: Setting
   const file = flowFile(ctx, alias, topic, s)
   const remote = `${alias}.${topic}`
   ctx.created('target', [remote])
-  const watch = new TargetWatch(ctx.target.bootstrap)
   const start = Date.now()
-  const instances = await Promise.all(Array.from({ length: n }, async (_, i) => await startInstance(`${alias}-${i + 1}`, file, TARGET_ALIAS)))
+  const instances = await startInstances(Array.from({ length: n }, (_, i) => `${alias}-${i + 1}`), file, TARGET_ALIAS)
+  const watch = new TargetWatch(ctx.target.bootstrap)
   const exits = anyExit(instances)
   try {
     const arrival = await Promise.race([watch.waitForRecords([remote], s.records, start, { timeoutMs: s.timeoutMs, intervalMs: POLL_MS }), exits.failed])
@@ -116,6 +116,7 @@ async function copyWith (ctx: BenchContext, n: number, topic: string, s: Setting
 /** One record per partition of TOPIC every round (about 5 rounds a second) until stopped. */
 function liveTraffic (ctx: BenchContext, topic: string): { stop: () => Promise<void> } {
   let running = true
+  // A failed produce ends the traffic; stop() rethrows it (an unawaited rejection would end the harness at once).
   const loop = (async () => {
     for (let round = 0; running; round++) {
       const records: TestRecord[] = Array.from({ length: PARTITIONS }, (_, partition) => ({
@@ -125,6 +126,7 @@ function liveTraffic (ctx: BenchContext, topic: string): { stop: () => Promise<v
       await new Promise(resolve => setTimeout(resolve, 150)) // pacing the traffic, not waiting for a condition
     }
   })()
+  loop.catch(() => undefined)
   return { stop: async () => { running = false; await loop } }
 }
 

@@ -33,7 +33,7 @@ async function createTopics (ctx: BenchContext, names: readonly string[], partit
  * acknowledged. What a replicator cannot beat, whatever it does: kmirror/limit on the seconds row says how much of
  * kmirror's time is the broker making the partitions writable.
  */
-async function measureCreateLimit (ctx: BenchContext, count: number, perTopic: number, records: number): Promise<Figures> {
+export async function measureCreateLimit (ctx: BenchContext, count: number, perTopic: number, records: number): Promise<Figures> {
   const prefix = uniqueName('limit-parts')
   const names = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`)
   ctx.created('target', names)

@@ -28,16 +28,37 @@ export interface InstanceView {
   readonly generation: number
 }
 
+/** Every instance started and not yet stopped: killed when the harness exits, whatever made it exit. */
+const running = new Set<KmirrorProcess>()
+process.on('exit', () => { for (const p of running) p.kill('SIGKILL') })
+
 /** Spawns `kmirror run FILE --clusters TARGET` with its HTTP endpoint on a free port (resolves once it listens). */
 export async function startInstance (name: string, file: string, target: string): Promise<BenchInstance> {
   const startedAt = Date.now()
-  const process = spawnKmirror(['run', file, '--clusters', target, '--http-port', '0', '--http-host', '127.0.0.1'])
+  const child = spawnKmirror(['run', file, '--clusters', target, '--http-port', '0', '--http-host', '127.0.0.1'])
+  running.add(child)
   const sampler = new ProcessTreeSampler()
-  sampler.watch(process.pid)
-  const instance: BenchInstance = { name, process, startedAt, sampler, port: 0, listeningAt: 0 }
-  instance.port = Number((await process.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 60_000))[1])
+  sampler.watch(child.pid)
+  const instance: BenchInstance = { name, process: child, startedAt, sampler, port: 0, listeningAt: 0 }
+  try {
+    // Two minutes: on a machine loaded far beyond its two cores a start-up took more than one.
+    instance.port = Number((await child.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 120_000))[1])
+  } catch (error) {
+    await stopInstance(instance, 'SIGKILL')
+    throw error
+  }
   instance.listeningAt = Date.now()
   return instance
+}
+
+/** Starts N instances at once; if one fails to start, stops the others and rethrows. */
+export async function startInstances (names: readonly string[], file: string, target: string): Promise<BenchInstance[]> {
+  const started = await Promise.allSettled(names.map(async name => await startInstance(name, file, target)))
+  const failed = started.find(s => s.status === 'rejected')
+  const instances = started.flatMap(s => (s.status === 'fulfilled' ? [s.value] : []))
+  if (failed === undefined) return instances
+  await Promise.all(instances.map(async i => await stopInstance(i, 'SIGKILL')))
+  throw failed.reason
 }
 
 async function get (instance: BenchInstance, path: string): Promise<string | null> {
@@ -94,6 +115,7 @@ export function settled (views: readonly (InstanceView | null)[], total: number)
 /** Stops INSTANCE (SIGTERM, then SIGKILL after 15 s); keeps its log in KMIRROR_BENCH_LOGS if set. Returns its usage. */
 export async function stopInstance (instance: BenchInstance, signal: 'SIGTERM' | 'SIGKILL' = 'SIGTERM'): Promise<TreeUsage> {
   const usage = instance.sampler.stop()
+  running.delete(instance.process)
   instance.process.kill(signal)
   try {
     await instance.process.waitForExit(15_000)
