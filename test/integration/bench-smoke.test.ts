@@ -23,7 +23,7 @@ function row (section: string, name: string): string[] {
   return line.split('|').map(c => c.trim()).slice(2, -1)
 }
 
-test('the benchmark runs every scenario at tiny size: kmirror in each, MM2 and the limit beside it in bulk', { timeout: 300_000 }, async t => {
+test('the benchmark runs every scenario at tiny size: kmirror in each, MM2 and the limit beside it in bulk', { timeout: 420_000 }, async t => {
   // Given the test clusters and an output file outside bench/
   const [source, target] = await ensureClusters(['source', 'target'])
   const out = writeTempFile('', '.md', t)
@@ -32,7 +32,7 @@ test('the benchmark runs every scenario at tiny size: kmirror in each, MM2 and t
   const { stdout } = await promisify(execFile)(process.execPath, [
     join(REPO_ROOT, 'bench', 'run.ts'), '--size', 'tiny', '--compare', 'bulk', '--out', out,
     '--source-bootstrap', source!.bootstrap, '--target-bootstrap', target!.bootstrap
-  ], { cwd: REPO_ROOT, timeout: 280_000, maxBuffer: 16 * 1024 * 1024 })
+  ], { cwd: REPO_ROOT, timeout: 400_000, maxBuffer: 16 * 1024 * 1024 })
 
   // Then the results file has a header and, per scenario, a table with kmirror's throughput figures
   assert.ok(existsSync(out))
