@@ -6,9 +6,8 @@
 import { ListOffsetTimestamps } from '@platformatic/kafka'
 import { produce, withAdmin, type TestRecord } from '../test/helpers/kafka.ts'
 import { uniqueName, waitFor } from '../test/helpers/wait.ts'
-import { measureReplicator, type BenchContext, type Figures } from './lib/measure.ts'
+import { comparing, measureReplicator, type BenchContext, type Figures } from './lib/measure.ts'
 import { jsonPayload } from './lib/payloads.ts'
-import { TOOLS } from './lib/replicators.ts'
 import type { Scenario } from './scenarios.ts'
 
 /** MM2's tasks, as in the other scenarios. */
@@ -28,6 +27,38 @@ async function createTopics (ctx: BenchContext, names: readonly string[], partit
   })
 }
 
+/**
+ * The target broker alone: seconds to create the scenario's topics on it (one CreateTopics request per 100 topics;
+ * kmirror sends one per group of topics with the same settings) until one record produced to every partition is
+ * acknowledged. What a replicator cannot beat, whatever it does: kmirror/limit on the seconds row says how much of
+ * kmirror's time is the broker making the partitions writable.
+ */
+export async function measureCreateLimit (ctx: BenchContext, count: number, perTopic: number, records: number): Promise<Figures> {
+  const prefix = uniqueName('limit-parts')
+  const names = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`)
+  ctx.created('target', names)
+  const start = Date.now()
+  await withAdmin(ctx.target, async admin => {
+    for (let i = 0; i < names.length; i += 100) await admin.createTopics({ topics: names.slice(i, i + 100), partitions: perTopic, replicas: 1 })
+    ctx.log(`limit: CreateTopics answered after ${((Date.now() - start) / 1000).toFixed(1)} s`)
+    await waitFor(async () => {
+      const metadata = await admin.metadata({ topics: names, forceUpdate: true })
+      const led = [...metadata.topics.values()].reduce((n, t) => n + t.partitions.filter(p => p.leader >= 0).length, 0)
+      return { done: led === count * perTopic, state: `${led} of ${count * perTopic} partitions have a leader` }
+    }, { timeoutMs: 300_000, intervalMs: 250, message: `every partition of ${count} new topics has a leader` })
+  })
+  const led = Date.now() - start
+  ctx.log(`limit: every partition has a leader after ${(led / 1000).toFixed(1)} s`)
+  const one: TestRecord[] = names.flatMap(topic => Array.from({ length: perTopic }, (_, partition) => ({
+    topic, partition, key: null, value: Buffer.from(jsonPayload(partition, PAYLOAD_BYTES)), headers: [], timestamp: BigInt(Date.now())
+  })))
+  await produce(ctx.target, one, { compression: 'lz4' })
+  const seconds = (Date.now() - start) / 1000
+  ctx.log(`limit: one record on every partition acknowledged after ${seconds.toFixed(1)} s`)
+  // Not a replicator: no CPU or memory of its own to show ("—"); records/s = the scenario's records over that time.
+  return { label: 'limit', records, bytes: records * PAYLOAD_BYTES, seconds, recordsPerSecond: records / seconds, firstRecordSeconds: led / 1000, cpuSeconds: Number.NaN, peakRssMiB: Number.NaN }
+}
+
 export const partitions: Scenario = {
   name: 'partitions',
   async run (ctx, size) {
@@ -44,16 +75,18 @@ export const partitions: Scenario = {
     await produce(ctx.source, records, { compression: 'lz4' })
     ctx.log(`partitions: preloaded ${records.length.toLocaleString()} records`)
     const runs: Figures[] = []
-    for (const tool of TOOLS) {
+    for (const tool of ctx.tools) {
       ctx.log(`${tool}: copying ${count * perTopic} partitions`)
       runs.push(await measureReplicator(ctx, { tool, sourceTopics: names, records: records.length, bytes: records.length * PAYLOAD_BYTES, compression: 'lz4', tasksMax: TASKS, timeoutMs: size === 'full' ? 600_000 : 120_000, pollMs: size === 'full' ? 2000 : 500 }))
       ctx.log(`${tool}: all partitions on the target after ${runs.at(-1)!.seconds.toFixed(1)} s, peak RSS ${runs.at(-1)!.peakRssMiB.toFixed(0)} MiB`)
     }
+    const limit = comparing(ctx)
+    if (limit) runs.push(await measureCreateLimit(ctx, count, perTopic, records.length))
     return {
       name: 'partitions',
       workload: `${count.toLocaleString()} topics × ${perTopic} partitions (${(count * perTopic).toLocaleString()}) × ${perPartition} records of ${PAYLOAD_BYTES}-byte JSON (lz4), preloaded; timed until every partition is complete on the target. MM2 with \`tasks.max = ${TASKS}\`.`,
       runs,
-      notes: ['No limit row: the cost here is per partition (topic creation, fetch rounds, state), not bytes.']
+      notes: limit ? ['Limit: the target broker alone creating the same topics (CreateTopics, 100 topics a request) until one record produced to every partition is acknowledged; its "first record" figure is when every partition had a leader. No CPU or memory: it is the broker\'s work. kmirror/limit on the seconds row is how close kmirror comes to the broker making the partitions writable.'] : []
     }
   }
 }

@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: kmirror against the real Apache MirrorMaker 2 on the same two local clusters.
  *
- *   node bench/run.ts [--scenario NAME]... [--size full|tiny] [--out FILE]
+ *   node bench/run.ts [--scenario NAME]... [--size full|tiny] [--out FILE] [--compare NAME,...]
  *                     [--source-bootstrap H:P --target-bootstrap H:P] [--keep-clusters]
  *
  * By default it wipes and starts its own clusters bench-a (127.0.0.1:39092) and bench-b (39192), runs
- * every scenario (bulk, small, topics, latency), appends the tables to bench/RESULTS.md and wipes the
+ * every scenario, appends the tables to bench/RESULTS.md and wipes the
  * clusters. With --source-bootstrap/--target-bootstrap it uses those clusters as they are (never started,
- * stopped or wiped): the CI smoke test runs on the test clusters this way.
+ * stopped or wiped): the CI smoke test runs on the test clusters this way. --compare names the scenarios in which
+ * MM2 and the limit run beside kmirror (default: every one; the others run kmirror alone).
  */
 import { appendFileSync, existsSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -15,6 +16,7 @@ import { parseArgs } from 'node:util'
 import { REPO_ROOT, runKafkaLocal, type TestCluster } from '../test/helpers/clusters.ts'
 import { deleteTopics } from '../test/helpers/kafka.ts'
 import { newWorkDir, type BenchContext } from './lib/measure.ts'
+import { TOOLS } from './lib/replicators.ts'
 import { kmirrorRevision, runHeader, scenarioTable, type ScenarioResult } from './lib/report.ts'
 import { SCENARIOS, type Size } from './scenarios.ts'
 
@@ -22,6 +24,8 @@ const OWN_CLUSTERS = [{ name: 'bench-a', port: 39092 }, { name: 'bench-b', port:
 
 interface Options {
   scenarios: string[]
+  /** The scenarios in which MM2 (and the limit) run too. */
+  compare: string[]
   size: Size
   out: string
   sourceBootstrap?: string
@@ -34,6 +38,7 @@ function parseOptions (argv: string[]): Options {
     args: argv,
     options: {
       scenario: { type: 'string', multiple: true },
+      compare: { type: 'string', multiple: true },
       size: { type: 'string', default: 'full' },
       out: { type: 'string', default: join(REPO_ROOT, 'bench', 'RESULTS.md') },
       'source-bootstrap': { type: 'string' },
@@ -43,12 +48,13 @@ function parseOptions (argv: string[]): Options {
   })
   const known = SCENARIOS.map(s => s.name)
   const scenarios = (values.scenario ?? known).flatMap(s => s.split(',')).map(s => s.trim()).filter(Boolean)
-  const unknown = scenarios.filter(s => !known.includes(s))
+  const compare = (values.compare ?? known).flatMap(s => s.split(',')).map(s => s.trim()).filter(Boolean)
+  const unknown = [...scenarios, ...compare].filter(s => !known.includes(s))
   if (unknown.length > 0) throw new Error(`unknown scenario ${unknown.join(', ')} (known: ${known.join(', ')})`)
   if (values.size !== 'full' && values.size !== 'tiny') throw new Error(`--size must be full or tiny, not ${values.size}`)
   if (Boolean(values['source-bootstrap']) !== Boolean(values['target-bootstrap'])) throw new Error('give both --source-bootstrap and --target-bootstrap, or neither')
   return {
-    scenarios, size: values.size, out: values.out, keepClusters: values['keep-clusters'],
+    scenarios, compare, size: values.size, out: values.out, keepClusters: values['keep-clusters'],
     sourceBootstrap: values['source-bootstrap'], targetBootstrap: values['target-bootstrap']
   }
 }
@@ -102,12 +108,13 @@ async function main (): Promise<void> {
   const clusters = await openClusters(options)
   const workDir = newWorkDir()
   const created: Created = { source: [], target: [] }
-  const ctx: BenchContext = { source: clusters.source, target: clusters.target, workDir, log, created: (cluster, topics) => created[cluster].push(...topics) }
+  const base = { source: clusters.source, target: clusters.target, workDir, log, created: (cluster: keyof Created, topics: readonly string[]) => created[cluster].push(...topics) }
   const results: ScenarioResult[] = []
   try {
     for (const name of options.scenarios) {
       log(`scenario ${name} (${options.size})`)
       const scenario = SCENARIOS.find(s => s.name === name)!
+      const ctx: BenchContext = { ...base, tools: options.compare.includes(name) ? TOOLS : ['kmirror'] }
       const result = await scenario.run(ctx, options.size)
       results.push(result)
       process.stdout.write(`\n${scenarioTable(result)}\n`)

@@ -7,11 +7,11 @@ import { ListOffsetTimestamps } from '@platformatic/kafka'
 import { createTopic, produce, withAdmin, type TestRecord } from '../test/helpers/kafka.ts'
 import { uniqueName, waitFor } from '../test/helpers/wait.ts'
 import { measureLatency } from './lib/measure-latency.ts'
-import { measureLimit, measureReplicator, type BenchContext, type Figures } from './lib/measure.ts'
+import { comparing, measureLimit, measureReplicator, type BenchContext, type Figures } from './lib/measure.ts'
 import { jsonPayload, writePayloadFile } from './lib/payloads.ts'
 import { producerPerfArgs, startTool } from './lib/perf-tools.ts'
-import { TOOLS } from './lib/replicators.ts'
 import type { ScenarioResult } from './lib/report.ts'
+import { instances } from './instances-scenario.ts'
 import { partitions } from './partitions-scenario.ts'
 
 export type Size = 'full' | 'tiny'
@@ -48,11 +48,12 @@ async function preload (ctx: BenchContext, prefix: string, records: number, payl
 async function copyPreloaded (ctx: BenchContext, topic: PreloadedTopic, timeoutMs: number): Promise<Figures[]> {
   const runs: Figures[] = []
   const bytes = topic.records * topic.payloadBytes
-  for (const tool of TOOLS) {
+  for (const tool of ctx.tools) {
     ctx.log(`${tool}: copying ${topic.name}`)
     runs.push(await measureReplicator(ctx, { tool, sourceTopics: [topic.name], records: topic.records, bytes, compression: topic.compression, tasksMax: PARTITIONS, timeoutMs }))
     ctx.log(`${tool}: ${Math.round(runs.at(-1)!.recordsPerSecond).toLocaleString()} records/s`)
   }
+  if (!comparing(ctx)) return runs
   ctx.log('limit: ConsumerPerformance on the source with ProducerPerformance on the target')
   runs.push(await measureLimit(ctx, { sourceTopic: topic.name, partitions: PARTITIONS, records: topic.records, bytes, payload: topic.payload, producerProps: { ...PRODUCER_PROPS, 'compression.type': topic.compression } }))
   return runs
@@ -82,7 +83,7 @@ const eos: Scenario = {
     writePayloadFile(file, 2_000, 1024)
     const topic = await preload(ctx, 'eos', records, { file }, 1024, 'lz4')
     const runs: Figures[] = []
-    for (const tool of TOOLS) {
+    for (const tool of ctx.tools) {
       ctx.log(`${tool}: copying ${topic.name} exactly once`)
       runs.push(await measureReplicator(ctx, { tool, sourceTopics: [topic.name], records, bytes: records * 1024, compression: 'lz4', tasksMax: PARTITIONS, timeoutMs: size === 'full' ? 600_000 : 120_000, exactlyOnce: true }))
       ctx.log(`${tool}: ${Math.round(runs.at(-1)!.recordsPerSecond).toLocaleString()} records/s`)
@@ -138,7 +139,7 @@ const topics: Scenario = {
     await produce(ctx.source, records, { compression: 'lz4' })
     ctx.log(`topics: preloaded ${count} topics × ${perTopic} records`)
     const runs: Figures[] = []
-    for (const tool of TOOLS) {
+    for (const tool of ctx.tools) {
       ctx.log(`${tool}: copying ${count} topics`)
       runs.push(await measureReplicator(ctx, { tool, sourceTopics: names, records: records.length, bytes: records.length * 768, compression: 'lz4', tasksMax: PARTITIONS, timeoutMs: size === 'full' ? 600_000 : 120_000, pollMs: 500 }))
       ctx.log(`${tool}: all topics on the target after ${runs.at(-1)!.seconds.toFixed(1)} s`)
@@ -159,7 +160,7 @@ const latency: Scenario = {
     const file = join(ctx.workDir, 'payloads-1k.json')
     writePayloadFile(file, 2_000, 1024)
     const runs: Figures[] = []
-    for (const tool of TOOLS) {
+    for (const tool of ctx.tools) {
       const sourceTopic = uniqueName('latency')
       ctx.created('source', [sourceTopic])
       await createTopic(ctx.source, sourceTopic, { partitions: PARTITIONS })
@@ -176,4 +177,4 @@ const latency: Scenario = {
   }
 }
 
-export const SCENARIOS: readonly Scenario[] = [bulk, small, topics, latency, eos, partitions]
+export const SCENARIOS: readonly Scenario[] = [bulk, small, topics, latency, eos, partitions, instances]

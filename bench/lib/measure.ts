@@ -21,6 +21,13 @@ export interface BenchContext {
   log (line: string): void
   /** Notes topics the run created, to delete them afterwards on clusters the harness does not own. */
   created (cluster: 'source' | 'target', topics: readonly string[]): void
+  /** The tools this scenario runs: MM2 and kmirror, or kmirror alone (`--compare`: then no limit either). */
+  tools: readonly Tool[]
+}
+
+/** True when the scenario compares: MM2 runs and the limit is measured (not so outside `--compare`). */
+export function comparing (ctx: BenchContext): boolean {
+  return ctx.tools.includes('mm2')
 }
 
 export interface Latency {

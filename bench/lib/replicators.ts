@@ -29,6 +29,10 @@ export interface FlowSettings {
   compression: 'lz4' | 'none'
   /** Exactly-once for both tools (MM2 in dedicated mode with its internal REST, as Kafka's docs/ops.html says). */
   exactlyOnce?: boolean
+  /** The source alias, instead of the tool's (`instances`: one per run, so each run has its own remote topics and group). */
+  sourceAlias?: string
+  /** More lines (flow settings such as the group's session timeout). */
+  extraLines?: readonly string[]
 }
 
 /** MM2's internal REST port in exactly-once runs (dedicated mode needs it for zombie fencing, KIP-710). */
@@ -55,7 +59,7 @@ export function tuningLines (tasksMax: number, compression: string): string[] {
 }
 
 export function flowProperties (s: FlowSettings): string {
-  const source = SOURCE_ALIAS[s.tool]
+  const source = s.sourceAlias ?? SOURCE_ALIAS[s.tool]
   const rf = ['replication.factor', 'offset-syncs.topic.replication.factor', 'checkpoints.topic.replication.factor',
     'heartbeats.topic.replication.factor', 'offset.storage.replication.factor', 'status.storage.replication.factor',
     'config.storage.replication.factor']
@@ -68,6 +72,7 @@ export function flowProperties (s: FlowSettings): string {
     ...rf.map(key => `${key} = 1`),
     ...tuningLines(s.tasksMax, s.compression),
     ...(s.exactlyOnce === true ? exactlyOnceLines(source) : []),
+    ...(s.extraLines ?? []),
     ''
   ].join('\n')
 }
@@ -152,7 +157,7 @@ export function startKmirror (file: string): RunningReplicator {
 }
 
 export function writeFlowFile (dir: string, s: FlowSettings): string {
-  const file = join(dir, `${s.tool}.properties`)
+  const file = join(dir, `${s.sourceAlias ?? s.tool}.properties`)
   writeFileSync(file, flowProperties(s))
   return file
 }

@@ -15,6 +15,8 @@ export interface ScenarioResult {
   workload: string
   runs: Figures[]
   notes: string[]
+  /** Markdown tables of their own, in place of the tool-by-tool table (`instances`: one column per instance count). */
+  tables?: readonly string[]
 }
 
 const MIB = 1024 * 1024
@@ -59,10 +61,17 @@ export function scenarioTable (result: ScenarioResult): string {
     `### ${result.name}`,
     '',
     result.workload,
-    '',
+    ''
+  ]
+  if (result.tables !== undefined) {
+    lines.push(...result.tables.flatMap(table => [table, '']))
+    if (result.notes.length > 0) lines.push(...result.notes.map(n => `- ${n}`))
+    return `${lines.join('\n').trimEnd()}\n`
+  }
+  lines.push(
     '| figure | MM2 | kmirror | limit | kmirror/MM2 | kmirror/limit |',
     '|---|---:|---:|---:|---:|---:|'
-  ]
+  )
   for (const row of ROWS) {
     const [m, k, l] = [mm2, kmirror, limit].map(f => (f ? row.value(f) : undefined))
     if ([m, k, l].every(v => v === undefined)) continue

@@ -1,0 +1,58 @@
+/**
+ * The tables of the `instances` scenario: one column per instance count (figures of the whole run, then of each
+ * process, listed in start order), and one row per rebalance event.
+ */
+import type { TreeUsage } from './lib/process-tree.ts'
+
+export interface InstanceFigures extends TreeUsage {
+  /** Partitions it owned when the target held everything. */
+  partitions: number
+  /** Its own `kmirror_records_copied_total`. */
+  records: number
+}
+
+export interface ScaleRun {
+  instances: number
+  records: number
+  /** Start of the processes until the target held every record. */
+  seconds: number
+  firstRecordSeconds: number
+  each: InstanceFigures[]
+}
+
+export interface RebalanceFigure {
+  event: string
+  seconds: number
+}
+
+const n0 = (v: number): string => Math.round(v).toLocaleString('en-US')
+const n1 = (v: number): string => v.toLocaleString('en-US', { minimumFractionDigits: 1, maximumFractionDigits: 1 })
+const each = (run: ScaleRun, f: (i: InstanceFigures) => string): string => run.each.map(f).join(' / ')
+
+const ROWS: readonly [string, (run: ScaleRun) => string][] = [
+  ['seconds (start → all on target)', r => n1(r.seconds)],
+  ['first record on target (s)', r => n1(r.firstRecordSeconds)],
+  ['records/s, all instances (start → all on target)', r => n0(r.records / r.seconds)],
+  ['partitions per instance', r => each(r, i => String(i.partitions))],
+  ['records copied per instance', r => each(r, i => n0(i.records))],
+  ['records copied twice (sum − records)', r => n0(r.each.reduce((n, i) => n + i.records, 0) - r.records)],
+  ['records/s per instance (its records / run seconds)', r => each(r, i => n0(i.records / r.seconds))],
+  ['CPU seconds per instance', r => each(r, i => n1(i.cpuSeconds))],
+  ['CPU seconds, all instances', r => n1(r.each.reduce((n, i) => n + i.cpuSeconds, 0))],
+  ['peak RSS per instance (MiB)', r => each(r, i => n0(i.peakRssMiB))],
+  ['peak RSS, all instances (MiB)', r => n0(r.each.reduce((n, i) => n + i.peakRssMiB, 0))]
+]
+
+export function instancesTables (runs: readonly ScaleRun[], rebalances: readonly RebalanceFigure[]): string[] {
+  const scale = [
+    `| figure | ${runs.map(r => `${r.instances} instance${r.instances === 1 ? '' : 's'}`).join(' | ')} |`,
+    `|---|${runs.map(() => '---:').join('|')}|`,
+    ...ROWS.map(([name, value]) => `| ${name} | ${runs.map(value).join(' | ')} |`)
+  ]
+  const events = [
+    '| rebalance (live traffic) | seconds |',
+    '|---|---:|',
+    ...rebalances.map(r => `| ${r.event} | ${n1(r.seconds)} |`)
+  ]
+  return [scale.join('\n'), events.join('\n')]
+}

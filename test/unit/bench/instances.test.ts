@@ -1,0 +1,29 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { instancesTables } from '../../../bench/instances-report.ts'
+import { settled, type InstanceView } from '../../../bench/lib/instances.ts'
+
+const view = (generation: number, members: number, partitions: number[]): InstanceView => ({ generation, members, partitions: partitions.map(p => `t-${p}`) })
+
+test('instances settle when they agree on one generation of all of them and split every partition once, evenly', () => {
+  assert.equal(settled([view(3, 2, [0, 1]), view(3, 2, [2, 3])], 4), true)
+  assert.equal(settled([view(3, 2, [0, 1, 2]), view(3, 2, [3])], 4), false, 'uneven')
+  assert.equal(settled([view(3, 2, [0, 1]), view(2, 2, [2, 3])], 4), false, 'two generations')
+  assert.equal(settled([view(3, 2, [0, 1]), view(3, 2, [1, 3])], 4), false, 'partition 1 twice, 2 nowhere')
+  assert.equal(settled([view(3, 1, [0, 1]), view(3, 2, [2, 3])], 4), false, 'one has not heard of the other')
+  assert.equal(settled([view(3, 2, [0, 1]), null], 4), false, 'one does not answer')
+  assert.equal(settled([view(1, 1, [0, 1, 2]), view(1, 1, [])].slice(0, 1), 3), true)
+})
+
+test('the instances tables have a column per instance count and list each process\'s figures in start order', () => {
+  const [scale, events] = instancesTables([
+    { instances: 1, records: 100, seconds: 2, firstRecordSeconds: 1, each: [{ partitions: 4, records: 100, cpuSeconds: 1.25, peakRssMiB: 150 }] },
+    { instances: 2, records: 100, seconds: 4, firstRecordSeconds: 1, each: [{ partitions: 2, records: 60, cpuSeconds: 1, peakRssMiB: 140 }, { partitions: 2, records: 41, cpuSeconds: 1, peakRssMiB: 141 }] }
+  ], [{ event: 'kill -9 of one of two', seconds: 7.04 }])
+  assert.match(scale!, /^\| figure \| 1 instance \| 2 instances \|$/m)
+  assert.match(scale!, /^\| partitions per instance \| 4 \| 2 \/ 2 \|$/m)
+  assert.match(scale!, /^\| records copied twice \(sum − records\) \| 0 \| 1 \|$/m)
+  assert.match(scale!, /^\| records\/s, all instances \(start → all on target\) \| 50 \| 25 \|$/m)
+  assert.match(scale!, /^\| peak RSS, all instances \(MiB\) \| 150 \| 281 \|$/m)
+  assert.match(events!, /^\| kill -9 of one of two \| 7\.0 \|$/m)
+})
