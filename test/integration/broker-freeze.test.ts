@@ -51,7 +51,7 @@ async function freezeMidCopy (t: { after: (fn: () => unknown) => void }, frozen:
     source, target, extra: [`A->B.topics = ${topic}`, ...timeouts, `health.stall.threshold.ms = ${STALL_THRESHOLD_MS}`]
   }), '.properties', t)
   const kmirror = spawnKmirror(['run', config, '--http-port', '0', '--http-host', '127.0.0.1', '--progress-interval', '0'], { t })
-  const port = Number((await kmirror.waitForOutput(/"port":(\d+),"msg":"HTTP endpoint/, 15_000))[1])
+  const port = Number((await kmirror.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 15_000))[1])
   await waitFor(async () => ({ done: await copied(target, remote) === 100, state: await copied(target, remote) }),
     { timeoutMs: 60_000, intervalMs: 250, message: 'the first 100 records copied' })
   assert.equal((await healthz(port)).status, 200)
@@ -86,7 +86,7 @@ async function freezeMidCopy (t: { after: (fn: () => unknown) => void }, frozen:
     { timeoutMs: 90_000, intervalMs: 500, message: 'all 200 records copied after the thaw' })
   await waitFor(async () => ({ done: (await healthz(port)).status === 200, state: await healthz(port) }),
     { timeoutMs: 30_000, intervalMs: 250, message: '/healthz 200 after the thaw' })
-  await kmirror.waitForOutput(/"flow":"A->B","msg":"flow no longer stalled/, 5000)
+  await kmirror.waitForOutput(/"flow":"A->B"[^\n]*"msg":"flow no longer stalled/, 5000)
   kmirror.kill('SIGTERM')
   assert.deepEqual(await kmirror.waitForExit(15_000), { code: 0, signal: null })
   for (let p = 0; p < PARTITIONS; p++) {
