@@ -54,3 +54,17 @@ describe('kmirror validate', () => {
     for (const secret of SECRETS) assert.ok(!output.includes(secret), `${secret} printed:\n${output}`)
   })
 })
+
+describe('kmirror validate with an unreadable enabled value', () => {
+  it('names the key and the value it cannot read when no flow is enabled', () => {
+    const { code, output } = validate(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = yes'])
+    assert.equal(code, 2)
+    assert.match(output, /no enabled source->target replication flows \(set e\.g\. A->B\.enabled = true\); A->B\.enabled: "yes" is read as false/)
+  })
+
+  it('names a top-level enabled = yes too', () => {
+    const { code, output } = validate(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'enabled = yes'])
+    assert.equal(code, 2)
+    assert.match(output, /; enabled: "yes" is read as false/)
+  })
+})
