@@ -14,6 +14,7 @@ import { LOG_LEVELS, LogFormats, type LogFormat } from '../log-format.ts'
 import { redactWrites } from '../redactor.ts'
 import { packageVersion } from '../version.ts'
 import { withCommandDeadline } from './command-deadline.ts'
+import { checkDistinctClusters, parseJavaRegex, parseList, parsePort, rewriteListSpelling, secondsParser } from './flag-parsers.ts'
 import { describeUnexpectedError, exitOnUnexpectedErrors, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 
 const TIMEOUT_HELP = 'seconds the whole command may take, every cluster it talks to included: no request waits longer; past it, exit 3'
@@ -40,29 +41,29 @@ function buildProgram (): Command {
   program.command('run')
     .description('run every enabled flow of the configuration (MirrorMaker 2 dedicated mode)')
     .argument('<file>', 'mm2.properties')
-    .option('--clusters <alias...>', 'only run flows whose target is one of these clusters')
-    .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', '30')
-    .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port')
+    .option('--clusters <alias>', 'only run flows whose target is one of these clusters (a,b or repeated)', parseList)
+    .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', secondsParser('none'), 30)
+    .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port', parsePort)
     .option('--http-host <host>', 'address the HTTP endpoint listens on (0.0.0.0: every interface)', '127.0.0.1')
     .option('--http-tls-cert <file>', 'serve HTTPS with this PEM certificate (and --http-tls-key)')
     .option('--http-tls-key <file>', 'the PEM private key of --http-tls-cert (unencrypted)')
     .option('--http-auth-file <file>', 'require basic authentication on every path: lines user:hash, hash from `openssl passwd -5`')
     .addOption(logLevelOption())
     .addOption(logFormatOption())
-    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string, httpTlsCert?: string, httpTlsKey?: string, httpAuthFile?: string, logLevel: string, logFormat: LogFormat }) => {
+    .action(async (file: string, opts: { clusters?: string[], progressInterval: number, httpPort?: number, httpHost: string, httpTlsCert?: string, httpTlsKey?: string, httpAuthFile?: string, logLevel: string, logFormat: LogFormat }) => {
       setUnexpectedErrorExitCode(ExitCodes.START_FAILED)
       const [{ runCommand }, { createLogger, stderrSync }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
       process.exitCode = await runCommand(file, {
         clusters: opts.clusters,
-        progressIntervalSeconds: Number(opts.progressInterval),
-        http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) },
+        progressIntervalSeconds: opts.progressInterval,
+        http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: opts.httpPort },
         httpAccess: { tlsCert: opts.httpTlsCert, tlsKey: opts.httpTlsKey, authFile: opts.httpAuthFile }
       }, createLogger(opts.logLevel, undefined, stderrSync(), opts.logFormat))
     })
   program.command('plan')
     .description('print what the next sync would change on each target (topics, partitions, configs, ACLs); changes nothing. Exit 0: in sync, 1: drift, 2: error')
     .argument('<file>', 'mm2.properties')
-    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .option('--clusters <alias>', 'only flows whose target is one of these clusters (a,b or repeated)', parseList)
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', TIMEOUT_HELP, '30')
     .action(async (file: string, opts: { clusters?: string[], json?: boolean, timeout: string }) => {
@@ -78,6 +79,7 @@ function buildProgram (): Command {
     .requiredOption('--group <group>', 'the consumer group')
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', TIMEOUT_HELP, '30')
+    .hook('preAction', checkDistinctClusters)
     .action(async (file: string, opts: { from: string, to: string, group: string, json?: boolean, timeout: string }) => {
       const { translateCommand } = await import('./offsets-command.ts')
       process.exitCode = await withCommandDeadline('offsets translate', opts.timeout, async () => await translateCommand(file, { from: opts.from, to: opts.to, group: opts.group, json: opts.json === true }))
@@ -85,7 +87,7 @@ function buildProgram (): Command {
   program.command('status')
     .description('per flow and partition: last replicated source offset, its target offset, source log end, lag in records and seconds, and the members of the flow\'s group with what each owns; reads only')
     .argument('<file>', 'mm2.properties')
-    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .option('--clusters <alias>', 'only flows whose target is one of these clusters (a,b or repeated)', parseList)
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', TIMEOUT_HELP, '30')
     .action(async (file: string, opts: { clusters?: string[], json?: boolean, timeout: string }) => {
@@ -127,12 +129,13 @@ function buildProgram (): Command {
       .argument('<file>', 'mm2.properties')
       .requiredOption('--from <alias>', kind === 'failover' ? 'the cluster the groups leave (the flow\'s source)' : 'the cluster the groups leave (the flow\'s target)')
       .requiredOption('--to <alias>', kind === 'failover' ? 'the cluster the groups move to (the flow\'s target)' : 'the cluster the groups return to (the flow\'s source)')
-      .option('--group <group...>', 'the consumer groups')
-      .option('--groups <regex>', 'every group whose whole id matches this Java regex')
+      .option('--group <group>', 'the consumer groups (g1,g2 or repeated)', parseList)
+      .option('--groups <regex>', 'every group whose whole id matches this Java regex', parseJavaRegex)
       .option('--apply', 'write the plan')
       .option('--force', 'allow rewinds and skips (never writes a group with active members)')
       .option('--timeout <seconds>', `${TIMEOUT_HELP}; also how long to wait for the --from cluster that may be down`, '15')
       .option('--json', 'print JSON for scripts')
+      .hook('preAction', checkDistinctClusters)
       .action(async (file: string, opts: { from: string, to: string, group?: string[], groups?: string, apply?: boolean, force?: boolean, timeout: string, json?: boolean }) => {
         const { failbackCommand, failoverCommand } = await import('./failover-command.ts')
         process.exitCode = await withCommandDeadline(kind, opts.timeout, async ms => {
@@ -148,10 +151,11 @@ function buildProgram (): Command {
     .argument('<file>', 'mm2.properties')
     .requiredOption('--from <alias>', 'the flow\'s source cluster')
     .requiredOption('--to <alias>', 'the flow\'s target cluster')
-    .option('--topics <regex>', 'only source topics whose whole name matches this Java regex')
+    .option('--topics <regex>', 'only source topics whose whole name matches this Java regex', parseJavaRegex)
     .option('--since <iso8601>', 'only records at or after this instant (e.g. 2026-11-30T14:00:00Z)')
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', 'seconds any one request to a cluster may take; past it, exit 3', '30')
+    .hook('preAction', checkDistinctClusters)
     .action(async (file: string, opts: { from: string, to: string, topics?: string, since?: string, json?: boolean, timeout: string }) => {
       const { verifyCommand } = await import('./verify-command.ts')
       process.exitCode = await verifyCommand(file, { from: opts.from, to: opts.to, topics: opts.topics, since: opts.since, json: opts.json === true, timeout: opts.timeout })
@@ -159,7 +163,7 @@ function buildProgram (): Command {
   program.command('validate')
     .description('check the configuration and print the resolved flows, secrets redacted; writes nothing')
     .argument('<file>', 'mm2.properties')
-    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .option('--clusters <alias>', 'only flows whose target is one of these clusters (a,b or repeated)', parseList)
     .action(async (file: string, opts: { clusters?: string[] }) => {
       const { validateCommand } = await import('./validate-command.ts')
       process.exitCode = validateCommand(file, opts.clusters)
@@ -183,7 +187,8 @@ export async function main (): Promise<void> {
   // Node would print an uncaught error itself, unredacted: report it through the streams above instead.
   exitOnUnexpectedErrors()
   try {
-    await buildProgram().parseAsync(process.argv)
+    const program = buildProgram()
+    await program.parseAsync(rewriteListSpelling(program, process.argv.slice(2)), { from: 'user' })
   } catch (err) {
     if (err instanceof CommanderError) {
       process.exitCode = err.exitCode === 0 ? ExitCodes.OK : ExitCodes.BAD_INPUT
