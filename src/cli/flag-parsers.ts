@@ -7,6 +7,7 @@
  * The older space-separated spelling keeps working through joinListValues().
  */
 import { InvalidArgumentError, type Command } from 'commander'
+import type { TopicScope } from '../failover/offsets-set.ts'
 import { compileJavaRegexList } from '../policy/java-regex.ts'
 
 /** `--clusters a,b --clusters c` → ['a', 'b', 'c']; an empty item is an error. */
@@ -118,4 +119,49 @@ export function checkDistinctClusters (command: Command): void {
   if (from !== undefined && from === to) {
     command.error(`error: --from and --to are both '${from}': give the two different clusters of a flow (--from the source, --to the target)`, { exitCode: 2, code: 'kmirror.sameCluster' })
   }
+}
+
+/** `--topic T` or `--topic T:0,2`, repeatable (kafka-consumer-groups.sh's form); topic names cannot hold ':'. */
+export function parseTopicScope (value: string, previous: readonly TopicScope[] | undefined): TopicScope[] {
+  const at = value.indexOf(':')
+  const topic = at < 0 ? value : value.slice(0, at)
+  if (topic.trim() === '') throw new InvalidArgumentError(`'${value}' names no topic: write T or T:0,2`)
+  if (at < 0) return [...(previous ?? []), { topic }]
+  const partitions = value.slice(at + 1).split(',').map(p => p.trim())
+  if (partitions.some(p => !/^\d+$/.test(p))) throw new InvalidArgumentError(`'${value}': partitions must be whole numbers 0 or more separated by commas, e.g. ${topic}:0,2`)
+  return [...(previous ?? []), { topic, partitions: partitions.map(Number) }]
+}
+
+/** The flags of `offsets set` as commander gives them. */
+export interface OffsetsSetFlags {
+  readonly cluster: string
+  readonly group?: string[]
+  readonly allGroups?: boolean
+  readonly topic?: TopicScope[]
+  readonly allTopics?: boolean
+  readonly partition?: string
+  readonly toOffset?: string
+  readonly toEarliest?: boolean
+  readonly toLatest?: boolean
+  readonly toCurrent?: boolean
+  readonly toDatetime?: string
+  readonly byDuration?: string
+  readonly shiftBy?: string
+  readonly fromFile?: string
+  readonly export?: boolean
+  readonly dryRun?: boolean
+  readonly execute?: boolean
+  readonly apply?: boolean
+  readonly force?: boolean
+  readonly json?: boolean
+  readonly timeout: string
+}
+
+/** preAction hook of `offsets set`: --dry-run with --execute/--apply asks for two things at once. */
+export function checkDryRunOrExecute (command: Command): void {
+  const { dryRun, execute, apply, export: csv, json } = command.opts<OffsetsSetFlags>()
+  if (dryRun === true && (execute === true || apply === true)) {
+    command.error(`error: --dry-run and ${execute === true ? '--execute' : '--apply'} contradict each other: give --dry-run (or nothing) to print the plan, --execute to write it`, { exitCode: 2, code: 'kmirror.dryRunAndExecute' })
+  }
+  if (csv === true && json === true) command.error('error: --export prints CSV and --json prints JSON: give one of them', { exitCode: 2, code: 'kmirror.exportAndJson' })
 }

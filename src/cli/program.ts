@@ -14,7 +14,7 @@ import { LOG_LEVELS, LogFormats, type LogFormat } from '../log-format.ts'
 import { redactWrites } from '../redactor.ts'
 import { packageVersion } from '../version.ts'
 import { withCommandDeadline } from './command-deadline.ts'
-import { checkDistinctClusters, parseJavaRegex, parseList, parsePort, rewriteListSpelling, secondsParser } from './flag-parsers.ts'
+import { checkDistinctClusters, checkDryRunOrExecute, parseJavaRegex, parseList, parsePort, parseTopicScope, rewriteListSpelling, secondsParser, type OffsetsSetFlags } from './flag-parsers.ts'
 import { describeUnexpectedError, exitOnUnexpectedErrors, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 
 const TIMEOUT_HELP = 'seconds the whole command may take, every cluster it talks to included: no request waits longer; past it, exit 3'
@@ -95,27 +95,37 @@ function buildProgram (): Command {
       process.exitCode = await withCommandDeadline('status', opts.timeout, async () => await statusCommand(file, { clusters: opts.clusters, json: opts.json === true }, readGroupMembership))
     })
   offsets.command('set')
-    .description('set a group\'s committed offsets on one cluster: a plan by default, --apply writes it. A group with active members is refused; ' +
-      'a skip (moving past records the group never processed) needs --force; positions outside [log start, end] are refused. ' +
-      'Exit 0: nothing to do or applied, 1: plan has moves, 2: bad input, 3: cluster unreadable, 5: refused')
+    .description('set consumer groups\' committed offsets on one cluster, with kafka-consumer-groups.sh --reset-offsets flags: a plan by default (--dry-run), ' +
+      '--execute (or --apply) writes it. A group with active members is refused; a skip (moving past records the group never processed) needs --force; ' +
+      'positions outside [log start, end] are refused. Exit 0: nothing to do or applied, 1: plan has moves, 2: bad input, 3: cluster unreadable, 5: refused')
     .argument('<file>', 'mm2.properties')
-    .requiredOption('--cluster <alias>', 'the cluster holding the group')
-    .requiredOption('--group <group>', 'the consumer group')
-    .requiredOption('--topic <topic>', 'the topic')
-    .option('--partition <n>', 'only this partition (default: every partition of the topic)')
+    .requiredOption('--cluster <alias>', 'the cluster holding the groups')
+    .option('--group <group>', 'the consumer groups (g1,g2 or repeated)', parseList)
+    .option('--all-groups', 'every consumer group of the cluster')
+    .option('--topic <topic[:partitions]>', 'a topic (every partition) or topic:0,2 (those partitions); repeat for several', parseTopicScope)
+    .option('--all-topics', 'every partition each group has a committed offset for')
+    .option('--partition <n>', 'only this partition of the one --topic (same as --topic T:N)')
     .option('--to-offset <n>', 'this offset')
     .option('--to-earliest', 'the log start')
     .option('--to-latest', 'the end (high watermark)')
+    .option('--to-current', 'the current committed offset (with --export: save the positions)')
     .option('--to-datetime <iso8601>', 'the first record at or after this time (the end if none)')
+    .option('--by-duration <duration>', 'the first record at or after now minus this ISO-8601 duration PnDTnHnMnS (e.g. PT30M, P1D)')
     .option('--shift-by <n>', 'the current committed offset plus N (negative: back)')
+    .option('--from-file <csv>', 'the offsets of a kafka-consumer-groups.sh --export CSV (topic,partition,offset or group,topic,partition,offset lines)')
+    .option('--export', 'print the planned offsets as kafka-consumer-groups.sh CSV (for --from-file) instead of a table')
+    .option('--dry-run', 'only print the plan (the default)')
+    .option('--execute', 'write the plan (same as --apply)')
     .option('--apply', 'write the plan')
     .option('--force', 'allow a skip')
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', TIMEOUT_HELP, '30')
-    .action(async (file: string, opts: { cluster: string, group: string, topic: string, partition?: string, toOffset?: string, toEarliest?: boolean, toLatest?: boolean, toDatetime?: string, shiftBy?: string, apply?: boolean, force?: boolean, json?: boolean, timeout: string }) => {
+    .hook('preAction', checkDryRunOrExecute)
+    .action(async (file: string, opts: OffsetsSetFlags) => {
       const { offsetsSetCommand } = await import('./failover-command.ts')
-      const { timeout, ...rest } = opts
-      process.exitCode = await withCommandDeadline('offsets set', timeout, async ms => await offsetsSetCommand(file, { ...rest, apply: opts.apply === true, force: opts.force === true, json: opts.json === true, timeoutSeconds: ms / 1000 }))
+      const { timeout, dryRun: _dryRun, execute, ...rest } = opts
+      const apply = opts.apply === true || execute === true
+      process.exitCode = await withCommandDeadline('offsets set', timeout, async ms => await offsetsSetCommand(file, { ...rest, apply, force: opts.force === true, json: opts.json === true, timeoutSeconds: ms / 1000 }))
     })
   for (const kind of ['failover', 'failback'] as const) {
     program.command(kind)

@@ -64,3 +64,32 @@ describe('flag values checked before any cluster is contacted', () => {
     }
   })
 })
+
+describe('offsets set flags, as kafka-consumer-groups.sh --reset-offsets takes them', () => {
+  const csv = join(dir, 'reset.csv')
+  writeFileSync(csv, 'orders,0,4\n')
+  const set = (...args: string[]): { code: number | null, stderr: string } => kmirror('offsets', 'set', FILE, '--cluster', 'backup', ...args)
+  const cases: [string[], RegExp][] = [
+    [['--group', 'g', '--topic', 'orders', '--to-earliest', '--dry-run', '--execute'], /--dry-run and --execute contradict each other/],
+    [['--group', 'g', '--topic', 'orders', '--to-earliest', '--dry-run', '--apply'], /--dry-run and --apply contradict each other/],
+    [['--group', 'g', '--topic', 'orders:0,x', '--to-earliest'], /'orders:0,x': partitions must be whole numbers 0 or more separated by commas, e\.g\. orders:0,2/],
+    [['--topic', 'orders', '--to-earliest'], /give --group G \(one or more\) or --all-groups/],
+    [['--group', 'g', '--all-groups', '--topic', 'orders', '--to-earliest'], /give either --group G \(one or more\) or --all-groups, not both/],
+    [['--group', 'g', '--to-earliest'], /give exactly one of --topic T \(or T:0,2; one or more\), --all-topics, --from-file CSV/],
+    [['--group', 'g', '--topic', 'orders', '--all-topics', '--to-earliest'], /give exactly one of --topic T/],
+    [['--group', 'g', '--topic', 'orders', '--to-offset', '-1'], /--to-offset must be an offset 0 or more, got -1/],
+    [['--group', 'g', '--topic', 'orders', '--by-duration', '1h'], /--by-duration accepts an ISO 8601 duration only/],
+    [['--group', 'g', '--topic', 'orders', '--to-earliest', '--export', '--json'], /--export prints CSV and --json prints JSON/],
+    [['--all-groups', '--from-file', csv], /reset\.csv has lines topic,partition,offset: give exactly one --group/],
+    [['--group', 'g', '--from-file', join(dir, 'missing.csv')], /--from-file .*missing\.csv cannot be read/],
+    [['--group', 'g', '--topic', 'orders', '--to-current', '--to-latest'], /give exactly one of --to-offset N/],
+    [['--group', 'g', '--topic', 'orders', '--to-earliest', '--timeout', 'abc'], /--timeout must be a number of seconds above 0, got 'abc'/]
+  ]
+  for (const [args, message] of cases) {
+    it(`exits 2 on ${args.slice(2).join(' ')}`, () => {
+      const { code, stderr } = set(...args)
+      assert.equal(code, 2, stderr)
+      assert.match(stderr, message)
+    })
+  }
+})
