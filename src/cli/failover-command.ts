@@ -3,12 +3,15 @@
  * what the plan shows. Exit codes: 0 nothing to do or applied, 1 dry run with moves, 2 bad input, 3 a cluster
  * or a group's data could not be read, 5 a group was refused as unsafe (nothing written for it).
  */
+import { readFileSync } from 'node:fs'
 import { loadCheckedConfig } from './config-input.ts'
 import type { ClusterClientConfig, KmirrorConfig } from '../config/types.ts'
 import { ConfigError, ErrorCodes, ExitCodes, isKmirrorError } from '../errors.ts'
 import { applyPlan } from '../failover/apply.ts'
 import type { GroupSelection, OffsetsPlan } from '../failover/failover.ts'
-import { parseOffsetSpec } from '../failover/offset-spec.ts'
+import { parseOffsetSpec, type OffsetSpecOptions } from '../failover/offset-spec.ts'
+import { parseOffsetsCsv, writeOffsetsCsv } from '../failover/offsets-csv.ts'
+import type { OffsetsSetPlan, TopicScope } from '../failover/offsets-set.ts'
 import { exitCodeOf, isWritable, type GroupPlan } from '../failover/plan.ts'
 import { findFlow, planFailbackOf, planFailoverOf, planOffsetsSetOf } from '../runtime/offsets.ts'
 import { writeJson } from '../redactor.ts'
@@ -24,16 +27,17 @@ export interface MoveCommandOptions {
   readonly timeoutSeconds: number
 }
 
-export interface OffsetsSetCommandOptions {
+export interface OffsetsSetCommandOptions extends Omit<OffsetSpecOptions, 'fromFile'> {
   readonly cluster: string
-  readonly group: string
-  readonly topic: string
+  readonly group?: readonly string[]
+  readonly allGroups?: boolean
+  readonly topic?: readonly TopicScope[]
+  readonly allTopics?: boolean
   readonly partition?: string
-  readonly toOffset?: string
-  readonly toEarliest?: boolean
-  readonly toLatest?: boolean
-  readonly toDatetime?: string
-  readonly shiftBy?: string
+  /** `--from-file`: the path of a kafka-consumer-groups CSV. */
+  readonly fromFile?: string
+  /** `--export`: print the plan as kafka-consumer-groups CSV instead of a table. */
+  readonly export?: boolean
   readonly apply: boolean
   readonly force: boolean
   readonly json: boolean
@@ -73,16 +77,61 @@ async function runMove (file: string, options: MoveCommandOptions, kind: 'failov
 
 export async function offsetsSetCommand (file: string, options: OffsetsSetCommandOptions): Promise<number> {
   return await guarded(async () => {
-    const spec = parseOffsetSpec(options)
+    const { groups, topics } = offsetsScope(options)
+    const positions = options.fromFile === undefined ? undefined : readCsv(options.fromFile)
+    if (positions !== undefined && positions[0]!.group === undefined && groups?.length !== 1) {
+      throw new UsageError(`${options.fromFile} has lines topic,partition,offset: give exactly one --group (lines group,topic,partition,offset name their groups)`)
+    }
+    const spec = parseOffsetSpec({ ...options, fromFile: positions })
     if ('error' in spec) throw new UsageError(spec.error)
-    if (options.partition !== undefined && !/^\d+$/.test(options.partition)) throw new UsageError(`--partition must be a partition number, got '${options.partition}'`)
     const cluster = loadCheckedConfig(file, config => clusterOf(config, options.cluster), c => [c]).picked
     const plan = await planOffsetsSetOf({
-      cluster, group: options.group, topic: options.topic, spec, force: options.force, timeoutMs: options.timeoutSeconds * 1000,
-      ...(options.partition === undefined ? {} : { partition: Number(options.partition) })
+      cluster, spec, force: options.force, timeoutMs: options.timeoutSeconds * 1000,
+      ...(groups === undefined ? {} : { groups }), ...(topics === undefined ? {} : { topics })
     })
+    if (options.export === true) return await finishExport(plan, cluster, options, groups?.length === 1)
     return await finish(plan, cluster, options)
   })
+}
+
+/** Groups and partitions as kafka-consumer-groups.sh takes them; exactly one way each, --from-file standing for the partitions. */
+function offsetsScope (options: OffsetsSetCommandOptions): { groups?: readonly string[], topics?: readonly TopicScope[] } {
+  const hasGroups = options.group !== undefined && options.group.length > 0
+  if (hasGroups && options.allGroups === true) throw new UsageError('give either --group G (one or more) or --all-groups, not both')
+  if (!hasGroups && options.allGroups !== true && options.fromFile === undefined) throw new UsageError('give --group G (one or more) or --all-groups')
+  const hasTopics = options.topic !== undefined && options.topic.length > 0
+  const scopes = [hasTopics, options.allTopics === true, options.fromFile !== undefined].filter(Boolean).length
+  if (scopes !== 1) throw new UsageError('give exactly one of --topic T (or T:0,2; one or more), --all-topics, --from-file CSV')
+  let topics = options.topic
+  if (options.partition !== undefined) {
+    if (!/^\d+$/.test(options.partition)) throw new UsageError(`--partition must be a partition number, got '${options.partition}'`)
+    if (topics?.length !== 1 || topics[0]!.partitions !== undefined) throw new UsageError('--partition goes with one --topic T; for several, write --topic T:0,2')
+    topics = [{ topic: topics[0]!.topic, partitions: [Number(options.partition)] }]
+  }
+  return { ...(hasGroups ? { groups: options.group } : {}), ...(hasTopics ? { topics } : {}) }
+}
+
+function readCsv (path: string): ReturnType<typeof parseOffsetsCsv> {
+  let text: string
+  try {
+    text = readFileSync(path, 'utf8')
+  } catch (err) {
+    throw new UsageError(`--from-file ${path} cannot be read: ${err instanceof Error ? err.message : String(err)}`)
+  }
+  try {
+    return parseOffsetsCsv(text, path)
+  } catch (err) {
+    throw new UsageError(`--from-file ${err instanceof Error ? err.message : String(err)}`)
+  }
+}
+
+/** `--export`: the CSV on stdout (what kafka-consumer-groups.sh prints), the plan's verdict as the exit code; messages on stderr. */
+async function finishExport (plan: OffsetsSetPlan, cluster: ClusterClientConfig, options: { apply: boolean, timeoutSeconds: number }, oneGroup: boolean): Promise<number> {
+  let shown: OffsetsPlan = plan
+  if (options.apply) ({ plan: shown } = await applyPlan(plan, cluster, options.timeoutSeconds * 1000))
+  process.stdout.write(writeOffsetsCsv(plan.positions, !oneGroup))
+  for (const g of shown.groups) for (const line of [...g.refusals, ...(g.problem === undefined ? [] : [g.problem])]) process.stderr.write(`kmirror: group ${g.group}: ${line}\n`)
+  return exitCodeOf(shown.groups, options.apply)
 }
 
 function clusterOf (config: KmirrorConfig, alias: string): ClusterClientConfig {

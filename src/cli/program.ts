@@ -14,6 +14,7 @@ import { LOG_LEVELS, LogFormats, type LogFormat } from '../log-format.ts'
 import { redactWrites } from '../redactor.ts'
 import { packageVersion } from '../version.ts'
 import { withCommandDeadline } from './command-deadline.ts'
+import { checkDistinctClusters, checkDryRunOrExecute, parseJavaRegex, parseList, parsePort, parseTopicScope, rewriteListSpelling, secondsParser, type OffsetsSetFlags } from './flag-parsers.ts'
 import { describeUnexpectedError, exitOnUnexpectedErrors, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
 
 const TIMEOUT_HELP = 'seconds the whole command may take, every cluster it talks to included: no request waits longer; past it, exit 3'
@@ -40,29 +41,29 @@ function buildProgram (): Command {
   program.command('run')
     .description('run every enabled flow of the configuration (MirrorMaker 2 dedicated mode)')
     .argument('<file>', 'mm2.properties')
-    .option('--clusters <alias...>', 'only run flows whose target is one of these clusters')
-    .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', '30')
-    .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port')
+    .option('--clusters <alias>', 'only run flows whose target is one of these clusters (a,b or repeated)', parseList)
+    .option('--progress-interval <seconds>', 'seconds between progress lines on stderr (0 = none)', secondsParser('none'), 30)
+    .option('--http-port <port>', 'serve /metrics (Prometheus), /healthz and /status on this port', parsePort)
     .option('--http-host <host>', 'address the HTTP endpoint listens on (0.0.0.0: every interface)', '127.0.0.1')
     .option('--http-tls-cert <file>', 'serve HTTPS with this PEM certificate (and --http-tls-key)')
     .option('--http-tls-key <file>', 'the PEM private key of --http-tls-cert (unencrypted)')
     .option('--http-auth-file <file>', 'require basic authentication on every path: lines user:hash, hash from `openssl passwd -5`')
     .addOption(logLevelOption())
     .addOption(logFormatOption())
-    .action(async (file: string, opts: { clusters?: string[], progressInterval: string, httpPort?: string, httpHost: string, httpTlsCert?: string, httpTlsKey?: string, httpAuthFile?: string, logLevel: string, logFormat: LogFormat }) => {
+    .action(async (file: string, opts: { clusters?: string[], progressInterval: number, httpPort?: number, httpHost: string, httpTlsCert?: string, httpTlsKey?: string, httpAuthFile?: string, logLevel: string, logFormat: LogFormat }) => {
       setUnexpectedErrorExitCode(ExitCodes.START_FAILED)
       const [{ runCommand }, { createLogger, stderrSync }] = await Promise.all([import('./run-command.ts'), import('../logger.ts')])
       process.exitCode = await runCommand(file, {
         clusters: opts.clusters,
-        progressIntervalSeconds: Number(opts.progressInterval),
-        http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: Number(opts.httpPort) },
+        progressIntervalSeconds: opts.progressInterval,
+        http: opts.httpPort === undefined ? undefined : { host: opts.httpHost, port: opts.httpPort },
         httpAccess: { tlsCert: opts.httpTlsCert, tlsKey: opts.httpTlsKey, authFile: opts.httpAuthFile }
       }, createLogger(opts.logLevel, undefined, stderrSync(), opts.logFormat))
     })
   program.command('plan')
     .description('print what the next sync would change on each target (topics, partitions, configs, ACLs); changes nothing. Exit 0: in sync, 1: drift, 2: error')
     .argument('<file>', 'mm2.properties')
-    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .option('--clusters <alias>', 'only flows whose target is one of these clusters (a,b or repeated)', parseList)
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', TIMEOUT_HELP, '30')
     .action(async (file: string, opts: { clusters?: string[], json?: boolean, timeout: string }) => {
@@ -78,6 +79,7 @@ function buildProgram (): Command {
     .requiredOption('--group <group>', 'the consumer group')
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', TIMEOUT_HELP, '30')
+    .hook('preAction', checkDistinctClusters)
     .action(async (file: string, opts: { from: string, to: string, group: string, json?: boolean, timeout: string }) => {
       const { translateCommand } = await import('./offsets-command.ts')
       process.exitCode = await withCommandDeadline('offsets translate', opts.timeout, async () => await translateCommand(file, { from: opts.from, to: opts.to, group: opts.group, json: opts.json === true }))
@@ -85,7 +87,7 @@ function buildProgram (): Command {
   program.command('status')
     .description('per flow and partition: last replicated source offset, its target offset, source log end, lag in records and seconds, and the members of the flow\'s group with what each owns; reads only')
     .argument('<file>', 'mm2.properties')
-    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .option('--clusters <alias>', 'only flows whose target is one of these clusters (a,b or repeated)', parseList)
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', TIMEOUT_HELP, '30')
     .action(async (file: string, opts: { clusters?: string[], json?: boolean, timeout: string }) => {
@@ -93,27 +95,37 @@ function buildProgram (): Command {
       process.exitCode = await withCommandDeadline('status', opts.timeout, async () => await statusCommand(file, { clusters: opts.clusters, json: opts.json === true }, readGroupMembership))
     })
   offsets.command('set')
-    .description('set a group\'s committed offsets on one cluster: a plan by default, --apply writes it. A group with active members is refused; ' +
-      'a skip (moving past records the group never processed) needs --force; positions outside [log start, end] are refused. ' +
-      'Exit 0: nothing to do or applied, 1: plan has moves, 2: bad input, 3: cluster unreadable, 5: refused')
+    .description('set consumer groups\' committed offsets on one cluster, with kafka-consumer-groups.sh --reset-offsets flags: a plan by default (--dry-run), ' +
+      '--execute (or --apply) writes it. A group with active members is refused; a skip (moving past records the group never processed) needs --force; ' +
+      'positions outside [log start, end] are refused. Exit 0: nothing to do or applied, 1: plan has moves, 2: bad input, 3: cluster unreadable, 5: refused')
     .argument('<file>', 'mm2.properties')
-    .requiredOption('--cluster <alias>', 'the cluster holding the group')
-    .requiredOption('--group <group>', 'the consumer group')
-    .requiredOption('--topic <topic>', 'the topic')
-    .option('--partition <n>', 'only this partition (default: every partition of the topic)')
+    .requiredOption('--cluster <alias>', 'the cluster holding the groups')
+    .option('--group <group>', 'the consumer groups (g1,g2 or repeated)', parseList)
+    .option('--all-groups', 'every consumer group of the cluster')
+    .option('--topic <topic[:partitions]>', 'a topic (every partition) or topic:0,2 (those partitions); repeat for several', parseTopicScope)
+    .option('--all-topics', 'every partition each group has a committed offset for')
+    .option('--partition <n>', 'only this partition of the one --topic (same as --topic T:N)')
     .option('--to-offset <n>', 'this offset')
     .option('--to-earliest', 'the log start')
     .option('--to-latest', 'the end (high watermark)')
+    .option('--to-current', 'the current committed offset (with --export: save the positions)')
     .option('--to-datetime <iso8601>', 'the first record at or after this time (the end if none)')
+    .option('--by-duration <duration>', 'the first record at or after now minus this ISO-8601 duration PnDTnHnMnS (e.g. PT30M, P1D)')
     .option('--shift-by <n>', 'the current committed offset plus N (negative: back)')
+    .option('--from-file <csv>', 'the offsets of a kafka-consumer-groups.sh --export CSV (topic,partition,offset or group,topic,partition,offset lines)')
+    .option('--export', 'print the planned offsets as kafka-consumer-groups.sh CSV (for --from-file) instead of a table')
+    .option('--dry-run', 'only print the plan (the default)')
+    .option('--execute', 'write the plan (same as --apply)')
     .option('--apply', 'write the plan')
     .option('--force', 'allow a skip')
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', TIMEOUT_HELP, '30')
-    .action(async (file: string, opts: { cluster: string, group: string, topic: string, partition?: string, toOffset?: string, toEarliest?: boolean, toLatest?: boolean, toDatetime?: string, shiftBy?: string, apply?: boolean, force?: boolean, json?: boolean, timeout: string }) => {
+    .hook('preAction', checkDryRunOrExecute)
+    .action(async (file: string, opts: OffsetsSetFlags) => {
       const { offsetsSetCommand } = await import('./failover-command.ts')
-      const { timeout, ...rest } = opts
-      process.exitCode = await withCommandDeadline('offsets set', timeout, async ms => await offsetsSetCommand(file, { ...rest, apply: opts.apply === true, force: opts.force === true, json: opts.json === true, timeoutSeconds: ms / 1000 }))
+      const { timeout, dryRun: _dryRun, execute, ...rest } = opts
+      const apply = opts.apply === true || execute === true
+      process.exitCode = await withCommandDeadline('offsets set', timeout, async ms => await offsetsSetCommand(file, { ...rest, apply, force: opts.force === true, json: opts.json === true, timeoutSeconds: ms / 1000 }))
     })
   for (const kind of ['failover', 'failback'] as const) {
     program.command(kind)
@@ -127,12 +139,13 @@ function buildProgram (): Command {
       .argument('<file>', 'mm2.properties')
       .requiredOption('--from <alias>', kind === 'failover' ? 'the cluster the groups leave (the flow\'s source)' : 'the cluster the groups leave (the flow\'s target)')
       .requiredOption('--to <alias>', kind === 'failover' ? 'the cluster the groups move to (the flow\'s target)' : 'the cluster the groups return to (the flow\'s source)')
-      .option('--group <group...>', 'the consumer groups')
-      .option('--groups <regex>', 'every group whose whole id matches this Java regex')
+      .option('--group <group>', 'the consumer groups (g1,g2 or repeated)', parseList)
+      .option('--groups <regex>', 'every group whose whole id matches this Java regex', parseJavaRegex)
       .option('--apply', 'write the plan')
       .option('--force', 'allow rewinds and skips (never writes a group with active members)')
       .option('--timeout <seconds>', `${TIMEOUT_HELP}; also how long to wait for the --from cluster that may be down`, '15')
       .option('--json', 'print JSON for scripts')
+      .hook('preAction', checkDistinctClusters)
       .action(async (file: string, opts: { from: string, to: string, group?: string[], groups?: string, apply?: boolean, force?: boolean, timeout: string, json?: boolean }) => {
         const { failbackCommand, failoverCommand } = await import('./failover-command.ts')
         process.exitCode = await withCommandDeadline(kind, opts.timeout, async ms => {
@@ -148,10 +161,11 @@ function buildProgram (): Command {
     .argument('<file>', 'mm2.properties')
     .requiredOption('--from <alias>', 'the flow\'s source cluster')
     .requiredOption('--to <alias>', 'the flow\'s target cluster')
-    .option('--topics <regex>', 'only source topics whose whole name matches this Java regex')
+    .option('--topics <regex>', 'only source topics whose whole name matches this Java regex', parseJavaRegex)
     .option('--since <iso8601>', 'only records at or after this instant (e.g. 2026-11-30T14:00:00Z)')
     .option('--json', 'print JSON for scripts')
     .option('--timeout <seconds>', 'seconds any one request to a cluster may take; past it, exit 3', '30')
+    .hook('preAction', checkDistinctClusters)
     .action(async (file: string, opts: { from: string, to: string, topics?: string, since?: string, json?: boolean, timeout: string }) => {
       const { verifyCommand } = await import('./verify-command.ts')
       process.exitCode = await verifyCommand(file, { from: opts.from, to: opts.to, topics: opts.topics, since: opts.since, json: opts.json === true, timeout: opts.timeout })
@@ -159,7 +173,7 @@ function buildProgram (): Command {
   program.command('validate')
     .description('check the configuration and print the resolved flows, secrets redacted; writes nothing')
     .argument('<file>', 'mm2.properties')
-    .option('--clusters <alias...>', 'only flows whose target is one of these clusters')
+    .option('--clusters <alias>', 'only flows whose target is one of these clusters (a,b or repeated)', parseList)
     .action(async (file: string, opts: { clusters?: string[] }) => {
       const { validateCommand } = await import('./validate-command.ts')
       process.exitCode = validateCommand(file, opts.clusters)
@@ -183,7 +197,8 @@ export async function main (): Promise<void> {
   // Node would print an uncaught error itself, unredacted: report it through the streams above instead.
   exitOnUnexpectedErrors()
   try {
-    await buildProgram().parseAsync(process.argv)
+    const program = buildProgram()
+    await program.parseAsync(rewriteListSpelling(program, process.argv.slice(2)), { from: 'user' })
   } catch (err) {
     if (err instanceof CommanderError) {
       process.exitCode = err.exitCode === 0 ? ExitCodes.OK : ExitCodes.BAD_INPUT

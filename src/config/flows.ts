@@ -159,11 +159,19 @@ export function selectFlows (config: KmirrorConfig, clusters?: readonly string[]
   const flows = config.flows.filter(flow => flow.enabled && (clusters === undefined || clusters.includes(flow.target.alias)))
   if (problems.length === 0 && flows.length === 0) {
     const hint = clusters === undefined ? '' : ` with a target among --clusters ${clusters.join(' ')}`
-    problems.push({ message: `no enabled source->target replication flows${hint} (set e.g. ${exampleFlow(config)}.enabled = true)` })
+    problems.push({ message: `no enabled source->target replication flows${hint} (set e.g. ${exampleFlow(config)}.enabled = true)${unreadableEnabled(config)}` })
   }
   if (problems.length > 0) throw new ConfigError(problems, config.sourceFile)
   return flows
 }
+
+/** The `enabled` values that were read as false because they are not true/false (their warnings name key and value). */
+function unreadableEnabled (config: KmirrorConfig): string {
+  const unread = config.warnings.filter(w => w.key !== undefined && ENABLED_KEY.test(w.key) && w.message.includes('is read as false'))
+  return unread.map(w => `; ${w.key ?? ''}: ${w.message}`).join('')
+}
+
+const ENABLED_KEY = /^(?:[^.]+->[^.]+\.)?enabled$/
 
 function exampleFlow (config: KmirrorConfig): string {
   const [a = 'A', b = 'B'] = config.clusters

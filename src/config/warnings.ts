@@ -66,6 +66,9 @@ function topLevelWarnings (key: string, value: string, shown: Quoted, aliases: r
   if (key === 'enabled' && parseConfigBoolean(value) === true) {
     warnings.push({ key, message: `turns on every flow that has heartbeats on (MM2 does the same): to replicate one direction only, remove it and set e.g. ${a}->${b}.enabled = true` })
   }
+  if (key === 'enabled' && parseConfigBoolean(value) === undefined) {
+    warnings.push({ key, message: `${shown.text} is read as false (MM2 reads it with Boolean.parseBoolean): write true to turn on every flow, or false` })
+  }
   return warnings
 }
 

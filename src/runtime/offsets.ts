@@ -7,7 +7,7 @@ import { translateCommits, type TranslatedCommit, type Translator } from '../che
 import type { FlowConfig, KmirrorConfig } from '../config/types.ts'
 import { ConfigError } from '../errors.ts'
 import { planFailback, planFailover, type MoveOptions, type OffsetsPlan } from '../failover/failover.ts'
-import { planOffsetsSet, type OffsetsSetRequest } from '../failover/offsets-set.ts'
+import { planOffsetsSet, type OffsetsSetPlan, type OffsetsSetRequest } from '../failover/offsets-set.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { loadFlowHistory } from '../failover/flow-history.ts'
@@ -63,7 +63,7 @@ export async function planFailbackOf (flow: FlowConfig, options: MoveOptions): P
   return await planFailback(flow, options)
 }
 
-/** `kmirror offsets set`: plans moving one group's offsets on one cluster (reads only). */
-export async function planOffsetsSetOf (request: OffsetsSetRequest): Promise<OffsetsPlan> {
+/** `kmirror offsets set`: plans moving consumer groups' offsets on one cluster (reads only). */
+export async function planOffsetsSetOf (request: OffsetsSetRequest): Promise<OffsetsSetPlan> {
   return await planOffsetsSet(request)
 }

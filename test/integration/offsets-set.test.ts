@@ -1,7 +1,8 @@
 /**
  * `kmirror offsets set` on a real cluster: each position (--to-offset, --to-earliest, --to-latest,
  * --to-datetime, --shift-by) is planned and applied; a skip needs --force; out-of-range positions exit 2 with
- * the valid range; an active group is refused.
+ * the valid range; an active group is refused. kafka-consumer-groups.sh's flags: --export writes its CSV (three
+ * columns for one group, four for several), --from-file reads it back, --execute writes, --dry-run does not.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -66,6 +67,27 @@ test('offsets set plans and applies each position, refuses skips without --force
   assert.match(out.stderr, /offset 41 of .*-1 is outside the valid range \[0, 40\]/)
   assert.equal((await runKmirror(['offsets', 'set', file, '--cluster', 'B', '--group', group, '--topic', topic, '--to-earliest', '--to-latest'], t)).code, 2)
   assert.equal((await runKmirror(['offsets', 'set', file, '--cluster', 'Z', '--group', group, '--topic', topic, '--to-earliest'], t)).code, 2)
+
+  // Kafka's reset flags: one group exports topic,partition,offset (a dry run with a move: exit 1, nothing written)
+  const kafka = async (...more: string[]) => await runKmirror(['offsets', 'set', file, '--cluster', 'B', ...more], t)
+  const one = await kafka('--group', group, '--topic', `${topic}:1`, '--to-offset', '30', '--export', '--dry-run')
+  assert.equal(one.code, 1, one.stderr)
+  assert.equal(one.stdout, `${topic},1,30\n`)
+  assert.equal(await at(1), 40)
+  // ... two groups export group,topic,partition,offset; the file restores them after a move (--execute = --apply)
+  const other = uniqueName('oset-other')
+  await admin.groups.alterCommittedOffsets(other, [{ topic, partition: 0, offset: 5 }])
+  const saved = await kafka('--group', `${group},${other}`, '--all-topics', '--to-current', '--export')
+  assert.equal(saved.code, 0, saved.stderr)
+  assert.equal(saved.stdout, `${group},${topic},0,40\n${group},${topic},1,40\n${other},${topic},0,5\n`)
+  const csv = writeTempFile(saved.stdout, '.csv', t)
+  assert.equal((await kafka('--group', group, '--group', other, '--topic', `${topic}:0`, '--to-earliest', '--execute')).code, 0)
+  assert.deepEqual([await at(0), await at(1), (await committedOffsets('target', other)).get(`${topic}-0`)], [0, 40, 0])
+  assert.equal((await kafka('--from-file', csv, '--dry-run')).code, 5) // moving back up to the saved positions skips records: refused without --force
+  assert.equal((await kafka('--from-file', csv, '--dry-run', '--force')).code, 1)
+  const restored = await kafka('--from-file', csv, '--execute', '--force')
+  assert.equal(restored.code, 0, restored.stderr)
+  assert.deepEqual([await at(0), await at(1), (await committedOffsets('target', other)).get(`${topic}-0`)], [40, 40, 5])
 
   // An active group is refused
   const consumer = new DrillConsumer('target', group, topic)

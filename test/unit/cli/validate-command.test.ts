@@ -54,3 +54,33 @@ describe('kmirror validate', () => {
     for (const secret of SECRETS) assert.ok(!output.includes(secret), `${secret} printed:\n${output}`)
   })
 })
+
+describe('kmirror validate with an unreadable enabled value', () => {
+  it('names the key and the value it cannot read when no flow is enabled', () => {
+    const { code, output } = validate(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = yes'])
+    assert.equal(code, 2)
+    assert.match(output, /no enabled source->target replication flows \(set e\.g\. A->B\.enabled = true\); A->B\.enabled: "yes" is read as false/)
+  })
+
+  it('names a top-level enabled = yes too', () => {
+    const { code, output } = validate(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'enabled = yes'])
+    assert.equal(code, 2)
+    assert.match(output, /; enabled: "yes" is read as false/)
+  })
+})
+
+describe('kmirror validate with MM2 interval keys', () => {
+  const flow = ['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true']
+  it('refuses an interval of 0, which MM2 cannot run, and says what to write instead', () => {
+    const { code, output } = validate([...flow, 'refresh.topics.interval.seconds = 0', 'A->B.emit.checkpoints.interval.seconds = 0'])
+    assert.equal(code, 2)
+    assert.match(output, /A->B\.refresh\.topics\.interval\.seconds: is 0, which MM2 cannot run \(its scheduler refuses a period of 0 and the connector fails to start\): give a period in seconds above 0, or turn the job off with refresh\.topics\.enabled = false \(a negative interval also turns it off, as in MM2\)/)
+    assert.match(output, /A->B\.emit\.checkpoints\.interval\.seconds: is 0, which MM2 cannot run \(it would emit checkpoints without any pause\)/)
+  })
+
+  it('accepts a negative interval: the job is off, as in MM2', () => {
+    const { code, output } = validate([...flow, 'refresh.topics.interval.seconds = -1', 'sync.topic.acls.interval.seconds = -1'])
+    assert.equal(code, 0, output)
+    assert.match(output, /refresh\.topics +off/)
+  })
+})

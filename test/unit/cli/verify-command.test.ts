@@ -25,9 +25,9 @@ function verify (...args: string[]): { code: number | null, stderr: string } {
 
 test('bad flags exit 2 with what is wrong, before any cluster is contacted', () => {
   const cases: [string[], RegExp][] = [
-    [['--from', 'A', '--to', 'A'], /there is no flow A->A: --from and --to must be two different aliases of clusters = A, B/],
+    [['--from', 'A', '--to', 'A'], /--from and --to are both 'A': give the two different clusters of a flow/],
     [['--from', 'A', '--to', 'B', '--since', 'yesterday'], /--since accepts an ISO 8601 instant only: .*; got 'yesterday'/],
-    [['--from', 'A', '--to', 'B', '--topics', 'orders('], /--topics: invalid Java regular expression "orders\(":/],
+    [['--from', 'A', '--to', 'B', '--topics', 'orders('], /option '--topics <regex>' argument 'orders\(' is invalid\. 'orders\(' is not a Java regex kmirror can use: invalid Java regular expression "orders\(":/],
     [['--from', 'A', '--to', 'B', '--timeout', 'abc'], /--timeout must be a number of seconds above 0, got 'abc'/]
   ]
   for (const [args, message] of cases) {

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { describe, it, test } from 'node:test'
 import { parseOffsetSpec, resolveOffset } from '../../../src/failover/offset-spec.ts'
 
 const range = { current: 50, earliest: 10, latest: 100 }
@@ -47,4 +47,26 @@ test('--to-datetime refuses everything else, naming the option and the accepted 
     assert.ok('error' in result, `'${text}' must be refused`)
     assert.equal(result.error, `--to-datetime accepts an ISO 8601 instant only: 2026-11-30T14:00:00Z, 2026-11-30T15:00:00+01:00 (seconds and fractions optional) or a bare date 2026-11-30 (midnight UTC); got '${text}'`)
   }
+})
+
+describe('the kafka-consumer-groups.sh positions', () => {
+  it('--to-current keeps the committed offset, and refuses a partition without one', () => {
+    assert.deepEqual(resolveOffset({ kind: 'current' }, { current: 7, earliest: 0, latest: 10 }, 't-0'), { offset: 7 })
+    assert.deepEqual(resolveOffset({ kind: 'current' }, { current: null, earliest: 0, latest: 10 }, 't-0'), { error: 't-0 has no committed offset to keep; use --to-offset, --to-earliest, --to-latest or --to-datetime' })
+  })
+
+  it('--by-duration is a datetime: now minus the duration', () => {
+    assert.deepEqual(parseOffsetSpec({ byDuration: 'PT1H' }, Date.UTC(2026, 10, 30, 15)), { kind: 'datetime', timestampMs: Date.UTC(2026, 10, 30, 14) })
+    assert.match((parseOffsetSpec({ byDuration: '1h' }) as { error: string }).error, /--by-duration accepts an ISO 8601 duration only: PnDTnHnMnS.*got '1h'/)
+  })
+
+  it('a negative --to-offset is refused before any cluster is read, pointing at --shift-by', () => {
+    assert.deepEqual(parseOffsetSpec({ toOffset: '-3' }), { error: '--to-offset must be an offset 0 or more, got -3 (to move back from the current position, use --shift-by -3)' })
+  })
+
+  it('--from-file is one of the positions, exclusive with the others', () => {
+    const positions = [{ topic: 'orders', partition: 0, offset: 4 }]
+    assert.deepEqual(parseOffsetSpec({ fromFile: positions }), { kind: 'file', positions })
+    assert.match((parseOffsetSpec({ fromFile: positions, toCurrent: true }) as { error: string }).error, /^give exactly one of .*--to-current.*--by-duration PnDTnHnMnS.*--from-file CSV$/)
+  })
 })
