@@ -149,7 +149,7 @@ test('verify exits 2 on bad input before contacting a cluster, and 3 when a clus
     assert.match(result.stderr, message)
   }
   // (each flag's check: test/unit/cli/verify-command.test.ts)
-  await bad(['--from', 'A', '--to', 'A'], /there is no flow A->A: --from and --to must be two different aliases/)
+  await bad(['--from', 'A', '--to', 'A'], /--from and --to are both 'A': give the two different clusters of a flow/)
   await bad(['--from', 'A', '--to', 'B', '--since', '2026-02-30'], /--since accepts an ISO 8601 instant only: .*; got '2026-02-30'/)
 
   // An unreachable target: nothing listens on 127.0.0.1:1
