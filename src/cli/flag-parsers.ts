@@ -7,6 +7,7 @@
  * The older space-separated spelling keeps working through joinListValues().
  */
 import { InvalidArgumentError, type Command } from 'commander'
+import type { OffsetSpecOptions } from '../failover/offset-spec.ts'
 import type { TopicScope } from '../failover/offsets-set.ts'
 import { compileJavaRegexList } from '../policy/java-regex.ts'
 
@@ -133,20 +134,14 @@ export function parseTopicScope (value: string, previous: readonly TopicScope[] 
 }
 
 /** The flags of `offsets set` as commander gives them. */
-export interface OffsetsSetFlags {
+export interface OffsetsSetFlags extends Omit<OffsetSpecOptions, 'fromFile'> {
   readonly cluster: string
   readonly group?: string[]
   readonly allGroups?: boolean
   readonly topic?: TopicScope[]
   readonly allTopics?: boolean
   readonly partition?: string
-  readonly toOffset?: string
-  readonly toEarliest?: boolean
-  readonly toLatest?: boolean
-  readonly toCurrent?: boolean
-  readonly toDatetime?: string
-  readonly byDuration?: string
-  readonly shiftBy?: string
+  /** The file's path; `OffsetSpecOptions.fromFile` holds it read and parsed. */
   readonly fromFile?: string
   readonly export?: boolean
   readonly dryRun?: boolean
