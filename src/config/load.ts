@@ -12,6 +12,7 @@ import { quoteWith } from './quoted-values.ts'
 import { resolveReferences, type ResolvedProperties } from './resolve-references.ts'
 import { secretValues } from './secrets.ts'
 import type { KmirrorConfig } from './types.ts'
+import { jobIntervalWarnings } from './job-intervals.ts'
 import { dedupe, readClusters, validateEnabledFlows, validateStructure } from './validate.ts'
 import { validateValues } from './validate-values.ts'
 import { collectWarnings, type ConfigWarning } from './warnings.ts'
@@ -93,7 +94,10 @@ function buildConfig (text: string, sourceFile: string, extraWarnings: readonly 
   const flows = buildFlows(resolved.values, aliases)
   all.push(...validateEnabledFlows(flows))
   if (all.length > 0) throw new ConfigError(dedupe(all).map(p => ({ ...p, message: redactor.redact(p.message) })), sourceFile)
-  const warnings = [...extraWarnings, ...resolved.warnings, ...collectWarnings({ ...parsed, values: resolved.values }, aliases, quote)]
+  const warnings = [
+    ...extraWarnings, ...resolved.warnings, ...collectWarnings({ ...parsed, values: resolved.values }, aliases, quote),
+    ...flows.filter(f => f.enabled).flatMap(jobIntervalWarnings)
+  ]
   return Object.freeze({
     sourceFile,
     clusters: Object.freeze([...aliases]),

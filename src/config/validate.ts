@@ -3,6 +3,7 @@
  * Structure here (clusters, lines, key shapes, what enabled flows need); values in validate-values.ts.
  */
 import type { ConfigProblem } from '../errors.ts'
+import { zeroIntervalProblems } from './job-intervals.ts'
 import { classifyKey, topLevelUsage, Usages } from './key-shapes.ts'
 import type { ParsedProperties } from './properties.ts'
 import { closest, didYouMean } from './suggest.ts'
@@ -91,28 +92,6 @@ export function validateEnabledFlows (flows: readonly FlowConfig[]): ConfigProbl
     problems.push(...offsetSyncsProblems(flow), ...groupTimeoutProblems(flow), ...exactlyOnceProblems(flow), ...zeroIntervalProblems(flow))
   }
   return dedupe(problems)
-}
-
-/**
- * MM2 runs these jobs with its Scheduler (`scheduleAtFixedRate`): a negative interval turns the job off, and 0 is
- * refused by the JDK (a period must be above 0), so the connector fails to start. Checkpoints with 0 are emitted
- * without any pause. kmirror turns a negative interval off too and refuses 0 with what to write instead.
- * (`emit.heartbeats.interval.seconds = 0` stays accepted: kmirror paces it, heartbeat-emitter.ts.)
- */
-function zeroIntervalProblems (flow: FlowConfig): ConfigProblem[] {
-  const jobs: [boolean, number, string][] = [
-    [flow.refreshTopicsEnabled, flow.refreshTopicsIntervalSeconds, 'refresh.topics'],
-    [flow.syncTopicConfigsEnabled, flow.syncTopicConfigsIntervalSeconds, 'sync.topic.configs'],
-    [flow.syncTopicAclsEnabled, flow.syncTopicAclsIntervalSeconds, 'sync.topic.acls'],
-    [flow.refreshGroupsEnabled, flow.refreshGroupsIntervalSeconds, 'refresh.groups'],
-    [flow.syncGroupOffsetsEnabled, flow.syncGroupOffsetsIntervalSeconds, 'sync.group.offsets'],
-    [flow.emitCheckpointsEnabled, flow.emitCheckpointsIntervalSeconds, 'emit.checkpoints']
-  ]
-  return jobs.filter(([enabled, seconds]) => enabled && seconds === 0).map(([, , job]) => ({
-    key: `${flow.name}.${job}.interval.seconds`,
-    message: `is 0, which MM2 cannot run (${job === 'emit.checkpoints' ? 'it would emit checkpoints without any pause' : 'its scheduler refuses a period of 0 and the connector fails to start'}): ` +
-      `give a period in seconds above 0, or turn the job off with ${job}.enabled = false (a negative interval also turns it off, as in MM2)`
-  }))
 }
 
 /** The group's heartbeats must come well inside its session timeout, or every member's lease is always over. */

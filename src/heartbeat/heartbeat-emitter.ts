@@ -9,6 +9,7 @@
  *   now, no headers: byte for byte what MirrorHeartbeatTask writes, so MM2 and its tools read it unchanged.
  * - Only the target is contacted: a pair whose flow is disabled still gets heartbeats, without any data path.
  */
+import { MIN_HEARTBEAT_INTERVAL_MS } from '../config/job-intervals.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { isKmirrorError } from '../errors.ts'
 import { encodeHeartbeatKey, encodeHeartbeatValue } from '../formats/heartbeat.ts'
@@ -28,8 +29,6 @@ export const HEARTBEATS_JOB = 'heartbeats'
 
 /** While emission is off, how often creating the topic is retried until it succeeds once. */
 const TOPIC_ONLY_INTERVAL_MS = 60_000
-/** `emit.heartbeats.interval.seconds = 0` would make MM2's task spin; kmirror waits at least this long. */
-const MIN_INTERVAL_MS = 100
 
 /** Creating the topic fails with these, MM2 logs and carries on (MirrorUtils.createCompactedTopic). */
 const IGNORED_CREATE_ERRORS = ['TOPIC_AUTHORIZATION_FAILED', 'CLUSTER_AUTHORIZATION_FAILED', 'UNSUPPORTED_VERSION']
@@ -50,7 +49,7 @@ export function heartbeatRecord (sourceAlias: string, targetAlias: string, now: 
  */
 export function heartbeatIntervalMs (pair: Pick<HeartbeatPair, 'emitHeartbeatsEnabled' | 'emitHeartbeatsIntervalSeconds'>): number | null {
   if (!pair.emitHeartbeatsEnabled || !(pair.emitHeartbeatsIntervalSeconds >= 0)) return null
-  return Math.max(MIN_INTERVAL_MS, pair.emitHeartbeatsIntervalSeconds * 1000)
+  return Math.max(MIN_HEARTBEAT_INTERVAL_MS, pair.emitHeartbeatsIntervalSeconds * 1000)
 }
 
 export interface HeartbeatEmitterDeps {

@@ -7,6 +7,7 @@ import { CheckpointEmitter } from '../checkpoint/checkpoint-emitter.ts'
 import { GroupOffsetSync } from '../checkpoint/group-offset-sync.ts'
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import { clientInt, explicitCompression, isolationLevel, startPosition } from '../config/client-settings.ts'
+import { checkpointIntervalMs } from '../config/job-intervals.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { describeReleases } from '../kafka/broker-check.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
@@ -193,7 +194,7 @@ export class Flow implements WorkOwner {
     }
     const context: FlowContext = { flow: config, policy, sourceAdmin, targetAdmin, remoteTopics: topics, log: this.#log, metrics: this.#metrics, targetReader: offsetsReader, internalWriter: writer }
     const translator = { translate: (topic: string, partition: number, committed: number) => history.history(topic, partition)?.toTarget(committed) }
-    const checkpoints = config.emitCheckpointsEnabled && config.emitCheckpointsIntervalSeconds > 0
+    const checkpoints = checkpointIntervalMs(config) !== null
       ? new CheckpointEmitter({ flow: config, policy, sourceAdmin, targetAdmin, writer, log: this.#log, translator })
       : null
     await checkpoints?.init()

@@ -4,6 +4,7 @@
  * scheduler, isolated: a failure is logged, counted and retried with back-off, and never stops replication.
  * To add a job: name it in `JobNames`, build it (in its own module, from the `FlowContext`), list it here.
  */
+import { checkpointIntervalMs, groupOffsetSyncIntervalMs } from '../config/job-intervals.ts'
 import { createAclSyncJobs } from '../metadata/acl-sync.ts'
 import type { FlowContext, MetadataJob } from '../metadata/flow-context.ts'
 import { createTopicConfigSyncJobs } from '../metadata/topic-config-sync.ts'
@@ -54,14 +55,12 @@ export function flowJobs (context: FlowContext, runs: FlowJobRuns): FlowJob[] {
   const refreshMs = flow.refreshTopicsEnabled && flow.refreshTopicsIntervalSeconds > 0 ? flow.refreshTopicsIntervalSeconds * 1000 : 0
   jobs.push({ name: JobNames.REFRESH_TOPICS, intervalMs: refreshMs, firstDelayMs: refreshMs, run: runs.refreshTopics, periodic: refreshMs > 0 })
   for (const job of [...createTopicConfigSyncJobs(context), ...createAclSyncJobs(context)]) jobs.push({ ...job, name: job.name as JobName, periodic: true })
-  if (flow.emitCheckpointsEnabled && flow.emitCheckpointsIntervalSeconds > 0) {
-    jobs.push(periodicJob(JobNames.EMIT_CHECKPOINTS, flow.emitCheckpointsIntervalSeconds * 1000, runs.emitCheckpoints))
-  }
+  const checkpointMs = checkpointIntervalMs(flow)
+  if (checkpointMs !== null) jobs.push(periodicJob(JobNames.EMIT_CHECKPOINTS, checkpointMs, runs.emitCheckpoints))
   // Bounded history: runs entirely below the source's log start can never be asked for again.
   jobs.push(periodicJob(JobNames.TRIM_OFFSET_HISTORY, HISTORY_TRIM_INTERVAL_MS, runs.trimOffsetHistory))
-  if (flow.syncGroupOffsetsEnabled && flow.syncGroupOffsetsIntervalSeconds > 0) {
-    jobs.push(periodicJob(JobNames.SYNC_GROUP_OFFSETS, flow.syncGroupOffsetsIntervalSeconds * 1000, runs.syncGroupOffsets))
-  }
+  const groupSyncMs = groupOffsetSyncIntervalMs(flow)
+  if (groupSyncMs !== null) jobs.push(periodicJob(JobNames.SYNC_GROUP_OFFSETS, groupSyncMs, runs.syncGroupOffsets))
   return jobs
 }
 

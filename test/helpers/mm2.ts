@@ -1,11 +1,64 @@
 /**
- * The real Apache MirrorMaker 2 in exactly-once mode, as the tests and the benchmarks run it (dedicated mode,
- * `kafka-local.sh mm2`): the lines of mm2.properties it needs, the same for kmirror, which takes the switch and
- * ignores the REST keys (it says so); and the progress both store in MM2's offsets topic on the target.
+ * The real Apache MirrorMaker 2 as the tests and the benchmarks run it (dedicated mode, `kafka-local.sh mm2`): the
+ * set-up of a hand-over test; in exactly-once mode, the lines of mm2.properties it needs, the same for kmirror, which
+ * takes the switch and ignores the REST keys (it says so); and the progress both store in MM2's offsets topic on
+ * the target.
  */
+import type { TestContext } from 'node:test'
 import { decodeSourceOffsetKey, decodeSourceOffsetValue } from '../../src/formats/connect-offset.ts'
+import { runKafkaLocal } from './clusters.ts'
 import { endOffsets, partitionCount, readPartition } from './kafka.ts'
-import { waitFor } from './wait.ts'
+import { removeAliasTopicsAfter, uniqueAlias } from './multi-cluster.ts'
+import type { KmirrorProcess } from './process.ts'
+import { uniqueName, waitFor } from './wait.ts'
+
+/** The MM2 releases a hand-over test runs: KMIRROR_TEST_MM2_RELEASES (e.g. `3.6.2,2.8.2`), or DEFAULTS. */
+export function mm2Releases (defaults: string): string[] {
+  return (process.env.KMIRROR_TEST_MM2_RELEASES ?? defaults).split(',').map(r => r.trim()).filter(r => r !== '')
+}
+
+/** What a hand-over test between MM2 and kmirror works on: unique names, and the process to stop at the end. */
+export interface HandoverFixture {
+  /** Source and target aliases, unique per test (so each run has its own Connect topics and worker group). */
+  readonly a: string
+  readonly b: string
+  readonly topic: string
+  /** MM2's (and kmirror's) progress on the target: `mm2-offsets.<a>.internal`. */
+  readonly offsetsTopic: string
+  /** The name `kafka-local.sh mm2` runs MM2 under. */
+  readonly mm2: string
+  /** The kmirror the test started, if any: killed at the end. */
+  kmirror: KmirrorProcess | undefined
+  /** Records that the step NAME is done, with the seconds since the start (also a test diagnostic, shown on a timeout). */
+  phase: (name: string) => void
+  /** The phases so far, for the test's final diagnostic. */
+  readonly phases: readonly string[]
+}
+
+/**
+ * Names for a hand-over test of TOPIC_PREFIX, and the clean-up after it: MM2 and kmirror stopped, every topic
+ * named after the aliases deleted on both clusters.
+ */
+export function handoverFixture (t: TestContext, topicPrefix: string): HandoverFixture {
+  const a = uniqueAlias('a')
+  const b = uniqueAlias('b')
+  const mm2 = uniqueName('mm2')
+  const started = Date.now()
+  const phases: string[] = []
+  const fixture: HandoverFixture = {
+    a, b, mm2, topic: uniqueName(topicPrefix), offsetsTopic: `mm2-offsets.${a}.internal`, kmirror: undefined, phases,
+    phase: name => {
+      phases.push(`${name} ${((Date.now() - started) / 1000).toFixed(1)} s`)
+      t.diagnostic(phases.at(-1)!)
+    }
+  }
+  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
+    await runKafkaLocal(['mm2-down', mm2]).catch(() => undefined)
+    fixture.kmirror?.kill('SIGKILL')
+    await fixture.kmirror?.waitForExit(15_000)
+  })
+  return fixture
+}
 
 export interface Mm2ExactlyOnceOptions {
   readonly sourceAlias: string

@@ -1,24 +1,23 @@
 /**
  * Hand-over between the real Apache MirrorMaker 2 and kmirror, both ways, on one flow: each resumes from the
  * positions the other stored in `mm2-offsets.<source>.internal`, and nothing is copied again. Once per MM2 release
- * (`kafka-local.sh mm2 --version`): 4.1.1, and 3.9.1 from its own jars (kafka/legacy-mm2/pom.xml).
+ * (`kafka-local.sh mm2 --version`): 4.1.1 in every `npm test` (mm2-handover-eos.test.ts runs 3.9.1, from its own
+ * jars, kafka/legacy-mm2/pom.xml, in exactly-once mode).
  */
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import { runKafkaLocal } from '../helpers/clusters.ts'
 import { createTopic, produce, type TestRecord, TIMESTAMP_BASE } from '../helpers/kafka.ts'
-import { newestOffsets, storedRecords, waitForStoredEnd } from '../helpers/mm2.ts'
-import { removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
-import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
+import { handoverFixture, mm2Releases, newestOffsets, storedRecords, waitForStoredEnd } from '../helpers/mm2.ts'
+import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { assertAllPresentInOrder, readCommitted } from '../helpers/replication.ts'
-import { uniqueName } from '../helpers/wait.ts'
 
 const PARTITIONS = 3
 const PER_PART = 3000
 /** Three parts of PER_PART records, spread evenly. */
 const PER_PARTITION = (3 * PER_PART) / PARTITIONS
-/** Every `npm test` runs these; KMIRROR_TEST_MM2_RELEASES (e.g. `3.6.2,2.8.2`) runs others, from 2.4 on. */
-const MM2_RELEASES = (process.env.KMIRROR_TEST_MM2_RELEASES ?? '4.1.1,3.9.1').split(',').map(r => r.trim()).filter(r => r !== '')
+/** Every `npm test` runs 4.1.1; KMIRROR_TEST_MM2_RELEASES (e.g. `3.9.1,3.6.2,2.8.2`) runs others, from 2.4 on. */
+const MM2_RELEASES = mm2Releases('4.1.1')
 
 function records (topic: string, tag: string, count: number): TestRecord[] {
   return Array.from({ length: count }, (_, i) => ({
@@ -27,20 +26,8 @@ function records (topic: string, tag: string, count: number): TestRecord[] {
 }
 
 async function handOver (t: TestContext, release: string): Promise<void> {
-  const a = uniqueAlias('a')
-  const b = uniqueAlias('b')
-  const topic = uniqueName('handover')
-  const offsetsTopic = `mm2-offsets.${a}.internal`
-  const mm2 = uniqueName('mm2')
-  let kmirror: KmirrorProcess | undefined
-  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
-    await runKafkaLocal(['mm2-down', mm2]).catch(() => undefined)
-    kmirror?.kill('SIGKILL')
-    await kmirror?.waitForExit(15_000)
-  })
-  const started = Date.now()
-  const phases: string[] = []
-  const phase = (name: string): void => { phases.push(`${name} ${((Date.now() - started) / 1000).toFixed(1)} s`) }
+  const fixture = handoverFixture(t, 'handover')
+  const { a, b, topic, offsetsTopic, mm2, phase, phases } = fixture
 
   // Given a topic whose first part the real MirrorMaker 2 copied and recorded
   await createTopic('source', topic, { partitions: PARTITIONS, t })
@@ -63,7 +50,7 @@ async function handOver (t: TestContext, release: string): Promise<void> {
 
   // When more records arrive and kmirror takes over with the same mm2.properties
   await produce('source', records(topic, 'part2', PER_PART))
-  kmirror = spawnKmirror(['run', config], { t })
+  const kmirror = fixture.kmirror = spawnKmirror(['run', config], { t })
   await waitForStoredEnd(offsetsTopic, a, topic, 'kmirror')
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(10_000)).code, 0, kmirror.stderr.slice(-2000))

@@ -71,11 +71,17 @@ describe('kmirror validate with an unreadable enabled value', () => {
 
 describe('kmirror validate with MM2 interval keys', () => {
   const flow = ['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true']
-  it('refuses an interval of 0, which MM2 cannot run, and says what to write instead', () => {
-    const { code, output } = validate([...flow, 'refresh.topics.interval.seconds = 0', 'A->B.emit.checkpoints.interval.seconds = 0'])
+  it('refuses an interval of 0 that MM2 cannot start with, and says what to write instead', () => {
+    const { code, output } = validate([...flow, 'refresh.topics.interval.seconds = 0', 'A->B.refresh.groups.interval.seconds = 0'])
     assert.equal(code, 2)
-    assert.match(output, /A->B\.refresh\.topics\.interval\.seconds: is 0, which MM2 cannot run \(its scheduler refuses a period of 0 and the connector fails to start\): give a period in seconds above 0, or turn the job off with refresh\.topics\.enabled = false \(a negative interval also turns it off, as in MM2\)/)
-    assert.match(output, /A->B\.emit\.checkpoints\.interval\.seconds: is 0, which MM2 cannot run \(it would emit checkpoints without any pause\)/)
+    assert.match(output, /A->B\.refresh\.topics\.interval\.seconds: is 0, which MM2 cannot run \(its scheduler refuses a period of 0 and MirrorSourceConnector fails to start\): give a period in seconds above 0, or turn the job off with refresh\.topics\.enabled = false \(a negative interval also turns it off, as in MM2\)/)
+    assert.match(output, /A->B\.refresh\.groups\.interval\.seconds: is 0, which MM2 cannot run \(its scheduler refuses a period of 0 and MirrorCheckpointConnector fails to start\)/)
+  })
+
+  it('accepts emit.checkpoints.interval.seconds = 0, as MM2, and warns how often kmirror checkpoints then', () => {
+    const { code, output } = validate([...flow, 'A->B.emit.checkpoints.interval.seconds = 0'])
+    assert.equal(code, 0, output)
+    assert.match(output, /A->B\.emit\.checkpoints\.interval\.seconds: is 0: MM2 checkpoints without any pause; kmirror checkpoints every 1 s/)
   })
 
   it('accepts a negative interval: the job is off, as in MM2', () => {
