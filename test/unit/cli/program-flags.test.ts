@@ -3,7 +3,8 @@
  * as far as a cluster would fail differently). Bad flags exit 2 before anything is contacted.
  */
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -92,4 +93,46 @@ describe('offsets set flags, as kafka-consumer-groups.sh --reset-offsets takes t
       assert.match(stderr, message)
     })
   }
+})
+
+describe('--log-level', () => {
+  // Clusters on a closed port: the start retries, warning each time, until SIGTERM stops it (info lines at both levels)
+  const closed = join(dir, 'closed.properties')
+  writeFileSync(closed, 'clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n')
+
+  /** `kmirror run` until its first warning, then SIGTERM: its exit code and the level of each line it logged. */
+  async function levelsUntilStopped (args: string[]): Promise<{ code: number | null, levels: string[] }> {
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'KMIRROR_LOG_LEVEL'))
+    const child = spawn(process.execPath, [MAIN, 'run', closed, '--progress-interval', '0', ...args], { env: inherited, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    const exited = once(child, 'exit')
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk
+        if (stderr.includes('"level":"warn"')) resolve()
+      })
+      void exited.then(() => reject(new Error(`kmirror exited before warning:\n${stderr}`)))
+    })
+    child.kill('SIGTERM')
+    const [code] = await exited as [number | null]
+    return { code, levels: stderr.split('\n').filter(l => l !== '').map(l => (JSON.parse(l) as { level: string }).level) }
+  }
+
+  it('by default writes info lines (the stop during start-up) besides the warnings', { timeout: 30_000 }, async () => {
+    const { code, levels } = await levelsUntilStopped([])
+    assert.equal(code, 0)
+    assert.ok(levels.includes('warn') && levels.includes('info'), levels.join(' '))
+  })
+
+  it('--log-level warn writes the warnings and no info line', { timeout: 30_000 }, async () => {
+    const { code, levels } = await levelsUntilStopped(['--log-level', 'warn'])
+    assert.equal(code, 0)
+    assert.ok(levels.length > 0 && levels.every(l => l === 'warn'), levels.join(' '))
+  })
+
+  it('refuses a level it does not know, naming the choices', () => {
+    const { code, stderr } = kmirror('run', '--log-level', 'loud', FILE)
+    assert.equal(code, 2)
+    assert.match(stderr, /option '--log-level <level>' argument 'loud' is invalid\. Allowed choices are fatal, error, warn, info, debug, trace, silent/)
+  })
 })
