@@ -30,7 +30,7 @@ test('every path answers 401 without the right credentials and 200 with them, ov
   await waitFor(async () => (await endOffsets('target', `A.${topic}`).catch(() => [0n]))[0] === 30n, { timeoutMs: 60_000, message: '30 records copied' })
 
   // When each path is asked without credentials, with a wrong password, another user's password or an unknown user
-  const paths = ['/metrics', '/status', '/healthz', '/readyz', '/']
+  const paths = ['/metrics', '/status', '/healthz', '/readyz', '/', '/console/console.js', '/status?summary', '/topology']
   for (const path of paths) {
     for (const credentials of [undefined, { user: 'alice', password: 'wrong' }, { user: 'alice', password: 'another one' }, { user: 'carol', password: PASSWORD }]) {
       const answer = await httpsGet(`${base}${path}`, ca, credentials)
@@ -50,7 +50,12 @@ test('every path answers 401 without the right credentials and 200 with them, ov
   const status = await httpsGet(`${base}/status`, ca, alice)
   assert.equal(status.status, 200)
   assert.equal((JSON.parse(status.body) as { flows: { name: string }[] }).flows[0]?.name, 'A->B')
-  assert.notEqual((await httpsGet(`${base}/`, ca, alice)).status, 401)
+  const page = await httpsGet(`${base}/`, ca, alice)
+  assert.equal(page.status, 200)
+  assert.match(page.body, /<title>kmirror<\/title>[\s\S]*<script type="module" src="\/console\/console\.js">/)
+  const script = await httpsGet(`${base}/console/console.js`, ca, alice)
+  assert.equal(script.status, 200)
+  assert.equal(script.headers['content-type'], 'text/javascript; charset=utf-8')
 
   // And plain HTTP on that port gets no answer from the endpoint
   await assert.rejects(new Promise((resolve, reject) => get(`http://127.0.0.1:${match[1]}/healthz`, resolve).on('error', reject)))

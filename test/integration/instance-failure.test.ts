@@ -4,18 +4,19 @@
  * - kill -9: the other resumes its partitions within the session timeout and a few seconds, nothing is missing and
  *   each partition stays in source order (it may go back once, to the dead one's last stored position);
  * - SIGSTOP past the session timeout: the other takes everything over; after SIGCONT the frozen one writes nothing
- *   more to the partitions it lost (each stays in source order with at most the one rewind of the takeover), logs
- *   that it lost its membership, joins again and gets work again;
+ *   more to the partitions it lost (each stays in source order with at most the one rewind of the takeover, and none
+ *   past the target's end at SIGCONT), logs that it lost its membership, joins again and gets work again; in
+ *   exactly-once mode its open transaction never becomes visible: every record exactly once;
  * - exactly-once mode, kill -9 of one of two: a read_committed reader finds every record exactly once (the leader
  *   fenced the dead member's transactional id before handing its partitions over; its open transaction aborted).
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createTopic, endOffsets } from '../helpers/kafka.ts'
-import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
+import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, produceContinuously, roundOf, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
-import { readCommitted } from '../helpers/replication.ts'
+import { readCommitted, type ReadRecord } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 import type { Cleanup } from '../helpers/kafka.ts'
 
@@ -103,11 +104,30 @@ test('kill -9 of one of two instances: the other resumes its partitions within t
   assert.equal((await one!.process.waitForExit(15_000)).code, 0, one!.process.stderr.slice(-3000))
 })
 
-test('SIGSTOP zombie: after SIGCONT it writes nothing to the partitions it lost, logs the lost membership, joins again and gets work', { timeout: 90_000 }, async t => {
+/**
+ * Asserts that from target offset FROM on (the end of the target when the frozen instance was let go on) the copy
+ * runs on in source order without going back: a write of the zombie after SIGCONT would re-append records the
+ * survivor had already copied (a rewind past FROM).
+ */
+function assertNoRewindFrom (copy: readonly ReadRecord[], from: bigint, label: string): void {
+  const last = copy.findLastIndex(r => r.offset < from)
+  const tail = copy.slice(Math.max(last, 0)).map(roundOf)
+  for (let i = 1; i < tail.length; i++) {
+    assert.equal(tail[i], tail[i - 1]! + 1, `${label}: after SIGCONT (target offset ${from} on) the copy goes from round ${tail[i - 1]} to ${tail[i]}: a write of the zombie`)
+  }
+}
+
+/**
+ * One of two instances frozen (SIGSTOP) past its session timeout while the other takes its partitions over and
+ * copies them on, then let go on (SIGCONT). Returns the setup, the frozen one's partitions and the target's end
+ * offsets just before SIGCONT.
+ */
+async function freezeAndThaw (t: Cleanup, prefix: string, extra?: (target: string) => string[]): Promise<{ setup: Setup, frozen: Set<number>, beforeThaw: bigint[] }> {
   // Given two instances sharing a flow 6/6 while records keep arriving
-  const setup = await twoInstances(t, 'zombie')
+  const setup = await twoInstances(t, prefix, extra)
   const [one, two] = setup.instances
   const frozen = await partitionsOf(two!)
+  assert.equal(frozen.size, 6)
 
   // When one of them is frozen past the session timeout, and the other has taken over and copies its partitions
   process.kill(two!.process.pid, 'SIGSTOP')
@@ -119,14 +139,48 @@ test('SIGSTOP zombie: after SIGCONT it writes nothing to the partitions it lost,
   }, { timeoutMs: 20_000, intervalMs: 250, message: 'the live instance copies the frozen one\'s partitions' })
 
   // And it is let go on (SIGCONT)
+  const beforeThaw = await endOffsets('target', setup.remote)
   process.kill(two!.process.pid, 'SIGCONT')
 
   // Then it logs that it lost its membership, joins again and gets work again
   await two!.process.waitForOutput(/"msg":"group membership lost: stopping all work at once, joining again as a new member"/, 20_000)
   await waitForSplit(setup.instances, PARTITIONS, 'the two share the partitions 6/6 again')
+  return { setup, frozen, beforeThaw }
+}
 
-  // And the partitions it lost stay in source order: one rewind at most (the takeover), no zombie write after it
+test('SIGSTOP zombie: after SIGCONT it writes nothing to the partitions it lost, logs the lost membership, joins again and gets work', { timeout: 90_000 }, async t => {
+  const { setup, frozen, beforeThaw } = await freezeAndThaw(t, 'zombie')
+
+  // And the partitions it lost stay in source order: one rewind at most (the takeover, before SIGCONT), no zombie
+  // write after it
   await checkCopy(setup, partition => frozen.has(partition) ? 1 : 0)
+  for (const partition of frozen) {
+    assertNoRewindFrom(await readCommitted('target', setup.remote, partition), beforeThaw[partition]!, `${setup.topic}-${partition}`)
+  }
+  for (const i of setup.instances) i.process.kill('SIGTERM')
+  for (const i of setup.instances) assert.equal((await i.process.waitForExit(15_000)).code, 0, i.process.stderr.slice(-3000))
+})
+
+test('exactly-once SIGSTOP zombie: its open transaction never becomes visible, a read_committed reader finds every record exactly once', { timeout: 120_000 }, async t => {
+  const { setup } = await freezeAndThaw(t, 'eos-zombie', target => [`${target}.exactly.once.source.support = enabled`])
+  const [one] = setup.instances
+
+  // Then the live one fenced the frozen one's transactional id before copying its partitions
+  assert.match(one!.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
+
+  // And every partition holds every committed record exactly once, in source order: 0 missing, 0 duplicates
+  const rounds = await setup.producer.stop()
+  await waitFor(async () => {
+    const counts = await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted('target', setup.remote, p)).length))
+    return { done: counts.every(c => c >= rounds), state: { counts, rounds } }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: `all ${rounds} rounds committed on the target` })
+  for (let partition = 0; partition < PARTITIONS; partition++) {
+    const source = await readCommitted('source', setup.topic, partition)
+    const copy = await readCommitted('target', setup.remote, partition)
+    const checked = assertCopiedInOrder(source, copy, 0, `${setup.topic}-${partition}`)
+    assert.equal(checked.duplicates, 0, `${setup.topic}-${partition}: no record twice`)
+    assert.equal(copy.length, source.length, `${setup.topic}-${partition}`)
+  }
   for (const i of setup.instances) i.process.kill('SIGTERM')
   for (const i of setup.instances) assert.equal((await i.process.waitForExit(15_000)).code, 0, i.process.stderr.slice(-3000))
 })

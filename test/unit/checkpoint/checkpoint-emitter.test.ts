@@ -61,23 +61,22 @@ describe('CheckpointEmitter', () => {
     assert.equal(decodeCheckpoint(written[1]!.records[0]!.key!, written[1]!.records[0]!.value!).downstreamOffset, 9)
   })
 
-  it('notes when each group\'s checkpoints were last brought up to date, also when none changed, and forgets groups gone', async () => {
+  it('notes when each group\'s checkpoints were last brought up to date, also when none changed, and forgets groups gone', async t => {
+    t.mock.timers.enable({ apis: ['Date'], now: 1_800_000_000_000 })
     // Given two groups, one with commits on a replicated topic, one without any
     const commits = new Map([['app', [{ topic: 'orders', partition: 0, offset: 50, metadata: '' }]], ['idle', []]])
-    const { emitter } = emitterWith(commits)
+    const { emitter, written } = emitterWith(commits)
     assert.deepEqual(emitter.currentSince(), [])
-    // When a pass writes app's checkpoint
-    const before = Date.now()
-    await emitter.emit()
-    const first = emitter.currentSince()
-    assert.deepEqual(first.map(c => c.group), ['app', 'idle'])
-    assert.ok(first.every(c => c.at >= before && c.at <= Date.now()))
-    // Then a pass with nothing changed still brings both up to date, and a group gone is forgotten
+    // When a pass writes app's checkpoint, Then both groups are current as of that pass
+    assert.equal(await emitter.emit(), 1)
+    assert.deepEqual(emitter.currentSince(), [{ group: 'app', at: 1_800_000_000_000 }, { group: 'idle', at: 1_800_000_000_000 }])
+    // When a pass 5 s later finds nothing changed, Then it writes nothing and still brings the group up to date;
+    // a group gone is forgotten
     commits.delete('idle')
-    await emitter.emit()
-    const second = emitter.currentSince()
-    assert.deepEqual(second.map(c => c.group), ['app'])
-    assert.ok(second[0]!.at >= first[0]!.at)
+    t.mock.timers.tick(5000)
+    assert.equal(await emitter.emit(), 0)
+    assert.equal(written.length, 1)
+    assert.deepEqual(emitter.currentSince(), [{ group: 'app', at: 1_800_000_005_000 }])
   })
 
   it('does not note a pass whose write failed', async () => {

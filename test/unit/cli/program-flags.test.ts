@@ -3,7 +3,10 @@
  * as far as a cluster would fail differently). Bad flags exit 2 before anything is contacted.
  */
 import assert from 'node:assert/strict'
-import { spawnSync } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
+import { once } from 'node:events'
+import { connect } from 'node:net'
+import { networkInterfaces } from 'node:os'
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -92,4 +95,97 @@ describe('offsets set flags, as kafka-consumer-groups.sh --reset-offsets takes t
       assert.match(stderr, message)
     })
   }
+})
+
+describe('--log-level', () => {
+  // Clusters on a closed port: the start retries, warning each time, until SIGTERM stops it (info lines at both levels)
+  const closed = join(dir, 'closed.properties')
+  writeFileSync(closed, 'clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n')
+
+  /** `kmirror run` until its first warning, then SIGTERM: its exit code and the level of each line it logged. */
+  async function levelsUntilStopped (args: string[]): Promise<{ code: number | null, levels: string[] }> {
+    const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => k !== 'KMIRROR_LOG_LEVEL'))
+    const child = spawn(process.execPath, [MAIN, 'run', closed, '--progress-interval', '0', ...args], { env: inherited, stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    const exited = once(child, 'exit')
+    await new Promise<void>((resolve, reject) => {
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk
+        if (stderr.includes('"level":"warn"')) resolve()
+      })
+      void exited.then(() => reject(new Error(`kmirror exited before warning:\n${stderr}`)))
+    })
+    child.kill('SIGTERM')
+    const [code] = await exited as [number | null]
+    return { code, levels: stderr.split('\n').filter(l => l !== '').map(l => (JSON.parse(l) as { level: string }).level) }
+  }
+
+  it('by default writes info lines (the stop during start-up) besides the warnings', { timeout: 30_000 }, async () => {
+    const { code, levels } = await levelsUntilStopped([])
+    assert.equal(code, 0)
+    assert.ok(levels.includes('warn') && levels.includes('info'), levels.join(' '))
+  })
+
+  it('--log-level warn writes the warnings and no info line', { timeout: 30_000 }, async () => {
+    const { code, levels } = await levelsUntilStopped(['--log-level', 'warn'])
+    assert.equal(code, 0)
+    assert.ok(levels.length > 0 && levels.every(l => l === 'warn'), levels.join(' '))
+  })
+
+  it('refuses a level it does not know, naming the choices', () => {
+    const { code, stderr } = kmirror('run', '--log-level', 'loud', FILE)
+    assert.equal(code, 2)
+    assert.match(stderr, /option '--log-level <level>' argument 'loud' is invalid\. Allowed choices are fatal, error, warn, info, debug, trace, silent/)
+  })
+})
+
+describe('--http-host', () => {
+  const closed = join(dir, 'closed-http.properties')
+  writeFileSync(closed, 'clusters = A, B\nA.bootstrap.servers = 127.0.0.1:1\nB.bootstrap.servers = 127.0.0.1:1\nA->B.enabled = true\n')
+  /** This host's first non-loopback IPv4 address (none in some sandboxes: the checks on it are then skipped). */
+  const external = Object.values(networkInterfaces()).flat().find(i => i !== undefined && !i.internal && i.family === 'IPv4')?.address
+  const skip = external === undefined ? 'this host has no non-loopback IPv4 address' : false
+
+  /** Whether a TCP connection to HOST:PORT is accepted (true) or refused (false). */
+  async function accepts (host: string, port: number): Promise<boolean> {
+    return await new Promise((resolve, reject) => {
+      const socket = connect(port, host, () => { socket.destroy(); resolve(true) })
+      socket.on('error', (err: NodeJS.ErrnoException) => err.code === 'ECONNREFUSED' ? resolve(false) : reject(err))
+    })
+  }
+
+  /** `kmirror run ARGS --http-port 0` (clusters on a closed port: the endpoint starts before them): the port it serves. */
+  async function serving (args: string[]): Promise<{ port: number, stop: () => Promise<void> }> {
+    const child = spawn(process.execPath, [MAIN, 'run', closed, '--progress-interval', '0', '--http-port', '0', ...args], { stdio: ['ignore', 'ignore', 'pipe'] })
+    let stderr = ''
+    const exited = once(child, 'exit')
+    const port = await new Promise<number>((resolve, reject) => {
+      child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+        stderr += chunk
+        const match = /"port":(\d+)[^\n]*HTTP endpoint/.exec(stderr)
+        if (match !== null) resolve(Number(match[1]))
+      })
+      void exited.then(() => reject(new Error(`kmirror exited before serving:\n${stderr}`)))
+    })
+    return { port, stop: async () => { child.kill('SIGTERM'); await exited } }
+  }
+
+  it('without it the endpoint listens on 127.0.0.1 only: another address of the host is refused', { skip, timeout: 30_000 }, async () => {
+    const { port, stop } = await serving([])
+    try {
+      assert.equal(await accepts('127.0.0.1', port), true)
+      assert.equal(await accepts(external!, port), false, `${external}:${port} accepted a connection`)
+    } finally {
+      await stop()
+    }
+  })
+
+  it('--http-host 0.0.0.0 listens on every interface', { skip, timeout: 30_000 }, async () => {
+    const { port, stop } = await serving(['--http-host', '0.0.0.0'])
+    try {
+      assert.equal(await accepts(external!, port), true)
+    } finally {
+      await stop()
+    }
+  })
 })
