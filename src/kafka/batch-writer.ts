@@ -20,6 +20,8 @@
  *   appended neither the batch nor any later one of that partition: the partition's sequence is rewound to the
  *   refused batch (partition-send.ts) and it is sent again, with the same producer id, once a probe finds its
  *   leader ready, for up to NOT_NOW_PATIENCE_MS (NOT_NOW_SHORT_PATIENCE_MS when other partitions went through).
+ *   The writer remembers it: later writes probe it first and send its data only once its leader is ready (a
+ *   target loading thousands of new remote partitions is otherwise sent their data again every round).
  * - A partition the target refuses (authorization, too large, invalid) is returned in `failed` as a typed
  *   PartitionFailure, never thrown: the other partitions of the write are acknowledged as usual. Only a failure of
  *   a whole request (connection, metadata, producer id) throws.
@@ -51,7 +53,7 @@ import { PartitionSend, Sequences } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
 import { TransactionCoordinator } from './transactions.ts'
 import { produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
-import { TargetLeaders } from './target-leaders.ts'
+import { TargetLeaders, type ByLeader } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
 
 export type { WriterTransport } from './broker-produce.ts'
@@ -132,6 +134,9 @@ export interface BatchWriterOptions {
 const NOT_NOW_PATIENCE_MS = 3_000
 const NOT_NOW_SHORT_PATIENCE_MS = 300
 
+/** A write attempt with no partition to send: only probes. */
+const NOTHING_TO_SEND: ByLeader<number> = { brokers: new Map(), byLeader: new Map(), leaderless: [], refused: [] }
+
 export class BatchWriter {
   readonly #pool: WriterTransport['pool']
   readonly #send: WriterTransport['send']
@@ -141,6 +146,11 @@ export class BatchWriter {
   readonly #leaders: TargetLeaders
   #producer: ProducerIdentity | null = null
   readonly #sequences = new Sequences()
+  /**
+   * Partitions (`partitionKey`) whose last answer was "not now": a later write probes them (ListOffsets) before
+   * sending their data again, so a target loading thousands of new partitions is not sent their data every round.
+   */
+  readonly #unready = new Set<string>()
   readonly #coordinator: TransactionCoordinator
   /** Exactly-once mode: the open transaction; null otherwise. */
   readonly #transaction: WriterTransaction | null
@@ -272,11 +282,15 @@ export class BatchWriter {
     const started = Date.now()
     const deadline = (): number => started + (acked ? NOT_NOW_SHORT_PATIENCE_MS : NOT_NOW_PATIENCE_MS)
     let pause = 20
-    let toSend = [...sends.keys()]
-    let waiting: number[] = []
+    // Partitions that answered "not now" in an earlier write are probed before their data goes out again.
+    const keyOf = (i: number): string => sends.get(i)!.key
+    let toSend = [...sends.keys()].filter(i => !this.#unready.has(keyOf(i)))
+    let waiting = [...sends.keys()].filter(i => this.#unready.has(keyOf(i)))
+    // One probe right after the sends, whatever the patience left: the sends may have outlasted it.
+    let promptProbe = true
     try {
       for (;;) {
-        const { brokers, byLeader, leaderless: notNow, refused } = await this.#leaders.byLeader(toSend, i => writes[i]!)
+        const { brokers, byLeader, leaderless: notNow, refused } = toSend.length === 0 ? NOTHING_TO_SEND : await this.#leaders.byLeader(toSend, i => writes[i]!)
         for (const { item, errorCode } of refused) {
           const w = writes[item]!
           sends.get(item)!.refuse(0, false)
@@ -289,14 +303,17 @@ export class BatchWriter {
             produceToBroker(this.#produce, { broker: brokers.get(node)!, node, sends: indexes.map(i => sends.get(i)!), producer, failures, notNow, report })))
           for (const r of results) if (r.status === 'rejected') throw r.reason
         }
+        for (const i of notNow) this.#unready.add(keyOf(i))
         waiting = [...waiting, ...notNow]
         toSend = []
         // "Not now" partitions (a new remote topic not loaded on its leader yet, a leader moving) are tried
         // again for a few seconds, as the Java producer does, without giving up the producer id. Their data is
         // sent again only once a probe finds their leader ready: resending megabytes to a broker that is still
         // loading hundreds of new partitions slows that loading down (measured: 3x for 500 new topics).
-        while (waiting.length > 0 && failures.length === 0 && Date.now() + pause <= deadline()) {
-          await delay(pause)
+        while (waiting.length > 0 && failures.length === 0) {
+          if (promptProbe) promptProbe = false
+          else if (Date.now() + pause <= deadline()) await delay(pause)
+          else break
           // Probes are small: every 20 ms at first (a new topic's leader is usually ready within a few
           // hundred ms), then every 100 ms.
           pause = Date.now() - started < 500 ? 20 : 100
@@ -304,6 +321,7 @@ export class BatchWriter {
           if (ready.size === 0) continue
           toSend = waiting.filter(i => ready.has(writes[i]!))
           waiting = waiting.filter(i => !ready.has(writes[i]!))
+          for (const i of toSend) this.#unready.delete(keyOf(i))
           break
         }
         if (toSend.length === 0) break

@@ -281,10 +281,13 @@ export class FlowReplicator {
     // The first round after start reads little per partition, so the first records reach the target sooner
     // (a full first round is megabytes to fetch and write before anything is acknowledged).
     const first = this.#rounds++ === 0
+    const fetchStart = Date.now()
     const fetched = await this.#deps.fetcher.fetchBatches(active.map(fetchPosition),
       first ? { maxPartitionBytes: FIRST_ROUND_PARTITION_BYTES } : {})
     const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
+    const writeStart = Date.now()
     const { incomplete, failed } = withBatches.length > 0 ? await this.#writer.write(withBatches) : { incomplete: [], failed: [] }
+    const writeMs = Date.now() - writeStart
     const outOfRange = this.#settle(fetched, incomplete, failed)
     for (const f of outOfRange) {
       this.#tracker.reset(this.#state(f).key)
@@ -295,7 +298,8 @@ export class FlowReplicator {
       if (this.#flusher.isDue() || this.#flusher.isCaughtUpAndDirty(this.#partitions.values())) await this.flush()
     }
     if (incomplete.length > 0) {
-      this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
+      // With the round's timing: where the time goes while a target loads many new partitions.
+      this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length, written: withBatches.length - incomplete.length, fetchMs: writeStart - fetchStart, writeMs }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
     }
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
   }

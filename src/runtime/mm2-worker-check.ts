@@ -8,7 +8,12 @@
  * fence each other. A worker group that runs no MirrorSourceConnector task (A->B disabled in MM2, its herder kept
  * for heartbeats) does not copy the flow: logged, not refused. A group kmirror may not describe is logged with the
  * grant that enables the check, and the flow starts: the check is a guard, not a requirement.
+ * A fresh target has no group coordinator yet (FindCoordinator creates `__consumer_offsets`: COORDINATOR_NOT_AVAILABLE,
+ * then COORDINATOR_LOAD_IN_PROGRESS): the check asks again in place for up to COORDINATOR_WAIT_MS rather than
+ * failing the whole start attempt (which closes and reopens every client of the flow). It never guesses "no MM2":
+ * a coordinator that stays unavailable (its broker down) fails the attempt as before.
  */
+import { setTimeout as delay } from 'node:timers/promises'
 import type { FlowConfig } from '../config/types.ts'
 import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import { decodeConnectAssignment, decodeConnectMemberMetadata, runningTasks } from '../formats/connect-assignment.ts'
@@ -20,6 +25,11 @@ import type { Logger } from '../logger.ts'
 /** MM2's connector that copies records (its tasks run the flow's data path). */
 export const MM2_SOURCE_CONNECTOR = 'MirrorSourceConnector'
 const CONNECT_PROTOCOL_TYPE = 'connect'
+
+/** How long the check waits in place for the target's group coordinator to come up (see above). */
+export const COORDINATOR_WAIT_MS = 10_000
+/** Kafka errors of a coordinator that is being created or loaded: asking again shortly finds it. */
+const COORDINATOR_STARTING = new Set(['COORDINATOR_NOT_AVAILABLE', 'COORDINATOR_LOAD_IN_PROGRESS', 'NOT_COORDINATOR'])
 
 export const Mm2States = {
   /** No such group, an empty one, or another program's (not a Connect worker group). */
@@ -101,10 +111,10 @@ export function mm2RunningError (flow: FlowConfig, verdict: Mm2GroupVerdict): Km
  * Throws MM2_RUNNING (retriable) while a live MM2 copies FLOW or may be copying it; logs what it found otherwise.
  * A refused describe (no DESCRIBE on MM2's group) skips the check with the grant named in the log.
  */
-export async function refuseWhileMm2Copies (flow: FlowConfig, log: Logger, describe = describeMm2Group): Promise<void> {
+export async function refuseWhileMm2Copies (flow: FlowConfig, log: Logger, describe = describeMm2Group, waitMs = COORDINATOR_WAIT_MS): Promise<void> {
   let group: DescribedGroup | undefined
   try {
-    group = await describe(flow)
+    group = await describeOnceCoordinatorIsUp(flow, describe, waitMs)
   } catch (err) {
     if (!isKmirrorError(err) || err.code !== ErrorCodes.NOT_AUTHORIZED) throw err
     log.info({ group: flow.mm2WorkerGroupId, code: err.code },
@@ -115,5 +125,24 @@ export async function refuseWhileMm2Copies (flow: FlowConfig, log: Logger, descr
   if (verdict.state === Mm2States.COPYING || verdict.state === Mm2States.UNKNOWN) throw mm2RunningError(flow, verdict)
   if (verdict.state === Mm2States.NOT_COPYING) {
     log.info({ group: flow.mm2WorkerGroupId, workers: verdict.workers }, `MirrorMaker 2 workers are live in group ${flow.mm2WorkerGroupId} but run no ${MM2_SOURCE_CONNECTOR} task for this flow: starting`)
+  }
+}
+
+/** Whether ERR is a group coordinator still being created or loaded (a fresh cluster's `__consumer_offsets`). */
+function isCoordinatorStarting (err: unknown): boolean {
+  if (!isKmirrorError(err) || !Array.isArray(err.details.kafkaErrors)) return false
+  return (err.details.kafkaErrors as unknown[]).some(name => typeof name === 'string' && COORDINATOR_STARTING.has(name))
+}
+
+/** DESCRIBE, asked again (50 ms, 100 ms, ... 500 ms apart) while the coordinator is starting, for up to WAIT_MS. */
+async function describeOnceCoordinatorIsUp (flow: FlowConfig, describe: typeof describeMm2Group, waitMs: number): Promise<DescribedGroup | undefined> {
+  const deadline = Date.now() + waitMs
+  for (let pause = 50; ; pause = Math.min(500, pause * 2)) {
+    try {
+      return await describe(flow)
+    } catch (err) {
+      if (!isCoordinatorStarting(err) || Date.now() + pause > deadline) throw err
+      await delay(pause)
+    }
   }
 }

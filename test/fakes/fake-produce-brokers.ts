@@ -1,7 +1,8 @@
 /**
  * A one-broker cluster for BatchWriter unit tests, behind its WriterTransport: Metadata names broker 1 as the
  * leader of every partition asked, InitProducerId hands out producer ids 100, 101, ..., Produce answers by a script
- * per partition (default: appended), ListOffsets probes answer "ready". Produce answers wait for `release()` when
+ * per partition (default: appended), ListOffsets probes answer "ready" (NOT_LEADER_OR_FOLLOWER for the partitions in
+ * `unready`). Produce answers wait for `release()` when
  * `holdProduce` is set, so a test can see how many requests are in flight at once.
  */
 import type { Connection } from '@platformatic/kafka'
@@ -24,6 +25,8 @@ export class FakeProduceBrokers {
   readonly throttles: number[] = []
   /** Topics whose metadata the broker refuses, with the error code (e.g. 29 TOPIC_AUTHORIZATION_FAILED). */
   readonly refusedTopics = new Map<string, number>()
+  /** Partition keys whose leader is not ready: ListOffsets probes answer NOT_LEADER_OR_FOLLOWER. */
+  readonly unready = new Set<string>()
   holdProduce = false
   inFlight = 0
   maxInFlight = 0
@@ -58,7 +61,7 @@ export class FakeProduceBrokers {
   }
 
   #probe (request: ListOffsetsRequest): ListOffsetsResponse {
-    return { throttleTimeMs: 0, topics: request.topics.map(t => ({ name: t.name, partitions: t.partitions.map(p => ({ partition: p.partition, errorCode: 0, timestamp: -1n, offset: 0n, leaderEpoch: 0 })) })) }
+    return { throttleTimeMs: 0, topics: request.topics.map(t => ({ name: t.name, partitions: t.partitions.map(p => ({ partition: p.partition, errorCode: this.unready.has(partitionKey(t.name, p.partition)) ? 6 : 0, timestamp: -1n, offset: 0n, leaderEpoch: 0 })) })) }
   }
 
   async #produce (request: ProduceRequest): Promise<ProduceResponse> {

@@ -58,6 +58,28 @@ describe('BatchWriter', () => {
     assert.equal(brokers.producerIds, 1)
   })
 
+  it('Given a partition that answered "not now" in an earlier write, then its data goes out again only once a probe finds its leader ready', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.script.set('A.t\u00000', [NOT_LEADER_OR_FOLLOWER])
+    brokers.unready.add('A.t\u00000')
+    const w = writer(brokers)
+    const write = () => [{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.t', partition: 1, batches: batches(1, []) }]
+    const sentTo = (partition: number) => brokers.sent.filter(s => s.partition === partition).length
+    // The partition answers "not now" and its probes find it not ready: left incomplete, the other acknowledged.
+    assert.deepEqual(await w.write(write(), () => undefined), { incomplete: [0], failed: [] })
+    assert.deepEqual([sentTo(0), sentTo(1)], [1, 1])
+    // Still not ready at the next write: probed, its data not sent again.
+    assert.deepEqual(await w.write(write(), () => undefined), { incomplete: [0], failed: [] })
+    assert.deepEqual([sentTo(0), sentTo(1)], [1, 2])
+    // Ready: sent (with the same producer id and the rewound sequence) and acknowledged.
+    brokers.unready.delete('A.t\u00000')
+    const acks: BatchAck[] = []
+    assert.deepEqual(await w.write(write(), a => { acks.push(...a) }), { incomplete: [], failed: [] })
+    assert.deepEqual([sentTo(0), sentTo(1)], [2, 3])
+    assert.deepEqual(acks.map(a => a.write).sort(), [0, 1])
+    assert.equal(brokers.producerIds, 1)
+  })
+
   it('Given a partition the target refuses (TOPIC_AUTHORIZATION_FAILED), then it comes back typed in `failed`, the other partition is acknowledged, and the next write uses a new producer id', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.script.set('A.u\u00000', [TOPIC_AUTHORIZATION_FAILED])

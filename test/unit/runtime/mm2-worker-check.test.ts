@@ -85,3 +85,28 @@ test('no MM2, or MM2 for heartbeats only, starts the flow; a refused describe is
   const timeout = new KmirrorError(ErrorCodes.TIMEOUT, 'no answer', { retriable: true })
   await assert.rejects(refuseWhileMm2Copies(flow(), logger.log, async () => { throw timeout }), timeout)
 })
+
+test('a fresh target without a group coordinator yet is asked again in place, not failed; one that stays down fails the attempt', async () => {
+  const logger = memoryLogger()
+  const starting = (name: string) => new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `FindCoordinator of group A-mm2 on cluster B: Kafka error ${name}`, { retriable: true, details: { kafkaErrors: [name] } })
+  const answers: (KmirrorError | undefined)[] = [starting('COORDINATOR_NOT_AVAILABLE'), starting('COORDINATOR_LOAD_IN_PROGRESS'), undefined]
+  let asked = 0
+  await refuseWhileMm2Copies(flow(), logger.log, async () => {
+    const answer = answers[asked++]
+    if (answer !== undefined) throw answer
+    return undefined
+  })
+  assert.equal(asked, 3, 'asked until the coordinator answered')
+  assert.equal(logger.lines.length, 0)
+  // A live MM2 found once the coordinator is up is still refused.
+  let copying = 0
+  await assert.rejects(refuseWhileMm2Copies(flow(), logger.log, async () => {
+    if (copying++ === 0) throw starting('COORDINATOR_NOT_AVAILABLE')
+    return group([worker(MM2_411_METADATA, MM2_411_ASSIGNMENT)])
+  }), (err: unknown) => isKmirrorError(err) && err.code === ErrorCodes.MM2_RUNNING)
+  // A coordinator still unavailable after the wait fails the start attempt (retried by the start), never "no MM2".
+  const down = starting('COORDINATOR_NOT_AVAILABLE')
+  let tries = 0
+  await assert.rejects(refuseWhileMm2Copies(flow(), logger.log, async () => { tries++; throw down }, 200), down)
+  assert.ok(tries >= 2 && tries <= 4, `asked ${tries} times within 200 ms`)
+})
