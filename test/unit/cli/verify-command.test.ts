@@ -39,7 +39,7 @@ test('bad flags exit 2 with what is wrong, before any cluster is contacted', () 
 
 const base: PartitionReport = {
   topic: 'orders', partition: 0, remoteTopic: 'A.orders', status: 'different', basis: 'offset-history', sourceRecords: 30, targetRecords: 28,
-  compared: { from: 0, to: 30 }, counts: { missing: 3, extra: 1, differing: 1, compacted: 1 }, omittedDifferences: 4, ranges: [],
+  compared: { from: 0, to: 30 }, counts: { missing: 3, extra: 1, differing: 1, compacted: 1, duplicate: 0 }, omittedDifferences: 4, ranges: [],
   notCopied: { from: 30, to: 35 }, inFlight: { from: 28, to: 29 }, notes: ['a note'],
   differences: [
     { kind: 'missing', source: { first: 10, last: 12 }, target: { first: 10, last: 12 }, records: 3 },
@@ -50,7 +50,7 @@ const base: PartitionReport = {
 }
 
 test('the text report gives the verdict, a row per partition and each difference with its offsets', () => {
-  const text = renderVerifyReport({ flow: 'A->B', from: 'A', to: 'B', since: null, equal: false, notes: [], partitions: [base, { ...base, partition: 1, status: 'equal', counts: { missing: 0, extra: 0, differing: 0, compacted: 0 }, differences: [], omittedDifferences: 0, notCopied: null, inFlight: null, notes: [] }] }, span)
+  const text = renderVerifyReport({ flow: 'A->B', from: 'A', to: 'B', since: null, equal: false, notes: [], partitions: [base, { ...base, partition: 1, status: 'equal', counts: { missing: 0, extra: 0, differing: 0, compacted: 0, duplicate: 0 }, differences: [], omittedDifferences: 0, notCopied: null, inFlight: null, notes: [] }] }, span)
   assert.match(text, /^verify A -> B \(flow A->B\): DIFFERENT: 1 of 2 partition\(s\) differ\n/)
   assert.match(text, /orders +0 +A\.orders +0-29 +30 +28 +DIFFERENT: 3 missing, 1 extra, 1 differing\n/)
   assert.match(text, /missing on the target: source offsets 10-12 \(3 records\), expected at target offsets 10-12/)
