@@ -9,7 +9,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { isInternalError } from '../../../src/cli/verify-command.ts'
 import { renderVerifyReport } from '../../../src/cli/verify-render.ts'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { span, type PartitionReport } from '../../../src/verify/verify.ts'
 
 const MAIN = join(import.meta.dirname, '..', '..', '..', 'src', 'cli', 'main.ts')
@@ -61,4 +63,12 @@ test('the text report gives the verdict, a row per partition and each difference
   assert.match(text, /not copied yet: source offsets 30-34 \(past the flow's stored position; not a difference\)/)
   assert.match(text, /in flight: target offsets 28 written past the stored position, not compared/)
   assert.match(text, /orders +1 +A\.orders +0-29 +30 +28 +equal\n/)
+})
+
+test('an internal error (KMIRROR_ERR_INTERNAL, or a TypeError of kmirror\'s own) exits 4 like every command; a cluster that cannot be read stays 3', () => {
+  assert.equal(isInternalError(new KmirrorError(ErrorCodes.INTERNAL, 'an invariant broke')), true)
+  assert.equal(isInternalError(new TypeError('Cannot read properties of undefined')), true)
+  assert.equal(isInternalError(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'cluster B: ECONNREFUSED')), false)
+  assert.equal(isInternalError(new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) })), false)
+  assert.equal(isInternalError(new Error('socket hang up')), false)
 })
