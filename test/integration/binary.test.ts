@@ -49,6 +49,9 @@ test('the single executable ignores NODE_OPTIONS, runs --version, validate and a
   const injected = { ...env, NODE_OPTIONS: '--require /nonexistent/inject.js' }
   assert.equal(spawnSync(process.execPath, ['-e', ''], { env: injected, encoding: 'utf8' }).status, 1, 'node itself honours that NODE_OPTIONS')
   assert.deepEqual(runBinary(['--version'], injected, dir), { status: 0, stdout: `${version}\n`, stderr: '' })
+  // (Node options come from its command line only: --node-options reaches Node and is not kmirror's argument)
+  assert.equal(runBinary(['--node-options=--require /nonexistent/inject.js', '--version'], env, dir).status, 1)
+  assert.deepEqual(runBinary(['--node-options=--max-old-space-size=256', '--version'], env, dir), { status: 0, stdout: `${version}\n`, stderr: '' })
 
   // When it validates a configuration, Then it prints the flow and its topics and exits 0
   const topic = uniqueName('binary')
