@@ -8,6 +8,9 @@
  *    kept, and does it in about a second with a single native binary and no plugins to install.
  * 2. Node writes the SEA blob (`--experimental-sea-config`, Node 24) with the script's code cache and every
  *    non-.ts file under src/ as an asset (src/assets.ts reads them).
+ *    `execArgvExtension: 'cli'` makes it ignore NODE_OPTIONS (Node 24's sea-config; `env`, the default, would
+ *    let a host's NODE_OPTIONS inject `--require` and the like into the executable); Node options are taken only
+ *    from the command line, `--node-options="--max-old-space-size=256"` (Node removes it from the arguments).
  * 3. postject injects the blob into a copy of the Node that runs this script (node_modules' `node`: the blob and
  *    the binary must come from the same Node).
  *
@@ -79,7 +82,9 @@ async function bundle (script: string): Promise<void> {
 
 function seaConfig (script: string, blob: string): object {
   const assets = Object.fromEntries(filesUnder(SRC).filter(file => !file.endsWith('.ts')).map(file => [relative(SRC, file), file]))
-  return { main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, assets }
+  // execArgvExtension 'cli': the executable ignores NODE_OPTIONS (a host's `--require`, `--import` or `--inspect`
+  // would otherwise run inside kmirror); Node options come only from its own command line (`--node-options=...`).
+  return { main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, execArgvExtension: 'cli', assets }
 }
 
 async function packageBinary (): Promise<void> {

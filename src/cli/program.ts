@@ -156,8 +156,8 @@ function buildProgram (): Command {
   }
   program.command('verify')
     .description('before a cutover, compare what --to holds with --from, partition by partition, offsets paired through the flow\'s offset history: ' +
-      'record counts and digests of key, value, headers and timestamp per range; names missing, extra and differing records with their offsets. ' +
-      'Reads both clusters (read_committed), writes nothing. Exit 0: equal, 1: differences, 2: bad input, 3: a cluster could not be read')
+      'record counts and digests of key, value, headers and timestamp per range; names missing, extra and differing records with their offsets, and duplicates of a re-copy after a restart. ' +
+      'Reads both clusters (read_committed), writes nothing. Exit 0: equal (duplicates alone included), 1: differences, 2: bad input, 3: a cluster could not be read, 4: internal error')
     .argument('<file>', 'mm2.properties')
     .requiredOption('--from <alias>', 'the flow\'s source cluster')
     .requiredOption('--to <alias>', 'the flow\'s target cluster')

@@ -1,18 +1,20 @@
 /**
  * `kmirror verify FILE --from A --to B [--topics RE] [--since DATETIME] [--json]`: before a cutover, compares what
  * B holds with A, partition by partition (src/verify/). Reads both clusters, writes nothing.
- * Exit codes: 0 equal, 1 differences (missing, extra or differing records), 2 bad input (checked before any
- * cluster is contacted), 3 a cluster could not be read (unreachable, refused, too old).
+ * Exit codes: 0 equal (duplicates of a re-copy are reported, not a difference), 1 differences (missing, extra or
+ * differing records), 2 bad input (checked before any cluster is contacted), 3 a cluster could not be read
+ * (unreachable, refused, too old), 4 an internal error (KMIRROR_ERR_INTERNAL, or a bug: as every other command).
  * A progress bar goes to stderr when it is a terminal.
  */
 import { parseTimeoutSeconds } from './command-deadline.ts'
 import { loadCheckedConfig, loadInput } from './config-input.ts'
 import { capClientTimeouts } from '../kafka/client-options.ts'
-import { ConfigError, ExitCodes, isKmirrorError } from '../errors.ts'
+import { ConfigError, ErrorCodes, ExitCodes, isKmirrorError } from '../errors.ts'
 import { ISO_INSTANT_FORMS, parseIsoInstant } from '../failover/iso-instant.ts'
 import { compileJavaRegexList, JavaRegexError } from '../policy/java-regex.ts'
 import { writeJson } from '../redactor.ts'
 import { findFlow } from '../runtime/offsets.ts'
+import { describeUnexpectedError } from './unexpected-errors.ts'
 import { renderVerifyReport } from './verify-render.ts'
 import { span, verifyFlow, type VerifyProgress } from '../verify/verify.ts'
 
@@ -70,6 +72,10 @@ export async function verifyCommand (file: string, options: VerifyCommandOptions
       process.stderr.write(`kmirror: ${err.message}\n`)
       return ExitCodes.BAD_INPUT
     }
+    if (isInternalError(err)) {
+      process.stderr.write(`${describeUnexpectedError(err)}\n`)
+      return ExitCodes.RUNTIME_FAILURE
+    }
     process.stderr.write(`kmirror: cannot verify flow ${flow.name}: ${err instanceof Error ? err.message : String(err)}${isKmirrorError(err) ? ` (${err.code})` : ''}; nothing was written\n`)
     return ExitCodes.START_FAILED
   }
@@ -77,6 +83,18 @@ export async function verifyCommand (file: string, options: VerifyCommandOptions
   if (options.json) writeJson(process.stdout, report)
   else process.stdout.write(renderVerifyReport(report, span))
   return report.equal ? ExitCodes.OK : ExitCodes.DRIFT
+}
+
+/**
+ * A bug rather than a cluster that cannot be read: KMIRROR_ERR_INTERNAL, or a JavaScript error no Kafka or network
+ * failure raises (TypeError, RangeError, ReferenceError, SyntaxError), unless it wraps a system error (fetch's
+ * `TypeError: fetch failed` caused by ECONNREFUSED is an unreachable endpoint). Exit 4, as in every other command.
+ */
+export function isInternalError (err: unknown): boolean {
+  if (isKmirrorError(err)) return err.code === ErrorCodes.INTERNAL
+  const programming = err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError
+  const cause: unknown = programming ? err.cause : undefined
+  return programming && !(typeof cause === 'object' && cause !== null && 'code' in cause)
 }
 
 const BAR_WIDTH = 30

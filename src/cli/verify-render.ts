@@ -24,15 +24,17 @@ export function describeDifference (d: DifferenceRange): string {
       return `extra on the target: ${target} (${records(d.records)}), no source record pairs with them`
     case 'differing':
       return `differing: ${source} vs ${target} (${records(d.records)}; ${(d.fields ?? []).join(', ')} differ)`
+    case 'duplicate':
+      return `duplicate on the target: ${target} (${records(d.records)}), copies of ${source} copied again after a restart (at-least-once), not a difference`
     case 'compacted':
       return `compacted away on the ${d.side ?? 'target'}: ${d.side === 'source' ? target : source} (${records(d.records)}), not a difference`
   }
 }
 
 function statusOf (p: PartitionReport): string {
-  if (p.status === 'equal') return 'equal'
+  if (p.status === 'equal') return p.counts.duplicate > 0 ? `equal, ${p.counts.duplicate} duplicate` : 'equal'
   if (p.status === 'not-copied') return 'nothing copied yet'
-  const parts = (['missing', 'extra', 'differing'] as const).filter(k => p.counts[k] > 0).map(k => `${p.counts[k]} ${k}`)
+  const parts = (['missing', 'extra', 'differing', 'duplicate'] as const).filter(k => p.counts[k] > 0).map(k => `${p.counts[k]} ${k}`)
   return `DIFFERENT: ${parts.join(', ')}`
 }
 

@@ -19,6 +19,7 @@ export const CONSOLE_FILES: ReadonlyMap<string, string> = new Map([
   ['/console/console.css', 'console.css'],
   ['/console/console.js', 'console.js'],
   ['/console/render.js', 'render.js'],
+  ['/console/morph.js', 'morph.js'],
   ['/console/format.js', 'format.js'],
   ['/console/topology.js', 'topology.js'],
   ['/console/favicon.svg', 'favicon.svg']

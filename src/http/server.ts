@@ -12,7 +12,7 @@ import type { Logger } from '../logger.ts'
 import { createAccessServer, OPEN_ACCESS, type HttpAccess } from './http-access.ts'
 import { processRedactor } from '../redactor.ts'
 import type { PrometheusMetrics } from '../metrics/registry.ts'
-import { updateCheckpointGauges, updateLagGauges, updateUpGauges } from './gauges.ts'
+import { updateCheckpointGauges, updateLagGauges, updatePartitionLagGauges, updateUpGauges } from './gauges.ts'
 import { partitionLag } from '../replication/flow-replicator.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
 import { describeStalled, type HealthReport } from '../runtime/health.ts'
@@ -42,6 +42,8 @@ export interface HttpServerOptions {
   readonly log: Logger
   /** HTTPS and basic authentication (http-access.ts); plain HTTP, open, without it. */
   readonly access?: HttpAccess | undefined
+  /** Whether a flow exports the per-partition lag (`metrics.partition.level.enabled`); every flow without it. */
+  readonly partitionMetrics?: (flow: string) => boolean
 }
 
 export { DEGRADED_STEP_FAILURES }
@@ -123,6 +125,7 @@ export async function startHttpServer (options: HttpServerOptions): Promise<Serv
     } else if (path === '/metrics') {
       const flows = source.status()
       updateLagGauges(metrics, flows)
+      updatePartitionLagGauges(metrics, flows, options.partitionMetrics ?? (() => true))
       updateUpGauges(metrics, flows, source.health?.() ?? ALWAYS_HEALTHY, source.failure() !== undefined)
       updateCheckpointGauges(metrics, flows, Date.now())
       metrics.render().then(

@@ -1,6 +1,7 @@
 /**
  * Every metric kmirror exports, in one table (name, type, help, labels). docs/metrics.md is written from it.
- * Names follow Prometheus conventions with the `kmirror_` prefix; labels are bounded (flows, topics, jobs).
+ * Names follow Prometheus conventions with the `kmirror_` prefix; labels are bounded (flows, topics, jobs;
+ * partitions only for the per-partition lag, which `metrics.partition.level.enabled = false` turns off).
  */
 export const MetricTypes = { COUNTER: 'counter', GAUGE: 'gauge', HISTOGRAM: 'histogram' } as const
 export type MetricType = (typeof MetricTypes)[keyof typeof MetricTypes]
@@ -33,6 +34,8 @@ export const MetricDefinitions = {
   recordAge: { name: 'kmirror_record_age_ms', type: HISTOGRAM, buckets: LATENCY_BUCKETS_MS, help: 'MM2\'s record-age-ms: the time a batch was fetched from the source minus the source timestamp of its first record, one observation per batch fetched for writing.', labels: ['flow', 'topic'] },
   replicationLag: { name: 'kmirror_replication_lag_records', type: GAUGE, help: 'Records on the source not yet copied, per topic; NaN while the lag of one of its partitions is unknown (it cannot be read, or was not read yet).', labels: ['flow', 'topic'] },
   replicationLagSeconds: { name: 'kmirror_replication_lag_seconds', type: GAUGE, help: 'Age of the oldest source record not yet copied (now minus its timestamp), the largest over the topic\'s partitions; 0 when caught up; NaN while one of its partitions is unknown (failing, not read yet, or its next record not fetched yet).', labels: ['flow', 'topic'] },
+  partitionLagSeconds: { name: 'kmirror_partition_lag_seconds', type: GAUGE, help: 'Per source partition this instance copies: age of its oldest record not yet copied (now minus its timestamp); 0 when caught up; NaN while unknown (failing, not read yet, or its next record not fetched yet). Off with metrics.partition.level.enabled = false; the series goes when the partition leaves this instance or its topic is deleted.', labels: ['flow', 'topic', 'partition'] },
+  partitionLagRecords: { name: 'kmirror_partition_lag_records', type: GAUGE, help: 'Per source partition this instance copies: records on the source not yet copied (high watermark minus position); NaN while unknown. Off with metrics.partition.level.enabled = false.', labels: ['flow', 'topic', 'partition'] },
   lagUnknownPartitions: { name: 'kmirror_replication_lag_unknown_partitions', type: GAUGE, help: 'Partitions whose lag is unknown (failing, or not read yet), per topic.', labels: ['flow', 'topic'] },
   failingPartitions: { name: 'kmirror_failing_partitions', type: GAUGE, help: 'Partitions set aside because the source or the target refuses them, by Kafka error (e.g. TOPIC_AUTHORIZATION_FAILED, MESSAGE_TOO_LARGE); each is retried with back-off.', labels: ['flow', 'error'] },
   fetchFullRequests: { name: 'kmirror_fetch_full_requests_total', type: COUNTER, help: 'Fetch requests of the data path that named every partition of a source broker: the one opening a fetch session, or every request where the broker keeps none.', labels: ['flow'] },

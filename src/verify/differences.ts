@@ -1,12 +1,14 @@
 /**
  * The differences `kmirror verify` found in one partition, as ranges of consecutive offsets of one kind: a record
- * missing on the target, an extra record on the target, a record that differs (naming the fields), or a record
+ * missing on the target, an extra record on the target, a record that differs (naming the fields), a record
  * absent on a compacted side (compaction removes records on each cluster at its own time: reported, not a
- * difference). Memory is bounded: past `limit` ranges only the counts grow.
+ * difference), or a duplicate: a target record that equals a source record whose copy is paired elsewhere (the
+ * flow copied it again after a restart: at-least-once; reported, not a difference). Memory is bounded: past
+ * `limit` ranges only the counts grow.
  */
 import type { RecordField } from './record-digest.ts'
 
-export const DifferenceKinds = { MISSING: 'missing', EXTRA: 'extra', DIFFERING: 'differing', COMPACTED: 'compacted' } as const
+export const DifferenceKinds = { MISSING: 'missing', EXTRA: 'extra', DIFFERING: 'differing', COMPACTED: 'compacted', DUPLICATE: 'duplicate' } as const
 export type DifferenceKind = (typeof DifferenceKinds)[keyof typeof DifferenceKinds]
 
 /** Inclusive offsets. */
@@ -17,7 +19,7 @@ export interface OffsetSpan {
 
 export interface DifferenceRange {
   readonly kind: DifferenceKind
-  /** Source offsets (for extra records: null). */
+  /** Source offsets (for extra records: null; for duplicates: the source records they are copies of). */
   readonly source: OffsetSpan | null
   /** Target offsets (for missing records: where the copy should be, null when no target offset pairs with them). */
   readonly target: OffsetSpan | null
@@ -47,7 +49,7 @@ function continues (span: { last: number } | null, offset: number | null): boole
 export class DifferenceLog {
   readonly #limit: number
   readonly #ranges: OpenRange[] = []
-  readonly counts: DifferenceCounts = { missing: 0, extra: 0, differing: 0, compacted: 0 }
+  readonly counts: DifferenceCounts = { missing: 0, extra: 0, differing: 0, compacted: 0, duplicate: 0 }
   #omitted = 0
 
   constructor (limit: number) {
@@ -84,7 +86,7 @@ export class DifferenceLog {
     return this.#omitted
   }
 
-  /** True when a missing, extra or differing record was found (compaction alone is not a difference). */
+  /** True when a missing, extra or differing record was found (compaction or duplicates alone are no difference). */
   get hasDifferences (): boolean {
     return this.counts.missing + this.counts.extra + this.counts.differing > 0
   }

@@ -11,6 +11,15 @@
  *   source-only  source [10, 12)        read by the flow, nothing copied (markers, aborted records)
  *   not copied   source [12, 15)        the flow has not got there yet: in flight, not a difference
  *   unconfirmed  target [9, 11)         written past the stored position (copied, position not stored yet)
+ *
+ * A re-copy after a crash. Runs (0→0) and (5→10): the flow copied source [0, 10) to target [0, 10), stored position
+ * 5 only, crashed, and copied again from source 5 to target 10. The first run is 5 records long (the shorter of
+ * both sides' advance); source offsets then continue at once (no gap) while 5 target offsets lie between the runs:
+ *   paired       source [0, 5)  ↔ target [0, 5)
+ *   duplicate    target [5, 10) ~ source from 5   copies of the records paired again with target [10, ...)
+ *   paired       source [5, ...) ↔ target [10, ...)
+ * Such a target gap is compared by order with the source records the next run starts at: a record equal to its
+ * counterpart is a duplicate, any other an extra record (so a gap that is no re-copy is still reported).
  */
 import type { RunStart } from '../checkpoint/offset-history.ts'
 
@@ -31,11 +40,17 @@ export const SegmentKinds = {
    * Source [from, to) was copied to target [from, to) but where offsets are skipped inside is unknown (between two
    * MM2 offset syncs whose offsets do not advance alike): the n-th record of one side pairs with the n-th of the other.
    */
-  ORDERED: 'ordered'
+  ORDERED: 'ordered',
+  /**
+   * Target [from, to) lies between two runs while the source went on without a gap: the flow copied these records
+   * again from `source.from` after a restart. The n-th target record is compared with the n-th source record from
+   * there: equal, a duplicate; else extra.
+   */
+  DUPLICATE: 'duplicate'
 } as const
 
 export type Segment =
-  | { readonly kind: typeof SegmentKinds.PAIRED | typeof SegmentKinds.ORDERED, readonly source: OffsetRange, readonly target: OffsetRange }
+  | { readonly kind: typeof SegmentKinds.PAIRED | typeof SegmentKinds.ORDERED | typeof SegmentKinds.DUPLICATE, readonly source: OffsetRange, readonly target: OffsetRange }
   | { readonly kind: typeof SegmentKinds.SOURCE_ONLY, readonly source: OffsetRange }
   | { readonly kind: typeof SegmentKinds.TARGET_ONLY, readonly target: OffsetRange }
 
@@ -97,7 +112,11 @@ export function pairOffsets (input: PairingInput): Pairing {
     const gapSource = { from: run.upstream + length, to: next?.upstream ?? copiedEnd }
     const gapTarget = { from: run.downstream + length, to: next?.downstream ?? input.targetEnd }
     pushSourceOnly(segments, Math.max(gapSource.from, sourceFrom), gapSource.to)
-    if (gapSource.to > sourceFrom) pushTargetOnly(segments, Math.max(gapTarget.from, input.target.from), gapTarget.to)
+    if (gapSource.to <= sourceFrom) continue
+    const target = { from: Math.max(gapTarget.from, input.target.from), to: gapTarget.to }
+    // The source went on without a gap while the target has records between the runs: a re-copy (file comment).
+    if (next !== undefined && gapSource.from >= gapSource.to) pushDuplicate(segments, target, { from: next.upstream, to: copiedEnd })
+    else pushTargetOnly(segments, target.from, target.to)
   }
   return {
     segments,
@@ -124,6 +143,10 @@ function pushPaired (segments: Segment[], upstream: number, downstream: number, 
 
 function pushSourceOnly (segments: Segment[], from: number, to: number): void {
   if (to > from) segments.push({ kind: SegmentKinds.SOURCE_ONLY, source: { from, to } })
+}
+
+function pushDuplicate (segments: Segment[], target: OffsetRange, source: OffsetRange): void {
+  if (target.to > target.from) segments.push({ kind: SegmentKinds.DUPLICATE, source, target })
 }
 
 function pushTargetOnly (segments: Segment[], from: number, to: number): void {

@@ -10,7 +10,8 @@
  *
  * Each paired segment is cut into ranges of at most `rangeRecords` source offsets; each range reports each side's
  * record count and digest (record-digest.ts). An ORDERED segment (MM2's offset syncs, pairing.ts) pairs records by
- * their order instead, and is one range.
+ * their order instead, and is one range. A DUPLICATE segment (a re-copy after a restart) is no range: each of its
+ * target records is a duplicate when it equals the source record of the same rank from `source.from`, else extra.
  */
 import type { FetchedRecord } from '../kafka/record-fetcher.ts'
 import { DifferenceKinds, DifferenceLog } from './differences.ts'
@@ -76,6 +77,8 @@ export async function comparePartition (segments: readonly Segment[], sides: Sid
       }
     } else if (segment.kind === SegmentKinds.ORDERED) {
       ranges.push(await compareRange(segment.source, segment.target, sides, differences, options, tally, 'order'))
+    } else if (segment.kind === SegmentKinds.DUPLICATE) {
+      await compareDuplicates(segment.source, segment.target, sides, differences, options, tally)
     } else if (segment.kind === SegmentKinds.SOURCE_ONLY) {
       await drain(sides.source(segment.source), r => { tally.source++; differences.add(DifferenceKinds.MISSING, r.offset, null) }, options)
     } else {
@@ -101,6 +104,27 @@ async function drain (cursor: RecordCursor, each: (record: FetchedRecord) => voi
     if (read % 1000 === 0) options.onRecords?.(1000)
   }
   options.onRecords?.(read % 1000)
+}
+
+/**
+ * Target records copied again after a restart, compared by order with the source records from `source.from`: equal,
+ * a duplicate of that source record; different, or past the source's end, extra. Only the target's records count as
+ * read here (the source ones are counted where they are paired).
+ */
+async function compareDuplicates (source: OffsetRange, target: OffsetRange, sides: Sides, differences: DifferenceLog, options: CompareOptions, tally: Tally): Promise<void> {
+  const sourceCursor = sides.source(source)
+  const targetCursor = sides.target(target)
+  let sourceDone = false
+  let read = 0
+  for (let t = await targetCursor.next(); t !== null; t = await targetCursor.next()) {
+    read++
+    const s = sourceDone ? null : await sourceCursor.next()
+    if (s === null) sourceDone = true
+    if (s !== null && differingFields(s, t).length === 0) differences.add(DifferenceKinds.DUPLICATE, s.offset, t.offset)
+    else differences.add(DifferenceKinds.EXTRA, null, t.offset)
+  }
+  tally.target += read
+  options.onRecords?.(read)
 }
 
 /**

@@ -34,7 +34,7 @@ function runBinary (args: readonly string[], env: Record<string, string>, cwd: s
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
-test('the single executable runs --version, validate and a real replication without Node, and stops on SIGTERM with exit 0', { timeout: 300_000 }, async t => {
+test('the single executable ignores NODE_OPTIONS, runs --version, validate and a real replication without Node, and stops on SIGTERM with exit 0', { timeout: 300_000 }, async t => {
   // Given the executable, built (or fresh from an earlier build), and an environment where no node can be found
   const started = Date.now()
   t.diagnostic(`${buildBinary()} (${((Date.now() - started) / 1000).toFixed(1)} s)`)
@@ -45,6 +45,13 @@ test('the single executable runs --version, validate and a real replication with
   const version = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { version: string }).version
   const shown = runBinary(['--version'], env, dir)
   assert.deepEqual(shown, { status: 0, stdout: `${version}\n`, stderr: '' })
+  // and a host's NODE_OPTIONS does not reach the Node inside it (a plain node would fail to --require the file)
+  const injected = { ...env, NODE_OPTIONS: '--require /nonexistent/inject.js' }
+  assert.equal(spawnSync(process.execPath, ['-e', ''], { env: injected, encoding: 'utf8' }).status, 1, 'node itself honours that NODE_OPTIONS')
+  assert.deepEqual(runBinary(['--version'], injected, dir), { status: 0, stdout: `${version}\n`, stderr: '' })
+  // (Node options come from its command line only: --node-options reaches Node and is not kmirror's argument)
+  assert.equal(runBinary(['--node-options=--require /nonexistent/inject.js', '--version'], env, dir).status, 1)
+  assert.deepEqual(runBinary(['--node-options=--max-old-space-size=256', '--version'], env, dir), { status: 0, stdout: `${version}\n`, stderr: '' })
 
   // When it validates a configuration, Then it prints the flow and its topics and exits 0
   const topic = uniqueName('binary')

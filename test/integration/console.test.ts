@@ -45,7 +45,7 @@ async function waitForText (page: Page, selector: string, expected: string | Reg
   }, { timeoutMs: 20_000, intervalMs: 200, message })
 }
 
-test('the console shows the flow and its topics, a lag that changes as records arrive, positions, a partition denied by an ACL in red, and the topology', { timeout: 120_000 }, async t => {
+test('the console shows the flow and its topics, a lag that changes as records arrive, positions, a partition denied by an ACL in red, and the topology, and keeps a text selection across refreshes', { timeout: 120_000 }, async t => {
   await ensureClusters(['secure', 'target'])
   // Given two topics on the authorizer cluster: kmirror (alice) may read `open`, and only describe `denied`
   const [open, denied] = [uniqueName('console-open'), uniqueName('console-denied')]
@@ -109,6 +109,17 @@ test('the console shows the flow and its topics, a lag that changes as records a
   await waitForText(page, `${flow} tr[data-topic="${open}"] td:nth-child(5)`, '0', 'no lag once the transaction committed')
   await waitForText(page, `${row} td:nth-child(2)`, '29', 'the position past the commit marker')
   assert.equal((await endOffsets('target', `A.${open}`))[0], 28n)
+
+  // When the operator selects the remote topic's name in its row, Then two refreshes later the selection is still
+  // there and the cell is the same DOM node (the page updates in place, it does not rebuild the flow)
+  const cell = JSON.stringify(`${flow} tr[data-topic="${open}"] td:nth-child(2)`)
+  await page.evaluate(`(() => { const el = document.querySelector(${cell}); window.keptCell = el; const range = document.createRange(); range.selectNodeContents(el); getSelection().removeAllRanges(); getSelection().addRange(range) })()`)
+  for (let refresh = 1; refresh <= 2; refresh++) {
+    const before = await page.locator('#updated').getAttribute('data-at')
+    await waitFor(async () => ({ done: await page.locator('#updated').getAttribute('data-at') !== before, state: before }), { timeoutMs: 10_000, intervalMs: 100, message: `refresh ${refresh} of the page` })
+  }
+  const kept = await page.evaluate(`(() => ({ same: document.querySelector(${cell}) === window.keptCell, selected: getSelection().toString() }))()`)
+  assert.deepEqual(kept, { same: true, selected: `A.${open}` })
   assert.deepEqual(pageErrors, [])
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0)

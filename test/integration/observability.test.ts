@@ -1,11 +1,11 @@
 /**
  * What an operator's monitoring sees of a real copy: MM2's replication-latency-ms and record-age-ms as Prometheus
- * histograms, lag in seconds, the ready and up gauges, the checkpoint age of a group, and text log lines.
+ * histograms, lag in seconds per topic and per partition, the ready and up gauges, the checkpoint age of a group, and text log lines.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { commitOffsets } from '../helpers/groups.ts'
-import { createTopic, endOffsets, produce, type TestRecord } from '../helpers/kafka.ts'
+import { createTopic, endOffsets, openTransaction, produce, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
@@ -15,7 +15,7 @@ function sample (text: string, name: string, ...labels: string[]): number | unde
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1))
 }
 
-test('Given records written two minutes ago, when kmirror copies them, then latency, record age, lag in seconds, up and checkpoint age are exported and logs are text lines', { timeout: 120_000 }, async t => {
+test('Given records written two minutes ago, when kmirror copies them, then latency, record age, lag in seconds (per topic and per partition), up and checkpoint age are exported and logs are text lines', { timeout: 120_000 }, async t => {
   // Given 40 records on 2 partitions, all timestamped 120 s ago, and a group that committed offset 5 on partition 0
   const topic = uniqueName('observe')
   const group = uniqueName('observe-group')
@@ -60,6 +60,12 @@ test('Given records written two minutes ago, when kmirror copies them, then late
   }
   assert.equal(sample(text, 'kmirror_replication_lag_seconds', ...labels), 0)
   assert.equal(sample(text, 'kmirror_replication_lag_records', ...labels), 0)
+  // (and per partition: both caught up)
+  const partitionLag = (metric: string, partition: number): number | undefined => sample(text, metric, ...labels, `partition="${partition}"`)
+  for (const partition of [0, 1]) {
+    assert.equal(partitionLag('kmirror_partition_lag_seconds', partition), 0, `partition ${partition}: no lag in seconds`)
+    assert.equal(partitionLag('kmirror_partition_lag_records', partition), 0, `partition ${partition}: no lag in records`)
+  }
   assert.match(text, /^kmirror_ready 1$/m)
   assert.equal(sample(text, 'kmirror_flow_up', 'flow="A->B"'), 1)
   assert.equal(sample(text, 'kmirror_owned_partitions', 'flow="A->B"') !== undefined, true)
@@ -72,6 +78,26 @@ test('Given records written two minutes ago, when kmirror copies them, then late
   assert.deepEqual(flow.partitions.filter(p => p.topic === topic).map(p => p.lagSeconds), [0, 0])
   const checkpointed = flow.checkpoints?.find(c => c.group === group)
   assert.ok(checkpointed !== undefined && Math.abs(Date.parse(checkpointed.at) - Date.now()) < 10_000, JSON.stringify(flow.checkpoints))
+
+  // When 5 records arrive on partition 0 in a transaction left open (read_committed: kmirror cannot copy past it)
+  const transaction = await openTransaction('source', Array.from({ length: 5 }, (_, i) => ({
+    topic, partition: 0, key: null, value: Buffer.from(`open-${i}`), headers: [], timestamp: BigInt(Date.now())
+  })), t)
+  // Then partition 0 shows a lag of 5 records and its age since the last record copied (120 s ago); partition 1 none
+  await waitFor(async () => {
+    text = await (await fetch(`${base}/metrics`)).text()
+    return { done: partitionLag('kmirror_partition_lag_records', 0) === 5, state: text.split('\n').filter(l => l.startsWith('kmirror_partition_lag') && l.includes(topic)).join('\n') }
+  }, { timeoutMs: 30_000, message: 'a lag of 5 records on partition 0' })
+  assert.ok(partitionLag('kmirror_partition_lag_seconds', 0)! >= 120, `partition 0: lag ${partitionLag('kmirror_partition_lag_seconds', 0)} s`)
+  assert.equal(partitionLag('kmirror_partition_lag_records', 1), 0)
+  assert.equal(partitionLag('kmirror_partition_lag_seconds', 1), 0)
+  // When the transaction commits, Then kmirror copies the 5 records and partition 0 is back to no lag
+  await transaction.commit()
+  await waitFor(async () => {
+    text = await (await fetch(`${base}/metrics`)).text()
+    return { done: partitionLag('kmirror_partition_lag_records', 0) === 0 && partitionLag('kmirror_partition_lag_seconds', 0) === 0, state: text.split('\n').filter(l => l.startsWith('kmirror_partition_lag') && l.includes(topic)).join('\n') }
+  }, { timeoutMs: 30_000, message: 'no lag on partition 0 once the transaction committed' })
+  assert.equal((await endOffsets('target', `A.${topic}`)).reduce((a, b) => a + b, 0n), 45n)
 
   // and the log is one readable line per entry: ISO time, level name, message
   kmirror.kill('SIGTERM')

@@ -4,11 +4,14 @@
  * 0 on the exact copy (records produced after the copy are "not copied yet", not missing), 1 naming the altered
  * record and the missing range with their offsets, 0 with --since past the gap; it writes nothing (no topic, no
  * group, no record in the flow's internal topics). Without kmirror's offset history, MM2's offset syncs pair the
- * offsets. Bad input exits 2 before any cluster is contacted, an unreachable target 3.
+ * offsets. A remote topic rebuilt as a crash leaves it (records 5-9 written twice, with the offset-history run the
+ * restart records) is equal with 5 duplicate records named. Bad input exits 2 before any cluster is contacted, an
+ * unreachable target 3.
  */
 import assert from 'node:assert/strict'
 import { randomBytes } from 'node:crypto'
 import { test } from 'node:test'
+import { encodeOffsetHistoryKey, encodeOffsetHistoryValue } from '../../src/formats/offset-history.ts'
 import { AdminClient } from '../../src/kafka/admin-client.ts'
 import { getCluster } from '../helpers/clusters.ts'
 import { runKmirror } from '../helpers/drills.ts'
@@ -43,7 +46,7 @@ async function footprint (admins: Record<'source' | 'target', AdminClient>, alia
   return JSON.stringify(out)
 }
 
-test('verify passes an exact copy and names an altered record and a gap with their offsets, writing nothing', { timeout: 240_000 }, async t => {
+test('verify passes an exact copy, names an altered record and a gap with their offsets, and a re-copy\'s duplicates, writing nothing', { timeout: 240_000 }, async t => {
   // Given a flow with its own aliases copying three topics of 20 records each, then stopped
   const tag = randomBytes(3).toString('hex')
   const [from, to] = [`VA${tag}`, `VB${tag}`]
@@ -52,24 +55,24 @@ test('verify passes an exact copy and names an altered record and a gap with the
   t.after(async () => {
     for (const side of ['source', 'target'] as const) await deleteTopics(side, (await listTopics(side)).filter(name => name.includes(from)))
   })
-  const [exact, altered, gap] = ['exact', 'altered', 'gap'].map(n => `${prefix}-${n}`) as [string, string, string]
-  for (const topic of [exact, altered, gap]) {
+  const [exact, altered, gap, recopied] = ['exact', 'altered', 'gap', 'recopied'].map(n => `${prefix}-${n}`) as [string, string, string, string]
+  for (const topic of [exact, altered, gap, recopied]) {
     await createTopic('source', topic, { partitions: 1, t })
     await produce('source', Array.from({ length: RECORDS }, (_, i) => record(topic, i)))
   }
   const file = writeTempFile(mm2Properties({ source: 'source', target: 'target', sourceAlias: from, targetAlias: to, extra: [`${from}->${to}.topics = ${prefix}-.*`] }), '.properties', t)
   const kmirror = spawnKmirror(['run', file, '--progress-interval', '0'], { t })
   await waitFor(async () => {
-    const ends = await Promise.all([exact, altered, gap].map(async topic => (await endOffsets('target', `${from}.${topic}`).catch(() => [0n]))[0]))
+    const ends = await Promise.all([exact, altered, gap, recopied].map(async topic => (await endOffsets('target', `${from}.${topic}`).catch(() => [0n]))[0]))
     return { done: ends.every(e => e === BigInt(RECORDS)), state: { ends, stderr: kmirror.stderr.slice(-1500) } }
-  }, { timeoutMs: 60_000, intervalMs: 300, message: 'three topics copied' })
+  }, { timeoutMs: 60_000, intervalMs: 300, message: 'four topics copied' })
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0, kmirror.stderr.slice(-2000))
 
   // And two remote topics rebuilt by hand: one record altered; three offsets taken by an aborted transaction
-  const copies = await Promise.all([altered, gap].map(async topic => await readCommitted('source', topic, 0)))
-  await deleteTopics('target', [`${from}.${altered}`, `${from}.${gap}`])
-  for (const topic of [altered, gap]) {
+  const copies = await Promise.all([altered, gap, recopied].map(async topic => await readCommitted('source', topic, 0)))
+  await deleteTopics('target', [`${from}.${altered}`, `${from}.${gap}`, `${from}.${recopied}`])
+  for (const topic of [altered, gap, recopied]) {
     await waitFor(async () => {
       try {
         await createTopic('target', `${from}.${topic}`, { partitions: 1, t })
@@ -85,6 +88,15 @@ test('verify passes an exact copy and names an altered record and a gap with the
   await produce('target', gapCopy.slice(0, 10))
   await produceTransactions('target', `${from}.${gap}`, [{ commit: false, records: gapCopy.slice(10, 12) }])
   assert.deepEqual(await produce('target', gapCopy.slice(13)), [13n, 14n, 15n, 16n, 17n, 18n, 19n])
+  // And one rebuilt as a crash leaves it: source 0-9 copied to target 0-9 with the position stored at 5 only, then
+  // after the restart 5-19 copied again to target 10-24, with the run the restart records in the offset history
+  // (source 5 -> target 10, 15 records)
+  const recopiedCopy = asTarget(`${from}.${recopied}`, copies[2]!)
+  await produce('target', [...recopiedCopy.slice(0, 10), ...recopiedCopy.slice(5)])
+  await produce('target', [{
+    topic: `mm2-offset-history.${from}.internal`, partition: 0, timestamp: BigInt(Date.now()), headers: [],
+    key: encodeOffsetHistoryKey({ topic: recopied, partition: 0, upstreamOffset: 5 }), value: encodeOffsetHistoryValue({ downstreamOffset: 10, length: 15, open: false })
+  }])
   // And three records produced on the source after the copy stopped
   await produce('source', [RECORDS, RECORDS + 1, RECORDS + 2].map(i => record(exact, i)))
 
@@ -129,6 +141,17 @@ test('verify passes an exact copy and names an altered record and a gap with the
   const since = await verify('--topics', gap, '--since', new Date(Number(TIMESTAMP_BASE) + 15_000).toISOString())
   assert.equal(since.code, 0, since.stdout + since.stderr)
   assert.deepEqual([since.report.partitions[0]!.sourceRecords, since.report.partitions[0]!.targetRecords], [5, 5])
+
+  // And the re-copy: records 5-9 at target 5-9 are duplicates of source 5-9 (copied again at 10-14): reported, exit 0
+  const dup = await verify('--topics', recopied)
+  assert.equal(dup.code, 0, dup.stdout + dup.stderr)
+  const dupReport = dup.report.partitions[0]!
+  assert.deepEqual([dupReport.status, dupReport.sourceRecords, dupReport.targetRecords, dupReport.counts.duplicate, dupReport.counts.extra], ['equal', RECORDS, RECORDS + 5, 5, 0])
+  assert.deepEqual(dupReport.differences, [{ kind: 'duplicate', source: { first: 5, last: 9 }, target: { first: 5, last: 9 }, records: 5 }])
+  const dupText = await runKmirror(['verify', file, '--from', from, '--to', to, '--topics', recopied], t)
+  assert.equal(dupText.code, 0)
+  assert.match(dupText.stdout, /equal, 5 duplicate/)
+  assert.match(dupText.stdout, /duplicate on the target: target offsets 5-9 \(5 records\), copies of source offsets 5-9 copied again after a restart/)
 
   // And nothing was written on either cluster
   assert.equal(await footprint(admins, from), before)

@@ -1,6 +1,8 @@
 // The console's loop: polls /status?summary every REFRESH_MS (and the partitions of every opened topic), /topology
-// every TOPOLOGY_MS, and redraws. Only same-origin requests to kmirror itself: it works offline.
+// every TOPOLOGY_MS, and redraws in place (morph.js: unchanged nodes stay, so a text selection survives a refresh).
+// Only same-origin requests to kmirror itself: it works offline.
 import { formatAgo } from './format.js'
+import { morphChildren } from './morph.js'
 import { h, renderFlow } from './render.js'
 import { drawTopology } from './topology.js'
 
@@ -61,8 +63,8 @@ function render () {
   const error = $('error')
   error.hidden = doc.error === null
   error.textContent = doc.error === null ? '' : `Replication stopped: ${doc.error}`
-  $('flows').replaceChildren(...doc.flows.map(flow => renderFlow(flow, view, now)))
-  if (doc.flows.length === 0) $('flows').append(h('p', { class: 'muted' }, 'no flow runs in this instance'))
+  const flows = doc.flows.map(flow => renderFlow(flow, view, now))
+  morphChildren($('flows'), flows.length > 0 ? flows : [h('p', { class: 'muted' }, 'no flow runs in this instance')])
 }
 
 async function refresh () {

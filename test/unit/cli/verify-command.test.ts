@@ -9,7 +9,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
+import { isInternalError } from '../../../src/cli/verify-command.ts'
 import { renderVerifyReport } from '../../../src/cli/verify-render.ts'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { span, type PartitionReport } from '../../../src/verify/verify.ts'
 
 const MAIN = join(import.meta.dirname, '..', '..', '..', 'src', 'cli', 'main.ts')
@@ -39,7 +41,7 @@ test('bad flags exit 2 with what is wrong, before any cluster is contacted', () 
 
 const base: PartitionReport = {
   topic: 'orders', partition: 0, remoteTopic: 'A.orders', status: 'different', basis: 'offset-history', sourceRecords: 30, targetRecords: 28,
-  compared: { from: 0, to: 30 }, counts: { missing: 3, extra: 1, differing: 1, compacted: 1 }, omittedDifferences: 4, ranges: [],
+  compared: { from: 0, to: 30 }, counts: { missing: 3, extra: 1, differing: 1, compacted: 1, duplicate: 0 }, omittedDifferences: 4, ranges: [],
   notCopied: { from: 30, to: 35 }, inFlight: { from: 28, to: 29 }, notes: ['a note'],
   differences: [
     { kind: 'missing', source: { first: 10, last: 12 }, target: { first: 10, last: 12 }, records: 3 },
@@ -50,7 +52,7 @@ const base: PartitionReport = {
 }
 
 test('the text report gives the verdict, a row per partition and each difference with its offsets', () => {
-  const text = renderVerifyReport({ flow: 'A->B', from: 'A', to: 'B', since: null, equal: false, notes: [], partitions: [base, { ...base, partition: 1, status: 'equal', counts: { missing: 0, extra: 0, differing: 0, compacted: 0 }, differences: [], omittedDifferences: 0, notCopied: null, inFlight: null, notes: [] }] }, span)
+  const text = renderVerifyReport({ flow: 'A->B', from: 'A', to: 'B', since: null, equal: false, notes: [], partitions: [base, { ...base, partition: 1, status: 'equal', counts: { missing: 0, extra: 0, differing: 0, compacted: 0, duplicate: 0 }, differences: [], omittedDifferences: 0, notCopied: null, inFlight: null, notes: [] }] }, span)
   assert.match(text, /^verify A -> B \(flow A->B\): DIFFERENT: 1 of 2 partition\(s\) differ\n/)
   assert.match(text, /orders +0 +A\.orders +0-29 +30 +28 +DIFFERENT: 3 missing, 1 extra, 1 differing\n/)
   assert.match(text, /missing on the target: source offsets 10-12 \(3 records\), expected at target offsets 10-12/)
@@ -61,4 +63,12 @@ test('the text report gives the verdict, a row per partition and each difference
   assert.match(text, /not copied yet: source offsets 30-34 \(past the flow's stored position; not a difference\)/)
   assert.match(text, /in flight: target offsets 28 written past the stored position, not compared/)
   assert.match(text, /orders +1 +A\.orders +0-29 +30 +28 +equal\n/)
+})
+
+test('an internal error (KMIRROR_ERR_INTERNAL, or a TypeError of kmirror\'s own) exits 4 like every command; a cluster that cannot be read stays 3', () => {
+  assert.equal(isInternalError(new KmirrorError(ErrorCodes.INTERNAL, 'an invariant broke')), true)
+  assert.equal(isInternalError(new TypeError('Cannot read properties of undefined')), true)
+  assert.equal(isInternalError(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'cluster B: ECONNREFUSED')), false)
+  assert.equal(isInternalError(new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) })), false)
+  assert.equal(isInternalError(new Error('socket hang up')), false)
 })

@@ -167,7 +167,7 @@ describe('the console and the light JSON routes', () => {
       const html = await page.text()
       assert.match(html, /<script type="module" src="\/console\/console.js">/)
       assert.ok(!/https?:\/\//.test(html.replace(/<a href="\/[^"]*">/g, '')), 'the page loads nothing from another origin')
-      for (const file of ['console.js', 'render.js', 'format.js', 'topology.js']) {
+      for (const file of ['console.js', 'render.js', 'morph.js', 'format.js', 'topology.js']) {
         const res = await fetch(`${base}/console/${file}`)
         assert.equal(res.status, 200, file)
         assert.equal(res.headers.get('content-type'), 'text/javascript; charset=utf-8')

@@ -16,7 +16,9 @@ test('every metric is named kmirror_*, counters end in _total and labels are bou
     assert.equal(d.name.endsWith('_total'), d.type === 'counter', d.name)
     // error: a Kafka protocol error name, a closed list; group: the consumer groups the flow checkpoints (`groups`).
     // Never `job` or `instance`: Prometheus sets those on every scraped series (and renames ours to exported_job).
-    for (const label of d.labels) assert.ok(['flow', 'topic', 'job_name', 'error', 'group'].includes(label), `${d.name}: unbounded label ${label}`)
+    // partition: only the per-partition lag (kmirror_partition_*), which metrics.partition.level.enabled turns off.
+    const partitionLevel = d.name.startsWith('kmirror_partition_')
+    for (const label of d.labels) assert.ok(['flow', 'topic', 'job_name', 'error', 'group'].includes(label) || (partitionLevel && label === 'partition'), `${d.name}: unbounded label ${label}`)
   }
 })
 

@@ -41,7 +41,7 @@ test('target retention clips the paired ranges to the target log start; source r
   assert.deepEqual(pairing.segments[0], { kind: 'paired', source: { from: 3, to: 5 }, target: { from: 3, to: 5 } })
 })
 
-test('a gap on the target between runs (an exactly-once commit marker) is a target-only segment', () => {
+test('a gap on the target between runs while the source goes on (an exactly-once commit marker, or a re-copy) is compared as possible duplicates of the next run', () => {
   const history = new PartitionOffsetHistory()
   history.addRunStart(0, 0)
   history.markReplicatedTo(3, 3)
@@ -50,7 +50,7 @@ test('a gap on the target between runs (an exactly-once commit marker) is a targ
   const pairing = pairOffsets({ runs: history.runs, replicatedEnd: history.replicatedEnd, targetEnd: history.targetEnd, position: 6, source: { from: 0, to: 6 }, target: { from: 0, to: 8 }, sourceFrom: 0 })
   assert.deepEqual(pairing.segments, [
     { kind: 'paired', source: { from: 0, to: 3 }, target: { from: 0, to: 3 } },
-    { kind: 'target-only', target: { from: 3, to: 4 } },
+    { kind: 'duplicate', target: { from: 3, to: 4 }, source: { from: 3, to: 6 } },
     { kind: 'paired', source: { from: 3, to: 6 }, target: { from: 4, to: 7 } }
   ])
   assert.equal(pairing.notCopied, null)
@@ -72,4 +72,35 @@ test('source records before the first run, and target records before it, are rep
   assert.deepEqual(pairing.beforeHistory, { from: 0, to: 10 })
   assert.deepEqual(pairing.targetBeforeHistory, { from: 0, to: 2 })
   assert.deepEqual(pairing.segments, [{ kind: 'paired', source: { from: 10, to: 15 }, target: { from: 2, to: 7 } }])
+})
+
+test('a re-copy after a crash (position stored at 5, records 5..9 written twice): the first copies are compared as duplicates of source 5 on', () => {
+  // Given the history a crash leaves: run 0→0 copied up to source 10 / target 10 (only 5 of it stored), then the
+  // restart copying again from source 5 to target 10
+  const history = new PartitionOffsetHistory()
+  history.addRunStart(0, 0)
+  history.markReplicatedTo(5, 5)
+  history.addRunStart(5, 10)
+  history.markReplicatedTo(10, 15)
+  const pairing = pairOffsets({ runs: history.runs, replicatedEnd: history.replicatedEnd, targetEnd: history.targetEnd, position: 10, source: { from: 0, to: 10 }, target: { from: 0, to: 15 }, sourceFrom: 0 })
+  assert.deepEqual(pairing.segments, [
+    { kind: 'paired', source: { from: 0, to: 5 }, target: { from: 0, to: 5 } },
+    { kind: 'duplicate', target: { from: 5, to: 10 }, source: { from: 5, to: 10 } },
+    { kind: 'paired', source: { from: 5, to: 10 }, target: { from: 10, to: 15 } }
+  ])
+})
+
+test('a gap on both sides between runs stays one-sided: source-only and target-only', () => {
+  const history = new PartitionOffsetHistory()
+  history.addRunStart(0, 0)
+  history.markReplicatedTo(3, 3)
+  history.addRunStart(5, 6, 2)
+  history.markReplicatedTo(8, 9)
+  const pairing = pairOffsets({ runs: history.runs, replicatedEnd: history.replicatedEnd, targetEnd: history.targetEnd, position: 8, source: { from: 0, to: 8 }, target: { from: 0, to: 9 }, sourceFrom: 0 })
+  assert.deepEqual(pairing.segments, [
+    { kind: 'paired', source: { from: 0, to: 3 }, target: { from: 0, to: 3 } },
+    { kind: 'source-only', source: { from: 3, to: 5 } },
+    { kind: 'target-only', target: { from: 3, to: 6 } },
+    { kind: 'paired', source: { from: 5, to: 8 }, target: { from: 6, to: 9 } }
+  ])
 })

@@ -106,3 +106,26 @@ test('records whose pair retention deleted while the range was read are no diffe
   assert.deepEqual(result.differences.ranges(), [])
   assert.deepEqual([result.sourceRecords, result.targetRecords], [6, 10])
 })
+
+test('a re-copy: target records equal to the source records from the next run\'s start are duplicates, not a difference; others are extra', async () => {
+  // Given source 0..9 copied to target 0..9, of which 5..9 again to target 10..14 after a restart, and target 9 altered
+  const first = copy(SOURCE, 0)
+  first[9] = { ...first[9]!, value: Buffer.from('changed') }
+  const target = [...first, ...copy(SOURCE.slice(5), 5)]
+  const segments: Segment[] = [
+    { kind: 'paired', source: { from: 0, to: 5 }, target: { from: 0, to: 5 } },
+    { kind: 'duplicate', target: { from: 5, to: 10 }, source: { from: 5, to: 10 } },
+    { kind: 'paired', source: { from: 5, to: 10 }, target: { from: 10, to: 15 } }
+  ]
+  const result = await comparePartition(segments, { source: side(SOURCE).open, target: side(target).open }, { ...OPTIONS, rangeRecords: 10 })
+  assert.deepEqual(result.differences.ranges(), [
+    { kind: 'duplicate', source: { first: 5, last: 8 }, target: { first: 5, last: 8 }, records: 4 },
+    { kind: 'extra', source: null, target: { first: 9, last: 9 }, records: 1 }
+  ])
+  assert.deepEqual(result.differences.counts, { missing: 0, extra: 1, differing: 0, compacted: 0, duplicate: 4 })
+  assert.deepEqual([result.sourceRecords, result.targetRecords], [10, 15])
+  // and duplicates alone are no difference
+  const clean = await comparePartition(segments, { source: side(SOURCE).open, target: side([...copy(SOURCE, 0), ...copy(SOURCE.slice(5), 5)]).open }, { ...OPTIONS, rangeRecords: 10 })
+  assert.equal(clean.differences.counts.duplicate, 5)
+  assert.equal(clean.differences.hasDifferences, false)
+})
