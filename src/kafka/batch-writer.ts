@@ -347,6 +347,16 @@ export class BatchWriter {
     }
   }
 
+  /**
+   * The partitions whose remote topic has another topic id than at their last write (or check), from fresh
+   * metadata: how a partition with nothing to write notices that its topic was deleted and created again.
+   */
+  async recreatedPartitions (partitions: readonly { topic: string, partition: number }[]): Promise<{ topic: string, partition: number }[]> {
+    if (partitions.length === 0) return []
+    const metadata = await this.#leaders.metadata([...new Set(partitions.map(p => p.topic))])
+    return partitions.filter(p => this.#topicIds.changed(p.topic, p.partition, metadata.topics.get(p.topic)?.id) !== null)
+  }
+
   /** A partition left the data path (released, its topic removed): its next write learns its topic id afresh. */
   forgetPartition (topic: string, partition: number): void {
     this.#topicIds.forget(topic, partition)

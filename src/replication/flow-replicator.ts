@@ -107,6 +107,7 @@ export class FlowReplicator {
       flow: flow.name,
       aliases: deps.aliases ?? { source: 'source', target: 'target' },
       fetcher: deps.fetcher,
+      ...(deps.writer.recreatedPartitions === undefined ? {} : { check: deps.writer.recreatedPartitions.bind(deps.writer) }),
       partitions: this.#partitions,
       log,
       metrics: this.#metrics,
@@ -291,6 +292,7 @@ export class FlowReplicator {
   }
 
   async #round (): Promise<boolean> {
+    await this.#recreated.checkIdle(this.#partitions.values())
     await this.#recreated.copyAgainFromLogStart()
     const now = Date.now()
     const active = this.#partitions.active(now)

@@ -7,15 +7,21 @@
  * Invariants:
  * - A held partition is fetched no more (`retryAt` infinite) until it starts again: nothing of it is written into
  *   the new topic at its old position.
+ * - A partition with nothing to write notices too: every CHECK_INTERVAL_MS the remote topics' ids of every
+ *   partition are read (one metadata request).
  * - It starts again at the next round, before fetching, with its offset syncs dropped (target offsets start over).
  *   Reading the log start failing leaves it held and fails the step (retried with back-off).
  * - A partition that left the set meanwhile (released, lost, its topic removed) is dropped: its next owner learns
  *   the new topic id at its first write and resumes from the stored progress.
  */
 import type { Logger } from '../logger.ts'
+import { partitionKey } from '../topic-partition.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { PartitionSet, PartitionState } from './partition-set.ts'
-import type { SourceReader } from './replicator-ports.ts'
+import type { SourceReader, TargetWriter } from './replicator-ports.ts'
+
+/** How often partitions with nothing to write have their remote topic's id checked. */
+const CHECK_INTERVAL_MS = 10_000
 
 /** The write failure of a partition whose remote topic has a new topic id (batch-writer.ts). */
 export const REMOTE_TOPIC_RECREATED = 'REMOTE_TOPIC_RECREATED'
@@ -24,6 +30,8 @@ export interface RecreatedRemotesDeps {
   readonly flow: string
   readonly aliases: { readonly source: string, readonly target: string }
   readonly fetcher: Pick<SourceReader, 'listOffsets'>
+  /** Which of these remote partitions have a new topic id (BatchWriter.recreatedPartitions); absent: never checked. */
+  readonly check?: TargetWriter['recreatedPartitions']
   readonly partitions: Pick<PartitionSet, 'get'>
   readonly log: Logger
   readonly metrics: Metrics
@@ -34,9 +42,33 @@ export interface RecreatedRemotesDeps {
 export class RecreatedRemotes {
   readonly #deps: RecreatedRemotesDeps
   readonly #held = new Map<string, PartitionState>()
+  #nextCheck = Date.now() + CHECK_INTERVAL_MS
 
   constructor (deps: RecreatedRemotesDeps) {
     this.#deps = deps
+  }
+
+  /**
+   * Every CHECK_INTERVAL_MS, asks the target for the topic ids of every partition's remote topic (one metadata
+   * request): a partition with nothing to write (its source is idle) notices a re-created topic too.
+   */
+  async checkIdle (states: Iterable<PartitionState>): Promise<void> {
+    if (this.#deps.check === undefined || Date.now() < this.#nextCheck) return
+    this.#nextCheck = Date.now() + CHECK_INTERVAL_MS
+    const all = [...states].filter(s => !s.lost && !s.releasing)
+    const byRemote = new Map(all.map(s => [partitionKey(s.remoteTopic, s.partition), s]))
+    let recreated: { topic: string, partition: number }[]
+    try {
+      recreated = await this.#deps.check(all.map(s => ({ topic: s.remoteTopic, partition: s.partition })))
+    } catch (err) {
+      // The writes read the same metadata and fail on their own if the target is unreachable.
+      this.#deps.log.debug({ err }, 'cannot check the topic ids of the remote topics; checked again later')
+      return
+    }
+    for (const r of recreated) {
+      const state = byRemote.get(partitionKey(r.topic, r.partition))
+      if (state !== undefined) this.hold(state)
+    }
   }
 
   hold (state: PartitionState): void {

@@ -128,4 +128,16 @@ describe('BatchWriter', () => {
     const result = await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], () => undefined)
     assert.deepEqual(result, { incomplete: [], failed: [] })
   })
+
+  it('Given partitions with nothing to write, then recreatedPartitions names those whose remote topic has a new topic id, once', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.topicIds.set('A.t', 'id-1')
+    brokers.topicIds.set('A.u', 'id-u')
+    const w = writer(brokers)
+    const partitions = [{ topic: 'A.t', partition: 0 }, { topic: 'A.t', partition: 1 }, { topic: 'A.u', partition: 0 }]
+    assert.deepEqual(await w.recreatedPartitions(partitions), [])
+    brokers.topicIds.set('A.t', 'id-2')
+    assert.deepEqual(await w.recreatedPartitions(partitions), [{ topic: 'A.t', partition: 0 }, { topic: 'A.t', partition: 1 }])
+    assert.deepEqual(await w.recreatedPartitions(partitions), [])
+  })
 })
