@@ -18,6 +18,17 @@ export interface ScaleRun {
   seconds: number
   firstRecordSeconds: number
   each: InstanceFigures[]
+  /** What the remote topic holds once every instance stopped (counted on the target, not by kmirror). */
+  onTarget: TargetCount
+}
+
+export interface TargetCount {
+  records: number
+  /** Summed over partitions: records beyond the source's count. */
+  twice: number
+  /** Summed over partitions: records short of the source's count. */
+  missing: number
+  partitionsWithDuplicates: number
 }
 
 export interface RebalanceFigure {
@@ -35,7 +46,10 @@ const ROWS: readonly [string, (run: ScaleRun) => string][] = [
   ['records/s, all instances (start → all on target)', r => n0(r.records / r.seconds)],
   ['partitions per instance', r => each(r, i => String(i.partitions))],
   ['records copied per instance', r => each(r, i => n0(i.records))],
-  ['records copied twice (sum − records)', r => n0(r.each.reduce((n, i) => n + i.records, 0) - r.records)],
+  ['records copied twice, kmirror\'s counters (sum − records)', r => n0(r.each.reduce((n, i) => n + i.records, 0) - r.records)],
+  ['records on the target (its offsets, after the instances stopped)', r => n0(r.onTarget.records)],
+  ['records copied twice, on the target (partitions holding more than the source)', r => `${n0(r.onTarget.twice)} (${r.onTarget.partitionsWithDuplicates} partitions)`],
+  ['records missing on the target', r => n0(r.onTarget.missing)],
   ['records/s per instance (its records / run seconds)', r => each(r, i => n0(i.records / r.seconds))],
   ['CPU seconds per instance', r => each(r, i => n1(i.cpuSeconds))],
   ['CPU seconds, all instances', r => n1(r.each.reduce((n, i) => n + i.cpuSeconds, 0))],

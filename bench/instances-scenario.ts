@@ -7,19 +7,26 @@
  * two dying (kill -9, bounded by `session.timeout.ms`). MM2 does not run here: its multi-node mode needs a Connect
  * worker per node (dedicated mode) on this same machine, which would measure three JVMs on two cores.
  */
-import { createTopic, produce, type TestRecord } from '../test/helpers/kafka.ts'
+import { randomBytes } from 'node:crypto'
+import { createTopic, endOffsets, produce, startOffsets, type TestRecord } from '../test/helpers/kafka.ts'
 import { uniqueName, waitFor, waitForValue } from '../test/helpers/wait.ts'
 import { instanceView, recordsCopied, settled, startInstance, startInstances, stopInstance, type BenchInstance } from './lib/instances.ts'
 import type { BenchContext } from './lib/measure.ts'
 import { jsonPayload } from './lib/payloads.ts'
 import { TARGET_ALIAS, writeFlowFile } from './lib/replicators.ts'
 import { TargetWatch } from './lib/target-watch.ts'
-import { instancesTables, type RebalanceFigure, type ScaleRun } from './instances-report.ts'
+import { instancesTables, type RebalanceFigure, type ScaleRun, type TargetCount } from './instances-report.ts'
 import type { Scenario, Size } from './scenarios.ts'
 
 const PARTITIONS = 24
 const PAYLOAD_BYTES = 1024
 const POLL_MS = 200
+/**
+ * Part of every source alias of this run: its remote topics, internal topics (`mm2-offsets.<alias>.internal`, ...)
+ * and groups are its own, so a rerun on the same clusters never sees an earlier run's state.
+ */
+const RUN = randomBytes(3).toString('hex')
+
 /** Records per produce call of the preload. */
 const CHUNK = 24_000
 
@@ -84,7 +91,7 @@ async function preload (ctx: BenchContext, records: number): Promise<string> {
 
 /** N instances started together copy TOPIC (RECORDS records) to a fresh remote topic. */
 async function copyWith (ctx: BenchContext, n: number, topic: string, s: Settings): Promise<ScaleRun> {
-  const alias = `K${n}`
+  const alias = `K${n}r${RUN}`
   const file = flowFile(ctx, alias, topic, s)
   const remote = `${alias}.${topic}`
   ctx.created('target', [remote])
@@ -102,14 +109,34 @@ async function copyWith (ctx: BenchContext, n: number, topic: string, s: Setting
       return { done: each.reduce((a, b) => a + b, 0) >= s.records, state: each }
     }, { timeoutMs: 10_000, intervalMs: POLL_MS, message: `the instances' kmirror_records_copied_total reach ${s.records}` }).catch(() => undefined)
     const each = copied ?? await Promise.all(instances.map(recordsCopied))
+    exits.cancel()
+    await Promise.all(instances.map(async i => await stopInstance(i)))
     return {
       instances: n, records: s.records, seconds: arrival.completeMs / 1000, firstRecordSeconds: arrival.firstRecordMs / 1000,
-      each: instances.map((_, i) => ({ partitions: views[i]?.partitions.length ?? 0, records: each[i] ?? 0, ...usage[i]! }))
+      each: instances.map((_, i) => ({ partitions: views[i]?.partitions.length ?? 0, records: each[i] ?? 0, ...usage[i]! })),
+      onTarget: await countOnTarget(ctx, remote, s.records / PARTITIONS)
     }
   } finally {
     exits.cancel()
-    await Promise.all(instances.map(async i => await stopInstance(i)))
+    await Promise.all(instances.filter(i => i.process.exitStatus === null).map(async i => await stopInstance(i)))
     await watch.close()
+  }
+}
+
+/**
+ * What the target holds of REMOTE once every instance stopped, per partition against the PER_PARTITION records
+ * the source holds (the preload puts as many in each): records beyond them were copied twice, records short of
+ * them are missing. Counted from the target's offsets (a fresh, non-transactional, uncompacted topic: every
+ * offset between log start and end is one record), not from kmirror's counters.
+ */
+async function countOnTarget (ctx: BenchContext, remote: string, perPartition: number): Promise<TargetCount> {
+  const [starts, ends] = await Promise.all([startOffsets(ctx.target, remote), endOffsets(ctx.target, remote)])
+  const counts = ends.map((end, p) => Number(end - (starts[p] ?? 0n)))
+  return {
+    records: counts.reduce((a, b) => a + b, 0),
+    twice: counts.reduce((n, c) => n + Math.max(0, c - perPartition), 0),
+    missing: counts.reduce((n, c) => n + Math.max(0, perPartition - c), 0),
+    partitionsWithDuplicates: counts.filter(c => c > perPartition).length
   }
 }
 
@@ -192,9 +219,9 @@ async function rebalances (ctx: BenchContext, s: Settings): Promise<RebalanceFig
   const topic = uniqueName('instances-live')
   ctx.created('source', [topic])
   await createTopic(ctx.source, topic, { partitions: PARTITIONS })
-  const remote = `KR.${topic}`
+  const remote = `KRr${RUN}.${topic}`
   ctx.created('target', [remote])
-  const g: LiveGroup = { ctx, watch: new TargetWatch(ctx.target.bootstrap), remote, file: flowFile(ctx, 'KR', topic, s), members: [] }
+  const g: LiveGroup = { ctx, watch: new TargetWatch(ctx.target.bootstrap), remote, file: flowFile(ctx, `KRr${RUN}`, topic, s), members: [] }
   const traffic = liveTraffic(ctx, topic)
   const timeoutMs = Math.max(60_000, 4 * s.sessionTimeoutMs)
   try {

@@ -25,6 +25,9 @@
  * - A partition the target refuses (authorization, too large, invalid) is returned in `failed` as a typed
  *   PartitionFailure, never thrown: the other partitions of the write are acknowledged as usual. Only a failure of
  *   a whole request (connection, metadata, producer id) throws.
+ * - A partition whose remote topic has another topic id than at its last write (deleted and created again) is sent
+ *   nothing: it fails with REMOTE_TOPIC_RECREATED (remote-topic-ids.ts), so no record lands in the new topic at the
+ *   old position; the data path copies it again from the source's log start.
  * - A batch is only sent once the metadata knows its partition and leader (see record-writer.ts for the
  *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
  * - `fence` is asked synchronously right before each produce request (and each EndTxn commit) is handed to the
@@ -53,6 +56,7 @@ import { PartitionSend, Sequences } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
 import { TransactionCoordinator } from './transactions.ts'
 import { produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
+import { RemoteTopicIds } from './remote-topic-ids.ts'
 import { TargetLeaders, type ByLeader } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
 
@@ -135,7 +139,7 @@ const NOT_NOW_PATIENCE_MS = 3_000
 const NOT_NOW_SHORT_PATIENCE_MS = 300
 
 /** A write attempt with no partition to send: only probes. */
-const NOTHING_TO_SEND: ByLeader<number> = { brokers: new Map(), byLeader: new Map(), leaderless: [], refused: [] }
+const NOTHING_TO_SEND: ByLeader<number> = { brokers: new Map(), byLeader: new Map(), leaderless: [], refused: [], ids: new Map() }
 
 export class BatchWriter {
   readonly #pool: WriterTransport['pool']
@@ -151,6 +155,8 @@ export class BatchWriter {
    * sending their data again, so a target loading thousands of new partitions is not sent their data every round.
    */
   readonly #unready = new Set<string>()
+  /** The topic id each remote partition was last written under (remote-topic-ids.ts). */
+  readonly #topicIds = new RemoteTopicIds()
   readonly #coordinator: TransactionCoordinator
   /** Exactly-once mode: the open transaction; null otherwise. */
   readonly #transaction: WriterTransaction | null
@@ -290,12 +296,13 @@ export class BatchWriter {
     let promptProbe = true
     try {
       for (;;) {
-        const { brokers, byLeader, leaderless: notNow, refused } = toSend.length === 0 ? NOTHING_TO_SEND : await this.#leaders.byLeader(toSend, i => writes[i]!)
+        const { brokers, byLeader, leaderless: notNow, refused, ids } = toSend.length === 0 ? NOTHING_TO_SEND : await this.#leaders.byLeader(toSend, i => writes[i]!)
         for (const { item, errorCode } of refused) {
           const w = writes[item]!
           sends.get(item)!.refuse(0, false)
           failures.push({ write: item, topic: w.topic, partition: w.partition, error: kafkaErrorName(errorCode), message: `${this.#cluster.label} refused the metadata of topic ${w.topic}`, retriable: isRetriableKafkaError(errorCode), operation: 'DESCRIBE' })
         }
+        this.#holdRecreated(writes, byLeader, ids, sends, failures)
         if (byLeader.size > 0) {
           const producer = await this.#ensureProducer(brokers)
           await this.#transaction?.add(writes, byLeader, sends, failures, producer)
@@ -336,6 +343,41 @@ export class BatchWriter {
     } catch (err) {
       throw this.#noteFenced(err)
     }
+  }
+
+  /**
+   * Takes out of `byLeader` the writes whose remote topic has another topic id than at their partition's last
+   * write (deleted and created again): nothing of them is sent; they fail with REMOTE_TOPIC_RECREATED, and the
+   * data path copies the partition again from the source's log start.
+   */
+  #holdRecreated (writes: readonly PartitionWrite[], byLeader: Map<number, number[]>, ids: ReadonlyMap<string, string | null>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[]): void {
+    for (const [node, indexes] of byLeader) {
+      const kept = indexes.filter(i => {
+        const w = writes[i]!
+        const before = this.#topicIds.changed(w.topic, w.partition, ids.get(w.topic))
+        if (before === null) return true
+        sends.get(i)!.refuse(0, false)
+        failures.push({ write: i, topic: w.topic, partition: w.partition, error: 'REMOTE_TOPIC_RECREATED', message: `topic ${w.topic} on ${this.#cluster.label} has a new topic id (${before} before, ${ids.get(w.topic)} now): it was deleted and created again`, retriable: true })
+        return false
+      })
+      if (kept.length === 0) byLeader.delete(node)
+      else byLeader.set(node, kept)
+    }
+  }
+
+  /**
+   * The partitions whose remote topic has another topic id than at their last write (or check), from fresh
+   * metadata: how a partition with nothing to write notices that its topic was deleted and created again.
+   */
+  async recreatedPartitions (partitions: readonly { topic: string, partition: number }[]): Promise<{ topic: string, partition: number }[]> {
+    if (partitions.length === 0) return []
+    const metadata = await this.#leaders.metadata([...new Set(partitions.map(p => p.topic))])
+    return partitions.filter(p => this.#topicIds.changed(p.topic, p.partition, metadata.topics.get(p.topic)?.id) !== null)
+  }
+
+  /** A partition left the data path (released, its topic removed): its next write learns its topic id afresh. */
+  forgetPartition (topic: string, partition: number): void {
+    this.#topicIds.forget(topic, partition)
   }
 
   /** Whatever the broker appended of a failed attempt cannot be told apart from what it did not: start afresh. */

@@ -184,6 +184,8 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   GROUP_MAX_SIZE_REACHED: { kind: K.CONFIG, retriable: false, hint: 'the group has as many members as the brokers\' group.max.size allows: run fewer kmirror instances or raise group.max.size' },
   /** kmirror's own name (batch-writer.ts): a batch was appended after a refused one; the write starts afresh. */
   APPENDED_AFTER_REFUSED_BATCH: TRANSIENT,
+  /** kmirror's own name (remote-topic-ids.ts): the remote topic has a new topic id; the partition is copied again from the log start. */
+  REMOTE_TOPIC_RECREATED: TRANSIENT,
   OFFSET_OUT_OF_RANGE: { kind: K.OUT_OF_RANGE, retriable: false },
   SASL_AUTHENTICATION_FAILED: { kind: K.AUTHENTICATION, retriable: false, hint: 'check <alias>.sasl.mechanism and the username and password in <alias>.sasl.jaas.config' },
   ILLEGAL_SASL_STATE: { kind: K.CONFIG, retriable: false, hint: 'check <alias>.security.protocol and <alias>.sasl.mechanism match the listener' },

@@ -29,6 +29,8 @@ export interface ByLeader<T> {
   readonly byLeader: Map<number, T[]>
   readonly leaderless: T[]
   readonly refused: { item: T, errorCode: number }[]
+  /** The topic id of each topic the cluster has; null from brokers without topic ids (before Kafka 2.8). */
+  readonly ids: ReadonlyMap<string, string | null>
 }
 
 export class TargetLeaders {
@@ -72,7 +74,8 @@ export class TargetLeaders {
     const byLeader = groupBy(items.filter(item => !metadata.refused.has(partitionOf(item).topic)), item => leaderOf(metadata, partitionOf(item).topic, partitionOf(item).partition))
     const leaderless = byLeader.get(-1) ?? []
     byLeader.delete(-1)
-    return { brokers: metadata.brokers, byLeader, leaderless, refused }
+    const ids = new Map([...metadata.topics].map(([name, t]) => [name, t.id]))
+    return { brokers: metadata.brokers, byLeader, leaderless, refused, ids }
   }
 
   /** Which of these partitions their leader answers for now (a ListOffsets probe; errors count as not ready). */

@@ -15,9 +15,12 @@
  *   restarts.
  * - A replicated topic that became a problem, was deleted, or was re-created (new topic id) is listed in
  *   `removed`, so the data path lets go of its partitions; a re-created one is then replicated afresh.
- * - A remote topic deleted on the target (by hand) while its source topic was replicated is created again, and
- *   its source topic is listed in `removed` and `recopy`: the data path copies it again from the source's log
- *   start, so the records that were in the deleted topic are not lost silently. Logged at error level.
+ * - A remote topic missing from the target's metadata while its source topic was replicated is created again; only
+ *   the creation's outcome says whether it was deleted (a broker's metadata lags behind its controller). Deleted
+ *   (by hand): logged at error level, and copied again from the source's log start, so the records that were in
+ *   it are not lost silently: by every owner of a partition of it, which sees the new topic id at its next write
+ *   (ARCHITECTURE invariant 35), or, on a target without topic ids, by this instance (`recopy`). Still there:
+ *   kept replicated, nothing copied again.
  */
 import type { FlowConfig } from '../config/types.ts'
 import type { Logger } from '../logger.ts'
@@ -25,7 +28,7 @@ import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { applyTopicSyncPlan, type TopicSyncResult, type TopicWriter } from './topic-sync-apply.ts'
 import { planTopicSync, type ReplicatedTopic, type TopicProblem, type TopicSyncPlan } from './topic-sync-plan.ts'
-import { ConfigReads, describeTopicState, type TopicReader } from './topic-state.ts'
+import { ConfigReads, describeTopicState, type TopicReader, type TopicState } from './topic-state.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import { DeletionProof, MissingVerdicts, type MissingTopic } from './deletion-proof.ts'
 
@@ -40,7 +43,10 @@ export interface RefreshResult extends TopicSyncResult {
   readonly removed: readonly string[]
   /** Source topics found deleted by this refresh. */
   readonly deleted: readonly string[]
-  /** Source topics whose remote topic was deleted on the target and created again: copy them from the log start. */
+  /**
+   * Source topics whose remote topic was deleted on the target and created again, on a target without topic ids
+   * (before Kafka 2.8): the data path of this instance stopped replicating them; copy them from the log start.
+   */
   readonly recopy: readonly string[]
 }
 
@@ -62,8 +68,10 @@ export class RemoteTopics {
   /** Topics replicated after the last refresh, and their source topic ids. */
   #replicated: readonly ReplicatedTopic[] = []
   #knownIds = new Map<string, string>()
-  /** Source topics to copy again from the log start once their remote topic exists again (see `recopy`). */
-  readonly #recopy = new Set<string>()
+  /** Replicated topics whose remote topic was missing and could not be created: still suspected at the next refresh. */
+  readonly #missingRemotes = new Map<string, ReplicatedTopic>()
+  /** Whether the target gives topic ids (Kafka 2.8+); null until a remote topic was described. */
+  #targetHasIds: boolean | null = null
   /** Problems logged, topic → message. */
   readonly #reported = new Map<string, string>()
   readonly #deletionProof = new DeletionProof()
@@ -91,18 +99,18 @@ export class RemoteTopics {
     const verdicts = await this.#deletionProof.check(missing, names => this.#source.probeTopics(names))
     const missingUnproven = this.#replicated.filter(t => verdicts.has(t.source) && verdicts.get(t.source)!.verdict !== MissingVerdicts.DELETED)
     const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven })
-    const recopy = this.#remoteDeleted(plan)
-    const removed = [...this.#removedBy(plan), ...recopy]
+    this.#noteTopicIds(state)
+    const suspects = this.#remoteMissing(plan)
+    const removed = this.#removedBy(plan)
     if (removed.length > 0) await options.stopReplicating?.(removed)
-    const result = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics)
+    const applied = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics)
+    const { topics, recopy } = await this.#settleMissingRemotes(suspects, applied, options)
+    const result = { ...applied, topics }
     this.#replicated = result.topics
     this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
     this.#report(result.problems)
     this.#reportMissing(verdicts)
-    for (const topic of recopy) this.#recopy.add(topic)
-    // A creation that failed this time (the deletion still in progress) is retried by the next refreshes.
-    const ready = result.topics.map(t => t.source).filter(topic => this.#recopy.delete(topic))
-    return { ...result, removed, deleted: plan.deletedOnSource.map(d => d.topic), recopy: ready }
+    return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy }
   }
 
   /**
@@ -115,18 +123,75 @@ export class RemoteTopics {
     return planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven: [] }).topics
   }
 
-  /** Replicated topics whose remote topic the plan creates: it was deleted on the target since the last refresh. */
-  #remoteDeleted (plan: TopicSyncPlan): string[] {
+  /** Whether the target gives topic ids (Kafka 2.8+), from the remote topics it described; kept when none was. */
+  #noteTopicIds (state: TopicState): void {
+    for (const remote of state.remote.values()) {
+      if (remote.id !== undefined) this.#targetHasIds = remote.id !== null
+    }
+  }
+
+  /**
+   * Replicated topics whose remote topic the plan creates: missing from the target's metadata. Only suspected of
+   * having been deleted: a broker whose metadata lags behind its controller (just created, or loaded) leaves out
+   * a topic that exists. The creation's outcome decides (`#settleMissingRemotes`).
+   */
+  #remoteMissing (plan: TopicSyncPlan): Map<string, ReplicatedTopic> {
     const replicated = new Map(this.#replicated.map(t => [t.source, t]))
     const recreatedOnSource = new Set(plan.recreatedOnSource.map(t => t.source))
-    const out: string[] = []
+    const out = new Map<string, ReplicatedTopic>()
     for (const c of plan.create) {
-      if (!replicated.has(c.topic) || recreatedOnSource.has(c.topic)) continue
-      this.#log.error({ topic: c.topic, remoteTopic: c.remoteTopic },
-        `remote topic ${c.remoteTopic} was deleted on cluster ${this.#flow.target.alias} while kmirror replicated ${c.topic}: creating it again and copying ${c.topic} again from the log start of cluster ${this.#flow.source.alias} (records retention already deleted there cannot be copied again)`)
-      out.push(c.topic)
+      const known = replicated.get(c.topic) ?? this.#missingRemotes.get(c.topic)
+      if (known !== undefined && !recreatedOnSource.has(c.topic)) out.set(c.topic, known)
     }
     return out
+  }
+
+  /**
+   * What the creation of a missing remote topic proves. Created (the controller did not have it): it was deleted
+   * on the target. Logged at error level; on a target with topic ids each owner of one of its partitions sees the
+   * new id at its next write and copies that partition again from the source's log start (BatchWriter,
+   * FlowReplicator), so nothing is listed here; without topic ids (before Kafka 2.8) its topic is listed in
+   * `recopy`, once the data path of this instance stopped replicating it. Already there: only the target's
+   * metadata was behind, nothing was deleted: kept replicated as it was, nothing copied again. Not created (a
+   * problem): decided at a later refresh.
+   */
+  async #settleMissingRemotes (suspects: ReadonlyMap<string, ReplicatedTopic>, applied: TopicSyncResult, options: RefreshOptions): Promise<{ topics: readonly ReplicatedTopic[], recopy: string[] }> {
+    const created = new Set(applied.created)
+    const failed = new Set(applied.problems.map(p => p.topic))
+    const listed = new Set(applied.topics.map(t => t.source))
+    const topics = [...applied.topics]
+    const recopy: string[] = []
+    this.#missingRemotes.clear()
+    const recreated = [...suspects.values()].filter(t => created.has(t.remote))
+    if (recreated.length > 0 && this.#targetHasIds === null) await this.#learnTopicIds(recreated.map(t => t.remote))
+    for (const [topic, known] of suspects) {
+      if (created.has(known.remote)) {
+        this.#log.error({ topic, remoteTopic: known.remote }, this.#deletedMessage(topic, known.remote))
+        if (this.#targetHasIds === false) recopy.push(topic)
+      } else if (failed.has(topic)) {
+        this.#missingRemotes.set(topic, known)
+      } else {
+        this.#log.info({ topic, remoteTopic: known.remote },
+          `remote topic ${known.remote} was missing from the metadata of cluster ${this.#flow.target.alias} but exists (its metadata was behind): kept as it is, nothing is copied again`)
+        if (!listed.has(topic)) topics.push(known)
+      }
+    }
+    if (recopy.length > 0) await options.stopReplicating?.(recopy)
+    return { topics, recopy }
+  }
+
+  /** Describes topics just created, only to learn whether the target gives topic ids; unknown stays null. */
+  async #learnTopicIds (remoteTopics: readonly string[]): Promise<void> {
+    const described = await this.#target.describeTopics(remoteTopics).catch(() => new Map<string, { id: string }>())
+    for (const d of described.values()) this.#targetHasIds = !/^[0-]*$/.test(d.id)
+  }
+
+  #deletedMessage (topic: string, remoteTopic: string): string {
+    const { source, target } = this.#flow
+    const again = this.#targetHasIds !== false
+      ? `every instance copying a partition of ${topic} sees the new topic id at its next write and copies that partition again from the log start of cluster ${source.alias}`
+      : `copying ${topic} again from the log start of cluster ${source.alias}`
+    return `remote topic ${remoteTopic} was deleted on cluster ${target.alias} while kmirror replicated ${topic}: created it again; ${again} (records retention already deleted there cannot be copied again)`
   }
 
   #removedBy (plan: TopicSyncPlan): string[] {

@@ -20,6 +20,8 @@ export interface SourceTopicState {
 
 export interface RemoteTopicState {
   readonly partitions: number
+  /** Kafka's topic id; null from brokers without topic ids (before Kafka 2.8), absent when not read. */
+  readonly id?: string | null
   /** The topic's configs; absent when they were not read (see `ConfigReads`). */
   readonly configs?: readonly TopicConfigEntry[]
 }
@@ -92,7 +94,7 @@ export async function describeTopicState (
   const source = new Map<string, SourceTopicState>()
   for (const [name, d] of sources) source.set(name, withConfigs({ partitions: d.partitions, id: d.id }, sourceConfigs.configs.get(name)))
   const remote = new Map<string, RemoteTopicState>()
-  for (const [name, d] of remotes) remote.set(name, withConfigs({ partitions: d.partitions }, remoteConfigs.configs.get(name)))
+  for (const [name, d] of remotes) remote.set(name, withConfigs({ partitions: d.partitions, id: /^[0-]*$/.test(d.id) ? null : d.id }, remoteConfigs.configs.get(name)))
   return { source, remote, configsRefused: { source: sourceConfigs.refused, remote: remoteConfigs.refused } }
 }
 

@@ -19,6 +19,8 @@
  * - A FENCED failure (another producer initialised this instance's transactional id) stops the flow without
  *   storing anything. The group lease gate's FENCED (the `fence` hook: the lease ran out) is retriable: nothing is
  *   sent, and the membership loses and regains its work.
+ * - A partition whose remote topic was deleted and created again (a new topic id at its next write) is copied again
+ *   from the source's log start by whichever instance owns it (ARCHITECTURE invariant 35), logged at error level.
  * - A failure of a whole step (a broker unreachable, a request timed out, credentials or a cluster ACL refused)
  *   is retried with back-off, logged once per change of error. Only errors kmirror cannot classify stop the
  *   flow (programmer errors, INTERNAL, and other errors not marked retriable), because carrying on could lose data.
@@ -39,6 +41,7 @@ import { ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
 import { ExactlyOnceRound } from './exactly-once-round.ts'
 import { DEFAULT_BATCHING, RoundWriter, type RoundWriteResult } from './round-writer.ts'
 import { lagSeconds } from './record-times.ts'
+import { RecreatedRemotes, REMOTE_TOPIC_RECREATED } from './recreated-remotes.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
@@ -72,6 +75,8 @@ export class FlowReplicator {
   #rounds = 0
   /** When the last fetch-and-write round completed with an answer (health: a flow that stops completing them is stalled). */
   #lastRoundAt = Date.now()
+  /** Partitions whose remote topic was created again, waiting to start again from the source's log start. */
+  readonly #recreated: RecreatedRemotes
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
@@ -97,6 +102,19 @@ export class FlowReplicator {
       fence: deps.fence,
       state: f => this.#state(f),
       afterAcks: copied => this.#afterAcks(copied)
+    })
+    this.#recreated = new RecreatedRemotes({
+      flow: flow.name,
+      aliases: deps.aliases ?? { source: 'source', target: 'target' },
+      fetcher: deps.fetcher,
+      ...(deps.writer.recreatedPartitions === undefined ? {} : { check: deps.writer.recreatedPartitions.bind(deps.writer) }),
+      partitions: this.#partitions,
+      log,
+      metrics: this.#metrics,
+      restart: key => {
+        this.#tracker.reset(key)
+        this.#writer.forget(key)
+      }
     })
   }
 
@@ -184,10 +202,11 @@ export class FlowReplicator {
   }
 
   #applyChanges (): void {
-    this.#partitions.applyChanges(key => {
+    this.#partitions.applyChanges((key, state) => {
       this.#tracker.reset(key)
       this.#failing.forget(key)
       this.#writer.forget(key)
+      this.#deps.writer.forgetPartition?.(state.remoteTopic, state.partition)
     })
   }
 
@@ -206,6 +225,7 @@ export class FlowReplicator {
       this.#failing.forget(key)
       this.#writer.forget(key)
     }
+    for (const p of released) this.#deps.writer.forgetPartition?.(p.remoteTopic, p.partition)
     this.#deps.log.debug({ partitions: [...positions.keys()] }, 'revoked partitions released with their progress stored')
   }
 
@@ -272,6 +292,8 @@ export class FlowReplicator {
   }
 
   async #round (): Promise<boolean> {
+    await this.#recreated.checkIdle(this.#partitions.values())
+    await this.#recreated.copyAgainFromLogStart()
     const now = Date.now()
     const active = this.#partitions.active(now)
     if (active.length === 0) {
@@ -317,7 +339,10 @@ export class FlowReplicator {
     for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
     // ... and is left out of the next rounds for a moment, so it does not hold up the others.
     for (const f of incomplete) this.#state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
-    for (const r of failed) this.#writer.refused(r.fetched, r.failure)
+    for (const r of failed) {
+      if (r.failure.error === REMOTE_TOPIC_RECREATED) this.#recreated.hold(this.#state(r.fetched))
+      else this.#writer.refused(r.fetched, r.failure)
+    }
     const outOfRange: FetchedBatches[] = []
     for (const f of fetched) {
       this.#noteFetchOutcome(f, waiting)

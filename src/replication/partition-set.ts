@@ -183,7 +183,7 @@ export class PartitionSet {
    * Applies the queued changes in order; returns the keys that left. `forget` is called for each partition that
    * leaves, so the data path drops what it keeps about it.
    */
-  applyChanges (forget: (key: string) => void): void {
+  applyChanges (forget: (key: string, state: PartitionState) => void): void {
     for (const change of this.#changes.splice(0)) {
       switch (change.kind) {
         case 'remove-topics':
@@ -191,7 +191,7 @@ export class PartitionSet {
             if (!change.topics.has(p.topic)) continue
             this.#delete(p)
             this.#stored.delete(key)
-            forget(key)
+            forget(key, p)
           }
           this.#log.debug({ topics: [...change.topics] }, 'topics removed from replication')
           change.done()
@@ -211,7 +211,7 @@ export class PartitionSet {
           for (const [key, p] of [...this.#partitions]) {
             if (!p.lost) continue
             this.#delete(p)
-            forget(key)
+            forget(key, p)
           }
           change.done()
           break
@@ -219,7 +219,7 @@ export class PartitionSet {
           for (const state of change.states) {
             const current = this.#partitions.get(state.key)
             if (current !== undefined && !current.releasing && !current.lost) continue
-            if (current !== undefined) forget(state.key)
+            if (current !== undefined) forget(state.key, current)
             this.#put(state)
           }
           change.done()

@@ -27,6 +27,8 @@ export class FakeProduceBrokers {
   readonly refusedTopics = new Map<string, number>()
   /** Partition keys whose leader is not ready: ListOffsets probes answer NOT_LEADER_OR_FOLLOWER. */
   readonly unready = new Set<string>()
+  /** Topic ids the metadata answers (a topic deleted and created again gets a new one); null for topics not here. */
+  readonly topicIds = new Map<string, string>()
   holdProduce = false
   inFlight = 0
   maxInFlight = 0
@@ -55,7 +57,7 @@ export class FakeProduceBrokers {
 
   #metadata (request: MetadataRequest): MetadataResponse {
     const topics = new Map((request.topics ?? []).map(name => [name, {
-      name, errorCode: this.refusedTopics.get(name) ?? 0, id: null, isInternal: false, partitions: Array.from({ length: 4 }, (_, index) => ({ index, errorCode: 0, leader: 1, leaderEpoch: 0 }))
+      name, errorCode: this.refusedTopics.get(name) ?? 0, id: this.topicIds.get(name) ?? null, isInternal: false, partitions: Array.from({ length: 4 }, (_, index) => ({ index, errorCode: 0, leader: 1, leaderEpoch: 0 }))
     }]))
     return { throttleTimeMs: 0, brokers: new Map([[1, BROKER]]), clusterId: 'fake', controllerId: 1, topics }
   }

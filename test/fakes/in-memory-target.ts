@@ -71,6 +71,18 @@ export class InMemoryTarget implements TargetWriter {
     this.#refused.set(partitionKey(topic, partition), { error, left: times })
   }
 
+  /**
+   * The remote topic is deleted and created again (a new topic id): its partitions are empty, and the next write of
+   * each partition written before fails with REMOTE_TOPIC_RECREATED, nothing of it appended, as BatchWriter does.
+   */
+  recreateTopic (topic: string): void {
+    for (const [key, log] of [...this.#logs]) {
+      if (!log.records.some(r => !r.foreign) || !key.startsWith(`${topic}\u0000`)) continue
+      this.#logs.delete(key)
+      this.#refused.set(key, { error: 'REMOTE_TOPIC_RECREATED', left: 1 })
+    }
+  }
+
   /** Writes of the remote partition are accepted again. */
   acceptWrites (topic: string, partition: number): void {
     this.#refused.delete(partitionKey(topic, partition))

@@ -179,7 +179,8 @@ test('the remote topic deleted by hand on the target: kmirror creates it again a
   await produce('secure', records(topic, 30, 20))
 
   // Then kmirror says so at error level, creates the remote topic again and copies every record again: an exact copy
-  await kmirror.waitForOutput(new RegExp(`remote topic ${remote} was deleted on cluster B while kmirror replicated ${topic}: creating it again and copying ${topic} again from the log start of cluster A`), 30_000)
+  await kmirror.waitForOutput(new RegExp(`remote topic ${remote} was deleted on cluster B while kmirror replicated ${topic}: created it again`), 30_000)
+  await kmirror.waitForOutput(new RegExp(`remote topic ${remote} was deleted and created again on cluster B \\(a new topic id\\): copying ${topic}-0 again from offset 0`), 30_000)
   await waitFor(async () => await total('target', remote) === 50n, { timeoutMs: 60_000, message: 'every record copied again' })
   assertSamePartition(await readCommitted('secure', topic, 0), await readCommitted('target', remote, 0), topic)
   kmirror.kill('SIGTERM')

@@ -114,4 +114,52 @@ describe('BatchWriter', () => {
     assert.deepEqual(result.failed.map(f => [f.write, f.error, f.operation]), [[1, 'TOPIC_AUTHORIZATION_FAILED', 'DESCRIBE']])
     assert.deepEqual(acks.map(a => a.write), [0])
   })
+
+  it('Given a remote topic created again under a new topic id, then its partitions are sent nothing and fail with REMOTE_TOPIC_RECREATED once; the next write goes to the new topic', async () => {
+    // Given A.t and A.u written under their topic ids
+    const brokers = new FakeProduceBrokers()
+    brokers.topicIds.set('A.t', 'id-t1')
+    brokers.topicIds.set('A.u', 'id-u1')
+    const w = writer(brokers)
+    await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.t', partition: 1, batches: batches(1, []) }, { topic: 'A.u', partition: 0, batches: batches(1, []) }], () => undefined)
+
+    // When A.t is deleted and created again (a new id), and partitions 0 and 1 of A.t, and A.u, are written
+    brokers.topicIds.set('A.t', 'id-t2')
+    const sentBefore = brokers.sent.length
+    const acks: BatchAck[] = []
+    const result = await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.u', partition: 0, batches: batches(1, []) }], a => { acks.push(...a) })
+
+    // Then only A.u is sent; A.t-0 fails, naming both ids, retriable
+    assert.deepEqual(result.failed.map(f => [f.write, f.topic, f.partition, f.error, f.retriable]), [[0, 'A.t', 0, 'REMOTE_TOPIC_RECREATED', true]])
+    assert.match(result.failed[0]!.message ?? '', /topic A\.t on cluster B has a new topic id \(id-t1 before, id-t2 now\)/)
+    assert.deepEqual(acks.map(a => a.write), [1])
+    assert.deepEqual(brokers.sent.slice(sentBefore).map(s => s.topic), ['A.u'])
+
+    // And A.t-1, written for the first time since, fails too; A.t-0's next write goes through under the new id
+    const later = await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.t', partition: 1, batches: batches(1, []) }], () => undefined)
+    assert.deepEqual(later.failed.map(f => [f.topic, f.partition, f.error]), [['A.t', 1, 'REMOTE_TOPIC_RECREATED']])
+  })
+
+  it('Given a partition forgotten (it left the data path), then its next write learns the topic id afresh and is sent', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.topicIds.set('A.t', 'id-1')
+    const w = writer(brokers)
+    await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], () => undefined)
+    brokers.topicIds.set('A.t', 'id-2')
+    w.forgetPartition('A.t', 0)
+    const result = await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], () => undefined)
+    assert.deepEqual(result, { incomplete: [], failed: [] })
+  })
+
+  it('Given partitions with nothing to write, then recreatedPartitions names those whose remote topic has a new topic id, once', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.topicIds.set('A.t', 'id-1')
+    brokers.topicIds.set('A.u', 'id-u')
+    const w = writer(brokers)
+    const partitions = [{ topic: 'A.t', partition: 0 }, { topic: 'A.t', partition: 1 }, { topic: 'A.u', partition: 0 }]
+    assert.deepEqual(await w.recreatedPartitions(partitions), [])
+    brokers.topicIds.set('A.t', 'id-2')
+    assert.deepEqual(await w.recreatedPartitions(partitions), [{ topic: 'A.t', partition: 0 }, { topic: 'A.t', partition: 1 }])
+    assert.deepEqual(await w.recreatedPartitions(partitions), [])
+  })
 })

@@ -41,7 +41,22 @@ export class FakeTopicCluster {
   /** Topics the principal may not DESCRIBE: left out of listings, TOPIC_AUTHORIZATION_FAILED when named. */
   readonly #denied = new Set<string>()
   readonly #configsDenied = new Set<string>()
+  /** Topics left out of metadata answers though they exist (a broker whose metadata lags behind its controller). */
+  readonly #lagging = new Set<string>()
+  /** Topic ids all zeros, as brokers before Kafka 2.8 answer. */
+  withoutTopicIds = false
   #nextId = 1
+
+  /** Leaves `name` out of listings and descriptions (or, with `lagging` false, shows it again) while it exists. */
+  lagMetadata (name: string, lagging = true): void {
+    if (lagging) this.#lagging.add(name)
+    else this.#lagging.delete(name)
+  }
+
+  /** The topic's id now (a topic deleted and created again gets a new one). */
+  topicId (name: string): string | undefined {
+    return this.#topics.get(name)?.id
+  }
 
   addTopic (name: string, partitions: number, overrides: Record<string, string> = {}): void {
     this.#topics.set(name, { id: `id-${this.#nextId++}`, partitions, overrides: new Map(Object.entries(overrides)) })
@@ -102,7 +117,7 @@ export class FakeTopicCluster {
 
   async listTopics (): Promise<string[]> {
     this.calls.push({ op: 'listTopics', topics: [] })
-    return [...this.#topics.keys()].filter(n => !this.#denied.has(n)).sort()
+    return [...this.#topics.keys()].filter(n => !this.#denied.has(n) && !this.#lagging.has(n)).sort()
   }
 
   async probeTopics (names: readonly string[]): Promise<Map<string, TopicProbe>> {
@@ -117,7 +132,7 @@ export class FakeTopicCluster {
     const out = new Map<string, TopicDescription>()
     for (const name of names) {
       const t = this.#topics.get(name)
-      if (t !== undefined && !this.#denied.has(name)) out.set(name, { name, id: t.id, partitions: t.partitions })
+      if (t !== undefined && !this.#denied.has(name) && !this.#lagging.has(name)) out.set(name, { name, id: this.withoutTopicIds ? '00000000-0000-0000-0000-000000000000' : t.id, partitions: t.partitions })
     }
     return out
   }

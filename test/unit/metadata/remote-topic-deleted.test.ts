@@ -1,0 +1,90 @@
+/**
+ * A remote topic missing from the target's metadata while its source topic is replicated: deleted by hand, or only
+ * not in the answer yet (a broker whose metadata lags behind its controller). Only the creation's outcome tells.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { parseConfig } from '../../../src/config/load.ts'
+import { RemoteTopics } from '../../../src/metadata/remote-topics.ts'
+import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+import { FakeTopicCluster } from './topic-fake-cluster.ts'
+
+function setup () {
+  const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true', 'replication.factor = 1'].join('\n'), 'mm2.properties')
+  const flow = config.flows.find(f => f.name === 'A->B')!
+  const source = new FakeTopicCluster()
+  const target = new FakeTopicCluster()
+  const logs = memoryLogger()
+  const topics = new RemoteTopics(flow, createReplicationPolicy(flow.replicationPolicy), source, target, logs.log)
+  const stopped: string[][] = []
+  const refresh = () => topics.refresh({ stopReplicating: async names => { stopped.push([...names]) } })
+  return { source, target, logs, stopped, refresh }
+}
+
+describe('RemoteTopics.refresh with a remote topic missing from the target', () => {
+  it('a remote topic only missing from a lagging metadata answer is kept: no error, nothing stopped, nothing copied again', async () => {
+    // Given orders replicated into A.orders
+    const { source, target, logs, stopped, refresh } = setup()
+    source.addTopic('orders', 3)
+    await refresh()
+    const id = target.topicId('A.orders')
+
+    // When the target's metadata answer leaves A.orders out although it exists (as a busy broker's does after a creation)
+    target.lagMetadata('A.orders')
+    const lagging = await refresh()
+    target.lagMetadata('A.orders', false)
+    const after = await refresh()
+
+    // Then nothing is said to be deleted, the data path keeps the topic, and nothing is copied again
+    assert.deepEqual(logs.at(LogLevels.error), [])
+    assert.deepEqual(stopped, [])
+    assert.deepEqual(lagging.removed, [])
+    assert.deepEqual(lagging.recopy, [])
+    assert.deepEqual(lagging.topics.map(t => [t.source, t.partitions]), [['orders', 3]])
+    assert.deepEqual(after.recopy, [])
+    assert.equal(target.topicId('A.orders'), id)
+    assert.equal(logs.lines.filter(l => String(l.msg).includes('was missing from the metadata of cluster B but exists')).length, 1)
+  })
+
+  it('a remote topic deleted by hand is created again with an error line; with topic ids the data path, not the refresh, copies it again', async () => {
+    // Given orders replicated into A.orders on a target with topic ids
+    const { source, target, logs, stopped, refresh } = setup()
+    source.addTopic('orders', 2)
+    await refresh()
+    const before = target.topicId('A.orders')
+
+    // When A.orders is deleted on the target
+    await target.deleteTopics(['A.orders'])
+    const result = await refresh()
+
+    // Then it is created again (a new id), said at error level, and left to every partition owner's data path
+    assert.notEqual(target.topicId('A.orders'), before)
+    assert.deepEqual(result.created, ['A.orders'])
+    assert.deepEqual(result.recopy, [])
+    assert.deepEqual(stopped, [])
+    assert.deepEqual(result.topics.map(t => t.source), ['orders'])
+    const errors = logs.at(LogLevels.error).map(l => l.msg)
+    assert.deepEqual(errors, ['remote topic A.orders was deleted on cluster B while kmirror replicated orders: created it again; every instance copying a partition of orders sees the new topic id at its next write and copies that partition again from the log start of cluster A (records retention already deleted there cannot be copied again)'])
+  })
+
+  it('on a target without topic ids, a remote topic deleted by hand is copied again by the refreshing instance, after its creation', async () => {
+    // Given orders replicated into A.orders on a target without topic ids (before Kafka 2.8)
+    const { source, target, logs, stopped, refresh } = setup()
+    target.withoutTopicIds = true
+    source.addTopic('orders', 2)
+    await refresh()
+
+    // When A.orders is deleted, and its first creation again fails
+    await target.deleteTopics(['A.orders'])
+    target.failNext('createTopic', 'A.orders', new Error('request timed out'))
+    const failed = await refresh()
+    const result = await refresh()
+
+    // Then nothing is copied again until it is created; then its data path is stopped and it is listed in recopy
+    assert.deepEqual(failed.recopy, [])
+    assert.deepEqual(result.recopy, ['orders'])
+    assert.deepEqual(stopped, [['orders']])
+    assert.equal(logs.at(LogLevels.error).filter(l => String(l.msg).includes('copying orders again from the log start of cluster A')).length, 1)
+  })
+})
