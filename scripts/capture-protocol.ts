@@ -5,6 +5,10 @@
  *
  *   node scripts/capture-protocol.ts --bootstrap 127.0.0.1:19092 --broker 4.1.1
  *
+ * Then the group and transaction APIs (scripts/capture-coordination.ts): a member joining, syncing, heartbeating and
+ * leaving a group, a transactional producer adding a partition and committing, each exchange with the member id,
+ * generation or producer id it was built from (its `context`).
+ *
  * Run it against a plaintext broker of the named release (scripts/kafka-local.sh up ... VERSION). It creates one
  * topic (golden-<version>-<random>, 1 partition) and leaves it there. Re-run only when a grammar changes or a
  * broker release is added; review the diff of the decoded answers.
@@ -18,12 +22,14 @@ import { decodeResponse, encodeRequest, isFlexible, type ApiSpec } from '../src/
 import { ApiVersionsApi } from '../src/kafka/protocol/api-versions.ts'
 import { MetadataApi, type MetadataResponse } from '../src/kafka/protocol/metadata.ts'
 import { brokerApis } from '../src/kafka/protocol/negotiation.ts'
-import { scenarios, toJson, type GoldenTopic } from '../test/helpers/protocol-scenarios.ts'
+import { scenarios, toJson, type GoldenContext, type GoldenTopic } from '../test/helpers/protocol-scenarios.ts'
+import { captureCoordination } from './capture-coordination.ts'
 import { REPO_ROOT } from '../test/helpers/clusters.ts'
 
 interface Exchange {
   api: string
   version: number
+  context?: GoldenContext
   requestHex: string
   responseHex: string
   decoded: unknown
@@ -79,6 +85,9 @@ async function main (): Promise<void> {
         process.stdout.write(`${spec.name} v${version}: ${response.length} bytes\n`)
       }
     }
+    const coordination = await captureCoordination(topic, apis, (spec, version, request) => exchange(connection, spec, version, request),
+      (spec, version, response) => decodeResponse(spec, version, response))
+    for (const e of coordination) exchanges.push({ ...e, decoded: toJson(e.decoded) })
     const dir = join(REPO_ROOT, 'test', 'fixtures', 'protocol')
     mkdirSync(dir, { recursive: true })
     const out = values.out ?? join(dir, `kafka-${values.broker}.json`)

@@ -12,6 +12,12 @@
 #                                                 format if new, start if stopped, wait until ready (broker on
 #                                                 PORT, controller or ZooKeeper on PORT+1; auth: see auth_listeners;
 #                                                 VERSION 4.1.1, or e.g. 3.9.1, 3.6.2, 2.8.2 (ZooKeeper mode), 2.1.1)
+#   kafka-local.sh up-multi NAME PORT [NODES]     a KRaft cluster of NODES (default 3) combined broker+controller
+#                                                 nodes NAME-1..NAME-N, all voters (one may die and the quorum
+#                                                 stays), node i's broker on PORT+2(i-1), its controller one above;
+#                                                 internal topics with replication factor 3; Kafka 4.1.1, plain.
+#                                                 Starts the nodes that are not running (a node killed with
+#                                                 `kill NAME-i` comes back on its data) and waits until all serve.
 #   kafka-local.sh down NAME... | --all           SIGTERM, SIGKILL after 15 s
 #   kafka-local.sh kill NAME                      SIGKILL at once (crash drills)
 #   kafka-local.sh wipe NAME... | --all           stop and delete the cluster's data
@@ -23,7 +29,7 @@
 #   kafka-local.sh tool CLASS|ALIAS ARGS...       a Kafka CLI tool in the foreground
 #
 # Environment: KMIRROR_STATE (default <repo>/.state) holds kafka/<name>/ and every log in logs/;
-# BROKER_HEAP (4.1.1), LEGACY_HEAP (other releases), ZOOKEEPER_HEAP, MM2_HEAP: JVM heap flags.
+# BROKER_HEAP (4.1.1), MULTI_HEAP (each node of up-multi), LEGACY_HEAP (other releases), ZOOKEEPER_HEAP, MM2_HEAP: JVM heap flags.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -39,6 +45,8 @@ MM2_HEAP="${MM2_HEAP:--Xms256m -Xmx1g}"
 # Brokers of older versions only serve the compatibility tests: small heaps (see docs/compatibility.md).
 LEGACY_HEAP="${LEGACY_HEAP:--Xms256m -Xmx256m}"
 ZOOKEEPER_HEAP="${ZOOKEEPER_HEAP:--Xms32m -Xmx64m}"
+# Each node of a multi-node cluster (up-multi): three JVMs serve a few small test topics.
+MULTI_HEAP="${MULTI_HEAP:--Xms256m -Xmx256m}"
 # The flags of bin/kafka-run-class.sh without JMX and GC logging.
 PERF_OPTS="-server -XX:+UseG1GC -XX:MaxGCPauseMillis=20 -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent -Djava.awt.headless=true"
 # Only for short-lived admin JVMs (storage format): C1 and serial GC start faster. Never for measured runs.
@@ -409,6 +417,84 @@ start_cluster() { # NAME DIR MODE - the broker JVM (after its ZooKeeper in ZooKe
   wait_for_line "$log" "$ready" "$(cat "$dir/pid")" "${KAFKA_START_TIMEOUT:-120}" "cluster $name"
 }
 
+# ── multi-node clusters (up-multi) ──────────────────────────────────────────────────────────────────
+# NAME-1..NAME-N are clusters of this script in their own right (down, kill, status work per node), formatted
+# with one cluster id and the same static voter set. Every node is a voter, so killing one leaves a majority:
+# the controller fences the dead broker within broker.session.timeout.ms and moves its partition leaders (the
+# group and transaction coordinators with them) to the replicas that stay.
+
+multi_voters() { # PORT NODES
+  local voters="" i
+  for i in $(seq 1 "$2"); do voters+="$i@127.0.0.1:$(($1 + 2 * (i - 1) + 1)),"; done
+  echo "${voters%,}"
+}
+
+multi_properties() { # DIR PORT NODE VOTERS
+  server_properties "$1" "$2" plain | grep -vE '^(node\.id|controller\.quorum\.voters|default\.replication\.factor|offsets\.topic\.replication\.factor|transaction\.state\.log\.(replication\.factor|min\.isr)|share\.coordinator\.state\.topic\.(replication\.factor|min\.isr))='
+  cat <<PROPS
+node.id=$3
+controller.quorum.voters=$4
+default.replication.factor=3
+min.insync.replicas=1
+offsets.topic.replication.factor=3
+transaction.state.log.replication.factor=3
+transaction.state.log.min.isr=2
+share.coordinator.state.topic.replication.factor=3
+share.coordinator.state.topic.min.isr=2
+broker.heartbeat.interval.ms=500
+broker.session.timeout.ms=3000
+replica.lag.time.max.ms=5000
+PROPS
+}
+
+cmd_up_multi() { # NAME PORT [NODES]
+  [ $# -ge 2 ] || die "usage: up-multi NAME PORT [NODES]"
+  local name=$1 port=$2 nodes=${3:-3} i dir id="" pending=()
+  [ "$nodes" -ge 3 ] || die "up-multi needs 3 nodes or more (a majority must survive one node's death), not $nodes"
+  version_profile "$DEFAULT_VERSION"; cmd_fetch "$DEFAULT_VERSION"; ensure_dirs
+  local voters; voters=$(multi_voters "$port" "$nodes")
+  for i in $(seq 1 "$nodes"); do
+    dir="$CLUSTERS/$name-$i"
+    [ -f "$dir/cluster.id" ] && [ "$(cat "$dir/spec" 2>/dev/null)" = "$((port + 2 * (i - 1))) multi" ] && id=$(cat "$dir/cluster.id")
+  done
+  [ -n "$id" ] || id=$(new_cluster_id)
+  for i in $(seq 1 "$nodes"); do
+    dir="$CLUSTERS/$name-$i"
+    is_running "$name-$i" && continue
+    [ "$(cat "$dir/cluster.id" 2>/dev/null)" = "$id" ] || multi_init "$name-$i" "$((port + 2 * (i - 1)))" "$i" "$voters" "$id"
+    launch_node "$name-$i" "$dir" "$MULTI_HEAP"
+    pending+=("$name-$i")
+  done
+  local t0=$SECONDS n
+  for n in "${pending[@]}"; do
+    wait_for_line "$LOGS/$n.log" "Kafka Server started" "$(cat "$CLUSTERS/$n/pid")" "${KAFKA_START_TIMEOUT:-120}" "node $n"
+  done
+  echo "$name: ${#pending[@]} of $nodes nodes started in $((SECONDS - t0)) s (127.0.0.1:$port, +2 per node, Kafka $DEFAULT_VERSION)"
+}
+
+multi_init() { # NODE_NAME PORT NODE_ID VOTERS CLUSTER_ID
+  local dir="$CLUSTERS/$1"
+  rm -rf "$dir"; mkdir -p "$dir/data"
+  multi_properties "$dir" "$2" "$3" "$4" >"$dir/server.properties"
+  echo "bootstrap.servers=127.0.0.1:$2" >"$dir/client.properties"
+  echo "$2 multi" >"$dir/spec"
+  echo "$DEFAULT_VERSION" >"$dir/version"
+  # shellcheck disable=SC2086
+  "$JAVA" $QUICK_OPTS "$(log_flag warn)" -cp "$LIB/*" \
+    kafka.tools.StorageTool format --cluster-id "$5" --config "$dir/server.properties" >"$LOGS/$1-format.log" 2>&1 \
+    || { cat "$LOGS/$1-format.log" >&2; die "storage format failed for node $1"; }
+  echo "$5" >"$dir/cluster.id"
+}
+
+launch_node() { # NAME DIR HEAP - a KRaft node's JVM in the background (start_cluster waits for it)
+  local log="$LOGS/$1.log"
+  : >"$log"
+  # shellcheck disable=SC2086
+  nohup $DETACH "$JAVA" $3 $PERF_OPTS -Dkafka.logs.dir="$LOGS" "$(log_flag info)" \
+    -cp "$LIB/*" kafka.Kafka "$2/server.properties" >>"$log" 2>&1 </dev/null &
+  echo $! >"$2/pid"
+}
+
 # ── ZooKeeper mode (Kafka before 3.3) ────────────────────────────────────────────────────────────────
 # ZooKeeper runs from the broker's own classpath, as its own JVM on PORT+1, with its data in DIR/zookeeper;
 # its pid is DIR/zk.pid, and down/kill/wipe stop it after the broker.
@@ -574,8 +660,9 @@ main() {
   local cmd=$1; shift
   case $cmd in
     fetch|up|down|kill|wipe|status|mm2|tool) "cmd_$cmd" "$@" ;;
+    up-multi) cmd_up_multi "$@" ;;
     mm2-down) cmd_mm2_down "$@" ;;
-    *) die "unknown command '$cmd' (fetch, up, down, kill, wipe, status, mm2, mm2-down, tool)" ;;
+    *) die "unknown command '$cmd' (fetch, up, up-multi, down, kill, wipe, status, mm2, mm2-down, tool)" ;;
   esac
 }
 main "$@"

@@ -356,10 +356,22 @@ export class AdminClient {
     await this.#admin.close().catch(() => undefined)
   }
 
+  /**
+   * A connection to the first broker of the cluster that takes one. Not the library's connectToBrokers() for all
+   * brokers: it fails when any one is down, and a cluster with one broker of three down must still be described.
+   */
   async #anyConnection () {
-    const connection = (await this.#admin.connectToBrokers()).values().next().value
-    if (connection === undefined) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `no broker of ${this.#cluster.label} could be reached`, { retriable: true })
-    return connection
+    const { brokers } = await this.#admin.metadata({ topics: [] })
+    let last: unknown
+    for (const nodeId of brokers.keys()) {
+      try {
+        const connection = (await this.#admin.connectToBrokers([nodeId])).values().next().value
+        if (connection !== undefined) return connection
+      } catch (err) {
+        last = err
+      }
+    }
+    throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `no broker of ${this.#cluster.label} could be reached`, { retriable: true, cause: last })
   }
 
   async #call<T> (action: string, fn: () => Promise<T>): Promise<T> {

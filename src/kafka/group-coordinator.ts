@@ -9,6 +9,8 @@
  * - The coordinator is found once and kept until a request fails on the network or answers NOT_COORDINATOR /
  *   COORDINATOR_NOT_AVAILABLE (`reset`); the next request finds it again. Concurrent finds share one request.
  * - Every FindCoordinator is bounded by default.api.timeout.ms; a refusal names the ACL to grant.
+ * - A coordinator found at another address than the one before (its broker died or handed the group's
+ *   __consumer_offsets partition over) is reported to `onMoved`, once per move: the member logs it.
  */
 import { ConnectionPool, type Broker } from '@platformatic/kafka'
 import { clientInt } from '../config/client-settings.ts'
@@ -27,6 +29,9 @@ import { describePrincipal } from './principal.ts'
 
 export type GroupLane = 'join' | 'beat'
 
+/** Called when the coordinator is found at another broker than before: `host:port` of both, the new node id. */
+export type CoordinatorMoved = (from: string, to: string, nodeId: number) => void
+
 /** Kafka error codes that mean "ask again where the coordinator is". */
 export const COORDINATOR_MOVED = new Set([14, 15, 16]) // COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
 export const GROUP_AUTHORIZATION_FAILED = 30
@@ -38,10 +43,14 @@ export class GroupCoordinator {
   readonly #bootstrap: Broker[]
   readonly #apiTimeoutMs: number
   readonly #principal: string
+  readonly #onMoved: CoordinatorMoved | undefined
   #coordinator: Promise<Broker> | null = null
+  /** `host:port` of the coordinator found last (kept across `reset`, to tell a move from a reconnect). */
+  #lastFound: string | null = null
 
-  constructor (props: ClientProps, clientId: string, cluster: ClusterContext, groupId: string, rebalanceTimeoutMs: number) {
+  constructor (props: ClientProps, clientId: string, cluster: ClusterContext, groupId: string, rebalanceTimeoutMs: number, onMoved?: CoordinatorMoved) {
     this.groupId = groupId
+    this.#onMoved = onMoved
     this.cluster = cluster
     const connect = toConnectOptions(props, clientId)
     const joinTimeout = Math.max(connect.requestTimeout ?? 30_000, rebalanceTimeoutMs + 5000)
@@ -101,6 +110,9 @@ export class GroupCoordinator {
       const found = answer.coordinators[0]
       if (found === undefined) throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${action}: the broker answered no coordinator`, { retriable: true })
       if (found.errorCode !== 0) throw this.refusal(found.errorCode, 'FindCoordinator')
+      const address = `${found.host}:${found.port}`
+      if (this.#lastFound !== null && this.#lastFound !== address) this.#onMoved?.(this.#lastFound, address, found.nodeId)
+      this.#lastFound = address
       return { host: found.host, port: found.port }
     }, this.#apiTimeoutMs, action, this.cluster)
   }

@@ -73,7 +73,8 @@ export class GroupMember {
   constructor (options: GroupMemberOptions) {
     this.#o = options
     this.#stopSignal = new Promise(resolve => { this.#signalStop = resolve })
-    this.#coordinator = new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs)
+    this.#coordinator = new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs,
+      (from, to, nodeId) => { options.log.warn({ group: options.groupId, cluster: options.cluster.label, from, to, nodeId }, `the coordinator of group ${options.groupId} on ${options.cluster.label} moved from broker ${from} to broker ${to} (node ${nodeId}): the member carries on with it`) })
   }
 
   /** Starts joining and heartbeating; returns at once. */

@@ -318,6 +318,7 @@ export class RecordFetcher {
     const out = new Map<string, number>()
     const failed: { topic: string, partition: number, errorCode: number }[] = (byLeader.get(-1) ?? []).map(tp => ({ ...tp, errorCode: UNKNOWN_TOPIC_OR_PARTITION }))
     byLeader.delete(-1)
+    const unreachable: { topic: string, partition: number }[] = []
     await Promise.all([...byLeader].map(async ([node, list]) => {
       const broker = metadata.brokers.get(node)!
       const topics = [...groupBy(list, tp => tp.topic)].map(([name, tps]) => ({ name, partitions: tps.map(tp => ({ partition: tp.partition, timestamp })) }))
@@ -326,7 +327,11 @@ export class RecordFetcher {
         response = await sendRequest(await this.#pool.get(broker), ListOffsetsApi, { isolationLevel: this.#isolationLevel(), topics }, this.#cluster.label)
       } catch (err) {
         this.#metadata.invalidate()
-        throw toKmirrorError(err, ErrorCodes.FETCH, `list ${what} on broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
+        const error = toKmirrorError(err, ErrorCodes.FETCH, `list ${what} on broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
+        // A leader that cannot be reached (its broker died, its partitions moved on): ask again with fresh metadata.
+        if (!error.retriable || attempt >= LIST_OFFSETS_ATTEMPTS) throw error
+        unreachable.push(...list)
+        return
       }
       for (const t of response.topics) {
         for (const p of t.partitions) {
@@ -335,6 +340,10 @@ export class RecordFetcher {
         }
       }
     }))
+    if (unreachable.length > 0) {
+      await delay(50 * 2 ** attempt)
+      for (const [tp, offset] of await this.listOffsets(unreachable, which, attempt + 1)) out.set(tp, offset)
+    }
     if (failed.length === 0) return out
     this.#metadata.invalidate()
     const retriable = failed.every(f => isRetriableKafkaError(f.errorCode))

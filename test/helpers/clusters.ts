@@ -39,7 +39,8 @@ export interface SaslPlain {
 }
 
 export interface TestCluster {
-  name: ClusterName
+  /** A cluster of TOPOLOGY, or the multi-node `trio`. */
+  name: ClusterName | 'trio'
   /** host:port, ready for `bootstrap.servers` or `bootstrapBrokers: [bootstrap]`. */
   bootstrap: string
   sasl?: SaslPlain
@@ -292,4 +293,57 @@ export function freezeCluster (name: ClusterName, t?: { after: (fn: () => void) 
 export function thawCluster (name: ClusterName): void {
   refuseExternal(name, 'thaw')
   process.kill(brokerPid(name), 'SIGCONT')
+}
+
+/**
+ * The multi-node cluster (kafka-local.sh up-multi): three KRaft nodes, each broker and controller voter, on
+ * TRIO.port + 2(i-1); internal topics replicated 3 times, so the group and transaction coordinators move when the
+ * broker holding them dies. Started on demand by the tests that use it (about 40 s, three 256 MB JVMs).
+ */
+export const TRIO = Object.freeze({ name: 'trio' as const, port: 20292 + PORT_OFFSET, nodes: 3 })
+
+/** 127.0.0.1:port of node ID (1-based) of the trio. */
+export function trioNode (id: number): string {
+  return `127.0.0.1:${TRIO.port + 2 * (id - 1)}`
+}
+
+/** Starts the trio's nodes that are not running (all at first, or one killed by killTrioNode) and waits for them. */
+export async function ensureTrio (): Promise<TestCluster> {
+  await runKafkaLocal(['up-multi', TRIO.name, String(TRIO.port), String(TRIO.nodes)], TRIO.name)
+  const all = Array.from({ length: TRIO.nodes }, (_, i) => trioNode(i + 1))
+  return { name: TRIO.name, bootstrap: all.join(','), external: false }
+}
+
+/** True when every node of the trio runs. */
+export function isTrioRunning (): boolean {
+  return Array.from({ length: TRIO.nodes }, (_, i) => `${TRIO.name}-${i + 1}`).every(n => isNodeRunning(n))
+}
+
+function isNodeRunning (name: string): boolean {
+  try {
+    process.kill(Number(readFileSync(join(stateDir(), 'kafka', name, 'pid'), 'utf8').trim()), 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/**
+ * The trio for one test file: started if needed, and stopped after it (three JVMs are too many to leave idle on
+ * a small machine) unless it ran before or KMIRROR_KEEP_CLUSTERS=1.
+ */
+export async function useTrio (t: { after: (fn: () => Promise<void>) => void }): Promise<TestCluster> {
+  const running = isTrioRunning()
+  t.after(async () => { if (!running && process.env.KMIRROR_KEEP_CLUSTERS !== '1') await stopTrio() })
+  return await ensureTrio()
+}
+
+/** SIGKILL node ID of the trio at once (its data stays; ensureTrio brings it back). */
+export async function killTrioNode (id: number): Promise<void> {
+  await runKafkaLocal(['kill', `${TRIO.name}-${id}`], TRIO.name)
+}
+
+/** Stops every node of the trio (SIGTERM). */
+export async function stopTrio (): Promise<void> {
+  await runKafkaLocal(['down', ...Array.from({ length: TRIO.nodes }, (_, i) => `${TRIO.name}-${i + 1}`)], TRIO.name)
 }

@@ -40,7 +40,7 @@ export function clientOptions (ref: ClusterRef, clientIdPrefix = 'kmirror-test')
   const cluster = resolveCluster(ref)
   return {
     clientId: uniqueName(clientIdPrefix),
-    bootstrapBrokers: [cluster.bootstrap],
+    bootstrapBrokers: cluster.bootstrap.split(','),
     ...(cluster.sasl ? { sasl: { ...cluster.sasl } } : {}),
     retries: 5,
     retryDelay: 200

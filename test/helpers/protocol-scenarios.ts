@@ -14,6 +14,9 @@ import { ListOffsetsApi, ListOffsetTimestamps, type ListOffsetsRequest } from '.
 import { MetadataApi, type MetadataRequest } from '../../src/kafka/protocol/metadata.ts'
 import { ProduceApi, type ProduceRequest } from '../../src/kafka/protocol/produce.ts'
 import { encodeSourceBatch } from '../fakes/source-batches.ts'
+import { coordinationScenarios, type GoldenContext } from './protocol-coordination-scenarios.ts'
+
+export type { GoldenContext } from './protocol-coordination-scenarios.ts'
 
 /** 2026-12-01T00:00:00Z: fixed, so the batch bytes are too. */
 const TIMESTAMP = 1_796_083_200_000n
@@ -34,6 +37,8 @@ export function goldenBatch (): Buffer {
 }
 
 export interface Scenario<Req> {
+  /** The API's name, or e.g. `FindCoordinator(group)` where one API is captured with several requests. */
+  readonly name: string
   readonly spec: ApiSpec<Req, unknown>
   readonly request: Req
 }
@@ -58,13 +63,18 @@ export function scenarios (topic: GoldenTopic): Scenario<unknown>[] {
   }
   const initProducerId: InitProducerIdRequest = { transactionalId: null, transactionTimeoutMs: 60_000 }
   return [
-    { spec: ApiVersionsApi, request: { clientSoftwareName: 'kmirror', clientSoftwareVersion: '0.1.0' } },
-    { spec: MetadataApi, request: metadata },
-    { spec: ProduceApi, request: produce },
-    { spec: ListOffsetsApi, request: listOffsets },
-    { spec: FetchApi, request: fetch },
-    { spec: InitProducerIdApi, request: initProducerId }
+    { name: ApiVersionsApi.name, spec: ApiVersionsApi, request: { clientSoftwareName: 'kmirror', clientSoftwareVersion: '0.1.0' } },
+    { name: MetadataApi.name, spec: MetadataApi, request: metadata },
+    { name: ProduceApi.name, spec: ProduceApi, request: produce },
+    { name: ListOffsetsApi.name, spec: ListOffsetsApi, request: listOffsets },
+    { name: FetchApi.name, spec: FetchApi, request: fetch },
+    { name: InitProducerIdApi.name, spec: InitProducerIdApi, request: initProducerId }
   ] as Scenario<unknown>[]
+}
+
+/** The scenario NAME of an exchange, data path or coordination, with the context it was captured in. */
+export function scenarioFor (topic: GoldenTopic, name: string, context: GoldenContext = {}): Scenario<unknown> | undefined {
+  return [...scenarios(topic), ...coordinationScenarios(topic, context)].find(s => s.name === name)
 }
 
 /** JSON of a decoded response: bigints as strings, buffers as hex, maps as arrays of entries. */

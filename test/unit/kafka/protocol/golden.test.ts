@@ -17,13 +17,13 @@ import type { ListOffsetsResponse } from '../../../../src/kafka/protocol/list-of
 import { ProduceApi, type ProduceResponse } from '../../../../src/kafka/protocol/produce.ts'
 import { decodeRecords, scanBatches, type FetchedRecord } from '../../../../src/kafka/record-batch.ts'
 import { REPO_ROOT } from '../../../helpers/clusters.ts'
-import { scenarios, toJson, type GoldenTopic } from '../../../helpers/protocol-scenarios.ts'
+import { scenarioFor, toJson, type GoldenContext, type GoldenTopic } from '../../../helpers/protocol-scenarios.ts'
 
 interface Fixture {
   broker: string
   release: string
   topic: GoldenTopic
-  exchanges: { api: string, version: number, requestHex: string, responseHex: string, decoded: unknown }[]
+  exchanges: { api: string, version: number, context?: GoldenContext, requestHex: string, responseHex: string, decoded: unknown }[]
 }
 
 const DIR = join(REPO_ROOT, 'test', 'fixtures', 'protocol')
@@ -35,14 +35,14 @@ test('there are golden captures of at least a current broker', () => {
 
 for (const fixture of fixtures) {
   describe(`Kafka ${fixture.broker}`, () => {
-    const byApi = new Map(scenarios(fixture.topic).map(s => [s.spec.name, s]))
     const decoded = (api: string): { version: number, response: unknown }[] => fixture.exchanges
       .filter(e => e.api === api)
-      .map(e => ({ version: e.version, response: decodeResponse(byApi.get(api)!.spec, e.version, Buffer.from(e.responseHex, 'hex')) }))
+      .map(e => ({ version: e.version, response: decodeResponse(scenarioFor(fixture.topic, api)!.spec, e.version, Buffer.from(e.responseHex, 'hex')) }))
 
     for (const exchange of fixture.exchanges) {
       test(`${exchange.api} v${exchange.version}: the request is byte for byte what the broker accepted, the answer decodes to what it said`, () => {
-        const scenario = byApi.get(exchange.api)
+        // Group and transaction requests carry what the broker handed out before (member id, producer id): the context.
+        const scenario = scenarioFor(fixture.topic, exchange.api, exchange.context)
         assert.ok(scenario !== undefined, `no scenario for ${exchange.api}`)
         const request = Buffer.concat(encodeRequest(scenario.spec, exchange.version, scenario.request))
         assert.equal(request.toString('hex'), exchange.requestHex)
@@ -99,8 +99,10 @@ for (const fixture of fixtures) {
     })
 
     test('the broker lists the versions kmirror negotiates', () => {
-      for (const api of ['Fetch', 'Produce', 'Metadata', 'ListOffsets', 'InitProducerId']) {
-        const spec = byApi.get(api)!.spec
+      const coordination = ['FindCoordinator(group)', 'FindCoordinator(transaction)', 'JoinGroup', 'SyncGroup', 'Heartbeat',
+        'DescribeGroups', 'LeaveGroup', 'InitProducerId(transactional)', 'AddPartitionsToTxn', 'EndTxn']
+      for (const api of ['Fetch', 'Produce', 'Metadata', 'ListOffsets', 'InitProducerId', ...coordination]) {
+        const spec = scenarioFor(fixture.topic, api)!.spec
         const asked = fixture.exchanges.filter(e => e.api === api).map(e => e.version)
         assert.equal(Math.max(...asked), Math.min(spec.maxVersion, listed().apis.get(spec.key)!.max), api)
       }
