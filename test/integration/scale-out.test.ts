@@ -2,27 +2,37 @@
  * Several `kmirror run` processes on one mm2.properties share a flow through its group on the target (issue 11):
  * one instance, then three, then one again, while records keep arriving on a topic of 12 partitions. The three
  * split the partitions 4/4/4 (each one's /status shows its share and the whole group), every job runs on exactly
- * one of them (one heartbeat stream on the target), and with clean joins and SIGTERM hand-overs the target holds
+ * one of them (the heartbeats and checkpoints on the target come from one producer, none written twice), and with clean joins and SIGTERM hand-overs the target holds
  * every record exactly once, in source order.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { decodeHeartbeat } from '../../src/formats/heartbeat.ts'
 import { JOB_NAMES } from '../../src/runtime/job-registry.ts'
-import { createTopic, endOffsets, readPartition } from '../helpers/kafka.ts'
+import { decodeCheckpoint } from '../../src/formats/checkpoint.ts'
+import { commitOffsets } from '../helpers/groups.ts'
+import { createTopic, endOffsets, readBatches, type ReadRecord } from '../helpers/kafka.ts'
 import { assertCopiedInOrder, produceContinuously, startInstance, waitForSplit, GROUP_SETTINGS, type Instance } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
-import { uniqueName, waitFor } from '../helpers/wait.ts'
+import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
 
 const PARTITIONS = 12
 
-/** Heartbeats (source, target) on the target's `heartbeats` topic from offset FROM on. */
-async function beats (from: bigint, source: string, target: string): Promise<number> {
-  const records = await readPartition('target', 'heartbeats', 0, { isolation: 'read_uncommitted', fromOffset: from }).catch(() => [])
-  return records.filter(r => r.key !== null && r.value !== null).map(r => decodeHeartbeat(r.key!, r.value!))
-    .filter(h => h.sourceClusterAlias === source && h.targetClusterAlias === target).length
+/** The records of TOPIC-0 on the target from offset FROM on that KEY selects (null: not this flow's), and their producer ids. */
+async function flowRecords (topic: string, from: bigint, key: (r: ReadRecord) => string | null): Promise<{ keys: string[], producers: Set<bigint> }> {
+  const batches = await readBatches('target', topic, 0, { fromOffset: from }).catch(() => [])
+  const found = { keys: [] as string[], producers: new Set<bigint>() }
+  for (const batch of batches) {
+    for (const r of batch.records) {
+      const k = r.offset >= from && r.key !== null && r.value !== null ? key(r) : null
+      if (k === null) continue
+      found.keys.push(k)
+      found.producers.add(batch.producerId)
+    }
+  }
+  return found
 }
 
 test('one, three, then one instance share a flow: partitions split, every job once, every record once in source order', { timeout: 90_000 }, async t => {
@@ -65,12 +75,30 @@ test('one, three, then one instance share a flow: partitions split, every job on
   assert.equal(group.leader, [...leaders][0])
   assert.deepEqual(group.members.flatMap(m => m.jobs).sort(), split[0]!.membership!.members.flatMap(m => m.jobs).sort())
 
-  // And the heartbeats on the target come from one stream: one per second, not three
-  const from = (await endOffsets('target', 'heartbeats'))[0]!
-  const since = Date.now()
-  await waitFor(async () => Date.now() - since >= 5000, { timeoutMs: 10_000, intervalMs: 250, message: 'five seconds of heartbeats' })
-  const count = await beats(from, a, b)
-  assert.ok(count >= 3 && count <= 8, `${count} heartbeats (${a}, ${b}) in 5 s: one stream writes about 5, three about 15`)
+  // And the periodic jobs run on one of them: the heartbeats and the checkpoints written from now on come from
+  // one producer (one instance), one heartbeat per timestamp and one checkpoint per change (each instance
+  // writes a checkpoint only when it differs from the last it wrote itself, so two emitters would repeat it)
+  const beatsFrom = (await endOffsets('target', 'heartbeats'))[0]!
+  const checkpointsTopic = `${a}.checkpoints.internal`
+  const checkpointsFrom = (await endOffsets('target', checkpointsTopic).catch(() => [0n]))[0]!
+  const consumers = uniqueName('scale-group')
+  await commitOffsets('source', consumers, [{ topic, partition: 0, offset: 1 }, { topic, partition: 1, offset: 2 }])
+  const stream = await waitForValue(async () => {
+    const heartbeats = await flowRecords('heartbeats', beatsFrom, r => {
+      const h = decodeHeartbeat(r.key!, r.value!)
+      return h.sourceClusterAlias === a && h.targetClusterAlias === b ? String(h.timestamp) : null
+    })
+    const checkpoints = await flowRecords(checkpointsTopic, checkpointsFrom, r => {
+      const c = decodeCheckpoint(r.key!, r.value!)
+      return c.group === consumers ? `${c.topic}-${c.partition}@${c.upstreamOffset}->${c.downstreamOffset}` : null
+    })
+    return { done: heartbeats.keys.length >= 5 && checkpoints.keys.length >= 2, state: { heartbeats, checkpoints } }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: `five heartbeats (${a}, ${b}) and the checkpoints of ${consumers} on the target` })
+  for (const [what, found] of Object.entries(stream)) {
+    assert.equal(found.producers.size, 1, `${what} written by one producer, not ${[...found.producers].join(', ')}`)
+    assert.deepEqual(found.keys, [...new Set(found.keys)], `${what}: none written twice`)
+  }
+  assert.deepEqual([...stream.checkpoints.keys].sort(), [`${a}.${topic}-0@1->1`, `${a}.${topic}-1@2->2`])
 
   // When two of them stop (SIGTERM): they hand their partitions over after storing their progress
   const [, two, three] = instances
