@@ -13,7 +13,7 @@ import { getCluster } from '../helpers/clusters.ts'
 import { committedOffsets, DrillConsumer, runKmirror, runPlan, type JsonPlan } from '../helpers/drills.ts'
 import { joinGroup } from '../helpers/groups.ts'
 import { createTopic, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
-import { mm2Properties, writeTempFile } from '../helpers/process.ts'
+import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 test('offsets set plans and applies each position, refuses skips without --force, out-of-range offsets and active groups', { timeout: 180_000 }, async t => {
@@ -103,7 +103,7 @@ test('offsets set plans and applies each position, refuses skips without --force
   assert.deepEqual([await at(0), await at(1)], [40, 40])
 })
 
-test('offsets set --all-groups plans and writes every idle group, refuses an active one; --by-duration finds the records older than it', { timeout: 120_000 }, async t => {
+test('offsets set --all-groups plans and writes every idle group, refuses an active one; --by-duration finds the records older than it', { timeout: 480_000 }, async t => {
   // Given a topic of 10 records: 0-4 written two hours ago, 5-9 twenty minutes ago
   const topic = uniqueName('oset-all')
   await createTopic('target', topic, { partitions: 1, t })
@@ -116,8 +116,13 @@ test('offsets set --all-groups plans and writes every idle group, refuses an act
   for (const [group, offset] of [[idle, 5], [other, 7], [busy, 3]] as const) await admin.groups.alterCommittedOffsets(group, [{ topic, partition: 0, offset }])
   const member = await joinGroup('target', busy, [topic], t)
   const file = writeTempFile(mm2Properties({ source: 'source', target: 'target' }), '.properties', t)
-  // Every group of the cluster is in scope (other tests' idle ones too, which the plan moves onto this topic)
-  const all = async (...more: string[]) => await runPlan(['offsets', 'set', file, '--cluster', 'B', '--all-groups', '--topic', topic, '--timeout', '50', ...more], t)
+  // Every group of the cluster is in scope (other tests' idle ones too, which the plan moves onto this topic: after
+  // a whole run there are hundreds, about 40 ms each on a loaded machine, hence the long timeouts)
+  const all = async (...more: string[]): Promise<{ code: number | null, stderr: string, plan: JsonPlan }> => {
+    const cli = spawnKmirror(['offsets', 'set', file, '--cluster', 'B', '--all-groups', '--topic', topic, '--timeout', '170', '--json', ...more], { t })
+    const { code } = await cli.waitForExit(180_000)
+    return { code, stderr: cli.stderr, plan: JSON.parse(cli.stdout) as JsonPlan }
+  }
   const mine = (plan: JsonPlan) => plan.groups.filter(g => [idle, other, busy].includes(g.group)).map(g => [g.group, g.moves.map(m => [m.current, m.next]), g.refusals.length > 0, g.written])
   const at = async (group: string) => (await committedOffsets('target', group)).get(`${topic}-0`)
 
