@@ -3,14 +3,17 @@
  * --to-datetime, --shift-by) is planned and applied; a skip needs --force; out-of-range positions exit 2 with
  * the valid range; an active group is refused. kafka-consumer-groups.sh's flags: --export writes its CSV (three
  * columns for one group, four for several), --from-file reads it back, --execute writes, --dry-run does not.
+ * --all-groups takes every group of the cluster (an active one refused, the idle ones written); --by-duration
+ * finds the first record younger than the duration.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { AdminClient } from '../../src/kafka/admin-client.ts'
 import { getCluster } from '../helpers/clusters.ts'
-import { committedOffsets, DrillConsumer, runKmirror, runPlan } from '../helpers/drills.ts'
+import { committedOffsets, DrillConsumer, runKmirror, runPlan, type JsonPlan } from '../helpers/drills.ts'
+import { joinGroup } from '../helpers/groups.ts'
 import { createTopic, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
-import { mm2Properties, writeTempFile } from '../helpers/process.ts'
+import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 test('offsets set plans and applies each position, refuses skips without --force, out-of-range offsets and active groups', { timeout: 180_000 }, async t => {
@@ -98,4 +101,62 @@ test('offsets set plans and applies each position, refuses skips without --force
   assert.equal(active.code, 5)
   assert.match(active.plan.groups[0]!.refusals.join(), /active member/)
   assert.deepEqual([await at(0), await at(1)], [40, 40])
+})
+
+test('offsets set --all-groups plans and writes every idle group, refuses an active one; --by-duration finds the records older than it', { timeout: 480_000 }, async t => {
+  // Given a topic of 10 records: 0-4 written two hours ago, 5-9 twenty minutes ago
+  const topic = uniqueName('oset-all')
+  await createTopic('target', topic, { partitions: 1, t })
+  const now = Date.now()
+  await produce('target', Array.from({ length: 10 }, (_, i) => ({ topic, partition: 0, key: null, value: Buffer.from(`v${i}`), headers: [], timestamp: BigInt(now - (i < 5 ? 7_200_000 : 1_200_000)) })))
+  // And two idle groups at 5 and 7, and a third at 3 with a member
+  const [idle, other, busy] = [uniqueName('oset-idle'), uniqueName('oset-idle'), uniqueName('oset-busy')]
+  const admin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', { label: 'target' })
+  t.after(() => admin.close())
+  for (const [group, offset] of [[idle, 5], [other, 7], [busy, 3]] as const) await admin.groups.alterCommittedOffsets(group, [{ topic, partition: 0, offset }])
+  const member = await joinGroup('target', busy, [topic], t)
+  const file = writeTempFile(mm2Properties({ source: 'source', target: 'target' }), '.properties', t)
+  // Every group of the cluster is in scope (other tests' idle ones too, which the plan moves onto this topic: after
+  // a whole run there are hundreds, about 40 ms each on a loaded machine, hence the long timeouts)
+  const all = async (...more: string[]): Promise<{ code: number | null, stderr: string, plan: JsonPlan }> => {
+    const cli = spawnKmirror(['offsets', 'set', file, '--cluster', 'B', '--all-groups', '--topic', topic, '--timeout', '170', '--json', ...more], { t })
+    const { code } = await cli.waitForExit(180_000)
+    return { code, stderr: cli.stderr, plan: JSON.parse(cli.stdout) as JsonPlan }
+  }
+  const mine = (plan: JsonPlan) => plan.groups.filter(g => [idle, other, busy].includes(g.group)).map(g => [g.group, g.moves.map(m => [m.current, m.next]), g.refusals.length > 0, g.written])
+  const at = async (group: string) => (await committedOffsets('target', group)).get(`${topic}-0`)
+
+  // When --all-groups --to-earliest is planned: the three are in the plan, the active one refused (exit 5), nothing written
+  const dry = await all('--to-earliest', '--dry-run')
+  assert.equal(dry.code, 5, dry.stderr)
+  assert.deepEqual(mine(dry.plan), [[busy, [[3, 0]], true, false], [idle, [[5, 0]], false, false], [other, [[7, 0]], false, false]].sort((x, y) => String(x[0]).localeCompare(String(y[0]))))
+  assert.match(dry.plan.groups.find(g => g.group === busy)!.refusals.join(), /has 1 active member\(s\) on B .*stop its consumers first/)
+  assert.deepEqual([await at(idle), await at(other), await at(busy)], [5, 7, 3])
+
+  // When it is executed: each idle group is written, the active one is not (exit 5 still)
+  const executed = await all('--to-earliest', '--execute')
+  assert.equal(executed.code, 5, executed.stderr)
+  assert.deepEqual(mine(executed.plan).map(([g, , refused, written]) => [g, refused, written]), [[busy, true, false], [idle, false, true], [other, false, true]].sort((x, y) => String(x[0]).localeCompare(String(y[0]))))
+  assert.deepEqual([await at(idle), await at(other), await at(busy)], [0, 0, 3])
+
+  // When the member leaves, --by-duration PT1H moves the groups to the first record of the last hour (offset 5)
+  await member.leave()
+  await waitFor(async () => (await admin.groups.describeGroups([busy])).get(busy)?.state === 'Empty', { timeoutMs: 30_000, intervalMs: 300, message: `${busy} is empty` })
+  const one = async (group: string, ...more: string[]) => await runPlan(['offsets', 'set', file, '--cluster', 'B', '--group', group, '--topic', topic, ...more], t)
+  const hour = await one(busy, '--by-duration', 'PT1H')
+  assert.equal(hour.code, 5, hour.stderr) // moving 3 -> 5 skips 2 records: refused without --force
+  assert.deepEqual(hour.plan.groups[0]!.moves.map(m => [m.current, m.next, m.skip]), [[3, 5, 2]])
+  assert.match(hour.plan.groups[0]!.refusals.join(), /skip/)
+  assert.equal((await one(busy, '--by-duration', 'PT1H', '--execute', '--force')).code, 0)
+  assert.equal(await at(busy), 5)
+  // ... P1D to the first record (offset 0), PT10M to the end (no record that recent: offset 10)
+  assert.equal((await one(busy, '--by-duration', 'P1D', '--execute')).code, 0)
+  assert.equal(await at(busy), 0)
+  assert.equal((await one(idle, '--by-duration', 'PT10M', '--execute', '--force')).code, 0)
+  assert.equal(await at(idle), 10)
+  // ... and a malformed duration is refused, nothing written
+  const bad = await runKmirror(['offsets', 'set', file, '--cluster', 'B', '--group', idle, '--topic', topic, '--by-duration', '1h'], t)
+  assert.equal(bad.code, 2)
+  assert.match(bad.stderr, /--by-duration accepts an ISO 8601 duration only: .*; got '1h'/)
+  assert.equal(await at(idle), 10)
 })
