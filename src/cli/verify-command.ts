@@ -16,7 +16,8 @@ import { writeJson } from '../redactor.ts'
 import { findFlow } from '../runtime/offsets.ts'
 import { describeUnexpectedError } from './unexpected-errors.ts'
 import { renderVerifyReport } from './verify-render.ts'
-import { span, verifyFlow, type VerifyProgress } from '../verify/verify.ts'
+import { span, verifyFlow } from '../verify/verify.ts'
+import { progressBar } from './verify-progress.ts'
 
 export interface VerifyCommandOptions {
   readonly from: string
@@ -62,7 +63,7 @@ export async function verifyCommand (file: string, options: VerifyCommandOptions
   if (!input.ok) return input.exitCode
   const flow = input.value
   capClientTimeouts(Math.round(timeoutSeconds * 1000))
-  const bar = process.stderr.isTTY ? progressBar(flow.name) : undefined
+  const bar = process.stderr.isTTY ? progressBar(flow.name, text => process.stderr.write(text)) : undefined
   let report
   try {
     report = await verifyFlow({ flow, topics: usage.topics, since: usage.since, rangeRecords: RANGE_RECORDS, maxDifferences: MAX_DIFFERENCES, ...(bar === undefined ? {} : { onProgress: bar.update }) })
@@ -95,28 +96,4 @@ export function isInternalError (err: unknown): boolean {
   const programming = err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError
   const cause: unknown = programming ? err.cause : undefined
   return programming && !(typeof cause === 'object' && cause !== null && 'code' in cause)
-}
-
-const BAR_WIDTH = 30
-const REDRAW_MS = 100
-
-/** One line on stderr, redrawn when a partition is done and at most every 100 ms between: `verify A->B [###...] 3/8 partitions, 12345 records read`. */
-function progressBar (flow: string): { update: (p: VerifyProgress) => void, clear: () => void } {
-  let drawn = 0
-  let done = -1
-  let shown = false
-  return {
-    update: p => {
-      const now = Date.now()
-      if (now - drawn < REDRAW_MS && p.partitionsDone === done) return
-      done = p.partitionsDone
-      drawn = now
-      shown = true
-      const filled = p.partitions === 0 ? BAR_WIDTH : Math.round(BAR_WIDTH * p.partitionsDone / p.partitions)
-      process.stderr.write(`\r\x1b[2Kverify ${flow} [${'#'.repeat(filled)}${'.'.repeat(BAR_WIDTH - filled)}] ${p.partitionsDone}/${p.partitions} partitions, ${p.records} records read`)
-    },
-    clear: () => {
-      if (shown) process.stderr.write('\r\x1b[2K')
-    }
-  }
 }
