@@ -18,8 +18,13 @@ interface TopicLag {
 /**
  * Per flow and topic: lag in records (the sum over its partitions) and in seconds (the largest), NaN while one of
  * its partitions is unknown (failing, or not read yet), and how many partitions have an unknown lag in records.
+ * The three gauges are cleared first and set again from the snapshot, so a deleted topic, or one whose partitions
+ * all moved to another instance, has no series left.
  */
 export function updateLagGauges (metrics: PrometheusMetrics, flows: readonly FlowStatus[]): void {
+  metrics.clear('replicationLag')
+  metrics.clear('lagUnknownPartitions')
+  metrics.clear('replicationLagSeconds')
   for (const flow of flows) {
     const byTopic = new Map<string, TopicLag>()
     for (const p of flow.partitions) {

@@ -2,7 +2,8 @@
  * Writes ready-made record batches to the target as one idempotent producer (acks=all), several requests in
  * flight per broker, and reports the base offset each batch received. Its parts: target-leaders.ts (fresh
  * metadata, partitions by leader, the readiness probe), broker-produce.ts (one broker's share: requests packed,
- * in flight, answers matched to batches), writer-transaction.ts (the open transaction in exactly-once mode).
+ * in flight, answers matched to batches), not-now-wait.ts (partitions waiting for their leader, probed before their
+ * data goes out again), writer-transaction.ts (the open transaction in exactly-once mode).
  *
  * Invariants:
  * - One produce request carries at most one batch per partition (the broker refuses more), so a batch's
@@ -19,9 +20,7 @@
  *   The exception are "not now" errors (`notNow` in errors.ts: no leader yet, leader moving), where the broker
  *   appended neither the batch nor any later one of that partition: the partition's sequence is rewound to the
  *   refused batch (partition-send.ts) and it is sent again, with the same producer id, once a probe finds its
- *   leader ready, for up to NOT_NOW_PATIENCE_MS (NOT_NOW_SHORT_PATIENCE_MS when other partitions went through).
- *   The writer remembers it: later writes probe it first and send its data only once its leader is ready (a
- *   target loading thousands of new remote partitions is otherwise sent their data again every round).
+ *   leader ready, for a few seconds at most; later writes probe it first too (not-now-wait.ts).
  * - A partition the target refuses (authorization, too large, invalid) is returned in `failed` as a typed
  *   PartitionFailure, never thrown: the other partitions of the write are acknowledged as usual. Only a failure of
  *   a whole request (connection, metadata, producer id) throws.
@@ -41,21 +40,21 @@
  *   (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH) throw FENCED; TRANSACTIONAL_ID_AUTHORIZATION_FAILED throws
  *   NOT_AUTHORIZED naming the grant.
  */
-import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
-import { InitProducerIdApi } from './protocol/init-producer-id.ts'
+import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, type KafkaErrorKind } from './errors.ts'
+import { initIdempotentProducer } from './idempotent-producer-id.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { PartitionSend, Sequences } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
 import { TransactionCoordinator } from './transactions.ts'
 import { produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
+import { NotNowWait } from './not-now-wait.ts'
 import { RemoteTopicIds } from './remote-topic-ids.ts'
 import { TargetLeaders, type ByLeader } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
@@ -130,14 +129,6 @@ export interface BatchWriterOptions {
   readonly transactionalId?: string
 }
 
-
-/**
- * How long "not now" partitions are tried again within one write before they are returned incomplete: while
- * nothing else of the write was acknowledged, and once something was.
- */
-const NOT_NOW_PATIENCE_MS = 3_000
-const NOT_NOW_SHORT_PATIENCE_MS = 300
-
 /** A write attempt with no partition to send: only probes. */
 const NOTHING_TO_SEND: ByLeader<number> = { brokers: new Map(), byLeader: new Map(), leaderless: [], refused: [], ids: new Map() }
 
@@ -150,10 +141,7 @@ export class BatchWriter {
   readonly #leaders: TargetLeaders
   #producer: ProducerIdentity | null = null
   readonly #sequences = new Sequences()
-  /**
-   * Partitions (`partitionKey`) whose last answer was "not now": a later write probes them (ListOffsets) before
-   * sending their data again, so a target loading thousands of new partitions is not sent their data every round.
-   */
+  /** Partitions (`partitionKey`) whose last answer was "not now": probed before their data goes out (not-now-wait.ts). */
   readonly #unready = new Set<string>()
   /** The topic id each remote partition was last written under (remote-topic-ids.ts). */
   readonly #topicIds = new RemoteTopicIds()
@@ -283,26 +271,12 @@ export class BatchWriter {
       reporting = reporting.then(() => onAcked(acks))
       return reporting
     }
-    // Long patience only while nothing of this write got through (typically new remote topics at start);
-    // otherwise the waiting partitions would hold up the others' next round.
-    const started = Date.now()
-    const deadline = (): number => started + (acked ? NOT_NOW_SHORT_PATIENCE_MS : NOT_NOW_PATIENCE_MS)
-    let pause = 20
-    // Partitions that answered "not now" in an earlier write are probed before their data goes out again.
-    const keyOf = (i: number): string => sends.get(i)!.key
-    let toSend = [...sends.keys()].filter(i => !this.#unready.has(keyOf(i)))
-    let waiting = [...sends.keys()].filter(i => this.#unready.has(keyOf(i)))
-    // One probe right after the sends, whatever the patience left: the sends may have outlasted it.
-    let promptProbe = true
+    const wait = new NotNowWait({ unready: this.#unready, keyOf: i => sends.get(i)!.key, item: i => writes[i]!, ready: ws => this.#leaders.ready(ws), acked: () => acked }, [...sends.keys()])
+    let toSend = wait.first
     try {
       for (;;) {
-        const { brokers, byLeader, leaderless: notNow, refused, ids } = toSend.length === 0 ? NOTHING_TO_SEND : await this.#leaders.byLeader(toSend, i => writes[i]!)
-        for (const { item, errorCode } of refused) {
-          const w = writes[item]!
-          sends.get(item)!.refuse(0, false)
-          failures.push({ write: item, topic: w.topic, partition: w.partition, error: kafkaErrorName(errorCode), message: `${this.#cluster.label} refused the metadata of topic ${w.topic}`, retriable: isRetriableKafkaError(errorCode), operation: 'DESCRIBE' })
-        }
-        this.#holdRecreated(writes, byLeader, ids, sends, failures)
+        const leaders = toSend.length === 0 ? NOTHING_TO_SEND : await this.#leaders.byLeader(toSend, i => writes[i]!)
+        const { brokers, byLeader, leaderless: notNow } = this.#setAside(writes, leaders, sends, failures)
         if (byLeader.size > 0) {
           const producer = await this.#ensureProducer(brokers)
           await this.#transaction?.add(writes, byLeader, sends, failures, producer)
@@ -310,27 +284,9 @@ export class BatchWriter {
             produceToBroker(this.#produce, { broker: brokers.get(node)!, node, sends: indexes.map(i => sends.get(i)!), producer, failures, notNow, report })))
           for (const r of results) if (r.status === 'rejected') throw r.reason
         }
-        for (const i of notNow) this.#unready.add(keyOf(i))
-        waiting = [...waiting, ...notNow]
-        toSend = []
         // "Not now" partitions (a new remote topic not loaded on its leader yet, a leader moving) are tried
-        // again for a few seconds, as the Java producer does, without giving up the producer id. Their data is
-        // sent again only once a probe finds their leader ready: resending megabytes to a broker that is still
-        // loading hundreds of new partitions slows that loading down (measured: 3x for 500 new topics).
-        while (waiting.length > 0 && failures.length === 0) {
-          if (promptProbe) promptProbe = false
-          else if (Date.now() + pause <= deadline()) await delay(pause)
-          else break
-          // Probes are small: every 20 ms at first (a new topic's leader is usually ready within a few
-          // hundred ms), then every 100 ms.
-          pause = Date.now() - started < 500 ? 20 : 100
-          const ready = new Set(await this.#leaders.ready(waiting.map(i => writes[i]!)))
-          if (ready.size === 0) continue
-          toSend = waiting.filter(i => ready.has(writes[i]!))
-          waiting = waiting.filter(i => !ready.has(writes[i]!))
-          for (const i of toSend) this.#unready.delete(keyOf(i))
-          break
-        }
+        // again for a few seconds, as the Java producer does, without giving up the producer id.
+        toSend = await wait.next(notNow, failures.length > 0)
         if (toSend.length === 0) break
       }
       await reporting
@@ -339,30 +295,31 @@ export class BatchWriter {
       throw this.#noteFenced(err)
     }
     try {
-      return { incomplete: waiting, failed: this.#failed(failures) }
+      return { incomplete: wait.waiting, failed: this.#failed(failures) }
     } catch (err) {
       throw this.#noteFenced(err)
     }
   }
 
   /**
-   * Takes out of `byLeader` the writes whose remote topic has another topic id than at their partition's last
-   * write (deleted and created again): nothing of them is sent; they fail with REMOTE_TOPIC_RECREATED, and the
-   * data path copies the partition again from the source's log start.
+   * Sets aside the writes not to send: those whose topic's metadata the target refused, and those (taken out of
+   * `byLeader`) whose remote topic has another topic id than at their partition's last write (deleted and created
+   * again): they fail with REMOTE_TOPIC_RECREATED, and the data path copies them again from the source's log start.
+   * Returns `leaders` without them.
    */
-  #holdRecreated (writes: readonly PartitionWrite[], byLeader: Map<number, number[]>, ids: ReadonlyMap<string, string | null>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[]): void {
-    for (const [node, indexes] of byLeader) {
-      const kept = indexes.filter(i => {
-        const w = writes[i]!
-        const before = this.#topicIds.changed(w.topic, w.partition, ids.get(w.topic))
-        if (before === null) return true
-        sends.get(i)!.refuse(0, false)
-        failures.push({ write: i, topic: w.topic, partition: w.partition, error: 'REMOTE_TOPIC_RECREATED', message: `topic ${w.topic} on ${this.#cluster.label} has a new topic id (${before} before, ${ids.get(w.topic)} now): it was deleted and created again`, retriable: true })
-        return false
-      })
-      if (kept.length === 0) byLeader.delete(node)
-      else byLeader.set(node, kept)
+  #setAside (writes: readonly PartitionWrite[], leaders: ByLeader<number>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[]): ByLeader<number> {
+    const { byLeader, refused, ids } = leaders
+    for (const { item, errorCode } of refused) {
+      const w = writes[item]!
+      sends.get(item)!.refuse(0, false)
+      failures.push({ write: item, topic: w.topic, partition: w.partition, error: kafkaErrorName(errorCode), message: `${this.#cluster.label} refused the metadata of topic ${w.topic}`, retriable: isRetriableKafkaError(errorCode), operation: 'DESCRIBE' })
     }
+    this.#topicIds.holdRecreated(byLeader, ids, i => writes[i]!, (i, before) => {
+      const w = writes[i]!
+      sends.get(i)!.refuse(0, false)
+      failures.push({ write: i, topic: w.topic, partition: w.partition, error: 'REMOTE_TOPIC_RECREATED', message: `topic ${w.topic} on ${this.#cluster.label} has a new topic id (${before} before, ${ids.get(w.topic)} now): it was deleted and created again`, retriable: true })
+    })
+    return leaders
   }
 
   /**
@@ -416,27 +373,12 @@ export class BatchWriter {
   async #ensureProducer (brokers: Map<number, Broker>): Promise<ProducerIdentity> {
     if (this.#producer !== null) return this.#producer
     const id = this.#options.transactionalId
-    if (id !== undefined) {
-      this.#producer = await this.#coordinator.initProducerId(id)
-      this.#sequences.clear()
-      return this.#producer
-    }
-    // A fresh cluster answers COORDINATOR_LOAD_IN_PROGRESS for a moment; waiting here briefly keeps the first
-    // record from paying the replication loop's back-off.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        const connection = await this.#pool.getFirstAvailable([...brokers.values()])
-        const response = await this.#send(connection, InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 60_000 }, this.#cluster.label)
-        if (response.errorCode !== 0) throw kafkaResponseError(response.errorCode, ErrorCodes.PRODUCE, `get an idempotent producer id from ${this.#cluster.label}`, this.#cluster)
-        this.#producer = { id: response.producerId, epoch: response.producerEpoch }
-        this.#sequences.clear()
-        return this.#producer
-      } catch (err) {
-        const wrapped = toKmirrorError(err, ErrorCodes.PRODUCE, `get an idempotent producer id from ${this.#cluster.label} (${this.#clientId})`, this.#cluster)
-        if (!wrapped.retriable || attempt >= 20) throw wrapped
-        await delay(Math.min(500, 10 * attempt))
-      }
-    }
+    // The idempotent producer id is asked again briefly while a fresh cluster loads (idempotent-producer-id.ts).
+    this.#producer = id === undefined
+      ? await initIdempotentProducer({ pool: this.#pool, send: this.#send }, brokers, this.#cluster, this.#clientId)
+      : await this.#coordinator.initProducerId(id)
+    this.#sequences.clear()
+    return this.#producer
   }
 
   async close (): Promise<void> {

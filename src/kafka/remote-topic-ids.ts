@@ -30,6 +30,24 @@ export class RemoteTopicIds {
     return known
   }
 
+  /**
+   * Takes out of `byLeader` (leader → write indexes) the writes whose remote topic has another topic id (in `ids`,
+   * by topic) than at their partition's last write, calling `recreated` with each one and the id it had before.
+   */
+  holdRecreated (byLeader: Map<number, number[]>, ids: ReadonlyMap<string, string | null>, item: (i: number) => { topic: string, partition: number }, recreated: (i: number, before: string) => void): void {
+    for (const [node, indexes] of byLeader) {
+      const kept = indexes.filter(i => {
+        const { topic, partition } = item(i)
+        const before = this.changed(topic, partition, ids.get(topic))
+        if (before === null) return true
+        recreated(i, before)
+        return false
+      })
+      if (kept.length === 0) byLeader.delete(node)
+      else byLeader.set(node, kept)
+    }
+  }
+
   /** The partition left this writer (released, removed): its next write learns the id afresh. */
   forget (topic: string, partition: number): void {
     this.#ids.delete(partitionKey(topic, partition))

@@ -27,21 +27,22 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import { partitionKey } from '../topic-partition.ts'
-import { FetchOutcomes, type FetchedBatches } from '../kafka/record-fetcher.ts'
+import { FetchOutcomes } from '../kafka/record-fetcher.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
 import { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import { createProvenanceMarker } from './provenance.ts'
-import { FailureSides, PartitionFailures } from './partition-failures.ts'
+import { PartitionFailures } from './partition-failures.ts'
 import { isWorthWaiting, StepFailures, type StepFailure } from './step-failures.ts'
 import type { FlowReplicatorDeps, PartitionStatus } from './replicator-ports.ts'
 import { ErrorCodes, isKmirrorError } from '../errors.ts'
 import { fetchPosition, PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState } from './partition-set.ts'
 import { ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
 import { ExactlyOnceRound } from './exactly-once-round.ts'
-import { DEFAULT_BATCHING, RoundWriter, type RoundWriteResult } from './round-writer.ts'
+import { DEFAULT_BATCHING, RoundWriter } from './round-writer.ts'
 import { lagSeconds } from './record-times.ts'
-import { RecreatedRemotes, REMOTE_TOPIC_RECREATED } from './recreated-remotes.ts'
+import { RecreatedRemotes } from './recreated-remotes.ts'
+import { RoundOutcome } from './round-outcome.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
@@ -49,12 +50,6 @@ export { partitionLag, type BatchingOptions, type ExactlyOnceDeps, type FlowRepl
 
 /** Bytes per partition of the first fetch round (a larger first batch is still returned whole). */
 const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
-
-/** How long a partition the target could not take is left out of the fetch rounds. */
-const INCOMPLETE_COOL_DOWN_MS = 500
-
-/** A round where every partition was written, or had nothing to write. */
-const NONE_WAITING: ReadonlySet<FetchedBatches> = new Set()
 
 export class FlowReplicator {
   readonly #deps: FlowReplicatorDeps
@@ -77,6 +72,8 @@ export class FlowReplicator {
   #lastRoundAt = Date.now()
   /** Partitions whose remote topic was created again, waiting to start again from the source's log start. */
   readonly #recreated: RecreatedRemotes
+  /** Settles each partition after a round (round-outcome.ts). */
+  readonly #outcome: RoundOutcome
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
@@ -116,6 +113,7 @@ export class FlowReplicator {
         this.#writer.forget(key)
       }
     })
+    this.#outcome = new RoundOutcome({ state: f => this.#state(f), failing: this.#failing, writer: this.#writer, recreated: this.#recreated })
   }
 
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
@@ -310,7 +308,7 @@ export class FlowReplicator {
     const writeStart = Date.now()
     const { incomplete, failed } = withBatches.length > 0 ? await this.#writer.write(withBatches) : { incomplete: [], failed: [] }
     const writeMs = Date.now() - writeStart
-    const outOfRange = this.#settle(fetched, incomplete, failed)
+    const outOfRange = this.#outcome.settle(fetched, incomplete, failed)
     for (const f of outOfRange) {
       this.#tracker.reset(this.#state(f).key)
       await recoverOutOfRange(this.#state(f), f, { fetcher: this.#deps.fetcher, log: this.#deps.log, metrics: this.#metrics, flow: this.#deps.flow.name })
@@ -326,31 +324,6 @@ export class FlowReplicator {
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
   }
 
-  /**
-   * What the round's answers and writes say of each partition (synchronous: no await between the fetch and here, so
-   * the loops over every partition run as one optimised function). Returns the partitions out of range.
-   */
-  #settle (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[], failed: RoundWriteResult['failed']): FetchedBatches[] {
-    // Advance every partition that was written before any recovery that may throw: a partition whose
-    // records are acknowledged must never be left at its old position, or they would be written twice.
-    // A partition the target could not take yet (no leader, remote topic still loading) or refused stays
-    // where its acknowledged batches took it.
-    const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
-    for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
-    // ... and is left out of the next rounds for a moment, so it does not hold up the others.
-    for (const f of incomplete) this.#state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
-    for (const r of failed) {
-      if (r.failure.error === REMOTE_TOPIC_RECREATED) this.#recreated.hold(this.#state(r.fetched))
-      else this.#writer.refused(r.fetched, r.failure)
-    }
-    const outOfRange: FetchedBatches[] = []
-    for (const f of fetched) {
-      this.#noteFetchOutcome(f, waiting)
-      if (f.outcome === FetchOutcomes.OUT_OF_RANGE) outOfRange.push(f)
-    }
-    return outOfRange
-  }
-
   /** The state of a partition fetched this round (it leaves the set only between rounds). */
   #state (f: { topic: string, partition: number }): PartitionState {
     return this.#partitions.find(f.topic, f.partition)!
@@ -362,23 +335,6 @@ export class FlowReplicator {
     if (copied) this.#flusher.markDirty()
     this.#flusher.sendSyncs()
     if (this.#flusher.isDue()) await this.flush()
-  }
-
-  /** Sets aside a partition the source refused; logs the recovery of one that was read and written again. */
-  #noteFetchOutcome (f: FetchedBatches, notWritten: ReadonlySet<FetchedBatches>): void {
-    const state = this.#state(f)
-    if (f.outcome === FetchOutcomes.FAILED && f.failure !== undefined) {
-      state.retryAt = this.#failing.fail(state.key, state, { side: FailureSides.SOURCE, ...f.failure })
-    } else if (f.outcome === FetchOutcomes.OK && !notWritten.has(f)) {
-      this.#failing.recover(state.key, state)
-    }
-  }
-
-  #advance (f: FetchedBatches): void {
-    const state = this.#state(f)
-    if (f.highWatermark >= 0) state.highWatermark = f.highWatermark
-    if (f.outcome !== FetchOutcomes.OK) return
-    state.position = Math.max(state.position, f.nextOffset)
   }
 
   /** Writes pending offset syncs and the current positions. Called periodically and at stop. */

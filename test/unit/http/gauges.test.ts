@@ -1,6 +1,7 @@
 /**
  * The per-partition lag gauges (`kmirror_partition_lag_seconds`, `kmirror_partition_lag_records`): set from each
- * scrape's snapshot, gone when a partition leaves this instance, off per flow, and cheap at 5,000 partitions.
+ * scrape's snapshot, gone when a partition leaves this instance, off per flow, and cheap at 5,000 partitions. The
+ * topic-level lag gauges: gone when their topic leaves this instance.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
@@ -19,6 +20,23 @@ const ALL = (): boolean => true
 async function series (metrics: PrometheusMetrics, name: string): Promise<string[]> {
   return (await metrics.render()).split('\n').filter(l => l.startsWith(`${name}{`)).map(l => l.slice(name.length)).sort()
 }
+
+describe('updateLagGauges', () => {
+  it('Given a topic deleted and a topic whose partitions all moved to another instance, then the next scrape has no topic-level series of either', async () => {
+    const metrics = new PrometheusMetrics()
+    updateLagGauges(metrics, [
+      flow('A->B', [partition('t', 0), partition('t', 1, { highWatermark: -1, lagSeconds: null }), partition('gone', 0), partition('moved', 0)]),
+      flow('A->C', [partition('moved', 0)])
+    ])
+    assert.deepEqual(await series(metrics, 'kmirror_replication_lag_records'), [
+      '{flow="A->B",topic="gone"} 5', '{flow="A->B",topic="moved"} 5', '{flow="A->B",topic="t"} Nan', '{flow="A->C",topic="moved"} 5'
+    ])
+    updateLagGauges(metrics, [flow('A->B', [partition('t', 0), partition('t', 1, { lagSeconds: 4 })]), flow('A->C', [])])
+    assert.deepEqual(await series(metrics, 'kmirror_replication_lag_records'), ['{flow="A->B",topic="t"} 10'])
+    assert.deepEqual(await series(metrics, 'kmirror_replication_lag_seconds'), ['{flow="A->B",topic="t"} 4'])
+    assert.deepEqual(await series(metrics, 'kmirror_replication_lag_unknown_partitions'), ['{flow="A->B",topic="t"} 0'])
+  })
+})
 
 describe('updatePartitionLagGauges', () => {
   it('Given partitions caught up, lagging and unknown, then each has its own series: 0, its lag, or NaN (prom-client writes Nan)', async () => {

@@ -1,0 +1,74 @@
+/**
+ * What a fetch-and-write round's answers and writes say of each partition of flow-replicator.ts: advanced, left out
+ * for a moment, set aside (source or target refusal), held (remote topic created again), or out of range.
+ *
+ * Invariants:
+ * - Every partition that was written advances before any recovery that may throw: a partition whose records are
+ *   acknowledged is never left at its old position (they would be written twice).
+ * - A partition the target could not take yet (no leader, remote topic still loading) or refused stays where its
+ *   acknowledged batches took it; one not taken yet is left out of the fetch rounds for INCOMPLETE_COOL_DOWN_MS,
+ *   so it does not hold up the others.
+ * - Synchronous: no await between the fetch and here, so the loops over every partition run as one optimised
+ *   function.
+ */
+import { FetchOutcomes, type FetchedBatches } from '../kafka/record-fetcher.ts'
+import { FailureSides, type PartitionFailures } from './partition-failures.ts'
+import type { PartitionState } from './partition-set.ts'
+import { REMOTE_TOPIC_RECREATED, type RecreatedRemotes } from './recreated-remotes.ts'
+import type { RoundWriter, RoundWriteResult } from './round-writer.ts'
+
+/** How long a partition the target could not take is left out of the fetch rounds. */
+const INCOMPLETE_COOL_DOWN_MS = 500
+
+/** A round where every partition was written, or had nothing to write. */
+const NONE_WAITING: ReadonlySet<FetchedBatches> = new Set()
+
+export interface RoundOutcomeDeps {
+  /** The state of a partition fetched this round (it leaves the set only between rounds). */
+  readonly state: (f: { topic: string, partition: number }) => PartitionState
+  readonly failing: PartitionFailures
+  readonly writer: Pick<RoundWriter, 'refused'>
+  readonly recreated: Pick<RecreatedRemotes, 'hold'>
+}
+
+export class RoundOutcome {
+  readonly #deps: RoundOutcomeDeps
+
+  constructor (deps: RoundOutcomeDeps) {
+    this.#deps = deps
+  }
+
+  /** Settles every partition of the round (see the invariants). Returns the partitions out of range. */
+  settle (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[], failed: RoundWriteResult['failed']): FetchedBatches[] {
+    const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
+    for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
+    for (const f of incomplete) this.#deps.state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
+    for (const r of failed) {
+      if (r.failure.error === REMOTE_TOPIC_RECREATED) this.#deps.recreated.hold(this.#deps.state(r.fetched))
+      else this.#deps.writer.refused(r.fetched, r.failure)
+    }
+    const outOfRange: FetchedBatches[] = []
+    for (const f of fetched) {
+      this.#noteFetchOutcome(f, waiting)
+      if (f.outcome === FetchOutcomes.OUT_OF_RANGE) outOfRange.push(f)
+    }
+    return outOfRange
+  }
+
+  /** Sets aside a partition the source refused; logs the recovery of one that was read and written again. */
+  #noteFetchOutcome (f: FetchedBatches, notWritten: ReadonlySet<FetchedBatches>): void {
+    const state = this.#deps.state(f)
+    if (f.outcome === FetchOutcomes.FAILED && f.failure !== undefined) {
+      state.retryAt = this.#deps.failing.fail(state.key, state, { side: FailureSides.SOURCE, ...f.failure })
+    } else if (f.outcome === FetchOutcomes.OK && !notWritten.has(f)) {
+      this.#deps.failing.recover(state.key, state)
+    }
+  }
+
+  #advance (f: FetchedBatches): void {
+    const state = this.#deps.state(f)
+    if (f.highWatermark >= 0) state.highWatermark = f.highWatermark
+    if (f.outcome !== FetchOutcomes.OK) return
+    state.position = Math.max(state.position, f.nextOffset)
+  }
+}
