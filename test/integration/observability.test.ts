@@ -68,7 +68,7 @@ test('Given records written two minutes ago, when kmirror copies them, then late
   }
   assert.match(text, /^kmirror_ready 1$/m)
   assert.equal(sample(text, 'kmirror_flow_up', 'flow="A->B"'), 1)
-  assert.equal(sample(text, 'kmirror_owned_partitions', 'flow="A->B"') !== undefined, true)
+  assert.equal(sample(text, 'kmirror_owned_partitions', 'flow="A->B"'), 2, 'this instance, alone, owns both partitions of the flow')
   const age = sample(text, 'kmirror_checkpoint_age_seconds', 'flow="A->B"', `group="${group}"`)!
   assert.ok(age >= 0 && age < 10, `checkpoint age ${age}`)
 
