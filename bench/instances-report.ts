@@ -5,7 +5,7 @@
 import type { TreeUsage } from './lib/process-tree.ts'
 
 export interface InstanceFigures extends TreeUsage {
-  /** Partitions it owned when the target held everything. */
+  /** Partitions it owned when the target held everything (the group settled before any record was written). */
   partitions: number
   /** Its own `kmirror_records_copied_total`. */
   records: number
@@ -14,7 +14,11 @@ export interface InstanceFigures extends TreeUsage {
 export interface ScaleRun {
   instances: number
   records: number
-  /** Start of the processes until the target held every record. */
+  /** Processes started until their group had split every partition evenly (nothing to copy yet). */
+  settleSeconds: number
+  /** The harness writing every record to the source, from the settled group on (copied while it is written). */
+  writeSeconds: number
+  /** From the settled group until the target held every record. */
   seconds: number
   firstRecordSeconds: number
   each: InstanceFigures[]
@@ -41,9 +45,11 @@ const n1 = (v: number): string => v.toLocaleString('en-US', { minimumFractionDig
 const each = (run: ScaleRun, f: (i: InstanceFigures) => string): string => run.each.map(f).join(' / ')
 
 const ROWS: readonly [string, (run: ScaleRun) => string][] = [
-  ['seconds (start → all on target)', r => n1(r.seconds)],
-  ['first record on target (s)', r => n1(r.firstRecordSeconds)],
-  ['records/s, all instances (start → all on target)', r => n0(r.records / r.seconds)],
+  ['group settled (s, processes started → even split)', r => n1(r.settleSeconds)],
+  ['source written by the harness (s, from the settled group on)', r => n1(r.writeSeconds)],
+  ['seconds (settled → all on target)', r => n1(r.seconds)],
+  ['first record on target (s, from settled)', r => n1(r.firstRecordSeconds)],
+  ['records/s, all instances (settled → all on target)', r => n0(r.records / r.seconds)],
   ['partitions per instance', r => each(r, i => String(i.partitions))],
   ['records copied per instance', r => each(r, i => n0(i.records))],
   ['records copied twice, kmirror\'s counters (sum − records)', r => n0(r.each.reduce((n, i) => n + i.records, 0) - r.records)],

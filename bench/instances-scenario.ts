@@ -1,11 +1,12 @@
 /**
  * Issue 11's multi-instance scenario: several `kmirror run` processes on one mm2.properties share a flow through
- * its group on the target. Part one copies the same preloaded 24-partition topic with 1, then 2, then 3 instances
- * started together (each run its own source alias, so its own remote topic and group) and measures the time until
- * all is on the target, the records and CPU and memory of each process. Part two, on a topic with live traffic,
- * times the rebalances: an instance joining a running one (then a third), one of three leaving (SIGTERM) and one of
- * two dying (kill -9, bounded by `session.timeout.ms`). MM2 does not run here: its multi-node mode needs a Connect
- * worker per node (dedicated mode) on this same machine, which would measure three JVMs on two cores.
+ * its group on the target. Part one starts 1, then 2, then 3 instances together on a fresh 24-partition topic (each
+ * run its own topic and source alias, so its own remote topic and group), waits for their group to split it, then
+ * writes the records and measures the time until all is on the target, the records and CPU and memory of each
+ * process. Part two, on a topic with live traffic, times the rebalances: an instance joining a running one (then a
+ * third), one of three leaving (SIGTERM) and one of two dying (kill -9, bounded by `session.timeout.ms`). MM2 does
+ * not run here: its multi-node mode needs a Connect worker per node (dedicated mode) on this same machine, which
+ * would measure three JVMs on two cores.
  */
 import { randomBytes } from 'node:crypto'
 import { createTopic, endOffsets, produce, startOffsets, type TestRecord } from '../test/helpers/kafka.ts'
@@ -27,7 +28,7 @@ const POLL_MS = 200
  */
 const RUN = randomBytes(3).toString('hex')
 
-/** Records per produce call of the preload. */
+/** Records per produce call of the harness's writes. */
 const CHUNK = 24_000
 
 interface Settings {
@@ -71,14 +72,19 @@ function anyExit (instances: readonly BenchInstance[]): { failed: Promise<never>
   return { failed, cancel: () => clearInterval(timer) }
 }
 
-/**
- * A fresh 24-partition topic holding RECORDS records, the same number in every partition (2,000 distinct 1 KiB
- * JSON payloads, lz4), written from this process: a JVM tool would take longer to start than a tiny run lasts.
- */
-async function preload (ctx: BenchContext, records: number): Promise<string> {
+/** A fresh, empty 24-partition source topic. */
+async function sourceTopic (ctx: BenchContext): Promise<string> {
   const topic = uniqueName('instances')
   ctx.created('source', [topic])
   await createTopic(ctx.source, topic, { partitions: PARTITIONS })
+  return topic
+}
+
+/**
+ * RECORDS records written to TOPIC, the same number in every partition (2,000 distinct 1 KiB JSON payloads, lz4),
+ * from this process: a JVM tool would take longer to start than a tiny run lasts.
+ */
+async function fill (ctx: BenchContext, topic: string, records: number): Promise<void> {
   const payloads = Array.from({ length: 2_000 }, (_, i) => Buffer.from(jsonPayload(i, PAYLOAD_BYTES)))
   for (let from = 0; from < records; from += CHUNK) {
     const chunk: TestRecord[] = Array.from({ length: Math.min(CHUNK, records - from) }, (_, i) => ({
@@ -86,21 +92,31 @@ async function preload (ctx: BenchContext, records: number): Promise<string> {
     }))
     await produce(ctx.source, chunk, { compression: 'lz4' })
   }
-  return topic
 }
 
-/** N instances started together copy TOPIC (RECORDS records) to a fresh remote topic. */
-async function copyWith (ctx: BenchContext, n: number, topic: string, s: Settings): Promise<ScaleRun> {
+/**
+ * N instances started together on a fresh, empty topic; once their group has split its partitions evenly, RECORDS
+ * records are written to it and copied while they arrive. Settling first makes the split what is measured: on a
+ * quiet machine one instance copies 480,000 preloaded records (about 5 s) before a second one has joined (about
+ * 5 s), so a preloaded topic measured the join, not N instances copying.
+ */
+async function copyWith (ctx: BenchContext, n: number, s: Settings): Promise<ScaleRun> {
+  const topic = await sourceTopic(ctx)
   const alias = `K${n}r${RUN}`
   const file = flowFile(ctx, alias, topic, s)
   const remote = `${alias}.${topic}`
   ctx.created('target', [remote])
-  const start = Date.now()
+  const started = Date.now()
   const instances = await startInstances(Array.from({ length: n }, (_, i) => `${alias}-${i + 1}`), file, TARGET_ALIAS)
   const watch = new TargetWatch(ctx.target.bootstrap)
   const exits = anyExit(instances)
   try {
+    await Promise.race([waitFor(async () => settled(await Promise.all(instances.map(instanceView)), PARTITIONS),
+      { timeoutMs: s.timeoutMs, intervalMs: POLL_MS, message: `${n} instances split ${PARTITIONS} partitions` }), exits.failed])
+    const start = Date.now()
+    const written = fill(ctx, topic, s.records).then(() => (Date.now() - start) / 1000)
     const arrival = await Promise.race([watch.waitForRecords([remote], s.records, start, { timeoutMs: s.timeoutMs, intervalMs: POLL_MS }), exits.failed])
+    const writeSeconds = await written
     const usage = instances.map(i => i.sampler.stop())
     const views = await Promise.all(instances.map(instanceView))
     // An acknowledgement is counted a moment after the target has the record: wait for the counters to catch up.
@@ -112,7 +128,7 @@ async function copyWith (ctx: BenchContext, n: number, topic: string, s: Setting
     exits.cancel()
     await Promise.all(instances.map(async i => await stopInstance(i)))
     return {
-      instances: n, records: s.records, seconds: arrival.completeMs / 1000, firstRecordSeconds: arrival.firstRecordMs / 1000,
+      instances: n, records: s.records, settleSeconds: (start - started) / 1000, writeSeconds, seconds: arrival.completeMs / 1000, firstRecordSeconds: arrival.firstRecordMs / 1000,
       each: instances.map((_, i) => ({ partitions: views[i]?.partitions.length ?? 0, records: each[i] ?? 0, ...usage[i]! })),
       onTarget: await countOnTarget(ctx, remote, s.records / PARTITIONS)
     }
@@ -125,7 +141,7 @@ async function copyWith (ctx: BenchContext, n: number, topic: string, s: Setting
 
 /**
  * What the target holds of REMOTE once every instance stopped, per partition against the PER_PARTITION records
- * the source holds (the preload puts as many in each): records beyond them were copied twice, records short of
+ * the source holds (the harness writes as many to each): records beyond them were copied twice, records short of
  * them are missing. Counted from the target's offsets (a fresh, non-transactional, uncompacted topic: every
  * offset between log start and end is one record), not from kmirror's counters.
  */
@@ -251,18 +267,16 @@ export const instances: Scenario = {
   name: 'instances',
   async run (ctx, size) {
     const s = settingsFor(size)
-    const topic = await preload(ctx, s.records)
-    ctx.log(`instances: preloaded ${s.records.toLocaleString()} records into ${topic}`)
     const runs: ScaleRun[] = []
     for (const n of s.counts) {
-      ctx.log(`instances: ${n} kmirror instance(s) copying ${topic}`)
-      runs.push(await copyWith(ctx, n, topic, s))
+      ctx.log(`instances: ${n} kmirror instance(s): settling, then copying ${s.records.toLocaleString()} records as they are written`)
+      runs.push(await copyWith(ctx, n, s))
       ctx.log(`instances: ${n} instance(s): all on the target after ${runs.at(-1)!.seconds.toFixed(1)} s`)
     }
     const figures = await rebalances(ctx, s)
     return {
       name: 'instances',
-      workload: `${s.records.toLocaleString()} records of 1 KiB JSON, ${PARTITIONS} partitions, lz4, preloaded, copied by ${s.counts.join(', then ')} kmirror process(es) started together on one mm2.properties (one group; each run its own source alias, so its own remote topic and group); then joins and departures on a ${PARTITIONS}-partition topic with live traffic (${PARTITIONS} records of 512 bytes every ~0.2 s). \`session.timeout.ms = ${s.sessionTimeoutMs}\`, \`heartbeat.interval.ms = ${s.heartbeatMs}\`. kmirror only: MM2's multi-node mode needs a Connect worker per node.`,
+      workload: `${s.records.toLocaleString()} records of 1 KiB JSON, ${PARTITIONS} partitions, lz4, written to a fresh topic once ${s.counts.join(', then ')} kmirror process(es) started together on one mm2.properties had split its partitions (one group; each run its own topic and source alias, so its own remote topic and group), and copied as they arrive; then joins and departures on a ${PARTITIONS}-partition topic with live traffic (${PARTITIONS} records of 512 bytes every ~0.2 s). \`session.timeout.ms = ${s.sessionTimeoutMs}\`, \`heartbeat.interval.ms = ${s.heartbeatMs}\`. kmirror only: MM2's multi-node mode needs a Connect worker per node.`,
       runs: [],
       tables: instancesTables(runs, figures),
       notes: [
