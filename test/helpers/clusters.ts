@@ -329,13 +329,19 @@ function isNodeRunning (name: string): boolean {
 }
 
 /**
- * The trio for one test file: started if needed, and stopped after it (three JVMs are too many to leave idle on
- * a small machine) unless it ran before or KMIRROR_KEEP_CLUSTERS=1.
+ * The trio for one test file, started if needed. `release` stops it again (three JVMs are too many to leave idle
+ * on a small machine) unless it ran before or KMIRROR_KEEP_CLUSTERS=1: register it with `t.after` AFTER the
+ * cleanups that still need the trio, since node:test runs after-hooks in the order they were added.
  */
-export async function useTrio (t: { after: (fn: () => Promise<void>) => void }): Promise<TestCluster> {
+export async function useTrio (): Promise<{ trio: TestCluster, release: () => Promise<void> }> {
   const running = isTrioRunning()
-  t.after(async () => { if (!running && process.env.KMIRROR_KEEP_CLUSTERS !== '1') await stopTrio() })
-  return await ensureTrio()
+  const release = async (): Promise<void> => { if (!running && process.env.KMIRROR_KEEP_CLUSTERS !== '1') await stopTrio() }
+  try {
+    return { trio: await ensureTrio(), release }
+  } catch (err) {
+    await release()
+    throw err
+  }
 }
 
 /** SIGKILL node ID of the trio at once (its data stays; ensureTrio brings it back). */

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ConnectionPool } from '@platformatic/kafka'
 import { CoordinatorKeyTypes, findCoordinator } from '../../src/kafka/protocol/find-coordinator.ts'
-import { ensureTrio, killTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
+import { ensureTrio, killTrioNode, trioNode, useTrio } from '../helpers/clusters.ts'
 import { createTopic, endOffsets } from '../helpers/kafka.ts'
 import { assertCopiedInOrder, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
@@ -39,8 +39,15 @@ async function healthz (instance: Instance): Promise<number> {
 
 test('kill -9 of the broker coordinating the group: both members follow the coordinator, replication goes on, nothing lost', { timeout: 180_000 }, async t => {
   // Given two instances sharing a flow from `source` to the three-node `trio`, records arriving all the time
-  const trio: TestCluster = await useTrio(t)
+  const { trio, release } = await useTrio()
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const instances: Instance[] = []
+  removeAliasTopicsAfter(t, ['source', trio], [a, b], async () => {
+    for (const i of instances) i.process.kill('SIGKILL')
+    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
+  })
+  // (after the topic cleanup, which still needs the trio: after-hooks run in the order they were added)
+  t.after(release)
   const topic = uniqueName('coordmove')
   const group = `kmirror-${a}-${b}`
   await createTopic('source', topic, { partitions: PARTITIONS, t })
@@ -52,11 +59,6 @@ test('kill -9 of the broker coordinating the group: both members follow the coor
     // members keep their membership; a rebalance that does happen waits 15 s at most for members that lost theirs.
     .replace(/^session\.timeout\.ms = \d+$/m, 'session.timeout.ms = 20000') + 'rebalance.timeout.ms = 15000\n'
   const config = writeTempFile(properties, '.properties', t)
-  const instances: Instance[] = []
-  removeAliasTopicsAfter(t, ['source', trio], [a, b], async () => {
-    for (const i of instances) i.process.kill('SIGKILL')
-    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
-  })
   const producer = produceContinuously(topic, PARTITIONS)
   t.after(async () => { await producer.stop() })
   instances.push(await startInstance(config, 'one', t), await startInstance(config, 'two', t))
