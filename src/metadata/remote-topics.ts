@@ -19,7 +19,7 @@
  *   the creation's outcome says whether it was deleted (a broker's metadata lags behind its controller). Deleted
  *   (by hand): logged at error level, and copied again from the source's log start, so the records that were in
  *   it are not lost silently: by every owner of a partition of it, which sees the new topic id at its next write
- *   (ARCHITECTURE invariant 35), or, on a target without topic ids, by this instance (`recopy`). Still there:
+ *   (ARCHITECTURE invariant 37), or, on a target without topic ids, by this instance (`recopy`). Still there:
  *   kept replicated, nothing copied again.
  */
 import type { FlowConfig } from '../config/types.ts'

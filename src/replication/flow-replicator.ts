@@ -20,7 +20,7 @@
  *   storing anything. The group lease gate's FENCED (the `fence` hook: the lease ran out) is retriable: nothing is
  *   sent, and the membership loses and regains its work.
  * - A partition whose remote topic was deleted and created again (a new topic id at its next write) is copied again
- *   from the source's log start by whichever instance owns it (ARCHITECTURE invariant 35), logged at error level.
+ *   from the source's log start by whichever instance owns it (ARCHITECTURE invariant 37), logged at error level.
  * - A failure of a whole step (a broker unreachable, a request timed out, credentials or a cluster ACL refused)
  *   is retried with back-off, logged once per change of error. Only errors kmirror cannot classify stop the
  *   flow (programmer errors, INTERNAL, and other errors not marked retriable), because carrying on could lose data.
