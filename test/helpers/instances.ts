@@ -77,6 +77,12 @@ export function roundOf (r: ReadRecord): number {
   return Number(r.value!.toString().split(':')[1])
 }
 
+/** kill -9 of every instance and wait for each to exit: a test's cleanup before its topics are deleted. */
+export async function killInstances (instances: readonly Instance[]): Promise<void> {
+  for (const i of instances) i.process.kill('SIGKILL')
+  await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
+}
+
 /**
  * Checks that TARGET holds every record of SOURCE, and that it is SOURCE's order with at most MAX_REWINDS places
  * where the copy goes back to an earlier record (a takeover re-copying from the stored position). Returns the

@@ -14,7 +14,7 @@ import { ConfigResourceTypes, IncrementalAlterConfigOperationTypes } from '@plat
 import { createTopic, listTopics, produce, TIMESTAMP_BASE, topicConfig, withAdmin } from '../helpers/kafka.ts'
 import { isAliasTopic, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
-import { startInstance, waitForSplit, GROUP_SETTINGS, type Instance } from '../helpers/instances.ts'
+import { GROUP_SETTINGS, type Instance, killInstances, startInstance, waitForSplit } from '../helpers/instances.ts'
 import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
@@ -136,10 +136,7 @@ test('on a Kafka 2.1.1 target, two instances share a flow through their group (2
   await produce('source', [...batch(0), ...batch(1)])
   const config = writeTempFile(mm2Properties({ source: 'source', target: 'v21', sourceAlias: a, targetAlias: b, extra: [`${a}->${b}.topics = ${topic}`, ...GROUP_SETTINGS] }), '.properties', t)
   const instances: Instance[] = []
-  removeAliasTopicsAfter(t, ['source', 'v21'], [a, b], async () => {
-    for (const i of instances) i.process.kill('SIGKILL')
-    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
-  })
+  removeAliasTopicsAfter(t, ['source', 'v21'], [a, b], async () => await killInstances(instances))
   const copied = async (): Promise<boolean> => {
     for (let p = 0; p < 4; p++) {
       const [source, target] = await Promise.all([readCommitted('source', topic, p), readCommitted('v21', remote, p).catch(() => [])])

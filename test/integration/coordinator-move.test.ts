@@ -12,7 +12,7 @@ import { ConnectionPool } from '@platformatic/kafka'
 import { CoordinatorKeyTypes, findCoordinator } from '../../src/kafka/protocol/find-coordinator.ts'
 import { ensureTrio, killTrioNode, trioNode, useTrio } from '../helpers/clusters.ts'
 import { createTopic, endOffsets } from '../helpers/kafka.ts'
-import { assertCopiedInOrder, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
+import { assertCopiedInOrder, GROUP_SETTINGS, type Instance, killInstances, produceContinuously, startInstance, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
@@ -42,10 +42,7 @@ test('kill -9 of the broker coordinating the group: both members follow the coor
   const { trio, release } = await useTrio()
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
   const instances: Instance[] = []
-  removeAliasTopicsAfter(t, ['source', trio], [a, b], async () => {
-    for (const i of instances) i.process.kill('SIGKILL')
-    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
-  })
+  removeAliasTopicsAfter(t, ['source', trio], [a, b], async () => await killInstances(instances))
   // (after the topic cleanup, which still needs the trio: after-hooks run in the order they were added)
   t.after(release)
   const topic = uniqueName('coordmove')

@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createTopic, deleteTopics, endOffsets, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
-import { startInstance, waitForSplit, GROUP_SETTINGS, type Instance } from '../helpers/instances.ts'
+import { GROUP_SETTINGS, type Instance, killInstances, startInstance, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
@@ -31,10 +31,7 @@ test('the remote topic deleted by hand with two instances: every owner copies it
   const config = writeTempFile(multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: 'target' }], [`${a}->${b}`],
     [`topics = ${topic}`, ...GROUP_SETTINGS]), '.properties', t)
   const instances: Instance[] = []
-  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
-    for (const i of instances) i.process.kill('SIGKILL')
-    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
-  })
+  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => await killInstances(instances))
   instances.push(...await Promise.all([startInstance(config, 'one', t), startInstance(config, 'two', t)]))
   await waitForSplit(instances, PARTITIONS, 'two instances own 2 partitions each')
   await produce('source', records(topic, [0, 1, 2, 3], 0, 20))

@@ -14,7 +14,7 @@ import { JOB_NAMES } from '../../src/runtime/job-registry.ts'
 import { decodeCheckpoint } from '../../src/formats/checkpoint.ts'
 import { commitOffsets } from '../helpers/groups.ts'
 import { createTopic, endOffsets, readBatches, type ReadRecord } from '../helpers/kafka.ts'
-import { assertCopiedInOrder, flowStatus, produceContinuously, startInstance, waitForSplit, GROUP_SETTINGS, type Instance, type InstanceStatus } from '../helpers/instances.ts'
+import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, type InstanceStatus, killInstances, produceContinuously, startInstance, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
@@ -56,10 +56,7 @@ test('one, two, three, then one instance share a flow: partitions split, every j
   const config = writeTempFile(multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: 'target' }], [`${a}->${b}`],
     [`topics = ${topic}`, ...GROUP_SETTINGS]), '.properties', t)
   const instances: Instance[] = []
-  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
-    for (const i of instances) i.process.kill('SIGKILL')
-    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
-  })
+  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => await killInstances(instances))
   const producer = produceContinuously(topic, PARTITIONS)
   t.after(async () => { await producer.stop() })
 
