@@ -183,10 +183,10 @@ test('SIGSTOP zombie: after SIGCONT it writes nothing to the partitions it lost,
   for (const i of setup.instances) assert.equal((await i.process.waitForExit(15_000)).code, 0, i.process.stderr.slice(-3000))
 })
 
-// TODO (open finding, session 7): in about half of the runs on a quiet machine the thawed exactly-once instance logs
-// its lost membership and then never gets work again (still 12/0 after 75 s), where the at-least-once zombie above
-// rejoins in seconds. Marked todo so that a known kmirror bug does not block every CI run; it still runs and
-// reports, with the thawed instance's log, until the rejoin is fixed.
+// TODO (open bug, session 7): in about half of the runs the thawed exactly-once instance rejoins and is assigned
+// work, but its writer still holds the fencing of its old producer (same transactional id after the rejoin): its
+// first write fails PRODUCER_FENCED and its flow stops for good (still 12/0 after 75 s). Marked todo so that a
+// known kmirror bug does not fail CI at random; it still runs and reports, with the thawed instance's log.
 test('exactly-once SIGSTOP zombie: its open transaction never becomes visible, a read_committed reader finds every record exactly once', { timeout: 120_000, todo: 'the thawed exactly-once instance sometimes never rejoins (open finding)' }, async t => {
   const { setup } = await freezeAndThaw(t, 'eos-zombie', target => [`${target}.exactly.once.source.support = enabled`])
   const [one] = setup.instances
