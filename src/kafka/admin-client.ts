@@ -12,7 +12,7 @@ import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { withGrant } from './acl-grant.ts'
 import { searchErrorTree } from './error-tree.ts'
-import { isUnsupportedApi, kafkaErrorName, kafkaErrorNames, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { isUnsupportedApi, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaErrorNames, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { describePrincipal } from './principal.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
@@ -78,7 +78,6 @@ export interface TopicProbe {
   readonly error?: string
 }
 
-const ABSENT_ERRORS = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'UNKNOWN_TOPIC_ID'])
 
 export const CreateOutcomes = { CREATED: 'created', EXISTS: 'exists' } as const
 export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
@@ -387,7 +386,7 @@ export class AdminClient {
 function toProbe (errorCode: number): TopicProbe {
   if (errorCode === 0) return { presence: TopicPresences.EXISTS }
   const error = kafkaErrorName(errorCode)
-  if (ABSENT_ERRORS.has(error)) return { presence: TopicPresences.ABSENT, error }
+  if (kafkaErrorInfo(error).kind === KafkaErrorKinds.UNKNOWN_TOPIC) return { presence: TopicPresences.ABSENT, error }
   if (error === 'TOPIC_AUTHORIZATION_FAILED') return { presence: TopicPresences.UNAUTHORIZED, error }
   return { presence: TopicPresences.OTHER_ERROR, error }
 }

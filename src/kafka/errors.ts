@@ -145,11 +145,43 @@ export interface KafkaErrorInfo {
   readonly notNow?: true
   /** What to check, appended to the message; `<alias>.` is replaced by the cluster's alias. */
   readonly hint?: string
+  /** What the answer of a group or transaction coordinator says about the coordinator itself (CoordinatorErrors). */
+  readonly coordinator?: CoordinatorError
+  /** What a group coordinator's answer says about this member's membership (MembershipErrors). */
+  readonly membership?: MembershipError
 }
+
+/** Answers of a group coordinator about the member's membership (group-member.ts acts on each). */
+export const MembershipErrors = {
+  /** The group is rebalancing: the member is still one of its generation, and joins the new one. */
+  REBALANCING: 'rebalancing',
+  /** The member is no longer one (evicted, an old generation, its static instance id taken): it joins as a new member. */
+  GONE: 'gone',
+  /** A first join on a broker that wants the member id it assigns sent back first (KIP-394). */
+  ID_REQUIRED: 'id-required'
+} as const
+export type MembershipError = (typeof MembershipErrors)[keyof typeof MembershipErrors]
+
+/**
+ * Answers of a coordinator (group or transaction) about itself rather than the request: the same request succeeds
+ * later without anyone acting.
+ */
+export const CoordinatorErrors = {
+  /** The broker is not (or no longer) the coordinator, or none is elected yet: find the coordinator again. */
+  MOVED: 'moved',
+  /** The coordinator is loading its partition of __consumer_offsets or __transaction_state: ask it again shortly. */
+  LOADING: 'loading',
+  /** The transaction coordinator is still completing an earlier transaction (or its epoch changed): ask it again shortly. */
+  BUSY: 'busy'
+} as const
+export type CoordinatorError = (typeof CoordinatorErrors)[keyof typeof CoordinatorErrors]
 
 const K = KafkaErrorKinds
 const MOVING = { kind: K.TRANSIENT, retriable: true, notNow: true } as const
 const TRANSIENT = { kind: K.TRANSIENT, retriable: true } as const
+const COORDINATOR_MOVED = { ...TRANSIENT, coordinator: CoordinatorErrors.MOVED } as const
+const COORDINATOR_BUSY = { ...TRANSIENT, coordinator: CoordinatorErrors.BUSY } as const
+const MEMBER_GONE = { ...TRANSIENT, membership: MembershipErrors.GONE } as const
 const TOO_LARGE_HINT = 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)'
 
 /** The one table of the Kafka errors kmirror meets: kind, retriability, hint. Names not here are FATAL, not retriable. */
@@ -163,22 +195,22 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   REPLICA_NOT_AVAILABLE: TRANSIENT,
   REQUEST_TIMED_OUT: TRANSIENT,
   NETWORK_EXCEPTION: TRANSIENT,
-  COORDINATOR_NOT_AVAILABLE: TRANSIENT,
-  COORDINATOR_LOAD_IN_PROGRESS: TRANSIENT,
-  NOT_COORDINATOR: TRANSIENT,
+  COORDINATOR_NOT_AVAILABLE: COORDINATOR_MOVED,
+  COORDINATOR_LOAD_IN_PROGRESS: { ...TRANSIENT, coordinator: CoordinatorErrors.LOADING },
+  NOT_COORDINATOR: COORDINATOR_MOVED,
   NOT_ENOUGH_REPLICAS: TRANSIENT,
   NOT_ENOUGH_REPLICAS_AFTER_APPEND: TRANSIENT,
   KAFKA_STORAGE_ERROR: TRANSIENT,
   OFFSET_NOT_AVAILABLE: TRANSIENT,
   OUT_OF_ORDER_SEQUENCE_NUMBER: TRANSIENT,
   THROTTLING_QUOTA_EXCEEDED: TRANSIENT,
-  CONCURRENT_TRANSACTIONS: TRANSIENT,
+  CONCURRENT_TRANSACTIONS: COORDINATOR_BUSY,
   // Group membership (group-member.ts handles each before this table; these say what the rest of kmirror may do).
-  REBALANCE_IN_PROGRESS: TRANSIENT,
-  MEMBER_ID_REQUIRED: TRANSIENT,
-  UNKNOWN_MEMBER_ID: TRANSIENT,
-  ILLEGAL_GENERATION: TRANSIENT,
-  FENCED_INSTANCE_ID: TRANSIENT,
+  REBALANCE_IN_PROGRESS: { ...TRANSIENT, membership: MembershipErrors.REBALANCING },
+  MEMBER_ID_REQUIRED: { ...TRANSIENT, membership: MembershipErrors.ID_REQUIRED },
+  UNKNOWN_MEMBER_ID: MEMBER_GONE,
+  ILLEGAL_GENERATION: MEMBER_GONE,
+  FENCED_INSTANCE_ID: MEMBER_GONE,
   INCONSISTENT_GROUP_PROTOCOL: { kind: K.CONFIG, retriable: false, hint: 'another program (a Connect or MirrorMaker 2 worker group, a consumer group) uses this group id on the cluster: set the flow\'s group.id (`A->B.group.id`) to a group of kmirror\'s own' },
   INVALID_SESSION_TIMEOUT: { kind: K.CONFIG, retriable: false, hint: 'the brokers accept session.timeout.ms only between their group.min.session.timeout.ms and group.max.session.timeout.ms (Kafka defaults: 6000 and 1800000): set the flow\'s session.timeout.ms inside them' },
   GROUP_MAX_SIZE_REACHED: { kind: K.CONFIG, retriable: false, hint: 'the group has as many members as the brokers\' group.max.size allows: run fewer kmirror instances or raise group.max.size' },
@@ -196,7 +228,7 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses WRITE and DESCRIBE on its transactional id (docs/operations.md "Exactly-once")' },
   PRODUCER_FENCED: { kind: K.FATAL, retriable: false, hint: 'another kmirror with the same transactional id started (or a group leader fenced this one): this instance stops writing' },
   INVALID_PRODUCER_EPOCH: { kind: K.FATAL, retriable: false, hint: 'another kmirror with the same transactional id started (or a group leader fenced this one): this instance stops writing' },
-  TRANSACTION_COORDINATOR_FENCED: TRANSIENT,
+  TRANSACTION_COORDINATOR_FENCED: COORDINATOR_BUSY,
   INVALID_TXN_STATE: { kind: K.FATAL, retriable: true },
   INVALID_PRODUCER_ID_MAPPING: { kind: K.FATAL, retriable: true },
   TRANSACTION_ABORTABLE: { kind: K.TRANSIENT, retriable: true },
@@ -218,6 +250,25 @@ const UNKNOWN_ERROR: KafkaErrorInfo = { kind: K.FATAL, retriable: false }
 /** Kind, retriability and hint of a Kafka error name. */
 export function kafkaErrorInfo (name: string): KafkaErrorInfo {
   return KAFKA_ERRORS[name] ?? UNKNOWN_ERROR
+}
+
+/** What a coordinator's error (a Kafka error code or name) says about the coordinator, if anything. */
+export function coordinatorError (error: number | string): CoordinatorError | undefined {
+  return kafkaErrorInfo(typeof error === 'number' ? kafkaErrorName(error) : error).coordinator
+}
+
+/**
+ * Whether a coordinator's error means it is starting or moved (MOVED or LOADING): find it again and ask again
+ * shortly. What group members (and anything describing a group) wait out rather than fail on.
+ */
+export function isCoordinatorRetriable (error: number | string): boolean {
+  const state = coordinatorError(error)
+  return state === CoordinatorErrors.MOVED || state === CoordinatorErrors.LOADING
+}
+
+/** What a group coordinator's error (a Kafka error code or name) says about the member's membership, if anything. */
+export function membershipError (error: number | string): MembershipError | undefined {
+  return kafkaErrorInfo(typeof error === 'number' ? kafkaErrorName(error) : error).membership
 }
 
 /** Whether the target refused the batch itself as it is (too large, invalid), rather than the moment. */

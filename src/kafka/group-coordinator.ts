@@ -6,8 +6,8 @@
  * - Two lanes, two connections: `join` (JoinGroup, SyncGroup; its request timeout covers rebalance.timeout.ms, as
  *   the Java client's does) and `beat` (Heartbeat, LeaveGroup). A broker answers a connection's requests one at a
  *   time, so heartbeats on their own connection keep flowing while a JoinGroup waits for the other members.
- * - The coordinator is found once and kept until a request fails on the network or answers NOT_COORDINATOR /
- *   COORDINATOR_NOT_AVAILABLE (`reset`); the next request finds it again. Concurrent finds share one request.
+ * - The coordinator is found once and kept until a request fails on the network or answers that the coordinator
+ *   is starting or moved (`isCoordinatorRetriable`, errors.ts: then `reset`); the next request finds it again. Concurrent finds share one request.
  * - Every FindCoordinator is bounded by default.api.timeout.ms; a refusal names the ACL to grant.
  * - A coordinator found at another address than the one before (its broker died or handed the group's
  *   __consumer_offsets partition over) is reported to `onMoved`, once per move: the member logs it.
@@ -21,7 +21,7 @@ import { withApiDeadline } from './api-deadline.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { kafkaResponseError, toKmirrorError } from './errors.ts'
+import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
 import { CoordinatorKeyTypes, FindCoordinatorApi } from './protocol/find-coordinator.ts'
 import { sendRequest } from './protocol/negotiation.ts'
@@ -31,10 +31,6 @@ export type GroupLane = 'join' | 'beat'
 
 /** Called when the coordinator is found at another broker than before: `host:port` of both, the new node id. */
 export type CoordinatorMoved = (from: string, to: string, nodeId: number) => void
-
-/** Kafka error codes that mean "ask again where the coordinator is". */
-export const COORDINATOR_MOVED = new Set([14, 15, 16]) // COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR
-export const GROUP_AUTHORIZATION_FAILED = 30
 
 export class GroupCoordinator {
   readonly groupId: string
@@ -93,7 +89,7 @@ export class GroupCoordinator {
   /** A refused group request as an error naming the grant (READ on the group) or the Kafka error and its fix. */
   refusal (errorCode: number, action: string): KmirrorError {
     const err = kafkaResponseError(errorCode, ErrorCodes.GROUP_MEMBERSHIP, `${action} of group ${this.groupId} on ${this.cluster.label}`, this.cluster)
-    if (errorCode !== GROUP_AUTHORIZATION_FAILED) return err
+    if (kafkaErrorName(errorCode) !== 'GROUP_AUTHORIZATION_FAILED') return err
     return withGrant(err, `${action} of group ${this.groupId} on ${this.cluster.label}`, { operation: 'READ', resourceType: 'group', names: [this.groupId] }, this.#principal, this.cluster.alias)
   }
 

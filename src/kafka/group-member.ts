@@ -23,7 +23,8 @@ import type { WorkItem } from '../cluster/work.ts'
 import {
   AssignmentErrors, decodeWorkAssignment, encodeMemberMetadata, type GenerationMember, type WorkAssignment
 } from '../formats/work-assignment.ts'
-import { COORDINATOR_MOVED, GroupCoordinator } from './group-coordinator.ts'
+import { isCoordinatorRetriable, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
+import { GroupCoordinator } from './group-coordinator.ts'
 import { planAssignments } from './group-leader.ts'
 import { toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 import { HeartbeatApi } from './protocol/heartbeat.ts'
@@ -36,15 +37,6 @@ export { defaultMemberName, type GroupMemberOptions, type GroupStatus } from './
 export const PROTOCOL_TYPE = 'kmirror'
 export const PROTOCOL_NAME = 'sticky-v1'
 
-const E = {
-  ILLEGAL_GENERATION: 22,
-  INCONSISTENT_GROUP_PROTOCOL: 23,
-  UNKNOWN_MEMBER_ID: 25,
-  REBALANCE_IN_PROGRESS: 27,
-  MEMBER_ID_REQUIRED: 79,
-  FENCED_INSTANCE_ID: 82
-} as const
-const MEMBERSHIP_GONE = new Set<number>([E.UNKNOWN_MEMBER_ID, E.ILLEGAL_GENERATION, E.FENCED_INSTANCE_ID])
 const MAX_BACKOFF_MS = 10_000
 
 export class GroupMember {
@@ -241,7 +233,7 @@ export class GroupMember {
     }
     let sentAt = Date.now()
     let join = await this.#coordinator.send(JoinGroupApi, request, 'join')
-    if (join.errorCode === E.MEMBER_ID_REQUIRED) {
+    if (membershipError(join.errorCode) === MembershipErrors.ID_REQUIRED) {
       this.#memberId = join.memberId
       sentAt = Date.now()
       join = await this.#coordinator.send(JoinGroupApi, { ...request, memberId: join.memberId }, 'join')
@@ -300,13 +292,14 @@ export class GroupMember {
   /** A group error answered to JoinGroup or SyncGroup. */
   #onGroupError (errorCode: number, api: string): void {
     this.#rejoin = true
-    if (errorCode === E.REBALANCE_IN_PROGRESS) return
-    if (MEMBERSHIP_GONE.has(errorCode)) { this.#lose(`${api} answered error ${errorCode}`); return }
-    if (COORDINATOR_MOVED.has(errorCode)) {
+    const membership = membershipError(errorCode)
+    if (membership === MembershipErrors.REBALANCING) return
+    if (membership === MembershipErrors.GONE) { this.#lose(`${api} answered ${kafkaErrorName(errorCode)}`); return }
+    if (isCoordinatorRetriable(errorCode)) {
       this.#coordinator.reset()
-      throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${api} of group ${this.#o.groupId}: the coordinator moved or is loading (Kafka error ${errorCode})`, { retriable: true })
+      throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${api} of group ${this.#o.groupId}: the coordinator moved or is loading (${kafkaErrorName(errorCode)})`, { retriable: true })
     }
-    if (errorCode === E.INCONSISTENT_GROUP_PROTOCOL) {
+    if (kafkaErrorName(errorCode) === 'INCONSISTENT_GROUP_PROTOCOL') {
       throw new KmirrorError(ErrorCodes.GROUP_CONFLICT, `group ${this.#o.groupId} on ${this.#o.cluster.label} belongs to another program (INCONSISTENT_GROUP_PROTOCOL: its members speak another protocol than kmirror's '${PROTOCOL_TYPE}', e.g. a Connect or MirrorMaker 2 worker group or a consumer group): set the flow's group id (\`A->B.group.id\`) to one no other program uses`, { retriable: false, details: { group: this.#o.groupId } })
     }
     throw this.#coordinator.refusal(errorCode, api)
@@ -336,14 +329,15 @@ export class GroupMember {
       return
     }
     if (incarnation !== this.#incarnation || this.#stopped) return
-    if (errorCode === 0 || errorCode === E.REBALANCE_IN_PROGRESS) {
+    const membership = membershipError(errorCode)
+    if (errorCode === 0 || membership === MembershipErrors.REBALANCING) {
       if (generation === this.#generation) this.#ack(sentAt)
-      if (errorCode === E.REBALANCE_IN_PROGRESS && !this.#joining) this.requestRebalance()
-    } else if (errorCode === E.ILLEGAL_GENERATION && (this.#joining || generation !== this.#generation)) {
+      if (membership === MembershipErrors.REBALANCING && !this.#joining) this.requestRebalance()
+    } else if (kafkaErrorName(errorCode) === 'ILLEGAL_GENERATION' && (this.#joining || generation !== this.#generation)) {
       // A new generation formed while this member's join is under way: its answer brings the new generation.
-    } else if (MEMBERSHIP_GONE.has(errorCode)) {
-      this.#lose(`Heartbeat answered error ${errorCode}`)
-    } else if (COORDINATOR_MOVED.has(errorCode)) {
+    } else if (membership === MembershipErrors.GONE) {
+      this.#lose(`Heartbeat answered ${kafkaErrorName(errorCode)}`)
+    } else if (isCoordinatorRetriable(errorCode)) {
       this.#coordinator.reset()
     } else {
       this.#lastError = this.#coordinator.refusal(errorCode, 'Heartbeat').message

@@ -8,7 +8,8 @@
  *   next request answers PRODUCER_FENCED or INVALID_PRODUCER_EPOCH) and its open transaction is aborted. That is
  *   how a restarted kmirror fences its previous incarnation, and how `fenceTransactionalIds` fences a lost member.
  * - A coordinator that moved (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) is looked up again; a transaction still
- *   being completed (CONCURRENT_TRANSACTIONS) and a coordinator loading are waited out, within a deadline.
+ *   being completed (CONCURRENT_TRANSACTIONS) and a coordinator loading are waited out, within a deadline
+ *   (`coordinatorError`: the one table of errors.ts says which answer is which).
  * - Fencing answers throw FENCED; a refused transactional id throws NOT_AUTHORIZED naming the grant.
  */
 import { setTimeout as delay } from 'node:timers/promises'
@@ -16,7 +17,7 @@ import type { Broker, Connection, ConnectionPool } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { describeGrant } from './acl-grant.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { coordinatorError, CoordinatorErrors, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
 import { AddPartitionsToTxnApi, type AddPartitionsToTxnResponse } from './protocol/add-partitions-to-txn.ts'
 import { EndTxnApi } from './protocol/end-txn.ts'
@@ -32,8 +33,6 @@ export const TRANSACTION_TIMEOUT_MS = 60_000
 
 const RETRY_DEADLINE_MS = 30_000
 const FENCED_ERRORS = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH'])
-const MOVED_ERRORS = new Set(['NOT_COORDINATOR', 'COORDINATOR_NOT_AVAILABLE'])
-const WAIT_ERRORS = new Set(['CONCURRENT_TRANSACTIONS', 'COORDINATOR_LOAD_IN_PROGRESS', 'TRANSACTION_COORDINATOR_FENCED'])
 
 export interface TransactionCoordinatorDeps {
   readonly pool: Pick<ConnectionPool, 'get' | 'getFirstAvailable'>
@@ -115,8 +114,9 @@ export class TransactionCoordinator {
       const name = kafkaErrorName(errorCode)
       if (FENCED_ERRORS.has(name)) throw fencedError(what, name, transactionalId)
       if (name === 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED') throw this.refused(what, transactionalId)
-      if (MOVED_ERRORS.has(name)) this.#coordinators.delete(transactionalId)
-      if ((MOVED_ERRORS.has(name) || WAIT_ERRORS.has(name)) && Date.now() <= deadline) {
+      const coordinator = coordinatorError(name)
+      if (coordinator === CoordinatorErrors.MOVED) this.#coordinators.delete(transactionalId)
+      if (coordinator !== undefined && Date.now() <= deadline) {
         await delay(Math.min(500, 20 * attempt))
         continue
       }
@@ -153,20 +153,21 @@ export class TransactionCoordinator {
 /** AddPartitionsToTxn answers about one partition rather than the transaction: that partition is set aside. */
 const PARTITION_ERRORS = new Set(['TOPIC_AUTHORIZATION_FAILED', 'UNKNOWN_TOPIC_OR_PARTITION'])
 /** Answers about the transaction or its coordinator: never one partition's, whatever the other partitions say. */
-const TRANSACTION_ERRORS = new Set([...FENCED_ERRORS, ...MOVED_ERRORS, ...WAIT_ERRORS, 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTION_ABORTABLE'])
+const TRANSACTION_ERRORS = new Set([...FENCED_ERRORS, 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTION_ABORTABLE'])
+const isTransactionError = (name: string): boolean => TRANSACTION_ERRORS.has(name) || coordinatorError(name) !== undefined
 
 /**
  * Splits an AddPartitionsToTxn answer (whose errors are all per partition, even those of the whole request) into
  * the partitions refused for themselves, and the error code of the request (0 when the rest may be asked again
  * without them, or when all were added). A partition is refused for itself when its error names the partition
  * (PARTITION_ERRORS), or when the broker answered OPERATION_NOT_ATTEMPTED for others (its sign that it refused
- * some partitions and did not try the rest), unless its error is the transaction's (TRANSACTION_ERRORS).
+ * some partitions and did not try the rest), unless its error is the transaction's or its coordinator's (`isTransactionError`).
  */
 export function partitionRefusals (response: AddPartitionsToTxnResponse): { refused: { key: string, error: string }[], errorCode: number } {
   const errors = response.results.flatMap(t => t.partitions.map(p => ({ key: partitionKey(t.name, p.index), code: p.errorCode, error: kafkaErrorName(p.errorCode) })))
     .filter(e => e.code !== 0)
   const notAttempted = errors.some(e => e.error === 'OPERATION_NOT_ATTEMPTED')
-  const refused = errors.filter(e => e.error !== 'OPERATION_NOT_ATTEMPTED' && !TRANSACTION_ERRORS.has(e.error) && (notAttempted || PARTITION_ERRORS.has(e.error)))
+  const refused = errors.filter(e => e.error !== 'OPERATION_NOT_ATTEMPTED' && !isTransactionError(e.error) && (notAttempted || PARTITION_ERRORS.has(e.error)))
   if (refused.length > 0) return { refused: refused.map(({ key, error }) => ({ key, error })), errorCode: 0 }
   const codes = errors.map(e => e.code)
   return { refused: [], errorCode: codes.find(c => kafkaErrorName(c) !== 'OPERATION_NOT_ATTEMPTED') ?? codes[0] ?? 0 }

@@ -18,6 +18,7 @@ import type { FlowConfig } from '../config/types.ts'
 import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import { decodeConnectAssignment, decodeConnectMemberMetadata, runningTasks } from '../formats/connect-assignment.ts'
 import { clusterContext } from '../kafka/connection-hints.ts'
+import { isCoordinatorRetriable } from '../kafka/errors.ts'
 import { GroupCoordinator } from '../kafka/group-coordinator.ts'
 import { DescribeGroupsApi, type DescribedGroup, type DescribedMember } from '../kafka/protocol/describe-groups.ts'
 import type { Logger } from '../logger.ts'
@@ -28,8 +29,6 @@ const CONNECT_PROTOCOL_TYPE = 'connect'
 
 /** How long the check waits in place for the target's group coordinator to come up (see above). */
 export const COORDINATOR_WAIT_MS = 10_000
-/** Kafka errors of a coordinator that is being created or loaded: asking again shortly finds it. */
-const COORDINATOR_STARTING = new Set(['COORDINATOR_NOT_AVAILABLE', 'COORDINATOR_LOAD_IN_PROGRESS', 'NOT_COORDINATOR'])
 
 export const Mm2States = {
   /** No such group, an empty one, or another program's (not a Connect worker group). */
@@ -131,7 +130,7 @@ export async function refuseWhileMm2Copies (flow: FlowConfig, log: Logger, descr
 /** Whether ERR is a group coordinator still being created or loaded (a fresh cluster's `__consumer_offsets`). */
 function isCoordinatorStarting (err: unknown): boolean {
   if (!isKmirrorError(err) || !Array.isArray(err.details.kafkaErrors)) return false
-  return (err.details.kafkaErrors as unknown[]).some(name => typeof name === 'string' && COORDINATOR_STARTING.has(name))
+  return (err.details.kafkaErrors as unknown[]).some(name => typeof name === 'string' && isCoordinatorRetriable(name))
 }
 
 /** DESCRIBE, asked again (50 ms, 100 ms, ... 500 ms apart) while the coordinator is starting, for up to WAIT_MS. */

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes } from '../../../src/errors.ts'
 import { TimeoutError } from '@platformatic/kafka'
-import { kafkaResponseError, toKmirrorError } from '../../../src/kafka/errors.ts'
+import { coordinatorError, CoordinatorErrors, isCoordinatorRetriable, kafkaResponseError, membershipError, MembershipErrors, toKmirrorError } from '../../../src/kafka/errors.ts'
 
 describe('kafkaResponseError', () => {
   it('Given the cluster\'s alias, when a response carries an error with a hint, then the hint names that cluster\'s keys', () => {
@@ -29,5 +29,33 @@ describe('toKmirrorError with a timeout', () => {
   it('Given a timeout nested in the library\'s aggregate error, then it is still TIMEOUT', () => {
     const nested = new AggregateError([new TimeoutError('Connection to 10.0.0.1:9092 timed out.', { canRetry: true })], 'Cannot connect to any broker.')
     assert.equal(toKmirrorError(nested, ErrorCodes.CLUSTER_UNREACHABLE, 'x').code, ErrorCodes.TIMEOUT)
+  })
+})
+
+describe('coordinator and membership errors (the one table)', () => {
+  it('Given the answers of a coordinator starting or moved, then each is classified by code and by name alike', () => {
+    // 14 COORDINATOR_LOAD_IN_PROGRESS, 15 COORDINATOR_NOT_AVAILABLE, 16 NOT_COORDINATOR
+    assert.deepEqual([14, 15, 16].map(code => coordinatorError(code)), [CoordinatorErrors.LOADING, CoordinatorErrors.MOVED, CoordinatorErrors.MOVED])
+    assert.deepEqual(['COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR'].map(isCoordinatorRetriable), [true, true, true])
+  })
+
+  it('Given a transaction coordinator completing an earlier transaction, then it is busy: waited out by transactions, not a group coordinator starting', () => {
+    assert.equal(coordinatorError('CONCURRENT_TRANSACTIONS'), CoordinatorErrors.BUSY)
+    assert.equal(coordinatorError('TRANSACTION_COORDINATOR_FENCED'), CoordinatorErrors.BUSY)
+    assert.equal(isCoordinatorRetriable('CONCURRENT_TRANSACTIONS'), false)
+  })
+
+  it('Given errors about the request rather than the coordinator, then they say nothing about it', () => {
+    for (const name of ['NOT_LEADER_OR_FOLLOWER', 'GROUP_AUTHORIZATION_FAILED', 'UNKNOWN_MEMBER_ID', 'PRODUCER_FENCED', 'NO_SUCH_ERROR']) {
+      assert.equal(coordinatorError(name), undefined, name)
+      assert.equal(isCoordinatorRetriable(name), false, name)
+    }
+    assert.equal(coordinatorError(0), undefined, 'no error')
+  })
+
+  it('Given a group coordinator\'s answers about the member, then rebalancing, gone and id-required are told apart', () => {
+    // 27 REBALANCE_IN_PROGRESS, 25 UNKNOWN_MEMBER_ID, 22 ILLEGAL_GENERATION, 82 FENCED_INSTANCE_ID, 79 MEMBER_ID_REQUIRED
+    assert.deepEqual([27, 25, 22, 82, 79, 16, 0].map(code => membershipError(code)),
+      [MembershipErrors.REBALANCING, MembershipErrors.GONE, MembershipErrors.GONE, MembershipErrors.GONE, MembershipErrors.ID_REQUIRED, undefined, undefined])
   })
 })
