@@ -1,7 +1,8 @@
 /**
- * The admin operations kmirror needs, over the Kafka library's Admin client.
+ * The admin operations kmirror needs, over the Kafka library's Admin client: topics, ACLs, and on the same
+ * connection topic configs (topic-config-admin.ts) and consumer groups (group-admin.ts).
  */
-import { Admin, AclOperations, AclPermissionTypes, ConfigResourceTypes, ConfigSources, IncrementalAlterConfigOperationTypes, ResourcePatternTypes } from '@platformatic/kafka'
+import { Admin, AclOperations, AclPermissionTypes, ResourcePatternTypes } from '@platformatic/kafka'
 import { fromLibraryAcl, toLibraryAcl, type AclBinding, type AclResourceType } from './acls.ts'
 import { GroupAdmin } from './group-admin.ts'
 import type { ClientProps } from '../config/types.ts'
@@ -11,11 +12,13 @@ import { withApiDeadline } from './api-deadline.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { withGrant } from './acl-grant.ts'
-import { searchErrorTree } from './error-tree.ts'
-import { isUnsupportedApi, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaErrorNames, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { describePrincipal } from './principal.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
+import { TopicConfigAdmin, type TopicConfigChange, type TopicConfigEntry, type TopicConfigsRead } from './topic-config-admin.ts'
+
+export { ConfigSourceKinds, type ConfigSourceKind, type TopicConfigChange, type TopicConfigEntry, type TopicConfigsRead } from './topic-config-admin.ts'
 
 /** The id of a topic on a broker without topic ids (before Kafka 2.8), as the library reports it too. */
 const NO_TOPIC_ID = '00000000-0000-0000-0000-000000000000'
@@ -27,23 +30,6 @@ export interface TopicDescription {
   readonly partitions: number
 }
 
-export const ConfigSourceKinds = {
-  TOPIC: 'topic',
-  DYNAMIC_BROKER: 'dynamic-broker',
-  STATIC_BROKER: 'static-broker',
-  DEFAULT: 'default',
-  OTHER: 'other'
-} as const
-export type ConfigSourceKind = (typeof ConfigSourceKinds)[keyof typeof ConfigSourceKinds]
-
-export interface TopicConfigEntry {
-  readonly name: string
-  readonly value: string | null
-  readonly source: ConfigSourceKind
-  readonly readOnly: boolean
-  readonly sensitive: boolean
-}
-
 export interface NewTopic {
   readonly name: string
   readonly partitions: number
@@ -53,16 +39,6 @@ export interface NewTopic {
   /** The configuration key the replication factor came from, named in the error if the cluster refuses it. */
   readonly replicationFactorKey?: string
 }
-
-/** What `readTopicConfigs` got: configs by topic, and the topics whose configs the cluster refused, with the error. */
-export interface TopicConfigsRead {
-  readonly configs: Map<string, TopicConfigEntry[]>
-  readonly refused: Map<string, KmirrorError>
-}
-
-export type TopicConfigChange =
-  | { readonly op: 'set', readonly name: string, readonly value: string }
-  | { readonly op: 'delete', readonly name: string }
 
 /**
  * What a cluster says about a topic named in a Metadata request: only ABSENT (UNKNOWN_TOPIC_OR_PARTITION in an
@@ -78,7 +54,6 @@ export interface TopicProbe {
   readonly error?: string
 }
 
-
 export const CreateOutcomes = { CREATED: 'created', EXISTS: 'exists' } as const
 export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
 
@@ -88,8 +63,7 @@ export class AdminClient {
   readonly #principal: string
   /** `default.api.timeout.ms`: the bound of each operation, its retries included. */
   readonly #apiTimeoutMs: number
-  /** Set once the cluster answered that it has no IncrementalAlterConfigs (before Kafka 2.3). */
-  #legacyAlterConfigs = false
+  readonly #configs: TopicConfigAdmin
 
   /** Consumer-group operations on the same connection. */
   readonly groups: GroupAdmin
@@ -101,6 +75,7 @@ export class AdminClient {
     this.#principal = describePrincipal(props, cluster.alias ?? clientId)
     this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
     this.groups = new GroupAdmin(this.#admin, cluster, this.#apiTimeoutMs, this.#principal)
+    this.#configs = new TopicConfigAdmin(this.#admin, cluster, this.#principal, (action, fn) => this.#call(action, fn))
   }
 
   async listTopics (): Promise<string[]> {
@@ -162,42 +137,18 @@ export class AdminClient {
   }
 
   /** The configs of the named topics; rejects when any of them could not be read (`readTopicConfigs` sorts them). */
-  async describeTopicConfigs (names: readonly string[]): Promise<Map<string, TopicConfigEntry[]>> {
-    const read = await this.readTopicConfigs(names)
-    const refusal = read.refused.values().next().value
-    if (refusal !== undefined) throw refusal
-    return read.configs
+  describeTopicConfigs (names: readonly string[]): Promise<Map<string, TopicConfigEntry[]>> {
+    return this.#configs.describe(names)
   }
 
-  /**
-   * The configs of the named topics from one DescribeConfigs request, and apart from them the topics whose configs
-   * the cluster refused (one resource's error fails no other): a refused authorization names the DESCRIBE_CONFIGS
-   * grant. Rejects only when the request itself failed.
-   */
-  async readTopicConfigs (names: readonly string[]): Promise<TopicConfigsRead> {
-    const read: TopicConfigsRead = { configs: new Map(), refused: new Map() }
-    if (names.length === 0) return read
-    let results: readonly DescribedConfigs[]
-    try {
-      results = await this.#admin.describeConfigs({
-        resources: names.map(name => ({ resourceType: ConfigResourceTypes.TOPIC, resourceName: name }))
-      })
-    } catch (err) {
-      const partial = describedConfigsOf(err)
-      if (partial === undefined) throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `describe topic configs on ${this.#cluster.label}`, this.#cluster)
-      results = partial
-    }
-    for (const resource of results) {
-      const errorCode = resource.errorCode ?? 0
-      if (errorCode === 0) {
-        read.configs.set(resource.resourceName, resource.configs.map(toConfigEntry))
-        continue
-      }
-      const name = resource.resourceName
-      const refused = kafkaResponseError(errorCode, ErrorCodes.CLUSTER_UNREACHABLE, `describe configs of topic ${name} on ${this.#cluster.label}`, this.#cluster)
-      read.refused.set(name, withGrant(refused, `reading the configs of topic ${name} on ${this.#cluster.label}`, { operation: 'DESCRIBE_CONFIGS', resourceType: 'topic', names: [name] }, this.#principal, this.#cluster.alias))
-    }
-    return read
+  /** The configs of the named topics, and apart from them the topics whose configs the cluster refused (TopicConfigAdmin.read). */
+  readTopicConfigs (names: readonly string[]): Promise<TopicConfigsRead> {
+    return this.#configs.read(names)
+  }
+
+  /** Sets and deletes configs of a topic (TopicConfigAdmin.alter: incrementally, or whole on clusters before Kafka 2.3). */
+  alterTopicConfigs (topic: string, changes: readonly TopicConfigChange[]): Promise<void> {
+    return this.#configs.alter(topic, changes)
   }
 
   async createTopic (topic: NewTopic): Promise<CreateOutcome> {
@@ -257,53 +208,6 @@ export class AdminClient {
       if (kafkaErrorNames(err).every(n => n === 'UNKNOWN_TOPIC_OR_PARTITION' || n === 'UNKNOWN_TOPIC_ID') && kafkaErrorNames(err).length > 0) return
       throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `delete topics ${names.join(', ')} on ${this.#cluster.label}`, this.#cluster)
     }
-  }
-
-  /**
-   * Sets and deletes topic configs with IncrementalAlterConfigs (Kafka 2.3+). A cluster without it gets the legacy
-   * AlterConfigs, as MirrorMaker 2 3.x did: that request replaces the topic's whole config, so it carries every
-   * topic-level config the topic has now with the changes applied, and the end state is the same. Read and write
-   * are two requests: a change someone makes to the same topic in between is overwritten.
-   */
-  async alterTopicConfigs (topic: string, changes: readonly TopicConfigChange[]): Promise<void> {
-    if (changes.length === 0) return
-    if (!this.#legacyAlterConfigs) {
-      try {
-        await this.#admin.incrementalAlterConfigs({
-          resources: [{
-            resourceType: ConfigResourceTypes.TOPIC,
-            resourceName: topic,
-            configs: changes.map(c => c.op === 'set'
-              ? { name: c.name, configOperation: IncrementalAlterConfigOperationTypes.SET, value: c.value }
-              : { name: c.name, configOperation: IncrementalAlterConfigOperationTypes.DELETE })
-          }]
-        })
-        return
-      } catch (err) {
-        if (!isUnsupportedApi(err, 'IncrementalAlterConfigs')) throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `alter configs of topic ${topic} on ${this.#cluster.label}`, this.#cluster)
-        this.#legacyAlterConfigs = true
-      }
-    }
-    await this.#replaceTopicConfigs(topic, changes)
-  }
-
-  async #replaceTopicConfigs (topic: string, changes: readonly TopicConfigChange[]): Promise<void> {
-    const current = (await this.describeTopicConfigs([topic])).get(topic)
-    // Without the topic's current configs, AlterConfigs would reset every one the changes do not name.
-    if (current === undefined) throw new KmirrorError(ErrorCodes.TOPIC_SYNC, `cannot change configs of topic ${topic} on ${this.#cluster.label}: its current configs could not be read, and AlterConfigs (the cluster has no IncrementalAlterConfigs) replaces them all`, { retriable: true })
-    const own = current.filter(c => c.source === ConfigSourceKinds.TOPIC)
-    const hidden = own.find(c => c.value === null)
-    if (hidden !== undefined) {
-      throw new KmirrorError(ErrorCodes.TOPIC_SYNC, `cannot change configs of topic ${topic} on ${this.#cluster.label}: it has no IncrementalAlterConfigs (Kafka 2.3+), and AlterConfigs would clear ${hidden.name}, whose value the cluster does not show; set sync.topic.configs.enabled = false for this flow or upgrade the cluster`)
-    }
-    const full = new Map(own.map(c => [c.name, c.value!]))
-    for (const c of changes) {
-      if (c.op === 'set') full.set(c.name, c.value)
-      else full.delete(c.name)
-    }
-    await this.#call(`alter configs of topic ${topic} (AlterConfigs: the cluster has no IncrementalAlterConfigs)`, () => this.#admin.alterConfigs({
-      resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configs: [...full].map(([name, value]) => ({ name, value })) }]
-    }))
   }
 
   /**
@@ -389,29 +293,4 @@ function toProbe (errorCode: number): TopicProbe {
   if (kafkaErrorInfo(error).kind === KafkaErrorKinds.UNKNOWN_TOPIC) return { presence: TopicPresences.ABSENT, error }
   if (error === 'TOPIC_AUTHORIZATION_FAILED') return { presence: TopicPresences.UNAUTHORIZED, error }
   return { presence: TopicPresences.OTHER_ERROR, error }
-}
-
-type DescribedConfigs = Awaited<ReturnType<Admin['describeConfigs']>>[number] & { readonly errorCode?: number }
-
-/** The per-topic results of a DescribeConfigs answer that carried errors, from the library's ResponseError. */
-function describedConfigsOf (err: unknown): DescribedConfigs[] | undefined {
-  return searchErrorTree(err, e => {
-    const results = (e as { response?: { results?: unknown } }).response?.results
-    return Array.isArray(results) ? results as DescribedConfigs[] : undefined
-  })
-}
-
-function toConfigEntry (c: DescribedConfigs['configs'][number]): TopicConfigEntry {
-  return { name: c.name, value: c.value ?? null, source: sourceKind(c.configSource), readOnly: c.readOnly, sensitive: c.isSensitive }
-}
-
-function sourceKind (source: number): ConfigSourceKind {
-  switch (source) {
-    case ConfigSources.DYNAMIC_TOPIC_CONFIG: return ConfigSourceKinds.TOPIC
-    case ConfigSources.DYNAMIC_BROKER_CONFIG:
-    case ConfigSources.DYNAMIC_DEFAULT_BROKER_CONFIG: return ConfigSourceKinds.DYNAMIC_BROKER
-    case ConfigSources.STATIC_BROKER_CONFIG: return ConfigSourceKinds.STATIC_BROKER
-    case ConfigSources.DEFAULT_CONFIG: return ConfigSourceKinds.DEFAULT
-    default: return ConfigSourceKinds.OTHER
-  }
 }
