@@ -32,6 +32,9 @@ export type GroupLane = 'join' | 'beat'
 /** Called when the coordinator is found at another broker than before: `host:port` of both, the new node id. */
 export type CoordinatorMoved = (from: string, to: string, nodeId: number) => void
 
+/** What a group member uses of its coordinator (tests give a member a fake one). */
+export type GroupCoordinatorPort = Pick<GroupCoordinator, 'cluster' | 'send' | 'reset' | 'refusal' | 'close'>
+
 export class GroupCoordinator {
   readonly groupId: string
   readonly cluster: ClusterContext

@@ -1,12 +1,15 @@
 /**
- * The leader's part of a round: read every member's metadata, run the sticky assignor over the flow's work, and
- * encode each member's assignment (with the generation's member list, for every member's status). A member whose
- * metadata cannot be read (another version, garbled) gets nothing and an error it logs.
+ * The leader's part of a round: list the flow's work, read every member's metadata, run the sticky assignor over
+ * the work, fence the transactional ids of lost members that left work behind, and encode each member's assignment
+ * (with the generation's member list, for every member's status). A member whose metadata cannot be read (another
+ * version, garbled) gets nothing and an error it logs. A step that fails fails the round only (retriable).
  */
+import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { assignWork, isJobKey, type PreviousMember } from '../cluster/sticky-assignor.ts'
 import type { WorkItem } from '../cluster/work.ts'
 import { AssignmentErrors, decodeMemberMetadata, encodeWorkAssignment } from '../formats/work-assignment.ts'
+import type { GroupMemberOptions } from './group-member-options.ts'
 import type { JoinGroupResponse } from './protocol/join-group.ts'
 import type { SyncGroupAssignment } from './protocol/sync-group.ts'
 
@@ -49,4 +52,27 @@ export function planAssignments (join: JoinGroupResponse, work: readonly WorkIte
     }
   })
   return { assignments, fence: [...new Set([...result.values()].flatMap(a => a.fence))].sort() }
+}
+
+/** The leader's round: every member's assignment for this generation, lost members fenced first. */
+export async function leadRound (join: JoinGroupResponse, previous: readonly PreviousMember[],
+  o: Pick<GroupMemberOptions, 'groupId' | 'log' | 'owner' | 'fenceTransactionalIds'>): Promise<SyncGroupAssignment[]> {
+  const work = await leaderStep(o.groupId, 'listing the work of the flow', () => o.owner.listWork())
+  const plan = planAssignments(join, work, previous, o.groupId, o.log)
+  const fence = o.fenceTransactionalIds
+  if (plan.fence.length > 0 && fence !== undefined) {
+    o.log.info({ group: o.groupId, transactionalIds: plan.fence }, 'fencing the transactional ids of members that left work behind')
+    await leaderStep(o.groupId, `fencing transactional ids ${plan.fence.join(', ')}`, () => fence(plan.fence))
+  }
+  return plan.assignments
+}
+
+/** A leader step that failed fails this round only: retried after a back-off, with a new rebalance. */
+async function leaderStep<T> (groupId: string, what: string, step: () => Promise<T>): Promise<T> {
+  try {
+    return await step()
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err)
+    throw new KmirrorError(err instanceof KmirrorError ? err.code : ErrorCodes.GROUP_MEMBERSHIP, `group ${groupId} leader: ${what} failed: ${reason}`, { cause: err, retriable: true })
+  }
 }

@@ -8,6 +8,7 @@ import { parseWorkKey, type WorkItem } from '../cluster/work.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { GenerationMember } from '../formats/work-assignment.ts'
 import type { ClusterContext } from './connection-hints.ts'
+import type { GroupCoordinatorPort } from './group-coordinator.ts'
 
 export interface GroupMemberOptions {
   /** Client properties of the target cluster (the flow's target consumer role). */
@@ -29,6 +30,8 @@ export interface GroupMemberOptions {
   readonly fenceTransactionalIds?: (ids: readonly string[]) => Promise<void>
   /** A membership failure rejoining cannot fix (another program's group, an ACL, a refused timeout): the loop stops. */
   readonly onFatal?: (err: KmirrorError) => void
+  /** Tests: the coordinator to talk to instead of the cluster's (found with FindCoordinator). */
+  readonly coordinator?: GroupCoordinatorPort
 }
 
 export interface GroupStatus {

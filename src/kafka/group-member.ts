@@ -7,14 +7,11 @@
  * - The owner runs exactly `#owned`: `assign` adds to it, `revoke` and `lose` take from it, nothing else does.
  * - Work is revoked before anything else of an assignment starts, and a member that revoked rejoins at once, so
  *   the leader can hand the items over in the next round (two-round cooperative protocol).
- * - Lease: `leaseValid(now)` holds only while now < (send time of the last request the coordinator answered as
- *   from a member of the current generation) + session.timeout.ms - heartbeat.interval.ms. The coordinator
- *   evicts a member no earlier than session.timeout.ms after it received that request, which was after it was
- *   sent: so a member's lease always ends before anyone else can be given its work. The send time, not the
- *   answer's arrival, bounds it, so a slow answer never stretches a lease.
+ * - Lease (member-lease.ts): `leaseValid(now)` ends before the coordinator can give this member's work to another.
  * - Membership lost (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID, or the lease running out while
- *   the member holds work): `owner.lose()` at once, then a join as a new member. Answers to requests of an
- *   earlier membership (`#incarnation`) are dropped.
+ *   the member holds work): `owner.lose()` at once, then LeaveGroup with the old member id (best effort, bounded
+ *   by heartbeat.interval.ms: a coordinator that still holds it would wait for it in the next rebalance), then a
+ *   join as a new member. Answers to requests of an earlier membership (`#incarnation`) are dropped.
  * - Heartbeats keep going during a rebalance (their own connection): an answer REBALANCE_IN_PROGRESS still comes
  *   from a member of the generation, so work that stays keeps running while the group rebalances.
  */
@@ -24,13 +21,14 @@ import {
   AssignmentErrors, decodeWorkAssignment, encodeMemberMetadata, type GenerationMember, type WorkAssignment
 } from '../formats/work-assignment.ts'
 import { isCoordinatorRetriable, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
-import { GroupCoordinator } from './group-coordinator.ts'
-import { planAssignments } from './group-leader.ts'
+import { GroupCoordinator, type GroupCoordinatorPort } from './group-coordinator.ts'
+import { leaveGroup, LeaveOutcomes } from './group-leave.ts'
+import { leadRound } from './group-leader.ts'
 import { toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 import { HeartbeatApi } from './protocol/heartbeat.ts'
 import { JoinGroupApi, type JoinGroupResponse } from './protocol/join-group.ts'
-import { LeaveGroupApi } from './protocol/leave-group.ts'
-import { SyncGroupApi, type SyncGroupAssignment } from './protocol/sync-group.ts'
+import { SyncGroupApi } from './protocol/sync-group.ts'
+import { MemberLease } from './member-lease.ts'
 
 export { defaultMemberName, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 
@@ -41,12 +39,14 @@ const MAX_BACKOFF_MS = 10_000
 
 export class GroupMember {
   readonly #o: GroupMemberOptions
-  readonly #coordinator: GroupCoordinator
+  readonly #coordinator: GroupCoordinatorPort
+  readonly #lease: MemberLease
   readonly #owned = new Set<string>()
   #memberId = ''
+  /** The member id of a membership lost since the last join: left before the next join. */
+  #lostMemberId: string | null = null
   #generation = -1
   #leaderId = ''
-  #leaseFrom = Number.NEGATIVE_INFINITY
   #incarnation = 0
   #rejoin = true
   #joining = false
@@ -65,7 +65,8 @@ export class GroupMember {
   constructor (options: GroupMemberOptions) {
     this.#o = options
     this.#stopSignal = new Promise(resolve => { this.#signalStop = resolve })
-    this.#coordinator = new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs,
+    this.#lease = new MemberLease(options.sessionTimeoutMs, options.heartbeatIntervalMs)
+    this.#coordinator = options.coordinator ?? new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs,
       (from, to, nodeId) => { options.log.warn({ group: options.groupId, cluster: options.cluster.label, from, to, nodeId }, `the coordinator of group ${options.groupId} on ${options.cluster.label} moved from broker ${from} to broker ${to} (node ${nodeId}): the member carries on with it`) })
   }
 
@@ -77,7 +78,7 @@ export class GroupMember {
 
   /** Whether this member may write its work now (see the lease invariant). Synchronous: the data path asks it before each produce. */
   leaseValid (now = Date.now()): boolean {
-    return !this.#stopped && now < this.#leaseFrom + this.#o.sessionTimeoutMs - this.#o.heartbeatIntervalMs
+    return !this.#stopped && this.#lease.valid(now)
   }
 
   /** The work changed (partitions added or removed): rejoin so the leader assigns again. */
@@ -137,11 +138,10 @@ export class GroupMember {
     const owned = this.#takeOwned()
     if (owned.length > 0) await this.#o.owner.revoke(owned)
     if (this.#memberId !== '') {
-      try {
-        const answer = await this.#coordinator.send(LeaveGroupApi, { groupId: this.#o.groupId, memberId: this.#memberId }, 'beat')
-        if (answer.errorCode !== 0) this.#o.log.warn({ group: this.#o.groupId, errorCode: answer.errorCode }, 'leaving the group was refused; the coordinator drops this member after its session timeout')
-      } catch (err) {
-        this.#o.log.warn({ group: this.#o.groupId, err }, 'could not leave the group; the coordinator drops this member after its session timeout')
+      // Waiting longer than the session timeout is pointless: the coordinator drops the member by then anyway.
+      const left = await leaveGroup(this.#coordinator, this.#o.groupId, this.#memberId, this.#o.sessionTimeoutMs)
+      if (left.outcome === LeaveOutcomes.REFUSED || left.outcome === LeaveOutcomes.FAILED) {
+        this.#o.log.warn({ group: this.#o.groupId, error: left.error }, `could not leave the group (${left.error ?? 'no answer'}); the coordinator drops this member after its session timeout`)
       }
     }
     this.#memberId = ''
@@ -178,6 +178,7 @@ export class GroupMember {
     this.#rejoin = false
     this.#joining = true
     try {
+      await this.#leaveLostMembership()
       const { join, sentAt: joinSentAt } = await this.#join()
       if (incarnation !== this.#incarnation || this.#stopped) return
       if (join.errorCode !== 0) { this.#onGroupError(join.errorCode, 'JoinGroup'); return }
@@ -185,7 +186,8 @@ export class GroupMember {
       this.#memberId = join.memberId
       this.#generation = join.generationId
       this.#leaderId = join.leader
-      const assignments = join.leader === join.memberId ? await this.#lead(join) : []
+      const previous = (this.#lastAssignment?.members ?? []).map(m => ({ name: m.memberName, transactionalId: m.transactionalId }))
+      const assignments = join.leader === join.memberId ? await leadRound(join, previous, this.#o) : []
       if (incarnation !== this.#incarnation || this.#stopped) return
       const sentAt = Date.now()
       const sync = await this.#coordinator.send(SyncGroupApi, {
@@ -220,6 +222,16 @@ export class GroupMember {
     }
   }
 
+  /** LeaveGroup with the member id of a membership lost since the last join, if any (see the invariants). */
+  async #leaveLostMembership (): Promise<void> {
+    const lost = this.#lostMemberId
+    if (lost === null) return
+    this.#lostMemberId = null
+    const left = await leaveGroup(this.#coordinator, this.#o.groupId, lost, this.#o.heartbeatIntervalMs)
+    if (left.outcome === LeaveOutcomes.LEFT) this.#o.log.info({ group: this.#o.groupId, memberId: lost }, `left group ${this.#o.groupId} with the member id of the lost membership, so the next rebalance does not wait for it; joining as a new member`)
+    else if (left.outcome !== LeaveOutcomes.UNKNOWN) this.#o.log.debug({ group: this.#o.groupId, memberId: lost, error: left.error }, 'could not leave with the member id of the lost membership; joining as a new member anyway')
+  }
+
   /** JoinGroup, twice for a first join on brokers that want a member id first (v4+, KIP-394). */
   async #join (): Promise<{ join: JoinGroupResponse, sentAt: number }> {
     const request = {
@@ -239,29 +251,6 @@ export class GroupMember {
       join = await this.#coordinator.send(JoinGroupApi, { ...request, memberId: join.memberId }, 'join')
     }
     return { join, sentAt }
-  }
-
-  /** The leader's part: every member's assignment for this generation, lost members fenced first. */
-  async #lead (join: JoinGroupResponse): Promise<SyncGroupAssignment[]> {
-    const work = await this.#leaderStep('listing the work of the flow', () => this.#o.owner.listWork())
-    const previous = (this.#lastAssignment?.members ?? []).map(m => ({ name: m.memberName, transactionalId: m.transactionalId }))
-    const plan = planAssignments(join, work, previous, this.#o.groupId, this.#o.log)
-    const fence = this.#o.fenceTransactionalIds
-    if (plan.fence.length > 0 && fence !== undefined) {
-      this.#o.log.info({ group: this.#o.groupId, transactionalIds: plan.fence }, 'fencing the transactional ids of members that left work behind')
-      await this.#leaderStep(`fencing transactional ids ${plan.fence.join(', ')}`, () => fence(plan.fence))
-    }
-    return plan.assignments
-  }
-
-  /** A leader step that failed fails this round only: retried after a back-off, with a new rebalance. */
-  async #leaderStep<T> (what: string, step: () => Promise<T>): Promise<T> {
-    try {
-      return await step()
-    } catch (err) {
-      const reason = err instanceof Error ? err.message : String(err)
-      throw new KmirrorError(err instanceof KmirrorError ? err.code : ErrorCodes.GROUP_MEMBERSHIP, `group ${this.#o.groupId} leader: ${what} failed: ${reason}`, { cause: err, retriable: true })
-    }
   }
 
   /** Revoke first (then rejoin), then start what is new. */
@@ -294,7 +283,7 @@ export class GroupMember {
     this.#rejoin = true
     const membership = membershipError(errorCode)
     if (membership === MembershipErrors.REBALANCING) return
-    if (membership === MembershipErrors.GONE) { this.#lose(`${api} answered ${kafkaErrorName(errorCode)}`); return }
+    if (membership === MembershipErrors.GONE) { this.#lose(`${api} answered ${kafkaErrorName(errorCode)}`, errorCode); return }
     if (isCoordinatorRetriable(errorCode)) {
       this.#coordinator.reset()
       throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${api} of group ${this.#o.groupId}: the coordinator moved or is loading (${kafkaErrorName(errorCode)})`, { retriable: true })
@@ -336,7 +325,7 @@ export class GroupMember {
     } else if (kafkaErrorName(errorCode) === 'ILLEGAL_GENERATION' && (this.#joining || generation !== this.#generation)) {
       // A new generation formed while this member's join is under way: its answer brings the new generation.
     } else if (membership === MembershipErrors.GONE) {
-      this.#lose(`Heartbeat answered ${kafkaErrorName(errorCode)}`)
+      this.#lose(`Heartbeat answered ${kafkaErrorName(errorCode)}`, errorCode)
     } else if (isCoordinatorRetriable(errorCode)) {
       this.#coordinator.reset()
     } else {
@@ -345,17 +334,21 @@ export class GroupMember {
     }
   }
 
-  /** Membership is gone: stop everything at once, join again as a new member. */
-  #lose (reason: string): void {
+  /**
+   * Membership is gone: stop everything at once, join again as a new member. The old member id is left first
+   * unless the coordinator answered that it does not know it (ERROR_CODE UNKNOWN_MEMBER_ID).
+   */
+  #lose (reason: string, errorCode?: number): void {
     this.#incarnation++
     if (this.#owned.size > 0) {
       this.#o.log.warn({ group: this.#o.groupId, reason, owned: this.#owned.size }, 'group membership lost: stopping all work at once, joining again as a new member')
       this.#owned.clear()
       this.#o.owner.lose()
     }
+    if (this.#memberId !== '' && (errorCode === undefined || kafkaErrorName(errorCode) !== 'UNKNOWN_MEMBER_ID')) this.#lostMemberId = this.#memberId
     this.#memberId = ''
     this.#generation = -1
-    this.#leaseFrom = Number.NEGATIVE_INFINITY
+    this.#lease.end()
     this.requestRebalance()
   }
 
@@ -375,7 +368,7 @@ export class GroupMember {
   }
 
   #ack (sentAt: number): void {
-    this.#leaseFrom = Math.max(this.#leaseFrom, sentAt)
+    this.#lease.ack(sentAt)
   }
 
   #wakeUp (): void {

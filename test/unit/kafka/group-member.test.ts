@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict'
+import { afterEach, describe, it } from 'node:test'
+import type { WorkItem } from '../../../src/cluster/work.ts'
+import type { WorkOwner } from '../../../src/cluster/work-owner.ts'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import type { GroupCoordinatorPort, GroupLane } from '../../../src/kafka/group-coordinator.ts'
+import { GroupMember } from '../../../src/kafka/group-member.ts'
+import type { ApiSpec } from '../../../src/kafka/protocol/api.ts'
+import type { HeartbeatRequest } from '../../../src/kafka/protocol/heartbeat.ts'
+import type { JoinGroupRequest } from '../../../src/kafka/protocol/join-group.ts'
+import type { LeaveGroupRequest, LeaveGroupResponse } from '../../../src/kafka/protocol/leave-group.ts'
+import type { SyncGroupRequest } from '../../../src/kafka/protocol/sync-group.ts'
+import { memoryLogger } from '../../fakes/memory-logger.ts'
+import { waitFor } from '../../helpers/wait.ts'
+
+const E = { UNKNOWN_MEMBER_ID: 25, ILLEGAL_GENERATION: 22 }
+const GROUP = 'kmirror-A-B'
+
+interface Sent { readonly api: string, readonly memberId: string }
+
+/**
+ * A coordinator of a group of one: each JoinGroup makes a new generation led by the joining member (a new member
+ * id when it comes without one), SyncGroup hands back the leader's assignment, Heartbeat answers `heartbeatErrors`
+ * one by one (then 0), LeaveGroup answers `leave(memberId)`.
+ */
+class FakeCoordinator implements GroupCoordinatorPort {
+  readonly cluster = { label: 'cluster B', alias: 'B' }
+  readonly sent: Sent[] = []
+  heartbeatErrors: number[] = []
+  leave: (memberId: string) => Promise<LeaveGroupResponse> = async memberId => ({ throttleTimeMs: 0, errorCode: 0, members: [{ memberId, errorCode: 0 }] })
+  #members = 0
+  #generation = 0
+
+  async send<Req, Res> (spec: ApiSpec<Req, Res>, request: Req, _lane: GroupLane): Promise<Res> {
+    const answer = await this.#answer(spec.name, request)
+    return answer as Res
+  }
+
+  async #answer (api: string, request: unknown): Promise<unknown> {
+    const memberId = (request as { memberId: string }).memberId
+    this.sent.push({ api, memberId })
+    if (api === 'JoinGroup') {
+      const join = request as JoinGroupRequest
+      const id = join.memberId === '' ? `m${++this.#members}` : join.memberId
+      return { throttleTimeMs: 0, errorCode: 0, generationId: ++this.#generation, protocolType: join.protocolType, protocolName: join.protocols[0]!.name, leader: id, skipAssignment: false, memberId: id, members: [{ memberId: id, groupInstanceId: null, metadata: join.protocols[0]!.metadata }] }
+    }
+    if (api === 'SyncGroup') {
+      const sync = request as SyncGroupRequest
+      return { throttleTimeMs: 0, errorCode: 0, protocolType: sync.protocolType, protocolName: sync.protocolName, assignment: sync.assignments.find(a => a.memberId === sync.memberId)!.assignment }
+    }
+    if (api === 'Heartbeat') return { throttleTimeMs: 0, errorCode: (request as HeartbeatRequest).generationId === this.#generation ? this.heartbeatErrors.shift() ?? 0 : E.ILLEGAL_GENERATION }
+    if (api === 'LeaveGroup') return await this.leave((request as LeaveGroupRequest).memberId)
+    throw new Error(`unexpected ${api}`)
+  }
+
+  reset (): void {}
+  refusal (errorCode: number, action: string): KmirrorError {
+    return new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${action} refused with Kafka error ${errorCode}`)
+  }
+
+  async close (): Promise<void> {}
+}
+
+class FakeOwner implements WorkOwner {
+  owned = 0
+  lost = 0
+  async listWork (): Promise<WorkItem[]> { return [{ kind: 'partition', topic: 'A.t', partition: 0 }] }
+  async assign (items: readonly WorkItem[]): Promise<void> { this.owned += items.length }
+  async revoke (items: readonly WorkItem[]): Promise<void> { this.owned -= items.length }
+  lose (): void { this.owned = 0; this.lost++ }
+}
+
+const members: GroupMember[] = []
+afterEach(async () => { await Promise.all(members.splice(0).map(m => m.stop())) })
+
+function startMember (coordinator: FakeCoordinator, logger = memoryLogger()): { member: GroupMember, owner: FakeOwner } {
+  const owner = new FakeOwner()
+  const member = new GroupMember({
+    props: {}, clientId: 'kmirror-test', cluster: coordinator.cluster, groupId: GROUP, memberName: 'host:1:1', transactionalId: null,
+    sessionTimeoutMs: 2000, heartbeatIntervalMs: 20, rebalanceTimeoutMs: 2000, log: logger.log, owner, coordinator
+  })
+  members.push(member)
+  member.start()
+  return { member, owner }
+}
+
+async function waitStable (member: GroupMember, memberId: string): Promise<void> {
+  await waitFor(() => ({ done: member.status().state === 'stable' && member.status().memberId === memberId && member.status().owned.length === 1, state: member.status() }),
+    { timeoutMs: 5000, intervalMs: 5, message: `member ${memberId} stable with its partition` })
+}
+
+describe('GroupMember after losing its membership', () => {
+  it('Given a heartbeat answered ILLEGAL_GENERATION, when the member joins again, then it first leaves with its old member id, so the coordinator does not wait for that id', async () => {
+    const coordinator = new FakeCoordinator()
+    const logger = memoryLogger()
+    const { member, owner } = startMember(coordinator, logger)
+    await waitStable(member, 'm1')
+
+    coordinator.heartbeatErrors.push(E.ILLEGAL_GENERATION)
+    await waitStable(member, 'm2')
+
+    const after = coordinator.sent.slice(coordinator.sent.findIndex(s => s.api === 'Heartbeat' && s.memberId === 'm1'))
+      .filter(s => s.api !== 'Heartbeat')
+    assert.deepEqual(after.slice(0, 3), [{ api: 'LeaveGroup', memberId: 'm1' }, { api: 'JoinGroup', memberId: '' }, { api: 'SyncGroup', memberId: 'm2' }])
+    assert.equal(owner.lost, 1, 'the work was stopped at once')
+    assert.ok(logger.lines.some(l => l.msg.startsWith(`left group ${GROUP} with the member id of the lost membership`) && l.memberId === 'm1'), 'the operator sees the leave')
+  })
+
+  it('Given a heartbeat answered UNKNOWN_MEMBER_ID, then the coordinator no longer knows the id: the member joins as a new one without a LeaveGroup', async () => {
+    const coordinator = new FakeCoordinator()
+    const { member } = startMember(coordinator)
+    await waitStable(member, 'm1')
+
+    coordinator.heartbeatErrors.push(E.UNKNOWN_MEMBER_ID)
+    await waitStable(member, 'm2')
+
+    assert.deepEqual(coordinator.sent.filter(s => s.api === 'LeaveGroup'), [])
+  })
+
+  it('Given a coordinator that does not answer the LeaveGroup of the old id, then the member joins anyway after heartbeat.interval.ms, and one that answers UNKNOWN_MEMBER_ID logs nothing', async () => {
+    const coordinator = new FakeCoordinator()
+    const logger = memoryLogger()
+    coordinator.leave = () => new Promise(() => {})
+    const { member } = startMember(coordinator, logger)
+    await waitStable(member, 'm1')
+
+    coordinator.heartbeatErrors.push(E.ILLEGAL_GENERATION)
+    await waitStable(member, 'm2')
+    assert.deepEqual(coordinator.sent.filter(s => s.api === 'LeaveGroup'), [{ api: 'LeaveGroup', memberId: 'm1' }])
+
+    coordinator.leave = async memberId => ({ throttleTimeMs: 0, errorCode: 0, members: [{ memberId, errorCode: E.UNKNOWN_MEMBER_ID }] })
+    const logged = logger.lines.length
+    coordinator.heartbeatErrors.push(E.ILLEGAL_GENERATION)
+    await waitStable(member, 'm3')
+    assert.deepEqual(coordinator.sent.filter(s => s.api === 'LeaveGroup').map(s => s.memberId), ['m1', 'm2'])
+    assert.deepEqual(logger.lines.slice(logged).filter(l => /lost membership/.test(l.msg)), [])
+  })
+})
