@@ -131,6 +131,7 @@ async function finishExport (plan: OffsetsSetPlan, cluster: ClusterClientConfig,
   if (options.apply) ({ plan: shown } = await applyPlan(plan, cluster, options.timeoutSeconds * 1000))
   process.stdout.write(writeOffsetsCsv(plan.positions, !oneGroup))
   for (const g of shown.groups) for (const line of [...g.refusals, ...(g.problem === undefined ? [] : [g.problem])]) process.stderr.write(`kmirror: group ${g.group}: ${line}\n`)
+  for (const g of shown.groups) for (const note of g.notes) process.stderr.write(`kmirror: NOTE: ${note}\n`)
   return exitCodeOf(shown.groups, options.apply)
 }
 
