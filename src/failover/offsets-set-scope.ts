@@ -3,9 +3,10 @@
  * `--topic T:0,2`, `--from-file` lines, or `--all-topics` (the partitions the group has committed offsets for).
  *
  * A topic the operator named (`--topic`, a file line) that does not exist, or a partition beyond its count, is a
- * usage error (exit 2). A topic `--all-topics` found only among the group's committed offsets that no longer exists
- * (deleted since the commit) is left out with a note naming the group and the topic: those offsets point at
- * nothing, and refusing would leave `--all-groups --all-topics` unusable on a cluster where any topic was deleted.
+ * usage error (exit 2). A topic `--all-topics` found only among the group's committed offsets that the cluster does
+ * not list (deleted during the scan, or one the principal may not DESCRIBE) is left out with a note naming the group,
+ * the topic and the fix: refusing would leave `--all-groups --all-topics` unusable whenever one such topic exists.
+ * (Brokers drop a deleted topic's committed offsets themselves, so a deleted topic is only met in a race.)
  * Likewise committed partitions beyond the count of a topic re-created with fewer partitions.
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
@@ -60,8 +61,8 @@ export function checkScope (wanted: WantedScope, counts: ReadonlyMap<string, num
   for (const [topic, asked] of wanted.topics) {
     const count = counts.get(topic)
     if (count === undefined && wanted.fromCommits) {
-      notes.push(`group ${group} has committed offsets for topic ${topic}, which no longer exists on cluster ${cluster}: left as they are ` +
-        `(to remove them: kafka-consumer-groups.sh --delete-offsets --group ${group} --topic ${topic}, or let the broker expire them)`)
+      notes.push(`group ${group} has committed offsets for topic ${topic}, which cluster ${cluster} does not list (deleted since, or not visible to ` +
+        `kmirror's principal: grant it DESCRIBE on the topic to plan it): left as they are (to remove them: kafka-consumer-groups.sh --delete-offsets --group ${group} --topic ${topic})`)
       continue
     }
     if (count === undefined) throw new KmirrorError(ErrorCodes.USAGE, `topic ${topic} does not exist on cluster ${cluster}`)

@@ -10,11 +10,11 @@ const committed = new Map([[partitionKey('orders', 0), 5], [partitionKey('orders
 const counts = new Map([['orders', 2], ['billing', 3]])
 
 describe('offsets set: the partitions of a group in scope', () => {
-  it('Given --all-topics and a group with offsets for a deleted topic, then that topic is left out with a note naming the group, the topic and how to remove them; the others are planned', () => {
+  it('Given --all-topics and a group with offsets for a topic the cluster does not list (deleted, or not describable), then that topic is left out with a note naming the group, the topic and how to remove them; the others are planned', () => {
     const scope = checkScope(wantedScope(EARLIEST, undefined, 'app', committed), counts, 'app', 'B')
     assert.deepEqual([...scope.partitions], [['orders', [0, 1]]])
-    assert.deepEqual(scope.notes, ['group app has committed offsets for topic gone, which no longer exists on cluster B: left as they are ' +
-      '(to remove them: kafka-consumer-groups.sh --delete-offsets --group app --topic gone, or let the broker expire them)'])
+    assert.deepEqual(scope.notes, ['group app has committed offsets for topic gone, which cluster B does not list (deleted since, or not visible to ' +
+      'kmirror\'s principal: grant it DESCRIBE on the topic to plan it): left as they are (to remove them: kafka-consumer-groups.sh --delete-offsets --group app --topic gone)'])
   })
 
   it('Given --all-topics and offsets for partitions a re-created topic no longer has, then those partitions are left out with a note', () => {
