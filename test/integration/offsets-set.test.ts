@@ -117,7 +117,7 @@ test('offsets set --all-groups plans and writes every idle group, refuses an act
   const member = await joinGroup('target', busy, [topic], t)
   const file = writeTempFile(mm2Properties({ source: 'source', target: 'target' }), '.properties', t)
   // Every group of the cluster is in scope (other tests' idle ones too, which the plan moves onto this topic: after
-  // a whole run there are hundreds, about 40 ms each on a loaded machine, hence the long timeouts)
+  // a whole run there are hundreds; they are read in batches (offsets-set.ts), the long timeouts are for a loaded machine)
   const all = async (...more: string[]): Promise<{ code: number | null, stderr: string, plan: JsonPlan }> => {
     const cli = spawnKmirror(['offsets', 'set', file, '--cluster', 'B', '--all-groups', '--topic', topic, '--timeout', '170', '--json', ...more], { t })
     const { code } = await cli.waitForExit(180_000)
