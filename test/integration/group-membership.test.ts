@@ -10,7 +10,8 @@ import type { WorkOwner } from '../../src/cluster/work-owner.ts'
 import { GroupCoordinator } from '../../src/kafka/group-coordinator.ts'
 import { GroupMember } from '../../src/kafka/group-member.ts'
 import { JoinGroupApi } from '../../src/kafka/protocol/join-group.ts'
-import { silentLogger } from '../../src/logger.ts'
+import { silentLogger, type Logger } from '../../src/logger.ts'
+import { memoryLogger } from '../fakes/memory-logger.ts'
 import { getCluster } from '../helpers/clusters.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
@@ -79,7 +80,7 @@ class FakeOwner implements WorkOwner {
   }
 }
 
-function startMember (groupId: string, name: string, ledger: Ledger): { member: GroupMember, owner: FakeOwner } {
+function startMember (groupId: string, name: string, ledger: Ledger, log: Logger = silentLogger()): { member: GroupMember, owner: FakeOwner } {
   const owner = new FakeOwner(name, ledger)
   ledger.owners.set(name, owner)
   const member = new GroupMember({
@@ -92,7 +93,7 @@ function startMember (groupId: string, name: string, ledger: Ledger): { member: 
     heartbeatIntervalMs: HEARTBEAT_MS,
     rebalanceTimeoutMs: 10_000,
     transactionalId: `${groupId}-${name}`,
-    log: silentLogger(),
+    log,
     owner,
     fenceTransactionalIds: async ids => { ledger.fenced.push(...ids) },
     onFatal: err => { ledger.violations.push(`${name} failed: ${err.message}`) }
@@ -181,6 +182,33 @@ test('members share the work of a group once each, hand it over on join, stop an
   await waitFor(() => ledger.events.some(e => e.member === 'm3' && e.kind === 'lose'), { timeoutMs: 10_000, message: 'the thawed member lost its work' })
   await waitFor(() => balanced([a, c, d]), { timeoutMs: 20_000, message: 'three members balanced after the thaw' })
   assert.notEqual(frozen.status().memberId, oldMemberId)
+  assert.deepEqual(ledger.violations, [])
+})
+
+test('a member whose lease ran out while the coordinator still holds it leaves with its old member id (the coordinator accepts it) before joining again as a new member', { timeout: 60_000 }, async t => {
+  const groupId = uniqueName('group-leave-lost')
+  const ledger = new Ledger()
+  const logger = memoryLogger('info')
+  const [a, b] = [startMember(groupId, 'm1', ledger), startMember(groupId, 'm2', ledger, logger.log)]
+  t.after(async () => { await Promise.allSettled([a.member.stop(), b.member.stop()]) })
+  await waitFor(() => balanced([a.owner, b.owner]), { timeoutMs: 20_000, message: 'two members balanced' })
+
+  // Given m2 frozen just until its lease runs out: the lease ends at least heartbeat.interval.ms before the
+  // coordinator may evict it, so the coordinator still holds its member id when it thaws
+  const oldMemberId = b.member.status().memberId
+  b.member.freezeForTest()
+  await waitFor(() => !b.member.leaseValid(), { timeoutMs: SESSION_MS, intervalMs: 20, message: 'm2\'s lease ran out' })
+  b.member.thawForTest()
+  const thawedAt = Date.now()
+
+  // Then it leaves with the old id (the coordinator answered it as a member: not UNKNOWN_MEMBER_ID) and joins
+  // again as a new member; the two are balanced again well within the old id's session timeout. (Here the old id
+  // would have expired at most heartbeat.interval.ms later anyway; the leave matters most after an
+  // ILLEGAL_GENERATION, when the old id is fully alive: group-member.test.ts.)
+  await waitFor(() => balanced([a.owner, b.owner]).done && b.member.status().memberId !== oldMemberId, { timeoutMs: 20_000, message: 'two members balanced after the thaw' })
+  const left = logger.lines.filter(l => l.msg.startsWith(`left group ${groupId} with the member id of the lost membership`))
+  assert.deepEqual(left.map(l => l.memberId), [oldMemberId])
+  assert.ok(Date.now() - thawedAt < SESSION_MS, `balanced ${Date.now() - thawedAt} ms after the thaw`)
   assert.deepEqual(ledger.violations, [])
 })
 
