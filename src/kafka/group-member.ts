@@ -16,6 +16,7 @@
  *   from a member of the generation, so work that stays keeps running while the group rebalances.
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
+import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import type { WorkItem } from '../cluster/work.ts'
 import {
   AssignmentErrors, decodeWorkAssignment, encodeMemberMetadata, type GenerationMember, type WorkAssignment
@@ -137,11 +138,13 @@ export class GroupMember {
     await this.#applying
     const owned = this.#takeOwned()
     if (owned.length > 0) await this.#o.owner.revoke(owned)
-    if (this.#memberId !== '') {
+    // A member that lost its membership and did not join again yet leaves with the lost id.
+    const leaving = this.#memberId !== '' ? this.#memberId : this.#lostMemberId
+    if (leaving !== null) {
       // Waiting longer than the session timeout is pointless: the coordinator drops the member by then anyway.
-      const left = await leaveGroup(this.#coordinator, this.#o.groupId, this.#memberId, this.#o.sessionTimeoutMs)
+      const left = await leaveGroup(this.#coordinator, this.#o.groupId, leaving, this.#o.sessionTimeoutMs)
       if (left.outcome === LeaveOutcomes.REFUSED || left.outcome === LeaveOutcomes.FAILED) {
-        this.#o.log.warn({ group: this.#o.groupId, error: left.error }, `could not leave the group (${left.error ?? 'no answer'}); the coordinator drops this member after its session timeout`)
+        this.#o.log.warn({ group: this.#o.groupId, error: left.error }, `could not leave group ${this.#o.groupId} (${left.error ?? 'no answer'}); the coordinator drops this member after its session timeout`)
       }
     }
     this.#memberId = ''
@@ -186,8 +189,8 @@ export class GroupMember {
       this.#memberId = join.memberId
       this.#generation = join.generationId
       this.#leaderId = join.leader
-      const previous = (this.#lastAssignment?.members ?? []).map(m => ({ name: m.memberName, transactionalId: m.transactionalId }))
-      const assignments = join.leader === join.memberId ? await leadRound(join, previous, this.#o) : []
+      const previous = (): PreviousMember[] => (this.#lastAssignment?.members ?? []).map(m => ({ name: m.memberName, transactionalId: m.transactionalId }))
+      const assignments = join.leader === join.memberId ? await leadRound(join, previous(), this.#o) : []
       if (incarnation !== this.#incarnation || this.#stopped) return
       const sentAt = Date.now()
       const sync = await this.#coordinator.send(SyncGroupApi, {
