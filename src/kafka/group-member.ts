@@ -13,7 +13,8 @@
  *   sent: so a member's lease always ends before anyone else can be given its work. The send time, not the
  *   answer's arrival, bounds it, so a slow answer never stretches a lease.
  * - Membership lost (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID, or the lease running out while
- *   the member holds work): `owner.lose()` at once, then a join as a new member. Answers to requests of an
+ *   the member holds work): `owner.lose()` at once (also with no work: the owner's exactly-once producer belongs to
+ *   the membership), then a join as a new member. Answers to requests of an
  *   earlier membership (`#incarnation`) are dropped.
  * - Heartbeats keep going during a rebalance (their own connection): an answer REBALANCE_IN_PROGRESS still comes
  *   from a member of the generation, so work that stays keeps running while the group rebalances.
@@ -354,11 +355,10 @@ export class GroupMember {
   /** Membership is gone: stop everything at once, join again as a new member. */
   #lose (reason: string): void {
     this.#incarnation++
-    if (this.#owned.size > 0) {
-      this.#o.log.warn({ group: this.#o.groupId, reason, owned: this.#owned.size }, 'group membership lost: stopping all work at once, joining again as a new member')
-      this.#owned.clear()
-      this.#o.owner.lose()
-    }
+    if (this.#owned.size > 0) this.#o.log.warn({ group: this.#o.groupId, reason, owned: this.#owned.size }, 'group membership lost: stopping all work at once, joining again as a new member')
+    this.#owned.clear()
+    // Even with no work: what the owner holds for the membership (an exactly-once producer) ends with it.
+    this.#o.owner.lose()
     this.#memberId = ''
     this.#generation = -1
     this.#leaseFrom = Number.NEGATIVE_INFINITY
