@@ -331,7 +331,6 @@ export class BatchWriter {
     }
   }
 
-
   /**
    * Sets aside the writes not to send: those whose topic's metadata the target refused, and those (taken out of
    * `byLeader`) whose remote topic has another topic id than at their partition's last write (deleted and created
