@@ -6,7 +6,8 @@
  * - SIGSTOP past the session timeout: the other takes everything over; after SIGCONT the frozen one writes nothing
  *   more to the partitions it lost (each stays in source order with at most the one rewind of the takeover, and none
  *   past the target's end at SIGCONT), logs that it lost its membership, joins again and gets work again; in
- *   exactly-once mode its open transaction never becomes visible: every record exactly once;
+ *   exactly-once mode its open transaction never becomes visible (every record exactly once), and the thawed one
+ *   ends the producer of its lost membership and copies what it is assigned again with a new one;
  * - exactly-once mode, kill -9 of one of two: a read_committed reader finds every record exactly once (the leader
  *   fenced the dead member's transactional id before handing its partitions over; its open transaction aborted).
  */
@@ -183,19 +184,20 @@ test('SIGSTOP zombie: after SIGCONT it writes nothing to the partitions it lost,
   for (const i of setup.instances) assert.equal((await i.process.waitForExit(15_000)).code, 0, i.process.stderr.slice(-3000))
 })
 
-// TODO (open bug, session 7): in about half of the runs the thawed exactly-once instance rejoins and is assigned
-// work, but its writer still holds the fencing of its old producer (same transactional id after the rejoin): its
-// first write fails PRODUCER_FENCED and its flow stops for good (still 12/0 after 75 s). Marked todo so that a
-// known kmirror bug does not fail CI at random; it still runs and reports, with the thawed instance's log.
-test('exactly-once SIGSTOP zombie: its open transaction never becomes visible, a read_committed reader finds every record exactly once', { timeout: 120_000, todo: 'the thawed exactly-once instance sometimes never rejoins (open finding)' }, async t => {
+test('exactly-once SIGSTOP zombie: its open transaction never becomes visible, a read_committed reader finds every record exactly once; thawed, it copies again with a new producer', { timeout: 120_000 }, async t => {
   const { setup } = await freezeAndThaw(t, 'eos-zombie', target => [`${target}.exactly.once.source.support = enabled`])
-  const [one] = setup.instances
+  const [one, two] = setup.instances
 
   // Then the live one fenced the frozen one's transactional id before copying its partitions
   assert.match(one!.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
 
-  // And every partition holds every committed record exactly once, in source order: 0 missing, 0 duplicates
+  // And every partition holds every committed record exactly once, in source order: 0 missing, 0 duplicates (the
+  // thawed one copies the 6 partitions it got again, with a new producer of its transactional id)
   await checkExactlyOnce(setup)
+
+  // And the thawed one said that the producer of its lost membership ended, and never stopped replicating
+  assert.match(two!.process.stderr, /"msg":"group membership lost: the transactional producer of that membership is ended/)
+  assert.doesNotMatch(two!.process.stderr, /cannot recover/)
   for (const i of setup.instances) i.process.kill('SIGTERM')
   for (const i of setup.instances) assert.equal((await i.process.waitForExit(15_000)).code, 0, i.process.stderr.slice(-3000))
 })
@@ -224,3 +226,4 @@ test('exactly-once: kill -9 of one of two instances, a read_committed reader fin
   one!.process.kill('SIGTERM')
   assert.equal((await one!.process.waitForExit(15_000)).code, 0, one!.process.stderr.slice(-3000))
 })
+
