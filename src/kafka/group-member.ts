@@ -25,8 +25,9 @@ import {
   AssignmentErrors, decodeWorkAssignment, encodeMemberMetadata, type GenerationMember, type WorkAssignment
 } from '../formats/work-assignment.ts'
 import { COORDINATOR_MOVED, GroupCoordinator } from './group-coordinator.ts'
-import { planAssignments } from './group-leader.ts'
+import { membersBeforeJoin, planAssignments } from './group-leader.ts'
 import { toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
+import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import { HeartbeatApi } from './protocol/heartbeat.ts'
 import { JoinGroupApi, type JoinGroupResponse } from './protocol/join-group.ts'
 import { LeaveGroupApi } from './protocol/leave-group.ts'
@@ -64,6 +65,8 @@ export class GroupMember {
   #frozen: { promise: Promise<void>, resume: () => void } | null = null
   #wake: (() => void) | null = null
   #lastAssignment: WorkAssignment | null = null
+  /** Exactly-once: the members the group listed before this one first joined (`describedMembers`). */
+  #listedBeforeJoin: readonly PreviousMember[] = []
   #lastError: string | null = null
   #loops: Promise<void>[] = []
   #applying: Promise<void> = Promise.resolve()
@@ -160,6 +163,8 @@ export class GroupMember {
   }
 
   async #joinLoop (): Promise<void> {
+    // Exactly-once: who the group lists before this member first joins (a leader with no assignment yet fences those gone).
+    if (this.#o.fenceTransactionalIds !== undefined) this.#listedBeforeJoin = await membersBeforeJoin(this.#coordinator, this.#o.groupId, PROTOCOL_TYPE, this.#o.log)
     let backoff = 0
     while (!this.#stopped) {
       await this.#frozen?.promise
@@ -253,7 +258,7 @@ export class GroupMember {
   /** The leader's part: every member's assignment for this generation, lost members fenced first. */
   async #lead (join: JoinGroupResponse): Promise<SyncGroupAssignment[]> {
     const work = await this.#leaderStep('listing the work of the flow', () => this.#o.owner.listWork())
-    const previous = (this.#lastAssignment?.members ?? []).map(m => ({ name: m.memberName, transactionalId: m.transactionalId }))
+    const previous = this.#lastAssignment?.members.map(m => ({ name: m.memberName, transactionalId: m.transactionalId })) ?? this.#listedBeforeJoin
     const plan = planAssignments(join, work, previous, this.#o.groupId, this.#o.log)
     const fence = this.#o.fenceTransactionalIds
     if (plan.fence.length > 0 && fence !== undefined) {

@@ -9,7 +9,10 @@
  *   exactly-once mode its open transaction never becomes visible (every record exactly once), and the thawed one
  *   ends the producer of its lost membership and copies what it is assigned again with a new one;
  * - exactly-once mode, kill -9 of one of two: a read_committed reader finds every record exactly once (the leader
- *   fenced the dead member's transactional id before handing its partitions over; its open transaction aborted).
+ *   fenced the dead member's transactional id before handing its partitions over; its open transaction aborted);
+ * - exactly-once mode, a lone instance killed with kill -9 and started again at once: the new one fences the dead
+ *   one's transactional id at its first rebalance (the dead one was still listed in the group when it started), so
+ *   read_committed readers see every record within seconds, not at the transaction timeout (60 s).
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -28,10 +31,12 @@ interface Setup {
   readonly remote: string
   readonly instances: Instance[]
   readonly producer: ReturnType<typeof produceContinuously>
+  /** The mm2.properties every instance runs. */
+  readonly config: string
 }
 
-/** A topic with records arriving all the time, and two instances sharing its flow 6/6. */
-async function twoInstances (t: Cleanup, prefix: string, extra: (target: string) => string[] = () => []): Promise<Setup> {
+/** A topic with records arriving all the time, and two instances sharing its flow 6/6 (or COUNT instances). */
+async function twoInstances (t: Cleanup, prefix: string, extra: (target: string) => string[] = () => [], count = 2): Promise<Setup> {
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
   const topic = uniqueName(prefix)
   await createTopic('source', topic, { partitions: PARTITIONS, t })
@@ -47,10 +52,9 @@ async function twoInstances (t: Cleanup, prefix: string, extra: (target: string)
   })
   const producer = produceContinuously(topic, PARTITIONS)
   t.after(async () => { await producer.stop() })
-  instances.push(await startInstance(config, 'one', t))
-  instances.push(await startInstance(config, 'two', t))
-  await waitForSplit(instances, PARTITIONS, 'two instances own 6 partitions each')
-  return { topic, remote: `${a}.${topic}`, instances, producer }
+  for (const name of ['one', 'two'].slice(0, count)) instances.push(await startInstance(config, name, t))
+  await waitForSplit(instances, PARTITIONS, `${count} instance(s) own the ${PARTITIONS} partitions evenly`)
+  return { topic, remote: `${a}.${topic}`, instances, producer, config }
 }
 
 /** The partitions INSTANCE copies now (by number). */
@@ -227,3 +231,32 @@ test('exactly-once: kill -9 of one of two instances, a read_committed reader fin
   assert.equal((await one!.process.waitForExit(15_000)).code, 0, one!.process.stderr.slice(-3000))
 })
 
+test('exactly-once: a lone instance killed with kill -9 and restarted at once: the new one fences the dead one\'s transactional id at its first rebalance, so read_committed readers wait well under the transaction timeout', { timeout: 90_000 }, async t => {
+  // Given one instance in exactly-once mode copying records that keep arriving, in many small transactions
+  const setup = await twoInstances(t, 'eos-restart', target => [`${target}.exactly.once.source.support = enabled`], 1)
+  const [one] = setup.instances
+  const ends = await endOffsets('target', setup.remote)
+  await waitFor(async () => ({ done: (await endOffsets('target', setup.remote)).every((e, p) => e > ends[p]! + 5n), state: ends }),
+    { timeoutMs: 20_000, intervalMs: 250, message: 'copying' })
+
+  // When it is killed with kill -9 (most likely with a transaction open) and started again at once
+  one!.process.kill('SIGKILL')
+  await one!.process.waitForExit(10_000)
+  const restartedAt = Date.now()
+  const again = await startInstance(setup.config, 'again', t)
+  setup.instances.push(again)
+
+  // Then the new instance, leading its first generation, fences the transactional id the dead one's group
+  // membership named (still listed when it started: its session had not ended)
+  await waitForSplit([again], PARTITIONS, 'the restarted instance owns the 12 partitions')
+  assert.match(again.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
+
+  // And a read_committed reader finds every record exactly once well before the transaction timeout (60 s) would
+  // have aborted the dead one's open transaction
+  await checkExactlyOnce(setup)
+  const visibleMs = Date.now() - restartedAt
+  assert.ok(visibleMs < 30_000, `every record visible to read_committed readers ${visibleMs} ms after the restart`)
+  t.diagnostic(`every record visible ${visibleMs} ms after the restart (session timeout 6000 ms, transaction timeout 60000 ms)`)
+  again.process.kill('SIGTERM')
+  assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
+})
