@@ -13,6 +13,7 @@ export interface WorkOwner {
   /** Stop these cleanly: no new fetch, in-flight writes finish, progress and offset syncs of these partitions
    *  are stored; resolves only when another member may safely take them. */
   revoke (items: readonly WorkItem[]): Promise<void>
-  /** Membership lost (fenced, evicted, session expired): stop writing everything at once, store nothing. */
+  /** Membership lost (fenced, evicted, session expired): stop writing everything at once, store nothing. Called on
+   *  every loss, also with nothing owned (what belongs to the membership, like an exactly-once producer, ends too). */
   lose (): void
 }

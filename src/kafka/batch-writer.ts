@@ -39,6 +39,11 @@
  *   transaction ends, never in the middle of one (that would abort what was acknowledged). Fencing answers
  *   (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH) throw FENCED; TRANSACTIONAL_ID_AUTHORIZATION_FAILED throws
  *   NOT_AUTHORIZED naming the grant.
+ * - Exactly-once mode in a group (`endMembership`): when the membership the producer wrote under is lost, the
+ *   producer is ended with it (its fencing, expected then, forgotten; a write of that membership still under way
+ *   sends nothing more and fails with a retriable FENCED). From then on a producer is initialised (InitProducerId)
+ *   only while the `fence` hook holds, that is under the lease of a new membership, after the leader of any
+ *   generation without this member fenced its id: a new epoch, never fenced by that leader afterwards.
  */
 import { ConnectionPool, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
@@ -150,6 +155,8 @@ export class BatchWriter {
   readonly #transaction: WriterTransaction | null
   /** What each broker's share of a write needs (broker-produce.ts). */
   readonly #produce: BrokerProduceDeps
+  /** A membership ended a producer (`endMembership`): the next one is initialised only under the lease. */
+  #renewUnderLease = false
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions, transport?: WriterTransport) {
     const connect = toConnectOptions(props, clientId)
@@ -189,6 +196,7 @@ export class BatchWriter {
     const transaction = this.#transaction
     if (transaction === null || !transaction.open) return false
     transaction.throwIfFenced()
+    const era = transaction.era
     try {
       const producer = this.#producer
       if (producer === null) throw new KmirrorError(ErrorCodes.INTERNAL, `no producer for the open transaction of ${transaction.id}`)
@@ -199,7 +207,7 @@ export class BatchWriter {
       return true
     } catch (err) {
       this.#reset()
-      throw transaction.noteFenced(err)
+      throw transaction.noteFenced(err, era)
     }
   }
 
@@ -215,6 +223,9 @@ export class BatchWriter {
     const producer = this.#producer
     if (producer !== null && transaction.open) await transaction.end(producer, false).catch(() => undefined)
     this.#reset()
+    // After a lost membership, outside the lease: the next write initialises the producer (and aborts what the
+    // lost membership left open, if the leader has not fenced it already).
+    if (this.#renewUnderLease && this.#fenceReason() !== null) return
     const metadata = await this.#leaders.metadata([])
     await this.#ensureProducer(metadata.brokers)
   }
@@ -228,8 +239,24 @@ export class BatchWriter {
     await Promise.all(ids.map(id => this.#coordinator.initProducerId(id)))
   }
 
+  /**
+   * Exactly-once mode: the group membership this producer wrote under is lost (see the invariants). Returns the
+   * fencing of the producer it ends, if one was answered already; null otherwise (and always in at-least-once mode).
+   */
+  endMembership (): KmirrorError | null {
+    if (this.#transaction === null) return null
+    const fenced = this.#transaction.endMembership()
+    this.#reset()
+    this.#renewUnderLease = true
+    return fenced
+  }
+
+  #fenceReason (): string | null {
+    return this.#options.fence?.() ?? null
+  }
+
   #checkFence (): void {
-    const reason = this.#options.fence?.() ?? null
+    const reason = this.#fenceReason()
     if (reason !== null) {
       // Retriable: the membership is lost and joined again; the flow goes on with what its group gives it then.
       throw new KmirrorError(ErrorCodes.FENCED, `not writing to ${this.#cluster.label}: ${reason}; this instance stops writing until it owns its work again`, { retriable: true, details: { fence: reason } })
@@ -263,6 +290,7 @@ export class BatchWriter {
     writes.forEach((w, i) => { if (w.batches.length > 0) sends.set(i, new PartitionSend(i, w)) })
     if (sends.size === 0) return { incomplete: [], failed: [] }
     this.#transaction?.throwIfFenced()
+    const era = this.#transaction?.era ?? 0
     const failures: Failure[] = []
     let reporting: Promise<void> = Promise.resolve()
     let acked = false
@@ -278,6 +306,7 @@ export class BatchWriter {
         const leaders = toSend.length === 0 ? NOTHING_TO_SEND : await this.#leaders.byLeader(toSend, i => writes[i]!)
         const { brokers, byLeader, leaderless: notNow } = this.#setAside(writes, leaders, sends, failures)
         if (byLeader.size > 0) {
+          this.#transaction?.throwIfEnded(era)
           const producer = await this.#ensureProducer(brokers)
           await this.#transaction?.add(writes, byLeader, sends, failures, producer)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
@@ -290,14 +319,15 @@ export class BatchWriter {
         if (toSend.length === 0) break
       }
       await reporting
+      this.#transaction?.throwIfEnded(era)
     } catch (err) {
       this.#reset()
-      throw this.#noteFenced(err)
+      throw this.#noteFenced(err, era)
     }
     try {
       return { incomplete: wait.waiting, failed: this.#failed(failures) }
     } catch (err) {
-      throw this.#noteFenced(err)
+      throw this.#noteFenced(err, era)
     }
   }
 
@@ -344,8 +374,8 @@ export class BatchWriter {
     this.#transaction?.clear()
   }
 
-  #noteFenced (err: unknown): unknown {
-    return this.#transaction === null ? err : this.#transaction.noteFenced(err)
+  #noteFenced (err: unknown, era: number): unknown {
+    return this.#transaction === null ? err : this.#transaction.noteFenced(err, era)
   }
 
   /**
@@ -373,6 +403,7 @@ export class BatchWriter {
   async #ensureProducer (brokers: Map<number, Broker>): Promise<ProducerIdentity> {
     if (this.#producer !== null) return this.#producer
     const id = this.#options.transactionalId
+    if (id !== undefined && this.#renewUnderLease) this.#checkFence()
     // The idempotent producer id is asked again briefly while a fresh cluster loads (idempotent-producer-id.ts).
     this.#producer = id === undefined
       ? await initIdempotentProducer({ pool: this.#pool, send: this.#send }, brokers, this.#cluster, this.#clientId)

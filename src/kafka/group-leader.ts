@@ -9,7 +9,9 @@ import type { Logger } from '../logger.ts'
 import { assignWork, isJobKey, type PreviousMember } from '../cluster/sticky-assignor.ts'
 import type { WorkItem } from '../cluster/work.ts'
 import { AssignmentErrors, decodeMemberMetadata, encodeWorkAssignment } from '../formats/work-assignment.ts'
+import type { GroupCoordinator } from './group-coordinator.ts'
 import type { GroupMemberOptions } from './group-member-options.ts'
+import { DescribeGroupsApi, type DescribedGroup } from './protocol/describe-groups.ts'
 import type { JoinGroupResponse } from './protocol/join-group.ts'
 import type { SyncGroupAssignment } from './protocol/sync-group.ts'
 
@@ -17,6 +19,41 @@ export interface LeaderPlan {
   readonly assignments: SyncGroupAssignment[]
   /** Transactional ids of lost members, to fence before the SyncGroup that hands their work out. */
   readonly fence: readonly string[]
+}
+
+/**
+ * The members a described group lists (name and transactional id, from each one's metadata), for a leader with no
+ * assignment of its own yet, just started: an instance killed moments before (kill -9, then restarted) stays listed
+ * until its session ends, so the first generation without it fences its transactional id at once, instead of its
+ * open transaction holding read_committed readers back until the transaction timeout (60 s). None for another
+ * program's group, an empty one, or members whose metadata kmirror cannot read.
+ */
+export function describedMembers (group: DescribedGroup | undefined, protocolType: string): PreviousMember[] {
+  if (group === undefined || group.errorCode !== 0 || group.protocolType !== protocolType) return []
+  const members: PreviousMember[] = []
+  for (const m of group.members) {
+    try {
+      const metadata = decodeMemberMetadata(m.metadata, `the metadata of member ${m.memberId} of group ${group.groupId}`)
+      members.push({ name: metadata.memberName, transactionalId: metadata.transactionalId })
+    } catch {
+      // Another version's metadata, or none: nothing to fence for it.
+    }
+  }
+  return members
+}
+
+/**
+ * The members the group lists before this member first joins (`describedMembers`). One attempt: without it, the open
+ * transaction of an instance killed just before ends at the transaction timeout, as it would alone.
+ */
+export async function membersBeforeJoin (coordinator: Pick<GroupCoordinator, 'send'>, groupId: string, protocolType: string, log: Logger): Promise<PreviousMember[]> {
+  try {
+    const answer = await coordinator.send(DescribeGroupsApi, { groups: [groupId] }, 'beat')
+    return describedMembers(answer.groups[0], protocolType)
+  } catch (err) {
+    log.debug({ group: groupId, err }, 'could not describe the group before joining it; the transactional ids of members killed just before are not fenced by this member')
+    return []
+  }
 }
 
 export function planAssignments (join: JoinGroupResponse, work: readonly WorkItem[], previousMembers: readonly PreviousMember[], groupId: string, log: Logger): LeaderPlan {

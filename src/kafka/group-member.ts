@@ -9,9 +9,10 @@
  *   the leader can hand the items over in the next round (two-round cooperative protocol).
  * - Lease (member-lease.ts): `leaseValid(now)` ends before the coordinator can give this member's work to another.
  * - Membership lost (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID, or the lease running out while
- *   the member holds work): `owner.lose()` at once, then LeaveGroup with the old member id (best effort, bounded
- *   by heartbeat.interval.ms: a coordinator that still holds it would wait for it in the next rebalance), then a
- *   join as a new member. Answers to requests of an earlier membership (`#incarnation`) are dropped.
+ *   the member holds work): `owner.lose()` at once (also with no work: the owner's exactly-once producer belongs to
+ *   the membership), then LeaveGroup with the old member id (best effort, bounded by heartbeat.interval.ms: a
+ *   coordinator that still holds it would wait for it in the next rebalance), then a join as a new member. Answers
+ *   to requests of an earlier membership (`#incarnation`) are dropped.
  * - Heartbeats keep going during a rebalance (their own connection): an answer REBALANCE_IN_PROGRESS still comes
  *   from a member of the generation, so work that stays keeps running while the group rebalances.
  */
@@ -24,7 +25,7 @@ import {
 import { isCoordinatorRetriable, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
 import { GroupCoordinator, type GroupCoordinatorPort } from './group-coordinator.ts'
 import { leaveGroup, LeaveOutcomes } from './group-leave.ts'
-import { leadRound } from './group-leader.ts'
+import { leadRound, membersBeforeJoin } from './group-leader.ts'
 import { toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 import { HeartbeatApi } from './protocol/heartbeat.ts'
 import { JoinGroupApi, type JoinGroupResponse } from './protocol/join-group.ts'
@@ -56,6 +57,8 @@ export class GroupMember {
   #frozen: { promise: Promise<void>, resume: () => void } | null = null
   #wake: (() => void) | null = null
   #lastAssignment: WorkAssignment | null = null
+  /** Exactly-once: the members the group listed before this one first joined (`describedMembers`). */
+  #listedBeforeJoin: readonly PreviousMember[] = []
   #lastError: string | null = null
   #loops: Promise<void>[] = []
   #applying: Promise<void> = Promise.resolve()
@@ -154,6 +157,8 @@ export class GroupMember {
   }
 
   async #joinLoop (): Promise<void> {
+    // Exactly-once: who the group lists before this member first joins (a leader with no assignment yet fences those gone).
+    if (this.#o.fenceTransactionalIds !== undefined) this.#listedBeforeJoin = await membersBeforeJoin(this.#coordinator, this.#o.groupId, PROTOCOL_TYPE, this.#o.log)
     let backoff = 0
     while (!this.#stopped) {
       await this.#frozen?.promise
@@ -189,7 +194,8 @@ export class GroupMember {
       this.#memberId = join.memberId
       this.#generation = join.generationId
       this.#leaderId = join.leader
-      const previous = (): PreviousMember[] => (this.#lastAssignment?.members ?? []).map(m => ({ name: m.memberName, transactionalId: m.transactionalId }))
+      // A member that never had an assignment (just started) takes the members listed before its first join.
+      const previous = (): readonly PreviousMember[] => this.#lastAssignment?.members.map(m => ({ name: m.memberName, transactionalId: m.transactionalId })) ?? this.#listedBeforeJoin
       const assignments = join.leader === join.memberId ? await leadRound(join, previous(), this.#o) : []
       if (incarnation !== this.#incarnation || this.#stopped) return
       const sentAt = Date.now()
@@ -343,11 +349,10 @@ export class GroupMember {
    */
   #lose (reason: string, errorCode?: number): void {
     this.#incarnation++
-    if (this.#owned.size > 0) {
-      this.#o.log.warn({ group: this.#o.groupId, reason, owned: this.#owned.size }, 'group membership lost: stopping all work at once, joining again as a new member')
-      this.#owned.clear()
-      this.#o.owner.lose()
-    }
+    if (this.#owned.size > 0) this.#o.log.warn({ group: this.#o.groupId, reason, owned: this.#owned.size }, 'group membership lost: stopping all work at once, joining again as a new member')
+    this.#owned.clear()
+    // Even with no work: what the owner holds for the membership (an exactly-once producer) ends with it.
+    this.#o.owner.lose()
     if (this.#memberId !== '' && (errorCode === undefined || kafkaErrorName(errorCode) !== 'UNKNOWN_MEMBER_ID')) this.#lostMemberId = this.#memberId
     this.#memberId = ''
     this.#generation = -1

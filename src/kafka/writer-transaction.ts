@@ -9,7 +9,10 @@
  * - A refused partition's sequences are unknown: the producer is renewed after the transaction ends, never in the
  *   middle of one (that would abort what was acknowledged).
  * - Once another producer took the transactional id (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH), every later call
- *   throws that FENCED error: initialising the id again would fence the instance that owns it now.
+ *   throws that FENCED error: initialising the id again would fence the instance that owns it now. Only the end of
+ *   the membership the producer wrote under (`endMembership`: the group's leader fences a lost member's id before
+ *   handing its work out, so that fencing was expected) forgets it; a fencing answered to a request of an ended
+ *   membership (`era`) is never remembered.
  * - A produce answer about the whole transactional producer is thrown, not returned per partition: fencing throws
  *   FENCED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED throws NOT_AUTHORIZED naming the grant, and a transaction the
  *   broker cannot go on with throws a retriable PRODUCE error (the round is aborted and written again).
@@ -35,6 +38,8 @@ export class WriterTransaction {
   /** A partition was refused mid-transaction: its sequences are unknown, the producer is renewed after the transaction. */
   #renewAfter = false
   #fencedBy: KmirrorError | null = null
+  /** Counts the memberships ended (`endMembership`): a request of an earlier era speaks for a producer that is gone. */
+  #era = 0
 
   constructor (id: string, coordinator: TransactionCoordinator, cluster: ClusterContext) {
     this.#id = id
@@ -62,14 +67,41 @@ export class WriterTransaction {
     this.#renewAfter = false
   }
 
+  /** The membership era requests are sent in: taken before a request, handed to `noteFenced` with its failure. */
+  get era (): number {
+    return this.#era
+  }
+
   throwIfFenced (): void {
     if (this.#fencedBy !== null) throw this.#fencedBy
   }
 
-  /** Remembers a fencing by another producer of the transactional id (not the `fence` hook's: that one is asked each time). */
-  noteFenced (err: unknown): unknown {
-    if (err instanceof KmirrorError && err.code === ErrorCodes.FENCED && err.details['transactionalId'] !== undefined) this.#fencedBy = err
+  /**
+   * Remembers a fencing by another producer of the transactional id (not the `fence` hook's: that one is asked each
+   * time), unless the request was sent in an era that has ended since.
+   */
+  noteFenced (err: unknown, era: number): unknown {
+    if (era === this.#era && isTransactionFencing(err)) this.#fencedBy = err
     return err
+  }
+
+  /**
+   * The group membership this producer wrote under is lost: its fencing (remembered, or still to come from a
+   * request in flight) is forgotten and the open transaction dropped. Returns the fencing it forgets, if any.
+   */
+  endMembership (): KmirrorError | null {
+    const fenced = this.#fencedBy
+    this.#era++
+    this.#fencedBy = null
+    this.clear()
+    return fenced
+  }
+
+  /** A write of a membership that ended while it ran sends nothing more, and its transaction is not committed. */
+  throwIfEnded (era: number): void {
+    if (era === this.#era) return
+    throw new KmirrorError(ErrorCodes.FENCED, `not writing to ${this.#cluster.label}: the group membership this write of ${this.#id} began under is lost; ` +
+      'this instance writes again once its group assigns it work under a new membership', { retriable: true, details: { fence: 'membership lost' } })
   }
 
   /**
@@ -126,4 +158,9 @@ export class WriterTransaction {
   async end (producer: ProducerIdentity, commit: boolean): Promise<void> {
     await this.#coordinator.endTxn(this.#id, producer, commit)
   }
+}
+
+/** FENCED by another producer of the transactional id (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH), not by the group lease. */
+export function isTransactionFencing (err: unknown): err is KmirrorError {
+  return err instanceof KmirrorError && err.code === ErrorCodes.FENCED && err.details['transactionalId'] !== undefined
 }

@@ -11,7 +11,14 @@
  *   copied is copied again; only committed copies are ever visible.
  * - Offset syncs located on the source cannot join a target transaction: they are sent after the commit, as MM2
  *   does; kmirror's own offset history (inside the transaction) has them anyway.
+ * - A lost group membership ends the transactional producer at once (`membershipLost`). Its fencing is expected
+ *   then (the group's leader fences a lost member's id before handing its work out): a FENCED answer to a round
+ *   begun before the loss, or while the lease does not hold (the loss about to be noticed), ends that round
+ *   quietly (`run` returns false) instead of stopping the flow. A FENCED answer while the membership holds (another
+ *   process with this transactional id) still stops it: a fenced producer never writes, and is never initialised
+ *   again by the same membership.
  */
+import { isTransactionFencing } from '../kafka/writer-transaction.ts'
 import type { Logger } from '../logger.ts'
 import type { OffsetSyncEntry, OffsetSyncTracker } from './offset-sync-tracker.ts'
 import type { PartitionSet } from './partition-set.ts'
@@ -29,6 +36,10 @@ export interface ExactlyOnceRoundDeps {
   readonly partitions: PartitionSet
   /** The positions of every partition still owned. */
   readonly positions: () => StoredPositions
+  /** The group lease gate (FlowReplicatorDeps.fence); absent alone. */
+  readonly fence: (() => string | null) | undefined
+  /** The target cluster's alias, for messages. */
+  readonly target: string
 }
 
 export class ExactlyOnceRound {
@@ -37,13 +48,59 @@ export class ExactlyOnceRound {
   #lastPromote = Date.now()
   /** A round failed: positions before it, to go back to where no progress is committed. */
   #rewindFrom: Map<string, number> | null = null
+  /** Memberships lost so far (`membershipLost`). */
+  #losses = 0
+  /** The loss count at which the expected fencing was last reported: once per lost membership. */
+  #reportedLoss = -1
 
   constructor (deps: ExactlyOnceRoundDeps) {
     this.#deps = deps
   }
 
-  /** Runs `round` (fetch and write) in a transaction with the round's syncs and progress; rethrows a failure. */
+  /**
+   * Runs `round` (fetch and write) in a transaction with the round's syncs and progress; rethrows a failure, except
+   * the expected fencing of a lost membership's producer (then false: nothing was copied).
+   */
   async run (round: () => Promise<boolean>): Promise<boolean> {
+    const losses = this.#losses
+    try {
+      return await this.#run(round)
+    } catch (err) {
+      if (!this.#fencedByLostMembership(err, losses)) throw err
+      return false
+    }
+  }
+
+  /**
+   * The group membership is lost: the transactional producer it wrote under is ended at once; the next is
+   * initialised under a new membership's lease, before its first write (batch-writer.ts, `endMembership`).
+   */
+  membershipLost (): void {
+    this.#losses++
+    const fenced = this.#deps.eos.rounds.endMembership()
+    this.#deps.log.info({ ...this.#where(), fenced: fenced !== null },
+      'group membership lost: the transactional producer of that membership is ended (the group\'s leader fences a lost member\'s transactional id ' +
+      'before handing its work out); a new producer is initialised when the group assigns this instance work again')
+  }
+
+  /** A fencing that follows this instance's own lost membership (see the invariants); reported once per loss. */
+  #fencedByLostMembership (err: unknown, losses: number): boolean {
+    const reason = this.#deps.fence?.() ?? null
+    if (!isTransactionFencing(err) || (losses === this.#losses && reason === null)) return false
+    if (this.#reportedLoss !== this.#losses) {
+      this.#reportedLoss = this.#losses
+      this.#deps.log.info({ ...this.#where(), kafkaErrors: err.details['kafkaErrors'], lease: reason },
+        'the round\'s transaction was fenced because this instance lost its group membership (frozen or cut off past session.timeout.ms): nothing of it ' +
+        'becomes visible, the instance that owns its partitions now copies them; this one writes again with a new producer once its group assigns it work')
+    }
+    return true
+  }
+
+  #where (): Record<string, string | undefined> {
+    return { group: this.#deps.flow.groupId, cluster: this.#deps.target, transactionalId: this.#deps.eos.rounds.transactionalId }
+  }
+
+  async #run (round: () => Promise<boolean>): Promise<boolean> {
     const { eos, partitions, log } = this.#deps
     if (this.#rewindFrom !== null) await this.#rewind(this.#rewindFrom)
     const before = new Map<string, number>()

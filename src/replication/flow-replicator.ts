@@ -17,8 +17,9 @@
  *   is aborted and every partition goes back to its committed progress (read again, read_committed, once the
  *   abort is complete): what the round copied is copied again, and only committed copies are ever visible.
  * - A FENCED failure (another producer initialised this instance's transactional id) stops the flow without
- *   storing anything. The group lease gate's FENCED (the `fence` hook: the lease ran out) is retriable: nothing is
- *   sent, and the membership loses and regains its work.
+ *   storing anything, unless it follows this instance's own lost membership (exactly-once-round.ts). The group
+ *   lease gate's FENCED (the `fence` hook: the lease ran out) is retriable: nothing is sent, and the membership
+ *   loses and regains its work.
  * - A partition whose remote topic was deleted and created again (a new topic id at its next write) is copied again
  *   from the source's log start by whichever instance owns it (ARCHITECTURE invariant 37), logged at error level.
  * - A failure of a whole step (a broker unreachable, a request timed out, credentials or a cluster ACL refused)
@@ -86,7 +87,9 @@ export class FlowReplicator {
     this.#flusher = new ProgressFlusher({ flow, progress, syncs, log, tracker: this.#tracker, flushWhenCaughtUp: deps.flushWhenCaughtUp === true })
     this.#eos = deps.exactlyOnce === undefined
       ? null
-      : new ExactlyOnceRound({ eos: deps.exactlyOnce, flow, progress, syncs, log, tracker: this.#tracker, partitions: this.#partitions, positions: () => this.#positions() })
+      : new ExactlyOnceRound({
+        eos: deps.exactlyOnce, flow, progress, syncs, log, tracker: this.#tracker, partitions: this.#partitions, positions: () => this.#positions(), fence: deps.fence, target: deps.aliases?.target ?? 'target'
+      })
     this.#writer = new RoundWriter({
       flowName: flow.name,
       writer: deps.writer,
@@ -169,10 +172,12 @@ export class FlowReplicator {
 
   /**
    * Membership lost: every partition is fetched no more at once and leaves at the end of the round in flight;
-   * nothing of it is stored any more (positions, offset syncs): another instance may own it already.
+   * nothing of it is stored any more (positions, offset syncs): another instance may own it already. In
+   * exactly-once mode the transactional producer of that membership ends with it (exactly-once-round.ts).
    */
   loseAll (): void {
     this.#losses++
+    this.#eos?.membershipLost()
     for (const state of this.#partitions.values()) {
       state.lost = true
       this.#tracker.reset(partitionKey(state.topic, state.partition))

@@ -44,7 +44,7 @@ export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>
 
 export interface FlowReplicatorDeps {
   /** With IdentityReplicationPolicy, the policy and aliases turn on loop prevention (provenance.ts). */
-  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'> & Partial<ProvenanceFlow>
+  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'> & Partial<ProvenanceFlow> & Partial<Pick<FlowConfig, 'groupId'>>
   readonly fetcher: SourceReader
   readonly writer: TargetWriter
   readonly progress: ProgressSink
@@ -73,7 +73,7 @@ export interface FlowReplicatorDeps {
 }
 
 export interface ExactlyOnceDeps {
-  readonly rounds: Pick<TransactionRounds, 'run' | 'recover'>
+  readonly rounds: Pick<TransactionRounds, 'run' | 'recover' | 'endMembership' | 'transactionalId'>
   /** The committed progress, read again (read_committed) after a failed round. */
   readonly reloadProgress: () => Promise<Map<string, number>>
   /** Offset syncs on the source cluster cannot join a target transaction: written after each commit, as MM2 does. */

@@ -22,7 +22,7 @@ import { TRANSACTION_TIMEOUT_MS } from '../kafka/transactions.ts'
 import { encodeRecords, type OutRecord } from '../kafka/record-batch.ts'
 import type { OffsetSegment, PartitionBatch, RecordWriter } from '../kafka/record-writer.ts'
 
-export type TransactionalWriter = Pick<BatchWriter, 'write' | 'commitTransaction' | 'abortTransaction' | 'transactionalId'>
+export type TransactionalWriter = Pick<BatchWriter, 'write' | 'commitTransaction' | 'abortTransaction' | 'transactionalId' | 'endMembership'>
 
 /** How a round's transaction ended: committed (it held records), aborted, or empty (nothing was written). */
 export type RoundOutcome = 'committed' | 'aborted' | 'empty'
@@ -84,6 +84,14 @@ export class TransactionRounds {
     }))
     this.#lock = result.catch(() => undefined)
     return result
+  }
+
+  /**
+   * The group membership the rounds wrote under is lost: the producer is ended at once, not after the round in flight
+   * (that round sends nothing more and fails). Returns the fencing it forgets, if one was answered already.
+   */
+  endMembership (): KmirrorError | null {
+    return this.#writer.endMembership()
   }
 
   /**

@@ -165,7 +165,7 @@ export class FlowWork implements WorkOwner {
     for (const name of jobs) {
       this.#stopJob(name).catch(err => this.#parts.log.warn({ err, job: name }, 'cannot stop a job of a lost membership'))
     }
-    this.#parts.log.warn({ partitions, jobs }, 'membership lost: every partition and job of this flow stopped at once, nothing stored')
+    if (partitions > 0 || jobs.length > 0) this.#parts.log.warn({ partitions, jobs }, 'membership lost: every partition and job of this flow stopped at once, nothing stored')
   }
 
   /** What this instance owns: partition count and job names (its member metadata, and status). */

@@ -6,9 +6,13 @@
  * - SIGSTOP past the session timeout: the other takes everything over; after SIGCONT the frozen one writes nothing
  *   more to the partitions it lost (each stays in source order with at most the one rewind of the takeover, and none
  *   past the target's end at SIGCONT), logs that it lost its membership, joins again and gets work again; in
- *   exactly-once mode its open transaction never becomes visible: every record exactly once;
+ *   exactly-once mode its open transaction never becomes visible (every record exactly once), and the thawed one
+ *   ends the producer of its lost membership and copies what it is assigned again with a new one;
  * - exactly-once mode, kill -9 of one of two: a read_committed reader finds every record exactly once (the leader
- *   fenced the dead member's transactional id before handing its partitions over; its open transaction aborted).
+ *   fenced the dead member's transactional id before handing its partitions over; its open transaction aborted);
+ * - exactly-once mode, a lone instance killed with kill -9 and started again at once: the new one fences the dead
+ *   one's transactional id at its first rebalance (the dead one was still listed in the group when it started), so
+ *   read_committed readers see every record within seconds, not at the transaction timeout (60 s).
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -27,10 +31,12 @@ interface Setup {
   readonly remote: string
   readonly instances: Instance[]
   readonly producer: ReturnType<typeof produceContinuously>
+  /** The mm2.properties every instance runs. */
+  readonly config: string
 }
 
-/** A topic with records arriving all the time, and two instances sharing its flow 6/6. */
-async function twoInstances (t: Cleanup, prefix: string, extra: (target: string) => string[] = () => []): Promise<Setup> {
+/** A topic with records arriving all the time, and two instances sharing its flow 6/6 (or COUNT instances). */
+async function twoInstances (t: Cleanup, prefix: string, extra: (target: string) => string[] = () => [], count = 2): Promise<Setup> {
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
   const topic = uniqueName(prefix)
   await createTopic('source', topic, { partitions: PARTITIONS, t })
@@ -46,10 +52,9 @@ async function twoInstances (t: Cleanup, prefix: string, extra: (target: string)
   })
   const producer = produceContinuously(topic, PARTITIONS)
   t.after(async () => { await producer.stop() })
-  instances.push(await startInstance(config, 'one', t))
-  instances.push(await startInstance(config, 'two', t))
-  await waitForSplit(instances, PARTITIONS, 'two instances own 6 partitions each')
-  return { topic, remote: `${a}.${topic}`, instances, producer }
+  for (const name of ['one', 'two'].slice(0, count)) instances.push(await startInstance(config, name, t))
+  await waitForSplit(instances, PARTITIONS, `${count} instance(s) own the ${PARTITIONS} partitions evenly`)
+  return { topic, remote: `${a}.${topic}`, instances, producer, config }
 }
 
 /** The partitions INSTANCE copies now (by number). */
@@ -183,19 +188,20 @@ test('SIGSTOP zombie: after SIGCONT it writes nothing to the partitions it lost,
   for (const i of setup.instances) assert.equal((await i.process.waitForExit(15_000)).code, 0, i.process.stderr.slice(-3000))
 })
 
-// TODO (open bug, session 7): in about half of the runs the thawed exactly-once instance rejoins and is assigned
-// work, but its writer still holds the fencing of its old producer (same transactional id after the rejoin): its
-// first write fails PRODUCER_FENCED and its flow stops for good (still 12/0 after 75 s). Marked todo so that a
-// known kmirror bug does not fail CI at random; it still runs and reports, with the thawed instance's log.
-test('exactly-once SIGSTOP zombie: its open transaction never becomes visible, a read_committed reader finds every record exactly once', { timeout: 120_000, todo: 'the thawed exactly-once instance sometimes never rejoins (open finding)' }, async t => {
+test('exactly-once SIGSTOP zombie: its open transaction never becomes visible, a read_committed reader finds every record exactly once; thawed, it copies again with a new producer', { timeout: 120_000 }, async t => {
   const { setup } = await freezeAndThaw(t, 'eos-zombie', target => [`${target}.exactly.once.source.support = enabled`])
-  const [one] = setup.instances
+  const [one, two] = setup.instances
 
   // Then the live one fenced the frozen one's transactional id before copying its partitions
   assert.match(one!.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
 
-  // And every partition holds every committed record exactly once, in source order: 0 missing, 0 duplicates
+  // And every partition holds every committed record exactly once, in source order: 0 missing, 0 duplicates (the
+  // thawed one copies the 6 partitions it got again, with a new producer of its transactional id)
   await checkExactlyOnce(setup)
+
+  // And the thawed one said that the producer of its lost membership ended, and never stopped replicating
+  assert.match(two!.process.stderr, /"msg":"group membership lost: the transactional producer of that membership is ended/)
+  assert.doesNotMatch(two!.process.stderr, /cannot recover/)
   for (const i of setup.instances) i.process.kill('SIGTERM')
   for (const i of setup.instances) assert.equal((await i.process.waitForExit(15_000)).code, 0, i.process.stderr.slice(-3000))
 })
@@ -223,4 +229,34 @@ test('exactly-once: kill -9 of one of two instances, a read_committed reader fin
   await checkExactlyOnce(setup)
   one!.process.kill('SIGTERM')
   assert.equal((await one!.process.waitForExit(15_000)).code, 0, one!.process.stderr.slice(-3000))
+})
+
+test('exactly-once: a lone instance killed with kill -9 and restarted at once: the new one fences the dead one\'s transactional id at its first rebalance, so read_committed readers wait well under the transaction timeout', { timeout: 90_000 }, async t => {
+  // Given one instance in exactly-once mode copying records that keep arriving, in many small transactions
+  const setup = await twoInstances(t, 'eos-restart', target => [`${target}.exactly.once.source.support = enabled`], 1)
+  const [one] = setup.instances
+  const ends = await endOffsets('target', setup.remote)
+  await waitFor(async () => ({ done: (await endOffsets('target', setup.remote)).every((e, p) => e > ends[p]! + 5n), state: ends }),
+    { timeoutMs: 20_000, intervalMs: 250, message: 'copying' })
+
+  // When it is killed with kill -9 (most likely with a transaction open) and started again at once
+  one!.process.kill('SIGKILL')
+  await one!.process.waitForExit(10_000)
+  const restartedAt = Date.now()
+  const again = await startInstance(setup.config, 'again', t)
+  setup.instances.push(again)
+
+  // Then the new instance, leading its first generation, fences the transactional id the dead one's group
+  // membership named (still listed when it started: its session had not ended)
+  await waitForSplit([again], PARTITIONS, 'the restarted instance owns the 12 partitions')
+  assert.match(again.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
+
+  // And a read_committed reader finds every record exactly once well before the transaction timeout (60 s) would
+  // have aborted the dead one's open transaction
+  await checkExactlyOnce(setup)
+  const visibleMs = Date.now() - restartedAt
+  assert.ok(visibleMs < 30_000, `every record visible to read_committed readers ${visibleMs} ms after the restart`)
+  t.diagnostic(`every record visible ${visibleMs} ms after the restart (session timeout 6000 ms, transaction timeout 60000 ms)`)
+  again.process.kill('SIGTERM')
+  assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
 })

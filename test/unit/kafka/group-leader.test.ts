@@ -2,7 +2,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import type { WorkItem } from '../../../src/cluster/work.ts'
 import { AssignmentErrors, decodeWorkAssignment, encodeMemberMetadata } from '../../../src/formats/work-assignment.ts'
-import { planAssignments } from '../../../src/kafka/group-leader.ts'
+import { describedMembers, membersBeforeJoin, planAssignments } from '../../../src/kafka/group-leader.ts'
+import type { DescribedGroup } from '../../../src/kafka/protocol/describe-groups.ts'
 import type { JoinGroupResponse } from '../../../src/kafka/protocol/join-group.ts'
 import { silentLogger } from '../../../src/logger.ts'
 
@@ -39,4 +40,29 @@ test('a member whose metadata cannot be read gets nothing and an error, the othe
   assert.equal(x!.error, AssignmentErrors.MEMBER_METADATA_INVALID)
   assert.deepEqual(x!.assigned, [])
   assert.deepEqual(a!.assigned, ['j:emit-heartbeats', 'p:0:t', 'p:1:t'])
+})
+
+function described (protocolType: string, members: { memberId: string, metadata: Buffer }[]): DescribedGroup {
+  return { errorCode: 0, groupId: 'g', state: 'Stable', protocolType, protocol: 'sticky-v1', members: members.map(m => ({ ...m, clientId: 'c', clientHost: '/127.0.0.1', assignment: Buffer.alloc(0) })) }
+}
+
+test('a just-started leader fences the members the group listed before it joined that are gone from its first generation (an instance killed just before)', async () => {
+  // Given the group as described before this member joined: the killed instance still listed, and one unreadable
+  const group = described('kmirror', [
+    { memberId: 'id-dead', metadata: encodeMemberMetadata({ memberName: 'dead', transactionalId: 'tx-dead', owned: ['p:0:t', 'p:1:t'] }) },
+    { memberId: 'id-x', metadata: Buffer.from('garbage') }
+  ])
+  const listed = await membersBeforeJoin({ send: async <_Req, Res>(): Promise<Res> => ({ throttleTimeMs: 0, groups: [group] }) as unknown as Res }, 'g', 'kmirror', silentLogger())
+  assert.deepEqual(listed, [{ name: 'dead', transactionalId: 'tx-dead' }])
+  // When it leads its first generation without it, then it fences the dead one's id before handing its work out
+  const join = joinOf([{ memberId: 'id-a', metadata: encodeMemberMetadata({ memberName: 'a', transactionalId: 'tx-a', owned: [] }) }])
+  assert.deepEqual(planAssignments(join, WORK, listed, 'g', silentLogger()).fence, ['tx-dead'])
+})
+
+test('the group described before joining names nobody to fence when it is another program\'s, refused, or cannot be read', async () => {
+  const member = { memberId: 'id-c', metadata: encodeMemberMetadata({ memberName: 'c', transactionalId: 'tx-c', owned: [] }) }
+  assert.deepEqual(describedMembers(described('connect', [member]), 'kmirror'), [])
+  assert.deepEqual(describedMembers({ ...described('kmirror', [member]), errorCode: 30 }, 'kmirror'), [])
+  assert.deepEqual(describedMembers(undefined, 'kmirror'), [])
+  assert.deepEqual(await membersBeforeJoin({ send: async () => { throw new Error('coordinator not available') } }, 'g', 'kmirror', silentLogger()), [])
 })

@@ -23,7 +23,9 @@ function fakeRounds (h: () => Harness): { deps: ExactlyOnceDeps, committed: () =
           throw err
         }
       },
-      recover: async () => { log.push('recover') }
+      recover: async () => { log.push('recover') },
+      transactionalId: 'kmirror-A-B-0',
+      endMembership: () => null
     },
     reloadProgress: async () => { log.push(`reload ${JSON.stringify(committed)}`); return new Map(Object.entries(committed)) },
     syncsAfterCommit: null

@@ -19,7 +19,8 @@ function fakeWriter (): TransactionalWriter & { calls: string[], failWrite: unkn
       return { incomplete: [], failed: [] }
     },
     async commitTransaction (): Promise<boolean> { w.calls.push('commit'); const was = open; open = false; return was },
-    async abortTransaction (): Promise<void> { w.calls.push('abort'); open = false }
+    async abortTransaction (): Promise<void> { w.calls.push('abort'); open = false },
+    endMembership (): null { w.calls.push('end membership'); open = false; return null }
   }
   return w
 }

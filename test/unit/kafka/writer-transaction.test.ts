@@ -1,0 +1,54 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import { fencedError, type TransactionCoordinator } from '../../../src/kafka/transactions.ts'
+import { isTransactionFencing, WriterTransaction } from '../../../src/kafka/writer-transaction.ts'
+
+const TXN = 'g-host:1:2'
+/** WriterTransaction's fencing state needs no coordinator call. */
+const NO_COORDINATOR = {} as unknown as TransactionCoordinator
+
+function transaction (): WriterTransaction {
+  return new WriterTransaction(TXN, NO_COORDINATOR, { label: 'cluster B', alias: 'B' })
+}
+
+describe('WriterTransaction fencing and memberships', () => {
+  it('Given a fencing answered with the membership intact, then every later call throws it', () => {
+    const t = transaction()
+    const err = fencedError('write to cluster B', 'PRODUCER_FENCED', TXN)
+    assert.equal(t.noteFenced(err, t.era), err)
+    assert.throws(() => t.throwIfFenced(), e => e === err)
+    assert.throws(() => t.throwIfFenced(), e => e === err)
+  })
+
+  it('Given the lease gate\'s FENCED (no transactional id), then it is not remembered', () => {
+    const t = transaction()
+    t.noteFenced(new KmirrorError(ErrorCodes.FENCED, 'not writing: the lease is not valid', { retriable: true }), t.era)
+    assert.doesNotThrow(() => t.throwIfFenced())
+  })
+
+  it('Given the membership ends, then its fencing is forgotten, returned once, and a write begun before throws a retriable FENCED', () => {
+    const t = transaction()
+    const before = t.era
+    const err = fencedError('add partitions', 'INVALID_PRODUCER_EPOCH', TXN)
+    t.noteFenced(err, before)
+    assert.equal(t.endMembership(), err)
+    assert.doesNotThrow(() => t.throwIfFenced())
+    assert.equal(t.endMembership(), null)
+    assert.throws(() => t.throwIfEnded(before), (e: unknown) => e instanceof KmirrorError && e.code === ErrorCodes.FENCED && e.retriable && /membership .* is lost/.test(e.message))
+    assert.throws(() => t.throwIfEnded(before), (e: unknown) => !isTransactionFencing(e))
+    assert.doesNotThrow(() => t.throwIfEnded(t.era))
+  })
+
+  it('Given a fencing answered to a request of a membership that has ended since, then it is never remembered', () => {
+    const t = transaction()
+    const era = t.era
+    t.endMembership()
+    t.noteFenced(fencedError('write to cluster B', 'PRODUCER_FENCED', TXN), era)
+    assert.doesNotThrow(() => t.throwIfFenced())
+    // And one answered in the new membership is
+    const now = fencedError('write to cluster B', 'PRODUCER_FENCED', TXN)
+    t.noteFenced(now, t.era)
+    assert.throws(() => t.throwIfFenced(), e => e === now)
+  })
+})
