@@ -53,7 +53,7 @@ import { sendRequest } from './protocol/negotiation.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { PartitionSend, Sequences } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
-import { TransactionCoordinator } from './transactions.ts'
+import { TransactionCoordinator, type TransactionCoordinatorMove } from './transactions.ts'
 import { produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
 import { NotNowWait } from './not-now-wait.ts'
 import { RemoteTopicIds } from './remote-topic-ids.ts'
@@ -128,6 +128,8 @@ export interface BatchWriterOptions {
   readonly fence?: () => string | null
   /** Exactly-once mode: writes are transactional, with this transactional id (see the invariants above). */
   readonly transactionalId?: string
+  /** Exactly-once mode: the transaction coordinator of the id was found at another broker than before. */
+  readonly onCoordinatorMoved?: (move: TransactionCoordinatorMove) => void
 }
 
 /** A write attempt with no partition to send: only probes. */
@@ -162,7 +164,8 @@ export class BatchWriter {
     this.#leaders = new TargetLeaders({ pool: this.#pool, send: this.#send }, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
     this.#coordinator = new TransactionCoordinator({
       pool: this.#pool, send: this.#send, brokers: () => this.#leaders.brokers, cluster: this.#cluster,
-      principal: describePrincipal(props, this.#cluster.alias ?? clientId)
+      principal: describePrincipal(props, this.#cluster.alias ?? clientId),
+      ...(options.onCoordinatorMoved === undefined ? {} : { onMoved: options.onCoordinatorMoved })
     })
     this.#transaction = options.transactionalId === undefined ? null : new WriterTransaction(options.transactionalId, this.#coordinator, this.#cluster)
     const { maxInFlight, maxRequestBytes, timeoutMs } = this.#options
