@@ -26,7 +26,8 @@
  *   a whole request (connection, metadata, producer id) throws.
  * - A partition whose remote topic has another topic id than at its last write (deleted and created again) is sent
  *   nothing: it fails with REMOTE_TOPIC_RECREATED (remote-topic-ids.ts), so no record lands in the new topic at the
- *   old position; the data path copies it again from the source's log start.
+ *   old position; the data path copies it again from the source's log start. A broker still answering the old
+ *   (retired) id has stale metadata: the partition waits "not now", and is copied again once, not twice.
  * - A batch is only sent once the metadata knows its partition and leader (see record-writer.ts for the
  *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
  * - `fence` is asked synchronously right before each produce request (and each EndTxn commit) is handed to the
@@ -57,7 +58,7 @@ import { sendRequest } from './protocol/negotiation.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { PartitionSend, Sequences } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
-import { TransactionCoordinator } from './transactions.ts'
+import { TransactionCoordinator, type TransactionCoordinatorMove } from './transactions.ts'
 import { produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
 import { NotNowWait } from './not-now-wait.ts'
 import { RemoteTopicIds } from './remote-topic-ids.ts'
@@ -132,6 +133,8 @@ export interface BatchWriterOptions {
   readonly fence?: () => string | null
   /** Exactly-once mode: writes are transactional, with this transactional id (see the invariants above). */
   readonly transactionalId?: string
+  /** Exactly-once mode: the transaction coordinator of the id was found at another broker than before. */
+  readonly onCoordinatorMoved?: (move: TransactionCoordinatorMove) => void
 }
 
 /** A write attempt with no partition to send: only probes. */
@@ -168,7 +171,8 @@ export class BatchWriter {
     this.#leaders = new TargetLeaders({ pool: this.#pool, send: this.#send }, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
     this.#coordinator = new TransactionCoordinator({
       pool: this.#pool, send: this.#send, brokers: () => this.#leaders.brokers, cluster: this.#cluster,
-      principal: describePrincipal(props, this.#cluster.alias ?? clientId)
+      principal: describePrincipal(props, this.#cluster.alias ?? clientId),
+      ...(options.onCoordinatorMoved === undefined ? {} : { onMoved: options.onCoordinatorMoved })
     })
     this.#transaction = options.transactionalId === undefined ? null : new WriterTransaction(options.transactionalId, this.#coordinator, this.#cluster)
     const { maxInFlight, maxRequestBytes, timeoutMs } = this.#options
@@ -335,6 +339,7 @@ export class BatchWriter {
    * Sets aside the writes not to send: those whose topic's metadata the target refused, and those (taken out of
    * `byLeader`) whose remote topic has another topic id than at their partition's last write (deleted and created
    * again): they fail with REMOTE_TOPIC_RECREATED, and the data path copies them again from the source's log start.
+   * Those whose broker answered a retired topic id (its metadata lags behind a re-creation) wait "not now".
    * Returns `leaders` without them.
    */
   #setAside (writes: readonly PartitionWrite[], leaders: ByLeader<number>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[]): ByLeader<number> {
@@ -344,12 +349,13 @@ export class BatchWriter {
       sends.get(item)!.refuse(0, false)
       failures.push({ write: item, topic: w.topic, partition: w.partition, error: kafkaErrorName(errorCode), message: `${this.#cluster.label} refused the metadata of topic ${w.topic}`, retriable: isRetriableKafkaError(errorCode), operation: 'DESCRIBE' })
     }
+    const stale: number[] = []
     this.#topicIds.holdRecreated(byLeader, ids, i => writes[i]!, (i, before) => {
       const w = writes[i]!
       sends.get(i)!.refuse(0, false)
       failures.push({ write: i, topic: w.topic, partition: w.partition, error: 'REMOTE_TOPIC_RECREATED', message: `topic ${w.topic} on ${this.#cluster.label} has a new topic id (${before} before, ${ids.get(w.topic)} now): it was deleted and created again`, retriable: true })
-    })
-    return leaders
+    }, i => { stale.push(i) })
+    return stale.length === 0 ? leaders : { ...leaders, leaderless: [...leaders.leaderless, ...stale] }
   }
 
   /**
@@ -359,7 +365,7 @@ export class BatchWriter {
   async recreatedPartitions (partitions: readonly { topic: string, partition: number }[]): Promise<{ topic: string, partition: number }[]> {
     if (partitions.length === 0) return []
     const metadata = await this.#leaders.metadata([...new Set(partitions.map(p => p.topic))])
-    return partitions.filter(p => this.#topicIds.changed(p.topic, p.partition, metadata.topics.get(p.topic)?.id) !== null)
+    return partitions.filter(p => this.#topicIds.check(p.topic, p.partition, metadata.topics.get(p.topic)?.id).kind === 'recreated')
   }
 
   /** A partition left the data path (released, its topic removed): its next write learns its topic id afresh. */

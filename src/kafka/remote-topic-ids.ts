@@ -8,39 +8,61 @@
  *   forgotten), and compared at every later write; the metadata is read fresh for every write (target-leaders.ts).
  * - An id that changed is reported once: the partition's entry is dropped, so its next write (copied again from
  *   the log start by the data path) learns the new id.
+ * - Topic ids only move forward. An id once replaced by another (of any partition) is retired for good: Kafka never
+ *   gives a topic id twice, so a broker still answering it is behind the controller (metadata propagation after a
+ *   re-creation: brokers of one cluster answer the old and the new id for a while). Such an answer is `stale`: the
+ *   write waits as for a leader moving ("not now"), nothing is learned, and the re-creation is not reported again
+ *   when the new id comes back (one copy again per re-creation, never two; no flapping between the ids).
  * - Brokers without topic ids (before Kafka 2.8) answer none: nothing is learned or compared.
  */
 import { partitionKey } from '../topic-partition.ts'
 
+/** A partition's topic id in fresh metadata, against the one it was written under (see the invariants). */
+export type TopicIdCheck =
+  | { readonly kind: 'current' }
+  | { readonly kind: 'stale', readonly id: string }
+  | { readonly kind: 'recreated', readonly before: string }
+
+const CURRENT: TopicIdCheck = { kind: 'current' }
+
 export class RemoteTopicIds {
   /** Remote partition (`partitionKey`) → the topic id it was written under. */
   readonly #ids = new Map<string, string>()
+  /** Topic ids replaced by another one: a broker answering one of them has stale metadata. */
+  readonly #retired = new Set<string>()
 
-  /** The id the partition was written under before, when it differs from `id` now; null otherwise (and learns `id`). */
-  changed (topic: string, partition: number, id: string | null | undefined): string | null {
-    if (id === null || id === undefined) return null
+  /** `id`, the partition's topic id in fresh metadata, against the one it was written under; learns it when new. */
+  check (topic: string, partition: number, id: string | null | undefined): TopicIdCheck {
+    if (id === null || id === undefined) return CURRENT
+    if (this.#retired.has(id)) return { kind: 'stale', id }
     const key = partitionKey(topic, partition)
     const known = this.#ids.get(key)
     if (known === undefined) {
       this.#ids.set(key, id)
-      return null
+      return CURRENT
     }
-    if (known === id) return null
+    if (known === id) return CURRENT
+    this.#retired.add(known)
     this.#ids.delete(key)
-    return known
+    return { kind: 'recreated', before: known }
   }
 
   /**
    * Takes out of `byLeader` (leader → write indexes) the writes whose remote topic has another topic id (in `ids`,
-   * by topic) than at their partition's last write, calling `recreated` with each one and the id it had before.
+   * by topic) than at their partition's last write, calling `recreated` with each one and the id it had before,
+   * and those whose broker answered a retired id, calling `stale` with each.
    */
-  holdRecreated (byLeader: Map<number, number[]>, ids: ReadonlyMap<string, string | null>, item: (i: number) => { topic: string, partition: number }, recreated: (i: number, before: string) => void): void {
+  holdRecreated (
+    byLeader: Map<number, number[]>, ids: ReadonlyMap<string, string | null>, item: (i: number) => { topic: string, partition: number },
+    recreated: (i: number, before: string) => void, stale: (i: number) => void
+  ): void {
     for (const [node, indexes] of byLeader) {
       const kept = indexes.filter(i => {
         const { topic, partition } = item(i)
-        const before = this.changed(topic, partition, ids.get(topic))
-        if (before === null) return true
-        recreated(i, before)
+        const found = this.check(topic, partition, ids.get(topic))
+        if (found.kind === 'current') return true
+        if (found.kind === 'recreated') recreated(i, found.before)
+        else stale(i)
         return false
       })
       if (kept.length === 0) byLeader.delete(node)
@@ -48,7 +70,7 @@ export class RemoteTopicIds {
     }
   }
 
-  /** The partition left this writer (released, removed): its next write learns the id afresh. */
+  /** The partition left this writer (released, removed): its next write learns the id afresh (retired ids stay). */
   forget (topic: string, partition: number): void {
     this.#ids.delete(partitionKey(topic, partition))
   }

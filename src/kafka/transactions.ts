@@ -7,9 +7,11 @@
  * - InitProducerId with a transactional id bumps its epoch: every producer with an older epoch is fenced (its
  *   next request answers PRODUCER_FENCED or INVALID_PRODUCER_EPOCH) and its open transaction is aborted. That is
  *   how a restarted kmirror fences its previous incarnation, and how `fenceTransactionalIds` fences a lost member.
- * - A coordinator that moved (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE) is looked up again; a transaction still
- *   being completed (CONCURRENT_TRANSACTIONS) and a coordinator loading are waited out, within a deadline
- *   (`coordinatorError`: the one table of errors.ts says which answer is which).
+ * - A coordinator that moved (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, or its connection failed) is looked up
+ *   again; a transaction still being completed (CONCURRENT_TRANSACTIONS) and a coordinator loading are waited out,
+ *   within a deadline (`coordinatorError`: the one table of errors.ts says which answer is which). A coordinator
+ *   found at another broker than before (its broker died, or handed its __transaction_state partition over) is
+ *   reported to `onMoved`, once per move: the flow logs it.
  * - Fencing answers throw FENCED; a refused transactional id throws NOT_AUTHORIZED naming the grant.
  */
 import { setTimeout as delay } from 'node:timers/promises'
@@ -42,11 +44,23 @@ export interface TransactionCoordinatorDeps {
   readonly cluster: ClusterContext
   /** `User:name` of kmirror's principal on this cluster, for the grant a refusal names. */
   readonly principal: string
+  readonly onMoved?: (move: TransactionCoordinatorMove) => void
+}
+
+/** The coordinator of a transactional id found at another broker than before (`host:port` of both). */
+export interface TransactionCoordinatorMove {
+  readonly transactionalId: string
+  readonly cluster: string
+  readonly from: string
+  readonly to: string
+  readonly nodeId: number
 }
 
 export class TransactionCoordinator {
   readonly #deps: TransactionCoordinatorDeps
   readonly #coordinators = new Map<string, Broker>()
+  /** `host:port` of the coordinator found last per transactional id (kept when forgotten, to tell a move). */
+  readonly #lastFound = new Map<string, string>()
 
   constructor (deps: TransactionCoordinatorDeps) {
     this.#deps = deps
@@ -137,6 +151,9 @@ export class TransactionCoordinator {
         `${found?.errorMessage == null ? '' : ` (${found.errorMessage})`}; a cluster whose __transaction_state topic cannot be created (transaction.state.log.replication.factor above the broker count, transaction.state.log.min.isr) answers this forever`, { retriable: true })
     }
     const broker = { host: found.host, port: found.port }
+    const [from, to] = [this.#lastFound.get(transactionalId), `${found.host}:${found.port}`]
+    if (from !== undefined && from !== to) this.#deps.onMoved?.({ transactionalId, cluster: cluster.label, from, to, nodeId: found.nodeId })
+    this.#lastFound.set(transactionalId, to)
     this.#coordinators.set(transactionalId, broker)
     return broker
   }

@@ -12,6 +12,7 @@ import type { FlowConfig } from '../config/types.ts'
 import { describeReleases } from '../kafka/broker-check.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
+import type { TransactionCoordinatorMove } from '../kafka/transactions.ts'
 import type { Logger } from '../logger.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { WorkItem } from '../cluster/work.ts'
@@ -131,7 +132,7 @@ export class Flow implements WorkOwner {
       maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
       timeoutMs: clientInt(config.target.producer, 'request.timeout.ms'),
       ...(this.#options.fence === undefined ? {} : { fence: this.#options.fence }),
-      ...(transactionalId === undefined ? {} : { transactionalId })
+      ...(transactionalId === undefined ? {} : { transactionalId, onCoordinatorMoved: m => this.#coordinatorMoved(m) })
     })
     // Exactly-once mode: progress, history and target-located offset syncs join each round's transaction.
     const rounds = transactionalId === undefined
@@ -237,6 +238,12 @@ export class Flow implements WorkOwner {
   }
 
   /** Every broker of both clusters speaks what kmirror needs (Kafka 2.1+), before anything is read or written. */
+  /** Exactly-once mode: the round's transactions follow their coordinator to another broker; the operator sees it. */
+  #coordinatorMoved (move: TransactionCoordinatorMove): void {
+    this.#log.warn({ ...move }, `the transaction coordinator of transactional id ${move.transactionalId} on ${move.cluster} moved from broker ${move.from} ` +
+      `to broker ${move.to} (node ${move.nodeId}): the flow's transactions go on with it (a round cut short by the move is aborted and copied again)`)
+  }
+
   async #checkBrokers (source: ClusterClients, target: ClusterClients): Promise<void> {
     const [sourceBrokers, targetBrokers] = await Promise.all([source.checkBrokers(), target.checkBrokers()])
     this.#log.info({ source: describeReleases(sourceBrokers), target: describeReleases(targetBrokers) }, 'brokers checked')

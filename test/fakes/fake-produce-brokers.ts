@@ -16,7 +16,13 @@ import { partitionKey } from '../../src/topic-partition.ts'
 const CONNECTION = {} as unknown as Connection
 const BROKER = { nodeId: 1, host: '127.0.0.1', port: 9092, rack: null }
 
-export interface SentBatch { readonly topic: string, readonly partition: number, readonly at: number }
+export interface SentBatch {
+  readonly topic: string
+  readonly partition: number
+  readonly at: number
+  /** The topic id the last Metadata answer gave the topic (what the writer believed it wrote to). */
+  readonly topicId: string | null
+}
 
 export class FakeProduceBrokers {
   /** Per partition key: the Kafka error codes of its next produce answers (0 = appended); then always 0. */
@@ -29,6 +35,11 @@ export class FakeProduceBrokers {
   readonly unready = new Set<string>()
   /** Topic ids the metadata answers (a topic deleted and created again gets a new one); null for topics not here. */
   readonly topicIds = new Map<string, string>()
+  /** The topic ids a broker whose metadata lags behind still answers (the old id of a topic created again). */
+  readonly laggingTopicIds = new Map<string, string>()
+  /** Which broker answers each next Metadata request (`lagging`: `laggingTopicIds` first); then always the other. */
+  readonly metadataFrom: ('current' | 'lagging')[] = []
+  readonly #answeredIds = new Map<string, string | null>()
   holdProduce = false
   inFlight = 0
   maxInFlight = 0
@@ -56,8 +67,11 @@ export class FakeProduceBrokers {
   }
 
   #metadata (request: MetadataRequest): MetadataResponse {
+    const lagging = this.metadataFrom.shift() === 'lagging'
+    const idOf = (name: string): string | null => (lagging ? this.laggingTopicIds.get(name) : undefined) ?? this.topicIds.get(name) ?? null
+    for (const name of request.topics ?? []) this.#answeredIds.set(name, idOf(name))
     const topics = new Map((request.topics ?? []).map(name => [name, {
-      name, errorCode: this.refusedTopics.get(name) ?? 0, id: this.topicIds.get(name) ?? null, isInternal: false, partitions: Array.from({ length: 4 }, (_, index) => ({ index, errorCode: 0, leader: 1, leaderEpoch: 0 }))
+      name, errorCode: this.refusedTopics.get(name) ?? 0, id: idOf(name), isInternal: false, partitions: Array.from({ length: 4 }, (_, index) => ({ index, errorCode: 0, leader: 1, leaderEpoch: 0 }))
     }]))
     return { throttleTimeMs: 0, brokers: new Map([[1, BROKER]]), clusterId: 'fake', controllerId: 1, topics }
   }
@@ -70,7 +84,7 @@ export class FakeProduceBrokers {
     this.inFlight++
     this.maxInFlight = Math.max(this.maxInFlight, this.inFlight)
     const at = Date.now()
-    for (const t of request.topics) for (const p of t.partitions) this.sent.push({ topic: t.name, partition: p.index, at })
+    for (const t of request.topics) for (const p of t.partitions) this.sent.push({ topic: t.name, partition: p.index, at, topicId: this.#answeredIds.get(t.name) ?? null })
     if (this.holdProduce) await new Promise<void>(resolve => this.#held.push(resolve))
     else await new Promise(resolve => setImmediate(resolve))
     this.inFlight--

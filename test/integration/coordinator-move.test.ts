@@ -5,12 +5,17 @@
  * both members find it, log the move naming the cluster and both brokers, stay members of the same group (both in
  * /status, /healthz 200), replication goes on while the broker is down, and after it is back every source record
  * is on the target in source order.
+ *
+ * Exactly-once (second test, same trio): kill -9 of the broker coordinating kmirror's transactional id moves the
+ * transaction coordinator; the instance logs the move naming the cluster and both brokers, its transactions go on
+ * with the new coordinator (a round cut short is aborted and copied again), /healthz is 200 again, and a
+ * read_committed reader finds every source record exactly once, in source order (0 missing, 0 duplicates).
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { after, before, test } from 'node:test'
 import { ConnectionPool } from '@platformatic/kafka'
-import { CoordinatorKeyTypes, findCoordinator } from '../../src/kafka/protocol/find-coordinator.ts'
-import { ensureTrio, killTrioNode, trioNode, useTrio } from '../helpers/clusters.ts'
+import { CoordinatorKeyTypes, findCoordinator, type CoordinatorKeyType } from '../../src/kafka/protocol/find-coordinator.ts'
+import { ensureTrio, killTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
 import { createTopic, endOffsets } from '../helpers/kafka.ts'
 import { assertCopiedInOrder, GROUP_SETTINGS, type Instance, killInstances, produceContinuously, startInstance, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
@@ -20,12 +25,19 @@ import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 const PARTITIONS = 4
 
-/** The node id of the broker coordinating GROUP on the trio, asked of node VIA (one that is up). */
-async function coordinatorOf (group: string, via = 1): Promise<{ nodeId: number, address: string }> {
+// The trio starts once for both tests (about 45 s) and stops after them, once their own cleanups (which still need
+// it) have run: a test's after-hooks run when it ends, the file's after this one at the very end.
+let trio: TestCluster
+let release: () => Promise<void> = async () => undefined
+before(async () => { ({ trio, release } = await useTrio()) })
+after(async () => { await release() })
+
+/** The node id of the broker coordinating KEY (a group, or a transactional id) on the trio, asked of node VIA (one that is up). */
+async function coordinatorOf (key: string, via = 1, type: CoordinatorKeyType = CoordinatorKeyTypes.GROUP): Promise<{ nodeId: number, address: string }> {
   const pool = new ConnectionPool('kmirror-test', { connectTimeout: 5000, requestTimeout: 10_000 })
   try {
     const [host, port] = trioNode(via).split(':') as [string, string]
-    const [found] = await findCoordinator(await pool.get({ host, port: Number(port) }), CoordinatorKeyTypes.GROUP, [group], 'cluster trio')
+    const [found] = await findCoordinator(await pool.get({ host, port: Number(port) }), type, [key], 'cluster trio')
     assert.equal(found!.errorCode, 0)
     return { nodeId: found!.nodeId, address: `${found!.host}:${found!.port}` }
   } finally {
@@ -39,12 +51,9 @@ async function healthz (instance: Instance): Promise<number> {
 
 test('kill -9 of the broker coordinating the group: both members follow the coordinator, replication goes on, nothing lost', { timeout: 180_000 }, async t => {
   // Given two instances sharing a flow from `source` to the three-node `trio`, records arriving all the time
-  const { trio, release } = await useTrio()
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
   const instances: Instance[] = []
   removeAliasTopicsAfter(t, ['source', trio], [a, b], async () => await killInstances(instances))
-  // (after the topic cleanup, which still needs the trio: after-hooks run in the order they were added)
-  t.after(release)
   const topic = uniqueName('coordmove')
   const group = `kmirror-${a}-${b}`
   await createTopic('source', topic, { partitions: PARTITIONS, t })
@@ -109,12 +118,77 @@ test('kill -9 of the broker coordinating the group: both members follow the coor
   t.diagnostic(`${Date.now() - killedAt} ms from the kill to the end, the broker back`)
 })
 
-/** The coordinator of GROUP once it is another node than DEAD (the controller fences the dead broker in ~3 s). */
-async function coordinatorOfOther (group: string, dead: number): Promise<{ nodeId: number, address: string }> {
+/** The coordinator of KEY once it is another node than DEAD (the controller fences the dead broker in ~3 s). */
+async function coordinatorOfOther (key: string, dead: number, type: CoordinatorKeyType = CoordinatorKeyTypes.GROUP): Promise<{ nodeId: number, address: string }> {
   let found = { nodeId: dead, address: '' }
   await waitFor(async () => {
-    found = await coordinatorOf(group, dead === 1 ? 2 : 1).catch(() => ({ nodeId: dead, address: '' }))
+    found = await coordinatorOf(key, dead === 1 ? 2 : 1, type).catch(() => ({ nodeId: dead, address: '' }))
     return { done: found.nodeId !== dead, state: found }
-  }, { timeoutMs: 30_000, intervalMs: 250, message: `group ${group} coordinated by a node other than ${dead}` })
+  }, { timeoutMs: 30_000, intervalMs: 250, message: `${key} coordinated by a node other than ${dead}` })
   return found
 }
+
+test('exactly-once: kill -9 of the broker coordinating the transactional id, the transactions follow the coordinator, every record exactly once', { timeout: 150_000 }, async t => {
+  // Given one instance copying from `source` to the trio in exactly-once mode, records arriving all the time
+  await ensureTrio()
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const instances: Instance[] = []
+  removeAliasTopicsAfter(t, ['source', trio], [a, b], async () => await killInstances(instances))
+  const topic = uniqueName('txnmove')
+  await createTopic('source', topic, { partitions: PARTITIONS, t })
+  // Replication factor 3 for every topic kmirror makes on the trio (see the first test); __transaction_state has 3
+  // replicas and min.isr 2 there (kafka-local.sh up-multi), so its partitions survive one broker.
+  const properties = multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: trio }], [`${a}->${b}`],
+    [`topics = ${topic}`, ...GROUP_SETTINGS, `${b}.exactly.once.source.support = enabled`])
+    .replace(/^(replication\.factor|(checkpoints|heartbeats)\.topic\.replication\.factor|offset\.storage\.replication\.factor) = 1$/gm, '$1 = -1')
+    .replace(/^session\.timeout\.ms = \d+$/m, 'session.timeout.ms = 20000') + 'rebalance.timeout.ms = 15000\n'
+  const config = writeTempFile(properties, '.properties', t)
+  const producer = produceContinuously(topic, PARTITIONS)
+  t.after(async () => { await producer.stop() })
+  const instance = await startInstance(config, 'eos', t)
+  instances.push(instance)
+  await waitForSplit(instances, PARTITIONS, 'the instance owns the 4 partitions')
+  const remote = `${a}.${topic}`
+  const committed = async (): Promise<number[]> => await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted(trio, remote, p).catch(() => [])).length))
+  await waitFor(async () => ({ done: (await committed()).every(n => n > 0), state: await committed() }), { timeoutMs: 30_000, intervalMs: 500, message: 'first rounds committed' })
+  const transactionalId = (await instance.process.waitForOutput(/"transactionalId":"([^"]+)"[^\n]*"msg":"exactly-once: transactional producer initialised/, 1000))[1]!
+
+  // When the broker coordinating its transactional id is killed (kill -9) mid-copy
+  const old = await coordinatorOf(transactionalId, 1, CoordinatorKeyTypes.TRANSACTION)
+  const group = await coordinatorOf(`kmirror-${a}-${b}`)
+  t.diagnostic(`transactional id ${transactionalId} coordinated by node ${old.nodeId}, the group by node ${group.nodeId}${group.nodeId === old.nodeId ? ' (the same broker: both coordinators move)' : ''}`)
+  const atKill = await endOffsets(trio, remote)
+  const killedAt = Date.now()
+  await killTrioNode(old.nodeId)
+
+  // Then another broker coordinates the transactional id, and the instance logs the move naming the cluster and both brokers
+  const moved = await coordinatorOfOther(transactionalId, old.nodeId, CoordinatorKeyTypes.TRANSACTION)
+  await instance.process.waitForOutput(new RegExp(`"msg":"the transaction coordinator of transactional id ${transactionalId} on cluster ${b} moved from broker ${old.address} ` +
+    `to broker ${moved.address} \\(node ${moved.nodeId}\\): the flow's transactions go on with it`), 30_000)
+  t.diagnostic(`transaction coordinator moved to node ${moved.nodeId}, logged ${Date.now() - killedAt} ms after the kill`)
+
+  // And replication goes on while the broker is down: every remote partition grows, and /healthz is 200 again
+  await waitFor(async () => {
+    const now = await endOffsets(trio, remote)
+    return { done: now.every((end, p) => end > atKill[p]! + 5n), state: { atKill, now } }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: 'every remote partition grows with the coordinator\'s broker down' })
+  await waitFor(async () => await healthz(instance).catch(() => 0) === 200, { timeoutMs: 20_000, intervalMs: 250, message: '/healthz 200 again' })
+
+  // And, the broker restarting meanwhile, once the producer stopped a read_committed reader finds every source
+  // record exactly once, in source order: 0 missing, 0 duplicates
+  const restarting = ensureTrio()
+  const rounds = await producer.stop()
+  await waitFor(async () => ({ done: (await committed()).every(n => n >= rounds), state: { counts: await committed(), rounds } }),
+    { timeoutMs: 30_000, intervalMs: 500, message: `all ${rounds} rounds committed on the target` })
+  for (let partition = 0; partition < PARTITIONS; partition++) {
+    const source = await readCommitted('source', topic, partition)
+    const copy = await readCommitted(trio, remote, partition)
+    const checked = assertCopiedInOrder(source, copy, 0, `${topic}-${partition}`)
+    assert.equal(checked.duplicates, 0, `${topic}-${partition}: no record twice`)
+    assert.equal(copy.length, source.length, `${topic}-${partition}`)
+  }
+  instance.process.kill('SIGTERM')
+  assert.equal((await instance.process.waitForExit(15_000)).code, 0, instance.process.stderr.slice(-3000))
+  await restarting
+  t.diagnostic(`${Date.now() - killedAt} ms from the kill to the end, the broker back`)
+})

@@ -162,4 +162,43 @@ describe('BatchWriter', () => {
     assert.deepEqual(await w.recreatedPartitions(partitions), [{ topic: 'A.t', partition: 0 }, { topic: 'A.t', partition: 1 }])
     assert.deepEqual(await w.recreatedPartitions(partitions), [])
   })
+
+  it('Given brokers answering the old and the new topic id in turn after a re-creation, then the partition fails REMOTE_TOPIC_RECREATED once, nothing is sent on an old-id answer, and it is written once the new id is answered', async () => {
+    // Given A.t-0 written under id-1
+    const brokers = new FakeProduceBrokers()
+    brokers.topicIds.set('A.t', 'id-1')
+    const w = writer(brokers)
+    await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], () => undefined)
+
+    // When A.t is created again as id-2, and a lagging broker answers id-1 in between the up-to-date one's answers
+    brokers.topicIds.set('A.t', 'id-2')
+    brokers.laggingTopicIds.set('A.t', 'id-1')
+    brokers.metadataFrom.push('current', 'lagging', 'lagging', 'current', 'lagging', 'current', 'lagging')
+    const sentBefore = brokers.sent.length
+    const errors: string[] = []
+    let acked = 0
+    for (let attempt = 0; attempt < 8 && acked === 0; attempt++) {
+      const result = await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], a => { acked += a.length })
+      errors.push(...result.failed.map(f => f.error))
+    }
+
+    // Then the re-creation is reported once, the partition is written once, and only on an id-2 answer
+    assert.deepEqual(errors, ['REMOTE_TOPIC_RECREATED'])
+    assert.equal(acked, 1)
+    assert.deepEqual(brokers.sent.slice(sentBefore).map(s => s.topicId), ['id-2'])
+  })
+
+  it('Given an idle partition checked while brokers answer the old and the new topic id in turn, then recreatedPartitions names it once', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.topicIds.set('A.t', 'id-1')
+    const w = writer(brokers)
+    const partitions = [{ topic: 'A.t', partition: 0 }]
+    assert.deepEqual(await w.recreatedPartitions(partitions), [])
+    brokers.topicIds.set('A.t', 'id-2')
+    brokers.laggingTopicIds.set('A.t', 'id-1')
+    brokers.metadataFrom.push('current', 'lagging', 'current', 'lagging')
+    const found: number[] = []
+    for (let check = 0; check < 4; check++) found.push((await w.recreatedPartitions(partitions)).length)
+    assert.deepEqual(found, [1, 0, 0, 0])
+  })
 })
