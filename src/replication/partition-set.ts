@@ -39,6 +39,8 @@ export interface PartitionState {
   head: number | null
   /** Not fetched before this time (the target could not take its records: no leader). */
   retryAt: number
+  /** Its last write was "not now" (no leader yet, not loaded on it): fetched again only once the target is ready (target-wait.ts). */
+  awaitingTarget: boolean
   /** Leaving the set at the end of the round: its progress is stored then (revoked). */
   releasing: boolean
   /** Leaving the set at the end of the round with nothing stored (membership lost). */
@@ -165,7 +167,7 @@ export class PartitionSet {
       const stored = this.#stored.get(key)
       const position = stored === undefined ? (starts.get(key) ?? 0) : stored + 1
       this.#log.debug({ topic: p.topic, partition: p.partition, position, resumed: stored !== undefined }, 'partition added')
-      return { key, topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false, fetchAt: null }
+      return { key, topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, awaitingTarget: false, releasing: false, lost: false, fetchAt: null }
     })
   }
 

@@ -154,6 +154,32 @@ describe('FlowReplicator partitions the target cannot take yet', () => {
   })
 })
 
+describe('FlowReplicator partitions the target cannot take yet, with its probe', () => {
+  it('fetches a partition the target answered "not now" again only once the probe finds it ready, and probes only such partitions', async () => {
+    // Given two partitions, the remote one of t-1 without a leader until the target's second probe
+    const h = createHarness({ targetProbe: true })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 14))
+    h.target.leaderless.add(partitionKey('A.t', 1))
+    const probe = h.target.notReady!
+    h.target.notReady = async partitions => {
+      if (h.target.probes.length === 1) h.target.leaderless.clear()
+      return await probe(partitions)
+    }
+    // When it runs to the end
+    await copyAll(h, [{ ...T, partitions: 2 }])
+    // Then t-1 was fetched once before the leader appeared (its first round) and once after; only t-1 was probed,
+    // twice (not ready, then ready), and both partitions are exact copies
+    const fetchedAt = h.source.fetchCalls.flatMap(c => c.filter(p => p.partition === 1).map(p => p.offset))
+    assert.deepEqual(fetchedAt.slice(0, 3), [0, 0, 5])
+    assert.deepEqual(h.target.probes, [[partitionKey('A.t', 1)], [partitionKey('A.t', 1)]])
+    assertExactCopy(h, 't', 0, 'A.t')
+    assertExactCopy(h, 't', 1, 'A.t')
+    assert.deepEqual(h.progress.latest(), { 't-0': 14, 't-1': 14 })
+    assert.deepEqual(h.logs.lines.filter(l => l.msg.startsWith('probed the remote partitions')).map(l => [l['waiting'], l['ready']]), [[1, 0], [1, 1]])
+  })
+})
+
 describe('FlowReplicator fatal failures', () => {
   it('rejects run() with a non-retriable write error and keeps the position at the unwritten records', async () => {
     // Given a second write that fails for good (e.g. a record over the target's max.message.bytes)
