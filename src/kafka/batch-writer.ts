@@ -58,7 +58,6 @@ import { NotNowWait } from './not-now-wait.ts'
 import { RemoteTopicIds } from './remote-topic-ids.ts'
 import { TargetLeaders, type ByLeader } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
-import { partitionKey } from '../topic-partition.ts'
 
 export type { WriterTransport } from './broker-produce.ts'
 
@@ -331,22 +330,6 @@ export class BatchWriter {
     if (partitions.length === 0) return []
     const metadata = await this.#leaders.metadata([...new Set(partitions.map(p => p.topic))])
     return partitions.filter(p => this.#topicIds.changed(p.topic, p.partition, metadata.topics.get(p.topic)?.id) !== null)
-  }
-
-  /**
-   * Of these partitions (whose last write was "not now"), those the target still cannot take records for (no leader,
-   * not loaded on it yet: target-leaders.ts `notReady`): the data path does not fetch them again before they are
-   * ready. The others leave the "not now" set, so their next write sends their data at once.
-   */
-  async notReady<T extends { topic: string, partition: number }> (partitions: readonly T[]): Promise<T[]> {
-    if (partitions.length === 0) return []
-    const waiting = await this.#leaders.notReady(partitions)
-    const still = new Set(waiting.map(p => partitionKey(p.topic, p.partition)))
-    for (const p of partitions) {
-      const key = partitionKey(p.topic, p.partition)
-      if (!still.has(key)) this.#unready.delete(key)
-    }
-    return waiting
   }
 
   /** A partition left the data path (released, its topic removed): its next write learns its topic id afresh. */

@@ -14,7 +14,7 @@ import type { Broker, Connection } from '@platformatic/kafka'
 import { groupBy } from '../collections.ts'
 import { ErrorCodes } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { kafkaErrorInfo, kafkaErrorName, toKmirrorError } from './errors.ts'
+import { toKmirrorError } from './errors.ts'
 import { leaderOf, toLeaderMetadata } from './metadata-cache.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { MetadataApi } from './protocol/metadata.ts'
@@ -88,28 +88,6 @@ export class TargetLeaders {
         for (const p of list) if (errors.get(partitionKey(p.topic, p.partition)) === 0) ready.push(p)
       }))
       return ready
-    } catch {
-      return []
-    }
-  }
-
-  /**
-   * Which of these partitions the target says it cannot take records for yet: no leader in its metadata, or a "not
-   * now" answer (errors.ts `notNow`: not loaded on its leader yet, leadership moving) to a probe of their leader. A
-   * partition whose topic's metadata is refused, or a probe that fails as a whole, names none: a write finds out.
-   */
-  async notReady<T extends { topic: string, partition: number }> (partitions: readonly T[]): Promise<T[]> {
-    try {
-      const { brokers, byLeader, leaderless } = await this.byLeader(partitions, p => p)
-      const waiting = [...leaderless]
-      await Promise.all([...byLeader].map(async ([node, list]) => {
-        const errors = await this.#probeLeader(await this.#transport.pool.get(brokers.get(node)!), list)
-        for (const p of list) {
-          const errorCode = errors.get(partitionKey(p.topic, p.partition)) ?? 0
-          if (errorCode !== 0 && kafkaErrorInfo(kafkaErrorName(errorCode)).notNow === true) waiting.push(p)
-        }
-      }))
-      return waiting
     } catch {
       return []
     }

@@ -43,7 +43,6 @@ import { DEFAULT_BATCHING, RoundWriter } from './round-writer.ts'
 import { lagSeconds } from './record-times.ts'
 import { RecreatedRemotes } from './recreated-remotes.ts'
 import { RoundOutcome } from './round-outcome.ts'
-import { readyToFetch } from './target-wait.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
@@ -294,8 +293,7 @@ export class FlowReplicator {
     await this.#recreated.checkIdle(this.#partitions.values())
     await this.#recreated.copyAgainFromLogStart()
     const now = Date.now()
-    // Partitions the target answered "not now" are fetched again only once it is ready for them (target-wait.ts).
-    const active = await readyToFetch(this.#partitions.active(now), this.#deps.writer, now, this.#deps.log)
+    const active = this.#partitions.active(now)
     if (active.length === 0) {
       await delay(200)
       return true
@@ -360,7 +358,7 @@ export class FlowReplicator {
   status (): PartitionStatus[] {
     const now = Date.now()
     return [...this.#partitions.entries()].filter(([, p]) => !p.lost)
-      .map(([key, { key: _k, retryAt: _, awaitingTarget: _a, releasing: _r, lost: _l, fetchAt: _f, head, ...p }]) => {
+      .map(([key, { key: _k, retryAt: _, releasing: _r, lost: _l, fetchAt: _f, head, ...p }]) => {
         const reported = { ...p, failure: this.#failing.report(key) }
         return { ...reported, lagSeconds: lagSeconds(reported, head, now) }
       })

@@ -39,11 +39,6 @@ export interface PartitionState {
   head: number | null
   /** Not fetched before this time (the target could not take its records: no leader). */
   retryAt: number
-  /**
-   * Not known to be writable on the target: just added (its remote topic may have just been created), or its last
-   * write was "not now" (no leader yet, not loaded on it). Fetched only once a probe finds the target ready (target-wait.ts).
-   */
-  awaitingTarget: boolean
   /** Leaving the set at the end of the round: its progress is stored then (revoked). */
   releasing: boolean
   /** Leaving the set at the end of the round with nothing stored (membership lost). */
@@ -170,7 +165,7 @@ export class PartitionSet {
       const stored = this.#stored.get(key)
       const position = stored === undefined ? (starts.get(key) ?? 0) : stored + 1
       this.#log.debug({ topic: p.topic, partition: p.partition, position, resumed: stored !== undefined }, 'partition added')
-      return { key, topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, awaitingTarget: true, releasing: false, lost: false, fetchAt: null }
+      return { key, topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false, fetchAt: null }
     })
   }
 

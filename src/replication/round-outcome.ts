@@ -7,7 +7,7 @@
  *   acknowledged is never left at its old position (they would be written twice).
  * - A partition the target could not take yet (no leader, remote topic still loading) or refused stays where its
  *   acknowledged batches took it; one not taken yet is left out of the fetch rounds for INCOMPLETE_COOL_DOWN_MS,
- *   so it does not hold up the others, and is fetched again only once the target is ready for it (target-wait.ts).
+ *   so it does not hold up the others.
  * - Synchronous: no await between the fetch and here, so the loops over every partition run as one optimised
  *   function.
  */
@@ -17,8 +17,8 @@ import type { PartitionState } from './partition-set.ts'
 import { REMOTE_TOPIC_RECREATED, type RecreatedRemotes } from './recreated-remotes.ts'
 import type { RoundWriter, RoundWriteResult } from './round-writer.ts'
 
-/** How long a partition the target could not take is left out of the fetch rounds (then probed: target-wait.ts). */
-export const INCOMPLETE_COOL_DOWN_MS = 500
+/** How long a partition the target could not take is left out of the fetch rounds. */
+const INCOMPLETE_COOL_DOWN_MS = 500
 
 /** A round where every partition was written, or had nothing to write. */
 const NONE_WAITING: ReadonlySet<FetchedBatches> = new Set()
@@ -42,11 +42,7 @@ export class RoundOutcome {
   settle (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[], failed: RoundWriteResult['failed']): FetchedBatches[] {
     const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
     for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
-    for (const f of incomplete) {
-      const state = this.#deps.state(f)
-      state.retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
-      state.awaitingTarget = true
-    }
+    for (const f of incomplete) this.#deps.state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
     for (const r of failed) {
       if (r.failure.error === REMOTE_TOPIC_RECREATED) this.#deps.recreated.hold(this.#deps.state(r.fetched))
       else this.#deps.writer.refused(r.fetched, r.failure)

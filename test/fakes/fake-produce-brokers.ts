@@ -30,8 +30,6 @@ export class FakeProduceBrokers {
   /** Topic ids the metadata answers (a topic deleted and created again gets a new one); null for topics not here. */
   readonly topicIds = new Map<string, string>()
   holdProduce = false
-  /** ListOffsets probes answered. */
-  probes = 0
   inFlight = 0
   maxInFlight = 0
   producerIds = 0
@@ -65,7 +63,6 @@ export class FakeProduceBrokers {
   }
 
   #probe (request: ListOffsetsRequest): ListOffsetsResponse {
-    this.probes++
     return { throttleTimeMs: 0, topics: request.topics.map(t => ({ name: t.name, partitions: t.partitions.map(p => ({ partition: p.partition, errorCode: this.unready.has(partitionKey(t.name, p.partition)) ? 6 : 0, timestamp: -1n, offset: 0n, leaderEpoch: 0 })) })) }
   }
 

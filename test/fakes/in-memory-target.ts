@@ -16,7 +16,6 @@ import { isRefusedBatchError, kafkaErrorHint, kafkaErrorInfo } from '../../src/k
 import { BatchAttributes, decodeRecords, scanBatches, verifyCrc, type FetchedRecord, type OutRecord, type ProducerIdentity } from '../../src/kafka/record-batch.ts'
 import { partitionKey } from '../../src/topic-partition.ts'
 import type { TargetWriter } from '../../src/replication/flow-replicator.ts'
-import type { NotReadyProbe } from '../../src/replication/target-wait.ts'
 
 export interface StoredRecord {
   readonly offset: number
@@ -49,10 +48,6 @@ export class InMemoryTarget implements TargetWriter {
   writeCalls = 0
   /** Partitions (`partitionKey` of the remote topic) without a leader yet: writes to them are returned incomplete. */
   readonly leaderless = new Set<string>()
-  /** The partitions each probe of `notReady` asked about (`partitionKey` of the remote topic), one list per probe. */
-  readonly probes: string[][] = []
-  /** BatchWriter's probe of "not now" partitions; only after `answerProbes()` (else the data path fetches them as it did). */
-  notReady: NotReadyProbe | undefined
   /** See refuseWrites. */
   readonly #refused = new Map<string, { error: string, left: number }>()
   /** Every batch appended, in order. */
@@ -62,14 +57,6 @@ export class InMemoryTarget implements TargetWriter {
   #beforeWrite: (() => void) | null = null
   /** Like BatchWriter, a failure ends the producer id; the next write starts a new one with sequences from 0. */
   #producer: ProducerIdentity = { id: 1000n, epoch: 0 }
-
-  /** Answers the data path's probe (BatchWriter `notReady`): the partitions in `leaderless` are not ready. */
-  answerProbes (): void {
-    this.notReady = async <T extends { topic: string, partition: number }>(partitions: readonly T[]): Promise<T[]> => {
-      this.probes.push(partitions.map(p => partitionKey(p.topic, p.partition)))
-      return partitions.filter(p => this.leaderless.has(partitionKey(p.topic, p.partition)))
-    }
-  }
 
   /** The partition already holds data: our first record lands at `offset`. */
   startAt (topic: string, partition: number, offset: number): void {

@@ -33,14 +33,11 @@ export interface HarnessOptions {
   /** The group lease gate (`FlowReplicatorDeps.fence`). */
   readonly fence?: () => string | null
   readonly flushWhenCaughtUp?: boolean
-  /** The target answers the probe of "not now" partitions (InMemoryTarget `answerProbes`). */
-  readonly targetProbe?: boolean
 }
 
 export function createHarness (options: HarnessOptions = {}): Harness {
   const source = new InMemorySource()
   const target = new InMemoryTarget()
-  if (options.targetProbe === true) target.answerProbes()
   const progress = new RecordingProgress()
   const syncs = new RecordingSyncs()
   const logs = memoryLogger()

@@ -80,26 +80,6 @@ describe('BatchWriter', () => {
     assert.equal(brokers.producerIds, 1)
   })
 
-  it('Given partitions that answered "not now", then notReady names those whose leader still answers "not now", and the ready ones are sent at once in the next write (no probe first)', async () => {
-    const brokers = new FakeProduceBrokers()
-    brokers.script.set('A.t\u00000', [NOT_LEADER_OR_FOLLOWER])
-    brokers.script.set('A.t\u00001', [NOT_LEADER_OR_FOLLOWER])
-    brokers.unready.add('A.t\u00000')
-    brokers.unready.add('A.t\u00001')
-    brokers.refusedTopics.set('A.u', TOPIC_AUTHORIZATION_FAILED)
-    const w = writer(brokers)
-    // t-2 is acknowledged, so the write waits only briefly for the others.
-    const write = () => [0, 1, 2].map(partition => ({ topic: 'A.t', partition, batches: batches(1, []) }))
-    assert.deepEqual(await w.write(write(), () => undefined), { incomplete: [0, 1], failed: [] })
-    // t-1 is loaded now; A.u's metadata is refused: not held back (the write reports the refusal).
-    brokers.unready.delete('A.t\u00001')
-    const asked = [{ topic: 'A.t', partition: 0 }, { topic: 'A.t', partition: 1 }, { topic: 'A.u', partition: 0 }]
-    assert.deepEqual(await w.notReady(asked), [asked[0]])
-    const probes = brokers.probes
-    assert.deepEqual(await w.write([write()[1]!], () => undefined), { incomplete: [], failed: [] })
-    assert.equal(brokers.probes, probes, 'the partition found ready was sent without another probe')
-  })
-
   it('Given a partition the target refuses (TOPIC_AUTHORIZATION_FAILED), then it comes back typed in `failed`, the other partition is acknowledged, and the next write uses a new producer id', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.script.set('A.u\u00000', [TOPIC_AUTHORIZATION_FAILED])

@@ -154,59 +154,6 @@ describe('FlowReplicator partitions the target cannot take yet', () => {
   })
 })
 
-describe('FlowReplicator partitions the target cannot take yet, with its probe', () => {
-  it('probes partitions before their first fetch and fetches each only once the target is ready for it', async () => {
-    // Given two new partitions, the remote one of t-1 without a leader until the target's second probe
-    const h = createHarness({ targetProbe: true })
-    h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
-    h.source.addPartition('t', 1, offsetsWithGaps(0, 14))
-    h.target.leaderless.add(partitionKey('A.t', 1))
-    const probe = h.target.notReady!
-    h.target.notReady = async partitions => {
-      if (h.target.probes.length === 1) h.target.leaderless.clear()
-      return await probe(partitions)
-    }
-    // When it runs until both are copied (t-1 is not fetched at all at first: "caught up" would stop it early)
-    h.source.onFetch(() => { if (h.target.copied('A.t', 0).length + h.target.copied('A.t', 1).length === 30) h.replicator.stop() })
-    await h.replicator.addTopics([{ ...T, partitions: 2 }])
-    await h.replicator.run()
-    // Then both were probed first, t-1 again after 500 ms; t-1 was fetched only once ready (from 0, never sent to the
-    // target while it had no leader), and both partitions are exact copies
-    assert.deepEqual(h.target.probes, [[partitionKey('A.t', 0), partitionKey('A.t', 1)], [partitionKey('A.t', 1)]])
-    const fetchedAt = (partition: number): number[] => h.source.fetchCalls.flatMap(c => c.filter(p => p.partition === partition).map(p => p.offset))
-    assert.deepEqual(fetchedAt(1).slice(0, 2), [0, 5])
-    assert.ok(fetchedAt(0).length > 0 && h.source.fetchCalls[0]!.every(p => p.partition === 0), 't-0 was fetched alone while t-1 waited')
-    assertExactCopy(h, 't', 0, 'A.t')
-    assertExactCopy(h, 't', 1, 'A.t')
-    assert.deepEqual(h.progress.latest(), { 't-0': 14, 't-1': 14 })
-    assert.deepEqual(h.logs.lines.filter(l => l.msg.startsWith('probed the remote partitions')).map(l => [l['waiting'], l['ready']]), [[2, 1], [1, 1]])
-  })
-
-  it('fetches a partition the target answered "not now" again only once the probe finds it ready', async () => {
-    // Given two partitions whose remote t-1 loses its leader at the second write, until the next probe after that
-    const h = createHarness({ targetProbe: true })
-    h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
-    h.source.addPartition('t', 1, offsetsWithGaps(0, 14))
-    h.target.beforeWrite(() => { if (h.target.writeCalls === 2) h.target.leaderless.add(partitionKey('A.t', 1)) })
-    const probe = h.target.notReady!
-    h.target.notReady = async partitions => {
-      const answer = await probe(partitions)
-      if (h.target.probes.length === 2) h.target.leaderless.clear()
-      return answer
-    }
-    // When it runs to the end
-    await copyAll(h, [{ ...T, partitions: 2 }])
-    // Then t-1 was fetched at 5 twice (refused, then once the third probe found it ready), probed alone after the
-    // first probe, and both partitions are exact copies
-    const fetchedAt = h.source.fetchCalls.flatMap(c => c.filter(p => p.partition === 1).map(p => p.offset))
-    assert.deepEqual(fetchedAt.slice(0, 4), [0, 5, 5, 10])
-    assert.deepEqual(h.target.probes.slice(1), [[partitionKey('A.t', 1)], [partitionKey('A.t', 1)]])
-    assertExactCopy(h, 't', 0, 'A.t')
-    assertExactCopy(h, 't', 1, 'A.t')
-    assert.deepEqual(h.progress.latest(), { 't-0': 14, 't-1': 14 })
-  })
-})
-
 describe('FlowReplicator fatal failures', () => {
   it('rejects run() with a non-retriable write error and keeps the position at the unwritten records', async () => {
     // Given a second write that fails for good (e.g. a record over the target's max.message.bytes)
