@@ -3,6 +3,7 @@
  * MM2 and then kmirror on the same clusters. What it costs is per partition (topic creation, fetch rounds over
  * every partition, per-partition state and metrics), not bytes: timed until every partition is complete.
  */
+import { readFileSync } from 'node:fs'
 import { ListOffsetTimestamps } from '@platformatic/kafka'
 import { produce, withAdmin, type TestRecord } from '../test/helpers/kafka.ts'
 import { uniqueName, waitFor } from '../test/helpers/wait.ts'
@@ -25,6 +26,31 @@ async function createTopics (ctx: BenchContext, names: readonly string[], partit
       return { done: served === names.length * partitions, state: `${served} of ${names.length * partitions} partitions answer ListOffsets` }
     }, { timeoutMs: 300_000, intervalMs: 1000, message: `${names.length} topics ready` })
   })
+}
+
+/**
+ * CPU seconds (user + system) the target broker's process has used so far, when KMIRROR_BENCH_TARGET_PID names it
+ * (a cluster of `scripts/kafka-local.sh`: its .state/kafka/NAME/pid); else null. For A/B runs: what a replicator's
+ * requests cost the broker while it creates the partitions.
+ */
+function targetBrokerCpuSeconds (): number | null {
+  const pid = process.env['KMIRROR_BENCH_TARGET_PID']
+  if (pid === undefined) return null
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / 100
+  } catch {
+    return null
+  }
+}
+
+/** Runs STEP and logs the target broker's CPU seconds during it (KMIRROR_BENCH_TARGET_PID). */
+async function withBrokerCpu<T> (ctx: BenchContext, label: string, step: () => Promise<T>): Promise<T> {
+  const before = targetBrokerCpuSeconds()
+  const result = await step()
+  const after = targetBrokerCpuSeconds()
+  if (before !== null && after !== null) ctx.log(`${label}: target broker CPU ${(after - before).toFixed(1)} s`)
+  return result
 }
 
 /**
@@ -77,11 +103,11 @@ export const partitions: Scenario = {
     const runs: Figures[] = []
     for (const tool of ctx.tools) {
       ctx.log(`${tool}: copying ${count * perTopic} partitions`)
-      runs.push(await measureReplicator(ctx, { tool, sourceTopics: names, records: records.length, bytes: records.length * PAYLOAD_BYTES, compression: 'lz4', tasksMax: TASKS, timeoutMs: size === 'full' ? 600_000 : 120_000, pollMs: size === 'full' ? 2000 : 500 }))
+      runs.push(await withBrokerCpu(ctx, tool, () => measureReplicator(ctx, { tool, sourceTopics: names, records: records.length, bytes: records.length * PAYLOAD_BYTES, compression: 'lz4', tasksMax: TASKS, timeoutMs: size === 'full' ? 600_000 : 120_000, pollMs: size === 'full' ? 2000 : 500 })))
       ctx.log(`${tool}: all partitions on the target after ${runs.at(-1)!.seconds.toFixed(1)} s, peak RSS ${runs.at(-1)!.peakRssMiB.toFixed(0)} MiB`)
     }
     const limit = comparing(ctx)
-    if (limit) runs.push(await measureCreateLimit(ctx, count, perTopic, records.length))
+    if (limit) runs.push(await withBrokerCpu(ctx, 'limit', () => measureCreateLimit(ctx, count, perTopic, records.length)))
     return {
       name: 'partitions',
       workload: `${count.toLocaleString()} topics × ${perTopic} partitions (${(count * perTopic).toLocaleString()}) × ${perPartition} records of ${PAYLOAD_BYTES}-byte JSON (lz4), preloaded; timed until every partition is complete on the target. MM2 with \`tasks.max = ${TASKS}\`.`,

@@ -2,30 +2,34 @@
  * `npm run bench`: kmirror against the real Apache MirrorMaker 2 on the same two local clusters.
  *
  *   node bench/run.ts [--scenario NAME]... [--size full|tiny] [--out FILE] [--compare NAME,...]
- *                     [--source-bootstrap H:P --target-bootstrap H:P] [--keep-clusters]
+ *                     [--without-mm2] [--source-bootstrap H:P --target-bootstrap H:P] [--keep-clusters]
  *
- * By default it wipes and starts its own clusters bench-a (127.0.0.1:39092) and bench-b (39192), runs
+ * By default it wipes and starts its own clusters bench-a (127.0.0.1:39092) and bench-b (39192), shifted by
+ * KMIRROR_TEST_PORT_OFFSET like the test clusters, runs
  * every scenario, appends the tables to bench/RESULTS.md and wipes the
  * clusters. With --source-bootstrap/--target-bootstrap it uses those clusters as they are (never started,
  * stopped or wiped): the CI smoke test runs on the test clusters this way. --compare names the scenarios in which
- * MM2 and the limit run beside kmirror (default: every one; the others run kmirror alone).
+ * MM2 and the limit run beside kmirror (default: every one; the others run kmirror alone); --without-mm2 keeps the
+ * limit rows of those scenarios but never runs MM2 (A/B runs of kmirror against the broker's own pace).
  */
 import { appendFileSync, existsSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { REPO_ROOT, runKafkaLocal, type TestCluster } from '../test/helpers/clusters.ts'
+import { REPO_ROOT, runKafkaLocal, shiftedPort, type TestCluster } from '../test/helpers/clusters.ts'
 import { deleteTopics } from '../test/helpers/kafka.ts'
 import { newWorkDir, type BenchContext } from './lib/measure.ts'
 import { TOOLS } from './lib/replicators.ts'
 import { kmirrorRevision, runHeader, scenarioTable, type ScenarioResult } from './lib/report.ts'
 import { SCENARIOS, type Size } from './scenarios.ts'
 
-const OWN_CLUSTERS = [{ name: 'bench-a', port: 39092 }, { name: 'bench-b', port: 39192 }] as const
+const OWN_CLUSTERS = [{ name: 'bench-a', port: shiftedPort(39092) }, { name: 'bench-b', port: shiftedPort(39192) }] as const
 
 interface Options {
   scenarios: string[]
   /** The scenarios in which MM2 (and the limit) run too. */
   compare: string[]
+  /** MM2 never runs; the limit rows of the `compare` scenarios still do. */
+  withoutMm2: boolean
   size: Size
   out: string
   sourceBootstrap?: string
@@ -43,7 +47,8 @@ function parseOptions (argv: string[]): Options {
       out: { type: 'string', default: join(REPO_ROOT, 'bench', 'RESULTS.md') },
       'source-bootstrap': { type: 'string' },
       'target-bootstrap': { type: 'string' },
-      'keep-clusters': { type: 'boolean', default: false }
+      'keep-clusters': { type: 'boolean', default: false },
+      'without-mm2': { type: 'boolean', default: false }
     }
   })
   const known = SCENARIOS.map(s => s.name)
@@ -54,7 +59,7 @@ function parseOptions (argv: string[]): Options {
   if (values.size !== 'full' && values.size !== 'tiny') throw new Error(`--size must be full or tiny, not ${values.size}`)
   if (Boolean(values['source-bootstrap']) !== Boolean(values['target-bootstrap'])) throw new Error('give both --source-bootstrap and --target-bootstrap, or neither')
   return {
-    scenarios, compare, size: values.size, out: values.out, keepClusters: values['keep-clusters'],
+    scenarios, compare, withoutMm2: values['without-mm2'], size: values.size, out: values.out, keepClusters: values['keep-clusters'],
     sourceBootstrap: values['source-bootstrap'], targetBootstrap: values['target-bootstrap']
   }
 }
@@ -114,7 +119,8 @@ async function main (): Promise<void> {
     for (const name of options.scenarios) {
       log(`scenario ${name} (${options.size})`)
       const scenario = SCENARIOS.find(s => s.name === name)!
-      const ctx: BenchContext = { ...base, tools: options.compare.includes(name) ? TOOLS : ['kmirror'] }
+      const compared = options.compare.includes(name)
+      const ctx: BenchContext = { ...base, tools: compared && !options.withoutMm2 ? TOOLS : ['kmirror'], limit: compared }
       const result = await scenario.run(ctx, options.size)
       results.push(result)
       process.stdout.write(`\n${scenarioTable(result)}\n`)

@@ -21,13 +21,15 @@ export interface BenchContext {
   log (line: string): void
   /** Notes topics the run created, to delete them afterwards on clusters the harness does not own. */
   created (cluster: 'source' | 'target', topics: readonly string[]): void
-  /** The tools this scenario runs: MM2 and kmirror, or kmirror alone (`--compare`: then no limit either). */
+  /** The tools this scenario runs: MM2 and kmirror, or kmirror alone (`--compare`, `--without-mm2`). */
   tools: readonly Tool[]
+  /** Whether the scenario's limit row is measured (scenarios named by `--compare`, with or without MM2). */
+  limit: boolean
 }
 
-/** True when the scenario compares: MM2 runs and the limit is measured (not so outside `--compare`). */
+/** True when the scenario measures its limit row (`--compare`; with `--without-mm2` kmirror and the limit only). */
 export function comparing (ctx: BenchContext): boolean {
-  return ctx.tools.includes('mm2')
+  return ctx.limit
 }
 
 export interface Latency {
