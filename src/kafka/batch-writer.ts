@@ -49,93 +49,29 @@
 import { ConnectionPool, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { partitionKey } from '../topic-partition.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, type KafkaErrorKind } from './errors.ts'
+import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName } from './errors.ts'
 import { initIdempotentProducer } from './idempotent-producer-id.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { PartitionSend, Sequences } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
-import { TransactionCoordinator, type TransactionCoordinatorMove } from './transactions.ts'
+import { TransactionCoordinator } from './transactions.ts'
 import { produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
 import { NotNowWait } from './not-now-wait.ts'
 import { RemoteTopicIds } from './remote-topic-ids.ts'
 import { TargetLeaders, type ByLeader } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
+import type { BatchAck, BatchWriterOptions, OnBatchesAcked, PartitionFailure, PartitionWrite, WriteResult } from './batch-writer-types.ts'
 
 export type { WriterTransport } from './broker-produce.ts'
 
-/** A batch to write: it is built for the producer id and sequence the writer gives it when it is sent. */
-export interface OutBatch {
-  readonly recordCount: number
-  build (producer: ProducerIdentity, baseSequence: number): Buffer
-}
-
-export interface PartitionWrite {
-  readonly topic: string
-  readonly partition: number
-  readonly batches: readonly OutBatch[]
-}
-
-/** Batch `batch` of write `write` was acknowledged; its first record is at target offset `baseOffset`. */
-export interface BatchAck {
-  readonly write: number
-  readonly batch: number
-  readonly baseOffset: number
-}
-
-export type OnBatchesAcked = (acks: readonly BatchAck[]) => Promise<void> | void
-
-/**
- * A partition the target refused records of (authorization, unknown topic, too large, invalid batch, ...): its
- * batches from the refused one on were not appended. The other partitions of the write are not affected.
- */
-export interface PartitionFailure {
-  /** Index of the write in `write()`'s argument. */
-  readonly write: number
-  readonly topic: string
-  readonly partition: number
-  /** The Kafka error name (e.g. TOPIC_AUTHORIZATION_FAILED). */
-  readonly error: string
-  readonly kind: KafkaErrorKind
-  /** The broker's error message, if it sent one. */
-  readonly message: string | null
-  readonly retriable: boolean
-  /** The target refused the batch itself as it is (too large, invalid): re-encoding it may help. */
-  readonly refusedBatch: boolean
-  /** What to check, naming the cluster's keys. */
-  readonly hint: string | undefined
-  /** The ACL operation refused, when known: WRITE (produce, the default) or DESCRIBE (metadata). */
-  readonly operation?: string
-}
-
-export interface WriteResult {
-  /** Writes left for a "not now" reason (no leader yet, leader moving): try them again shortly. */
-  readonly incomplete: number[]
-  /** Partitions the target refused; their acknowledged batches were reported. */
-  readonly failed: PartitionFailure[]
-}
-
-export interface BatchWriterOptions {
-  /** Produce requests in flight per broker connection (at most 5: the broker's idempotence window). */
-  readonly maxInFlight: number
-  /** A request is closed once its batches reach this many bytes (a single larger batch still goes alone). */
-  readonly maxRequestBytes: number
-  readonly timeoutMs: number
-  /** Names the cluster in messages ("cluster B") and its alias in hints; the client id when not given. */
-  readonly cluster?: ClusterContext
-  /**
-   * Asked synchronously right before each produce request is handed to the connection: a non-null reason (the
-   * group lease ran out) means no request is sent and the write throws FENCED (KmirrorError, not retriable).
-   */
-  readonly fence?: () => string | null
-  /** Exactly-once mode: writes are transactional, with this transactional id (see the invariants above). */
-  readonly transactionalId?: string
-  /** Exactly-once mode: the transaction coordinator of the id was found at another broker than before. */
-  readonly onCoordinatorMoved?: (move: TransactionCoordinatorMove) => void
-}
+export type {
+  BatchAck, BatchWriterOptions, OnBatchesAcked, OutBatch, PartitionFailure, PartitionWrite, WriteResult
+} from './batch-writer-types.ts'
 
 /** A write attempt with no partition to send: only probes. */
 const NOTHING_TO_SEND: ByLeader<number> = { brokers: new Map(), byLeader: new Map(), leaderless: [], refused: [], ids: new Map() }
@@ -368,9 +304,13 @@ export class BatchWriter {
     return partitions.filter(p => this.#topicIds.check(p.topic, p.partition, metadata.topics.get(p.topic)?.id).kind === 'recreated')
   }
 
-  /** A partition left the data path (released, its topic removed): its next write learns its topic id afresh. */
+  /**
+   * A partition left the data path (released, its topic removed): its next write learns its topic id afresh and is
+   * not probed for an old "not now" first.
+   */
   forgetPartition (topic: string, partition: number): void {
     this.#topicIds.forget(topic, partition)
+    this.#unready.delete(partitionKey(topic, partition))
   }
 
   /** Whatever the broker appended of a failed attempt cannot be told apart from what it did not: start afresh. */
