@@ -147,7 +147,7 @@ export class GroupMember {
       // Waiting longer than the session timeout is pointless: the coordinator drops the member by then anyway.
       const left = await leaveGroup(this.#coordinator, this.#o.groupId, leaving, this.#o.sessionTimeoutMs)
       if (left.outcome === LeaveOutcomes.REFUSED || left.outcome === LeaveOutcomes.FAILED) {
-        this.#o.log.warn({ group: this.#o.groupId, error: left.error }, `could not leave group ${this.#o.groupId} (${left.error ?? 'no answer'}); the coordinator drops this member after its session timeout`)
+        this.#o.log.warn({ group: this.#o.groupId, cluster: this.#o.cluster.label, error: left.error }, `could not leave group ${this.#o.groupId} on ${this.#o.cluster.label} (${left.error ?? 'no answer'}); the coordinator drops this member after its session timeout`)
       }
     }
     this.#memberId = ''
@@ -237,8 +237,8 @@ export class GroupMember {
     if (lost === null) return
     this.#lostMemberId = null
     const left = await leaveGroup(this.#coordinator, this.#o.groupId, lost, this.#o.heartbeatIntervalMs)
-    if (left.outcome === LeaveOutcomes.LEFT) this.#o.log.info({ group: this.#o.groupId, memberId: lost }, `left group ${this.#o.groupId} with the member id of the lost membership, so the next rebalance does not wait for it; joining as a new member`)
-    else if (left.outcome !== LeaveOutcomes.UNKNOWN) this.#o.log.debug({ group: this.#o.groupId, memberId: lost, error: left.error }, 'could not leave with the member id of the lost membership; joining as a new member anyway')
+    if (left.outcome === LeaveOutcomes.LEFT) this.#o.log.info({ group: this.#o.groupId, cluster: this.#o.cluster.label, memberId: lost }, `left group ${this.#o.groupId} with the member id of the lost membership on ${this.#o.cluster.label}, so the next rebalance does not wait for it; joining as a new member`)
+    else if (left.outcome !== LeaveOutcomes.UNKNOWN) this.#o.log.debug({ group: this.#o.groupId, cluster: this.#o.cluster.label, memberId: lost, error: left.error }, 'could not leave with the member id of the lost membership; joining as a new member anyway')
   }
 
   /** JoinGroup, twice for a first join on brokers that want a member id first (v4+, KIP-394). */

@@ -237,13 +237,13 @@ export class Flow implements WorkOwner {
     if (this.#refreshed.refreshed(replicated, generation)) this.#options.onWorkChanged?.()
   }
 
-  /** Every broker of both clusters speaks what kmirror needs (Kafka 2.1+), before anything is read or written. */
   /** Exactly-once mode: the round's transactions follow their coordinator to another broker; the operator sees it. */
   #coordinatorMoved (move: TransactionCoordinatorMove): void {
     this.#log.warn({ ...move }, `the transaction coordinator of transactional id ${move.transactionalId} on ${move.cluster} moved from broker ${move.from} ` +
       `to broker ${move.to} (node ${move.nodeId}): the flow's transactions go on with it (a round cut short by the move is aborted and copied again)`)
   }
 
+  /** Every broker of both clusters speaks what kmirror needs (Kafka 2.1+), before anything is read or written. */
   async #checkBrokers (source: ClusterClients, target: ClusterClients): Promise<void> {
     const [sourceBrokers, targetBrokers] = await Promise.all([source.checkBrokers(), target.checkBrokers()])
     this.#log.info({ source: describeReleases(sourceBrokers), target: describeReleases(targetBrokers) }, 'brokers checked')
