@@ -96,7 +96,9 @@ test('kill -9 of the broker coordinating the group: both members follow the coor
   // And both members are still there, sharing the work (in /status), and healthy
   const after = await waitForSplit(instances, PARTITIONS, 'the two still share the partitions 2/2')
   t.diagnostic(`generation ${generation} before the kill, ${after[0]!.membership!.generation} after`)
-  for (const i of instances) assert.equal(await healthz(i), 200, `${i.name} /healthz`)
+  for (const i of instances) {
+    await waitFor(async () => await healthz(i).catch(() => 0) === 200, { timeoutMs: 20_000, intervalMs: 250, message: `${i.name} /healthz 200` })
+  }
 
   // And, the broker restarting meanwhile, once the producer stopped every source record is on the target in order
   const restarting = ensureTrio()
@@ -108,12 +110,14 @@ test('kill -9 of the broker coordinating the group: both members follow the coor
   for (let partition = 0; partition < PARTITIONS; partition++) {
     const source = await readCommitted('source', topic, partition)
     const copy = await readCommitted(trio, remote, partition)
-    // A member that lost its membership in the move re-copies from its stored position once: a rewind, no gap.
-    const checked = assertCopiedInOrder(source, copy, 1, `${topic}-${partition}`)
+    // At least once: a produce request in flight to the killed leader is sent again to the new one, and a member
+    // that lost its membership in the move re-copies from its stored position: each a rewind, never a gap.
+    const checked = assertCopiedInOrder(source, copy, 2, `${topic}-${partition}`)
     if (checked.rewinds > 0) t.diagnostic(`${topic}-${partition}: ${checked.duplicates} records copied twice`)
   }
   for (const i of instances) i.process.kill('SIGTERM')
-  for (const i of instances) assert.equal((await i.process.waitForExit(15_000)).code, 0, i.process.stderr.slice(-3000))
+  // The killed broker may be rejoining meanwhile: the last progress flush and the LeaveGroup can wait on it.
+  for (const i of instances) assert.equal((await i.process.waitForExit(30_000)).code, 0, i.process.stderr.slice(-3000))
   await restarting
   t.diagnostic(`${Date.now() - killedAt} ms from the kill to the end, the broker back`)
 })
