@@ -29,6 +29,7 @@ import { FlowWork, Ownerships, type Ownership } from './flow-work.ts'
 import type { FlowProgress } from './health.ts'
 import type { PairJob } from './heartbeats.ts'
 import { flowJobs, JobNames } from './job-registry.ts'
+import { readGroupMembership } from './membership-reader.ts'
 import { RefreshBaseline } from './refresh-baseline.ts'
 import { Scheduler } from './scheduler.ts'
 import { TransactionRounds } from '../replication/transaction-rounds.ts'
@@ -159,6 +160,7 @@ export class Flow implements WorkOwner {
     // syncs and history) starts only after all of them.
     // In a group the topic refresh is a job: it runs where it is assigned.
     const alone = owned === Ownerships.ALL
+    const early = alone ? null : this.#createRemotesWhileJoining(topics)
     const [, , stored, first] = await Promise.all([syncs?.init(), history.load(), progress.load(), alone ? topics.refresh() : null, batchWriter.prepare()])
     this.#log.info({ offsetsTopic: progress.topic, storedPartitions: stored.size, offsetSyncsTopic: syncs?.topic, historyTopic: history.topic }, 'progress loaded')
     const replicator = new FlowReplicator({
@@ -204,6 +206,7 @@ export class Flow implements WorkOwner {
     let work: FlowWork | null = null
     const jobs = flowJobs(context, {
       refreshTopics: async () => {
+        await early
         const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names) })
         if (alone) await replicator.addTopics(result.topics, new Set(result.recopy))
         else if (result.recopy.length > 0) {
@@ -228,6 +231,26 @@ export class Flow implements WorkOwner {
     this.#work = work
     this.#replicator = replicator
     this.#running = replicator.run()
+  }
+
+  /**
+   * In a group the topic refresh, which creates the remote topics, runs where the group assigns it: seconds after
+   * start (join, the leader's listing, sync), while the target could already be creating them (thousands of new
+   * partitions take it many seconds). With no member in the group, no instance holds refresh state that an early
+   * creation could confuse (a remote topic deleted by hand, found missing by the refresh that knew it), so this
+   * instance creates the missing remote topics at once, while it starts and joins; the assigned refresh waits for
+   * it. Best effort: any failure leaves the creation to the assigned refresh.
+   */
+  async #createRemotesWhileJoining (topics: RemoteTopics): Promise<void> {
+    const group = this.config.groupId
+    try {
+      // kmirror's own DescribeGroups: the client library's decodes every member as a consumer and throws on ours.
+      if (await readGroupMembership(this.config) !== null) return
+      const result = await topics.refresh()
+      this.#log.info({ group, created: result.created.length, topics: result.topics.length }, `no member in group ${group} yet: remote topics created while joining it`)
+    } catch (err) {
+      this.#log.debug({ group, err }, 'creating the remote topics while joining failed; the assigned topic refresh creates them')
+    }
   }
 
   /** Tells the group (`onWorkChanged`) when a refresh finds other source partitions than its work holds. */

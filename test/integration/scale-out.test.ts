@@ -63,11 +63,16 @@ test('one, two, three, then one instance share a flow: partitions split, every j
   // When one instance runs the flow, it owns every partition and every job
   instances.push(await startInstance(config, 'one', t))
   const [alone] = await waitForSplit(instances.slice(0, 1), PARTITIONS, 'one instance owns all 12 partitions')
+  // The first member creates the remote topic while it joins (an empty group: no refresh state elsewhere); a
+  // member joining a live group leaves that to the assigned topic refresh.
+  const early = new RegExp(`"created":1,"topics":1,"msg":"no member in group kmirror-${a}-${b} yet: remote topics created while joining it"`)
+  assert.match(instances[0]!.process.stderr, early)
   assert.deepEqual(alone!.membership!.members[0]!.jobs.filter(j => !JOB_NAMES.includes(j as never)), [])
 
   // When a second starts: they split the partitions 6/6
   instances.push(await startInstance(config, 'two', t))
   const halves = (await waitForSplit(instances, PARTITIONS, 'two instances own 6 partitions each')).map(owns)
+  assert.doesNotMatch(instances[1]!.process.stderr, /remote topics created while joining/)
 
   // When a third starts: a sticky rebalance moves only the 4 partitions the third must take (2 from each), and
   // the first keeps owning (so copying) the 4 it keeps at every /status read during the join
