@@ -101,13 +101,15 @@ export const partitions: Scenario = {
     await produce(ctx.source, records, { compression: 'lz4' })
     ctx.log(`partitions: preloaded ${records.length.toLocaleString()} records`)
     const runs: Figures[] = []
+    const limitFirst = process.env['KMIRROR_BENCH_LIMIT_FIRST'] === '1' && comparing(ctx)
+    if (limitFirst) runs.push(await withBrokerCpu(ctx, 'limit', () => measureCreateLimit(ctx, count, perTopic, records.length)))
     for (const tool of ctx.tools) {
       ctx.log(`${tool}: copying ${count * perTopic} partitions`)
-      runs.push(await withBrokerCpu(ctx, tool, () => measureReplicator(ctx, { tool, sourceTopics: names, records: records.length, bytes: records.length * PAYLOAD_BYTES, compression: 'lz4', tasksMax: TASKS, timeoutMs: size === 'full' ? 600_000 : 120_000, pollMs: size === 'full' ? 2000 : 500 })))
+      runs.push(await withBrokerCpu(ctx, tool, () => measureReplicator(ctx, { tool, sourceTopics: names, records: records.length, bytes: records.length * PAYLOAD_BYTES, compression: 'lz4', tasksMax: TASKS, timeoutMs: size === 'full' ? 600_000 : 120_000, pollMs: 500 })))
       ctx.log(`${tool}: all partitions on the target after ${runs.at(-1)!.seconds.toFixed(1)} s, peak RSS ${runs.at(-1)!.peakRssMiB.toFixed(0)} MiB`)
     }
     const limit = comparing(ctx)
-    if (limit) runs.push(await withBrokerCpu(ctx, 'limit', () => measureCreateLimit(ctx, count, perTopic, records.length)))
+    if (limit && !limitFirst) runs.push(await withBrokerCpu(ctx, 'limit', () => measureCreateLimit(ctx, count, perTopic, records.length)))
     return {
       name: 'partitions',
       workload: `${count.toLocaleString()} topics × ${perTopic} partitions (${(count * perTopic).toLocaleString()}) × ${perPartition} records of ${PAYLOAD_BYTES}-byte JSON (lz4), preloaded; timed until every partition is complete on the target. MM2 with \`tasks.max = ${TASKS}\`.`,
