@@ -104,7 +104,9 @@ export class RemoteTopics {
     const removed = this.#removedBy(plan)
     if (removed.length > 0) await options.stopReplicating?.(removed)
     const applied = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics)
+    const appeared = this.#appearedMeanwhile(plan, applied, suspects)
     const { topics, recopy } = await this.#settleMissingRemotes(suspects, applied, options)
+    for (const t of appeared) this.#missingRemotes.set(t.source, t)
     const result = { ...applied, topics }
     this.#replicated = result.topics
     this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
@@ -144,6 +146,23 @@ export class RemoteTopics {
       if (known !== undefined && !recreatedOnSource.has(c.topic)) out.set(c.topic, known)
     }
     return out
+  }
+
+  /**
+   * Planned remote topics whose creation found them there already (another instance created them first, or the
+   * target's metadata was behind): replicated once a refresh sees them, but known to exist now, so a later refresh
+   * that finds them missing takes them for deleted (`#remoteMissing`), never for new: other instances may have
+   * copied records into them, which a silent creation would lose on a target without topic ids.
+   */
+  #appearedMeanwhile (plan: TopicSyncPlan, applied: TopicSyncResult, suspects: ReadonlyMap<string, ReplicatedTopic>): ReplicatedTopic[] {
+    const created = new Set(applied.created)
+    const failed = new Set(applied.problems.map(p => p.topic))
+    const listed = new Set(applied.topics.map(t => t.source))
+    const planned = new Map(plan.topics.map(t => [t.source, t]))
+    return plan.create.flatMap(c => {
+      const known = planned.get(c.topic)
+      return known === undefined || created.has(c.remoteTopic) || failed.has(c.topic) || listed.has(c.topic) || suspects.has(c.topic) ? [] : [known]
+    })
   }
 
   /**

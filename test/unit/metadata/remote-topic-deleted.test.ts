@@ -87,4 +87,34 @@ describe('RemoteTopics.refresh with a remote topic missing from the target', () 
     assert.deepEqual(stopped, [['orders']])
     assert.equal(logs.at(LogLevels.error).filter(l => String(l.msg).includes('copying orders again from the log start of cluster A')).length, 1)
   })
+
+  it('a remote topic another instance created first, deleted before this refresh saw it, counts as deleted: on a target without topic ids it is copied again', async () => {
+    // Given orders, whose remote topic another instance creates just before this one (its creation finds it there)
+    const { source, target, logs, stopped, refresh } = setup()
+    target.withoutTopicIds = true
+    source.addTopic('orders', 2)
+    target.raceCreate('A.orders', 2)
+    const first = await refresh()
+    assert.deepEqual(first.created, [])
+
+    // When A.orders is deleted on the target before this instance's next refresh
+    await target.deleteTopics(['A.orders'])
+    const result = await refresh()
+
+    // Then that refresh creates it again as a deleted topic, not a new one: said at error level, copied again
+    assert.deepEqual(result.created, ['A.orders'])
+    assert.deepEqual(result.recopy, ['orders'])
+    assert.deepEqual(stopped, [['orders']])
+    assert.equal(logs.at(LogLevels.error).filter(l => String(l.msg).startsWith('remote topic A.orders was deleted on cluster B')).length, 1)
+  })
+
+  it('a remote topic another instance created first is replicated from the next refresh, nothing said deleted', async () => {
+    const { source, target, logs, stopped, refresh } = setup()
+    source.addTopic('orders', 2)
+    target.raceCreate('A.orders', 2)
+    await refresh()
+    const next = await refresh()
+    assert.deepEqual(next.topics.map(t => [t.source, t.partitions]), [['orders', 2]])
+    assert.deepEqual([next.created, next.recopy, stopped, logs.at(LogLevels.error)], [[], [], [], []])
+  })
 })
