@@ -9,6 +9,8 @@
  * - A partition the target does not have yet, or without a leader right now, is `leaderless`, so the others are
  *   not held up by it.
  * - Metadata is asked of the brokers the last answer named, then of the bootstrap servers.
+ * - Only the "not now" probes reuse metadata, for at most PROBE_METADATA_MAX_AGE_MS and only while it names a
+ *   leader for every probed partition: a probe decides when data is sent again, never where.
  */
 import type { Broker, Connection } from '@platformatic/kafka'
 import { groupBy } from '../collections.ts'
@@ -22,6 +24,9 @@ import { partitionKey } from '../topic-partition.ts'
 import type { WriterTransport } from './broker-produce.ts'
 
 export type TargetMetadata = ReturnType<typeof toLeaderMetadata>
+
+/** How long "not now" probes group partitions by the leaders an earlier probe's metadata named. */
+const PROBE_METADATA_MAX_AGE_MS = 1000
 
 /** The items of a write grouped by the leader of their partition (see the invariants). */
 export interface ByLeader<T> {
@@ -39,6 +44,8 @@ export class TargetLeaders {
   readonly #bootstrap: Broker[]
   /** Where metadata is asked: the bootstrap servers, then the brokers they named. */
   #brokers: Broker[]
+  /** The metadata the last probe read, and when (`#probeLeaders`). */
+  #probed: { at: number, metadata: TargetMetadata } | null = null
 
   constructor (transport: WriterTransport, bootstrap: Broker[], cluster: ClusterContext) {
     this.#transport = transport
@@ -81,7 +88,7 @@ export class TargetLeaders {
   /** Which of these partitions their leader answers for now (a ListOffsets probe; errors count as not ready). */
   async ready<T extends { topic: string, partition: number }> (partitions: readonly T[]): Promise<T[]> {
     try {
-      const { brokers, byLeader } = await this.byLeader(partitions, p => p)
+      const { brokers, byLeader } = await this.#probeLeaders(partitions)
       const ready: T[] = []
       await Promise.all([...byLeader].map(async ([node, list]) => {
         const errors = await this.#probeLeader(await this.#transport.pool.get(brokers.get(node)!), list)
@@ -91,6 +98,25 @@ export class TargetLeaders {
     } catch {
       return []
     }
+  }
+
+  /**
+   * The probed partitions by leader, from the metadata of an earlier probe while it is under PROBE_METADATA_MAX_AGE_MS
+   * old and names a leader for every one of them, else read again. Probes come every 20-100 ms while partitions
+   * wait, and a target creating thousands of partitions has up to every topic waiting: reading all their metadata
+   * at each probe made most of the Metadata requests of a 5,000-partition start. A leader that moved meanwhile only
+   * makes a probe say "not ready" until the next read; what is sent is grouped by fresh metadata (`byLeader`).
+   */
+  async #probeLeaders<T extends { topic: string, partition: number }> (partitions: readonly T[]): Promise<{ brokers: ReadonlyMap<number, Broker>, byLeader: Map<number, T[]> }> {
+    const cached = this.#probed
+    const fresh = cached !== null && Date.now() - cached.at < PROBE_METADATA_MAX_AGE_MS
+    const metadata = fresh && partitions.every(p => leaderOf(cached.metadata, p.topic, p.partition) >= 0)
+      ? cached.metadata
+      : await this.metadata([...new Set(partitions.map(p => p.topic))])
+    if (metadata !== cached?.metadata) this.#probed = { at: Date.now(), metadata }
+    const byLeader = groupBy(partitions, p => leaderOf(metadata, p.topic, p.partition))
+    byLeader.delete(-1)
+    return { brokers: metadata.brokers, byLeader }
   }
 
   /**

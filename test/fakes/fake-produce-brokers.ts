@@ -44,6 +44,9 @@ export class FakeProduceBrokers {
   inFlight = 0
   maxInFlight = 0
   producerIds = 0
+  /** Metadata and ListOffsets (probe) requests answered so far. */
+  metadataRequests = 0
+  probes = 0
   readonly sent: SentBatch[] = []
   readonly #held: (() => void)[] = []
   readonly #logEnd = new Map<string, number>()
@@ -59,6 +62,8 @@ export class FakeProduceBrokers {
   }
 
   async #answer (api: string, request: unknown): Promise<unknown> {
+    if (api === 'Metadata') this.metadataRequests++
+    if (api === 'ListOffsets') this.probes++
     if (api === 'Metadata') return this.#metadata(request as MetadataRequest)
     if (api === 'InitProducerId') return { throttleTimeMs: 0, errorCode: 0, producerId: BigInt(100 + this.producerIds++), producerEpoch: 0 }
     if (api === 'ListOffsets') return this.#probe(request as ListOffsetsRequest)

@@ -80,6 +80,19 @@ describe('BatchWriter', () => {
     assert.equal(brokers.producerIds, 1)
   })
 
+  it('Given a partition waiting for its leader through a whole write, then its probes read the metadata again at most once a second', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.script.set('A.t\u00000', [NOT_LEADER_OR_FOLLOWER])
+    brokers.unready.add('A.t\u00000')
+    const started = Date.now()
+    // Nothing acknowledged: probed for the whole 3 s patience, every 20 ms then every 100 ms.
+    assert.deepEqual(await writer(brokers).write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], () => undefined), { incomplete: [0], failed: [] })
+    const seconds = (Date.now() - started) / 1000
+    assert.ok(brokers.probes >= 20, `${brokers.probes} probes`)
+    // One read for the send, then one per started second of probing.
+    assert.ok(brokers.metadataRequests <= 2 + Math.ceil(seconds), `${brokers.metadataRequests} Metadata requests over ${brokers.probes} probes in ${seconds} s`)
+  })
+
   it('Given a partition the target refuses (TOPIC_AUTHORIZATION_FAILED), then it comes back typed in `failed`, the other partition is acknowledged, and the next write uses a new producer id', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.script.set('A.u\u00000', [TOPIC_AUTHORIZATION_FAILED])
