@@ -149,6 +149,11 @@ export interface KafkaErrorInfo {
   readonly coordinator?: CoordinatorError
   /** What a group coordinator's answer says about this member's membership (MembershipErrors). */
   readonly membership?: MembershipError
+  /**
+   * A produce answer about the producer's transaction rather than the partition (authorization of the
+   * transactional id, its state): the round's transaction cannot commit (writer-transaction.ts).
+   */
+  readonly transaction?: true
 }
 
 /** Answers of a group coordinator about the member's membership (group-member.ts acts on each). */
@@ -225,13 +230,13 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   TOPIC_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses the topic ACLs listed in docs/operations.md' },
   CLUSTER_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses the cluster ACLs listed in docs/operations.md' },
   GROUP_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses Read on the consumer group' },
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses WRITE and DESCRIBE on its transactional id (docs/operations.md "Exactly-once")' },
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, transaction: true, hint: 'grant the principal kmirror uses WRITE and DESCRIBE on its transactional id (docs/operations.md "Exactly-once")' },
   PRODUCER_FENCED: { kind: K.FATAL, retriable: false, hint: 'another kmirror with the same transactional id started (or a group leader fenced this one): this instance stops writing' },
   INVALID_PRODUCER_EPOCH: { kind: K.FATAL, retriable: false, hint: 'another kmirror with the same transactional id started (or a group leader fenced this one): this instance stops writing' },
   TRANSACTION_COORDINATOR_FENCED: COORDINATOR_BUSY,
-  INVALID_TXN_STATE: { kind: K.FATAL, retriable: true },
-  INVALID_PRODUCER_ID_MAPPING: { kind: K.FATAL, retriable: true },
-  TRANSACTION_ABORTABLE: { kind: K.TRANSIENT, retriable: true },
+  INVALID_TXN_STATE: { kind: K.FATAL, retriable: true, transaction: true },
+  INVALID_PRODUCER_ID_MAPPING: { kind: K.FATAL, retriable: true, transaction: true },
+  TRANSACTION_ABORTABLE: { kind: K.TRANSIENT, retriable: true, transaction: true },
   OPERATION_NOT_ATTEMPTED: TRANSIENT,
   DELEGATION_TOKEN_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false },
   POLICY_VIOLATION: { kind: K.CONFIG, retriable: false, hint: 'the cluster\'s create-topic policy refused the settings; adjust replication.factor or the excluded configs' },
@@ -269,6 +274,11 @@ export function isCoordinatorRetriable (error: number | string): boolean {
 /** What a group coordinator's error (a Kafka error code or name) says about the member's membership, if anything. */
 export function membershipError (error: number | string): MembershipError | undefined {
   return kafkaErrorInfo(typeof error === 'number' ? kafkaErrorName(error) : error).membership
+}
+
+/** Whether a produce answer (a Kafka error name) is about the producer's transaction rather than the partition. */
+export function isTransactionError (name: string): boolean {
+  return kafkaErrorInfo(name).transaction === true
 }
 
 /** Whether the target refused the batch itself as it is (too large, invalid), rather than the moment. */

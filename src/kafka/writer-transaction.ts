@@ -19,15 +19,13 @@
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { kafkaErrorInfo, KafkaErrorKinds } from './errors.ts'
+import { isTransactionError, kafkaErrorInfo, KafkaErrorKinds } from './errors.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { partitionKey } from '../topic-partition.ts'
 import type { PartitionSend } from './partition-send.ts'
 import { fencedError, type TransactionCoordinator } from './transactions.ts'
 import type { Failure } from './broker-produce.ts'
 import type { PartitionWrite } from './batch-writer.ts'
-
-const TRANSACTION_ERRORS = new Set(['TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTION_ABORTABLE'])
 
 export class WriterTransaction {
   readonly #id: string
@@ -147,7 +145,7 @@ export class WriterTransaction {
     this.#renewAfter = true
     const fenced = failures.find(f => f.error === 'PRODUCER_FENCED' || f.error === 'INVALID_PRODUCER_EPOCH')
     if (fenced !== undefined) throw fencedError(`write to ${this.#cluster.label}`, fenced.error, this.#id)
-    const txn = failures.find(f => TRANSACTION_ERRORS.has(f.error))
+    const txn = failures.find(f => isTransactionError(f.error))
     if (txn === undefined) return
     const what = `write ${txn.topic}-${txn.partition} in the transaction of ${this.#id} on ${this.#cluster.label}`
     if (txn.error === 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED') throw this.#coordinator.refused(what, this.#id)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes } from '../../../src/errors.ts'
 import { TimeoutError } from '@platformatic/kafka'
-import { coordinatorError, CoordinatorErrors, isCoordinatorRetriable, kafkaResponseError, membershipError, MembershipErrors, toKmirrorError } from '../../../src/kafka/errors.ts'
+import { coordinatorError, CoordinatorErrors, isCoordinatorRetriable, isTransactionError, kafkaResponseError, membershipError, MembershipErrors, toKmirrorError } from '../../../src/kafka/errors.ts'
 
 describe('kafkaResponseError', () => {
   it('Given the cluster\'s alias, when a response carries an error with a hint, then the hint names that cluster\'s keys', () => {
@@ -57,5 +57,11 @@ describe('coordinator and membership errors (the one table)', () => {
     // 27 REBALANCE_IN_PROGRESS, 25 UNKNOWN_MEMBER_ID, 22 ILLEGAL_GENERATION, 82 FENCED_INSTANCE_ID, 79 MEMBER_ID_REQUIRED
     assert.deepEqual([27, 25, 22, 82, 79, 16, 0].map(code => membershipError(code)),
       [MembershipErrors.REBALANCING, MembershipErrors.GONE, MembershipErrors.GONE, MembershipErrors.GONE, MembershipErrors.ID_REQUIRED, undefined, undefined])
+  })
+
+  it('Given produce answers about the transaction rather than the partition, then only those end the round\'s transaction', () => {
+    assert.deepEqual(['TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTION_ABORTABLE'].map(isTransactionError), [true, true, true, true])
+    // Fencing is told apart by its own names (writer-transaction.ts), partition answers are not about the transaction.
+    assert.deepEqual(['PRODUCER_FENCED', 'NOT_LEADER_OR_FOLLOWER', 'TOPIC_AUTHORIZATION_FAILED', 'NO_SUCH_ERROR'].map(isTransactionError), [false, false, false, false])
   })
 })
