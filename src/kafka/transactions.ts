@@ -19,7 +19,7 @@ import type { Broker, Connection, ConnectionPool } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { describeGrant } from './acl-grant.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { coordinatorError, CoordinatorErrors, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { coordinatorError, CoordinatorErrors, isTransactionError, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
 import { AddPartitionsToTxnApi, type AddPartitionsToTxnResponse } from './protocol/add-partitions-to-txn.ts'
 import { EndTxnApi } from './protocol/end-txn.ts'
@@ -170,21 +170,20 @@ export class TransactionCoordinator {
 /** AddPartitionsToTxn answers about one partition rather than the transaction: that partition is set aside. */
 const PARTITION_ERRORS = new Set(['TOPIC_AUTHORIZATION_FAILED', 'UNKNOWN_TOPIC_OR_PARTITION'])
 /** Answers about the transaction or its coordinator: never one partition's, whatever the other partitions say. */
-const TRANSACTION_ERRORS = new Set([...FENCED_ERRORS, 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTION_ABORTABLE'])
-const isTransactionError = (name: string): boolean => TRANSACTION_ERRORS.has(name) || coordinatorError(name) !== undefined
+const isTransactionOrCoordinatorError = (name: string): boolean => FENCED_ERRORS.has(name) || isTransactionError(name) || coordinatorError(name) !== undefined
 
 /**
  * Splits an AddPartitionsToTxn answer (whose errors are all per partition, even those of the whole request) into
  * the partitions refused for themselves, and the error code of the request (0 when the rest may be asked again
  * without them, or when all were added). A partition is refused for itself when its error names the partition
  * (PARTITION_ERRORS), or when the broker answered OPERATION_NOT_ATTEMPTED for others (its sign that it refused
- * some partitions and did not try the rest), unless its error is the transaction's or its coordinator's (`isTransactionError`).
+ * some partitions and did not try the rest), unless its error is the transaction's or its coordinator's (`isTransactionOrCoordinatorError`).
  */
 export function partitionRefusals (response: AddPartitionsToTxnResponse): { refused: { key: string, error: string }[], errorCode: number } {
   const errors = response.results.flatMap(t => t.partitions.map(p => ({ key: partitionKey(t.name, p.index), code: p.errorCode, error: kafkaErrorName(p.errorCode) })))
     .filter(e => e.code !== 0)
   const notAttempted = errors.some(e => e.error === 'OPERATION_NOT_ATTEMPTED')
-  const refused = errors.filter(e => e.error !== 'OPERATION_NOT_ATTEMPTED' && !isTransactionError(e.error) && (notAttempted || PARTITION_ERRORS.has(e.error)))
+  const refused = errors.filter(e => e.error !== 'OPERATION_NOT_ATTEMPTED' && !isTransactionOrCoordinatorError(e.error) && (notAttempted || PARTITION_ERRORS.has(e.error)))
   if (refused.length > 0) return { refused: refused.map(({ key, error }) => ({ key, error })), errorCode: 0 }
   const codes = errors.map(e => e.code)
   return { refused: [], errorCode: codes.find(c => kafkaErrorName(c) !== 'OPERATION_NOT_ATTEMPTED') ?? codes[0] ?? 0 }
