@@ -104,9 +104,7 @@ export class RemoteTopics {
     const removed = this.#removedBy(plan)
     if (removed.length > 0) await options.stopReplicating?.(removed)
     const applied = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics)
-    const appeared = this.#appearedMeanwhile(plan, applied, suspects)
-    const { topics, recopy } = await this.#settleMissingRemotes(suspects, applied, options)
-    for (const t of appeared) this.#missingRemotes.set(t.source, t)
+    const { topics, recopy } = await this.#settleMissingRemotes(plan, suspects, applied, options)
     const result = { ...applied, topics }
     this.#replicated = result.topics
     this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
@@ -149,23 +147,6 @@ export class RemoteTopics {
   }
 
   /**
-   * Planned remote topics whose creation found them there already (another instance created them first, or the
-   * target's metadata was behind): replicated once a refresh sees them, but known to exist now, so a later refresh
-   * that finds them missing takes them for deleted (`#remoteMissing`), never for new: other instances may have
-   * copied records into them, which a silent creation would lose on a target without topic ids.
-   */
-  #appearedMeanwhile (plan: TopicSyncPlan, applied: TopicSyncResult, suspects: ReadonlyMap<string, ReplicatedTopic>): ReplicatedTopic[] {
-    const created = new Set(applied.created)
-    const failed = new Set(applied.problems.map(p => p.topic))
-    const listed = new Set(applied.topics.map(t => t.source))
-    const planned = new Map(plan.topics.map(t => [t.source, t]))
-    return plan.create.flatMap(c => {
-      const known = planned.get(c.topic)
-      return known === undefined || created.has(c.remoteTopic) || failed.has(c.topic) || listed.has(c.topic) || suspects.has(c.topic) ? [] : [known]
-    })
-  }
-
-  /**
    * What the creation of a missing remote topic proves. Created (the controller did not have it): it was deleted
    * on the target. Logged at error level; on a target with topic ids each owner of one of its partitions sees the
    * new id at its next write and copies that partition again from the source's log start (BatchWriter,
@@ -173,8 +154,12 @@ export class RemoteTopics {
    * `recopy`, once the data path of this instance stopped replicating it. Already there: only the target's
    * metadata was behind, nothing was deleted: kept replicated as it was, nothing copied again. Not created (a
    * problem): decided at a later refresh.
+   * A planned topic that was not a suspect and whose creation found it there already (another instance created it
+   * first, or the target's metadata was behind) is replicated once a refresh sees it, but is known to exist now:
+   * a later refresh that finds it missing takes it for deleted, never for new, since other instances may have
+   * copied records into it, which a silent creation would lose on a target without topic ids.
    */
-  async #settleMissingRemotes (suspects: ReadonlyMap<string, ReplicatedTopic>, applied: TopicSyncResult, options: RefreshOptions): Promise<{ topics: readonly ReplicatedTopic[], recopy: string[] }> {
+  async #settleMissingRemotes (plan: TopicSyncPlan, suspects: ReadonlyMap<string, ReplicatedTopic>, applied: TopicSyncResult, options: RefreshOptions): Promise<{ topics: readonly ReplicatedTopic[], recopy: string[] }> {
     const created = new Set(applied.created)
     const failed = new Set(applied.problems.map(p => p.topic))
     const listed = new Set(applied.topics.map(t => t.source))
@@ -194,6 +179,11 @@ export class RemoteTopics {
           `remote topic ${known.remote} was missing from the metadata of cluster ${this.#flow.target.alias} but exists (its metadata was behind): kept as it is, nothing is copied again`)
         if (!listed.has(topic)) topics.push(known)
       }
+    }
+    const planned = new Map(plan.topics.map(t => [t.source, t]))
+    for (const c of plan.create) {
+      const known = planned.get(c.topic)
+      if (known !== undefined && !created.has(c.remoteTopic) && !failed.has(c.topic) && !listed.has(c.topic) && !suspects.has(c.topic)) this.#missingRemotes.set(c.topic, known)
     }
     if (recopy.length > 0) await options.stopReplicating?.(recopy)
     return { topics, recopy }
