@@ -36,6 +36,11 @@ export const TRANSACTION_TIMEOUT_MS = 60_000
 const RETRY_DEADLINE_MS = 30_000
 const FENCED_ERRORS = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH'])
 
+/** Whether a Kafka error name says another producer of the transactional id initialised it since (`fencedError`). */
+export function isFencingError (name: string): boolean {
+  return FENCED_ERRORS.has(name)
+}
+
 export interface TransactionCoordinatorDeps {
   readonly pool: Pick<ConnectionPool, 'get' | 'getFirstAvailable'>
   readonly send: SendFn

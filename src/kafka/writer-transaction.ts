@@ -23,7 +23,7 @@ import { isTransactionError, kafkaErrorInfo, KafkaErrorKinds } from './errors.ts
 import type { ProducerIdentity } from './record-batch.ts'
 import { partitionKey } from '../topic-partition.ts'
 import type { PartitionSend } from './partition-send.ts'
-import { fencedError, type TransactionCoordinator } from './transactions.ts'
+import { fencedError, isFencingError, type TransactionCoordinator } from './transactions.ts'
 import type { Failure } from './broker-produce.ts'
 import type { PartitionWrite } from './batch-writer.ts'
 
@@ -143,7 +143,7 @@ export class WriterTransaction {
    */
   refused (failures: readonly Failure[]): void {
     this.#renewAfter = true
-    const fenced = failures.find(f => f.error === 'PRODUCER_FENCED' || f.error === 'INVALID_PRODUCER_EPOCH')
+    const fenced = failures.find(f => isFencingError(f.error))
     if (fenced !== undefined) throw fencedError(`write to ${this.#cluster.label}`, fenced.error, this.#id)
     const txn = failures.find(f => isTransactionError(f.error))
     if (txn === undefined) return

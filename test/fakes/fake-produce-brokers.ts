@@ -62,11 +62,15 @@ export class FakeProduceBrokers {
   }
 
   async #answer (api: string, request: unknown): Promise<unknown> {
-    if (api === 'Metadata') this.metadataRequests++
-    if (api === 'ListOffsets') this.probes++
-    if (api === 'Metadata') return this.#metadata(request as MetadataRequest)
+    if (api === 'Metadata') {
+      this.metadataRequests++
+      return this.#metadata(request as MetadataRequest)
+    }
     if (api === 'InitProducerId') return { throttleTimeMs: 0, errorCode: 0, producerId: BigInt(100 + this.producerIds++), producerEpoch: 0 }
-    if (api === 'ListOffsets') return this.#probe(request as ListOffsetsRequest)
+    if (api === 'ListOffsets') {
+      this.probes++
+      return this.#probe(request as ListOffsetsRequest)
+    }
     if (api === 'Produce') return await this.#produce(request as ProduceRequest)
     throw new Error(`the fake brokers do not answer ${api}`)
   }
