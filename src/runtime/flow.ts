@@ -243,13 +243,14 @@ export class Flow implements WorkOwner {
    */
   async #createRemotesWhileJoining (topics: RemoteTopics): Promise<void> {
     const group = this.config.groupId
+    const cluster = this.config.target.alias
     try {
       // kmirror's own DescribeGroups: the client library's decodes every member as a consumer and throws on ours.
       if (await readGroupMembership(this.config) !== null) return
       const result = await topics.refresh()
-      this.#log.info({ group, created: result.created.length, topics: result.topics.length }, `no member in group ${group} yet: remote topics created while joining it`)
+      this.#log.info({ group, created: result.created.length, topics: result.topics.length }, `no member in group ${group} on cluster ${cluster} yet: remote topics created while joining it`)
     } catch (err) {
-      this.#log.debug({ group, err }, 'creating the remote topics while joining failed; the assigned topic refresh creates them')
+      this.#log.debug({ group, err }, `creating the remote topics on cluster ${cluster} while joining group ${group} failed; the assigned topic refresh creates them`)
     }
   }
 

@@ -65,7 +65,7 @@ test('one, two, three, then one instance share a flow: partitions split, every j
   const [alone] = await waitForSplit(instances.slice(0, 1), PARTITIONS, 'one instance owns all 12 partitions')
   // The first member creates the remote topic while it joins (an empty group: no refresh state elsewhere); a
   // member joining a live group leaves that to the assigned topic refresh.
-  const early = new RegExp(`"created":1,"topics":1,"msg":"no member in group kmirror-${a}-${b} yet: remote topics created while joining it"`)
+  const early = new RegExp(`"created":1,"topics":1,"msg":"no member in group kmirror-${a}-${b} on cluster ${b} yet: remote topics created while joining it"`)
   assert.match(instances[0]!.process.stderr, early)
   assert.deepEqual(alone!.membership!.members[0]!.jobs.filter(j => !JOB_NAMES.includes(j as never)), [])
 
