@@ -9,7 +9,7 @@
  * remote topics of B back to A (the inverse function of the same history); both clusters must answer.
  */
 import type { FlowConfig } from '../config/types.ts'
-import { isInactive, type CommittedOffset, type GroupDescription } from '../kafka/group-admin.ts'
+import { isConsumerProtocol, isInactive, type CommittedOffset, type GroupDescription, type GroupListing } from '../kafka/group-admin.ts'
 import { compileJavaRegexList } from '../policy/java-regex.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { readLastCheckpoints, type StoredCheckpoint } from './checkpoint-reader.ts'
@@ -45,10 +45,25 @@ export interface OffsetsPlan {
   readonly instant?: string
 }
 
-function selectGroups (selection: GroupSelection, available: () => Promise<string[]>): Promise<string[]> {
-  if (selection.groups !== undefined && selection.groups.length > 0) return Promise.resolve([...new Set(selection.groups)].sort())
+interface Selected {
+  readonly groups: string[]
+  /** Plan-level notes: the groups a regex matched but left out. */
+  readonly notes: string[]
+}
+
+/**
+ * The groups to plan. A regex takes consumer groups only, as `offsets set --all-groups` does: another program's
+ * group (Connect workers, kmirror's own instances) has no consumer offsets to move; the ones it matched are named.
+ */
+async function selectGroups (selection: GroupSelection, available: () => Promise<readonly Pick<GroupListing, 'groupId' | 'protocolType'>[]>): Promise<Selected> {
+  if (selection.groups !== undefined && selection.groups.length > 0) return { groups: [...new Set(selection.groups)].sort(), notes: [] }
   const regex = compileJavaRegexList([selection.groupsRegex ?? ''])
-  return available().then(all => all.filter(g => regex?.test(g) === true).sort())
+  const matched = (await available()).filter(g => regex?.test(g.groupId) === true).sort((x, y) => (x.groupId < y.groupId ? -1 : x.groupId > y.groupId ? 1 : 0))
+  return {
+    groups: matched.filter(g => isConsumerProtocol(g.protocolType)).map(g => g.groupId),
+    notes: matched.filter(g => !isConsumerProtocol(g.protocolType))
+      .map(g => `group ${g.groupId} (protocol type ${g.protocolType}) matches --groups but is not a consumer group: left out, it has no consumer offsets to move`)
+  }
 }
 
 async function destinationFacts (clients: ClusterClients, groups: readonly string[]): Promise<{ descriptions: Map<string, GroupDescription>, commits: Map<string, Map<string, number>> }> {
@@ -73,20 +88,20 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
   try {
     await target.checkBrokers()
     const history = await loadFlowHistory(flow, policy, target.admin, target.reader)
-    let fromSource: { groups: string[], commits: Map<string, CommittedOffset[]>, descriptions: Map<string, GroupDescription> } | undefined
+    let fromSource: Selected & { commits: Map<string, CommittedOffset[]>, descriptions: Map<string, GroupDescription> } | undefined
     let sourceError = ''
     try {
       fromSource = await withDeadline((async () => {
-        const groups = await selectGroups(options.selection, async () => (await source.admin.groups.listGroups()).map(g => g.groupId))
+        const { groups, notes } = await selectGroups(options.selection, () => source.admin.groups.listGroups())
         const commits = new Map<string, CommittedOffset[]>()
         for (const g of groups) commits.set(g, await source.admin.groups.listCommittedOffsets(g))
-        return { groups, commits, descriptions: await source.admin.groups.describeGroups(groups) }
+        return { groups, notes, commits, descriptions: await source.admin.groups.describeGroups(groups) }
       })(), options.sourceTimeoutMs, flow.source)
     } catch (err) {
       sourceError = errorText(err)
     }
     if (fromSource !== undefined) {
-      const { groups, commits, descriptions } = fromSource
+      const { groups, notes, commits, descriptions } = fromSource
       const dest = await destinationFacts(target, groups)
       const plans = groups.map(group => {
         const wanted = wantedFromCommits(commits.get(group)!, history, policy.formatRemoteTopic.bind(policy, flow.source.alias))
@@ -96,10 +111,11 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
           notes: [...activeElsewhere(descriptions.get(group), flow.source.alias), ...nothingToTranslate(wanted, group, flow.source.alias)]
         })
       })
-      return { kind: PlanKinds.FAILOVER, flow: flow.name, from: flow.source.alias, to: flow.target.alias, basis: 'source-commits', notes: [], groups: plans }
+      return { kind: PlanKinds.FAILOVER, flow: flow.name, from: flow.source.alias, to: flow.target.alias, basis: 'source-commits', notes, groups: plans }
     }
     const checkpoints = await readLastCheckpoints(policy.checkpointsTopic(flow.source.alias), target.admin, target.reader)
-    const groups = await selectGroups(options.selection, async () => [...checkpoints.keys()])
+    // Checkpoints are written for consumer groups only.
+    const { groups } = await selectGroups(options.selection, async () => [...checkpoints.keys()].map(groupId => ({ groupId, protocolType: 'consumer' })))
     const dest = await destinationFacts(target, groups)
     const plans = groups.map(group => {
       const stored = [...(checkpoints.get(group)?.values() ?? [])]
@@ -163,7 +179,7 @@ export async function planFailback (flow: FlowConfig, options: MoveOptions): Pro
   try {
     await remote.checkBrokers()
     const history = await loadFlowHistory(flow, policy, remote.admin, remote.reader)
-    const groups = await selectGroups(options.selection, async () => (await remote.admin.groups.listGroups()).map(g => g.groupId))
+    const { groups, notes } = await selectGroups(options.selection, () => remote.admin.groups.listGroups())
     const onRemote = await remote.admin.groups.describeGroups(groups)
     const dest = await withDeadline(destinationFacts(original, groups), options.sourceTimeoutMs, flow.source)
     const plans: GroupPlan[] = []
@@ -182,7 +198,7 @@ export async function planFailback (flow: FlowConfig, options: MoveOptions): Pro
         notes: [...activeElsewhere(onRemote.get(group), flow.target.alias), ...nothingToTranslate(wanted, group, flow.target.alias)]
       }))
     }
-    return { kind: PlanKinds.FAILBACK, flow: flow.name, from: flow.target.alias, to: flow.source.alias, basis: 'target-commits', notes: [], groups: plans }
+    return { kind: PlanKinds.FAILBACK, flow: flow.name, from: flow.target.alias, to: flow.source.alias, basis: 'target-commits', notes, groups: plans }
   } finally {
     await Promise.all([original.close(), remote.close()])
   }

@@ -2,7 +2,7 @@
  * The admin operations kmirror needs, over the Kafka library's Admin client: topics, ACLs, and on the same
  * connection topic configs (topic-config-admin.ts) and consumer groups (group-admin.ts).
  */
-import { Admin, AclOperations, AclPermissionTypes, ResourcePatternTypes } from '@platformatic/kafka'
+import { Admin, AclOperations, AclPermissionTypes, ResourcePatternTypes, type Connection } from '@platformatic/kafka'
 import { fromLibraryAcl, toLibraryAcl, type AclBinding, type AclResourceType } from './acls.ts'
 import { GroupAdmin } from './group-admin.ts'
 import type { ClientProps } from '../config/types.ts'
@@ -74,7 +74,8 @@ export class AdminClient {
     this.#cluster = cluster
     this.#principal = describePrincipal(props, cluster.alias ?? clientId)
     this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
-    this.groups = new GroupAdmin(this.#admin, cluster, this.#apiTimeoutMs, this.#principal)
+    const connections = { any: () => this.#anyConnection(), broker: (node: number) => this.#brokerConnection(node) }
+    this.groups = new GroupAdmin(this.#admin, connections, cluster, this.#apiTimeoutMs, this.#principal)
     this.#configs = new TopicConfigAdmin(this.#admin, cluster, this.#principal, (action, fn) => this.#call(action, fn))
   }
 
@@ -263,7 +264,7 @@ export class AdminClient {
    * A connection to the first broker of the cluster that takes one. Not the library's connectToBrokers() for all
    * brokers: it fails when any one is down, and a cluster with one broker of three down must still be described.
    */
-  async #anyConnection () {
+  async #anyConnection (): Promise<Connection> {
     const { brokers } = await this.#admin.metadata({ topics: [] })
     let last: unknown
     for (const nodeId of brokers.keys()) {
@@ -275,6 +276,13 @@ export class AdminClient {
       }
     }
     throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `no broker of ${this.#cluster.label} could be reached`, { retriable: true, cause: last })
+  }
+
+  /** A connection to broker NODE, named by the cluster's answers (a coordinator). */
+  async #brokerConnection (node: number): Promise<Connection> {
+    const connection = (await this.#admin.connectToBrokers([node])).get(node)
+    if (connection === undefined) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `broker ${node} of ${this.#cluster.label} is not in its metadata`, { retriable: true })
+    return connection
   }
 
   async #call<T> (action: string, fn: () => Promise<T>): Promise<T> {

@@ -1,6 +1,7 @@
 /**
  * Consumer-group operations kmirror needs for checkpoints, group offset sync and failover, over the Kafka
- * library's Admin client. Offsets are kmirror numbers; states are normalised to MM2/Java spellings.
+ * library's Admin client; groups are described with kmirror's own DescribeGroups (group-describer.ts), whatever
+ * their protocol. Offsets are kmirror numbers; states are normalised to MM2/Java spellings.
  */
 import type { Admin } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
@@ -8,6 +9,7 @@ import { withApiDeadline } from './api-deadline.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { toKmirrorError } from './errors.ts'
 import { withGrant, type AclGrant } from './acl-grant.ts'
+import { describeAnyGroups, type GroupConnections } from './group-describer.ts'
 import { toOffset } from './offsets.ts'
 
 /** Java's ConsumerGroupState names; 'Empty' and 'Dead' are the only states without active members. */
@@ -24,6 +26,13 @@ export interface GroupDescription {
   readonly groupId: string
   readonly state: GroupState
   readonly members: number
+  /** 'consumer' for consumer groups, '' for a group with no protocol yet (one only committed to); others use others. */
+  readonly protocolType: string
+}
+
+/** Whether a group's offsets are consumer offsets kmirror may translate and write: a consumer group, or one only committed to. */
+export function isConsumerProtocol (protocolType: string): boolean {
+  return protocolType === 'consumer' || protocolType === ''
 }
 
 export interface CommittedOffset {
@@ -68,14 +77,16 @@ function committedOffsetsOf (topics: FetchedTopics): CommittedOffset[] {
 
 export class GroupAdmin {
   readonly #admin: Admin
+  readonly #connections: GroupConnections
   readonly #cluster: ClusterContext
   readonly #apiTimeoutMs: number
   /** Named in the grant a refused request needs. */
   readonly #principal: string
 
   /** `apiTimeoutMs`: `default.api.timeout.ms`, the bound of each operation. */
-  constructor (admin: Admin, cluster: ClusterContext, apiTimeoutMs: number, principal: string) {
+  constructor (admin: Admin, connections: GroupConnections, cluster: ClusterContext, apiTimeoutMs: number, principal: string) {
     this.#admin = admin
+    this.#connections = connections
     this.#cluster = cluster
     this.#apiTimeoutMs = apiTimeoutMs
     this.#principal = principal
@@ -89,8 +100,9 @@ export class GroupAdmin {
   /** `grant`: the group operation a refusal names, DESCRIBE unless the caller goes on to commit (READ implies it). */
   async describeGroups (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE'): Promise<Map<string, GroupDescription>> {
     if (groupIds.length === 0) return new Map()
-    const groups = await this.#call('describe consumer groups', () => this.#admin.describeGroups({ groups: [...groupIds] }), { group: { operation: grant, resourceType: 'group', names: groupIds } })
-    return new Map([...groups.values()].map(g => [g.id, { groupId: g.id, state: normalizeGroupState(g.state), members: g.members.size }]))
+    const deadlineAt = Date.now() + this.#apiTimeoutMs
+    const groups = await this.#call('describe groups', () => describeAnyGroups(this.#connections, groupIds, this.#cluster, deadlineAt), { group: { operation: grant, resourceType: 'group', names: groupIds } })
+    return new Map([...groups.values()].map(g => [g.groupId, { groupId: g.groupId, state: normalizeGroupState(g.state), members: g.members.length, protocolType: g.protocolType }]))
   }
 
   /** The committed offsets of a group; partitions without a commit are left out. */

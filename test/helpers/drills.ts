@@ -173,7 +173,7 @@ export async function runKmirror (args: readonly string[], t: Cleanup): Promise<
 }
 
 export interface JsonMove { topic: string, partition: number, current: number | null, next: number, reRead: number, skip: number, exact: boolean, reason?: string }
-export interface JsonGroup { group: string, cluster: string, state: string, moves: JsonMove[], unchanged: number, refusals: string[], notes: string[], problem?: string, written: boolean }
+export interface JsonGroup { group: string, cluster: string, state: string, members: number, moves: JsonMove[], unchanged: number, refusals: string[], notes: string[], problem?: string, written: boolean }
 export interface JsonPlan { command: string, basis: string, notes: string[], groups: JsonGroup[] }
 
 /** Runs a failover/failback/offsets-set command with --json and parses its plan. */

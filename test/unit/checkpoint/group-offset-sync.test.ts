@@ -59,7 +59,7 @@ function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, C
         listCommittedOffsets: async (g: string) => target.get(g) ?? [],
         describeGroups: async (ids: readonly string[]) => {
           describes.push(...ids)
-          return new Map(ids.filter(g => states.has(g)).map(g => [g, { groupId: g, state: states.get(g)!, members: 0 } satisfies GroupDescription]))
+          return new Map(ids.filter(g => states.has(g)).map(g => [g, { groupId: g, state: states.get(g)!, members: 0, protocolType: 'consumer' } satisfies GroupDescription]))
         },
         alterCommittedOffsets: async (g: string, offsets: unknown) => {
           if (options.refuseWrite?.(g) === true) {

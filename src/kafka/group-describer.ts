@@ -1,0 +1,92 @@
+/**
+ * Describes any consumer-group-protocol group (a consumer group, a Connect worker group, kmirror's own group) with
+ * kmirror's own FindCoordinator and DescribeGroups: state, protocol type and member count, whatever the members'
+ * protocol. Not the library's `describeGroups`: it decodes every member's metadata as a consumer subscription and,
+ * on any other protocol, throws inside its response callback, outside the caller's promise, which kills the
+ * process (`kmirror failover --group` on a Connect worker group did).
+ *
+ * Invariants:
+ * - The groups are asked of their coordinators, one FindCoordinator for all of them (batched from Kafka 3.0) and
+ *   one DescribeGroups per coordinator.
+ * - A coordinator that is loading or moved (`isCoordinatorRetriable`) or a coordinator connection that fails is
+ *   asked again, found afresh, every RETRY_BACKOFF_MS until `deadlineAt`; then the last such error is thrown.
+ * - Any other error of a group (GROUP_AUTHORIZATION_FAILED, ...) fails the whole call with the Kafka error named
+ *   (`details.kafkaErrors`), for the caller to name the grant.
+ */
+import type { Connection } from '@platformatic/kafka'
+import { setTimeout as delay } from 'node:timers/promises'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import type { ClusterContext } from './connection-hints.ts'
+import { isCoordinatorRetriable, isNetworkError, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { DescribeGroupsApi, type DescribedGroup } from './protocol/describe-groups.ts'
+import { CoordinatorKeyTypes, findCoordinator } from './protocol/find-coordinator.ts'
+import { sendRequest } from './protocol/negotiation.ts'
+
+/** How the describer reaches the brokers of one cluster. */
+export interface GroupConnections {
+  /** A connection to any broker that takes one. */
+  readonly any: () => Promise<Connection>
+  /** A connection to broker NODE (a coordinator the cluster named). */
+  readonly broker: (node: number) => Promise<Connection>
+}
+
+const RETRY_BACKOFF_MS = 250
+
+/** One pass's outcome: the groups described, and those to ask again with the error that says why. */
+interface Pass {
+  readonly described: DescribedGroup[]
+  readonly again: string[]
+  readonly lastRetriable: KmirrorError | null
+}
+
+/** Every named group as its coordinator describes it (a group that does not exist is described as Dead). */
+export async function describeAnyGroups (connections: GroupConnections, groupIds: readonly string[], cluster: ClusterContext, deadlineAt: number): Promise<Map<string, DescribedGroup>> {
+  const out = new Map<string, DescribedGroup>()
+  let pending = [...new Set(groupIds)]
+  while (pending.length > 0) {
+    const pass = await describeOnce(connections, pending, cluster)
+    for (const group of pass.described) out.set(group.groupId, group)
+    pending = pass.again
+    if (pending.length === 0) break
+    if (Date.now() + RETRY_BACKOFF_MS >= deadlineAt) throw pass.lastRetriable!
+    await delay(RETRY_BACKOFF_MS)
+  }
+  return out
+}
+
+async function describeOnce (connections: GroupConnections, groupIds: readonly string[], cluster: ClusterContext): Promise<Pass> {
+  const described: DescribedGroup[] = []
+  const again: string[] = []
+  let lastRetriable: KmirrorError | null = null
+  const retry = (groups: readonly string[], err: KmirrorError): void => {
+    again.push(...groups)
+    lastRetriable = err
+  }
+  const byCoordinator = new Map<number, string[]>()
+  for (const found of await findCoordinator(await connections.any(), CoordinatorKeyTypes.GROUP, groupIds, cluster.label)) {
+    if (found.errorCode === 0) byCoordinator.set(found.nodeId, [...(byCoordinator.get(found.nodeId) ?? []), found.key])
+    else if (isCoordinatorRetriable(found.errorCode)) retry([found.key], refusal(found.errorCode, `find the coordinator of group ${found.key}`, cluster))
+    else throw refusal(found.errorCode, `find the coordinator of group ${found.key}`, cluster)
+  }
+  await Promise.all([...byCoordinator].map(async ([node, groups]) => {
+    let answer
+    try {
+      answer = await sendRequest(await connections.broker(node), DescribeGroupsApi, { groups }, cluster.label)
+    } catch (err) {
+      const failed = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `describe groups at their coordinator (broker ${node})`, cluster)
+      if (!isNetworkError(err) && failed.code !== ErrorCodes.CLUSTER_UNREACHABLE) throw failed
+      retry(groups, failed)
+      return
+    }
+    for (const group of answer.groups) {
+      if (group.errorCode === 0) described.push(group)
+      else if (isCoordinatorRetriable(group.errorCode)) retry([group.groupId], refusal(group.errorCode, `describe group ${group.groupId}`, cluster))
+      else throw refusal(group.errorCode, `describe group ${group.groupId}`, cluster)
+    }
+  }))
+  return { described, again, lastRetriable }
+}
+
+function refusal (errorCode: number, action: string, cluster: ClusterContext): KmirrorError {
+  return kafkaResponseError(errorCode, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${cluster.label}`, cluster)
+}

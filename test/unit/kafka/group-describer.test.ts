@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import type { Connection } from '@platformatic/kafka'
+import { KmirrorError } from '../../../src/errors.ts'
+import { describeAnyGroups, type GroupConnections } from '../../../src/kafka/group-describer.ts'
+import { ApiVersionsApi } from '../../../src/kafka/protocol/api-versions.ts'
+import { FindCoordinatorApi } from '../../../src/kafka/protocol/find-coordinator.ts'
+import { ByteWriter } from '../../../src/kafka/protocol/wire.ts'
+
+const CLUSTER = { label: 'cluster B', alias: 'B' }
+const NOT_COORDINATOR = 16
+const COORDINATOR_LOAD_IN_PROGRESS = 14
+const GROUP_AUTHORIZATION_FAILED = 30
+
+interface Group { readonly id: string, readonly node: number, readonly protocolType: string, readonly members: number }
+
+/**
+ * Brokers of one cluster answering ApiVersions, FindCoordinator v4 and DescribeGroups v4 from GROUPS. `errors`
+ * gives, per group, the error codes its next answers carry (FindCoordinator's when prefixed `find:`), one each.
+ */
+function fakeCluster (groups: readonly Group[], errors: Map<string, string[]>) {
+  const asked: string[] = []
+  const answer = (parse: (c: number, k: number, v: number, r: { buffer: { buffer: Buffer }, position: number }) => unknown, key: number, version: number, body: Buffer, callback: (e: Error | null, r?: unknown) => void): void => {
+    try { callback(null, parse(1, key, version, { buffer: { buffer: body }, position: 0 })) } catch (error) { callback(error as Error) }
+  }
+  const nextError = (key: string): number => Number(errors.get(key)?.shift() ?? 0)
+  const connectionTo = (node: number): Connection => ({
+    host: `broker-${node}`,
+    port: 9092,
+    send (key: number, version: number, payload: () => { buffer: Buffer }, parse: never, _h: boolean, _rh: boolean, callback: (e: Error | null, r?: unknown) => void) {
+      if (key === ApiVersionsApi.key) {
+        const w = new ByteWriter(true)
+        w.int16(0).structs([[18, 3], [10, 4], [15, 4]], (w, [k, max]) => { w.int16(k!).int16(0).int16(max!) }).int32(0).tags()
+        answer(parse, key, version, w.toBuffer(), callback)
+        return
+      }
+      const wanted = requestedGroups(payload().buffer, key)
+      if (key === FindCoordinatorApi.key) {
+        asked.push(`find ${wanted.join(',')}`)
+        const w = new ByteWriter(true)
+        w.int32(0).structs(wanted, (w, id) => {
+          const g = groups.find(x => x.id === id)!
+          w.string(id).int32(g.node).string(`broker-${g.node}`).int32(9092).int16(nextError(`find:${id}`)).string(null)
+        }).tags()
+        answer(parse, key, version, w.toBuffer(), callback)
+        return
+      }
+      asked.push(`describe ${wanted.join(',')} at ${node}`)
+      const w = new ByteWriter(false)
+      w.int32(0).structs(wanted, (w, id) => {
+        const g = groups.find(x => x.id === id)!
+        w.int16(nextError(id)).string(id).string('Stable').string(g.protocolType).string('p')
+        w.structs(Array.from({ length: g.members }, (_, i) => i), (w, i) => {
+          w.string(`m${i}`).string(null).string('client').string('/127.0.0.1').bytes(Buffer.from('not a consumer subscription')).bytes(Buffer.from('x'))
+        }).int32(0)
+      })
+      answer(parse, key, version, w.toBuffer(), callback)
+    }
+  } as unknown as Connection)
+  const connections: GroupConnections = { any: async () => connectionTo(0), broker: async node => connectionTo(node) }
+  return { connections, asked }
+}
+
+/** The group ids of a FindCoordinator v4 (flexible) or DescribeGroups v4 request body (the connection adds the header). */
+function requestedGroups (body: Buffer, key: number): string[] {
+  let at = 0
+  const ids: string[] = []
+  if (key === FindCoordinatorApi.key) {
+    at += 1 // key type
+    const count = body[at++]! - 1
+    for (let i = 0; i < count; i++) {
+      const length = body[at++]! - 1
+      ids.push(body.toString('utf8', at, at + length))
+      at += length
+    }
+    return ids
+  }
+  const count = body.readInt32BE(at)
+  at += 4
+  for (let i = 0; i < count; i++) {
+    const length = body.readInt16BE(at)
+    ids.push(body.toString('utf8', at + 2, at + 2 + length))
+    at += 2 + length
+  }
+  return ids
+}
+
+const GROUPS: Group[] = [
+  { id: 'billing', node: 1, protocolType: 'consumer', members: 0 },
+  { id: 'connect-cluster', node: 2, protocolType: 'connect', members: 2 },
+  { id: 'kmirror-A-B', node: 1, protocolType: 'kmirror', members: 1 }
+]
+
+test('groups of any protocol are described, with one FindCoordinator and one DescribeGroups per coordinator', async () => {
+  const { connections, asked } = fakeCluster(GROUPS, new Map())
+  const described = await describeAnyGroups(connections, GROUPS.map(g => g.id), CLUSTER, Date.now() + 5000)
+  assert.deepEqual([...described.values()].map(g => [g.groupId, g.protocolType, g.members.length]).sort(),
+    [['billing', 'consumer', 0], ['connect-cluster', 'connect', 2], ['kmirror-A-B', 'kmirror', 1]])
+  assert.deepEqual(asked.sort(), ['describe billing,kmirror-A-B at 1', 'describe connect-cluster at 2', 'find billing,connect-cluster,kmirror-A-B'])
+})
+
+test('a coordinator that moved or is loading is found again and asked again; the others are not asked twice', async () => {
+  const errors = new Map([['billing', [String(NOT_COORDINATOR)]], ['find:connect-cluster', [String(COORDINATOR_LOAD_IN_PROGRESS), String(COORDINATOR_LOAD_IN_PROGRESS)]]])
+  const { connections, asked } = fakeCluster(GROUPS, errors)
+  const described = await describeAnyGroups(connections, GROUPS.map(g => g.id), CLUSTER, Date.now() + 5000)
+  assert.equal(described.size, 3)
+  assert.deepEqual(asked.filter(a => a.startsWith('describe')).sort(),
+    ['describe billing at 1', 'describe billing,kmirror-A-B at 1', 'describe connect-cluster at 2'])
+})
+
+test('a coordinator still loading at the deadline fails with its Kafka error, retriable', async () => {
+  const errors = new Map([['billing', Array.from({ length: 50 }, () => String(COORDINATOR_LOAD_IN_PROGRESS))]])
+  const { connections } = fakeCluster(GROUPS, errors)
+  const err = await describeAnyGroups(connections, ['billing'], CLUSTER, Date.now() + 600).then(() => null, (e: unknown) => e)
+  assert.ok(err instanceof KmirrorError)
+  assert.equal(err.retriable, true)
+  assert.match(err.message, /describe group billing on cluster B: Kafka error COORDINATOR_LOAD_IN_PROGRESS/)
+})
+
+test('a refused group fails the call at once with the Kafka error named, for the caller to name the grant', async () => {
+  const { connections, asked } = fakeCluster(GROUPS, new Map([['find:billing', [String(GROUP_AUTHORIZATION_FAILED)]]]))
+  const err = await describeAnyGroups(connections, ['billing'], CLUSTER, Date.now() + 5000).then(() => null, (e: unknown) => e)
+  assert.ok(err instanceof KmirrorError)
+  assert.deepEqual(err.details['kafkaErrors'], ['GROUP_AUTHORIZATION_FAILED'])
+  assert.match(err.message, /find the coordinator of group billing on cluster B/)
+  assert.deepEqual(asked, ['find billing'])
+})
