@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { TargetWatch } from './lib/target-watch.ts'
 import { REPO_ROOT, type TestCluster } from '../test/helpers/clusters.ts'
+import { NODE_FLAGS } from '../src/cli/node-flags.ts'
 import { createTopic, produce, TIMESTAMP_BASE } from '../test/helpers/kafka.ts'
 import { uniqueName } from '../test/helpers/wait.ts'
 
@@ -80,7 +81,7 @@ for (let run = 0; run < Number(values.runs); run++) {
   const remote = topics.map(t => `${alias}.${t}`)
   const watch = new TargetWatch(target.bootstrap)
   const spawnedAt = Date.now()
-  const child = spawn(process.execPath, [...(values['cpu-prof-dir'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof-dir']]), '--import', join(REPO_ROOT, 'bench', 'startup-hook.ts'), resolve(REPO_ROOT, main), 'run', file, '--clusters', 'T'], {
+  const child = spawn(process.execPath, [...NODE_FLAGS, ...(values['cpu-prof-dir'] === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', values['cpu-prof-dir']]), '--import', join(REPO_ROOT, 'bench', 'startup-hook.ts'), resolve(REPO_ROOT, main), 'run', file, '--clusters', 'T'], {
     cwd: REPO_ROOT, env: { ...process.env, KMIRROR_STARTUP_TRACE: trace, KMIRROR_LOG_LEVEL: process.env['KMIRROR_LOG_LEVEL'] ?? 'info' }, stdio: ['ignore', 'pipe', 'pipe']
   })
   let stderr = ''

@@ -26,6 +26,7 @@ import { execFileSync } from 'node:child_process'
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative } from 'node:path'
 import { build, type Plugin } from 'esbuild'
+import { NODE_FLAGS } from '../src/cli/node-flags.ts'
 
 const ROOT = join(import.meta.dirname, '..')
 const SRC = join(ROOT, 'src')
@@ -80,11 +81,12 @@ async function bundle (script: string): Promise<void> {
   if (result.errors.length > 0) throw new Error('esbuild failed')
 }
 
-function seaConfig (script: string, blob: string): object {
+export function seaConfig (script: string, blob: string): Record<string, unknown> & { readonly execArgv: readonly string[] } {
   const assets = Object.fromEntries(filesUnder(SRC).filter(file => !file.endsWith('.ts')).map(file => [relative(SRC, file), file]))
   // execArgvExtension 'cli': the executable ignores NODE_OPTIONS (a host's `--require`, `--import` or `--inspect`
   // would otherwise run inside kmirror); Node options come only from its own command line (`--node-options=...`).
-  return { main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, execArgvExtension: 'cli', assets }
+  // execArgv: the Node flags every launcher gives (node-flags.ts); a `--node-options` on the command line comes after.
+  return { main: script, output: blob, disableExperimentalSEAWarning: true, useCodeCache: true, execArgv: [...NODE_FLAGS], execArgvExtension: 'cli', assets }
 }
 
 async function packageBinary (): Promise<void> {

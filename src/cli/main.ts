@@ -1,7 +1,7 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=16
 /**
  * The `kmirror` executable. Turns on Node's compile cache before any other module loads, then runs the
- * command line (program.ts).
+ * command line (program.ts). The shebang gives Node the flags of node-flags.ts (`env -S` splits them).
  *
  * The compile cache (`module.enableCompileCache`, in `os.tmpdir()/node-compile-cache` or $NODE_COMPILE_CACHE;
  * NODE_DISABLE_COMPILE_CACHE=1 turns it off) keeps the compiled code of kmirror's modules, type-stripped

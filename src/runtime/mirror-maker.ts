@@ -75,7 +75,9 @@ export class MirrorMaker {
     this.#heartbeats.start(new Set(this.#heartbeats.pairNames().filter(name => !this.#ungroupedPairs.has(name))))
     for (const pair of this.#pairs) pair.start()
     this.#started = true
-    this.#log.info({ flows: this.#flows.map(f => f.flow.config.name), owned: Object.fromEntries(this.#flows.map(f => [f.flow.config.name, f.flow.owned().partitions.length])) }, 'kmirror started')
+    // `node`: the Node release and the flags it was started with (src/cli/node-flags.ts), which size its heap.
+    const node = [process.version, ...process.execArgv].join(' ')
+    this.#log.info({ flows: this.#flows.map(f => f.flow.config.name), owned: Object.fromEntries(this.#flows.map(f => [f.flow.config.name, f.flow.owned().partitions.length])), node }, 'kmirror started')
   }
 
   /** Starts flow I and waits for its first assignment, with retries; SIGNAL ends it (stop, or another flow failed). */

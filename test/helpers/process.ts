@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { REPO_ROOT, resolveCluster, type ClusterRef, type TestCluster } from './clusters.ts'
 import type { Cleanup } from './kafka.ts'
+import { NODE_FLAGS } from '../../src/cli/node-flags.ts'
 
 export const KMIRROR_MAIN = join(REPO_ROOT, 'src', 'cli', 'main.ts')
 
@@ -46,9 +47,9 @@ export interface SpawnOptions {
   executable?: string
 }
 
-/** Starts `node src/cli/main.ts ARGS` with this Node binary (or `executable ARGS`). */
+/** Starts `node NODE_FLAGS src/cli/main.ts ARGS` with this Node binary, as the `kmirror` command does (or `executable ARGS`). */
 export function spawnKmirror (args: readonly string[], { env, cwd, t, executable }: SpawnOptions = {}): KmirrorProcess {
-  const child = spawn(executable ?? process.execPath, executable === undefined ? [KMIRROR_MAIN, ...args] : args, {
+  const child = spawn(executable ?? process.execPath, executable === undefined ? [...NODE_FLAGS, KMIRROR_MAIN, ...args] : args, {
     cwd: cwd ?? REPO_ROOT,
     env: executable === undefined ? { ...process.env, ...env } : { ...env },
     stdio: ['ignore', 'pipe', 'pipe']

@@ -73,6 +73,8 @@ test('the single executable ignores NODE_OPTIONS, runs --version, validate and a
   const kmirror = spawnKmirror(['run', config, '--progress-interval', '0', '--http-port', '0', '--http-host', '127.0.0.1',
     '--http-tls-cert', tls.cert, '--http-tls-key', tls.key, '--http-auth-file', users], { executable: BINARY, env, cwd: dir, t })
   const port = (await kmirror.waitForOutput(/"port":(\d+),"tls":true,"basicAuth":true[^\n]*HTTP endpoint/, 30_000))[1]
+  // (started with the Node flags of src/cli/node-flags.ts, from the executable's own sea-config)
+  await kmirror.waitForOutput(/"node":"v[\d.]+ --max-semi-space-size=16"[^\n]*kmirror started/, 30_000)
   await waitFor(async () => (await endOffsets('target', `A.${topic}`).catch(() => [])).reduce((a, b) => a + b, 0n) === 200n,
     { timeoutMs: 60_000, message: 'the binary copied 200 records' })
 
