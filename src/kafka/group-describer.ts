@@ -12,6 +12,8 @@
  *   asked again, found afresh, every RETRY_BACKOFF_MS until `deadlineAt`; then the last such error is thrown.
  * - Any other error of a group (GROUP_AUTHORIZATION_FAILED, ...) fails the whole call with the Kafka error named
  *   (`details.kafkaErrors`), for the caller to name the grant.
+ * - Every named group is in the result, or the call fails: a group left out of an answer is asked again, never
+ *   taken as absent (callers read an absent group as Dead, safe to write).
  */
 import type { Connection } from '@platformatic/kafka'
 import { setTimeout as delay } from 'node:timers/promises'
@@ -84,6 +86,13 @@ async function describeOnce (connections: GroupConnections, groupIds: readonly s
       else throw refusal(group.errorCode, `describe group ${group.groupId}`, cluster)
     }
   }))
+  // A group the answers left out (a key FindCoordinator did not echo, a group DescribeGroups did not list) is asked
+  // again: never taken as absent, which callers would read as Dead, a group safe to write.
+  const answered = new Set([...described.map(g => g.groupId), ...again])
+  const unanswered = groupIds.filter(id => !answered.has(id))
+  if (unanswered.length > 0) {
+    retry(unanswered, new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `describe group ${unanswered[0]} on ${cluster.label}: its coordinator's answer left it out; ask again later`, { retriable: true }))
+  }
   return { described, again, lastRetriable }
 }
 

@@ -16,7 +16,8 @@ interface Group { readonly id: string, readonly node: number, readonly protocolT
 
 /**
  * Brokers of one cluster answering ApiVersions, FindCoordinator v4 and DescribeGroups v4 from GROUPS. `errors`
- * gives, per group, the error codes its next answers carry (FindCoordinator's when prefixed `find:`), one each.
+ * gives, per group, the error codes its next answers carry (FindCoordinator's when prefixed `find:`), one each;
+ * -1 leaves the group out of a DescribeGroups answer.
  */
 function fakeCluster (groups: readonly Group[], errors: Map<string, string[]>) {
   const asked: string[] = []
@@ -47,9 +48,11 @@ function fakeCluster (groups: readonly Group[], errors: Map<string, string[]>) {
       }
       asked.push(`describe ${wanted.join(',')} at ${node}`)
       const w = new ByteWriter(false)
-      w.int32(0).structs(wanted, (w, id) => {
+      // Error -1: the group is left out of the answer.
+      const listed = wanted.map(id => [id, nextError(id)] as const).filter(([, code]) => code !== -1)
+      w.int32(0).structs(listed, (w, [id, code]) => {
         const g = groups.find(x => x.id === id)!
-        w.int16(nextError(id)).string(id).string('Stable').string(g.protocolType).string('p')
+        w.int16(code).string(id).string('Stable').string(g.protocolType).string('p')
         w.structs(Array.from({ length: g.members }, (_, i) => i), (w, i) => {
           w.string(`m${i}`).string(null).string('client').string('/127.0.0.1').bytes(Buffer.from('not a consumer subscription')).bytes(Buffer.from('x'))
         }).int32(0)
@@ -124,4 +127,15 @@ test('a refused group fails the call at once with the Kafka error named, for the
   assert.deepEqual(err.details['kafkaErrors'], ['GROUP_AUTHORIZATION_FAILED'])
   assert.match(err.message, /find the coordinator of group billing on cluster B/)
   assert.deepEqual(asked, ['find billing'])
+})
+
+test('a group an answer leaves out is asked again, never taken as absent (which would read as Dead, safe to write)', async () => {
+  const { connections, asked } = fakeCluster(GROUPS, new Map([['connect-cluster', ['-1']]]))
+  const described = await describeAnyGroups(connections, ['connect-cluster'], CLUSTER, Date.now() + 5000)
+  assert.deepEqual([...described.keys()], ['connect-cluster'])
+  assert.deepEqual(asked, ['find connect-cluster', 'describe connect-cluster at 2', 'find connect-cluster', 'describe connect-cluster at 2'])
+  const never = fakeCluster(GROUPS, new Map([['connect-cluster', Array.from({ length: 50 }, () => '-1')]]))
+  const err = await describeAnyGroups(never.connections, ['connect-cluster'], CLUSTER, Date.now() + 600).then(() => null, (e: unknown) => e)
+  assert.ok(err instanceof KmirrorError)
+  assert.match(err.message, /describe group connect-cluster on cluster B: its coordinator's answer left it out/)
 })
