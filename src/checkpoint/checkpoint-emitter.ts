@@ -15,7 +15,7 @@
 import type { FlowConfig } from '../config/types.ts'
 import { encodeCheckpointKey, encodeCheckpointValue } from '../formats/checkpoint.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
-import type { CommittedOffset } from '../kafka/group-admin.ts'
+import { isConsumerProtocol, type CommittedOffset } from '../kafka/group-admin.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
 import { compileJavaRegexList } from '../policy/java-regex.ts'
@@ -92,10 +92,10 @@ export class CheckpointEmitter {
     })
   }
 
-  /** The groups of the source this flow checkpoints. */
+  /** The consumer groups of the source this flow checkpoints (as MM2's listConsumerGroups: other programs' groups have no consumer offsets). */
   async groups (): Promise<string[]> {
     const listed = await this.#deps.sourceAdmin.groups.listGroups()
-    return listed.map(g => g.groupId).filter(this.#shouldCheckpointGroup).sort()
+    return listed.filter(g => isConsumerProtocol(g.protocolType)).map(g => g.groupId).filter(this.#shouldCheckpointGroup).sort()
   }
 
   /** Translates every selected group's commits and writes the checkpoints that changed. Returns how many. */

@@ -14,7 +14,7 @@
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { FlowConfig } from '../config/types.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
-import { isInactive, type CommittedOffset, type GroupState } from '../kafka/group-admin.ts'
+import { isConsumerProtocol, isInactive, type CommittedOffset, type GroupState } from '../kafka/group-admin.ts'
 import type { Logger } from '../logger.ts'
 import type { MetricKey } from '../metrics/definitions.ts'
 import type { Metrics } from '../metrics/metrics.ts'
@@ -122,7 +122,7 @@ export class GroupOffsetSync {
     const listed = await this.#deps.sourceAdmin.groups.listGroups()
     const results: GroupSyncResult[] = []
     const failed: { group: string, err: unknown }[] = []
-    for (const group of listed.map(g => g.groupId).filter(this.#shouldSyncGroup).sort()) {
+    for (const group of listed.filter(g => isConsumerProtocol(g.protocolType)).map(g => g.groupId).filter(this.#shouldSyncGroup).sort()) {
       try {
         const result = await this.syncGroup(group)
         if (result !== null) results.push(result)

@@ -16,12 +16,13 @@ const flow = {
 } as unknown as FlowConfig
 const policy = createReplicationPolicy({ className: 'org.apache.kafka.connect.mirror.DefaultReplicationPolicy', separator: '.', internalTopicSeparatorEnabled: true, sourceClusterAlias: 'A' })
 
-function emitterWith (commits: Map<string, CommittedOffset[]>) {
+/** `protocolTypes`: a group's protocol type when not 'consumer'. */
+function emitterWith (commits: Map<string, CommittedOffset[]>, protocolTypes: ReadonlyMap<string, string> = new Map()) {
   const written: PartitionBatch[] = []
   const emitter = new CheckpointEmitter({
     flow,
     policy,
-    sourceAdmin: { groups: { listGroups: async () => [...commits.keys()].map(groupId => ({ groupId, state: 'Empty' as const, protocolType: 'consumer' })), listCommittedOffsets: async (g: string) => commits.get(g) ?? [] } } as never,
+    sourceAdmin: { groups: { listGroups: async () => [...commits.keys()].map(groupId => ({ groupId, state: 'Empty' as const, protocolType: protocolTypes.get(groupId) ?? 'consumer' })), listCommittedOffsets: async (g: string) => commits.get(g) ?? [] } } as never,
     targetAdmin: { createTopic: async () => 'created' as const },
     writer: { write: async batches => { written.push(...batches); return batches.map(() => [{ start: 0, baseOffset: 0 }]) } },
     // A partition of `orders` is replicated with its offsets shifted by -3; `other` is not replicated.
@@ -36,6 +37,12 @@ describe('CheckpointEmitter', () => {
     const keep = createGroupFilter(flow)
     assert.deepEqual(['app', 'console-consumer-1', 'connect-x', '__g', 'billing'].filter(keep), ['app', 'billing'])
     assert.equal(createGroupFilter({ groups: [], groupsExclude: [] })('app'), false)
+  })
+
+  it('checkpoints consumer groups only, as MM2\'s listConsumerGroups: a group of another protocol is left out', async () => {
+    const commits = new Map([['app', [{ topic: 'orders', partition: 0, offset: 50, metadata: '' }]], ['workers', [{ topic: 'orders', partition: 0, offset: 9, metadata: '' }]], ['committed-only', []]])
+    const { emitter } = emitterWith(commits, new Map([['workers', 'connect'], ['committed-only', '']]))
+    assert.deepEqual(await emitter.groups(), ['app', 'committed-only'])
   })
 
   it('writes a checkpoint per replicated partition with the remote topic name, then only the ones that changed', async () => {
