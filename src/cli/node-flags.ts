@@ -8,7 +8,9 @@
  * of partitions each fetch round's garbage fills it, so the process carries that much garbage (and the buffers it
  * still holds) between collections. Capped at 16, the 5,000-partition benchmark's peak RSS fell from 382-388 MiB
  * to 314-333 MiB, with the same records/s and CPU seconds in the bulk benchmark (bench/RESULTS.md, "Young
- * generation"). An operator's own `--node-options` (the executable) or NODE_OPTIONS (the others) come after, and
- * win.
+ * generation"). The executable takes an operator's `--node-options` after these, so they win there; Node reads
+ * NODE_OPTIONS before its command line, so elsewhere a different value goes on the command line (`node
+ * --max-semi-space-size=8 dist/cli/main.js ...`). The shebang needs an `env` that knows `-S` (GNU coreutils 8.30+,
+ * BSD, macOS; not BusyBox): elsewhere run `node <flags> dist/cli/main.js`.
  */
 export const NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16']

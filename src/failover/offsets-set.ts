@@ -14,6 +14,7 @@
 import type { ClusterClientConfig } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
+import { isConsumerProtocol } from '../kafka/group-admin.ts'
 import { withDeadline } from './clients.ts'
 import type { OffsetsPlan } from './failover.ts'
 import { resolveOffset, type OffsetSpec, type PartitionSpec } from './offset-spec.ts'
@@ -93,7 +94,7 @@ async function groupsInScope (clients: Clients, request: OffsetsSetRequest): Pro
   }
   if (fileGroups !== undefined) return fileGroups.sort()
   const listed = await clients.admin.groups.listGroups()
-  return listed.filter(g => g.protocolType === 'consumer' || g.protocolType === '').map(g => g.groupId).sort()
+  return listed.filter(g => isConsumerProtocol(g.protocolType)).map(g => g.groupId).sort()
 }
 
 /** Every group's partitions in scope, checked against one Metadata answer for every topic any group names. */

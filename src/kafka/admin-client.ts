@@ -280,7 +280,12 @@ export class AdminClient {
 
   /** A connection to broker NODE, named by the cluster's answers (a coordinator). */
   async #brokerConnection (node: number): Promise<Connection> {
-    const connection = (await this.#admin.connectToBrokers([node])).get(node)
+    let connection = (await this.#admin.connectToBrokers([node])).get(node)
+    if (connection === undefined) {
+      // The library keeps the broker list it read first: a broker added or replaced since is read afresh.
+      await this.#admin.metadata({ topics: [], forceUpdate: true })
+      connection = (await this.#admin.connectToBrokers([node])).get(node)
+    }
     if (connection === undefined) throw new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `broker ${node} of ${this.#cluster.label} is not in its metadata`, { retriable: true })
     return connection
   }

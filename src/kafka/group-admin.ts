@@ -100,7 +100,8 @@ export class GroupAdmin {
   /** `grant`: the group operation a refusal names, DESCRIBE unless the caller goes on to commit (READ implies it). */
   async describeGroups (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE'): Promise<Map<string, GroupDescription>> {
     if (groupIds.length === 0) return new Map()
-    const deadlineAt = Date.now() + this.#apiTimeoutMs
+    // A second before the operation's own deadline: a describe still retrying ends with its own TIMEOUT, naming the groups.
+    const deadlineAt = Date.now() + Math.max(0, this.#apiTimeoutMs - 1000)
     const groups = await this.#call('describe groups', () => describeAnyGroups(this.#connections, groupIds, this.#cluster, deadlineAt), { group: { operation: grant, resourceType: 'group', names: groupIds } })
     return new Map([...groups.values()].map(g => [g.groupId, { groupId: g.groupId, state: normalizeGroupState(g.state), members: g.members.length, protocolType: g.protocolType }]))
   }
@@ -147,7 +148,10 @@ export class GroupAdmin {
     } catch (err) {
       const refused = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, described, this.#cluster)
       const names = refused.details['kafkaErrors']
-      const grant = Array.isArray(names) && names.includes('TOPIC_AUTHORIZATION_FAILED') ? grants.topic : grants.group
+      // A refusal of some groups names those (details.groups), not every group asked about.
+      const refusedGroups = refused.details['groups']
+      const groupGrant = grants.group !== undefined && Array.isArray(refusedGroups) ? { ...grants.group, names: refusedGroups as string[] } : grants.group
+      const grant = Array.isArray(names) && names.includes('TOPIC_AUTHORIZATION_FAILED') ? grants.topic : groupGrant
       throw grant === undefined ? refused : withGrant(refused, described, grant, this.#principal, this.#cluster.alias)
     }
   }

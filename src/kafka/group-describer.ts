@@ -8,8 +8,9 @@
  * Invariants:
  * - The groups are asked of their coordinators, one FindCoordinator for all of them (batched from Kafka 3.0) and
  *   one DescribeGroups per coordinator.
- * - A coordinator that is loading or moved (`isCoordinatorRetriable`) or a coordinator connection that fails is
- *   asked again, found afresh, every RETRY_BACKOFF_MS until `deadlineAt`; then the last such error is thrown.
+ * - A coordinator that is loading or moved (`isCoordinatorRetriable`), or a connection that fails (to the broker
+ *   asked for coordinators, or to a coordinator), is asked again, found afresh, every RETRY_BACKOFF_MS until
+ *   `deadlineAt`; then TIMEOUT names the groups still pending and the last error. Any other failure is thrown at once.
  * - Any other error of a group (GROUP_AUTHORIZATION_FAILED, ...) fails the whole call with the Kafka error named
  *   (`details.kafkaErrors`), for the caller to name the grant.
  * - Every named group is in the result, or the call fails: a group left out of an answer is asked again, never
@@ -50,10 +51,17 @@ export async function describeAnyGroups (connections: GroupConnections, groupIds
     for (const group of pass.described) out.set(group.groupId, group)
     pending = pass.again
     if (pending.length === 0) break
-    if (Date.now() + RETRY_BACKOFF_MS >= deadlineAt) throw pass.lastRetriable!
+    if (Date.now() + RETRY_BACKOFF_MS >= deadlineAt) throw outOfTime(pending, pass.lastRetriable!, cluster)
     await delay(RETRY_BACKOFF_MS)
   }
   return out
+}
+
+function outOfTime (pending: readonly string[], last: KmirrorError, cluster: ClusterContext): KmirrorError {
+  const groups = pending.length === 1 ? `group ${pending[0]}` : `${pending.length} groups (${pending.slice(0, 5).join(', ')}${pending.length > 5 ? ', ...' : ''})`
+  return new KmirrorError(ErrorCodes.TIMEOUT, `describe ${groups} on ${cluster.label}: still not answered when default.api.timeout.ms ran out; last: ${last.message}. ` +
+    'The group coordinator (the leader of the group\'s __consumer_offsets partition) is moving or loading: retry shortly, or check that broker',
+  { retriable: true, cause: last, details: last.details })
 }
 
 async function describeOnce (connections: GroupConnections, groupIds: readonly string[], cluster: ClusterContext): Promise<Pass> {
@@ -65,25 +73,34 @@ async function describeOnce (connections: GroupConnections, groupIds: readonly s
     lastRetriable = err
   }
   const byCoordinator = new Map<number, string[]>()
-  for (const found of await findCoordinator(await connections.any(), CoordinatorKeyTypes.GROUP, groupIds, cluster.label)) {
+  let coordinators
+  try {
+    coordinators = await findCoordinator(await connections.any(), CoordinatorKeyTypes.GROUP, groupIds, cluster.label)
+  } catch (err) {
+    const failed = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `find the coordinators of ${groupIds.length} group(s) on ${cluster.label}`, cluster)
+    if (!isRetriableConnectionFailure(err, failed)) throw failed
+    retry(groupIds, failed)
+    return { described, again, lastRetriable }
+  }
+  for (const found of coordinators) {
     if (found.errorCode === 0) byCoordinator.set(found.nodeId, [...(byCoordinator.get(found.nodeId) ?? []), found.key])
-    else if (isCoordinatorRetriable(found.errorCode)) retry([found.key], refusal(found.errorCode, `find the coordinator of group ${found.key}`, cluster))
-    else throw refusal(found.errorCode, `find the coordinator of group ${found.key}`, cluster)
+    else if (isCoordinatorRetriable(found.errorCode)) retry([found.key], refusal(found.errorCode, 'find the coordinator of', found.key, cluster))
+    else throw refusal(found.errorCode, 'find the coordinator of', found.key, cluster)
   }
   await Promise.all([...byCoordinator].map(async ([node, groups]) => {
     let answer
     try {
       answer = await sendRequest(await connections.broker(node), DescribeGroupsApi, { groups }, cluster.label)
     } catch (err) {
-      const failed = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `describe groups at their coordinator (broker ${node})`, cluster)
-      if (!isNetworkError(err) && failed.code !== ErrorCodes.CLUSTER_UNREACHABLE) throw failed
+      const failed = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `describe groups at their coordinator (broker ${node}) on ${cluster.label}`, cluster)
+      if (!isRetriableConnectionFailure(err, failed)) throw failed
       retry(groups, failed)
       return
     }
     for (const group of answer.groups) {
       if (group.errorCode === 0) described.push(group)
-      else if (isCoordinatorRetriable(group.errorCode)) retry([group.groupId], refusal(group.errorCode, `describe group ${group.groupId}`, cluster))
-      else throw refusal(group.errorCode, `describe group ${group.groupId}`, cluster)
+      else if (isCoordinatorRetriable(group.errorCode)) retry([group.groupId], refusal(group.errorCode, 'describe', group.groupId, cluster))
+      else throw refusal(group.errorCode, 'describe', group.groupId, cluster)
     }
   }))
   // A group the answers left out (a key FindCoordinator did not echo, a group DescribeGroups did not list) is asked
@@ -96,6 +113,13 @@ async function describeOnce (connections: GroupConnections, groupIds: readonly s
   return { described, again, lastRetriable }
 }
 
-function refusal (errorCode: number, action: string, cluster: ClusterContext): KmirrorError {
-  return kafkaResponseError(errorCode, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${cluster.label}`, cluster)
+/** A connection that failed or closed, or a broker the cluster's metadata does not list yet: worth asking again. */
+function isRetriableConnectionFailure (err: unknown, failed: KmirrorError): boolean {
+  return isNetworkError(err) || (err instanceof KmirrorError && err.code === ErrorCodes.CLUSTER_UNREACHABLE && err.retriable) || failed.code === ErrorCodes.TIMEOUT
+}
+
+/** A group's error answer; `details.groups` names the group, for a refusal's grant to name it alone. */
+function refusal (errorCode: number, action: string, group: string, cluster: ClusterContext): KmirrorError {
+  const err = kafkaResponseError(errorCode, ErrorCodes.CLUSTER_UNREACHABLE, `${action} group ${group} on ${cluster.label}`, cluster)
+  return new KmirrorError(err.code, err.message, { retriable: err.retriable, details: { ...err.details, groups: [group] } })
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import type { Connection } from '@platformatic/kafka'
-import { KmirrorError } from '../../../src/errors.ts'
+import { NetworkError, type Connection } from '@platformatic/kafka'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { describeAnyGroups, type GroupConnections } from '../../../src/kafka/group-describer.ts'
 import { ApiVersionsApi } from '../../../src/kafka/protocol/api-versions.ts'
 import { FindCoordinatorApi } from '../../../src/kafka/protocol/find-coordinator.ts'
@@ -111,13 +111,31 @@ test('a coordinator that moved or is loading is found again and asked again; the
     ['describe billing at 1', 'describe billing,kmirror-A-B at 1', 'describe connect-cluster at 2'])
 })
 
-test('a coordinator still loading at the deadline fails with its Kafka error, retriable', async () => {
+test('a coordinator still loading at the deadline fails with TIMEOUT naming the group, the setting and the last Kafka error', async () => {
   const errors = new Map([['billing', Array.from({ length: 50 }, () => String(COORDINATOR_LOAD_IN_PROGRESS))]])
   const { connections } = fakeCluster(GROUPS, errors)
   const err = await describeAnyGroups(connections, ['billing'], CLUSTER, Date.now() + 600).then(() => null, (e: unknown) => e)
   assert.ok(err instanceof KmirrorError)
+  assert.equal(err.code, ErrorCodes.TIMEOUT)
   assert.equal(err.retriable, true)
-  assert.match(err.message, /describe group billing on cluster B: Kafka error COORDINATOR_LOAD_IN_PROGRESS/)
+  assert.match(err.message, /^describe group billing on cluster B: still not answered when default.api.timeout.ms ran out; last: describe group billing on cluster B: Kafka error COORDINATOR_LOAD_IN_PROGRESS/)
+})
+
+test('a connection that fails is tried again (the broker asked for coordinators, then the coordinator); another failure is thrown at once', async () => {
+  const { connections, asked } = fakeCluster(GROUPS, new Map())
+  let anyFails = 1
+  let brokerFails = 1
+  const flaky: GroupConnections = {
+    any: async () => { if (anyFails-- > 0) throw new NetworkError('Connection closed'); return await connections.any() },
+    broker: async node => { if (brokerFails-- > 0) throw new NetworkError('Connection closed'); return await connections.broker(node) }
+  }
+  const described = await describeAnyGroups(flaky, ['billing'], CLUSTER, Date.now() + 5000)
+  assert.deepEqual([...described.keys()], ['billing'])
+  assert.deepEqual(asked, ['find billing', 'find billing', 'describe billing at 1'])
+  const broken: GroupConnections = { any: async () => { throw new RangeError('a bug') }, broker: connections.broker }
+  const started = Date.now()
+  await assert.rejects(describeAnyGroups(broken, ['billing'], CLUSTER, Date.now() + 5000), /a bug/)
+  assert.ok(Date.now() - started < 200)
 })
 
 test('a refused group fails the call at once with the Kafka error named, for the caller to name the grant', async () => {
@@ -126,6 +144,7 @@ test('a refused group fails the call at once with the Kafka error named, for the
   assert.ok(err instanceof KmirrorError)
   assert.deepEqual(err.details['kafkaErrors'], ['GROUP_AUTHORIZATION_FAILED'])
   assert.match(err.message, /find the coordinator of group billing on cluster B/)
+  assert.deepEqual(err.details['groups'], ['billing'])
   assert.deepEqual(asked, ['find billing'])
 })
 
