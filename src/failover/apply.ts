@@ -6,6 +6,7 @@
 import type { ClusterClientConfig } from '../config/types.ts'
 import { isInactive, type GroupAdmin } from '../kafka/group-admin.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
+import { KmirrorError } from '../errors.ts'
 import { withDeadline } from './clients.ts'
 import { isWritable, partitionId, type GroupPlan } from './plan.ts'
 import type { OffsetsPlan } from './failover.ts'
@@ -31,8 +32,15 @@ export async function applyPlan (plan: OffsetsPlan, destination: ClusterClientCo
         groups.push({ ...group, refusals: [changed] })
         continue
       }
-      await withDeadline(clients.admin.groups.alterCommittedOffsets(group.group, group.moves.map(m => ({ topic: m.topic, partition: m.partition, offset: m.next }))),
-        timeoutMs, destination)
+      try {
+        await withDeadline(clients.admin.groups.alterCommittedOffsets(group.group, group.moves.map(m => ({ topic: m.topic, partition: m.partition, offset: m.next }))),
+          timeoutMs, destination)
+      } catch (err) {
+        const members = refusedForMembers(err, group)
+        if (members === undefined) throw err
+        groups.push({ ...group, refusals: [members] })
+        continue
+      }
       applied.push(group.group)
       groups.push(group)
     }
@@ -53,4 +61,19 @@ async function changedSincePlan (admin: GroupAdmin, plan: GroupPlan): Promise<st
     return `the committed offset of ${moved.topic}-${moved.partition} changed after it was planned (${moved.current ?? 'none'} -> ${now.get(partitionId(moved.topic, moved.partition)) ?? 'none'}): nothing written; plan again`
   }
   return undefined
+}
+
+/**
+ * The broker refused the commit because the group has members (an OffsetCommit from outside a group is refused while
+ * it has any): the group is refused, nothing written. How a group described as Dead or Empty gets here: it became
+ * active after the check, or it is a group of KIP-848 consumers (`group.protocol=consumer`, Kafka 4.x), which
+ * DescribeGroups shows as Dead with no members (ARCHITECTURE invariant 38).
+ */
+function refusedForMembers (err: unknown, plan: GroupPlan): string | undefined {
+  const names = err instanceof KmirrorError ? err.details['kafkaErrors'] : undefined
+  const refusal = Array.isArray(names) ? names.find(n => n === 'UNKNOWN_MEMBER_ID' || n === 'ILLEGAL_GENERATION' || n === 'REBALANCE_IN_PROGRESS') : undefined
+  if (refusal === undefined) return undefined
+  return `${plan.cluster} refused to write the offsets of group ${plan.group} (${String(refusal)}): the group has active members, ` +
+    'nothing written. A group of consumers of the new group protocol (KIP-848, group.protocol=consumer) shows as Dead in the plan: ' +
+    'stop its consumers, then plan and apply again'
 }

@@ -92,8 +92,12 @@ export class GroupAdmin {
     this.#principal = principal
   }
 
+  /**
+   * Every group of the cluster, classic and KIP-848 consumer groups alike: the library lists classic groups only
+   * unless told (ListGroups v5's types filter, Kafka 3.8+; older brokers list every group anyway).
+   */
   async listGroups (): Promise<GroupListing[]> {
-    const groups = await this.#call('list consumer groups', () => this.#admin.listGroups())
+    const groups = await this.#call('list consumer groups', () => this.#admin.listGroups({ types: ['classic', 'consumer'] }))
     return [...groups.values()].map(g => ({ groupId: g.id, state: normalizeGroupState(g.state), protocolType: g.protocolType }))
   }
 

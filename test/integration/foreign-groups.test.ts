@@ -13,11 +13,13 @@ import { JoinGroupApi } from '../../src/kafka/protocol/join-group.ts'
 import { SyncGroupApi } from '../../src/kafka/protocol/sync-group.ts'
 import { getCluster, type ClusterName } from '../helpers/clusters.ts'
 import { committedOffsets, runPlan } from '../helpers/drills.ts'
+import { Consumer, MessagesStreamModes } from '@platformatic/kafka'
 import { createTopic, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
+import { clientOptions } from '../helpers/kafka-clients.ts'
 import type { Cleanup } from '../helpers/kafka-clients.ts'
 import { removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { mm2Properties, writeTempFile } from '../helpers/process.ts'
-import { uniqueName } from '../helpers/wait.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 /** One member of protocol type "connect" (as a Connect worker) holding GROUP on CLUSTER until the test ends. */
 async function holdAsConnectWorker (cluster: ClusterName, group: string, t: Cleanup): Promise<void> {
@@ -74,4 +76,29 @@ test('failover, failback and offsets set describe groups of other protocols: no 
   assert.equal(set.code, 5, set.stderr)
   assert.match(set.plan.groups[0]!.refusals.join('\n'), /1 active member\(s\) on /)
   assert.equal((await committedOffsets('target', worker)).size, 0)
+})
+
+test('a group of KIP-848 consumers (group.protocol=consumer), which DescribeGroups shows as Dead: the broker refuses the write, exit 5 naming why, nothing written', { timeout: 120_000 }, async t => {
+  // Given a topic on B with a commit at 5 and a KIP-848 consumer active in the group
+  const topic = uniqueName('kip848')
+  const group = uniqueName('kip848-group')
+  await createTopic('target', topic, { partitions: 1, t })
+  await produce('target', Array.from({ length: 10 }, (_, i) => ({ topic, partition: 0, key: null, value: Buffer.from(`v${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i) })))
+  const admin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', { label: 'cluster target' })
+  t.after(() => admin.close())
+  await admin.groups.alterCommittedOffsets(group, [{ topic, partition: 0, offset: 5 }])
+  const consumer = new Consumer({ ...clientOptions('target', 'kip848-member'), groupId: group, groupProtocol: 'consumer', autocommit: false })
+  const stream = await consumer.consume({ topics: [topic], autocommit: false, mode: MessagesStreamModes.COMMITTED, sessionTimeout: 10_000, heartbeatInterval: 500 })
+  t.after(async () => { await stream.close().catch(() => undefined); await consumer.close(true).catch(() => undefined) })
+  stream.on('data', () => undefined)
+  // (listed, as checkpoints, group offset sync and --all-groups list groups: the library lists classic groups only unless told)
+  await waitFor(async () => (await admin.groups.listGroups()).find(g => g.groupId === group && g.protocolType === 'consumer')?.state === 'Stable',
+    { timeoutMs: 30_000, message: `KIP-848 consumer in group ${group}, listed` })
+  const file = writeTempFile(mm2Properties({ source: 'source', target: 'target' }), '.properties', t)
+
+  // When its offsets are set on B: planned from a description that says Dead (the known limitation), then refused
+  const set = await runPlan(['offsets', 'set', file, '--cluster', 'B', '--group', group, '--topic', topic, '--to-earliest', '--execute'], t)
+  assert.equal(set.code, 5, set.stderr)
+  assert.match(set.plan.groups[0]!.refusals.join('\n'), new RegExp(`B refused to write the offsets of group ${group} \\(UNKNOWN_MEMBER_ID\\): the group has active members, nothing written.*KIP-848`))
+  assert.equal((await committedOffsets('target', group)).get(`${topic}-0`), 5)
 })
