@@ -65,15 +65,13 @@ async function changedSincePlan (admin: GroupAdmin, plan: GroupPlan): Promise<st
 
 /**
  * The broker refused the commit because the group has members (an OffsetCommit from outside a group is refused while
- * it has any): the group is refused, nothing written. How a group described as Dead or Empty gets here: it became
- * active after the check, or it is a group of KIP-848 consumers (`group.protocol=consumer`, Kafka 4.x), which
- * DescribeGroups shows as Dead with no members (ARCHITECTURE invariant 38).
+ * it has any): the group is refused, nothing written. It became active after the check just before the write, or
+ * its coordinator could not describe it (ARCHITECTURE invariant 38).
  */
-function refusedForMembers (err: unknown, plan: GroupPlan): string | undefined {
+export function refusedForMembers (err: unknown, plan: GroupPlan): string | undefined {
   const names = err instanceof KmirrorError ? err.details['kafkaErrors'] : undefined
   const refusal = Array.isArray(names) ? names.find(n => n === 'UNKNOWN_MEMBER_ID' || n === 'ILLEGAL_GENERATION' || n === 'REBALANCE_IN_PROGRESS') : undefined
   if (refusal === undefined) return undefined
   return `${plan.cluster} refused to write the offsets of group ${plan.group} (${String(refusal)}): the group has active members, ` +
-    'nothing written. A group of consumers of the new group protocol (KIP-848, group.protocol=consumer) shows as Dead in the plan: ' +
-    'stop its consumers, then plan and apply again'
+    'nothing written; stop its consumers, then plan and apply again'
 }

@@ -1,9 +1,10 @@
 /**
- * Describes any consumer-group-protocol group (a consumer group, a Connect worker group, kmirror's own group) with
- * kmirror's own FindCoordinator and DescribeGroups: state, protocol type and member count, whatever the members'
- * protocol. Not the library's `describeGroups`: it decodes every member's metadata as a consumer subscription and,
- * on any other protocol, throws inside its response callback, outside the caller's promise, which kills the
- * process (`kmirror failover --group` on a Connect worker group did).
+ * Describes any group (a consumer group, a Connect worker group, kmirror's own group, a group of KIP-848 consumers)
+ * with kmirror's own FindCoordinator, DescribeGroups and, for groups DescribeGroups calls Dead, ConsumerGroupDescribe:
+ * state, protocol type and member count, whatever the members' protocol. Not the library's `describeGroups`: it
+ * decodes every member's metadata as a consumer subscription and, on any other protocol, throws inside its response
+ * callback, outside the caller's promise, which kills the process (`kmirror failover --group` on a Connect worker
+ * group did); and, like DescribeGroups up to v4, it shows a live group of KIP-848 consumers as Dead, safe to write.
  *
  * Invariants:
  * - The groups are asked of their coordinators, one FindCoordinator for all of them (batched from Kafka 3.0) and
@@ -21,9 +22,10 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { isCoordinatorRetriable, isNetworkError, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { ConsumerGroupDescribeApi } from './protocol/consumer-group-describe.ts'
 import { DescribeGroupsApi, type DescribedGroup } from './protocol/describe-groups.ts'
 import { CoordinatorKeyTypes, findCoordinator } from './protocol/find-coordinator.ts'
-import { sendRequest } from './protocol/negotiation.ts'
+import { brokerApis, sendRequest } from './protocol/negotiation.ts'
 
 /** How the describer reaches the brokers of one cluster. */
 export interface GroupConnections {
@@ -34,6 +36,8 @@ export interface GroupConnections {
 }
 
 const RETRY_BACKOFF_MS = 250
+/** ConsumerGroupDescribe's answer for a group that is not a KIP-848 consumer group. */
+const GROUP_ID_NOT_FOUND = 69
 
 /** One pass's outcome: the groups described, and those to ask again with the error that says why. */
 interface Pass {
@@ -88,19 +92,21 @@ async function describeOnce (connections: GroupConnections, groupIds: readonly s
     else throw refusal(found.errorCode, 'find the coordinator of', found.key, cluster)
   }
   await Promise.all([...byCoordinator].map(async ([node, groups]) => {
-    let answer
     try {
-      answer = await sendRequest(await connections.broker(node), DescribeGroupsApi, { groups }, cluster.label)
+      const connection = await connections.broker(node)
+      const answer = await sendRequest(connection, DescribeGroupsApi, { groups }, cluster.label)
+      const dead: DescribedGroup[] = []
+      for (const group of answer.groups) {
+        if (group.errorCode === 0) (group.state === 'Dead' ? dead : described).push(group)
+        else if (isCoordinatorRetriable(group.errorCode)) retry([group.groupId], refusal(group.errorCode, 'describe', group.groupId, cluster))
+        else throw refusal(group.errorCode, 'describe', group.groupId, cluster)
+      }
+      if (dead.length > 0) described.push(...await asConsumerGroups(connection, dead, cluster, retry))
     } catch (err) {
+      if (err instanceof KmirrorError && err.details['groups'] !== undefined) throw err
       const failed = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `describe groups at their coordinator (broker ${node}) on ${cluster.label}`, cluster)
       if (!isRetriableConnectionFailure(err, failed)) throw failed
-      retry(groups, failed)
-      return
-    }
-    for (const group of answer.groups) {
-      if (group.errorCode === 0) described.push(group)
-      else if (isCoordinatorRetriable(group.errorCode)) retry([group.groupId], refusal(group.errorCode, 'describe', group.groupId, cluster))
-      else throw refusal(group.errorCode, 'describe', group.groupId, cluster)
+      retry(groups.filter(g => !described.some(d => d.groupId === g)), failed)
     }
   }))
   // A group the answers left out (a key FindCoordinator did not echo, a group DescribeGroups did not list) is asked
@@ -111,6 +117,28 @@ async function describeOnce (connections: GroupConnections, groupIds: readonly s
     retry(unanswered, new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `describe group ${unanswered[0]} on ${cluster.label}: its coordinator's answer left it out; ask again later`, { retriable: true }))
   }
   return { described, again, lastRetriable }
+}
+
+/**
+ * Groups DescribeGroups called Dead, asked again with ConsumerGroupDescribe where the coordinator speaks it: a group
+ * of KIP-848 consumers is Dead with no members to DescribeGroups (v0-v4), whatever its members. One it does not know
+ * as such (GROUP_ID_NOT_FOUND) stays Dead.
+ */
+async function asConsumerGroups (connection: Connection, dead: readonly DescribedGroup[], cluster: ClusterContext, retry: (groups: readonly string[], err: KmirrorError) => void): Promise<DescribedGroup[]> {
+  if ((await brokerApis(connection)).versionFor(ConsumerGroupDescribeApi) === null) return [...dead]
+  const answer = await sendRequest(connection, ConsumerGroupDescribeApi, { groups: dead.map(g => g.groupId) }, cluster.label)
+  const out: DescribedGroup[] = []
+  for (const group of dead) {
+    const found = answer.groups.find(g => g.groupId === group.groupId)
+    if (found === undefined || found.errorCode === GROUP_ID_NOT_FOUND) out.push(group)
+    else if (isCoordinatorRetriable(found.errorCode)) retry([group.groupId], refusal(found.errorCode, 'describe (ConsumerGroupDescribe)', group.groupId, cluster))
+    else if (found.errorCode !== 0) throw refusal(found.errorCode, 'describe (ConsumerGroupDescribe)', group.groupId, cluster)
+    else {
+      const members = found.members.map(m => ({ memberId: m.memberId, clientId: m.clientId, clientHost: m.clientHost, metadata: Buffer.alloc(0), assignment: Buffer.alloc(0) }))
+      out.push({ errorCode: 0, groupId: found.groupId, state: found.state, protocolType: 'consumer', protocol: found.assignorName, members })
+    }
+  }
+  return out
 }
 
 /** A connection that failed or closed, or a broker the cluster's metadata does not list yet: worth asking again. */
