@@ -167,7 +167,7 @@ export const KEYS: readonly KeySpec[] = [
   { name: 'add.source.alias.to.metrics', type: BOOLEAN, default: 'false', scope: CONNECTOR, origin: MM2, doc: 'Removed in MM2 4.0.', ignored: 'removed in MM2 4.0; kmirror always labels metrics with the flow' },
 
   // MirrorCheckpointConfig (§1.5)
-  { name: 'groups', type: LIST, default: '.*', regexList: true, scope: CONNECTOR, origin: MM2, doc: 'Consumer groups to checkpoint (Java regexes).' },
+  { name: 'groups', type: LIST, default: '.*', regexList: true, scope: CONNECTOR, origin: MM2, doc: 'Consumer groups to checkpoint (Java regexes). Only consumer groups are listed (classic and KIP-848), as MM2 does: groups of another protocol (Connect workers, kmirror instances) are never checkpointed or synced.' },
   { name: 'groups.exclude', type: LIST, default: 'console-consumer-.*, connect-.*, __.*', regexList: true, scope: CONNECTOR, origin: MM2, doc: 'Groups never checkpointed; wins over `groups`.' },
   { name: 'groups.blacklist', type: LIST, default: null, regexList: true, renamedTo: 'groups.exclude', scope: CONNECTOR, origin: MM2, doc: 'Old name of `groups.exclude` (removed in MM2 4.0).' },
   { name: 'group.filter.class', type: CLASS, default: `${MIRROR}DefaultGroupFilter`, scope: CONNECTOR, origin: MM2, doc: 'Group filter plugin.', ignored: NO_PLUGINS },

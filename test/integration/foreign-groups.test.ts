@@ -7,7 +7,9 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { readLastCheckpoints } from '../../src/failover/checkpoint-reader.ts'
 import { AdminClient } from '../../src/kafka/admin-client.ts'
+import { RecordFetcher } from '../../src/kafka/record-fetcher.ts'
 import { GroupCoordinator } from '../../src/kafka/group-coordinator.ts'
 import { JoinGroupApi } from '../../src/kafka/protocol/join-group.ts'
 import { SyncGroupApi } from '../../src/kafka/protocol/sync-group.ts'
@@ -18,8 +20,19 @@ import { createTopic, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { clientOptions } from '../helpers/kafka-clients.ts'
 import type { Cleanup } from '../helpers/kafka-clients.ts'
 import { removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
-import { mm2Properties, writeTempFile } from '../helpers/process.ts'
-import { uniqueName, waitFor } from '../helpers/wait.ts'
+import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
+import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
+
+/** A KIP-848 consumer (`group.protocol=consumer`) in GROUP on CLUSTER, subscribed to TOPIC, until the test ends; once listed as Stable. */
+async function joinAsKip848Consumer (cluster: ClusterName, group: string, topic: string, admin: AdminClient, t: Cleanup): Promise<void> {
+  const consumer = new Consumer({ ...clientOptions(cluster, 'kip848-member'), groupId: group, groupProtocol: 'consumer', autocommit: false })
+  const stream = await consumer.consume({ topics: [topic], autocommit: false, mode: MessagesStreamModes.COMMITTED, sessionTimeout: 10_000, heartbeatInterval: 500 })
+  t.after(async () => { await stream.close().catch(() => undefined); await consumer.close(true).catch(() => undefined) })
+  stream.on('data', () => undefined)
+  // (listed, as checkpoints, group offset sync and --all-groups list groups: the library lists classic groups only unless told)
+  await waitFor(async () => (await admin.groups.listGroups()).find(g => g.groupId === group && g.protocolType === 'consumer')?.state === 'Stable',
+    { timeoutMs: 30_000, message: `KIP-848 consumer in group ${group} on ${cluster}, listed` })
+}
 
 /** One member of protocol type "connect" (as a Connect worker) holding GROUP on CLUSTER until the test ends. */
 async function holdAsConnectWorker (cluster: ClusterName, group: string, t: Cleanup): Promise<void> {
@@ -87,13 +100,7 @@ test('a group of KIP-848 consumers (group.protocol=consumer), which DescribeGrou
   const admin = new AdminClient({ 'bootstrap.servers': getCluster('target').bootstrap }, 'test', { label: 'cluster target' })
   t.after(() => admin.close())
   await admin.groups.alterCommittedOffsets(group, [{ topic, partition: 0, offset: 5 }])
-  const consumer = new Consumer({ ...clientOptions('target', 'kip848-member'), groupId: group, groupProtocol: 'consumer', autocommit: false })
-  const stream = await consumer.consume({ topics: [topic], autocommit: false, mode: MessagesStreamModes.COMMITTED, sessionTimeout: 10_000, heartbeatInterval: 500 })
-  t.after(async () => { await stream.close().catch(() => undefined); await consumer.close(true).catch(() => undefined) })
-  stream.on('data', () => undefined)
-  // (listed, as checkpoints, group offset sync and --all-groups list groups: the library lists classic groups only unless told)
-  await waitFor(async () => (await admin.groups.listGroups()).find(g => g.groupId === group && g.protocolType === 'consumer')?.state === 'Stable',
-    { timeoutMs: 30_000, message: `KIP-848 consumer in group ${group}, listed` })
+  await joinAsKip848Consumer('target', group, topic, admin, t)
   const file = writeTempFile(mm2Properties({ source: 'source', target: 'target' }), '.properties', t)
 
   // When its offsets are set on B: its member is seen, and the group refused as active (exit 5), nothing written
@@ -102,4 +109,38 @@ test('a group of KIP-848 consumers (group.protocol=consumer), which DescribeGrou
   assert.deepEqual([set.plan.groups[0]!.state, set.plan.groups[0]!.members], ['Stable', 1])
   assert.match(set.plan.groups[0]!.refusals.join('\n'), /1 active member\(s\) on B \(state Stable\)/)
   assert.equal((await committedOffsets('target', group)).get(`${topic}-0`), 5)
+})
+
+test('a group of KIP-848 consumers on the source is checkpointed, as classic groups are', { timeout: 120_000 }, async t => {
+  // Given a topic on A copied by kmirror, and a group with a commit at 4 whose consumer then joins with group.protocol=consumer
+  const a = uniqueAlias('a')
+  const b = uniqueAlias('b')
+  const topic = uniqueName('kip848-cp')
+  const group = uniqueName('kip848-cp-group')
+  await createTopic('source', topic, { partitions: 1, t })
+  await produce('source', Array.from({ length: 10 }, (_, i) => ({ topic, partition: 0, key: null, value: Buffer.from(`v${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i) })))
+  const admin = new AdminClient({ 'bootstrap.servers': getCluster('source').bootstrap }, 'test', { label: 'cluster source' })
+  t.after(() => admin.close())
+  await admin.groups.alterCommittedOffsets(group, [{ topic, partition: 0, offset: 4 }])
+  await joinAsKip848Consumer('source', group, topic, admin, t)
+
+  // When kmirror runs the flow with checkpoints every second
+  const file = writeTempFile(mm2Properties({
+    source: 'source', target: 'target', sourceAlias: a, targetAlias: b,
+    extra: [`${a}->${b}.topics = ${topic}`, `${a}->${b}.groups = ${group}`, 'emit.checkpoints.interval.seconds = 1', 'emit.heartbeats.enabled = false']
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', file], { t })
+  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => { kmirror.kill('SIGTERM'); await kmirror.waitForExit(15_000) })
+
+  // Then its checkpoint on B names the group's commit and the same offset on the remote topic
+  const props = { 'bootstrap.servers': getCluster('target').bootstrap }
+  const targetAdmin = new AdminClient(props, 'kip848-checkpoints-admin', { label: 'cluster target' })
+  const reader = new RecordFetcher(props, 'kip848-checkpoints-reader', { isolation: 'read_committed', maxWaitMs: 100, maxBytes: 10_000_000, maxPartitionBytes: 1_000_000 })
+  t.after(async () => { await Promise.all([targetAdmin.close(), reader.close()]) })
+  const checkpoint = await waitForValue(async () => {
+    const all = await readLastCheckpoints(`${a}.checkpoints.internal`, targetAdmin, reader).catch(() => undefined)
+    const found = [...(all?.get(group)?.values() ?? [])][0]
+    return { done: found !== undefined, state: found }
+  }, { timeoutMs: 60_000, intervalMs: 500, message: `a checkpoint of KIP-848 group ${group}` })
+  assert.deepEqual([checkpoint?.topic, checkpoint?.partition, checkpoint?.upstreamOffset, checkpoint?.downstreamOffset], [`${a}.${topic}`, 0, 4, 4])
 })
