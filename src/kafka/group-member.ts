@@ -14,7 +14,8 @@
  *   coordinator that still holds it would wait for it in the next rebalance), then a join as a new member. Answers
  *   to requests of an earlier membership (`#incarnation`) are dropped.
  * - Heartbeats keep going during a rebalance (their own connection): an answer REBALANCE_IN_PROGRESS still comes
- *   from a member of the generation, so work that stays keeps running while the group rebalances.
+ *   from a member of the generation, so work that stays keeps running while the group rebalances, until the
+ *   rebalance's own deadline (rebalance.timeout.ms after the last steady answer: member-lease.ts).
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
@@ -69,7 +70,7 @@ export class GroupMember {
   constructor (options: GroupMemberOptions) {
     this.#o = options
     this.#stopSignal = new Promise(resolve => { this.#signalStop = resolve })
-    this.#lease = new MemberLease(options.sessionTimeoutMs, options.heartbeatIntervalMs)
+    this.#lease = new MemberLease(options.sessionTimeoutMs, options.heartbeatIntervalMs, options.rebalanceTimeoutMs)
     this.#coordinator = options.coordinator ?? new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs,
       (from, to, nodeId) => { options.log.warn({ group: options.groupId, cluster: options.cluster.label, from, to, nodeId }, `the coordinator of group ${options.groupId} on ${options.cluster.label} moved from broker ${from} to broker ${to} (node ${nodeId}): the member carries on with it`) })
   }
@@ -308,7 +309,7 @@ export class GroupMember {
       await this.#sleepOnly(this.#o.heartbeatIntervalMs)
       await this.#frozen?.promise
       if (this.#stopped) break
-      if (this.#owned.size > 0 && !this.leaseValid()) this.#lose('the lease ran out: no heartbeat answered within session.timeout.ms - heartbeat.interval.ms')
+      if (this.#owned.size > 0 && !this.leaseValid()) this.#lose('the lease ran out: no answer within session.timeout.ms, or no rejoin within rebalance.timeout.ms (minus heartbeat.interval.ms)')
       if (this.#generation < 0 || this.#memberId === '') continue
       await this.#heartbeat()
     }
@@ -329,7 +330,11 @@ export class GroupMember {
     if (incarnation !== this.#incarnation || this.#stopped) return
     const membership = membershipError(errorCode)
     if (errorCode === 0 || membership === MembershipErrors.REBALANCING) {
-      if (generation === this.#generation) this.#ack(sentAt)
+      // REBALANCE_IN_PROGRESS keeps the session, not past the rebalance's own deadline (member-lease.ts).
+      if (generation === this.#generation) {
+        if (errorCode === 0) this.#ack(sentAt)
+        else this.#lease.ackRebalancing(sentAt)
+      }
       if (membership === MembershipErrors.REBALANCING && !this.#joining) this.requestRebalance()
     } else if (kafkaErrorName(errorCode) === 'ILLEGAL_GENERATION' && (this.#joining || generation !== this.#generation)) {
       // A new generation formed while this member's join is under way: its answer brings the new generation.

@@ -13,7 +13,7 @@ import type { SyncGroupRequest } from '../../../src/kafka/protocol/sync-group.ts
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 import { waitFor } from '../../helpers/wait.ts'
 
-const E = { UNKNOWN_MEMBER_ID: 25, ILLEGAL_GENERATION: 22 }
+const E = { UNKNOWN_MEMBER_ID: 25, ILLEGAL_GENERATION: 22, REBALANCE_IN_PROGRESS: 27 }
 const GROUP = 'kmirror-A-B'
 
 interface Sent { readonly api: string, readonly memberId: string }
@@ -27,6 +27,8 @@ class FakeCoordinator implements GroupCoordinatorPort {
   readonly cluster = { label: 'cluster B', alias: 'B' }
   readonly sent: Sent[] = []
   heartbeatErrors: number[] = []
+  /** While set, JoinGroup answers only once it resolves (a join that does not come back). */
+  joinGate: Promise<void> | null = null
   leave: (memberId: string) => Promise<LeaveGroupResponse> = async memberId => ({ throttleTimeMs: 0, errorCode: 0, members: [{ memberId, errorCode: 0 }] })
   #members = 0
   #generation = 0
@@ -40,6 +42,7 @@ class FakeCoordinator implements GroupCoordinatorPort {
     const memberId = (request as { memberId: string }).memberId
     this.sent.push({ api, memberId })
     if (api === 'JoinGroup') {
+      if (this.joinGate !== null) await this.joinGate
       const join = request as JoinGroupRequest
       const id = join.memberId === '' ? `m${++this.#members}` : join.memberId
       return { throttleTimeMs: 0, errorCode: 0, generationId: ++this.#generation, protocolType: join.protocolType, protocolName: join.protocols[0]!.name, leader: id, skipAssignment: false, memberId: id, members: [{ memberId: id, groupInstanceId: null, metadata: join.protocols[0]!.metadata }] }
@@ -73,11 +76,11 @@ class FakeOwner implements WorkOwner {
 const members: GroupMember[] = []
 afterEach(async () => { await Promise.all(members.splice(0).map(m => m.stop())) })
 
-function startMember (coordinator: FakeCoordinator, logger = memoryLogger()): { member: GroupMember, owner: FakeOwner } {
+function startMember (coordinator: FakeCoordinator, logger = memoryLogger(), rebalanceTimeoutMs = 2000): { member: GroupMember, owner: FakeOwner } {
   const owner = new FakeOwner()
   const member = new GroupMember({
     props: {}, clientId: 'kmirror-test', cluster: coordinator.cluster, groupId: GROUP, memberName: 'host:1:1', transactionalId: null,
-    sessionTimeoutMs: 2000, heartbeatIntervalMs: 20, rebalanceTimeoutMs: 2000, log: logger.log, owner, coordinator
+    sessionTimeoutMs: 2000, heartbeatIntervalMs: 20, rebalanceTimeoutMs, log: logger.log, owner, coordinator
   })
   members.push(member)
   member.start()
@@ -134,5 +137,28 @@ describe('GroupMember after losing its membership', () => {
     await waitStable(member, 'm3')
     assert.deepEqual(coordinator.sent.filter(s => s.api === 'LeaveGroup').map(s => s.memberId), ['m1', 'm2'])
     assert.deepEqual(logger.lines.slice(logged).filter(l => /lost membership/.test(l.msg)), [])
+  })
+})
+
+describe('GroupMember during a rebalance', () => {
+  it('Given heartbeats answered REBALANCE_IN_PROGRESS and a JoinGroup that does not come back, then its work stops once rebalance.timeout.ms may have passed, long before the session ends', async () => {
+    // The coordinator may complete the join without this member rebalance.timeout.ms after the rebalance began and
+    // give its work to another; the heartbeats it still answers must not stretch the lease past that.
+    const coordinator = new FakeCoordinator()
+    const { member, owner } = startMember(coordinator, memoryLogger(), 300)
+    await waitStable(member, 'm1')
+    let release = (): void => {}
+    coordinator.joinGate = new Promise(resolve => { release = resolve })
+    coordinator.heartbeatErrors.push(...Array.from({ length: 10_000 }, () => E.REBALANCE_IN_PROGRESS))
+    const rebalancing = Date.now()
+    try {
+      await waitFor(() => owner.lost === 1, { timeoutMs: 1500, intervalMs: 5, message: 'work stopped while the join hangs' })
+      assert.ok(Date.now() - rebalancing < 1000, `stopped after ${Date.now() - rebalancing} ms: the session (2,000 ms) kept alive by heartbeats must not be the bound`)
+      assert.equal(owner.owned, 0)
+    } finally {
+      coordinator.heartbeatErrors.length = 0
+      coordinator.joinGate = null
+      release()
+    }
   })
 })
