@@ -21,8 +21,8 @@ import type { Connection } from '@platformatic/kafka'
 import { setTimeout as delay } from 'node:timers/promises'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isCoordinatorRetriable, isNetworkError, kafkaResponseError, toKmirrorError } from './errors.ts'
-import { ConsumerGroupDescribeApi } from './protocol/consumer-group-describe.ts'
+import { isCoordinatorRetriable, isNetworkError, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { ConsumerGroupDescribeApi, type DescribedConsumerGroup } from './protocol/consumer-group-describe.ts'
 import { DescribeGroupsApi, type DescribedGroup } from './protocol/describe-groups.ts'
 import { CoordinatorKeyTypes, findCoordinator } from './protocol/find-coordinator.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
@@ -36,8 +36,6 @@ export interface GroupConnections {
 }
 
 const RETRY_BACKOFF_MS = 250
-/** ConsumerGroupDescribe's answer for a group that is not a KIP-848 consumer group. */
-const GROUP_ID_NOT_FOUND = 69
 
 /** One pass's outcome: the groups described, and those to ask again with the error that says why. */
 interface Pass {
@@ -116,29 +114,46 @@ async function describeOnce (connections: GroupConnections, groupIds: readonly s
   if (unanswered.length > 0) {
     retry(unanswered, new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `describe group ${unanswered[0]} on ${cluster.label}: its coordinator's answer left it out; ask again later`, { retriable: true }))
   }
-  return { described, again, lastRetriable }
+  return { described, again: [...new Set(again)], lastRetriable }
 }
 
 /**
- * Groups DescribeGroups called Dead, asked again with ConsumerGroupDescribe where the coordinator speaks it: a group
- * of KIP-848 consumers is Dead with no members to DescribeGroups (v0-v4), whatever its members. One it does not know
- * as such (GROUP_ID_NOT_FOUND) stays Dead.
+ * Groups DescribeGroups called Dead, asked again with ConsumerGroupDescribe where the coordinator lists it: a group
+ * of KIP-848 consumers is Dead with no members to DescribeGroups (v0-v4), whatever its members. What the answer says:
+ * - GROUP_ID_NOT_FOUND (not a KIP-848 group) or UNSUPPORTED_VERSION (Kafka 3.8-3.9, or 4.x with the consumer
+ *   protocol turned off, list the API but run no KIP-848 group): Dead stands.
+ * - TOPIC_AUTHORIZATION_FAILED (Kafka 4.0+: a member is assigned a topic kmirror may not describe): the group has
+ *   members, so it is active (state Unknown, members not known), never Dead.
+ * - A group the answer leaves out is asked again (invariant 38). Brokers before Kafka 4.0.1 answer a group once per
+ *   __consumer_offsets partition of the coordinator, GROUP_ID_NOT_FOUND from all but its own: an answer without
+ *   error wins, then any other error, then GROUP_ID_NOT_FOUND.
  */
 async function asConsumerGroups (connection: Connection, dead: readonly DescribedGroup[], cluster: ClusterContext, retry: (groups: readonly string[], err: KmirrorError) => void): Promise<DescribedGroup[]> {
-  if ((await brokerApis(connection)).versionFor(ConsumerGroupDescribeApi) === null) return [...dead]
-  const answer = await sendRequest(connection, ConsumerGroupDescribeApi, { groups: dead.map(g => g.groupId) }, cluster.label)
-  const out: DescribedGroup[] = []
-  for (const group of dead) {
-    const found = answer.groups.find(g => g.groupId === group.groupId)
-    if (found === undefined || found.errorCode === GROUP_ID_NOT_FOUND) out.push(group)
+  // An empty group id names no KIP-848 group (and brokers fail to answer it).
+  const asked = dead.filter(g => g.groupId !== '')
+  if (asked.length === 0 || (await brokerApis(connection)).versionFor(ConsumerGroupDescribeApi) === null) return [...dead]
+  const answer = await sendRequest(connection, ConsumerGroupDescribeApi, { groups: asked.map(g => g.groupId) }, cluster.label)
+  const out: DescribedGroup[] = dead.filter(g => g.groupId === '')
+  for (const group of asked) {
+    const found = bestAnswer(answer.groups.filter(g => g.groupId === group.groupId))
+    const error = found === undefined ? undefined : kafkaErrorName(found.errorCode)
+    if (found === undefined) retry([group.groupId], new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `describe group ${group.groupId} on ${cluster.label}: ConsumerGroupDescribe's answer left it out; ask again later`, { retriable: true }))
+    else if (found.errorCode === 0) out.push(kip848Group(found))
+    else if (error === 'GROUP_ID_NOT_FOUND' || error === 'UNSUPPORTED_VERSION') out.push(group)
+    else if (error === 'TOPIC_AUTHORIZATION_FAILED') out.push({ ...group, state: 'Unknown', protocolType: 'consumer' })
     else if (isCoordinatorRetriable(found.errorCode)) retry([group.groupId], refusal(found.errorCode, 'describe (ConsumerGroupDescribe)', group.groupId, cluster))
-    else if (found.errorCode !== 0) throw refusal(found.errorCode, 'describe (ConsumerGroupDescribe)', group.groupId, cluster)
-    else {
-      const members = found.members.map(m => ({ memberId: m.memberId, clientId: m.clientId, clientHost: m.clientHost, metadata: Buffer.alloc(0), assignment: Buffer.alloc(0) }))
-      out.push({ errorCode: 0, groupId: found.groupId, state: found.state, protocolType: 'consumer', protocol: found.assignorName, members })
-    }
+    else throw refusal(found.errorCode, 'describe (ConsumerGroupDescribe)', group.groupId, cluster)
   }
   return out
+}
+
+function bestAnswer (answers: readonly DescribedConsumerGroup[]): DescribedConsumerGroup | undefined {
+  return answers.find(g => g.errorCode === 0) ?? answers.find(g => kafkaErrorName(g.errorCode) !== 'GROUP_ID_NOT_FOUND') ?? answers[0]
+}
+
+function kip848Group (found: DescribedConsumerGroup): DescribedGroup {
+  const members = found.members.map(m => ({ memberId: m.memberId, clientId: m.clientId, clientHost: m.clientHost, metadata: Buffer.alloc(0), assignment: Buffer.alloc(0) }))
+  return { errorCode: 0, groupId: found.groupId, state: found.state, protocolType: 'consumer', protocol: found.assignorName, members }
 }
 
 /** A connection that failed or closed, or a broker the cluster's metadata does not list yet: worth asking again. */

@@ -1,12 +1,13 @@
 /**
- * ConsumerGroupDescribe (key 69), v0: a group of KIP-848 consumers (`group.protocol=consumer`, Kafka 4.0+; 3.7+
- * with the new coordinator turned on) as its coordinator describes it. DescribeGroups up to v4 answers such a group
- * as Dead with no members, so `group-describer.ts` asks this for every group DescribeGroups called Dead, on brokers
- * that speak it.
+ * ConsumerGroupDescribe (key 69), v0: a group of KIP-848 consumers (`group.protocol=consumer`) as its coordinator
+ * describes it. DescribeGroups up to v4 answers such a group as Dead with no members, so `group-describer.ts` asks
+ * this for every group DescribeGroups called Dead, on brokers that list it.
  *
  * Version notes (Kafka's ConsumerGroupDescribeRequest/Response.json): flexible from v0; v1 (Kafka 4.1) adds each
- * member's type, which kmirror does not read: v0 is the version spoken, which every broker with the API answers.
- * A group that is not a KIP-848 group (a classic group, or none) answers GROUP_ID_NOT_FOUND.
+ * member's type, which kmirror does not read: v0 is the version spoken. Brokers list the API from Kafka 3.8 (3.7
+ * only with unstable APIs on), but answer UNSUPPORTED_VERSION for every group while the consumer protocol is off
+ * (the default before 4.0). A group that is not a KIP-848 group answers GROUP_ID_NOT_FOUND; before Kafka 4.0.1 a
+ * group comes back once per __consumer_offsets partition of its coordinator, GROUP_ID_NOT_FOUND from all but its own.
  */
 import type { ApiSpec } from './api.ts'
 import type { ByteReader } from './wire.ts'

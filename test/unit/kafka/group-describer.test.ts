@@ -12,14 +12,17 @@ const NOT_COORDINATOR = 16
 const COORDINATOR_LOAD_IN_PROGRESS = 14
 const GROUP_AUTHORIZATION_FAILED = 30
 
-interface Group { readonly id: string, readonly node: number, readonly protocolType: string, readonly members: number }
+interface Group { readonly id: string, readonly node: number, readonly protocolType: string, readonly members: number, readonly state?: string }
+
+/** ConsumerGroupDescribe's entries for a group (several: one per coordinator shard before Kafka 4.0.1). */
+type Kip848Answers = ReadonlyMap<string, readonly { readonly code: number, readonly members: number }[]>
 
 /**
  * Brokers of one cluster answering ApiVersions, FindCoordinator v4 and DescribeGroups v4 from GROUPS. `errors`
  * gives, per group, the error codes its next answers carry (FindCoordinator's when prefixed `find:`), one each;
  * -1 leaves the group out of a DescribeGroups answer.
  */
-function fakeCluster (groups: readonly Group[], errors: Map<string, string[]>) {
+function fakeCluster (groups: readonly Group[], errors: Map<string, string[]>, kip848?: Kip848Answers) {
   const asked: string[] = []
   const answer = (parse: (c: number, k: number, v: number, r: { buffer: { buffer: Buffer }, position: number }) => unknown, key: number, version: number, body: Buffer, callback: (e: Error | null, r?: unknown) => void): void => {
     try { callback(null, parse(1, key, version, { buffer: { buffer: body }, position: 0 })) } catch (error) { callback(error as Error) }
@@ -31,11 +34,26 @@ function fakeCluster (groups: readonly Group[], errors: Map<string, string[]>) {
     send (key: number, version: number, payload: () => { buffer: Buffer }, parse: never, _h: boolean, _rh: boolean, callback: (e: Error | null, r?: unknown) => void) {
       if (key === ApiVersionsApi.key) {
         const w = new ByteWriter(true)
-        w.int16(0).structs([[18, 3], [10, 4], [15, 4]], (w, [k, max]) => { w.int16(k!).int16(0).int16(max!) }).int32(0).tags()
+        const apis = kip848 === undefined ? [[18, 3], [10, 4], [15, 4]] : [[18, 3], [10, 4], [15, 4], [69, 0]]
+        w.int16(0).structs(apis, (w, [k, max]) => { w.int16(k!).int16(0).int16(max!) }).int32(0).tags()
         answer(parse, key, version, w.toBuffer(), callback)
         return
       }
       const wanted = requestedGroups(payload().buffer, key)
+      if (key === 69) {
+        asked.push(`kip848 ${wanted.join(',')} at ${node}`)
+        const entries = wanted.flatMap(id => (kip848?.get(id) ?? [{ code: 69, members: 0 }]).map(e => [id, e] as const))
+        const w = new ByteWriter(true)
+        w.int32(0).structs(entries, (w, [id, e]) => {
+          w.int16(e.code).string(null).string(id).string(e.code === 0 ? 'Stable' : '').int32(1).int32(1).string('uniform')
+          w.structs(Array.from({ length: e.members }, (_, i) => i), (w, i) => {
+            w.string(`k${i}`).string(null).string(null).int32(1).string('client').string('/127.0.0.1').uvarint(1).string(null)
+            w.uvarint(1).tags().uvarint(1).tags()
+          }).int32(0)
+        }).tags()
+        answer(parse, key, version, w.toBuffer(), callback)
+        return
+      }
       if (key === FindCoordinatorApi.key) {
         asked.push(`find ${wanted.join(',')}`)
         const w = new ByteWriter(true)
@@ -52,7 +70,7 @@ function fakeCluster (groups: readonly Group[], errors: Map<string, string[]>) {
       const listed = wanted.map(id => [id, nextError(id)] as const).filter(([, code]) => code !== -1)
       w.int32(0).structs(listed, (w, [id, code]) => {
         const g = groups.find(x => x.id === id)!
-        w.int16(code).string(id).string('Stable').string(g.protocolType).string('p')
+        w.int16(code).string(id).string(g.state ?? 'Stable').string(g.protocolType).string('p')
         w.structs(Array.from({ length: g.members }, (_, i) => i), (w, i) => {
           w.string(`m${i}`).string(null).string('client').string('/127.0.0.1').bytes(Buffer.from('not a consumer subscription')).bytes(Buffer.from('x'))
         }).int32(0)
@@ -68,8 +86,8 @@ function fakeCluster (groups: readonly Group[], errors: Map<string, string[]>) {
 function requestedGroups (body: Buffer, key: number): string[] {
   let at = 0
   const ids: string[] = []
-  if (key === FindCoordinatorApi.key) {
-    at += 1 // key type
+  if (key === FindCoordinatorApi.key || key === 69) {
+    if (key === FindCoordinatorApi.key) at += 1 // key type
     const count = body[at++]! - 1
     for (let i = 0; i < count; i++) {
       const length = body[at++]! - 1
@@ -157,4 +175,31 @@ test('a group an answer leaves out is asked again, never taken as absent (which 
   const err = await describeAnyGroups(never.connections, ['connect-cluster'], CLUSTER, Date.now() + 600).then(() => null, (e: unknown) => e)
   assert.ok(err instanceof KmirrorError)
   assert.match(err.message, /describe group connect-cluster on cluster B: its coordinator's answer left it out/)
+})
+
+test('groups DescribeGroups calls Dead are asked with ConsumerGroupDescribe: a KIP-848 group shows its members, the others stay Dead', async () => {
+  // Kafka 4.0.0: one entry per coordinator shard, GROUP_ID_NOT_FOUND from all but the group's own, in any order.
+  const groups: Group[] = [
+    { id: 'live', node: 1, protocolType: '', members: 0, state: 'Dead' },
+    { id: 'none', node: 1, protocolType: '', members: 0, state: 'Dead' },
+    { id: 'hidden', node: 1, protocolType: '', members: 0, state: 'Dead' },
+    { id: 'classic', node: 1, protocolType: 'consumer', members: 1 }
+  ]
+  const kip848 = new Map([
+    ['live', [{ code: 69, members: 0 }, { code: 0, members: 2 }]],
+    ['none', [{ code: 69, members: 0 }, { code: 69, members: 0 }]],
+    ['hidden', [{ code: 69, members: 0 }, { code: 29, members: 0 }]]
+  ])
+  const { connections, asked } = fakeCluster(groups, new Map(), kip848)
+  const described = await describeAnyGroups(connections, groups.map(g => g.id), CLUSTER, Date.now() + 5000)
+  assert.deepEqual([...described.values()].map(g => [g.groupId, g.state, g.protocolType, g.members.length]).sort(),
+    [['classic', 'Stable', 'consumer', 1], ['hidden', 'Unknown', 'consumer', 0], ['live', 'Stable', 'consumer', 2], ['none', 'Dead', '', 0]])
+  assert.deepEqual(asked.filter(a => a.startsWith('kip848')), ['kip848 live,none,hidden at 1'])
+})
+
+test('a coordinator that lists ConsumerGroupDescribe but runs no KIP-848 group (UNSUPPORTED_VERSION: Kafka 3.8-3.9) leaves Dead groups Dead', async () => {
+  const groups: Group[] = [{ id: 'new-group', node: 1, protocolType: '', members: 0, state: 'Dead' }]
+  const { connections } = fakeCluster(groups, new Map(), new Map([['new-group', [{ code: 35, members: 0 }]]]))
+  const described = await describeAnyGroups(connections, ['new-group'], CLUSTER, Date.now() + 5000)
+  assert.deepEqual([...described.values()].map(g => [g.groupId, g.state, g.members.length]), [['new-group', 'Dead', 0]])
 })
