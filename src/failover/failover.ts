@@ -16,7 +16,7 @@ import { readLastCheckpoints, type StoredCheckpoint } from './checkpoint-reader.
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { errorText, withDeadline } from './clients.ts'
 import { loadFlowHistory, type FlowHistory } from './flow-history.ts'
-import { partitionId, PlanKinds, planGroup, problemPlan, type GroupPlan, type PlanKind, type WantedOffset } from './plan.ts'
+import { activeMembers, partitionId, PlanKinds, planGroup, problemPlan, type GroupPlan, type PlanKind, type WantedOffset } from './plan.ts'
 
 export interface GroupSelection {
   /** Explicit group ids, or... */
@@ -78,7 +78,7 @@ async function destinationFacts (clients: ClusterClients, groups: readonly strin
 
 function activeElsewhere (description: GroupDescription | undefined, cluster: string): string[] {
   if (description === undefined || isInactive(description.state)) return []
-  return [`group still has ${description.members} active member(s) on ${cluster} (state ${description.state}): what it commits there after this plan is not included; stop its consumers first`]
+  return [`group still has ${activeMembers(description.members, description.state)} on ${cluster} (state ${description.state}): what it commits there after this plan is not included; stop its consumers first`]
 }
 
 export async function planFailover (flow: FlowConfig, options: MoveOptions): Promise<OffsetsPlan> {

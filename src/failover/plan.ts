@@ -124,7 +124,7 @@ export function planGroup (facts: GroupFacts): GroupPlan {
 function refusalsOf (facts: GroupFacts, moves: readonly PartitionMove[]): string[] {
   const out: string[] = []
   if (isActive(facts.state)) {
-    out.push(`group ${facts.group} has ${facts.members} active member(s) on ${facts.cluster} (state ${facts.state}): stop its consumers first (--force does not override this)`)
+    out.push(`group ${facts.group} has ${activeMembers(facts.members, facts.state)} on ${facts.cluster} (state ${facts.state}): stop its consumers first (--force does not override this)`)
   }
   if (facts.force) return out
   const rewinds = moves.filter(m => m.reRead > 0)
@@ -165,4 +165,12 @@ export function exitCodeOf (plans: readonly GroupPlan[], applied: boolean): numb
   if (plans.some(p => p.refusals.length > 0)) return ExitCodes.REFUSED
   if (!applied && plans.some(p => p.moves.length > 0)) return ExitCodes.DRIFT
   return ExitCodes.OK
+}
+
+/**
+ * "N active member(s)"; a group in state Unknown with none listed is one whose members kmirror could not see (a
+ * KIP-848 group with a member holding a topic kmirror may not describe): active all the same.
+ */
+export function activeMembers (members: number, state: string): string {
+  return state === 'Unknown' && members === 0 ? 'active members (not listed: kmirror may not describe a topic they hold)' : `${members} active member(s)`
 }

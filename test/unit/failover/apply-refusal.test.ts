@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { refusedForMembers } from '../../../src/failover/apply.ts'
-import type { GroupPlan } from '../../../src/failover/plan.ts'
+import { activeMembers, type GroupPlan } from '../../../src/failover/plan.ts'
 
 const plan = { group: 'billing', cluster: 'B' } as GroupPlan
 
@@ -13,4 +13,9 @@ test('a commit the broker refuses because the group has members refuses the grou
   const down = new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'connection refused', { details: { kafkaErrors: [] } })
   assert.equal(refusedForMembers(down, plan), undefined)
   assert.equal(refusedForMembers(new Error('UNKNOWN_MEMBER_ID'), plan), undefined)
+})
+
+test('a group whose members kmirror could not see (state Unknown, none listed) is named active all the same', () => {
+  assert.equal(activeMembers(2, 'Stable'), '2 active member(s)')
+  assert.equal(activeMembers(0, 'Unknown'), 'active members (not listed: kmirror may not describe a topic they hold)')
 })
