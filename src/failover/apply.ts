@@ -8,7 +8,7 @@ import { isInactive, type GroupAdmin } from '../kafka/group-admin.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { KmirrorError } from '../errors.ts'
 import { withDeadline } from './clients.ts'
-import { isWritable, partitionId, type GroupPlan } from './plan.ts'
+import { activeMembers, isWritable, partitionId, type GroupPlan } from './plan.ts'
 import type { OffsetsPlan } from './failover.ts'
 
 export interface ApplyResult {
@@ -53,7 +53,7 @@ export async function applyPlan (plan: OffsetsPlan, destination: ClusterClientCo
 async function changedSincePlan (admin: GroupAdmin, plan: GroupPlan): Promise<string | undefined> {
   const description = (await admin.describeGroups([plan.group])).get(plan.group)
   if (description !== undefined && !isInactive(description.state)) {
-    return `group ${plan.group} became active on ${plan.cluster} (${description.members} member(s), state ${description.state}) after it was planned: nothing written; stop its consumers and plan again`
+    return `group ${plan.group} became active on ${plan.cluster} (${activeMembers(description.members, description.state)}, state ${description.state}) after it was planned: nothing written; stop its consumers and plan again`
   }
   const now = new Map((await admin.listCommittedOffsets(plan.group)).map(c => [partitionId(c.topic, c.partition), c.offset]))
   const moved = plan.moves.find(m => (now.get(partitionId(m.topic, m.partition)) ?? null) !== m.current)

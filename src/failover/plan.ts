@@ -168,9 +168,9 @@ export function exitCodeOf (plans: readonly GroupPlan[], applied: boolean): numb
 }
 
 /**
- * "N active member(s)"; a group in state Unknown with none listed is one whose members kmirror could not see (a
+ * "N active member(s)"; a group in state Unknown with none listed is one whose members kmirror could not see (e.g. a
  * KIP-848 group with a member holding a topic kmirror may not describe): active all the same.
  */
 export function activeMembers (members: number, state: string): string {
-  return state === 'Unknown' && members === 0 ? 'active members (not listed: kmirror may not describe a topic they hold)' : `${members} active member(s)`
+  return state === 'Unknown' && members === 0 ? 'active members (not listed)' : `${members} active member(s)`
 }

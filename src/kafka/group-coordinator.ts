@@ -89,8 +89,14 @@ export class GroupCoordinator {
     }
   }
 
-  /** A refused group request as an error naming the grant (READ on the group) or the Kafka error and its fix. */
+  /**
+   * A refused group request as an error naming the grant (READ on the group) or the Kafka error and its fix;
+   * INCONSISTENT_GROUP_PROTOCOL is GROUP_CONFLICT: another program's group has the flow's group id.
+   */
   refusal (errorCode: number, action: string): KmirrorError {
+    if (kafkaErrorName(errorCode) === 'INCONSISTENT_GROUP_PROTOCOL') {
+      return new KmirrorError(ErrorCodes.GROUP_CONFLICT, `group ${this.groupId} on ${this.cluster.label} belongs to another program (INCONSISTENT_GROUP_PROTOCOL: its members speak another protocol than kmirror's 'kmirror', e.g. a Connect or MirrorMaker 2 worker group or a consumer group): set the flow's group id (\`A->B.group.id\`) to one no other program uses`, { retriable: false, details: { group: this.groupId } })
+    }
     const err = kafkaResponseError(errorCode, ErrorCodes.GROUP_MEMBERSHIP, `${action} of group ${this.groupId} on ${this.cluster.label}`, this.cluster)
     if (kafkaErrorName(errorCode) !== 'GROUP_AUTHORIZATION_FAILED') return err
     return withGrant(err, `${action} of group ${this.groupId} on ${this.cluster.label}`, { operation: 'READ', resourceType: 'group', names: [this.groupId] }, this.#principal, this.cluster.alias)

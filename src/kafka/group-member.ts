@@ -190,7 +190,7 @@ export class GroupMember {
       await this.#leaveLostMembership()
       const { join, sentAt: joinSentAt } = await this.#join()
       if (incarnation !== this.#incarnation || this.#stopped) return
-      if (join.errorCode !== 0) { this.#onGroupError(join.errorCode, 'JoinGroup'); return }
+      if (join.errorCode !== 0) { this.#lease.joinEnded(); this.#onGroupError(join.errorCode, 'JoinGroup'); return }
       this.#ack(joinSentAt)
       this.#memberId = join.memberId
       this.#generation = join.generationId
@@ -254,11 +254,18 @@ export class GroupMember {
       reason: null
     }
     let sentAt = Date.now()
-    let join = await this.#coordinator.send(JoinGroupApi, request, 'join')
-    if (membershipError(join.errorCode) === MembershipErrors.ID_REQUIRED) {
-      this.#memberId = join.memberId
-      sentAt = Date.now()
-      join = await this.#coordinator.send(JoinGroupApi, { ...request, memberId: join.memberId }, 'join')
+    let join
+    try {
+      this.#lease.joinSent(sentAt)
+      join = await this.#coordinator.send(JoinGroupApi, request, 'join')
+      if (membershipError(join.errorCode) === MembershipErrors.ID_REQUIRED) {
+        this.#memberId = join.memberId
+        sentAt = Date.now()
+        join = await this.#coordinator.send(JoinGroupApi, { ...request, memberId: join.memberId }, 'join')
+      }
+    } catch (err) {
+      this.#lease.joinEnded()
+      throw err
     }
     return { join, sentAt }
   }
@@ -297,9 +304,6 @@ export class GroupMember {
     if (isCoordinatorRetriable(errorCode)) {
       this.#coordinator.reset()
       throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${api} of group ${this.#o.groupId}: the coordinator moved or is loading (${kafkaErrorName(errorCode)})`, { retriable: true })
-    }
-    if (kafkaErrorName(errorCode) === 'INCONSISTENT_GROUP_PROTOCOL') {
-      throw new KmirrorError(ErrorCodes.GROUP_CONFLICT, `group ${this.#o.groupId} on ${this.#o.cluster.label} belongs to another program (INCONSISTENT_GROUP_PROTOCOL: its members speak another protocol than kmirror's '${PROTOCOL_TYPE}', e.g. a Connect or MirrorMaker 2 worker group or a consumer group): set the flow's group id (\`A->B.group.id\`) to one no other program uses`, { retriable: false, details: { group: this.#o.groupId } })
     }
     throw this.#coordinator.refusal(errorCode, api)
   }

@@ -14,6 +14,11 @@
  *   the last request of a steady generation (answered without REBALANCE_IN_PROGRESS), so while rebalancing the lease
  *   also ends at that request's send time + rebalance.timeout.ms - heartbeat.interval.ms. A join answered (the member
  *   is in the new generation) or any steady answer ends the rebalance bound.
+ * - A member that sent its JoinGroup while its lease held is waited for: the coordinator holds it before it can
+ *   complete the join without the member (the heartbeat-interval margin covers its way there), and answers it when
+ *   the join completes, however long other members take to rejoin. So while that JoinGroup is pending the rebalance
+ *   bound does not apply (the session bound, kept by heartbeats, still does): a slow member never costs the prompt
+ *   ones their work. A JoinGroup that fails or is answered with an error ends that.
  */
 export class MemberLease {
   readonly #sessionTimeoutMs: number
@@ -23,6 +28,8 @@ export class MemberLease {
   /** Send time of the last request answered in a steady generation. */
   #steadyFrom = Number.NEGATIVE_INFINITY
   #rebalancing = false
+  /** A JoinGroup sent while the lease held is pending. */
+  #joinHeld = false
 
   constructor (sessionTimeoutMs: number, heartbeatIntervalMs: number, rebalanceTimeoutMs: number) {
     this.#sessionTimeoutMs = sessionTimeoutMs
@@ -35,6 +42,7 @@ export class MemberLease {
     this.#from = Math.max(this.#from, sentAt)
     this.#steadyFrom = Math.max(this.#steadyFrom, sentAt)
     this.#rebalancing = false
+    this.#joinHeld = false
   }
 
   /** The coordinator answered a request sent at SENT_AT as from a member, with REBALANCE_IN_PROGRESS. */
@@ -43,9 +51,19 @@ export class MemberLease {
     this.#rebalancing = true
   }
 
+  /** This member sent a JoinGroup at SENT_AT. */
+  joinSent (sentAt: number): void {
+    this.#joinHeld = this.valid(sentAt)
+  }
+
+  /** The pending JoinGroup failed or was answered with an error. */
+  joinEnded (): void {
+    this.#joinHeld = false
+  }
+
   valid (now: number): boolean {
     if (now >= this.#from + this.#sessionTimeoutMs - this.#heartbeatIntervalMs) return false
-    return !this.#rebalancing || now < this.#steadyFrom + this.#rebalanceTimeoutMs - this.#heartbeatIntervalMs
+    return !this.#rebalancing || this.#joinHeld || now < this.#steadyFrom + this.#rebalanceTimeoutMs - this.#heartbeatIntervalMs
   }
 
   /** Membership lost: no lease until the coordinator answers a request of the next membership. */
@@ -53,5 +71,6 @@ export class MemberLease {
     this.#from = Number.NEGATIVE_INFINITY
     this.#steadyFrom = Number.NEGATIVE_INFINITY
     this.#rebalancing = false
+    this.#joinHeld = false
   }
 }

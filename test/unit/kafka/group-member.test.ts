@@ -67,8 +67,15 @@ class FakeCoordinator implements GroupCoordinatorPort {
 class FakeOwner implements WorkOwner {
   owned = 0
   lost = 0
+  /** While set, assign returns only once it resolves (work slow to start, holding up the member's next join). */
+  assignGate: Promise<void> | null = null
+  assigning = false
   async listWork (): Promise<WorkItem[]> { return [{ kind: 'partition', topic: 'A.t', partition: 0 }] }
-  async assign (items: readonly WorkItem[]): Promise<void> { this.owned += items.length }
+  async assign (items: readonly WorkItem[]): Promise<void> {
+    this.owned += items.length
+    this.assigning = true
+    if (this.assignGate !== null) await this.assignGate
+  }
   async revoke (items: readonly WorkItem[]): Promise<void> { this.owned -= items.length }
   lose (): void { this.owned = 0; this.lost++ }
 }
@@ -76,8 +83,7 @@ class FakeOwner implements WorkOwner {
 const members: GroupMember[] = []
 afterEach(async () => { await Promise.all(members.splice(0).map(m => m.stop())) })
 
-function startMember (coordinator: FakeCoordinator, logger = memoryLogger(), rebalanceTimeoutMs = 2000): { member: GroupMember, owner: FakeOwner } {
-  const owner = new FakeOwner()
+function startMember (coordinator: FakeCoordinator, logger = memoryLogger(), rebalanceTimeoutMs = 2000, owner = new FakeOwner()): { member: GroupMember, owner: FakeOwner } {
   const member = new GroupMember({
     props: {}, clientId: 'kmirror-test', cluster: coordinator.cluster, groupId: GROUP, memberName: 'host:1:1', transactionalId: null,
     sessionTimeoutMs: 2000, heartbeatIntervalMs: 20, rebalanceTimeoutMs, log: logger.log, owner, coordinator
@@ -141,24 +147,48 @@ describe('GroupMember after losing its membership', () => {
 })
 
 describe('GroupMember during a rebalance', () => {
-  it('Given heartbeats answered REBALANCE_IN_PROGRESS and a JoinGroup that does not come back, then its work stops once rebalance.timeout.ms may have passed, long before the session ends', async () => {
+  it('Given heartbeats answered REBALANCE_IN_PROGRESS while the member is too busy to send its JoinGroup, then its work stops once rebalance.timeout.ms may have passed, long before the session ends', async () => {
     // The coordinator may complete the join without this member rebalance.timeout.ms after the rebalance began and
     // give its work to another; the heartbeats it still answers must not stretch the lease past that.
+    const coordinator = new FakeCoordinator()
+    const busy = new FakeOwner()
+    let release = (): void => {}
+    busy.assignGate = new Promise(resolve => { release = resolve })
+    startMember(coordinator, memoryLogger(), 300, busy)
+    await waitFor(() => busy.assigning, { timeoutMs: 5000, intervalMs: 5, message: 'the member starting its work' })
+    coordinator.heartbeatErrors.push(...Array.from({ length: 10_000 }, () => E.REBALANCE_IN_PROGRESS))
+    const rebalancing = Date.now()
+    try {
+      await waitFor(() => busy.lost === 1, { timeoutMs: 1500, intervalMs: 5, message: 'work stopped while the member could not rejoin' })
+      assert.ok(Date.now() - rebalancing < 1000, `stopped after ${Date.now() - rebalancing} ms: the session (2,000 ms) kept alive by heartbeats must not be the bound`)
+      assert.equal(coordinator.sent.filter(s => s.api === 'JoinGroup').length, 1, 'no JoinGroup was sent during the rebalance')
+    } finally {
+      coordinator.heartbeatErrors.length = 0
+      release()
+    }
+  })
+
+  it('Given a member that sent its JoinGroup at once, when the join completes only after rebalance.timeout.ms (another member slow to rejoin), then it keeps its work: the coordinator waits for it', async () => {
     const coordinator = new FakeCoordinator()
     const { member, owner } = startMember(coordinator, memoryLogger(), 300)
     await waitStable(member, 'm1')
     let release = (): void => {}
     coordinator.joinGate = new Promise(resolve => { release = resolve })
     coordinator.heartbeatErrors.push(...Array.from({ length: 10_000 }, () => E.REBALANCE_IN_PROGRESS))
-    const rebalancing = Date.now()
+    const joins = (): number => coordinator.sent.filter(s => s.api === 'JoinGroup').length
     try {
-      await waitFor(() => owner.lost === 1, { timeoutMs: 1500, intervalMs: 5, message: 'work stopped while the join hangs' })
-      assert.ok(Date.now() - rebalancing < 1000, `stopped after ${Date.now() - rebalancing} ms: the session (2,000 ms) kept alive by heartbeats must not be the bound`)
-      assert.equal(owner.owned, 0)
+      await waitFor(() => joins() === 2, { timeoutMs: 1000, intervalMs: 5, message: 'the member rejoining' })
+      const joinedAt = coordinator.sent.length
+      // Well past rebalance.timeout.ms (300 ms) of heartbeats answered REBALANCE_IN_PROGRESS (every 20 ms)
+      await waitFor(() => coordinator.sent.slice(joinedAt).filter(s => s.api === 'Heartbeat').length >= 40, { timeoutMs: 5000, intervalMs: 5, message: '40 heartbeats while the JoinGroup waits' })
+      assert.equal(owner.lost, 0)
+      assert.equal(owner.owned, 1)
     } finally {
       coordinator.heartbeatErrors.length = 0
       coordinator.joinGate = null
       release()
     }
+    await waitFor(() => member.status().state === 'stable' && owner.owned === 1 && joins() >= 2, { timeoutMs: 5000, intervalMs: 5, message: 'stable again with its work' })
+    assert.equal(owner.lost, 0)
   })
 })

@@ -35,3 +35,21 @@ test('a lost membership ends the lease, rebalance bound included', () => {
   l.ackRebalancing(3000)
   assert.equal(l.valid(3001), false)
 })
+
+test('a JoinGroup sent while the lease held lifts the rebalance bound until it is answered; one that failed does not', () => {
+  const l = lease()
+  l.ack(1000)
+  l.ackRebalancing(2000)
+  l.joinSent(2500)
+  for (let at = 3000; at <= 9000; at += 1000) l.ackRebalancing(at)
+  assert.equal(l.valid(12_000), true, 'waited for by the coordinator, the session kept by heartbeats')
+  l.joinEnded()
+  assert.equal(l.valid(12_000), false)
+  // Sent after the rebalance bound ran out: the coordinator may have completed the join without it.
+  const late = lease()
+  late.ack(1000)
+  late.ackRebalancing(2000)
+  late.joinSent(4500)
+  late.ackRebalancing(5000)
+  assert.equal(late.valid(4600), false)
+})
