@@ -19,6 +19,7 @@
  */
 import type { Connection } from '@platformatic/kafka'
 import { setTimeout as delay } from 'node:timers/promises'
+import { groupBy } from '../collections.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { isCoordinatorRetriable, isNetworkError, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
@@ -74,7 +75,6 @@ async function describeOnce (connections: GroupConnections, groupIds: readonly s
     again.push(...groups)
     lastRetriable = err
   }
-  const byCoordinator = new Map<number, string[]>()
   let coordinators
   try {
     coordinators = await findCoordinator(await connections.any(), CoordinatorKeyTypes.GROUP, groupIds, cluster.label)
@@ -85,11 +85,13 @@ async function describeOnce (connections: GroupConnections, groupIds: readonly s
     return { described, again, lastRetriable }
   }
   for (const found of coordinators) {
-    if (found.errorCode === 0) byCoordinator.set(found.nodeId, [...(byCoordinator.get(found.nodeId) ?? []), found.key])
-    else if (isCoordinatorRetriable(found.errorCode)) retry([found.key], refusal(found.errorCode, 'find the coordinator of', found.key, cluster))
+    if (found.errorCode === 0) continue
+    if (isCoordinatorRetriable(found.errorCode)) retry([found.key], refusal(found.errorCode, 'find the coordinator of', found.key, cluster))
     else throw refusal(found.errorCode, 'find the coordinator of', found.key, cluster)
   }
-  await Promise.all([...byCoordinator].map(async ([node, groups]) => {
+  const byCoordinator = groupBy(coordinators.filter(c => c.errorCode === 0), c => c.nodeId)
+  await Promise.all([...byCoordinator].map(async ([node, found]) => {
+    const groups = found.map(c => c.key)
     try {
       const connection = await connections.broker(node)
       const answer = await sendRequest(connection, DescribeGroupsApi, { groups }, cluster.label)
