@@ -15,7 +15,8 @@
  *   to requests of an earlier membership (`#incarnation`) are dropped.
  * - Heartbeats keep going during a rebalance (their own connection): an answer REBALANCE_IN_PROGRESS still comes
  *   from a member of the generation, so work that stays keeps running while the group rebalances, until the
- *   rebalance's own deadline (rebalance.timeout.ms after the last steady answer: member-lease.ts).
+ *   rebalance's own deadline (rebalance.timeout.ms after the last steady answer: member-lease.ts), and after a
+ *   join's answer until SyncGroup is sent, its sync deadline (a leader slow to assign).
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
@@ -191,7 +192,7 @@ export class GroupMember {
       const { join, sentAt: joinSentAt } = await this.#join()
       if (incarnation !== this.#incarnation || this.#stopped) return
       if (join.errorCode !== 0) { this.#lease.joinEnded(); this.#onGroupError(join.errorCode, 'JoinGroup'); return }
-      this.#ack(joinSentAt)
+      this.#lease.joinAnswered(joinSentAt, join.generationId)
       this.#memberId = join.memberId
       this.#generation = join.generationId
       this.#leaderId = join.leader
@@ -200,12 +201,13 @@ export class GroupMember {
       const assignments = join.leader === join.memberId ? await leadRound(join, previous(), this.#o) : []
       if (incarnation !== this.#incarnation || this.#stopped) return
       const sentAt = Date.now()
+      this.#lease.syncSent(sentAt)
       const sync = await this.#coordinator.send(SyncGroupApi, {
         groupId: this.#o.groupId, generationId: join.generationId, memberId: join.memberId, protocolType: PROTOCOL_TYPE, protocolName: PROTOCOL_NAME, assignments
       }, 'join')
       if (incarnation !== this.#incarnation || this.#stopped) return
       if (sync.errorCode !== 0) { this.#onGroupError(sync.errorCode, 'SyncGroup'); return }
-      this.#ack(sentAt)
+      this.#lease.syncAnswered(sentAt)
       const assignment = this.#readAssignment(sync.assignment)
       this.#joining = false
       this.#applying = this.#apply(assignment, incarnation).catch((err: unknown) => {
@@ -313,7 +315,7 @@ export class GroupMember {
       await this.#sleepOnly(this.#o.heartbeatIntervalMs)
       await this.#frozen?.promise
       if (this.#stopped) break
-      if (this.#owned.size > 0 && !this.leaseValid()) this.#lose('the lease ran out: no answer within session.timeout.ms, or no rejoin within rebalance.timeout.ms (minus heartbeat.interval.ms)')
+      if (this.#owned.size > 0 && !this.leaseValid()) this.#lose('the lease ran out: no answer within session.timeout.ms, or no JoinGroup or SyncGroup sent within rebalance.timeout.ms (minus heartbeat.interval.ms)')
       if (this.#generation < 0 || this.#memberId === '') continue
       await this.#heartbeat()
     }
@@ -336,7 +338,7 @@ export class GroupMember {
     if (errorCode === 0 || membership === MembershipErrors.REBALANCING) {
       // REBALANCE_IN_PROGRESS keeps the session, not past the rebalance's own deadline (member-lease.ts).
       if (generation === this.#generation) {
-        if (errorCode === 0) this.#ack(sentAt)
+        if (errorCode === 0) this.#lease.ack(sentAt)
         else this.#lease.ackRebalancing(sentAt)
       }
       if (membership === MembershipErrors.REBALANCING && !this.#joining) this.requestRebalance()
@@ -382,10 +384,6 @@ export class GroupMember {
     const items = toItems([...this.#owned])
     this.#owned.clear()
     return items
-  }
-
-  #ack (sentAt: number): void {
-    this.#lease.ack(sentAt)
   }
 
   #wakeUp (): void {

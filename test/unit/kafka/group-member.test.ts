@@ -70,7 +70,12 @@ class FakeOwner implements WorkOwner {
   /** While set, assign returns only once it resolves (work slow to start, holding up the member's next join). */
   assignGate: Promise<void> | null = null
   assigning = false
-  async listWork (): Promise<WorkItem[]> { return [{ kind: 'partition', topic: 'A.t', partition: 0 }] }
+  /** While set, listWork returns only once it resolves (a leader slow to compute the assignment). */
+  listGate: Promise<void> | null = null
+  async listWork (): Promise<WorkItem[]> {
+    if (this.listGate !== null) await this.listGate
+    return [{ kind: 'partition', topic: 'A.t', partition: 0 }]
+  }
   async assign (items: readonly WorkItem[]): Promise<void> {
     this.owned += items.length
     this.assigning = true
@@ -190,5 +195,30 @@ describe('GroupMember during a rebalance', () => {
     }
     await waitFor(() => member.status().state === 'stable' && owner.owned === 1 && joins() >= 2, { timeoutMs: 5000, intervalMs: 5, message: 'stable again with its work' })
     assert.equal(owner.lost, 0)
+  })
+
+  it('Given a leader slow to compute the assignment while its heartbeats are answered NONE, then its work stops once rebalance.timeout.ms may have passed since the join completed, long before the session ends', async () => {
+    // The coordinator drops a member that has not sent SyncGroup within rebalance.timeout.ms of the join's
+    // completion and gives its work out; heartbeats answered NONE meanwhile must not stretch the lease past that.
+    const coordinator = new FakeCoordinator()
+    const { member, owner } = startMember(coordinator, memoryLogger(), 300)
+    await waitStable(member, 'm1')
+    let release = (): void => {}
+    owner.listGate = new Promise(resolve => { release = resolve })
+    const syncs = (): number => coordinator.sent.filter(s => s.api === 'SyncGroup').length
+    const synced = syncs()
+    const rejoining = Date.now()
+    member.requestRebalance()
+    try {
+      await waitFor(() => owner.lost === 1, { timeoutMs: 1500, intervalMs: 5, message: 'work stopped while the leader could not send its SyncGroup' })
+      assert.ok(Date.now() - rejoining < 1000, `stopped after ${Date.now() - rejoining} ms: the session (2,000 ms) kept alive by heartbeats must not be the bound`)
+      assert.equal(syncs(), synced, 'no SyncGroup was sent while the leader listed the work')
+    } finally {
+      owner.listGate = null
+      release()
+    }
+    // Joins again as a new member, after leaving with the lost id.
+    await waitStable(member, 'm2')
+    assert.ok(coordinator.sent.some(s => s.api === 'LeaveGroup' && s.memberId === 'm1'))
   })
 })
