@@ -26,11 +26,11 @@ import {
 } from '../formats/work-assignment.ts'
 import { isCoordinatorRetriable, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
 import { GroupCoordinator, type GroupCoordinatorPort } from './group-coordinator.ts'
+import { joinGroup, type JoinAnswer } from './group-join.ts'
 import { leaveGroup, LeaveOutcomes } from './group-leave.ts'
 import { leadRound, membersBeforeJoin } from './group-leader.ts'
 import { toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 import { HeartbeatApi } from './protocol/heartbeat.ts'
-import { JoinGroupApi, type JoinGroupResponse } from './protocol/join-group.ts'
 import { SyncGroupApi } from './protocol/sync-group.ts'
 import { MemberLease } from './member-lease.ts'
 
@@ -244,32 +244,18 @@ export class GroupMember {
     else if (left.outcome !== LeaveOutcomes.UNKNOWN) this.#o.log.debug({ group: this.#o.groupId, cluster: this.#o.cluster.label, memberId: lost, error: left.error }, 'could not leave with the member id of the lost membership; joining as a new member anyway')
   }
 
-  /** JoinGroup, twice for a first join on brokers that want a member id first (v4+, KIP-394). */
-  async #join (): Promise<{ join: JoinGroupResponse, sentAt: number }> {
-    const request = {
+  /** JoinGroup (group-join.ts) with this member's metadata: the work it owns. */
+  async #join (): Promise<JoinAnswer> {
+    const metadata = encodeMemberMetadata({ memberName: this.#o.memberName, transactionalId: this.#o.transactionalId, owned: [...this.#owned].sort() })
+    return await joinGroup(this.#coordinator, {
       groupId: this.#o.groupId,
       sessionTimeoutMs: this.#o.sessionTimeoutMs,
       rebalanceTimeoutMs: this.#o.rebalanceTimeoutMs,
       memberId: this.#memberId,
       protocolType: PROTOCOL_TYPE,
-      protocols: [{ name: PROTOCOL_NAME, metadata: encodeMemberMetadata({ memberName: this.#o.memberName, transactionalId: this.#o.transactionalId, owned: [...this.#owned].sort() }) }],
+      protocols: [{ name: PROTOCOL_NAME, metadata }],
       reason: null
-    }
-    let sentAt = Date.now()
-    let join
-    try {
-      this.#lease.joinSent(sentAt)
-      join = await this.#coordinator.send(JoinGroupApi, request, 'join')
-      if (membershipError(join.errorCode) === MembershipErrors.ID_REQUIRED) {
-        this.#memberId = join.memberId
-        sentAt = Date.now()
-        join = await this.#coordinator.send(JoinGroupApi, { ...request, memberId: join.memberId }, 'join')
-      }
-    } catch (err) {
-      this.#lease.joinEnded()
-      throw err
-    }
-    return { join, sentAt }
+    }, this.#lease, id => { this.#memberId = id })
   }
 
   /** Revoke first (then rejoin), then start what is new. */
