@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes } from '../../../src/errors.ts'
 import { TimeoutError } from '@platformatic/kafka'
-import { coordinatorError, CoordinatorErrors, isCoordinatorRetriable, isTransactionError, kafkaResponseError, membershipError, MembershipErrors, toKmirrorError } from '../../../src/kafka/errors.ts'
+import { coordinatorError, CoordinatorErrors, isCoordinatorRetriable, isRetriableKafkaError, isTransactionError, kafkaErrorHint, kafkaErrorInfo, kafkaResponseError, membershipError, MembershipErrors, toKmirrorError } from '../../../src/kafka/errors.ts'
 
 describe('kafkaResponseError', () => {
   it('Given the cluster\'s alias, when a response carries an error with a hint, then the hint names that cluster\'s keys', () => {
@@ -63,5 +63,35 @@ describe('coordinator and membership errors (the one table)', () => {
     assert.deepEqual(['TRANSACTIONAL_ID_AUTHORIZATION_FAILED', 'INVALID_TXN_STATE', 'INVALID_PRODUCER_ID_MAPPING', 'TRANSACTION_ABORTABLE'].map(isTransactionError), [true, true, true, true])
     // Fencing is told apart by its own names (writer-transaction.ts), partition answers are not about the transaction.
     assert.deepEqual(['PRODUCER_FENCED', 'NOT_LEADER_OR_FOLLOWER', 'TOPIC_AUTHORIZATION_FAILED', 'NO_SUCH_ERROR'].map(isTransactionError), [false, false, false, false])
+  })
+})
+
+describe('group and version errors (the one table)', () => {
+  it('Given a group that does not exist on the cluster, then it is not retried and the hint says to check the group name and its committed offsets there', () => {
+    // 69 = GROUP_ID_NOT_FOUND
+    assert.equal(isRetriableKafkaError(69), false)
+    assert.equal(kafkaErrorInfo('GROUP_ID_NOT_FOUND').retriable, false)
+    assert.equal(kafkaErrorHint('GROUP_ID_NOT_FOUND'), 'the group does not exist on this cluster: check the group name, and that the group has committed offsets on this cluster')
+  })
+
+  it('Given an empty or invalid group id, then it is not retried and the hint names the group id given, the flow\'s group.id among them', () => {
+    // 24 = INVALID_GROUP_ID
+    assert.equal(isRetriableKafkaError(24), false)
+    assert.equal(kafkaErrorInfo('INVALID_GROUP_ID').retriable, false)
+    assert.match(kafkaErrorHint('INVALID_GROUP_ID') ?? '', /^the group id is empty or invalid: check the group id given \(the flow's group\.id, `A->B\.group\.id`/)
+  })
+
+  it('Given a broker without the request version or feature, then it is not retried and the hint says to upgrade the brokers or turn the feature on, citing the compatibility doc', () => {
+    // 35 = UNSUPPORTED_VERSION
+    assert.equal(isRetriableKafkaError(35), false)
+    assert.equal(kafkaErrorInfo('UNSUPPORTED_VERSION').retriable, false)
+    assert.equal(kafkaErrorHint('UNSUPPORTED_VERSION'), 'the broker does not support this request version or feature: its Kafka release is too old for it, ' +
+      'or the feature is turned off on the broker; upgrade the brokers or turn the feature on (docs/compatibility.md)')
+  })
+
+  it('Given one of them in a response, then the error carries its hint and is not retriable', () => {
+    const err = kafkaResponseError(69, ErrorCodes.FETCH, 'read offsets of group g on cluster East', { alias: 'East' })
+    assert.equal(err.retriable, false)
+    assert.equal(err.message, 'read offsets of group g on cluster East: Kafka error GROUP_ID_NOT_FOUND; the group does not exist on this cluster: check the group name, and that the group has committed offsets on this cluster')
   })
 })
