@@ -4,6 +4,9 @@
  * library decodes every member as a consumer and throws on any other protocol, outside the caller's promise);
  * an active one is refused as any active group is, and `--groups REGEX` leaves them out with a note, as
  * `--all-groups` does.
+ *
+ * The KIP-848 tests need a broker that runs KIP-848 groups (Kafka 4.0+ by default): on an external cluster
+ * (KMIRROR_TEST_<NAME>_BOOTSTRAP) whose broker shows it does not, they are skipped, saying why (broker-apis.ts).
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -13,6 +16,7 @@ import { RecordFetcher } from '../../src/kafka/record-fetcher.ts'
 import { GroupCoordinator } from '../../src/kafka/group-coordinator.ts'
 import { JoinGroupApi } from '../../src/kafka/protocol/join-group.ts'
 import { SyncGroupApi } from '../../src/kafka/protocol/sync-group.ts'
+import { skipWithoutKip848 } from '../helpers/broker-apis.ts'
 import { getCluster, type ClusterName } from '../helpers/clusters.ts'
 import { committedOffsets, runPlan } from '../helpers/drills.ts'
 import { Consumer, MessagesStreamModes } from '@platformatic/kafka'
@@ -22,6 +26,9 @@ import type { Cleanup } from '../helpers/kafka-clients.ts'
 import { removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
+
+const SKIP_KIP848_TARGET = await skipWithoutKip848('target')
+const SKIP_KIP848_SOURCE = await skipWithoutKip848('source')
 
 /** A KIP-848 consumer (`group.protocol=consumer`) in GROUP on CLUSTER, subscribed to TOPIC, until the test ends; once listed as Stable. */
 async function joinAsKip848Consumer (cluster: ClusterName, group: string, topic: string, admin: AdminClient, t: Cleanup): Promise<void> {
@@ -91,7 +98,7 @@ test('failover, failback and offsets set describe groups of other protocols: no 
   assert.equal((await committedOffsets('target', worker)).size, 0)
 })
 
-test('a group of KIP-848 consumers (group.protocol=consumer), which DescribeGroups shows as Dead: described by ConsumerGroupDescribe, refused as active (exit 5), nothing written', { timeout: 120_000 }, async t => {
+test('a group of KIP-848 consumers (group.protocol=consumer), which DescribeGroups shows as Dead: described by ConsumerGroupDescribe, refused as active (exit 5), nothing written', { skip: SKIP_KIP848_TARGET, timeout: 120_000 }, async t => {
   // Given a topic on B with a commit at 5 and a KIP-848 consumer active in the group
   const topic = uniqueName('kip848')
   const group = uniqueName('kip848-group')
@@ -111,7 +118,7 @@ test('a group of KIP-848 consumers (group.protocol=consumer), which DescribeGrou
   assert.equal((await committedOffsets('target', group)).get(`${topic}-0`), 5)
 })
 
-test('a group of KIP-848 consumers on the source is checkpointed, as classic groups are', { timeout: 120_000 }, async t => {
+test('a group of KIP-848 consumers on the source is checkpointed, as classic groups are', { skip: SKIP_KIP848_SOURCE, timeout: 120_000 }, async t => {
   // Given a topic on A copied by kmirror, and a group with a commit at 4 whose consumer then joins with group.protocol=consumer
   const a = uniqueAlias('a')
   const b = uniqueAlias('b')
