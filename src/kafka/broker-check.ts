@@ -6,6 +6,15 @@
  * Brokers of one cluster may run different releases during a rolling upgrade: each is checked, and the summary
  * names the range seen. A broker that does not answer now (restarting, partitioned) is reported, not fatal: every
  * connection negotiates its versions again before its first request, so it is checked when it comes back.
+ *
+ * Invariants:
+ * - The check costs at most the first bootstrap answer + CHECK_WAIT_MS, whatever request.timeout.ms is. A broker
+ *   that accepts connections and never answers (wedged, frozen, half-partitioned) is common in exactly the outages
+ *   operators run commands in; waiting its whole request timeout (30 s by default) would spend a command's whole
+ *   `--timeout` on a broker whose work the cluster is moving elsewhere meanwhile.
+ * - Every bootstrap server is asked at once; the first answer is the cluster's metadata. The others, and every
+ *   broker the metadata names, get until CHECK_WAIT_MS after it: one that failed or has not answered by then is
+ *   reported unreachable, with its error or "no answer within".
  */
 import { ConnectionPool } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
@@ -41,47 +50,90 @@ export interface BrokerRelease {
 export async function checkBrokers (props: ClientProps, clientId: string, cluster: ClusterContext): Promise<BrokerRelease[]> {
   const options = toConnectOptions(props, clientId)
   const pool = new ConnectionPool(clientId, options)
+  // A request timeout within the wait ends every request first, with the request's own error.
+  const waitMs = options.requestTimeout !== undefined && options.requestTimeout <= CHECK_WAIT_MS ? undefined : CHECK_WAIT_MS
   try {
-    const { metadata, silent } = await bootstrapMetadata(pool, options.bootstrapBrokers, cluster)
-    return silent.concat(await Promise.all([...metadata.brokers.values()].map(async broker => {
-      const address = `${broker.host}:${broker.port}`
-      let apis
-      try {
-        apis = await brokerApis(await pool.get({ host: broker.host, port: broker.port }))
-      } catch (err) {
-        const cause = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `ask broker ${broker.nodeId} (${address}) of ${cluster.label} which API versions it speaks`, cluster)
-        return { nodeId: broker.nodeId, address, release: `unreachable (${cause.message})`, reachable: false }
-      }
-      const missing = NEEDED.find(spec => apis.versionFor(spec) === null)
-      if (missing !== undefined) throw apis.incompatible(missing, cluster.label)
-      return { nodeId: broker.nodeId, address, release: apis.release, reachable: true }
-    })))
+    const bootstrap = await bootstrapMetadata(pool, options.bootstrapBrokers, cluster)
+    const until = waitMs === undefined ? undefined : Date.now() + waitMs
+    const brokers = [...bootstrap.metadata.brokers.values()]
+    const [silent, checked] = await Promise.all([
+      bootstrap.others(until, new Set(brokers.map(b => `${b.host}:${b.port}`))),
+      Promise.all(brokers.map(async broker => {
+        const address = `${broker.host}:${broker.port}`
+        const answer = await settleBy((async () => await brokerApis(await pool.get({ host: broker.host, port: broker.port })))(), until)
+        if (!answer.ok) {
+          const cause = answer.late ? lateCause(waitMs!) : toKmirrorError(answer.error, ErrorCodes.CLUSTER_UNREACHABLE, `ask broker ${broker.nodeId} (${address}) of ${cluster.label} which API versions it speaks`, cluster).message
+          return { nodeId: broker.nodeId, address, release: `unreachable (${cause})`, reachable: false }
+        }
+        const missing = NEEDED.find(spec => answer.value.versionFor(spec) === null)
+        if (missing !== undefined) throw answer.value.incompatible(missing, cluster.label)
+        return { nodeId: broker.nodeId, address, release: answer.value.release, reachable: true }
+      }))
+    ])
+    return silent.concat(checked)
   } finally {
     await pool.close().catch(() => undefined)
   }
 }
 
+/** How long the check waits for the other bootstrap servers and the brokers once the first bootstrap server answered. */
+export const CHECK_WAIT_MS = 5000
+
 /** nodeId of a bootstrap server that did not answer (its node id is not known). */
 export const BOOTSTRAP_NODE_ID = -1
 
-/**
- * The cluster's metadata from the first bootstrap server that answers, each tried in turn: one that accepts
- * connections and never answers (a wedged broker) costs its request timeout, then the next is asked; those that
- * failed are returned as unreachable (node id -1). Rejects with the last server's error when none answers.
- */
-async function bootstrapMetadata (pool: ConnectionPool, servers: readonly string[], cluster: ClusterContext): Promise<{ metadata: MetadataResponse, silent: BrokerRelease[] }> {
-  const silent: BrokerRelease[] = []
-  let last: unknown
-  for (const server of servers) {
-    try {
-      return { metadata: await sendRequest(await pool.get(parseBrokerAddress(server)), MetadataApi, { topics: [] }, cluster.label), silent }
-    } catch (err) {
-      last = err
-      const cause = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `bootstrap server ${server} of ${cluster.label}`, cluster)
-      silent.push({ nodeId: BOOTSTRAP_NODE_ID, address: server, release: `unreachable (${cause.message})`, reachable: false })
-    }
+type Settled<T> = { ok: true, value: T } | { ok: false, late: false, error: unknown } | { ok: false, late: true }
+
+/** PROMISE settled, or late once UNTIL (a time) passes; undefined UNTIL: no bound. Never rejects. */
+async function settleBy<T> (promise: Promise<T>, until: number | undefined): Promise<Settled<T>> {
+  const settled = promise.then((value): Settled<T> => ({ ok: true, value }), (error: unknown): Settled<T> => ({ ok: false, late: false, error }))
+  if (until === undefined) return await settled
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<Settled<T>>(resolve => { timer = setTimeout(() => resolve({ ok: false, late: true }), Math.max(0, until - Date.now())) })
+  try {
+    return await Promise.race([settled, late])
+  } finally {
+    clearTimeout(timer)
   }
-  throw toKmirrorError(last, ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster.label} (${servers.join(',')})`, cluster)
+}
+
+function lateCause (waitMs: number): string {
+  return `no answer within ${waitMs} ms of the broker check: it accepts connections but does not answer (wedged, frozen or overloaded); ` +
+    'its requests wait for request.timeout.ms while it stays so'
+}
+
+interface Bootstrap {
+  readonly metadata: MetadataResponse
+  /** The other bootstrap servers that failed, or did not answer by UNTIL; those at an address of BROKERS are left to their broker check. */
+  readonly others: (until: number | undefined, brokers: ReadonlySet<string>) => Promise<BrokerRelease[]>
+}
+
+/**
+ * The cluster's metadata from the first bootstrap server that answers, all asked at once: one that accepts
+ * connections and never answers (a wedged broker) costs nothing while another answers. Rejects with the last
+ * server's error when none answers.
+ */
+async function bootstrapMetadata (pool: ConnectionPool, servers: readonly string[], cluster: ClusterContext): Promise<Bootstrap> {
+  const asks = servers.map(server => ({
+    server,
+    answer: (async () => await sendRequest(await pool.get(parseBrokerAddress(server)), MetadataApi, { topics: [] }, cluster.label))()
+  }))
+  let metadata: MetadataResponse
+  try {
+    metadata = await Promise.any(asks.map(a => a.answer))
+  } catch (err) {
+    const errors = err instanceof AggregateError ? err.errors : [err]
+    throw toKmirrorError(errors[errors.length - 1], ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster.label} (${servers.join(',')})`, cluster)
+  }
+  const others = async (until: number | undefined, brokers: ReadonlySet<string>): Promise<BrokerRelease[]> => {
+    const settled = await Promise.all(asks.filter(a => !brokers.has(a.server)).map(async a => ({ server: a.server, answer: await settleBy(a.answer, until) })))
+    return settled.flatMap(({ server, answer }) => {
+      if (answer.ok) return []
+      const cause = answer.late ? lateCause(CHECK_WAIT_MS) : toKmirrorError(answer.error, ErrorCodes.CLUSTER_UNREACHABLE, `bootstrap server ${server} of ${cluster.label}`, cluster).message
+      return [{ nodeId: BOOTSTRAP_NODE_ID, address: server, release: `unreachable (${cause})`, reachable: false }]
+    })
+  }
+  return { metadata, others }
 }
 
 /** "Kafka 3.5-3.6" when every broker looks alike, else each broker with its release (bootstrap servers that did not answer left out). */
