@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { after, beforeEach, describe, it } from 'node:test'
-import { toConnectOptions } from '../../../src/kafka/client-options.ts'
+import { cappedTimeout, toConnectOptions } from '../../../src/kafka/client-options.ts'
 import { prepareClientSecurity, resetClientSecurity } from '../../../src/kafka/client-security.ts'
 import type { ClusterClientConfig } from '../../../src/config/types.ts'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
@@ -227,5 +227,23 @@ describe('prepareClientSecurity', () => {
     const problems = prepareClientSecurity([cluster('A', bad), cluster('B', good), cluster('A', bad)])
     assert.deepEqual(problems.map(p => p.key), ['A.ssl.truststore.location'])
     assert.match(problems[0]?.message ?? '', /^\/.*absent\.jks cannot be read \(no such file\)/)
+  })
+})
+
+describe('client timeouts under a command\'s --timeout', () => {
+  it('Given no command deadline (run), then the configured timeout stands', () => {
+    assert.equal(cappedTimeout(30_000, undefined), 30_000)
+  })
+
+  it('Given --timeout 30 s, then a request gets a third of it, so one to a wedged broker leaves time for the retry', () => {
+    assert.equal(cappedTimeout(30_000, 30_000), 10_000)
+    assert.equal(cappedTimeout(10_000, 60_000), 10_000, 'never more than configured')
+  })
+
+  it('Given a short --timeout, then a request still gets 5 s, or the whole deadline when that is shorter', () => {
+    assert.equal(cappedTimeout(30_000, 15_000), 5000)
+    assert.equal(cappedTimeout(30_000, 9000), 5000)
+    assert.equal(cappedTimeout(30_000, 3000), 3000)
+    assert.equal(cappedTimeout(2000, 9000), 2000)
   })
 })
