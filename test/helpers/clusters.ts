@@ -271,8 +271,8 @@ export async function restartCluster (name: ClusterName): Promise<void> {
   await startCluster(name)
 }
 
-/** The pid of NAME's broker JVM (kafka-local.sh's pid file). */
-function brokerPid (name: ClusterName): number {
+/** The pid of NAME's broker JVM (kafka-local.sh's pid file; NAME may be one node of the trio, `trio-2`). */
+function brokerPid (name: string): number {
   const pid = Number(readFileSync(join(stateDir(), 'kafka', name, 'pid'), 'utf8').trim())
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no broker pid for cluster '${name}'`)
   return pid
@@ -347,6 +347,20 @@ export async function useTrio (): Promise<{ trio: TestCluster, release: () => Pr
 /** SIGKILL node ID of the trio at once (its data stays; ensureTrio brings it back). */
 export async function killTrioNode (id: number): Promise<void> {
   await runKafkaLocal(['kill', `${TRIO.name}-${id}`], TRIO.name)
+}
+
+/**
+ * Freezes node ID of the trio with SIGSTOP (connections accepted, nothing answered) until thawTrioNode or the
+ * test's end (`t.after`): its controller fences it within broker.session.timeout.ms and moves its leaders.
+ */
+export function freezeTrioNode (id: number, t: { after: (fn: () => void) => void }): void {
+  const pid = brokerPid(`${TRIO.name}-${id}`)
+  t.after(() => { try { process.kill(pid, 'SIGCONT') } catch { /* already gone */ } })
+  process.kill(pid, 'SIGSTOP')
+}
+
+export function thawTrioNode (id: number): void {
+  process.kill(brokerPid(`${TRIO.name}-${id}`), 'SIGCONT')
 }
 
 /** Stops every node of the trio (SIGTERM). */

@@ -10,13 +10,20 @@
  * transaction coordinator; the instance logs the move naming the cluster and both brokers, its transactions go on
  * with the new coordinator (a round cut short is aborted and copied again), /healthz is 200 again, and a
  * read_committed reader finds every source record exactly once, in source order (0 missing, 0 duplicates).
+ *
+ * Operator commands (third test): `offsets set` on the trio, with default timeouts, while the broker coordinating
+ * the group is frozen (SIGSTOP: connections accepted, nothing answered): the broker check does not wait for the
+ * frozen broker past a few seconds, the group is described where the coordinator moved (never read as absent) and
+ * every partition is written, well within `--timeout`.
  */
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { ConnectionPool } from '@platformatic/kafka'
 import { CoordinatorKeyTypes, findCoordinator, type CoordinatorKeyType } from '../../src/kafka/protocol/find-coordinator.ts'
-import { ensureTrio, killTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
-import { createTopic, endOffsets } from '../helpers/kafka.ts'
+import { AdminClient } from '../../src/kafka/admin-client.ts'
+import { ensureTrio, freezeTrioNode, killTrioNode, thawTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
+import { committedOffsets, runPlan } from '../helpers/drills.ts'
+import { createTopic, endOffsets, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { assertCopiedInOrder, GROUP_SETTINGS, type Instance, killInstances, produceContinuously, startInstance, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
@@ -195,4 +202,50 @@ test('exactly-once: kill -9 of the broker coordinating the transactional id, the
   assert.equal((await instance.process.waitForExit(15_000)).code, 0, instance.process.stderr.slice(-3000))
   await restarting
   t.diagnostic(`${Date.now() - killedAt} ms from the kill to the end, the broker back`)
+})
+
+test('offsets set while the broker coordinating the group is frozen (SIGSTOP): it waits for the coordinator to move, describes the group there and writes every partition', { timeout: 120_000 }, async t => {
+  // Given a group with commits at 5 on both partitions of a topic of the trio (3 replicas), no member
+  await ensureTrio()
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName('coordfrozen')
+  const group = uniqueName('coordfrozen-group')
+  await createTopic(trio, topic, { partitions: 2, replicationFactor: 3, t })
+  await produce(trio, Array.from({ length: 20 }, (_, i) => ({ topic, partition: i % 2, key: null, value: Buffer.from(`v${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i) })))
+  const admin = new AdminClient({ 'bootstrap.servers': trio.bootstrap }, 'test', { label: 'cluster trio' })
+  try {
+    await admin.groups.alterCommittedOffsets(group, [{ topic, partition: 0, offset: 5 }, { topic, partition: 1, offset: 5 }])
+  } finally { await admin.close() }
+  // (default timeouts: request.timeout.ms 30 s, --timeout 30 s)
+  const file = writeTempFile(multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: trio }], [`${a}->${b}`], [`topics = ${topic}`]), '.properties', t)
+
+  // When the broker coordinating the group is frozen and `offsets set --to-earliest --execute` runs at once
+  const frozen = await coordinatorOf(group)
+  freezeTrioNode(frozen.nodeId, t)
+  let set: Awaited<ReturnType<typeof runPlan>>
+  let moved: { nodeId: number }
+  let took: number
+  try {
+    const began = Date.now()
+    set = await runPlan(['offsets', 'set', file, '--cluster', b, '--group', group, '--topic', topic, '--to-earliest', '--execute'], t)
+    took = Date.now() - began
+    t.diagnostic(`offsets set took ${took} ms with node ${frozen.nodeId} (${frozen.address}) frozen`)
+    moved = await coordinatorOfOther(group, frozen.nodeId)
+  } finally {
+    // Thawed before anything else reads the trio: the test's clients (and its cleanups) would wait on the frozen broker.
+    thawTrioNode(frozen.nodeId)
+  }
+
+  // Then, well within its --timeout (the frozen broker's answer to the broker check is not waited for past a few
+  // seconds), it described the group where the coordinator moved (Empty, no member) and wrote both partitions
+  assert.equal(set.code, 0, set.stderr)
+  assert.ok(took < 20_000, `took ${took} ms`)
+  assert.deepEqual([set.plan.groups[0]!.state, set.plan.groups[0]!.members, set.plan.groups[0]!.written], ['Empty', 0, true])
+  t.diagnostic(`the group is coordinated by node ${moved.nodeId} now`)
+  // (the thawed broker may answer from its stale copy of the group until it has read that it lost it)
+  const expected = { [`${topic}-0`]: 0, [`${topic}-1`]: 0 }
+  await waitFor(async () => {
+    const now = Object.fromEntries(await committedOffsets(trio, group))
+    return { done: JSON.stringify(now) === JSON.stringify(expected), state: now }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: 'the offsets written read back' })
 })
