@@ -77,11 +77,15 @@ export class GroupCoordinator {
     this.#coordinator = null
   }
 
-  /** REQUEST to the coordinator on LANE; a network failure forgets the coordinator and throws (retriable). */
-  async send<Req, Res> (spec: ApiSpec<Req, Res>, request: Req, lane: GroupLane): Promise<Res> {
+  /**
+   * REQUEST to the coordinator on LANE; a network failure forgets the coordinator and throws (retriable). ON_SENT
+   * hears the time the request leaves, once the coordinator is found and connected (a member's lease counts from it).
+   */
+  async send<Req, Res> (spec: ApiSpec<Req, Res>, request: Req, lane: GroupLane, onSent?: (at: number) => void): Promise<Res> {
     const broker = await this.coordinator()
     try {
       const connection = await this.#pools[lane].get(broker)
+      onSent?.(Date.now())
       return await sendRequest(connection, spec, request, this.cluster.label)
     } catch (err) {
       this.reset()

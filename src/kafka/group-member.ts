@@ -191,7 +191,7 @@ export class GroupMember {
       await this.#leaveLostMembership()
       const { join, sentAt: joinSentAt } = await this.#join()
       if (incarnation !== this.#incarnation || this.#stopped) return
-      if (join.errorCode !== 0) { this.#lease.joinEnded(); this.#onGroupError(join.errorCode, 'JoinGroup'); return }
+      if (join.errorCode !== 0) { this.#lease.joinEnded(true); this.#onGroupError(join.errorCode, 'JoinGroup'); return }
       this.#lease.joinAnswered(joinSentAt, join.generationId)
       this.#memberId = join.memberId
       this.#generation = join.generationId
@@ -200,13 +200,12 @@ export class GroupMember {
       const previous = (): readonly PreviousMember[] => this.#lastAssignment?.members.map(m => ({ name: m.memberName, transactionalId: m.transactionalId })) ?? this.#listedBeforeJoin
       const assignments = join.leader === join.memberId ? await leadRound(join, previous(), this.#o) : []
       if (incarnation !== this.#incarnation || this.#stopped) return
-      const sentAt = Date.now()
-      this.#lease.syncSent(sentAt)
+      let sentAt = Date.now()
       const sync = await this.#coordinator.send(SyncGroupApi, {
         groupId: this.#o.groupId, generationId: join.generationId, memberId: join.memberId, protocolType: PROTOCOL_TYPE, protocolName: PROTOCOL_NAME, assignments
-      }, 'join')
+      }, 'join', at => { sentAt = at; this.#lease.syncSent(at) }).catch((err: unknown) => { this.#lease.syncEnded(); throw err })
       if (incarnation !== this.#incarnation || this.#stopped) return
-      if (sync.errorCode !== 0) { this.#onGroupError(sync.errorCode, 'SyncGroup'); return }
+      if (sync.errorCode !== 0) { this.#lease.syncEnded(); this.#onGroupError(sync.errorCode, 'SyncGroup'); return }
       this.#lease.syncAnswered(sentAt)
       const assignment = this.#readAssignment(sync.assignment)
       this.#joining = false

@@ -22,11 +22,14 @@
  * - Between a join's answer and this member's SyncGroup the generation is not steady either. The coordinator drops
  *   a member that has not sent SyncGroup within rebalance.timeout.ms of the join's completion and hands its work
  *   out, while it answers heartbeats NONE until then (a leader slow to compute the assignment keeps them coming).
- *   The completion came after the JoinGroup was sent and after every heartbeat answered REBALANCE_IN_PROGRESS was
- *   sent, so until SyncGroup is sent the lease also ends at the latest of those send times + rebalance.timeout.ms -
- *   heartbeat.interval.ms. A SyncGroup sent before then (the margin covers its way there) or answered at all ends
- *   that bound; a join answered again in the same generation (a rejoin before syncing) keeps the earlier bound,
- *   because the coordinator's deadline runs from the first completion.
+ *   The completion came after the first JoinGroup sent since the last one answered (a rejoin whose first answer was
+ *   lost is answered from the completion that first one took part in) and after every heartbeat answered
+ *   REBALANCE_IN_PROGRESS was sent. So the lease also ends at the latest of those send times + rebalance.timeout.ms
+ *   - heartbeat.interval.ms, unless a SyncGroup sent before then (the margin covers its way there) is in flight. A
+ *   SyncGroup answered ends that bound; one that failed or was refused brings it back; a join answered again in the
+ *   same generation keeps the earlier bound, because the coordinator's deadline runs from the first completion.
+ * - Send times are taken when the request is written to the coordinator's connection (GroupCoordinator.send's
+ *   `onSent`), not before the coordinator was found: a slow lookup never makes a late request look early.
  */
 export class MemberLease {
   readonly #sessionTimeoutMs: number
@@ -40,8 +43,12 @@ export class MemberLease {
   #joinHeld = false
   /** Send time of the last request answered REBALANCE_IN_PROGRESS: the join completed after it. */
   #rebalancingFrom = Number.NEGATIVE_INFINITY
-  /** While a join is answered and its SyncGroup not yet sent: when the coordinator may drop this member, less the margin. */
+  /** Send time of the first JoinGroup sent since one was last answered: the next completion came after it. */
+  #firstJoinSent: number | null = null
+  /** From a join's answer until its SyncGroup is answered: when the coordinator may drop this member, less the margin. */
   #syncDue: { generation: number, by: number } | null = null
+  /** A SyncGroup sent before `#syncDue.by` is in flight: the coordinator will not drop this member for it. */
+  #syncInFlight = false
 
   constructor (sessionTimeoutMs: number, heartbeatIntervalMs: number, rebalanceTimeoutMs: number) {
     this.#sessionTimeoutMs = sessionTimeoutMs
@@ -67,35 +74,45 @@ export class MemberLease {
   /** The JoinGroup sent at SENT_AT was answered without error: GENERATION formed, its SyncGroup is due. */
   joinAnswered (sentAt: number, generation: number): void {
     this.ack(sentAt)
-    const by = Math.max(sentAt, this.#rebalancingFrom) + this.#rebalanceTimeoutMs - this.#heartbeatIntervalMs
+    const by = Math.max(this.#firstJoinSent ?? sentAt, this.#rebalancingFrom) + this.#rebalanceTimeoutMs - this.#heartbeatIntervalMs
     const earlier = this.#syncDue?.generation === generation ? this.#syncDue.by : Number.POSITIVE_INFINITY
     this.#syncDue = { generation, by: Math.min(by, earlier) }
+    this.#syncInFlight = false
+    this.#firstJoinSent = null
   }
 
-  /** This member sent its SyncGroup at SENT_AT: in time, the coordinator's sync deadline no longer applies. */
+  /** This member wrote its SyncGroup at SENT_AT: before the deadline, the coordinator will not drop it for that. */
   syncSent (sentAt: number): void {
-    if (this.#syncDue !== null && sentAt < this.#syncDue.by) this.#syncDue = null
+    this.#syncInFlight = this.#syncDue !== null && sentAt < this.#syncDue.by
+  }
+
+  /** The SyncGroup in flight failed or was answered with an error: the deadline applies again. */
+  syncEnded (): void {
+    this.#syncInFlight = false
   }
 
   /** The SyncGroup sent at SENT_AT was answered without error: the generation is steady. */
   syncAnswered (sentAt: number): void {
     this.#syncDue = null
+    this.#syncInFlight = false
     this.ack(sentAt)
   }
 
-  /** This member sent a JoinGroup at SENT_AT. */
+  /** This member wrote a JoinGroup at SENT_AT. */
   joinSent (sentAt: number): void {
     this.#joinHeld = this.valid(sentAt)
+    this.#firstJoinSent ??= sentAt
   }
 
-  /** The pending JoinGroup failed or was answered with an error. */
-  joinEnded (): void {
+  /** The pending JoinGroup failed (ANSWERED false: it may still take part in a completion) or was answered with an error. */
+  joinEnded (answered: boolean): void {
     this.#joinHeld = false
+    if (answered) this.#firstJoinSent = null
   }
 
   valid (now: number): boolean {
     if (now >= this.#from + this.#sessionTimeoutMs - this.#heartbeatIntervalMs) return false
-    if (this.#syncDue !== null && now >= this.#syncDue.by) return false
+    if (this.#syncDue !== null && !this.#syncInFlight && now >= this.#syncDue.by) return false
     return !this.#rebalancing || this.#joinHeld || now < this.#steadyFrom + this.#rebalanceTimeoutMs - this.#heartbeatIntervalMs
   }
 
@@ -106,6 +123,8 @@ export class MemberLease {
     this.#rebalancing = false
     this.#joinHeld = false
     this.#rebalancingFrom = Number.NEGATIVE_INFINITY
+    this.#firstJoinSent = null
     this.#syncDue = null
+    this.#syncInFlight = false
   }
 }

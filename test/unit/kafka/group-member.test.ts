@@ -33,7 +33,8 @@ class FakeCoordinator implements GroupCoordinatorPort {
   #members = 0
   #generation = 0
 
-  async send<Req, Res> (spec: ApiSpec<Req, Res>, request: Req, _lane: GroupLane): Promise<Res> {
+  async send<Req, Res> (spec: ApiSpec<Req, Res>, request: Req, _lane: GroupLane, onSent?: (at: number) => void): Promise<Res> {
+    onSent?.(Date.now())
     const answer = await this.#answer(spec.name, request)
     return answer as Res
   }

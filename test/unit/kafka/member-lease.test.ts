@@ -43,7 +43,7 @@ test('a JoinGroup sent while the lease held lifts the rebalance bound until it i
   l.joinSent(2500)
   for (let at = 3000; at <= 9000; at += 1000) l.ackRebalancing(at)
   assert.equal(l.valid(12_000), true, 'waited for by the coordinator, the session kept by heartbeats')
-  l.joinEnded()
+  l.joinEnded(false)
   assert.equal(l.valid(12_000), false)
   // Sent after the rebalance bound ran out: the coordinator may have completed the join without it.
   const late = lease()
@@ -74,19 +74,46 @@ test('after a join answered, the lease ends at the join\'s completion (at the ea
   assert.equal(l.valid(17_000), false)
 })
 
-test('a SyncGroup sent in time ends the sync bound; a join answered again in the same generation keeps the earlier bound', () => {
+test('a SyncGroup sent in time suspends the sync bound until it fails; a join answered again in the same generation keeps the earlier bound', () => {
   const l = lease()
   l.joinAnswered(1000, 3)
   l.syncSent(3900)
   for (let at = 5000; at <= 8000; at += 1000) l.ack(at)
-  assert.equal(l.valid(8000), true, 'synced in time: the session bound alone')
+  assert.equal(l.valid(8000), true, 'synced in time: the session bound alone while it is in flight')
+  // The SyncGroup failed unanswered (the coordinator may never have read it), the member rejoins: answered from
+  // the same generation, whose deadline ran from the first completion.
+  l.syncEnded()
+  assert.equal(l.valid(8000), false)
+  l.joinSent(8100)
+  l.joinAnswered(8100, 3)
+  assert.equal(l.valid(8200), false, 'the earlier bound (4000) stands')
   const again = lease()
   again.joinAnswered(1000, 3)
   again.joinAnswered(3000, 3)
   again.ack(3500)
   assert.equal(again.valid(3999), true)
-  assert.equal(again.valid(4000), false, 'the coordinator counts from the first completion')
   again.joinAnswered(4500, 4)
   assert.equal(again.valid(7499), true, 'a new generation: a new deadline')
   assert.equal(again.valid(7500), false)
+})
+
+test('a JoinGroup whose answer was lost bounds the next completion: a rejoin answered from it counts from the first send', () => {
+  const l = lease()
+  l.ack(500)
+  l.joinSent(1000)
+  l.joinEnded(false)
+  // Rejoined at 2500; the coordinator answers from the completion the first JoinGroup took part in (after 1000).
+  l.joinSent(2500)
+  l.joinAnswered(2500, 5)
+  assert.equal(l.valid(3999), true)
+  assert.equal(l.valid(4000), false, 'bound from 1000, not 2500')
+  // A JoinGroup answered with an error took part in no completion: the next one counts from its own send.
+  const refused = lease()
+  refused.ack(500)
+  refused.joinSent(1000)
+  refused.joinEnded(true)
+  refused.joinSent(2500)
+  refused.joinAnswered(2500, 5)
+  assert.equal(refused.valid(5499), true)
+  assert.equal(refused.valid(5500), false)
 })
