@@ -94,10 +94,20 @@ export function validateEnabledFlows (flows: readonly FlowConfig[]): ConfigProbl
   return dedupe(problems)
 }
 
-/** The group's heartbeats must come well inside its session timeout, or every member's lease is always over. */
+/**
+ * The group's heartbeats must come well inside its session timeout, or every member's lease is always over; and
+ * inside its rebalance timeout twice over, or every member drops its work at each rebalance (a lease ends
+ * heartbeat.interval.ms before a deadline counted from a send time up to a heartbeat before the rebalance).
+ */
 function groupTimeoutProblems (flow: FlowConfig): ConfigProblem[] {
-  if (flow.heartbeatIntervalMs < flow.sessionTimeoutMs) return []
-  return [{ key: `${flow.name}.heartbeat.interval.ms`, message: `is ${flow.heartbeatIntervalMs}, not below session.timeout.ms (${flow.sessionTimeoutMs}): an instance could never hold work; set it to about a third of session.timeout.ms (defaults 3000 and 10000)` }]
+  const problems: ConfigProblem[] = []
+  if (flow.heartbeatIntervalMs >= flow.sessionTimeoutMs) {
+    problems.push({ key: `${flow.name}.heartbeat.interval.ms`, message: `is ${flow.heartbeatIntervalMs}, not below session.timeout.ms (${flow.sessionTimeoutMs}): an instance could never hold work; set it to about a third of session.timeout.ms (defaults 3000 and 10000)` })
+  }
+  if (flow.rebalanceTimeoutMs <= 2 * flow.heartbeatIntervalMs) {
+    problems.push({ key: `${flow.name}.rebalance.timeout.ms`, message: `is ${flow.rebalanceTimeoutMs}, not above twice heartbeat.interval.ms (${flow.heartbeatIntervalMs}): every instance would stop its work at each rebalance; set it well above (defaults 60000 and 3000)` })
+  }
+  return problems
 }
 
 function clusterProblems (cluster: ClusterClientConfig, flowName: string): ConfigProblem[] {

@@ -28,4 +28,10 @@ describe('the keys of a flow\'s group', () => {
     const problem = problemFor(problemsOf(twoClusters('A->B.heartbeat.interval.ms = 10000')), 'A->B.heartbeat.interval.ms')
     assert.match(problem.message, /not below session.timeout.ms \(10000\)/)
   })
+
+  it('refuse a rebalance timeout not above twice the heartbeat interval', () => {
+    const problem = problemFor(problemsOf(twoClusters('A->B.rebalance.timeout.ms = 6000')), 'A->B.rebalance.timeout.ms')
+    assert.match(problem.message, /is 6000, not above twice heartbeat.interval.ms \(3000\)/)
+    assert.equal(flowOf(parse(twoClusters('A->B.rebalance.timeout.ms = 6001')), 'A->B').rebalanceTimeoutMs, 6001)
+  })
 })
