@@ -8,7 +8,8 @@
  * connection negotiates its versions again before its first request, so it is checked when it comes back.
  *
  * Invariants:
- * - The check costs at most the first bootstrap answer + CHECK_WAIT_MS, whatever request.timeout.ms is. A broker
+ * - The check costs at most the first bootstrap answer + CHECK_WAIT_MS, whatever request.timeout.ms and
+ *   socket.connection.setup.timeout.ms are (its connections are closed without waiting for attempts pending). A broker
  *   that accepts connections and never answers (wedged, frozen, half-partitioned) is common in exactly the outages
  *   operators run commands in; waiting its whole request timeout (30 s by default) would spend a command's whole
  *   `--timeout` on a broker whose work the cluster is moving elsewhere meanwhile.
@@ -50,19 +51,18 @@ export interface BrokerRelease {
 export async function checkBrokers (props: ClientProps, clientId: string, cluster: ClusterContext): Promise<BrokerRelease[]> {
   const options = toConnectOptions(props, clientId)
   const pool = new ConnectionPool(clientId, options)
-  // A request timeout within the wait ends every request first, with the request's own error.
-  const waitMs = options.requestTimeout !== undefined && options.requestTimeout <= CHECK_WAIT_MS ? undefined : CHECK_WAIT_MS
   try {
     const bootstrap = await bootstrapMetadata(pool, options.bootstrapBrokers, cluster)
-    const until = waitMs === undefined ? undefined : Date.now() + waitMs
+    // (a request or connection timeout shorter than the wait ends its attempt first, with its own error)
+    const until = Date.now() + CHECK_WAIT_MS
     const brokers = [...bootstrap.metadata.brokers.values()]
     const [silent, checked] = await Promise.all([
-      bootstrap.others(until, new Set(brokers.map(b => `${b.host}:${b.port}`))),
+      bootstrap.others(until, new Set(brokers.map(b => addressKey(`${b.host}:${b.port}`)))),
       Promise.all(brokers.map(async broker => {
         const address = `${broker.host}:${broker.port}`
         const answer = await settleBy((async () => await brokerApis(await pool.get({ host: broker.host, port: broker.port })))(), until)
         if (!answer.ok) {
-          const cause = answer.late ? lateCause(waitMs!) : toKmirrorError(answer.error, ErrorCodes.CLUSTER_UNREACHABLE, `ask broker ${broker.nodeId} (${address}) of ${cluster.label} which API versions it speaks`, cluster).message
+          const cause = answer.late ? LATE : toKmirrorError(answer.error, ErrorCodes.CLUSTER_UNREACHABLE, `ask broker ${broker.nodeId} (${address}) of ${cluster.label} which API versions it speaks`, cluster).message
           return { nodeId: broker.nodeId, address, release: `unreachable (${cause})`, reachable: false }
         }
         const missing = NEEDED.find(spec => answer.value.versionFor(spec) === null)
@@ -72,7 +72,9 @@ export async function checkBrokers (props: ClientProps, clientId: string, cluste
     ])
     return silent.concat(checked)
   } finally {
-    await pool.close().catch(() => undefined)
+    // Not awaited: closing waits for a connection attempt still pending (a host that drops packets) until its
+    // connect timeout, which would stretch the check past its wait. The attempt ends by itself, and is closed then.
+    pool.close().catch(() => undefined)
   }
 }
 
@@ -84,10 +86,9 @@ export const BOOTSTRAP_NODE_ID = -1
 
 type Settled<T> = { ok: true, value: T } | { ok: false, late: false, error: unknown } | { ok: false, late: true }
 
-/** PROMISE settled, or late once UNTIL (a time) passes; undefined UNTIL: no bound. Never rejects. */
-async function settleBy<T> (promise: Promise<T>, until: number | undefined): Promise<Settled<T>> {
+/** PROMISE settled, or late once UNTIL (a time) passes. Never rejects. */
+async function settleBy<T> (promise: Promise<T>, until: number): Promise<Settled<T>> {
   const settled = promise.then((value): Settled<T> => ({ ok: true, value }), (error: unknown): Settled<T> => ({ ok: false, late: false, error }))
-  if (until === undefined) return await settled
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<Settled<T>>(resolve => { timer = setTimeout(() => resolve({ ok: false, late: true }), Math.max(0, until - Date.now())) })
   try {
@@ -97,15 +98,19 @@ async function settleBy<T> (promise: Promise<T>, until: number | undefined): Pro
   }
 }
 
-function lateCause (waitMs: number): string {
-  return `no answer within ${waitMs} ms of the broker check: it accepts connections but does not answer (wedged, frozen or overloaded); ` +
-    'its requests wait for request.timeout.ms while it stays so'
+const LATE = `no answer within ${CHECK_WAIT_MS} ms after the first bootstrap server answered (still connecting, or connected and silent: ` +
+  'down, cut off, wedged, frozen or overloaded); requests to it wait for their timeouts while it stays so'
+
+/** `host:port` as a broker or bootstrap server is compared: `[::1]:9092` and `::1:9092`, `Broker-1` and `broker-1` alike. */
+function addressKey (address: string): string {
+  const { host, port } = parseBrokerAddress(address)
+  return `${host.replace(/^\[(.*)\]$/, '$1').toLowerCase()}:${port}`
 }
 
 interface Bootstrap {
   readonly metadata: MetadataResponse
   /** The other bootstrap servers that failed, or did not answer by UNTIL; those at an address of BROKERS are left to their broker check. */
-  readonly others: (until: number | undefined, brokers: ReadonlySet<string>) => Promise<BrokerRelease[]>
+  readonly others: (until: number, brokers: ReadonlySet<string>) => Promise<BrokerRelease[]>
 }
 
 /**
@@ -125,11 +130,11 @@ async function bootstrapMetadata (pool: ConnectionPool, servers: readonly string
     const errors = err instanceof AggregateError ? err.errors : [err]
     throw toKmirrorError(errors[errors.length - 1], ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster.label} (${servers.join(',')})`, cluster)
   }
-  const others = async (until: number | undefined, brokers: ReadonlySet<string>): Promise<BrokerRelease[]> => {
-    const settled = await Promise.all(asks.filter(a => !brokers.has(a.server)).map(async a => ({ server: a.server, answer: await settleBy(a.answer, until) })))
+  const others = async (until: number, brokers: ReadonlySet<string>): Promise<BrokerRelease[]> => {
+    const settled = await Promise.all(asks.filter(a => !brokers.has(addressKey(a.server))).map(async a => ({ server: a.server, answer: await settleBy(a.answer, until) })))
     return settled.flatMap(({ server, answer }) => {
       if (answer.ok) return []
-      const cause = answer.late ? lateCause(CHECK_WAIT_MS) : toKmirrorError(answer.error, ErrorCodes.CLUSTER_UNREACHABLE, `bootstrap server ${server} of ${cluster.label}`, cluster).message
+      const cause = answer.late ? LATE : toKmirrorError(answer.error, ErrorCodes.CLUSTER_UNREACHABLE, `bootstrap server ${server} of ${cluster.label}`, cluster).message
       return [{ nodeId: BOOTSTRAP_NODE_ID, address: server, release: `unreachable (${cause})`, reachable: false }]
     })
   }
