@@ -1,6 +1,6 @@
 /**
  * A command's `--timeout`: it covers every cluster the command talks to. Every client's request and connection
- * timeouts are capped to a third of it, at least 5 s (client-options.ts), so a broker that never answers costs one
+ * timeouts are capped to a third of it, at least 10 s (client-options.ts), so a broker that never answers costs one
  * attempt and the retry still fits, and one that never comes back fails the command within
  * `--timeout` with an error naming the cluster, the broker and the request. The whole command is bounded too,
  * by twice `--timeout` plus a small margin: failover may wait `--timeout` for a source that is down and then still

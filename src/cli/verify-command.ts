@@ -62,7 +62,7 @@ export async function verifyCommand (file: string, options: VerifyCommandOptions
   const input = loadInput(() => loadCheckedConfig(file, config => findFlow(config, options.from, options.to), flow => [flow.source, flow.target]).picked)
   if (!input.ok) return input.exitCode
   const flow = input.value
-  capClientTimeouts(Math.round(timeoutSeconds * 1000))
+  capClientTimeouts(Math.round(timeoutSeconds * 1000), 'request')
   const bar = process.stderr.isTTY ? progressBar(flow.name, text => process.stderr.write(text)) : undefined
   let report
   try {

@@ -18,34 +18,36 @@ export interface ConnectOptions extends ConnectionOptions {
   retryDelay: number
 }
 
-/** A command's `--timeout`, in ms: no request or connection attempt of any client waits longer. `run` sets none. */
-let commandDeadlineMs: number | undefined
-
 /** The least a command's cap leaves a request (unless its own timeout or `--timeout` is less). */
-export const COMMAND_REQUEST_FLOOR_MS = 5000
+export const COMMAND_REQUEST_FLOOR_MS = 10_000
+
+/** A command's `--timeout`, and whether it bounds each request (verify) or the whole command (the others). */
+let commandCap: { deadlineMs: number, perRequest: boolean } | undefined
 
 /**
  * Caps `request.timeout.ms` and `socket.connection.setup.timeout.ms` of every client opened from now on (set
  * once by a command with `--timeout`, before it opens any client), so that a broker that never answers fails the
  * command within its deadline with an error naming the cluster, the broker and the request.
  *
- * The cap is a third of `--timeout`, not less than COMMAND_REQUEST_FLOOR_MS: a broker that accepts connections and
- * never answers (wedged, frozen) costs one attempt, and the retry (to the broker the cluster moved its work to,
- * within about broker.session.timeout.ms, 9 s by default) still fits in the command's deadline. The floor keeps
- * short deadlines from cutting off requests a loaded but working broker answers.
+ * When `--timeout` bounds the whole command, the cap is a third of it, not less than COMMAND_REQUEST_FLOOR_MS: a
+ * broker that accepts connections and never answers (wedged, frozen) costs one attempt, and the retry (to the
+ * broker the cluster moved its work to, within broker.session.timeout.ms, 9 s by default) can still fit. The
+ * floor keeps short deadlines from cutting off requests a slow but working broker answers (a large read of an
+ * internal topic, a source under load). `verify`'s `--timeout` bounds each request: the cap is all of it.
  */
-export function capClientTimeouts (ms: number): void {
-  commandDeadlineMs = ms
+export function capClientTimeouts (ms: number, bounds: 'command' | 'request' = 'command'): void {
+  commandCap = { deadlineMs: ms, perRequest: bounds === 'request' }
 }
 
 /** A client timeout of MS under a command deadline of DEADLINE_MS (none: `run`), as capClientTimeouts says. */
-export function cappedTimeout (ms: number, deadlineMs: number | undefined): number {
+export function cappedTimeout (ms: number, deadlineMs: number | undefined, perRequest = false): number {
   if (deadlineMs === undefined) return ms
+  if (perRequest) return Math.min(ms, deadlineMs)
   return Math.min(ms, deadlineMs, Math.max(Math.round(deadlineMs / 3), COMMAND_REQUEST_FLOOR_MS))
 }
 
 function capped (ms: number): number {
-  return cappedTimeout(ms, commandDeadlineMs)
+  return cappedTimeout(ms, commandCap?.deadlineMs, commandCap?.perRequest)
 }
 
 export function toConnectOptions (props: ClientProps, clientId: string): ConnectOptions {

@@ -235,15 +235,20 @@ describe('client timeouts under a command\'s --timeout', () => {
     assert.equal(cappedTimeout(30_000, undefined), 30_000)
   })
 
-  it('Given --timeout 30 s, then a request gets a third of it, so one to a wedged broker leaves time for the retry', () => {
-    assert.equal(cappedTimeout(30_000, 30_000), 10_000)
-    assert.equal(cappedTimeout(10_000, 60_000), 10_000, 'never more than configured')
+  it('Given --timeout 60 s for the whole command, then a request gets a third of it, so one to a wedged broker leaves time for the retry', () => {
+    assert.equal(cappedTimeout(30_000, 60_000), 20_000)
+    assert.equal(cappedTimeout(10_000, 90_000), 10_000, 'never more than configured')
   })
 
-  it('Given a short --timeout, then a request still gets 5 s, or the whole deadline when that is shorter', () => {
-    assert.equal(cappedTimeout(30_000, 15_000), 5000)
-    assert.equal(cappedTimeout(30_000, 9000), 5000)
-    assert.equal(cappedTimeout(30_000, 3000), 3000)
-    assert.equal(cappedTimeout(2000, 9000), 2000)
+  it('Given a shorter --timeout, then a request still gets 10 s, or the whole deadline when that is shorter', () => {
+    assert.equal(cappedTimeout(30_000, 30_000), 10_000)
+    assert.equal(cappedTimeout(30_000, 15_000), 10_000)
+    assert.equal(cappedTimeout(30_000, 5000), 5000)
+    assert.equal(cappedTimeout(2000, 15_000), 2000)
+  })
+
+  it('Given verify\'s --timeout, which bounds each request, then a request gets all of it', () => {
+    assert.equal(cappedTimeout(30_000, 20_000, true), 20_000)
+    assert.equal(cappedTimeout(30_000, 60_000, true), 30_000)
   })
 })
