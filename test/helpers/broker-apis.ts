@@ -34,7 +34,7 @@ async function kip848Refusal (cluster: TestCluster): Promise<string | undefined>
     const apis = await brokerApis(connection)
     const broker = `broker ${apis.address} (looks like ${apis.release})`
     if (!apis.apis.has(CONSUMER_GROUP_HEARTBEAT)) return `${broker} does not offer ConsumerGroupHeartbeat (API key ${CONSUMER_GROUP_HEARTBEAT})`
-    if (apis.versionFor(ConsumerGroupDescribeApi) === null) return undefined
+    if (apis.versionFor(ConsumerGroupDescribeApi) === null) return `${broker} offers ConsumerGroupHeartbeat but no ConsumerGroupDescribe version kmirror speaks, so kmirror cannot see a KIP-848 group's members there`
     const answer = await sendRequest(connection, ConsumerGroupDescribeApi, { groups: [uniqueName('kip848-probe')] }, `cluster ${cluster.name}`)
     if (answer.groups.some(g => kafkaErrorName(g.errorCode) === 'UNSUPPORTED_VERSION')) {
       return `${broker} offers ConsumerGroupHeartbeat but has the consumer rebalance protocol turned off (ConsumerGroupDescribe answers UNSUPPORTED_VERSION)`
