@@ -29,12 +29,12 @@ async function createTopics (ctx: BenchContext, names: readonly string[], partit
 }
 
 /**
- * CPU seconds (user + system) the target broker's process has used so far, when KMIRROR_BENCH_TARGET_PID names it
- * (a cluster of `scripts/kafka-local.sh`: its .state/kafka/NAME/pid); else null. For A/B runs: what a replicator's
+ * CPU seconds (user + system) the target broker's process has used so far: the harness's own target, or the one
+ * KMIRROR_BENCH_TARGET_PID names (a cluster of `scripts/kafka-local.sh`: its .state/kafka/NAME/pid); else null. For A/B runs: what a replicator's
  * requests cost the broker while it creates the partitions.
  */
-function targetBrokerCpuSeconds (): number | null {
-  const pid = process.env['KMIRROR_BENCH_TARGET_PID']
+function targetBrokerCpuSeconds (ctx: BenchContext): number | null {
+  const pid = ctx.targetPid?.() ?? process.env['KMIRROR_BENCH_TARGET_PID']
   if (pid === undefined) return null
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
@@ -44,11 +44,14 @@ function targetBrokerCpuSeconds (): number | null {
   }
 }
 
-/** Runs STEP and logs the target broker's CPU seconds during it (KMIRROR_BENCH_TARGET_PID). */
+/** Runs STEP on a fresh target when the harness owns it, and logs the target broker's CPU seconds during it. */
 async function withBrokerCpu<T> (ctx: BenchContext, label: string, step: () => Promise<T>): Promise<T> {
-  const before = targetBrokerCpuSeconds()
+  // A fresh target per contender: a broker's first 5,000 partitions cost it several times the later ones (its JIT
+  // compiles the creation path meanwhile), so on a shared broker the run order decided the figures (RESULTS.md).
+  if (ctx.freshTarget) await ctx.freshTarget()
+  const before = targetBrokerCpuSeconds(ctx)
   const result = await step()
-  const after = targetBrokerCpuSeconds()
+  const after = targetBrokerCpuSeconds(ctx)
   if (before !== null && after !== null) ctx.log(`${label}: target broker CPU ${(after - before).toFixed(1)} s`)
   return result
 }
@@ -78,7 +81,16 @@ export async function measureCreateLimit (ctx: BenchContext, count: number, perT
   const one: TestRecord[] = names.flatMap(topic => Array.from({ length: perTopic }, (_, partition) => ({
     topic, partition, key: null, value: Buffer.from(jsonPayload(partition, PAYLOAD_BYTES)), headers: [], timestamp: BigInt(Date.now())
   })))
-  await produce(ctx.target, one, { compression: 'lz4' })
+  // A leader is in the metadata seconds before the broker has loaded the partition: the producer's own retries can
+  // run out meanwhile on a cold broker. Sent again until acknowledged (a partition may get its record twice: the
+  // limit times the broker taking one record on every partition, not the records).
+  let attempts = 0
+  await waitFor(async () => {
+    attempts++
+    await produce(ctx.target, one, { compression: 'lz4' })
+    return true
+  }, { timeoutMs: 300_000, intervalMs: 250, message: `one record acknowledged on every partition of ${count} new topics` })
+  if (attempts > 1) ctx.log(`limit: the records were acknowledged at attempt ${attempts}`)
   const seconds = (Date.now() - start) / 1000
   ctx.log(`limit: one record on every partition acknowledged after ${seconds.toFixed(1)} s`)
   // Not a replicator: no CPU or memory of its own to show ("—"); records/s = the scenario's records over that time.
@@ -114,7 +126,7 @@ export const partitions: Scenario = {
       name: 'partitions',
       workload: `${count.toLocaleString()} topics × ${perTopic} partitions (${(count * perTopic).toLocaleString()}) × ${perPartition} records of ${PAYLOAD_BYTES}-byte JSON (lz4), preloaded; timed until every partition is complete on the target. MM2 with \`tasks.max = ${TASKS}\`.`,
       runs,
-      notes: limit ? ['Limit: the target broker alone creating the same topics (CreateTopics, 100 topics a request) until one record produced to every partition is acknowledged; its "first record" figure is when every partition had a leader. No CPU or memory: it is the broker\'s work. kmirror/limit on the seconds row is how close kmirror comes to the broker making the partitions writable.'] : []
+      notes: limit ? [`${ctx.freshTarget ? 'Each contender ran on a fresh target (the target cluster wiped and started again before it). ' : ''}Limit: the target broker alone creating the same topics (CreateTopics, 100 topics a request) until one record produced to every partition is acknowledged; its "first record" figure is when every partition had a leader. No CPU or memory: it is the broker's work. kmirror/limit on the seconds row is how close kmirror comes to the broker making the partitions writable.`] : []
     }
   }
 }

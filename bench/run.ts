@@ -15,7 +15,7 @@
 import { appendFileSync, existsSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { REPO_ROOT, runKafkaLocal, shiftedPort, type TestCluster } from '../test/helpers/clusters.ts'
+import { brokerPid, REPO_ROOT, runKafkaLocal, shiftedPort, type TestCluster } from '../test/helpers/clusters.ts'
 import { deleteTopics } from '../test/helpers/kafka.ts'
 import { newWorkDir, type BenchContext } from './lib/measure.ts'
 import { TOOLS } from './lib/replicators.ts'
@@ -72,7 +72,16 @@ interface Created {
   target: string[]
 }
 
-async function openClusters (options: Options): Promise<{ source: TestCluster; target: TestCluster; release: (created: Created) => Promise<void> }> {
+interface Clusters {
+  source: TestCluster
+  target: TestCluster
+  release: (created: Created) => Promise<void>
+  /** Own clusters only: the target wiped and started again (see BenchContext.freshTarget). */
+  freshTarget?: () => Promise<void>
+  targetPid?: () => number
+}
+
+async function openClusters (options: Options): Promise<Clusters> {
   // The test helpers take any cluster marked external and only read its bootstrap.
   const cluster = (name: 'source' | 'target', bootstrap: string): TestCluster => ({ name, bootstrap, external: true })
   if (options.sourceBootstrap && options.targetBootstrap) {
@@ -92,6 +101,13 @@ async function openClusters (options: Options): Promise<{ source: TestCluster; t
   return {
     source: cluster('source', `127.0.0.1:${OWN_CLUSTERS[0].port}`),
     target: cluster('target', `127.0.0.1:${OWN_CLUSTERS[1].port}`),
+    freshTarget: async () => {
+      const { name, port } = OWN_CLUSTERS[1]
+      log(`wiping and starting ${name} again: a fresh target`)
+      await runKafkaLocal(['wipe', name])
+      await runKafkaLocal(['up', name, String(port)])
+    },
+    targetPid: () => brokerPid(OWN_CLUSTERS[1].name),
     release: async () => {
       if (options.keepClusters) return
       log(`wiping ${names.join(' and ')}`)
@@ -113,7 +129,10 @@ async function main (): Promise<void> {
   const clusters = await openClusters(options)
   const workDir = newWorkDir()
   const created: Created = { source: [], target: [] }
-  const base = { source: clusters.source, target: clusters.target, workDir, log, created: (cluster: keyof Created, topics: readonly string[]) => created[cluster].push(...topics) }
+  const base = {
+    source: clusters.source, target: clusters.target, workDir, log, freshTarget: clusters.freshTarget, targetPid: clusters.targetPid,
+    created: (cluster: keyof Created, topics: readonly string[]) => created[cluster].push(...topics)
+  }
   const results: ScenarioResult[] = []
   try {
     for (const name of options.scenarios) {

@@ -25,6 +25,13 @@ export interface BenchContext {
   tools: readonly Tool[]
   /** Whether the scenario's limit row is measured (scenarios named by `--compare`, with or without MM2). */
   limit: boolean
+  /**
+   * Wipes the target cluster and starts it again, empty and cold: set only when the harness owns its clusters.
+   * `partitions` gives each contender a fresh target with it, so no run inherits a broker another run warmed up.
+   */
+  freshTarget?: () => Promise<void>
+  /** The target broker's process id, when the harness owns it (its CPU during a run). */
+  targetPid?: () => number
 }
 
 /** True when the scenario measures its limit row (`--compare`; with `--without-mm2` kmirror and the limit only). */

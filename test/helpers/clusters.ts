@@ -272,7 +272,8 @@ export async function restartCluster (name: ClusterName): Promise<void> {
 }
 
 /** The pid of NAME's broker JVM (kafka-local.sh's pid file; NAME may be one node of the trio, `trio-2`). */
-function brokerPid (name: string): number {
+/** The broker process of local cluster NAME (`.state/kafka/NAME/pid`). */
+export function brokerPid (name: string): number {
   const pid = Number(readFileSync(join(stateDir(), 'kafka', name, 'pid'), 'utf8').trim())
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no broker pid for cluster '${name}'`)
   return pid
