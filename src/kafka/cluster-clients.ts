@@ -16,9 +16,15 @@ import { OffsetLookup } from './offset-lookup.ts'
 import { RecordFetcher, type RecordFetcherOptions } from './record-fetcher.ts'
 import { RecordWriter, type RecordWriterOptions } from './record-writer.ts'
 
-/** How kmirror reads its internal topics (progress, history, offset syncs, checkpoints): committed data, no long waits. */
+/**
+ * How kmirror reads its internal topics (progress, history, offset syncs, checkpoints): committed data, no long
+ * waits, and answers of at most 8 MiB. A command's requests may get only 10 s (a third of `--timeout`,
+ * client-options.ts): 8 MiB arrive in that time over a 7 Mbit/s link to a distant cluster, 50 MiB (Kafka's
+ * default) would need 40 Mbit/s. Reading a large internal topic takes more rounds instead, each a few milliseconds
+ * on a local network.
+ */
 export const INTERNAL_READER_OPTIONS: RecordFetcherOptions = Object.freeze({
-  isolation: 'read_committed', maxWaitMs: 100, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576
+  isolation: 'read_committed', maxWaitMs: 100, maxBytes: 8_388_608, maxPartitionBytes: 1_048_576
 })
 
 const CLOSE_DEADLINE_MS = 3000
