@@ -1,8 +1,8 @@
 /**
  * The `kmirror` command line (started by main.ts). Commands set process.exitCode and return; process.exit is
- * called in src/cli/ only, by run-command.ts (a stop that misses its 9 s deadline, or a handle still open 1 s after a
- * completed stop), command-deadline.ts (a command past its --timeout) and unexpected-errors.ts (an error nobody
- * caught), and only run-command.ts handles signals.
+ * called in src/cli/ only, by this file (a handle still open 1 s after a command returned), run-command.ts (a stop
+ * that misses its 9 s deadline, or a handle still open 1 s after a completed stop), command-deadline.ts (a command
+ * past its --timeout) and unexpected-errors.ts (an error nobody caught), and only run-command.ts handles signals.
  * Exit codes (src/errors.ts ExitCodes): 0 ok, 2 bad input (nothing written), 3 start failed, 4 runtime failure;
  * an error nobody caught is an internal error: 3 while `run` starts, 4 otherwise (unexpected-errors.ts).
  * Each command's module is imported when that command runs: `run` never loads the failover, plan or topology
@@ -16,6 +16,9 @@ import { packageVersion } from '../version.ts'
 import { withCommandDeadline } from './command-deadline.ts'
 import { checkDistinctClusters, checkDryRunOrExecute, parseJavaRegex, parseList, parsePort, parseTopicScope, rewriteListSpelling, secondsParser, type OffsetsSetFlags } from './flag-parsers.ts'
 import { describeUnexpectedError, exitOnUnexpectedErrors, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
+
+/** How long a returned command may wait for its open handles before it exits anyway. */
+const COMMAND_EXIT_GRACE_MS = 1000
 
 const TIMEOUT_HELP = 'seconds the whole command may take, every cluster it talks to included: no request waits longer; past it, exit 3'
 
@@ -205,7 +208,18 @@ export async function main (): Promise<void> {
       return
     }
     process.exitCode = reportFatal(err)
+  } finally {
+    exitSoonAfterReturn()
   }
+}
+
+/**
+ * A command that has returned ends within a second with its exit code, even when a client left a handle open (a
+ * connection attempt to a broker that drops packets waits for its connect timeout; closing does not cut it short).
+ * Unref'd: a clean event loop exits at once; output is already written (pipes and files are synchronous on POSIX).
+ */
+function exitSoonAfterReturn (): void {
+  setTimeout(() => process.exit(), COMMAND_EXIT_GRACE_MS).unref()
 }
 
 /** Prints an error the user can act on and returns the exit code it deserves. */
