@@ -27,7 +27,7 @@ export interface BenchContext {
   limit: boolean
   /**
    * Wipes the target cluster and starts it again, empty and cold: set only when the harness owns its clusters.
-   * `partitions` gives each contender a fresh target with it, so no run inherits a broker another run warmed up.
+   * `topics` and `partitions` give each contender a fresh target with it: no run inherits a broker another warmed up.
    */
   freshTarget?: () => Promise<void>
   /** The target broker's process id, when the harness owns it (its CPU during a run). */
