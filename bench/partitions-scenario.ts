@@ -28,13 +28,8 @@ async function createTopics (ctx: BenchContext, names: readonly string[], partit
   })
 }
 
-/**
- * CPU seconds (user + system) the target broker's process has used so far: the harness's own target, or the one
- * KMIRROR_BENCH_TARGET_PID names (a cluster of `scripts/kafka-local.sh`: its .state/kafka/NAME/pid); else null. For A/B runs: what a replicator's
- * requests cost the broker while it creates the partitions.
- */
-function targetBrokerCpuSeconds (ctx: BenchContext): number | null {
-  const pid = ctx.targetPid?.() ?? process.env['KMIRROR_BENCH_TARGET_PID']
+/** CPU seconds (user + system) process PID has used so far; null when it cannot be read. */
+function cpuSeconds (pid: number | string | undefined): number | null {
   if (pid === undefined) return null
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
@@ -44,15 +39,36 @@ function targetBrokerCpuSeconds (ctx: BenchContext): number | null {
   }
 }
 
-/** Runs STEP on a fresh target when the harness owns it, and logs the target broker's CPU seconds during it. */
+/**
+ * The brokers' processes: the harness's own clusters, or on given clusters those KMIRROR_BENCH_TARGET_PID and
+ * KMIRROR_BENCH_SOURCE_PID name (clusters of `scripts/kafka-local.sh`: their .state/kafka/NAME/pid).
+ */
+function brokerPids (ctx: BenchContext): { target: number | string | undefined; source: number | string | undefined } {
+  return {
+    target: ctx.brokerPid?.('target') ?? process.env['KMIRROR_BENCH_TARGET_PID'],
+    source: ctx.brokerPid?.('source') ?? process.env['KMIRROR_BENCH_SOURCE_PID']
+  }
+}
+
+/**
+ * Runs STEP on a fresh target when the harness owns it, and logs the CPU seconds each broker used during it: what a
+ * replicator's requests cost the brokers while the target creates the partitions (on 2 shared cores, CPU the target
+ * broker does not get).
+ */
 async function withBrokerCpu<T> (ctx: BenchContext, label: string, step: () => Promise<T>): Promise<T> {
   // A fresh target per contender: a broker's first 5,000 partitions cost it several times the later ones (its JIT
   // compiles the creation path meanwhile), so on a shared broker the run order decided the figures (RESULTS.md).
   if (ctx.freshTarget) await ctx.freshTarget()
-  const before = targetBrokerCpuSeconds(ctx)
+  const pids = brokerPids(ctx)
+  const before = { target: cpuSeconds(pids.target), source: cpuSeconds(pids.source) }
   const result = await step()
-  const after = targetBrokerCpuSeconds(ctx)
-  if (before !== null && after !== null) ctx.log(`${label}: target broker CPU ${(after - before).toFixed(1)} s`)
+  const after = { target: cpuSeconds(pids.target), source: cpuSeconds(pids.source) }
+  const used = (side: 'target' | 'source'): string => {
+    const [b, a] = [before[side], after[side]]
+    return b === null || a === null ? '' : ` ${side} ${(a - b).toFixed(1)} s`
+  }
+  const line = `${used('target')}${used('source')}`
+  if (line !== '') ctx.log(`${label}: broker CPU:${line}`)
   return result
 }
 

@@ -78,7 +78,7 @@ interface Clusters {
   release: (created: Created) => Promise<void>
   /** Own clusters only: the target wiped and started again (see BenchContext.freshTarget). */
   freshTarget?: () => Promise<void>
-  targetPid?: () => number
+  brokerPid?: (cluster: 'source' | 'target') => number
 }
 
 async function openClusters (options: Options): Promise<Clusters> {
@@ -107,7 +107,7 @@ async function openClusters (options: Options): Promise<Clusters> {
       await runKafkaLocal(['wipe', name])
       await runKafkaLocal(['up', name, String(port)])
     },
-    targetPid: () => brokerPid(OWN_CLUSTERS[1].name),
+    brokerPid: (side: 'source' | 'target') => brokerPid(OWN_CLUSTERS[side === 'source' ? 0 : 1].name),
     release: async () => {
       if (options.keepClusters) return
       log(`wiping ${names.join(' and ')}`)
@@ -130,7 +130,7 @@ async function main (): Promise<void> {
   const workDir = newWorkDir()
   const created: Created = { source: [], target: [] }
   const base = {
-    source: clusters.source, target: clusters.target, workDir, log, freshTarget: clusters.freshTarget, targetPid: clusters.targetPid,
+    source: clusters.source, target: clusters.target, workDir, log, freshTarget: clusters.freshTarget, brokerPid: clusters.brokerPid,
     created: (cluster: keyof Created, topics: readonly string[]) => created[cluster].push(...topics)
   }
   const results: ScenarioResult[] = []

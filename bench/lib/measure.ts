@@ -30,8 +30,8 @@ export interface BenchContext {
    * `topics` and `partitions` give each contender a fresh target with it: no run inherits a broker another warmed up.
    */
   freshTarget?: () => Promise<void>
-  /** The target broker's process id, when the harness owns it (its CPU during a run). */
-  targetPid?: () => number
+  /** A broker's process id, when the harness owns the clusters (its CPU during a run). */
+  brokerPid?: (cluster: 'source' | 'target') => number
 }
 
 /** True when the scenario measures its limit row (`--compare`; with `--without-mm2` kmirror and the limit only). */
