@@ -15,7 +15,8 @@
  *   `--timeout` on a broker whose work the cluster is moving elsewhere meanwhile.
  * - Every bootstrap server is asked at once; the first answer is the cluster's metadata. The others, and every
  *   broker the metadata names, get until CHECK_WAIT_MS after it: one that failed or has not answered by then is
- *   reported unreachable, with its error or "no answer within".
+ *   reported unreachable, with its error or "no answer within". A bootstrap server that is one of those brokers under
+ *   another name (`localhost` for `127.0.0.1`: same-broker.ts) is reported once, as that broker.
  */
 import { ConnectionPool } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
@@ -31,6 +32,7 @@ import { ListOffsetsApi } from './protocol/list-offsets.ts'
 import { MetadataApi, type MetadataResponse } from './protocol/metadata.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
 import { ProduceApi } from './protocol/produce.ts'
+import { notAmong } from './same-broker.ts'
 
 /** What kmirror sends itself to any cluster (source or target: a cluster is often both). */
 const NEEDED: readonly ApiSpec<never, unknown>[] = [FetchApi, ProduceApi, MetadataApi, ListOffsetsApi, InitProducerIdApi]
@@ -57,7 +59,7 @@ export async function checkBrokers (props: ClientProps, clientId: string, cluste
     const until = Date.now() + CHECK_WAIT_MS
     const brokers = [...bootstrap.metadata.brokers.values()]
     const [silent, checked] = await Promise.all([
-      bootstrap.others(until, new Set(brokers.map(b => addressKey(`${b.host}:${b.port}`)))),
+      bootstrap.others(until, brokers.map(b => `${b.host}:${b.port}`)),
       Promise.all(brokers.map(async broker => {
         const address = `${broker.host}:${broker.port}`
         const answer = await settleBy((async () => await brokerApis(await pool.get({ host: broker.host, port: broker.port })))(), until)
@@ -101,16 +103,13 @@ async function settleBy<T> (promise: Promise<T>, until: number): Promise<Settled
 const LATE = `no answer within ${CHECK_WAIT_MS} ms after the first bootstrap server answered (still connecting, or connected and silent: ` +
   'down, cut off, wedged, frozen or overloaded); requests to it wait for their timeouts while it stays so'
 
-/** `host:port` as a broker or bootstrap server is compared: `[::1]:9092` and `::1:9092`, `Broker-1` and `broker-1` alike. */
-function addressKey (address: string): string {
-  const { host, port } = parseBrokerAddress(address)
-  return `${host.replace(/^\[(.*)\]$/, '$1').toLowerCase()}:${port}`
-}
-
 interface Bootstrap {
   readonly metadata: MetadataResponse
-  /** The other bootstrap servers that failed, or did not answer by UNTIL; those at an address of BROKERS are left to their broker check. */
-  readonly others: (until: number, brokers: ReadonlySet<string>) => Promise<BrokerRelease[]>
+  /**
+   * The other bootstrap servers that failed, or did not answer by UNTIL; those that are one of BROKERS (advertised
+   * `host:port`), by name or by resolved address (same-broker.ts), are left to their broker check.
+   */
+  readonly others: (until: number, brokers: readonly string[]) => Promise<BrokerRelease[]>
 }
 
 /**
@@ -130,10 +129,14 @@ async function bootstrapMetadata (pool: ConnectionPool, servers: readonly string
     const errors = err instanceof AggregateError ? err.errors : [err]
     throw toKmirrorError(errors[errors.length - 1], ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster.label} (${servers.join(',')})`, cluster)
   }
-  const others = async (until: number, brokers: ReadonlySet<string>): Promise<BrokerRelease[]> => {
-    const settled = await Promise.all(asks.filter(a => !brokers.has(addressKey(a.server))).map(async a => ({ server: a.server, answer: await settleBy(a.answer, until) })))
+  const others = async (until: number, brokers: readonly string[]): Promise<BrokerRelease[]> => {
+    const [apart, settled] = await Promise.all([
+      notAmong(servers, brokers, until - Date.now()),
+      Promise.all(asks.map(async a => ({ server: a.server, answer: await settleBy(a.answer, until) })))
+    ])
+    const reported = new Set(apart)
     return settled.flatMap(({ server, answer }) => {
-      if (answer.ok) return []
+      if (answer.ok || !reported.has(server)) return []
       const cause = answer.late ? LATE : toKmirrorError(answer.error, ErrorCodes.CLUSTER_UNREACHABLE, `bootstrap server ${server} of ${cluster.label}`, cluster).message
       return [{ nodeId: BOOTSTRAP_NODE_ID, address: server, release: `unreachable (${cause})`, reachable: false }]
     })
