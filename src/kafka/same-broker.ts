@@ -1,7 +1,10 @@
 /**
- * Whether a bootstrap server and a broker of the metadata are one broker under two names (`localhost:9092` in
- * bootstrap.servers, `127.0.0.1:9092` advertised; a DNS alias and the broker's own host name). The start-up check
- * reports a broker that did not answer once: under its advertised address, which is the one its other messages use.
+ * Broker addresses compared, and brokers ordered by them.
+ * - Whether a bootstrap server and a broker of the metadata are one broker under two names (`localhost:9092` in
+ *   bootstrap.servers, `127.0.0.1:9092` advertised; a DNS alias and the broker's own host name): the start-up check
+ *   reports a broker that did not answer once, under its advertised address, which its other messages use.
+ * - Which broker to ask first for something any broker can answer (where a group's coordinator is): the brokers
+ *   that answered the start check first, one that just failed the caller last.
  *
  * Invariants:
  * - Names are compared first as written (case, IPv6 brackets), then by the addresses they resolve to, and the
@@ -61,4 +64,17 @@ async function withDeadline<T> (promise: Promise<T>, timeoutMs: number): Promise
   } finally {
     clearTimeout(timer)
   }
+}
+
+/**
+ * The node ids of BROKERS in the order of PREFERRED (`addressKey`s: `bootstrap.servers` as the start check ordered
+ * it), brokers not in it after them in their own order, and those in AVOID last.
+ */
+export function inPreferredOrder (brokers: ReadonlyMap<number, { readonly host: string, readonly port: number }>, preferred: readonly string[], avoid: ReadonlySet<string>): number[] {
+  const rank = (broker: { host: string, port: number }): number => {
+    const key = addressKey(`${broker.host}:${broker.port}`)
+    const at = preferred.indexOf(key)
+    return (avoid.has(key) ? 2 * preferred.length + 2 : 0) + (at < 0 ? preferred.length : at)
+  }
+  return [...brokers].map(([nodeId, broker]) => ({ nodeId, rank: rank(broker) })).sort((a, b) => a.rank - b.rank).map(b => b.nodeId)
 }

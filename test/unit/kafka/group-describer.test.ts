@@ -203,3 +203,23 @@ test('a coordinator that lists ConsumerGroupDescribe but runs no KIP-848 group (
   const described = await describeAnyGroups(connections, ['new-group'], CLUSTER, Date.now() + 5000)
   assert.deepEqual([...described.values()].map(g => [g.groupId, g.state, g.members.length]), [['new-group', 'Dead', 0]])
 })
+
+test('a broker that times out saying where the coordinators are is asked again only when no other broker takes a connection', async () => {
+  // Given a broker at broker-0:9092 that accepts connections and never answers FindCoordinator in time
+  const { connections, asked } = fakeCluster(GROUPS, new Map())
+  const avoided: string[][] = []
+  const wedged = { host: 'broker-0', port: 9092, send (...args: unknown[]) { (args[6] as (e: Error) => void)(new NetworkError('Request timed out')) } } as unknown as Connection
+  const withWedged: GroupConnections = {
+    any: async avoid => {
+      avoided.push([...(avoid ?? [])])
+      return avoid?.has('broker-0:9092') === true ? await connections.any() : wedged
+    },
+    broker: connections.broker
+  }
+  // When a group is described
+  const described = await describeAnyGroups(withWedged, ['billing'], CLUSTER, Date.now() + 5000)
+  // Then the second pass asks for a broker other than the wedged one, and the group is described
+  assert.deepEqual([...described.keys()], ['billing'])
+  assert.deepEqual(avoided, [[], ['broker-0:9092']])
+  assert.deepEqual(asked, ['find billing', 'describe billing at 1'])
+})

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { notAmong, type Resolve } from '../../../src/kafka/same-broker.ts'
+import { inPreferredOrder, notAmong, type Resolve } from '../../../src/kafka/same-broker.ts'
 
 const hosts: Record<string, readonly string[]> = {
   localhost: ['127.0.0.1', '::1'],
@@ -42,5 +42,15 @@ describe('notAmong', () => {
 
   it('resolves real names through the system resolver', async () => {
     assert.deepEqual(await notAmong(['localhost:9092'], ['127.0.0.1:9092'], 5000), [])
+  })
+})
+
+describe('inPreferredOrder', () => {
+  const brokers = new Map([[1, { host: '127.0.0.1', port: 9092 }], [2, { host: '127.0.0.1', port: 9093 }], [3, { host: '127.0.0.1', port: 9094 }], [4, { host: 'Broker-4', port: 9095 }]])
+
+  it('puts the brokers in bootstrap.servers order first, the others after in metadata order, the avoided last', () => {
+    assert.deepEqual(inPreferredOrder(brokers, ['127.0.0.1:9094', '127.0.0.1:9093'], new Set()), [3, 2, 1, 4])
+    assert.deepEqual(inPreferredOrder(brokers, ['127.0.0.1:9094', '127.0.0.1:9093'], new Set(['127.0.0.1:9094'])), [2, 1, 4, 3])
+    assert.deepEqual(inPreferredOrder(brokers, [], new Set(['broker-4:9095', '127.0.0.1:9092'])), [2, 3, 1, 4])
   })
 })
