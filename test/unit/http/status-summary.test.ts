@@ -73,6 +73,11 @@ describe('summaryDocument', () => {
     assert.equal(topics[0]!.topic, 'topic-250')
     assert.deepEqual((doc!['failing'] as { topic: string, partition: number, lagRecords: number | null }[]).map(p => [p.topic, p.partition, p.lagRecords]), [['topic-250', 7, null]])
     assert.ok(JSON.stringify(doc).length < 20_000)
+    // With the default limits (100 topics, 100 failing partitions): under 25 kB, and under 75 kB when every partition fails
+    const [usual] = summaryDocument([flow(partitions)], context, summaryOptions(new URLSearchParams('summary')))
+    const [worst] = summaryDocument([flow(partitions.map(p => ({ ...p, failure })))], context, summaryOptions(new URLSearchParams('summary')))
+    assert.ok(JSON.stringify(usual).length < 25_000, `${JSON.stringify(usual).length} bytes`)
+    assert.ok(JSON.stringify(worst).length < 75_000, `${JSON.stringify(worst).length} bytes`)
   })
 
   it('filters topics by a case-insensitive part of their name and says how many match', () => {
