@@ -64,7 +64,7 @@ function buildProgram (): Command {
       }, createLogger(opts.logLevel, undefined, stderrSync(), opts.logFormat))
     })
   program.command('plan')
-    .description('print what the next sync would change on each target (topics, partitions, configs, ACLs); changes nothing. Exit 0: in sync, 1: drift, 2: error')
+    .description('print what the next sync would change on each target (topics, partitions, configs, ACLs); changes nothing. Exit 0: in sync, 1: drift, 2: bad configuration or usage, 3: a cluster could not be read')
     .argument('<file>', 'mm2.properties')
     .option('--clusters <alias>', 'only flows whose target is one of these clusters (a,b or repeated)', parseList)
     .option('--json', 'print JSON for scripts')

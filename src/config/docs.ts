@@ -41,8 +41,9 @@ A Java \`.properties\` file, read as \`java.util.Properties\` reads it (ISO-8859
 - A \`\\\` at the end of a line continues the value on the next line.
 - Lists are split at commas, with the spaces around them removed; an empty value is an empty list.
 - Regex lists (\`topics\`, \`groups\`, ...) hold Java regular expressions, each matched against the whole name.
-- Any value (but \`clusters\` and \`config.providers*\`) may hold \`\${provider:[path:]key}\` references, resolved by the
-  providers declared with \`config.providers\` (docs/operations.md, "Secrets and config providers").
+- Any value, \`clusters\` and the providers' parameters included, may hold \`\${provider:[path:]key}\` references,
+  resolved by the providers declared with \`config.providers\`; only the provider names and classes are read as
+  written (docs/operations.md, "Secrets and config providers").
 
 ## Precedence
 

@@ -17,6 +17,9 @@
  *   offsets all the same (they come from its offset history, not from its checkpoints) and warns.
  * - `emit.heartbeats.interval.seconds = 0`: the same in MirrorHeartbeatTask.poll; kmirror emits every
  *   MIN_HEARTBEAT_INTERVAL_MS (heartbeat-emitter.ts).
+ * - `emit.offset-syncs.enabled = false` with checkpoints on: MirrorCheckpointConfig's validation fails ("can't run
+ *   without offset syncs"), so MM2 writes no checkpoints and syncs no group offsets. kmirror checkpoints all the
+ *   same (its offset history does not depend on the offset-syncs topic) and warns.
  */
 import type { ConfigProblem } from '../errors.ts'
 import type { FlowConfig } from './types.ts'
@@ -61,7 +64,8 @@ export function zeroIntervalProblems (flow: FlowConfig): ConfigProblem[] {
 
 /**
  * Periods MM2 runs with, but not as written: what it (and kmirror) does instead; and group offsets synced without
- * checkpoints, which MM2 never does (its checkpoint connector then starts no task, and the task runs the sync).
+ * checkpoints, or checkpoints without offset syncs, which MM2 never does (its checkpoint connector then runs no task,
+ * and the task runs the sync).
  */
 export function jobIntervalWarnings (flow: FlowConfig): ConfigWarning[] {
   const warnings: ConfigWarning[] = []
@@ -83,6 +87,13 @@ export function jobIntervalWarnings (flow: FlowConfig): ConfigWarning[] {
     warnings.push({
       key: `${flow.name}.emit.checkpoints.interval.seconds`,
       message: `is 0: MM2 checkpoints without any pause; kmirror checkpoints every ${MIN_CHECKPOINT_INTERVAL_MS / 1000} s (only what changed is written, as in MM2)`
+    })
+  }
+  if (!flow.emitOffsetSyncsEnabled && checkpointIntervalMs(flow) !== null) {
+    warnings.push({
+      key: `${flow.name}.emit.offset-syncs.enabled`,
+      message: 'is false while checkpoints are on: MM2\'s checkpoint connector cannot run without offset syncs, so MM2 writes no checkpoints ' +
+        'and syncs no group offsets; kmirror checkpoints from its own offset history all the same. Set emit.checkpoints.enabled = false to match MM2'
     })
   }
   if (flow.emitHeartbeatsEnabled && flow.emitHeartbeatsIntervalSeconds === 0) {

@@ -12,6 +12,7 @@
  *   partition number (`find`), and asks it at a position object that is made again only when the position moved
  *   (`fetchPosition`): an idle round over thousands of partitions builds no string and no object per partition.
  */
+import { ErrorCodes } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { partitionKey } from '../topic-partition.ts'
 import type { FetchedBatches, PartitionPosition, RecordFetcher } from '../kafka/record-fetcher.ts'
@@ -243,7 +244,7 @@ export async function recoverOutOfRange (state: PartitionState, f: FetchedBatche
     const lost = earliest - state.position
     state.lostToRetention += lost
     deps.metrics.inc('recordsLostToRetention', { flow: deps.flow, topic: state.topic }, lost)
-    deps.log.error({ topic: state.topic, partition: state.partition, from: state.position, to: earliest, lost },
+    deps.log.error({ code: ErrorCodes.DATA_LOSS_RETENTION, topic: state.topic, partition: state.partition, from: state.position, to: earliest, lost },
       'records were deleted by retention on the source before kmirror copied them; resuming at the log start. Raise retention on the source or fix the replication lag')
     state.position = earliest
   } else if (state.position > latest) {

@@ -91,6 +91,15 @@ describe('MM2 job periods of 0 and below', () => {
     assert.deepEqual(parse(twoClusters('sync.group.offsets.enabled = true')).warnings, [])
   })
 
+  it('offset syncs off with checkpoints on: MM2\'s checkpoint connector cannot run; kmirror checkpoints, with a warning', () => {
+    assert.deepEqual(warningsFor(parse(twoClusters('emit.offset-syncs.enabled = false')), 'A->B.emit.offset-syncs.enabled'), [
+      'is false while checkpoints are on: MM2\'s checkpoint connector cannot run without offset syncs, so MM2 writes no checkpoints ' +
+      'and syncs no group offsets; kmirror checkpoints from its own offset history all the same. Set emit.checkpoints.enabled = false to match MM2'
+    ])
+    assert.equal(jobsWith('emit.offset-syncs.enabled = false')['emit-checkpoints'], 60_000)
+    assert.deepEqual(parse(twoClusters('emit.offset-syncs.enabled = false', 'emit.checkpoints.enabled = false')).warnings, [])
+  })
+
   it('emit.heartbeats.interval.seconds = 0 emits without a pause in MM2: kmirror every 100 ms, with a warning; negative or disabled is off', () => {
     const heartbeats = (...lines: string[]): number | null => heartbeatIntervalMs(flowOf(parse(twoClusters(...lines)), 'A->B'))
     assert.equal(heartbeats('emit.heartbeats.interval.seconds = 0'), 100)

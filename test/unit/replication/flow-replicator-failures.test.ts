@@ -206,7 +206,7 @@ describe('FlowReplicator out-of-range positions', () => {
     const errors = h.logs.at(LogLevels.error)
     assert.equal(errors.length, 1)
     assert.match(errors[0]!.msg, /deleted by retention/)
-    assert.deepEqual([errors[0]!['topic'], errors[0]!['partition'], errors[0]!['from'], errors[0]!['to'], errors[0]!['lost']], ['t', 0, 5, 12, 7])
+    assert.deepEqual([errors[0]!['code'], errors[0]!['topic'], errors[0]!['partition'], errors[0]!['from'], errors[0]!['to'], errors[0]!['lost']], ['KMIRROR_ERR_DATA_LOSS_RETENTION', 't', 0, 5, 12, 7])
     assert.deepEqual(h.progress.latest(), { 't-0': 29 })
   })
 
