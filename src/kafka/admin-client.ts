@@ -14,6 +14,7 @@ import type { ClusterContext } from './connection-hints.ts'
 import { withGrant } from './acl-grant.ts'
 import { kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { describePrincipal } from './principal.ts'
+import { suspectsLast } from './broker-suspects.ts'
 import { addressKey, inPreferredOrder } from './same-broker.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
@@ -78,7 +79,7 @@ export class AdminClient {
     this.#principal = describePrincipal(props, cluster.alias ?? clientId)
     this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
     this.#bootstrap = (props['bootstrap.servers'] ?? '').split(',').map(s => s.trim()).filter(s => s.length > 0).map(addressKey)
-    const connections = { any: (avoid?: ReadonlySet<string>) => this.#anyConnection(avoid), broker: (node: number) => this.#brokerConnection(node) }
+    const connections = { any: () => this.#anyConnection(), broker: (node: number) => this.#brokerConnection(node) }
     this.groups = new GroupAdmin(this.#admin, connections, cluster, this.#apiTimeoutMs, this.#principal)
     this.#configs = new TopicConfigAdmin(this.#admin, cluster, this.#principal, (action, fn) => this.#call(action, fn))
   }
@@ -268,13 +269,14 @@ export class AdminClient {
    * A connection to the first broker of the cluster that takes one. Not the library's connectToBrokers() for all
    * brokers: it fails when any one is down, and a cluster with one broker of three down must still be described.
    * Brokers are tried in `bootstrap.servers` order (the start check puts the brokers that answered it first), the
-   * others after them, those at an address of AVOID (`addressKey`: they failed the caller already) last: a broker
-   * that accepts connections and never answers is not asked first again and again.
+   * others after them, brokers that lately failed a request last (broker-suspects.ts): a broker that accepts
+   * connections and never answers is not asked first again and again.
    */
-  async #anyConnection (avoid: ReadonlySet<string> = new Set()): Promise<Connection> {
+  async #anyConnection (): Promise<Connection> {
     const { brokers } = await this.#admin.metadata({ topics: [] })
+    const ordered = suspectsLast(inPreferredOrder(brokers, this.#bootstrap).map(nodeId => ({ nodeId, ...brokers.get(nodeId)! })))
     let last: unknown
-    for (const nodeId of inPreferredOrder(brokers, this.#bootstrap, avoid)) {
+    for (const { nodeId } of ordered) {
       try {
         const connection = (await this.#admin.connectToBrokers([nodeId])).values().next().value
         if (connection !== undefined) return connection

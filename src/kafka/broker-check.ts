@@ -8,15 +8,17 @@
  * connection negotiates its versions again before its first request, so it is checked when it comes back.
  *
  * Invariants:
- * - The check costs at most the first bootstrap answer + CHECK_WAIT_MS, whatever request.timeout.ms and
+ * - The check costs at most the first bootstrap answer + CHECK_WAIT_MS (+ RESOLVE_WAIT_MS when a bootstrap server
+ *   and a broker both failed), whatever request.timeout.ms and
  *   socket.connection.setup.timeout.ms are (its connections are closed without waiting for attempts pending). A broker
  *   that accepts connections and never answers (wedged, frozen, half-partitioned) is common in exactly the outages
  *   operators run commands in; waiting its whole request timeout (30 s by default) would spend a command's whole
  *   `--timeout` on a broker whose work the cluster is moving elsewhere meanwhile.
  * - Every bootstrap server is asked at once; the first answer is the cluster's metadata. The others, and every
  *   broker the metadata names, get until CHECK_WAIT_MS after it: one that failed or has not answered by then is
- *   reported unreachable, with its error or "no answer within". A bootstrap server that is one of those brokers under
- *   another name (`localhost` for `127.0.0.1`: same-broker.ts) is reported once, as that broker.
+ *   reported unreachable, with its error or "no answer within". A failed bootstrap server that is a failed broker
+ *   under another name (`localhost` for `127.0.0.1`: same-broker.ts) is reported once, as that broker; names are
+ *   resolved only then, for at most RESOLVE_WAIT_MS.
  */
 import { ConnectionPool } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
@@ -32,7 +34,7 @@ import { ListOffsetsApi } from './protocol/list-offsets.ts'
 import { MetadataApi, type MetadataResponse } from './protocol/metadata.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
 import { ProduceApi } from './protocol/produce.ts'
-import { notAmong } from './same-broker.ts'
+import { addressKey, sameAsBrokers } from './same-broker.ts'
 
 /** What kmirror sends itself to any cluster (source or target: a cluster is often both). */
 const NEEDED: readonly ApiSpec<never, unknown>[] = [FetchApi, ProduceApi, MetadataApi, ListOffsetsApi, InitProducerIdApi]
@@ -58,7 +60,7 @@ export async function checkBrokers (props: ClientProps, clientId: string, cluste
     // (a request or connection timeout shorter than the wait ends its attempt first, with its own error)
     const until = Date.now() + CHECK_WAIT_MS
     const brokers = [...bootstrap.metadata.brokers.values()]
-    const [silent, checked] = await Promise.all([
+    const [failedBootstrap, checked] = await Promise.all([
       bootstrap.others(until, brokers.map(b => `${b.host}:${b.port}`)),
       Promise.all(brokers.map(async broker => {
         const address = `${broker.host}:${broker.port}`
@@ -72,7 +74,7 @@ export async function checkBrokers (props: ClientProps, clientId: string, cluste
         return { nodeId: broker.nodeId, address, release: answer.value.release, reachable: true }
       }))
     ])
-    return silent.concat(checked)
+    return (await reportedOnce(failedBootstrap, checked)).concat(checked)
   } finally {
     // Not awaited: closing waits for a connection attempt still pending (a host that drops packets) until its
     // connect timeout, which would stretch the check past its wait. The attempt ends by itself, and is closed then.
@@ -105,10 +107,7 @@ const LATE = `no answer within ${CHECK_WAIT_MS} ms after the first bootstrap ser
 
 interface Bootstrap {
   readonly metadata: MetadataResponse
-  /**
-   * The other bootstrap servers that failed, or did not answer by UNTIL; those that are one of BROKERS (advertised
-   * `host:port`), by name or by resolved address (same-broker.ts), are left to their broker check.
-   */
+  /** The other bootstrap servers that failed, or did not answer by UNTIL; those named as one of BROKERS (advertised `host:port`) are left to their broker check. */
   readonly others: (until: number, brokers: readonly string[]) => Promise<BrokerRelease[]>
 }
 
@@ -130,18 +129,31 @@ async function bootstrapMetadata (pool: ConnectionPool, servers: readonly string
     throw toKmirrorError(errors[errors.length - 1], ErrorCodes.CLUSTER_UNREACHABLE, `check the brokers of ${cluster.label} (${servers.join(',')})`, cluster)
   }
   const others = async (until: number, brokers: readonly string[]): Promise<BrokerRelease[]> => {
-    const [apart, settled] = await Promise.all([
-      notAmong(servers, brokers, until - Date.now()),
-      Promise.all(asks.map(async a => ({ server: a.server, answer: await settleBy(a.answer, until) })))
-    ])
-    const reported = new Set(apart)
+    const named = new Set(brokers.map(addressKey))
+    const settled = await Promise.all(asks.filter(a => !named.has(addressKey(a.server))).map(async a => ({ server: a.server, answer: await settleBy(a.answer, until) })))
     return settled.flatMap(({ server, answer }) => {
-      if (answer.ok || !reported.has(server)) return []
+      if (answer.ok) return []
       const cause = answer.late ? LATE : toKmirrorError(answer.error, ErrorCodes.CLUSTER_UNREACHABLE, `bootstrap server ${server} of ${cluster.label}`, cluster).message
       return [{ nodeId: BOOTSTRAP_NODE_ID, address: server, release: `unreachable (${cause})`, reachable: false }]
     })
   }
   return { metadata, others }
+}
+
+/** How long the check may spend resolving names, only when a bootstrap server and a broker both failed. */
+const RESOLVE_WAIT_MS = 1000
+
+/**
+ * FAILED bootstrap servers but those that are a broker of CHECKED under another name which failed its own check
+ * too (`localhost` for `127.0.0.1`): that broker is reported once, under its advertised address. A bootstrap
+ * server that failed while the broker it resolves to answered is reported: its name (a TLS host name mismatch, a
+ * broken route) is the fault.
+ */
+async function reportedOnce (failed: readonly BrokerRelease[], checked: readonly BrokerRelease[]): Promise<BrokerRelease[]> {
+  const silent = checked.filter(b => !b.reachable).map(b => b.address)
+  if (failed.length === 0 || silent.length === 0) return [...failed]
+  const same = new Set(await sameAsBrokers(failed.map(b => b.address), silent, RESOLVE_WAIT_MS))
+  return failed.filter(b => !same.has(b.address))
 }
 
 /** "Kafka 3.5-3.6" when every broker looks alike, else each broker with its release (bootstrap servers that did not answer left out). */

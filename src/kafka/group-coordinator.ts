@@ -8,11 +8,13 @@
  *   time, so heartbeats on their own connection keep flowing while a JoinGroup waits for the other members.
  * - The coordinator is found once and kept until a request fails on the network or answers that the coordinator
  *   is starting or moved (`isCoordinatorRetriable`, errors.ts: then `reset`); the next request finds it again. Concurrent finds share one request.
- * - Every FindCoordinator is bounded by default.api.timeout.ms; a refusal names the ACL to grant.
+ * - Every FindCoordinator is bounded by default.api.timeout.ms; a refusal names the ACL to grant. It goes to the
+ *   first bootstrap broker that takes a connection, brokers that lately failed such a request last
+ *   (broker-suspects.ts): a wedged broker listed first is not asked again after every timeout.
  * - A coordinator found at another address than the one before (its broker died or handed the group's
  *   __consumer_offsets partition over) is reported to `onMoved`, once per move: the member logs it.
  */
-import { ConnectionPool, type Broker } from '@platformatic/kafka'
+import { ConnectionPool, TimeoutError, type Broker } from '@platformatic/kafka'
 import { clientInt } from '../config/client-settings.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
@@ -25,6 +27,7 @@ import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
 import { CoordinatorKeyTypes, FindCoordinatorApi } from './protocol/find-coordinator.ts'
 import { sendRequest } from './protocol/negotiation.ts'
+import { addressOf, noteOutcome, suspectsLast } from './broker-suspects.ts'
 import { describePrincipal } from './principal.ts'
 
 export type GroupLane = 'join' | 'beat'
@@ -78,17 +81,22 @@ export class GroupCoordinator {
   }
 
   /**
-   * REQUEST to the coordinator on LANE; a network failure forgets the coordinator and throws (retriable). ON_SENT
-   * hears the time the request leaves, once the coordinator is found and connected (a member's lease counts from it).
+   * REQUEST to the coordinator on LANE; a network failure, or no answer within TIMEOUT_MS when given (a heartbeat
+   * gives up after a session: its answer could no longer keep the membership), forgets the coordinator, notes its
+   * broker as a suspect (broker-suspects.ts) and throws (retriable). ON_SENT hears the time the request leaves, once
+   * the coordinator is found and connected (a member's lease counts from it).
    */
-  async send<Req, Res> (spec: ApiSpec<Req, Res>, request: Req, lane: GroupLane, onSent?: (at: number) => void): Promise<Res> {
+  async send<Req, Res> (spec: ApiSpec<Req, Res>, request: Req, lane: GroupLane, onSent?: (at: number) => void, timeoutMs?: number): Promise<Res> {
     const broker = await this.coordinator()
     try {
       const connection = await this.#pools[lane].get(broker)
       onSent?.(Date.now())
-      return await sendRequest(connection, spec, request, this.cluster.label)
+      const answer = await within(sendRequest(connection, spec, request, this.cluster.label), timeoutMs)
+      noteOutcome(broker)
+      return answer
     } catch (err) {
       this.reset()
+      noteOutcome(broker, err)
       throw toKmirrorError(err, ErrorCodes.GROUP_MEMBERSHIP, `${spec.name} of group ${this.groupId} to coordinator ${broker.host}:${broker.port} of ${this.cluster.label}`, this.cluster)
     }
   }
@@ -110,10 +118,14 @@ export class GroupCoordinator {
     const action = `finding the coordinator of group ${this.groupId} on ${this.cluster.label}`
     return await withApiDeadline(async () => {
       let answer
+      let asked: Broker | undefined
       try {
-        const connection = await this.#pools.beat.getFirstAvailable(this.#bootstrap)
+        const connection = await this.#pools.beat.getFirstAvailable(suspectsLast(this.#bootstrap))
+        asked = addressOf(connection)
         answer = await sendRequest(connection, FindCoordinatorApi, { keyType: CoordinatorKeyTypes.GROUP, keys: [this.groupId] }, this.cluster.label)
+        if (asked !== undefined) noteOutcome(asked)
       } catch (err) {
+        if (asked !== undefined) noteOutcome(asked, err)
         throw toKmirrorError(err, ErrorCodes.GROUP_MEMBERSHIP, action, this.cluster)
       }
       const found = answer.coordinators[0]
@@ -128,5 +140,17 @@ export class GroupCoordinator {
 
   async close (): Promise<void> {
     await Promise.allSettled([this.#pools.join.close(), this.#pools.beat.close()])
+  }
+}
+
+/** PROMISE, or a TimeoutError once TIMEOUT_MS passed (never when not given); the request itself runs on to its own timeout. */
+async function within<T> (promise: Promise<T>, timeoutMs: number | undefined): Promise<T> {
+  if (timeoutMs === undefined) return await promise
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new TimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs) })
+  try {
+    return await Promise.race([promise, late])
+  } finally {
+    clearTimeout(timer)
   }
 }

@@ -12,8 +12,9 @@
  * - A coordinator that is loading or moved (`isCoordinatorRetriable`), or a connection that fails (to the broker
  *   asked for coordinators, or to a coordinator), is asked again, found afresh, every RETRY_BACKOFF_MS until
  *   `deadlineAt`; then TIMEOUT names the groups still pending and the last error. Any other failure is thrown at once.
- * - A broker that failed to say where the coordinators are is asked again only when no other broker takes a
- *   connection: a wedged broker (accepts connections, answers nothing) costs one request timeout, not every pass.
+ * - A broker that failed to say where the coordinators are is noted (broker-suspects.ts) and so asked again only
+ *   when no other broker takes a connection: a wedged broker (accepts connections, answers nothing) costs one
+ *   request timeout, not every pass, nor every later describe while it stays wedged.
  * - Any other error of a group (GROUP_AUTHORIZATION_FAILED, ...) fails the whole call with the Kafka error named
  *   (`details.kafkaErrors`), for the caller to name the grant.
  * - Every named group is in the result, or the call fails: a group left out of an answer is asked again, never
@@ -29,12 +30,12 @@ import { ConsumerGroupDescribeApi, type DescribedConsumerGroup } from './protoco
 import { DescribeGroupsApi, type DescribedGroup } from './protocol/describe-groups.ts'
 import { CoordinatorKeyTypes, findCoordinator } from './protocol/find-coordinator.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
-import { addressKey } from './same-broker.ts'
+import { addressOf, noteOutcome } from './broker-suspects.ts'
 
 /** How the describer reaches the brokers of one cluster. */
 export interface GroupConnections {
-  /** A connection to any broker that takes one; one at an address of AVOID (`addressKey`) only when no other does. */
-  readonly any: (avoid?: ReadonlySet<string>) => Promise<Connection>
+  /** A connection to any broker that takes one, brokers that lately failed (broker-suspects.ts) last. */
+  readonly any: () => Promise<Connection>
   /** A connection to broker NODE (a coordinator the cluster named). */
   readonly broker: (node: number) => Promise<Connection>
 }
@@ -51,10 +52,9 @@ interface Pass {
 /** Every named group as its coordinator describes it (a group that does not exist is described as Dead). */
 export async function describeAnyGroups (connections: GroupConnections, groupIds: readonly string[], cluster: ClusterContext, deadlineAt: number): Promise<Map<string, DescribedGroup>> {
   const out = new Map<string, DescribedGroup>()
-  const avoid = new Set<string>()
   let pending = [...new Set(groupIds)]
   while (pending.length > 0) {
-    const pass = await describeOnce(connections, pending, cluster, avoid)
+    const pass = await describeOnce(connections, pending, cluster)
     for (const group of pass.described) out.set(group.groupId, group)
     pending = pass.again
     if (pending.length === 0) break
@@ -71,7 +71,7 @@ function outOfTime (pending: readonly string[], last: KmirrorError, cluster: Clu
   { retriable: true, cause: last, details: last.details })
 }
 
-async function describeOnce (connections: GroupConnections, groupIds: readonly string[], cluster: ClusterContext, avoid: Set<string>): Promise<Pass> {
+async function describeOnce (connections: GroupConnections, groupIds: readonly string[], cluster: ClusterContext): Promise<Pass> {
   const described: DescribedGroup[] = []
   const again: string[] = []
   let lastRetriable: KmirrorError | null = null
@@ -80,12 +80,14 @@ async function describeOnce (connections: GroupConnections, groupIds: readonly s
     lastRetriable = err
   }
   let coordinators
-  let asked: Connection | undefined
+  let asked: ReturnType<typeof addressOf>
   try {
-    asked = await connections.any(avoid)
-    coordinators = await findCoordinator(asked, CoordinatorKeyTypes.GROUP, groupIds, cluster.label)
+    const connection = await connections.any()
+    asked = addressOf(connection)
+    coordinators = await findCoordinator(connection, CoordinatorKeyTypes.GROUP, groupIds, cluster.label)
+    if (asked !== undefined) noteOutcome(asked)
   } catch (err) {
-    if (asked?.host !== undefined) avoid.add(addressKey(`${asked.host}:${asked.port}`))
+    if (asked !== undefined) noteOutcome(asked, err)
     const failed = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `find the coordinators of ${groupIds.length} group(s) on ${cluster.label}`, cluster)
     if (!isRetriableConnectionFailure(err, failed)) throw failed
     retry(groupIds, failed)

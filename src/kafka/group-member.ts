@@ -312,7 +312,8 @@ export class GroupMember {
     const sentAt = Date.now()
     let errorCode
     try {
-      ({ errorCode } = await this.#coordinator.send(HeartbeatApi, { groupId: this.#o.groupId, generationId: generation, memberId: this.#memberId }, 'beat'))
+      // Bounded by the session: a coordinator silent that long (wedged) is found again, through another broker.
+      ({ errorCode } = await this.#coordinator.send(HeartbeatApi, { groupId: this.#o.groupId, generationId: generation, memberId: this.#memberId }, 'beat', undefined, this.#o.sessionTimeoutMs))
     } catch (err) {
       this.#lastError = err instanceof Error ? err.message : String(err)
       this.#o.log.debug({ group: this.#o.groupId, err }, 'heartbeat failed; the lease runs out unless one is answered in time')

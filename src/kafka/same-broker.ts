@@ -4,13 +4,14 @@
  *   bootstrap.servers, `127.0.0.1:9092` advertised; a DNS alias and the broker's own host name): the start-up check
  *   reports a broker that did not answer once, under its advertised address, which its other messages use.
  * - Which broker to ask first for something any broker can answer (where a group's coordinator is): the brokers
- *   that answered the start check first, one that just failed the caller last.
+ *   that answered the start check first (broker-suspects.ts then moves those that failed lately to the end).
  *
  * Invariants:
- * - Names are compared first as written (case, IPv6 brackets), then by the addresses they resolve to, and the
- *   ports must match: two brokers on one host are never taken for one.
+ * - Names are compared first as written (case, IPv6 brackets), then by the addresses they resolve to: a name
+ *   is one broker's only when every address it resolves to is that broker's, on the same port. Two brokers on one
+ *   host, or a load balancer's name, are never taken for one broker.
  * - Resolving is bounded by the caller's deadline; a name that does not resolve by then, or at all, matches only
- *   as written, so the worst case is the old double report, never a broker left out.
+ *   as written, so the worst case is a double report, never a failure left out.
  */
 import { lookup } from 'node:dns/promises'
 import { parseBrokerAddress } from './broker-address.ts'
@@ -33,17 +34,19 @@ export function addressKey (address: string): string {
 }
 
 /**
- * The SERVERS (bootstrap addresses) that are none of BROKERS (advertised `host:port`), by name or by resolved
- * address, as far as resolving finishes within TIMEOUT_MS.
+ * The SERVERS (bootstrap addresses) that are one of BROKERS (advertised `host:port`) under another name: every
+ * address a server resolves to is a broker's, on the same port. Nothing when resolving does not finish within
+ * TIMEOUT_MS: a server is then taken for a broker of its own.
  */
-export async function notAmong (servers: readonly string[], brokers: readonly string[], timeoutMs: number, resolve: Resolve = resolveHost): Promise<string[]> {
-  const named = new Set(brokers.map(addressKey))
-  const unnamed = servers.filter(s => !named.has(addressKey(s)))
-  if (unnamed.length === 0) return []
-  const resolved = await withDeadline(resolvedKeys([...unnamed, ...brokers], resolve), timeoutMs)
-  if (resolved === null) return unnamed
+export async function sameAsBrokers (servers: readonly string[], brokers: readonly string[], timeoutMs: number, resolve: Resolve = resolveHost): Promise<string[]> {
+  if (servers.length === 0 || brokers.length === 0) return []
+  const resolved = await withDeadline(resolvedKeys([...servers, ...brokers], resolve), timeoutMs)
+  if (resolved === null) return []
   const brokerKeys = new Set(brokers.flatMap(b => resolved.get(b) ?? []))
-  return unnamed.filter(s => !(resolved.get(s) ?? []).some(k => brokerKeys.has(k)))
+  return servers.filter(s => {
+    const keys = resolved.get(s) ?? []
+    return keys.length > 0 && keys.every(k => brokerKeys.has(k))
+  })
 }
 
 /** Each address with the `ip:port` keys its host resolves to. */
@@ -68,13 +71,12 @@ async function withDeadline<T> (promise: Promise<T>, timeoutMs: number): Promise
 
 /**
  * The node ids of BROKERS in the order of PREFERRED (`addressKey`s: `bootstrap.servers` as the start check ordered
- * it), brokers not in it after them in their own order, and those in AVOID last.
+ * it), brokers not in it after them in their own order.
  */
-export function inPreferredOrder (brokers: ReadonlyMap<number, { readonly host: string, readonly port: number }>, preferred: readonly string[], avoid: ReadonlySet<string>): number[] {
+export function inPreferredOrder (brokers: ReadonlyMap<number, { readonly host: string, readonly port: number }>, preferred: readonly string[]): number[] {
   const rank = (broker: { host: string, port: number }): number => {
-    const key = addressKey(`${broker.host}:${broker.port}`)
-    const at = preferred.indexOf(key)
-    return (avoid.has(key) ? 2 * preferred.length + 2 : 0) + (at < 0 ? preferred.length : at)
+    const at = preferred.indexOf(addressKey(`${broker.host}:${broker.port}`))
+    return at < 0 ? preferred.length : at
   }
   return [...brokers].map(([nodeId, broker]) => ({ nodeId, rank: rank(broker) })).sort((a, b) => a.rank - b.rank).map(b => b.nodeId)
 }

@@ -249,3 +249,65 @@ test('offsets set while the broker coordinating the group is frozen (SIGSTOP): i
     return { done: JSON.stringify(now) === JSON.stringify(expected), state: now }
   }, { timeoutMs: 30_000, intervalMs: 500, message: 'the offsets written read back' })
 })
+
+test('the broker coordinating the group frozen (SIGSTOP) while first in bootstrap.servers: both members find the new coordinator through the other brokers, replication goes on, nothing lost', { timeout: 180_000 }, async t => {
+  // Given two instances sharing a flow into the trio, whose bootstrap.servers lists first the broker that will
+  // coordinate their group (a frozen broker accepts connections and answers nothing: asking it first again and
+  // again would never find the coordinator's new home)
+  await ensureTrio()
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const instances: Instance[] = []
+  removeAliasTopicsAfter(t, ['source', trio], [a, b], async () => await killInstances(instances))
+  const topic = uniqueName('coordfreeze')
+  const group = `kmirror-${a}-${b}`
+  await createTopic('source', topic, { partitions: PARTITIONS, t })
+  const coordinator = await coordinatorOf(group)
+  const ordered: TestCluster = { ...trio, bootstrap: [coordinator.address, ...trio.bootstrap.split(',').filter(s => s !== coordinator.address)].join(',') }
+  const properties = multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: ordered }], [`${a}->${b}`], [`topics = ${topic}`, ...GROUP_SETTINGS])
+    .replace(/^(replication\.factor|(checkpoints|heartbeats)\.topic\.replication\.factor|offset\.storage\.replication\.factor) = 1$/gm, '$1 = -1')
+    .replace(/^session\.timeout\.ms = \d+$/m, 'session.timeout.ms = 20000') + 'rebalance.timeout.ms = 15000\n'
+  const config = writeTempFile(properties, '.properties', t)
+  const producer = produceContinuously(topic, PARTITIONS)
+  t.after(async () => { await producer.stop() })
+  instances.push(await startInstance(config, 'one', t), await startInstance(config, 'two', t))
+  await waitForSplit(instances, PARTITIONS, 'two instances own 2 partitions each')
+  const remote = `${a}.${topic}`
+  assert.equal((await coordinatorOf(group)).nodeId, coordinator.nodeId)
+
+  // When that broker is frozen
+  const atFreeze = await endOffsets(trio, remote)
+  const frozenAt = Date.now()
+  freezeTrioNode(coordinator.nodeId, t)
+  try {
+    // Then each member, its heartbeat unanswered for a session (20 s), finds the coordinator again through another
+    // broker and logs the move, within 45 s of the freeze (asking the frozen broker first, it took 62 s: a request
+    // timeout on the heartbeat, another on FindCoordinator)
+    const moved = await coordinatorOfOther(group, coordinator.nodeId)
+    for (const i of instances) {
+      await i.process.waitForOutput(new RegExp(`"msg":"the coordinator of group ${group} on cluster ${b} moved from broker ${coordinator.address} to broker ${moved.address} `), Math.max(1000, 45_000 - (Date.now() - frozenAt)))
+    }
+    t.diagnostic(`coordinator moved from node ${coordinator.nodeId} to node ${moved.nodeId}; both members followed ${Date.now() - frozenAt} ms after the freeze`)
+    // And replication goes on with the broker frozen: every remote partition grows, and both members share the work
+    await waitFor(async () => {
+      const now = await endOffsets(trio, remote)
+      return { done: now.every((end, p) => end > atFreeze[p]! + 5n), state: { atFreeze, now } }
+    }, { timeoutMs: 60_000, intervalMs: 500, message: 'every remote partition grows with one broker frozen' })
+    await waitForSplit(instances, PARTITIONS, 'the two still share the partitions 2/2')
+    t.diagnostic(`every remote partition grew ${Date.now() - frozenAt} ms after the freeze`)
+  } finally {
+    thawTrioNode(coordinator.nodeId)
+  }
+
+  // And once the broker is thawed and the producer stopped, every source record is on the target in source order
+  const rounds = await producer.stop()
+  await waitFor(async () => {
+    const ends = await endOffsets(trio, remote)
+    return { done: ends.every(e => e >= BigInt(rounds)), state: ends }
+  }, { timeoutMs: 60_000, intervalMs: 500, message: `all ${rounds} rounds on the target` })
+  for (let partition = 0; partition < PARTITIONS; partition++) {
+    const checked = assertCopiedInOrder(await readCommitted('source', topic, partition), await readCommitted(trio, remote, partition), 2, `${topic}-${partition}`)
+    if (checked.rewinds > 0) t.diagnostic(`${topic}-${partition}: ${checked.duplicates} records copied twice`)
+  }
+  for (const i of instances) i.process.kill('SIGTERM')
+  for (const i of instances) assert.equal((await i.process.waitForExit(30_000)).code, 0, i.process.stderr.slice(-3000))
+})

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { NetworkError, type Connection } from '@platformatic/kafka'
+import { NetworkError, TimeoutError, type Connection } from '@platformatic/kafka'
+import { clearSuspects, suspectsLast } from '../../../src/kafka/broker-suspects.ts'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { describeAnyGroups, type GroupConnections } from '../../../src/kafka/group-describer.ts'
 import { ApiVersionsApi } from '../../../src/kafka/protocol/api-versions.ts'
@@ -204,22 +205,25 @@ test('a coordinator that lists ConsumerGroupDescribe but runs no KIP-848 group (
   assert.deepEqual([...described.values()].map(g => [g.groupId, g.state, g.members.length]), [['new-group', 'Dead', 0]])
 })
 
-test('a broker that times out saying where the coordinators are is asked again only when no other broker takes a connection', async () => {
-  // Given a broker at broker-0:9092 that accepts connections and never answers FindCoordinator in time
+test('a broker that times out saying where the coordinators are is asked again only when no other broker takes a connection', async t => {
+  t.after(clearSuspects)
+  // Given a broker at broker-0:9092, first of the list, that accepts connections and never answers in time
   const { connections, asked } = fakeCluster(GROUPS, new Map())
-  const avoided: string[][] = []
-  const wedged = { host: 'broker-0', port: 9092, send (...args: unknown[]) { (args[6] as (e: Error) => void)(new NetworkError('Request timed out')) } } as unknown as Connection
+  const wedged = { host: 'broker-0', port: 9092, send (...args: unknown[]) { (args[6] as (e: Error) => void)(new TimeoutError('Request timed out')) } } as unknown as Connection
+  const healthy = await connections.broker(9)
+  const tried: string[] = []
   const withWedged: GroupConnections = {
-    any: async avoid => {
-      avoided.push([...(avoid ?? [])])
-      return avoid?.has('broker-0:9092') === true ? await connections.any() : wedged
+    any: async () => {
+      const first = suspectsLast([{ host: 'broker-0', port: 9092, connection: wedged }, { host: 'broker-9', port: 9092, connection: healthy }])[0]!
+      tried.push(first.host)
+      return first.connection
     },
     broker: connections.broker
   }
-  // When a group is described
-  const described = await describeAnyGroups(withWedged, ['billing'], CLUSTER, Date.now() + 5000)
-  // Then the second pass asks for a broker other than the wedged one, and the group is described
-  assert.deepEqual([...described.keys()], ['billing'])
-  assert.deepEqual(avoided, [[], ['broker-0:9092']])
-  assert.deepEqual(asked, ['find billing', 'describe billing at 1'])
+  // When a group is described, and then again
+  assert.deepEqual([...(await describeAnyGroups(withWedged, ['billing'], CLUSTER, Date.now() + 5000)).keys()], ['billing'])
+  assert.deepEqual([...(await describeAnyGroups(withWedged, ['billing'], CLUSTER, Date.now() + 5000)).keys()], ['billing'])
+  // Then only the first pass asked the wedged broker: the retry and the next describe went to another
+  assert.deepEqual(tried, ['broker-0', 'broker-9', 'broker-9'])
+  assert.deepEqual(asked, ['find billing', 'describe billing at 1', 'find billing', 'describe billing at 1'])
 })

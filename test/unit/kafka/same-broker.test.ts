@@ -1,56 +1,47 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { inPreferredOrder, notAmong, type Resolve } from '../../../src/kafka/same-broker.ts'
+import { inPreferredOrder, sameAsBrokers, type Resolve } from '../../../src/kafka/same-broker.ts'
 
 const hosts: Record<string, readonly string[]> = {
-  localhost: ['127.0.0.1', '::1'],
+  localhost: ['127.0.0.1'],
   'kafka-1.internal': ['10.0.0.1'],
-  'bootstrap.example': ['10.0.0.1', '10.0.0.2'],
+  'kafka-2.internal': ['10.0.0.2'],
+  'lb.example': ['10.0.0.1', '10.0.0.2'],
   '127.0.0.1': ['127.0.0.1'],
   '10.0.0.1': ['10.0.0.1'],
   '10.0.0.3': ['10.0.0.3']
 }
 const resolve: Resolve = async host => hosts[host] ?? []
 
-describe('notAmong', () => {
-  it('leaves out a bootstrap server written as a broker, whatever the case or the IPv6 brackets', async () => {
-    assert.deepEqual(await notAmong(['Kafka-1.internal:9092', '[::1]:9093'], ['kafka-1.internal:9092', '::1:9093'], 1000, resolve), [])
+describe('sameAsBrokers', () => {
+  it('finds a bootstrap server whose every address is a broker\'s, on the same port', async () => {
+    assert.deepEqual(await sameAsBrokers(['localhost:9092', '10.0.0.1:9093'], ['127.0.0.1:9092', 'kafka-1.internal:9093'], 1000, resolve), ['localhost:9092', '10.0.0.1:9093'])
   })
 
-  it('leaves out a bootstrap server whose name resolves to a broker\'s address on the same port', async () => {
-    assert.deepEqual(await notAmong(['localhost:9092', 'bootstrap.example:9092'], ['127.0.0.1:9092', 'kafka-1.internal:9092'], 1000, resolve), [])
+  it('keeps one on another port or host, one that does not resolve, and one whose other addresses are not among the brokers', async () => {
+    assert.deepEqual(await sameAsBrokers(['localhost:9093', '10.0.0.3:9092', 'gone.example:9092', 'lb.example:9092'], ['127.0.0.1:9092', 'kafka-1.internal:9092'], 1000, resolve), [])
+    assert.deepEqual(await sameAsBrokers(['lb.example:9092'], ['kafka-1.internal:9092', 'kafka-2.internal:9092'], 1000, resolve), ['lb.example:9092'])
   })
 
-  it('keeps one on another port or another host, and one that does not resolve', async () => {
-    assert.deepEqual(await notAmong(['localhost:9093', '10.0.0.3:9092', 'gone.example:9092'], ['127.0.0.1:9092', '10.0.0.1:9092'], 1000, resolve),
-      ['localhost:9093', '10.0.0.3:9092', 'gone.example:9092'])
-  })
-
-  it('keeps every server not named as a broker when resolving does not finish in time', async () => {
+  it('finds nothing when resolving does not finish in time, or when there is nothing to compare', async () => {
     const never: Resolve = async () => await new Promise(() => {})
     const started = Date.now()
-    assert.deepEqual(await notAmong(['localhost:9092', '127.0.0.1:9093'], ['127.0.0.1:9092', '127.0.0.1:9093'], 50, never), ['localhost:9092'])
+    assert.deepEqual(await sameAsBrokers(['localhost:9092'], ['127.0.0.1:9092'], 50, never), [])
     assert.ok(Date.now() - started < 1000)
-  })
-
-  it('resolves nothing when every server is named as a broker', async () => {
     let asked = 0
     const counting: Resolve = async host => { asked++; return await resolve(host) }
-    assert.deepEqual(await notAmong(['127.0.0.1:9092'], ['127.0.0.1:9092', '127.0.0.1:9093'], 1000, counting), [])
+    assert.deepEqual(await sameAsBrokers([], ['127.0.0.1:9092'], 1000, counting), [])
+    assert.deepEqual(await sameAsBrokers(['localhost:9092'], [], 1000, counting), [])
     assert.equal(asked, 0)
-  })
-
-  it('resolves real names through the system resolver', async () => {
-    assert.deepEqual(await notAmong(['localhost:9092'], ['127.0.0.1:9092'], 5000), [])
   })
 })
 
 describe('inPreferredOrder', () => {
   const brokers = new Map([[1, { host: '127.0.0.1', port: 9092 }], [2, { host: '127.0.0.1', port: 9093 }], [3, { host: '127.0.0.1', port: 9094 }], [4, { host: 'Broker-4', port: 9095 }]])
 
-  it('puts the brokers in bootstrap.servers order first, the others after in metadata order, the avoided last', () => {
-    assert.deepEqual(inPreferredOrder(brokers, ['127.0.0.1:9094', '127.0.0.1:9093'], new Set()), [3, 2, 1, 4])
-    assert.deepEqual(inPreferredOrder(brokers, ['127.0.0.1:9094', '127.0.0.1:9093'], new Set(['127.0.0.1:9094'])), [2, 1, 4, 3])
-    assert.deepEqual(inPreferredOrder(brokers, [], new Set(['broker-4:9095', '127.0.0.1:9092'])), [2, 3, 1, 4])
+  it('puts the brokers in bootstrap.servers order first (names compared in any case), the others after in metadata order', () => {
+    assert.deepEqual(inPreferredOrder(brokers, ['127.0.0.1:9094', '127.0.0.1:9093']), [3, 2, 1, 4])
+    assert.deepEqual(inPreferredOrder(brokers, ['broker-4:9095']), [4, 1, 2, 3])
+    assert.deepEqual(inPreferredOrder(brokers, []), [1, 2, 3, 4])
   })
 })

@@ -1,0 +1,56 @@
+/**
+ * Brokers that lately failed a request on the network or by timeout, tried last by the requests any broker can
+ * answer (FindCoordinator of a group or transactional id, InitProducerId, a group describe's lookups).
+ *
+ * Why: a wedged broker (frozen, in a long pause, half cut off) accepts connections and never answers. The client
+ * library's `getFirstAvailable` takes the first broker of a list that accepts a connection, so a wedged broker
+ * listed first was asked again after every timeout, for as long as it stayed wedged: a group member could never
+ * find its coordinator's new home, lost its membership and stopped copying while the rest of the cluster was fine.
+ *
+ * Invariants:
+ * - Ordering only, never exclusion: every broker of the list stays in it, so a cluster whose only answering broker
+ *   is a suspect is still asked.
+ * - Suspects go last, the least recently failed first among them; the others keep their order (bootstrap.servers
+ *   as the start check ordered it: the brokers that answered first).
+ * - One record per process, keyed by `addressKey`: any client of the process that saw a broker fail spares the
+ *   others its timeout. A suspicion lapses after SUSPECT_MS, or when the broker answers one of these requests.
+ */
+import { addressKey } from './same-broker.ts'
+import { isNetworkError, isTimeoutError } from './errors.ts'
+
+/** How long a broker that failed stays at the end of the lists. */
+export const SUSPECT_MS = 60_000
+
+interface Address { readonly host: string, readonly port: number }
+
+/** addressKey → when it failed (epoch ms). */
+const failedAt = new Map<string, number>()
+
+/** BROKERS, suspects last (the least recently failed first among them), the others in their order. */
+export function suspectsLast<T extends Address> (brokers: readonly T[], now = Date.now()): T[] {
+  if (failedAt.size === 0) return [...brokers]
+  const since = (b: T): number | undefined => {
+    const at = failedAt.get(addressKey(`${b.host}:${b.port}`))
+    return at !== undefined && now - at < SUSPECT_MS ? at : undefined
+  }
+  const fine = brokers.filter(b => since(b) === undefined)
+  const suspects = brokers.filter(b => since(b) !== undefined).sort((x, y) => since(x)! - since(y)!)
+  return [...fine, ...suspects]
+}
+
+/** Notes how a request to BROKER ended: a network failure or timeout makes it a suspect; an answer clears it. */
+export function noteOutcome (broker: Address, err?: unknown, now = Date.now()): void {
+  const key = addressKey(`${broker.host}:${broker.port}`)
+  if (err === undefined) failedAt.delete(key)
+  else if (isNetworkError(err) || isTimeoutError(err)) failedAt.set(key, now)
+}
+
+/** The address of a connection just obtained (read at once: the library's getter is not to be relied on once closed). */
+export function addressOf (connection: { readonly host?: string | undefined, readonly port?: number | undefined }): Address | undefined {
+  return connection.host === undefined || connection.port === undefined ? undefined : { host: connection.host, port: connection.port }
+}
+
+/** Forgets every suspicion (tests). */
+export function clearSuspects (): void {
+  failedAt.clear()
+}
