@@ -1,6 +1,7 @@
 /**
  * Brokers that lately failed a request on the network or by timeout, tried last by the requests any broker can
- * answer (FindCoordinator of a group or transactional id, InitProducerId, a group describe's lookups).
+ * answer (Metadata of the data path, FindCoordinator of a group or transactional id, InitProducerId, a group
+ * describe's lookups): `askAnyBroker`, or `suspectsLast` and `noteOutcome` where the connection is got elsewhere.
  *
  * Why: a wedged broker (frozen, in a long pause, half cut off) accepts connections and never answers. The client
  * library's `getFirstAvailable` takes the first broker of a list that accepts a connection, so a wedged broker
@@ -15,8 +16,10 @@
  * - One record per process, keyed by `addressKey`: any client of the process that saw a broker fail spares the
  *   others its timeout. A suspicion lapses after SUSPECT_MS, or when the broker answers one of these requests.
  */
-import { addressKey } from './same-broker.ts'
+import { AuthenticationError, type Broker, type Connection, type ConnectionPool } from '@platformatic/kafka'
+import { searchErrorTree } from './error-tree.ts'
 import { isNetworkError, isTimeoutError } from './errors.ts'
+import { addressKey } from './same-broker.ts'
 
 /** How long a broker that failed stays at the end of the lists. */
 export const SUSPECT_MS = 60_000
@@ -38,11 +41,28 @@ export function suspectsLast<T extends Address> (brokers: readonly T[], now = Da
   return [...fine, ...suspects]
 }
 
-/** Notes how a request to BROKER ended: a network failure or timeout makes it a suspect; an answer clears it. */
+/**
+ * Notes how a request to BROKER ended: a network failure or timeout makes it a suspect; an answer clears it. A
+ * refused authentication (which the library reports as a network failure) says nothing of the broker's health.
+ */
 export function noteOutcome (broker: Address, err?: unknown, now = Date.now()): void {
   const key = addressKey(`${broker.host}:${broker.port}`)
   if (err === undefined) failedAt.delete(key)
-  else if (isNetworkError(err) || isTimeoutError(err)) failedAt.set(key, now)
+  else if ((isNetworkError(err) || isTimeoutError(err)) && searchErrorTree(err, e => (e instanceof AuthenticationError ? true : undefined)) !== true) failedAt.set(key, now)
+}
+
+/** ASK sent to the first of BROKERS that takes a connection, suspects last; the outcome noted. Throws what ASK throws. */
+export async function askAnyBroker<T> (pool: Pick<ConnectionPool, 'getFirstAvailable'>, brokers: readonly Broker[], ask: (connection: Connection) => Promise<T>): Promise<T> {
+  const connection = await pool.getFirstAvailable(suspectsLast(brokers))
+  const asked = addressOf(connection)
+  try {
+    const answer = await ask(connection)
+    if (asked !== undefined) noteOutcome(asked)
+    return answer
+  } catch (err) {
+    if (asked !== undefined) noteOutcome(asked, err)
+    throw err
+  }
 }
 
 /** The address of a connection just obtained (read at once: the library's getter is not to be relied on once closed). */

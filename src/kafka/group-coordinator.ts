@@ -14,7 +14,7 @@
  * - A coordinator found at another address than the one before (its broker died or handed the group's
  *   __consumer_offsets partition over) is reported to `onMoved`, once per move: the member logs it.
  */
-import { ConnectionPool, TimeoutError, type Broker } from '@platformatic/kafka'
+import { ConnectionPool, TimeoutError, type Broker, type Connection } from '@platformatic/kafka'
 import { clientInt } from '../config/client-settings.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
@@ -27,7 +27,7 @@ import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
 import { CoordinatorKeyTypes, FindCoordinatorApi } from './protocol/find-coordinator.ts'
 import { sendRequest } from './protocol/negotiation.ts'
-import { addressOf, noteOutcome, suspectsLast } from './broker-suspects.ts'
+import { askAnyBroker, noteOutcome } from './broker-suspects.ts'
 import { describePrincipal } from './principal.ts'
 
 export type GroupLane = 'join' | 'beat'
@@ -88,15 +88,19 @@ export class GroupCoordinator {
    */
   async send<Req, Res> (spec: ApiSpec<Req, Res>, request: Req, lane: GroupLane, onSent?: (at: number) => void, timeoutMs?: number): Promise<Res> {
     const broker = await this.coordinator()
+    let connection: Connection | undefined
     try {
-      const connection = await this.#pools[lane].get(broker)
+      connection = await this.#pools[lane].get(broker)
       onSent?.(Date.now())
-      const answer = await within(sendRequest(connection, spec, request, this.cluster.label), timeoutMs)
+      const answer = await within(sendRequest(connection, spec, request, this.cluster.label), timeoutMs, `${spec.name} to the coordinator`)
       noteOutcome(broker)
       return answer
     } catch (err) {
       this.reset()
       noteOutcome(broker, err)
+      // A request given up on still occupies its connection, which the broker answers in order: closed, so the
+      // next request to this broker gets a fresh one instead of queueing behind it.
+      if (err instanceof GivenUp) connection?.close().catch(() => undefined)
       throw toKmirrorError(err, ErrorCodes.GROUP_MEMBERSHIP, `${spec.name} of group ${this.groupId} to coordinator ${broker.host}:${broker.port} of ${this.cluster.label}`, this.cluster)
     }
   }
@@ -118,14 +122,9 @@ export class GroupCoordinator {
     const action = `finding the coordinator of group ${this.groupId} on ${this.cluster.label}`
     return await withApiDeadline(async () => {
       let answer
-      let asked: Broker | undefined
       try {
-        const connection = await this.#pools.beat.getFirstAvailable(suspectsLast(this.#bootstrap))
-        asked = addressOf(connection)
-        answer = await sendRequest(connection, FindCoordinatorApi, { keyType: CoordinatorKeyTypes.GROUP, keys: [this.groupId] }, this.cluster.label)
-        if (asked !== undefined) noteOutcome(asked)
+        answer = await askAnyBroker(this.#pools.beat, this.#bootstrap, async connection => await sendRequest(connection, FindCoordinatorApi, { keyType: CoordinatorKeyTypes.GROUP, keys: [this.groupId] }, this.cluster.label))
       } catch (err) {
-        if (asked !== undefined) noteOutcome(asked, err)
         throw toKmirrorError(err, ErrorCodes.GROUP_MEMBERSHIP, action, this.cluster)
       }
       const found = answer.coordinators[0]
@@ -143,11 +142,16 @@ export class GroupCoordinator {
   }
 }
 
-/** PROMISE, or a TimeoutError once TIMEOUT_MS passed (never when not given); the request itself runs on to its own timeout. */
-async function within<T> (promise: Promise<T>, timeoutMs: number | undefined): Promise<T> {
+/** A request given up on after the caller's own bound (a heartbeat after session.timeout.ms). */
+class GivenUp extends TimeoutError {}
+
+/** PROMISE, or GivenUp once TIMEOUT_MS passed (never when not given). */
+async function within<T> (promise: Promise<T>, timeoutMs: number | undefined, what: string): Promise<T> {
   if (timeoutMs === undefined) return await promise
   let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new TimeoutError(`no answer within ${timeoutMs} ms`)), timeoutMs) })
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new GivenUp(`${what} given up: no answer within session.timeout.ms = ${timeoutMs} ms, after which its answer could not keep the membership`)), timeoutMs)
+  })
   try {
     return await Promise.race([promise, late])
   } finally {

@@ -11,7 +11,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { Broker } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
 import type { WriterTransport } from './broker-produce.ts'
-import { addressOf, noteOutcome, suspectsLast } from './broker-suspects.ts'
+import { askAnyBroker } from './broker-suspects.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { kafkaResponseError, toKmirrorError } from './errors.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
@@ -19,16 +19,12 @@ import type { ProducerIdentity } from './record-batch.ts'
 
 export async function initIdempotentProducer (transport: WriterTransport, brokers: Map<number, Broker>, cluster: ClusterContext, clientId: string): Promise<ProducerIdentity> {
   for (let attempt = 1; ; attempt++) {
-    let asked
     try {
-      const connection = await transport.pool.getFirstAvailable(suspectsLast([...brokers.values()]))
-      asked = addressOf(connection)
-      const response = await transport.send(connection, InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 60_000 }, cluster.label)
-      if (asked !== undefined) noteOutcome(asked)
+      const response = await askAnyBroker(transport.pool, [...brokers.values()], async connection =>
+        await transport.send(connection, InitProducerIdApi, { transactionalId: null, transactionTimeoutMs: 60_000 }, cluster.label))
       if (response.errorCode !== 0) throw kafkaResponseError(response.errorCode, ErrorCodes.PRODUCE, `get an idempotent producer id from ${cluster.label}`, cluster)
       return { id: response.producerId, epoch: response.producerEpoch }
     } catch (err) {
-      if (asked !== undefined) noteOutcome(asked, err)
       const wrapped = toKmirrorError(err, ErrorCodes.PRODUCE, `get an idempotent producer id from ${cluster.label} (${clientId})`, cluster)
       if (!wrapped.retriable || attempt >= 20) throw wrapped
       await delay(Math.min(500, 10 * attempt))

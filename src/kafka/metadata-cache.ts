@@ -17,6 +17,7 @@ import type { ClusterContext } from './connection-hints.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { MetadataApi, partitionLeaders, type MetadataResponse } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
+import { askAnyBroker } from './broker-suspects.ts'
 
 export interface TopicLeaders {
   /** Null on brokers without topic ids (before Kafka 2.8). */
@@ -103,8 +104,7 @@ export class MetadataCache {
   async #refresh (topics: readonly string[]): Promise<void> {
     let response
     try {
-      const connection = await this.#pool.getFirstAvailable([...this.#brokers.values(), ...this.#bootstrap])
-      response = await sendRequest(connection, MetadataApi, { topics }, this.#cluster.label)
+      response = await askAnyBroker(this.#pool, [...this.#brokers.values(), ...this.#bootstrap], async connection => await sendRequest(connection, MetadataApi, { topics }, this.#cluster.label))
     } catch (err) {
       throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s) from ${this.#cluster.label}`, this.#cluster)
     }

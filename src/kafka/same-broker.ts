@@ -8,8 +8,8 @@
  *
  * Invariants:
  * - Names are compared first as written (case, IPv6 brackets), then by the addresses they resolve to: a name
- *   is one broker's only when every address it resolves to is that broker's, on the same port. Two brokers on one
- *   host, or a load balancer's name, are never taken for one broker.
+ *   is one broker's only when every address it resolves to in the brokers' address families is that broker's, on
+ *   the same port. Two brokers on one host, or a load balancer's name, are never taken for one broker.
  * - Resolving is bounded by the caller's deadline; a name that does not resolve by then, or at all, matches only
  *   as written, so the worst case is a double report, never a failure left out.
  */
@@ -43,10 +43,18 @@ export async function sameAsBrokers (servers: readonly string[], brokers: readon
   const resolved = await withDeadline(resolvedKeys([...servers, ...brokers], resolve), timeoutMs)
   if (resolved === null) return []
   const brokerKeys = new Set(brokers.flatMap(b => resolved.get(b) ?? []))
+  // Only the address families the brokers have: `localhost` is 127.0.0.1 and ::1 on many hosts, and the client
+  // reached 127.0.0.1:9092 through it.
+  const families = new Set([...brokerKeys].map(familyOf))
   return servers.filter(s => {
-    const keys = resolved.get(s) ?? []
+    const keys = (resolved.get(s) ?? []).filter(k => families.has(familyOf(k)))
     return keys.length > 0 && keys.every(k => brokerKeys.has(k))
   })
+}
+
+/** 4 or 6, of an `ip:port` key. */
+function familyOf (key: string): number {
+  return key.slice(0, key.lastIndexOf(':')).includes(':') ? 6 : 4
 }
 
 /** Each address with the `ip:port` keys its host resolves to. */

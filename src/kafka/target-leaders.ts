@@ -22,6 +22,7 @@ import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts
 import { MetadataApi } from './protocol/metadata.ts'
 import { partitionKey } from '../topic-partition.ts'
 import type { WriterTransport } from './broker-produce.ts'
+import { askAnyBroker } from './broker-suspects.ts'
 
 export type TargetMetadata = ReturnType<typeof toLeaderMetadata>
 
@@ -62,8 +63,7 @@ export class TargetLeaders {
   /** Fresh every write (a remote topic may just have been created or grown): no cache. */
   async metadata (topics: readonly string[]): Promise<TargetMetadata> {
     try {
-      const connection = await this.#transport.pool.getFirstAvailable(this.#brokers)
-      const metadata = toLeaderMetadata(await this.#transport.send(connection, MetadataApi, { topics }, this.#cluster.label))
+      const metadata = toLeaderMetadata(await askAnyBroker(this.#transport.pool, this.#brokers, async connection => await this.#transport.send(connection, MetadataApi, { topics }, this.#cluster.label)))
       if (metadata.brokers.size > 0) this.#brokers = [...metadata.brokers.values(), ...this.#bootstrap]
       return metadata
     } catch (err) {

@@ -18,7 +18,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import type { Broker, Connection, ConnectionPool } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { describeGrant } from './acl-grant.ts'
-import { addressOf, noteOutcome, suspectsLast } from './broker-suspects.ts'
+import { askAnyBroker } from './broker-suspects.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { coordinatorError, CoordinatorErrors, isTransactionError, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
@@ -148,16 +148,7 @@ export class TransactionCoordinator {
     const known = this.#coordinators.get(transactionalId)
     if (known !== undefined) return known
     const { cluster } = this.#deps
-    const connection = await this.#deps.pool.getFirstAvailable(suspectsLast(this.#deps.brokers()))
-    const asked = addressOf(connection)
-    let found
-    try {
-      [found] = await findCoordinator(connection, CoordinatorKeyTypes.TRANSACTION, [transactionalId], cluster.label)
-      if (asked !== undefined) noteOutcome(asked)
-    } catch (err) {
-      if (asked !== undefined) noteOutcome(asked, err)
-      throw err
-    }
+    const [found] = await askAnyBroker(this.#deps.pool, this.#deps.brokers(), async connection => await findCoordinator(connection, CoordinatorKeyTypes.TRANSACTION, [transactionalId], cluster.label))
     if (found === undefined || found.errorCode !== 0) {
       const name = found === undefined ? 'NO_RESPONSE' : kafkaErrorName(found.errorCode)
       if (name === 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED') throw this.refused(`find the coordinator of transactional id ${transactionalId} on ${cluster.label}`, transactionalId)

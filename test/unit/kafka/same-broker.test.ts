@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import { inPreferredOrder, sameAsBrokers, type Resolve } from '../../../src/kafka/same-broker.ts'
 
 const hosts: Record<string, readonly string[]> = {
-  localhost: ['127.0.0.1'],
+  localhost: ['127.0.0.1', '::1'],
   'kafka-1.internal': ['10.0.0.1'],
   'kafka-2.internal': ['10.0.0.2'],
   'lb.example': ['10.0.0.1', '10.0.0.2'],
@@ -16,6 +16,11 @@ const resolve: Resolve = async host => hosts[host] ?? []
 describe('sameAsBrokers', () => {
   it('finds a bootstrap server whose every address is a broker\'s, on the same port', async () => {
     assert.deepEqual(await sameAsBrokers(['localhost:9092', '10.0.0.1:9093'], ['127.0.0.1:9092', 'kafka-1.internal:9093'], 1000, resolve), ['localhost:9092', '10.0.0.1:9093'])
+  })
+
+  it('compares only the address families the brokers have: localhost (127.0.0.1 and ::1) is the broker at 127.0.0.1', async () => {
+    assert.deepEqual(await sameAsBrokers(['localhost:9092'], ['127.0.0.1:9092'], 1000, resolve), ['localhost:9092'])
+    assert.deepEqual(await sameAsBrokers(['localhost:9092'], ['127.0.0.1:9092', '[::2]:9092'], 1000, async h => h === '::2' ? ['::2'] : await resolve(h)), [])
   })
 
   it('keeps one on another port or host, one that does not resolve, and one whose other addresses are not among the brokers', async () => {
