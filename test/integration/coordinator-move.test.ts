@@ -15,6 +15,11 @@
  * the group is frozen (SIGSTOP: connections accepted, nothing answered): the broker check does not wait for the
  * frozen broker past a few seconds, the group is described where the coordinator moved (never read as absent) and
  * every partition is written, well within `--timeout`.
+ *
+ * A wedged broker (fourth test): the broker coordinating the group, listed first in `bootstrap.servers`, frozen.
+ * Each member gives its heartbeat up after a session, finds the coordinator through the other brokers (the frozen
+ * one is a suspect now, asked last) and logs the move within 45 s; replication goes on with the broker frozen, and
+ * after the thaw every source record is on the target in source order.
  */
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
@@ -52,6 +57,19 @@ async function coordinatorOf (key: string, via = 1, type: CoordinatorKeyType = C
   }
 }
 
+/**
+ * Flow A->B from `source` to TARGET (the trio, maybe with its bootstrap list reordered) copying TOPIC in a group.
+ * Every topic kmirror makes on the trio is replicated 3 times, so no partition dies with a broker (-1: the broker
+ * default, 3 on the trio, 1 on `source`, where the heartbeats of the way back go). A session that outlasts a
+ * coordinator move (fencing the broker, loading the group elsewhere: 3-10 s here) keeps the members' membership; a
+ * rebalance that does happen waits 15 s at most for members that lost theirs.
+ */
+function trioFlowProperties (a: string, b: string, target: TestCluster, topic: string, extra: readonly string[] = []): string {
+  return multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: target }], [`${a}->${b}`], [`topics = ${topic}`, ...GROUP_SETTINGS, ...extra])
+    .replace(/^(replication\.factor|(checkpoints|heartbeats)\.topic\.replication\.factor|offset\.storage\.replication\.factor) = 1$/gm, '$1 = -1')
+    .replace(/^session\.timeout\.ms = \d+$/m, 'session.timeout.ms = 20000') + 'rebalance.timeout.ms = 15000\n'
+}
+
 async function healthz (instance: Instance): Promise<number> {
   return (await fetch(`http://127.0.0.1:${instance.port}/healthz`, { signal: AbortSignal.timeout(2000) })).status
 }
@@ -64,13 +82,7 @@ test('kill -9 of the broker coordinating the group: both members follow the coor
   const topic = uniqueName('coordmove')
   const group = `kmirror-${a}-${b}`
   await createTopic('source', topic, { partitions: PARTITIONS, t })
-  // Every topic kmirror makes on the trio is replicated 3 times, so no partition dies with the broker.
-  // (-1: the broker default, 3 on the trio, 1 on `source`, where the heartbeats of the way back go.)
-  const properties = multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: trio }], [`${a}->${b}`], [`topics = ${topic}`, ...GROUP_SETTINGS])
-    .replace(/^(replication\.factor|(checkpoints|heartbeats)\.topic\.replication\.factor|offset\.storage\.replication\.factor) = 1$/gm, '$1 = -1')
-    // A session that outlasts the move (fencing the dead broker, loading the group elsewhere: 3-10 s here), so the
-    // members keep their membership; a rebalance that does happen waits 15 s at most for members that lost theirs.
-    .replace(/^session\.timeout\.ms = \d+$/m, 'session.timeout.ms = 20000') + 'rebalance.timeout.ms = 15000\n'
+  const properties = trioFlowProperties(a, b, trio, topic)
   const config = writeTempFile(properties, '.properties', t)
   const producer = produceContinuously(topic, PARTITIONS)
   t.after(async () => { await producer.stop() })
@@ -149,10 +161,7 @@ test('exactly-once: kill -9 of the broker coordinating the transactional id, the
   await createTopic('source', topic, { partitions: PARTITIONS, t })
   // Replication factor 3 for every topic kmirror makes on the trio (see the first test); __transaction_state has 3
   // replicas and min.isr 2 there (kafka-local.sh up-multi), so its partitions survive one broker.
-  const properties = multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: trio }], [`${a}->${b}`],
-    [`topics = ${topic}`, ...GROUP_SETTINGS, `${b}.exactly.once.source.support = enabled`])
-    .replace(/^(replication\.factor|(checkpoints|heartbeats)\.topic\.replication\.factor|offset\.storage\.replication\.factor) = 1$/gm, '$1 = -1')
-    .replace(/^session\.timeout\.ms = \d+$/m, 'session.timeout.ms = 20000') + 'rebalance.timeout.ms = 15000\n'
+  const properties = trioFlowProperties(a, b, trio, topic, [`${b}.exactly.once.source.support = enabled`])
   const config = writeTempFile(properties, '.properties', t)
   const producer = produceContinuously(topic, PARTITIONS)
   t.after(async () => { await producer.stop() })
@@ -263,9 +272,7 @@ test('the broker coordinating the group frozen (SIGSTOP) while first in bootstra
   await createTopic('source', topic, { partitions: PARTITIONS, t })
   const coordinator = await coordinatorOf(group)
   const ordered: TestCluster = { ...trio, bootstrap: [coordinator.address, ...trio.bootstrap.split(',').filter(s => s !== coordinator.address)].join(',') }
-  const properties = multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: ordered }], [`${a}->${b}`], [`topics = ${topic}`, ...GROUP_SETTINGS])
-    .replace(/^(replication\.factor|(checkpoints|heartbeats)\.topic\.replication\.factor|offset\.storage\.replication\.factor) = 1$/gm, '$1 = -1')
-    .replace(/^session\.timeout\.ms = \d+$/m, 'session.timeout.ms = 20000') + 'rebalance.timeout.ms = 15000\n'
+  const properties = trioFlowProperties(a, b, ordered, topic)
   const config = writeTempFile(properties, '.properties', t)
   const producer = produceContinuously(topic, PARTITIONS)
   t.after(async () => { await producer.stop() })
