@@ -56,6 +56,7 @@ import type { ClusterContext } from './connection-hints.ts'
 import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName } from './errors.ts'
 import { initIdempotentProducer } from './idempotent-producer-id.ts'
 import { sendRequest } from './protocol/negotiation.ts'
+import { watchedPool } from './silent-brokers.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { PartitionSend, Sequences } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
@@ -102,7 +103,7 @@ export class BatchWriter {
     this.#clientId = clientId
     this.#cluster = options.cluster ?? { label: clientId }
     this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
-    this.#pool = transport?.pool ?? new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight })
+    this.#pool = transport?.pool ?? watchedPool(new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight }), this.#cluster.label)
     this.#send = transport?.send ?? sendRequest
     this.#leaders = new TargetLeaders({ pool: this.#pool, send: this.#send }, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
     this.#coordinator = new TransactionCoordinator({

@@ -20,6 +20,7 @@ import { AuthenticationError, type Broker, type Connection, type ConnectionPool 
 import { searchErrorTree } from './error-tree.ts'
 import { isNetworkError, isTimeoutError } from './errors.ts'
 import { addressKey } from './same-broker.ts'
+import { markSilent } from './silent-brokers.ts'
 
 /** How long a broker that failed stays at the end of the lists. */
 export const SUSPECT_MS = 60_000
@@ -43,12 +44,19 @@ export function suspectsLast<T extends Address> (brokers: readonly T[], now = Da
 
 /**
  * Notes how a request to BROKER ended: a network failure or timeout makes it a suspect; an answer clears it. A
- * refused authentication (which the library reports as a network failure) says nothing of the broker's health.
+ * refused authentication (which the library reports as a network failure) says nothing of the broker's health. A
+ * timeout also makes the broker silent (silent-brokers.ts): this process's connections to it are cut.
  */
 export function noteOutcome (broker: Address, err?: unknown, now = Date.now()): void {
   const key = addressKey(`${broker.host}:${broker.port}`)
-  if (err === undefined) failedAt.delete(key)
-  else if ((isNetworkError(err) || isTimeoutError(err)) && searchErrorTree(err, e => (e instanceof AuthenticationError ? true : undefined)) !== true) failedAt.set(key, now)
+  if (err === undefined) {
+    failedAt.delete(key)
+    return
+  }
+  if (searchErrorTree(err, e => (e instanceof AuthenticationError ? true : undefined)) === true) return
+  const timedOut = isTimeoutError(err)
+  if (timedOut || isNetworkError(err)) failedAt.set(key, now)
+  if (timedOut) markSilent(broker, err instanceof Error ? err.message : String(err), now)
 }
 
 /** ASK sent to the first of BROKERS that takes a connection, suspects last; the outcome noted. Throws what ASK throws. */

@@ -14,7 +14,7 @@
  * - A coordinator found at another address than the one before (its broker died or handed the group's
  *   __consumer_offsets partition over) is reported to `onMoved`, once per move: the member logs it.
  */
-import { ConnectionPool, TimeoutError, type Broker, type Connection } from '@platformatic/kafka'
+import { ConnectionPool, TimeoutError, type Broker } from '@platformatic/kafka'
 import { clientInt } from '../config/client-settings.ts'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
@@ -28,6 +28,7 @@ import type { ApiSpec } from './protocol/api.ts'
 import { CoordinatorKeyTypes, FindCoordinatorApi } from './protocol/find-coordinator.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { askAnyBroker, noteOutcome } from './broker-suspects.ts'
+import { watchedPool } from './silent-brokers.ts'
 import { describePrincipal } from './principal.ts'
 
 export type GroupLane = 'join' | 'beat'
@@ -57,8 +58,8 @@ export class GroupCoordinator {
     const connect = toConnectOptions(props, clientId)
     const joinTimeout = Math.max(connect.requestTimeout ?? 30_000, rebalanceTimeoutMs + 5000)
     this.#pools = {
-      join: new ConnectionPool(clientId, { ...connect, requestTimeout: joinTimeout }),
-      beat: new ConnectionPool(clientId, connect)
+      join: watchedPool(new ConnectionPool(clientId, { ...connect, requestTimeout: joinTimeout }), cluster.label),
+      beat: watchedPool(new ConnectionPool(clientId, connect), cluster.label)
     }
     this.#bootstrap = connect.bootstrapBrokers.map(parseBrokerAddress)
     this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
@@ -88,19 +89,17 @@ export class GroupCoordinator {
    */
   async send<Req, Res> (spec: ApiSpec<Req, Res>, request: Req, lane: GroupLane, onSent?: (at: number) => void, timeoutMs?: number): Promise<Res> {
     const broker = await this.coordinator()
-    let connection: Connection | undefined
     try {
-      connection = await this.#pools[lane].get(broker)
+      const connection = await this.#pools[lane].get(broker)
       onSent?.(Date.now())
       const answer = await within(sendRequest(connection, spec, request, this.cluster.label), timeoutMs, `${spec.name} to the coordinator`)
       noteOutcome(broker)
       return answer
     } catch (err) {
       this.reset()
+      // A request given up on (a timeout) makes the broker silent: its connections, this one included, are closed
+      // (silent-brokers.ts), so the next request gets a fresh one instead of queueing behind the hung one.
       noteOutcome(broker, err)
-      // A request given up on still occupies its connection, which the broker answers in order: closed, so the
-      // next request to this broker gets a fresh one instead of queueing behind it.
-      if (err instanceof GivenUp) connection?.close().catch(() => undefined)
       throw toKmirrorError(err, ErrorCodes.GROUP_MEMBERSHIP, `${spec.name} of group ${this.groupId} to coordinator ${broker.host}:${broker.port} of ${this.cluster.label}`, this.cluster)
     }
   }

@@ -10,6 +10,7 @@
  *   failure of the others; it is asked again at every use until the cluster answers it.
  * - Brokers come from the latest answer; the bootstrap servers are asked only while no answer came yet, or when
  *   none of the known brokers answers.
+ * - Leaders read before one of the brokers fell silent (silent-brokers.ts) are read again at the next use.
  */
 import type { Broker, ConnectionPool } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
@@ -18,6 +19,7 @@ import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { MetadataApi, partitionLeaders, type MetadataResponse } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { askAnyBroker } from './broker-suspects.ts'
+import { silentSince } from './silent-brokers.ts'
 
 export interface TopicLeaders {
   /** Null on brokers without topic ids (before Kafka 2.8). */
@@ -73,6 +75,8 @@ export class MetadataCache {
   readonly #topics = new Map<string, { leaders: TopicLeaders, at: number }>()
   /** Topics of the last answer that carried an error (never cached: asked again at their next use). */
   #refused = new Map<string, number>()
+  /** When the cluster last answered a Metadata request (epoch ms). */
+  #readAt = -Infinity
 
   constructor (pool: ConnectionPool, bootstrap: readonly Broker[], cluster: ClusterContext, maxAgeMs = 300_000) {
     this.#pool = pool
@@ -88,6 +92,8 @@ export class MetadataCache {
 
   async leaders (topics: readonly string[]): Promise<LeaderMetadata> {
     const now = Date.now()
+    // Leaders read before a broker fell silent may name it; the cluster moves them once it fences the broker.
+    if (silentSince(this.#brokers.values(), this.#readAt)) this.invalidate()
     const fresh = this.#brokers.size > 0 && topics.every(t => now - (this.#topics.get(t)?.at ?? -Infinity) < this.#maxAgeMs)
     if (!fresh) await this.#refresh(topics)
     const out = new Map<string, TopicLeaders>()
@@ -109,6 +115,7 @@ export class MetadataCache {
       throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s) from ${this.#cluster.label}`, this.#cluster)
     }
     const at = Date.now()
+    this.#readAt = at
     const { brokers, topics: found, refused } = toLeaderMetadata(response)
     for (const t of topics) this.#refused.delete(t)
     for (const [name, code] of refused) this.#refused.set(name, code)

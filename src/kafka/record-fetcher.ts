@@ -20,7 +20,8 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
+import { isRetriableKafkaError, isTimeoutError, kafkaErrorHint, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
+import { noteOutcome } from './broker-suspects.ts'
 import { leaderOf, MetadataCache, throwIfRefused } from './metadata-cache.ts'
 import { describePrincipal } from './principal.ts'
 import { toOffset } from './offsets.ts'
@@ -28,6 +29,7 @@ import { partitionKey } from '../topic-partition.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchResponse } from './protocol/fetch.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
+import { watchedPool } from './silent-brokers.ts'
 import { FetchSession, fetchTopics, isFetchSessionError, sessionlessRequest, type SessionPartition, type SessionRequest } from './fetch-session.ts'
 import { decodeRecords, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
 import { selectCommitted } from './transaction-filter.ts'
@@ -156,7 +158,7 @@ export class RecordFetcher {
     this.#cluster = options.cluster ?? { label: clientId }
     this.grantee = { principal: describePrincipal(props, this.#cluster.alias ?? clientId), cluster: this.#cluster }
     const connect = toConnectOptions(props, clientId)
-    this.#pool = new ConnectionPool(clientId, connect)
+    this.#pool = watchedPool(new ConnectionPool(clientId, connect), this.#cluster.label)
     this.#metadata = new MetadataCache(this.#pool, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
   }
 
@@ -265,6 +267,8 @@ export class RecordFetcher {
         } catch (err) {
           if (entry !== null) this.#resetSession(entry.session)
           this.#metadata.invalidate()
+          // A fetch unanswered for request.timeout.ms makes its broker silent: what else waits on it is cut too.
+          if (isTimeoutError(err)) noteOutcome(broker, err)
           throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
         }
         if (entry === null) return response
@@ -327,6 +331,7 @@ export class RecordFetcher {
         response = await sendRequest(await this.#pool.get(broker), ListOffsetsApi, { isolationLevel: this.#isolationLevel(), topics }, this.#cluster.label)
       } catch (err) {
         this.#metadata.invalidate()
+        if (isTimeoutError(err)) noteOutcome(broker, err)
         const error = toKmirrorError(err, ErrorCodes.FETCH, `list ${what} on broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
         // A leader that cannot be reached (its broker died, its partitions moved on): ask again with fresh metadata.
         if (!error.retriable || attempt >= LIST_OFFSETS_ATTEMPTS) throw error

@@ -23,6 +23,7 @@ import { toOffset } from './offsets.ts'
 import { withGrant } from './acl-grant.ts'
 import { describePrincipal } from './principal.ts'
 import { toMessage, type OutRecord } from './record-batch.ts'
+import { watchClient } from './silent-brokers.ts'
 
 export type { OutRecord } from './record-batch.ts'
 
@@ -80,13 +81,13 @@ export class RecordWriter {
     this.#options = options
     this.#cluster = options.cluster ?? { label: clientId }
     this.#principal = describePrincipal(props, this.#cluster.alias ?? clientId)
-    this.#producer = new Producer({
+    this.#producer = watchClient(new Producer({
       ...toConnectOptions(props, clientId),
       idempotent: options.idempotent,
       acks: ProduceAcks.ALL,
       compression,
       autocreateTopics: false
-    })
+    }), this.#cluster.label)
   }
 
   /**

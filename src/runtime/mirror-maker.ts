@@ -22,6 +22,7 @@ import { groupedFlow, heartbeatPairMembership, type FlowMembership, type Grouped
 import { Ownerships } from './flow-work.ts'
 import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
+import { onSilence, type SilenceReport } from '../kafka/silent-brokers.ts'
 import { refuseWhileMm2Copies } from './mm2-worker-check.ts'
 import { startWithRetries } from './start-retry.ts'
 import { startTogether } from './start-together.ts'
@@ -44,6 +45,7 @@ export class MirrorMaker {
   readonly #ungroupedPairs: ReadonlySet<string>
   readonly #stopping = new AbortController()
   readonly #createdAt = Date.now()
+  readonly #stopReportingSilences: () => void
   #started = false
 
   /** `heartbeatPairs`: the pairs that get heartbeats (`selectHeartbeatFlows`); by default the flows themselves. */
@@ -57,6 +59,7 @@ export class MirrorMaker {
     this.#pairs = pairs.flatMap(p => p.membership === null ? [] : [p.membership])
     this.#ungroupedPairs = new Set(pairs.filter(p => p.membership === null).map(p => p.name))
     for (const pair of this.#pairs) pair.failed.catch((err: unknown) => log.error({ err }, 'heartbeats of a pair stopped: its group membership failed'))
+    this.#stopReportingSilences = onSilence(report => { logSilence(log, report) })
   }
 
   async start (): Promise<void> {
@@ -116,6 +119,7 @@ export class MirrorMaker {
   /** Stops every flow; during `start()`, also ends the start (no further attempt, clients closed). */
   async stop (): Promise<void> {
     this.#stopping.abort(new StoppedDuringStart())
+    this.#stopReportingSilences()
     const pairs = Promise.allSettled(this.#pairs.map(p => p.stop())).then(async () => { await this.#heartbeats.stop() })
     const results = await Promise.allSettled([...this.#flows.map(stopFlow), pairs])
     const failed = results.find(r => r.status === 'rejected')
@@ -128,6 +132,12 @@ export class MirrorMaker {
       return { ...status, jobs: [...status.jobs, ...this.#heartbeats.jobs(status.name)] }
     })
   }
+}
+
+/** A broker found silent and this process's connections to it cut (kafka/silent-brokers.ts), for the operator. */
+function logSilence (log: Logger, { broker, clusters, closed, cause }: SilenceReport): void {
+  const where = clusters.length === 0 ? '' : ` of ${clusters.join(', ')}`
+  log.warn({ broker, clusters, closed, cause }, `broker ${broker}${where} answered nothing in time (${cause}): it accepts connections but is silent (frozen, a long pause, cut off?); closed this process's ${closed} connection(s) to it, so the requests waiting on it fail now and are sent again where the cluster moves its work once it fences the broker`)
 }
 
 /** Hands the flow's work over (progress stored, group left), then stops the flow and closes its clients. */

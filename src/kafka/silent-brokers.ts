@@ -1,0 +1,116 @@
+/**
+ * Brokers found silent, and this process's connections to them cut. A broker is silent when a request to it went
+ * unanswered for its whole bound: `request.timeout.ms`, or a heartbeat given up after `session.timeout.ms`
+ * (broker-suspects.ts's `noteOutcome` tells this module). Such a broker (frozen, in a long pause, half cut off) still
+ * holds every request sent on a connection to it, each until its own timeout, and connections made anew are
+ * accepted and then not answered either.
+ *
+ * What a silence does, process-wide:
+ * - Every open connection to the broker in a pool or client watched here (`watchedPool`, `watchClient`: the data
+ *   path's writers and fetchers, the readers and writers of internal topics, the admin, the group coordinator's
+ *   lanes) is closed. The requests waiting on them fail at
+ *   once as network failures, and their callers ask the cluster again where the work is now: the leader or the
+ *   coordinator the cluster moved it to once it fenced the broker. Without this, a produce sent to the broker just
+ *   before it froze held its partitions for `request.timeout.ms` after the group had moved on, and the start of a
+ *   new generation's work waited on reads of internal topics the broker led (30-80 s after a freeze, measured).
+ * - Metadata caches holding leaders read before the silence read them again at their next use (`silentSince`).
+ *
+ * Invariants:
+ * - A cut, never an exclusion: the cluster's answer decides where the next request goes, the broker included
+ *   while the cluster still names it.
+ * - Safe for writes: closing a connection with a produce in flight is what the Java producer does when the request
+ *   times out, only sooner. The batch is sent again with the same producer id and sequence, so the leader keeps
+ *   it once; a transactional round cut short is aborted and copied again.
+ * - A failure a cut causes is a network failure, never a timeout, so it makes no silence of its own.
+ * - Keyed by `addressKey`, one record per process, like the suspects.
+ */
+import type { Connection, ConnectionPool, ConnectionPoolEventPayload } from '@platformatic/kafka'
+import { addressKey } from './same-broker.ts'
+
+interface Address { readonly host: string, readonly port: number }
+
+/** What a cut closed, for the operator's log line (the runtime listens: `onSilence`). */
+export interface SilenceReport {
+  /** `host:port` of the silent broker. */
+  readonly broker: string
+  /** The labels of the clusters whose connections were closed ("cluster B"), empty when none was open. */
+  readonly clusters: readonly string[]
+  /** How many connections were closed. */
+  readonly closed: number
+  /** The timeout that showed the silence (its message names the request and the bound). */
+  readonly cause: string
+}
+
+/** addressKey → the open connections of watched pools, each with the label of its cluster. */
+const open = new Map<string, Map<Connection, string>>()
+/** addressKey → when it was found silent (epoch ms). */
+const silencedAt = new Map<string, number>()
+let lastSilence = -Infinity
+const listeners = new Set<(report: SilenceReport) => void>()
+
+/** Keeps track of POOL's open connections, so a silence of their broker closes them (CLUSTER labels the cluster). */
+export function watchedPool (pool: ConnectionPool, cluster: string): ConnectionPool {
+  pool.on('connect', ({ broker, connection }) => { track(broker, connection, cluster) })
+  return pool
+}
+
+/** The same for a client of the library (a producer, the admin): every pool it opens tells of its connections. */
+export function watchClient<C extends ClientEvents> (client: C, cluster: string): C {
+  client.on('client:broker:connect', ({ broker, connection }) => { track(broker, connection, cluster) })
+  return client
+}
+
+/** What `watchClient` needs of a library client. */
+interface ClientEvents {
+  on: (event: 'client:broker:connect', listener: (payload: ConnectionPoolEventPayload) => void) => unknown
+}
+
+function track (broker: Address, connection: Connection, cluster: string): void {
+  const key = addressKey(`${broker.host}:${broker.port}`)
+  const byConnection = open.get(key) ?? new Map<Connection, string>()
+  open.set(key, byConnection)
+  byConnection.set(connection, cluster)
+  connection.once('close', () => {
+    byConnection.delete(connection)
+    if (byConnection.size === 0 && open.get(key) === byConnection) open.delete(key)
+  })
+}
+
+/**
+ * BROKER answered nothing within a request's whole bound (CAUSE): closes every watched connection to it and marks
+ * it, so that metadata read before now is read again. Returns how many connections were closed.
+ */
+export function markSilent (broker: Address, cause: string, now = Date.now()): number {
+  const key = addressKey(`${broker.host}:${broker.port}`)
+  silencedAt.set(key, now)
+  lastSilence = Math.max(lastSilence, now)
+  const connections = [...(open.get(key) ?? [])]
+  open.delete(key)
+  for (const [connection] of connections) connection.close().catch(() => undefined)
+  const report = { broker: key, clusters: [...new Set(connections.map(([, cluster]) => cluster))].sort(), closed: connections.length, cause }
+  for (const listener of listeners) listener(report)
+  return connections.length
+}
+
+/** Whether any of BROKERS was found silent after SINCE (epoch ms): metadata read at SINCE may name it as a leader. */
+export function silentSince (brokers: Iterable<Address>, since: number): boolean {
+  if (lastSilence <= since) return false
+  for (const b of brokers) {
+    const at = silencedAt.get(addressKey(`${b.host}:${b.port}`))
+    if (at !== undefined && at > since) return true
+  }
+  return false
+}
+
+/** Calls LISTENER at every silence (the runtime logs it); returns the function that stops it. */
+export function onSilence (listener: (report: SilenceReport) => void): () => void {
+  listeners.add(listener)
+  return () => { listeners.delete(listener) }
+}
+
+/** Forgets every silence and every watched connection (tests). */
+export function clearSilences (): void {
+  open.clear()
+  silencedAt.clear()
+  lastSilence = -Infinity
+}
