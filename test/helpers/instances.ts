@@ -32,7 +32,8 @@ export interface StatusMember {
 }
 
 export interface InstanceStatus {
-  readonly partitions: readonly { topic: string, partition: number }[]
+  /** `position`: the next source offset to copy. */
+  readonly partitions: readonly { topic: string, partition: number, position: number }[]
   readonly jobs: readonly { name: string, runs: number }[]
   readonly membership?: { group: string, generation: number, leader: string, self: string, members: readonly StatusMember[] }
 }
