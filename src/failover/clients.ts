@@ -3,21 +3,14 @@
  * kafka/cluster-clients.ts): a broker killed with its host does not refuse connections, it just never answers.
  */
 import type { ClusterClientConfig } from '../config/types.ts'
+import { rejectAfter } from '../deadline.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 
 /** `work`, or a TIMEOUT error naming the cluster and its brokers after `ms`. */
 export async function withDeadline<T> (work: Promise<T>, ms: number, cluster: ClusterClientConfig): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
   const brokers = cluster.admin['bootstrap.servers'] ?? cluster.bootstrapServers.join(',')
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new KmirrorError(ErrorCodes.TIMEOUT,
-      `cluster ${cluster.alias} (brokers ${brokers}): no answer within ${ms} ms (--timeout); check ${cluster.alias}.bootstrap.servers and that its brokers run and answer`, { retriable: true })), ms)
-  })
-  try {
-    return await Promise.race([work, deadline])
-  } finally {
-    clearTimeout(timer)
-  }
+  return await rejectAfter(work, ms, () => new KmirrorError(ErrorCodes.TIMEOUT,
+    `cluster ${cluster.alias} (brokers ${brokers}): no answer within ${ms} ms (--timeout); check ${cluster.alias}.bootstrap.servers and that its brokers run and answer`, { retriable: true }))
 }
 
 export function errorText (err: unknown): string {

@@ -4,6 +4,7 @@
  * A cluster that cannot be read is reported as unreachable with the reason; the others are still read.
  */
 import type { FlowConfig, KmirrorConfig } from '../config/types.ts'
+import { rejectAfter } from '../deadline.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { describeUpstream, heartbeatTopics, type UpstreamCluster } from './topology.ts'
@@ -26,7 +27,7 @@ async function readCluster (config: KmirrorConfig, alias: string, listTopics: To
   if (flow === undefined) return { alias, reachable: false, error: `no flow names cluster ${alias}: list at least two clusters` }
   const side = flow.target.alias === alias ? 'target' : 'source'
   try {
-    const topics = await withTimeout(listTopics(flow, side), flow.adminTimeoutMs, `listing the topics of cluster ${alias} took more than admin.timeout.ms = ${flow.adminTimeoutMs} ms`)
+    const topics = await rejectAfter(listTopics(flow, side), flow.adminTimeoutMs, () => new Error(`listing the topics of cluster ${alias} took more than admin.timeout.ms = ${flow.adminTimeoutMs} ms`))
     const policy = createReplicationPolicy(flow.replicationPolicy)
     return { alias, reachable: true, upstream: describeUpstream(policy, topics), heartbeatTopics: heartbeatTopics(policy, topics) }
   } catch (err) {
@@ -45,12 +46,3 @@ async function listWithAdmin (flow: FlowConfig, side: 'source' | 'target'): Prom
   }
 }
 
-async function withTimeout<T> (work: Promise<T>, ms: number, message: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const timeout = new Promise<never>((_resolve, reject) => { timer = setTimeout(() => reject(new Error(message)), ms) })
-  try {
-    return await Promise.race([work, timeout])
-  } finally {
-    clearTimeout(timer)
-  }
-}

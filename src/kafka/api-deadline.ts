@@ -4,19 +4,12 @@
  * with KMIRROR_ERR_TIMEOUT naming the operation, the cluster and the brokers tried; the work it started is
  * abandoned (its own requests end at their request timeout).
  */
+import { rejectAfter } from '../deadline.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { timeoutHint } from './errors.ts'
 
 export async function withApiDeadline<T> (work: () => Promise<T>, ms: number, action: string, cluster: ClusterContext): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new KmirrorError(ErrorCodes.TIMEOUT,
-      `${action}: not done within default.api.timeout.ms = ${ms} ms; ${timeoutHint(cluster)}`, { retriable: true })), ms)
-  })
-  try {
-    return await Promise.race([work(), deadline])
-  } finally {
-    clearTimeout(timer)
-  }
+  return await rejectAfter(work(), ms, () => new KmirrorError(ErrorCodes.TIMEOUT,
+    `${action}: not done within default.api.timeout.ms = ${ms} ms; ${timeoutHint(cluster)}`, { retriable: true }))
 }

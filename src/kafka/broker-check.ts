@@ -22,6 +22,7 @@
  */
 import { ConnectionPool } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
+import { resolveAfter } from '../deadline.ts'
 import { ErrorCodes } from '../errors.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
@@ -93,13 +94,7 @@ type Settled<T> = { ok: true, value: T } | { ok: false, late: false, error: unkn
 /** PROMISE settled, or late once UNTIL (a time) passes. Never rejects. */
 async function settleBy<T> (promise: Promise<T>, until: number): Promise<Settled<T>> {
   const settled = promise.then((value): Settled<T> => ({ ok: true, value }), (error: unknown): Settled<T> => ({ ok: false, late: false, error }))
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<Settled<T>>(resolve => { timer = setTimeout(() => resolve({ ok: false, late: true }), Math.max(0, until - Date.now())) })
-  try {
-    return await Promise.race([settled, late])
-  } finally {
-    clearTimeout(timer)
-  }
+  return await resolveAfter(settled, until - Date.now(), { ok: false, late: true } as const)
 }
 
 const LATE = `no answer within ${CHECK_WAIT_MS} ms after the first bootstrap server answered (still connecting, or connected and silent: ` +

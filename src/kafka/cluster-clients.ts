@@ -7,6 +7,7 @@
  *
  * Clients are opened on first use: a command that only reads offsets never opens a producer.
  */
+import { resolveAfter } from '../deadline.ts'
 import type { ClientProps, ClusterClientConfig } from '../config/types.ts'
 import { AdminClient } from './admin-client.ts'
 import { BatchWriter, type BatchWriterOptions } from './batch-writer.ts'
@@ -150,13 +151,7 @@ export class ClusterClients {
   /** Closes every client opened so far; gives up waiting after a few seconds (a dead cluster never answers). */
   async close (): Promise<void> {
     const open = this.#open.splice(0)
-    let timer: NodeJS.Timeout | undefined
-    const deadline = new Promise<void>(resolve => { timer = setTimeout(resolve, CLOSE_DEADLINE_MS) })
-    try {
-      await Promise.race([Promise.allSettled(open.map(c => c.close())), deadline])
-    } finally {
-      clearTimeout(timer)
-    }
+    await resolveAfter(Promise.allSettled(open.map(c => c.close())), CLOSE_DEADLINE_MS, undefined)
   }
 
   /** How a client with these role properties names the cluster (label, alias, its security.protocol). */

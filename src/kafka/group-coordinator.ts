@@ -17,6 +17,7 @@
 import { ConnectionPool, TimeoutError, type Broker } from '@platformatic/kafka'
 import { clientInt } from '../config/client-settings.ts'
 import type { ClientProps } from '../config/types.ts'
+import { rejectAfter } from '../deadline.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { withGrant } from './acl-grant.ts'
 import { withApiDeadline } from './api-deadline.ts'
@@ -147,13 +148,5 @@ class GivenUp extends TimeoutError {}
 /** PROMISE, or GivenUp once TIMEOUT_MS passed (never when not given). */
 async function within<T> (promise: Promise<T>, timeoutMs: number | undefined, what: string): Promise<T> {
   if (timeoutMs === undefined) return await promise
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(new GivenUp(`${what} given up: no answer within session.timeout.ms = ${timeoutMs} ms, after which its answer could not keep the membership`)), timeoutMs)
-  })
-  try {
-    return await Promise.race([promise, late])
-  } finally {
-    clearTimeout(timer)
-  }
+  return await rejectAfter(promise, timeoutMs, () => new GivenUp(`${what} given up: no answer within session.timeout.ms = ${timeoutMs} ms, after which its answer could not keep the membership`))
 }

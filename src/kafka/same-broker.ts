@@ -14,6 +14,7 @@
  *   as written, so the worst case is a double report, never a failure left out.
  */
 import { lookup } from 'node:dns/promises'
+import { resolveAfter } from '../deadline.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 
 /** The IP addresses HOST resolves to; none when it does not resolve. */
@@ -40,7 +41,7 @@ export function addressKey (address: string): string {
  */
 export async function sameAsBrokers (servers: readonly string[], brokers: readonly string[], timeoutMs: number, resolve: Resolve = resolveHost): Promise<string[]> {
   if (servers.length === 0 || brokers.length === 0) return []
-  const resolved = await withDeadline(resolvedKeys([...servers, ...brokers], resolve), timeoutMs)
+  const resolved = await resolveAfter(resolvedKeys([...servers, ...brokers], resolve), timeoutMs, null)
   if (resolved === null) return []
   const brokerKeys = new Set(brokers.flatMap(b => resolved.get(b) ?? []))
   // Only the address families the brokers have: `localhost` is 127.0.0.1 and ::1 on many hosts, and the client
@@ -67,15 +68,6 @@ async function resolvedKeys (addresses: readonly string[], resolve: Resolve): Pr
   return new Map(entries)
 }
 
-async function withDeadline<T> (promise: Promise<T>, timeoutMs: number): Promise<T | null> {
-  let timer: NodeJS.Timeout | undefined
-  const late = new Promise<null>(resolve => { timer = setTimeout(() => resolve(null), Math.max(0, timeoutMs)) })
-  try {
-    return await Promise.race([promise, late])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 /**
  * The node ids of BROKERS in the order of PREFERRED (`addressKey`s: `bootstrap.servers` as the start check ordered
