@@ -14,7 +14,7 @@ import type { ClusterContext } from './connection-hints.ts'
 import { withGrant } from './acl-grant.ts'
 import { kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { describePrincipal } from './principal.ts'
-import { suspectsLast } from './broker-suspects.ts'
+import { noteOutcome, suspectsLast } from './broker-suspects.ts'
 import { addressKey, inPreferredOrder } from './same-broker.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
@@ -277,11 +277,12 @@ export class AdminClient {
     const { brokers } = await this.#admin.metadata({ topics: [] })
     const ordered = suspectsLast(inPreferredOrder(brokers, this.#bootstrap).map(nodeId => ({ nodeId, ...brokers.get(nodeId)! })))
     let last: unknown
-    for (const { nodeId } of ordered) {
+    for (const broker of ordered) {
       try {
-        const connection = (await this.#admin.connectToBrokers([nodeId])).values().next().value
+        const connection = (await this.#admin.connectToBrokers([broker.nodeId])).values().next().value
         if (connection !== undefined) return connection
       } catch (err) {
+        noteOutcome(broker, err)
         last = err
       }
     }

@@ -53,16 +53,29 @@ export function noteOutcome (broker: Address, err?: unknown, now = Date.now()): 
     failedAt.delete(key)
     return
   }
-  if (searchErrorTree(err, e => (e instanceof AuthenticationError ? true : undefined)) === true) return
+  if (refusedAuthentication(err)) return
   const timedOut = isTimeoutError(err)
   if (timedOut || isNetworkError(err)) failedAt.set(key, now)
   if (timedOut) markSilent(broker, err instanceof Error ? err.message : String(err), now)
 }
 
-/** ASK sent to the first of BROKERS that takes a connection, suspects last; the outcome noted. Throws what ASK throws. */
+/**
+ * ASK sent to the first of BROKERS that takes a connection, suspects last; the outcome noted. Throws what ASK throws.
+ * The library tries the brokers in order and keeps their connect failures to itself: the brokers before the one
+ * that took the connection failed to connect, and so did all of them when none did (unless authentication was
+ * refused: that says nothing of their health). Those become suspects too.
+ */
 export async function askAnyBroker<T> (pool: Pick<ConnectionPool, 'getFirstAvailable'>, brokers: readonly Broker[], ask: (connection: Connection) => Promise<T>): Promise<T> {
-  const connection = await pool.getFirstAvailable(suspectsLast(brokers))
+  const ordered = suspectsLast(brokers)
+  let connection: Connection
+  try {
+    connection = await pool.getFirstAvailable(ordered)
+  } catch (err) {
+    if (!refusedAuthentication(err)) suspectUntil(ordered, undefined)
+    throw err
+  }
   const asked = addressOf(connection)
+  suspectUntil(ordered, asked)
   try {
     const answer = await ask(connection)
     if (asked !== undefined) noteOutcome(asked)
@@ -71,6 +84,20 @@ export async function askAnyBroker<T> (pool: Pick<ConnectionPool, 'getFirstAvail
     if (asked !== undefined) noteOutcome(asked, err)
     throw err
   }
+}
+
+/** Every one of ORDERED before TOOK (all of them when TOOK is undefined) becomes a suspect. */
+function suspectUntil (ordered: readonly Address[], took: Address | undefined, now = Date.now()): void {
+  const tookKey = took === undefined ? undefined : addressKey(`${took.host}:${took.port}`)
+  for (const broker of ordered) {
+    const key = addressKey(`${broker.host}:${broker.port}`)
+    if (key === tookKey) return
+    failedAt.set(key, now)
+  }
+}
+
+function refusedAuthentication (err: unknown): boolean {
+  return searchErrorTree(err, e => (e instanceof AuthenticationError ? true : undefined)) === true
 }
 
 /** The address of a connection just obtained (read at once: the library's getter is not to be relied on once closed). */
