@@ -18,8 +18,7 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRetriableKafkaError, isTimeoutError, kafkaErrorInfo, kafkaErrorName, toKmirrorError } from './errors.ts'
-import { noteOutcome } from './broker-suspects.ts'
+import { isRetriableKafkaError, kafkaErrorInfo, kafkaErrorName, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
 import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
 import type { ProducerIdentity } from './record-batch.ts'
@@ -92,8 +91,6 @@ export async function produceToBroker (deps: BrokerProduceDeps, share: BrokerSha
   const settle = async (): Promise<void> => {
     const { sent, entries } = inFlight.shift()!
     const response = await sent
-    // A produce unanswered for request.timeout.ms makes its broker silent: what else waits on it is cut too.
-    if (response instanceof Error && isTimeoutError(response)) noteOutcome(broker, response)
     if (!(response instanceof Error) && response.throttleTimeMs > 0) throttledUntil = Date.now() + response.throttleTimeMs
     const acks = settleAnswer(deps, share, entries, response)
     if (acks.length > 0) await share.report(acks)

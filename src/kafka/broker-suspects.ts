@@ -21,6 +21,7 @@ import { searchErrorTree } from './error-tree.ts'
 import { isNetworkError, isTimeoutError } from './errors.ts'
 import { addressKey } from './same-broker.ts'
 import { markSilent } from './silent-brokers.ts'
+import { RequestTimeout } from './protocol/negotiation.ts'
 
 /** How long a broker that failed stays at the end of the lists. */
 export const SUSPECT_MS = 60_000
@@ -45,7 +46,8 @@ export function suspectsLast<T extends Address> (brokers: readonly T[], now = Da
 /**
  * Notes how a request to BROKER ended: a network failure or timeout makes it a suspect; an answer clears it. A
  * refused authentication (which the library reports as a network failure) says nothing of the broker's health. A
- * timeout also makes the broker silent (silent-brokers.ts): this process's connections to it are cut.
+ * request unanswered on an established connection (`RequestTimeout`, not a connection attempt that timed out) also
+ * makes the broker silent (silent-brokers.ts): this process's connections to it are cut.
  */
 export function noteOutcome (broker: Address, err?: unknown, now = Date.now()): void {
   const key = addressKey(`${broker.host}:${broker.port}`)
@@ -54,9 +56,9 @@ export function noteOutcome (broker: Address, err?: unknown, now = Date.now()): 
     return
   }
   if (refusedAuthentication(err)) return
-  const timedOut = isTimeoutError(err)
-  if (timedOut || isNetworkError(err)) failedAt.set(key, now)
-  if (timedOut) markSilent(broker, err instanceof Error ? err.message : String(err), now)
+  if (isTimeoutError(err) || isNetworkError(err)) failedAt.set(key, now)
+  const unanswered = searchErrorTree(err, e => (e instanceof RequestTimeout ? e : undefined))
+  if (unanswered !== undefined) markSilent(broker, unanswered.message, now)
 }
 
 /**

@@ -14,7 +14,7 @@
  * - A coordinator found at another address than the one before (its broker died or handed the group's
  *   __consumer_offsets partition over) is reported to `onMoved`, once per move: the member logs it.
  */
-import { ConnectionPool, TimeoutError, type Broker } from '@platformatic/kafka'
+import { ConnectionPool, type Broker } from '@platformatic/kafka'
 import { clientInt } from '../config/client-settings.ts'
 import type { ClientProps } from '../config/types.ts'
 import { rejectAfter } from '../deadline.ts'
@@ -27,7 +27,7 @@ import type { ClusterContext } from './connection-hints.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
 import { CoordinatorKeyTypes, FindCoordinatorApi } from './protocol/find-coordinator.ts'
-import { sendRequest } from './protocol/negotiation.ts'
+import { RequestTimeout, sendRequest } from './protocol/negotiation.ts'
 import { askAnyBroker, noteOutcome } from './broker-suspects.ts'
 import { watchedPool } from './silent-brokers.ts'
 import { describePrincipal } from './principal.ts'
@@ -143,7 +143,7 @@ export class GroupCoordinator {
 }
 
 /** A request given up on after the caller's own bound (a heartbeat after session.timeout.ms). */
-class GivenUp extends TimeoutError {}
+class GivenUp extends RequestTimeout {}
 
 /** PROMISE, or GivenUp once TIMEOUT_MS passed (never when not given). */
 async function within<T> (promise: Promise<T>, timeoutMs: number | undefined, what: string): Promise<T> {

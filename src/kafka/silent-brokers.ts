@@ -1,7 +1,9 @@
 /**
- * Brokers found silent, and this process's connections to them cut. A broker is silent when a request to it went
- * unanswered for its whole bound: `request.timeout.ms`, or a heartbeat given up after `session.timeout.ms`
- * (broker-suspects.ts's `noteOutcome` tells this module). Such a broker (frozen, in a long pause, half cut off) still
+ * Brokers found silent, and this process's connections to them cut. A broker is silent when a request sent on an
+ * established connection went unanswered for its whole bound (`RequestTimeout`): a heartbeat given up after
+ * `session.timeout.ms`, or a Metadata, FindCoordinator, ListOffsets or Fetch request after `request.timeout.ms`
+ * (broker-suspects.ts's `noteOutcome` tells this module). Not a produce: a broker slow to replicate answers it at
+ * its own deadline, which is the client's too, and that is no silence. Not a connection attempt that timed out. Such a broker (frozen, in a long pause, half cut off) still
  * holds every request sent on a connection to it, each until its own timeout, and connections made anew are
  * accepted and then not answered either.
  *
@@ -18,10 +20,12 @@
  * Invariants:
  * - A cut, never an exclusion: the cluster's answer decides where the next request goes, the broker included
  *   while the cluster still names it.
- * - Safe for writes: closing a connection with a produce in flight is what the Java producer does when the request
- *   times out, only sooner. The batch is sent again with the same producer id and sequence, so the leader keeps
- *   it once; a transactional round cut short is aborted and copied again.
- * - A failure a cut causes is a network failure, never a timeout, so it makes no silence of its own.
+ * - Safe for writes: a produce cut in flight fails as a failed write does (as when it times out, only sooner): never
+ *   lost. In at-least-once mode the writer starts a new producer id and sends the batch again, so a batch the
+ *   broker had already appended may be copied twice (in order); in exactly-once mode the round is aborted and
+ *   copied again. The library's producer (internal records) retries with the same sequence.
+ * - A failure a cut causes is a network failure, never a timeout, so it makes no silence of its own. A broker still
+ *   silent is found again at its next request timeout: reported once at warn per AGAIN_WITHIN_MS (the runtime).
  * - Keyed by `addressKey`, one record per process, like the suspects.
  */
 import type { Connection, ConnectionPool, ConnectionPoolEventPayload } from '@platformatic/kafka'
@@ -39,7 +43,12 @@ export interface SilenceReport {
   readonly closed: number
   /** The timeout that showed the silence (its message names the request and the bound). */
   readonly cause: string
+  /** The broker was found silent within AGAIN_WITHIN_MS before (still frozen: the runtime logs it at debug then). */
+  readonly again: boolean
 }
+
+/** A silence this soon after the last one of the same broker is the same outage going on. */
+export const AGAIN_WITHIN_MS = 60_000
 
 /** addressKey → the open connections of watched pools, each with the label of its cluster. */
 const open = new Map<string, Map<Connection, string>>()
@@ -82,14 +91,29 @@ function track (broker: Address, connection: Connection, cluster: string): void 
  */
 export function markSilent (broker: Address, cause: string, now = Date.now()): number {
   const key = addressKey(`${broker.host}:${broker.port}`)
+  const before = silencedAt.get(key)
   silencedAt.set(key, now)
   lastSilence = Math.max(lastSilence, now)
   const connections = [...(open.get(key) ?? [])]
   open.delete(key)
-  for (const [connection] of connections) connection.close().catch(() => undefined)
-  const report = { broker: key, clusters: [...new Set(connections.map(([, cluster]) => cluster))].sort(), closed: connections.length, cause }
-  for (const listener of listeners) listener(report)
+  for (const [connection] of connections) cut(connection)
+  const again = before !== undefined && now - before < AGAIN_WITHIN_MS
+  const report = { broker: key, clusters: [...new Set(connections.map(([, cluster]) => cluster))].sort(), closed: connections.length, cause, again }
+  for (const listener of listeners) {
+    try { listener(report) } catch { /* a listener only reports; the caller's request path must not fail for it */ }
+  }
   return connections.length
+}
+
+/**
+ * Destroyed, not closed: the library's close() flushes the writes still queued first, and a broker that stopped
+ * reading takes none, so a connection with produce bytes queued would stay "closing" with its requests waiting.
+ * Destroying the socket fails every request on it at once ('Connection closed') and drops it from its pool.
+ */
+function cut (connection: Connection): void {
+  const socket = connection.socket as Connection['socket'] | undefined
+  if (socket !== undefined) socket.destroy()
+  else connection.close().catch(() => undefined)
 }
 
 /** Whether any of BROKERS was found silent after SINCE (epoch ms): metadata read at SINCE may name it as a leader. */

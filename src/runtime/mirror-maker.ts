@@ -119,9 +119,10 @@ export class MirrorMaker {
   /** Stops every flow; during `start()`, also ends the start (no further attempt, clients closed). */
   async stop (): Promise<void> {
     this.#stopping.abort(new StoppedDuringStart())
-    this.#stopReportingSilences()
     const pairs = Promise.allSettled(this.#pairs.map(p => p.stop())).then(async () => { await this.#heartbeats.stop() })
+    // Silences are still reported during the hand-over, when a wedged broker slows it most.
     const results = await Promise.allSettled([...this.#flows.map(stopFlow), pairs])
+    this.#stopReportingSilences()
     const failed = results.find(r => r.status === 'rejected')
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
   }
@@ -135,9 +136,12 @@ export class MirrorMaker {
 }
 
 /** A broker found silent and this process's connections to it cut (kafka/silent-brokers.ts), for the operator. */
-function logSilence (log: Logger, { broker, clusters, closed, cause }: SilenceReport): void {
+function logSilence (log: Logger, { broker, clusters, closed, cause, again }: SilenceReport): void {
   const where = clusters.length === 0 ? '' : ` of ${clusters.join(', ')}`
-  log.warn({ broker, clusters, closed, cause }, `broker ${broker}${where} answered nothing in time (${cause}): it accepts connections but is silent (frozen, a long pause, cut off?); closed this process's ${closed} connection(s) to it, so the requests waiting on it fail now and are sent again where the cluster moves its work once it fences the broker`)
+  const message = `broker ${broker}${where} answered nothing in time (${cause}): it accepts connections but is silent (frozen, a long pause, cut off?); closed this process's ${closed} connection(s) to it, so the requests waiting on it fail now and are sent again where the cluster moves its work once it fences the broker`
+  // The same outage going on (the broker still named by the cluster, asked again): once at warn is enough.
+  if (again) log.debug({ broker, clusters, closed, cause }, message)
+  else log.warn({ broker, clusters, closed, cause }, message)
 }
 
 /** Hands the flow's work over (progress stored, group left), then stops the flow and closes its clients. */

@@ -121,8 +121,14 @@ export function sendAt<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res
   })
 }
 
+/**
+ * A request sent on an established connection and not answered within its timeout (never a connection attempt that
+ * timed out): what makes a broker silent (kafka/silent-brokers.ts).
+ */
+export class RequestTimeout extends TimeoutError {}
+
 /** A timeout of the library names neither the request nor the broker: the one raised here names both (cause kept). */
 function namingBroker (error: Error, connection: Connection, spec: ApiSpec<unknown, unknown>, version: number): Error {
   if (!(error instanceof TimeoutError)) return error
-  return new TimeoutError(`${spec.name} v${version} request to broker ${connection.host}:${connection.port} timed out (${error.message})`, { cause: error, canRetry: true })
+  return new RequestTimeout(`${spec.name} v${version} request to broker ${connection.host}:${connection.port} timed out (${error.message})`, { cause: error, canRetry: true })
 }
