@@ -259,7 +259,12 @@ test('offsets set while the broker coordinating the group is frozen (SIGSTOP): i
   // seconds), it described the group where the coordinator moved (Empty, no member) and wrote both partitions
   assert.equal(set.code, 0, set.stderr)
   assert.ok(took < 20_000, `took ${took} ms`)
-  assert.deepEqual([set.plan.groups[0]!.state, set.plan.groups[0]!.members, set.plan.groups[0]!.written], ['Empty', 0, true])
+  // (Empty, or Dead: a coordinator that has just taken the group over answers reads from its partition's high
+  // watermark, which can lag its log for a moment after the move (Kafka 4.x reads at the last committed offset),
+  // so an offsets-only group may look absent. Either means no member; the broker's own check of the write, which
+  // refuses a write under a group with members, is what keeps an active group safe.)
+  assert.ok(['Empty', 'Dead'].includes(set.plan.groups[0]!.state), set.plan.groups[0]!.state)
+  assert.deepEqual([set.plan.groups[0]!.members, set.plan.groups[0]!.written], [0, true])
   t.diagnostic(`the group is coordinated by node ${moved.nodeId} now`)
   // (the thawed broker may answer from its stale copy of the group until it has read that it lost it)
   const expected = { [`${topic}-0`]: 0, [`${topic}-1`]: 0 }
