@@ -63,6 +63,7 @@ export const MetricDefinitions = {
   groupOffsetsSynced: { name: 'kmirror_group_offsets_synced_total', type: COUNTER, help: 'Partition offsets of consumer groups committed on the target by group offset sync (sync.group.offsets.enabled).', labels: ['flow'] },
   groupOffsetSyncSkippedActive: { name: 'kmirror_group_offset_sync_skipped_active_total', type: COUNTER, help: 'Group offset sync: target groups left alone because they have active members (per group and pass).', labels: ['flow'] },
   groupOffsetSyncSkippedInexact: { name: 'kmirror_group_offset_sync_skipped_inexact_total', type: COUNTER, help: 'Group offset sync: partition offsets not written because their translation is not exact (per partition and pass).', labels: ['flow'] },
+  brokerSilences: { name: 'kmirror_broker_silences_total', type: COUNTER, help: 'Requests a broker left unanswered on an established connection for their whole bound (a heartbeat given up after session.timeout.ms, a metadata, coordinator, offsets or fetch request after request.timeout.ms): each closed every connection of the process to that broker (frozen, in a long pause, cut off). Alert on a rise.', labels: ['broker'] },
   groupOffsetSyncSkippedNotForward: { name: 'kmirror_group_offset_sync_skipped_not_forward_total', type: COUNTER, help: 'Group offset sync: partition offsets not written because the target group is already further (never rewound; per partition and pass).', labels: ['flow'] }
 } as const satisfies Record<string, MetricDefinition>
 

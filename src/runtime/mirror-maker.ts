@@ -59,7 +59,10 @@ export class MirrorMaker {
     this.#pairs = pairs.flatMap(p => p.membership === null ? [] : [p.membership])
     this.#ungroupedPairs = new Set(pairs.filter(p => p.membership === null).map(p => p.name))
     for (const pair of this.#pairs) pair.failed.catch((err: unknown) => log.error({ err }, 'heartbeats of a pair stopped: its group membership failed'))
-    this.#stopReportingSilences = onSilence(report => { logSilence(log, report) })
+    this.#stopReportingSilences = onSilence(report => {
+      metrics.inc('brokerSilences', { broker: report.broker })
+      logSilence(log, report)
+    })
   }
 
   async start (): Promise<void> {
