@@ -1,6 +1,6 @@
 /**
  * Every metric kmirror exports, in one table (name, type, help, labels). docs/metrics.md is written from it.
- * Names follow Prometheus conventions with the `kmirror_` prefix; labels are bounded (flows, topics, jobs;
+ * Names follow Prometheus conventions with the `kmirror_` prefix; labels are bounded (flows, topics, jobs, brokers;
  * partitions only for the per-partition lag, which `metrics.partition.level.enabled = false` turns off).
  */
 export const MetricTypes = { COUNTER: 'counter', GAUGE: 'gauge', HISTOGRAM: 'histogram' } as const
