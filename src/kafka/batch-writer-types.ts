@@ -11,6 +11,12 @@ import type { TransactionCoordinatorMove } from './transactions.ts'
 /** A batch to write: it is built for the producer id and sequence the writer gives it when it is sent. */
 export interface OutBatch {
   readonly recordCount: number
+  /**
+   * The source offsets of its first and last record, when it copies source records (the data path): a batch sent
+   * again whose outcome was in doubt must carry the same span (in-doubt.ts). Absent for records written once.
+   */
+  readonly firstOffset?: number
+  readonly lastOffset?: number
   build (producer: ProducerIdentity, baseSequence: number): Buffer
 }
 

@@ -15,8 +15,13 @@
  *   batches of that round's responses are reported. After the first failure of a partition, none of its
  *   later acknowledgements are reported: its progress stops at the last batch before the failure, so a retry
  *   re-copies (at least once) rather than skipping.
- * - A failure ends this producer id: the next write starts with a fresh one (InitProducerId) and sequences
+ * - A refusal ends this producer id: the next write starts with a fresh one (InitProducerId) and sequences
  *   from 0. Re-sent batches are then never deduplicated against the failed attempt: duplicates, never loss.
+ * - At-least-once mode, a request that failed as a whole (connection lost or cut, no answer in time) keeps the
+ *   producer id: its batches are in doubt (in-doubt.ts) and the next write of their partition sends them again
+ *   with the same sequences, so the broker appends only what it lacks. A next write that does not start with the
+ *   same source records, or a broker that no longer knows the sequences (OUT_OF_STEP: the partition is returned
+ *   incomplete), renews the producer id as a refusal does.
  *   The exception are "not now" errors (`notNow` in errors.ts: no leader yet, leader moving), where the broker
  *   appended neither the batch nor any later one of that partition: the partition's sequence is rewound to the
  *   refused batch (partition-send.ts) and it is sent again, with the same producer id, once a probe finds its
@@ -55,6 +60,7 @@ import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName } from './errors.ts'
 import { initIdempotentProducer } from './idempotent-producer-id.ts'
+import { InDoubtBatches } from './in-doubt.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { watchedPool } from './silent-brokers.ts'
 import type { ProducerIdentity } from './record-batch.ts'
@@ -86,6 +92,8 @@ export class BatchWriter {
   readonly #leaders: TargetLeaders
   #producer: ProducerIdentity | null = null
   readonly #sequences = new Sequences()
+  /** At-least-once mode: batches of this producer id whose outcome is unknown (in-doubt.ts). */
+  readonly #doubts = new InDoubtBatches()
   /** Partitions (`partitionKey`) whose last answer was "not now": probed before their data goes out (not-now-wait.ts). */
   readonly #unready = new Set<string>()
   /** The topic id each remote partition was last written under (remote-topic-ids.ts). */
@@ -232,7 +240,10 @@ export class BatchWriter {
     if (sends.size === 0) return { incomplete: [], failed: [] }
     this.#transaction?.throwIfFenced()
     const era = this.#transaction?.era ?? 0
+    if (!this.#doubts.admits(writes)) this.#reset()
+    for (const send of sends.values()) send.resent = this.#doubts.has(send.key)
     const failures: Failure[] = []
+    const outOfStep: number[] = []
     let reporting: Promise<void> = Promise.resolve()
     let acked = false
     const report = (acks: BatchAck[]): Promise<void> => {
@@ -251,7 +262,7 @@ export class BatchWriter {
           const producer = await this.#ensureProducer(brokers)
           await this.#transaction?.add(writes, byLeader, sends, failures, producer)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
-            produceToBroker(this.#produce, { broker: brokers.get(node)!, node, sends: indexes.map(i => sends.get(i)!), producer, failures, notNow, report })))
+            produceToBroker(this.#produce, { broker: brokers.get(node)!, node, sends: indexes.map(i => sends.get(i)!), producer, failures, notNow, outOfStep, report })))
           for (const r of results) if (r.status === 'rejected') throw r.reason
         }
         // "Not now" partitions (a new remote topic not loaded on its leader yet, a leader moving) are tried
@@ -262,11 +273,11 @@ export class BatchWriter {
       await reporting
       this.#transaction?.throwIfEnded(era)
     } catch (err) {
-      this.#reset()
+      this.#afterFailure(sends, failures, outOfStep)
       throw this.#noteFenced(err, era)
     }
     try {
-      return { incomplete: wait.waiting, failed: this.#failed(failures) }
+      return { incomplete: [...wait.waiting, ...outOfStep], failed: this.#failed(sends, failures, outOfStep) }
     } catch (err) {
       throw this.#noteFenced(err, era)
     }
@@ -318,7 +329,17 @@ export class BatchWriter {
   #reset (): void {
     this.#producer = null
     this.#sequences.clear()
+    this.#doubts.clear()
     this.#transaction?.clear()
+  }
+
+  /**
+   * After a write, successful or not. Exactly-once mode: any failure ends the producer (the transaction is
+   * aborted). At-least-once mode: a refusal, or a broker out of step with the sequences, renews the producer id;
+   * otherwise the producer id stays and what is in doubt is kept to be sent again (in-doubt.ts).
+   */
+  #afterFailure (sends: Map<number, PartitionSend<PartitionWrite>>, failures: readonly Failure[], outOfStep: readonly number[]): void {
+    if (this.#transaction !== null || outOfStep.length > 0 || failures.some(f => f.inDoubt !== true) || !this.#doubts.settle(sends.values(), this.#sequences)) this.#reset()
   }
 
   #noteFenced (err: unknown, era: number): unknown {
@@ -326,16 +347,20 @@ export class BatchWriter {
   }
 
   /**
-   * The refused partitions of a write; throws the first failure of a whole request instead. Any failure ends
-   * this producer id (the sequences of the refused partitions are unknown now).
+   * The refused partitions of a write; throws the first failure of a whole request instead. A refusal ends this
+   * producer id (the sequences of the refused partitions are unknown now); a request in doubt does not in
+   * at-least-once mode (`#afterFailure`).
    */
-  #failed (failures: Failure[]): PartitionFailure[] {
-    if (failures.length === 0) return []
+  #failed (sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[], outOfStep: readonly number[]): PartitionFailure[] {
+    if (failures.length === 0 && outOfStep.length === 0) {
+      if (this.#doubts.size > 0 && !this.#doubts.settle(sends.values(), this.#sequences)) this.#reset()
+      return []
+    }
     const request = failures.find(f => f.requestError !== undefined)
-    if (this.#transaction !== null && request === undefined) {
+    if (this.#transaction !== null && request === undefined && outOfStep.length === 0) {
       this.#transaction.refused(failures)
     } else {
-      this.#reset()
+      this.#afterFailure(sends, failures, outOfStep)
     }
     if (request !== undefined) throw request.requestError
     return failures.map(f => ({
@@ -356,6 +381,7 @@ export class BatchWriter {
       ? await initIdempotentProducer({ pool: this.#pool, send: this.#send }, brokers, this.#cluster, this.#clientId)
       : await this.#coordinator.initProducerId(id)
     this.#sequences.clear()
+    this.#doubts.clear()
     return this.#producer
   }
 

@@ -8,8 +8,9 @@
  * - At most `maxInFlight` requests are in flight on the connection; answers are settled in the order sent, and
  *   acknowledgements are reported per answer, one report at a time.
  * - A "not now" refusal (no leader yet, leader moving) rewinds the partition's sequence to the refused batch
- *   (partition-send.ts) and lists the partition in `notNow`; any other refusal, or a request that failed as a
- *   whole, is listed in `failures`.
+ *   (partition-send.ts) and lists the partition in `notNow`; any other refusal is listed in `failures`, and so is a
+ *   request that failed as a whole, marked `inDoubt` (the broker may have appended it: in-doubt.ts). A partition
+ *   sent again after a doubt whose sequence the broker refuses is listed in `outOfStep`.
  * - Quota throttling (KIP-219): the broker answers at once and expects no request for a while; nothing more is
  *   sent to it until then, in this write or the next.
  * - `checkFence` is asked synchronously right before each request is handed to the connection.
@@ -35,8 +36,11 @@ export interface WriterTransport {
   readonly send: <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string) => Promise<Res>
 }
 
-/** A refused partition, or a request that failed as a whole (connection lost, timeout): `requestError`. */
-export type Failure = Omit<PartitionFailure, 'kind' | 'refusedBatch' | 'hint'> & { readonly requestError?: KmirrorError }
+/**
+ * A refused partition, or a request that failed as a whole (connection lost, timeout): `requestError`, and
+ * `inDoubt` when the broker may have appended its batches (in-doubt.ts).
+ */
+export type Failure = Omit<PartitionFailure, 'kind' | 'refusedBatch' | 'hint'> & { readonly requestError?: KmirrorError, readonly inDoubt?: true }
 
 export interface BrokerProduceDeps {
   readonly transport: WriterTransport
@@ -59,6 +63,8 @@ export interface BrokerShare {
   readonly producer: ProducerIdentity
   readonly failures: Failure[]
   readonly notNow: number[]
+  /** Writes sent again after a doubt whose sequence the broker refused (it cannot deduplicate them). */
+  readonly outOfStep: number[]
   readonly report: (acks: BatchAck[]) => Promise<void>
 }
 
@@ -72,6 +78,9 @@ type Entry = { readonly send: PartitionSend<PartitionWrite>, readonly batch: num
 function isNotNow (name: string): boolean {
   return kafkaErrorInfo(name).notNow === true
 }
+
+/** Refusals of a producer's sequence: the broker does not know the batches before it (in-doubt.ts). */
+const OUT_OF_STEP = new Set(['OUT_OF_ORDER_SEQUENCE_NUMBER', 'DUPLICATE_SEQUENCE_NUMBER', 'UNKNOWN_PRODUCER_ID'])
 
 /**
  * Sends the batches of `share.sends` from their first unacknowledged one on to one broker, up to maxInFlight
@@ -124,6 +133,7 @@ function nextRequest (deps: BrokerProduceDeps, sends: readonly PartitionSend<Par
     const b = send.take()
     const batch = w.batches[b]!
     const sequence = deps.sequences.take(send.key, batch.recordCount)
+    send.sent(b, sequence)
     const bytesOut = batch.build(producer, sequence)
     const topic = topics.get(w.topic) ?? { name: w.topic, partitions: [] }
     topic.partitions.push({ index: w.partition, batch: bytesOut })
@@ -136,7 +146,7 @@ function nextRequest (deps: BrokerProduceDeps, sends: readonly PartitionSend<Par
 
 /** Matches an answer (or the failure of its request) to its batches: the acknowledged ones, in order. */
 function settleAnswer (deps: BrokerProduceDeps, share: BrokerShare, entries: readonly Entry[], response: ProduceResponse | Error): BatchAck[] {
-  const { node, failures, notNow } = share
+  const { node, failures, notNow, outOfStep } = share
   const label = deps.cluster.label
   const acks: BatchAck[] = []
   const answered = new Map<string, { errorCode: number, baseOffset: bigint, errorMessage: string | null }>()
@@ -148,18 +158,20 @@ function settleAnswer (deps: BrokerProduceDeps, share: BrokerShare, entries: rea
     const p = answered.get(send.key)
     const ok = p !== undefined && p.errorCode === 0
     const name = response instanceof Error ? null : p === undefined ? 'NO_RESPONSE' : kafkaErrorName(p.errorCode)
-    const outcome = ok ? send.ack(batch) : send.refuse(sequence, name !== null && isNotNow(name))
+    const outcome = ok ? send.ack(batch) : name === null ? send.lost() : send.refuse(sequence, isNotNow(name), OUT_OF_STEP.has(name))
     if (outcome.type === 'acked') {
       acks.push({ write: send.index, batch, baseOffset: Number(p!.baseOffset) })
     } else if (outcome.type === 'not-now') {
       notNow.push(send.index)
       deps.sequences.rewind(send.key, outcome.rewindTo)
+    } else if (outcome.type === 'out-of-step') {
+      outOfStep.push(send.index)
+    } else if (outcome.type === 'in-doubt') {
+      const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to broker ${node} (${share.broker.host}:${share.broker.port}) of ${label}`, deps.cluster)
+      failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable, requestError: wrapped, inDoubt: true })
     } else if (outcome.type === 'failed' && outcome.appendedAfterRefusal) {
       // Appended after a refused batch of the same partition: the sequence rule did not hold.
       failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true, requestError: new KmirrorError(ErrorCodes.PRODUCE, `${label} appended a batch of ${w.topic}-${w.partition} after refusing an earlier one; writing again with a new producer id`, { retriable: true }) })
-    } else if (outcome.type === 'failed' && response instanceof Error) {
-      const wrapped = toKmirrorError(response, ErrorCodes.PRODUCE, `write to broker ${node} of ${label}`, deps.cluster)
-      failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: wrapped.message, message: null, retriable: wrapped.retriable, requestError: wrapped })
     } else if (outcome.type === 'failed') {
       failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) })
     }

@@ -10,10 +10,15 @@
  *   acknowledgement after the refusal: the sequence rule did not hold, and the partition FAILS.
  * - A FAILED partition reports no acknowledgement after its failure: its progress stops at the last batch
  *   acknowledged before it.
+ * - A partition whose request failed as a whole (connection lost, no answer in time) is IN_DOUBT: the broker may
+ *   have appended the batch and any later one sent. Like a FAILED one it reports nothing more; the writer keeps
+ *   what is in doubt (in-doubt.ts) and sends it again with the same sequences, which the broker deduplicates.
+ * - A partition sent again after a doubt and refused for its sequence (OUT_OF_STEP: the broker no longer knows the
+ *   batches in doubt, e.g. after a restart) reports nothing more; the writer renews the producer id.
  */
 import { partitionKey } from '../topic-partition.ts'
 
-export const SendStatuses = { SENDING: 'sending', NOT_NOW: 'not-now', FAILED: 'failed' } as const
+export const SendStatuses = { SENDING: 'sending', NOT_NOW: 'not-now', FAILED: 'failed', IN_DOUBT: 'in-doubt', OUT_OF_STEP: 'out-of-step' } as const
 export type SendStatus = (typeof SendStatuses)[keyof typeof SendStatuses]
 
 /** The largest sequence number plus one: sequences wrap to 0 there, as the Java producer's do. */
@@ -35,6 +40,11 @@ export class Sequences {
     this.#next.set(key, sequence)
   }
 
+  /** The base sequence the next batch of partition `key` takes. */
+  peek (key: string): number {
+    return this.#next.get(key) ?? 0
+  }
+
   /** A new producer id: every partition starts again at 0. */
   clear (): void {
     this.#next.clear()
@@ -46,6 +56,8 @@ export type AnswerOutcome =
   | { readonly type: 'acked' }
   | { readonly type: 'not-now', readonly rewindTo: number }
   | { readonly type: 'failed', readonly appendedAfterRefusal: boolean }
+  | { readonly type: 'in-doubt' }
+  | { readonly type: 'out-of-step' }
   | { readonly type: 'ignored' }
 
 export class PartitionSend<W extends { readonly topic: string, readonly partition: number, readonly batches: readonly unknown[] }> {
@@ -57,6 +69,13 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
   /** The next batch to send in this attempt. */
   next = 0
   status: SendStatus = SendStatuses.SENDING
+  /**
+   * The partition's first batches were in doubt when this write started (in-doubt.ts): they go out with the
+   * sequences they had, and a refusal of their sequence means the broker cannot deduplicate them (OUT_OF_STEP).
+   */
+  resent = false
+  /** The base sequence each batch was last sent with, by batch index. */
+  readonly #sequences: number[] = []
 
   constructor (index: number, write: W) {
     this.index = index
@@ -66,7 +85,7 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
 
   /** A new attempt (a probe found the leader ready): send again from the first unacknowledged batch. */
   resume (): void {
-    if (this.status === SendStatuses.FAILED) return
+    if (this.#over()) return
     this.status = SendStatuses.SENDING
     this.next = this.acked
   }
@@ -80,9 +99,19 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
     return this.next++
   }
 
+  /** Batch `batch` went out with base sequence `sequence`. */
+  sent (batch: number, sequence: number): void {
+    this.#sequences[batch] = sequence
+  }
+
+  /** The base sequence batch `batch` was last sent with; undefined if it was not sent. */
+  sequenceOf (batch: number): number | undefined {
+    return this.#sequences[batch]
+  }
+
   /** The broker acknowledged batch `batch`. */
   ack (batch: number): AnswerOutcome {
-    if (this.status === SendStatuses.FAILED) return { type: 'ignored' }
+    if (this.#over()) return { type: 'ignored' }
     if (this.status === SendStatuses.NOT_NOW) {
       this.status = SendStatuses.FAILED
       return { type: 'failed', appendedAfterRefusal: true }
@@ -91,14 +120,30 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
     return { type: 'acked' }
   }
 
-  /** The broker refused the batch sent with `sequence`; `notNow`: for a "not now" reason (leader moving). */
-  refuse (sequence: number, notNow: boolean): AnswerOutcome {
+  /** The request carrying one of its batches failed as a whole: what the broker appended is unknown. */
+  lost (): AnswerOutcome {
     if (this.status !== SendStatuses.SENDING) return { type: 'ignored' }
+    this.status = SendStatuses.IN_DOUBT
+    return { type: 'in-doubt' }
+  }
+
+  /** The broker refused the batch sent with `sequence`; `notNow`: for a "not now" reason (leader moving). */
+  refuse (sequence: number, notNow: boolean, outOfStep = false): AnswerOutcome {
+    if (this.status !== SendStatuses.SENDING) return { type: 'ignored' }
+    if (outOfStep && this.resent) {
+      this.status = SendStatuses.OUT_OF_STEP
+      return { type: 'out-of-step' }
+    }
     if (notNow) {
       this.status = SendStatuses.NOT_NOW
       return { type: 'not-now', rewindTo: sequence }
     }
     this.status = SendStatuses.FAILED
     return { type: 'failed', appendedAfterRefusal: false }
+  }
+
+  /** Nothing more of this write is sent or reported for the partition. */
+  #over (): boolean {
+    return this.status === SendStatuses.FAILED || this.status === SendStatuses.IN_DOUBT || this.status === SendStatuses.OUT_OF_STEP
   }
 }

@@ -4,6 +4,11 @@
  * per partition (default: appended), ListOffsets probes answer "ready" (NOT_LEADER_OR_FOLLOWER for the partitions in
  * `unready`). Produce answers wait for `release()` when
  * `holdProduce` is set, so a test can see how many requests are in flight at once.
+ *
+ * With `idempotence` set, Produce checks each batch's producer id and sequence (read from the batch header) as a
+ * Kafka broker does: a batch equal to one of the producer's last 5 of the partition is answered with its original
+ * offset and not appended again, the next sequence is appended, any other is refused OUT_OF_ORDER_SEQUENCE_NUMBER.
+ * `loseAnswers` makes the next requests fail as a lost connection does after the broker handled them.
  */
 import type { Connection } from '@platformatic/kafka'
 import type { WriterTransport } from '../../src/kafka/batch-writer.ts'
@@ -50,10 +55,22 @@ export class FakeProduceBrokers {
   readonly sent: SentBatch[] = []
   readonly #held: (() => void)[] = []
   readonly #logEnd = new Map<string, number>()
+  /** Check producer ids and sequences as a broker does (see above). */
+  idempotence = false
+  /** The next this many produce requests are handled, then answered with a connection error. */
+  loseAnswers = 0
+  /** Per partition key: the `producerId/baseSequence` of each batch appended, in log order. */
+  readonly appended = new Map<string, string[]>()
+  readonly #producers = new Map<string, { next: number, recent: { first: number, last: number, offset: number }[] }>()
 
   readonly transport: WriterTransport = {
     pool: { get: async () => CONNECTION, getFirstAvailable: async () => CONNECTION, close: async () => undefined },
     send: async <Req, Res>(_connection: Connection, spec: ApiSpec<Req, Res>, request: Req): Promise<Res> => await this.#answer(spec.name, request) as Res
+  }
+
+  /** A broker restart: of each producer's recent batches, only the last is remembered (a snapshot keeps one). */
+  restart (): void {
+    for (const state of this.#producers.values()) state.recent.splice(0, state.recent.length - 1)
   }
 
   /** Lets every held produce request answer. */
@@ -101,12 +118,39 @@ export class FakeProduceBrokers {
       name: t.name,
       partitions: t.partitions.map(p => {
         const key = partitionKey(t.name, p.index)
-        const errorCode = this.script.get(key)?.shift() ?? 0
-        const baseOffset = this.#logEnd.get(key) ?? 0
-        if (errorCode === 0) this.#logEnd.set(key, baseOffset + 1)
+        const scripted = this.script.get(key)?.shift() ?? 0
+        const { errorCode, baseOffset } = scripted === 0 ? this.#append(key, p.batch) : { errorCode: scripted, baseOffset: -1 }
         return { index: p.index, errorCode, baseOffset: BigInt(baseOffset), errorMessage: null, recordErrors: [] }
       })
     }))
+    if (this.loseAnswers > 0) {
+      this.loseAnswers--
+      throw new Error('connection closed before the answer')
+    }
     return { throttleTimeMs: this.throttles.shift() ?? 0, responses }
+  }
+
+  /** Appends a batch (one offset per batch), or answers a duplicate's offset or an out-of-order refusal. */
+  #append (key: string, batch: Buffer): { errorCode: number, baseOffset: number } {
+    const end = this.#logEnd.get(key) ?? 0
+    if (!this.idempotence) {
+      this.#logEnd.set(key, end + 1)
+      return { errorCode: 0, baseOffset: end }
+    }
+    const producerId = batch.readBigInt64BE(43)
+    const first = batch.readInt32BE(53)
+    const last = first + batch.readInt32BE(57) - 1
+    const stateKey = `${producerId}|${key}`
+    const state = this.#producers.get(stateKey) ?? { next: 0, recent: [] }
+    this.#producers.set(stateKey, state)
+    const duplicate = state.recent.find(r => r.first === first && r.last === last)
+    if (duplicate !== undefined) return { errorCode: 0, baseOffset: duplicate.offset }
+    if (first !== state.next) return { errorCode: 45, baseOffset: -1 } // OUT_OF_ORDER_SEQUENCE_NUMBER
+    state.next = last + 1
+    state.recent.push({ first, last, offset: end })
+    if (state.recent.length > 5) state.recent.shift()
+    this.#logEnd.set(key, end + 1)
+    this.appended.set(key, [...(this.appended.get(key) ?? []), `${producerId}/${first}`])
+    return { errorCode: 0, baseOffset: end }
   }
 }

@@ -70,6 +70,30 @@ describe('PartitionSend', () => {
     assert.equal(send.hasNext(), false)
   })
 
+  it('Given a request lost as a whole (connection cut), then the partition is in doubt: later answers are ignored, resume does not revive it, and each batch keeps the sequence it went out with', () => {
+    const sequences = new Sequences()
+    const send = new PartitionSend(0, write(3))
+    for (const [batch, sequence] of sendAll(send, sequences)) send.sent(batch, sequence)
+    send.ack(0)
+    assert.deepEqual(send.lost(), { type: 'in-doubt' })
+    assert.equal(send.status, SendStatuses.IN_DOUBT)
+    assert.deepEqual([send.ack(1), send.lost(), send.refuse(20, false)], [{ type: 'ignored' }, { type: 'ignored' }, { type: 'ignored' }])
+    send.resume()
+    assert.equal(send.hasNext(), false)
+    assert.deepEqual([send.acked, send.sequenceOf(1), send.sequenceOf(2), sequences.peek(send.key)], [1, 10, 20, 30])
+  })
+
+  it('Given a partition sent again after a doubt, then a refusal of its sequence makes it OUT_OF_STEP; the same refusal of a partition not in doubt is a plain failure', () => {
+    const resent = new PartitionSend(0, write(1))
+    resent.resent = true
+    sendAll(resent, new Sequences())
+    assert.deepEqual(resent.refuse(0, false, true), { type: 'out-of-step' })
+    assert.deepEqual(resent.ack(0), { type: 'ignored' })
+    const fresh = new PartitionSend(0, write(1))
+    sendAll(fresh, new Sequences())
+    assert.deepEqual(fresh.refuse(0, false, true), { type: 'failed', appendedAfterRefusal: false })
+  })
+
   it('Given maxInFlight-style sending of one batch at a time, then batches go out strictly in order', () => {
     const send = new PartitionSend(0, write(3))
     assert.deepEqual([send.take(), send.take()], [0, 1])
