@@ -244,16 +244,19 @@ AUTH_TRUST_STORE_PASS=trust-secret
 AUTH_SCRAM_ARGS=(--add-scram "SCRAM-SHA-256=[name=$AUTH_SASL_USER,password=$AUTH_SCRAM256_PASS]"
                  --add-scram "SCRAM-SHA-512=[name=$AUTH_SASL_USER,password=$AUTH_SCRAM512_PASS]")
 
-auth_listeners() { # PORT: name protocol port, one per line (test/helpers/clusters.ts AUTH_LISTENERS mirrors this)
+auth_listeners() { # PORT: name protocol port [advertised port], one per line (test/helpers/clusters.ts AUTH_LISTENERS mirrors this)
   local p=$1
+  # PROXIED advertises the port of a test's TCP proxy in front of it (test/helpers/answer-cutting-proxy.ts), so
+  # clients that bootstrap through the proxy keep using it; nothing listens there unless a test runs the proxy.
   printf '%s\n' "PLAINTEXT PLAINTEXT $p" "SASLPLAIN SASL_PLAINTEXT $((p + 2))" "SASLSSL SASL_SSL $((p + 3))" \
-    "MTLS SSL $((p + 4))" "OAUTH SASL_PLAINTEXT $((p + 5))" "OAUTHUNSECURED SASL_PLAINTEXT $((p + 6))"
+    "MTLS SSL $((p + 4))" "OAUTH SASL_PLAINTEXT $((p + 5))" "OAUTHUNSECURED SASL_PLAINTEXT $((p + 6))" \
+    "PROXIED PLAINTEXT $((p + 7)) $((p + 8))"
 }
 
 auth_server_properties() { # DIR PORT
-  local dir=$1 port=$2 certs="$1/certs" name proto p listeners="" advertised="" map="CONTROLLER:PLAINTEXT"
-  while read -r name proto p; do
-    listeners+="$name://127.0.0.1:$p,"; advertised+="$name://127.0.0.1:$p,"; map+=",$name:$proto"
+  local dir=$1 port=$2 certs="$1/certs" name proto p adv listeners="" advertised="" map="CONTROLLER:PLAINTEXT"
+  while read -r name proto p adv; do
+    listeners+="$name://127.0.0.1:$p,"; advertised+="$name://127.0.0.1:${adv:-$p},"; map+=",$name:$proto"
   done < <(auth_listeners "$port")
   local plain="org.apache.kafka.common.security.plain.PlainLoginModule required user_$AUTH_SASL_USER=\"$AUTH_PLAIN_PASS\";"
   local scram="org.apache.kafka.common.security.scram.ScramLoginModule required;"

@@ -109,7 +109,12 @@ export const AUTH_LISTENERS = Object.freeze({
   /** SASL_PLAINTEXT OAUTHBEARER: RS256 JWTs checked against the JWKS of jwt-signing-key.pem (kid kmirror-test). */
   oauth: `127.0.0.1:${TOPOLOGY.auth.port + 5}`,
   /** SASL_PLAINTEXT OAUTHBEARER with Java's unsecured validator. */
-  oauthUnsecured: `127.0.0.1:${TOPOLOGY.auth.port + 6}`
+  oauthUnsecured: `127.0.0.1:${TOPOLOGY.auth.port + 6}`,
+  /**
+   * PLAINTEXT on `port`, advertised as `advertisedPort`, where a test's proxy listens (answer-cutting-proxy.ts):
+   * clients bootstrapping at `127.0.0.1:advertisedPort` go through the proxy for every request.
+   */
+  proxied: { port: TOPOLOGY.auth.port + 7, advertisedPort: TOPOLOGY.auth.port + 8 }
 })
 
 export const AUTH_SECRETS = Object.freeze({
