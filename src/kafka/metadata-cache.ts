@@ -12,7 +12,7 @@
  *   none of the known brokers answers.
  * - Leaders read before one of the brokers fell silent (silent-brokers.ts) are read again at the next use.
  */
-import type { Broker, ConnectionPool } from '@platformatic/kafka'
+import type { Broker, Connection, ConnectionPool } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
@@ -65,8 +65,14 @@ export function leaderOf (metadata: LeaderMetadata, topic: string, partition: nu
  */
 const ABSENT = new Set(['UNKNOWN_TOPIC_OR_PARTITION', 'LEADER_NOT_AVAILABLE', 'UNKNOWN_TOPIC_ID'])
 
+/** How the cache asks for metadata: kmirror's versioned Metadata request by default; unit tests answer it themselves. */
+export type SendMetadata = (connection: Connection, topics: readonly string[], cluster: string) => Promise<MetadataResponse>
+
+const sendMetadata: SendMetadata = async (connection, topics, cluster) => await sendRequest(connection, MetadataApi, { topics }, cluster)
+
 export class MetadataCache {
-  readonly #pool: ConnectionPool
+  readonly #pool: Pick<ConnectionPool, 'getFirstAvailable'>
+  readonly #send: SendMetadata
   readonly #bootstrap: readonly Broker[]
   readonly #cluster: ClusterContext
   readonly #maxAgeMs: number
@@ -78,8 +84,9 @@ export class MetadataCache {
   /** When the cluster last answered a Metadata request (epoch ms). */
   #readAt = -Infinity
 
-  constructor (pool: ConnectionPool, bootstrap: readonly Broker[], cluster: ClusterContext, maxAgeMs = 300_000) {
+  constructor (pool: Pick<ConnectionPool, 'getFirstAvailable'>, bootstrap: readonly Broker[], cluster: ClusterContext, maxAgeMs = 300_000, send = sendMetadata) {
     this.#pool = pool
+    this.#send = send
     this.#bootstrap = bootstrap
     this.#cluster = cluster
     this.#maxAgeMs = maxAgeMs
@@ -110,7 +117,7 @@ export class MetadataCache {
   async #refresh (topics: readonly string[]): Promise<void> {
     let response
     try {
-      response = await askAnyBroker(this.#pool, [...this.#brokers.values(), ...this.#bootstrap], async connection => await sendRequest(connection, MetadataApi, { topics }, this.#cluster.label))
+      response = await askAnyBroker(this.#pool, [...this.#brokers.values(), ...this.#bootstrap], async connection => await this.#send(connection, topics, this.#cluster.label))
     } catch (err) {
       throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s) from ${this.#cluster.label}`, this.#cluster)
     }

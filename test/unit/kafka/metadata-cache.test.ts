@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict'
+import { afterEach, describe, it } from 'node:test'
+import type { Connection } from '@platformatic/kafka'
+import { clearSuspects } from '../../../src/kafka/broker-suspects.ts'
+import { MetadataCache, type SendMetadata } from '../../../src/kafka/metadata-cache.ts'
+import type { MetadataResponse } from '../../../src/kafka/protocol/metadata.ts'
+import { clearSilences, markSilent } from '../../../src/kafka/silent-brokers.ts'
+
+const BROKER_1 = { nodeId: 1, host: '127.0.0.1', port: 9101, rack: null }
+const BROKER_2 = { nodeId: 2, host: '127.0.0.1', port: 9102, rack: null }
+
+/** Returns once the clock has moved past the current millisecond (silences compare milliseconds). */
+function nextMillisecond (): void {
+  const now = Date.now()
+  while (Date.now() === now) { /* at most a millisecond */ }
+}
+
+/** A cluster of brokers 1 and 2 whose answers name `leader` as the leader of every partition asked. */
+function cluster (): { cache: MetadataCache, asked: () => number, lead: (id: number) => void } {
+  let leader = 1
+  let asked = 0
+  const send: SendMetadata = async (_connection, topics) => {
+    asked++
+    const response: MetadataResponse = {
+      throttleTimeMs: 0, clusterId: 'fake', controllerId: 1,
+      brokers: new Map([[1, BROKER_1], [2, BROKER_2]]),
+      topics: new Map(topics.map(name => [name, { name, errorCode: 0, id: null, isInternal: false, partitions: [{ index: 0, errorCode: 0, leader, leaderEpoch: 0 }] }]))
+    }
+    return response
+  }
+  const connection = { host: BROKER_2.host, port: BROKER_2.port } as unknown as Connection
+  const cache = new MetadataCache({ getFirstAvailable: async () => connection }, [BROKER_1], { label: 'cluster B' }, 300_000, send)
+  return { cache, asked: () => asked, lead: id => { leader = id } }
+}
+
+describe('MetadataCache', () => {
+  afterEach(() => {
+    clearSilences()
+    clearSuspects()
+  })
+
+  it('Given leaders read a moment ago, then they are answered from the cache without asking the cluster', async () => {
+    const { cache, asked } = cluster()
+    await cache.leaders(['t'])
+    const again = await cache.leaders(['t'])
+    assert.equal(asked(), 1)
+    assert.deepEqual(again.topics.get('t')?.leaders, [1])
+  })
+
+  it('Given a broker of the cluster fell silent after the leaders were read, then the next use reads them again (the cluster moved them)', async () => {
+    const { cache, asked, lead } = cluster()
+    assert.deepEqual((await cache.leaders(['t'])).topics.get('t')?.leaders, [1])
+    // When broker 1 falls silent and the cluster moves its partitions to broker 2
+    nextMillisecond()
+    markSilent(BROKER_1, 'Heartbeat given up')
+    lead(2)
+    // Then the cache reads again, once
+    assert.deepEqual((await cache.leaders(['t'])).topics.get('t')?.leaders, [2])
+    await cache.leaders(['t'])
+    assert.equal(asked(), 2)
+  })
+
+  it('Given a silence of a broker that is not in the cluster, then the cached leaders stay', async () => {
+    const { cache, asked } = cluster()
+    await cache.leaders(['t'])
+    nextMillisecond()
+    markSilent({ host: '127.0.0.1', port: 9999 }, 'timeout')
+    await cache.leaders(['t'])
+    assert.equal(asked(), 1)
+  })
+})
