@@ -17,6 +17,11 @@ export interface OutBatch {
    */
   readonly firstOffset?: number
   readonly lastOffset?: number
+  /**
+   * A checksum of the records it carries, computed only when asked (a lost request): with the span, it tells a
+   * batch sent again from one carrying other records at the same source offsets (replication/record-fingerprint.ts).
+   */
+  readonly fingerprint?: () => number
   build (producer: ProducerIdentity, baseSequence: number): Buffer
 }
 

@@ -317,6 +317,14 @@ export class BatchWriter {
   }
 
   /**
+   * Where the batches of a remote partition must end so that those in doubt are sent again as they were (the last
+   * source offset of each; empty when none is in doubt, and always in exactly-once mode).
+   */
+  cutPoints (topic: string, partition: number): ReadonlySet<number> {
+    return this.#doubts.cutPoints(partitionKey(topic, partition))
+  }
+
+  /**
    * A partition left the data path (released, its topic removed): its next write learns its topic id afresh and is
    * not probed for an old "not now" first.
    */

@@ -7,28 +7,33 @@
  *
  * Invariants:
  * - A batch in doubt is sent again only as the same source records: a write of a partition in doubt must start
- *   with batches of the same source span (first and last source offset, record count) as those in doubt, in the
- *   same order (`admits`). A broker that has the batch then answers its original offset, so offset syncs stay
- *   exact. Anything else (the partition resumed elsewhere, batches cut differently, no source span known) renews
- *   the producer id first: nothing is deduplicated then, and records may be copied twice, never lost.
+ *   with batches of the same source span (first and last source offset, record count) and the same records (their
+ *   fingerprint: offsets, timestamps, keys, values, headers) as those in doubt, in the same order (`admits`). A
+ *   broker that has the batch then answers its original offset, so offset syncs stay exact; equal offsets alone
+ *   are not enough (a source topic deleted and created again reuses them for other records). Anything else (the
+ *   partition resumed elsewhere, batches cut differently, no span or fingerprint known) renews the producer id
+ *   first: nothing is deduplicated then, and records may be copied twice, never lost.
  * - A partition's doubt starts at its first unacknowledged batch and holds every batch sent after it whose outcome
  *   is unknown, plus what was in doubt before and not sent again; the producer's sequence of the partition is
  *   rewound to the first of them (`settle`).
  * - Doubts belong to one producer id: a new producer id clears them (batch-writer.ts `#reset`).
  * - The broker deduplicates only the last 5 batches of a producer per partition: at most `maxInFlight` (at most 5)
  *   batches of a partition are in flight, so every batch in doubt is within them, unless the broker lost that
- *   memory (a restart keeps only the last batch); it then refuses the sequence, the partition is OUT_OF_STEP and the
- *   writer renews the producer id.
+ *   memory: a restart keeps only a producer's last batch, so a resend of an earlier one is refused
+ *   (OUT_OF_ORDER_SEQUENCE_NUMBER; UNKNOWN_PRODUCER_ID from brokers before 2.5 that forgot the producer), the
+ *   partition is OUT_OF_STEP and the writer renews the producer id. A broker from 2.5 on that forgot the producer
+ *   altogether (its records all deleted) appends the resend: a duplicate, never a gap.
  */
 import { partitionKey } from '../topic-partition.ts'
 import type { OutBatch, PartitionWrite } from './batch-writer-types.ts'
 import { SendStatuses, type PartitionSend, type Sequences } from './partition-send.ts'
 
-/** Which source records a batch carries: the same span from the same partition is the same records. */
+/** Which source records a batch carries: its source offsets, and a checksum of the records themselves. */
 interface SourceSpan {
   readonly firstOffset: number
   readonly lastOffset: number
   readonly recordCount: number
+  readonly fingerprint: number
 }
 
 interface Doubt {
@@ -37,13 +42,17 @@ interface Doubt {
   readonly batches: readonly SourceSpan[]
 }
 
+const NO_CUTS: ReadonlySet<number> = new Set()
+
 function spanOf (batch: OutBatch): SourceSpan | null {
-  const { firstOffset, lastOffset, recordCount } = batch
-  return firstOffset === undefined || lastOffset === undefined ? null : { firstOffset, lastOffset, recordCount }
+  const { firstOffset, lastOffset, recordCount, fingerprint } = batch
+  if (firstOffset === undefined || lastOffset === undefined || fingerprint === undefined) return null
+  return { firstOffset, lastOffset, recordCount, fingerprint: fingerprint() }
 }
 
 function sameSpan (batch: OutBatch, span: SourceSpan): boolean {
-  return batch.firstOffset === span.firstOffset && batch.lastOffset === span.lastOffset && batch.recordCount === span.recordCount
+  return batch.firstOffset === span.firstOffset && batch.lastOffset === span.lastOffset && batch.recordCount === span.recordCount &&
+    batch.fingerprint?.() === span.fingerprint
 }
 
 export class InDoubtBatches {
@@ -60,6 +69,15 @@ export class InDoubtBatches {
 
   clear (): void {
     this.#doubts.clear()
+  }
+
+  /**
+   * The last source offset of each batch in doubt of a partition (empty when none is): the data path ends its
+   * planned batches there, so that what was in doubt is planned again as the same batches (batch-plan.ts).
+   */
+  cutPoints (key: string): ReadonlySet<number> {
+    const doubt = this.#doubts.get(key)
+    return doubt === undefined ? NO_CUTS : new Set(doubt.batches.map(b => b.lastOffset))
   }
 
   /** Whether every write of a partition in doubt starts with exactly the batches in doubt (see the invariants). */

@@ -16,10 +16,14 @@
  * - Every record at or after the fetch offset appears in exactly one planned batch, in source order.
  * - A planned batch knows the source offset of each of its records (`offsets`, or contiguous from
  *   `firstOffset`), so acknowledged batches give exact offset syncs.
+ * - A planned batch ends at every cut point (`cutAfter`: the last offsets of batches whose produce request was lost,
+ *   kafka/in-doubt.ts): planned again from the same position, those batches come out with the same records,
+ *   whatever was fetched after them, so the broker can recognise them.
  */
 import type { BatchAck, OutBatch } from '../kafka/batch-writer.ts'
 import { batchTimestamps, codecOf, decodeRecords, encodeRecords, isForwardable, recordBytes, rewriteForTarget, type FetchedRecord, type ProducerIdentity, type SourceBatch } from '../kafka/record-batch.ts'
 import type { FetchedBatches } from '../kafka/record-fetcher.ts'
+import { fingerprintBatch, fingerprintRecords } from './record-fingerprint.ts'
 
 export type Codec = ReturnType<typeof codecOf>
 
@@ -47,6 +51,8 @@ export interface PlanOptions {
   readonly minForwardBytes: number
   /** Re-encode everything (the target refused a forwarded batch of this partition). */
   readonly reencode: boolean
+  /** Source offsets after which a batch must end (kafka/in-doubt.ts); absent or empty for none. */
+  readonly cutAfter?: ReadonlySet<number>
   /** Identity policy: drops looping records and adds the origin header; null for other policies. */
   readonly mark: ((records: FetchedRecord[]) => { records: FetchedRecord[], skipped: number }) | null
 }
@@ -62,7 +68,7 @@ export function planPartition (f: FetchedBatches, options: PlanOptions): Partiti
     const records: FetchedRecord[] = []
     for (const b of f.batches) decodeRecords(b, f.fromOffset, records)
     const marked = options.mark === null ? { records, skipped: 0 } : options.mark(records)
-    return { batches: reencode(marked.records, options.compression ?? codecOfFirst(f.batches), options.maxChunkBytes), skipped: marked.skipped }
+    return { batches: reencode(marked.records, options.compression ?? codecOfFirst(f.batches), options.maxChunkBytes, options.cutAfter), skipped: marked.skipped }
   }
   const out: PlannedBatch[] = []
   let pending: SourceBatch[] = []
@@ -70,7 +76,7 @@ export function planPartition (f: FetchedBatches, options: PlanOptions): Partiti
     if (pending.length === 0) return
     const records: FetchedRecord[] = []
     for (const b of pending) decodeRecords(b, f.fromOffset, records)
-    out.push(...reencode(records, options.compression ?? codecOfFirst(pending), options.maxChunkBytes))
+    out.push(...reencode(records, options.compression ?? codecOfFirst(pending), options.maxChunkBytes, options.cutAfter))
     pending = []
   }
   const batches = f.batches
@@ -85,10 +91,18 @@ export function planPartition (f: FetchedBatches, options: PlanOptions): Partiti
       out.push(forward(b))
     } else {
       pending.push(b)
+      if (cutWithin(options.cutAfter, b)) flushPending()
     }
   }
   flushPending()
   return { batches: out, skipped: 0 }
+}
+
+/** Whether a cut point falls in the batch's offsets: what is pending up to it is planned now. */
+function cutWithin (cutAfter: ReadonlySet<number> | undefined, b: SourceBatch): boolean {
+  if (cutAfter === undefined || cutAfter.size === 0) return false
+  for (const offset of cutAfter) if (offset >= b.baseOffset && offset <= b.lastOffset) return true
+  return false
 }
 
 function isSmall (b: SourceBatch | undefined, options: PlanOptions): boolean {
@@ -110,12 +124,16 @@ function forward (b: SourceBatch): PlannedBatch {
     lastOffset: b.lastOffset,
     bytes: b.bytes.length,
     forwarded: true,
-    build: (producer: ProducerIdentity, sequence: number) => rewriteForTarget(b, producer, sequence)
+    build: (producer: ProducerIdentity, sequence: number) => rewriteForTarget(b, producer, sequence),
+    fingerprint: () => fingerprintBatch(b)
   }
 }
 
-/** Records in batches of at most `maxBytes` (estimated encoded size), each at least one record, timestamps exact. */
-function reencode (records: readonly FetchedRecord[], codec: Codec, maxBytes: number): PlannedBatch[] {
+/**
+ * Records in batches of at most `maxBytes` (estimated encoded size), each at least one record, timestamps exact,
+ * each ending at every cut point.
+ */
+function reencode (records: readonly FetchedRecord[], codec: Codec, maxBytes: number, cutAfter?: ReadonlySet<number>): PlannedBatch[] {
   const out: PlannedBatch[] = []
   let start = 0
   let size = 0
@@ -130,6 +148,7 @@ function reencode (records: readonly FetchedRecord[], codec: Codec, maxBytes: nu
     const estimate = 70 + recordBytes(r) + 10 * r.headers.length
     if (i > start && (size + estimate > maxBytes || !withinDeltaRange(records[start]!.timestamp, r.timestamp))) close(i)
     size += estimate
+    if (cutAfter !== undefined && cutAfter.size > 0 && cutAfter.has(r.offset)) close(i + 1)
   }
   close(records.length)
   return out
@@ -165,7 +184,8 @@ function encoded (records: FetchedRecord[], codec: Codec): PlannedBatch {
     lastOffset: last,
     bytes,
     forwarded: false,
-    build: (producer: ProducerIdentity, sequence: number) => encodeRecords(records, codec, producer, sequence)
+    build: (producer: ProducerIdentity, sequence: number) => encodeRecords(records, codec, producer, sequence),
+    fingerprint: () => fingerprintRecords(records)
   }
 }
 

@@ -90,11 +90,13 @@ export class RoundWriter {
   }
 
   #plan (f: FetchedBatches): PlannedBatch[] {
-    const key = this.#deps.state(f).key
+    const { key, remoteTopic } = this.#deps.state(f)
     const marker = this.#deps.provenance
     const plan = planPartition(f, {
       ...this.#deps.batching,
       reencode: this.#reencode.has(key),
+      // Batches whose produce request was lost are planned again as they were (kafka/in-doubt.ts).
+      cutAfter: this.#deps.writer.cutPoints?.(remoteTopic, f.partition),
       mark: marker === null
         ? null
         : records => {

@@ -3,57 +3,80 @@
  * is cut before its answer arrives (a proxy in front of the real `auth` broker, answer-cutting-proxy.ts). In
  * at-least-once mode kmirror sends the batches again with the same producer id and sequences, and the broker keeps
  * them once: the target holds every source record exactly once, at the same offsets, and the offset syncs are exact.
+ * Also when the batch in doubt merged small source batches and more records arrived before the resend (the resend
+ * is planned with the same cut, batch-plan.ts `cutAfter`).
  */
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { startAnswerCuttingProxy } from '../helpers/answer-cutting-proxy.ts'
 import { AUTH_LISTENERS, ensureClusters, type TestCluster } from '../helpers/clusters.ts'
-import { createTopic, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
+import { createTopic, produce, TIMESTAMP_BASE, type Cleanup, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { assertSamePartition, assertSyncsTranslateExactly, readCommitted, readOffsetSyncs } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 const RECORDS = 3000
 
-/** Records of 200-byte values, produced in batches of about 32 KiB: each is forwarded as it is (no merging). */
-function records (topic: string): TestRecord[] {
-  return Array.from({ length: RECORDS }, (_, i) => ({
-    topic, partition: 0, key: Buffer.from(`k${i}`), value: Buffer.from(`lost-ack-${i}-`.padEnd(200, 'x')), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i)
-  }))
+/** Records `from` to `from + count - 1` of 200-byte values. */
+function records (topic: string, from = 0, count = RECORDS): TestRecord[] {
+  return Array.from({ length: count }, (_, k) => {
+    const i = from + k
+    return { topic, partition: 0, key: Buffer.from(`k${i}`), value: Buffer.from(`lost-ack-${i}-`.padEnd(200, 'x')), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i) }
+  })
+}
+
+/** A topic on `source` copied by one kmirror to the `auth` broker through the proxy; asserts on its end state. */
+async function copyThroughProxy (t: Cleanup, topic: string, whileCopying: () => Promise<number>): Promise<void> {
+  const proxy = await startAnswerCuttingProxy(t, AUTH_LISTENERS.proxied.advertisedPort, AUTH_LISTENERS.proxied.port)
+  const target: TestCluster = { name: 'auth', bootstrap: `127.0.0.1:${AUTH_LISTENERS.proxied.advertisedPort}`, external: true }
+  // Only the data path writes 20 KB at once: the cut hits one of its produce requests, after the broker appended it
+  proxy.armForProduce(20_000)
+  const remote = `A.${topic}`
+  const config = writeTempFile(mm2Properties({ source: 'source', target, extra: [`A->B.topics = ${topic}`] }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config, '--progress-interval', '0'], { t })
+  const produced = await whileCopying()
+  const count = async (): Promise<number> => (await readCommitted('auth', remote, 0).catch(() => [])).length
+  await waitFor(async () => ({ done: await count() >= produced, state: { copied: await count(), produced, cuts: proxy.cuts() } }),
+    { timeoutMs: 60_000, intervalMs: 250, message: `all ${produced} records copied` })
+  kmirror.kill('SIGTERM')
+  assert.deepEqual(await kmirror.waitForExit(15_000), { code: 0, signal: null })
+
+  // The proxy cut one produce the broker had appended; kmirror said the write failed, naming the target
+  assert.equal(proxy.cuts().length, 1, `cut produce requests: ${JSON.stringify(proxy.cuts())}`)
+  assert.match(kmirror.stderr, /"level":"warn".*write to broker 1 \(127\.0\.0\.1:\d+\) of cluster B: Connection closed/)
+  // Every source record once, in order, at its source offset: no batch was appended twice
+  const sourceRecords = await readCommitted('source', topic, 0)
+  const targetRecords = await readCommitted('auth', remote, 0)
+  assert.equal(sourceRecords.length, produced)
+  assertSamePartition(sourceRecords, targetRecords, remote)
+  assert.deepEqual(targetRecords.map(r => r.offset), sourceRecords.map(r => r.offset))
+  // Every offset sync translates exactly, including those of the batches acknowledged on their resend
+  const syncs = await readOffsetSyncs('source', 'mm2-offset-syncs.B.internal', topic)
+  assertSyncsTranslateExactly(syncs, sourceRecords, targetRecords, 0, remote)
 }
 
 before(async () => { await ensureClusters(['source', 'auth']) })
 
 test('a produce the target appended whose answer was lost (connection cut): sent again under the same producer id, kept once; the copy and the offset syncs are exact', { timeout: 120_000 }, async t => {
-  // Given the `auth` broker behind a proxy that cuts the connection instead of passing on the answer of the next
-  // produce request of at least 20 KB (only the data path writes that much at once)
-  const proxy = await startAnswerCuttingProxy(t, AUTH_LISTENERS.proxied.advertisedPort, AUTH_LISTENERS.proxied.port)
-  const target: TestCluster = { name: 'auth', bootstrap: `127.0.0.1:${AUTH_LISTENERS.proxied.advertisedPort}`, external: true }
-  proxy.armForProduce(20_000)
+  // Given batches of about 32 KiB on the source: each is forwarded as it is
   const topic = uniqueName('lost-ack')
-  const remote = `A.${topic}`
   await createTopic('source', topic, { partitions: 1, t })
   await produce('source', records(topic), { maxBatchBytes: 32 * 1024 })
+  // When kmirror copies them to a target whose answer to a produce is lost once, then every record is there once
+  await copyThroughProxy(t, topic, async () => RECORDS)
+})
 
-  // When kmirror copies the topic to it
-  const config = writeTempFile(mm2Properties({ source: 'source', target, extra: [`A->B.topics = ${topic}`] }), '.properties', t)
-  const kmirror = spawnKmirror(['run', config, '--progress-interval', '0'], { t })
-  const count = async (): Promise<number> => (await readCommitted('auth', remote, 0).catch(() => [])).length
-  await waitFor(async () => ({ done: await count() >= RECORDS, state: { copied: await count(), cuts: proxy.cuts() } }),
-    { timeoutMs: 60_000, intervalMs: 250, message: `all ${RECORDS} records copied` })
-  // Offset syncs of the last batches go out right after their acknowledgement; give the stop a chance to flush.
-  kmirror.kill('SIGTERM')
-  assert.deepEqual(await kmirror.waitForExit(15_000), { code: 0, signal: null })
-
-  // Then the proxy cut one produce the broker had appended, kmirror said the write failed, naming the target
-  assert.equal(proxy.cuts().length, 1, `cut produce requests: ${JSON.stringify(proxy.cuts())}`)
-  assert.match(kmirror.stderr, /"level":"warn".*cluster B/)
-  // And the target holds every source record once, in order, at its source offset: no batch was appended twice
-  const sourceRecords = await readCommitted('source', topic, 0)
-  const targetRecords = await readCommitted('auth', remote, 0)
-  assertSamePartition(sourceRecords, targetRecords, remote)
-  assert.deepEqual(targetRecords.map(r => r.offset), sourceRecords.map(r => r.offset))
-  // And every offset sync translates exactly, including the batch acknowledged with its first offset on resend
-  const syncs = await readOffsetSyncs('source', 'mm2-offset-syncs.B.internal', topic)
-  assertSyncsTranslateExactly(syncs, sourceRecords, targetRecords, 0, remote)
+test('the same with small source batches merged into the batch in doubt and records arriving before its resend: planned again as it was, kept once', { timeout: 120_000 }, async t => {
+  // Given batches of about 1 KiB on the source (merged by kmirror into larger ones), and more arriving all along
+  const topic = uniqueName('lost-ack-merged')
+  await createTopic('source', topic, { partitions: 1, t })
+  await produce('source', records(topic, 0, RECORDS), { maxBatchBytes: 1024 })
+  await copyThroughProxy(t, topic, async () => {
+    let produced = RECORDS
+    for (let round = 0; round < 40; round++) {
+      await produce('source', records(topic, produced, 50), { maxBatchBytes: 1024 })
+      produced += 50
+    }
+    return produced
+  })
 })

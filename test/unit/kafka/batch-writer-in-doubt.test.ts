@@ -7,13 +7,14 @@ import { FakeProduceBrokers } from '../../fakes/fake-produce-brokers.ts'
 const KEY = 'A.t\u00000'
 
 /**
- * One-record batches copying source offsets `from`, `from + 1`, ...: their header carries the producer id and
- * sequence they were built with (the fake broker checks them), and `built` lists `offset@producer/sequence`.
+ * One-record batches copying source offsets `from`, `from + 1`, ... (records of `content`: another content is other
+ * records at the same offsets): their header carries the producer id and sequence they were built with (the fake
+ * broker checks them), and `built` lists `offset@producer/sequence`.
  */
-function batches (from: number, count: number, built: string[], withSpan = true): OutBatch[] {
+function batches (from: number, count: number, built: string[], withSpan = true, content = 0): OutBatch[] {
   return Array.from({ length: count }, (_, i) => ({
     recordCount: 1,
-    ...(withSpan ? { firstOffset: from + i, lastOffset: from + i } : {}),
+    ...(withSpan ? { firstOffset: from + i, lastOffset: from + i, fingerprint: () => 1000 * content + from + i } : {}),
     build: (producer: ProducerIdentity, sequence: number) => {
       built.push(`${from + i}@${producer.id}/${sequence}`)
       const b = Buffer.alloc(61)
@@ -94,6 +95,19 @@ describe('BatchWriter: batches in doubt (at-least-once)', () => {
 
     assert.equal(again.error, null)
     assert.deepEqual(built, ['5@100/0', '3@101/0'])
+    assert.deepEqual(brokers.appended.get(KEY), ['100/0', '101/0'])
+  })
+
+  it('Given a batch in doubt, when the next write carries other records at the same source offsets (the source topic deleted and created again), then a new producer id is taken first: the new records are appended, not taken for duplicates', async () => {
+    const { brokers, writer } = setup()
+    const built: string[] = []
+    brokers.loseAnswers = 1
+    await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built) }])
+
+    const again = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built, true, 1) }])
+
+    assert.deepEqual(again.acks.map(a => a.baseOffset), [1])
+    assert.deepEqual(built, ['0@100/0', '0@101/0'])
     assert.deepEqual(brokers.appended.get(KEY), ['100/0', '101/0'])
   })
 

@@ -6,7 +6,7 @@ import { PartitionSend, Sequences } from '../../../src/kafka/partition-send.ts'
 
 /** Batches of 10 records copying source offsets from `from` on. */
 function write (from: number, count: number, partition = 0): PartitionWrite {
-  const batches: OutBatch[] = Array.from({ length: count }, (_, i) => ({ recordCount: 10, firstOffset: from + 10 * i, lastOffset: from + 10 * i + 9, build: () => Buffer.alloc(0) }))
+  const batches: OutBatch[] = Array.from({ length: count }, (_, i) => ({ recordCount: 10, firstOffset: from + 10 * i, lastOffset: from + 10 * i + 9, fingerprint: () => from + 10 * i, build: () => Buffer.alloc(0) }))
   return { topic: 'A.t', partition, batches }
 }
 
@@ -34,6 +34,7 @@ describe('InDoubtBatches', () => {
     assert.equal(doubts.admits([write(100, 3)]), false, 'started elsewhere')
     const recut = write(110, 2)
     assert.equal(doubts.admits([{ ...recut, batches: [{ ...recut.batches[0]!, recordCount: 9 }, recut.batches[1]!] }]), false, 'cut differently')
+    assert.equal(doubts.admits([{ ...recut, batches: [{ ...recut.batches[0]!, fingerprint: () => -1 }, recut.batches[1]!] }]), false, 'other records')
   })
 
   it('Given a write sending the batches in doubt again, then an acknowledgement of all of them ends the doubt, and a "not now" answer keeps it at the same sequence', () => {

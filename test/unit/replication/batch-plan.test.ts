@@ -190,3 +190,52 @@ describe('ackedRuns', () => {
     assert.deepEqual(ackedRuns(b!, { baseOffset: 100 }), [{ source: 3, target: 100, count: 3 }, { source: 8, target: 103, count: 2 }, { source: 12, target: 105, count: 1 }])
   })
 })
+
+describe('planned batch fingerprints (record-fingerprint.ts)', () => {
+  it('Given the same records forwarded as they are and re-encoded, then their fingerprints are equal; other records at the same offsets differ', () => {
+    const input = records(range(0, 10))
+    const f = fetched([{ records: input, codec: 'lz4' }])
+    const [forwarded] = planPartition(f, OPTIONS).batches
+    const [reencoded] = planPartition(f, { ...OPTIONS, reencode: true }).batches
+    assert.deepEqual([forwarded!.forwarded, reencoded!.forwarded], [true, false])
+    assert.equal(forwarded!.fingerprint!(), reencoded!.fingerprint!())
+
+    const other = fetched([{ records: input.map((r, i) => (i === 9 ? { ...r, value: Buffer.from('created again') } : r)), codec: 'lz4' }])
+    const [recreated] = planPartition(other, OPTIONS).batches
+    assert.deepEqual([recreated!.firstOffset, recreated!.lastOffset, recreated!.recordCount], [forwarded!.firstOffset, forwarded!.lastOffset, forwarded!.recordCount])
+    assert.notEqual(recreated!.fingerprint!(), forwarded!.fingerprint!())
+  })
+})
+
+describe('planPartition with cut points (batches in doubt planned again as they were)', () => {
+  const identity = (b: PlannedBatch): [number, number, number, number] => [b.firstOffset, b.lastOffset, b.recordCount, b.fingerprint!()]
+
+  it('Given small batches merged into one, when planned again with more fetched after them, then the cut point gives the same first batch', () => {
+    const specs: BatchSpec[] = [{ records: records(range(0, 3)) }, { records: records(range(3, 3)) }, { records: records(range(6, 3)) }]
+    const options = { ...OPTIONS, minForwardBytes: 1 << 20 }
+    const [first] = planPartition(fetched(specs.slice(0, 2)), options).batches
+    assert.deepEqual([first!.firstOffset, first!.lastOffset], [0, 5])
+    // Without the cut, the records fetched since join the batch
+    assert.equal(planPartition(fetched(specs), options).batches[0]!.lastOffset, 8)
+    const again = planPartition(fetched(specs), { ...options, cutAfter: new Set([5]) })
+    assert.deepEqual(identity(again.batches[0]!), identity(first!))
+    assert.deepEqual(shape(again), [[false, 0, 6], [false, 6, 3]])
+  })
+
+  it('Given a small batch forwarded alone (nothing after it yet), when planned again with a small neighbour fetched since, then it is re-encoded alone: same span, same fingerprint', () => {
+    const specs: BatchSpec[] = [{ records: records(range(0, 3)) }, { records: records(range(3, 3)) }]
+    const options = { ...OPTIONS, minForwardBytes: 1 << 20 }
+    const [alone] = planPartition(fetched(specs.slice(0, 1)), options).batches
+    assert.equal(alone!.forwarded, true)
+    const again = planPartition(fetched(specs), { ...options, cutAfter: new Set([2]) })
+    assert.deepEqual(identity(again.batches[0]!), identity(alone!))
+    assert.deepEqual(shape(again), [[false, 0, 3], [false, 3, 3]])
+  })
+
+  it('Given re-encoded records cut by size, then a cut point inside a source batch ends a batch there too', () => {
+    const f = fetched([{ records: records(range(0, 10)) }])
+    const plan = planPartition(f, { ...OPTIONS, reencode: true, cutAfter: new Set([3, 6]) })
+    assertCoversOnce(f, records(range(0, 10)), plan)
+    assert.deepEqual(shape(plan), [[false, 0, 4], [false, 4, 3], [false, 7, 3]])
+  })
+})
