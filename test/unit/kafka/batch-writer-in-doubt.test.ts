@@ -128,6 +128,19 @@ describe('BatchWriter: batches in doubt (at-least-once)', () => {
     assert.deepEqual(built.slice(-2), ['0@101/0', '1@101/1'])
   })
 
+  it('Given a batch in doubt resent to a broker that forgot the producer (UNKNOWN_PRODUCER_ID, Kafka before 2.5), then the partition is returned incomplete and the next write renews the producer id', async () => {
+    const { brokers, writer } = setup()
+    const built: string[] = []
+    brokers.loseAnswers = 1
+    await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built) }])
+    brokers.script.set(KEY, [59])
+
+    const refused = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built) }])
+    assert.deepEqual([refused.error, refused.incomplete], [null, [0]])
+    await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built) }])
+    assert.deepEqual(built, ['0@100/0', '0@100/0', '0@101/0'])
+  })
+
   it('Given a lost answer for batches that copy no source records (no source span), then the producer id is renewed as before', async () => {
     const { brokers, writer } = setup()
     const built: string[] = []
@@ -141,6 +154,7 @@ describe('BatchWriter: batches in doubt (at-least-once)', () => {
     const { brokers, writer } = setup()
     const built: string[] = []
     brokers.script.set('A.u\u00000', [29]) // TOPIC_AUTHORIZATION_FAILED
+    // One batch per request, in the order of the writes: the first request (A.t) loses its answer
     brokers.loseAnswers = 1
     await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built) }, { topic: 'A.u', partition: 0, batches: batches(0, 1, []) }])
     await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built) }])
