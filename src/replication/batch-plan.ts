@@ -134,6 +134,8 @@ function forward (b: SourceBatch): PlannedBatch {
  * each ending at every cut point.
  */
 function reencode (records: readonly FetchedRecord[], codec: Codec, maxBytes: number, cutAfter?: ReadonlySet<number>): PlannedBatch[] {
+  // Asked once per call, not per record: cut points exist only after a lost produce request.
+  const cuts = cutAfter !== undefined && cutAfter.size > 0 ? cutAfter : null
   const out: PlannedBatch[] = []
   let start = 0
   let size = 0
@@ -148,7 +150,7 @@ function reencode (records: readonly FetchedRecord[], codec: Codec, maxBytes: nu
     const estimate = 70 + recordBytes(r) + 10 * r.headers.length
     if (i > start && (size + estimate > maxBytes || !withinDeltaRange(records[start]!.timestamp, r.timestamp))) close(i)
     size += estimate
-    if (cutAfter !== undefined && cutAfter.size > 0 && cutAfter.has(r.offset)) close(i + 1)
+    if (cuts !== null && cuts.has(r.offset)) close(i + 1)
   }
   close(records.length)
   return out
