@@ -2,7 +2,7 @@
  * Running kmirror as a child process the way users run it, and writing its config files.
  */
 import { spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { REPO_ROOT, resolveCluster, type ClusterRef, type TestCluster } from './clusters.ts'
@@ -47,6 +47,17 @@ export interface SpawnOptions {
   executable?: string
 }
 
+/**
+ * With KMIRROR_TEST_KEEP_OUTPUT=DIR, every kmirror process a test started leaves its output in DIR once it exits
+ * (`<pid>-<command>.log`): the whole account of a run that failed, which an assertion message only quotes the end of.
+ */
+function keepOutput (args: readonly string[], pid: number | undefined, stdout: string, stderr: string): void {
+  const dir = process.env['KMIRROR_TEST_KEEP_OUTPUT']
+  if (dir === undefined || dir === '') return
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(join(dir, `${pid ?? 'unknown'}-${args[0] ?? 'kmirror'}.log`), `# kmirror ${args.join(' ')}\n${stdout}${stderr}`)
+}
+
 /** Starts `node NODE_FLAGS src/cli/main.ts ARGS` with this Node binary, as the `kmirror` command does (or `executable ARGS`). */
 export function spawnKmirror (args: readonly string[], { env, cwd, t, executable }: SpawnOptions = {}): KmirrorProcess {
   const child = spawn(executable ?? process.execPath, executable === undefined ? [...NODE_FLAGS, KMIRROR_MAIN, ...args] : args, {
@@ -72,6 +83,7 @@ export function spawnKmirror (args: readonly string[], { env, cwd, t, executable
   const exited = new Promise<ExitStatus>(resolve => {
     child.once('close', (code, signal) => {
       exitStatus = { code, signal }
+      keepOutput(args, child.pid, stdout, stderr)
       resolve(exitStatus)
       notify()
     })
