@@ -36,7 +36,9 @@
  * - A batch is only sent once the metadata knows its partition and leader (see record-writer.ts for the
  *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
  * - `fence` is asked synchronously right before each produce request (and each EndTxn commit) is handed to the
- *   connection: a reason means nothing is sent and the write throws FENCED.
+ *   connection: a reason means nothing is sent and the write throws FENCED. So does a write begun under a group
+ *   membership that was lost since (`endMembership`), even when the lease of a new membership holds by then: its
+ *   partitions went with the old one.
  * - Exactly-once mode (`transactionalId`): the producer id comes from InitProducerId with that id (fencing older
  *   producers of it, aborting their open transaction); every partition is added to the open transaction
  *   (AddPartitionsToTxn) before its first batch; batches carry the transactional bit; `commitTransaction` ends it.
@@ -105,6 +107,11 @@ export class BatchWriter {
   readonly #produce: BrokerProduceDeps
   /** A membership ended a producer (`endMembership`): the next one is initialised only under the lease. */
   #renewUnderLease = false
+  /**
+   * The group membership writes go out under, moved on by `endMembership`: a write begun under an earlier one sends
+   * nothing more, whatever the lease says now (a new membership's lease holds for other work).
+   */
+  #membership = 0
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions, transport?: WriterTransport) {
     const connect = toConnectOptions(props, clientId)
@@ -123,7 +130,7 @@ export class BatchWriter {
     const { maxInFlight, maxRequestBytes, timeoutMs } = this.#options
     this.#produce = {
       transport: { pool: this.#pool, send: this.#send }, cluster: this.#cluster, maxInFlight, maxRequestBytes, timeoutMs,
-      transactionalId: options.transactionalId ?? null, sequences: this.#sequences, throttledUntil: new Map(), checkFence: () => this.#checkFence()
+      transactionalId: options.transactionalId ?? null, sequences: this.#sequences, throttledUntil: new Map()
     }
   }
 
@@ -189,10 +196,12 @@ export class BatchWriter {
   }
 
   /**
-   * Exactly-once mode: the group membership this producer wrote under is lost (see the invariants). Returns the
-   * fencing of the producer it ends, if one was answered already; null otherwise (and always in at-least-once mode).
+   * The group membership this writer wrote under is lost (see the invariants): a write begun under it sends no
+   * request more. Exactly-once mode also ends the producer; returns the fencing of that producer, if one was
+   * answered already; null otherwise (and always in at-least-once mode).
    */
   endMembership (): KmirrorError | null {
+    this.#membership++
     if (this.#transaction === null) return null
     const fenced = this.#transaction.endMembership()
     this.#reset()
@@ -204,7 +213,11 @@ export class BatchWriter {
     return this.#options.fence?.() ?? null
   }
 
-  #checkFence (): void {
+  #checkFence (membership = this.#membership): void {
+    if (membership !== this.#membership) {
+      // Retriable: its partitions were lost with that membership; the flow goes on with what the group gives it now.
+      throw new KmirrorError(ErrorCodes.FENCED, `not writing to ${this.#cluster.label}: the group membership this write began under was lost; its partitions may be owned by another instance now`, { retriable: true, details: { fence: 'membership lost' } })
+    }
     const reason = this.#fenceReason()
     if (reason !== null) {
       // Retriable: the membership is lost and joined again; the flow goes on with what its group gives it then.
@@ -240,6 +253,8 @@ export class BatchWriter {
     if (sends.size === 0) return { incomplete: [], failed: [] }
     this.#transaction?.throwIfFenced()
     const era = this.#transaction?.era ?? 0
+    const membership = this.#membership
+    const checkFence = (): void => { this.#checkFence(membership) }
     if (!this.#doubts.admits(writes)) this.#reset()
     for (const send of sends.values()) send.resent = this.#doubts.has(send.key)
     const failures: Failure[] = []
@@ -262,7 +277,7 @@ export class BatchWriter {
           const producer = await this.#ensureProducer(brokers)
           await this.#transaction?.add(writes, byLeader, sends, failures, producer)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
-            produceToBroker(this.#produce, { broker: brokers.get(node)!, node, sends: indexes.map(i => sends.get(i)!), producer, failures, notNow, outOfStep, report })))
+            produceToBroker(this.#produce, { broker: brokers.get(node)!, node, sends: indexes.map(i => sends.get(i)!), producer, failures, notNow, outOfStep, report, checkFence })))
           for (const r of results) if (r.status === 'rejected') throw r.reason
         }
         // "Not now" partitions (a new remote topic not loaded on its leader yet, a leader moving) are tried

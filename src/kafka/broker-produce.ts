@@ -52,7 +52,6 @@ export interface BrokerProduceDeps {
   readonly sequences: Sequences
   /** Per broker: no request before this time (quota throttling), kept from one write to the next. */
   readonly throttledUntil: Map<number, number>
-  readonly checkFence: () => void
 }
 
 /** What one write hands each broker, and where its outcomes go. */
@@ -66,6 +65,8 @@ export interface BrokerShare {
   /** Writes sent again after a doubt whose sequence the broker refused (it cannot deduplicate them). */
   readonly outOfStep: number[]
   readonly report: (acks: BatchAck[]) => Promise<void>
+  /** Throws when this write may send nothing more: the group lease, or the membership it began under, ended. */
+  readonly checkFence: () => void
 }
 
 type Entry = { readonly send: PartitionSend<PartitionWrite>, readonly batch: number, readonly sequence: number }
@@ -112,7 +113,7 @@ export async function produceToBroker (deps: BrokerProduceDeps, share: BrokerSha
     const { topics, entries } = nextRequest(deps, sends, share.producer)
     if (entries.length === 0) break
     const request = { transactionalId: deps.transactionalId, acks: ProduceAcks.ALL, timeoutMs: deps.timeoutMs, topics }
-    deps.checkFence()
+    share.checkFence()
     const sent = deps.transport.send(connection, ProduceApi, request, deps.cluster.label).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
     inFlight.push({ sent, entries })
     if (inFlight.length >= deps.maxInFlight) await settle()

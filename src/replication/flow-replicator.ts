@@ -172,12 +172,15 @@ export class FlowReplicator {
 
   /**
    * Membership lost: every partition is fetched no more at once and leaves at the end of the round in flight;
-   * nothing of it is stored any more (positions, offset syncs): another instance may own it already. In
+   * nothing of it is written or stored any more (records, positions, offset syncs): another instance may own it
+   * already, even if this instance holds a new membership by the time the round would write. In
    * exactly-once mode the transactional producer of that membership ends with it (exactly-once-round.ts).
    */
   loseAll (): void {
     this.#losses++
-    this.#eos?.membershipLost()
+    // A write under way sends nothing more (exactly-once mode ends the producer with it).
+    if (this.#eos === null) this.#deps.writer.endMembership?.()
+    else this.#eos.membershipLost()
     for (const state of this.#partitions.values()) {
       state.lost = true
       this.#tracker.reset(partitionKey(state.topic, state.partition))

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { BatchWriter, type BatchAck, type OutBatch } from '../../../src/kafka/batch-writer.ts'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import type { ProducerIdentity } from '../../../src/kafka/record-batch.ts'
 import { FakeProduceBrokers } from '../../fakes/fake-produce-brokers.ts'
 
@@ -36,6 +37,29 @@ describe('BatchWriter', () => {
     assert.equal(brokers.maxInFlight, 2)
     assert.deepEqual(acks.map(a => [a.batch, a.baseOffset]), [[0, 0], [1, 1], [2, 2], [3, 3], [4, 4], [5, 5]])
     assert.deepEqual(built, ['0@100/0', '1@100/1', '2@100/2', '3@100/3', '4@100/4', '5@100/5'])
+  })
+
+  it('Given the group membership lost while a write is under way, then it sends no request more and fails FENCED (retriable), even with the lease of a new membership holding', async () => {
+    const brokers = new FakeProduceBrokers()
+    const w = writer(brokers, 1)
+    const acks: BatchAck[] = []
+    await assert.rejects(w.write([{ topic: 'A.t', partition: 0, batches: batches(4, []) }], a => {
+      acks.push(...a)
+      // (the fence hook is unset: the lease "holds" throughout)
+      if (acks.length === 1) w.endMembership()
+    }), (err: unknown) => {
+      assert.ok(err instanceof KmirrorError)
+      assert.equal(err.code, ErrorCodes.FENCED)
+      assert.equal(err.retriable, true)
+      assert.match(err.message, /the group membership this write began under was lost/)
+      return true
+    })
+    assert.equal(brokers.sent.length, 1)
+    assert.deepEqual(acks.map(a => a.batch), [0])
+    // And the next write (of the new membership) goes out
+    const next: BatchAck[] = []
+    await w.write([{ topic: 'A.t', partition: 1, batches: batches(1, []) }], a => { next.push(...a) })
+    assert.deepEqual(next.map(a => a.batch), [0])
   })
 
   it('Given a produce answer that asks for throttling (KIP-219), then the next request to that broker waits that long', async () => {

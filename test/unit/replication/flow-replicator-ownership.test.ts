@@ -129,4 +129,34 @@ describe('FlowReplicator ownership', () => {
     assert.deepEqual(h.target.copied('A.t', 0).slice(-10), h.source.records('t', 0).slice(30).map(asCopied))
     assert.equal(lastStored(h, partitionKey('t', 0)), 39)
   })
+
+  it('a round whose fetch was under way when the membership was lost writes nothing, even when the lease holds again (a new membership) by the time it would write', async () => {
+    // Given two partitions being copied (the lease gate open throughout: the member joins again at once)
+    const h = twoPartitions()
+    await h.replicator.addPartitions([T0, T1], new Map())
+    const writesBefore: number[] = []
+    // When the membership is lost while the third fetch is answered, the member joining again before the write
+    h.source.onFetch(() => {
+      if (h.source.fetchCalls.length !== 3) return
+      writesBefore.push(h.target.writeCalls)
+      h.replicator.loseAll()
+    })
+    const running = h.replicator.run()
+    try {
+      await waitFor(() => writesBefore.length === 1 && h.replicator.status().length === 0, { timeoutMs: 5000, intervalMs: 5, message: 'the lost partitions left' })
+      // Then what that fetch read is never written: another instance owns the partitions now
+      assert.equal(h.target.writeCalls, writesBefore[0])
+    } catch (err) {
+      h.replicator.stop()
+      await running
+      throw err
+    }
+    const copied = h.target.copied('A.t', 0).length
+    // And re-added with the progress the other instance stored (up to 29), t-0 resumes at 30: no record of the
+    // lost round between what the other instance wrote and what follows
+    await h.replicator.addPartitions([T0], new Map([[partitionKey('t', 0), 29]]))
+    stopWhenCopied(h, 't', 0)
+    await running
+    assert.deepEqual(h.target.copied('A.t', 0).slice(copied), h.source.records('t', 0).slice(30).map(asCopied))
+  })
 })
