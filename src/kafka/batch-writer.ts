@@ -63,17 +63,17 @@ import type { ClusterContext } from './connection-hints.ts'
 import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName } from './errors.ts'
 import { initIdempotentProducer } from './idempotent-producer-id.ts'
 import { InDoubtBatches } from './in-doubt.ts'
-import { sendRequest } from './protocol/negotiation.ts'
 import { watchedPool } from './silent-brokers.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { PartitionSend, Sequences } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
 import { TransactionCoordinator } from './transactions.ts'
-import { produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
+import { gatedSend, produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
 import { NotNowWait } from './not-now-wait.ts'
 import { RemoteTopicIds } from './remote-topic-ids.ts'
 import { TargetLeaders, type ByLeader } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
+import { WriteGate } from './write-gate.ts'
 import type { BatchAck, BatchWriterOptions, OnBatchesAcked, PartitionFailure, PartitionWrite, WriteResult } from './batch-writer-types.ts'
 
 export type { WriterTransport } from './broker-produce.ts'
@@ -107,19 +107,17 @@ export class BatchWriter {
   readonly #produce: BrokerProduceDeps
   /** A membership ended a producer (`endMembership`): the next one is initialised only under the lease. */
   #renewUnderLease = false
-  /**
-   * The group membership writes go out under, moved on by `endMembership`: a write begun under an earlier one sends
-   * nothing more, whatever the lease says now (a new membership's lease holds for other work).
-   */
-  #membership = 0
+  /** The lease and the membership writes go out under (write-gate.ts). */
+  readonly #gate: WriteGate
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions, transport?: WriterTransport) {
     const connect = toConnectOptions(props, clientId)
     this.#clientId = clientId
     this.#cluster = options.cluster ?? { label: clientId }
     this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
+    this.#gate = new WriteGate(options.fence, this.#cluster)
     this.#pool = transport?.pool ?? watchedPool(new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight }), this.#cluster.label)
-    this.#send = transport?.send ?? sendRequest
+    this.#send = transport?.send ?? gatedSend
     this.#leaders = new TargetLeaders({ pool: this.#pool, send: this.#send }, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
     this.#coordinator = new TransactionCoordinator({
       pool: this.#pool, send: this.#send, brokers: () => this.#leaders.brokers, cluster: this.#cluster,
@@ -156,7 +154,7 @@ export class BatchWriter {
     try {
       const producer = this.#producer
       if (producer === null) throw new KmirrorError(ErrorCodes.INTERNAL, `no producer for the open transaction of ${transaction.id}`)
-      this.#checkFence()
+      this.#gate.check()
       await transaction.end(producer, true)
       if (transaction.renewAfter) this.#reset()
       else transaction.clear()
@@ -181,7 +179,7 @@ export class BatchWriter {
     this.#reset()
     // After a lost membership, outside the lease: the next write initialises the producer (and aborts what the
     // lost membership left open, if the leader has not fenced it already).
-    if (this.#renewUnderLease && this.#fenceReason() !== null) return
+    if (this.#renewUnderLease && this.#gate.reason() !== null) return
     const metadata = await this.#leaders.metadata([])
     await this.#ensureProducer(metadata.brokers)
   }
@@ -201,28 +199,12 @@ export class BatchWriter {
    * answered already; null otherwise (and always in at-least-once mode).
    */
   endMembership (): KmirrorError | null {
-    this.#membership++
+    this.#gate.endMembership()
     if (this.#transaction === null) return null
     const fenced = this.#transaction.endMembership()
     this.#reset()
     this.#renewUnderLease = true
     return fenced
-  }
-
-  #fenceReason (): string | null {
-    return this.#options.fence?.() ?? null
-  }
-
-  #checkFence (membership = this.#membership): void {
-    if (membership !== this.#membership) {
-      // Retriable: its partitions were lost with that membership; the flow goes on with what the group gives it now.
-      throw new KmirrorError(ErrorCodes.FENCED, `not writing to ${this.#cluster.label}: the group membership this write began under was lost; its partitions may be owned by another instance now`, { retriable: true, details: { fence: 'membership lost' } })
-    }
-    const reason = this.#fenceReason()
-    if (reason !== null) {
-      // Retriable: the membership is lost and joined again; the flow goes on with what its group gives it then.
-      throw new KmirrorError(ErrorCodes.FENCED, `not writing to ${this.#cluster.label}: ${reason}; this instance stops writing until it owns its work again`, { retriable: true, details: { fence: reason } })
-    }
   }
 
   /**
@@ -253,8 +235,8 @@ export class BatchWriter {
     if (sends.size === 0) return { incomplete: [], failed: [] }
     this.#transaction?.throwIfFenced()
     const era = this.#transaction?.era ?? 0
-    const membership = this.#membership
-    const checkFence = (): void => { this.#checkFence(membership) }
+    const membership = this.#gate.membership
+    const checkFence = (): void => { this.#gate.check(membership) }
     if (!this.#doubts.admits(writes)) this.#reset()
     for (const send of sends.values()) send.resent = this.#doubts.has(send.key)
     const failures: Failure[] = []
@@ -398,7 +380,7 @@ export class BatchWriter {
   async #ensureProducer (brokers: Map<number, Broker>): Promise<ProducerIdentity> {
     if (this.#producer !== null) return this.#producer
     const id = this.#options.transactionalId
-    if (id !== undefined && this.#renewUnderLease) this.#checkFence()
+    if (id !== undefined && this.#renewUnderLease) this.#gate.check()
     // The idempotent producer id is asked again briefly while a fresh cluster loads (idempotent-producer-id.ts).
     this.#producer = id === undefined
       ? await initIdempotentProducer({ pool: this.#pool, send: this.#send }, brokers, this.#cluster, this.#clientId)

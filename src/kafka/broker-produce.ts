@@ -13,7 +13,8 @@
  *   sent again after a doubt whose sequence the broker refuses is listed in `outOfStep`.
  * - Quota throttling (KIP-219): the broker answers at once and expects no request for a while; nothing more is
  *   sent to it until then, in this write or the next.
- * - `checkFence` is asked synchronously right before each request is handed to the connection.
+ * - `checkFence` is asked synchronously right before each request is handed to the connection, and again when the
+ *   library writes it to the socket.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
@@ -21,6 +22,7 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { isRetriableKafkaError, kafkaErrorInfo, kafkaErrorName, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
+import { sendRequest } from './protocol/negotiation.ts'
 import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import { partitionKey } from '../topic-partition.ts'
@@ -33,8 +35,13 @@ import type { BatchAck, PartitionFailure, PartitionWrite } from './batch-writer.
  */
 export interface WriterTransport {
   readonly pool: Pick<ConnectionPool, 'get' | 'getFirstAvailable' | 'close'>
-  readonly send: <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string) => Promise<Res>
+  /** BEFORE_WRITE: asked right before the library writes the request to the socket (negotiation.ts `sendAt`). */
+  readonly send: <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string, beforeWrite?: () => void) => Promise<Res>
 }
+
+/** kmirror's versioned request at the highest version both sides speak, the gate asked as it goes to the socket. */
+export const gatedSend: WriterTransport['send'] = async (connection, spec, request, cluster, beforeWrite) =>
+  await sendRequest(connection, spec, request, cluster, spec.maxVersion, beforeWrite)
 
 /**
  * A refused partition, or a request that failed as a whole (connection lost, timeout): `requestError`, and
@@ -114,7 +121,9 @@ export async function produceToBroker (deps: BrokerProduceDeps, share: BrokerSha
     if (entries.length === 0) break
     const request = { transactionalId: deps.transactionalId, acks: ProduceAcks.ALL, timeoutMs: deps.timeoutMs, topics }
     share.checkFence()
-    const sent = deps.transport.send(connection, ProduceApi, request, deps.cluster.label).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
+    // Asked again as the request goes to the socket: an ApiVersions exchange or other requests' continuations may
+    // run between here and there. A fencing there fails this request unsent, which counts as in doubt (safe).
+    const sent = deps.transport.send(connection, ProduceApi, request, deps.cluster.label, share.checkFence).catch((err: unknown) => err instanceof Error ? err : new Error(String(err)))
     inFlight.push({ sent, entries })
     if (inFlight.length >= deps.maxInFlight) await settle()
   }

@@ -63,9 +63,18 @@ export class FakeProduceBrokers {
   readonly appended = new Map<string, string[]>()
   readonly #producers = new Map<string, { next: number, recent: { first: number, last: number, offset: number }[] }>()
 
+  /** Runs as each request (named by its API) is about to be written to the socket, before the writer's last gate. */
+  beforeSocketWrite: ((api: string) => void) | null = null
+
   readonly transport: WriterTransport = {
     pool: { get: async () => CONNECTION, getFirstAvailable: async () => CONNECTION, close: async () => undefined },
-    send: async <Req, Res>(_connection: Connection, spec: ApiSpec<Req, Res>, request: Req): Promise<Res> => await this.#answer(spec.name, request) as Res
+    send: async <Req, Res>(_connection: Connection, spec: ApiSpec<Req, Res>, request: Req, _cluster: string, beforeWrite?: () => void): Promise<Res> => {
+      // As the library does: the gate runs as the request is written; what it throws fails the request unsent.
+      await Promise.resolve()
+      this.beforeSocketWrite?.(spec.name)
+      beforeWrite?.()
+      return await this.#answer(spec.name, request) as Res
+    }
   }
 
   /** A broker restart: of each producer's recent batches, only the last is remembered (a snapshot keeps one). */

@@ -86,12 +86,12 @@ async function askApiVersions (connection: Connection): Promise<BrokerApis> {
  * (a request whose content a newer version cannot carry, e.g. a Fetch of a topic without a topic id). `cluster`
  * names the cluster in messages ("cluster A").
  */
-export async function sendRequest<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string, maxVersion = spec.maxVersion): Promise<Res> {
+export async function sendRequest<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string, maxVersion = spec.maxVersion, beforeWrite?: () => void): Promise<Res> {
   const apis = await brokerApis(connection)
   const version = apis.versionFor(spec, maxVersion)
   if (version === null) throw apis.incompatible(spec, cluster)
   try {
-    return await sendAt(connection, spec, version, request)
+    return await sendAt(connection, spec, version, request, beforeWrite)
   } catch (err) {
     // A request kmirror cannot encode or an answer it cannot read is not a network fault: retrying cannot help.
     if (err instanceof RangeError) {
@@ -101,8 +101,13 @@ export async function sendRequest<Req, Res> (connection: Connection, spec: ApiSp
   }
 }
 
-/** One request at a fixed version (the caller made sure the broker speaks it). */
-export function sendAt<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res>, version: number, request: Req): Promise<Res> {
+/**
+ * One request at a fixed version (the caller made sure the broker speaks it). BEFORE_WRITE runs once the request is
+ * encoded, in the same synchronous step in which the library writes it to the socket (unless more than its
+ * `maxInflights` requests are outstanding on the connection): a gate asked there is asked as late as the library
+ * allows. What it throws fails the request, which is then not sent.
+ */
+export function sendAt<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res>, version: number, request: Req, beforeWrite?: () => void): Promise<Res> {
   const flexible = isFlexible(spec, version)
   return new Promise((resolve, reject) => {
     connection.send<Res>(
@@ -111,6 +116,7 @@ export function sendAt<Req, Res> (connection: Connection, spec: ApiSpec<Req, Res
       () => {
         const writer = Writer.create()
         for (const chunk of encodeRequest(spec, version, request)) writer.append(chunk)
+        beforeWrite?.()
         return writer
       },
       (_correlationId, _apiKey, _apiVersion, reader) => decodeResponse(spec, version, reader.buffer.buffer, reader.position),

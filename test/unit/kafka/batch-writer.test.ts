@@ -62,6 +62,21 @@ describe('BatchWriter', () => {
     assert.deepEqual(next.map(a => a.batch), [0])
   })
 
+  it('Given the lease ending between the gate before a produce request and its write to the socket, then the request is not sent: nothing appended, the write fails FENCED', async () => {
+    const brokers = new FakeProduceBrokers()
+    let lease: string | null = null
+    const w = new BatchWriter({ 'bootstrap.servers': '127.0.0.1:9092' }, 'test', { maxInFlight: 1, maxRequestBytes: 1, timeoutMs: 1000, cluster: { label: 'cluster B', alias: 'B' }, fence: () => lease }, brokers.transport)
+    await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], () => undefined)
+    brokers.beforeSocketWrite = api => { if (api === 'Produce') lease = 'the lease of member m is not valid' }
+    await assert.rejects(w.write([{ topic: 'A.t', partition: 0, batches: batches(2, []) }], () => undefined), (err: unknown) => {
+      assert.ok(err instanceof KmirrorError)
+      assert.equal(err.code, ErrorCodes.FENCED)
+      assert.match(err.message, /the lease of member m is not valid/)
+      return true
+    })
+    assert.equal(brokers.sent.length, 1, 'only the first write\'s request reached the broker')
+  })
+
   it('Given a produce answer that asks for throttling (KIP-219), then the next request to that broker waits that long', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.throttles.push(80)
