@@ -18,7 +18,7 @@ import { noteOutcome, suspectsLast } from './broker-suspects.ts'
 import { addressKey, inPreferredOrder } from './same-broker.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
-import { watchClient } from './silent-brokers.ts'
+import { watchedLibraryClient } from './answering-first.ts'
 import { TopicConfigAdmin, type TopicConfigChange, type TopicConfigEntry, type TopicConfigsRead } from './topic-config-admin.ts'
 
 export { ConfigSourceKinds, type ConfigSourceKind, type TopicConfigChange, type TopicConfigEntry, type TopicConfigsRead } from './topic-config-admin.ts'
@@ -75,7 +75,7 @@ export class AdminClient {
 
   /** `cluster` names the cluster in messages (`cluster B`) and its alias in the keys of hints (`B.bootstrap.servers`). */
   constructor (props: ClientProps, clientId: string, cluster: ClusterContext) {
-    this.#admin = watchClient(new Admin(toConnectOptions(props, clientId)), cluster.label)
+    this.#admin = watchedLibraryClient(new Admin(toConnectOptions(props, clientId)), cluster.label)
     this.#cluster = cluster
     this.#principal = describePrincipal(props, cluster.alias ?? clientId)
     this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')

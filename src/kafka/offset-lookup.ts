@@ -8,7 +8,7 @@ import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { toKmirrorError } from './errors.ts'
 import { toOffset } from './offsets.ts'
-import { watchClient } from './silent-brokers.ts'
+import { watchedLibraryClient } from './answering-first.ts'
 
 export class OffsetLookup {
   readonly #consumer: Consumer
@@ -16,7 +16,7 @@ export class OffsetLookup {
 
   constructor (props: ClientProps, clientId: string, cluster: ClusterContext) {
     // A group id is required by the library's constructor; nothing here joins it.
-    this.#consumer = watchClient(new Consumer({ ...toConnectOptions(props, clientId), groupId: `${clientId}-unused`, autocommit: false }), cluster.label)
+    this.#consumer = watchedLibraryClient(new Consumer({ ...toConnectOptions(props, clientId), groupId: `${clientId}-unused`, autocommit: false }), cluster.label)
     this.#cluster = cluster
   }
 

@@ -23,7 +23,7 @@ import { toOffset } from './offsets.ts'
 import { withGrant } from './acl-grant.ts'
 import { describePrincipal } from './principal.ts'
 import { toMessage, type OutRecord } from './record-batch.ts'
-import { watchClient } from './silent-brokers.ts'
+import { watchedLibraryClient } from './answering-first.ts'
 
 export type { OutRecord } from './record-batch.ts'
 
@@ -81,7 +81,7 @@ export class RecordWriter {
     this.#options = options
     this.#cluster = options.cluster ?? { label: clientId }
     this.#principal = describePrincipal(props, this.#cluster.alias ?? clientId)
-    this.#producer = watchClient(new Producer({
+    this.#producer = watchedLibraryClient(new Producer({
       ...toConnectOptions(props, clientId),
       idempotent: options.idempotent,
       acks: ProduceAcks.ALL,

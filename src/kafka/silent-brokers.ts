@@ -15,7 +15,9 @@
  *   coordinator the cluster moved it to once it fenced the broker. Without this, a produce sent to the broker just
  *   before it froze held its partitions for `request.timeout.ms` after the group had moved on, and the start of a
  *   new generation's work waited on reads of internal topics the broker led (30-80 s after a freeze, measured).
- * - Metadata caches holding leaders read before the silence read them again at their next use (`silentSince`).
+ * - Metadata caches holding leaders read before the silence read them again at their next use (`silentSince`),
+ *   and so do the watched library clients (their metadata cleared): none goes back to the silent broker because
+ *   it led a partition before it froze.
  *
  * Invariants:
  * - A cut, never an exclusion: the cluster's answer decides where the next request goes, the broker included
@@ -63,15 +65,37 @@ export function watchedPool (pool: ConnectionPool, cluster: string): ConnectionP
   return pool
 }
 
-/** The same for a client of the library (a producer, the admin): every pool it opens tells of its connections. */
+/**
+ * The same for a client of the library (a producer, the admin): every pool it opens tells of its connections, and
+ * a silence makes it read its metadata afresh.
+ */
 export function watchClient<C extends ClientEvents> (client: C, cluster: string): C {
   client.on('client:broker:connect', ({ broker, connection }) => { track(broker, connection, cluster) })
+  clients.add(new WeakRef(client))
   return client
 }
 
 /** What `watchClient` needs of a library client. */
 interface ClientEvents {
   on: (event: 'client:broker:connect', listener: (payload: ConnectionPoolEventPayload) => void) => unknown
+  /** Forgets the cluster's brokers and leaders: the next operation reads them again. */
+  clearMetadata: () => void
+}
+
+/**
+ * Watched library clients. A client's metadata is read once and kept until it expires or a partition error says it
+ * is stale; a cut connection is no such error, so the client would connect to a silent leader again and wait a
+ * whole request timeout there (30 s of progress writes measured, the data path waiting on them). Weak: a closed
+ * client is not held.
+ */
+const clients = new Set<WeakRef<ClientEvents>>()
+
+function clearClientMetadata (): void {
+  for (const ref of clients) {
+    const client = ref.deref()
+    if (client === undefined) clients.delete(ref)
+    else client.clearMetadata()
+  }
 }
 
 function track (broker: Address, connection: Connection, cluster: string): void {
@@ -97,6 +121,7 @@ export function markSilent (broker: Address, cause: string, now = Date.now()): n
   const connections = [...(open.get(key) ?? [])]
   open.delete(key)
   for (const [connection] of connections) cut(connection)
+  clearClientMetadata()
   const again = before !== undefined && now - before < AGAIN_WITHIN_MS
   const report = { broker: key, clusters: [...new Set(connections.map(([, cluster]) => cluster))].sort(), closed: connections.length, cause, again }
   for (const listener of listeners) {

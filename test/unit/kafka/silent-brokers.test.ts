@@ -27,12 +27,20 @@ function connect (pool: EventEmitter, broker: { host: string, port: number }, ev
   return connection
 }
 
+/** A library client as `watchClient` sees it: connection events, and metadata it can be told to forget. */
+function fakeClient (): EventEmitter & { on: never, clearMetadata: () => void, cleared: number } {
+  const client = new EventEmitter() as EventEmitter & { on: never, clearMetadata: () => void, cleared: number }
+  client.cleared = 0
+  client.clearMetadata = () => { client.cleared++ }
+  return client
+}
+
 describe('silent brokers', () => {
   afterEach(() => { clearSilences(); clearSuspects() })
 
   it('closes every watched connection to a silent broker, in every pool and client, and no other', () => {
     const writer = watchedPool(new ConnectionPool('writer'), 'cluster B')
-    const admin = watchClient(new EventEmitter() as EventEmitter & { on: never }, 'cluster B')
+    const admin = watchClient(fakeClient(), 'cluster B')
     const [a, b, c] = [connect(writer, frozen), connect(admin, { host: '127.0.0.1', port: 9001 }, 'client:broker:connect'), connect(writer, healthy)]
     const reports: SilenceReport[] = []
     const stop = onSilence(r => reports.push(r))
@@ -41,6 +49,13 @@ describe('silent brokers', () => {
     } finally { stop() }
     assert.deepEqual([a.closed, b.closed, c.closed], [true, true, false])
     assert.deepEqual(reports, [{ broker: '127.0.0.1:9001', clusters: ['cluster B'], closed: 2, cause: 'Heartbeat given up after 10000 ms', again: false }])
+  })
+
+  it('makes every watched library client read its metadata again at a silence: none goes back to a leader that froze', () => {
+    const [producer, admin] = [watchClient(fakeClient(), 'cluster B'), watchClient(fakeClient(), 'cluster A')]
+    assert.deepEqual([producer.cleared, admin.cleared], [0, 0])
+    markSilent(frozen, 'Heartbeat given up after 10000 ms', 1000)
+    assert.deepEqual([producer.cleared, admin.cleared], [1, 1])
   })
 
   it('forgets a connection once it closed, and closes none a second time', () => {
