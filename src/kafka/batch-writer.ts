@@ -208,6 +208,16 @@ export class BatchWriter {
   }
 
   /**
+   * Which of these partitions their leader answers for now (a probe, no data: target-leaders.ts `ready`), by
+   * `partitionKey`; those leave the "not now" set, so their next write sends at once.
+   */
+  async probeReady (partitions: readonly { topic: string, partition: number }[]): Promise<Set<string>> {
+    const ready = new Set((await this.#leaders.ready(partitions)).map(p => partitionKey(p.topic, p.partition)))
+    for (const key of ready) this.#unready.delete(key)
+    return ready
+  }
+
+  /**
    * Gets the producer id and opens the connections ahead of the first write, so start-up steps overlap with it
    * (a fresh cluster can take a moment to hand out producer ids). Failures are left for the first write.
    */

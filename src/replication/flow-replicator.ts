@@ -44,6 +44,7 @@ import { DEFAULT_BATCHING, RoundWriter } from './round-writer.ts'
 import { lagSeconds } from './record-times.ts'
 import { RecreatedRemotes } from './recreated-remotes.ts'
 import { RoundOutcome } from './round-outcome.ts'
+import { TargetWait } from './target-wait.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
@@ -75,6 +76,8 @@ export class FlowReplicator {
   readonly #recreated: RecreatedRemotes
   /** Settles each partition after a round (round-outcome.ts). */
   readonly #outcome: RoundOutcome
+  /** Partitions the target cannot take yet, out of the fetch rounds until it can (target-wait.ts). */
+  readonly #waiting: TargetWait
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
@@ -116,7 +119,8 @@ export class FlowReplicator {
         this.#writer.forget(key)
       }
     })
-    this.#outcome = new RoundOutcome({ state: f => this.#state(f), failing: this.#failing, writer: this.#writer, recreated: this.#recreated })
+    this.#waiting = new TargetWait(deps.writer.probeReady?.bind(deps.writer))
+    this.#outcome = new RoundOutcome({ state: f => this.#state(f), failing: this.#failing, writer: this.#writer, recreated: this.#recreated, waiting: this.#waiting })
   }
 
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
@@ -212,6 +216,7 @@ export class FlowReplicator {
       this.#tracker.reset(key)
       this.#failing.forget(key)
       this.#writer.forget(key)
+      this.#waiting.forget(state)
       this.#deps.writer.forgetPartition?.(state.remoteTopic, state.partition)
     })
   }
@@ -300,10 +305,10 @@ export class FlowReplicator {
   async #round (): Promise<boolean> {
     await this.#recreated.checkIdle(this.#partitions.values())
     await this.#recreated.copyAgainFromLogStart()
-    const now = Date.now()
-    const active = this.#partitions.active(now)
+    this.#waiting.poll()
+    const active = this.#partitions.active(Date.now())
     if (active.length === 0) {
-      await delay(200)
+      await this.#waiting.idle(200)
       return true
     }
     // The first round after start reads little per partition, so the first records reach the target sooner
@@ -317,6 +322,7 @@ export class FlowReplicator {
     const { incomplete, failed } = withBatches.length > 0 ? await this.#writer.write(withBatches) : { incomplete: [], failed: [] }
     const writeMs = Date.now() - writeStart
     const outOfRange = this.#outcome.settle(fetched, incomplete, failed)
+    this.#metrics.set('partitionsWaitingForTarget', { flow: this.#deps.flow.name }, this.#waiting.size)
     for (const f of outOfRange) {
       this.#tracker.reset(this.#state(f).key)
       await recoverOutOfRange(this.#state(f), f, { fetcher: this.#deps.fetcher, log: this.#deps.log, metrics: this.#metrics, flow: this.#deps.flow.name })

@@ -38,7 +38,7 @@ export function partitionLag (p: Pick<PartitionStatus, 'highWatermark' | 'positi
 
 /** The narrow ports the data path uses, so unit tests can drive it with in-memory fakes. */
 export type SourceReader = Pick<RecordFetcher, 'fetchBatches' | 'listOffsets'>
-export type TargetWriter = Pick<BatchWriter, 'write'> & Partial<Pick<BatchWriter, 'forgetPartition' | 'recreatedPartitions' | 'cutPoints' | 'endMembership'>>
+export type TargetWriter = Pick<BatchWriter, 'write'> & Partial<Pick<BatchWriter, 'forgetPartition' | 'recreatedPartitions' | 'cutPoints' | 'endMembership' | 'probeReady'>>
 export type ProgressSink = Pick<ProgressStore, 'commit'>
 export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>
 

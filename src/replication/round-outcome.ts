@@ -6,8 +6,8 @@
  * - Every partition that was written advances before any recovery that may throw: a partition whose records are
  *   acknowledged is never left at its old position (they would be written twice).
  * - A partition the target could not take yet (no leader, remote topic still loading) or refused stays where its
- *   acknowledged batches took it; one not taken yet is left out of the fetch rounds for INCOMPLETE_COOL_DOWN_MS,
- *   so it does not hold up the others.
+ *   acknowledged batches took it; one not taken yet is parked (target-wait.ts): left out of the fetch rounds until
+ *   the target is ready for it, so it neither holds up the others nor is read from the source again and again.
  * - Synchronous: no await between the fetch and here, so the loops over every partition run as one optimised
  *   function.
  */
@@ -16,9 +16,7 @@ import { FailureSides, type PartitionFailures } from './partition-failures.ts'
 import type { PartitionState } from './partition-set.ts'
 import { REMOTE_TOPIC_RECREATED, type RecreatedRemotes } from './recreated-remotes.ts'
 import type { RoundWriter, RoundWriteResult } from './round-writer.ts'
-
-/** How long a partition the target could not take is left out of the fetch rounds. */
-const INCOMPLETE_COOL_DOWN_MS = 500
+import type { TargetWait } from './target-wait.ts'
 
 /** A round where every partition was written, or had nothing to write. */
 const NONE_WAITING: ReadonlySet<FetchedBatches> = new Set()
@@ -29,6 +27,7 @@ export interface RoundOutcomeDeps {
   readonly failing: PartitionFailures
   readonly writer: Pick<RoundWriter, 'refused'>
   readonly recreated: Pick<RecreatedRemotes, 'hold'>
+  readonly waiting: Pick<TargetWait, 'park'>
 }
 
 export class RoundOutcome {
@@ -42,7 +41,7 @@ export class RoundOutcome {
   settle (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[], failed: RoundWriteResult['failed']): FetchedBatches[] {
     const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
     for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
-    for (const f of incomplete) this.#deps.state(f).retryAt = Date.now() + INCOMPLETE_COOL_DOWN_MS
+    if (incomplete.length > 0) this.#deps.waiting.park(incomplete.map(f => this.#deps.state(f)))
     for (const r of failed) {
       if (r.failure.error === REMOTE_TOPIC_RECREATED) this.#deps.recreated.hold(this.#deps.state(r.fetched))
       else this.#deps.writer.refused(r.fetched, r.failure)

@@ -55,6 +55,8 @@ export class InMemoryTarget implements TargetWriter {
   readonly #logs = new Map<string, { next: number, records: StoredRecord[], sequence: number }>()
   readonly #failures: PlannedFailure[] = []
   #beforeWrite: (() => void) | null = null
+  #beforeProbe: (() => void) | null = null
+  probeCalls = 0
   /** Like BatchWriter, a failure ends the producer id; the next write starts a new one with sequences from 0. */
   #producer: ProducerIdentity = { id: 1000n, epoch: 0 }
 
@@ -96,6 +98,18 @@ export class InMemoryTarget implements TargetWriter {
   /** Runs before each write, e.g. to stop the replicator at a chosen moment. */
   beforeWrite (fn: () => void): void {
     this.#beforeWrite = fn
+  }
+
+  /** Runs before each readiness probe (`probeReady`). */
+  beforeProbe (fn: () => void): void {
+    this.#beforeProbe = fn
+  }
+
+  /** Like BatchWriter's: the probed remote partitions that have a leader (not in `leaderless`). */
+  async probeReady (partitions: readonly { topic: string, partition: number }[]): Promise<Set<string>> {
+    this.probeCalls++
+    this.#beforeProbe?.()
+    return new Set(partitions.map(p => partitionKey(p.topic, p.partition)).filter(key => !this.leaderless.has(key)))
   }
 
   /** Everything the partition holds, ours and foreign, in offset order. */

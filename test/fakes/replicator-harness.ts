@@ -33,11 +33,14 @@ export interface HarnessOptions {
   /** The group lease gate (`FlowReplicatorDeps.fence`). */
   readonly fence?: () => string | null
   readonly flushWhenCaughtUp?: boolean
+  /** A target writer without `probeReady`: partitions the target cannot take yet only cool down (target-wait.ts). */
+  readonly withoutReadyProbe?: boolean
 }
 
 export function createHarness (options: HarnessOptions = {}): Harness {
   const source = new InMemorySource()
   const target = new InMemoryTarget()
+  if (options.withoutReadyProbe === true) Object.defineProperty(target, 'probeReady', { value: undefined })
   const progress = new RecordingProgress()
   const syncs = new RecordingSyncs()
   const logs = memoryLogger()

@@ -119,6 +119,27 @@ describe('BatchWriter', () => {
     assert.equal(brokers.producerIds, 1)
   })
 
+  it('Given a partition waiting for its leader, when probeReady finds it ready, then it says so and the next write sends its data without probing it again', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.script.set('A.t\u00000', [NOT_LEADER_OR_FOLLOWER])
+    brokers.unready.add('A.t\u00000')
+    const w = writer(brokers)
+    const write = () => [{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.t', partition: 1, batches: batches(1, []) }]
+    assert.deepEqual(await w.write(write(), () => undefined), { incomplete: [0], failed: [] })
+    // Not ready yet: the probe (no data sent) says so
+    const sentBefore = brokers.sent.length
+    assert.deepEqual(await w.probeReady([{ topic: 'A.t', partition: 0 }]), new Set())
+    // Ready: named by its key
+    brokers.unready.delete('A.t\u00000')
+    assert.deepEqual(await w.probeReady([{ topic: 'A.t', partition: 0 }]), new Set(['A.t\u00000']))
+    assert.equal(brokers.sent.length, sentBefore)
+    // The next write sends it at once: no probe first
+    const probes = brokers.probes
+    assert.deepEqual(await w.write(write(), () => undefined), { incomplete: [], failed: [] })
+    assert.equal(brokers.probes, probes)
+    assert.equal(brokers.sent.filter(s => s.partition === 0).length, 2)
+  })
+
   it('Given a partition waiting for its leader through a whole write, then its probes read the metadata again at most once a second', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.script.set('A.t\u00000', [NOT_LEADER_OR_FOLLOWER])

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { FetchOutcomes } from '../../../src/kafka/record-fetcher.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
+import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
 import { effectiveSyncs, translateByStep } from '../../fakes/offset-translation.ts'
 import { assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
@@ -132,25 +133,51 @@ describe('FlowReplicator retriable failures', () => {
 })
 
 describe('FlowReplicator partitions the target cannot take yet', () => {
-  it('keeps a partition without a target leader at its position while the others are copied, and copies it once the leader is there', async () => {
-    // Given two partitions, the remote one of t-1 without a leader for the first rounds
-    const h = createHarness()
+  it('keeps a partition without a target leader at its position while the others are copied, reads it again from the source only once a probe finds its leader, and copies it then', async () => {
+    // Given two partitions, the remote one of t-1 without a leader until the target has been probed three times
+    const metrics = new CountingMetrics()
+    const h = createHarness({ metrics })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 14))
+    h.target.leaderless.add(partitionKey('A.t', 1))
+    const waitingGauge = 'partitionsWaitingForTarget{"flow":"A->B"}'
+    const waitingSeen: (number | undefined)[] = []
+    h.target.beforeProbe(() => {
+      waitingSeen.push(metrics.gauges.get(waitingGauge))
+      if (h.target.probeCalls === 3) h.target.leaderless.clear()
+    })
+    // When it runs to the end
+    await copyAll(h, [{ ...T, partitions: 2 }])
+    // Then t-1 was read from the source twice at 0: the refused round, and once the probe found its leader; t-0
+    // was copied to its end meanwhile
+    const asked = (partition: number): (number | undefined)[] => h.source.fetchCalls.map(c => c.find(p => p.partition === partition)?.offset)
+    assert.deepEqual(asked(1).filter(o => o === 0), [0, 0], `t-1 asked at ${JSON.stringify(asked(1))}`)
+    assert.ok(h.target.probeCalls >= 3)
+    // and the operator saw it waiting for the target (the gauge), back at 0 once it was copied
+    assert.equal(waitingSeen[0], 1)
+    assert.equal(metrics.gauges.get(waitingGauge), 0)
+    assert.ok(asked(0).includes(15), 't-0 reached its end while t-1 waited')
+    assertExactCopy(h, 't', 0, 'A.t')
+    assertExactCopy(h, 't', 1, 'A.t')
+    assert.deepEqual(h.progress.latest(), { 't-0': 14, 't-1': 14 })
+  })
+
+  it('without a readiness probe, leaves a partition without a target leader out of the round right after each refusal', async () => {
+    // Given a target writer with no probe, and t-1 without a leader for the first rounds
+    const h = createHarness({ withoutReadyProbe: true })
     h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
     h.source.addPartition('t', 1, offsetsWithGaps(0, 14))
     h.target.leaderless.add(partitionKey('A.t', 1))
     h.target.beforeWrite(() => { if (h.target.writeCalls === 4) h.target.leaderless.clear() })
     // When it runs to the end
     await copyAll(h, [{ ...T, partitions: 2 }])
-    // Then t-1 was asked again only at 0 until the leader appeared, and was left out of the rounds right after
-    // each refusal (cooling down) while t-0 was copied to its end
+    // Then t-1 was asked again only at 0 until the leader appeared, and sat out the round after each refusal
     const asked = (partition: number): (number | undefined)[] => h.source.fetchCalls.map(c => c.find(p => p.partition === partition)?.offset)
     const beforeLeader = asked(1).slice(0, asked(1).findIndex(o => o !== undefined && o > 0))
     assert.ok(beforeLeader.every(o => o === undefined || o === 0), `t-1 asked at ${JSON.stringify(beforeLeader)}`)
     assert.equal(beforeLeader[1], undefined, 't-1 sat out the round after the refusal')
-    assert.ok(asked(0).includes(15), 't-0 reached its end while t-1 waited')
     assertExactCopy(h, 't', 0, 'A.t')
     assertExactCopy(h, 't', 1, 'A.t')
-    assert.deepEqual(h.progress.latest(), { 't-0': 14, 't-1': 14 })
   })
 })
 
