@@ -225,6 +225,7 @@ export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, 
     onWorkChanged: () => membership?.member.requestRebalance(),
     ...(job === null ? {} : { heartbeats: job }),
     ...(transactionalId === null ? {} : { transactionalId }),
+    memberName: PROCESS_MEMBER_NAME,
     fence: () => membership === null ? 'not a member of the group yet' : membership.fence()
   })
   membership = new FlowMembership({

@@ -30,10 +30,14 @@ import type { FlowProgress } from './health.ts'
 import type { PairJob } from './heartbeats.ts'
 import { flowJobs, JobNames } from './job-registry.ts'
 import { readGroupMembership } from './membership-reader.ts'
+import { retryRetriable } from '../retry.ts'
 import { RefreshBaseline } from './refresh-baseline.ts'
 import { Scheduler } from './scheduler.ts'
 import { TransactionRounds } from '../replication/transaction-rounds.ts'
 import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
+
+/** How long the remote topics' early creation waits for a group coordinator (`#createRemotesWhileJoining`). */
+const EARLY_CREATION_PATIENCE_MS = 5_000
 
 /** The transactional id of a lone instance: like a Connect task's `<group>-<connector>-0`, stable across restarts. */
 export function defaultTransactionalId (config: FlowConfig): string {
@@ -58,6 +62,8 @@ export interface FlowOptions {
    * `fence`) and of the internal writers, and before each write round; a reason sends nothing. Absent alone.
    */
   readonly fence?: () => string | null
+  /** In a group: this instance's member name, so that its own join does not count as another member. */
+  readonly memberName?: string
 }
 
 export interface FlowStartOptions {
@@ -238,15 +244,20 @@ export class Flow implements WorkOwner {
    * start (join, the leader's listing, sync), while the target could already be creating them (thousands of new
    * partitions take it many seconds). With no member in the group, no instance holds refresh state that an early
    * creation could confuse (a remote topic deleted by hand, found missing by the refresh that knew it), so this
-   * instance creates the missing remote topics at once, while it starts and joins; the assigned refresh waits for
-   * it. Best effort: any failure leaves the creation to the assigned refresh.
+   * instance creates the missing remote topics at once, while it starts and joins (its own join, waiting for the
+   * first assignment, holds no refresh state either); the assigned refresh waits for it. Best effort: any failure
+   * leaves the creation to the assigned refresh.
    */
   async #createRemotesWhileJoining (topics: RemoteTopics): Promise<void> {
     const group = this.config.groupId
     const cluster = this.config.target.alias
     try {
-      // kmirror's own DescribeGroups: the client library's decodes every member as a consumer and throws on ours.
-      if (await readGroupMembership(this.config) !== null) return
+      // kmirror's own DescribeGroups: the client library's decodes every member as a consumer and throws on ours. A
+      // fresh target has no group coordinator for a moment (it creates its offsets topic on the first FindCoordinator)
+      // while its group join waits out the broker's initial rebalance delay (3 s by default): asked again meanwhile.
+      // Only this instance's own join in the group (it waits there for the first assignment) is no other member.
+      const membership = await retryRetriable(async () => await readGroupMembership(this.config), EARLY_CREATION_PATIENCE_MS)
+      if (membership !== null && membership.members.some(m => m.name !== this.#options.memberName)) return
       const result = await topics.refresh()
       this.#log.info({ group, created: result.created.length, topics: result.topics.length }, `no member in group ${group} on cluster ${cluster} yet: remote topics created while joining it`)
     } catch (err) {
