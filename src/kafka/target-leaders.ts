@@ -26,6 +26,9 @@ import { askAnyBroker } from './broker-suspects.ts'
 
 export type TargetMetadata = ReturnType<typeof toLeaderMetadata>
 
+/** A leader's probe that failed: none of its partitions is ready. */
+const NO_ANSWER: ReadonlyMap<string, number> = new Map()
+
 /** How long "not now" probes group partitions by the leaders an earlier probe's metadata named. */
 const PROBE_METADATA_MAX_AGE_MS = 1000
 
@@ -85,13 +88,16 @@ export class TargetLeaders {
     return { brokers: metadata.brokers, byLeader, leaderless, refused, ids }
   }
 
-  /** Which of these partitions their leader answers for now (a ListOffsets probe; errors count as not ready). */
+  /**
+   * Which of these partitions their leader answers for now (a ListOffsets probe; errors count as not ready). Each
+   * leader answers for its own partitions: one that fails or is slow (a broker restarting) holds up no other's.
+   */
   async ready<T extends { topic: string, partition: number }> (partitions: readonly T[]): Promise<T[]> {
     try {
       const { brokers, byLeader } = await this.#probeLeaders(partitions)
       const ready: T[] = []
       await Promise.all([...byLeader].map(async ([node, list]) => {
-        const errors = await this.#probeLeader(await this.#transport.pool.get(brokers.get(node)!), list)
+        const errors = await this.#probeLeaderAt(brokers.get(node)!, list)
         for (const p of list) if (errors.get(partitionKey(p.topic, p.partition)) === 0) ready.push(p)
       }))
       return ready
@@ -119,12 +125,21 @@ export class TargetLeaders {
     return { brokers: metadata.brokers, byLeader }
   }
 
+  /** `#probeLeader` on a connection to BROKER; a failure (no connection, no answer) is no partition ready. */
+  async #probeLeaderAt (broker: Broker, partitions: readonly { topic: string, partition: number }[]): Promise<ReadonlyMap<string, number>> {
+    try {
+      return await this.#probeLeader(await this.#transport.pool.get(broker), partitions)
+    } catch {
+      return NO_ANSWER
+    }
+  }
+
   /**
    * Asks the partitions' leader for their log end, only to learn whether it leads them now: a remote topic's leader
    * is in the metadata before the broker has loaded the partition. The error code per partition (0 = ready): a
    * few bytes, where a produce attempt would carry the data again.
    */
-  async #probeLeader (connection: Connection, partitions: readonly { topic: string, partition: number }[]): Promise<Map<string, number>> {
+  async #probeLeader (connection: Connection, partitions: readonly { topic: string, partition: number }[]): Promise<ReadonlyMap<string, number>> {
     const topics = [...groupBy(partitions, p => p.topic)].map(([name, list]) => ({ name, partitions: list.map(p => ({ partition: p.partition, timestamp: ListOffsetTimestamps.LATEST })) }))
     const response = await this.#transport.send(connection, ListOffsetsApi, { isolationLevel: 0, topics }, this.#cluster.label)
     const errors = new Map<string, number>()

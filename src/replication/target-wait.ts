@@ -11,8 +11,9 @@
  *   that keeps failing (no DESCRIBE on the remote topic, a broker not answering) costs a partition time, never
  *   progress, and its next write says why.
  * - Probes run in the background, one at a time, at most every PROBE_INTERVAL_MS while anything is parked; a round
- *   never waits on one. A probe only moves `retryAt` of a partition still parked in the same state object: one
- *   released, lost or parked again meanwhile is left as it is.
+ *   never waits on one. A probe only moves a `retryAt` that parking set and nothing changed since, of the parking it
+ *   probed: a partition released, lost, added again (a new state object), parked again, set aside with a back-off
+ *   (partition-failures.ts) or held for a re-created remote topic (recreated-remotes.ts) meanwhile is left as it is.
  * - Without a probe (a writer that has none, in unit tests) a partition is left out for COOL_DOWN_MS, as before.
  */
 import { partitionKey } from '../topic-partition.ts'
@@ -28,23 +29,34 @@ export const COOL_DOWN_MS = 500
 /** Which of these remote partitions the target's leaders answer for now, by `partitionKey(remoteTopic, partition)`. */
 export type ReadyProbe = (partitions: readonly { topic: string, partition: number }[]) => Promise<ReadonlySet<string>>
 
+interface Parked {
+  readonly state: PartitionState
+  /** The `retryAt` parking set: a different one means something else decides since. */
+  readonly until: number
+}
+
 export class TargetWait {
   readonly #probe: ReadyProbe | undefined
   readonly #now: () => number
-  /** Parked partitions by their (source) key. */
-  readonly #parked = new Map<string, PartitionState>()
+  /** Parked partitions by their (source) key, with the `retryAt` parking gave them. */
+  readonly #parked = new Map<string, Parked>()
   #probing = false
   #lastProbeAt = Number.NEGATIVE_INFINITY
   /** Resolves the idle wait of the replicator's loop (`idle`) when a probe woke partitions. */
   #wake: (() => void) | null = null
 
-  constructor (probe: ReadyProbe | undefined, now: () => number = Date.now) {
+  readonly #probeIntervalMs: number
+
+  constructor (probe: ReadyProbe | undefined, now: () => number = Date.now, probeIntervalMs = PROBE_INTERVAL_MS) {
     this.#probe = probe
     this.#now = now
+    this.#probeIntervalMs = probeIntervalMs
   }
 
-  /** How many partitions are parked (waiting for the target). */
-  get size (): number {
+  /** How many partitions are parked (waiting for the target); entries no longer parked are dropped first. */
+  count (): number {
+    const now = this.#now()
+    for (const [key, parked] of this.#parked) if (!this.#stillParked(parked, now)) this.#parked.delete(key)
     return this.#parked.size
   }
 
@@ -57,30 +69,29 @@ export class TargetWait {
         continue
       }
       state.retryAt = now + PARK_MAX_MS
-      this.#parked.set(state.key, state)
+      this.#parked.set(state.key, { state, until: state.retryAt })
     }
   }
 
   /** A partition that left the set (released, lost, its topic removed): it is probed no more. */
   forget (state: PartitionState): void {
-    if (this.#parked.get(state.key) === state) this.#parked.delete(state.key)
+    if (this.#parked.get(state.key)?.state === state) this.#parked.delete(state.key)
   }
 
   /** Starts a probe of the parked partitions when one is due and none is under way; never waits for it. */
   poll (): void {
     const probe = this.#probe
     const now = this.#now()
-    if (probe === undefined || this.#probing || this.#parked.size === 0 || now - this.#lastProbeAt < PROBE_INTERVAL_MS) return
-    const waiting: PartitionState[] = []
-    for (const [key, state] of this.#parked) {
-      // Past its longest wait, or leaving: it is fetched again (or not at all) without the probe.
-      if (state.retryAt <= now || state.lost || state.releasing) this.#parked.delete(key)
-      else waiting.push(state)
+    if (probe === undefined || this.#probing || this.#parked.size === 0 || now - this.#lastProbeAt < this.#probeIntervalMs) return
+    const waiting: Parked[] = []
+    for (const [key, parked] of this.#parked) {
+      if (this.#stillParked(parked, now)) waiting.push(parked)
+      else this.#parked.delete(key)
     }
     if (waiting.length === 0) return
     this.#probing = true
     this.#lastProbeAt = now
-    probe(waiting.map(s => ({ topic: s.remoteTopic, partition: s.partition })))
+    probe(waiting.map(({ state }) => ({ topic: state.remoteTopic, partition: state.partition })))
       .then(ready => { this.#wakeReady(waiting, ready) }, () => undefined)
       .finally(() => { this.#probing = false })
   }
@@ -89,7 +100,7 @@ export class TargetWait {
   async idle (ms: number): Promise<void> {
     this.poll()
     await new Promise<void>(resolve => {
-      const timer = setTimeout(done, this.#parked.size > 0 ? Math.min(ms, PROBE_INTERVAL_MS) : ms)
+      const timer = setTimeout(done, this.#parked.size > 0 ? Math.min(ms, this.#probeIntervalMs) : ms)
       const wake = (): void => { done() }
       this.#wake = wake
       function done (): void {
@@ -100,10 +111,23 @@ export class TargetWait {
     this.#wake = null
   }
 
-  #wakeReady (probed: readonly PartitionState[], ready: ReadonlySet<string>): void {
+  /**
+   * Whether a parked partition still waits for a probe: not past its longest wait (it is fetched again without the
+   * probe), not leaving, and its `retryAt` still the one parking gave it. Anything else that set it since (a
+   * failure's back-off, a hold for a re-created remote topic, a fetch after its longest wait that parked it again)
+   * decides when it is fetched, never a probe.
+   */
+  #stillParked (parked: Parked, now: number): boolean {
+    const { state, until } = parked
+    return state.retryAt === until && until > now && !state.lost && !state.releasing
+  }
+
+  #wakeReady (probed: readonly Parked[], ready: ReadonlySet<string>): void {
     let woke = false
-    for (const state of probed) {
-      if (!ready.has(partitionKey(state.remoteTopic, state.partition)) || this.#parked.get(state.key) !== state) continue
+    const now = this.#now()
+    for (const parked of probed) {
+      const { state } = parked
+      if (!ready.has(partitionKey(state.remoteTopic, state.partition)) || this.#parked.get(state.key) !== parked || !this.#stillParked(parked, now)) continue
       this.#parked.delete(state.key)
       state.retryAt = 0
       woke = true

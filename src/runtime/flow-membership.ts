@@ -220,18 +220,20 @@ export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, 
   const job = heartbeats.pairJob(config.name)
   // Exactly-once: each member writes under its own transactional id, which the leader fences when the member
   // leaves work behind (lost), before it hands that work out.
-  const transactionalId = config.exactlyOnce ? `${config.groupId}-${PROCESS_MEMBER_NAME}` : null
+  const memberName = PROCESS_MEMBER_NAME
+  const transactionalId = config.exactlyOnce ? `${config.groupId}-${memberName}` : null
   const flow = new Flow(config, log, metrics, {
     onWorkChanged: () => membership?.member.requestRebalance(),
     ...(job === null ? {} : { heartbeats: job }),
     ...(transactionalId === null ? {} : { transactionalId }),
-    memberName: PROCESS_MEMBER_NAME,
+    memberName,
     fence: () => membership === null ? 'not a member of the group yet' : membership.fence()
   })
   membership = new FlowMembership({
     config,
     owner: flow,
     log,
+    memberName,
     transactionalId,
     ...(transactionalId === null ? {} : { fenceTransactionalIds: async (ids: readonly string[]) => { await fenceOnTarget(config, ids) } })
   })

@@ -84,6 +84,8 @@ export class Flow implements WorkOwner {
   readonly #scheduler: Scheduler
   readonly #closers: (() => Promise<void>)[] = []
   readonly #options: FlowOptions
+  /** `stop` was called: start-up steps that wait and retry give up. */
+  #stopping = false
   #replicator: FlowReplicator | null = null
   #checkpoints: CheckpointEmitter | null = null
   #work: FlowWork | null = null
@@ -256,7 +258,7 @@ export class Flow implements WorkOwner {
       // fresh target has no group coordinator for a moment (it creates its offsets topic on the first FindCoordinator)
       // while its group join waits out the broker's initial rebalance delay (3 s by default): asked again meanwhile.
       // Only this instance's own join in the group (it waits there for the first assignment) is no other member.
-      const membership = await retryRetriable(async () => await readGroupMembership(this.config), EARLY_CREATION_PATIENCE_MS)
+      const membership = await retryRetriable(async () => await readGroupMembership(this.config), EARLY_CREATION_PATIENCE_MS, { stopped: () => this.#stopping })
       if (membership !== null && membership.members.some(m => m.name !== this.#options.memberName)) return
       const result = await topics.refresh()
       this.#log.info({ group, created: result.created.length, topics: result.topics.length }, `no member in group ${group} on cluster ${cluster} yet: remote topics created while joining it`)
@@ -301,6 +303,7 @@ export class Flow implements WorkOwner {
 
   /** Stops fetching, lets in-flight writes finish, stores progress and offset syncs, closes every client. */
   async stop (): Promise<void> {
+    this.#stopping = true
     await this.#scheduler.stop()
     this.#replicator?.stop()
     try {

@@ -1,6 +1,6 @@
 /**
- * A one-broker cluster for BatchWriter unit tests, behind its WriterTransport: Metadata names broker 1 as the
- * leader of every partition asked, InitProducerId hands out producer ids 100, 101, ..., Produce answers by a script
+ * A cluster for BatchWriter unit tests, behind its WriterTransport: Metadata names broker 1 as the leader of every
+ * partition asked (broker 2 for the topics in `ledBy2`), InitProducerId hands out producer ids 100, 101, ..., Produce answers by a script
  * per partition (default: appended), ListOffsets probes answer "ready" (NOT_LEADER_OR_FOLLOWER for the partitions in
  * `unready`). Produce answers wait for `release()` when
  * `holdProduce` is set, so a test can see how many requests are in flight at once.
@@ -18,8 +18,11 @@ import type { MetadataRequest, MetadataResponse } from '../../src/kafka/protocol
 import type { ProduceRequest, ProduceResponse } from '../../src/kafka/protocol/produce.ts'
 import { partitionKey } from '../../src/topic-partition.ts'
 
-const CONNECTION = {} as unknown as Connection
+const CONNECTION = { port: 9092 } as unknown as Connection
 const BROKER = { nodeId: 1, host: '127.0.0.1', port: 9092, rack: null }
+/** Leads the topics in `ledBy2`. */
+const CONNECTION_2 = { port: 9093 } as unknown as Connection
+const BROKER_2 = { nodeId: 2, host: '127.0.0.1', port: 9093, rack: null }
 
 export interface SentBatch {
   readonly topic: string
@@ -38,6 +41,10 @@ export class FakeProduceBrokers {
   readonly refusedTopics = new Map<string, number>()
   /** Partition keys whose leader is not ready: ListOffsets probes answer NOT_LEADER_OR_FOLLOWER. */
   readonly unready = new Set<string>()
+  /** Topics led by broker 2 (every other topic by broker 1). */
+  readonly ledBy2 = new Set<string>()
+  /** Brokers (node ids) whose ListOffsets probes fail as a broker restarting does: the connection is lost. */
+  readonly failingProbes = new Set<number>()
   /** Topic ids the metadata answers (a topic deleted and created again gets a new one); null for topics not here. */
   readonly topicIds = new Map<string, string>()
   /** The topic ids a broker whose metadata lags behind still answers (the old id of a topic created again). */
@@ -67,12 +74,14 @@ export class FakeProduceBrokers {
   beforeSocketWrite: ((api: string) => void) | null = null
 
   readonly transport: WriterTransport = {
-    pool: { get: async () => CONNECTION, getFirstAvailable: async () => CONNECTION, close: async () => undefined },
-    send: async <Req, Res>(_connection: Connection, spec: ApiSpec<Req, Res>, request: Req, _cluster: string, beforeWrite?: () => void): Promise<Res> => {
+    pool: { get: async broker => broker.port === BROKER_2.port ? CONNECTION_2 : CONNECTION, getFirstAvailable: async () => CONNECTION, close: async () => undefined },
+    send: async <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, _cluster: string, beforeWrite?: () => void): Promise<Res> => {
       // As the library does: the gate runs as the request is written; what it throws fails the request unsent.
       await Promise.resolve()
       this.beforeSocketWrite?.(spec.name)
       beforeWrite?.()
+      const node = connection === CONNECTION_2 ? 2 : 1
+      if (spec.name === 'ListOffsets' && this.failingProbes.has(node)) throw new Error(`connection to broker ${node} lost`)
       return await this.#answer(spec.name, request) as Res
     }
   }
@@ -106,9 +115,9 @@ export class FakeProduceBrokers {
     const idOf = (name: string): string | null => (lagging ? this.laggingTopicIds.get(name) : undefined) ?? this.topicIds.get(name) ?? null
     for (const name of request.topics ?? []) this.#answeredIds.set(name, idOf(name))
     const topics = new Map((request.topics ?? []).map(name => [name, {
-      name, errorCode: this.refusedTopics.get(name) ?? 0, id: idOf(name), isInternal: false, partitions: Array.from({ length: 4 }, (_, index) => ({ index, errorCode: 0, leader: 1, leaderEpoch: 0 }))
+      name, errorCode: this.refusedTopics.get(name) ?? 0, id: idOf(name), isInternal: false, partitions: Array.from({ length: 4 }, (_, index) => ({ index, errorCode: 0, leader: this.ledBy2.has(name) ? 2 : 1, leaderEpoch: 0 }))
     }]))
-    return { throttleTimeMs: 0, brokers: new Map([[1, BROKER]]), clusterId: 'fake', controllerId: 1, topics }
+    return { throttleTimeMs: 0, brokers: new Map([[1, BROKER], [2, BROKER_2]]), clusterId: 'fake', controllerId: 1, topics }
   }
 
   #probe (request: ListOffsetsRequest): ListOffsetsResponse {

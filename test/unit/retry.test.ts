@@ -25,9 +25,17 @@ describe('retryRetriable', () => {
     let calls = 0
     const last = notAvailable()
     // Each attempt takes 300 ms of the fake clock; the patience is 1 s
-    await assert.rejects(retryRetriable(async () => { calls++; clock += 300; throw last }, 1_000, () => clock), last)
+    await assert.rejects(retryRetriable(async () => { calls++; clock += 300; throw last }, 1_000, { now: () => clock }), last)
     // (the pauses are real, not on it): attempts end at 300, 600 and 900 ms; a fourth would start after a 400 ms pause,
     // past the patience
     assert.equal(calls, 3)
+  })
+
+  it('Given a caller stopping, then no pause starts and the last failure is thrown', async () => {
+    let calls = 0
+    let stopping = false
+    const last = notAvailable()
+    await assert.rejects(retryRetriable(async () => { calls++; stopping = true; throw last }, 60_000, { stopped: () => stopping }), last)
+    assert.equal(calls, 1)
   })
 })

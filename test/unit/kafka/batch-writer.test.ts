@@ -140,6 +140,14 @@ describe('BatchWriter', () => {
     assert.equal(brokers.sent.filter(s => s.partition === 0).length, 2)
   })
 
+  it('Given two leaders, one of them losing the probe\'s connection (restarting), then probeReady still finds the other\'s partitions ready', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.ledBy2.add('A.u')
+    brokers.failingProbes.add(2)
+    const ready = await writer(brokers).probeReady([{ topic: 'A.t', partition: 0 }, { topic: 'A.u', partition: 0 }])
+    assert.deepEqual(ready, new Set(['A.t\u00000']))
+  })
+
   it('Given a partition waiting for its leader through a whole write, then its probes read the metadata again at most once a second', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.script.set('A.t\u00000', [NOT_LEADER_OR_FOLLOWER])
