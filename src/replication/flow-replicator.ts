@@ -305,10 +305,10 @@ export class FlowReplicator {
   async #round (): Promise<boolean> {
     await this.#recreated.checkIdle(this.#partitions.values())
     await this.#recreated.copyAgainFromLogStart()
+    this.#metrics.set('partitionsWaitingForTarget', { flow: this.#deps.flow.name }, this.#waiting.count())
     this.#waiting.poll()
     const active = this.#partitions.active(Date.now())
     if (active.length === 0) {
-      this.#metrics.set('partitionsWaitingForTarget', { flow: this.#deps.flow.name }, this.#waiting.count())
       await this.#waiting.idle(200)
       return true
     }
@@ -323,7 +323,6 @@ export class FlowReplicator {
     const { incomplete, failed } = withBatches.length > 0 ? await this.#writer.write(withBatches) : { incomplete: [], failed: [] }
     const writeMs = Date.now() - writeStart
     const outOfRange = this.#outcome.settle(fetched, incomplete, failed)
-    this.#metrics.set('partitionsWaitingForTarget', { flow: this.#deps.flow.name }, this.#waiting.count())
     for (const f of outOfRange) {
       this.#tracker.reset(this.#state(f).key)
       await recoverOutOfRange(this.#state(f), f, { fetcher: this.#deps.fetcher, log: this.#deps.log, metrics: this.#metrics, flow: this.#deps.flow.name })

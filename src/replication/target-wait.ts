@@ -101,8 +101,7 @@ export class TargetWait {
     this.poll()
     await new Promise<void>(resolve => {
       const timer = setTimeout(done, this.#parked.size > 0 ? Math.min(ms, this.#probeIntervalMs) : ms)
-      const wake = (): void => { done() }
-      this.#wake = wake
+      this.#wake = done
       function done (): void {
         clearTimeout(timer)
         resolve()
