@@ -5,7 +5,7 @@
  * about 1.6 MB; a summary with the default limits stays near 20 kB whatever the partition count, and under 75 kB
  * when every partition fails (the failures' messages).
  */
-import { partitionLag, type PartitionStatus } from '../replication/flow-replicator.ts'
+import { isReadFailure, partitionLag, type PartitionStatus } from '../replication/flow-replicator.ts'
 import type { FlowRate } from '../runtime/flow-rates.ts'
 import type { FlowStatus } from '../runtime/flow-status.ts'
 
@@ -68,7 +68,7 @@ export function flowState (flow: FlowStatus, context: Omit<FlowContext, 'rate'>)
 export function oldestLagSeconds (partitions: readonly PartitionWithAge[]): number | null {
   let oldest = 0
   for (const p of partitions) {
-    if (typeof p.lagSeconds !== 'number' || p.failure !== null) return null
+    if (typeof p.lagSeconds !== 'number' || isReadFailure(p.failure)) return null
     oldest = Math.max(oldest, p.lagSeconds)
   }
   return oldest

@@ -28,7 +28,8 @@
  *   leader ready, for a few seconds at most; later writes probe it first too (not-now-wait.ts).
  * - A partition the target refuses (authorization, too large, invalid) is returned in `failed` as a typed
  *   PartitionFailure, never thrown: the other partitions of the write are acknowledged as usual. Only a failure of
- *   a whole request (connection, metadata, producer id) throws.
+ *   a whole request (connection, metadata, producer id) throws; at-least-once mode, a broker that cannot be
+ *   connected to at all was sent nothing, and its partitions wait "not now" instead (broker-produce.ts).
  * - A partition whose remote topic has another topic id than at its last write (deleted and created again) is sent
  *   nothing: it fails with REMOTE_TOPIC_RECREATED (remote-topic-ids.ts), so no record lands in the new topic at the
  *   old position; the data path copies it again from the source's log start. A broker still answering the old
@@ -71,12 +72,13 @@ import { TransactionCoordinator } from './transactions.ts'
 import { gatedSend, produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
 import { NotNowWait } from './not-now-wait.ts'
 import { RemoteTopicIds } from './remote-topic-ids.ts'
-import { TargetLeaders, type ByLeader } from './target-leaders.ts'
+import { TargetLeaders, type ByLeader, type Unready } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
 import { WriteGate } from './write-gate.ts'
 import type { BatchAck, BatchWriterOptions, OnBatchesAcked, PartitionFailure, PartitionWrite, WriteResult } from './batch-writer-types.ts'
 
 export type { WriterTransport } from './broker-produce.ts'
+export type { Unready } from './target-leaders.ts'
 
 export type {
   BatchAck, BatchWriterOptions, OnBatchesAcked, OutBatch, PartitionFailure, PartitionWrite, WriteResult
@@ -217,6 +219,11 @@ export class BatchWriter {
     return ready
   }
 
+  /** Why the last probe found this remote partition not ready (target-leaders.ts `unready`); undefined if it was. */
+  waitReason (topic: string, partition: number): Unready | undefined {
+    return this.#leaders.unready(topic, partition)
+  }
+
   /**
    * Gets the producer id and opens the connections ahead of the first write, so start-up steps overlap with it
    * (a fresh cluster can take a moment to hand out producer ids). Failures are left for the first write.
@@ -337,6 +344,7 @@ export class BatchWriter {
    */
   forgetPartition (topic: string, partition: number): void {
     this.#topicIds.forget(topic, partition)
+    this.#leaders.forget(topic, partition)
     this.#unready.delete(partitionKey(topic, partition))
   }
 

@@ -11,12 +11,14 @@
  * - Metadata is asked of the brokers the last answer named, then of the bootstrap servers.
  * - Only the "not now" probes reuse metadata, for at most PROBE_METADATA_MAX_AGE_MS and only while it names a
  *   leader for every probed partition: a probe decides when data is sent again, never where.
+ * - A probe remembers why each partition it found not ready is not (`unready`), until a probe finds it ready or the
+ *   writer forgets it: what the operator is told about a partition that waits long (target-wait.ts).
  */
 import type { Broker, Connection } from '@platformatic/kafka'
 import { groupBy } from '../collections.ts'
 import { ErrorCodes } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { toKmirrorError } from './errors.ts'
+import { kafkaErrorName, toKmirrorError } from './errors.ts'
 import { leaderOf, toLeaderMetadata } from './metadata-cache.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { MetadataApi } from './protocol/metadata.ts'
@@ -28,6 +30,12 @@ export type TargetMetadata = ReturnType<typeof toLeaderMetadata>
 
 /** A leader's probe that failed: none of its partitions is ready. */
 const NO_ANSWER: ReadonlyMap<string, number> = new Map()
+
+/** Why a probed partition is not ready: a Kafka error name, and what it means for this partition, naming the broker. */
+export interface Unready {
+  readonly error: string
+  readonly detail: string
+}
 
 /** How long "not now" probes group partitions by the leaders an earlier probe's metadata named. */
 const PROBE_METADATA_MAX_AGE_MS = 1000
@@ -50,6 +58,8 @@ export class TargetLeaders {
   #brokers: Broker[]
   /** The metadata the last probe read, and when (`#probeLeaders`). */
   #probed: { at: number, metadata: TargetMetadata } | null = null
+  /** Why each partition the last probes found not ready is not, by `partitionKey`. */
+  readonly #unready = new Map<string, Unready>()
 
   constructor (transport: WriterTransport, bootstrap: Broker[], cluster: ClusterContext) {
     this.#transport = transport
@@ -94,16 +104,44 @@ export class TargetLeaders {
    */
   async ready<T extends { topic: string, partition: number }> (partitions: readonly T[]): Promise<T[]> {
     try {
-      const { brokers, byLeader } = await this.#probeLeaders(partitions)
+      const { brokers, byLeader, metadata } = await this.#probeLeaders(partitions)
       const ready: T[] = []
+      for (const p of byLeader.get(-1) ?? []) this.#unready.set(partitionKey(p.topic, p.partition), this.#withoutLeader(metadata, p.topic))
+      byLeader.delete(-1)
       await Promise.all([...byLeader].map(async ([node, list]) => {
-        const errors = await this.#probeLeaderAt(brokers.get(node)!, list)
-        for (const p of list) if (errors.get(partitionKey(p.topic, p.partition)) === 0) ready.push(p)
+        const broker = brokers.get(node)!
+        const errors = await this.#probeLeaderAt(broker, list)
+        for (const p of list) {
+          const key = partitionKey(p.topic, p.partition)
+          const error = errors.get(key)
+          if (error === 0) {
+            ready.push(p)
+            this.#unready.delete(key)
+          } else {
+            this.#unready.set(key, leaderUnready(node, broker, error))
+          }
+        }
       }))
       return ready
     } catch {
       return []
     }
+  }
+
+  /** Why the last probe of this partition found it not ready; undefined when it found it ready or never probed it. */
+  unready (topic: string, partition: number): Unready | undefined {
+    return this.#unready.get(partitionKey(topic, partition))
+  }
+
+  /** The partition is no longer written: what was remembered of it goes. */
+  forget (topic: string, partition: number): void {
+    this.#unready.delete(partitionKey(topic, partition))
+  }
+
+  #withoutLeader (metadata: TargetMetadata, topic: string): Unready {
+    return metadata.topics.has(topic)
+      ? { error: 'LEADER_NOT_AVAILABLE', detail: `no broker of ${this.#cluster.label} leads it (its leader is down or fenced, and no replica in sync can take over)` }
+      : { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: `${this.#cluster.label} does not have it yet` }
   }
 
   /**
@@ -113,16 +151,14 @@ export class TargetLeaders {
    * at each probe made most of the Metadata requests of a 5,000-partition start. A leader that moved meanwhile only
    * makes a probe say "not ready" until the next read; what is sent is grouped by fresh metadata (`byLeader`).
    */
-  async #probeLeaders<T extends { topic: string, partition: number }> (partitions: readonly T[]): Promise<{ brokers: ReadonlyMap<number, Broker>, byLeader: Map<number, T[]> }> {
+  async #probeLeaders<T extends { topic: string, partition: number }> (partitions: readonly T[]): Promise<{ brokers: ReadonlyMap<number, Broker>, byLeader: Map<number, T[]>, metadata: TargetMetadata }> {
     const cached = this.#probed
     const fresh = cached !== null && Date.now() - cached.at < PROBE_METADATA_MAX_AGE_MS
     const metadata = fresh && partitions.every(p => leaderOf(cached.metadata, p.topic, p.partition) >= 0)
       ? cached.metadata
       : await this.metadata([...new Set(partitions.map(p => p.topic))])
     if (metadata !== cached?.metadata) this.#probed = { at: Date.now(), metadata }
-    const byLeader = groupBy(partitions, p => leaderOf(metadata, p.topic, p.partition))
-    byLeader.delete(-1)
-    return { brokers: metadata.brokers, byLeader }
+    return { brokers: metadata.brokers, byLeader: groupBy(partitions, p => leaderOf(metadata, p.topic, p.partition)), metadata }
   }
 
   /** `#probeLeader` on a connection to BROKER; a failure (no connection, no answer) is no partition ready. */
@@ -146,4 +182,12 @@ export class TargetLeaders {
     for (const t of response.topics) for (const p of t.partitions) errors.set(partitionKey(t.name, p.partition), p.errorCode)
     return errors
   }
+}
+
+/** Why the leader NODE did not find a partition ready: its error for it, or no answer (`error` undefined). */
+function leaderUnready (node: number, broker: Broker, error: number | undefined): Unready {
+  const leader = `its leader, broker ${node} (${broker.host}:${broker.port}),`
+  if (error === undefined) return { error: 'NETWORK_EXCEPTION', detail: `${leader} does not answer` }
+  const name = kafkaErrorName(error)
+  return { error: name, detail: `${leader} answers ${name} for it` }
 }

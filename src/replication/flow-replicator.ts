@@ -48,7 +48,12 @@ import { TargetWait } from './target-wait.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
-export { partitionLag, type BatchingOptions, type ExactlyOnceDeps, type FlowReplicatorDeps, type OffsetSyncSink, type PartitionStatus, type ProgressSink, type SourceReader, type TargetWriter } from './replicator-ports.ts'
+export { isReadFailure, partitionLag, type BatchingOptions, type ExactlyOnceDeps, type FlowReplicatorDeps, type OffsetSyncSink, type PartitionStatus, type ProgressSink, type SourceReader, type TargetWriter } from './replicator-ports.ts'
+
+/** How long a partition waits for the target before it is reported, without a flow's health.stall.threshold.ms (its default). */
+const DEFAULT_WAIT_REPORT_MS = 120_000
+/** Why a partition waits, when the writer cannot say (no probe has answered for it). */
+const UNKNOWN_WAIT = { error: 'LEADER_NOT_AVAILABLE', detail: 'its leader does not take records for it (no leader, or one still loading it)' }
 
 /** Bytes per partition of the first fetch round (a larger first batch is still returned whole). */
 const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
@@ -307,6 +312,7 @@ export class FlowReplicator {
     await this.#recreated.copyAgainFromLogStart()
     this.#metrics.set('partitionsWaitingForTarget', { flow: this.#deps.flow.name }, this.#waiting.count())
     this.#waiting.poll()
+    this.#reportLongWaits()
     const active = this.#partitions.active(Date.now())
     if (active.length === 0) {
       await this.#waiting.idle(200)
@@ -336,6 +342,15 @@ export class FlowReplicator {
       this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length, written: withBatches.length - incomplete.length, fetchMs: writeStart - fetchStart, writeMs }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
     }
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
+  }
+
+  /** Partitions waiting for the target past the stall threshold are reported as failing, once per wait (target-wait.ts). */
+  #reportLongWaits (): void {
+    const thresholdMs = this.#deps.flow.healthStallThresholdMs ?? DEFAULT_WAIT_REPORT_MS
+    for (const { state, since } of this.#waiting.waits(thresholdMs)) {
+      const reason = this.#deps.writer.waitReason?.(state.remoteTopic, state.partition) ?? UNKNOWN_WAIT
+      this.#failing.waiting(state.key, state, { ...reason, sinceMs: since, thresholdMs, nextTryAt: state.retryAt })
+    }
   }
 
   /** The state of a partition fetched this round (it leaves the set only between rounds). */

@@ -10,9 +10,12 @@
  *   when it recovers; the retries in between log at debug level only.
  * - The gauge `failingPartitions` counts the failing partitions by flow and Kafka error, and goes back to 0 for
  *   an error no partition has any more.
+ * - A partition that waited longer than the stall threshold for the target to take its records (`waiting`: no
+ *   leader, a leader that does not answer for it) is reported the same way, but has no back-off of its own: it
+ *   stays parked (target-wait.ts) and is copied as soon as the target takes it, which `recover` then logs.
  */
 import { ErrorCodes, type ErrorCode } from '../errors.ts'
-import { errorCodeOfKind, KafkaErrorKinds, type KafkaErrorKind } from '../kafka/errors.ts'
+import { errorCodeOfKind, kafkaErrorInfo, KafkaErrorKinds, type KafkaErrorKind } from '../kafka/errors.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 
@@ -62,6 +65,19 @@ export interface FailureBackoff {
   readonly maxMs: number
 }
 
+/** A partition that has waited long for the target to take its records (target-wait.ts). */
+export interface TargetWaitReport {
+  /** The Kafka error name of why its leader does not take it (LEADER_NOT_AVAILABLE, NETWORK_EXCEPTION, ...). */
+  readonly error: string
+  /** What that means for this partition, naming the broker. */
+  readonly detail: string
+  readonly sinceMs: number
+  /** The threshold it waited past (the flow's health.stall.threshold.ms). */
+  readonly thresholdMs: number
+  /** When it is fetched again at the latest, if no probe finds it ready before. */
+  readonly nextTryAt: number
+}
+
 interface Entry { report: FailureReport, sinceMs: number, labels: { flow: string, error: string } }
 
 export class PartitionFailures {
@@ -104,6 +120,25 @@ export class PartitionFailures {
       this.#log.debug(fields, 'partition still failing')
     }
     return retryAt
+  }
+
+  /** Partition `key` has waited long for the target (see the invariants): one warning, and failing until `recover`. */
+  waiting (key: string, p: FailingPartition, wait: TargetWaitReport, now = Date.now()): void {
+    const cluster = this.#aliases.target
+    const waitedS = Math.round((now - wait.sinceMs) / 1000)
+    const remedy = wait.error === 'UNKNOWN_TOPIC_OR_PARTITION'
+      ? `the topic refresh creates ${p.remoteTopic} on cluster ${cluster}; if it stays missing, look for the refresh's error line (a missing CREATE grant, a policy refusing the topic)`
+      : `bring back the broker that leads ${p.remoteTopic}-${p.partition} on cluster ${cluster}, or elect a leader among its live replicas (kafka-topics.sh --describe --topic ${p.remoteTopic} --unavailable-partitions shows it)`
+    const report: FailureReport = {
+      side: FailureSides.TARGET, cluster, code: ErrorCodes.PRODUCE, error: wait.error, kind: kafkaErrorInfo(wait.error).kind,
+      message: `${p.remoteTopic}-${p.partition} has taken no records for ${waitedS} s: ${wait.detail}`, remedy,
+      since: new Date(wait.sinceMs).toISOString(), attempts: 1, nextRetry: new Date(wait.nextTryAt).toISOString()
+    }
+    this.#entries.set(key, { report, sinceMs: wait.sinceMs, labels: { flow: this.#flow, error: wait.error } })
+    this.#log.warn({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster, error: wait.error, waitedMs: now - wait.sinceMs, thresholdMs: wait.thresholdMs },
+      `cannot write ${p.remoteTopic}-${p.partition} to cluster ${cluster} for ${waitedS} s (health.stall.threshold.ms = ${wait.thresholdMs}): ${wait.detail}; ${remedy}. ` +
+      `Its records wait on the source, none is skipped; kmirror copies it as soon as the target takes it, and the others keep flowing`)
+    this.#updateGauge()
   }
 
   /** Partition `key` was read and written again: logs its recovery if it was failing. */

@@ -31,20 +31,28 @@ export interface PartitionStatus {
   readonly lagSeconds: number | null
 }
 
-/** Records of the partition not copied yet; null when unknown (not read yet, or failing: the high watermark is stale). */
+/** Records of the partition not copied yet; null when unknown (not read yet, or the source refuses it: the high watermark is stale). */
 export function partitionLag (p: Pick<PartitionStatus, 'highWatermark' | 'position' | 'failure'>): number | null {
-  return p.highWatermark < 0 || p.failure !== null ? null : Math.max(0, p.highWatermark - p.position)
+  return p.highWatermark < 0 || isReadFailure(p.failure) ? null : Math.max(0, p.highWatermark - p.position)
+}
+
+/**
+ * Whether the source refuses the partition: its high watermark is stale then (it is not fetched). One the target
+ * refuses or cannot take yet is still fetched (every round it is retried), so its lag is known, and grows.
+ */
+export function isReadFailure (failure: FailureReport | null): boolean {
+  return failure !== null && failure.side === 'source'
 }
 
 /** The narrow ports the data path uses, so unit tests can drive it with in-memory fakes. */
 export type SourceReader = Pick<RecordFetcher, 'fetchBatches' | 'listOffsets'>
-export type TargetWriter = Pick<BatchWriter, 'write'> & Partial<Pick<BatchWriter, 'forgetPartition' | 'recreatedPartitions' | 'cutPoints' | 'endMembership' | 'probeReady'>>
+export type TargetWriter = Pick<BatchWriter, 'write'> & Partial<Pick<BatchWriter, 'forgetPartition' | 'recreatedPartitions' | 'cutPoints' | 'endMembership' | 'probeReady' | 'waitReason'>>
 export type ProgressSink = Pick<ProgressStore, 'commit'>
 export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>
 
 export interface FlowReplicatorDeps {
   /** With IdentityReplicationPolicy, the policy and aliases turn on loop prevention (provenance.ts). */
-  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'> & Partial<ProvenanceFlow> & Partial<Pick<FlowConfig, 'groupId'>>
+  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'> & Partial<ProvenanceFlow> & Partial<Pick<FlowConfig, 'groupId' | 'healthStallThresholdMs'>>
   readonly fetcher: SourceReader
   readonly writer: TargetWriter
   readonly progress: ProgressSink

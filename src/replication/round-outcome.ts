@@ -27,7 +27,7 @@ export interface RoundOutcomeDeps {
   readonly failing: PartitionFailures
   readonly writer: Pick<RoundWriter, 'refused'>
   readonly recreated: Pick<RecreatedRemotes, 'hold'>
-  readonly waiting: Pick<TargetWait, 'park'>
+  readonly waiting: Pick<TargetWait, 'park' | 'settled' | 'anyWaiting'>
 }
 
 export class RoundOutcome {
@@ -40,8 +40,8 @@ export class RoundOutcome {
   /** Settles every partition of the round (see the invariants). Returns the partitions out of range. */
   settle (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[], failed: RoundWriteResult['failed']): FetchedBatches[] {
     const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
-    for (const f of fetched) if (!waiting.has(f)) this.#advance(f)
-    if (incomplete.length > 0) this.#deps.waiting.park(incomplete.map(f => this.#deps.state(f)))
+    for (const f of fetched) this.#advance(f, !waiting.has(f))
+    if (incomplete.length > 0 || this.#deps.waiting.anyWaiting) this.#settleWaits(fetched, incomplete)
     for (const r of failed) {
       if (r.failure.error === REMOTE_TOPIC_RECREATED) this.#deps.recreated.hold(this.#deps.state(r.fetched))
       else this.#deps.writer.refused(r.fetched, r.failure)
@@ -54,6 +54,13 @@ export class RoundOutcome {
     return outOfRange
   }
 
+  /** Parks the partitions the target could not take yet; the waits of the others fetched are over. */
+  #settleWaits (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[]): void {
+    const parked: ReadonlySet<FetchedBatches> = new Set(incomplete)
+    this.#deps.waiting.settled(fetched.filter(f => !parked.has(f)).map(f => this.#deps.state(f)))
+    this.#deps.waiting.park(incomplete.map(f => this.#deps.state(f)))
+  }
+
   /** Sets aside a partition the source refused; logs the recovery of one that was read and written again. */
   #noteFetchOutcome (f: FetchedBatches, notWritten: ReadonlySet<FetchedBatches>): void {
     const state = this.#deps.state(f)
@@ -64,10 +71,14 @@ export class RoundOutcome {
     }
   }
 
-  #advance (f: FetchedBatches): void {
+  /**
+   * The source's high watermark is taken from every fetch, written or not: a partition waiting for the target shows
+   * its lag growing, never a stale 0. Its position moves only when `written`.
+   */
+  #advance (f: FetchedBatches, written: boolean): void {
     const state = this.#deps.state(f)
     if (f.highWatermark >= 0) state.highWatermark = f.highWatermark
-    if (f.outcome !== FetchOutcomes.OK) return
+    if (!written || f.outcome !== FetchOutcomes.OK) return
     state.position = Math.max(state.position, f.nextOffset)
   }
 }

@@ -15,6 +15,9 @@
  *   probed: a partition released, lost, added again (a new state object), parked again, set aside with a back-off
  *   (partition-failures.ts) or held for a re-created remote topic (recreated-remotes.ts) meanwhile is left as it is.
  * - Without a probe (a writer that has none, in unit tests) a partition is left out for COOL_DOWN_MS, as before.
+ * - A partition's wait lasts from its first parking until a round fetches it and does not park it again (written,
+ *   refused, nothing to write) or it leaves: `waits` lists those waiting longer than a threshold, each once, so the
+ *   data path reports them (flow-replicator.ts): a partition the target never takes is never a silent stall.
  */
 import { partitionKey } from '../topic-partition.ts'
 import type { PartitionState } from './partition-set.ts'
@@ -29,6 +32,16 @@ export const COOL_DOWN_MS = 500
 /** Which of these remote partitions the target's leaders answer for now, by `partitionKey(remoteTopic, partition)`. */
 export type ReadyProbe = (partitions: readonly { topic: string, partition: number }[]) => Promise<ReadonlySet<string>>
 
+/** A partition waiting for the target since `since` (epoch ms), across its parkings. */
+export interface LongWait {
+  readonly state: PartitionState
+  readonly since: number
+}
+
+interface Wait extends LongWait {
+  reported: boolean
+}
+
 interface Parked {
   readonly state: PartitionState
   /** The `retryAt` parking set: a different one means something else decides since. */
@@ -40,6 +53,8 @@ export class TargetWait {
   readonly #now: () => number
   /** Parked partitions by their (source) key, with the `retryAt` parking gave them. */
   readonly #parked = new Map<string, Parked>()
+  /** Every partition waiting, from its first parking until it is settled or forgotten, by its (source) key. */
+  readonly #waits = new Map<string, Wait>()
   #probing = false
   #lastProbeAt = Number.NEGATIVE_INFINITY
   /** Resolves the idle wait of the replicator's loop (`idle`) when a probe woke partitions. */
@@ -64,6 +79,7 @@ export class TargetWait {
   park (states: Iterable<PartitionState>): void {
     const now = this.#now()
     for (const state of states) {
+      if (this.#waits.get(state.key)?.state !== state) this.#waits.set(state.key, { state, since: now, reported: false })
       if (this.#probe === undefined) {
         state.retryAt = now + COOL_DOWN_MS
         continue
@@ -73,9 +89,34 @@ export class TargetWait {
     }
   }
 
+  /** Whether any partition waits (parked now, or fetched again since without being settled). */
+  get anyWaiting (): boolean {
+    return this.#waits.size > 0
+  }
+
+  /** A round fetched these partitions and did not park them again: their waits, if any, are over. */
+  settled (states: Iterable<PartitionState>): void {
+    for (const state of states) if (this.#waits.get(state.key)?.state === state) this.#waits.delete(state.key)
+  }
+
+  /** The waits longer than `thresholdMs` not listed before: each wait is listed once. */
+  waits (thresholdMs: number): LongWait[] {
+    if (this.#waits.size === 0) return []
+    const now = this.#now()
+    const found: LongWait[] = []
+    for (const [key, wait] of this.#waits) {
+      if (wait.state.lost || wait.state.releasing) this.#waits.delete(key)
+      if (wait.reported || wait.state.lost || wait.state.releasing || now - wait.since < thresholdMs) continue
+      wait.reported = true
+      found.push({ state: wait.state, since: wait.since })
+    }
+    return found
+  }
+
   /** A partition that left the set (released, lost, its topic removed): it is probed no more. */
   forget (state: PartitionState): void {
     if (this.#parked.get(state.key)?.state === state) this.#parked.delete(state.key)
+    if (this.#waits.get(state.key)?.state === state) this.#waits.delete(state.key)
   }
 
   /** Starts a probe of the parked partitions when one is due and none is under way; never waits for it. */

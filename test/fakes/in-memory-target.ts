@@ -112,6 +112,11 @@ export class InMemoryTarget implements TargetWriter {
     return new Set(partitions.map(p => partitionKey(p.topic, p.partition)).filter(key => !this.leaderless.has(key)))
   }
 
+  /** Like BatchWriter's: why a remote partition in `leaderless` is not ready. */
+  waitReason (topic: string, partition: number): { error: string, detail: string } | undefined {
+    return this.leaderless.has(partitionKey(topic, partition)) ? { error: 'LEADER_NOT_AVAILABLE', detail: 'no broker of cluster B leads it' } : undefined
+  }
+
   /** Everything the partition holds, ours and foreign, in offset order. */
   stored (topic: string, partition: number): readonly StoredRecord[] {
     return this.#log(topic, partition).records

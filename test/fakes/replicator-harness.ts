@@ -35,6 +35,8 @@ export interface HarnessOptions {
   readonly flushWhenCaughtUp?: boolean
   /** A target writer without `probeReady`: partitions the target cannot take yet only cool down (target-wait.ts). */
   readonly withoutReadyProbe?: boolean
+  /** How long a partition waits for the target before it is reported (the flow's health.stall.threshold.ms). */
+  readonly healthStallThresholdMs?: number
 }
 
 export function createHarness (options: HarnessOptions = {}): Harness {
@@ -45,7 +47,10 @@ export function createHarness (options: HarnessOptions = {}): Harness {
   const syncs = new RecordingSyncs()
   const logs = memoryLogger()
   const replicator = new FlowReplicator({
-    flow: { name: 'A->B', offsetLagMax: options.offsetLagMax ?? 100, offsetFlushIntervalMs: options.offsetFlushIntervalMs ?? 3_600_000 },
+    flow: {
+      name: 'A->B', offsetLagMax: options.offsetLagMax ?? 100, offsetFlushIntervalMs: options.offsetFlushIntervalMs ?? 3_600_000,
+      ...(options.healthStallThresholdMs === undefined ? {} : { healthStallThresholdMs: options.healthStallThresholdMs })
+    },
     fetcher: source,
     writer: target,
     progress,

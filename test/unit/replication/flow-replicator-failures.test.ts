@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { FetchOutcomes } from '../../../src/kafka/record-fetcher.ts'
+import { partitionLag } from '../../../src/replication/flow-replicator.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
@@ -160,6 +161,43 @@ describe('FlowReplicator partitions the target cannot take yet', () => {
     assertExactCopy(h, 't', 0, 'A.t')
     assertExactCopy(h, 't', 1, 'A.t')
     assert.deepEqual(h.progress.latest(), { 't-0': 14, 't-1': 14 })
+  })
+
+  it('reports a partition the target has not taken for longer than the stall threshold: one warning naming it, the broker state and the fix, failing in /status with its lag growing, and a recovery line once it is copied', async () => {
+    // Given t-1 whose remote partition has no leader for longer than the threshold (50 ms here)
+    const metrics = new CountingMetrics()
+    const h = createHarness({ metrics, healthStallThresholdMs: 50 })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 14))
+    h.target.leaderless.add(partitionKey('A.t', 1))
+    const gauge = 'failingPartitions{"flow":"A->B","error":"LEADER_NOT_AVAILABLE"}'
+    let seen: ReturnType<typeof h.replicator.status>[number] | undefined
+    let gaugeSeen: number | undefined
+    h.target.beforeProbe(() => {
+      if (h.target.probeCalls < 5) return
+      seen ??= h.replicator.status().find(p => p.partition === 1)
+      gaugeSeen ??= metrics.gauges.get(gauge)
+      h.target.leaderless.clear()
+    })
+    // When it runs to the end
+    await copyAll(h, [{ ...T, partitions: 2 }])
+    // Then while it waited, /status showed it failing on the target, with the reason and the fix, and its lag known
+    assert.ok(seen !== undefined)
+    assert.equal(seen.failure?.side, 'target')
+    assert.equal(seen.failure?.cluster, 'B')
+    assert.equal(seen.failure?.error, 'LEADER_NOT_AVAILABLE')
+    assert.match(seen.failure?.message ?? '', /^A\.t-1 has taken no records for \d+ s: no broker of cluster B leads it$/)
+    assert.match(seen.failure?.remedy ?? '', /bring back the broker that leads A\.t-1 on cluster B.*kafka-topics\.sh --describe --topic A\.t --unavailable-partitions/)
+    assert.equal(partitionLag(seen), 15)
+    assert.equal(gaugeSeen, 1)
+    // and the log had one warning for it, and one line when it was copied again; the gauge is back at 0
+    const warnings = messages(h, LogLevels.warn).filter(m => m.startsWith('cannot write A.t-1 to cluster B for'))
+    assert.equal(warnings.length, 1, JSON.stringify(messages(h, LogLevels.warn)))
+    assert.match(warnings[0]!, /\(health\.stall\.threshold\.ms = 50\): no broker of cluster B leads it; bring back the broker .* none is skipped/)
+    assert.deepEqual(messages(h, LogLevels.info).filter(m => m.startsWith('t-1 is replicated again')), ['t-1 is replicated again (it failed with LEADER_NOT_AVAILABLE on cluster B)'])
+    assert.equal(metrics.gauges.get(gauge), 0)
+    assert.equal(h.replicator.status().find(p => p.partition === 1)?.failure, null)
+    assertExactCopy(h, 't', 1, 'A.t')
   })
 
   it('without a readiness probe, leaves a partition without a target leader out of the round right after each refusal', async () => {

@@ -27,13 +27,17 @@ describe('record times: lag in seconds', () => {
     assert.equal(lagSeconds({ ...status, position: 20 }, 1090, 5000), 0)
   })
 
-  it('is unknown, never 0, before the first read, while failing, or without a timestamp', () => {
+  it('is unknown, never 0, before the first read, while the source refuses the partition, or without a timestamp', () => {
     assert.equal(lagSeconds({ ...status, highWatermark: -1 }, 1000, 2000), null)
-    assert.equal(lagSeconds({ ...status, failure: { error: 'TOPIC_AUTHORIZATION_FAILED' } as never }, 1000, 2000), null)
+    assert.equal(lagSeconds({ ...status, failure: { side: 'source', error: 'TOPIC_AUTHORIZATION_FAILED' } as never }, 1000, 2000), null)
     assert.equal(lagSeconds(status, null, 2000), null)
     // A batch without timestamps (-1) tells nothing: the head becomes unknown; an empty fetch keeps it
     assert.equal(headAfterFetch(1000, [batch(-1, -1)]), null)
     assert.equal(headAfterFetch(1000, []), 1000)
+  })
+
+  it('is known while the target refuses the partition or cannot take it: it is still fetched, so its high watermark is fresh', () => {
+    assert.equal(lagSeconds({ ...status, failure: { side: 'target', error: 'LEADER_NOT_AVAILABLE' } as never }, 1000, 2000), 1)
   })
 })
 

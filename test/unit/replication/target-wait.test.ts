@@ -176,3 +176,59 @@ describe('TargetWait: partitions the target cannot take yet wait out of the fetc
     assert.equal(wait.count(), 0)
   })
 })
+
+describe('TargetWait: how long partitions have waited for the target', () => {
+  it('Given a partition parked again and again, then its wait counts from the first parking and is listed once past the threshold', () => {
+    let now = 1_000
+    const wait = new TargetWait(new ControlledProbe().probe, () => now)
+    const a = stateOf('t', 0)
+    wait.park([a])
+    now += PARK_MAX_MS
+    wait.park([a])
+    assert.deepEqual(wait.waits(30_000), [])
+
+    // When it has waited 30 s, parked a third time meanwhile
+    now = 21_000
+    wait.park([a])
+    now = 31_000
+
+    // Then it is listed once, with the time of its first parking
+    assert.deepEqual(wait.waits(30_000), [{ state: a, since: 1_000 }])
+    assert.deepEqual(wait.waits(30_000), [])
+    assert.equal(wait.anyWaiting, true)
+  })
+
+  it('Given a waiting partition fetched and not parked again (written, refused, nothing to write), then its wait is over and a later one counts afresh', () => {
+    let now = 1_000
+    const wait = new TargetWait(new ControlledProbe().probe, () => now)
+    const [a, b] = [stateOf('t', 0), stateOf('t', 1)]
+    wait.park([a, b])
+    now = 5_000
+    wait.settled([a])
+    wait.park([a])
+    now = 32_000
+
+    assert.deepEqual(wait.waits(30_000), [{ state: b, since: 1_000 }])
+    now = 35_000
+    assert.deepEqual(wait.waits(30_000), [{ state: a, since: 5_000 }])
+  })
+
+  it('Given waiting partitions that leave (forgotten, released, lost, or added again as a new state), then they are never listed', () => {
+    let now = 1_000
+    const wait = new TargetWait(undefined, () => now)
+    const [a, b, c] = [stateOf('t', 0), stateOf('t', 1), stateOf('t', 2)]
+    wait.park([a, b, c])
+    wait.forget(a)
+    b.releasing = true
+    c.lost = true
+    now = 100_000
+    assert.deepEqual(wait.waits(30_000), [])
+    assert.equal(wait.anyWaiting, false)
+
+    // A partition added again is a new state: its wait starts at its own first parking
+    const again = stateOf('t', 0)
+    wait.park([again])
+    wait.settled([a])
+    assert.equal(wait.anyWaiting, true)
+  })
+})
