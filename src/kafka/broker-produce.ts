@@ -11,6 +11,8 @@
  *   (partition-send.ts) and lists the partition in `notNow`; any other refusal is listed in `failures`, and so is a
  *   request that failed as a whole, marked `inDoubt` (the broker may have appended it: in-doubt.ts). A partition
  *   sent again after a doubt whose sequence the broker refuses is listed in `outOfStep`.
+ * - At-least-once mode, a broker that cannot be connected to (refused, unreachable) is sent nothing and its
+ *   partitions are listed in `notNow`: one dead broker holds up no other broker's partitions.
  * - Quota throttling (KIP-219): the broker answers at once and expects no request for a while; nothing more is
  *   sent to it until then, in this write or the next.
  * - `checkFence` is asked synchronously right before each request is handed to the connection, and again when the
@@ -19,7 +21,7 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, ProduceAcks, type Broker, type Connection } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
-import type { ClusterContext } from './connection-hints.ts'
+import { isUnreachable, type ClusterContext } from './connection-hints.ts'
 import { isRetriableKafkaError, kafkaErrorInfo, kafkaErrorName, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
 import { sendRequest } from './protocol/negotiation.ts'
@@ -100,6 +102,14 @@ export async function produceToBroker (deps: BrokerProduceDeps, share: BrokerSha
   try {
     connection = await deps.transport.pool.get(broker)
   } catch (err) {
+    // At-least-once mode, a broker nothing can connect to (killed, its host gone) was sent nothing: its partitions
+    // wait "not now" like leaderless ones, and the other brokers' carry on. Its controller fences it within seconds
+    // and their leadership moves (or they show no leader). Exactly-once mode fails the round: they are in its
+    // transaction already.
+    if (deps.transactionalId === null && isUnreachable(err)) {
+      for (const send of sends) if (send.unreachable()) share.notNow.push(send.index)
+      return
+    }
     throw toKmirrorError(err, ErrorCodes.PRODUCE, `connect to broker ${node} (${broker.host}:${broker.port}) of ${deps.cluster.label}`, deps.cluster)
   }
   for (const send of sends) send.resume()

@@ -93,6 +93,15 @@ export function isConfigurationCause (err: unknown): boolean {
     ['ERR_TLS_CERT_ALTNAME_INVALID', 'NOT_TLS', 'TLS_REQUIRED', 'ENOTFOUND', 'EAI_NONAME'].includes(cause.code)
 }
 
+/**
+ * Whether a failed connection says the broker cannot be reached at all right now (refused, no route, timed out):
+ * nothing was sent to it, and a broker that died is fenced by its controller within seconds.
+ */
+export function isUnreachable (err: unknown): boolean {
+  const cause = telling(err)
+  return cause !== undefined && (cause.code === 'ECONNREFUSED' || NO_ROUTE.has(cause.code))
+}
+
 /** Whether a failed connection names no cause at all (no errno, no TLS code): the peer just closed it. */
 export function isBareClose (err: unknown): boolean {
   return telling(err) === undefined

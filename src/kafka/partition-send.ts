@@ -8,6 +8,8 @@
  *   rewound to the refused batch's (the broker appended neither it nor any later batch of the partition), so the
  *   next attempt sends it again with the same sequence. Later answers of that attempt change nothing, except an
  *   acknowledgement after the refusal: the sequence rule did not hold, and the partition FAILS.
+ * - A partition whose leader could not be reached (no connection: nothing sent) is NOT_NOW too, its sequence
+ *   untouched.
  * - A FAILED partition reports no acknowledgement after its failure: its progress stops at the last batch
  *   acknowledged before it.
  * - A partition whose request failed as a whole (connection lost, no answer in time) is IN_DOUBT: the broker may
@@ -125,6 +127,13 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
     if (this.status !== SendStatuses.SENDING) return { type: 'ignored' }
     this.status = SendStatuses.IN_DOUBT
     return { type: 'in-doubt' }
+  }
+
+  /** Its leader could not be reached, so nothing of it was sent: it waits "not now", its sequence untouched. */
+  unreachable (): boolean {
+    if (this.status !== SendStatuses.SENDING) return false
+    this.status = SendStatuses.NOT_NOW
+    return true
   }
 
   /** The broker refused the batch sent with `sequence`; `notNow`: for a "not now" reason (leader moving). */

@@ -41,8 +41,12 @@ export class FakeProduceBrokers {
   readonly refusedTopics = new Map<string, number>()
   /** Partition keys whose leader is not ready: ListOffsets probes answer NOT_LEADER_OR_FOLLOWER. */
   readonly unready = new Set<string>()
+  /** Partition keys without a leader in the metadata (leader -1: its only replica's broker is down). */
+  readonly noLeader = new Set<string>()
   /** Topics led by broker 2 (every other topic by broker 1). */
   readonly ledBy2 = new Set<string>()
+  /** Brokers (node ids) nothing can connect to (killed): every connection attempt is refused. */
+  readonly unreachable = new Set<number>()
   /** Brokers (node ids) whose ListOffsets probes fail as a broker restarting does: the connection is lost. */
   readonly failingProbes = new Set<number>()
   /** Topic ids the metadata answers (a topic deleted and created again gets a new one); null for topics not here. */
@@ -74,7 +78,13 @@ export class FakeProduceBrokers {
   beforeSocketWrite: ((api: string) => void) | null = null
 
   readonly transport: WriterTransport = {
-    pool: { get: async broker => broker.port === BROKER_2.port ? CONNECTION_2 : CONNECTION, getFirstAvailable: async () => CONNECTION, close: async () => undefined },
+    pool: {
+      get: async broker => {
+        const node = broker.port === BROKER_2.port ? 2 : 1
+        if (this.unreachable.has(node)) throw Object.assign(new Error(`connect ECONNREFUSED ${broker.host}:${broker.port}`), { code: 'ECONNREFUSED' })
+        return node === 2 ? CONNECTION_2 : CONNECTION
+      },
+      getFirstAvailable: async () => CONNECTION, close: async () => undefined },
     send: async <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, _cluster: string, beforeWrite?: () => void): Promise<Res> => {
       // As the library does: the gate runs as the request is written; what it throws fails the request unsent.
       await Promise.resolve()
@@ -115,7 +125,7 @@ export class FakeProduceBrokers {
     const idOf = (name: string): string | null => (lagging ? this.laggingTopicIds.get(name) : undefined) ?? this.topicIds.get(name) ?? null
     for (const name of request.topics ?? []) this.#answeredIds.set(name, idOf(name))
     const topics = new Map((request.topics ?? []).map(name => [name, {
-      name, errorCode: this.refusedTopics.get(name) ?? 0, id: idOf(name), isInternal: false, partitions: Array.from({ length: 4 }, (_, index) => ({ index, errorCode: 0, leader: this.ledBy2.has(name) ? 2 : 1, leaderEpoch: 0 }))
+      name, errorCode: this.refusedTopics.get(name) ?? 0, id: idOf(name), isInternal: false, partitions: Array.from({ length: 4 }, (_, index) => ({ index, errorCode: 0, leader: this.noLeader.has(partitionKey(name, index)) ? -1 : this.ledBy2.has(name) ? 2 : 1, leaderEpoch: 0 }))
     }]))
     return { throttleTimeMs: 0, brokers: new Map([[1, BROKER], [2, BROKER_2]]), clusterId: 'fake', controllerId: 1, topics }
   }

@@ -148,6 +148,57 @@ describe('BatchWriter', () => {
     assert.deepEqual(ready, new Set(['A.t\u00000']))
   })
 
+  it('Given a leader nothing can connect to (killed), then its partitions wait "not now" with nothing sent, the other leader\'s are acknowledged, and once it is back they go with their sequences untouched', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.idempotence = true
+    brokers.ledBy2.add('A.u')
+    brokers.unready.add('A.u\u00000')
+    brokers.unreachable.add(2)
+    const w = writer(brokers)
+    const write = () => [{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.u', partition: 0, batches: batches(1, []) }]
+    const acks: BatchAck[] = []
+    // When a write goes to both
+    assert.deepEqual(await w.write(write(), a => { acks.push(...a) }), { incomplete: [1], failed: [] })
+    // Then only broker 1's partition was sent and acknowledged; broker 2's waits, named as not answering
+    assert.deepEqual(brokers.sent.map(s => s.topic), ['A.t'])
+    assert.deepEqual(acks.map(a => a.write), [0])
+    assert.deepEqual(w.waitReason('A.u', 0), { error: 'NETWORK_EXCEPTION', detail: 'its leader, broker 2 (127.0.0.1:9093), does not answer' })
+    // And once broker 2 is back, its partition is sent with the same producer id, from sequence 0
+    brokers.unreachable.clear()
+    brokers.unready.clear()
+    assert.deepEqual(await w.write([write()[1]!], () => undefined), { incomplete: [], failed: [] })
+    assert.equal(brokers.appended.get('A.u\u00000')?.length, 1)
+    assert.match(brokers.appended.get('A.u\u00000')![0]!, /\/0$/)
+    assert.equal(brokers.producerIds, 1)
+  })
+
+  it('Given partitions not ready for different reasons, then waitReason names each, with the broker; nothing once a probe finds one ready or it is forgotten', async () => {
+    // Given A.t-0 whose leader answers NOT_LEADER_OR_FOLLOWER, A.t-1 without a leader, A.u-0 led by a broker that
+    // does not answer, and A.gone-0 of a topic the target does not have
+    const brokers = new FakeProduceBrokers()
+    brokers.unready.add('A.t\u00000')
+    brokers.noLeader.add('A.t\u00001')
+    brokers.ledBy2.add('A.u')
+    brokers.failingProbes.add(2)
+    brokers.refusedTopics.set('A.gone', 3)
+    const w = writer(brokers)
+    // When they are probed
+    const partitions = [{ topic: 'A.t', partition: 0 }, { topic: 'A.t', partition: 1 }, { topic: 'A.u', partition: 0 }, { topic: 'A.gone', partition: 0 }, { topic: 'A.t', partition: 2 }]
+    assert.deepEqual(await w.probeReady(partitions), new Set(['A.t\u00002']))
+    // Then each says why
+    assert.deepEqual(w.waitReason('A.t', 0), { error: 'NOT_LEADER_OR_FOLLOWER', detail: 'its leader, broker 1 (127.0.0.1:9092), answers NOT_LEADER_OR_FOLLOWER for it' })
+    assert.deepEqual(w.waitReason('A.t', 1), { error: 'LEADER_NOT_AVAILABLE', detail: 'no broker of cluster B leads it (its leader is down or fenced, and no replica in sync can take over)' })
+    assert.deepEqual(w.waitReason('A.u', 0), { error: 'NETWORK_EXCEPTION', detail: 'its leader, broker 2 (127.0.0.1:9093), does not answer' })
+    assert.deepEqual(w.waitReason('A.gone', 0), { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: 'cluster B does not have it yet' })
+    assert.equal(w.waitReason('A.t', 2), undefined)
+    // And once ready, or forgotten, nothing
+    brokers.unready.clear()
+    await w.probeReady([{ topic: 'A.t', partition: 0 }])
+    assert.equal(w.waitReason('A.t', 0), undefined)
+    w.forgetPartition('A.t', 1)
+    assert.equal(w.waitReason('A.t', 1), undefined)
+  })
+
   it('Given a partition waiting for its leader through a whole write, then its probes read the metadata again at most once a second', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.script.set('A.t\u00000', [NOT_LEADER_OR_FOLLOWER])
