@@ -1,0 +1,148 @@
+/**
+ * A remote partition offline on the target (one replica, its broker killed with kill -9): the three-node `trio`
+ * as the target, kmirror's own topics there replicated 3 times, the remote topic once. The partitions the dead
+ * broker led wait for the target, out of the fetch rounds, while the others keep flowing; past
+ * health.stall.threshold.ms each is reported (a warning naming the remote partition, the cluster, the broker state
+ * and the fix; failing in /status and `kmirror_failing_partitions`, its lag growing, the flow `degraded`, /healthz
+ * 503 `degraded: ...` as for any partition set aside), never a silent stall with a lag of 0. Once the broker is back
+ * each logs its recovery, /healthz is 200 again and every source record is on the target, in source order.
+ */
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { ensureTrio, killTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
+import { createTopic, endOffsets, withAdmin } from '../helpers/kafka.ts'
+import { assertCopiedInOrder, GROUP_SETTINGS, killInstances, produceContinuously, startInstance, type Instance } from '../helpers/instances.ts'
+import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
+import { writeTempFile } from '../helpers/process.ts'
+import { readCommitted } from '../helpers/replication.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
+
+const PARTITIONS = 4
+const STALL_THRESHOLD_MS = 5000
+
+let trio: TestCluster
+let release: () => Promise<void> = async () => undefined
+before(async () => { ({ trio, release } = await useTrio()) })
+after(async () => { await release() })
+
+interface StatusPartition {
+  readonly partition: number
+  readonly position: number
+  readonly highWatermark: number
+  readonly lagRecords: number | null
+  readonly failure: { side: string, cluster: string, error: string, message: string, remedy: string } | null
+}
+
+/** The flow's state and partitions, from /status. */
+async function flow (instance: Instance): Promise<{ state: string, partitions: StatusPartition[] }> {
+  const body = await (await fetch(`http://127.0.0.1:${instance.port}/status`, { signal: AbortSignal.timeout(2000) })).json() as { flows: Array<{ state: string, partitions: StatusPartition[] }> }
+  return body.flows[0]!
+}
+
+async function metric (instance: Instance, pattern: RegExp): Promise<number | undefined> {
+  const text = await (await fetch(`http://127.0.0.1:${instance.port}/metrics`, { signal: AbortSignal.timeout(2000) })).text()
+  const line = text.split('\n').find(l => pattern.test(l))
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1))
+}
+
+test('remote partitions offline on the target (their broker killed): they wait and are reported past the stall threshold, naming the broker state and the fix, lag growing; the others flow; all copied in order once it is back', { timeout: 180_000 }, async t => {
+  // Given one instance copying a 4-partition topic from `source` to the trio, the remote topic with one replica
+  // per partition, records arriving all the time
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const instances: Instance[] = []
+  // The killed broker back before the cleanups that need the whole trio (after-hooks run in the order added)
+  t.after(async () => { await ensureTrio() })
+  removeAliasTopicsAfter(t, ['source', trio], [a, b], async () => await killInstances(instances))
+  const topic = uniqueName('offline')
+  await createTopic('source', topic, { partitions: PARTITIONS, t })
+  const properties = multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: trio }], [`${a}->${b}`],
+    [`topics = ${topic}`, ...GROUP_SETTINGS, `health.stall.threshold.ms = ${STALL_THRESHOLD_MS}`])
+    .replace(/^((checkpoints|heartbeats)\.topic\.replication\.factor|offset\.storage\.replication\.factor) = 1$/gm, '$1 = -1')
+    .replace(/^session\.timeout\.ms = \d+$/m, 'session.timeout.ms = 20000')
+  const producer = produceContinuously(topic, PARTITIONS)
+  t.after(async () => { await producer.stop() })
+  const instance = await startInstance(writeTempFile(properties, '.properties', t), 'one', t)
+  instances.push(instance)
+  const remote = `${a}.${topic}`
+  await waitFor(async () => {
+    const ends = await endOffsets(trio, remote).catch(() => [])
+    return { done: ends.length === PARTITIONS && ends.every(e => e > 5n), state: ends }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: 'every remote partition copying' })
+
+  // When the broker leading some remote partitions (their only replica) is killed
+  const leaders = await withAdmin(trio, async admin => (await admin.metadata({ topics: [remote] })).topics.get(remote)!.partitions.map(p => p.leader))
+  const victim = leaders[0]!
+  const offline = leaders.flatMap((leader, p) => leader === victim ? [p] : [])
+  const online = leaders.flatMap((leader, p) => leader === victim ? [] : [p])
+  t.diagnostic(`remote leaders ${JSON.stringify(leaders)}: killing node ${victim}, partitions ${JSON.stringify(offline)} go offline`)
+  await killTrioNode(victim)
+  const killedAt = Date.now()
+
+  // Then past the threshold each offline partition is reported once: the remote partition, the cluster, why (no
+  // leader, or a leader that does not answer), and the fix
+  const reason = `(no broker of cluster ${b} leads it \\(its leader is down or fenced, and no replica in sync can take over\\)|its leader, broker ${victim} \\(${trioNode(victim).replace(/\./g, '\\.')}\\), does not answer)`
+  for (const p of offline) {
+    await instance.process.waitForOutput(new RegExp(`"msg":"cannot write ${remote.replace(/\./g, '\\.')}-${p} to cluster ${b} for \\d+ s \\(health\\.stall\\.threshold\\.ms = ${STALL_THRESHOLD_MS}\\): ${reason}; ` +
+      `bring back the broker that leads ${remote.replace(/\./g, '\\.')}-${p} on cluster ${b}, or elect a leader among its live replicas \\(kafka-topics\\.sh --describe --topic ${remote.replace(/\./g, '\\.')} --unavailable-partitions shows it\\)\\. ` +
+      'Its records wait on the source, none is skipped'), 30_000)
+  }
+  t.diagnostic(`all reported ${Date.now() - killedAt} ms after the kill`)
+
+  // And /status shows them failing on the target with their lag growing, the flow degraded; the metrics count them
+  const first = await flow(instance)
+  assert.equal(first.state, 'degraded')
+  for (const p of offline) {
+    const status = first.partitions.find(s => s.partition === p)!
+    assert.equal(status.failure?.side, 'target', JSON.stringify(status))
+    assert.equal(status.failure?.cluster, b)
+    assert.match(status.failure?.error ?? '', /^(LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION)$/)
+  }
+  await waitFor(async () => {
+    const now = await flow(instance)
+    const lags = offline.map(p => now.partitions.find(s => s.partition === p)!.lagRecords)
+    return { done: lags.every((lag, i) => lag !== null && lag > (first.partitions.find(s => s.partition === offline[i])!.lagRecords ?? Number.MAX_SAFE_INTEGER)), state: lags }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: 'the lag of every offline partition grows' })
+  const flowLabel = `flow="${a}->${b}"`
+  await waitFor(async () => {
+    const waiting = await metric(instance, new RegExp(`^kmirror_partitions_waiting_for_target\\{${flowLabel}\\} `))
+    const failing = await metric(instance, new RegExp(`^kmirror_failing_partitions\\{${flowLabel},error="(LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION)"\\} [1-9]`))
+    return { done: waiting === offline.length && failing !== undefined, state: { waiting, failing } }
+  }, { timeoutMs: 30_000, intervalMs: 250, message: `${offline.length} partitions waiting for the target in the metrics` })
+
+  // And the others keep flowing; /healthz says which partitions fail, as for any partition set aside
+  const before = await flow(instance)
+  await waitFor(async () => {
+    const now = await flow(instance)
+    return { done: online.every(p => now.partitions.find(s => s.partition === p)!.position > before.partitions.find(s => s.partition === p)!.position + 5), state: now.partitions.map(s => s.position) }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: 'the online partitions keep copying' })
+  const health = await fetch(`http://127.0.0.1:${instance.port}/healthz`)
+  assert.equal(health.status, 503)
+  assert.match(await health.text(), new RegExp(`^degraded: ${offline.length} partition\\(s\\) failing in ${a}->${b} \\((LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION)(, (LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION))?\\)\n$`))
+
+  // When the broker is back
+  await ensureTrio()
+
+  // Then each offline partition logs its recovery, the gauges go back to 0, and the flow copies on
+  for (const p of offline) await instance.process.waitForOutput(new RegExp(`"msg":"${topic}-${p} is replicated again \\(it failed with (LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION) on cluster ${b}\\)"`), 60_000)
+  await waitFor(async () => {
+    const waiting = await metric(instance, new RegExp(`^kmirror_partitions_waiting_for_target\\{${flowLabel}\\} `))
+    const failing = await metric(instance, new RegExp(`^kmirror_failing_partitions\\{${flowLabel},error="[A-Z_]+"\\} [1-9]`))
+    return { done: waiting === 0 && failing === undefined, state: { waiting, failing } }
+  }, { timeoutMs: 30_000, intervalMs: 250, message: 'nothing waiting or failing any more' })
+  assert.equal((await fetch(`http://127.0.0.1:${instance.port}/healthz`)).status, 200)
+  t.diagnostic(`recovered ${Date.now() - killedAt} ms after the kill`)
+
+  // And once the producer stopped, every source record is on the target in source order: a request in flight to
+  // the killed broker, sent again after its restart, may go back once
+  const rounds = await producer.stop()
+  await waitFor(async () => {
+    const ends = await endOffsets(trio, remote)
+    return { done: ends.every(e => e >= BigInt(rounds)), state: ends }
+  }, { timeoutMs: 60_000, intervalMs: 500, message: `all ${rounds} rounds on the target` })
+  for (let partition = 0; partition < PARTITIONS; partition++) {
+    const checked = assertCopiedInOrder(await readCommitted('source', topic, partition), await readCommitted(trio, remote, partition), 1, `${topic}-${partition}`)
+    if (checked.rewinds > 0) t.diagnostic(`${topic}-${partition}: ${checked.duplicates} records copied twice`)
+  }
+  instance.process.kill('SIGTERM')
+  assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
+})
