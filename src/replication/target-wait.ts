@@ -10,8 +10,8 @@
  *   never data) finds it ready, and at the latest PARK_MAX_MS after it was parked, whatever the probes said: a probe
  *   that keeps failing (no DESCRIBE on the remote topic, a broker not answering) costs a partition time, never
  *   progress, and its next write says why.
- * - Probes run in the background, one at a time, at most every PROBE_INTERVAL_MS while anything is parked; a round
- *   never waits on one. A probe only moves a `retryAt` that parking set and nothing changed since, of the parking it
+ * - Probes run in the background, one at a time, at most every PROBE_INTERVAL_MS while anything is parked (every
+ *   LONG_WAIT_PROBE_INTERVAL_MS once all have waited LONG_WAIT_MS); a round never waits on one. A probe only moves a `retryAt` that parking set and nothing changed since, of the parking it
  *   probed: a partition released, lost, added again (a new state object), parked again, set aside with a back-off
  *   (partition-failures.ts) or held for a re-created remote topic (recreated-remotes.ts) meanwhile is left as it is.
  * - Without a probe (a writer that has none, in unit tests) a partition is left out for COOL_DOWN_MS, as before.
@@ -26,6 +26,13 @@ import type { PartitionState } from './partition-set.ts'
 export const PARK_MAX_MS = 10_000
 /** How often parked partitions are probed while any is parked. */
 export const PROBE_INTERVAL_MS = 100
+/**
+ * Probes slow down to LONG_WAIT_PROBE_INTERVAL_MS once every parked partition has waited LONG_WAIT_MS: a new
+ * remote topic is ready within a few hundred ms, an offline one (its broker down) can wait for hours, and each
+ * probe of a partition without a leader reads its topics' metadata again.
+ */
+export const LONG_WAIT_MS = 5_000
+export const LONG_WAIT_PROBE_INTERVAL_MS = 1_000
 /** How long a partition is left out when there is no probe. */
 export const COOL_DOWN_MS = 500
 
@@ -129,12 +136,17 @@ export class TargetWait {
       if (this.#stillParked(parked, now)) waiting.push(parked)
       else this.#parked.delete(key)
     }
-    if (waiting.length === 0) return
+    if (waiting.length === 0 || (now - this.#lastProbeAt < LONG_WAIT_PROBE_INTERVAL_MS && !this.#anyRecent(waiting, now))) return
     this.#probing = true
     this.#lastProbeAt = now
     probe(waiting.map(({ state }) => ({ topic: state.remoteTopic, partition: state.partition })))
       .then(ready => { this.#wakeReady(waiting, ready) }, () => undefined)
       .finally(() => { this.#probing = false })
+  }
+
+  /** Whether one of these parked partitions has waited less than LONG_WAIT_MS. */
+  #anyRecent (parked: readonly Parked[], now: number): boolean {
+    return parked.some(({ state }) => now - (this.#waits.get(state.key)?.since ?? now) < LONG_WAIT_MS)
   }
 
   /** Waits up to `ms`, or until a probe finds parked partitions ready. */

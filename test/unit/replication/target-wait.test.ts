@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { PartitionState } from '../../../src/replication/partition-set.ts'
-import { COOL_DOWN_MS, PARK_MAX_MS, PROBE_INTERVAL_MS, TargetWait } from '../../../src/replication/target-wait.ts'
+import { COOL_DOWN_MS, LONG_WAIT_MS, LONG_WAIT_PROBE_INTERVAL_MS, PARK_MAX_MS, PROBE_INTERVAL_MS, TargetWait } from '../../../src/replication/target-wait.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { deferred, type Deferred } from '../../fakes/deferred.ts'
 
@@ -211,6 +211,35 @@ describe('TargetWait: how long partitions have waited for the target', () => {
     assert.deepEqual(wait.waits(30_000), [{ state: b, since: 1_000 }])
     now = 35_000
     assert.deepEqual(wait.waits(30_000), [{ state: a, since: 5_000 }])
+  })
+
+  it('Given partitions that have all waited LONG_WAIT_MS, then they are probed every LONG_WAIT_PROBE_INTERVAL_MS; a newly parked one brings back quick probes', async () => {
+    let now = 1_000
+    const probe = new ControlledProbe()
+    const wait = new TargetWait(probe.probe, () => now)
+    const a = stateOf('t', 0)
+    wait.park([a])
+    // Waited long (parked again after its longest wait, as the data path does)
+    now += LONG_WAIT_MS
+    wait.park([a])
+    wait.poll()
+    await probe.answer()
+    assert.equal(probe.calls.length, 1)
+    now += PROBE_INTERVAL_MS
+    wait.poll()
+    assert.equal(probe.calls.length, 1, 'no quick probe for a long wait')
+    now += LONG_WAIT_PROBE_INTERVAL_MS - PROBE_INTERVAL_MS
+    wait.poll()
+    assert.equal(probe.calls.length, 2)
+    await probe.answer()
+
+    // When a new partition is parked, quick probes again, of both
+    const b = stateOf('t', 1)
+    wait.park([b])
+    now += PROBE_INTERVAL_MS
+    wait.poll()
+    assert.equal(probe.calls.length, 3)
+    assert.equal(probe.calls[2]!.length, 2)
   })
 
   it('Given waiting partitions that leave (forgotten, released, lost, or added again as a new state), then they are never listed', () => {
