@@ -131,7 +131,9 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
 
   /** Its leader could not be reached, so nothing of it was sent: it waits "not now", its sequence untouched. */
   unreachable (): boolean {
-    if (this.status !== SendStatuses.SENDING) return false
+    // A send still NOT_NOW from an earlier attempt of the write (resume runs only once connected) waits too: left
+    // out, it would be reported as written.
+    if (this.#over()) return false
     this.status = SendStatuses.NOT_NOW
     return true
   }

@@ -47,6 +47,8 @@ export class FakeProduceBrokers {
   readonly ledBy2 = new Set<string>()
   /** Brokers (node ids) nothing can connect to (killed): every connection attempt is refused. */
   readonly unreachable = new Set<number>()
+  /** Runs as a connection to broker NODE is asked for (a test may make it unreachable from then on). */
+  beforeConnect: ((node: number) => void) | null = null
   /** Brokers (node ids) whose ListOffsets probes fail as a broker restarting does: the connection is lost. */
   readonly failingProbes = new Set<number>()
   /** Topic ids the metadata answers (a topic deleted and created again gets a new one); null for topics not here. */
@@ -81,6 +83,7 @@ export class FakeProduceBrokers {
     pool: {
       get: async broker => {
         const node = broker.port === BROKER_2.port ? 2 : 1
+        this.beforeConnect?.(node)
         if (this.unreachable.has(node)) throw Object.assign(new Error(`connect ECONNREFUSED ${broker.host}:${broker.port}`), { code: 'ECONNREFUSED' })
         return node === 2 ? CONNECTION_2 : CONNECTION
       },

@@ -172,6 +172,19 @@ describe('BatchWriter', () => {
     assert.equal(brokers.producerIds, 1)
   })
 
+  it('Given a partition answered "not now", whose leader becomes unreachable between the probe that found it ready and the retry, then it is returned incomplete, never reported as written', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.ledBy2.add('A.u')
+    brokers.script.set('A.u\u00000', [NOT_LEADER_OR_FOLLOWER])
+    let connects = 0
+    // Broker 2's third connection (produce, probe, retry) is refused
+    brokers.beforeConnect = node => { if (node === 2 && ++connects === 3) brokers.unreachable.add(2) }
+    const acks: BatchAck[] = []
+    const result = await writer(brokers).write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.u', partition: 0, batches: batches(1, []) }], a => { acks.push(...a) })
+    assert.deepEqual(result, { incomplete: [1], failed: [] })
+    assert.deepEqual(acks.map(a => a.write), [0])
+  })
+
   it('Given partitions not ready for different reasons, then waitReason names each, with the broker; nothing once a probe finds one ready or it is forgotten', async () => {
     // Given A.t-0 whose leader answers NOT_LEADER_OR_FOLLOWER, A.t-1 without a leader, A.u-0 led by a broker that
     // does not answer, and A.gone-0 of a topic the target does not have
