@@ -291,7 +291,8 @@ export class BatchWriter {
       throw this.#noteFenced(err, era)
     }
     try {
-      return { incomplete: [...wait.waiting, ...outOfStep], failed: this.#failed(sends, failures, outOfStep) }
+      const failed = this.#failed(sends, failures, outOfStep)
+      return { incomplete: unacknowledged(sends, [...wait.waiting, ...outOfStep], failed), failed }
     } catch (err) {
       throw this.#noteFenced(err, era)
     }
@@ -411,4 +412,14 @@ export class BatchWriter {
   async close (): Promise<void> {
     await this.#pool.close().catch(() => undefined)
   }
+}
+
+/**
+ * The incomplete writes, plus any other not wholly acknowledged and not refused: whatever path left one out, it is
+ * tried again rather than taken as written (the data path would advance past it).
+ */
+function unacknowledged (sends: ReadonlyMap<number, PartitionSend<PartitionWrite>>, incomplete: number[], failed: readonly PartitionFailure[]): number[] {
+  const known = new Set([...incomplete, ...failed.map(f => f.write)])
+  for (const [i, send] of sends) if (send.acked < send.write.batches.length && !known.has(i)) incomplete.push(i)
+  return incomplete
 }
