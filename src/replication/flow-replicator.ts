@@ -52,6 +52,8 @@ export { isReadFailure, partitionLag, type BatchingOptions, type ExactlyOnceDeps
 
 /** How long a partition waits for the target before it is reported, without a flow's health.stall.threshold.ms (its default). */
 const DEFAULT_WAIT_REPORT_MS = 120_000
+/** Partitions reported with a warning line each, per round; the others of the round share one line. */
+const WAIT_WARNINGS_SHOWN = 20
 /** Why a partition waits, when the writer cannot say (no probe has answered for it). */
 const UNKNOWN_WAIT = { error: 'LEADER_NOT_AVAILABLE', detail: 'its leader does not take records for it (no leader, or one still loading it)' }
 
@@ -235,10 +237,11 @@ export class FlowReplicator {
     const positions: StoredPositions = new Map(released.map(p => [partitionKey(p.topic, p.partition), { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 }]))
     // Exactly-once mode: the last committed round stored these positions with their data.
     const losses = this.#losses
+    // Released, it is no longer this instance's to report as failing, stored or not.
+    for (const key of positions.keys()) this.#failing.forget(key)
     if (this.#eos === null && !await this.#flusher.storeReleased(positions, () => this.#stopping, () => this.#losses !== losses)) return
     for (const key of positions.keys()) {
       this.#tracker.reset(key)
-      this.#failing.forget(key)
       this.#writer.forget(key)
     }
     for (const p of released) this.#deps.writer.forgetPartition?.(p.remoteTopic, p.partition)
@@ -347,9 +350,15 @@ export class FlowReplicator {
   /** Partitions waiting for the target past the stall threshold are reported as failing, once per wait (target-wait.ts). */
   #reportLongWaits (): void {
     const thresholdMs = this.#deps.flow.healthStallThresholdMs ?? DEFAULT_WAIT_REPORT_MS
-    for (const { state, since } of this.#waiting.waits(thresholdMs)) {
+    const waits = this.#waiting.waits(thresholdMs)
+    waits.forEach(({ state, since }, i) => {
       const reason = this.#deps.writer.waitReason?.(state.remoteTopic, state.partition) ?? UNKNOWN_WAIT
-      this.#failing.waiting(state.key, state, { ...reason, sinceMs: since, thresholdMs, nextTryAt: state.retryAt })
+      this.#failing.waiting(state.key, state, { ...reason, sinceMs: since, thresholdMs, nextTryAt: state.retryAt }, i >= WAIT_WARNINGS_SHOWN)
+    })
+    // A broker leading a thousand partitions going down: a few lines each, then one for the rest.
+    if (waits.length > WAIT_WARNINGS_SHOWN) {
+      this.#deps.log.warn({ count: waits.length - WAIT_WARNINGS_SHOWN, thresholdMs }, `and ${waits.length - WAIT_WARNINGS_SHOWN} more partitions of flow ${this.#deps.flow.name} ` +
+        `the target has taken no records of for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms); /status lists each with its failure and remedy`)
     }
   }
 

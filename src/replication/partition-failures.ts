@@ -123,7 +123,7 @@ export class PartitionFailures {
   }
 
   /** Partition `key` has waited long for the target (see the invariants): one warning, and failing until `recover`. */
-  waiting (key: string, p: FailingPartition, wait: TargetWaitReport, now = Date.now()): void {
+  waiting (key: string, p: FailingPartition, wait: TargetWaitReport, quiet = false, now = Date.now()): void {
     const cluster = this.#aliases.target
     const waitedS = Math.round((now - wait.sinceMs) / 1000)
     const remedy = wait.error === 'UNKNOWN_TOPIC_OR_PARTITION'
@@ -131,11 +131,12 @@ export class PartitionFailures {
       : `bring back the broker that leads ${p.remoteTopic}-${p.partition} on cluster ${cluster}, or elect a leader among its live replicas (kafka-topics.sh --describe --topic ${p.remoteTopic} --unavailable-partitions shows it)`
     const report: FailureReport = {
       side: FailureSides.TARGET, cluster, code: ErrorCodes.PRODUCE, error: wait.error, kind: kafkaErrorInfo(wait.error).kind,
-      message: `${p.remoteTopic}-${p.partition} has taken no records for ${waitedS} s: ${wait.detail}`, remedy,
-      since: new Date(wait.sinceMs).toISOString(), attempts: 1, nextRetry: new Date(wait.nextTryAt).toISOString()
+      message: `${p.remoteTopic}-${p.partition} takes no records: ${wait.detail}`, remedy,
+      since: new Date(wait.sinceMs).toISOString(), attempts: 1, nextRetry: new Date(Math.max(wait.nextTryAt, now)).toISOString()
     }
     this.#entries.set(key, { report, sinceMs: wait.sinceMs, labels: { flow: this.#flow, error: wait.error } })
-    this.#log.warn({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster, error: wait.error, waitedMs: now - wait.sinceMs, thresholdMs: wait.thresholdMs },
+    const log = quiet ? this.#log.debug.bind(this.#log) : this.#log.warn.bind(this.#log)
+    log({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster, error: wait.error, waitedMs: now - wait.sinceMs, thresholdMs: wait.thresholdMs },
       `cannot write ${p.remoteTopic}-${p.partition} to cluster ${cluster} for ${waitedS} s (health.stall.threshold.ms = ${wait.thresholdMs}): ${wait.detail}; ${remedy}. ` +
       `Its records wait on the source, none is skipped; kmirror copies it as soon as the target takes it, and the others keep flowing`)
     this.#updateGauge()

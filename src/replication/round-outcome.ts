@@ -40,8 +40,15 @@ export class RoundOutcome {
   /** Settles every partition of the round (see the invariants). Returns the partitions out of range. */
   settle (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[], failed: RoundWriteResult['failed']): FetchedBatches[] {
     const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
-    for (const f of fetched) this.#advance(f, !waiting.has(f))
-    if (incomplete.length > 0 || this.#deps.waiting.anyWaiting) this.#settleWaits(fetched, incomplete)
+    const tracking = incomplete.length > 0 || this.#deps.waiting.anyWaiting
+    const parked: ReadonlySet<FetchedBatches> = incomplete.length === 0 ? NONE_WAITING : new Set(incomplete)
+    for (const f of fetched) {
+      const state = this.#advance(f, !waiting.has(f))
+      // A wait ends when the target took the partition, refused it or had nothing to take; a fetch that read
+      // nothing (RETRY, out of range) says nothing about the target.
+      if (tracking && !parked.has(f) && (f.outcome === FetchOutcomes.OK || f.outcome === FetchOutcomes.FAILED)) this.#deps.waiting.settled(state)
+    }
+    if (incomplete.length > 0) this.#deps.waiting.park(incomplete.map(f => this.#deps.state(f)))
     for (const r of failed) {
       if (r.failure.error === REMOTE_TOPIC_RECREATED) this.#deps.recreated.hold(this.#deps.state(r.fetched))
       else this.#deps.writer.refused(r.fetched, r.failure)
@@ -52,13 +59,6 @@ export class RoundOutcome {
       if (f.outcome === FetchOutcomes.OUT_OF_RANGE) outOfRange.push(f)
     }
     return outOfRange
-  }
-
-  /** Parks the partitions the target could not take yet; the waits of the others fetched are over. */
-  #settleWaits (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[]): void {
-    const parked: ReadonlySet<FetchedBatches> = new Set(incomplete)
-    this.#deps.waiting.settled(fetched.filter(f => !parked.has(f)).map(f => this.#deps.state(f)))
-    this.#deps.waiting.park(incomplete.map(f => this.#deps.state(f)))
   }
 
   /** Sets aside a partition the source refused; logs the recovery of one that was read and written again. */
@@ -75,10 +75,10 @@ export class RoundOutcome {
    * The source's high watermark is taken from every fetch, written or not: a partition waiting for the target shows
    * its lag growing, never a stale 0. Its position moves only when `written`.
    */
-  #advance (f: FetchedBatches, written: boolean): void {
+  #advance (f: FetchedBatches, written: boolean): PartitionState {
     const state = this.#deps.state(f)
     if (f.highWatermark >= 0) state.highWatermark = f.highWatermark
-    if (!written || f.outcome !== FetchOutcomes.OK) return
-    state.position = Math.max(state.position, f.nextOffset)
+    if (written && f.outcome === FetchOutcomes.OK) state.position = Math.max(state.position, f.nextOffset)
+    return state
   }
 }

@@ -16,7 +16,7 @@
  *   (partition-failures.ts) or held for a re-created remote topic (recreated-remotes.ts) meanwhile is left as it is.
  * - Without a probe (a writer that has none, in unit tests) a partition is left out for COOL_DOWN_MS, as before.
  * - A partition's wait lasts from its first parking until a round fetches it and does not park it again (written,
- *   refused, nothing to write) or it leaves: `waits` lists those waiting longer than a threshold, each once, so the
+ *   refused, nothing to write), it leaves, or it is parked again at another position (part of a write taken): `waits` lists those waiting longer than a threshold, each once, so the
  *   data path reports them (flow-replicator.ts): a partition the target never takes is never a silent stall.
  */
 import { partitionKey } from '../topic-partition.ts'
@@ -47,6 +47,8 @@ export interface LongWait {
 
 interface Wait extends LongWait {
   reported: boolean
+  /** Its position when the wait began: a partition that moved on since (part of a write taken) waits afresh. */
+  readonly position: number
 }
 
 interface Parked {
@@ -86,7 +88,8 @@ export class TargetWait {
   park (states: Iterable<PartitionState>): void {
     const now = this.#now()
     for (const state of states) {
-      if (this.#waits.get(state.key)?.state !== state) this.#waits.set(state.key, { state, since: now, reported: false })
+      const wait = this.#waits.get(state.key)
+      if (wait?.state !== state || wait.position !== state.position) this.#waits.set(state.key, { state, since: now, reported: false, position: state.position })
       if (this.#probe === undefined) {
         state.retryAt = now + COOL_DOWN_MS
         continue
@@ -101,9 +104,9 @@ export class TargetWait {
     return this.#waits.size > 0
   }
 
-  /** A round fetched these partitions and did not park them again: their waits, if any, are over. */
-  settled (states: Iterable<PartitionState>): void {
-    for (const state of states) if (this.#waits.get(state.key)?.state === state) this.#waits.delete(state.key)
+  /** A round fetched this partition and the target took it, refused it or had nothing to take: its wait is over. */
+  settled (state: PartitionState): void {
+    if (this.#waits.get(state.key)?.state === state) this.#waits.delete(state.key)
   }
 
   /** The waits longer than `thresholdMs` not listed before: each wait is listed once. */

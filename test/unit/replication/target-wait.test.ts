@@ -204,7 +204,7 @@ describe('TargetWait: how long partitions have waited for the target', () => {
     const [a, b] = [stateOf('t', 0), stateOf('t', 1)]
     wait.park([a, b])
     now = 5_000
-    wait.settled([a])
+    wait.settled(a)
     wait.park([a])
     now = 32_000
 
@@ -242,6 +242,20 @@ describe('TargetWait: how long partitions have waited for the target', () => {
     assert.equal(probe.calls[2]!.length, 2)
   })
 
+  it('Given a waiting partition parked again at another position (part of a write was taken), then its wait starts again there', () => {
+    let now = 1_000
+    const wait = new TargetWait(undefined, () => now)
+    const a = stateOf('t', 0)
+    wait.park([a])
+    now = 20_000
+    a.position = 5
+    wait.park([a])
+    now = 35_000
+    assert.deepEqual(wait.waits(30_000), [])
+    now = 50_000
+    assert.deepEqual(wait.waits(30_000), [{ state: a, since: 20_000 }])
+  })
+
   it('Given waiting partitions that leave (forgotten, released, lost, or added again as a new state), then they are never listed', () => {
     let now = 1_000
     const wait = new TargetWait(undefined, () => now)
@@ -257,7 +271,7 @@ describe('TargetWait: how long partitions have waited for the target', () => {
     // A partition added again is a new state: its wait starts at its own first parking
     const again = stateOf('t', 0)
     wait.park([again])
-    wait.settled([a])
+    wait.settled(a)
     assert.equal(wait.anyWaiting, true)
   })
 })
