@@ -11,7 +11,7 @@
  *   (partition-send.ts) and lists the partition in `notNow`; any other refusal is listed in `failures`, and so is a
  *   request that failed as a whole, marked `inDoubt` (the broker may have appended it: in-doubt.ts). A partition
  *   sent again after a doubt whose sequence the broker refuses is listed in `outOfStep`.
- * - At-least-once mode, a broker that cannot be connected to (refused, unreachable) is sent nothing and its
+ * - At-least-once mode, a broker that cannot be connected to (refused, no route) is sent nothing and its
  *   partitions are listed in `notNow`: one dead broker holds up no other broker's partitions.
  * - Quota throttling (KIP-219): the broker answers at once and expects no request for a while; nothing more is
  *   sent to it until then, in this write or the next.
@@ -102,7 +102,7 @@ export async function produceToBroker (deps: BrokerProduceDeps, share: BrokerSha
   try {
     connection = await deps.transport.pool.get(broker)
   } catch (err) {
-    // At-least-once mode, a broker nothing can connect to (killed, its host gone) was sent nothing: its partitions
+    // At-least-once mode, a broker nothing can connect to (killed: refused; no route to it) was sent nothing: its partitions
     // wait "not now" like leaderless ones, and the other brokers' carry on. Its controller fences it within seconds
     // and their leadership moves (or they show no leader). Exactly-once mode fails the round: they are in its
     // transaction already.

@@ -106,7 +106,13 @@ export class TargetLeaders {
     try {
       const { brokers, byLeader, metadata } = await this.#probeLeaders(partitions)
       const ready: T[] = []
-      for (const p of byLeader.get(-1) ?? []) this.#unready.set(partitionKey(p.topic, p.partition), this.#withoutLeader(metadata, p.topic))
+      // One reason object per kind of answer and probe, shared by its partitions: thousands wait at a cold start.
+      const reasons = new Map<string, Unready>()
+      const reason = (id: string, make: () => Unready): Unready => reasons.get(id) ?? reasons.set(id, make()).get(id)!
+      for (const p of byLeader.get(-1) ?? []) {
+        const known = metadata.topics.has(p.topic)
+        this.#unready.set(partitionKey(p.topic, p.partition), reason(known ? 'no-leader' : 'no-topic', () => this.#withoutLeader(known)))
+      }
       byLeader.delete(-1)
       await Promise.all([...byLeader].map(async ([node, list]) => {
         const broker = brokers.get(node)!
@@ -118,7 +124,7 @@ export class TargetLeaders {
             ready.push(p)
             this.#unready.delete(key)
           } else {
-            this.#unready.set(key, leaderUnready(node, broker, error))
+            this.#unready.set(key, reason(`${node}:${error}`, () => leaderUnready(node, broker, error)))
           }
         }
       }))
@@ -138,8 +144,8 @@ export class TargetLeaders {
     this.#unready.delete(partitionKey(topic, partition))
   }
 
-  #withoutLeader (metadata: TargetMetadata, topic: string): Unready {
-    return metadata.topics.has(topic)
+  #withoutLeader (topicKnown: boolean): Unready {
+    return topicKnown
       ? { error: 'LEADER_NOT_AVAILABLE', detail: `no broker of ${this.#cluster.label} leads it (its leader is down or fenced, and no replica in sync can take over)` }
       : { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: `${this.#cluster.label} does not have it yet` }
   }
