@@ -3,14 +3,17 @@
  * keeps running, retries, and once the broker is back every record is on the target exactly once, in order.
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
-import { killCluster, startCluster, type ClusterName } from '../helpers/clusters.ts'
+import { before, test } from 'node:test'
+import { ensureClusters, killCluster, startCluster, type ClusterName } from '../helpers/clusters.ts'
 import { createTopic, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 const PARTITIONS = 2
+
+// `third` is killed and restarted here; it may not be up when this file runs alone.
+before(async () => { await ensureClusters(['third']) })
 
 function batch (topic: string, from: number, count: number): TestRecord[] {
   return Array.from({ length: count }, (_, k) => {
