@@ -17,7 +17,8 @@ interface TopicLag {
 
 /**
  * Per flow and topic: lag in records (the sum over its partitions) and in seconds (the largest), NaN while one of
- * its partitions is unknown (the source refusing it, or not read yet), and how many partitions have an unknown lag in records.
+ * its partitions is unknown (the source refusing it, or not read yet), and how many partitions have an unknown lag
+ * in records.
  * The three gauges are cleared first and set again from the snapshot, so a deleted topic, or one whose partitions
  * all moved to another instance, has no series left.
  */

@@ -102,10 +102,10 @@ export async function produceToBroker (deps: BrokerProduceDeps, share: BrokerSha
   try {
     connection = await deps.transport.pool.get(broker)
   } catch (err) {
-    // At-least-once mode, a broker nothing can connect to (killed: refused; no route to it) was sent nothing: its partitions
-    // wait "not now" like leaderless ones, and the other brokers' carry on. Its controller fences it within seconds
-    // and their leadership moves (or they show no leader). Exactly-once mode fails the round: they are in its
-    // transaction already.
+    // At-least-once mode, a broker nothing can connect to (killed: refused; no route to it) was sent nothing: its
+    // partitions wait "not now" like leaderless ones, and the other brokers' carry on. Its controller fences it
+    // within seconds and their leadership moves (or they show no leader). Exactly-once mode fails the round: they
+    // are in its transaction already.
     if (deps.transactionalId === null && isUnreachable(err)) {
       for (const send of sends) if (send.unreachable()) share.notNow.push(send.index)
       return
