@@ -5,11 +5,12 @@
  */
 import assert from 'node:assert/strict'
 import { JobNames } from '../../src/runtime/job-registry.ts'
-import { produce, TIMESTAMP_BASE, type TestRecord } from './kafka.ts'
+import type { ClusterRef } from './clusters.ts'
+import { endOffsets, produce, TIMESTAMP_BASE, type TestRecord } from './kafka.ts'
 import { spawnKmirror, type KmirrorProcess } from './process.ts'
 import type { ReadRecord } from './replication.ts'
 import type { Cleanup } from './kafka.ts'
-import { waitForValue } from './wait.ts'
+import { waitFor, waitForValue } from './wait.ts'
 
 /** A flow's settings for these tests: a short session (6 s, heartbeat 1 s), every job every second or two. */
 export const GROUP_SETTINGS = [
@@ -71,6 +72,14 @@ export function produceContinuously (topic: string, partitions: number): { stop:
     }
   })()
   return { stop: async () => { running = false; await loop; return round }, rounds: () => round }
+}
+
+/** Waits until every partition of REMOTE on TARGET holds at least ROUNDS records (the rounds of `produceContinuously`). */
+export async function waitForRounds (target: ClusterRef, remote: string, rounds: number, timeoutMs: number): Promise<void> {
+  await waitFor(async () => {
+    const ends = await endOffsets(target, remote)
+    return { done: ends.every(e => e >= BigInt(rounds)), state: ends }
+  }, { timeoutMs, intervalMs: 500, message: `all ${rounds} rounds on the target` })
 }
 
 /** The round of a record written by `produceContinuously`. */

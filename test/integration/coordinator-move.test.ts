@@ -30,7 +30,7 @@ import { AdminClient } from '../../src/kafka/admin-client.ts'
 import { ensureTrio, freezeTrioNode, killTrioNode, thawTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
 import { committedOffsets, runPlan } from '../helpers/drills.ts'
 import { createTopic, endOffsets, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
-import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, killInstances, produceContinuously, startInstance, waitForSplit } from '../helpers/instances.ts'
+import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, killInstances, produceContinuously, startInstance, waitForRounds, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
@@ -132,10 +132,7 @@ test('kill -9 of the broker coordinating the group: both members follow the coor
   // And, the broker restarting meanwhile, once the producer stopped every source record is on the target in order
   const restarting = ensureTrio()
   const rounds = await producer.stop()
-  await waitFor(async () => {
-    const ends = await endOffsets(trio, remote)
-    return { done: ends.every(e => e >= BigInt(rounds)), state: ends }
-  }, { timeoutMs: 30_000, intervalMs: 500, message: `all ${rounds} rounds on the target` })
+  await waitForRounds(trio, remote, rounds, 30_000)
   for (let partition = 0; partition < PARTITIONS; partition++) {
     const source = await readCommitted('source', topic, partition)
     const copy = await readCommitted(trio, remote, partition)
@@ -338,10 +335,7 @@ test('the broker coordinating the group frozen (SIGSTOP) while first in bootstra
 
   // And once the producer stopped, every source record is on the target in source order
   const rounds = await producer.stop()
-  await waitFor(async () => {
-    const ends = await endOffsets(trio, remote)
-    return { done: ends.every(e => e >= BigInt(rounds)), state: ends }
-  }, { timeoutMs: 60_000, intervalMs: 500, message: `all ${rounds} rounds on the target` })
+  await waitForRounds(trio, remote, rounds, 60_000)
   for (let partition = 0; partition < PARTITIONS; partition++) {
     const checked = assertCopiedInOrder(await readCommitted('source', topic, partition), await readCommitted(trio, remote, partition), 2, `${topic}-${partition}`)
     if (checked.rewinds > 0) t.diagnostic(`${topic}-${partition}: ${checked.duplicates} records copied twice`)

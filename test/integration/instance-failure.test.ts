@@ -17,7 +17,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createTopic, endOffsets } from '../helpers/kafka.ts'
-import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, produceContinuously, roundOf, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
+import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, produceContinuously, roundOf, startInstance, waitForRounds, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { readCommitted, type ReadRecord } from '../helpers/replication.ts'
@@ -65,10 +65,7 @@ async function partitionsOf (instance: Instance): Promise<Set<number>> {
 /** Stops producing, waits until the target has every round, checks each partition; returns rewinds per partition. */
 async function checkCopy (setup: Setup, maxRewinds: (partition: number) => number): Promise<number[]> {
   const rounds = await setup.producer.stop()
-  await waitFor(async () => {
-    const ends = await endOffsets('target', setup.remote)
-    return { done: ends.every(e => e >= BigInt(rounds)), state: ends }
-  }, { timeoutMs: 30_000, intervalMs: 500, message: `all ${rounds} rounds on the target` })
+  await waitForRounds('target', setup.remote, rounds, 30_000)
   const rewinds: number[] = []
   for (let partition = 0; partition < PARTITIONS; partition++) {
     const source = await readCommitted('source', setup.topic, partition)

@@ -14,7 +14,7 @@ import { JOB_NAMES } from '../../src/runtime/job-registry.ts'
 import { decodeCheckpoint } from '../../src/formats/checkpoint.ts'
 import { commitOffsets } from '../helpers/groups.ts'
 import { createTopic, endOffsets, readBatches, type ReadRecord } from '../helpers/kafka.ts'
-import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, type InstanceStatus, killInstances, produceContinuously, startInstance, waitForSplit } from '../helpers/instances.ts'
+import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, type InstanceStatus, killInstances, produceContinuously, startInstance, waitForRounds, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
@@ -160,10 +160,7 @@ test('one, two, three, then one instance share a flow: partitions split, every j
   // Then the one left owns everything again and the copy goes on
   await waitForSplit(instances.slice(0, 1), PARTITIONS, 'the remaining instance owns all 12 partitions again')
   const rounds = await producer.stop()
-  await waitFor(async () => {
-    const ends = await endOffsets('target', `${a}.${topic}`)
-    return { done: ends.every(e => e >= BigInt(rounds)), state: ends }
-  }, { timeoutMs: 30_000, intervalMs: 500, message: `all ${rounds} rounds on the target` })
+  await waitForRounds('target', `${a}.${topic}`, rounds, 30_000)
 
   // And every partition holds every record exactly once, in source order
   for (let partition = 0; partition < PARTITIONS; partition++) {

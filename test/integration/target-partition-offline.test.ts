@@ -11,7 +11,7 @@ import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
 import { ensureTrio, killTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
 import { createTopic, endOffsets, withAdmin } from '../helpers/kafka.ts'
-import { assertCopiedInOrder, GROUP_SETTINGS, killInstances, produceContinuously, startInstance, type Instance } from '../helpers/instances.ts'
+import { assertCopiedInOrder, GROUP_SETTINGS, type Instance, killInstances, produceContinuously, startInstance, waitForRounds } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
@@ -135,10 +135,7 @@ test('remote partitions offline on the target (their broker killed): they wait a
   // And once the producer stopped, every source record is on the target in source order: a request in flight to
   // the killed broker, sent again after its restart, may go back once
   const rounds = await producer.stop()
-  await waitFor(async () => {
-    const ends = await endOffsets(trio, remote)
-    return { done: ends.every(e => e >= BigInt(rounds)), state: ends }
-  }, { timeoutMs: 60_000, intervalMs: 500, message: `all ${rounds} rounds on the target` })
+  await waitForRounds(trio, remote, rounds, 60_000)
   for (let partition = 0; partition < PARTITIONS; partition++) {
     const checked = assertCopiedInOrder(await readCommitted('source', topic, partition), await readCommitted(trio, remote, partition), 1, `${topic}-${partition}`)
     if (checked.rewinds > 0) t.diagnostic(`${topic}-${partition}: ${checked.duplicates} records copied twice`)
