@@ -19,6 +19,8 @@ import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 const PARTITIONS = 4
 const STALL_THRESHOLD_MS = 5000
+/** Rewinds allowed per partition (see the last step). */
+const MAX_REWINDS = 4
 
 let trio: TestCluster
 let release: () => Promise<void> = async () => undefined
@@ -132,12 +134,14 @@ test('remote partitions offline on the target (their broker killed): they wait a
   assert.equal((await fetch(`http://127.0.0.1:${instance.port}/healthz`)).status, 200)
   t.diagnostic(`recovered ${Date.now() - killedAt} ms after the kill`)
 
-  // And once the producer stopped, every source record is on the target in source order: a request in flight to
-  // the killed broker, sent again after its restart, may go back once
+  // And once the producer stopped, every source record is on the target in source order, none missing, no gap.
+  // At least once, it may go back: a request in flight to the killed broker is sent again after its restart, and
+  // when the killed broker led a partition of kmirror's progress topic, rounds whose progress flush failed are
+  // copied again (each a rewind to the last stored position; see the session 18 note)
   const rounds = await producer.stop()
   await waitForRounds(trio, remote, rounds, 60_000)
   for (let partition = 0; partition < PARTITIONS; partition++) {
-    const checked = assertCopiedInOrder(await readCommitted('source', topic, partition), await readCommitted(trio, remote, partition), 1, `${topic}-${partition}`)
+    const checked = assertCopiedInOrder(await readCommitted('source', topic, partition), await readCommitted(trio, remote, partition), MAX_REWINDS, `${topic}-${partition}`)
     if (checked.rewinds > 0) t.diagnostic(`${topic}-${partition}: ${checked.duplicates} records copied twice`)
   }
   instance.process.kill('SIGTERM')
