@@ -45,17 +45,11 @@ import { lagSeconds } from './record-times.ts'
 import { RecreatedRemotes } from './recreated-remotes.ts'
 import { RoundOutcome } from './round-outcome.ts'
 import { TargetWait } from './target-wait.ts'
+import { reportLongWaits } from './wait-reports.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
 export { isReadFailure, partitionLag, type BatchingOptions, type ExactlyOnceDeps, type FlowReplicatorDeps, type OffsetSyncSink, type PartitionStatus, type ProgressSink, type SourceReader, type TargetWriter } from './replicator-ports.ts'
-
-/** How long a partition waits for the target before it is reported, without a flow's health.stall.threshold.ms (its default). */
-const DEFAULT_WAIT_REPORT_MS = 120_000
-/** Partitions reported with a warning line each, per round; the others of the round share one line. */
-const WAIT_WARNINGS_SHOWN = 20
-/** Why a partition waits, when the writer cannot say (no probe has answered for it). */
-const UNKNOWN_WAIT = { error: 'LEADER_NOT_AVAILABLE', detail: 'its leader does not take records for it (no leader, or one still loading it)' }
 
 /** Bytes per partition of the first fetch round (a larger first batch is still returned whole). */
 const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
@@ -315,7 +309,7 @@ export class FlowReplicator {
     await this.#recreated.copyAgainFromLogStart()
     this.#metrics.set('partitionsWaitingForTarget', { flow: this.#deps.flow.name }, this.#waiting.count())
     this.#waiting.poll()
-    this.#reportLongWaits()
+    reportLongWaits({ flow: this.#deps.flow, waiting: this.#waiting, failing: this.#failing, writer: this.#deps.writer, log: this.#deps.log })
     const active = this.#partitions.active(Date.now())
     if (active.length === 0) {
       await this.#waiting.idle(200)
@@ -338,7 +332,7 @@ export class FlowReplicator {
     }
     if (this.#eos === null) {
       this.#flusher.sendSyncs()
-      if (this.#flusher.isDue() || this.#flusher.isCaughtUpAndDirty(this.#partitions.values())) await this.flush()
+      if (this.#flusher.isDue() || this.#flusher.hasFailed() || this.#flusher.isCaughtUpAndDirty(this.#partitions.values())) await this.flush()
     }
     if (incomplete.length > 0) {
       // With the round's timing: where the time goes while a target loads many new partitions.
@@ -347,32 +341,25 @@ export class FlowReplicator {
     return fetched.some(f => f.outcome !== FetchOutcomes.RETRY)
   }
 
-  /** Partitions waiting for the target past the stall threshold are reported as failing, once per wait (target-wait.ts). */
-  #reportLongWaits (): void {
-    const thresholdMs = this.#deps.flow.healthStallThresholdMs ?? DEFAULT_WAIT_REPORT_MS
-    const waits = this.#waiting.waits(thresholdMs)
-    waits.forEach(({ state, since }, i) => {
-      const reason = this.#deps.writer.waitReason?.(state.remoteTopic, state.partition) ?? UNKNOWN_WAIT
-      this.#failing.waiting(state.key, state, { ...reason, sinceMs: since, thresholdMs, nextTryAt: state.retryAt }, i >= WAIT_WARNINGS_SHOWN)
-    })
-    // A broker leading a thousand partitions going down: a few lines each, then one for the rest.
-    if (waits.length > WAIT_WARNINGS_SHOWN) {
-      this.#deps.log.warn({ count: waits.length - WAIT_WARNINGS_SHOWN, thresholdMs }, `and ${waits.length - WAIT_WARNINGS_SHOWN} more partitions of flow ${this.#deps.flow.name} ` +
-        `the target has taken no records of for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms); /status lists each with its failure and remedy`)
-    }
-  }
-
   /** The state of a partition fetched this round (it leaves the set only between rounds). */
   #state (f: { topic: string, partition: number }): PartitionState {
     return this.#partitions.find(f.topic, f.partition)!
   }
 
-  /** At-least-once mode, after acknowledgements: offset syncs out at once, progress stored if a flush is due. */
+  /**
+   * At-least-once mode, after acknowledgements: offset syncs out at once, progress stored if a flush is due.
+   * A failed store (the progress topic's leader down) must not fail the write whose acknowledgements are being
+   * recorded: the write's other partitions would be left unsettled and copied again. The round's end tries the
+   * flush again and, failing, fails the round as a whole (a step failure, visible in /status and /healthz).
+   */
   async #afterAcks (copied: boolean): Promise<void> {
     if (this.#eos !== null) return
     if (copied) this.#flusher.markDirty()
     this.#flusher.sendSyncs()
-    if (this.#flusher.isDue()) await this.flush()
+    if (!this.#flusher.isDue()) return
+    await this.flush().catch(err => {
+      this.#deps.log.warn({ err }, `cannot store the progress of flow ${this.#deps.flow.name} while writing; trying again at the end of the round`)
+    })
   }
 
   /** Writes pending offset syncs and the current positions. Called periodically and at stop. */

@@ -38,6 +38,8 @@ export class ProgressFlusher {
   #dirty = false
   #caughtUpFlushAt = 0
   #syncInFlight: Promise<void> | null = null
+  /** The last flush failed; none succeeded since. */
+  #failed = false
 
   constructor (deps: ProgressFlusherDeps) {
     this.#deps = deps
@@ -87,13 +89,26 @@ export class ProgressFlusher {
     if (this.#syncInFlight !== null) await this.#syncInFlight
   }
 
-  /** Writes pending offset syncs, then these positions. */
+  /** A flush failed and none succeeded since: the round's end tries again rather than waiting for the interval. */
+  hasFailed (): boolean {
+    return this.#failed
+  }
+
+  /** Writes pending offset syncs, then these positions. A failure keeps what it did not store dirty. */
   async flush (positions: StoredPositions): Promise<void> {
     this.#lastFlush = Date.now()
+    const dirty = this.#dirty
     this.#dirty = false
-    await this.flushSyncs()
-    const written = await this.#deps.progress.commit(positions)
-    if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
+    try {
+      await this.flushSyncs()
+      const written = await this.#deps.progress.commit(positions)
+      this.#failed = false
+      if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
+    } catch (err) {
+      this.#failed = true
+      this.#dirty ||= dirty
+      throw err
+    }
   }
 
   /**

@@ -1,0 +1,43 @@
+/**
+ * Partitions the target has taken no records of for longer than the flow's `health.stall.threshold.ms` are
+ * reported as failing, once per wait (target-wait.ts tracks the waits, partition-failures.ts reports them): a
+ * warning naming the remote partition, why the target does not take it and the fix; `/status`, `/healthz` and
+ * `kmirror_failing_partitions` follow. Nothing is skipped: the partition is copied as soon as a probe finds it
+ * writable.
+ */
+import type { Logger } from '../logger.ts'
+import type { PartitionFailures } from './partition-failures.ts'
+import type { FlowReplicatorDeps, TargetWriter } from './replicator-ports.ts'
+import type { TargetWait } from './target-wait.ts'
+
+/** How long a partition waits for the target before it is reported, without a flow's health.stall.threshold.ms (its default). */
+export const DEFAULT_WAIT_REPORT_MS = 120_000
+/** Partitions reported with a warning line each, per round; the others of the round share one line. */
+export const WAIT_WARNINGS_SHOWN = 20
+/** Why a partition waits, when the writer cannot say (no probe has answered for it). */
+const UNKNOWN_WAIT = { error: 'LEADER_NOT_AVAILABLE', detail: 'its leader does not take records for it (no leader, or one still loading it)' }
+
+export interface WaitReportDeps {
+  readonly flow: FlowReplicatorDeps['flow']
+  readonly waiting: TargetWait
+  readonly failing: PartitionFailures
+  readonly writer: TargetWriter
+  readonly log: Logger
+}
+
+/** Reports the waits that crossed the threshold since the last call (each wait once). */
+export function reportLongWaits (deps: WaitReportDeps): void {
+  const { flow, waiting, failing, writer, log } = deps
+  const thresholdMs = flow.healthStallThresholdMs ?? DEFAULT_WAIT_REPORT_MS
+  const waits = waiting.waits(thresholdMs)
+  waits.forEach(({ state, since }, i) => {
+    const reason = writer.waitReason?.(state.remoteTopic, state.partition) ?? UNKNOWN_WAIT
+    failing.waiting(state.key, state, { ...reason, sinceMs: since, thresholdMs, nextTryAt: state.retryAt }, i >= WAIT_WARNINGS_SHOWN)
+  })
+  // A broker leading a thousand partitions going down: a few lines each, then one for the rest.
+  if (waits.length > WAIT_WARNINGS_SHOWN) {
+    const more = waits.length - WAIT_WARNINGS_SHOWN
+    log.warn({ count: more, thresholdMs }, `and ${more} more partitions of flow ${flow.name} the target has taken no records of ` +
+      `for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms); /status lists each with its failure and remedy`)
+  }
+}
