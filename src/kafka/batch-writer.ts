@@ -66,7 +66,7 @@ import { initIdempotentProducer } from './idempotent-producer-id.ts'
 import { InDoubtBatches } from './in-doubt.ts'
 import { watchedPool } from './silent-brokers.ts'
 import type { ProducerIdentity } from './record-batch.ts'
-import { PartitionSend, Sequences } from './partition-send.ts'
+import { PartitionSend, Sequences, unacknowledged } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
 import { TransactionCoordinator } from './transactions.ts'
 import { gatedSend, produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
@@ -292,7 +292,7 @@ export class BatchWriter {
     }
     try {
       const failed = this.#failed(sends, failures, outOfStep)
-      return { incomplete: unacknowledged(sends, [...wait.waiting, ...outOfStep], failed), failed }
+      return { incomplete: unacknowledged(sends, [...wait.waiting, ...outOfStep], failed.map(f => f.write)), failed }
     } catch (err) {
       throw this.#noteFenced(err, era)
     }
@@ -412,14 +412,4 @@ export class BatchWriter {
   async close (): Promise<void> {
     await this.#pool.close().catch(() => undefined)
   }
-}
-
-/**
- * The incomplete writes, plus any other not wholly acknowledged and not refused: whatever path left one out, it is
- * tried again rather than taken as written (the data path would advance past it).
- */
-function unacknowledged (sends: ReadonlyMap<number, PartitionSend<PartitionWrite>>, incomplete: number[], failed: readonly PartitionFailure[]): number[] {
-  const known = new Set([...incomplete, ...failed.map(f => f.write)])
-  for (const [i, send] of sends) if (send.acked < send.write.batches.length && !known.has(i)) incomplete.push(i)
-  return incomplete
 }

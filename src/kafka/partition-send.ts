@@ -158,3 +158,14 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
     return this.status === SendStatuses.FAILED || this.status === SendStatuses.IN_DOUBT || this.status === SendStatuses.OUT_OF_STEP
   }
 }
+
+/**
+ * The incomplete writes, plus any other not wholly acknowledged and not refused (not among `failed`): whatever path
+ * left one out, it is tried again rather than taken as written (the data path would advance past it).
+ */
+export function unacknowledged<W extends { readonly topic: string, readonly partition: number, readonly batches: readonly unknown[] }> (
+  sends: ReadonlyMap<number, PartitionSend<W>>, incomplete: number[], failed: readonly number[]): number[] {
+  const known = new Set([...incomplete, ...failed])
+  for (const [i, send] of sends) if (send.acked < send.write.batches.length && !known.has(i)) incomplete.push(i)
+  return incomplete
+}
