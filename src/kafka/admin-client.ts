@@ -12,7 +12,7 @@ import { withApiDeadline } from './api-deadline.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { withGrant } from './acl-grant.ts'
-import { kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
+import { kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaErrorNames, kafkaResponseError, toKmirrorError } from './errors.ts'
 import { describePrincipal } from './principal.ts'
 import { noteOutcome, suspectsLast } from './broker-suspects.ts'
 import { addressKey, inPreferredOrder } from './same-broker.ts'
@@ -85,8 +85,12 @@ export class AdminClient {
     this.#configs = new TopicConfigAdmin(this.#admin, cluster, this.#principal, (action, fn) => this.#call(action, fn))
   }
 
+  /**
+   * The names of every non-internal topic, sorted. Kmirror's own Metadata request, not the library's listing: that
+   * fails as a whole when any partition of any topic has no leader (one offline partition of an unrelated topic).
+   */
   async listTopics (): Promise<string[]> {
-    return this.#call('list topics', () => this.#admin.listTopics({ includeInternals: false }))
+    return [...(await this.describeAllTopics()).keys()].sort()
   }
 
   async brokerCount (): Promise<number> {
@@ -127,18 +131,30 @@ export class AdminClient {
     return out
   }
 
-  /** Partition counts and ids of the named topics that exist; missing ones are simply absent from the map. */
+  /**
+   * Partition counts and ids of the named topics that exist; missing ones (and ones this principal may not
+   * describe, as a listing leaves them out) are simply absent from the map. One Metadata request naming them: a
+   * partition without a leader is part of the answer, not a failure of it. A topic the cluster answers for with
+   * another error (LEADER_NOT_AVAILABLE while it is being created) rejects the call, retriable: counting its
+   * partitions as none would be wrong, and leaving it out would have it created again.
+   */
   async describeTopics (names: readonly string[]): Promise<Map<string, TopicDescription>> {
-    if (names.length === 0) return new Map()
-    // Metadata for an unknown topic fails the whole request, so ask only for topics that exist.
-    const existing = new Set(await this.#call('list topics', () => this.#admin.listTopics({ includeInternals: true })))
-    const wanted = names.filter(n => existing.has(n))
-    if (wanted.length === 0) return new Map()
-    const metadata = await this.#call('describe topics', () => this.#admin.metadata({ topics: wanted, forceUpdate: true }))
-    const asked = new Set(wanted)
     const out = new Map<string, TopicDescription>()
-    for (const [name, topic] of metadata.topics) {
-      if (asked.has(name)) out.set(name, { name, id: topic.id, partitions: topic.partitionsCount })
+    if (names.length === 0) return out
+    const wanted = [...new Set(names)]
+    const response = await this.#call('describe topics', async () =>
+      sendRequest(await this.#anyConnection(), MetadataApi, { topics: wanted }, this.#cluster.label))
+    for (const name of wanted) {
+      const topic = response.topics.get(name)
+      if (topic === undefined) continue
+      if (topic.errorCode === 0) {
+        out.set(name, { name, id: topic.id ?? NO_TOPIC_ID, partitions: topic.partitions.length })
+        continue
+      }
+      const probe = toProbe(topic.errorCode)
+      if (probe.presence === TopicPresences.OTHER_ERROR) {
+        throw kafkaResponseError(topic.errorCode, ErrorCodes.CLUSTER_UNREACHABLE, `describe topic ${name} on ${this.#cluster.label}`, this.#cluster)
+      }
     }
     return out
   }

@@ -4,8 +4,9 @@
  * broker led wait for the target, out of the fetch rounds, while the others keep flowing; past
  * health.stall.threshold.ms each is reported (a warning naming the remote partition, the cluster, the broker state
  * and the fix; failing in /status and `kmirror_failing_partitions`, its lag growing, the flow `degraded`, /healthz
- * 503 `degraded: ...` as for any partition set aside), never a silent stall with a lag of 0. Once the broker is back
- * each logs its recovery, /healthz is 200 again and every source record is on the target, in source order.
+ * 503 `degraded: ...` as for any partition set aside), never a silent stall with a lag of 0; `kmirror status` reads
+ * the target all the while. Once the broker is back each logs its recovery, /healthz is 200 again and every source
+ * record is on the target, in source order.
  */
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
@@ -15,6 +16,7 @@ import { assertCopiedInOrder, GROUP_SETTINGS, type Instance, killInstances, prod
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
+import { runKmirror } from '../helpers/drills.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 const PARTITIONS = 4
@@ -63,7 +65,8 @@ test('remote partitions offline on the target (their broker killed): they wait a
     .replace(/^session\.timeout\.ms = \d+$/m, 'session.timeout.ms = 20000')
   const producer = produceContinuously(topic, PARTITIONS)
   t.after(async () => { await producer.stop() })
-  const instance = await startInstance(writeTempFile(properties, '.properties', t), 'one', t)
+  const config = writeTempFile(properties, '.properties', t)
+  const instance = await startInstance(config, 'one', t)
   instances.push(instance)
   const remote = `${a}.${topic}`
   await waitFor(async () => {
@@ -120,6 +123,15 @@ test('remote partitions offline on the target (their broker killed): they wait a
   const health = await fetch(`http://127.0.0.1:${instance.port}/healthz`)
   assert.equal(health.status, 503)
   assert.match(await health.text(), new RegExp(`^degraded: ${offline.length} partition\\(s\\) failing in ${a}->${b} \\((LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION)(, (LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION))?\\)\n$`))
+
+  // And `kmirror status` still reads the target: a partition without a leader is part of a metadata answer, never a
+  // failure of the whole listing (the client library's own listing failed on it)
+  const cli = await runKmirror(['status', config, '--json'], t)
+  assert.equal(cli.code, 0, cli.stderr)
+  const status = (JSON.parse(cli.stdout) as { flows: { targetReachable: boolean, error?: string, partitions: { partition: number, lastReplicatedOffset: number }[] }[] }).flows[0]!
+  assert.equal(status.error, undefined)
+  assert.equal(status.targetReachable, true)
+  assert.deepEqual(status.partitions.map(p => p.partition).sort(), [...Array(PARTITIONS).keys()])
 
   // When the broker is back
   await ensureTrio()
