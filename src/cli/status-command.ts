@@ -36,7 +36,7 @@ export function renderStatus (status: FlowReplicationStatus): string {
   const rows = status.partitions.map(p => [
     p.topic, String(p.partition), String(p.lastReplicatedOffset), p.remoteTopic,
     p.targetOffset === null ? `unknown: ${p.targetOffsetUnknown ?? ''}` : String(p.targetOffset),
-    show(p.sourceLogEnd), show(p.lagRecords), show(p.lagSeconds)
+    p.sourceLogEndUnknown === undefined ? show(p.sourceLogEnd) : `? (${p.sourceLogEndUnknown})`, show(p.lagRecords), show(p.lagSeconds)
   ])
   return `${[head, ...table(header, rows)].join('\n')}\n`
 }

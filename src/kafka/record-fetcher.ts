@@ -20,19 +20,18 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRetriableKafkaError, isTimeoutError, kafkaErrorHint, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, kafkaResponseError, toKmirrorError, type KafkaErrorKind } from './errors.ts'
+import { isRetriableKafkaError, isTimeoutError, kafkaErrorHint, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, toKmirrorError, type KafkaErrorKind } from './errors.ts'
 import { noteOutcome } from './broker-suspects.ts'
-import { leaderOf, MetadataCache, throwIfRefused } from './metadata-cache.ts'
+import { leaderOf, MetadataCache } from './metadata-cache.ts'
 import { describePrincipal } from './principal.ts'
 import { toOffset } from './offsets.ts'
-import { partitionKey } from '../topic-partition.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchResponse } from './protocol/fetch.ts'
-import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
 import { watchedPool } from './silent-brokers.ts'
 import { FetchSession, fetchTopics, isFetchSessionError, sessionlessRequest, type SessionPartition, type SessionRequest } from './fetch-session.ts'
 import { decodeRecords, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
 import { selectCommitted } from './transaction-filter.ts'
+import { listOffsets, listOffsetsSettled, type OffsetListingDeps, type OffsetQuery, type SettledOffsets } from './offset-listing.ts'
 
 export type { FetchedRecord, RecordHeader } from './record-batch.ts'
 
@@ -108,8 +107,7 @@ export interface FetchedBatches {
   readonly failure?: PartitionError
 }
 
-/** Which offset `listOffsets` asks for: the log start, the end, or the first at or after a time (epoch ms). */
-export type OffsetQuery = 'earliest' | 'latest' | { readonly atOrAfter: number }
+export type { OffsetQuery, SettledOffsets } from './offset-listing.ts'
 
 export interface RecordFetcherOptions {
   readonly isolation: 'read_committed' | 'read_uncommitted'
@@ -135,10 +133,7 @@ export interface FetchSessionStats {
   resets: number
 }
 
-/** listOffsets asks again this many times (after a fresh metadata read and a growing pause) before giving up. */
-const LIST_OFFSETS_ATTEMPTS = 5
 const OFFSET_OUT_OF_RANGE = 1
-const UNKNOWN_TOPIC_OR_PARTITION = 3
 
 export class RecordFetcher {
   readonly #options: RecordFetcherOptions
@@ -310,55 +305,19 @@ export class RecordFetcher {
   /**
    * Earliest (log start), latest (high watermark; the last stable offset with read_committed) or by time (the first
    * offset whose timestamp is at or after `atOrAfter` epoch ms; -1 when there is none) offsets, asked of each
-   * partition's leader. A partition whose leader moved, or that was added since the metadata was read, is asked
-   * once more with fresh metadata.
+   * partition's leader (offset-listing.ts). All or nothing: a partition without an answer fails the call.
    */
-  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: OffsetQuery, attempt = 1): Promise<Map<string, number>> {
-    const timestamp = typeof which === 'object' ? BigInt(which.atOrAfter) : which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
-    const what = typeof which === 'object' ? `offsets at ${new Date(which.atOrAfter).toISOString()}` : `${which} offsets`
-    const metadata = await this.#metadata.leaders([...new Set(partitions.map(p => p.topic))])
-    throwIfRefused(metadata, new Set(partitions.map(p => p.topic)), this.#cluster)
-    const byLeader = groupBy(partitions, tp => leaderOf(metadata, tp.topic, tp.partition))
-    const out = new Map<string, number>()
-    const failed: { topic: string, partition: number, errorCode: number }[] = (byLeader.get(-1) ?? []).map(tp => ({ ...tp, errorCode: UNKNOWN_TOPIC_OR_PARTITION }))
-    byLeader.delete(-1)
-    const unreachable: { topic: string, partition: number }[] = []
-    await Promise.all([...byLeader].map(async ([node, list]) => {
-      const broker = metadata.brokers.get(node)!
-      const topics = [...groupBy(list, tp => tp.topic)].map(([name, tps]) => ({ name, partitions: tps.map(tp => ({ partition: tp.partition, timestamp })) }))
-      let response
-      try {
-        response = await sendRequest(await this.#pool.get(broker), ListOffsetsApi, { isolationLevel: this.#isolationLevel(), topics }, this.#cluster.label)
-      } catch (err) {
-        this.#metadata.invalidate()
-        if (isTimeoutError(err)) noteOutcome(broker, err)
-        const error = toKmirrorError(err, ErrorCodes.FETCH, `list ${what} on broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
-        // A leader that cannot be reached (its broker died, its partitions moved on): ask again with fresh metadata.
-        if (!error.retriable || attempt >= LIST_OFFSETS_ATTEMPTS) throw error
-        unreachable.push(...list)
-        return
-      }
-      for (const t of response.topics) {
-        for (const p of t.partitions) {
-          if (p.errorCode === 0) out.set(partitionKey(t.name, p.partition), toOffset(p.offset))
-          else failed.push({ topic: t.name, partition: p.partition, errorCode: p.errorCode })
-        }
-      }
-    }))
-    if (unreachable.length > 0) {
-      await delay(50 * 2 ** attempt)
-      for (const [tp, offset] of await this.listOffsets(unreachable, which, attempt + 1)) out.set(tp, offset)
-    }
-    if (failed.length === 0) return out
-    this.#metadata.invalidate()
-    const retriable = failed.every(f => isRetriableKafkaError(f.errorCode))
-    if (retriable && attempt < LIST_OFFSETS_ATTEMPTS) {
-      await delay(50 * 2 ** attempt)
-      for (const [tp, offset] of await this.listOffsets(failed, which, attempt + 1)) out.set(tp, offset)
-      return out
-    }
-    const first = failed[0]!
-    throw kafkaResponseError(first.errorCode, ErrorCodes.FETCH, `list ${what} of ${failed.length} partition(s) of ${this.#cluster.label}, first ${first.topic}-${first.partition}`, this.#cluster)
+  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: OffsetQuery): Promise<Map<string, number>> {
+    return await listOffsets(this.#listing(), partitions, which)
+  }
+
+  /** As `listOffsets`, but the partitions that got no offset are returned apart, with their Kafka error. */
+  async listOffsetsSettled (partitions: readonly { topic: string, partition: number }[], which: OffsetQuery): Promise<SettledOffsets> {
+    return await listOffsetsSettled(this.#listing(), partitions, which)
+  }
+
+  #listing (): OffsetListingDeps {
+    return { metadata: this.#metadata, pool: this.#pool, cluster: this.#cluster, isolationLevel: this.#isolationLevel() }
   }
 
   async close (): Promise<void> {

@@ -27,6 +27,8 @@ export interface PartitionReplicationStatus {
   readonly targetOffsetUnknown?: string
   /** The source's read_committed log end; null when the source could not be read or the topic is gone there. */
   readonly sourceLogEnd: number | null
+  /** Why `sourceLogEnd` is null while the source answered for other partitions: its Kafka error (LEADER_NOT_AVAILABLE). */
+  readonly sourceLogEndUnknown?: string
   readonly lagRecords: number | null
   /** Now minus the timestamp of the oldest source record not yet copied; 0 when caught up. */
   readonly lagSeconds: number | null
@@ -101,6 +103,8 @@ async function readTarget (flow: FlowConfig): Promise<TargetView> {
 
 interface SourceView {
   readonly logEnds: Map<string, number>
+  /** Partitions whose log end the source did not give (no leader: its broker is down), with the Kafka error. */
+  readonly unknown: Map<string, string>
   /** Timestamp of the first record at or after the next offset to read, per partition that has one. */
   readonly oldestPending: Map<string, number>
 }
@@ -118,7 +122,8 @@ async function readSource (flow: FlowConfig, positions: TargetView['positions'])
     // A topic deleted on the source since it was replicated would fail the whole request: ask only for the others.
     const existing = new Set(await admin.listTopics())
     const asked = [...positions.values()].filter(p => existing.has(p.topic))
-    const logEnds = asked.length === 0 ? new Map<string, number>() : await fetcher.listOffsets(asked, 'latest')
+    // One partition without a leader (its broker down) must not hide the lag of all the others.
+    const { offsets: logEnds, failed: unknown } = asked.length === 0 ? { offsets: new Map<string, number>(), failed: new Map<string, string>() } : await fetcher.listOffsetsSettled(asked, 'latest')
     const oldestPending = new Map<string, number>()
     let pending = [...positions].filter(([tp, p]) => (logEnds.get(tp) ?? -1) > p.last + 1).map(([, p]) => ({ topic: p.topic, partition: p.partition, offset: p.last + 1 }))
     for (let round = 0; round < MAX_PENDING_ROUNDS && pending.length > 0; round++) {
@@ -131,7 +136,7 @@ async function readSource (flow: FlowConfig, positions: TargetView['positions'])
       }
       pending = next
     }
-    return { logEnds, oldestPending }
+    return { logEnds, unknown, oldestPending }
   } finally {
     await source.close()
   }
@@ -171,6 +176,7 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
       targetOffset: targetOffset.offset,
       ...(targetOffset.reason === undefined ? {} : { targetOffsetUnknown: targetOffset.reason }),
       sourceLogEnd: logEnd,
+      ...(source?.unknown.has(tp) === true ? { sourceLogEndUnknown: source.unknown.get(tp)! } : {}),
       lagRecords: logEnd === null ? null : lagInRecords(p.last, logEnd),
       lagSeconds: source === null || logEnd === null ? null : lagInSeconds(source.oldestPending.get(tp) ?? null, at)
     }

@@ -1,0 +1,121 @@
+/**
+ * ListOffsets for a reader (record-fetcher.ts): each partition's earliest, latest or by-time offset, asked of its
+ * leader with kmirror's own request, grouped by leader.
+ *
+ * Invariants:
+ * - A partition whose leader moved, could not be reached or answered a retriable error is asked again with fresh
+ *   metadata and a growing pause, LIST_OFFSETS_ATTEMPTS times in all.
+ * - `listOffsets` is all or nothing: a partition still without an answer then fails the call. `listOffsetsSettled`
+ *   returns the offsets it has and, apart, each partition it could not get one for with its Kafka error (a source
+ *   partition without a leader must not hide the other partitions' offsets). A topic the principal may not describe
+ *   fails both.
+ * - A partition without a leader in a topic the cluster has is LEADER_NOT_AVAILABLE, not UNKNOWN_TOPIC_OR_PARTITION.
+ */
+import { setTimeout as delay } from 'node:timers/promises'
+import type { ConnectionPool } from '@platformatic/kafka'
+import { groupBy } from '../collections.ts'
+import { ErrorCodes, type KmirrorError } from '../errors.ts'
+import { partitionKey } from '../topic-partition.ts'
+import type { ClusterContext } from './connection-hints.ts'
+import { isRetriableKafkaError, isTimeoutError, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
+import { noteOutcome } from './broker-suspects.ts'
+import { leaderOf, throwIfRefused, type MetadataCache } from './metadata-cache.ts'
+import { toOffset } from './offsets.ts'
+import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
+import { sendRequest } from './protocol/negotiation.ts'
+
+/** Which offset is asked for: the log start, the end, or the first at or after a time (epoch ms). */
+export type OffsetQuery = 'earliest' | 'latest' | { readonly atOrAfter: number }
+
+export interface OffsetListingDeps {
+  readonly metadata: MetadataCache
+  readonly pool: ConnectionPool
+  readonly cluster: ClusterContext
+  readonly isolationLevel: number
+}
+
+type TopicPartition = { readonly topic: string, readonly partition: number }
+
+/** The offsets answered, keyed `topic-partition`, and the partitions that got none, with their Kafka error. */
+export interface SettledOffsets {
+  readonly offsets: Map<string, number>
+  readonly failed: Map<string, string>
+}
+
+/** Asked again this many times (after a fresh metadata read and a growing pause) before giving up. */
+const LIST_OFFSETS_ATTEMPTS = 5
+const UNKNOWN_TOPIC_OR_PARTITION = 3
+const LEADER_NOT_AVAILABLE = 5
+const NETWORK_EXCEPTION = 13
+
+interface Round {
+  readonly out: Map<string, number>
+  readonly failed: { topic: string, partition: number, errorCode: number }[]
+  /** The last failure to reach a leader, for the partitions in `failed` with NETWORK_EXCEPTION. */
+  unreachable: KmirrorError | null
+}
+
+/** All or nothing: throws when any partition got no offset. */
+export async function listOffsets (deps: OffsetListingDeps, partitions: readonly TopicPartition[], which: OffsetQuery): Promise<Map<string, number>> {
+  const round = await listRound(deps, partitions, which, 1)
+  const first = round.failed[0]
+  if (first === undefined) return round.out
+  if (first.errorCode === NETWORK_EXCEPTION && round.unreachable !== null) throw round.unreachable
+  throw kafkaResponseError(first.errorCode, ErrorCodes.FETCH, `list ${describe(which)} of ${round.failed.length} partition(s) of ${deps.cluster.label}, first ${first.topic}-${first.partition}`, deps.cluster)
+}
+
+/** The offsets it could get, and apart the partitions it could not, each with its Kafka error name. */
+export async function listOffsetsSettled (deps: OffsetListingDeps, partitions: readonly TopicPartition[], which: OffsetQuery): Promise<SettledOffsets> {
+  const round = await listRound(deps, partitions, which, 1)
+  return { offsets: round.out, failed: new Map(round.failed.map(f => [partitionKey(f.topic, f.partition), kafkaErrorName(f.errorCode)])) }
+}
+
+function describe (which: OffsetQuery): string {
+  return typeof which === 'object' ? `offsets at ${new Date(which.atOrAfter).toISOString()}` : `${which} offsets`
+}
+
+async function listRound (deps: OffsetListingDeps, partitions: readonly TopicPartition[], which: OffsetQuery, attempt: number): Promise<Round> {
+  const timestamp = typeof which === 'object' ? BigInt(which.atOrAfter) : which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
+  const metadata = await deps.metadata.leaders([...new Set(partitions.map(p => p.topic))])
+  throwIfRefused(metadata, new Set(partitions.map(p => p.topic)), deps.cluster)
+  const byLeader = groupBy(partitions, tp => leaderOf(metadata, tp.topic, tp.partition))
+  const round: Round = {
+    out: new Map(),
+    // A partition of a topic the cluster has, without a leader (its broker down, no replica in sync), is said so.
+    failed: (byLeader.get(-1) ?? []).map(tp => ({
+      ...tp, errorCode: metadata.topics.get(tp.topic)?.leaders[tp.partition] === undefined ? UNKNOWN_TOPIC_OR_PARTITION : LEADER_NOT_AVAILABLE
+    })),
+    unreachable: null
+  }
+  byLeader.delete(-1)
+  await Promise.all([...byLeader].map(async ([node, list]) => {
+    const broker = metadata.brokers.get(node)!
+    const topics = [...groupBy(list, tp => tp.topic)].map(([name, tps]) => ({ name, partitions: tps.map(tp => ({ partition: tp.partition, timestamp })) }))
+    let response
+    try {
+      response = await sendRequest(await deps.pool.get(broker), ListOffsetsApi, { isolationLevel: deps.isolationLevel, topics }, deps.cluster.label)
+    } catch (err) {
+      deps.metadata.invalidate()
+      if (isTimeoutError(err)) noteOutcome(broker, err)
+      const error = toKmirrorError(err, ErrorCodes.FETCH, `list ${describe(which)} on broker ${node} (${broker.host}:${broker.port}) of ${deps.cluster.label}`, deps.cluster)
+      if (!error.retriable) throw error
+      // A leader that cannot be reached (its broker died, its partitions moved on): asked again with fresh metadata.
+      round.unreachable = error
+      for (const tp of list) round.failed.push({ ...tp, errorCode: NETWORK_EXCEPTION })
+      return
+    }
+    for (const t of response.topics) {
+      for (const p of t.partitions) {
+        if (p.errorCode === 0) round.out.set(partitionKey(t.name, p.partition), toOffset(p.offset))
+        else round.failed.push({ topic: t.name, partition: p.partition, errorCode: p.errorCode })
+      }
+    }
+  }))
+  if (round.failed.length === 0) return round
+  deps.metadata.invalidate()
+  if (attempt >= LIST_OFFSETS_ATTEMPTS || !round.failed.every(f => f.errorCode === NETWORK_EXCEPTION || isRetriableKafkaError(f.errorCode))) return round
+  await delay(50 * 2 ** attempt)
+  const again = await listRound(deps, round.failed, which, attempt + 1)
+  for (const [tp, offset] of again.out) round.out.set(tp, offset)
+  return { out: round.out, failed: again.failed, unreachable: again.unreachable ?? round.unreachable }
+}

@@ -1,0 +1,115 @@
+/**
+ * A source partition offline (one replica, its broker of the three-node `trio` killed with kill -9) after it was
+ * copied: `kmirror status` still shows every partition, the offline ones with `SOURCE END ? (LEADER_NOT_AVAILABLE)`
+ * and the others with their lag, never "source unreachable" for the whole flow; the running instance copies the
+ * online partitions on; once the broker is back, every source record is on the target exactly, in order.
+ */
+import assert from 'node:assert/strict'
+import { after, before, test } from 'node:test'
+import { ensureTrio, killTrioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
+import { createTopic, endOffsets, produce, withAdmin } from '../helpers/kafka.ts'
+import type { TestRecord } from '../helpers/kafka-clients.ts'
+import { type Instance, killInstances, startInstance } from '../helpers/instances.ts'
+import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
+import { writeTempFile } from '../helpers/process.ts'
+import { readCommitted } from '../helpers/replication.ts'
+import { runKmirror } from '../helpers/drills.ts'
+import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
+
+const PARTITIONS = 4
+
+let trio: TestCluster
+let release: () => Promise<void> = async () => undefined
+before(async () => { ({ trio, release } = await useTrio()) })
+after(async () => { await release() })
+
+interface StatusPartition {
+  readonly topic: string
+  readonly partition: number
+  readonly lastReplicatedOffset: number
+  readonly sourceLogEnd: number | null
+  readonly sourceLogEndUnknown?: string
+  readonly lagRecords: number | null
+}
+
+function records (topic: string, partitions: readonly number[], from: number, count: number): TestRecord[] {
+  return partitions.flatMap(partition => Array.from({ length: count }, (_, i) => ({
+    topic, partition, key: Buffer.from(`k${from + i}`), value: Buffer.from(`${partition}:${from + i}`), headers: [], timestamp: BigInt(Date.now())
+  })))
+}
+
+async function waitForEnds (remote: string, expected: readonly number[]): Promise<void> {
+  await waitFor(async () => {
+    const ends = await endOffsets('target', remote).catch(() => [])
+    return { done: ends.length === expected.length && ends.every((e, p) => e === BigInt(expected[p]!)), state: ends }
+  }, { timeoutMs: 60_000, intervalMs: 250, message: `the target holds ${JSON.stringify(expected)} records per partition` })
+}
+
+test('a source partition offline (its broker killed): kmirror status shows it unknown with its Kafka error and the other partitions\' lag; the online partitions copy on; all exact once it is back', { timeout: 180_000 }, async t => {
+  // Given a 4-partition topic on the trio with one replica per partition, copied to `target`
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const instances: Instance[] = []
+  t.after(async () => { await ensureTrio() })
+  removeAliasTopicsAfter(t, [trio, 'target'], [a, b], async () => await killInstances(instances))
+  const topic = uniqueName('srcoffline')
+  await createTopic(trio, topic, { partitions: PARTITIONS, t })
+  const all = [...Array(PARTITIONS).keys()]
+  await produce(trio, records(topic, all, 0, 20))
+  // kmirror's offset syncs live on the source: replicated (the trio's default), so the kill leaves them writable
+  const properties = multiClusterProperties([{ alias: a, cluster: trio }, { alias: b, cluster: 'target' }], [`${a}->${b}`], [`topics = ${topic}`])
+    .replace(/^offset-syncs\.topic\.replication\.factor = 1$/m, 'offset-syncs.topic.replication.factor = -1')
+  const config = writeTempFile(properties, '.properties', t)
+  const instance = await startInstance(config, 'one', t)
+  instances.push(instance)
+  const remote = `${a}.${topic}`
+  await waitForEnds(remote, all.map(() => 20))
+
+  // When the broker leading some partitions (their only replica) is killed, and the others get more records
+  const leaders = await withAdmin(trio, async admin => (await admin.metadata({ topics: [topic] })).topics.get(topic)!.partitions.map(p => p.leader))
+  const victim = leaders[0]!
+  const offline = all.filter(p => leaders[p] === victim)
+  const online = all.filter(p => leaders[p] !== victim)
+  t.diagnostic(`source leaders ${JSON.stringify(leaders)}: killing node ${victim}, partitions ${JSON.stringify(offline)} go offline`)
+  await killTrioNode(victim)
+  if (online.length > 0) await produce(trio, records(topic, online, 20, 10))
+
+  // Then the running instance copies the online partitions on
+  await waitForEnds(remote, all.map(p => online.includes(p) ? 30 : 20))
+
+  // And `kmirror status` shows every partition: the offline ones unknown with their Kafka error, the online ones
+  // with their log end and lag 0, and the source as reachable
+  const status = await waitForValue(async () => {
+    const cli = await runKmirror(['status', config, '--json'], t)
+    assert.equal(cli.code, 0, cli.stderr)
+    const read = (JSON.parse(cli.stdout) as { flows: { sourceReachable: boolean, error?: string, partitions: StatusPartition[] }[] }).flows[0]!
+    // Only this topic: the flow also copies the trio's `heartbeats`, written to all the while by other flows
+    const flow = { ...read, partitions: read.partitions.filter(p => p.topic === topic) }
+    const settled = flow.partitions.every(p => offline.includes(p.partition) ? p.sourceLogEndUnknown === 'LEADER_NOT_AVAILABLE' : p.lagRecords === 0)
+    return { done: settled, state: flow }
+  }, { timeoutMs: 60_000, intervalMs: 1000, message: 'status shows the offline partitions as LEADER_NOT_AVAILABLE once the controller fenced the broker' })
+  assert.equal(status.sourceReachable, true)
+  assert.equal(status.error, undefined)
+  assert.deepEqual(status.partitions.map(p => p.partition), all)
+  for (const p of status.partitions) {
+    if (offline.includes(p.partition)) {
+      assert.deepEqual([p.sourceLogEnd, p.lagRecords, p.lastReplicatedOffset], [null, null, 19])
+    } else {
+      assert.deepEqual([p.sourceLogEnd, p.lagRecords, p.lastReplicatedOffset], [30, 0, 29])
+    }
+  }
+  const text = await runKmirror(['status', config], t)
+  for (const p of offline) assert.match(text.stdout, new RegExp(`^  ${topic}\\s+${p}\\s+19\\s+${remote.replace(/\./g, '\\.')}\\s+\\S+\\s+\\? \\(LEADER_NOT_AVAILABLE\\)\\s+\\?\\s+\\?$`, 'm'))
+
+  // When the broker is back and every partition gets more records
+  await ensureTrio()
+  await produce(trio, records(topic, all, 30, 5))
+
+  // Then every source record is on the target, exactly and in order
+  await waitForEnds(remote, all.map(p => online.includes(p) ? 35 : 25))
+  for (const partition of all) {
+    const values = async (cluster: typeof trio | 'target', name: string): Promise<string[]> => (await readCommitted(cluster, name, partition)).map(r => String(r.value))
+    assert.deepEqual(await values('target', remote), await values(trio, topic), `${topic}-${partition}`)
+  }
+  instance.process.kill('SIGTERM')
+  assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
+})
