@@ -4,7 +4,8 @@
  *
  * Invariants:
  * - A partition whose leader moved, could not be reached or answered a retriable error is asked again with fresh
- *   metadata and a growing pause, LIST_OFFSETS_ATTEMPTS times in all.
+ *   metadata and a growing pause, LIST_OFFSETS_ATTEMPTS times in all; one refused for good is not asked again and
+ *   does not stop the others' retries.
  * - `listOffsets` is all or nothing: a partition still without an answer then fails the call. `listOffsetsSettled`
  *   returns the offsets it has and, apart, each partition it could not get one for with its Kafka error (a source
  *   partition without a leader must not hide the other partitions' offsets). A topic the principal may not describe
@@ -58,7 +59,8 @@ interface Round {
 /** All or nothing: throws when any partition got no offset. */
 export async function listOffsets (deps: OffsetListingDeps, partitions: readonly TopicPartition[], which: OffsetQuery): Promise<Map<string, number>> {
   const round = await listRound(deps, partitions, which, 1)
-  const first = round.failed[0]
+  // A partition refused for good names the failure, rather than one that only ran out of retries.
+  const first = round.failed.find(f => !isRetriable(f)) ?? round.failed[0]
   if (first === undefined) return round.out
   if (first.errorCode === NETWORK_EXCEPTION && round.unreachable !== null) throw round.unreachable
   throw kafkaResponseError(first.errorCode, ErrorCodes.FETCH, `list ${describe(which)} of ${round.failed.length} partition(s) of ${deps.cluster.label}, first ${first.topic}-${first.partition}`, deps.cluster)
@@ -113,9 +115,15 @@ async function listRound (deps: OffsetListingDeps, partitions: readonly TopicPar
   }))
   if (round.failed.length === 0) return round
   deps.metadata.invalidate()
-  if (attempt >= LIST_OFFSETS_ATTEMPTS || !round.failed.every(f => f.errorCode === NETWORK_EXCEPTION || isRetriableKafkaError(f.errorCode))) return round
+  // Only what waiting may fix is asked again; a partition refused for good stays failed, and holds up no retry.
+  const again = round.failed.filter(isRetriable)
+  if (attempt >= LIST_OFFSETS_ATTEMPTS || again.length === 0) return round
   await delay(50 * 2 ** attempt)
-  const again = await listRound(deps, round.failed, which, attempt + 1)
-  for (const [tp, offset] of again.out) round.out.set(tp, offset)
-  return { out: round.out, failed: again.failed, unreachable: again.unreachable ?? round.unreachable }
+  const next = await listRound(deps, again, which, attempt + 1)
+  for (const [tp, offset] of next.out) round.out.set(tp, offset)
+  return { out: round.out, failed: [...round.failed.filter(f => !isRetriable(f)), ...next.failed], unreachable: next.unreachable ?? round.unreachable }
+}
+
+function isRetriable (f: { errorCode: number }): boolean {
+  return f.errorCode === NETWORK_EXCEPTION || isRetriableKafkaError(f.errorCode)
 }

@@ -168,6 +168,7 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
   const partitions = [...target.positions].map(([tp, p]): PartitionReplicationStatus => {
     const targetOffset = lastTargetOffset(target.translate(p.topic, p.partition, p.last + 1))
     const logEnd = source?.logEnds.get(tp) ?? null
+    const logEndUnknown = source?.unknown.get(tp)
     return {
       topic: p.topic,
       partition: p.partition,
@@ -176,7 +177,7 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
       targetOffset: targetOffset.offset,
       ...(targetOffset.reason === undefined ? {} : { targetOffsetUnknown: targetOffset.reason }),
       sourceLogEnd: logEnd,
-      ...(source?.unknown.has(tp) === true ? { sourceLogEndUnknown: source.unknown.get(tp)! } : {}),
+      ...(logEndUnknown === undefined ? {} : { sourceLogEndUnknown: logEndUnknown }),
       lagRecords: logEnd === null ? null : lagInRecords(p.last, logEnd),
       lagSeconds: source === null || logEnd === null ? null : lagInSeconds(source.oldestPending.get(tp) ?? null, at)
     }
