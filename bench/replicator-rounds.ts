@@ -54,6 +54,10 @@ class IdleSource implements SourceReader {
   async listOffsets (partitions: readonly { topic: string, partition: number }[]): Promise<Map<string, number>> {
     return new Map(partitions.map(p => [`${p.topic}\u0000${p.partition}`, 100]))
   }
+
+  async listOffsetsSettled (partitions: readonly { topic: string, partition: number }[]): Promise<{ offsets: Map<string, number>, failed: Map<string, string> }> {
+    return { offsets: await this.listOffsets(partitions), failed: new Map() }
+  }
 }
 
 interface Figures { cpuMsPerRound: number, allocatedKiBPerRound: number, roundsPerSecond: number }

@@ -11,6 +11,7 @@
  *   partition without a leader must not hide the other partitions' offsets). A topic the principal may not describe
  *   fails both.
  * - A partition without a leader in a topic the cluster has is LEADER_NOT_AVAILABLE, not UNKNOWN_TOPIC_OR_PARTITION.
+ * - A partition its leader left out of the answer is UNKNOWN_SERVER_ERROR: it never gets a made-up offset.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { ConnectionPool } from '@platformatic/kafka'
@@ -48,6 +49,7 @@ const LIST_OFFSETS_ATTEMPTS = 5
 const UNKNOWN_TOPIC_OR_PARTITION = 3
 const LEADER_NOT_AVAILABLE = 5
 const NETWORK_EXCEPTION = 13
+const UNKNOWN_SERVER_ERROR = -1
 
 interface Round {
   readonly out: Map<string, number>
@@ -58,7 +60,7 @@ interface Round {
 
 /** All or nothing: throws when any partition got no offset. */
 export async function listOffsets (deps: OffsetListingDeps, partitions: readonly TopicPartition[], which: OffsetQuery): Promise<Map<string, number>> {
-  const round = await listRound(deps, partitions, which, 1)
+  const round = await listRound(deps, partitions, which, LIST_OFFSETS_ATTEMPTS)
   // A partition refused for good names the failure, rather than one that only ran out of retries.
   const first = round.failed.find(f => !isRetriable(f)) ?? round.failed[0]
   if (first === undefined) return round.out
@@ -66,9 +68,12 @@ export async function listOffsets (deps: OffsetListingDeps, partitions: readonly
   throw kafkaResponseError(first.errorCode, ErrorCodes.FETCH, `list ${describe(which)} of ${round.failed.length} partition(s) of ${deps.cluster.label}, first ${first.topic}-${first.partition}`, deps.cluster)
 }
 
-/** The offsets it could get, and apart the partitions it could not, each with its Kafka error name. */
-export async function listOffsetsSettled (deps: OffsetListingDeps, partitions: readonly TopicPartition[], which: OffsetQuery): Promise<SettledOffsets> {
-  const round = await listRound(deps, partitions, which, 1)
+/**
+ * The offsets it could get, and apart the partitions it could not, each with its Kafka error name. `attempts`
+ * (at most LIST_OFFSETS_ATTEMPTS) bounds the tries: a caller with its own back-off asks once.
+ */
+export async function listOffsetsSettled (deps: OffsetListingDeps, partitions: readonly TopicPartition[], which: OffsetQuery, attempts = LIST_OFFSETS_ATTEMPTS): Promise<SettledOffsets> {
+  const round = await listRound(deps, partitions, which, Math.max(1, Math.min(attempts, LIST_OFFSETS_ATTEMPTS)))
   return { offsets: round.out, failed: new Map(round.failed.map(f => [partitionKey(f.topic, f.partition), kafkaErrorName(f.errorCode)])) }
 }
 
@@ -76,7 +81,7 @@ function describe (which: OffsetQuery): string {
   return typeof which === 'object' ? `offsets at ${new Date(which.atOrAfter).toISOString()}` : `${which} offsets`
 }
 
-async function listRound (deps: OffsetListingDeps, partitions: readonly TopicPartition[], which: OffsetQuery, attempt: number): Promise<Round> {
+async function listRound (deps: OffsetListingDeps, partitions: readonly TopicPartition[], which: OffsetQuery, attemptsLeft: number): Promise<Round> {
   const timestamp = typeof which === 'object' ? BigInt(which.atOrAfter) : which === 'earliest' ? ListOffsetTimestamps.EARLIEST : ListOffsetTimestamps.LATEST
   const metadata = await deps.metadata.leaders([...new Set(partitions.map(p => p.topic))])
   throwIfRefused(metadata, new Set(partitions.map(p => p.topic)), deps.cluster)
@@ -106,20 +111,23 @@ async function listRound (deps: OffsetListingDeps, partitions: readonly TopicPar
       for (const tp of list) round.failed.push({ ...tp, errorCode: NETWORK_EXCEPTION })
       return
     }
+    const answered = new Set<string>()
     for (const t of response.topics) {
       for (const p of t.partitions) {
+        answered.add(partitionKey(t.name, p.partition))
         if (p.errorCode === 0) round.out.set(partitionKey(t.name, p.partition), toOffset(p.offset))
         else round.failed.push({ topic: t.name, partition: p.partition, errorCode: p.errorCode })
       }
     }
+    for (const tp of list) if (!answered.has(partitionKey(tp.topic, tp.partition))) round.failed.push({ ...tp, errorCode: UNKNOWN_SERVER_ERROR })
   }))
   if (round.failed.length === 0) return round
   deps.metadata.invalidate()
   // Only what waiting may fix is asked again; a partition refused for good stays failed, and holds up no retry.
   const again = round.failed.filter(isRetriable)
-  if (attempt >= LIST_OFFSETS_ATTEMPTS || again.length === 0) return round
-  await delay(50 * 2 ** attempt)
-  const next = await listRound(deps, again, which, attempt + 1)
+  if (attemptsLeft <= 1 || again.length === 0) return round
+  await delay(50 * 2 ** (LIST_OFFSETS_ATTEMPTS - attemptsLeft + 1))
+  const next = await listRound(deps, again, which, attemptsLeft - 1)
   for (const [tp, offset] of next.out) round.out.set(tp, offset)
   return { out: round.out, failed: [...round.failed.filter(f => !isRetriable(f)), ...next.failed], unreachable: next.unreachable ?? round.unreachable }
 }

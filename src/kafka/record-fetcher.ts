@@ -311,9 +311,12 @@ export class RecordFetcher {
     return await listOffsets(this.#listing(), partitions, which)
   }
 
-  /** As `listOffsets`, but the partitions that got no offset are returned apart, with their Kafka error. */
-  async listOffsetsSettled (partitions: readonly { topic: string, partition: number }[], which: OffsetQuery): Promise<SettledOffsets> {
-    return await listOffsetsSettled(this.#listing(), partitions, which)
+  /**
+   * As `listOffsets`, but the partitions that got no offset are returned apart, with their Kafka error. `attempts`
+   * bounds the tries (default 5, with a growing pause): a caller with its own back-off asks once.
+   */
+  async listOffsetsSettled (partitions: readonly { topic: string, partition: number }[], which: OffsetQuery, attempts?: number): Promise<SettledOffsets> {
+    return await listOffsetsSettled(this.#listing(), partitions, which, attempts)
   }
 
   #listing (): OffsetListingDeps {

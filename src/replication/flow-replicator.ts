@@ -34,14 +34,15 @@ import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
 import { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import { createProvenanceMarker } from './provenance.ts'
 import { PartitionFailures } from './partition-failures.ts'
-import { isWorthWaiting, StepFailures, type StepFailure } from './step-failures.ts'
+import { isWorthWaiting, stepBackoffMs, StepFailures, type StepFailure } from './step-failures.ts'
 import type { FlowReplicatorDeps, PartitionStatus } from './replicator-ports.ts'
 import { ErrorCodes, isKmirrorError } from '../errors.ts'
-import { fetchPosition, PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState } from './partition-set.ts'
-import { ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
+import { fetchPosition, PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState, type Resolved } from './partition-set.ts'
+import { PendingStarts, type Owns } from './pending-starts.ts'
+import { positionsOf, ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
 import { ExactlyOnceRound } from './exactly-once-round.ts'
 import { DEFAULT_BATCHING, RoundWriter } from './round-writer.ts'
-import { lagSeconds } from './record-times.ts'
+import { statusOf } from './record-times.ts'
 import { RecreatedRemotes } from './recreated-remotes.ts'
 import { RoundOutcome } from './round-outcome.ts'
 import { TargetWait } from './target-wait.ts'
@@ -79,6 +80,7 @@ export class FlowReplicator {
   readonly #outcome: RoundOutcome
   /** Partitions the target cannot take yet, out of the fetch rounds until it can (target-wait.ts). */
   readonly #waiting: TargetWait
+  readonly #pendingStarts: PendingStarts
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
@@ -87,6 +89,15 @@ export class FlowReplicator {
     this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log)
     this.#steps = new StepFailures(deps.log)
     this.#failing = new PartitionFailures(deps.flow.name, deps.aliases ?? { source: 'source', target: 'target' }, deps.log, this.#metrics, deps.failureBackoff)
+    this.#pendingStarts = new PendingStarts({
+      failing: this.#failing,
+      sourceAlias: deps.aliases?.source ?? 'source',
+      taken: key => this.#partitions.taken(key),
+      // One try each: the pending partitions have their own back-off.
+      resolve: (refs, from) => this.#partitions.resolve(refs, from, 1),
+      enqueue: (states, admit) => this.#partitions.enqueue({ kind: 'add', states, admit, done: () => undefined }),
+      log: deps.log
+    })
     const { flow, progress, syncs, log } = deps
     this.#flusher = new ProgressFlusher({ flow, progress, syncs, log, tracker: this.#tracker, flushWhenCaughtUp: deps.flushWhenCaughtUp === true })
     this.#eos = deps.exactlyOnce === undefined
@@ -133,15 +144,14 @@ export class FlowReplicator {
    * Adds partitions not replicated yet; existing ones keep their position. Those of `fromLogStart` topics start at
    * the source's log start whatever `startAt` says (their remote topic was created again).
    */
-  async addTopics (topics: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set(), owns: (key: string) => boolean = () => true): Promise<void> {
+  async addTopics (topics: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set(), owns: Owns = () => true): Promise<void> {
     const refs: PartitionRef[] = []
     for (const t of topics) {
       for (let partition = 0; partition < t.partitions; partition++) {
         if (owns(partitionKey(t.source, partition))) refs.push({ topic: t.source, partition, remoteTopic: t.remote })
       }
     }
-    const states = await this.#partitions.resolve(refs, fromLogStart)
-    if (states.length > 0) await this.#change(done => ({ kind: 'add', states, done }))
+    await this.#add(await this.#partitions.resolve(refs, fromLogStart), fromLogStart, owns)
   }
 
   /**
@@ -149,9 +159,14 @@ export class FlowReplicator {
    * just now: another instance may have copied it since) + 1, else from `startAt`. Partitions already copied keep
    * their position. Resolves once they are in the fetch rounds.
    */
-  async addPartitions (partitions: readonly PartitionRef[], stored: ReadonlyMap<string, number>): Promise<void> {
+  async addPartitions (partitions: readonly PartitionRef[], stored: ReadonlyMap<string, number>, owns: Owns = () => true): Promise<void> {
     this.#partitions.mergeStored(stored, partitions.map(p => partitionKey(p.topic, p.partition)))
-    const states = await this.#partitions.resolve(partitions)
+    await this.#add(await this.#partitions.resolve(partitions), new Set(), owns)
+  }
+
+  /** Adds the partitions whose start is known; holds the others until it is (pending-starts.ts). */
+  async #add (resolved: Resolved, fromLogStart: ReadonlySet<string>, owns: Owns): Promise<void> {
+    const states = this.#pendingStarts.admit(resolved, fromLogStart, owns)
     if (states.length > 0) await this.#change(done => ({ kind: 'add', states, done }))
   }
 
@@ -162,6 +177,7 @@ export class FlowReplicator {
    * writes them again (unless they are added again). Unknown partitions are ignored.
    */
   async releasePartitions (partitions: readonly { topic: string, partition: number }[]): Promise<void> {
+    this.#pendingStarts.drop(partitions.map(p => partitionKey(p.topic, p.partition)))
     const keys = new Set<string>()
     for (const p of partitions) {
       const state = this.#partitions.get(partitionKey(p.topic, p.partition))
@@ -186,6 +202,7 @@ export class FlowReplicator {
     // A write under way sends nothing more (exactly-once mode ends the producer with it).
     if (this.#eos === null) this.#deps.writer.endMembership?.()
     else this.#eos.membershipLost()
+    this.#pendingStarts.clear()
     for (const state of this.#partitions.values()) {
       state.lost = true
       this.#tracker.reset(partitionKey(state.topic, state.partition))
@@ -200,6 +217,7 @@ export class FlowReplicator {
    */
   removeTopics (topics: readonly string[]): Promise<void> {
     if (topics.length === 0) return Promise.resolve()
+    this.#pendingStarts.dropTopics(new Set(topics))
     return this.#change(done => ({ kind: 'remove-topics', topics: new Set(topics), done }))
   }
 
@@ -266,6 +284,8 @@ export class FlowReplicator {
 
   async #loop (): Promise<void> {
     while (!this.#stopping) {
+      // Beside the rounds: what a try finds joins at a later change (pending-starts.ts).
+      this.#pendingStarts.retry()
       this.#applyChanges()
       try {
         const progressed = await this.#iterate()
@@ -276,7 +296,7 @@ export class FlowReplicator {
         } else {
           // Every partition answered RETRY (leader moving, metadata stale): back off instead of spinning.
           this.#failures++
-          await delay(this.#backoffMs())
+          await delay(stepBackoffMs(this.#failures))
         }
       } catch (err) {
         if (!isWorthWaiting(err)) {
@@ -287,16 +307,12 @@ export class FlowReplicator {
           throw err
         }
         this.#failures++
-        const backoffMs = this.#backoffMs()
+        const backoffMs = stepBackoffMs(this.#failures)
         this.#steps.failed(err, this.#failures, backoffMs)
         await delay(backoffMs)
       }
     }
     await this.flush()
-  }
-
-  #backoffMs (): number {
-    return Math.min(5000, 100 * 2 ** Math.min(this.#failures, 6))
   }
 
   /** One fetch-write round (one transaction in exactly-once mode). Returns false when no partition could be read. */
@@ -370,9 +386,7 @@ export class FlowReplicator {
   }
 
   #positions (): StoredPositions {
-    const positions: StoredPositions = new Map()
-    for (const [key, p] of this.#partitions.entries()) if (!p.lost) positions.set(key, { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 })
-    return positions
+    return positionsOf(this.#partitions.values())
   }
 
   /** The failure of the whole replication step while it lasts (every partition waits), else null. */
@@ -382,10 +396,7 @@ export class FlowReplicator {
 
   status (): PartitionStatus[] {
     const now = Date.now()
-    return [...this.#partitions.entries()].filter(([, p]) => !p.lost)
-      .map(([key, { key: _k, retryAt: _, releasing: _r, lost: _l, fetchAt: _f, head, ...p }]) => {
-        const reported = { ...p, failure: this.#failing.report(key) }
-        return { ...reported, lagSeconds: lagSeconds(reported, head, now) }
-      })
+    return [...this.#partitions.values()].filter(p => !p.lost)
+      .map(p => statusOf(p, this.#failing.report(p.key), now)).concat(this.#pendingStarts.statuses())
   }
 }

@@ -128,7 +128,7 @@ export class PartitionFailures {
     const waitedS = Math.round((now - wait.sinceMs) / 1000)
     const remedy = wait.error === 'UNKNOWN_TOPIC_OR_PARTITION'
       ? `the topic refresh creates ${p.remoteTopic} on cluster ${cluster}; if it stays missing, look for the refresh's error line (a missing CREATE grant, a policy refusing the topic)`
-      : `bring back the broker that leads ${p.remoteTopic}-${p.partition} on cluster ${cluster}, or elect a leader among its live replicas (kafka-topics.sh --describe --topic ${p.remoteTopic} --unavailable-partitions shows it)`
+      : leaderRemedy(p.remoteTopic, p.partition, cluster)
     const report: FailureReport = {
       side: FailureSides.TARGET, cluster, code: ErrorCodes.PRODUCE, error: wait.error, kind: kafkaErrorInfo(wait.error).kind,
       message: `${p.remoteTopic}-${p.partition} takes no records: ${wait.detail}`, remedy,
@@ -188,6 +188,7 @@ export class PartitionFailures {
 export function remedyFor (p: FailingPartition, fault: PartitionFault, cluster: string): string {
   const topic = fault.side === FailureSides.SOURCE ? p.topic : p.remoteTopic
   const principal = `the principal kmirror uses on cluster ${cluster}`
+  if (fault.error === 'LEADER_NOT_AVAILABLE' || fault.error === 'NETWORK_EXCEPTION') return leaderRemedy(topic, p.partition, cluster)
   switch (fault.kind) {
     case KafkaErrorKinds.AUTHORIZATION: {
       const operation = fault.operation ?? (fault.side === FailureSides.SOURCE ? 'READ' : 'WRITE')
@@ -204,4 +205,9 @@ export function remedyFor (p: FailingPartition, fault: PartitionFault, cluster: 
     default:
       return `check the broker logs of cluster ${cluster} for ${fault.error} on ${topic}-${p.partition}`
   }
+}
+
+/** A partition without a leader (or with one that does not answer for it): where to look, and what brings it back. */
+function leaderRemedy (topic: string, partition: number, cluster: string): string {
+  return `bring back the broker that leads ${topic}-${partition} on cluster ${cluster}, or elect a leader among its live replicas (kafka-topics.sh --describe --topic ${topic} --unavailable-partitions shows it)`
 }

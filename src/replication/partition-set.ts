@@ -56,15 +56,30 @@ export function fetchPosition (state: PartitionState): PartitionPosition {
   return state.fetchAt
 }
 
-/** A change to apply between two rounds; `done` hears of it once applied. */
+/** A partition whose start offset the source did not give, with its Kafka error (LEADER_NOT_AVAILABLE). */
+export interface UnresolvedStart {
+  readonly ref: PartitionRef
+  readonly error: string
+}
+
+/** What `resolve` found: the states to add, and the partitions whose start is not known yet. */
+export interface Resolved {
+  readonly states: PartitionState[]
+  readonly unresolved: UnresolvedStart[]
+}
+
+/**
+ * A change to apply between two rounds; `done` hears of it once applied. An `add` with `admit` adds only the
+ * states it admits when applied (a partition released or lost since it was asked for must not join).
+ */
 export type PartitionChange =
   | { readonly kind: 'remove-topics', readonly topics: ReadonlySet<string>, readonly done: () => void }
   | { readonly kind: 'release', readonly keys: ReadonlySet<string>, readonly done: (released: PartitionState[]) => void }
   | { readonly kind: 'drop-lost', readonly done: () => void }
-  | { readonly kind: 'add', readonly states: readonly PartitionState[], readonly done: () => void }
+  | { readonly kind: 'add', readonly states: readonly PartitionState[], readonly done: () => void, readonly admit?: (state: PartitionState) => boolean }
 
 export class PartitionSet {
-  readonly #fetcher: Pick<RecordFetcher, 'listOffsets'>
+  readonly #fetcher: Pick<RecordFetcher, 'listOffsetsSettled'>
   readonly #startAt: 'earliest' | 'latest'
   readonly #log: Logger
   readonly #partitions = new Map<string, PartitionState>()
@@ -74,7 +89,7 @@ export class PartitionSet {
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
   #stored = new Map<string, number>()
 
-  constructor (fetcher: Pick<RecordFetcher, 'listOffsets'>, startAt: 'earliest' | 'latest', log: Logger) {
+  constructor (fetcher: Pick<RecordFetcher, 'listOffsetsSettled'>, startAt: 'earliest' | 'latest', log: Logger) {
     this.#fetcher = fetcher
     this.#startAt = startAt
     this.#log = log
@@ -149,25 +164,44 @@ export class PartitionSet {
 
   /**
    * The states of `refs` not in the set yet, at their starting positions (stored + 1, or `startAt`, or the log
-   * start for topics in `fromLogStart`). Nothing is added: `enqueue` an `add` with them.
+   * start for topics in `fromLogStart`). Nothing is added: `enqueue` an `add` with them. A partition without a
+   * stored position whose start the source did not give (no leader: its broker is down) is not among them but in
+   * `unresolved`, with its Kafka error: one offline partition must not hold up the others (pending-starts.ts).
    */
-  async resolve (refs: readonly PartitionRef[], fromLogStart: ReadonlySet<string> = new Set()): Promise<PartitionState[]> {
+  async resolve (refs: readonly PartitionRef[], fromLogStart: ReadonlySet<string> = new Set(), attempts?: number): Promise<Resolved> {
     const fresh = refs.filter(p => !this.#partitions.has(partitionKey(p.topic, p.partition)) || this.#leaving(partitionKey(p.topic, p.partition)))
-    if (fresh.length === 0) return []
+    if (fresh.length === 0) return { states: [], unresolved: [] }
     const unstored = fresh.filter(p => !this.#stored.has(partitionKey(p.topic, p.partition)))
     const earliest = unstored.filter(p => fromLogStart.has(p.topic))
     const usual = unstored.filter(p => !fromLogStart.has(p.topic))
-    const starts = new Map<string, number>([
-      ...(usual.length === 0 ? [] : await this.#fetcher.listOffsets(usual, this.#startAt)),
-      ...(earliest.length === 0 ? [] : await this.#fetcher.listOffsets(earliest, 'earliest'))
-    ])
-    return fresh.map(p => {
+    const none = { offsets: new Map<string, number>(), failed: new Map<string, string>() }
+    const [a, b] = [
+      usual.length === 0 ? none : await this.#fetcher.listOffsetsSettled(usual, this.#startAt, attempts),
+      earliest.length === 0 ? none : await this.#fetcher.listOffsetsSettled(earliest, 'earliest', attempts)
+    ]
+    const starts = new Map([...a.offsets, ...b.offsets])
+    const failed = new Map([...a.failed, ...b.failed])
+    const states: PartitionState[] = []
+    const unresolved: UnresolvedStart[] = []
+    for (const p of fresh) {
       const key = partitionKey(p.topic, p.partition)
       const stored = this.#stored.get(key)
-      const position = stored === undefined ? (starts.get(key) ?? 0) : stored + 1
-      this.#log.debug({ topic: p.topic, partition: p.partition, position, resumed: stored !== undefined }, 'partition added')
-      return { key, topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false, fetchAt: null }
-    })
+      const start = stored === undefined ? starts.get(key) : stored + 1
+      // No offset and no error (an answer that left it out) is not a start either: never a made-up 0.
+      if (start === undefined) {
+        unresolved.push({ ref: p, error: failed.get(key) ?? 'UNKNOWN_SERVER_ERROR' })
+        continue
+      }
+      this.#log.debug({ topic: p.topic, partition: p.partition, position: start, resumed: stored !== undefined }, 'partition added')
+      states.push({ key, topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position: start, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false, fetchAt: null })
+    }
+    return { states, unresolved }
+  }
+
+  /** Whether the partition is copied (in the set, not leaving) or about to be (in a queued `add`). */
+  taken (key: string): boolean {
+    if (this.#partitions.has(key) && !this.#leaving(key)) return true
+    return this.#changes.some(c => c.kind === 'add' && c.states.some(state => state.key === key))
   }
 
   #leaving (key: string): boolean {
@@ -218,6 +252,7 @@ export class PartitionSet {
           break
         case 'add':
           for (const state of change.states) {
+            if (change.admit !== undefined && !change.admit(state)) continue
             const current = this.#partitions.get(state.key)
             if (current !== undefined && !current.releasing && !current.lost) continue
             if (current !== undefined) forget(state.key, current)

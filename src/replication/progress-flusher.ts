@@ -22,6 +22,13 @@ const CAUGHT_UP_FLUSH_MS = 1000
 /** The positions to store, keyed by `partitionKey`: the last offset copied of each partition. */
 export type StoredPositions = Map<string, { topic: string, partition: number, lastOffset: number }>
 
+/** The last copied offset of each partition not lost (one lost is no longer this instance's to store). */
+export function positionsOf (partitions: Iterable<PartitionState>): StoredPositions {
+  const positions: StoredPositions = new Map()
+  for (const p of partitions) if (!p.lost) positions.set(p.key, { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 })
+  return positions
+}
+
 export interface ProgressFlusherDeps {
   readonly flow: FlowReplicatorDeps['flow']
   readonly progress: ProgressSink

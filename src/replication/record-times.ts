@@ -20,6 +20,8 @@
  */
 import type { Metrics } from '../metrics/metrics.ts'
 import type { PlannedBatch } from './batch-plan.ts'
+import type { FailureReport } from './partition-failures.ts'
+import type { PartitionState } from './partition-set.ts'
 import { partitionLag, type PartitionStatus } from './replicator-ports.ts'
 
 /** A timestamp a producer did not set (-1, old message formats) tells nothing about time. */
@@ -56,4 +58,11 @@ export function lagSeconds (p: Pick<PartitionStatus, 'highWatermark' | 'position
   if (records === null) return null
   if (records === 0) return 0
   return head === null ? null : Math.max(0, now - head) / 1000
+}
+
+/** What /status shows of a partition in the set: its counters, its failure and its lag in seconds. */
+export function statusOf (state: PartitionState, failure: FailureReport | null, now: number): PartitionStatus {
+  const { topic, partition, remoteTopic, position, highWatermark, copiedRecords, copiedBytes, lostToRetention, head } = state
+  const reported = { topic, partition, remoteTopic, position, highWatermark, copiedRecords, copiedBytes, lostToRetention, failure }
+  return { ...reported, lagSeconds: lagSeconds(reported, head, now) }
 }

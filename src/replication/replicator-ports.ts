@@ -45,7 +45,7 @@ export function isReadFailure (failure: FailureReport | null): boolean {
 }
 
 /** The narrow ports the data path uses, so unit tests can drive it with in-memory fakes. */
-export type SourceReader = Pick<RecordFetcher, 'fetchBatches' | 'listOffsets'>
+export type SourceReader = Pick<RecordFetcher, 'fetchBatches' | 'listOffsets' | 'listOffsetsSettled'>
 export type TargetWriter = Pick<BatchWriter, 'write'> & Partial<Pick<BatchWriter, 'forgetPartition' | 'recreatedPartitions' | 'cutPoints' | 'endMembership' | 'probeReady' | 'waitReason'>>
 export type ProgressSink = Pick<ProgressStore, 'commit'>
 export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>

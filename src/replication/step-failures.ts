@@ -29,6 +29,11 @@ export function isWorthWaiting (err: unknown): boolean {
   return err.code === ErrorCodes.AUTHENTICATION || err.code === ErrorCodes.NOT_AUTHORIZED || err.code === ErrorCodes.CLUSTER_UNREACHABLE
 }
 
+/** The pause after the `failures`-th failed (or unanswered) step in a row: 200 ms doubling, at most 5 s. */
+export function stepBackoffMs (failures: number): number {
+  return Math.min(5000, 100 * 2 ** Math.min(failures, 6))
+}
+
 export class StepFailures {
   readonly #log: Logger
   #current: (StepFailure & { key: string }) | null = null

@@ -112,7 +112,7 @@ export class FlowWork implements WorkOwner {
     const [stored] = await Promise.all([progress.load({ readOnly: true }), history.follow(tp => this.#partitions.has(tp))])
     for (const p of fresh) this.#partitions.add(partitionKey(p.topic, p.partition))
     const refs: PartitionRef[] = fresh.map(p => ({ ...p, remoteTopic: policy.formatRemoteTopic(config.source.alias, p.topic) }))
-    await replicator.addPartitions(refs, stored)
+    await replicator.addPartitions(refs, stored, key => this.ownsPartition(key))
   }
 
   async #runOnce (name: string): Promise<void> {

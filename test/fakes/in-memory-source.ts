@@ -140,6 +140,15 @@ export class InMemorySource implements SourceReader {
     return out
   }
 
+  /** Partitions without a leader: `listOffsetsSettled` answers LEADER_NOT_AVAILABLE for them until `online`. */
+  readonly offline = new Set<string>()
+
+  async listOffsetsSettled (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest'): Promise<{ offsets: Map<string, number>, failed: Map<string, string> }> {
+    const down = partitions.filter(p => this.offline.has(partitionKey(p.topic, p.partition)))
+    const offsets = await this.listOffsets(partitions.filter(p => !down.includes(p)), which)
+    return { offsets, failed: new Map(down.map(p => [partitionKey(p.topic, p.partition), 'LEADER_NOT_AVAILABLE'])) }
+  }
+
   #fetchOne (position: PartitionPosition): FetchedBatches {
     const p = this.#get(position.topic, position.partition)
     const offsets = { highWatermark: p.highWatermark, lastStableOffset: p.highWatermark, logStartOffset: p.logStart }

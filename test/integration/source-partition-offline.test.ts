@@ -1,12 +1,16 @@
 /**
- * A source partition offline (one replica, its broker of the three-node `trio` killed with kill -9) after it was
- * copied: `kmirror status` still shows every partition, the offline ones with `SOURCE END ? (LEADER_NOT_AVAILABLE)`
- * and the others with their lag, never "source unreachable" for the whole flow; the running instance copies the
- * online partitions on; once the broker is back, every source record is on the target exactly, in order.
+ * Source partitions offline (one replica, its broker of the three-node `trio` killed with kill -9):
+ * - after they were copied: `kmirror status` still shows every partition, the offline ones with `SOURCE END ?
+ *   (LEADER_NOT_AVAILABLE)` and the others with their lag, never "source unreachable" for the whole flow; the running
+ *   instance copies the online partitions on;
+ * - before kmirror's first start (no stored position, so where each starts is unknown): the online partitions are
+ *   copied at once, the offline ones wait for their start, reported (warning, /status position -1 and failure,
+ *   /healthz 503), and are copied from their first record once the broker is back.
+ * Either way, every source record ends on the target exactly, in order.
  */
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
-import { ensureTrio, killTrioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
+import { after, before, test, type TestContext } from 'node:test'
+import { ensureTrio, killTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
 import { createTopic, endOffsets, produce, withAdmin } from '../helpers/kafka.ts'
 import type { TestRecord } from '../helpers/kafka-clients.ts'
 import { type Instance, killInstances, startInstance } from '../helpers/instances.ts'
@@ -45,32 +49,43 @@ async function waitForEnds (remote: string, expected: readonly number[]): Promis
   }, { timeoutMs: 60_000, intervalMs: 250, message: `the target holds ${JSON.stringify(expected)} records per partition` })
 }
 
-test('a source partition offline (its broker killed): kmirror status shows it unknown with its Kafka error and the other partitions\' lag; the online partitions copy on; all exact once it is back', { timeout: 180_000 }, async t => {
-  // Given a 4-partition topic on the trio with one replica per partition, copied to `target`
+/** A 4-partition topic on the trio (one replica each) with 20 records per partition, and a flow copying it to `target`. */
+async function givenTopic (t: TestContext, prefix: string) {
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
   const instances: Instance[] = []
   t.after(async () => { await ensureTrio() })
   removeAliasTopicsAfter(t, [trio, 'target'], [a, b], async () => await killInstances(instances))
-  const topic = uniqueName('srcoffline')
+  const topic = uniqueName(prefix)
   await createTopic(trio, topic, { partitions: PARTITIONS, t })
   const all = [...Array(PARTITIONS).keys()]
   await produce(trio, records(topic, all, 0, 20))
   // kmirror's offset syncs live on the source: replicated (the trio's default), so the kill leaves them writable
   const properties = multiClusterProperties([{ alias: a, cluster: trio }, { alias: b, cluster: 'target' }], [`${a}->${b}`], [`topics = ${topic}`])
     .replace(/^offset-syncs\.topic\.replication\.factor = 1$/m, 'offset-syncs.topic.replication.factor = -1')
-  const config = writeTempFile(properties, '.properties', t)
-  const instance = await startInstance(config, 'one', t)
-  instances.push(instance)
-  const remote = `${a}.${topic}`
-  await waitForEnds(remote, all.map(() => 20))
+  return { a, b, topic, remote: `${a}.${topic}`, all, properties, instances }
+}
 
-  // When the broker leading some partitions (their only replica) is killed, and the others get more records
+/** Kills the broker leading partition 0 (the only replica of each partition it leads); which partitions went offline. */
+async function killLeaderOfFirst (t: TestContext, topic: string, all: readonly number[]) {
   const leaders = await withAdmin(trio, async admin => (await admin.metadata({ topics: [topic] })).topics.get(topic)!.partitions.map(p => p.leader))
   const victim = leaders[0]!
   const offline = all.filter(p => leaders[p] === victim)
   const online = all.filter(p => leaders[p] !== victim)
   t.diagnostic(`source leaders ${JSON.stringify(leaders)}: killing node ${victim}, partitions ${JSON.stringify(offline)} go offline`)
   await killTrioNode(victim)
+  return { victim, offline, online }
+}
+
+test('a source partition offline (its broker killed): kmirror status shows it unknown with its Kafka error and the other partitions\' lag; the online partitions copy on; all exact once it is back', { timeout: 180_000 }, async t => {
+  // Given a 4-partition topic on the trio with one replica per partition, copied to `target`
+  const { topic, remote, all, properties, instances } = await givenTopic(t, 'srcoffline')
+  const config = writeTempFile(properties, '.properties', t)
+  const instance = await startInstance(config, 'one', t)
+  instances.push(instance)
+  await waitForEnds(remote, all.map(() => 20))
+
+  // When the broker leading some partitions (their only replica) is killed, and the others get more records
+  const { offline, online } = await killLeaderOfFirst(t, topic, all)
   if (online.length > 0) await produce(trio, records(topic, online, 20, 10))
 
   // Then the running instance copies the online partitions on
@@ -106,10 +121,62 @@ test('a source partition offline (its broker killed): kmirror status shows it un
 
   // Then every source record is on the target, exactly and in order
   await waitForEnds(remote, all.map(p => online.includes(p) ? 35 : 25))
-  for (const partition of all) {
+  await assertExactCopies(topic, remote, all)
+  instance.process.kill('SIGTERM')
+  assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
+})
+
+async function assertExactCopies (topic: string, remote: string, partitions: readonly number[]): Promise<void> {
+  for (const partition of partitions) {
     const values = async (cluster: typeof trio | 'target', name: string): Promise<string[]> => (await readCommitted(cluster, name, partition)).map(r => String(r.value))
     assert.deepEqual(await values('target', remote), await values(trio, topic), `${topic}-${partition}`)
   }
+}
+
+test('source partitions offline at kmirror\'s first start: the others are copied at once, the offline ones wait for their start, reported, and are copied whole once their broker is back', { timeout: 180_000 }, async t => {
+  // Given a 4-partition topic on the trio with one replica per partition and records in each, never copied
+  const { a, b, topic, remote, all, properties, instances } = await givenTopic(t, 'srcstart')
+  // And the broker leading some of them killed before kmirror starts
+  const { victim, offline, online } = await killLeaderOfFirst(t, topic, all)
+
+  // When kmirror starts for the first time
+  const instance = await startInstance(writeTempFile(properties, '.properties', t), 'one', t)
+  instances.push(instance)
+
+  // Then the online partitions are copied whole, at once
+  await waitFor(async () => {
+    const ends = await endOffsets('target', remote).catch(() => [])
+    return { done: ends.length === PARTITIONS && online.every(p => ends[p] === 20n), state: ends }
+  }, { timeoutMs: 60_000, intervalMs: 250, message: 'the online partitions copied' })
+  // And each offline one is reported: a warning naming it, the cluster, the error and the fix
+  // (before the controller fenced the broker: its leader cannot be reached)
+  const reason = '(it has no leader|its leader cannot be reached), so where to start copying it is not known yet \\(Kafka error (LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION)\\)'
+  for (const p of offline) {
+    await instance.process.waitForOutput(new RegExp(`"msg":"cannot read ${topic}-${p} from cluster ${a}: ${reason}; ` +
+      `bring back the broker that leads ${topic}-${p} on cluster ${a}, or elect a leader among its live replicas`), 30_000)
+  }
+  // And /status lists it with its position unknown and its failure, the flow degraded; /healthz says so
+  await waitFor(async () => {
+    const body = await (await fetch(`http://127.0.0.1:${instance.port}/status`, { signal: AbortSignal.timeout(2000) })).json() as { flows: { state: string, partitions: { topic: string, partition: number, position: number, failure: { side: string, error: string } | null }[] }[] }
+    const flow = body.flows[0]!
+    const waiting = flow.partitions.filter(p => p.topic === topic && offline.includes(p.partition))
+    const done = flow.state === 'degraded' && waiting.length === offline.length &&
+      waiting.every(p => p.position === -1 && p.failure?.side === 'source' && p.failure.error === 'LEADER_NOT_AVAILABLE')
+    return { done, state: flow }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: 'the offline partitions failing in /status, position unknown' })
+  const health = await fetch(`http://127.0.0.1:${instance.port}/healthz`)
+  assert.equal(health.status, 503)
+  assert.match(await health.text(), new RegExp(`^degraded: \\d+ partition\\(s\\) failing in ${a}->${b} \\(LEADER_NOT_AVAILABLE`))
+  t.diagnostic(`node ${victim} (${trioNode(victim)}) is down; the online partitions are copied`)
+
+  // When the broker is back
+  await ensureTrio()
+
+  // Then each offline partition recovers and is copied from its first record: every source record on the target
+  for (const p of offline) await instance.process.waitForOutput(new RegExp(`"msg":"${topic}-${p} is replicated again \\(it failed with [A-Z_]+ on cluster ${a}\\)"`), 60_000)
+  await waitForEnds(remote, all.map(() => 20))
+  await assertExactCopies(topic, remote, all)
+  assert.equal((await fetch(`http://127.0.0.1:${instance.port}/healthz`)).status, 200)
   instance.process.kill('SIGTERM')
   assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
 })

@@ -61,7 +61,7 @@ function members (flow) {
 /** A row per partition; failing ones red with their error, cluster, remedy and attempts. */
 export function partitionRows (partitions) {
   return partitions.map(p => h('tr', { class: p.failure === null ? undefined : 'failing', 'data-partition': formatPartition(p.topic, p.partition) },
-    h('td', {}, formatPartition(p.topic, p.partition)), num(formatCount(p.position)), num(p.highWatermark < 0 ? '—' : formatCount(p.highWatermark)),
+    h('td', {}, formatPartition(p.topic, p.partition)), num(p.position < 0 ? '—' : formatCount(p.position)), num(p.highWatermark < 0 ? '—' : formatCount(p.highWatermark)),
     num(formatCount(p.lagRecords)), num(lagSecondsOf(p)), num(formatCount(p.copiedRecords)),
     h('td', { class: 'wrap' }, p.failure === null ? '' : `${p.failure.error} on cluster ${p.failure.cluster} (${p.failure.side}), ${p.failure.attempts} attempts since ${p.failure.since}: ${p.failure.remedy}`)))
 }

@@ -5,12 +5,13 @@ import { partitionKey } from '../../../src/topic-partition.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 
 const fetcher = {
-  listOffsets: async (partitions: readonly { topic: string, partition: number }[]) => new Map(partitions.map(p => [partitionKey(p.topic, p.partition), 7]))
+  listOffsetsSettled: async (partitions: readonly { topic: string, partition: number }[]) =>
+    ({ offsets: new Map(partitions.map(p => [partitionKey(p.topic, p.partition), 7])), failed: new Map<string, string>() })
 }
 
 async function setOf (refs: readonly PartitionRef[]): Promise<PartitionSet> {
   const set = new PartitionSet(fetcher, 'latest', memoryLogger().log)
-  set.enqueue({ kind: 'add', states: await set.resolve(refs), done: () => undefined })
+  set.enqueue({ kind: 'add', states: (await set.resolve(refs)).states, done: () => undefined })
   set.applyChanges(() => undefined)
   return set
 }
@@ -58,7 +59,7 @@ describe('PartitionSet', () => {
     set.find('a', 0)!.lost = true
 
     // When it is added again before it left
-    const [fresh] = await set.resolve([ref])
+    const [fresh] = (await set.resolve([ref])).states
     set.enqueue({ kind: 'add', states: [fresh!], done: () => undefined })
     set.applyChanges(() => undefined)
 
@@ -66,5 +67,38 @@ describe('PartitionSet', () => {
     assert.equal(set.find('a', 0), fresh)
     assert.equal(set.get(partitionKey('a', 0)), fresh)
     assert.equal(set.size, 1)
+  })
+
+  it('never starts a partition at a made-up offset: one the answer left out, or failed, is unresolved with its error', async () => {
+    // Given a source that answers t-0, fails t-1 and leaves t-2 out of its answer
+    const partial = {
+      listOffsetsSettled: async () => ({ offsets: new Map([[partitionKey('t', 0), 4]]), failed: new Map([[partitionKey('t', 1), 'LEADER_NOT_AVAILABLE']]) })
+    }
+    const set = new PartitionSet(partial, 'earliest', memoryLogger().log)
+    set.setStored(new Map([[partitionKey('t', 3), 9]]))
+    // When the four are resolved (t-3 has a stored position: the source is not asked for it)
+    const { states, unresolved } = await set.resolve([0, 1, 2, 3].map(partition => ({ topic: 't', partition, remoteTopic: 'A.t' })))
+    // Then t-0 starts at its answer, t-3 after its stored position, and t-1 and t-2 wait with their errors
+    assert.deepEqual(states.map(s => [s.partition, s.position]), [[0, 4], [3, 10]])
+    assert.deepEqual(unresolved.map(u => [u.ref.partition, u.error]), [[1, 'LEADER_NOT_AVAILABLE'], [2, 'UNKNOWN_SERVER_ERROR']])
+  })
+
+  it('says a partition is taken while copied or queued to be, not while it leaves', async () => {
+    const ref = { topic: 'a', partition: 0, remoteTopic: 'A.a' }
+    const set = await setOf([ref])
+    assert.ok(set.taken(partitionKey('a', 0)))
+    set.find('a', 0)!.releasing = true
+    assert.ok(!set.taken(partitionKey('a', 0)))
+    const { states } = await set.resolve([{ topic: 'a', partition: 1, remoteTopic: 'A.a' }])
+    set.enqueue({ kind: 'add', states, done: () => undefined })
+    assert.ok(set.taken(partitionKey('a', 1)))
+  })
+
+  it('adds only the states an add admits when it is applied', async () => {
+    const set = new PartitionSet(fetcher, 'latest', memoryLogger().log)
+    const { states } = await set.resolve([0, 1].map(partition => ({ topic: 'a', partition, remoteTopic: 'A.a' })))
+    set.enqueue({ kind: 'add', states, admit: s => s.partition === 1, done: () => undefined })
+    set.applyChanges(() => undefined)
+    assert.deepEqual([...set.values()].map(s => s.partition), [1])
   })
 })

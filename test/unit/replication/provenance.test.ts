@@ -9,6 +9,7 @@ import { InMemoryTarget } from '../../fakes/in-memory-target.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 import { RecordingProgress, RecordingSyncs } from '../../fakes/recording-sinks.ts'
 import { sourceBatches } from '../../fakes/source-batches.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
 
 const h = (k: string, v: string | null): RecordHeader => [Buffer.from(k), v === null ? null : Buffer.from(v)]
 
@@ -40,7 +41,11 @@ class ListSource implements SourceReader {
   }
 
   async listOffsets (partitions: readonly { topic: string, partition: number }[]): Promise<Map<string, number>> {
-    return new Map(partitions.map(p => [`${p.topic}-${p.partition}`, 0]))
+    return new Map(partitions.map(p => [partitionKey(p.topic, p.partition), 0]))
+  }
+
+  async listOffsetsSettled (partitions: readonly { topic: string, partition: number }[]): Promise<{ offsets: Map<string, number>, failed: Map<string, string> }> {
+    return { offsets: await this.listOffsets(partitions), failed: new Map() }
   }
 }
 

@@ -1,0 +1,164 @@
+/**
+ * Partitions the data path was given (listed by the topic refresh, or assigned) without a stored position and
+ * whose start offset the source did not give: no leader (its broker down, no replica in sync), or a leader that
+ * could not be reached. They wait here, out of the partition set, while the others are copied.
+ *
+ * Invariants:
+ * - A pending partition is never fetched, written or stored: it has no position yet, so nothing of it can be
+ *   skipped or stored wrongly (a made-up start such as 0 would be stored as progress).
+ * - It is reported like any partition the source refuses (partition-failures.ts): one warning naming it, the
+ *   cluster, the error and the fix; failing in /status (side source) and `kmirror_failing_partitions`; retried with
+ *   back-off, and a recovery line once its start is known and it joins the fetch rounds.
+ * - Retries run beside the fetch rounds, one at a time, one ListOffsets try each: a source broker that does not
+ *   answer never holds up the partitions being copied. What a retry found joins through the partition set's
+ *   queue, so only between two rounds (never inside an exactly-once round's transaction).
+ * - A partition joins only if it is still pending and still owned when the change is applied: released, removed
+ *   or lost meanwhile (`drop`, `dropTopics`, `clear`), it is never added.
+ * - A partition already copied, or about to be (`taken`), is never held: it would be reported failing for ever.
+ */
+import { kafkaErrorInfo } from '../kafka/errors.ts'
+import { partitionKey } from '../topic-partition.ts'
+import { FailureSides, type PartitionFailures } from './partition-failures.ts'
+import type { Logger } from '../logger.ts'
+import type { PartitionRef, PartitionState, Resolved, UnresolvedStart } from './partition-set.ts'
+import type { PartitionStatus } from './replicator-ports.ts'
+
+/** The least time between two tries of a pending partition. */
+const RETRY_FLOOR_MS = 1000
+
+/** Whether this instance copies the partition `partitionKey(topic, partition)` (always, alone). */
+export type Owns = (key: string) => boolean
+
+interface Pending {
+  readonly ref: PartitionRef
+  /** Its topic is copied from the log start (a remote topic re-created), not from `startAt`. */
+  readonly fromLogStart: boolean
+  readonly owns: Owns
+  readonly retryAt: number
+}
+
+export interface PendingStartsDeps {
+  readonly failing: PartitionFailures
+  readonly sourceAlias: string
+  /** Whether the partition is in the partition set (not leaving) or in a queued add. */
+  readonly taken: (key: string) => boolean
+  /** Asks the source where these partitions start, once (PartitionSet's `resolve`). */
+  readonly resolve: (refs: readonly PartitionRef[], fromLogStart: ReadonlySet<string>) => Promise<Resolved>
+  /** Queues the states found for the next change between two rounds; `admit` decides, then, which join. */
+  readonly enqueue: (states: PartitionState[], admit: (state: PartitionState) => boolean) => void
+  readonly log: Logger
+}
+
+export class PendingStarts {
+  readonly #deps: PendingStartsDeps
+  readonly #pending = new Map<string, Pending>()
+  #retrying = false
+
+  constructor (deps: PendingStartsDeps) {
+    this.#deps = deps
+  }
+
+  get size (): number {
+    return this.#pending.size
+  }
+
+  /**
+   * What `PartitionSet.resolve` found for partitions given to the data path: holds those whose start is not known
+   * (and still owned); returns the states to add (those that were pending leave, with a recovery line).
+   */
+  admit ({ states, unresolved }: Resolved, fromLogStart: ReadonlySet<string>, owns: Owns): PartitionState[] {
+    this.#hold(unresolved, fromLogStart, owns)
+    const owned = states.filter(state => owns(state.key))
+    for (const state of owned) this.#resolved(state.key)
+    return owned
+  }
+
+  /** Holds these partitions until their start is known, each reported as failing (once per error). */
+  #hold (unresolved: readonly UnresolvedStart[], fromLogStart: ReadonlySet<string>, owns: Owns, now = Date.now()): void {
+    for (const { ref, error } of unresolved) {
+      const key = partitionKey(ref.topic, ref.partition)
+      if (!owns(key) || this.#deps.taken(key)) continue
+      const message = error === 'LEADER_NOT_AVAILABLE' || error === 'NETWORK_EXCEPTION'
+        ? `${error === 'LEADER_NOT_AVAILABLE' ? 'it has no leader' : 'its leader cannot be reached'}, so where to start copying it is not known yet (Kafka error ${error})`
+        : `cluster ${this.#deps.sourceAlias} gave no start offset for it (Kafka error ${error})`
+      const retryAt = this.#deps.failing.fail(key, ref, { side: FailureSides.SOURCE, error, kind: kafkaErrorInfo(error).kind, message }, now)
+      const before = this.#pending.get(key)
+      // Asked for from the log start once, it stays so: a later plain refresh must not move its start.
+      this.#pending.set(key, { ref, fromLogStart: before?.fromLogStart === true || fromLogStart.has(ref.topic), owns, retryAt })
+    }
+  }
+
+  /**
+   * Starts a try of the pending partitions due, unless one is under way; returns at once. Each is not due again
+   * for RETRY_FLOOR_MS at least, whatever the try's outcome (`#hold` sets its back-off when it fails again).
+   */
+  retry (now = Date.now()): void {
+    if (this.#retrying || this.#pending.size === 0) return
+    const due = [...this.#pending].filter(([, p]) => p.retryAt <= now)
+    if (due.length === 0) return
+    for (const [key, p] of due) this.#pending.set(key, { ...p, retryAt: now + RETRY_FLOOR_MS })
+    this.#retrying = true
+    void this.#try(due.map(([, p]) => p)).finally(() => { this.#retrying = false })
+  }
+
+  async #try (due: readonly Pending[]): Promise<void> {
+    const fromLogStart = new Set(due.filter(p => p.fromLogStart).map(p => p.ref.topic))
+    let resolved: Resolved
+    try {
+      resolved = await this.#deps.resolve(due.map(p => p.ref), fromLogStart)
+    } catch (err) {
+      this.#deps.log.debug({ err, partitions: due.length }, 'cannot read the start offsets of partitions waiting for them yet; trying again')
+      return
+    }
+    const answered = new Set([...resolved.states.map(s => s.key), ...resolved.unresolved.map(u => partitionKey(u.ref.topic, u.ref.partition))])
+    for (const p of due) {
+      const key = partitionKey(p.ref.topic, p.ref.partition)
+      // `resolve` leaves out what the partition set has: copied already (another add came first), it waits no more.
+      if (!answered.has(key) && this.#deps.taken(key)) this.#resolved(key)
+    }
+    const still = (key: string): Pending | undefined => this.#pending.get(key)
+    for (const u of resolved.unresolved) {
+      const p = still(partitionKey(u.ref.topic, u.ref.partition))
+      if (p !== undefined) this.#hold([u], fromLogStart, p.owns)
+    }
+    const found = resolved.states.filter(s => still(s.key) !== undefined)
+    if (found.length > 0) this.#deps.enqueue(found, state => this.#join(state.key))
+  }
+
+  /** When the add is applied: joins only if still pending and still owned, leaving with a recovery line. */
+  #join (key: string): boolean {
+    const p = this.#pending.get(key)
+    if (p === undefined || !p.owns(key)) return false
+    this.#resolved(key)
+    return true
+  }
+
+  /** Its start is known now: it leaves, with a recovery line. */
+  #resolved (key: string): void {
+    const p = this.#pending.get(key)
+    if (p === undefined) return
+    this.#pending.delete(key)
+    this.#deps.failing.recover(key, p.ref)
+  }
+
+  /** Released (revoked from this instance): forgotten without a recovery line. */
+  drop (keys: Iterable<string>): void {
+    for (const key of keys) if (this.#pending.delete(key)) this.#deps.failing.forget(key)
+  }
+
+  dropTopics (topics: ReadonlySet<string>): void {
+    this.drop([...this.#pending].filter(([, p]) => topics.has(p.ref.topic)).map(([key]) => key))
+  }
+
+  clear (): void {
+    this.drop([...this.#pending.keys()])
+  }
+
+  /** For /status: each pending partition with its failure, position -1 (not known yet), nothing copied. */
+  statuses (): PartitionStatus[] {
+    return [...this.#pending].map(([key, { ref }]) => ({
+      topic: ref.topic, partition: ref.partition, remoteTopic: ref.remoteTopic, position: -1, highWatermark: -1,
+      copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, failure: this.#deps.failing.report(key), lagSeconds: null
+    }))
+  }
+}
