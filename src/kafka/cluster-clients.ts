@@ -28,6 +28,11 @@ export const INTERNAL_READER_OPTIONS: RecordFetcherOptions = Object.freeze({
   isolation: 'read_committed', maxWaitMs: 100, maxBytes: 8_388_608, maxPartitionBytes: 1_048_576
 })
 
+/** `offsets set` reads no records: read_uncommitted, so `latest` is the high watermark. */
+const LOOKUP_OPTIONS: RecordFetcherOptions = Object.freeze({
+  isolation: 'read_uncommitted', maxWaitMs: 100, maxBytes: 1_048_576, maxPartitionBytes: 1_048_576
+})
+
 const CLOSE_DEADLINE_MS = 3000
 
 /** Per `bootstrap.servers` as written: the brokers that answered a broker check (`checkBrokers`), in its order. */
@@ -79,7 +84,7 @@ export class ClusterClients {
 
   /** Offsets by position or time (ListOffsets), for `offsets set`. */
   get lookup (): OffsetLookup {
-    this.#lookup ??= this.#track(new OffsetLookup(this.#props(this.#cluster.consumer), this.clientId(`${this.#side}-lookup`), this.#context(this.#cluster.consumer)))
+    this.#lookup ??= new OffsetLookup(this.fetcher(`${this.#side}-lookup`, LOOKUP_OPTIONS))
     return this.#lookup
   }
 

@@ -192,7 +192,7 @@ const TOO_LARGE_HINT = 'raise max.message.bytes of the remote topic (or message.
 /** The one table of the Kafka errors kmirror meets: kind, retriability, hint. Names not here are FATAL, not retriable. */
 const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   NOT_LEADER_OR_FOLLOWER: MOVING,
-  LEADER_NOT_AVAILABLE: MOVING,
+  LEADER_NOT_AVAILABLE: { ...MOVING, hint: 'if it lasts, the partition has no leader (its broker down, no replica in sync): bring that broker back, or elect a leader among its live replicas (kafka-topics.sh --describe --unavailable-partitions lists such partitions)' },
   FENCED_LEADER_EPOCH: MOVING,
   UNKNOWN_LEADER_EPOCH: MOVING,
   UNKNOWN_TOPIC_OR_PARTITION: { kind: K.UNKNOWN_TOPIC, retriable: true, notNow: true },

@@ -1,51 +1,40 @@
 /**
  * Offsets of a partition by position or by time (ListOffsets), for `kmirror offsets set`.
+ *
+ * Invariants:
+ * - Asked with kmirror's own ListOffsets (offset-listing.ts, through a RecordFetcher), read_uncommitted: `latest`
+ *   is the high watermark, the offset a consumer at the end commits.
+ * - All or nothing: a partition without an answer (no leader: LEADER_NOT_AVAILABLE, named with the partition and
+ *   the cluster) fails the lookup; no partition is ever given a made-up offset, so a plan is never built on one.
  */
-import { Consumer, ListOffsetTimestamps } from '@platformatic/kafka'
-import type { ClientProps } from '../config/types.ts'
-import { ErrorCodes } from '../errors.ts'
-import { toConnectOptions } from './client-options.ts'
-import type { ClusterContext } from './connection-hints.ts'
-import { toKmirrorError } from './errors.ts'
-import { toOffset } from './offsets.ts'
-import { watchedLibraryClient } from './answering-first.ts'
+import { partitionKey } from '../topic-partition.ts'
+import type { OffsetQuery } from './offset-listing.ts'
+import type { RecordFetcher } from './record-fetcher.ts'
 
 export class OffsetLookup {
-  readonly #consumer: Consumer
-  readonly #cluster: ClusterContext
+  readonly #fetcher: Pick<RecordFetcher, 'listOffsets'>
 
-  constructor (props: ClientProps, clientId: string, cluster: ClusterContext) {
-    // A group id is required by the library's constructor; nothing here joins it.
-    this.#consumer = watchedLibraryClient(new Consumer({ ...toConnectOptions(props, clientId), groupId: `${clientId}-unused`, autocommit: false }), cluster.label)
-    this.#cluster = cluster
+  constructor (fetcher: Pick<RecordFetcher, 'listOffsets'>) {
+    this.#fetcher = fetcher
   }
 
   /** Log start offsets. */
   async earliest (topic: string, partitions: readonly number[]): Promise<number[]> {
-    return await this.#list(topic, partitions, ListOffsetTimestamps.EARLIEST, 'earliest')
+    return await this.#list(topic, partitions, 'earliest')
   }
 
   /** High watermarks (the offset a consumer at the end commits). */
   async latest (topic: string, partitions: readonly number[]): Promise<number[]> {
-    return await this.#list(topic, partitions, ListOffsetTimestamps.LATEST, 'latest')
+    return await this.#list(topic, partitions, 'latest')
   }
 
   /** The first offset whose timestamp is at or after `timestampMs`, or -1 when there is none. */
   async forTimestamp (topic: string, partitions: readonly number[], timestampMs: number): Promise<number[]> {
-    return await this.#list(topic, partitions, BigInt(timestampMs), `offsets at ${new Date(timestampMs).toISOString()}`)
+    return await this.#list(topic, partitions, { atOrAfter: timestampMs })
   }
 
-  async #list (topic: string, partitions: readonly number[], timestamp: bigint, what: string): Promise<number[]> {
-    try {
-      const result = await this.#consumer.listOffsets({ topics: [topic], partitions: { [topic]: [...partitions] }, timestamp, isolationLevel: 0 })
-      const offsets = result.get(topic) ?? []
-      return partitions.map(p => offsets[p] === undefined ? -1 : toOffset(offsets[p]))
-    } catch (err) {
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `list ${what} of ${topic} on ${this.#cluster.label}`, this.#cluster)
-    }
-  }
-
-  async close (): Promise<void> {
-    await this.#consumer.close(true).catch(() => undefined)
+  async #list (topic: string, partitions: readonly number[], which: OffsetQuery): Promise<number[]> {
+    const offsets = await this.#fetcher.listOffsets(partitions.map(partition => ({ topic, partition })), which)
+    return partitions.map(p => offsets.get(partitionKey(topic, p))!)
   }
 }

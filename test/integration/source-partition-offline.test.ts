@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict'
 import { after, before, test, type TestContext } from 'node:test'
 import { ensureTrio, killTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
+import { AdminClient } from '../../src/kafka/admin-client.ts'
 import { createTopic, endOffsets, produce, withAdmin } from '../helpers/kafka.ts'
 import type { TestRecord } from '../helpers/kafka-clients.ts'
 import { type Instance, killInstances, startInstance } from '../helpers/instances.ts'
@@ -49,6 +50,11 @@ async function waitForEnds (remote: string, expected: readonly number[]): Promis
   }, { timeoutMs: 60_000, intervalMs: 250, message: `the target holds ${JSON.stringify(expected)} records per partition` })
 }
 
+async function committedOf (admin: AdminClient, group: string, topic: string): Promise<number[]> {
+  const committed = await admin.groups.listCommittedOffsets(group)
+  return [...Array(PARTITIONS).keys()].map(p => committed.find(c => c.topic === topic && c.partition === p)?.offset ?? -1)
+}
+
 /** A 4-partition topic on the trio (one replica each) with 20 records per partition, and a flow copying it to `target`. */
 async function givenTopic (t: TestContext, prefix: string) {
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
@@ -78,11 +84,16 @@ async function killLeaderOfFirst (t: TestContext, topic: string, all: readonly n
 
 test('a source partition offline (its broker killed): kmirror status shows it unknown with its Kafka error and the other partitions\' lag; the online partitions copy on; all exact once it is back', { timeout: 180_000 }, async t => {
   // Given a 4-partition topic on the trio with one replica per partition, copied to `target`
-  const { topic, remote, all, properties, instances } = await givenTopic(t, 'srcoffline')
+  const { a, topic, remote, all, properties, instances } = await givenTopic(t, 'srcoffline')
   const config = writeTempFile(properties, '.properties', t)
   const instance = await startInstance(config, 'one', t)
   instances.push(instance)
   await waitForEnds(remote, all.map(() => 20))
+  // And a consumer group of the source topic at offset 5 everywhere
+  const group = uniqueName('srcoffline-group')
+  const admin = new AdminClient({ 'bootstrap.servers': trio.bootstrap }, 'test', { label: trio.name })
+  t.after(() => admin.close())
+  await admin.groups.alterCommittedOffsets(group, all.map(partition => ({ topic, partition, offset: 5 })))
 
   // When the broker leading some partitions (their only replica) is killed, and the others get more records
   const { offline, online } = await killLeaderOfFirst(t, topic, all)
@@ -114,6 +125,13 @@ test('a source partition offline (its broker killed): kmirror status shows it un
   }
   const text = await runKmirror(['status', config], t)
   for (const p of offline) assert.match(text.stdout, new RegExp(`^  ${topic}\\s+${p}\\s+19\\s+${remote.replace(/\./g, '\\.')}\\s+\\S+\\s+\\? \\(LEADER_NOT_AVAILABLE\\)\\s+\\?\\s+\\?$`, 'm'))
+
+  // And `kmirror offsets set` refuses to plan without the offsets of the offline partitions: it names one, its
+  // Kafka error and the fix, exits 3 (the data a plan needs could not be read), and writes nothing
+  const reset = await runKmirror(['offsets', 'set', config, '--cluster', a, '--group', group, '--topic', topic, '--to-latest', '--apply', '--force'], t)
+  assert.equal(reset.code, 3, reset.stderr)
+  assert.match(reset.stderr, new RegExp(`(earliest|latest) offsets of ${offline.length} partition\\(s\\) of cluster ${a}, first ${topic}-${offline[0]}: Kafka error LEADER_NOT_AVAILABLE; .*elect a leader among its live replicas`))
+  assert.deepEqual(await committedOf(admin, group, topic), all.map(() => 5))
 
   // When the broker is back and every partition gets more records
   await ensureTrio()
