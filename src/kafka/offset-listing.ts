@@ -14,7 +14,7 @@
  * - A partition its leader left out of the answer is UNKNOWN_SERVER_ERROR: it never gets a made-up offset.
  */
 import { setTimeout as delay } from 'node:timers/promises'
-import type { ConnectionPool } from '@platformatic/kafka'
+import type { Broker, ConnectionPool } from '@platformatic/kafka'
 import { groupBy } from '../collections.ts'
 import { ErrorCodes, type KmirrorError } from '../errors.ts'
 import { partitionKey } from '../topic-partition.ts'
@@ -23,17 +23,21 @@ import { isRetriableKafkaError, isTimeoutError, kafkaErrorName, kafkaResponseErr
 import { noteOutcome } from './broker-suspects.ts'
 import { leaderOf, throwIfRefused, type MetadataCache } from './metadata-cache.ts'
 import { toOffset } from './offsets.ts'
-import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
+import { ListOffsetsApi, ListOffsetTimestamps, type ListOffsetsRequest, type ListOffsetsResponse } from './protocol/list-offsets.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 
 /** Which offset is asked for: the log start, the end, or the first at or after a time (epoch ms). */
 export type OffsetQuery = 'earliest' | 'latest' | { readonly atOrAfter: number }
 
+/** How a ListOffsets request reaches a broker: kmirror's versioned request by default; unit tests answer it. */
+export type SendListOffsets = (broker: Broker, request: ListOffsetsRequest, cluster: string) => Promise<ListOffsetsResponse>
+
 export interface OffsetListingDeps {
-  readonly metadata: MetadataCache
-  readonly pool: ConnectionPool
+  readonly metadata: Pick<MetadataCache, 'leaders' | 'invalidate'>
+  readonly pool: Pick<ConnectionPool, 'get'>
   readonly cluster: ClusterContext
   readonly isolationLevel: number
+  readonly send?: SendListOffsets
 }
 
 type TopicPartition = { readonly topic: string, readonly partition: number }
@@ -100,7 +104,10 @@ async function listRound (deps: OffsetListingDeps, partitions: readonly TopicPar
     const topics = [...groupBy(list, tp => tp.topic)].map(([name, tps]) => ({ name, partitions: tps.map(tp => ({ partition: tp.partition, timestamp })) }))
     let response
     try {
-      response = await sendRequest(await deps.pool.get(broker), ListOffsetsApi, { isolationLevel: deps.isolationLevel, topics }, deps.cluster.label)
+      const request = { isolationLevel: deps.isolationLevel, topics }
+      response = deps.send === undefined
+        ? await sendRequest(await deps.pool.get(broker), ListOffsetsApi, request, deps.cluster.label)
+        : await deps.send(broker, request, deps.cluster.label)
     } catch (err) {
       deps.metadata.invalidate()
       if (isTimeoutError(err)) noteOutcome(broker, err)
