@@ -12,13 +12,14 @@
  * - Only the "not now" probes reuse metadata, for at most PROBE_METADATA_MAX_AGE_MS and only while it names a
  *   leader for every probed partition: a probe decides when data is sent again, never where.
  * - A probe remembers why each partition it found not ready is not (`unready`), until a probe finds it ready or the
- *   writer forgets it: what the operator is told about a partition that waits long (target-wait.ts).
+ *   writer forgets it: what the operator is told about a partition that waits long (target-wait.ts). A probe whose
+ *   metadata read failed gives every probed partition that failure as its reason.
  */
 import type { Broker, Connection } from '@platformatic/kafka'
 import { groupBy } from '../collections.ts'
 import { ErrorCodes } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { kafkaErrorName, toKmirrorError } from './errors.ts'
+import { kafkaErrorName, kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { leaderOf, toLeaderMetadata } from './metadata-cache.ts'
 import { ListOffsetsApi, ListOffsetTimestamps } from './protocol/list-offsets.ts'
 import { MetadataApi } from './protocol/metadata.ts'
@@ -129,9 +130,18 @@ export class TargetLeaders {
         }
       }))
       return ready
-    } catch {
+    } catch (err) {
+      // No metadata, no leader known: every partition probed says so, with the cause, rather than nothing.
+      const why = this.#metadataUnready(err)
+      for (const p of partitions) this.#unready.set(partitionKey(p.topic, p.partition), why)
       return []
     }
+  }
+
+  #metadataUnready (err: unknown): Unready {
+    const error = toKmirrorError(err, ErrorCodes.PRODUCE, `read the metadata of ${this.#cluster.label}`, this.#cluster)
+    const name = kafkaErrorNames(err)[0] ?? (error.code === ErrorCodes.TIMEOUT ? 'REQUEST_TIMED_OUT' : 'NETWORK_EXCEPTION')
+    return { error: name, detail: `where it is led is not known: ${error.message}` }
   }
 
   /** Why the last probe of this partition found it not ready; undefined when it found it ready or never probed it. */

@@ -51,6 +51,8 @@ export class FakeProduceBrokers {
   beforeConnect: ((node: number) => void) | null = null
   /** Brokers (node ids) whose ListOffsets probes fail as a broker restarting does: the connection is lost. */
   readonly failingProbes = new Set<number>()
+  /** Metadata requests fail (the connection is lost) while set. */
+  failingMetadata = false
   /** Topic ids the metadata answers (a topic deleted and created again gets a new one); null for topics not here. */
   readonly topicIds = new Map<string, string>()
   /** The topic ids a broker whose metadata lags behind still answers (the old id of a topic created again). */
@@ -111,6 +113,7 @@ export class FakeProduceBrokers {
 
   async #answer (api: string, request: unknown): Promise<unknown> {
     if (api === 'Metadata') {
+      if (this.failingMetadata) throw new Error('connection to broker 1 lost')
       this.metadataRequests++
       return this.#metadata(request as MetadataRequest)
     }

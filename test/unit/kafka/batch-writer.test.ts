@@ -212,6 +212,22 @@ describe('BatchWriter', () => {
     assert.equal(w.waitReason('A.t', 1), undefined)
   })
 
+  it('Given the target\'s metadata cannot be read while partitions wait, then waitReason names that failure for each, not nothing', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.failingMetadata = true
+    const w = writer(brokers)
+    assert.deepEqual(await w.probeReady([{ topic: 'A.t', partition: 0 }, { topic: 'A.u', partition: 3 }]), new Set())
+    for (const [topic, partition] of [['A.t', 0], ['A.u', 3]] as const) {
+      const reason = w.waitReason(topic, partition)
+      assert.equal(reason?.error, 'NETWORK_EXCEPTION')
+      assert.match(reason.detail, /^where it is led is not known: read the metadata of cluster B before writing: connection to broker 1 lost/)
+    }
+    // And once the metadata is read again and the leader answers, nothing
+    brokers.failingMetadata = false
+    await w.probeReady([{ topic: 'A.t', partition: 0 }])
+    assert.equal(w.waitReason('A.t', 0), undefined)
+  })
+
   it('Given a partition waiting for its leader through a whole write, then its probes read the metadata again at most once a second', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.script.set('A.t\u00000', [NOT_LEADER_OR_FOLLOWER])
