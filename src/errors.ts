@@ -137,6 +137,11 @@ export function isKmirrorError (err: unknown): err is KmirrorError {
   return err instanceof KmirrorError
 }
 
+/** The message of anything thrown, for a log line's text (the `err` field keeps its code, cause and stack). */
+export function errorMessage (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
+}
+
 /**
  * The one place that decides whether an operation that failed with `err` may be retried.
  * Programmer errors never are; kmirror's own errors say so themselves; anything from the Kafka

@@ -12,7 +12,3 @@ export async function withDeadline<T> (work: Promise<T>, ms: number, cluster: Cl
   return await rejectAfter(work, ms, () => new KmirrorError(ErrorCodes.TIMEOUT,
     `cluster ${cluster.alias} (brokers ${brokers}): no answer within ${ms} ms (--timeout); check ${cluster.alias}.bootstrap.servers and that its brokers run and answer`, { retriable: true }))
 }
-
-export function errorText (err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
-}

@@ -14,7 +14,8 @@ import { compileJavaRegexList } from '../policy/java-regex.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { readLastCheckpoints, type StoredCheckpoint } from './checkpoint-reader.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
-import { errorText, withDeadline } from './clients.ts'
+import { withDeadline } from './clients.ts'
+import { errorMessage } from '../errors.ts'
 import { loadFlowHistory, type FlowHistory } from './flow-history.ts'
 import { activeMembers, partitionId, PlanKinds, planGroup, problemPlan, type GroupPlan, type PlanKind, type WantedOffset } from './plan.ts'
 
@@ -98,7 +99,7 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
         return { groups, notes, commits, descriptions: await source.admin.groups.describeGroups(groups) }
       })(), options.sourceTimeoutMs, flow.source)
     } catch (err) {
-      sourceError = errorText(err)
+      sourceError = errorMessage(err)
     }
     if (fromSource !== undefined) {
       const { groups, notes, commits, descriptions } = fromSource

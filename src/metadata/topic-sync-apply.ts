@@ -3,6 +3,7 @@
  * and never stops the others. Actions done are logged and counted here; problems (the plan's and failed
  * actions') are returned, not logged, so that a caller running every few seconds can report each once.
  */
+import { errorMessage } from '../errors.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
@@ -58,7 +59,7 @@ async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Log
       }
     } catch (err) {
       notReady.add(action.topic)
-      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: messageOf(err) })
+      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: errorMessage(err) })
     }
   }
   return { created, notReady }
@@ -110,7 +111,7 @@ async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logge
     } catch (err) {
       // The partitions that exist on both sides keep replicating; the new ones wait for the next refresh.
       partitions.set(action.topic, action.from)
-      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: `cannot grow to ${action.to} partitions: ${messageOf(err)}` })
+      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: `cannot grow to ${action.to} partitions: ${errorMessage(err)}` })
     }
   }
   return { grown, partitions }
@@ -130,7 +131,7 @@ async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: L
       deleted.push(d.remoteTopic)
       log.warn({ topic: d.topic, remoteTopic: d.remoteTopic }, `source topic ${d.topic} was deleted; deleted its remote topic ${d.remoteTopic} (sync.topic.deletions.enabled)`)
     } catch (err) {
-      problems.push({ topic: d.topic, remoteTopic: d.remoteTopic, message: `source topic was deleted but its remote topic cannot be: ${messageOf(err)}; delete it by hand` })
+      problems.push({ topic: d.topic, remoteTopic: d.remoteTopic, message: `source topic was deleted but its remote topic cannot be: ${errorMessage(err)}; delete it by hand` })
     }
   }
   for (const r of plan.recreatedOnSource) {
@@ -156,12 +157,9 @@ export async function applyTopicConfigChanges (
       metrics.inc('topicConfigsChanged', { flow }, action.changes.length)
       log.info({ topic: action.topic, remoteTopic: action.remoteTopic, changes: action.changes }, 'synced remote topic configs')
     } catch (err) {
-      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: `cannot sync configs: ${messageOf(err)}` })
+      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: `cannot sync configs: ${errorMessage(err)}` })
     }
   }
   return { changed, problems }
 }
 
-function messageOf (err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
-}

@@ -36,7 +36,7 @@ import { createProvenanceMarker } from './provenance.ts'
 import { PartitionFailures } from './partition-failures.ts'
 import { isWorthWaiting, stepBackoffMs, StepFailures, type StepFailure } from './step-failures.ts'
 import type { FlowReplicatorDeps, PartitionStatus } from './replicator-ports.ts'
-import { ErrorCodes, isKmirrorError } from '../errors.ts'
+import { ErrorCodes, errorMessage, isKmirrorError } from '../errors.ts'
 import { fetchPosition, PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState, type Resolved } from './partition-set.ts'
 import { PendingStarts, type Owns } from './pending-starts.ts'
 import { positionsOf, ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
@@ -374,7 +374,7 @@ export class FlowReplicator {
     this.#flusher.sendSyncs()
     if (!this.#flusher.isDue()) return
     await this.flush().catch(err => {
-      this.#deps.log.warn({ err }, `cannot store the progress of flow ${this.#deps.flow.name} while writing; trying again at the end of the round`)
+      this.#deps.log.warn({ err }, `cannot store the progress of flow ${this.#deps.flow.name} while writing (${errorMessage(err)}); trying again at the end of the round`)
     })
   }
 

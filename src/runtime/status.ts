@@ -6,6 +6,7 @@
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import { isolationLevel } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
+import { errorMessage } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
@@ -142,9 +143,6 @@ async function readSource (flow: FlowConfig, positions: TargetView['positions'])
   }
 }
 
-function messageOf (err: unknown): string {
-  return err instanceof Error ? err.message : String(err)
-}
 
 /** The replication status of one flow. Never throws: what could not be read is reported in the result. */
 export async function readFlowStatus (flow: FlowConfig, now: () => number = Date.now, readMembership?: MembershipReader): Promise<FlowReplicationStatus> {
@@ -152,7 +150,7 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
   try {
     target = await readTarget(flow)
   } catch (err) {
-    return { flow: flow.name, targetReachable: false, sourceReachable: false, error: `cannot read the stored progress on ${flow.target.alias}: ${messageOf(err)}`, partitions: [] }
+    return { flow: flow.name, targetReachable: false, sourceReachable: false, error: `cannot read the stored progress on ${flow.target.alias}: ${errorMessage(err)}`, partitions: [] }
   }
   let source: SourceView | null = null
   let error: string | undefined
@@ -160,7 +158,7 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
     try {
       source = await readSource(flow, target.positions)
     } catch (err) {
-      error = `cannot read the source ${flow.source.alias}: ${messageOf(err)}; showing what the target knows`
+      error = `cannot read the source ${flow.source.alias}: ${errorMessage(err)}; showing what the target knows`
     }
   }
   const policy = createReplicationPolicy(flow.replicationPolicy)

@@ -38,7 +38,7 @@ describe('FlowReplicator progress store failures', () => {
     await h.replicator.run()
     // Then the failure was one warning naming the flow, not a failed replication step
     const warnings = h.logs.at(LogLevels.warn).map(l => l.msg)
-    assert.deepEqual(warnings, ['cannot store the progress of flow A->B while writing; trying again at the end of the round'])
+    assert.deepEqual(warnings, ['cannot store the progress of flow A->B while writing (progress topic: NOT_LEADER_OR_FOLLOWER); trying again at the end of the round'])
     // and each partition was read forward only: no position went back to copy acknowledged records again
     for (const partition of [0, 1]) {
       const offsets = h.source.fetchCalls.flatMap(c => c.filter(p => p.partition === partition).map(p => p.offset))
