@@ -167,7 +167,8 @@ export class FlowReplicator {
   /** Adds the partitions whose start is known; holds the others until it is (pending-starts.ts). */
   async #add (resolved: Resolved, fromLogStart: ReadonlySet<string>, owns: Owns): Promise<void> {
     const states = this.#pendingStarts.admit(resolved, fromLogStart, owns)
-    if (states.length > 0) await this.#change(done => ({ kind: 'add', states, done }))
+    // Owned when asked for, and still when added: a revoke or a loss meanwhile must not leave two writers.
+    if (states.length > 0) await this.#change(done => ({ kind: 'add', states, done, admit: s => owns(s.key) }))
   }
 
   /**

@@ -198,10 +198,13 @@ export class PartitionSet {
     return { states, unresolved }
   }
 
-  /** Whether the partition is copied (in the set, not leaving) or about to be (in a queued `add`). */
+  /**
+   * Whether the partition is copied (in the set, not leaving) or about to be (in a queued `add` without `admit`: one
+   * with a check may still refuse it when applied).
+   */
   taken (key: string): boolean {
     if (this.#partitions.has(key) && !this.#leaving(key)) return true
-    return this.#changes.some(c => c.kind === 'add' && c.states.some(state => state.key === key))
+    return this.#changes.some(c => c.kind === 'add' && c.admit === undefined && c.states.some(state => state.key === key))
   }
 
   #leaving (key: string): boolean {

@@ -16,6 +16,8 @@
  *   or lost meanwhile (`drop`, `dropTopics`, `clear`), it is never added.
  * - A partition already copied, or about to be (`taken`), is never held: it would be reported failing for ever.
  */
+import { groupBy } from '../collections.ts'
+import { errorMessage, isKmirrorError } from '../errors.ts'
 import { kafkaErrorInfo } from '../kafka/errors.ts'
 import { partitionKey } from '../topic-partition.ts'
 import { FailureSides, type PartitionFailures } from './partition-failures.ts'
@@ -35,12 +37,18 @@ interface Pending {
   readonly fromLogStart: boolean
   readonly owns: Owns
   readonly retryAt: number
+  /**
+   * Which hold this is: kept while the partition stays held as it was, new after a drop or once it is to start
+   * from the log start, so an answer asked for an earlier hold never joins a later one (it may be a start read
+   * for the other reset, or of a topic deleted and created again since).
+   */
+  readonly hold: number
 }
 
 export interface PendingStartsDeps {
   readonly failing: PartitionFailures
   readonly sourceAlias: string
-  /** Whether the partition is in the partition set (not leaving) or in a queued add. */
+  /** Whether the partition is in the partition set (not leaving) or in a queued add that no check can refuse. */
   readonly taken: (key: string) => boolean
   /** Asks the source where these partitions start, once (PartitionSet's `resolve`). */
   readonly resolve: (refs: readonly PartitionRef[], fromLogStart: ReadonlySet<string>) => Promise<Resolved>
@@ -53,6 +61,9 @@ export class PendingStarts {
   readonly #deps: PendingStartsDeps
   readonly #pending = new Map<string, Pending>()
   #retrying = false
+  #holds = 0
+  /** No pending partition is due before this time: an idle round looks at none of them (invariant 36). */
+  #nextDueAt = Infinity
 
   constructor (deps: PendingStartsDeps) {
     this.#deps = deps
@@ -67,68 +78,125 @@ export class PendingStarts {
    * (and still owned); returns the states to add (those that were pending leave, with a recovery line).
    */
   admit ({ states, unresolved }: Resolved, fromLogStart: ReadonlySet<string>, owns: Owns): PartitionState[] {
-    this.#hold(unresolved, fromLogStart, owns)
+    for (const u of unresolved) this.#hold(u, fromLogStart.has(u.ref.topic), owns)
     const owned = states.filter(state => owns(state.key))
     for (const state of owned) this.#resolved(state.key)
     return owned
   }
 
-  /** Holds these partitions until their start is known, each reported as failing (once per error). */
-  #hold (unresolved: readonly UnresolvedStart[], fromLogStart: ReadonlySet<string>, owns: Owns, now = Date.now()): void {
-    for (const { ref, error } of unresolved) {
-      const key = partitionKey(ref.topic, ref.partition)
-      if (!owns(key) || this.#deps.taken(key)) continue
-      const message = error === 'LEADER_NOT_AVAILABLE' || error === 'NETWORK_EXCEPTION'
+  /** Holds the partition until its start is known, reported as failing (once per error). */
+  #hold ({ ref, error }: UnresolvedStart, fromLogStart: boolean, owns: Owns, cause?: string, now = Date.now()): void {
+    const key = partitionKey(ref.topic, ref.partition)
+    if (!owns(key) || this.#deps.taken(key)) return
+    const message = cause !== undefined
+      ? `where to start copying it is not known yet: ${cause}`
+      : error === 'LEADER_NOT_AVAILABLE' || error === 'NETWORK_EXCEPTION'
         ? `${error === 'LEADER_NOT_AVAILABLE' ? 'it has no leader' : 'its leader cannot be reached'}, so where to start copying it is not known yet (Kafka error ${error})`
         : `cluster ${this.#deps.sourceAlias} gave no start offset for it (Kafka error ${error})`
-      const retryAt = this.#deps.failing.fail(key, ref, { side: FailureSides.SOURCE, error, kind: kafkaErrorInfo(error).kind, message }, now)
-      const before = this.#pending.get(key)
-      // Asked for from the log start once, it stays so: a later plain refresh must not move its start.
-      this.#pending.set(key, { ref, fromLogStart: before?.fromLogStart === true || fromLogStart.has(ref.topic), owns, retryAt })
-    }
+    const retryAt = this.#deps.failing.fail(key, ref, { side: FailureSides.SOURCE, error, kind: kafkaErrorInfo(error).kind, message }, now)
+    const before = this.#pending.get(key)
+    // Asked for from the log start once, it stays so: a later plain refresh must not move its start.
+    const fromStart = before?.fromLogStart === true || fromLogStart
+    const hold = before !== undefined && before.fromLogStart === fromStart ? before.hold : ++this.#holds
+    // Never sooner than the floor a try under way set.
+    const dueAt = Math.max(retryAt, before?.retryAt ?? 0)
+    this.#pending.set(key, { ref, fromLogStart: fromStart, owns, retryAt: dueAt, hold })
+    this.#nextDueAt = Math.min(this.#nextDueAt, dueAt)
   }
 
   /**
    * Starts a try of the pending partitions due, unless one is under way; returns at once. Each is not due again
-   * for RETRY_FLOOR_MS at least, whatever the try's outcome (`#hold` sets its back-off when it fails again).
+   * for RETRY_FLOOR_MS at least, whatever the try's outcome (`#hold` sets its back-off when it fails again). One
+   * no longer owned is dropped.
    */
   retry (now = Date.now()): void {
-    if (this.#retrying || this.#pending.size === 0) return
-    const due = [...this.#pending].filter(([, p]) => p.retryAt <= now)
+    if (this.#retrying || now < this.#nextDueAt) return
+    const due: Pending[] = []
+    let next = Infinity
+    for (const [key, p] of this.#pending) {
+      if (!p.owns(key)) {
+        this.drop([key])
+      } else if (p.retryAt <= now) {
+        due.push(p)
+        this.#pending.set(key, { ...p, retryAt: now + RETRY_FLOOR_MS })
+        next = Math.min(next, now + RETRY_FLOOR_MS)
+      } else {
+        next = Math.min(next, p.retryAt)
+      }
+    }
+    this.#nextDueAt = next
     if (due.length === 0) return
-    for (const [key, p] of due) this.#pending.set(key, { ...p, retryAt: now + RETRY_FLOOR_MS })
     this.#retrying = true
-    void this.#try(due.map(([, p]) => p)).finally(() => { this.#retrying = false })
+    void this.#try(due).finally(() => { this.#retrying = false })
   }
 
+  /**
+   * Asks where the partitions due start, all at once; when that request fails as a whole (one topic refused, say),
+   * each topic alone, so one topic's failure holds up no other's: each partition of a failed request is held again
+   * with that failure (its back-off grows, /status shows it).
+   */
   async #try (due: readonly Pending[]): Promise<void> {
+    const whole = await this.#tryOnce(due)
+    if (whole === null) return
+    const byTopic = [...groupBy(due, p => p.ref.topic).values()]
+    // Only a refusal (a Kafka error, e.g. one topic not authorized) is worth a request per topic; a cluster that
+    // does not answer would only fail each of them in turn.
+    if (byTopic.length === 1 || kafkaErrorsOf(whole).length === 0) return this.#failed(due, whole)
+    for (const list of byTopic) {
+      const err = await this.#tryOnce(list)
+      if (err !== null) this.#failed(list, err)
+    }
+  }
+
+  /** One request for these partitions, its answers settled; the error when it failed as a whole, else null. */
+  async #tryOnce (due: readonly Pending[]): Promise<unknown> {
     const fromLogStart = new Set(due.filter(p => p.fromLogStart).map(p => p.ref.topic))
     let resolved: Resolved
     try {
       resolved = await this.#deps.resolve(due.map(p => p.ref), fromLogStart)
     } catch (err) {
-      this.#deps.log.debug({ err, partitions: due.length }, 'cannot read the start offsets of partitions waiting for them yet; trying again')
-      return
+      return err ?? new Error('unknown failure')
+    }
+    const holds = new Map(due.map(p => [partitionKey(p.ref.topic, p.ref.partition), p.hold]))
+    const still = (key: string): Pending | undefined => {
+      const p = this.#pending.get(key)
+      return p !== undefined && p.hold === holds.get(key) ? p : undefined
     }
     const answered = new Set([...resolved.states.map(s => s.key), ...resolved.unresolved.map(u => partitionKey(u.ref.topic, u.ref.partition))])
-    for (const p of due) {
-      const key = partitionKey(p.ref.topic, p.ref.partition)
+    for (const key of holds.keys()) {
       // `resolve` leaves out what the partition set has: copied already (another add came first), it waits no more.
-      if (!answered.has(key) && this.#deps.taken(key)) this.#resolved(key)
+      if (!answered.has(key) && still(key) !== undefined && this.#deps.taken(key)) this.#resolved(key)
     }
-    const still = (key: string): Pending | undefined => this.#pending.get(key)
     for (const u of resolved.unresolved) {
       const p = still(partitionKey(u.ref.topic, u.ref.partition))
-      if (p !== undefined) this.#hold([u], fromLogStart, p.owns)
+      if (p !== undefined) this.#hold(u, p.fromLogStart, p.owns)
     }
     const found = resolved.states.filter(s => still(s.key) !== undefined)
-    if (found.length > 0) this.#deps.enqueue(found, state => this.#join(state.key))
+    if (found.length > 0) this.#deps.enqueue(found, state => this.#join(state.key, holds.get(state.key)!))
+    return null
   }
 
-  /** When the add is applied: joins only if still pending and still owned, leaving with a recovery line. */
-  #join (key: string): boolean {
+  /** A request that failed as a whole: each of its partitions still held as it was is failing with that error. */
+  #failed (due: readonly Pending[], err: unknown): void {
+    const error = kafkaErrorsOf(err)[0] ?? 'NETWORK_EXCEPTION'
+    for (const p of due) {
+      const current = this.#pending.get(partitionKey(p.ref.topic, p.ref.partition))
+      if (current !== undefined && current.hold === p.hold) this.#hold({ ref: p.ref, error }, p.fromLogStart, p.owns, errorMessage(err))
+    }
+    this.#deps.log.debug({ err, partitions: due.length }, 'cannot read the start offsets of partitions waiting for them yet; trying again')
+  }
+
+  /**
+   * When the add is applied: joins only if it is still the hold the answer was asked for and still owned (one no
+   * longer owned is dropped), leaving with a recovery line.
+   */
+  #join (key: string, hold: number): boolean {
     const p = this.#pending.get(key)
-    if (p === undefined || !p.owns(key)) return false
+    if (p === undefined || p.hold !== hold) return false
+    if (!p.owns(key)) {
+      this.drop([key])
+      return false
+    }
     this.#resolved(key)
     return true
   }
@@ -161,4 +229,10 @@ export class PendingStarts {
       copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, failure: this.#deps.failing.report(key), lagSeconds: null
     }))
   }
+}
+
+/** The Kafka error names a kmirror error carries (none for a connection that failed or timed out). */
+function kafkaErrorsOf (err: unknown): string[] {
+  const names = isKmirrorError(err) ? err.details['kafkaErrors'] : undefined
+  return Array.isArray(names) ? names.filter((n): n is string => typeof n === 'string') : []
 }

@@ -142,10 +142,11 @@ export class FlowWork implements WorkOwner {
 
   async revoke (items: readonly WorkItem[]): Promise<void> {
     const { jobs, partitions } = split(items)
+    // Not owned from now on, before the release completes: a topic refresh adding partitions meanwhile (a remote
+    // topic created again) must not take them back (flow-replicator.ts checks ownership when it adds).
+    for (const p of partitions) this.#partitions.delete(partitionKey(p.topic, p.partition))
     await Promise.all([
-      this.#parts.replicator.releasePartitions(partitions).then(() => {
-        for (const p of partitions) this.#partitions.delete(partitionKey(p.topic, p.partition))
-      }),
+      this.#parts.replicator.releasePartitions(partitions),
       ...jobs.map(name => this.#stopJob(name))
     ])
     this.#parts.log.info({ partitions: partitions.length, jobs }, 'work revoked: progress stored')

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { PartitionFailures } from '../../../src/replication/partition-failures.ts'
 import type { PartitionRef, PartitionState, Resolved } from '../../../src/replication/partition-set.ts'
 import { PendingStarts } from '../../../src/replication/pending-starts.ts'
@@ -110,14 +111,90 @@ describe('PendingStarts', () => {
     assert.equal(f.asked.length, 1, 'a second try while one is under way')
     f.asked[0]!.fail(new Error('broker gone'))
     await f.settle()
-    // Still pending, failing, and due again after the floor
+    // Still pending, failing with that cause, and due again after the floor
     assert.equal(f.pending.size, 1)
+    assert.equal(f.failing.report(key(1))?.message, 'where to start copying it is not known yet: broker gone')
     f.pending.retry(later + 500)
     assert.equal(f.asked.length, 1, 'tried again before the floor')
     f.pending.retry(later + 1000)
     assert.equal(f.asked.length, 2)
     f.asked[1]!.answer(leaderless(1))
     await f.settle()
-    assert.equal(f.failing.report(key(1))?.attempts, 2)
+    assert.equal(f.failing.report(key(1))?.error, 'LEADER_NOT_AVAILABLE')
+  })
+
+  it('holds a partition released and given back while the add of its earlier hold waits, and that add never joins', async () => {
+    const f = fixture()
+    f.pending.admit(leaderless(1), new Set(), () => true)
+    f.pending.retry(Date.now() + 1)
+    f.asked[0]!.answer({ states: [state(1, 7)], unresolved: [] })
+    await f.settle()
+    // When it is revoked, then assigned again with its leader down again, before the add is applied
+    f.pending.drop([key(1)])
+    f.pending.admit(leaderless(1), new Set(), () => true)
+    // Then the add asked for the earlier hold does not join; the partition waits, reported
+    assert.deepEqual(f.apply(), [])
+    assert.equal(f.pending.size, 1)
+    assert.equal(f.failing.report(key(1))?.error, 'LEADER_NOT_AVAILABLE')
+  })
+
+  it('never lets an answer asked for an earlier hold join a later one: removed and added back, or now from the log start', async () => {
+    for (const again of ['removed and added back', 'now from the log start'] as const) {
+      const f = fixture()
+      f.pending.admit(leaderless(1), new Set(), () => true)
+      f.pending.retry(Date.now() + 1)
+      // When, while its try (from the latest offset) is under way, it is to start from the log start instead
+      if (again === 'removed and added back') f.pending.dropTopics(new Set(['t']))
+      f.pending.admit(leaderless(1), new Set(['t']), () => true)
+      f.asked[0]!.answer({ states: [state(1, 500)], unresolved: [] })
+      await f.settle()
+      // Then the latest offset the try found is not where it starts
+      assert.deepEqual(f.apply(), [], again)
+      assert.equal(f.pending.size, 1, again)
+      f.pending.retry(Date.now() + 60_000)
+      assert.deepEqual([...f.asked[1]!.fromLogStart], ['t'], again)
+    }
+  })
+
+  it('drops a pending partition no longer owned, without asking the source for it', async () => {
+    const f = fixture()
+    const owned = new Set([key(1), key(2)])
+    f.pending.admit(leaderless(1, 2), new Set(), k => owned.has(k))
+    owned.delete(key(1))
+    f.pending.retry(Date.now() + 1)
+    assert.deepEqual(f.asked.map(a => a.refs.map(r => r.partition)), [[2]])
+    assert.deepEqual(f.pending.statuses().map(s => s.partition), [2])
+    assert.equal(f.failing.report(key(1)), null)
+  })
+
+  it('asks topic by topic when a request for several fails with a refusal: one refused topic holds up no other', async () => {
+    const f = fixture()
+    const u = { topic: 'u', partition: 0, remoteTopic: 'A.u' }
+    f.pending.admit({ states: [], unresolved: [{ ref: ref(1), error: 'LEADER_NOT_AVAILABLE' }, { ref: u, error: 'LEADER_NOT_AVAILABLE' }] }, new Set(), () => true)
+    f.pending.retry(Date.now() + 1)
+    // When the request for both fails: topic u may no longer be described
+    const refused = new KmirrorError(ErrorCodes.NOT_AUTHORIZED, 'read metadata of topic u on cluster A: Kafka error TOPIC_AUTHORIZATION_FAILED', { details: { kafkaErrors: ['TOPIC_AUTHORIZATION_FAILED'] } })
+    f.asked[0]!.fail(refused)
+    await f.settle()
+    // Then each topic is asked alone: t answers, u is refused again
+    assert.deepEqual(f.asked[1]!.refs.map(r => r.topic), ['t'])
+    f.asked[1]!.answer({ states: [state(1, 3)], unresolved: [] })
+    await f.settle()
+    assert.deepEqual(f.asked[2]!.refs.map(r => r.topic), ['u'])
+    f.asked[2]!.fail(refused)
+    await f.settle()
+    assert.deepEqual(f.apply(), [1])
+    assert.deepEqual([f.failing.report(partitionKey('u', 0))?.error, f.failing.report(partitionKey('u', 0))?.kind], ['TOPIC_AUTHORIZATION_FAILED', 'authorization'])
+  })
+
+  it('asks the whole set once more, not topic by topic, when the source does not answer at all', async () => {
+    const f = fixture()
+    const u = { topic: 'u', partition: 0, remoteTopic: 'A.u' }
+    f.pending.admit({ states: [], unresolved: [{ ref: ref(1), error: 'LEADER_NOT_AVAILABLE' }, { ref: u, error: 'LEADER_NOT_AVAILABLE' }] }, new Set(), () => true)
+    f.pending.retry(Date.now() + 1)
+    f.asked[0]!.fail(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'connect to cluster A: ECONNREFUSED', { retriable: true }))
+    await f.settle()
+    assert.equal(f.asked.length, 1)
+    assert.equal(f.failing.report(partitionKey('u', 0))?.error, 'NETWORK_EXCEPTION')
   })
 })

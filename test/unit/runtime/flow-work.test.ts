@@ -16,9 +16,12 @@ const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', '
 /** FlowWork over recording fakes: what it asked of the data path, the stores and the heartbeats, in order. */
 function setup (options: { heartbeats?: boolean } = {}) {
   const calls: string[] = []
+  let ownedNow: (p: { topic: string, partition: number }) => boolean = () => false
   const replicator = {
     addPartitions: async (refs: readonly PartitionRef[], stored: ReadonlyMap<string, number>) => { calls.push(`add ${refs.map(r => `${r.topic}-${r.partition}>${r.remoteTopic}@${stored.get(partitionKey(r.topic, r.partition)) ?? '-'}`).join(',')}`) },
-    releasePartitions: async (ps: readonly { topic: string, partition: number }[]) => { calls.push(`release ${ps.map(p => `${p.topic}-${p.partition}`).join(',')}`) },
+    releasePartitions: async (ps: readonly { topic: string, partition: number }[]) => {
+      calls.push(`release ${ps.map(p => `${p.topic}-${p.partition}${ownedNow(p) ? ' (still owned)' : ''}`).join(',')}`)
+    },
     loseAll: () => { calls.push('lose') }
   } as unknown as FlowReplicator
   let ownedAtFollow: ((tp: string) => boolean) | null = null
@@ -35,6 +38,7 @@ function setup (options: { heartbeats?: boolean } = {}) {
   const jobs = [job('refresh-topics'), job('emit-checkpoints')]
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async () => { calls.push('heartbeats stop') } } : null
   const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, log: memoryLogger().log }, 'assigned')
+  ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
   return { work, calls, scheduler, owned: () => ownedAtFollow }
 }
 
@@ -59,7 +63,7 @@ describe('FlowWork', () => {
     await scheduler.stop()
   })
 
-  it('on revoke releases the partitions (stored) before letting go of them, and cancels the jobs; lose drops everything at once', async () => {
+  it('on revoke stops owning the partitions at once (a refresh adds them back no more), releases them (stored) before it resolves, and cancels the jobs; lose drops everything at once', async () => {
     const { work, calls, scheduler } = setup({ heartbeats: true })
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'job', job: 'emit-checkpoints' }, { kind: 'job', job: 'heartbeats' }])
     calls.length = 0
