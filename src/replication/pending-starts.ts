@@ -14,7 +14,8 @@
  *   queue, so only between two rounds (never inside an exactly-once round's transaction).
  * - A partition joins only if it is still pending and still owned when the change is applied: released, removed
  *   or lost meanwhile (`drop`, `dropTopics`, `clear`), it is never added.
- * - A partition already copied, or about to be (`taken`), is never held: it would be reported failing for ever.
+ * - A partition already copied (`taken`) is never held. One held while its add was still queued (a race of two
+ *   adds) leaves at its next try, which finds it copied, with a recovery line.
  */
 import { groupBy } from '../collections.ts'
 import { errorMessage, isKmirrorError } from '../errors.ts'
@@ -142,10 +143,11 @@ export class PendingStarts {
     // Only a refusal (a Kafka error, e.g. one topic not authorized) is worth a request per topic; a cluster that
     // does not answer would only fail each of them in turn.
     if (byTopic.length === 1 || kafkaErrorsOf(whole).length === 0) return this.#failed(due, whole)
-    for (const list of byTopic) {
+    // All at once: one topic's broker that does not answer holds up no other topic's try.
+    await Promise.all(byTopic.map(async list => {
       const err = await this.#tryOnce(list)
       if (err !== null) this.#failed(list, err)
-    }
+    }))
   }
 
   /** One request for these partitions, its answers settled; the error when it failed as a whole, else null. */

@@ -54,6 +54,12 @@ export class FlowWork implements WorkOwner {
   readonly #parts: FlowWorkParts
   readonly #ownership: Ownership
   readonly #partitions = new Set<string>()
+  /**
+   * Partitions being revoked: owned no more, but their last offset syncs and history are this instance's to write
+   * until the release completes, so following the history must not read them back from the topic meanwhile (it
+   * would replace what this instance knows with the last extent stored, and translate too early as exact).
+   */
+  readonly #releasing = new Set<string>()
   readonly #jobs = new Set<string>()
 
   constructor (parts: FlowWorkParts, ownership: Ownership) {
@@ -70,6 +76,11 @@ export class FlowWork implements WorkOwner {
     return this.#ownership === Ownerships.ALL || this.#partitions.has(tp)
   }
 
+  /** Whether this instance writes the partition's offset history: it copies it, or is releasing it. */
+  #writesHistory (tp: string): boolean {
+    return this.#partitions.has(tp) || this.#releasing.has(tp)
+  }
+
   /** Alone: schedules every periodic job, as a flow always did (the topic refresh of the start ran already). */
   startAllJobs (): void {
     for (const job of this.#parts.jobs) {
@@ -79,7 +90,7 @@ export class FlowWork implements WorkOwner {
 
   /** The offset history of partitions this instance does not copy, read again (before each translation round). */
   async followHistory (): Promise<void> {
-    if (this.#ownership === Ownerships.ASSIGNED) await this.#parts.history.follow(tp => this.#partitions.has(tp))
+    if (this.#ownership === Ownerships.ASSIGNED) await this.#parts.history.follow(tp => this.#writesHistory(tp))
   }
 
   async listWork (): Promise<WorkItem[]> {
@@ -109,7 +120,7 @@ export class FlowWork implements WorkOwner {
     const fresh = partitions.filter(p => !this.#partitions.has(partitionKey(p.topic, p.partition)))
     if (fresh.length === 0) return
     // Read again now: the instance that owned them before stored their progress and history when it let go.
-    const [stored] = await Promise.all([progress.load({ readOnly: true }), history.follow(tp => this.#partitions.has(tp))])
+    const [stored] = await Promise.all([progress.load({ readOnly: true }), history.follow(tp => this.#writesHistory(tp))])
     for (const p of fresh) this.#partitions.add(partitionKey(p.topic, p.partition))
     const refs: PartitionRef[] = fresh.map(p => ({ ...p, remoteTopic: policy.formatRemoteTopic(config.source.alias, p.topic) }))
     await replicator.addPartitions(refs, stored, key => this.ownsPartition(key))
@@ -143,12 +154,21 @@ export class FlowWork implements WorkOwner {
   async revoke (items: readonly WorkItem[]): Promise<void> {
     const { jobs, partitions } = split(items)
     // Not owned from now on, before the release completes: a topic refresh adding partitions meanwhile (a remote
-    // topic created again) must not take them back (flow-replicator.ts checks ownership when it adds).
-    for (const p of partitions) this.#partitions.delete(partitionKey(p.topic, p.partition))
-    await Promise.all([
-      this.#parts.replicator.releasePartitions(partitions),
-      ...jobs.map(name => this.#stopJob(name))
-    ])
+    // topic created again) must not take them back (flow-replicator.ts checks ownership when it adds). Their
+    // history is still this instance's to write until the release stored it (`#writesHistory`).
+    const keys = partitions.map(p => partitionKey(p.topic, p.partition))
+    for (const key of keys) {
+      this.#partitions.delete(key)
+      this.#releasing.add(key)
+    }
+    try {
+      await Promise.all([
+        this.#parts.replicator.releasePartitions(partitions),
+        ...jobs.map(name => this.#stopJob(name))
+      ])
+    } finally {
+      for (const key of keys) this.#releasing.delete(key)
+    }
     this.#parts.log.info({ partitions: partitions.length, jobs }, 'work revoked: progress stored')
   }
 
@@ -162,6 +182,7 @@ export class FlowWork implements WorkOwner {
     this.#parts.replicator.loseAll()
     const partitions = this.#partitions.size
     this.#partitions.clear()
+    this.#releasing.clear()
     const jobs = [...this.#jobs]
     for (const name of jobs) {
       this.#stopJob(name).catch(err => this.#parts.log.warn({ err, job: name }, 'cannot stop a job of a lost membership'))

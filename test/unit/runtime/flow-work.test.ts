@@ -17,10 +17,12 @@ const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', '
 function setup (options: { heartbeats?: boolean } = {}) {
   const calls: string[] = []
   let ownedNow: (p: { topic: string, partition: number }) => boolean = () => false
+  let duringRelease: () => Promise<void> = async () => undefined
   const replicator = {
     addPartitions: async (refs: readonly PartitionRef[], stored: ReadonlyMap<string, number>) => { calls.push(`add ${refs.map(r => `${r.topic}-${r.partition}>${r.remoteTopic}@${stored.get(partitionKey(r.topic, r.partition)) ?? '-'}`).join(',')}`) },
     releasePartitions: async (ps: readonly { topic: string, partition: number }[]) => {
       calls.push(`release ${ps.map(p => `${p.topic}-${p.partition}${ownedNow(p) ? ' (still owned)' : ''}`).join(',')}`)
+      await duringRelease()
     },
     loseAll: () => { calls.push('lose') }
   } as unknown as FlowReplicator
@@ -39,7 +41,7 @@ function setup (options: { heartbeats?: boolean } = {}) {
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async () => { calls.push('heartbeats stop') } } : null
   const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, log: memoryLogger().log }, 'assigned')
   ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
-  return { work, calls, scheduler, owned: () => ownedAtFollow }
+  return { work, calls, scheduler, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f } }
 }
 
 describe('FlowWork', () => {
@@ -64,16 +66,25 @@ describe('FlowWork', () => {
   })
 
   it('on revoke stops owning the partitions at once (a refresh adds them back no more), releases them (stored) before it resolves, and cancels the jobs; lose drops everything at once', async () => {
-    const { work, calls, scheduler } = setup({ heartbeats: true })
+    const { work, calls, scheduler, owned, whileReleasing } = setup({ heartbeats: true })
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'job', job: 'emit-checkpoints' }, { kind: 'job', job: 'heartbeats' }])
     calls.length = 0
+    // While the release stores its last syncs and history, that history is still this instance's: not read back
+    let historyOfRevokedIsOurs: boolean | undefined
+    whileReleasing(async () => {
+      await work.followHistory()
+      historyOfRevokedIsOurs = owned()!(partitionKey('orders', 1))
+    })
     await work.revoke([{ kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'job', job: 'emit-checkpoints' }])
-    assert.deepEqual(calls, ['release orders-1'])
+    whileReleasing(async () => undefined)
+    assert.deepEqual(calls.slice(0, 1), ['release orders-1'])
+    assert.equal(historyOfRevokedIsOurs, true)
     assert.deepEqual(work.owned(), { partitions: [partitionKey('orders', 0)], jobs: ['heartbeats'] })
     assert.equal(scheduler.has('emit-checkpoints'), false)
     // The history of the partition given away is followed from now on
     await work.followHistory()
     assert.deepEqual(calls.slice(-1), ['follow true'])
+    assert.equal(owned()!(partitionKey('orders', 1)), false)
     work.lose()
     await scheduler.stop()
     assert.deepEqual(calls.slice(-2), ['lose', 'heartbeats stop'])
