@@ -45,6 +45,7 @@ import { DEFAULT_BATCHING, RoundWriter } from './round-writer.ts'
 import { statusOf } from './record-times.ts'
 import { RecreatedRemotes } from './recreated-remotes.ts'
 import { RoundOutcome } from './round-outcome.ts'
+import { OwnershipGrants } from './ownership-grants.ts'
 import { TargetWait } from './target-wait.ts'
 import { reportLongWaits } from './wait-reports.ts'
 
@@ -68,8 +69,8 @@ export class FlowReplicator {
   #failures = 0
   readonly #steps: StepFailures
   readonly #failing: PartitionFailures
-  /** How many times the membership was lost: a release under way when it is stops retrying. */
-  #losses = 0
+  /** When ownership last changed: a queued add asked for under an ended grant adds nothing (ownership-grants.ts). */
+  readonly #grants = new OwnershipGrants()
   #looping = false
   #rounds = 0
   /** When the last fetch-and-write round completed with an answer (health: a flow that stops completing them is stalled). */
@@ -145,13 +146,9 @@ export class FlowReplicator {
    * the source's log start whatever `startAt` says (their remote topic was created again).
    */
   async addTopics (topics: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set(), owns: Owns = () => true): Promise<void> {
-    const refs: PartitionRef[] = []
-    for (const t of topics) {
-      for (let partition = 0; partition < t.partitions; partition++) {
-        if (owns(partitionKey(t.source, partition))) refs.push({ topic: t.source, partition, remoteTopic: t.remote })
-      }
-    }
-    await this.#add(await this.#partitions.resolve(refs, fromLogStart), fromLogStart, owns)
+    const stamp = this.#grants.stamp()
+    const refs = topics.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition, remoteTopic: t.remote })))
+    await this.#add(await this.#partitions.resolve(refs.filter(r => owns(partitionKey(r.topic, r.partition))), fromLogStart), fromLogStart, owns, stamp)
   }
 
   /**
@@ -160,15 +157,17 @@ export class FlowReplicator {
    * their position. Resolves once they are in the fetch rounds.
    */
   async addPartitions (partitions: readonly PartitionRef[], stored: ReadonlyMap<string, number>, owns: Owns = () => true): Promise<void> {
+    const stamp = this.#grants.stamp()
     this.#partitions.mergeStored(stored, partitions.map(p => partitionKey(p.topic, p.partition)))
-    await this.#add(await this.#partitions.resolve(partitions), new Set(), owns)
+    await this.#add(await this.#partitions.resolve(partitions), new Set(), owns, stamp)
   }
 
   /** Adds the partitions whose start is known; holds the others until it is (pending-starts.ts). */
-  async #add (resolved: Resolved, fromLogStart: ReadonlySet<string>, owns: Owns): Promise<void> {
+  async #add (resolved: Resolved, fromLogStart: ReadonlySet<string>, owns: Owns, stamp: number): Promise<void> {
     const states = this.#pendingStarts.admit(resolved, fromLogStart, owns)
-    // Owned when asked for, and still when added: a revoke or a loss meanwhile must not leave two writers.
-    if (states.length > 0) await this.#change(done => ({ kind: 'add', states, done, admit: s => owns(s.key) }))
+    // Owned under the same grant when added: a revoke or a loss meanwhile must not leave two writers, nor a start
+    // read before another owner stored its progress.
+    if (states.length > 0) await this.#change(done => ({ kind: 'add', states, done, admit: s => owns(s.key) && this.#grants.holds(s.key, stamp) }))
   }
 
   /**
@@ -178,6 +177,7 @@ export class FlowReplicator {
    * writes them again (unless they are added again). Unknown partitions are ignored.
    */
   async releasePartitions (partitions: readonly { topic: string, partition: number }[]): Promise<void> {
+    this.#grants.released(partitions.map(p => partitionKey(p.topic, p.partition)))
     this.#pendingStarts.drop(partitions.map(p => partitionKey(p.topic, p.partition)))
     const keys = new Set<string>()
     for (const p of partitions) {
@@ -199,7 +199,7 @@ export class FlowReplicator {
    * exactly-once mode the transactional producer of that membership ends with it (exactly-once-round.ts).
    */
   loseAll (): void {
-    this.#losses++
+    this.#grants.lost()
     // A write under way sends nothing more (exactly-once mode ends the producer with it).
     if (this.#eos === null) this.#deps.writer.endMembership?.()
     else this.#eos.membershipLost()
@@ -249,10 +249,10 @@ export class FlowReplicator {
     if (released.length === 0) return
     const positions: StoredPositions = new Map(released.map(p => [partitionKey(p.topic, p.partition), { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 }]))
     // Exactly-once mode: the last committed round stored these positions with their data.
-    const losses = this.#losses
+    const losses = this.#grants.losses
     // Released, it is no longer this instance's to report as failing, stored or not.
     for (const key of positions.keys()) this.#failing.forget(key)
-    if (this.#eos === null && !await this.#flusher.storeReleased(positions, () => this.#stopping, () => this.#losses !== losses)) return
+    if (this.#eos === null && !await this.#flusher.storeReleased(positions, () => this.#stopping, () => this.#grants.losses !== losses)) return
     for (const key of positions.keys()) {
       this.#tracker.reset(key)
       this.#writer.forget(key)

@@ -119,8 +119,12 @@ export class InMemorySource implements SourceReader {
     else this.#refusedReads.set(partitionKey(topic, partition), failure)
   }
 
+  /** While set, a fetch waits for it after it was asked (a round held open, as by a slow broker). */
+  holdFetch: Promise<void> | null = null
+
   async fetchBatches (positions: readonly PartitionPosition[]): Promise<FetchedBatches[]> {
     this.fetchCalls.push(positions.map(p => ({ ...p })))
+    if (this.holdFetch !== null) await this.holdFetch
     const failure = this.#fetchFailures.shift()
     if (failure !== undefined) throw failure
     const results = positions.map(position => this.#fetchOne(position))

@@ -159,4 +159,43 @@ describe('FlowReplicator ownership', () => {
     await running
     assert.deepEqual(h.target.copied('A.t', 0).slice(copied), h.source.records('t', 0).slice(30).map(asCopied))
   })
+
+  for (const ended of ['lost', 'released'] as const) {
+    it(`never adds a partition from a start read under a grant that ended (${ended}) before the add was applied, even if owned again by then`, async () => {
+      // Given t-0 copied, and a round held open (a slow broker)
+      const h = twoPartitions()
+      const owned = new Set([partitionKey('t', 0)])
+      const owns = (key: string): boolean => owned.has(key)
+      await h.replicator.addPartitions([T0], new Map(), owns)
+      let open = (): void => undefined
+      h.source.holdFetch = new Promise(resolve => { open = resolve })
+      const running = h.replicator.run()
+      await waitFor(() => h.source.fetchCalls.length === 1, { timeoutMs: 5000, message: 'the first round fetching' })
+      const settle = async (): Promise<void> => { await new Promise(resolve => setImmediate(resolve)) }
+      // When t-1 is assigned, its stored position 3 read (its add waits for the round's end)
+      owned.add(partitionKey('t', 1))
+      void h.replicator.addPartitions([T1], new Map([[partitionKey('t', 1), 3]]), owns)
+      await settle()
+      // And that grant ends (membership lost, or t-1 revoked), and t-1 is assigned again, another owner having
+      // stored 20 meanwhile
+      if (ended === 'lost') {
+        owned.clear()
+        h.replicator.loseAll()
+      } else {
+        owned.delete(partitionKey('t', 1))
+        await h.replicator.releasePartitions([T1])
+      }
+      owned.add(partitionKey('t', 1))
+      void h.replicator.addPartitions([T1], new Map([[partitionKey('t', 1), 20]]), owns)
+      await settle()
+      // And the round ends
+      h.source.holdFetch = null
+      open()
+      stopWhenCopied(h, 't', 1)
+      await running
+      // Then t-1 was copied from 21, the start of the new grant, never from 4
+      const copied = h.target.copied('A.t', 1)
+      assert.deepEqual(copied, h.source.records('t', 1).filter(r => r.offset > 20).map(asCopied))
+    })
+  }
 })
