@@ -177,8 +177,9 @@ export class FlowReplicator {
    * writes them again (unless they are added again). Unknown partitions are ignored.
    */
   async releasePartitions (partitions: readonly { topic: string, partition: number }[]): Promise<void> {
-    this.#grants.released(partitions.map(p => partitionKey(p.topic, p.partition)))
-    this.#pendingStarts.drop(partitions.map(p => partitionKey(p.topic, p.partition)))
+    const revoked = partitions.map(p => partitionKey(p.topic, p.partition))
+    this.#grants.released(revoked)
+    this.#pendingStarts.drop(revoked)
     const keys = new Set<string>()
     for (const p of partitions) {
       const state = this.#partitions.get(partitionKey(p.topic, p.partition))
@@ -247,7 +248,7 @@ export class FlowReplicator {
    */
   async #storeReleased (released: readonly PartitionState[]): Promise<void> {
     if (released.length === 0) return
-    const positions: StoredPositions = new Map(released.map(p => [partitionKey(p.topic, p.partition), { topic: p.topic, partition: p.partition, lastOffset: p.position - 1 }]))
+    const positions = positionsOf(released)
     // Exactly-once mode: the last committed round stored these positions with their data.
     const losses = this.#grants.losses
     // Released, it is no longer this instance's to report as failing, stored or not.

@@ -199,12 +199,11 @@ export class PartitionSet {
   }
 
   /**
-   * Whether the partition is copied (in the set, not leaving) or about to be (in a queued `add` without `admit`: one
-   * with a check may still refuse it when applied).
+   * Whether the partition is copied (in the set, not leaving). A queued add does not count: every add of the data
+   * path has an `admit` check that may still refuse it when applied.
    */
   taken (key: string): boolean {
-    if (this.#partitions.has(key) && !this.#leaving(key)) return true
-    return this.#changes.some(c => c.kind === 'add' && c.admit === undefined && c.states.some(state => state.key === key))
+    return this.#partitions.has(key) && !this.#leaving(key)
   }
 
   #leaving (key: string): boolean {

@@ -49,7 +49,7 @@ interface Pending {
 export interface PendingStartsDeps {
   readonly failing: PartitionFailures
   readonly sourceAlias: string
-  /** Whether the partition is in the partition set (not leaving) or in a queued add that no check can refuse. */
+  /** Whether the partition is in the partition set, not leaving. */
   readonly taken: (key: string) => boolean
   /** Asks the source where these partitions start, once (PartitionSet's `resolve`). */
   readonly resolve: (refs: readonly PartitionRef[], fromLogStart: ReadonlySet<string>) => Promise<Resolved>
