@@ -65,6 +65,8 @@ export class Scheduler {
     const log = this.#log.child({ job: job.name })
     try {
       await job.fn()
+      // The warnings stop; this line says why, as a partition's recovery line does.
+      if (job.consecutiveFailures > 0) log.info({ failedRuns: job.consecutiveFailures, lastError: job.lastError }, 'job succeeded again')
       job.consecutiveFailures = 0
       job.lastError = null
     } catch (err) {

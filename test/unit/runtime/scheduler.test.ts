@@ -118,6 +118,8 @@ describe('Scheduler', () => {
       ['acls', 2, 'boom 2', 'job failed; it will run again'],
       ['acls', 3, 'boom 3', 'job failed; it will run again']
     ])
+    // and its first success after them once at info, naming how many runs failed and the last error
+    assert.deepEqual(logs.at(LogLevels.info).filter(l => l['job'] === 'acls').map(l => [l.msg, l['failedRuns'], l['lastError']]), [['job succeeded again', 3, 'boom 3']])
   })
 
   it('keeps the last error of a job until it succeeds, and never retries later than its interval', async () => {
