@@ -10,6 +10,7 @@
  * Likewise committed partitions beyond the count of a topic re-created with fewer partitions.
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { shellWord, toolCommand, type ToolCluster } from '../kafka/tool-command.ts'
 import { parsePartitionKey } from '../topic-partition.ts'
 import type { OffsetSpec } from './offset-spec.ts'
 
@@ -55,21 +56,22 @@ export function wantedScope (spec: OffsetSpec, topics: readonly TopicScope[] | u
  * WANTED checked against the partition counts of the cluster's topics (`counts`: absent for a topic that does not
  * exist). Throws USAGE for a named topic that does not exist or a partition beyond the count.
  */
-export function checkScope (wanted: WantedScope, counts: ReadonlyMap<string, number>, group: string, cluster: string): GroupScope {
+export function checkScope (wanted: WantedScope, counts: ReadonlyMap<string, number>, group: string, cluster: ToolCluster & { readonly alias: string }): GroupScope {
+  const alias = cluster.alias
   const partitions = new Map<string, number[]>()
   const notes: string[] = []
   for (const [topic, asked] of wanted.topics) {
     const count = counts.get(topic)
     if (count === undefined && wanted.fromCommits) {
-      notes.push(`group ${group} has committed offsets for topic ${topic}, which cluster ${cluster} does not list (deleted since, or not visible to ` +
-        `kmirror's principal: grant it DESCRIBE on the topic to plan it): left as they are (to remove them: kafka-consumer-groups.sh --delete-offsets --group ${group} --topic ${topic})`)
+      notes.push(`group ${group} has committed offsets for topic ${topic}, which cluster ${alias} does not list (deleted since, or not visible to ` +
+        `kmirror's principal: grant it DESCRIBE on the topic to plan it): left as they are (to remove them, as a principal allowed to delete the group's offsets: ${toolCommand('kafka-consumer-groups.sh', cluster, `--delete-offsets --group ${shellWord(group)} --topic ${shellWord(topic)}`, 'ADMIN')})`)
       continue
     }
-    if (count === undefined) throw new KmirrorError(ErrorCodes.USAGE, `topic ${topic} does not exist on cluster ${cluster}`)
+    if (count === undefined) throw new KmirrorError(ErrorCodes.USAGE, `topic ${topic} does not exist on cluster ${alias}`)
     const bad = (asked ?? []).filter(p => p >= count)
-    if (bad.length > 0 && !wanted.fromCommits) throw new KmirrorError(ErrorCodes.USAGE, `topic ${topic} on cluster ${cluster} has partitions 0..${count - 1}, not ${bad.join(', ')}`)
+    if (bad.length > 0 && !wanted.fromCommits) throw new KmirrorError(ErrorCodes.USAGE, `topic ${topic} on cluster ${alias} has partitions 0..${count - 1}, not ${bad.join(', ')}`)
     if (bad.length > 0) {
-      notes.push(`group ${group} has committed offsets for partition(s) ${bad.join(', ')} of topic ${topic}, which has partitions 0..${count - 1} on cluster ${cluster} ` +
+      notes.push(`group ${group} has committed offsets for partition(s) ${bad.join(', ')} of topic ${topic}, which has partitions 0..${count - 1} on cluster ${alias} ` +
         '(re-created with fewer partitions): those are left as they are')
     }
     const kept = asked?.filter(p => p < count)

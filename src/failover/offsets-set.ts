@@ -14,6 +14,7 @@
 import type { ClusterClientConfig } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
+import { toolClusterOf } from '../kafka/tool-command.ts'
 import { isConsumerProtocol } from '../kafka/group-admin.ts'
 import { withDeadline } from './clients.ts'
 import type { OffsetsPlan } from './failover.ts'
@@ -103,7 +104,7 @@ async function scopesOf (clients: Clients, request: OffsetsSetRequest, groups: r
   const topics = [...new Set([...wanted.values()].flatMap(w => [...w.topics.keys()]))]
   const described = await clients.admin.describeTopics(topics)
   const counts = new Map([...described].map(([name, d]) => [name, d.partitions]))
-  return new Map(groups.map(g => [g, checkScope(wanted.get(g)!, counts, g, request.cluster.alias)]))
+  return new Map(groups.map(g => [g, checkScope(wanted.get(g)!, counts, g, toolClusterOf(request.cluster.alias, request.cluster.admin))]))
 }
 
 type PlanState = { readonly state: GroupPlan['state'], readonly members: number }

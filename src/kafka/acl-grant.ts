@@ -4,6 +4,7 @@
  * topic creation); the operations are those of docs/operations.md "Least-privilege ACLs".
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { principalArg, shellWord, toolCommand, type ToolCluster } from './tool-command.ts'
 
 export interface AclGrant {
   /** Kafka's operation name, upper case with underscores: `WRITE`, `CREATE`. */
@@ -12,23 +13,24 @@ export interface AclGrant {
   readonly names: readonly string[]
 }
 
-/** `grant WRITE on topic A.checkpoints.internal to User:bob on cluster B (kafka-acls.sh ...)`. */
-export function describeGrant (grant: AclGrant, principal: string, clusterAlias: string | undefined): string {
+/** `grant WRITE on topic A.checkpoints.internal to User:bob on cluster B (kafka-acls.sh --bootstrap-server ... --add ...)`. */
+export function describeGrant (grant: AclGrant, principal: string, cluster: ToolCluster): string {
   const names = [...new Set(grant.names)].sort()
-  const on = clusterAlias === undefined ? '' : ` on cluster ${clusterAlias}`
-  const option = grant.resourceType === 'cluster' ? '--cluster' : names.map(n => `--${grant.resourceType} ${n}`).join(' ')
-  const who = principal.startsWith('User:') ? principal : '<principal>'
+  // A principal kmirror could not name is described as `the principal ... on cluster A` already.
+  const on = cluster.alias === undefined || principal.endsWith(`on cluster ${cluster.alias}`) ? '' : ` on cluster ${cluster.alias}`
+  const option = grant.resourceType === 'cluster' ? '--cluster' : names.map(n => `--${grant.resourceType} ${shellWord(n)}`).join(' ')
+  const who = principalArg(principal, cluster)
   const operation = grant.operation.toLowerCase().split('_').map(w => w[0]!.toUpperCase() + w.slice(1)).join('')
   return `grant ${grant.operation} on ${grant.resourceType} ${names.join(', ')} to ${principal}${on} ` +
-    `(kafka-acls.sh --add --allow-principal ${who} --operation ${operation} ${option}; see "Least-privilege ACLs" in docs/operations.md)`
+    `(${toolCommand('kafka-acls.sh', cluster, `--add --allow-principal ${who} --operation ${operation} ${option}`)}; see "Least-privilege ACLs" in docs/operations.md)`
 }
 
 /** ERR with the grant that fixes it when it is an authorization refusal; any other error unchanged. */
-export function withGrant (err: KmirrorError, action: string, grant: AclGrant, principal: string, clusterAlias: string | undefined): KmirrorError {
+export function withGrant (err: KmirrorError, action: string, grant: AclGrant, principal: string, cluster: ToolCluster): KmirrorError {
   if (err.code !== ErrorCodes.NOT_AUTHORIZED) return err
   const names = err.details['kafkaErrors']
   const kafka = Array.isArray(names) && names.length > 0 ? ` (${names.join(', ')})` : ''
-  return new KmirrorError(ErrorCodes.NOT_AUTHORIZED, `${action} was refused${kafka}: ${describeGrant(grant, principal, clusterAlias)}`, {
+  return new KmirrorError(ErrorCodes.NOT_AUTHORIZED, `${action} was refused${kafka}: ${describeGrant(grant, principal, cluster)}`, {
     cause: err, retriable: err.retriable, details: err.details
   })
 }

@@ -198,7 +198,7 @@ export class AdminClient {
         throw new KmirrorError(ErrorCodes.TOPIC_CREATE, message, { cause: err, details: { topic: topic.name, kafkaErrors: names } })
       }
       const refused = toKmirrorError(err, ErrorCodes.TOPIC_CREATE, `create topic ${topic.name} on ${this.#cluster.label}`, this.#cluster)
-      throw withGrant(refused, `creating topic ${topic.name} on ${this.#cluster.label}`, { operation: 'CREATE', resourceType: 'topic', names: [topic.name] }, this.#principal, this.#cluster.alias)
+      throw withGrant(refused, `creating topic ${topic.name} on ${this.#cluster.label}`, { operation: 'CREATE', resourceType: 'topic', names: [topic.name] }, this.#principal, this.#cluster)
     }
   }
 

@@ -392,7 +392,7 @@ export class BatchWriter {
       ...(f.operation === undefined ? {} : { operation: f.operation }),
       kind: kafkaErrorInfo(f.error).kind,
       refusedBatch: isRefusedBatchError(f.error),
-      hint: kafkaErrorHint(f.error, this.#cluster.alias)
+      hint: kafkaErrorHint(f.error, this.#cluster)
     }))
   }
 

@@ -5,6 +5,7 @@
 import { NetworkError, protocolErrorsCodesById, TimeoutError, UnsupportedApiError } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError, type ErrorCode } from '../errors.ts'
 import { connectionHint, isBareClose, type ConnectionContext } from './connection-hints.ts'
+import { toolConnection } from './tool-command.ts'
 import { searchErrorTree } from './error-tree.ts'
 
 /** Kafka protocol error names found anywhere in the error tree (e.g. TOPIC_ALREADY_EXISTS). */
@@ -28,9 +29,14 @@ export function isRetriableKafkaError (code: number): boolean {
   return kafkaErrorInfo(kafkaErrorName(code)).retriable
 }
 
-/** The hint for a Kafka error name, if users meet it often enough to have one; `alias` prefixes the keys it names. */
-export function kafkaErrorHint (name: string, alias?: string): string | undefined {
-  return kafkaErrorInfo(name).hint?.replaceAll('<alias>.', alias === undefined ? '' : `${alias}.`)
+/**
+ * The hint for a Kafka error name, if users meet it often enough to have one. The cluster's alias prefixes the keys
+ * it names (`<alias>.`), its brokers and protocol complete the Kafka tool line it names (`kafka-topics.sh <connection>`).
+ */
+export function kafkaErrorHint (name: string, cluster: ConnectionContext = {}): string | undefined {
+  return kafkaErrorInfo(name).hint
+    ?.replaceAll('<alias>.', cluster.alias === undefined ? '' : `${cluster.alias}.`)
+    .replaceAll('kafka-topics.sh <connection>', `kafka-topics.sh ${toolConnection('kafka-topics.sh', cluster)}`)
 }
 
 function describe (err: unknown): string {
@@ -78,7 +84,7 @@ export function toKmirrorError (err: unknown, code: ErrorCode, action: string, c
   const names = kafkaErrorNames(err)
   const timedOut = isTimeoutError(err)
   const network = timedOut || isNetworkError(err) || names.some(n => n.startsWith('NOT_') || n.endsWith('_NOT_AVAILABLE') || n === 'REQUEST_TIMED_OUT')
-  const hint = names.map(n => kafkaErrorHint(n, context.alias)).find(h => h !== undefined) ??
+  const hint = names.map(n => kafkaErrorHint(n, context)).find(h => h !== undefined) ??
     (timedOut ? timeoutHint(context) : network || isConnectionRefusal(err) ? connectionHint(err, context) : undefined)
   const suffix = (names.length > 0 ? ` [${names.join(', ')}]` : '') + (hint === undefined ? '' : `; ${hint}`)
   const kind = names.map(n => kafkaErrorInfo(n).kind).find(k => k === K.AUTHORIZATION || k === K.AUTHENTICATION)
@@ -104,7 +110,7 @@ function isConnectionRefusal (err: unknown): boolean {
  */
 export function kafkaResponseError (errorCode: number, code: ErrorCode, action: string, context: ConnectionContext = {}): KmirrorError {
   const name = kafkaErrorName(errorCode)
-  const hint = kafkaErrorHint(name, context.alias)
+  const hint = kafkaErrorHint(name, context)
   const info = kafkaErrorInfo(name)
   return new KmirrorError(errorCodeOfKind(info.kind, code), `${action}: Kafka error ${name}${hint === undefined ? '' : `; ${hint}`}`, {
     retriable: info.retriable,
@@ -192,7 +198,7 @@ const TOO_LARGE_HINT = 'raise max.message.bytes of the remote topic (or message.
 /** The one table of the Kafka errors kmirror meets: kind, retriability, hint. Names not here are FATAL, not retriable. */
 const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   NOT_LEADER_OR_FOLLOWER: MOVING,
-  LEADER_NOT_AVAILABLE: { ...MOVING, hint: 'if it lasts, the partition has no leader (its broker down, no replica in sync): bring that broker back, or elect a leader among its live replicas (kafka-topics.sh --describe --unavailable-partitions lists such partitions)' },
+  LEADER_NOT_AVAILABLE: { ...MOVING, hint: 'if it lasts, the partition has no leader (its broker down, no replica in sync): bring that broker back, or elect a leader among its live replicas (to list such partitions: kafka-topics.sh <connection> --describe --unavailable-partitions)' },
   FENCED_LEADER_EPOCH: MOVING,
   UNKNOWN_LEADER_EPOCH: MOVING,
   UNKNOWN_TOPIC_OR_PARTITION: { kind: K.UNKNOWN_TOPIC, retriable: true, notNow: true },

@@ -156,7 +156,7 @@ export class GroupAdmin {
       const refusedGroups = refused.details['groups']
       const groupGrant = grants.group !== undefined && Array.isArray(refusedGroups) ? { ...grants.group, names: refusedGroups as string[] } : grants.group
       const grant = Array.isArray(names) && names.includes('TOPIC_AUTHORIZATION_FAILED') ? grants.topic : groupGrant
-      throw grant === undefined ? refused : withGrant(refused, described, grant, this.#principal, this.#cluster.alias)
+      throw grant === undefined ? refused : withGrant(refused, described, grant, this.#principal, this.#cluster)
     }
   }
 }

@@ -115,7 +115,7 @@ export class GroupCoordinator {
     }
     const err = kafkaResponseError(errorCode, ErrorCodes.GROUP_MEMBERSHIP, `${action} of group ${this.groupId} on ${this.cluster.label}`, this.cluster)
     if (kafkaErrorName(errorCode) !== 'GROUP_AUTHORIZATION_FAILED') return err
-    return withGrant(err, `${action} of group ${this.groupId} on ${this.cluster.label}`, { operation: 'READ', resourceType: 'group', names: [this.groupId] }, this.#principal, this.cluster.alias)
+    return withGrant(err, `${action} of group ${this.groupId} on ${this.cluster.label}`, { operation: 'READ', resourceType: 'group', names: [this.groupId] }, this.#principal, this.cluster)
   }
 
   async #find (): Promise<Broker> {

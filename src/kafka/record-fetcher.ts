@@ -299,7 +299,7 @@ export class RecordFetcher {
   #failed (position: PartitionPosition, errorCode: number, what: string, operation: string): FetchedBatches {
     const error = kafkaErrorName(errorCode)
     const message = `${this.#cluster.label} refused ${what} of ${position.topic}-${position.partition} (Kafka error ${error})`
-    return { ...emptyBatches(position, FetchOutcomes.FAILED), failure: { error, kind: kafkaErrorInfo(error).kind, message, hint: kafkaErrorHint(error, this.#cluster.alias), operation } }
+    return { ...emptyBatches(position, FetchOutcomes.FAILED), failure: { error, kind: kafkaErrorInfo(error).kind, message, hint: kafkaErrorHint(error, this.#cluster), operation } }
   }
 
   /**

@@ -161,7 +161,7 @@ export class RecordWriter {
   /** An authorization refusal names the grant: WRITE on the topics written (it implies the DESCRIBE metadata needs). */
   #refused (err: KmirrorError, topics: readonly string[]): KmirrorError {
     const names = [...new Set(topics)]
-    return withGrant(err, `writing to ${names.join(', ')} on ${this.#cluster.label}`, { operation: 'WRITE', resourceType: 'topic', names }, this.#principal, this.#cluster.alias)
+    return withGrant(err, `writing to ${names.join(', ')} on ${this.#cluster.label}`, { operation: 'WRITE', resourceType: 'topic', names }, this.#principal, this.#cluster)
   }
 
   async close (): Promise<void> {

@@ -89,7 +89,7 @@ export class TopicConfigAdmin {
       }
       const name = resource.resourceName
       const refused = kafkaResponseError(errorCode, ErrorCodes.CLUSTER_UNREACHABLE, `describe configs of topic ${name} on ${this.#cluster.label}`, this.#cluster)
-      read.refused.set(name, withGrant(refused, `reading the configs of topic ${name} on ${this.#cluster.label}`, { operation: 'DESCRIBE_CONFIGS', resourceType: 'topic', names: [name] }, this.#principal, this.#cluster.alias))
+      read.refused.set(name, withGrant(refused, `reading the configs of topic ${name} on ${this.#cluster.label}`, { operation: 'DESCRIBE_CONFIGS', resourceType: 'topic', names: [name] }, this.#principal, this.#cluster))
     }
     return read
   }

@@ -44,7 +44,7 @@ export async function readTopicFrom (
 /** A refused read of TOPIC names the grant: READ on it, to the principal, on its cluster (fakes have no grantee). */
 function withReadGrant (err: unknown, grantee: Grantee | undefined, topic: string): unknown {
   if (!(err instanceof KmirrorError) || grantee === undefined) return err
-  return withGrant(err, `reading ${topic} on ${grantee.cluster.label}`, { operation: 'READ', resourceType: 'topic', names: [topic] }, grantee.principal, grantee.cluster.alias)
+  return withGrant(err, `reading ${topic} on ${grantee.cluster.label}`, { operation: 'READ', resourceType: 'topic', names: [topic] }, grantee.principal, grantee.cluster)
 }
 
 async function readToEnd (

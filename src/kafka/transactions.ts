@@ -165,7 +165,7 @@ export class TransactionCoordinator {
 
   /** NOT_AUTHORIZED for a refused transactional id, naming the grant. */
   refused (what: string, transactionalId: string): KmirrorError {
-    const grant = describeGrant({ operation: 'WRITE', resourceType: 'transactional-id', names: [transactionalId] }, this.#deps.principal, this.#deps.cluster.alias)
+    const grant = describeGrant({ operation: 'WRITE', resourceType: 'transactional-id', names: [transactionalId] }, this.#deps.principal, this.#deps.cluster)
     return new KmirrorError(ErrorCodes.NOT_AUTHORIZED, `${what} was refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED): ${grant}, and DESCRIBE on it too`, {
       details: { kafkaErrors: ['TRANSACTIONAL_ID_AUTHORIZATION_FAILED'] }
     })

@@ -14,6 +14,8 @@
 import type { ClusterClientConfig, FlowConfig } from '../config/types.ts'
 import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import { aclKey, type AclBinding, type AclResourceType } from '../kafka/acls.ts'
+import { clusterContext } from '../kafka/connection-hints.ts'
+import { principalArg, toolCommand } from '../kafka/tool-command.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
 import { createTopicFilter } from '../policy/topic-filter.ts'
@@ -231,9 +233,10 @@ function isPermissionError (err: unknown): boolean {
 function explainPermission (err: unknown, flow: FlowConfig, cluster: ClusterClientConfig, action: string, operation: 'DESCRIBE' | 'ALTER'): unknown {
   if (!isKmirrorError(err) || !isPermissionError(err)) return err
   const principal = describePrincipal(cluster.admin, cluster.alias)
+  const tools = clusterContext(cluster.alias, cluster.admin)
   return new KmirrorError(err.code,
     `ACL sync cannot ${action} on cluster ${cluster.alias}: grant ${operation} on the cluster resource of ${cluster.alias} to ${principal} ` +
-    `(kafka-acls.sh --add --allow-principal ${principal.startsWith('User:') ? principal : '<principal>'} --operation ${operation === 'ALTER' ? 'Alter' : 'Describe'} --cluster), ` +
+    `(${toolCommand('kafka-acls.sh', tools, `--add --allow-principal ${principalArg(principal, tools)} --operation ${operation === 'ALTER' ? 'Alter' : 'Describe'} --cluster`)}), ` +
     `or set ${flow.name}.sync.topic.acls.enabled = false. Replication goes on; the sync is retried.`,
     { cause: err, retriable: true, details: err.details })
 }

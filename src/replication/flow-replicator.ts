@@ -89,7 +89,9 @@ export class FlowReplicator {
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log)
     this.#steps = new StepFailures(deps.log)
-    this.#failing = new PartitionFailures(deps.flow.name, deps.aliases ?? { source: 'source', target: 'target' }, deps.log, this.#metrics, deps.failureBackoff)
+    const aliases = deps.aliases ?? { source: 'source', target: 'target' }
+    const clusters = { source: { ...deps.clusters?.source, alias: aliases.source }, target: { ...deps.clusters?.target, alias: aliases.target } }
+    this.#failing = new PartitionFailures(deps.flow.name, clusters, deps.log, this.#metrics, deps.failureBackoff)
     this.#pendingStarts = new PendingStarts({
       failing: this.#failing,
       sourceAlias: deps.aliases?.source ?? 'source',

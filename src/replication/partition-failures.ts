@@ -15,7 +15,9 @@
  *   stays parked (target-wait.ts) and is copied as soon as the target takes it, which `recover` then logs.
  */
 import { ErrorCodes, type ErrorCode } from '../errors.ts'
+import { describeGrant } from '../kafka/acl-grant.ts'
 import { errorCodeOfKind, kafkaErrorInfo, KafkaErrorKinds, type KafkaErrorKind } from '../kafka/errors.ts'
+import { toolCommand, type ToolCluster } from '../kafka/tool-command.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 
@@ -78,11 +80,21 @@ export interface TargetWaitReport {
   readonly nextTryAt: number
 }
 
+/**
+ * A side of the flow as remedies name it: its alias, and what the Kafka tool lines they print need (brokers,
+ * security protocol) with the principal kmirror uses there (`User:bob`, or a description when the config does
+ * not say).
+ */
+export interface FailureCluster extends ToolCluster {
+  readonly alias: string
+  readonly principal?: string
+}
+
 interface Entry { report: FailureReport, sinceMs: number, labels: { flow: string, error: string } }
 
 export class PartitionFailures {
   readonly #flow: string
-  readonly #aliases: { readonly source: string, readonly target: string }
+  readonly #clusters: { readonly source: FailureCluster, readonly target: FailureCluster }
   readonly #log: Logger
   readonly #metrics: Metrics
   readonly #backoff: FailureBackoff
@@ -90,10 +102,10 @@ export class PartitionFailures {
   /** Label sets of the gauge set to a non-zero value, so they go back to 0 once no partition has that error. */
   readonly #reported = new Map<string, Entry['labels']>()
 
-  constructor (flow: string, aliases: { source: string, target: string }, log: Logger, metrics: Metrics, backoff: FailureBackoff = { baseMs: RETRY_BASE_MS, maxMs: RETRY_MAX_MS }) {
+  constructor (flow: string, clusters: { source: FailureCluster, target: FailureCluster }, log: Logger, metrics: Metrics, backoff: FailureBackoff = { baseMs: RETRY_BASE_MS, maxMs: RETRY_MAX_MS }) {
     this.#flow = flow
     this.#backoff = backoff
-    this.#aliases = aliases
+    this.#clusters = clusters
     this.#log = log
     this.#metrics = metrics
   }
@@ -103,11 +115,12 @@ export class PartitionFailures {
     const before = this.#entries.get(key)
     const attempts = before !== undefined && before.report.error === fault.error ? before.report.attempts + 1 : 1
     const retryAt = now + Math.min(this.#backoff.maxMs, this.#backoff.baseMs * 2 ** (attempts - 1))
-    const cluster = fault.side === FailureSides.SOURCE ? this.#aliases.source : this.#aliases.target
+    const side = fault.side === FailureSides.SOURCE ? this.#clusters.source : this.#clusters.target
+    const cluster = side.alias
     const sinceMs = attempts === 1 ? now : before!.sinceMs
     const code = errorCodeOfKind(fault.kind, fault.side === FailureSides.SOURCE ? ErrorCodes.FETCH : ErrorCodes.PRODUCE)
     const report: FailureReport = {
-      side: fault.side, cluster, code, error: fault.error, kind: fault.kind, message: fault.message, remedy: remedyFor(p, fault, cluster),
+      side: fault.side, cluster, code, error: fault.error, kind: fault.kind, message: fault.message, remedy: remedyFor(p, fault, side),
       since: new Date(sinceMs).toISOString(), attempts, nextRetry: new Date(retryAt).toISOString()
     }
     this.#entries.set(key, { report, sinceMs, labels: { flow: this.#flow, error: fault.error } })
@@ -124,11 +137,11 @@ export class PartitionFailures {
 
   /** Partition `key` has waited long for the target (see the invariants): one warning, and failing until `recover`. */
   waiting (key: string, p: FailingPartition, wait: TargetWaitReport, quiet = false, now = Date.now()): void {
-    const cluster = this.#aliases.target
+    const cluster = this.#clusters.target.alias
     const waitedS = Math.round((now - wait.sinceMs) / 1000)
     const remedy = wait.error === 'UNKNOWN_TOPIC_OR_PARTITION'
       ? `the topic refresh creates ${p.remoteTopic} on cluster ${cluster}; if it stays missing, look for the refresh's error line (a missing CREATE grant, a policy refusing the topic)`
-      : leaderRemedy(p.remoteTopic, p.partition, cluster)
+      : leaderRemedy(p.remoteTopic, p.partition, this.#clusters.target)
     const report: FailureReport = {
       side: FailureSides.TARGET, cluster, code: ErrorCodes.PRODUCE, error: wait.error, kind: kafkaErrorInfo(wait.error).kind,
       message: `${p.remoteTopic}-${p.partition} takes no records: ${wait.detail}`, remedy,
@@ -185,14 +198,14 @@ export class PartitionFailures {
 }
 
 /** What fixes the fault, naming the topic, the cluster and the missing permission or setting. */
-export function remedyFor (p: FailingPartition, fault: PartitionFault, cluster: string): string {
+export function remedyFor (p: FailingPartition, fault: PartitionFault, side: FailureCluster): string {
   const topic = fault.side === FailureSides.SOURCE ? p.topic : p.remoteTopic
-  const principal = `the principal kmirror uses on cluster ${cluster}`
-  if (fault.error === 'LEADER_NOT_AVAILABLE' || fault.error === 'NETWORK_EXCEPTION') return leaderRemedy(topic, p.partition, cluster)
+  const cluster = side.alias
+  if (fault.error === 'LEADER_NOT_AVAILABLE' || fault.error === 'NETWORK_EXCEPTION') return leaderRemedy(topic, p.partition, side)
   switch (fault.kind) {
     case KafkaErrorKinds.AUTHORIZATION: {
       const operation = fault.operation ?? (fault.side === FailureSides.SOURCE ? 'READ' : 'WRITE')
-      return `grant ${operation} on topic ${topic} to ${principal}`
+      return describeGrant({ operation, resourceType: 'topic', names: [topic] }, side.principal ?? `the principal kmirror uses on cluster ${cluster}`, side)
     }
     case KafkaErrorKinds.TOO_LARGE:
       return `raise max.message.bytes of topic ${topic} on cluster ${cluster} (or message.max.bytes of its brokers) above the largest record batch of ${p.topic}`
@@ -208,6 +221,7 @@ export function remedyFor (p: FailingPartition, fault: PartitionFault, cluster: 
 }
 
 /** A partition without a leader (or with one that does not answer for it): where to look, and what brings it back. */
-function leaderRemedy (topic: string, partition: number, cluster: string): string {
-  return `bring back the broker that leads ${topic}-${partition} on cluster ${cluster}, or elect a leader among its live replicas (kafka-topics.sh --describe --topic ${topic} --unavailable-partitions shows it)`
+function leaderRemedy (topic: string, partition: number, side: FailureCluster): string {
+  return `bring back the broker that leads ${topic}-${partition} on cluster ${side.alias}, or elect a leader among its live replicas ` +
+    `(to list it: ${toolCommand('kafka-topics.sh', side, `--describe --topic ${topic} --unavailable-partitions`)})`
 }

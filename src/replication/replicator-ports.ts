@@ -9,7 +9,7 @@ import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { Codec } from './batch-plan.ts'
 import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
-import type { FailureBackoff, FailureReport } from './partition-failures.ts'
+import type { FailureBackoff, FailureCluster, FailureReport } from './partition-failures.ts'
 import type { ProgressStore } from './progress-store.ts'
 import type { ProvenanceFlow } from './provenance.ts'
 import type { TransactionRounds } from './transaction-rounds.ts'
@@ -60,6 +60,8 @@ export interface FlowReplicatorDeps {
   readonly log: Logger
   /** Aliases of the source and target clusters, for the messages about failing partitions. */
   readonly aliases?: { readonly source: string, readonly target: string }
+  /** Brokers, security protocol and principal of each side, for the Kafka tool lines remedies print. */
+  readonly clusters?: { readonly source: Omit<FailureCluster, 'alias'>, readonly target: Omit<FailureCluster, 'alias'> }
   /** Back-off of a failing partition (partition-failures.ts); RETRY_BASE_MS doubling up to RETRY_MAX_MS by default. */
   readonly failureBackoff?: FailureBackoff
   readonly startAt: 'earliest' | 'latest'

@@ -12,6 +12,7 @@ import type { FlowConfig } from '../config/types.ts'
 import { describeReleases } from '../kafka/broker-check.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
+import { toolClusterOf } from '../kafka/tool-command.ts'
 import type { TransactionCoordinatorMove } from '../kafka/transactions.ts'
 import type { Logger } from '../logger.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
@@ -190,6 +191,7 @@ export class Flow implements WorkOwner {
       ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: syncsInRound === null ? syncs : null } satisfies ExactlyOnceDeps }),
       log: this.#log,
       aliases: { source: config.source.alias, target: config.target.alias },
+      clusters: { source: toolClusterOf(config.source.alias, config.source.consumer), target: toolClusterOf(config.target.alias, config.target.producer) },
       metrics: this.#metrics,
       startAt: startPosition(consumer),
       ...(fence === undefined ? {} : { fence }),

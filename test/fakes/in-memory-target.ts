@@ -138,7 +138,7 @@ export class InMemoryTarget implements TargetWriter {
       if (--refusal.left <= 0) this.#refused.delete(key)
       const { error } = refusal
       const info = kafkaErrorInfo(error)
-      return [{ write: i, topic: w.topic, partition: w.partition, error, kind: info.kind, message: null, retriable: info.retriable, refusedBatch: isRefusedBatchError(error), hint: kafkaErrorHint(error, 'B') }]
+      return [{ write: i, topic: w.topic, partition: w.partition, error, kind: info.kind, message: null, retriable: info.retriable, refusedBatch: isRefusedBatchError(error), hint: kafkaErrorHint(error, { alias: 'B' }) }]
     })
     if (failed.length > 0) this.#newProducer()
     const skipped = new Set([...incomplete, ...failed.map(f => f.write)])

@@ -57,6 +57,7 @@ export function createHarness (options: HarnessOptions = {}): Harness {
     syncs,
     log: logs.log,
     aliases: { source: 'A', target: 'B' },
+    clusters: { source: { brokers: 'a:9092', protocol: 'PLAINTEXT', principal: 'User:mirror' }, target: { brokers: 'b:9092', protocol: 'PLAINTEXT' } },
     failureBackoff: { baseMs: 20, maxMs: 100 },
     startAt: options.startAt ?? 'earliest',
     batching: options.batching ?? { minForwardBytes: 0 },

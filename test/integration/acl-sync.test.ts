@@ -9,6 +9,7 @@ import { aclKey, type AclBinding } from '../../src/kafka/acls.ts'
 import { aclsOf, createAcls, deleteAcls, deleteAclsOf } from '../helpers/acls.ts'
 import { ensureClusters, getCluster } from '../helpers/clusters.ts'
 import { createTopic, deleteTopics, endOffsets, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
+import { runPrintedTool, secureAdminProperties } from '../helpers/printed-tool.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
@@ -129,9 +130,23 @@ test('without permission to read A\'s ACLs the sync fails with the grant to add,
   await waitFor(() => failures().length >= 2, { timeoutMs: 30_000, message: 'the ACL sync failed twice' })
   const err = failures()[0]!['err'] as { message: string }
   assert.match(err.message, /ACL sync cannot read ACLs on cluster A: grant DESCRIBE on the cluster resource of A to User:bob/)
+  assert.ok(err.message.includes(`(kafka-acls.sh --bootstrap-server ${getCluster('secure').bootstrap} --command-config ADMIN_PROPERTIES_FILE_OF_A ` +
+    '--add --allow-principal User:bob --operation Describe --cluster)'), err.message)
   await produce('secure', Array.from({ length: 100 }, (_, i) => record(100 + i)))
   await waitFor(copied(200n), { timeoutMs: 30_000, message: 'the next 100 records copied despite the failing job' })
   assert.equal(kmirror.exitStatus, null)
+
+  // When the operator runs that kafka-acls.sh line as printed, with the admin's client properties for its placeholder
+  const describeCluster = binding('allow', 'describe', 'cluster', 'kafka-cluster', 'User:bob')
+  t.after(async () => {
+    await deleteAcls('secure', [describeCluster])
+    await deleteAcls('secure2', (await aclsOf('secure2', ['User:bob'])).filter(b => b.resourceName === `A.${topic}`))
+  })
+  await runPrintedTool(err.message, { ADMIN_PROPERTIES_FILE_OF_A: secureAdminProperties(t) })
+  // Then the next run succeeds, saying so once, and bob's READ on the topic reaches B on its remote topic
+  await waitFor(() => logLines(kmirror, 'job succeeded again').some(l => l['job'] === 'sync-acls'), { timeoutMs: 20_000, message: 'the ACL sync succeeded again' })
+  await waitFor(async () => (await aclsOf('secure2', ['User:bob'])).some(b => aclKey(b) === aclKey(binding('allow', 'read', 'topic', `A.${topic}`, 'User:bob'))),
+    { timeoutMs: 20_000, message: 'bob\'s READ copied to B once the sync may read A\'s ACLs' })
 
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0)

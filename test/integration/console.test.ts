@@ -81,7 +81,7 @@ test('the console shows the flow and its topics, a lag that changes as records a
   await waitForText(page, `${flow} tr[data-topic="${open}"] td:nth-child(2)`, `A.${open}`, 'the readable topic and its remote topic')
   await waitForText(page, `${flow} tr[data-topic="${open}"] td:nth-child(5)`, '0', 'the readable topic caught up')
   const failing = `${flow} table.failing-partitions tr[data-partition="${denied}-0"]`
-  await waitForText(page, `${failing} td:last-child`, new RegExp(`^TOPIC_AUTHORIZATION_FAILED on cluster A \\(source\\).*grant READ on topic ${denied} to the principal kmirror uses on cluster A$`), 'the denied partition and its error')
+  await waitForText(page, `${failing} td:last-child`, new RegExp(`^TOPIC_AUTHORIZATION_FAILED on cluster A \\(source\\).*grant READ on topic ${denied} to User:alice on cluster A \\(kafka-acls\\.sh --bootstrap-server .* --operation Read --topic ${denied}; see "Least-privilege ACLs" in docs/operations\\.md\\)$`), 'the denied partition and its error')
   assert.equal(await styleOf(page, `${failing} td:first-child`, 'color'), 'rgb(198, 40, 40)', 'the failing partition is red')
   assert.equal(await styleOf(page, `${flow} tr[data-topic="${denied}"]`, 'backgroundColor'), 'rgb(253, 236, 234)', 'its topic row is red too')
   assert.equal(await page.locator(`${flow} tr[data-topic="${denied}"] td:nth-child(5)`).textContent(), '—', 'its lag is unknown, not 0')

@@ -9,10 +9,11 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ConfigResourceTypes, IncrementalAlterConfigOperationTypes } from '@platformatic/kafka'
 import type { AclBinding } from '../../src/kafka/acls.ts'
-import { createAcls, deleteAcls } from '../helpers/acls.ts'
+import { aclsOf, createAcls, deleteAcls } from '../helpers/acls.ts'
 import { ensureClusters, getCluster } from '../helpers/clusters.ts'
 import { createTopic, deleteTopics, endOffsets, produce, TIMESTAMP_BASE, withAdmin, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
+import { runPrintedTool, secureAdminProperties } from '../helpers/printed-tool.ts'
 import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
@@ -82,7 +83,8 @@ test('READ revoked on one source topic: that topic is set aside and reported, th
   const failing = flow.partitions.find(p => p.topic === revoked)!
   assert.equal(failing.failure?.error, 'TOPIC_AUTHORIZATION_FAILED')
   assert.equal(failing.failure?.cluster, 'A')
-  assert.equal(failing.failure?.remedy, `grant READ on topic ${revoked} to the principal kmirror uses on cluster A`)
+  assert.equal(failing.failure?.remedy, `grant READ on topic ${revoked} to User:alice on cluster A (kafka-acls.sh --bootstrap-server ${getCluster('secure').bootstrap} ` +
+    `--command-config ADMIN_PROPERTIES_FILE_OF_A --add --allow-principal User:alice --operation Read --topic ${revoked}; see "Least-privilege ACLs" in docs/operations.md)`)
   assert.equal(failing.lagRecords, null)
   assert.equal(flow.lagRecords, null)
   assert.equal(flow.failingPartitions, 1)
@@ -101,10 +103,12 @@ test('READ revoked on one source topic: that topic is set aside and reported, th
   // and one warning names the topic, the cluster and the grant, however many retries
   const warnings = kmirror.stderr.split('\n').filter(l => l.includes(`cannot read ${revoked}-0 from cluster A`))
   assert.equal(warnings.length, 1, kmirror.stderr.slice(-3000))
-  assert.match(warnings[0]!, new RegExp(`TOPIC_AUTHORIZATION_FAILED.*grant READ on topic ${revoked} to the principal kmirror uses on cluster A`))
+  assert.match(warnings[0]!, new RegExp(`TOPIC_AUTHORIZATION_FAILED.*grant READ on topic ${revoked} to User:alice on cluster A \\(kafka-acls\\.sh --bootstrap-server`))
 
-  // When READ is granted again
-  await createAcls('secure', [read])
+  // When the operator runs the remedy's kafka-acls.sh line as printed, with the admin's client properties for its
+  // placeholder (the same binding as `read`, so the test's cleanup removes it)
+  await runPrintedTool(failing.failure!.remedy, { ADMIN_PROPERTIES_FILE_OF_A: secureAdminProperties(t) })
+  assert.deepEqual((await aclsOf('secure', ['User:alice'])).filter(b => b.resourceName === revoked && b.operation === 'read'), [read])
   // Then the topic resumes: an exact copy of both topics, record by record, healthy again
   await waitFor(async () => await total('target', `A.${revoked}`) === 100n, { timeoutMs: 60_000, message: 'the revoked topic copied after the re-grant' })
   for (const topic of [kept, revoked]) assertSamePartition(await readCommitted('secure', topic, 0), await readCommitted('target', `A.${topic}`, 0), topic)
@@ -219,7 +223,8 @@ test('WRITE revoked on one remote topic: that partition is set aside and reporte
   const failing = (await status(base)).flows[0]!.partitions.find(p => p.topic === revoked)!
   assert.equal(failing.failure?.error, 'TOPIC_AUTHORIZATION_FAILED')
   assert.equal(failing.failure?.cluster, 'B')
-  assert.equal(failing.failure?.remedy, `grant WRITE on topic A.${revoked} to the principal kmirror uses on cluster B`)
+  assert.equal(failing.failure?.remedy, `grant WRITE on topic A.${revoked} to User:alice on cluster B (kafka-acls.sh --bootstrap-server ${getCluster('secure').bootstrap} ` +
+    `--command-config ADMIN_PROPERTIES_FILE_OF_B --add --allow-principal User:alice --operation Write --topic A.${revoked}; see "Least-privilege ACLs" in docs/operations.md)`)
   assert.equal(await onB(`A.${revoked}`), 50n)
   const health = await fetch(`${base}/healthz`)
   assert.equal(health.status, 503)

@@ -88,7 +88,7 @@ test('remote partitions offline on the target (their broker killed): they wait a
   const reason = `(no broker of cluster ${b} leads it \\(its leader is down or fenced, and no replica in sync can take over\\)|its leader, broker ${victim} \\(${trioNode(victim).replace(/\./g, '\\.')}\\), does not answer)`
   for (const p of offline) {
     await instance.process.waitForOutput(new RegExp(`"msg":"cannot write ${remote.replace(/\./g, '\\.')}-${p} to cluster ${b} for \\d+ s \\(health\\.stall\\.threshold\\.ms = ${STALL_THRESHOLD_MS}\\): ${reason}; ` +
-      `bring back the broker that leads ${remote.replace(/\./g, '\\.')}-${p} on cluster ${b}, or elect a leader among its live replicas \\(kafka-topics\\.sh --describe --topic ${remote.replace(/\./g, '\\.')} --unavailable-partitions shows it\\)\\. ` +
+      `bring back the broker that leads ${remote.replace(/\./g, '\\.')}-${p} on cluster ${b}, or elect a leader among its live replicas \\(to list it: kafka-topics\\.sh --bootstrap-server [^ ]+ --describe --topic ${remote.replace(/\./g, '\\.')} --unavailable-partitions\\)\\. ` +
       'Its records wait on the source, none is skipped'), 30_000)
   }
   t.diagnostic(`all reported ${Date.now() - killedAt} ms after the kill`)

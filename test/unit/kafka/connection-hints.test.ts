@@ -99,7 +99,7 @@ describe('toKmirrorError: connection failures name their cause and the key to fi
   })
 
   it('writes the real alias into Kafka error hints, and no placeholder without one', () => {
-    assert.equal(kafkaErrorHint('SASL_AUTHENTICATION_FAILED', 'A'), 'check A.sasl.mechanism and the username and password in A.sasl.jaas.config')
+    assert.equal(kafkaErrorHint('SASL_AUTHENTICATION_FAILED', { alias: 'A' }), 'check A.sasl.mechanism and the username and password in A.sasl.jaas.config')
     assert.equal(kafkaErrorHint('SASL_AUTHENTICATION_FAILED'), 'check sasl.mechanism and the username and password in sasl.jaas.config')
   })
 })

@@ -89,6 +89,14 @@ describe('group and version errors (the one table)', () => {
       'or the feature is turned off on the broker; upgrade the brokers or turn the feature on (docs/compatibility.md)')
   })
 
+  it('Given a partition without a leader, then the hint names the kafka-topics.sh line that lists such partitions on that cluster', () => {
+    assert.match(kafkaErrorHint('LEADER_NOT_AVAILABLE', { alias: 'A', brokers: 'h1:9092,h2:9092', protocol: 'PLAINTEXT' }) ?? '',
+      /\(to list such partitions: kafka-topics\.sh --bootstrap-server h1:9092,h2:9092 --describe --unavailable-partitions\)$/)
+    assert.match(kafkaErrorHint('LEADER_NOT_AVAILABLE', { alias: 'A', brokers: 'h:9093', protocol: 'SSL' }) ?? '',
+      /\(to list such partitions: kafka-topics\.sh --bootstrap-server h:9093 --command-config CLIENT_PROPERTIES_FILE_OF_A --describe/)
+    assert.match(kafkaErrorHint('LEADER_NOT_AVAILABLE') ?? '', /\(to list such partitions: kafka-topics\.sh --bootstrap-server BOOTSTRAP_SERVERS --describe/)
+  })
+
   it('Given one of them in a response, then the error carries its hint and is not retriable', () => {
     const err = kafkaResponseError(69, ErrorCodes.FETCH, 'read offsets of group g on cluster East', { alias: 'East' })
     assert.equal(err.retriable, false)

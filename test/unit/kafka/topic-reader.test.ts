@@ -19,10 +19,10 @@ const refused = new KmirrorError(ErrorCodes.NOT_AUTHORIZED, 'fetch of mm2-offset
 
 describe('readTopicToEnd', () => {
   it('names the READ grant on the topic, the principal and the cluster when the read is refused', async () => {
-    const fetcher = refusingFetcher(refused, { principal: 'User:bob', cluster: { label: 'cluster B', alias: 'B' } })
+    const fetcher = refusingFetcher(refused, { principal: 'User:bob', cluster: { label: 'cluster B', alias: 'B', brokers: 'b:9092', protocol: 'PLAINTEXT' } })
     await assert.rejects(readTopicToEnd(fetcher, 'mm2-offsets.A.internal', 1, () => undefined), (err: KmirrorError) => {
       assert.equal(err.code, ErrorCodes.NOT_AUTHORIZED)
-      assert.match(err.message, /^reading mm2-offsets\.A\.internal on cluster B was refused \(TOPIC_AUTHORIZATION_FAILED\): grant READ on topic mm2-offsets\.A\.internal to User:bob on cluster B \(kafka-acls\.sh --add --allow-principal User:bob --operation Read --topic mm2-offsets\.A\.internal;/)
+      assert.match(err.message, /^reading mm2-offsets\.A\.internal on cluster B was refused \(TOPIC_AUTHORIZATION_FAILED\): grant READ on topic mm2-offsets\.A\.internal to User:bob on cluster B \(kafka-acls\.sh --bootstrap-server b:9092 --add --allow-principal User:bob --operation Read --topic mm2-offsets\.A\.internal;/)
       assert.equal(err.cause, refused)
       return true
     })
@@ -30,6 +30,6 @@ describe('readTopicToEnd', () => {
 
   it('leaves any other error as it is', async () => {
     const other = new KmirrorError(ErrorCodes.FETCH, 'fetch failed', { retriable: true })
-    await assert.rejects(readTopicToEnd(refusingFetcher(other, { principal: 'User:bob', cluster: { label: 'cluster B', alias: 'B' } }), 't', 1, () => undefined), (err: unknown) => err === other)
+    await assert.rejects(readTopicToEnd(refusingFetcher(other, { principal: 'User:bob', cluster: { label: 'cluster B', alias: 'B', brokers: 'b:9092', protocol: 'PLAINTEXT' } }), 't', 1, () => undefined), (err: unknown) => err === other)
   })
 })

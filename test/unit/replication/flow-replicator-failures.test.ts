@@ -187,7 +187,7 @@ describe('FlowReplicator partitions the target cannot take yet', () => {
     assert.equal(seen.failure?.cluster, 'B')
     assert.equal(seen.failure?.error, 'LEADER_NOT_AVAILABLE')
     assert.match(seen.failure?.message ?? '', /^A\.t-1 takes no records: no broker of cluster B leads it$/)
-    assert.match(seen.failure?.remedy ?? '', /bring back the broker that leads A\.t-1 on cluster B.*kafka-topics\.sh --describe --topic A\.t --unavailable-partitions/)
+    assert.match(seen.failure?.remedy ?? '', /bring back the broker that leads A\.t-1 on cluster B.*to list it: kafka-topics\.sh --bootstrap-server b:9092 --describe --topic A\.t --unavailable-partitions/)
     assert.equal(partitionLag(seen), 15)
     assert.equal(gaugeSeen, 1)
     // and the log had one warning for it, and one line when it was copied again; the gauge is back at 0

@@ -41,12 +41,12 @@ describe('FlowReplicator partitions whose start the source does not give', () =>
     // Then while it had no leader, t-1 was failing on the source, its position unknown, with the fix
     const waiting = during!.find(p => p.partition === 1)!
     assert.deepEqual([waiting.position, waiting.copiedRecords, waiting.failure?.side, waiting.failure?.cluster, waiting.failure?.error], [-1, 0, 'source', 'A', 'LEADER_NOT_AVAILABLE'])
-    assert.equal(waiting.failure?.remedy, 'bring back the broker that leads t-1 on cluster A, or elect a leader among its live replicas (kafka-topics.sh --describe --topic t --unavailable-partitions shows it)')
+    assert.equal(waiting.failure?.remedy, 'bring back the broker that leads t-1 on cluster A, or elect a leader among its live replicas (to list it: kafka-topics.sh --bootstrap-server a:9092 --describe --topic t --unavailable-partitions)')
     assert.equal(gaugeDuring, 1)
     // and the operator got one warning naming it, then one line once it was copied
     assert.deepEqual(h.logs.at(LogLevels.warn).map(l => l.msg), [
       'cannot read t-1 from cluster A: it has no leader, so where to start copying it is not known yet (Kafka error LEADER_NOT_AVAILABLE); ' +
-      'bring back the broker that leads t-1 on cluster A, or elect a leader among its live replicas (kafka-topics.sh --describe --topic t --unavailable-partitions shows it). ' +
+      'bring back the broker that leads t-1 on cluster A, or elect a leader among its live replicas (to list it: kafka-topics.sh --bootstrap-server a:9092 --describe --topic t --unavailable-partitions). ' +
       'This partition is set aside and retried with back-off; the others keep flowing'
     ])
     assert.ok(h.logs.at(LogLevels.info).some(l => l.msg === 't-1 is replicated again (it failed with LEADER_NOT_AVAILABLE on cluster A)'))

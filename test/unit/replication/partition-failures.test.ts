@@ -9,13 +9,28 @@ const P = { topic: 'orders', partition: 3, remoteTopic: 'A.orders' }
 const fault = (overrides: Partial<PartitionFault> = {}): PartitionFault =>
   ({ side: 'source', error: 'TOPIC_AUTHORIZATION_FAILED', kind: KafkaErrorKinds.AUTHORIZATION, message: 'refused', operation: 'READ', ...overrides })
 
+const A = { alias: 'A', brokers: 'a1:9092,a2:9092', protocol: 'PLAINTEXT', principal: 'User:mirror' }
+const B = { alias: 'B', brokers: 'b1:9093', protocol: 'SASL_SSL' }
+
 describe('remedyFor', () => {
-  it('names the operation, the topic on the side that refused, and the cluster', () => {
-    assert.equal(remedyFor(P, fault(), 'A'), 'grant READ on topic orders to the principal kmirror uses on cluster A')
-    assert.equal(remedyFor(P, fault({ operation: 'DESCRIBE' }), 'A'), 'grant DESCRIBE on topic orders to the principal kmirror uses on cluster A')
-    assert.equal(remedyFor(P, fault({ side: 'target', operation: 'WRITE' }), 'B'), 'grant WRITE on topic A.orders to the principal kmirror uses on cluster B')
-    assert.equal(remedyFor(P, fault({ side: 'target', error: 'MESSAGE_TOO_LARGE', kind: KafkaErrorKinds.TOO_LARGE }), 'B'),
+  it('names the operation, the topic on the side that refused, the principal and the cluster, with the kafka-acls.sh line', () => {
+    assert.equal(remedyFor(P, fault(), A), 'grant READ on topic orders to User:mirror on cluster A (kafka-acls.sh --bootstrap-server a1:9092,a2:9092 --add ' +
+      '--allow-principal User:mirror --operation Read --topic orders; see "Least-privilege ACLs" in docs/operations.md)')
+    assert.match(remedyFor(P, fault({ operation: 'DESCRIBE' }), A), /^grant DESCRIBE on topic orders to User:mirror on cluster A \(.* --operation Describe --topic orders;/)
+    // A principal the config does not name: described, and a placeholder on the tool line
+    assert.equal(remedyFor(P, fault({ side: 'target', operation: 'WRITE' }), B), 'grant WRITE on topic A.orders to the principal kmirror uses on cluster B ' +
+      '(kafka-acls.sh --bootstrap-server b1:9093 --command-config ADMIN_PROPERTIES_FILE_OF_B --add --allow-principal PRINCIPAL_OF_B --operation Write --topic A.orders; ' +
+      'see "Least-privilege ACLs" in docs/operations.md)')
+    assert.equal(remedyFor(P, fault({ side: 'target', error: 'MESSAGE_TOO_LARGE', kind: KafkaErrorKinds.TOO_LARGE }), B),
       'raise max.message.bytes of topic A.orders on cluster B (or message.max.bytes of its brokers) above the largest record batch of orders')
+  })
+
+  it('names the kafka-topics.sh line that lists a partition without a leader, reaching the cluster', () => {
+    assert.equal(remedyFor(P, fault({ error: 'LEADER_NOT_AVAILABLE', kind: KafkaErrorKinds.TRANSIENT }), A),
+      'bring back the broker that leads orders-3 on cluster A, or elect a leader among its live replicas ' +
+      '(to list it: kafka-topics.sh --bootstrap-server a1:9092,a2:9092 --describe --topic orders --unavailable-partitions)')
+    assert.match(remedyFor(P, fault({ side: 'target', error: 'NETWORK_EXCEPTION', kind: KafkaErrorKinds.TRANSIENT }), B),
+      /\(to list it: kafka-topics\.sh --bootstrap-server b1:9093 --command-config CLIENT_PROPERTIES_FILE_OF_B --describe --topic A\.orders --unavailable-partitions\)$/)
   })
 })
 
@@ -23,7 +38,7 @@ describe('PartitionFailures', () => {
   it('backs off per partition, warns once per error, counts it in the gauge and logs the recovery', () => {
     const logs = memoryLogger()
     const metrics = new CountingMetrics()
-    const failures = new PartitionFailures('A->B', { source: 'A', target: 'B' }, logs.log, metrics, { baseMs: 100, maxMs: 300 })
+    const failures = new PartitionFailures('A->B', { source: { alias: 'A' }, target: { alias: 'B' } }, logs.log, metrics, { baseMs: 100, maxMs: 300 })
     // When the same error comes back four times, then another one
     const retries = [0, 1, 2, 3].map(i => failures.fail('k', P, fault(), 1000 + i) - (1000 + i))
     assert.deepEqual(retries, [100, 200, 300, 300])

@@ -8,6 +8,9 @@ import { LogLevels } from '../../fakes/memory-logger.ts'
 import { assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
 import { waitFor } from '../../helpers/wait.ts'
 
+/** The remedy of a refused READ: the principal the harness's source config names, and the kafka-acls.sh line reaching A. */
+const GRANT_READ = 'grant READ on topic t to User:mirror on cluster A (kafka-acls.sh --bootstrap-server a:9092 --add --allow-principal User:mirror --operation Read --topic t; see "Least-privilege ACLs" in docs/operations.md)'
+
 const TOPICS = [{ source: 't', remote: 'A.t', partitions: 2 }, { source: 'u', remote: 'A.u', partitions: 1 }] as const
 const READ_DENIED = {
   error: 'TOPIC_AUTHORIZATION_FAILED',
@@ -49,14 +52,14 @@ describe('FlowReplicator: a partition the source or the target refuses is set as
     assert.equal(failing.failure?.error, 'TOPIC_AUTHORIZATION_FAILED')
     assert.equal(failing.failure?.code, 'KMIRROR_ERR_NOT_AUTHORIZED')
     assert.equal(failing.failure?.cluster, 'A')
-    assert.equal(failing.failure?.remedy, 'grant READ on topic t to the principal kmirror uses on cluster A')
+    assert.equal(failing.failure?.remedy, GRANT_READ)
     assert.equal(failing.position, 0)
     assert.equal(partitionLag(failing), null)
     assert.equal(copiedCount(h, 'A.t', 1), 0)
     assert.equal(metrics.gauges.get('failingPartitions{"flow":"A->B","error":"TOPIC_AUTHORIZATION_FAILED"}'), 1)
     // and one warning only, however many retries
     const warnings = h.logs.at(LogLevels.warn).map(l => l.msg)
-    assert.deepEqual(warnings, ['cannot read t-1 from cluster A: ' + READ_DENIED.message + '; grant READ on topic t to the principal kmirror uses on cluster A. This partition is set aside and retried with back-off; the others keep flowing'])
+    assert.deepEqual(warnings, ['cannot read t-1 from cluster A: ' + READ_DENIED.message + '; ' + GRANT_READ + '. This partition is set aside and retried with back-off; the others keep flowing'])
 
     // When READ is granted again
     h.source.refuseReads('t', 1, null)
@@ -78,7 +81,7 @@ describe('FlowReplicator: a partition the source or the target refuses is set as
     const failing = statusOf(h, 'u', 0)
     assert.equal(failing.failure?.side, 'target')
     assert.equal(failing.failure?.cluster, 'B')
-    assert.equal(failing.failure?.remedy, 'grant WRITE on topic A.u to the principal kmirror uses on cluster B')
+    assert.equal(failing.failure?.remedy, 'grant WRITE on topic A.u to the principal kmirror uses on cluster B (kafka-acls.sh --bootstrap-server b:9092 --add --allow-principal PRINCIPAL_OF_B --operation Write --topic A.u; see "Least-privilege ACLs" in docs/operations.md)')
     assert.equal(failing.position, 0)
     assert.equal(copiedCount(h, 'A.u', 0), 0)
 

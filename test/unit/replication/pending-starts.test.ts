@@ -21,7 +21,7 @@ interface Asked { readonly refs: readonly PartitionRef[], readonly fromLogStart:
 /** PendingStarts with a source whose answers the test gives by hand, and a queue of adds applied by hand. */
 function fixture () {
   const logs = memoryLogger()
-  const failing = new PartitionFailures('A->B', { source: 'A', target: 'B' }, logs.log, new CountingMetrics(), { baseMs: 0, maxMs: 0 })
+  const failing = new PartitionFailures('A->B', { source: { alias: 'A' }, target: { alias: 'B' } }, logs.log, new CountingMetrics(), { baseMs: 0, maxMs: 0 })
   const taken = new Set<string>()
   const asked: Asked[] = []
   const queued: { states: PartitionState[], admit: (s: PartitionState) => boolean }[] = []
