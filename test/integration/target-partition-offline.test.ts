@@ -14,6 +14,7 @@ import { ensureTrio, killTrioNode, trioNode, useTrio, type TestCluster } from '.
 import { createTopic, endOffsets, withAdmin } from '../helpers/kafka.ts'
 import { assertCopiedInOrder, GROUP_SETTINGS, type Instance, killInstances, produceContinuously, startInstance, waitForRounds } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
+import { runPrintedTool } from '../helpers/printed-tool.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
 import { runKmirror } from '../helpers/drills.ts'
@@ -102,6 +103,14 @@ test('remote partitions offline on the target (their broker killed): they wait a
     assert.equal(status.failure?.cluster, b)
     assert.match(status.failure?.error ?? '', /^(LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION)$/)
   }
+  // and the kafka-topics.sh line of the remedy, run as printed, lists exactly them once the cluster has fenced the
+  // dead broker (before that, Kafka still counts its partitions as led)
+  const remedy = first.partitions.find(s => s.partition === offline[0])!.failure!.remedy
+  await waitFor(async () => {
+    const listed = await runPrintedTool(remedy)
+    const unavailable = [...listed.matchAll(/\bPartition:\s*(\d+)/g)].map(m => Number(m[1])).sort((x, y) => x - y)
+    return { done: JSON.stringify(unavailable) === JSON.stringify(offline), state: listed }
+  }, { timeoutMs: 60_000, intervalMs: 1000, message: `the printed kafka-topics.sh line lists partitions ${JSON.stringify(offline)}` })
   await waitFor(async () => {
     const now = await flow(instance)
     const lags = offline.map(p => now.partitions.find(s => s.partition === p)!.lagRecords)
