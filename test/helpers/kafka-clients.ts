@@ -3,7 +3,7 @@
  * test cluster that are always closed.
  */
 import { Admin, Consumer, FetchIsolationLevels } from '@platformatic/kafka'
-import { resolveCluster, type ClusterRef } from './clusters.ts'
+import { resolveCluster, TRIO, type ClusterRef } from './clusters.ts'
 import { uniqueName } from './wait.ts'
 
 /** A record header. Keys repeat freely and order matters, exactly as on the wire. */
@@ -42,7 +42,9 @@ export function clientOptions (ref: ClusterRef, clientIdPrefix = 'kmirror-test')
     clientId: uniqueName(clientIdPrefix),
     bootstrapBrokers: cluster.bootstrap.split(','),
     ...(cluster.sasl ? { sasl: { ...cluster.sasl } } : {}),
-    retries: 5,
+    // The trio is where tests kill nodes: its clients outlast a controller election and the fencing of the dead
+    // broker (InitProducerId and Metadata fail meanwhile), about 10 s; elsewhere a failure shows within a second.
+    retries: cluster.name === TRIO.name ? 40 : 5,
     retryDelay: 200
   }
 }
