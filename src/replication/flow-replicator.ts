@@ -89,12 +89,12 @@ export class FlowReplicator {
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log)
     this.#steps = new StepFailures(deps.log)
-    const aliases = deps.aliases ?? { source: 'source', target: 'target' }
-    const clusters = { source: { ...deps.clusters?.source, alias: aliases.source }, target: { ...deps.clusters?.target, alias: aliases.target } }
+    const clusters = deps.clusters ?? { source: { alias: 'source' }, target: { alias: 'target' } }
+    const aliases = { source: clusters.source.alias, target: clusters.target.alias }
     this.#failing = new PartitionFailures(deps.flow.name, clusters, deps.log, this.#metrics, deps.failureBackoff)
     this.#pendingStarts = new PendingStarts({
       failing: this.#failing,
-      sourceAlias: deps.aliases?.source ?? 'source',
+      sourceAlias: aliases.source,
       taken: key => this.#partitions.taken(key),
       // One try each: the pending partitions have their own back-off.
       resolve: (refs, from) => this.#partitions.resolve(refs, from, 1),
@@ -106,7 +106,7 @@ export class FlowReplicator {
     this.#eos = deps.exactlyOnce === undefined
       ? null
       : new ExactlyOnceRound({
-        eos: deps.exactlyOnce, flow, progress, syncs, log, tracker: this.#tracker, partitions: this.#partitions, positions: () => this.#positions(), fence: deps.fence, target: deps.aliases?.target ?? 'target'
+        eos: deps.exactlyOnce, flow, progress, syncs, log, tracker: this.#tracker, partitions: this.#partitions, positions: () => this.#positions(), fence: deps.fence, target: aliases.target
       })
     this.#writer = new RoundWriter({
       flowName: flow.name,
@@ -123,7 +123,7 @@ export class FlowReplicator {
     })
     this.#recreated = new RecreatedRemotes({
       flow: flow.name,
-      aliases: deps.aliases ?? { source: 'source', target: 'target' },
+      aliases,
       fetcher: deps.fetcher,
       ...(deps.writer.recreatedPartitions === undefined ? {} : { check: deps.writer.recreatedPartitions.bind(deps.writer) }),
       partitions: this.#partitions,

@@ -58,10 +58,11 @@ export interface FlowReplicatorDeps {
   readonly progress: ProgressSink
   readonly syncs: OffsetSyncSink | null
   readonly log: Logger
-  /** Aliases of the source and target clusters, for the messages about failing partitions. */
-  readonly aliases?: { readonly source: string, readonly target: string }
-  /** Brokers, security protocol and principal of each side, for the Kafka tool lines remedies print. */
-  readonly clusters?: { readonly source: Omit<FailureCluster, 'alias'>, readonly target: Omit<FailureCluster, 'alias'> }
+  /**
+   * Each side's alias (the messages about failing partitions name it) with its brokers, security protocol and
+   * principal (for the Kafka tool lines remedies print); `source` and `target` with nothing else when not given.
+   */
+  readonly clusters?: { readonly source: FailureCluster, readonly target: FailureCluster }
   /** Back-off of a failing partition (partition-failures.ts); RETRY_BASE_MS doubling up to RETRY_MAX_MS by default. */
   readonly failureBackoff?: FailureBackoff
   readonly startAt: 'earliest' | 'latest'

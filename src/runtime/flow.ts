@@ -190,7 +190,6 @@ export class Flow implements WorkOwner {
       syncs: { send: async entries => { await Promise.all([syncsInRound?.send(entries), history.append(entries)]) } },
       ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: syncsInRound === null ? syncs : null } satisfies ExactlyOnceDeps }),
       log: this.#log,
-      aliases: { source: config.source.alias, target: config.target.alias },
       clusters: { source: toolClusterOf(config.source.alias, config.source.consumer), target: toolClusterOf(config.target.alias, config.target.producer) },
       metrics: this.#metrics,
       startAt: startPosition(consumer),
