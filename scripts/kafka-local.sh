@@ -447,6 +447,9 @@ share.coordinator.state.topic.min.isr=2
 broker.heartbeat.interval.ms=500
 broker.session.timeout.ms=3000
 replica.lag.time.max.ms=5000
+# Leaders stay where a kill or restart put them: tests find a coordinator, then kill or freeze it; a preferred-leader
+# election every 300 s (the default) could move it in between.
+auto.leader.rebalance.enable=false
 PROPS
 }
 

@@ -11,7 +11,7 @@ import { test } from 'node:test'
 import { killCluster, restartCluster } from '../helpers/clusters.ts'
 import { DrillConsumer, DrillProducer, lastCheckpoints, processedTwice, runPlan, topicValues, type Drill, startDrillTraffic } from '../helpers/drills.ts'
 import { endOffsets } from '../helpers/kafka.ts'
-import { waitFor } from '../helpers/wait.ts'
+import { waitFor, waitForValue } from '../helpers/wait.ts'
 
 async function caughtUp (consumer: DrillConsumer, cluster: 'third' | 'target', topic: string, label: string): Promise<void> {
   const ends = (await endOffsets(cluster, topic)).map(Number)
@@ -61,7 +61,9 @@ test('disaster and failback drill: failover with the consumer running re-process
   await restartCluster('third')
   console.log(`kmirror ${drill.kmirror.exitStatus === null ? 'kept running' : `had exited (${JSON.stringify(drill.kmirror.exitStatus)})`} while A was down`)
   drill.ensureKmirror()
-  const onSource = await topicValues('third', drill.topic, drill.partitions)
+  // (read until it answers: just restarted after a kill, A may not serve every partition yet)
+  const onSource = await waitForValue(async () => ({ done: true, state: await topicValues('third', drill.topic, drill.partitions) }),
+    { timeoutMs: 30_000, intervalMs: 500, message: 'the records of A read back after its restart' })
   await waitFor(async () => {
     const onB = new Set(await topicValues('target', drill.remote, drill.partitions))
     return { done: onSource.every(v => onB.has(v)), state: { onA: onSource.length, onB: onB.size } }

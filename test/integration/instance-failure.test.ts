@@ -21,7 +21,7 @@ import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, produce
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { readCommitted, type ReadRecord } from '../helpers/replication.ts'
-import { uniqueName, waitFor } from '../helpers/wait.ts'
+import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
 import type { Cleanup } from '../helpers/kafka.ts'
 
 const PARTITIONS = 12
@@ -57,9 +57,13 @@ async function twoInstances (t: Cleanup, prefix: string, extra: (target: string)
   return { topic, remote: `${a}.${topic}`, instances, producer, config }
 }
 
-/** The partitions INSTANCE copies now (by number). */
+/** The partitions INSTANCE copies now (by number); asked again while its /status does not answer in time. */
 async function partitionsOf (instance: Instance): Promise<Set<number>> {
-  return new Set((await flowStatus(instance))?.partitions.map(p => p.partition) ?? [])
+  const status = await waitForValue(async () => {
+    const read = await flowStatus(instance)
+    return { done: read !== null, state: read }
+  }, { timeoutMs: 15_000, intervalMs: 250, message: `${instance.name} answering /status` })
+  return new Set(status!.partitions.map(p => p.partition))
 }
 
 /** Stops producing, waits until the target has every round, checks each partition; returns rewinds per partition. */
