@@ -64,6 +64,8 @@ test('a topic kmirror may no longer describe keeps its remote topic; a topic del
 
   // Then its remote topic is deleted after two refreshes found it absent, and the log says it was deleted
   await waitFor(async () => !(await listTopics('target')).includes(`A.${gone}`), { timeoutMs: 30_000, message: `A.${gone} deleted on the target` })
+  // (logged once the deletion was answered, which may be after the broker stopped listing the topic)
+  await kmirror.waitForOutput(new RegExp(`${gone} was deleted`), 10_000)
   assert.equal(logLines(kmirror, gone, /does not exist any more; it counts as deleted if the next refresh finds it missing too$/).length, 1)
   assert.equal(logLines(kmirror, gone, /was deleted/).length, 1)
 

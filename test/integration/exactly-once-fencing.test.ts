@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { getCluster } from '../helpers/clusters.ts'
-import { createTopic, endOffsets, type TestRecord } from '../helpers/kafka.ts'
+import { createTopic, endOffsets, waitForStable, type TestRecord } from '../helpers/kafka.ts'
 import { readCommitted } from '../helpers/replication.ts'
 import { uniqueName } from '../helpers/wait.ts'
 import { BatchWriter, type PartitionWrite } from '../../src/kafka/batch-writer.ts'
@@ -59,6 +59,8 @@ test('a second writer with the same transactional id fences the first: its open 
   // And the second writer's round commits
   await second.write(writes(topic, ['second-4']), () => undefined)
   await second.commitTransaction()
+  // (EndTxn is answered before the markers are written: read once the partition is stable)
+  await waitForStable('target', topic)
   assert.deepEqual(values(await readCommitted('target', topic, 0)), ['committed-1', 'second-4'])
 })
 
@@ -112,5 +114,6 @@ test('a round committed between an aborted round and one aborted before its prod
 
   // Then a read_committed reader finds both committed rounds (the helper once dropped round 2, with the client
   // library's own read_committed filter: see test/helpers/kafka-read.ts)
+  await waitForStable('target', topic)
   assert.deepEqual(values(await readCommitted('target', topic, 0)), ['committed-2', 'committed-4'])
 })

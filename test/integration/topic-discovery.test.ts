@@ -23,7 +23,7 @@ async function total (cluster: 'source' | 'target', topic: string): Promise<bigi
 }
 
 async function waitForCopy (remote: string, count: bigint, message: string): Promise<void> {
-  await waitFor(async () => ({ done: await total('target', remote) === count, state: await total('target', remote) }), { timeoutMs: 30_000, message })
+  await waitFor(async () => ({ done: await total('target', remote) === count, state: await total('target', remote) }), { timeoutMs: 60_000, message })
 }
 
 async function assertExactCopy (topic: string, remote: string): Promise<void> {
