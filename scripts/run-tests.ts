@@ -33,10 +33,12 @@ import {
   isClusterName,
   isClusterRunning,
   runKafkaLocal,
+  stateDir,
   stopCluster,
   type ClusterName
 } from '../test/helpers/clusters.ts'
 import { spawnInOwnGroup, stopGroup } from '../test/helpers/process-group.ts'
+import { addCounts, laneCount, runLanes, splitIntoLanes, summaryCounter, type LaneResult } from './test-lanes.ts'
 
 /** What every integration test may assume is up. Later suites add theirs with --clusters or the env var. */
 const DEFAULT_CLUSTERS: readonly ClusterName[] = ['source', 'target']
@@ -95,10 +97,7 @@ const STOP_GRACE_MS = 10_000
 /** When the whole run (both phases) must have ended: the watchdog stops whatever runs then. */
 const RUN_DEADLINE = Date.now() + Number(process.env.KMIRROR_TEST_RUN_TIMEOUT_MS ?? 70 * 60 * 1000)
 
-/** The spec reporter's closing counts of one `node --test` run (`ℹ tests N`, `ℹ pass N`, `ℹ fail N`). */
-interface Counts { tests: number, pass: number, fail: number }
-
-interface PhaseResult { code: number, counts: Counts | undefined }
+type PhaseResult = LaneResult
 
 /**
  * One `node --test` run over FILES, CONCURRENCY files at a time. Its output is passed through as it comes;
@@ -110,7 +109,11 @@ function runNodeTest (files: readonly string[], concurrency: number): Promise<Ph
   // Its own process group: the test files, the kmirror processes and MM2 JVMs they start all belong to it.
   const child = spawnInOwnGroup(process.execPath, args, { cwd: REPO_ROOT, stdio: ['inherit', 'pipe', 'inherit'], env: { ...process.env, KMIRROR_TEST_RUNNER: '1' } })
   const pgid = child.pid
-  const counts = countSummary(child.stdout)
+  const counter = summaryCounter()
+  child.stdout?.on('data', (chunk: Buffer) => {
+    process.stdout.write(chunk)
+    counter.feed(chunk.toString('utf8'))
+  })
   let stopping: Promise<boolean> | undefined
   const stop = (signal: NodeJS.Signals): void => {
     if (pgid !== undefined) stopping ??= stopGroup(pgid, STOP_GRACE_MS, signal)
@@ -125,26 +128,9 @@ function runNodeTest (files: readonly string[], concurrency: number): Promise<Ph
       clearTimeout(watchdog)
       onInterrupt = undefined
       const result = code ?? (signal ? 1 : 0)
-      void stopLeftovers(pgid, stopping).then(() => resolve({ code: result, counts: counts() }))
+      void stopLeftovers(pgid, stopping).then(() => resolve({ code: result, counts: counter.counts() }))
     })
   })
-}
-
-/** Copies STREAM to stdout; the returned function gives the counts of its last summary, if it printed one. */
-function countSummary (stream: NodeJS.ReadableStream | null): () => Counts | undefined {
-  const seen: Partial<Counts> = {}
-  let partial = ''
-  stream?.on('data', (chunk: Buffer) => {
-    process.stdout.write(chunk)
-    const lines = (partial + chunk.toString('utf8')).split('\n')
-    partial = lines.pop() ?? ''
-    for (const line of lines) {
-      // The reporter may colour the line; the counts follow the ℹ mark either way.
-      const match = /ℹ (tests|pass|fail) (\d+)/.exec(line)
-      if (match) seen[match[1] as keyof Counts] = Number(match[2])
-    }
-  })
-  return () => seen.tests === undefined ? undefined : { tests: seen.tests, pass: seen.pass ?? 0, fail: seen.fail ?? 0 }
 }
 
 /** Whatever of the run's process group outlived `node --test` (a process a test did not stop) is stopped too. */
@@ -185,7 +171,8 @@ async function stopStartedClusters (runningBefore: ReadonlySet<ClusterName>): Pr
   const ours = CLUSTER_NAMES.filter(n => !getCluster(n).external && !runningBefore.has(n) && isClusterRunning(n))
   if (ours.length === 0) return
   if (process.env.KMIRROR_KEEP_CLUSTERS === '1') {
-    log(`KMIRROR_KEEP_CLUSTERS=1: leaving ${ours.join(', ')} running (stop: bash scripts/kafka-local.sh down ${ours.join(' ')})`)
+    const state = process.env.KMIRROR_STATE ? `KMIRROR_STATE=${process.env.KMIRROR_STATE} ` : ''
+    log(`KMIRROR_KEEP_CLUSTERS=1: leaving ${ours.join(', ')} running (stop: ${state}bash scripts/kafka-local.sh down ${ours.join(' ')})`)
     return
   }
   const results = await Promise.allSettled(ours.map(n => stopCluster(n)))
@@ -206,13 +193,26 @@ async function startClusters (options: Options, runningBefore: ReadonlySet<Clust
   }
 }
 
+/**
+ * The integration files in LANES lanes side by side, each a child runner with clusters of its own
+ * (scripts/test-lanes.ts); its code is the first failing lane's, its counts their sum.
+ */
+async function runIntegrationLanes (files: readonly string[], lanes: number, options: Options): Promise<PhaseResult> {
+  const split = splitIntoLanes(files, lanes)
+  log(`integration files in ${split.length} lanes side by side, each with clusters of its own: ${split.map((l, i) => `lane ${i + 1} ${l.length} files`).join(', ')}`)
+  const run = runLanes(process.argv[1]!, split, `--clusters=${options.clusters.join(',')}`, stateDir(), RUN_DEADLINE - Date.now())
+  onInterrupt = run.signal
+  const results = await run.done
+  onInterrupt = undefined
+  return { code: results.find(r => r.code !== 0)?.code ?? 0, counts: addCounts(results.map(r => r.counts)) }
+}
+
 /** The run's total over its phases, in the spec reporter's words. */
 function logTotal (phases: ReadonlyArray<[string, PhaseResult | undefined]>): void {
-  const ran = phases.filter((p): p is [string, PhaseResult] => p[1]?.counts !== undefined)
-  if (ran.length === 0) return
-  const sum = (key: keyof Counts): number => ran.reduce((n, [, r]) => n + r.counts![key], 0)
-  const parts = ran.map(([name, r]) => `${name} ${r.counts!.tests}`).join(', ')
-  log(`tests ${sum('tests')}, pass ${sum('pass')}, fail ${sum('fail')} (${parts})`)
+  const total = addCounts(phases.map(([, r]) => r?.counts))
+  if (total === undefined) return
+  const parts = phases.flatMap(([name, r]) => r?.counts === undefined ? [] : [`${name} ${r.counts.tests}`]).join(', ')
+  log(`tests ${total.tests}, pass ${total.pass}, fail ${total.fail} (${parts})`)
 }
 
 async function main (): Promise<number> {
@@ -230,10 +230,17 @@ async function main (): Promise<number> {
   try {
     // Unit files share nothing, so they run side by side: two at a time take 60 % of the time one at a time
     // takes on 2 cores. Before the clusters start: idle brokers slow them by a tenth, and starting them alongside
-    // saves nothing (measured). Integration files one at a time: two cores, and the clusters are shared.
+    // saves nothing (measured). Integration files share clusters: one at a time within a lane, lanes apart.
     const unit = unitFiles.length > 0 && !interrupted ? await runNodeTest(unitFiles, availableParallelism()) : undefined
-    const clusterError = integrationFiles.length > 0 && !interrupted ? await startClusters(options, runningBefore) : undefined
-    const integration = integrationFiles.length > 0 && !clusterError && !interrupted ? await runNodeTest(integrationFiles, 1) : undefined
+    const lanes = laneCount(process.env, availableParallelism())
+    let clusterError: unknown
+    let integration: PhaseResult | undefined
+    if (integrationFiles.length > 0 && !interrupted && lanes > 1 && integrationFiles.length > 1) {
+      integration = await runIntegrationLanes(integrationFiles, lanes, options)
+    } else if (integrationFiles.length > 0 && !interrupted) {
+      clusterError = await startClusters(options, runningBefore)
+      integration = !clusterError && !interrupted ? await runNodeTest(integrationFiles, 1) : undefined
+    }
     logTotal([['unit', unit], ['integration', integration]])
     const code = unit?.code || integration?.code || 0
     const failed = code !== 0 || clusterError !== undefined || interrupted !== undefined

@@ -162,7 +162,8 @@ export function resolveCluster (ref: ClusterRef): TestCluster {
   return typeof ref === 'string' ? getCluster(ref) : ref
 }
 
-function stateDir (): string {
+/** Where kafka-local.sh keeps the clusters' state, logs and locks (KMIRROR_STATE, default `<repo>/.state`). */
+export function stateDir (): string {
   return process.env.KMIRROR_STATE ?? join(REPO_ROOT, '.state')
 }
 

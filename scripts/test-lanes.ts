@@ -1,0 +1,162 @@
+/**
+ * Integration files in lanes that run side by side. Each lane is a `scripts/run-tests.ts --integration-only`
+ * child with clusters of its own: its ports shifted by KMIRROR_TEST_PORT_OFFSET and its brokers' state, logs
+ * and locks under a KMIRROR_STATE of its own. Lanes share no broker, group or internal topic, so a test that
+ * kills, freezes or restarts a cluster, or that expects to be the only `kmirror-A-B` group member, sees only
+ * its own lane. Within a lane, files run one at a time as before.
+ *
+ * Why: much of integration time is waiting (session timeouts, back-offs, brokers electing leaders); one lane
+ * left the 2 cores idle 53 % of the time over its 32 minutes (vmstat every 10 s, CI run of 2026-12-04).
+ */
+import { spawn } from 'node:child_process'
+import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+
+/** How far apart the lanes' ports are: every test cluster port lies in 19092-20300 (test/helpers/clusters.ts). */
+export const LANE_PORT_STEP = 2000
+
+/**
+ * Seconds each integration file took in a one-lane CI run here (2026-12-04, 2 cores): the weights that balance
+ * the lanes. A file not listed weighs DEFAULT_SECONDS; the lanes stay correct with any weights, only less even.
+ */
+const MEASURED_SECONDS: Readonly<Record<string, number>> = {
+  'active-active-default': 186, 'coordinator-move': 118, 'bench-smoke': 87, 'instance-failure': 85,
+  'failback-drill': 78, 'source-partition-offline': 76, 'target-partition-offline': 61, 'failover-drill': 53,
+  'broker-kill': 52, 'exactly-once': 52, 'credential-rotation': 51, 'crash-safety': 43, 'compat-floor': 42,
+  'least-privilege': 41, 'mm2-handover-eos': 37, 'lagging-group': 36, 'active-active-identity': 35,
+  'offsets-set': 32, 'demo': 28, 'partition-faults': 28, 'fetch-sessions': 27, 'broker-freeze': 25,
+  'mm2-handover': 25, 'scale-out': 25, 'acl-sync-safety': 24, 'security': 24, 'silent-broker': 24,
+  'identity-mesh': 23, 'remote-deleted-instances': 23, 'startup-fault': 20, 'topic-discovery': 20, 'acl-sync': 19,
+  'group-offset-sync': 19, 'offset-translation': 19, 'compat-v36': 18, 'compat-v39': 17, 'compat-zk28': 17,
+  'group-membership': 16, 'verify': 16, 'binary': 15, 'failover-safety': 15, 'new-topics': 15, 'console': 14,
+  'http-access': 13, 'plan': 11, 'foreign-groups': 10, 'heartbeats-emit': 10, 'status': 10, 'lost-acks': 9,
+  'config-providers': 8, 'error-messages': 8, 'topic-configs': 8, 'topology': 8, 'bad-input': 7, 'exact-copy': 7,
+  'harness': 7, 'ownership-handover': 6, 'deletion-proof': 5, 'exactly-once-faults': 5, 'observability': 5,
+  'http': 4, 'sasl': 4, 'transactions': 4, 'exactly-once-fencing': 1, 'systemd-unit': 0
+}
+const DEFAULT_SECONDS = 30
+/** What every file costs besides its tests: a `node --test` process, its imports, its clusters checked. */
+const PER_FILE_SECONDS = 2
+
+/**
+ * How many lanes: KMIRROR_TEST_LANES when set, else 2 on a machine with at least 2 cores, and 1 whenever a
+ * cluster is external (KMIRROR_TEST_<NAME>_BOOTSTRAP): every lane would share it.
+ */
+export function laneCount (env: NodeJS.ProcessEnv, cores: number): number {
+  const external = Object.keys(env).some(k => /^KMIRROR_TEST_[A-Z0-9]+_BOOTSTRAP$/.test(k) && env[k] !== '')
+  if (external) return 1
+  const asked = env.KMIRROR_TEST_LANES
+  if (asked !== undefined && asked !== '') {
+    const n = Number(asked)
+    if (!Number.isInteger(n) || n < 1 || n > 4) throw new Error(`KMIRROR_TEST_LANES=${asked} must be a whole number from 1 to 4`)
+    return n
+  }
+  return cores >= 2 ? 2 : 1
+}
+
+/** FILES over LANES lanes: the heaviest first, each onto the lightest lane so far; each lane in path order. */
+export function splitIntoLanes (files: readonly string[], lanes: number): string[][] {
+  const weight = (file: string): number => (MEASURED_SECONDS[file.replace(/^.*\//, '').replace(/\.test\.ts$/, '')] ?? DEFAULT_SECONDS) + PER_FILE_SECONDS
+  const result = Array.from({ length: lanes }, () => ({ files: [] as string[], seconds: 0 }))
+  for (const file of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
+    const lightest = result.reduce((best, lane) => lane.seconds < best.seconds ? lane : best)
+    lightest.files.push(file)
+    lightest.seconds += weight(file)
+  }
+  return result.map(lane => lane.files.sort()).filter(lane => lane.length > 0)
+}
+
+/**
+ * The environment of lane INDEX (0-based): lane 0 keeps the run's ports and state (so KMIRROR_KEEP_CLUSTERS
+ * and clusters already running work as before); lane i shifts the ports by i × LANE_PORT_STEP and keeps its
+ * state in `<state>/lane-<i+1>`. KMIRROR_TEST_LANES=1 keeps a lane from splitting again.
+ */
+export function laneEnv (index: number, env: NodeJS.ProcessEnv, stateDir: string, remainingMs: number): NodeJS.ProcessEnv {
+  const lane: NodeJS.ProcessEnv = { ...env, KMIRROR_TEST_LANES: '1', KMIRROR_TEST_RUN_TIMEOUT_MS: String(Math.max(1, remainingMs)) }
+  if (index === 0) return lane
+  const offset = Number(env.KMIRROR_TEST_PORT_OFFSET ?? 0) + index * LANE_PORT_STEP
+  return { ...lane, KMIRROR_TEST_PORT_OFFSET: String(offset), KMIRROR_STATE: join(stateDir, `lane-${index + 1}`) }
+}
+
+/** The spec reporter's closing counts of one `node --test` run (`ℹ tests N`, `ℹ pass N`, `ℹ fail N`). */
+export interface Counts { tests: number, pass: number, fail: number }
+
+/**
+ * Picks the closing counts out of a test run's output, fed in chunks as they come; `counts()` gives the last
+ * summary seen (a lane's output holds one), undefined when there was none (the run did not get that far).
+ */
+export function summaryCounter (): { feed: (chunk: string) => void, counts: () => Counts | undefined } {
+  const seen: Partial<Counts> = {}
+  let partial = ''
+  const feed = (chunk: string): void => {
+    const lines = (partial + chunk).split('\n')
+    partial = lines.pop() ?? ''
+    for (const line of lines) {
+      // The reporter may colour the line; the counts follow the ℹ mark either way.
+      const match = /ℹ (tests|pass|fail) (\d+)/.exec(line)
+      if (match) seen[match[1] as keyof Counts] = Number(match[2])
+    }
+  }
+  const counts = (): Counts | undefined => seen.tests === undefined ? undefined : { tests: seen.tests, pass: seen.pass ?? 0, fail: seen.fail ?? 0 }
+  return { feed, counts }
+}
+
+/** The sum of the counts given; undefined when none is. */
+export function addCounts (counts: ReadonlyArray<Counts | undefined>): Counts | undefined {
+  const known = counts.filter((c): c is Counts => c !== undefined)
+  if (known.length === 0) return undefined
+  return known.reduce((a, b) => ({ tests: a.tests + b.tests, pass: a.pass + b.pass, fail: a.fail + b.fail }))
+}
+
+export interface LaneResult { code: number, counts: Counts | undefined }
+
+export interface LaneRun {
+  /** Every lane's exit code and counts, in lane order. */
+  done: Promise<LaneResult[]>
+  /** Passes SIGNAL to every lane still running (each stops its tests, then its clusters). */
+  signal: (signal: NodeJS.Signals) => void
+}
+
+/**
+ * Runs each of LANES (lists of integration files) as a `RUNNER --integration-only` child. Lane 1 writes to
+ * this process's output as it goes; the others to `<their state>/lane-test.log`, copied after lane 1, framed.
+ */
+export function runLanes (runner: string, lanes: readonly string[][], clusterArg: string, stateDir: string, remainingMs: number): LaneRun {
+  const children = lanes.map((files, index) => {
+    const env = laneEnv(index, process.env, stateDir, remainingMs)
+    const logFile = index === 0 ? undefined : join(env.KMIRROR_STATE!, 'lane-test.log')
+    if (logFile) mkdirSync(dirname(logFile), { recursive: true })
+    const out = logFile ? openSync(logFile, 'w') : 'pipe'
+    const child = spawn(process.execPath, [runner, '--integration-only', clusterArg, ...files], { env, stdio: ['ignore', out, logFile ? out : 'inherit'] })
+    if (typeof out === 'number') closeSync(out)
+    const counter = summaryCounter()
+    child.stdout?.on('data', (chunk: Buffer) => {
+      process.stdout.write(chunk)
+      counter.feed(chunk.toString('utf8'))
+    })
+    const done = new Promise<LaneResult>(resolve => {
+      child.once('close', (code, signal) => {
+        if (logFile) counter.feed(readFileSync(logFile, 'utf8') + '\n')
+        resolve({ code: code ?? (signal ? 1 : 0), counts: counter.counts() })
+      })
+    })
+    return { child, done, logFile, files, env }
+  })
+  const done = (async () => {
+    const results: LaneResult[] = []
+    for (const [index, lane] of children.entries()) {
+      results.push(await lane.done)
+      if (lane.logFile) {
+        const where = `ports +${Number(lane.env.KMIRROR_TEST_PORT_OFFSET) - Number(process.env.KMIRROR_TEST_PORT_OFFSET ?? 0)}, state ${lane.env.KMIRROR_STATE}`
+        process.stdout.write(`run-tests: ----- lane ${index + 1} (${lane.files.length} files; ${where}): its output\n`)
+        process.stdout.write(readFileSync(lane.logFile, 'utf8'))
+        process.stdout.write(`run-tests: ----- end of lane ${index + 1}\n`)
+      }
+    }
+    return results
+  })()
+  const signal = (name: NodeJS.Signals): void => {
+    for (const { child } of children) if (child.exitCode === null && child.signalCode === null) child.kill(name)
+  }
+  return { done, signal }
+}
