@@ -1,9 +1,9 @@
 /**
- * `npm test`: unit tests, then integration tests against real Kafka clusters: two `node --test` runs, each
- * closing with the spec reporter's summary (`ℹ tests N`, `ℹ pass N`, `ℹ fail N`), then the total of both
- * (`run-tests: tests N, pass N, fail N (unit N, integration N)`).
- * Unit files run side by side (as many as the machine has cores), before the clusters start; integration
- * files one at a time.
+ * `npm test`: unit tests, then integration tests against real Kafka clusters. Unit files run in one `node --test`,
+ * side by side (as many as the machine has cores), before any cluster starts. Integration files run in lanes side
+ * by side (scripts/test-lanes.ts: two on 2 cores or more), each lane a child of this runner with clusters of its
+ * own and its files one at a time. Every `node --test` run closes with the spec reporter's summary (`ℹ tests N`,
+ * `ℹ pass N`, `ℹ fail N`); the last line adds them up (`run-tests: tests N, pass N, fail N (unit N, integration N)`).
  *
  *   node scripts/run-tests.ts [--unit-only | --integration-only] [--clusters=third,secure] [FILTER...]
  *
@@ -14,12 +14,13 @@
  *   KMIRROR_KEEP_CLUSTERS=1             leave the clusters this run started running afterwards
  *   KMIRROR_TEST_TIMEOUT_MS             per-test timeout (default 180000)
  *   KMIRROR_TEST_RUN_TIMEOUT_MS         whole-run watchdog (default 4200000, 70 min: the goal is under 40, CI stops at 90)
+ *   KMIRROR_TEST_LANES=N                integration lanes, 1-4 (default 2 on 2 cores or more; 1 with an external cluster)
  *
- * Processes: `node --test` runs in a process group of its own, with every test file, `kmirror run` and MM2 JVM
+ * Processes: each `node --test` runs in a process group of its own, with every test file, `kmirror run` and MM2 JVM
  * the tests start; the watchdog, SIGINT and SIGTERM stop that whole group (SIGKILL after 10 s), and whatever
  * of it is left when the tests end is stopped too (brokers are not in it: kafka-local.sh starts them with setsid).
  *
- * Clusters: the run starts what integration tests need, and afterwards stops every topology cluster that
+ * Clusters: the run (each lane, in its own KMIRROR_STATE) starts what integration tests need, and afterwards stops every topology cluster that
  * runs now but did not before it began (so clusters a test started through ensureClusters are stopped too),
  * leaving alone clusters that were already up and external ones.
  */
@@ -199,7 +200,7 @@ async function startClusters (options: Options, runningBefore: ReadonlySet<Clust
  */
 async function runIntegrationLanes (files: readonly string[], lanes: number, options: Options): Promise<PhaseResult> {
   const split = splitIntoLanes(files, lanes)
-  log(`integration files in ${split.length} lanes side by side, each with clusters of its own: ${split.map((l, i) => `lane ${i + 1} ${l.length} files`).join(', ')}`)
+  log(`integration files in ${split.length} lanes side by side, each with clusters of its own: ${split.map((l, i) => `lane ${i + 1} ${l.length} file${l.length === 1 ? '' : 's'}`).join(', ')}`)
   const run = runLanes(process.argv[1]!, split, `--clusters=${options.clusters.join(',')}`, stateDir(), RUN_DEADLINE - Date.now())
   onInterrupt = run.signal
   const results = await run.done
@@ -223,6 +224,8 @@ async function main (): Promise<number> {
     log(options.filters.length > 0 ? `no test file matches ${options.filters.join(', ')}` : 'no test files')
     return options.filters.length > 0 ? 1 : 0
   }
+  // Checked before the unit files run: a bad KMIRROR_TEST_LANES fails at once, not minutes later.
+  const lanes = laneCount(process.env, availableParallelism())
   log(`${unitFiles.length} unit and ${integrationFiles.length} integration test files`)
   handleSignals()
   const started = Date.now()
@@ -232,7 +235,6 @@ async function main (): Promise<number> {
     // takes on 2 cores. Before the clusters start: idle brokers slow them by a tenth, and starting them alongside
     // saves nothing (measured). Integration files share clusters: one at a time within a lane, lanes apart.
     const unit = unitFiles.length > 0 && !interrupted ? await runNodeTest(unitFiles, availableParallelism()) : undefined
-    const lanes = laneCount(process.env, availableParallelism())
     let clusterError: unknown
     let integration: PhaseResult | undefined
     if (integrationFiles.length > 0 && !interrupted && lanes > 1 && integrationFiles.length > 1) {

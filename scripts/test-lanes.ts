@@ -122,11 +122,14 @@ export interface LaneRun {
  * this process's output as it goes; the others to `<their state>/lane-test.log`, copied after lane 1, framed.
  */
 export function runLanes (runner: string, lanes: readonly string[][], clusterArg: string, stateDir: string, remainingMs: number): LaneRun {
-  const children = lanes.map((files, index) => {
+  // Every lane's environment and log file first: a lane that cannot have its log fails before any lane runs.
+  const plans = lanes.map((files, index) => {
     const env = laneEnv(index, process.env, stateDir, remainingMs)
     const logFile = index === 0 ? undefined : join(env.KMIRROR_STATE!, 'lane-test.log')
     if (logFile) mkdirSync(dirname(logFile), { recursive: true })
-    const out = logFile ? openSync(logFile, 'w') : 'pipe'
+    return { files, env, logFile, out: logFile ? openSync(logFile, 'w') : 'pipe' as const }
+  })
+  const children = plans.map(({ files, env, logFile, out }, index) => {
     const child = spawn(process.execPath, [runner, '--integration-only', clusterArg, ...files], { env, stdio: ['ignore', out, logFile ? out : 'inherit'] })
     if (typeof out === 'number') closeSync(out)
     const counter = summaryCounter()
@@ -135,9 +138,16 @@ export function runLanes (runner: string, lanes: readonly string[][], clusterArg
       counter.feed(chunk.toString('utf8'))
     })
     const done = new Promise<LaneResult>(resolve => {
+      // A lane that could not be started counts as failed (close follows error only when it started).
+      child.once('error', err => {
+        process.stdout.write(`run-tests: lane ${index + 1} could not be started: ${err.message}\n`)
+        resolve({ code: 1, counts: undefined })
+      })
       child.once('close', (code, signal) => {
         if (logFile) counter.feed(readFileSync(logFile, 'utf8') + '\n')
-        resolve({ code: code ?? (signal ? 1 : 0), counts: counter.counts() })
+        const counts = counter.counts()
+        if (counts === undefined) process.stdout.write(`run-tests: lane ${index + 1} printed no test summary (it ended with ${signal ?? `code ${code}`}): its tests are not in the total\n`)
+        resolve({ code: code ?? (signal ? 1 : 0), counts })
       })
     })
     return { child, done, logFile, files, env }
@@ -148,7 +158,7 @@ export function runLanes (runner: string, lanes: readonly string[][], clusterArg
       results.push(await lane.done)
       if (lane.logFile) {
         const where = `ports +${Number(lane.env.KMIRROR_TEST_PORT_OFFSET) - Number(process.env.KMIRROR_TEST_PORT_OFFSET ?? 0)}, state ${lane.env.KMIRROR_STATE}`
-        process.stdout.write(`run-tests: ----- lane ${index + 1} (${lane.files.length} files; ${where}): its output\n`)
+        process.stdout.write(`run-tests: ----- lane ${index + 1} (${lane.files.length} file${lane.files.length === 1 ? '' : 's'}; ${where}): its output\n`)
         process.stdout.write(readFileSync(lane.logFile, 'utf8'))
         process.stdout.write(`run-tests: ----- end of lane ${index + 1}\n`)
       }

@@ -3,7 +3,7 @@
  * kmirror copying between real clusters: the page shows the flow, its topics, a lag that changes as records
  * arrive and goes back to 0, the partitions' positions and high watermarks, a partition whose READ is denied by an
  * ACL in red with the grant to add, and the topology drawn. A screenshot of every run is kept in
- * .state/artifacts/console-*.png.
+ * .state/artifacts/console-*.png (under KMIRROR_STATE: `.state/lane-N/` when its lane is not the first).
  */
 import assert from 'node:assert/strict'
 import { existsSync, mkdirSync } from 'node:fs'
