@@ -20,8 +20,9 @@
  * the tests start; the watchdog, SIGINT and SIGTERM stop that whole group (SIGKILL after 10 s), and whatever
  * of it is left when the tests end is stopped too (brokers are not in it: kafka-local.sh starts them with setsid).
  *
- * Clusters: the run (each lane, in its own KMIRROR_STATE) starts what integration tests need, and afterwards stops every topology cluster that
- * runs now but did not before it began (so clusters a test started through ensureClusters are stopped too),
+ * Clusters: the run (each lane, in its own KMIRROR_STATE) starts what integration tests need, and afterwards
+ * stops every topology cluster that runs now but did not before it began (so clusters a test started through
+ * ensureClusters are stopped too),
  * leaving alone clusters that were already up and external ones.
  */
 import { globSync } from 'node:fs'
@@ -39,7 +40,7 @@ import {
   type ClusterName
 } from '../test/helpers/clusters.ts'
 import { spawnInOwnGroup, stopGroup } from '../test/helpers/process-group.ts'
-import { addCounts, laneCount, runLanes, splitIntoLanes, summaryCounter, type LaneResult } from './test-lanes.ts'
+import { addCounts, laneCount, passThroughCounted, runLanes, splitIntoLanes, type LaneResult } from './test-lanes.ts'
 
 /** What every integration test may assume is up. Later suites add theirs with --clusters or the env var. */
 const DEFAULT_CLUSTERS: readonly ClusterName[] = ['source', 'target']
@@ -110,11 +111,7 @@ function runNodeTest (files: readonly string[], concurrency: number): Promise<Ph
   // Its own process group: the test files, the kmirror processes and MM2 JVMs they start all belong to it.
   const child = spawnInOwnGroup(process.execPath, args, { cwd: REPO_ROOT, stdio: ['inherit', 'pipe', 'inherit'], env: { ...process.env, KMIRROR_TEST_RUNNER: '1' } })
   const pgid = child.pid
-  const counter = summaryCounter()
-  child.stdout?.on('data', (chunk: Buffer) => {
-    process.stdout.write(chunk)
-    counter.feed(chunk.toString('utf8'))
-  })
+  const counts = passThroughCounted(child.stdout)
   let stopping: Promise<boolean> | undefined
   const stop = (signal: NodeJS.Signals): void => {
     if (pgid !== undefined) stopping ??= stopGroup(pgid, STOP_GRACE_MS, signal)
@@ -129,7 +126,7 @@ function runNodeTest (files: readonly string[], concurrency: number): Promise<Ph
       clearTimeout(watchdog)
       onInterrupt = undefined
       const result = code ?? (signal ? 1 : 0)
-      void stopLeftovers(pgid, stopping).then(() => resolve({ code: result, counts: counter.counts() }))
+      void stopLeftovers(pgid, stopping).then(() => resolve({ code: result, counts: counts() }))
     })
   })
 }

@@ -108,6 +108,16 @@ export function addCounts (counts: ReadonlyArray<Counts | undefined>): Counts | 
   return known.reduce((a, b) => ({ tests: a.tests + b.tests, pass: a.pass + b.pass, fail: a.fail + b.fail }))
 }
 
+/** Copies STREAM (a child's stdout) to this process's stdout as it comes, counting its summary on the way. */
+export function passThroughCounted (stream: NodeJS.ReadableStream | null): () => Counts | undefined {
+  const counter = summaryCounter()
+  stream?.on('data', (chunk: Buffer) => {
+    process.stdout.write(chunk)
+    counter.feed(chunk.toString('utf8'))
+  })
+  return counter.counts
+}
+
 export interface LaneResult { code: number, counts: Counts | undefined }
 
 export interface LaneRun {
@@ -133,10 +143,7 @@ export function runLanes (runner: string, lanes: readonly string[][], clusterArg
     const child = spawn(process.execPath, [runner, '--integration-only', clusterArg, ...files], { env, stdio: ['ignore', out, logFile ? out : 'inherit'] })
     if (typeof out === 'number') closeSync(out)
     const counter = summaryCounter()
-    child.stdout?.on('data', (chunk: Buffer) => {
-      process.stdout.write(chunk)
-      counter.feed(chunk.toString('utf8'))
-    })
+    const streamed = passThroughCounted(child.stdout)
     const done = new Promise<LaneResult>(resolve => {
       // A lane that could not be started counts as failed (close follows error only when it started).
       child.once('error', err => {
@@ -145,7 +152,7 @@ export function runLanes (runner: string, lanes: readonly string[][], clusterArg
       })
       child.once('close', (code, signal) => {
         if (logFile) counter.feed(readFileSync(logFile, 'utf8') + '\n')
-        const counts = counter.counts()
+        const counts = logFile ? counter.counts() : streamed()
         if (counts === undefined) process.stdout.write(`run-tests: lane ${index + 1} printed no test summary (it ended with ${signal ?? `code ${code}`}): its tests are not in the total\n`)
         resolve({ code: code ?? (signal ? 1 : 0), counts })
       })
