@@ -162,6 +162,7 @@ export class GroupMember {
     // Exactly-once: who the group lists before this member first joins (a leader with no assignment yet fences those gone).
     if (this.#o.fenceTransactionalIds !== undefined) this.#listedBeforeJoin = await membersBeforeJoin(this.#coordinator, this.#o.groupId, PROTOCOL_TYPE, this.#o.log)
     let backoff = 0
+    let failingSince: number | null = null
     while (!this.#stopped) {
       await this.#frozen?.promise
       if (this.#stopped) break
@@ -169,6 +170,7 @@ export class GroupMember {
         if (this.#rejoin) await this.#joinRound()
         else await this.#sleep(this.#o.heartbeatIntervalMs)
         backoff = 0
+        failingSince = null
       } catch (err) {
         this.#rejoin = true
         if (this.#stopped) break
@@ -176,7 +178,11 @@ export class GroupMember {
         if (!error.retriable) { this.#fail(error); return }
         this.#lastError = error.message
         backoff = Math.min(Math.max(backoff * 2, 250), MAX_BACKOFF_MS)
-        this.#o.log.warn({ group: this.#o.groupId, err: error, retryInMs: backoff }, 'group membership: will try again')
+        failingSince ??= Date.now()
+        // A coordinator moving or loading its partition (every new group on a fresh cluster, every leader move) is
+        // routine: a warning only when it lasts a session timeout. Every other cause is a warning at once.
+        const routine = isCoordinatorTransient(error) && Date.now() - failingSince < this.#o.sessionTimeoutMs
+        this.#o.log[routine ? 'info' : 'warn']({ group: this.#o.groupId, err: error, retryInMs: backoff }, 'group membership: will try again')
         await this.#sleepOnly(backoff)
       }
     }
@@ -290,7 +296,7 @@ export class GroupMember {
     if (membership === MembershipErrors.GONE) { this.#lose(`${api} answered ${kafkaErrorName(errorCode)}`, errorCode); return }
     if (isCoordinatorRetriable(errorCode)) {
       this.#coordinator.reset()
-      throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${api} of group ${this.#o.groupId}: the coordinator moved or is loading (${kafkaErrorName(errorCode)})`, { retriable: true })
+      throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${api} of group ${this.#o.groupId}: the coordinator moved or is loading (${kafkaErrorName(errorCode)})`, { retriable: true, details: { kafkaErrors: [kafkaErrorName(errorCode)] } })
     }
     throw this.#coordinator.refusal(errorCode, api)
   }
@@ -393,4 +399,10 @@ export class GroupMember {
     await Promise.race([new Promise<void>(resolve => { timer = setTimeout(resolve, ms) }), this.#stopSignal])
     clearTimeout(timer)
   }
+}
+
+/** An error that only says the group's coordinator moved or is loading (a Kafka answer, not a network fault). */
+function isCoordinatorTransient (error: KmirrorError): boolean {
+  const names = error.details['kafkaErrors']
+  return Array.isArray(names) && names.length > 0 && names.every(n => typeof n === 'string' && isCoordinatorRetriable(n))
 }

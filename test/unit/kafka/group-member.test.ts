@@ -10,7 +10,7 @@ import type { HeartbeatRequest } from '../../../src/kafka/protocol/heartbeat.ts'
 import type { JoinGroupRequest } from '../../../src/kafka/protocol/join-group.ts'
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../../../src/kafka/protocol/leave-group.ts'
 import type { SyncGroupRequest } from '../../../src/kafka/protocol/sync-group.ts'
-import { memoryLogger } from '../../fakes/memory-logger.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 import { waitFor } from '../../helpers/wait.ts'
 
 const E = { UNKNOWN_MEMBER_ID: 25, ILLEGAL_GENERATION: 22, REBALANCE_IN_PROGRESS: 27 }
@@ -27,6 +27,8 @@ class FakeCoordinator implements GroupCoordinatorPort {
   readonly cluster = { label: 'cluster B', alias: 'B' }
   readonly sent: Sent[] = []
   heartbeatErrors: number[] = []
+  /** JoinGroup answers these error codes one by one (then joins). */
+  joinErrors: number[] = []
   /** While set, JoinGroup answers only once it resolves (a join that does not come back). */
   joinGate: Promise<void> | null = null
   leave: (memberId: string) => Promise<LeaveGroupResponse> = async memberId => ({ throttleTimeMs: 0, errorCode: 0, members: [{ memberId, errorCode: 0 }] })
@@ -44,6 +46,8 @@ class FakeCoordinator implements GroupCoordinatorPort {
     this.sent.push({ api, memberId })
     if (api === 'JoinGroup') {
       if (this.joinGate !== null) await this.joinGate
+      const error = this.joinErrors.shift()
+      if (error !== undefined) return { throttleTimeMs: 0, errorCode: error, generationId: -1, protocolType: null, protocolName: null, leader: '', skipAssignment: false, memberId: '', members: [] }
       const join = request as JoinGroupRequest
       const id = join.memberId === '' ? `m${++this.#members}` : join.memberId
       return { throttleTimeMs: 0, errorCode: 0, generationId: ++this.#generation, protocolType: join.protocolType, protocolName: join.protocols[0]!.name, leader: id, skipAssignment: false, memberId: id, members: [{ memberId: id, groupInstanceId: null, metadata: join.protocols[0]!.metadata }] }
@@ -89,10 +93,10 @@ class FakeOwner implements WorkOwner {
 const members: GroupMember[] = []
 afterEach(async () => { await Promise.all(members.splice(0).map(m => m.stop())) })
 
-function startMember (coordinator: FakeCoordinator, logger = memoryLogger(), rebalanceTimeoutMs = 2000, owner = new FakeOwner()): { member: GroupMember, owner: FakeOwner } {
+function startMember (coordinator: FakeCoordinator, logger = memoryLogger(), rebalanceTimeoutMs = 2000, owner = new FakeOwner(), sessionTimeoutMs = 2000): { member: GroupMember, owner: FakeOwner } {
   const member = new GroupMember({
     props: {}, clientId: 'kmirror-test', cluster: coordinator.cluster, groupId: GROUP, memberName: 'host:1:1', transactionalId: null,
-    sessionTimeoutMs: 2000, heartbeatIntervalMs: 20, rebalanceTimeoutMs, log: logger.log, owner, coordinator
+    sessionTimeoutMs, heartbeatIntervalMs: 20, rebalanceTimeoutMs, log: logger.log, owner, coordinator
   })
   members.push(member)
   member.start()
@@ -149,6 +153,34 @@ describe('GroupMember after losing its membership', () => {
     await waitStable(member, 'm3')
     assert.deepEqual(coordinator.sent.filter(s => s.api === 'LeaveGroup').map(s => s.memberId), ['m1', 'm2'])
     assert.deepEqual(logger.lines.slice(logged).filter(l => /lost membership/.test(l.msg)), [])
+  })
+})
+
+describe('GroupMember with a coordinator that is loading', () => {
+  it('Given JoinGroup answered COORDINATOR_LOAD_IN_PROGRESS (a new group on a fresh cluster), then the retries are logged at info while they last less than session.timeout.ms, then as a warning', async () => {
+    const coordinator = new FakeCoordinator()
+    const logger = memoryLogger()
+    const COORDINATOR_LOAD_IN_PROGRESS = 14
+    coordinator.joinErrors.push(COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_LOAD_IN_PROGRESS, COORDINATOR_LOAD_IN_PROGRESS)
+    // Back-off 250 ms then 500 ms: the third answer comes 750 ms after the first, past the 600 ms session.
+    const { member } = startMember(coordinator, logger, 2000, new FakeOwner(), 600)
+    await waitStable(member, 'm1')
+
+    const retries = logger.lines.filter(l => l.msg === 'group membership: will try again')
+    assert.deepEqual(retries.map(l => l.level), [LogLevels.info, LogLevels.info, LogLevels.warn])
+    assert.match(String((retries[0]!['err'] as { message: string }).message), /JoinGroup of group kmirror-A-B: the coordinator moved or is loading \(COORDINATOR_LOAD_IN_PROGRESS\)/)
+  })
+
+  it('Given JoinGroup refused for another cause, then the first retry is already a warning', async () => {
+    const coordinator = new FakeCoordinator()
+    const logger = memoryLogger()
+    const NOT_ENOUGH_REPLICAS = 19
+    coordinator.joinErrors.push(NOT_ENOUGH_REPLICAS)
+    coordinator.refusal = (errorCode, action) => new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `${action} refused with Kafka error ${errorCode}`, { retriable: true, details: { kafkaErrors: ['NOT_ENOUGH_REPLICAS'] } })
+    const { member } = startMember(coordinator, logger)
+    await waitStable(member, 'm1')
+
+    assert.deepEqual(logger.lines.filter(l => l.msg === 'group membership: will try again').map(l => l.level), [LogLevels.warn])
   })
 })
 
