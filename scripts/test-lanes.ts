@@ -8,7 +8,7 @@
  * Why: much of integration time is waiting (session timeouts, back-offs, brokers electing leaders); one lane
  * left the 2 cores idle 53 % of the time over its 32 minutes (vmstat every 10 s, CI run of 2026-12-04).
  */
-import { spawn } from 'node:child_process'
+import { spawn, spawnSync } from 'node:child_process'
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
 
@@ -118,6 +118,23 @@ export function passThroughCounted (stream: NodeJS.ReadableStream | null): () =>
   return counter.counts
 }
 
+/**
+ * A lane's runner that ended without its own clean-up (killed, crashed) leaves the brokers it started running.
+ * Every cluster under a lane's own state is that lane's (lane 1 shares the run's state, whose clusters the parent
+ * stops itself), so all of them are stopped, unless KMIRROR_KEEP_CLUSTERS=1 asks to keep them.
+ */
+function stopLeftClusters (runner: string, index: number, env: NodeJS.ProcessEnv): void {
+  const state = env.KMIRROR_STATE
+  if (state === undefined) return
+  if (env.KMIRROR_KEEP_CLUSTERS === '1') {
+    process.stdout.write(`run-tests: KMIRROR_KEEP_CLUSTERS=1: leaving lane ${index + 1}'s clusters running (stop: KMIRROR_STATE=${state} bash scripts/kafka-local.sh down --all)\n`)
+    return
+  }
+  const down = spawnSync('bash', [join(dirname(runner), 'kafka-local.sh'), 'down', '--all'], { env, encoding: 'utf8' })
+  const said = `${down.stdout ?? ''}${down.stderr ?? ''}`.trim()
+  process.stdout.write(`run-tests: lane ${index + 1} ended without stopping its clusters: stopped every cluster under ${state} (${down.status === 0 ? 'done' : `kafka-local.sh down --all failed: ${said || (down.error?.message ?? `code ${String(down.status)}`)}`})\n`)
+}
+
 export interface LaneResult { code: number, counts: Counts | undefined }
 
 export interface LaneRun {
@@ -154,6 +171,7 @@ export function runLanes (runner: string, lanes: readonly string[][], clusterArg
         if (logFile) counter.feed(readFileSync(logFile, 'utf8') + '\n')
         const counts = logFile ? counter.counts() : streamed()
         if (counts === undefined) process.stdout.write(`run-tests: lane ${index + 1} printed no test summary (it ended with ${signal ?? `code ${code}`}): its tests are not in the total\n`)
+        if (index > 0 && (signal !== null || counts === undefined)) stopLeftClusters(runner, index, env)
         resolve({ code: code ?? (signal ? 1 : 0), counts })
       })
     })
