@@ -280,6 +280,12 @@ export function isCoordinatorRetriable (error: number | string): boolean {
   return state === CoordinatorErrors.MOVED || state === CoordinatorErrors.LOADING
 }
 
+/** An error that only says a coordinator moved or is loading (Kafka answers, not a network fault): routine for a moment. */
+export function isCoordinatorTransient (error: KmirrorError): boolean {
+  const names = error.details['kafkaErrors']
+  return Array.isArray(names) && names.length > 0 && names.every(n => typeof n === 'string' && isCoordinatorRetriable(n))
+}
+
 /** What a group coordinator's error (a Kafka error code or name) says about the member's membership, if anything. */
 export function membershipError (error: number | string): MembershipError | undefined {
   return kafkaErrorInfo(typeof error === 'number' ? kafkaErrorName(error) : error).membership

@@ -11,6 +11,7 @@ import { withApiDeadline } from './api-deadline.ts'
 import { kafkaErrorName } from './errors.ts'
 import type { GroupCoordinatorPort } from './group-coordinator.ts'
 import { LeaveGroupApi } from './protocol/leave-group.ts'
+import type { Logger } from '../logger.ts'
 
 export const LeaveOutcomes = {
   LEFT: 'left',
@@ -42,4 +43,15 @@ export async function leaveGroup (coordinator: GroupCoordinatorPort, groupId: st
   if (errorCode === 0) return { outcome: LeaveOutcomes.LEFT }
   const error = kafkaErrorName(errorCode)
   return { outcome: error === 'UNKNOWN_MEMBER_ID' ? LeaveOutcomes.UNKNOWN : LeaveOutcomes.REFUSED, error }
+}
+
+/**
+ * LeaveGroup with the member id LOST of a membership lost since the last join, so the next rebalance does not wait
+ * for it; bounded by TIMEOUT_MS (a heartbeat interval), and the member joins as a new one whatever the answer.
+ */
+export async function leaveLostMembership (coordinator: GroupCoordinatorPort, groupId: string, lost: string, timeoutMs: number, log: Logger): Promise<void> {
+  const cluster = coordinator.cluster.label
+  const left = await leaveGroup(coordinator, groupId, lost, timeoutMs)
+  if (left.outcome === LeaveOutcomes.LEFT) log.info({ group: groupId, cluster, memberId: lost }, `left group ${groupId} with the member id of the lost membership on ${cluster}, so the next rebalance does not wait for it; joining as a new member`)
+  else if (left.outcome !== LeaveOutcomes.UNKNOWN) log.debug({ group: groupId, cluster, memberId: lost, error: left.error }, 'could not leave with the member id of the lost membership; joining as a new member anyway')
 }

@@ -26,6 +26,11 @@ export interface GroupMemberOptions {
   readonly transactionalId: string | null
   readonly log: Logger
   readonly owner: WorkOwner
+  /**
+   * At-least-once mode: a lease that runs out holds the work (nothing written) until the coordinator answers, rather
+   * than losing it at once (group-member.ts invariants). Off in exactly-once mode: its producer ends with the lease.
+   */
+  readonly holdPastLease?: boolean
   /** Leader only: fences lost members' transactional ids before their work is handed out (exactly-once). */
   readonly fenceTransactionalIds?: (ids: readonly string[]) => Promise<void>
   /** A membership failure rejoining cannot fix (another program's group, an ACL, a refused timeout): the loop stops. */

@@ -8,11 +8,17 @@
  * - Work is revoked before anything else of an assignment starts, and a member that revoked rejoins at once, so
  *   the leader can hand the items over in the next round (two-round cooperative protocol).
  * - Lease (member-lease.ts): `leaseValid(now)` ends before the coordinator can give this member's work to another.
- * - Membership lost (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID, or the lease running out while
- *   the member holds work): `owner.lose()` at once (also with no work: the owner's exactly-once producer belongs to
- *   the membership), then LeaveGroup with the old member id (best effort, bounded by heartbeat.interval.ms: a
+ * - Membership lost (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID, or, in exactly-once mode, the
+ *   lease running out while the member holds work): `owner.lose()` at once (also with no work: the owner's
+ *   exactly-once producer belongs to the membership), then LeaveGroup with the old member id (best effort, bounded by heartbeat.interval.ms: a
  *   coordinator that still holds it would wait for it in the next rebalance), then a join as a new member. Answers
  *   to requests of an earlier membership (`#incarnation`) are dropped.
+ * - A lease that runs out in at-least-once mode (`holdPastLease`) does not lose the work: the member holds it,
+ *   writing nothing (the lease gate is closed), and keeps sending heartbeats. Only the coordinator decides: an
+ *   answer as from a member (NONE in the same generation: nobody was given its work, the group never rebalanced
+ *   without it) makes the lease hold again from that request's send time, and the work goes on where it stopped,
+ *   nothing copied twice; an answer that it is gone loses it as above. So a coordinator that moved, restarted or
+ *   paused past the lease costs a pause, not a re-copy from the stored progress.
  * - Heartbeats keep going during a rebalance (their own connection): an answer REBALANCE_IN_PROGRESS still comes
  *   from a member of the generation, so work that stays keeps running while the group rebalances, until the
  *   rebalance's own deadline (rebalance.timeout.ms after the last steady answer: member-lease.ts), and after a
@@ -24,15 +30,16 @@ import type { WorkItem } from '../cluster/work.ts'
 import {
   AssignmentErrors, decodeWorkAssignment, encodeMemberMetadata, type GenerationMember, type WorkAssignment
 } from '../formats/work-assignment.ts'
-import { isCoordinatorRetriable, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
+import { isCoordinatorRetriable, isCoordinatorTransient, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
 import { GroupCoordinator, type GroupCoordinatorPort } from './group-coordinator.ts'
 import { joinGroup, type JoinAnswer } from './group-join.ts'
-import { leaveGroup, LeaveOutcomes } from './group-leave.ts'
+import { leaveGroup, leaveLostMembership, LeaveOutcomes } from './group-leave.ts'
 import { leadRound, membersBeforeJoin } from './group-leader.ts'
 import { toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 import { HeartbeatApi } from './protocol/heartbeat.ts'
 import { SyncGroupApi } from './protocol/sync-group.ts'
 import { MemberLease } from './member-lease.ts'
+import { LEASE_RAN_OUT, LeaseHold } from './lease-hold.ts'
 
 export { defaultMemberName, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 
@@ -62,6 +69,8 @@ export class GroupMember {
   /** Exactly-once: the members the group listed before this one first joined (`describedMembers`). */
   #listedBeforeJoin: readonly PreviousMember[] = []
   #lastError: string | null = null
+  /** At-least-once mode: the work held past a lease that ran out (see the invariants). */
+  readonly #hold: LeaseHold
   #loops: Promise<void>[] = []
   #applying: Promise<void> = Promise.resolve()
   #stopping: Promise<void> | null = null
@@ -72,6 +81,7 @@ export class GroupMember {
     this.#o = options
     this.#stopSignal = new Promise(resolve => { this.#signalStop = resolve })
     this.#lease = new MemberLease(options.sessionTimeoutMs, options.heartbeatIntervalMs, options.rebalanceTimeoutMs)
+    this.#hold = new LeaseHold(options.log, options.groupId, options.cluster.label)
     this.#coordinator = options.coordinator ?? new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs,
       (from, to, nodeId) => { options.log.warn({ group: options.groupId, cluster: options.cluster.label, from, to, nodeId }, `the coordinator of group ${options.groupId} on ${options.cluster.label} moved from broker ${from} to broker ${to} (node ${nodeId}): the member carries on with it`) })
   }
@@ -105,7 +115,7 @@ export class GroupMember {
       leaseValid: this.leaseValid(),
       owned: [...this.#owned].sort(),
       members: this.#lastAssignment?.members ?? [],
-      lastError: this.#lastError
+      lastError: this.#hold.describe(this.#lastError)
     }
   }
 
@@ -142,7 +152,11 @@ export class GroupMember {
     this.#wakeUp()
     await this.#applying
     const owned = this.#takeOwned()
-    if (owned.length > 0) await this.#o.owner.revoke(owned)
+    // Past the lease (work held, or the lease just ran out) nothing can be stored: the work is dropped as lost, as
+    // a revoke would retry its store until the flow stops.
+    if (owned.length > 0 && this.#lease.valid(Date.now())) await this.#o.owner.revoke(owned)
+    else if (owned.length > 0) this.#o.owner.lose()
+    this.#hold.clear()
     // A member that lost its membership and did not join again yet leaves with the lost id.
     const leaving = this.#memberId !== '' ? this.#memberId : this.#lostMemberId
     if (leaving !== null) {
@@ -242,11 +256,8 @@ export class GroupMember {
   /** LeaveGroup with the member id of a membership lost since the last join, if any (see the invariants). */
   async #leaveLostMembership (): Promise<void> {
     const lost = this.#lostMemberId
-    if (lost === null) return
     this.#lostMemberId = null
-    const left = await leaveGroup(this.#coordinator, this.#o.groupId, lost, this.#o.heartbeatIntervalMs)
-    if (left.outcome === LeaveOutcomes.LEFT) this.#o.log.info({ group: this.#o.groupId, cluster: this.#o.cluster.label, memberId: lost }, `left group ${this.#o.groupId} with the member id of the lost membership on ${this.#o.cluster.label}, so the next rebalance does not wait for it; joining as a new member`)
-    else if (left.outcome !== LeaveOutcomes.UNKNOWN) this.#o.log.debug({ group: this.#o.groupId, cluster: this.#o.cluster.label, memberId: lost, error: left.error }, 'could not leave with the member id of the lost membership; joining as a new member anyway')
+    if (lost !== null) await leaveLostMembership(this.#coordinator, this.#o.groupId, lost, this.#o.heartbeatIntervalMs, this.#o.log)
   }
 
   /** JoinGroup (group-join.ts) with this member's metadata: the work it owns. */
@@ -306,10 +317,20 @@ export class GroupMember {
       await this.#sleepOnly(this.#o.heartbeatIntervalMs)
       await this.#frozen?.promise
       if (this.#stopped) break
-      if (this.#owned.size > 0 && !this.leaseValid()) this.#lose('the lease ran out: no answer within session.timeout.ms, or no JoinGroup or SyncGroup sent within rebalance.timeout.ms (minus heartbeat.interval.ms)')
+      if (this.#owned.size > 0 && !this.leaseValid()) this.#leaseRanOut()
       if (this.#generation < 0 || this.#memberId === '') continue
       await this.#heartbeat()
+      if (this.#hold.held && this.leaseValid()) {
+        this.#hold.end(this.#generation)
+        this.#lastError = null
+      }
     }
+  }
+
+  /** The lease ran out with work owned: lost at once in exactly-once mode, held in at-least-once mode (invariants). */
+  #leaseRanOut (): void {
+    if (this.#o.holdPastLease !== true) { this.#lose(LEASE_RAN_OUT); return }
+    this.#hold.begin(this.#generation, this.#owned.size)
   }
 
   async #heartbeat (): Promise<void> {
@@ -352,6 +373,7 @@ export class GroupMember {
    */
   #lose (reason: string, errorCode?: number): void {
     this.#incarnation++
+    this.#hold.clear()
     if (this.#owned.size > 0) this.#o.log.warn({ group: this.#o.groupId, reason, owned: this.#owned.size }, 'group membership lost: stopping all work at once, joining again as a new member')
     this.#owned.clear()
     // Even with no work: what the owner holds for the membership (an exactly-once producer) ends with it.
@@ -399,10 +421,4 @@ export class GroupMember {
     await Promise.race([new Promise<void>(resolve => { timer = setTimeout(resolve, ms) }), this.#stopSignal])
     clearTimeout(timer)
   }
-}
-
-/** An error that only says the group's coordinator moved or is loading (a Kafka answer, not a network fault). */
-function isCoordinatorTransient (error: KmirrorError): boolean {
-  const names = error.details['kafkaErrors']
-  return Array.isArray(names) && names.length > 0 && names.every(n => typeof n === 'string' && isCoordinatorRetriable(n))
 }

@@ -53,6 +53,9 @@ export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
 export { isReadFailure, partitionLag, type BatchingOptions, type ExactlyOnceDeps, type FlowReplicatorDeps, type OffsetSyncSink, type PartitionStatus, type ProgressSink, type SourceReader, type TargetWriter } from './replicator-ports.ts'
 
+/** How often a data path whose lease gate is closed looks whether it opened again. */
+const LEASE_POLL_MS = 100
+
 /** Bytes per partition of the first fetch round (a larger first batch is still returned whole). */
 const FIRST_ROUND_PARTITION_BYTES = 64 * 1024
 
@@ -291,6 +294,12 @@ export class FlowReplicator {
       // Beside the rounds: what a try finds joins at a later change (pending-starts.ts).
       this.#pendingStarts.retry()
       this.#applyChanges()
+      // The lease gate closed with work held (group-member.ts): nothing may be written, so nothing is fetched
+      // until it opens again; no round completes meanwhile, so health sees the pause.
+      if (this.#partitions.size > 0 && (this.#deps.fence?.() ?? null) !== null) {
+        await delay(LEASE_POLL_MS)
+        continue
+      }
       try {
         const progressed = await this.#iterate()
         this.#steps.succeeded()

@@ -73,6 +73,7 @@ export class FlowMembership {
       heartbeatIntervalMs: config.heartbeatIntervalMs,
       rebalanceTimeoutMs: config.rebalanceTimeoutMs,
       transactionalId: options.transactionalId ?? null,
+      holdPastLease: (options.transactionalId ?? null) === null,
       log: log.child({ flow: config.name }),
       owner: this.#counted(options.owner),
       ...(options.fenceTransactionalIds === undefined ? {} : { fenceTransactionalIds: options.fenceTransactionalIds }),

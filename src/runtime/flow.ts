@@ -103,7 +103,7 @@ export class Flow implements WorkOwner {
     this.#scheduler = new Scheduler(this.#log, (job, ok) => {
       metrics.inc('jobRuns', { flow: config.name, job_name: job })
       if (!ok) metrics.inc('jobFailures', { flow: config.name, job_name: job })
-    })
+    }, () => this.#options.fence?.() ?? null)
   }
 
   #clients (clients: ClusterClients): ClusterClients {

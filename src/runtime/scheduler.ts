@@ -1,9 +1,14 @@
 /**
  * Named periodic jobs (MM2's Scheduler). A job that fails is logged with its name, counted, and retried
- * with back-off; it never stops another job or the data path. Runs of one job never overlap.
+ * with back-off; it never stops another job or the data path. Runs of one job never overlap. While the `gate`
+ * gives a reason (a flow's group lease does not hold: another instance may run these jobs now), no run starts:
+ * each due run is put off by at most GATE_RECHECK_MS and neither counted nor logged as a failure.
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
+
+/** How soon a run put off by the gate looks again. */
+const GATE_RECHECK_MS = 1000
 
 export interface JobStatus {
   readonly name: string
@@ -37,13 +42,15 @@ interface Job {
 export class Scheduler {
   readonly #log: Logger
   readonly #onRun: (job: string, ok: boolean) => void
+  readonly #gate: () => string | null
   readonly #jobs = new Map<string, Job>()
   #stopped = false
 
-  /** `onRun` hears of every finished run, e.g. to count runs and failures in metrics. */
-  constructor (log: Logger, onRun: (job: string, ok: boolean) => void = () => undefined) {
+  /** `onRun` hears of every finished run, e.g. to count runs and failures in metrics; `gate` puts runs off (above). */
+  constructor (log: Logger, onRun: (job: string, ok: boolean) => void = () => undefined, gate: () => string | null = () => null) {
     this.#log = log
     this.#onRun = onRun
+    this.#gate = gate
   }
 
   /** Runs `fn` every `intervalMs`, the first time after `firstDelayMs` (default: one interval). */
@@ -56,7 +63,15 @@ export class Scheduler {
 
   #schedule (job: Job, delayMs: number): void {
     if (this.#stopped || job.cancelled) return
-    job.timer = setTimeout(() => { job.running = this.#run(job) }, delayMs)
+    job.timer = setTimeout(() => {
+      const closed = this.#gate()
+      if (closed === null) {
+        job.running = this.#run(job)
+        return
+      }
+      this.#log.debug({ job: job.name, reason: closed }, 'job run put off: the lease gate is closed')
+      this.#schedule(job, Math.min(job.intervalMs, GATE_RECHECK_MS))
+    }, delayMs)
     job.timer.unref()
   }
 

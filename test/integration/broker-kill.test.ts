@@ -1,6 +1,8 @@
 /**
  * A broker killed with kill -9 mid-copy and restarted (`third`, as the source and then as the target): kmirror
- * keeps running, retries, and once the broker is back every record is on the target exactly once, in order.
+ * keeps running, retries, and once the broker is back every record is on the target exactly once, in order. The
+ * target down longer than the group lease (the group lives there): the work is held, not lost, and goes on where
+ * it stopped once the restarted coordinator answers.
  */
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
@@ -71,4 +73,39 @@ test('the source broker killed with kill -9 mid-copy and restarted: every record
 
 test('the target broker killed with kill -9 mid-copy and restarted: every record exact, kmirror never restarted', { timeout: 180_000 }, async t => {
   await killMidCopy(t, 'target')
+})
+
+test('the target broker down longer than the group lease: kmirror holds its work, and once the restarted coordinator answers it goes on where it stopped, nothing copied twice', { timeout: 180_000 }, async t => {
+  // Given a copy from `source` to `third` with the default session (10 s, heartbeat 3 s: a 7 s lease), 100 records copied
+  const topic = uniqueName('kill-lease')
+  const remote = `A.${topic}`
+  await createTopic('source', topic, { partitions: PARTITIONS, t })
+  await produce('source', batch(topic, 0, 100))
+  const timeouts = ['A', 'B'].flatMap(c => ['consumer', 'producer', 'admin'].map(role => `${c}.${role}.request.timeout.ms = 3000`))
+  const config = writeTempFile(mm2Properties({ source: 'source', target: 'third', extra: [`A->B.topics = ${topic}`, ...timeouts] }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config, '--progress-interval', '0'], { t })
+  await waitFor(async () => ({ done: await copied('third', remote) === 100, state: await copied('third', remote) }),
+    { timeoutMs: 60_000, intervalMs: 250, message: 'the first 100 records copied' })
+
+  // When `third` is killed, 100 more records arrive, and it stays down until the lease has run out
+  t.after(() => startCluster('third'))
+  await killCluster('third')
+  await produce('source', batch(topic, 100, 100))
+  await waitFor(() => ({ done: /the lease of this member in group kmirror-A-B on cluster B ran out .*its work is held until the coordinator answers/.test(kmirror.stderr), state: kmirror.stderr.slice(-1500) }),
+    { timeoutMs: 30_000, intervalMs: 200, message: 'the lease run out and the work held' })
+  await startCluster('third')
+
+  // Then the coordinator, loaded again, still counts the member: the lease holds again, nothing is dropped
+  await waitFor(() => ({ done: /still counts this member in generation \d+: nobody was given its work/.test(kmirror.stderr), state: kmirror.stderr.slice(-1500) }),
+    { timeoutMs: 60_000, intervalMs: 200, message: 'the lease holding again' })
+  await waitFor(async () => ({ done: await copied('third', remote) >= 200, state: await copied('third', remote) }),
+    { timeoutMs: 60_000, intervalMs: 500, message: 'all 200 records copied after the restart' })
+  assert.doesNotMatch(kmirror.stderr, /group membership lost/)
+  assert.equal(kmirror.exitStatus, null, 'kmirror kept running')
+  kmirror.kill('SIGTERM')
+  assert.deepEqual(await kmirror.waitForExit(15_000), { code: 0, signal: null })
+  // And every record is there exactly once, in order
+  for (let p = 0; p < PARTITIONS; p++) {
+    assertSamePartition(await readCommitted('source', topic, p), await readCommitted('third', remote, p), `${topic}-${p}`)
+  }
 })

@@ -29,6 +29,8 @@ class FakeCoordinator implements GroupCoordinatorPort {
   heartbeatErrors: number[] = []
   /** JoinGroup answers these error codes one by one (then joins). */
   joinErrors: number[] = []
+  /** While set, heartbeats get no answer (a coordinator gone quiet): they fail as a lost connection does. */
+  heartbeatsUnanswered = false
   /** While set, JoinGroup answers only once it resolves (a join that does not come back). */
   joinGate: Promise<void> | null = null
   leave: (memberId: string) => Promise<LeaveGroupResponse> = async memberId => ({ throttleTimeMs: 0, errorCode: 0, members: [{ memberId, errorCode: 0 }] })
@@ -56,6 +58,7 @@ class FakeCoordinator implements GroupCoordinatorPort {
       const sync = request as SyncGroupRequest
       return { throttleTimeMs: 0, errorCode: 0, protocolType: sync.protocolType, protocolName: sync.protocolName, assignment: sync.assignments.find(a => a.memberId === sync.memberId)!.assignment }
     }
+    if (api === 'Heartbeat' && this.heartbeatsUnanswered) throw new Error('connection closed: no answer')
     if (api === 'Heartbeat') return { throttleTimeMs: 0, errorCode: (request as HeartbeatRequest).generationId === this.#generation ? this.heartbeatErrors.shift() ?? 0 : E.ILLEGAL_GENERATION }
     if (api === 'LeaveGroup') return await this.leave((request as LeaveGroupRequest).memberId)
     throw new Error(`unexpected ${api}`)
@@ -93,9 +96,9 @@ class FakeOwner implements WorkOwner {
 const members: GroupMember[] = []
 afterEach(async () => { await Promise.all(members.splice(0).map(m => m.stop())) })
 
-function startMember (coordinator: FakeCoordinator, logger = memoryLogger(), rebalanceTimeoutMs = 2000, owner = new FakeOwner(), sessionTimeoutMs = 2000): { member: GroupMember, owner: FakeOwner } {
+function startMember (coordinator: FakeCoordinator, logger = memoryLogger(), rebalanceTimeoutMs = 2000, owner = new FakeOwner(), sessionTimeoutMs = 2000, holdPastLease = false): { member: GroupMember, owner: FakeOwner } {
   const member = new GroupMember({
-    props: {}, clientId: 'kmirror-test', cluster: coordinator.cluster, groupId: GROUP, memberName: 'host:1:1', transactionalId: null,
+    props: {}, clientId: 'kmirror-test', cluster: coordinator.cluster, groupId: GROUP, memberName: 'host:1:1', transactionalId: null, holdPastLease,
     sessionTimeoutMs, heartbeatIntervalMs: 20, rebalanceTimeoutMs, log: logger.log, owner, coordinator
   })
   members.push(member)
@@ -153,6 +156,76 @@ describe('GroupMember after losing its membership', () => {
     await waitStable(member, 'm3')
     assert.deepEqual(coordinator.sent.filter(s => s.api === 'LeaveGroup').map(s => s.memberId), ['m1', 'm2'])
     assert.deepEqual(logger.lines.slice(logged).filter(l => /lost membership/.test(l.msg)), [])
+  })
+})
+
+describe('GroupMember whose lease runs out (the coordinator silent past the session)', () => {
+  async function quietPastLease (coordinator: FakeCoordinator, member: GroupMember): Promise<void> {
+    coordinator.heartbeatsUnanswered = true
+    await waitFor(() => !member.leaseValid(), { timeoutMs: 5000, intervalMs: 5, message: 'the lease running out' })
+    // A few heartbeat intervals more: a member that drops its work at expiry has done so by then.
+    const sent = coordinator.sent.length
+    await waitFor(() => coordinator.sent.length >= sent + 5, { timeoutMs: 5000, intervalMs: 5, message: 'heartbeats still sent' })
+  }
+
+  it('Given at-least-once mode, then the member holds its work writing nothing, and when the coordinator answers it in the same generation the lease holds again and nothing was lost or rejoined', async () => {
+    const coordinator = new FakeCoordinator()
+    const logger = memoryLogger()
+    const { member, owner } = startMember(coordinator, logger, 2000, new FakeOwner(), 300, true)
+    await waitStable(member, 'm1')
+
+    await quietPastLease(coordinator, member)
+    assert.equal(owner.lost, 0, 'the work is held, not lost')
+    assert.equal(owner.owned, 1)
+    assert.equal(member.leaseValid(), false, 'nothing may be written meanwhile')
+    assert.match(member.status().lastError ?? '', /^the lease ran out \d+ s ago \(.*\): writing nothing until the coordinator of group kmirror-A-B on cluster B answers; last error: connection closed: no answer$/)
+    const held = logger.at(LogLevels.warn).filter(l => l.msg.startsWith('the lease of this member in group kmirror-A-B on cluster B ran out'))
+    assert.equal(held.length, 1, 'one warning per hold')
+    assert.equal(held[0]!['generation'], 1)
+
+    coordinator.heartbeatsUnanswered = false
+    await waitFor(() => member.leaseValid(), { timeoutMs: 5000, intervalMs: 5, message: 'the lease holding again' })
+    assert.equal(owner.lost, 0)
+    assert.equal(owner.owned, 1)
+    assert.deepEqual(coordinator.sent.filter(s => s.api === 'JoinGroup' || s.api === 'LeaveGroup').map(s => s.api), ['JoinGroup'], 'no rejoin, no leave')
+    await waitFor(() => logger.at(LogLevels.info).some(l => /still counts this member in generation 1: nobody was given its work/.test(l.msg)), { timeoutMs: 2000, intervalMs: 5, message: 'the resume logged' })
+    assert.equal(member.status().lastError, null)
+  })
+
+  it('Given at-least-once mode and a held lease, when the coordinator answers that the member is gone, then the work is lost at once and the member joins again as a new one', async () => {
+    const coordinator = new FakeCoordinator()
+    const { member, owner } = startMember(coordinator, memoryLogger(), 2000, new FakeOwner(), 300, true)
+    await waitStable(member, 'm1')
+    await quietPastLease(coordinator, member)
+
+    coordinator.heartbeatErrors.push(E.UNKNOWN_MEMBER_ID)
+    coordinator.heartbeatsUnanswered = false
+    await waitStable(member, 'm2')
+    assert.equal(owner.lost, 1)
+  })
+
+  it('Given exactly-once mode (no hold), then the work is lost as soon as the lease runs out', async () => {
+    const coordinator = new FakeCoordinator()
+    const { member, owner } = startMember(coordinator, memoryLogger(), 2000, new FakeOwner(), 300, false)
+    await waitStable(member, 'm1')
+    coordinator.heartbeatsUnanswered = true
+    await waitFor(() => owner.lost === 1, { timeoutMs: 5000, intervalMs: 5, message: 'the work lost at expiry' })
+    coordinator.heartbeatsUnanswered = false
+  })
+
+  it('Given a held lease, when the member stops, then the work is dropped as lost (nothing can be stored), never revoked', async () => {
+    const coordinator = new FakeCoordinator()
+    const owner = new FakeOwner()
+    let revoked = 0
+    owner.revoke = async items => { revoked += items.length }
+    const { member } = startMember(coordinator, memoryLogger(), 2000, owner, 300, true)
+    await waitStable(member, 'm1')
+    await quietPastLease(coordinator, member)
+
+    await member.stop()
+    members.splice(members.indexOf(member), 1)
+    assert.equal(revoked, 0)
+    assert.equal(owner.lost, 1)
   })
 })
 

@@ -42,11 +42,11 @@ function fenced (): KmirrorError {
 }
 
 /** A harness in exactly-once mode with a lease gate the test opens and closes. */
-function setup (): { h: Harness, rounds: ReturnType<typeof fakeRounds>, lease: { reason: string | null } } {
+function setup (): { h: Harness, rounds: ReturnType<typeof fakeRounds>, lease: { reason: string | null, asked: number } } {
   let harness: Harness | undefined
   const rounds = fakeRounds(() => harness!)
-  const lease: { reason: string | null } = { reason: null }
-  const h = harness = createHarness({ exactlyOnce: rounds.deps, fence: () => lease.reason })
+  const lease: { reason: string | null, asked: number } = { reason: null, asked: 0 }
+  const h = harness = createHarness({ exactlyOnce: rounds.deps, fence: () => { lease.asked++; return lease.reason } })
   h.source.addPartition('t', 0, offsetsWithGaps(0, 29))
   h.source.batchRecords = 2
   return { h, rounds, lease }
@@ -100,11 +100,14 @@ describe('FlowReplicator in exactly-once mode, fenced after its own lost members
     let stopped: unknown = null
     running.catch(err => { stopped = err })
     await waitFor(() => h.logs.lines.some(l => EXPECTED.test(l.msg)), { timeoutMs: 5000, intervalMs: 5, message: 'the fencing reported' })
-    // Then the flow waits (nothing written while the lease does not hold)
+    // Then the flow waits (nothing fetched or written while the lease does not hold)
     const written = h.target.writeCalls
-    await waitFor(() => h.source.fetchCalls.length > 3, { timeoutMs: 5000, intervalMs: 5, message: 'more rounds' })
+    const fetched = h.source.fetchCalls.length
+    const asked = lease.asked
+    await waitFor(() => lease.asked > asked + 3, { timeoutMs: 5000, intervalMs: 5, message: 'the gate asked again' })
     assert.equal(stopped, null)
     assert.equal(h.target.writeCalls, written)
+    assert.equal(h.source.fetchCalls.length, fetched)
     // When the member notices the loss, joins again and is assigned the partition under its new lease
     h.replicator.loseAll()
     assert.ok(rounds.log.includes('end'))

@@ -1,6 +1,7 @@
 /**
- * The group lease gate of the data path: while `fence` gives a reason, a round writes nothing and its partitions
- * stay where they were; once the lease holds again the copy goes on exactly where it stopped.
+ * The group lease gate of the data path: while `fence` gives a reason, no round runs (nothing fetched, nothing
+ * written) and its partitions stay where they were; once the lease holds again the copy goes on exactly where it
+ * stopped.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -8,15 +9,19 @@ import { assertExactCopy, createHarness, offsetsWithGaps } from '../../fakes/rep
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { waitFor } from '../../helpers/wait.ts'
 
-test('no write round while the lease does not hold; the copy resumes where it stopped once it does', async () => {
+test('no round while the lease does not hold (nothing fetched, nothing written, no round counted); the copy resumes where it stopped once it does', async () => {
   let lease: string | null = 'the lease of member m in group g on cluster B is not valid'
-  const h = createHarness({ fence: () => lease })
+  let asked = 0
+  const h = createHarness({ fence: () => { asked++; return lease } })
   h.source.addPartition('t', 0, offsetsWithGaps(0, 19))
   await h.replicator.addPartitions([{ topic: 't', partition: 0, remoteTopic: 'A.t' }], new Map())
+  const createdAt = h.replicator.lastRoundAt
   const running = h.replicator.run()
-  await waitFor(() => h.source.fetchCalls.length >= 2, { timeoutMs: 5000, intervalMs: 5, message: 'two fetch rounds under an invalid lease' })
+  await waitFor(() => asked >= 3, { timeoutMs: 5000, intervalMs: 5, message: 'the gate asked three times under an invalid lease' })
+  assert.equal(h.source.fetchCalls.length, 0, 'nothing fetched: nothing could be written')
   assert.equal(h.target.writeCalls, 0, 'nothing written past the lease')
   assert.deepEqual(h.target.copied('A.t', 0), [])
+  assert.equal(h.replicator.lastRoundAt, createdAt, 'no round completed: health sees the pause')
   // The in-memory source answers at once: stop at the first fetch at the end, or the loop never yields.
   h.source.onFetch(positions => { if (positions.some(p => p.offset === h.source.highWatermark('t', 0))) h.replicator.stop() })
   lease = null

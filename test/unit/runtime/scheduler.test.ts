@@ -213,4 +213,24 @@ describe('Scheduler', () => {
     await advance(2000, 1000)
     assert.deepEqual(first.calls, [])
   })
+
+  it('puts runs off while the gate gives a reason (a lease that does not hold): neither run nor failure, and runs again within a second once it opens', async () => {
+    // Given a job every 10 s behind a gate that closes before its first run
+    let closed: string | null = null
+    const logger = memoryLogger()
+    scheduler = new Scheduler(logger.log, () => undefined, () => closed)
+    const job = recordingJob()
+    scheduler.every('checkpoints', 10_000, job.fn)
+    closed = 'the lease does not hold'
+    // When 25 s pass with the gate closed, Then it never runs, counts nothing and warns of nothing
+    await advance(25_000, 500)
+    assert.deepEqual(job.calls, [])
+    assert.deepEqual(scheduler.status().map(j => [j.runs, j.failures]), [[0, 0]])
+    assert.equal(logger.at(LogLevels.warn).length, 0)
+    // When it opens, Then the job runs within a second, then every interval again
+    closed = null
+    await advance(21_000, 500)
+    assert.ok(job.calls.length === 3 && job.calls[0]! <= 26_000, `runs at ${job.calls.join(', ')}`)
+    assert.deepEqual(job.calls.slice(1).map((t, i) => t - job.calls[i]!), [10_000, 10_000])
+  })
 })
