@@ -80,7 +80,8 @@ class FakeOwner implements WorkOwner {
   }
 }
 
-function startMember (groupId: string, name: string, ledger: Ledger, log: Logger = silentLogger()): { member: GroupMember, owner: FakeOwner } {
+/** Exactly-once members (a transactional id, fenced by the leader) unless HOLD: at-least-once, holding work past a lease that ran out. */
+function startMember (groupId: string, name: string, ledger: Ledger, log: Logger = silentLogger(), hold = false): { member: GroupMember, owner: FakeOwner } {
   const owner = new FakeOwner(name, ledger)
   ledger.owners.set(name, owner)
   const member = new GroupMember({
@@ -92,10 +93,11 @@ function startMember (groupId: string, name: string, ledger: Ledger, log: Logger
     sessionTimeoutMs: SESSION_MS,
     heartbeatIntervalMs: HEARTBEAT_MS,
     rebalanceTimeoutMs: 10_000,
-    transactionalId: `${groupId}-${name}`,
+    transactionalId: hold ? null : `${groupId}-${name}`,
+    holdPastLease: hold,
     log,
     owner,
-    fenceTransactionalIds: async ids => { ledger.fenced.push(...ids) },
+    ...(hold ? {} : { fenceTransactionalIds: async (ids: readonly string[]) => { ledger.fenced.push(...ids) } }),
     onFatal: err => { ledger.violations.push(`${name} failed: ${err.message}`) }
   })
   owner.member = member
@@ -209,6 +211,33 @@ test('a member whose lease ran out while the coordinator still holds it leaves w
   const left = logger.lines.filter(l => l.msg.startsWith(`left group ${groupId} with the member id of the lost membership`))
   assert.deepEqual(left.map(l => l.memberId), [oldMemberId])
   assert.ok(Date.now() - thawedAt < SESSION_MS, `balanced ${Date.now() - thawedAt} ms after the thaw`)
+  assert.deepEqual(ledger.violations, [])
+})
+
+test('at-least-once: a member whose lease ran out while the coordinator still holds it keeps its work, and goes on with it once the coordinator answers: no loss, no rejoin, no other owner meanwhile', { timeout: 60_000 }, async t => {
+  const groupId = uniqueName('group-hold')
+  const ledger = new Ledger()
+  const logger = memoryLogger('info')
+  const [a, b] = [startMember(groupId, 'm1', ledger, silentLogger(), true), startMember(groupId, 'm2', ledger, logger.log, true)]
+  t.after(async () => { await Promise.allSettled([a.member.stop(), b.member.stop()]) })
+  await waitFor(() => balanced([a.owner, b.owner]), { timeoutMs: 20_000, message: 'two members balanced' })
+
+  // Given m2 frozen just until its lease runs out (the lease ends heartbeat.interval.ms before the coordinator may
+  // evict it), then thawed
+  const { memberId, generation } = b.member.status()
+  const owned = [...b.owner.running].sort()
+  b.member.freezeForTest()
+  await waitFor(() => !b.member.leaseValid(), { timeoutMs: SESSION_MS, intervalMs: 20, message: 'm2\'s lease ran out' })
+  b.member.thawForTest()
+
+  // Then it holds its work until the coordinator answers it as a member of the same generation: the lease holds
+  // again, with the same member id, generation and work, and nothing was lost or taken over meanwhile
+  await waitFor(() => b.member.leaseValid(), { timeoutMs: SESSION_MS, intervalMs: 20, message: 'm2\'s lease holding again' })
+  assert.deepEqual({ memberId: b.member.status().memberId, generation: b.member.status().generation }, { memberId, generation })
+  assert.deepEqual([...b.owner.running].sort(), owned)
+  assert.deepEqual(ledger.events.filter(e => e.kind === 'lose'), [])
+  assert.equal(logger.lines.filter(l => l.msg.startsWith(`the lease of this member in group ${groupId} on cluster target ran out`)).length, 1)
+  assert.ok(logger.lines.some(l => l.msg.startsWith(`the coordinator of group ${groupId} on cluster target still counts this member in generation ${generation}`)))
   assert.deepEqual(ledger.violations, [])
 })
 
