@@ -248,9 +248,12 @@ test('exactly-once: a lone instance killed with kill -9 and restarted at once: t
   setup.instances.push(again)
 
   // Then the new instance, leading its first generation, fences the transactional id the dead one's group
-  // membership named (still listed when it started: its session had not ended)
+  // membership named (still listed when it started: its session had not ended). Unless the dead one had lost its
+  // membership just before the kill (a busy machine: its producer ended with it, and a member killed while joining
+  // again is not listed): then there is nothing of it to fence.
   await waitForSplit([again], PARTITIONS, 'the restarted instance owns the 12 partitions')
-  assert.match(again.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
+  if (/"msg":"group membership lost/.test(one!.process.stderr)) t.diagnostic('the killed instance had lost its membership before the kill: nothing of it listed to fence')
+  else assert.match(again.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
 
   // And a read_committed reader finds every record exactly once well before the transaction timeout (60 s) would
   // have aborted the dead one's open transaction
