@@ -67,16 +67,18 @@ export function updatePartitionLagGauges (metrics: PrometheusMetrics, flows: rea
 
 /**
  * `kmirror_ready` as /readyz; `kmirror_flow_up` 1 per flow while ready, not stopped on an error and not stalled;
- * the partitions each flow copies here and, in a group, how many members it has.
+ * the partitions each flow copies here and, in a group, how many members it has and whether its lease holds.
  */
 export function updateUpGauges (metrics: PrometheusMetrics, flows: readonly FlowStatus[], health: HealthReport, failed: boolean): void {
   metrics.set('ready', {}, health.ready ? 1 : 0)
   metrics.clear('groupMembers')
+  metrics.clear('groupLeaseValid')
   for (const flow of flows) {
     const up = health.ready && !failed && !health.stalled.some(s => s.flow === flow.name)
     metrics.set('flowUp', { flow: flow.name }, up ? 1 : 0)
     metrics.set('ownedPartitions', { flow: flow.name }, flow.partitions.length)
     if (flow.membership !== null) metrics.set('groupMembers', { flow: flow.name }, flow.membership.members.length)
+    if (flow.membership?.lease !== undefined) metrics.set('groupLeaseValid', { flow: flow.name }, flow.membership.lease.valid ? 1 : 0)
   }
 }
 

@@ -114,7 +114,8 @@ export class FlowMembership {
       generation: status.generation,
       leader: status.leaderName ?? '',
       self: status.memberName,
-      members: this.member.members().map(m => ({ name: m.memberName, partitions: m.partitions, jobs: m.jobs }))
+      members: this.member.members().map(m => ({ name: m.memberName, partitions: m.partitions, jobs: m.jobs })),
+      lease: { valid: this.fence() === null, lastError: status.lastError }
     }
   }
 

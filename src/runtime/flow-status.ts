@@ -35,6 +35,11 @@ export interface MembershipStatus {
   /** This instance's member name. */
   readonly self: string
   readonly members: readonly MemberStatus[]
+  /**
+   * This instance's own lease (the running process's `/status` only, not `kmirror status`): whether it may write
+   * now, and the membership's last error (while the work is held past a lease that ran out, since when and why).
+   */
+  readonly lease?: { readonly valid: boolean, readonly lastError: string | null }
 }
 
 export interface MemberStatus {

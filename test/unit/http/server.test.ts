@@ -116,9 +116,9 @@ describe('healthOf and statusDocument', () => {
     assert.match(text, /^kmirror_flow_up\{flow="A->B"\} 0$/m)
   })
 
-  it('Given a flow alone and one in a group of 3 owning 2 partitions here, then members are shown for the group only', async () => {
+  it('Given a flow alone and one in a group of 3 owning 2 partitions here, then members and the lease are shown for the group only', async () => {
     const metrics = new PrometheusMetrics()
-    const membership = { group: 'g', generation: 1, leader: 'a', self: 'a', members: ['a', 'b', 'c'].map(name => ({ name, partitions: 2, jobs: [] })) }
+    const membership = { group: 'g', generation: 1, leader: 'a', self: 'a', members: ['a', 'b', 'c'].map(name => ({ name, partitions: 2, jobs: [] })), lease: { valid: true, lastError: null } }
     updateUpGauges(metrics, [
       { name: 'A->B', partitions: [partition('t', 0)], stepFailure: null, jobs: [], membership: null },
       { name: 'B->A', partitions: [partition('t', 0), partition('t', 1)], stepFailure: null, jobs: [], membership }
@@ -128,6 +128,11 @@ describe('healthOf and statusDocument', () => {
     assert.match(text, /^kmirror_owned_partitions\{flow="B->A"\} 2$/m)
     assert.match(text, /^kmirror_group_members\{flow="B->A"\} 3$/m)
     assert.doesNotMatch(text, /kmirror_group_members\{flow="A->B"\}/)
+    assert.match(text, /^kmirror_group_lease_valid\{flow="B->A"\} 1$/m)
+    assert.doesNotMatch(text, /kmirror_group_lease_valid\{flow="A->B"\}/)
+    // When the lease no longer holds (the work held until the coordinator answers), Then 0
+    updateUpGauges(metrics, [{ name: 'B->A', partitions: [], stepFailure: null, jobs: [], membership: { ...membership, lease: { valid: false, lastError: 'the lease ran out 9 s ago' } } }], { ready: true, healthy: true, stalled: [] }, false)
+    assert.match(await metrics.render(), /^kmirror_group_lease_valid\{flow="B->A"\} 0$/m)
   })
 
   it('Given groups checkpointed 30 s and 2 s ago, then their checkpoint ages; a group no longer reported disappears', async () => {

@@ -17,7 +17,7 @@ test('the lease gate refuses writes before the first join, naming member, group 
   const reason = membership.fence()
   assert.ok(reason !== null)
   assert.match(reason, new RegExp(`member ${PROCESS_MEMBER_NAME} in group mirrors on cluster B`))
-  assert.deepEqual(membership.status(), { group: 'mirrors', generation: -1, leader: '', self: PROCESS_MEMBER_NAME, members: [] })
+  assert.deepEqual(membership.status(), { group: 'mirrors', generation: -1, leader: '', self: PROCESS_MEMBER_NAME, members: [], lease: { valid: false, lastError: null } })
   await membership.stop()
   assert.notEqual(membership.fence(), null, 'a stopped member never writes')
 })
