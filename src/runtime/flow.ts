@@ -100,10 +100,13 @@ export class Flow implements WorkOwner {
     this.#options = options
     this.#log = log.child({ flow: config.name })
     this.#metrics = metrics
-    this.#scheduler = new Scheduler(this.#log, (job, ok) => {
-      metrics.inc('jobRuns', { flow: config.name, job_name: job })
-      if (!ok) metrics.inc('jobFailures', { flow: config.name, job_name: job })
-    }, () => this.#options.fence?.() ?? null)
+    this.#scheduler = new Scheduler(this.#log, {
+      onRun: (job, ok) => {
+        metrics.inc('jobRuns', { flow: config.name, job_name: job })
+        if (!ok) metrics.inc('jobFailures', { flow: config.name, job_name: job })
+      },
+      gate: () => this.#options.fence?.() ?? null
+    })
   }
 
   #clients (clients: ClusterClients): ClusterClients {

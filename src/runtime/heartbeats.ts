@@ -88,9 +88,13 @@ export class Heartbeats {
       log.warn({ err }, 'no heartbeats for this pair: its target cluster has no usable client settings')
       return
     }
-    const scheduler = new Scheduler(log, (job, ok) => {
-      this.#metrics.inc('jobRuns', { flow: pair.name, job_name: job })
-      if (!ok) this.#metrics.inc('jobFailures', { flow: pair.name, job_name: job })
+    // Every second while a target is down: its first failure warns, repeats of it go to debug.
+    const scheduler = new Scheduler(log, {
+      quietRepeats: true,
+      onRun: (job, ok) => {
+        this.#metrics.inc('jobRuns', { flow: pair.name, job_name: job })
+        if (!ok) this.#metrics.inc('jobFailures', { flow: pair.name, job_name: job })
+      }
     })
     const job = new HeartbeatEmitter({ pair, ...clients, log, metrics: this.#metrics }).job()
     scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)

@@ -39,18 +39,32 @@ interface Job {
   lastFailure: { at: string, error: string } | null
 }
 
+export interface SchedulerOptions {
+  /** Hears of every finished run, e.g. to count runs and failures in metrics. */
+  readonly onRun?: (job: string, ok: boolean) => void
+  /** A reason puts runs off (above). */
+  readonly gate?: () => string | null
+  /**
+   * A failure with the same error as the run before it is logged at debug, not warn: for a job that runs every
+   * second (heartbeats), whose outage is already told by the data path. The first failure, each change of error and
+   * the recovery (`job succeeded again`, with the number of failed runs) are still logged as usual.
+   */
+  readonly quietRepeats?: boolean
+}
+
 export class Scheduler {
   readonly #log: Logger
   readonly #onRun: (job: string, ok: boolean) => void
   readonly #gate: () => string | null
+  readonly #quietRepeats: boolean
   readonly #jobs = new Map<string, Job>()
   #stopped = false
 
-  /** `onRun` hears of every finished run, e.g. to count runs and failures in metrics; `gate` puts runs off (above). */
-  constructor (log: Logger, onRun: (job: string, ok: boolean) => void = () => undefined, gate: () => string | null = () => null) {
+  constructor (log: Logger, options: SchedulerOptions = {}) {
     this.#log = log
-    this.#onRun = onRun
-    this.#gate = gate
+    this.#onRun = options.onRun ?? (() => undefined)
+    this.#gate = options.gate ?? (() => null)
+    this.#quietRepeats = options.quietRepeats === true
   }
 
   /** Runs `fn` every `intervalMs`, the first time after `firstDelayMs` (default: one interval). */
@@ -87,8 +101,10 @@ export class Scheduler {
     } catch (err) {
       job.failures++
       job.consecutiveFailures++
+      const previous = job.lastError
       job.lastError = err instanceof Error ? err.message : String(err)
-      log.warn({ err, failures: job.failures }, 'job failed; it will run again')
+      const repeat = this.#quietRepeats && job.consecutiveFailures > 1 && previous === job.lastError
+      log[repeat ? 'debug' : 'warn']({ err, failures: job.failures }, 'job failed; it will run again')
     } finally {
       job.runs++
       job.lastDurationMs = Date.now() - started

@@ -218,7 +218,7 @@ describe('Scheduler', () => {
     // Given a job every 10 s behind a gate that closes before its first run
     let closed: string | null = null
     const logger = memoryLogger()
-    scheduler = new Scheduler(logger.log, () => undefined, () => closed)
+    scheduler = new Scheduler(logger.log, { gate: () => closed })
     const job = recordingJob()
     scheduler.every('checkpoints', 10_000, job.fn)
     closed = 'the lease does not hold'
@@ -232,5 +232,25 @@ describe('Scheduler', () => {
     await advance(21_000, 500)
     assert.ok(job.calls.length === 3 && job.calls[0]! <= 26_000, `runs at ${job.calls.join(', ')}`)
     assert.deepEqual(job.calls.slice(1).map((t, i) => t - job.calls[i]!), [10_000, 10_000])
+  })
+
+  it('with quietRepeats, a failure repeating the error before it is logged at debug; the first, a new error and the recovery are not', async () => {
+    // Given a job every second (heartbeats) failing 5 times with one error, then once with another, then recovering
+    const logs = memoryLogger()
+    scheduler = new Scheduler(logs.log, { quietRepeats: true })
+    let calls = 0
+    scheduler.every('heartbeats', 1000, async () => {
+      calls++
+      if (calls <= 5) throw new Error('target down')
+      if (calls === 6) throw new Error('topic refused')
+    }, 0)
+    mock.timers.tick(0)
+    await settle()
+    await advance(10_000)
+    // Then two warnings (the first failure, the change of error), the repeats at debug, one recovery line
+    assert.deepEqual(logs.at(LogLevels.warn).map(w => [w['failures'], (w['err'] as { message: string }).message]), [[1, 'target down'], [6, 'topic refused']])
+    assert.equal(logs.at(LogLevels.debug).filter(l => l.msg === 'job failed; it will run again').length, 4)
+    assert.deepEqual(logs.at(LogLevels.info).map(l => [l.msg, l['failedRuns']]), [['job succeeded again', 6]])
+    assert.equal(scheduler.status()[0]!.failures, 6)
   })
 })
