@@ -55,3 +55,15 @@ export async function leaveLostMembership (coordinator: GroupCoordinatorPort, gr
   if (left.outcome === LeaveOutcomes.LEFT) log.info({ group: groupId, cluster, memberId: lost }, `left group ${groupId} with the member id of the lost membership on ${cluster}, so the next rebalance does not wait for it; joining as a new member`)
   else if (left.outcome !== LeaveOutcomes.UNKNOWN) log.debug({ group: groupId, cluster, memberId: lost, error: left.error }, 'could not leave with the member id of the lost membership; joining as a new member anyway')
 }
+
+/**
+ * LeaveGroup of a stopping member with MEMBER_ID, waiting TIMEOUT_MS at most (never more than the session: the
+ * coordinator drops the member by then anyway); a refusal or no answer is a warning, the stop goes on.
+ */
+export async function leaveOnStop (coordinator: GroupCoordinatorPort, groupId: string, memberId: string, timeoutMs: number, log: Logger): Promise<void> {
+  const cluster = coordinator.cluster.label
+  const left = await leaveGroup(coordinator, groupId, memberId, timeoutMs)
+  if (left.outcome === LeaveOutcomes.REFUSED || left.outcome === LeaveOutcomes.FAILED) {
+    log.warn({ group: groupId, cluster, error: left.error }, `could not leave group ${groupId} on ${cluster} (${left.error ?? 'no answer'}); the coordinator drops this member after its session timeout`)
+  }
+}

@@ -15,10 +15,12 @@
  *   to requests of an earlier membership (`#incarnation`) are dropped.
  * - A lease that runs out in at-least-once mode (`holdPastLease`) does not lose the work: the member holds it,
  *   writing nothing (the lease gate is closed), and keeps sending heartbeats. Only the coordinator decides: an
- *   answer as from a member (NONE in the same generation: nobody was given its work, the group never rebalanced
- *   without it) makes the lease hold again from that request's send time, and the work goes on where it stopped,
- *   nothing copied twice; an answer that it is gone loses it as above. So a coordinator that moved, restarted or
- *   paused past the lease costs a pause, not a re-copy from the stored progress.
+ *   answer as from a member of the generation (heartbeat NONE: nobody was given its work, the group never
+ *   rebalanced without it; REBALANCE_IN_PROGRESS, within the rebalance's own deadline; a join and sync answered)
+ *   makes the lease hold again from that request's send time, and the work goes on where it stopped, nothing
+ *   copied twice; an answer that it is gone loses it as above. So a coordinator that moved, restarted or paused
+ *   past the lease costs a pause, not a re-copy from the stored progress. A stop past the lease loses the work
+ *   (nothing can be stored) and leaves within a heartbeat interval.
  * - Heartbeats keep going during a rebalance (their own connection): an answer REBALANCE_IN_PROGRESS still comes
  *   from a member of the generation, so work that stays keeps running while the group rebalances, until the
  *   rebalance's own deadline (rebalance.timeout.ms after the last steady answer: member-lease.ts), and after a
@@ -33,7 +35,7 @@ import {
 import { isCoordinatorRetriable, isCoordinatorTransient, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
 import { GroupCoordinator, type GroupCoordinatorPort } from './group-coordinator.ts'
 import { joinGroup, type JoinAnswer } from './group-join.ts'
-import { leaveGroup, leaveLostMembership, LeaveOutcomes } from './group-leave.ts'
+import { leaveLostMembership, leaveOnStop } from './group-leave.ts'
 import { leadRound, membersBeforeJoin } from './group-leader.ts'
 import { toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 import { HeartbeatApi } from './protocol/heartbeat.ts'
@@ -115,7 +117,7 @@ export class GroupMember {
       leaseValid: this.leaseValid(),
       owned: [...this.#owned].sort(),
       members: this.#lastAssignment?.members ?? [],
-      lastError: this.#hold.describe(this.#lastError)
+      lastError: this.#hold.statusError(this.#lastError)
     }
   }
 
@@ -150,22 +152,20 @@ export class GroupMember {
     this.#incarnation++
     this.thawForTest()
     this.#wakeUp()
+    // Past the lease (work held, or the lease just ran out) nothing can be stored: the work is dropped as lost at
+    // once, also what an assignment under way (a revoke storing its progress) holds, which would retry its store
+    // until the flow stops.
+    const held = this.#lease.valid(Date.now())
+    if (!held && this.#generation >= 0) this.#loseForStop()
     await this.#applying
     const owned = this.#takeOwned()
-    // Past the lease (work held, or the lease just ran out) nothing can be stored: the work is dropped as lost, as
-    // a revoke would retry its store until the flow stops.
-    if (owned.length > 0 && this.#lease.valid(Date.now())) await this.#o.owner.revoke(owned)
+    if (owned.length > 0 && held && this.#lease.valid(Date.now())) await this.#o.owner.revoke(owned)
     else if (owned.length > 0) this.#o.owner.lose()
     this.#hold.clear()
-    // A member that lost its membership and did not join again yet leaves with the lost id.
+    // A member that lost its membership and did not join again yet leaves with the lost id. Past its lease the
+    // coordinator may be silent: a heartbeat interval at most, so the stop keeps its deadline.
     const leaving = this.#memberId !== '' ? this.#memberId : this.#lostMemberId
-    if (leaving !== null) {
-      // Waiting longer than the session timeout is pointless: the coordinator drops the member by then anyway.
-      const left = await leaveGroup(this.#coordinator, this.#o.groupId, leaving, this.#o.sessionTimeoutMs)
-      if (left.outcome === LeaveOutcomes.REFUSED || left.outcome === LeaveOutcomes.FAILED) {
-        this.#o.log.warn({ group: this.#o.groupId, cluster: this.#o.cluster.label, error: left.error }, `could not leave group ${this.#o.groupId} on ${this.#o.cluster.label} (${left.error ?? 'no answer'}); the coordinator drops this member after its session timeout`)
-      }
-    }
+    if (leaving !== null) await leaveOnStop(this.#coordinator, this.#o.groupId, leaving, held ? this.#o.sessionTimeoutMs : this.#o.heartbeatIntervalMs, this.#o.log)
     this.#memberId = ''
     this.#generation = -1
     await this.#coordinator.close()
@@ -320,6 +320,8 @@ export class GroupMember {
       if (this.#owned.size > 0 && !this.leaseValid()) this.#leaseRanOut()
       if (this.#generation < 0 || this.#memberId === '') continue
       await this.#heartbeat()
+      // A heartbeat left unanswered may have taken up to the session: the lease may have ended meanwhile.
+      if (!this.#stopped && this.#owned.size > 0 && !this.leaseValid()) this.#leaseRanOut()
       if (this.#hold.held && this.leaseValid()) {
         this.#hold.end(this.#generation)
         this.#lastError = null
@@ -330,7 +332,7 @@ export class GroupMember {
   /** The lease ran out with work owned: lost at once in exactly-once mode, held in at-least-once mode (invariants). */
   #leaseRanOut (): void {
     if (this.#o.holdPastLease !== true) { this.#lose(LEASE_RAN_OUT); return }
-    this.#hold.begin(this.#generation, this.#owned.size)
+    this.#hold.begin(this.#generation, this.#owned.size, this.#lease.validUntil())
   }
 
   async #heartbeat (): Promise<void> {
@@ -388,10 +390,17 @@ export class GroupMember {
   #fail (error: KmirrorError): void {
     this.#failed = true
     this.#stopped = true
+    this.#hold.clear()
     this.#lastError = error.message
     this.#o.log.error({ group: this.#o.groupId, err: error }, 'group membership failed')
     if (this.#takeOwned().length > 0) this.#o.owner.lose()
     this.#o.onFatal?.(error)
+  }
+
+  /** A stop past the lease: everything the owner runs for this membership ends now, nothing stored. */
+  #loseForStop (): void {
+    this.#takeOwned()
+    this.#o.owner.lose()
   }
 
   #takeOwned (): WorkItem[] {

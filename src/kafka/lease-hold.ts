@@ -1,6 +1,10 @@
 /**
  * At-least-once mode: a group member's work held past a lease that ran out (group-member.ts invariants), and what
  * the operator is told when the hold begins and ends. The member decides when; this keeps the time and the words.
+ *
+ * Invariants: one warning per hold (`begin` again while held says nothing), one info line when it ends with the
+ * lease holding again (`end`), nothing when it ends with the membership lost or the member stopping (`clear`: the
+ * loss is told by its own line); `since` is when the lease ended, not when the member noticed.
  */
 import type { Logger } from '../logger.ts'
 
@@ -25,16 +29,16 @@ export class LeaseHold {
     return this.#since !== null
   }
 
-  /** The hold begins (once per hold): logged as a warning. */
-  begin (generation: number, owned: number): void {
+  /** The hold of a lease that ended at ENDED_AT begins (once per hold): logged as a warning. */
+  begin (generation: number, owned: number, endedAt: number): void {
     if (this.#since !== null) return
-    this.#since = Date.now()
+    this.#since = Math.min(endedAt, Date.now())
     this.#log.warn({ group: this.#group, cluster: this.#cluster, generation, owned },
       `the lease of this member in group ${this.#group} on ${this.#cluster} ran out (${WHY}): nothing is written and its work is held until the coordinator answers; the work goes on where it stopped if the coordinator still counts this member in generation ${generation}, and is dropped (the member joins again) if not`)
   }
 
   /** The member's error to show in status while held (with its last error, if any); LAST itself when not held. */
-  describe (last: string | null): string | null {
+  statusError (last: string | null): string | null {
     if (this.#since === null) return last
     return `the lease ran out ${Math.round((Date.now() - this.#since) / 1000)} s ago (${WHY}): writing nothing until the coordinator of group ${this.#group} on ${this.#cluster} answers${last === null ? '' : `; last error: ${last}`}`
   }

@@ -111,9 +111,15 @@ export class MemberLease {
   }
 
   valid (now: number): boolean {
-    if (now >= this.#from + this.#sessionTimeoutMs - this.#heartbeatIntervalMs) return false
-    if (this.#syncDue !== null && !this.#syncInFlight && now >= this.#syncDue.by) return false
-    return !this.#rebalancing || this.#joinHeld || now < this.#steadyFrom + this.#rebalanceTimeoutMs - this.#heartbeatIntervalMs
+    return now < this.validUntil()
+  }
+
+  /** When the lease ends unless the coordinator answers again (now or earlier: it has ended). */
+  validUntil (): number {
+    let until = this.#from + this.#sessionTimeoutMs - this.#heartbeatIntervalMs
+    if (this.#syncDue !== null && !this.#syncInFlight) until = Math.min(until, this.#syncDue.by)
+    if (this.#rebalancing && !this.#joinHeld) until = Math.min(until, this.#steadyFrom + this.#rebalanceTimeoutMs - this.#heartbeatIntervalMs)
+    return until
   }
 
   /** Membership lost: no lease until the coordinator answers a request of the next membership. */

@@ -146,7 +146,7 @@ export class RecordWriter {
   async #send (messages: MessageToProduce[]): Promise<Map<string, number>> {
     const fenced = this.#options.fence?.() ?? null
     if (fenced !== null) {
-      throw new KmirrorError(ErrorCodes.FENCED, `not writing ${messages.length} record(s) to ${this.#cluster.label}: ${fenced}; this instance stops writing until it owns its work again`, { retriable: true, details: { fence: fenced } })
+      throw new KmirrorError(ErrorCodes.FENCED, `not writing ${messages.length} record(s) to ${this.#cluster.label}: ${fenced}; this instance writes nothing until its lease holds again or it is assigned work anew`, { retriable: true, details: { fence: fenced } })
     }
     try {
       const result = await this.#producer.send({ messages })

@@ -41,7 +41,7 @@ export class WriteGate {
     }
     const reason = this.reason()
     if (reason !== null) {
-      throw new KmirrorError(ErrorCodes.FENCED, `not writing to ${this.#cluster.label}: ${reason}; this instance stops writing until it owns its work again`, { retriable: true, details: { fence: reason } })
+      throw new KmirrorError(ErrorCodes.FENCED, `not writing to ${this.#cluster.label}: ${reason}; this instance writes nothing until its lease holds again or it is assigned work anew`, { retriable: true, details: { fence: reason } })
     }
   }
 }

@@ -18,8 +18,8 @@
  *   abort is complete): what the round copied is copied again, and only committed copies are ever visible.
  * - A FENCED failure (another producer initialised this instance's transactional id) stops the flow without
  *   storing anything, unless it follows this instance's own lost membership (exactly-once-round.ts). The group
- *   lease gate's FENCED (the `fence` hook: the lease ran out) is retriable: nothing is sent, and the membership
- *   loses and regains its work.
+ *   lease gate's FENCED (the `fence` hook: the lease ran out) is retriable: nothing is sent, and no round runs
+ *   while the gate stays closed; the work goes on once the lease holds again, or is lost with the membership.
  * - A partition whose remote topic was deleted and created again (a new topic id at its next write) is copied again
  *   from the source's log start by whichever instance owns it (ARCHITECTURE invariant 37), logged at error level.
  * - A failure of a whole step (a broker unreachable, a request timed out, credentials or a cluster ACL refused)
@@ -352,9 +352,9 @@ export class FlowReplicator {
       first ? { maxPartitionBytes: FIRST_ROUND_PARTITION_BYTES } : {})
     const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
     const writeStart = Date.now()
-    const { incomplete, failed } = withBatches.length > 0 ? await this.#writer.write(withBatches) : { incomplete: [], failed: [] }
+    const { incomplete, failed, fenced } = withBatches.length > 0 ? await this.#writer.write(withBatches) : { incomplete: [], failed: [], fenced: false }
     const writeMs = Date.now() - writeStart
-    const outOfRange = this.#outcome.settle(fetched, incomplete, failed)
+    const outOfRange = this.#outcome.settle(fetched, incomplete, failed, fenced === true)
     for (const f of outOfRange) {
       this.#tracker.reset(this.#state(f).key)
       await recoverOutOfRange(this.#state(f), f, { fetcher: this.#deps.fetcher, log: this.#deps.log, metrics: this.#metrics, flow: this.#deps.flow.name })
@@ -363,7 +363,7 @@ export class FlowReplicator {
       this.#flusher.sendSyncs()
       if (this.#flusher.isDue() || this.#flusher.hasFailed() || this.#flusher.isCaughtUpAndDirty(this.#partitions.values())) await this.flush()
     }
-    if (incomplete.length > 0) {
+    if (incomplete.length > 0 && fenced !== true) {
       // With the round's timing: where the time goes while a target loads many new partitions.
       this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length, written: withBatches.length - incomplete.length, fetchMs: writeStart - fetchStart, writeMs }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
     }

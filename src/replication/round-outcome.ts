@@ -37,8 +37,11 @@ export class RoundOutcome {
     this.#deps = deps
   }
 
-  /** Settles every partition of the round (see the invariants). Returns the partitions out of range. */
-  settle (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[], failed: RoundWriteResult['failed']): FetchedBatches[] {
+  /**
+   * Settles every partition of the round (see the invariants). Returns the partitions out of range. FENCED: the
+   * incomplete ones were not offered to the target at all (the lease gate was closed), so none is parked.
+   */
+  settle (fetched: readonly FetchedBatches[], incomplete: readonly FetchedBatches[], failed: RoundWriteResult['failed'], fenced = false): FetchedBatches[] {
     const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
     const tracking = incomplete.length > 0 || this.#deps.waiting.anyWaiting
     const parked: ReadonlySet<FetchedBatches> = incomplete.length === 0 ? NONE_WAITING : new Set(incomplete)
@@ -48,7 +51,7 @@ export class RoundOutcome {
       // nothing (RETRY, out of range) says nothing about the target.
       if (tracking && !parked.has(f) && (f.outcome === FetchOutcomes.OK || f.outcome === FetchOutcomes.FAILED)) this.#deps.waiting.settled(state)
     }
-    if (incomplete.length > 0) this.#deps.waiting.park(incomplete.map(f => this.#deps.state(f)))
+    if (incomplete.length > 0 && !fenced) this.#deps.waiting.park(incomplete.map(f => this.#deps.state(f)))
     for (const r of failed) {
       if (r.failure.error === REMOTE_TOPIC_RECREATED) this.#deps.recreated.hold(this.#deps.state(r.fetched))
       else this.#deps.writer.refused(r.fetched, r.failure)

@@ -7,7 +7,8 @@
  * - A partition advances past a batch only once the target acknowledged it; its offset syncs are recorded from the
  *   acknowledged runs only. A partition lost while its write was in flight records nothing.
  * - The lease gate (`fence`) is asked before the round's write: a member past its group lease writes nothing, and
- *   every partition of the round is returned incomplete (fetched again by its next owner). A round with a partition
+ *   every partition of the round is returned incomplete and `fenced` (fetched again once the lease holds again, or
+ *   by its next owner), never as waiting for the target. A round with a partition
  *   lost since its fetch (the membership lost) writes nothing either, even under a new membership's lease; and a
  *   write under way when the membership is lost sends no request more (BatchWriter `endMembership`).
  * - A partition whose forwarded batch the target refused as it is (too large, invalid) is re-encoded from then on
@@ -51,6 +52,8 @@ export interface RoundWriteResult {
   readonly incomplete: FetchedBatches[]
   /** Partitions the target refused. */
   readonly failed: { fetched: FetchedBatches, failure: PartitionFailure }[]
+  /** Nothing was written because the lease gate was closed: the partitions are not waiting for the target. */
+  readonly fenced?: boolean
 }
 
 export class RoundWriter {
@@ -77,13 +80,13 @@ export class RoundWriter {
     const fenced = this.#deps.fence?.() ?? null
     if (fenced !== null) {
       this.#deps.log.debug({ partitions: fetched.length, reason: fenced }, 'not writing this round: the group lease does not hold')
-      return { incomplete: [...fetched], failed: [] }
+      return { incomplete: [...fetched], failed: [], fenced: true }
     }
     // A membership lost since the round's fetch took its partitions along, whatever the lease says now (a new
     // membership may hold one already): what the round read belongs to whoever owns them now.
     if (fetched.some(f => this.#deps.state(f).lost)) {
       this.#deps.log.debug({ partitions: fetched.length }, 'not writing this round: the group membership it began under was lost')
-      return { incomplete: [...fetched], failed: [] }
+      return { incomplete: [...fetched], failed: [], fenced: true }
     }
     const plans = fetched.map(f => this.#plan(f))
     const { incomplete, failed } = await this.#deps.writer.write(

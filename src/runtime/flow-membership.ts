@@ -103,7 +103,7 @@ export class FlowMembership {
   readonly fence = (): string | null => {
     const now = Date.now()
     if (this.#stoppingLeaseEnd === null ? this.member.leaseValid(now) : now <= this.#stoppingLeaseEnd) return null
-    return `the lease of member ${this.#memberName} in group ${this.#config.groupId} on cluster ${this.#config.target.alias} is not valid (no heartbeat answered within session.timeout.ms - heartbeat.interval.ms, or not a member now): another instance may own this work`
+    return `the lease of member ${this.#memberName} in group ${this.#config.groupId} on cluster ${this.#config.target.alias} is not valid (no heartbeat answered within session.timeout.ms - heartbeat.interval.ms, or not a member now): another instance may own this work, so nothing is written until the coordinator answers`
   }
 
   /** The group as this instance last saw it, for `/status`. */
@@ -219,7 +219,8 @@ export interface GroupedFlow {
  */
 export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, heartbeats: Heartbeats): GroupedFlow {
   let membership: FlowMembership | null = null
-  const job = heartbeats.pairJob(config.name)
+  const fence = (): string | null => membership === null ? 'not a member of the group yet' : membership.fence()
+  const job = heartbeats.pairJob(config.name, fence)
   // Exactly-once: each member writes under its own transactional id, which the leader fences when the member
   // leaves work behind (lost), before it hands that work out.
   const memberName = PROCESS_MEMBER_NAME
@@ -229,7 +230,7 @@ export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, 
     ...(job === null ? {} : { heartbeats: job }),
     ...(transactionalId === null ? {} : { transactionalId }),
     memberName,
-    fence: () => membership === null ? 'not a member of the group yet' : membership.fence()
+    fence
   })
   membership = new FlowMembership({
     config,
@@ -259,7 +260,9 @@ async function fenceOnTarget (config: FlowConfig, ids: readonly string[]): Promi
  * group; null when its target has no bootstrap servers (then `Heartbeats.start` reports that it has none).
  */
 export function heartbeatPairMembership (pair: FlowConfig, log: Logger, heartbeats: Heartbeats): FlowMembership | null {
-  const job = heartbeats.pairJob(pair.name)
+  let membership: FlowMembership | null = null
+  const job = heartbeats.pairJob(pair.name, () => membership === null ? 'not a member of the group yet' : membership.fence())
   if (job === null || pair.target.bootstrapServers.length === 0) return null
-  return new FlowMembership({ config: pair, owner: new HeartbeatPairOwner(job), log })
+  membership = new FlowMembership({ config: pair, owner: new HeartbeatPairOwner(job), log })
+  return membership
 }

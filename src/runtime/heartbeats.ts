@@ -60,12 +60,14 @@ export class Heartbeats {
   /**
    * The heartbeat job of the pair `name` as one unit of a flow's work: `start` schedules it (first heartbeat at
    * once), `stop` ends it and waits for a run in progress (at most a grace period). Null for a pair not listed.
+   * GATE (the group's lease gate) puts its runs off while it gives a reason: a member holding its work past a lease
+   * that ran out writes no heartbeat either.
    */
-  pairJob (name: string): PairJob | null {
+  pairJob (name: string, gate?: () => string | null): PairJob | null {
     const pair = this.#pairs.find(p => p.name === name)
     if (pair === undefined) return null
     return {
-      start: () => { if (!this.#schedulers.has(name)) this.#startPair(pair) },
+      start: () => { if (!this.#schedulers.has(name)) this.#startPair(pair, gate) },
       stop: async () => {
         const scheduler = this.#schedulers.get(name)
         this.#schedulers.delete(name)
@@ -79,7 +81,7 @@ export class Heartbeats {
     return this.#pairs.map(p => p.name)
   }
 
-  #startPair (pair: FlowConfig): void {
+  #startPair (pair: FlowConfig, gate?: () => string | null): void {
     const log = this.#log.child({ flow: pair.name })
     let clients: TargetClients
     try {
@@ -91,6 +93,7 @@ export class Heartbeats {
     // Every second while a target is down: its first failure warns, repeats of it go to debug.
     const scheduler = new Scheduler(log, {
       quietRepeats: true,
+      ...(gate === undefined ? {} : { gate }),
       onRun: (job, ok) => {
         this.#metrics.inc('jobRuns', { flow: pair.name, job_name: job })
         if (!ok) this.#metrics.inc('jobFailures', { flow: pair.name, job_name: job })

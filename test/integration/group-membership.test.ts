@@ -217,10 +217,15 @@ test('a member whose lease ran out while the coordinator still holds it leaves w
 test('at-least-once: a member whose lease ran out while the coordinator still holds it keeps its work, and goes on with it once the coordinator answers: no loss, no rejoin, no other owner meanwhile', { timeout: 60_000 }, async t => {
   const groupId = uniqueName('group-hold')
   const ledger = new Ledger()
+  const checker = setInterval(() => ledger.check(), 20)
   const logger = memoryLogger('info')
   const [a, b] = [startMember(groupId, 'm1', ledger, silentLogger(), true), startMember(groupId, 'm2', ledger, logger.log, true)]
-  t.after(async () => { await Promise.allSettled([a.member.stop(), b.member.stop()]) })
+  t.after(async () => {
+    clearInterval(checker)
+    await Promise.allSettled([a.member.stop(), b.member.stop()])
+  })
   await waitFor(() => balanced([a.owner, b.owner]), { timeoutMs: 20_000, message: 'two members balanced' })
+  const othersOwned = [...a.owner.running].sort()
 
   // Given m2 frozen just until its lease runs out (the lease ends heartbeat.interval.ms before the coordinator may
   // evict it), then thawed
@@ -235,6 +240,7 @@ test('at-least-once: a member whose lease ran out while the coordinator still ho
   await waitFor(() => b.member.leaseValid(), { timeoutMs: SESSION_MS, intervalMs: 20, message: 'm2\'s lease holding again' })
   assert.deepEqual({ memberId: b.member.status().memberId, generation: b.member.status().generation }, { memberId, generation })
   assert.deepEqual([...b.owner.running].sort(), owned)
+  assert.deepEqual([...a.owner.running].sort(), othersOwned, 'the other member was given nothing of the held work')
   assert.deepEqual(ledger.events.filter(e => e.kind === 'lose'), [])
   assert.equal(logger.lines.filter(l => l.msg.startsWith(`the lease of this member in group ${groupId} on cluster target ran out`)).length, 1)
   assert.ok(logger.lines.some(l => l.msg.startsWith(`the coordinator of group ${groupId} on cluster target still counts this member in generation ${generation}`)))

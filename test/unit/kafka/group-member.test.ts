@@ -204,6 +204,34 @@ describe('GroupMember whose lease runs out (the coordinator silent past the sess
     assert.equal(owner.lost, 1)
   })
 
+  it('Given at-least-once mode and a held lease, when heartbeats are answered REBALANCE_IN_PROGRESS (within the rebalance deadline), then the member rejoins as the same member with its work, nothing lost', async () => {
+    const coordinator = new FakeCoordinator()
+    const { member, owner } = startMember(coordinator, memoryLogger(), 2000, new FakeOwner(), 300, true)
+    await waitStable(member, 'm1')
+    await quietPastLease(coordinator, member)
+
+    coordinator.heartbeatErrors.push(E.REBALANCE_IN_PROGRESS)
+    coordinator.heartbeatsUnanswered = false
+    await waitFor(() => member.status().generation === 2 && member.leaseValid(), { timeoutMs: 5000, intervalMs: 5, message: 'the next generation joined with a valid lease' })
+    assert.equal(member.status().memberId, 'm1')
+    assert.equal(owner.lost, 0)
+    assert.equal(owner.owned, 1)
+  })
+
+  it('Given a held lease and a coordinator that never answers LeaveGroup, when the member stops, then the leave is given up after a heartbeat interval, not the session', async () => {
+    const coordinator = new FakeCoordinator()
+    coordinator.leave = () => new Promise(() => {})
+    const { member, owner } = startMember(coordinator, memoryLogger(), 2000, new FakeOwner(), 1500, true)
+    await waitStable(member, 'm1')
+    await quietPastLease(coordinator, member)
+
+    const stopping = Date.now()
+    await member.stop()
+    members.splice(members.indexOf(member), 1)
+    assert.ok(Date.now() - stopping < 750, `stopped in ${Date.now() - stopping} ms (heartbeat interval 20 ms, session 1,500 ms)`)
+    assert.equal(owner.lost, 1)
+  })
+
   it('Given exactly-once mode (no hold), then the work is lost as soon as the lease runs out', async () => {
     const coordinator = new FakeCoordinator()
     const { member, owner } = startMember(coordinator, memoryLogger(), 2000, new FakeOwner(), 300, false)

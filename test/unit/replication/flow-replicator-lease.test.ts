@@ -29,6 +29,26 @@ test('no round while the lease does not hold (nothing fetched, nothing written, 
   assertExactCopy(h, 't', 0, 'A.t')
 })
 
+test('a lease that stops holding between a round\'s fetch and its write parks nothing as waiting for the target: once it holds again the copy goes on, no partition reported failing', async () => {
+  let lease: string | null = null
+  let asked = 0
+  const h = createHarness({ fence: () => { asked++; return lease } })
+  h.source.addPartition('t', 0, offsetsWithGaps(0, 19))
+  h.source.batchRecords = 5
+  await h.replicator.addPartitions([{ topic: 't', partition: 0, remoteTopic: 'A.t' }], new Map())
+  // The gate closes as the second round fetches: that round's write finds it closed
+  h.source.onFetch(() => { if (h.source.fetchCalls.length === 2) lease = 'the lease ran out' })
+  const running = h.replicator.run()
+  await waitFor(() => lease !== null && asked >= 5, { timeoutMs: 5000, intervalMs: 5, message: 'the gate closed and asked again' })
+  assert.deepEqual(h.replicator.status().map(p => [p.position, p.failure]), [[5, null]], 'the fetched round was not written, nothing set aside')
+  h.source.whenCaughtUp(() => h.replicator.stop())
+  lease = null
+  await running
+  assertExactCopy(h, 't', 0, 'A.t')
+  assert.deepEqual(h.replicator.status().map(p => p.failure), [null])
+  assert.equal(h.target.probeCalls, 0, 'never parked as waiting for the target (its leader was never in question)')
+})
+
 test('in a group, progress is stored as soon as every partition has caught up, not only at the flush interval', async () => {
   const h = createHarness({ flushWhenCaughtUp: true })
   h.source.addPartition('t', 0, offsetsWithGaps(0, 19))
