@@ -41,6 +41,7 @@ import { toItems, type GroupMemberOptions, type GroupStatus } from './group-memb
 import { HeartbeatApi } from './protocol/heartbeat.ts'
 import { SyncGroupApi } from './protocol/sync-group.ts'
 import { MemberLease } from './member-lease.ts'
+import { MemberPauses } from './member-pauses.ts'
 import { LEASE_RAN_OUT, LeaseHold } from './lease-hold.ts'
 
 export { defaultMemberName, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
@@ -65,8 +66,6 @@ export class GroupMember {
   #joining = false
   #stopped = false
   #failed = false
-  #frozen: { promise: Promise<void>, resume: () => void } | null = null
-  #wake: (() => void) | null = null
   #lastAssignment: WorkAssignment | null = null
   /** Exactly-once: the members the group listed before this one first joined (`describedMembers`). */
   #listedBeforeJoin: readonly PreviousMember[] = []
@@ -76,12 +75,10 @@ export class GroupMember {
   #loops: Promise<void>[] = []
   #applying: Promise<void> = Promise.resolve()
   #stopping: Promise<void> | null = null
-  readonly #stopSignal: Promise<void>
-  #signalStop: () => void = () => {}
+  readonly #pauses = new MemberPauses()
 
   constructor (options: GroupMemberOptions) {
     this.#o = options
-    this.#stopSignal = new Promise(resolve => { this.#signalStop = resolve })
     this.#lease = new MemberLease(options.sessionTimeoutMs, options.heartbeatIntervalMs, options.rebalanceTimeoutMs)
     this.#hold = new LeaseHold(options.log, options.groupId, options.cluster.label)
     this.#coordinator = options.coordinator ?? new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs,
@@ -102,7 +99,7 @@ export class GroupMember {
   /** The work changed (partitions added or removed): rejoin so the leader assigns again. */
   requestRebalance (): void {
     this.#rejoin = true
-    this.#wakeUp()
+    this.#pauses.wake()
   }
 
   status (): GroupStatus {
@@ -134,24 +131,17 @@ export class GroupMember {
 
   /** Tests: behave as a process frozen by SIGSTOP (no heartbeat, no join) until `thawForTest`. */
   freezeForTest (): void {
-    if (this.#frozen !== null) return
-    let resume = (): void => {}
-    const promise = new Promise<void>(resolve => { resume = resolve })
-    this.#frozen = { promise, resume }
+    this.#pauses.freeze()
   }
 
   thawForTest (): void {
-    const frozen = this.#frozen
-    this.#frozen = null
-    frozen?.resume()
+    this.#pauses.thaw()
   }
 
   async #stop (): Promise<void> {
     this.#stopped = true
-    this.#signalStop()
     this.#incarnation++
-    this.thawForTest()
-    this.#wakeUp()
+    this.#pauses.stop()
     // Past the lease (work held, or the lease just ran out) nothing can be stored: the work is dropped as lost at
     // once, also what an assignment under way (a revoke storing its progress) holds, which would retry its store
     // until the flow stops.
@@ -178,11 +168,11 @@ export class GroupMember {
     let backoff = 0
     let failingSince: number | null = null
     while (!this.#stopped) {
-      await this.#frozen?.promise
+      await this.#pauses.unlessFrozen()
       if (this.#stopped) break
       try {
         if (this.#rejoin) await this.#joinRound()
-        else await this.#sleep(this.#o.heartbeatIntervalMs)
+        else await this.#pauses.nap(this.#o.heartbeatIntervalMs, this.#rejoin)
         backoff = 0
         failingSince = null
       } catch (err) {
@@ -197,7 +187,7 @@ export class GroupMember {
         // routine: a warning only when it lasts a session timeout. Every other cause is a warning at once.
         const routine = isCoordinatorTransient(error) && Date.now() - failingSince < this.#o.sessionTimeoutMs
         this.#o.log[routine ? 'info' : 'warn']({ group: this.#o.groupId, err: error, retryInMs: backoff }, 'group membership: will try again')
-        await this.#sleepOnly(backoff)
+        await this.#pauses.sleep(backoff)
       }
     }
   }
@@ -296,7 +286,7 @@ export class GroupMember {
       // Membership lost while the work started: lose() ran for the earlier set; stop this too.
       if (incarnation !== this.#incarnation && !this.#stopped) this.#o.owner.lose()
     }
-    if (this.#rejoin) this.#wakeUp()
+    if (this.#rejoin) this.#pauses.wake()
   }
 
   /** A group error answered to JoinGroup or SyncGroup. */
@@ -314,8 +304,8 @@ export class GroupMember {
 
   async #heartbeatLoop (): Promise<void> {
     while (!this.#stopped) {
-      await this.#sleepOnly(this.#o.heartbeatIntervalMs)
-      await this.#frozen?.promise
+      await this.#pauses.sleep(this.#o.heartbeatIntervalMs)
+      await this.#pauses.unlessFrozen()
       if (this.#stopped) break
       if (this.#owned.size > 0 && !this.leaseValid()) this.#leaseRanOut()
       if (this.#generation < 0 || this.#memberId === '') continue
@@ -407,27 +397,5 @@ export class GroupMember {
     const items = toItems([...this.#owned])
     this.#owned.clear()
     return items
-  }
-
-  #wakeUp (): void {
-    const wake = this.#wake
-    this.#wake = null
-    wake?.()
-  }
-
-  /** Waits MS, or less when woken (a rejoin requested, a stop). */
-  #sleep (ms: number): Promise<void> {
-    if (this.#stopped || this.#rejoin) return Promise.resolve()
-    return new Promise(resolve => {
-      const timer = setTimeout(() => { this.#wake = null; resolve() }, ms)
-      this.#wake = () => { clearTimeout(timer); resolve() }
-    })
-  }
-
-  /** Waits MS, or less when the member stops (not woken by rejoins: heartbeats, back-off). */
-  async #sleepOnly (ms: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined
-    await Promise.race([new Promise<void>(resolve => { timer = setTimeout(resolve, ms) }), this.#stopSignal])
-    clearTimeout(timer)
   }
 }
