@@ -10,9 +10,9 @@
  * - Lease (member-lease.ts): `leaseValid(now)` ends before the coordinator can give this member's work to another.
  * - Membership lost (UNKNOWN_MEMBER_ID, ILLEGAL_GENERATION, FENCED_INSTANCE_ID, or, in exactly-once mode, the
  *   lease running out while the member holds work): `owner.lose()` at once (also with no work: the owner's
- *   exactly-once producer belongs to the membership), then LeaveGroup with the old member id (best effort, bounded by heartbeat.interval.ms: a
- *   coordinator that still holds it would wait for it in the next rebalance), then a join as a new member. Answers
- *   to requests of an earlier membership (`#incarnation`) are dropped.
+ *   exactly-once producer belongs to the membership), then LeaveGroup with the old member id (best effort, bounded
+ *   by heartbeat.interval.ms: a coordinator that still holds it would wait for it in the next rebalance), then a
+ *   join as a new member. Answers to requests of an earlier membership (`#incarnation`) are dropped.
  * - A lease that runs out in at-least-once mode (`holdPastLease`) does not lose the work: the member holds it,
  *   writing nothing (the lease gate is closed), and keeps sending heartbeats. Only the coordinator decides: an
  *   answer as from a member of the generation (heartbeat NONE: nobody was given its work, the group never
