@@ -354,7 +354,7 @@ export class FlowReplicator {
     const writeStart = Date.now()
     const { incomplete, failed, fenced } = withBatches.length > 0 ? await this.#writer.write(withBatches) : { incomplete: [], failed: [], fenced: false }
     const writeMs = Date.now() - writeStart
-    const outOfRange = this.#outcome.settle(fetched, incomplete, failed, fenced === true)
+    const outOfRange = this.#outcome.settle(fetched, incomplete, failed, fenced)
     for (const f of outOfRange) {
       this.#tracker.reset(this.#state(f).key)
       await recoverOutOfRange(this.#state(f), f, { fetcher: this.#deps.fetcher, log: this.#deps.log, metrics: this.#metrics, flow: this.#deps.flow.name })
@@ -363,7 +363,7 @@ export class FlowReplicator {
       this.#flusher.sendSyncs()
       if (this.#flusher.isDue() || this.#flusher.hasFailed() || this.#flusher.isCaughtUpAndDirty(this.#partitions.values())) await this.flush()
     }
-    if (incomplete.length > 0 && fenced !== true) {
+    if (incomplete.length > 0 && !fenced) {
       // With the round's timing: where the time goes while a target loads many new partitions.
       this.#deps.log.debug({ partitions: incomplete.map(f => `${f.topic}-${f.partition}`).slice(0, 20), count: incomplete.length, written: withBatches.length - incomplete.length, fetchMs: writeStart - fetchStart, writeMs }, 'the target cannot take records for these remote partitions yet (no leader, leadership moving); trying again')
     }

@@ -53,7 +53,7 @@ export interface RoundWriteResult {
   /** Partitions the target refused. */
   readonly failed: { fetched: FetchedBatches, failure: PartitionFailure }[]
   /** Nothing was written because the lease gate was closed: the partitions are not waiting for the target. */
-  readonly fenced?: boolean
+  readonly fenced: boolean
 }
 
 export class RoundWriter {
@@ -97,7 +97,7 @@ export class RoundWriter {
         for (const ack of acks) if (this.#acked(fetched[ack.write]!, plans[ack.write]!, ack, now)) copied = true
         await this.#deps.afterAcks(copied)
       })
-    return { incomplete: incomplete.map(i => fetched[i]!), failed: failed.map(r => ({ fetched: fetched[r.write]!, failure: r })) }
+    return { incomplete: incomplete.map(i => fetched[i]!), failed: failed.map(r => ({ fetched: fetched[r.write]!, failure: r })), fenced: false }
   }
 
   #plan (f: FetchedBatches): PlannedBatch[] {

@@ -219,7 +219,7 @@ export interface GroupedFlow {
  */
 export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, heartbeats: Heartbeats): GroupedFlow {
   let membership: FlowMembership | null = null
-  const fence = (): string | null => membership === null ? 'not a member of the group yet' : membership.fence()
+  const fence = fenceOf(() => membership)
   const job = heartbeats.pairJob(config.name, fence)
   // Exactly-once: each member writes under its own transactional id, which the leader fences when the member
   // leaves work behind (lost), before it hands that work out.
@@ -261,8 +261,19 @@ async function fenceOnTarget (config: FlowConfig, ids: readonly string[]): Promi
  */
 export function heartbeatPairMembership (pair: FlowConfig, log: Logger, heartbeats: Heartbeats): FlowMembership | null {
   let membership: FlowMembership | null = null
-  const job = heartbeats.pairJob(pair.name, () => membership === null ? 'not a member of the group yet' : membership.fence())
+  const job = heartbeats.pairJob(pair.name, fenceOf(() => membership))
   if (job === null || pair.target.bootstrapServers.length === 0) return null
   membership = new FlowMembership({ config: pair, owner: new HeartbeatPairOwner(job), log })
   return membership
+}
+
+/**
+ * The lease gate of a membership made after the writers that ask it: closed until it exists, then the membership's
+ * own answer. Its null means open and must pass through as null (a `??` fallback would close the gate for good).
+ */
+export function fenceOf (membership: () => Pick<FlowMembership, 'fence'> | null): () => string | null {
+  return () => {
+    const current = membership()
+    return current === null ? 'not a member of the group yet' : current.fence()
+  }
 }

@@ -10,7 +10,7 @@ import type { HeartbeatRequest } from '../../../src/kafka/protocol/heartbeat.ts'
 import type { JoinGroupRequest } from '../../../src/kafka/protocol/join-group.ts'
 import type { LeaveGroupRequest, LeaveGroupResponse } from '../../../src/kafka/protocol/leave-group.ts'
 import type { SyncGroupRequest } from '../../../src/kafka/protocol/sync-group.ts'
-import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+import { LogLevels, memoryLogger, type MemoryLogger } from '../../fakes/memory-logger.ts'
 import { waitFor } from '../../helpers/wait.ts'
 
 const E = { UNKNOWN_MEMBER_ID: 25, ILLEGAL_GENERATION: 22, REBALANCE_IN_PROGRESS: 27 }
@@ -160,6 +160,15 @@ describe('GroupMember after losing its membership', () => {
 })
 
 describe('GroupMember whose lease runs out (the coordinator silent past the session)', () => {
+  /** An at-least-once member, stable with its partition, then holding it past a lease that ran out. */
+  async function heldMember (options: { sessionTimeoutMs?: number, owner?: FakeOwner, logger?: MemoryLogger, coordinator?: FakeCoordinator } = {}): Promise<{ coordinator: FakeCoordinator, member: GroupMember, owner: FakeOwner }> {
+    const coordinator = options.coordinator ?? new FakeCoordinator()
+    const { member, owner } = startMember(coordinator, options.logger ?? memoryLogger(), 2000, options.owner ?? new FakeOwner(), options.sessionTimeoutMs ?? 300, true)
+    await waitStable(member, 'm1')
+    await quietPastLease(coordinator, member)
+    return { coordinator, member, owner }
+  }
+
   async function quietPastLease (coordinator: FakeCoordinator, member: GroupMember): Promise<void> {
     coordinator.heartbeatsUnanswered = true
     await waitFor(() => !member.leaseValid(), { timeoutMs: 5000, intervalMs: 5, message: 'the lease running out' })
@@ -169,12 +178,8 @@ describe('GroupMember whose lease runs out (the coordinator silent past the sess
   }
 
   it('Given at-least-once mode, then the member holds its work writing nothing, and when the coordinator answers it in the same generation the lease holds again and nothing was lost or rejoined', async () => {
-    const coordinator = new FakeCoordinator()
     const logger = memoryLogger()
-    const { member, owner } = startMember(coordinator, logger, 2000, new FakeOwner(), 300, true)
-    await waitStable(member, 'm1')
-
-    await quietPastLease(coordinator, member)
+    const { coordinator, member, owner } = await heldMember({ logger })
     assert.equal(owner.lost, 0, 'the work is held, not lost')
     assert.equal(owner.owned, 1)
     assert.equal(member.leaseValid(), false, 'nothing may be written meanwhile')
@@ -193,10 +198,7 @@ describe('GroupMember whose lease runs out (the coordinator silent past the sess
   })
 
   it('Given at-least-once mode and a held lease, when the coordinator answers that the member is gone, then the work is lost at once and the member joins again as a new one', async () => {
-    const coordinator = new FakeCoordinator()
-    const { member, owner } = startMember(coordinator, memoryLogger(), 2000, new FakeOwner(), 300, true)
-    await waitStable(member, 'm1')
-    await quietPastLease(coordinator, member)
+    const { coordinator, member, owner } = await heldMember()
 
     coordinator.heartbeatErrors.push(E.UNKNOWN_MEMBER_ID)
     coordinator.heartbeatsUnanswered = false
@@ -205,10 +207,7 @@ describe('GroupMember whose lease runs out (the coordinator silent past the sess
   })
 
   it('Given at-least-once mode and a held lease, when heartbeats are answered REBALANCE_IN_PROGRESS (within the rebalance deadline), then the member rejoins as the same member with its work, nothing lost', async () => {
-    const coordinator = new FakeCoordinator()
-    const { member, owner } = startMember(coordinator, memoryLogger(), 2000, new FakeOwner(), 300, true)
-    await waitStable(member, 'm1')
-    await quietPastLease(coordinator, member)
+    const { coordinator, member, owner } = await heldMember()
 
     coordinator.heartbeatErrors.push(E.REBALANCE_IN_PROGRESS)
     coordinator.heartbeatsUnanswered = false
@@ -221,9 +220,7 @@ describe('GroupMember whose lease runs out (the coordinator silent past the sess
   it('Given a held lease and a coordinator that never answers LeaveGroup, when the member stops, then the leave is given up after a heartbeat interval, not the session', async () => {
     const coordinator = new FakeCoordinator()
     coordinator.leave = () => new Promise(() => {})
-    const { member, owner } = startMember(coordinator, memoryLogger(), 2000, new FakeOwner(), 1500, true)
-    await waitStable(member, 'm1')
-    await quietPastLease(coordinator, member)
+    const { member, owner } = await heldMember({ coordinator, sessionTimeoutMs: 1500 })
 
     const stopping = Date.now()
     await member.stop()
@@ -246,9 +243,7 @@ describe('GroupMember whose lease runs out (the coordinator silent past the sess
     const owner = new FakeOwner()
     let revoked = 0
     owner.revoke = async items => { revoked += items.length }
-    const { member } = startMember(coordinator, memoryLogger(), 2000, owner, 300, true)
-    await waitStable(member, 'm1')
-    await quietPastLease(coordinator, member)
+    const { member } = await heldMember({ coordinator, owner })
 
     await member.stop()
     members.splice(members.indexOf(member), 1)

@@ -1,10 +1,11 @@
 /**
  * The group wiring of a flow without a coordinator: the lease gate refuses writes before the first join and names
- * the member, group and cluster; a heartbeat-only pair's owner lists its one job and starts, stops and loses it.
+ * the member, group and cluster; the gate the writers hold opens once the membership exists and holds its lease; a
+ * heartbeat-only pair's owner lists its one job and starts, stops and loses it.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { FlowMembership, HeartbeatPairOwner, PROCESS_MEMBER_NAME } from '../../../src/runtime/flow-membership.ts'
+import { fenceOf, FlowMembership, HeartbeatPairOwner, PROCESS_MEMBER_NAME } from '../../../src/runtime/flow-membership.ts'
 import { JobNames } from '../../../src/runtime/job-registry.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 import { flowOf, parse, twoClusters } from '../config/fixtures.ts'
@@ -36,4 +37,17 @@ test('a heartbeat-only pair\'s owner: one job, started on assign, stopped on rev
   owner.lose()
   assert.deepEqual(calls, ['start', 'stop', 'start', 'stop'])
   assert.equal(owner.running, false)
+})
+
+test('the gate the writers hold: closed until the membership exists, then exactly the membership\'s answer, open included', () => {
+  let membership: { fence: () => string | null } | null = null
+  let answer: string | null = 'lease ran out'
+  const gate = fenceOf(() => membership)
+  assert.equal(gate(), 'not a member of the group yet')
+  membership = { fence: () => answer }
+  assert.equal(gate(), 'lease ran out')
+  answer = null
+  assert.equal(gate(), null, 'a held lease opens the gate')
+  answer = 'stopped'
+  assert.equal(gate(), 'stopped')
 })
