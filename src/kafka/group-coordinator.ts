@@ -38,7 +38,7 @@ export type GroupLane = 'join' | 'beat'
 export type CoordinatorMoved = (from: string, to: string, nodeId: number) => void
 
 /** What a group member uses of its coordinator (tests give a member a fake one). */
-export type GroupCoordinatorPort = Pick<GroupCoordinator, 'cluster' | 'send' | 'reset' | 'refusal' | 'close'>
+export type GroupCoordinatorPort = Pick<GroupCoordinator, 'cluster' | 'address' | 'send' | 'reset' | 'refusal' | 'close'>
 
 export class GroupCoordinator {
   readonly groupId: string
@@ -75,6 +75,11 @@ export class GroupCoordinator {
       finding.catch(() => { if (this.#coordinator === finding) this.#coordinator = null })
     }
     return this.#coordinator
+  }
+
+  /** `host:port` of the coordinator found last, kept while it is being found again; null before the first answer. */
+  get address (): string | null {
+    return this.#lastFound
   }
 
   /** Forget the coordinator: the next request finds it again. */

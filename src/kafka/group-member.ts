@@ -322,7 +322,7 @@ export class GroupMember {
   /** The lease ran out with work owned: lost at once in exactly-once mode, held in at-least-once mode (invariants). */
   #leaseRanOut (): void {
     if (this.#o.holdPastLease !== true) { this.#lose(LEASE_RAN_OUT); return }
-    this.#hold.begin(this.#generation, this.#owned.size, this.#lease.validUntil())
+    this.#hold.begin(this.#generation, this.#owned.size, this.#lease.validUntil(), this.#coordinator.address)
   }
 
   async #heartbeat (): Promise<void> {

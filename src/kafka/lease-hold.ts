@@ -29,12 +29,16 @@ export class LeaseHold {
     return this.#since !== null
   }
 
-  /** The hold of a lease that ended at ENDED_AT begins (once per hold): logged as a warning. */
-  begin (generation: number, owned: number, endedAt: number): void {
+  /**
+   * The hold of a lease that ended at ENDED_AT begins (once per hold): logged as a warning naming COORDINATOR, the
+   * broker found last as the group's coordinator (the one that went silent), when known.
+   */
+  begin (generation: number, owned: number, endedAt: number, coordinator: string | null): void {
     if (this.#since !== null) return
     this.#since = Math.min(endedAt, Date.now())
-    this.#log.warn({ group: this.#group, cluster: this.#cluster, generation, owned },
-      `the lease of this member in group ${this.#group} on ${this.#cluster} ran out (${WHY}): nothing is written and its work is held until the coordinator answers; the work goes on where it stopped if the coordinator still counts this member in generation ${generation}, and is dropped (the member joins again) if not`)
+    const broker = coordinator === null ? '' : `; its coordinator was broker ${coordinator}`
+    this.#log.warn({ group: this.#group, cluster: this.#cluster, coordinator, generation, owned },
+      `the lease of this member in group ${this.#group} on ${this.#cluster} ran out (${WHY}${broker}): nothing is written and its work is held until the coordinator answers; the work goes on where it stopped if the coordinator still counts this member in generation ${generation}, and is dropped (the member joins again) if not`)
   }
 
   /** The member's error to show in status while held (with its last error, if any); LAST itself when not held. */

@@ -2,11 +2,12 @@
  * A broker killed with kill -9 mid-copy and restarted (`third`, as the source and then as the target): kmirror
  * keeps running, retries, and once the broker is back every record is on the target exactly once, in order. The
  * target down longer than the group lease (the group lives there): the work is held, not lost, and goes on where
- * it stopped once the restarted coordinator answers.
+ * it stopped once the restarted coordinator answers; meanwhile `/status` shows the lease not valid with its last
+ * error, and `kmirror_group_lease_valid` is 0, both back to valid and 1 afterwards.
  */
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
-import { ensureClusters, killCluster, startCluster, type ClusterName } from '../helpers/clusters.ts'
+import { ensureClusters, getCluster, killCluster, startCluster, type ClusterName } from '../helpers/clusters.ts'
 import { createTopic, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
@@ -27,6 +28,18 @@ function batch (topic: string, from: number, count: number): TestRecord[] {
 async function copied (target: ClusterName, remote: string): Promise<number> {
   const counts = await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted(target, remote, p).catch(() => [])).length))
   return counts.reduce((a, b) => a + b, 0)
+}
+
+interface LeaseSeen { lease: { valid: boolean, lastError: string | null } | undefined, gauge: string | undefined }
+
+/** The flow's lease as the running instance shows it: in `/status` and as its gauge in `/metrics`. */
+async function leaseSeen (port: number): Promise<LeaseSeen> {
+  const status = await (await fetch(`http://127.0.0.1:${port}/status`)).json() as { flows: { name: string, membership?: { lease?: LeaseSeen['lease'] } }[] }
+  const metrics = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text()
+  return {
+    lease: status.flows.find(f => f.name === 'A->B')?.membership?.lease,
+    gauge: /^kmirror_group_lease_valid\{flow="A->B"\} (\d+)$/m.exec(metrics)?.[1]
+  }
 }
 
 async function killMidCopy (t: { after: (fn: () => unknown) => void }, killed: 'source' | 'target'): Promise<void> {
@@ -82,16 +95,25 @@ test('the target broker down longer than the group lease: kmirror holds its work
   await produce('source', batch(topic, 0, 100))
   const timeouts = ['A', 'B'].flatMap(c => ['consumer', 'producer', 'admin'].map(role => `${c}.${role}.request.timeout.ms = 3000`))
   const config = writeTempFile(mm2Properties({ source: 'source', target: 'third', extra: [`A->B.topics = ${topic}`, ...timeouts] }), '.properties', t)
-  const kmirror = spawnKmirror(['run', config, '--progress-interval', '0'], { t })
+  const kmirror = spawnKmirror(['run', config, '--progress-interval', '0', '--http-port', '0', '--http-host', '127.0.0.1'], { t })
+  const port = Number((await kmirror.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 15_000))[1])
   await waitFor(async () => ({ done: await copied('third', remote) === 100, state: await copied('third', remote) }),
     { timeoutMs: 60_000, intervalMs: 250, message: 'the first 100 records copied' })
+  assert.deepEqual(await leaseSeen(port), { lease: { valid: true, lastError: null }, gauge: '1' })
 
   // When `third` is killed, 100 more records arrive, and it stays down until the lease has run out
+  // (the warning names the coordinator broker that went silent)
+  const held = new RegExp(`the lease of this member in group kmirror-A-B on cluster B ran out \\(.*; its coordinator was broker ${getCluster('third').bootstrap.replaceAll('.', '\\.')}\\): nothing is written and its work is held until the coordinator answers`)
   t.after(() => startCluster('third'))
   await killCluster('third')
   await produce('source', batch(topic, 100, 100))
-  await waitFor(() => ({ done: /the lease of this member in group kmirror-A-B on cluster B ran out .*its work is held until the coordinator answers/.test(kmirror.stderr), state: kmirror.stderr.slice(-1500) }),
+  await waitFor(() => ({ done: held.test(kmirror.stderr), state: kmirror.stderr.slice(-1500) }),
     { timeoutMs: 30_000, intervalMs: 200, message: 'the lease run out and the work held' })
+  // (the operator's view: not valid, with why, and the gauge the alert KmirrorGroupLeaseNotHeld watches at 0)
+  const seen = await leaseSeen(port)
+  assert.equal(seen.lease?.valid, false)
+  assert.match(seen.lease?.lastError ?? '', /cluster B/)
+  assert.equal(seen.gauge, '0')
   await startCluster('third')
 
   // Then the coordinator, loaded again, still counts the member: the lease holds again, nothing is dropped
@@ -99,6 +121,8 @@ test('the target broker down longer than the group lease: kmirror holds its work
     { timeoutMs: 60_000, intervalMs: 200, message: 'the lease holding again' })
   await waitFor(async () => ({ done: await copied('third', remote) >= 200, state: await copied('third', remote) }),
     { timeoutMs: 60_000, intervalMs: 500, message: 'all 200 records copied after the restart' })
+  assert.deepEqual((await leaseSeen(port)).gauge, '1')
+  assert.equal((await leaseSeen(port)).lease?.valid, true)
   assert.doesNotMatch(kmirror.stderr, /group membership lost/)
   assert.equal(kmirror.exitStatus, null, 'kmirror kept running')
   kmirror.kill('SIGTERM')

@@ -25,6 +25,7 @@ interface Sent { readonly api: string, readonly memberId: string }
  */
 class FakeCoordinator implements GroupCoordinatorPort {
   readonly cluster = { label: 'cluster B', alias: 'B' }
+  readonly address = '127.0.0.1:9192'
   readonly sent: Sent[] = []
   heartbeatErrors: number[] = []
   /** JoinGroup answers these error codes one by one (then joins). */
@@ -187,6 +188,7 @@ describe('GroupMember whose lease runs out (the coordinator silent past the sess
     const held = logger.at(LogLevels.warn).filter(l => l.msg.startsWith('the lease of this member in group kmirror-A-B on cluster B ran out'))
     assert.equal(held.length, 1, 'one warning per hold')
     assert.equal(held[0]!['generation'], 1)
+    assert.match(held[0]!.msg, /; its coordinator was broker 127\.0\.0\.1:9192\): nothing is written/, 'the silent broker named')
 
     coordinator.heartbeatsUnanswered = false
     await waitFor(() => member.leaseValid(), { timeoutMs: 5000, intervalMs: 5, message: 'the lease holding again' })
