@@ -252,6 +252,31 @@ describe('GroupMember whose lease runs out (the coordinator silent past the sess
     assert.equal(revoked, 0)
     assert.equal(owner.lost, 1)
   })
+
+  it('Given a revoke whose progress store cannot finish (the target silent) and the lease running out meanwhile, when the member stops, then the work is lost at once instead of the stop waiting for the store', async () => {
+    // A real owner's store retries until lose() aborts it: modelled by a revoke that ends only on lose().
+    const coordinator = new FakeCoordinator()
+    const owner = new FakeOwner()
+    let storing = false
+    let abort = (): void => {}
+    owner.revoke = async () => { storing = true; await new Promise<void>(resolve => { abort = resolve }) }
+    const lose = owner.lose.bind(owner)
+    owner.lose = () => { abort(); lose() }
+    const { member } = startMember(coordinator, memoryLogger(), 2000, owner, 300, true)
+    await waitStable(member, 'm1')
+
+    // The partition leaves the assignment (its topic is gone): the revoke starts and hangs in its store
+    owner.listWork = async () => []
+    member.requestRebalance()
+    await waitFor(() => storing, { timeoutMs: 5000, intervalMs: 5, message: 'the revoke storing its progress' })
+    await quietPastLease(coordinator, member)
+
+    const started = Date.now()
+    await member.stop()
+    members.splice(members.indexOf(member), 1)
+    assert.equal(owner.lost, 1, 'lost, not left storing')
+    assert.ok(Date.now() - started < 1000, `stopped in ${Date.now() - started} ms`)
+  })
 })
 
 describe('GroupMember with a coordinator that is loading', () => {
