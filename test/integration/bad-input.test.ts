@@ -55,7 +55,8 @@ for (const c of CASES) {
     // Then it exits 2 with the problem named, and no topic was created anywhere
     assert.equal(exit.code, 2, `exit ${JSON.stringify(exit)}; stderr:\n${kmirror.stderr}`)
     assert.match(kmirror.stderr, c.expect)
-    assert.deepEqual({ source: (await listTopics('source')).sort(), target: (await listTopics('target')).sort() }, before)
+    // (no new topic: one an earlier file deleted may still leave the listing meanwhile, which is not kmirror's doing)
+    assert.deepEqual({ source: (await listTopics('source')).filter(n => !before.source.includes(n)), target: (await listTopics('target')).filter(n => !before.target.includes(n)) }, { source: [], target: [] })
   })
 }
 

@@ -183,5 +183,6 @@ test('an unresolvable reference and a short invalid value from a provider exit 2
   assert.ok(kmirror.stderr.includes(`${target}.ssl.truststore.password: line 10: \${file:${missing}:truststore.password}: ${missing} cannot be read (no such file or directory)`), kmirror.stderr)
   assert.ok(kmirror.stderr.includes(`${source}.consumer.fetch.max.bytes: must be a whole number (a Java int), not the value of \${env:${variable}}`), kmirror.stderr)
   assert.ok(!/\bq7\b/.test(kmirror.stderr + kmirror.stdout), kmirror.stderr)
-  assert.deepEqual({ source: (await listTopics('source')).sort(), target: (await listTopics('target')).sort() }, before)
+  // (no new topic: one an earlier file deleted may still leave the listing meanwhile, which is not kmirror's doing)
+  assert.deepEqual({ source: (await listTopics('source')).filter(n => !before.source.includes(n)), target: (await listTopics('target')).filter(n => !before.target.includes(n)) }, { source: [], target: [] })
 })

@@ -63,8 +63,27 @@ function records (topic: string, from: number, count: number): TestRecord[] {
 }
 
 /** kmirror's warnings and errors (JSON log lines at level warn and above). */
+/**
+ * Kafka errors a healthy cluster answers now and then (a coordinator loading a fresh `__consumer_offsets`
+ * partition, a leader moving, a slow answer on a loaded machine): a warning caused by these alone is not about grants.
+ */
+const ROUTINE_KAFKA_ERRORS = new Set(['COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR', 'NOT_LEADER_OR_FOLLOWER', 'LEADER_NOT_AVAILABLE', 'REQUEST_TIMED_OUT'])
+
+/** The Kafka error names an error and its causes carry (`details.kafkaErrors`). */
+function kafkaErrorsOf (err: unknown): string[] {
+  if (typeof err !== 'object' || err === null) return []
+  const { details, cause } = err as { details?: { kafkaErrors?: unknown }, cause?: unknown }
+  const own = Array.isArray(details?.kafkaErrors) ? details.kafkaErrors.filter((n): n is string => typeof n === 'string') : []
+  return [...own, ...kafkaErrorsOf(cause)]
+}
+
+/** Warning, error and fatal lines, but for warnings caused only by routine broker states (above). */
 function problems (kmirror: KmirrorProcess): string[] {
-  return kmirror.stderr.split('\n').filter(l => /^\{"level":"(warn|error|fatal)"/.test(l))
+  return kmirror.stderr.split('\n').filter(l => /^\{"level":"(warn|error|fatal)"/.test(l)).filter(l => {
+    const entry = JSON.parse(l) as { level: string, err?: unknown }
+    const names = kafkaErrorsOf(entry.err)
+    return entry.level !== 'warn' || names.length === 0 || !names.every(n => ROUTINE_KAFKA_ERRORS.has(n))
+  })
 }
 
 async function command (args: readonly string[], t: TestContext): Promise<{ code: number | null, out: string }> {
@@ -236,5 +255,5 @@ test('with READ on the flow\'s group missing on the target, kmirror run exits 3 
   // Then it exits 3 at start, and its error names the group, the cluster and the ACL to add for bob
   assert.equal((await kmirror.waitForExit(60_000)).code, 3, kmirror.stderr.slice(-3000))
   assert.match(kmirror.stderr, new RegExp(`group ${group} on cluster ${p.target} was refused \\(GROUP_AUTHORIZATION_FAILED\\): grant READ on group ${group} to User:bob on cluster ${p.target}`))
-  assert.doesNotMatch(kmirror.stderr, /trying again in/, 'a refused group is not waited for')
+  assert.deepEqual(kmirror.stderr.split('\n').filter(l => /trying again in/.test(l) && /GROUP_AUTHORIZATION_FAILED/.test(l)), [], 'a refused group is not waited for')
 })

@@ -19,7 +19,11 @@ function silentCluster (address: string): TestCluster {
   return { name: 'third', bootstrap: address, external: true }
 }
 
-const TIMEOUTS = ['consumer', 'producer', 'admin'].flatMap(role => [`A.${role}.request.timeout.ms = ${REQUEST_TIMEOUT_MS}`, `B.${role}.request.timeout.ms = ${REQUEST_TIMEOUT_MS}`])
+function requestTimeouts (ms: number): string[] {
+  return ['consumer', 'producer', 'admin'].flatMap(role => [`A.${role}.request.timeout.ms = ${ms}`, `B.${role}.request.timeout.ms = ${ms}`])
+}
+
+const TIMEOUTS = requestTimeouts(REQUEST_TIMEOUT_MS)
 
 async function get (port: number, path: string): Promise<{ status: number, body: string }> {
   const res = await fetch(`http://127.0.0.1:${port}${path}`)
@@ -112,7 +116,8 @@ test('a silent bootstrap server listed before a real one costs one request timeo
   await createTopic('third', topic, { partitions: 2, t })
   await produce('third', Array.from({ length: 40 }, (_, i) => ({ topic, partition: i % 2, key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i) })))
   const mixed: TestCluster = { name: 'third', bootstrap: `${silent.address},${getCluster('third').bootstrap}`, external: true }
-  const config = writeTempFile(mm2Properties({ source: mixed, target: 'source', extra: [`A->B.topics = ${topic}`, ...TIMEOUTS] }), '.properties', t)
+  // (5 s, not 2: the same timeout applies to the real brokers, which must not fail the start by a pause of a loaded machine)
+  const config = writeTempFile(mm2Properties({ source: mixed, target: 'source', extra: [`A->B.topics = ${topic}`, ...requestTimeouts(5000)] }), '.properties', t)
 
   // When kmirror runs
   const kmirror = spawnKmirror(['run', config, '--progress-interval', '0'], { t })
