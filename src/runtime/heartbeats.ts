@@ -90,9 +90,9 @@ export class Heartbeats {
       log.warn({ err }, 'no heartbeats for this pair: its target cluster has no usable client settings')
       return
     }
-    // Every second while a target is down: its first failure warns, repeats of it go to debug.
+    // Every second while a target is down: its first failure warns, repeats of it go to debug, with no reminder.
     const scheduler = new Scheduler(log, {
-      quietRepeats: true,
+      repeatWarningMs: Infinity,
       ...(gate === undefined ? {} : { gate }),
       onRun: (job, ok) => {
         this.#metrics.inc('jobRuns', { flow: pair.name, job_name: job })

@@ -3,12 +3,20 @@
  * with back-off; it never stops another job or the data path. Runs of one job never overlap. While the `gate`
  * gives a reason (a flow's group lease does not hold: another instance may run these jobs now), no run starts:
  * each due run is put off by at most GATE_RECHECK_MS and neither counted nor logged as a failure.
+ *
+ * Warnings: the first failure, each change of error and a reminder every `repeatWarningMs` while the same error
+ * goes on are warnings; the repeats between are logged at debug (an outage of a cluster fails every job in a
+ * back-off of 2, 4, 8 ... s: a warning each would bury the first one). Every failure is counted (status, metrics)
+ * whatever its level; the first success after failures says so once at info.
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 
 /** How soon a run put off by the gate looks again. */
 const GATE_RECHECK_MS = 1000
+
+/** How often a job failing with the same error warns again (see the module's comment). */
+export const REPEAT_WARNING_MS = 5 * 60 * 1000
 
 export interface JobStatus {
   readonly name: string
@@ -33,6 +41,8 @@ interface Job {
   runs: number
   failures: number
   consecutiveFailures: number
+  /** When a failure of the current error was last logged at warn (epoch ms). */
+  warnedAt: number
   lastDurationMs: number
   lastError: string | null
   lastRunAt: string | null
@@ -45,18 +55,17 @@ export interface SchedulerOptions {
   /** A reason puts runs off (above). */
   readonly gate?: () => string | null
   /**
-   * A failure with the same error as the run before it is logged at debug, not warn: for a job that runs every
-   * second (heartbeats), whose outage is already told by the data path. The first failure, each change of error and
-   * the recovery (`job succeeded again`, with the number of failed runs) are still logged as usual.
+   * How often a failure repeating the error before it warns again (default REPEAT_WARNING_MS); Infinity: never,
+   * for a job that runs every second (heartbeats), whose outage is already told by the data path.
    */
-  readonly quietRepeats?: boolean
+  readonly repeatWarningMs?: number
 }
 
 export class Scheduler {
   readonly #log: Logger
   readonly #onRun: (job: string, ok: boolean) => void
   readonly #gate: () => string | null
-  readonly #quietRepeats: boolean
+  readonly #repeatWarningMs: number
   readonly #jobs = new Map<string, Job>()
   #stopped = false
 
@@ -64,13 +73,13 @@ export class Scheduler {
     this.#log = log
     this.#onRun = options.onRun ?? (() => undefined)
     this.#gate = options.gate ?? (() => null)
-    this.#quietRepeats = options.quietRepeats === true
+    this.#repeatWarningMs = options.repeatWarningMs ?? REPEAT_WARNING_MS
   }
 
   /** Runs `fn` every `intervalMs`, the first time after `firstDelayMs` (default: one interval). */
   every (name: string, intervalMs: number, fn: () => Promise<void>, firstDelayMs = intervalMs): void {
     if (this.#jobs.has(name)) throw new KmirrorError(ErrorCodes.INTERNAL, `job ${name} is already scheduled`)
-    const job: Job = { name, intervalMs, fn, timer: null, running: null, cancelled: false, runs: 0, failures: 0, consecutiveFailures: 0, lastDurationMs: 0, lastError: null, lastRunAt: null, lastFailure: null }
+    const job: Job = { name, intervalMs, fn, timer: null, running: null, cancelled: false, runs: 0, failures: 0, consecutiveFailures: 0, warnedAt: 0, lastDurationMs: 0, lastError: null, lastRunAt: null, lastFailure: null }
     this.#jobs.set(name, job)
     this.#schedule(job, firstDelayMs)
   }
@@ -103,8 +112,10 @@ export class Scheduler {
       job.consecutiveFailures++
       const previous = job.lastError
       job.lastError = err instanceof Error ? err.message : String(err)
-      const repeat = this.#quietRepeats && job.consecutiveFailures > 1 && previous === job.lastError
-      log[repeat ? 'debug' : 'warn']({ err, failures: job.failures }, 'job failed; it will run again')
+      const repeat = job.consecutiveFailures > 1 && previous === job.lastError
+      const warn = !repeat || Date.now() - job.warnedAt >= this.#repeatWarningMs
+      if (warn) job.warnedAt = Date.now()
+      log[warn ? 'warn' : 'debug']({ err, failures: job.failures, failedRuns: job.consecutiveFailures }, 'job failed; it will run again')
     } finally {
       job.runs++
       job.lastDurationMs = Date.now() - started

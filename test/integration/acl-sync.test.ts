@@ -120,14 +120,16 @@ test('without permission to read A\'s ACLs the sync fails with the grant to add,
     extra: [`A->B.topics = ${topic}`, 'offset-syncs.topic.location = target', 'sync.topic.acls.interval.seconds = 1']
   }), '.properties', t)
 
-  // When kmirror runs
-  const kmirror = spawnKmirror(['run', config], { t })
+  // When kmirror runs (at debug: a failure repeating the one before is logged there)
+  const kmirror = spawnKmirror(['run', config], { t, env: { KMIRROR_LOG_LEVEL: 'debug' } })
   const copied = (n: bigint) => async () => (await endOffsets('secure2', `A.${topic}`).catch(() => [0n]))[0] === n
 
-  // Then the ACL sync fails with the fix, again and again, while records keep arriving
+  // Then the ACL sync fails with the fix, again and again, while records keep arriving: a warning the first time,
+  // the same failure again at debug (a reminder at warn comes only every 5 minutes)
   await waitFor(copied(100n), { timeoutMs: 60_000, message: 'the first 100 records copied' })
   const failures = (): Record<string, unknown>[] => logLines(kmirror, 'job failed; it will run again').filter(l => l['job'] === 'sync-acls')
   await waitFor(() => failures().length >= 2, { timeoutMs: 30_000, message: 'the ACL sync failed twice' })
+  assert.deepEqual(failures().slice(0, 2).map(l => [l['level'], l['failedRuns']]), [['warn', 1], ['debug', 2]])
   const err = failures()[0]!['err'] as { message: string }
   assert.match(err.message, /ACL sync cannot read ACLs on cluster A: grant DESCRIBE on the cluster resource of A to User:bob/)
   assert.ok(err.message.includes(`(kafka-acls.sh --bootstrap-server ${getCluster('secure').bootstrap} --command-config ADMIN_PROPERTIES_FILE_OF_A ` +

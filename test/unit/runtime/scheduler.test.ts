@@ -234,10 +234,10 @@ describe('Scheduler', () => {
     assert.deepEqual(job.calls.slice(1).map((t, i) => t - job.calls[i]!), [10_000, 10_000])
   })
 
-  it('with quietRepeats, a failure repeating the error before it is logged at debug; the first, a new error and the recovery are not', async () => {
+  it('with no reminder (heartbeats), a failure repeating the error before it is logged at debug; the first, a new error and the recovery are not', async () => {
     // Given a job every second (heartbeats) failing 5 times with one error, then once with another, then recovering
     const logs = memoryLogger()
-    scheduler = new Scheduler(logs.log, { quietRepeats: true })
+    scheduler = new Scheduler(logs.log, { repeatWarningMs: Infinity })
     let calls = 0
     scheduler.every('heartbeats', 1000, async () => {
       calls++
@@ -252,5 +252,26 @@ describe('Scheduler', () => {
     assert.equal(logs.at(LogLevels.debug).filter(l => l.msg === 'job failed; it will run again').length, 4)
     assert.deepEqual(logs.at(LogLevels.info).map(l => [l.msg, l['failedRuns']]), [['job succeeded again', 6]])
     assert.equal(scheduler.status()[0]!.failures, 6)
+  })
+
+  it('by default, a job failing with the same error warns at its first failure and then once every 5 minutes, with the failed runs so far; the runs between go to debug', async () => {
+    // Given a job every minute failing with one error for 12 minutes (a source cluster down)
+    const logs = memoryLogger()
+    scheduler = new Scheduler(logs.log)
+    const start = Date.now()
+    scheduler.every('sync-topic-configs', 60_000, async () => {
+      if (Date.now() - start < 12 * 60_000) throw new Error('cluster A unreachable')
+    }, 0)
+    mock.timers.tick(0)
+    await settle()
+    await advance(13 * 60_000, 1000)
+    // Then warnings at the first run (0 s), then at the first failure 5 minutes after the last warning: runs at 0, 2,
+    // 6, 14, 30, 62 s (back-off), then every minute: the 10th at 302 s, the 15th at 602 s
+    const failed = logs.lines.filter(l => l.msg === 'job failed; it will run again')
+    const warns = failed.filter(l => l.level === LogLevels.warn)
+    assert.deepEqual(warns.map(w => w['failedRuns']), [1, 10, 15])
+    assert.equal(failed.length, scheduler.status()[0]!.failures, 'every failure logged, at warn or debug')
+    assert.ok(failed.length > warns.length)
+    assert.deepEqual(logs.at(LogLevels.info).map(l => [l.msg, l['failedRuns']]), [['job succeeded again', failed.length]])
   })
 })
