@@ -31,7 +31,7 @@ export class LeaseHold {
 
   /**
    * The hold of a lease that ended at ENDED_AT begins (once per hold): logged as a warning naming COORDINATOR, the
-   * broker found last as the group's coordinator (the one that went silent), when known.
+   * broker found last as the group's coordinator (the one to look at first), when known.
    */
   begin (generation: number, owned: number, endedAt: number, coordinator: string | null): void {
     if (this.#since !== null) return

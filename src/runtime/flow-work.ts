@@ -132,7 +132,10 @@ export class FlowWork implements WorkOwner {
     try {
       await job.run()
     } catch (err) {
-      this.#parts.log.warn({ err, job: name }, 'job failed; it will run again')
+      // Not the scheduler's line (`job failed; it will run again`): this run is outside its schedule and counts.
+      this.#parts.log.warn({ err, job: name }, job.periodic
+        ? `job ${name} failed in its run at assignment; it runs again on its schedule (every ${Math.round(job.intervalMs / 1000)} s)`
+        : `job ${name} failed in its run at assignment and does not run periodically (refresh.topics.enabled is off): it runs again at the next assignment (a rebalance or restart)`)
     }
   }
 

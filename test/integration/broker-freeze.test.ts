@@ -75,6 +75,7 @@ async function freezeMidCopy (t: { after: (fn: () => unknown) => void }, frozen:
   // When `third` is frozen (and, when it is the target, more records arrive on the source meanwhile)
   const mark = kmirror.stderr.length
   freezeCluster('third', t)
+  const frozenAt = Date.now()
   if (frozen === 'target') await produce(source, batch(topic, 100, 100))
 
   // Then a warning names the timeout, the cluster's broker and the request, within the request timeout (plus back-off)
@@ -91,9 +92,11 @@ async function freezeMidCopy (t: { after: (fn: () => unknown) => void }, frozen:
     const h = await healthz(port)
     return { done: h.status === 503 && stalled.test(h.body), state: h }
   }, { timeoutMs: STALL_THRESHOLD_MS + 10_000, intervalMs: 250, message: '/healthz 503 and stalled while frozen' })
-  // (not before the threshold: counted from the last completed round, which may be a little before the freeze)
-  const stall = JSON.parse((await kmirror.waitForOutput(/\{[^\n]*"flow":"A->B"[^\n]*"msg":"flow stalled: no fetch-and-write round completed within health\.stall\.threshold\.ms[^\n]*/, 5000))[0]) as { sinceMs: number, thresholdMs: number }
-  assert.ok(stall.sinceMs >= stall.thresholdMs && stall.thresholdMs === STALL_THRESHOLD_MS, `stalled after ${stall.sinceMs} ms, threshold ${stall.thresholdMs} ms`)
+  // Not before the threshold: counted from the last completed round, which may end up to a round (fetch.max.wait.ms,
+  // plus a write on a loaded machine) before the freeze
+  assert.ok(Date.now() - frozenAt >= STALL_THRESHOLD_MS - 2000, `stalled ${Date.now() - frozenAt} ms after the freeze`)
+  const stall = JSON.parse((await kmirror.waitForOutput(/\{[^\n]*"flow":"A->B"[^\n]*"msg":"flow stalled: no fetch-and-write round completed within health\.stall\.threshold\.ms[^\n]*/, 5000))[0]) as { thresholdMs: number }
+  assert.equal(stall.thresholdMs, STALL_THRESHOLD_MS)
 
   // When it is thawed (and, when it was the source, more records arrive)
   thawCluster('third')

@@ -49,7 +49,7 @@ test('fetches are incremental once caught up, and a source broker restart falls 
     (await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted('source', remote, p).catch(() => [])).length))).reduce((a, b) => a + b, 0)
   await waitFor(async () => ({ done: await copied() === 60, state: await copied() }), { timeoutMs: 60_000, intervalMs: 250, message: 'the first 60 records copied' })
 
-  // Then the fetch rounds since are incremental, in one session (one full request opened it)
+  // Then the fetch rounds since are incremental (a full request opened their session)
   await waitFor(async () => { const m = await scrape(); return { done: m.incremental >= 5, state: m } }, { timeoutMs: 20_000, message: 'incremental fetches' })
   // (resets are not asserted 0 here: a request that timed out on a loaded machine also ends a session)
   const before = await scrape()

@@ -178,7 +178,7 @@ test('members share the work of a group once each, hand it over on join, stop an
   const cItems = [...c.running]
   const frozenAt = Date.now()
   frozen.freezeForTest()
-  await waitFor(() => cItems.every(k => a.running.has(k) || d.running.has(k)), { timeoutMs: SESSION_MS + 8000, message: 'the frozen member\'s items taken over' })
+  await waitFor(() => cItems.every(k => a.running.has(k) || d.running.has(k)), { timeoutMs: SESSION_MS + 15_000, message: 'the frozen member\'s items taken over' })
   assert.ok(Date.now() - frozenAt < SESSION_MS + 8000, `took over after ${Date.now() - frozenAt} ms`)
   assert.ok(!frozen.leaseValid())
   assert.ok(ledger.fenced.includes(`${groupId}-m3`), `fenced ${ledger.fenced.join(', ')}`)

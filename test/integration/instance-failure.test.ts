@@ -112,9 +112,9 @@ test('kill -9 of one of two instances: the other resumes its partitions within t
 
 /**
  * Exactly-once mode: once the producer stops, a read_committed reader finds every source record of every partition
- * on the target exactly once, in source order (0 missing, 0 duplicates, no rewind).
+ * on the target exactly once, in source order (0 missing, 0 duplicates, no rewind). Returns when every round was
+ * seen committed (before the record-by-record check, whose reads take a while).
  */
-/** Returns when every round was seen committed (before the record-by-record check, whose reads take a while). */
 async function checkExactlyOnce (setup: Setup): Promise<number> {
   const rounds = await setup.producer.stop()
   await waitFor(async () => {

@@ -62,7 +62,6 @@ function records (topic: string, from: number, count: number): TestRecord[] {
   return Array.from({ length: count }, (_, i) => ({ topic, partition: (from + i) % 2, key: Buffer.from(`k${from + i}`), value: Buffer.from(`v${from + i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(from + i) }))
 }
 
-/** kmirror's warnings and errors (JSON log lines at level warn and above). */
 /**
  * Kafka errors a healthy cluster answers now and then (a coordinator loading a fresh `__consumer_offsets`
  * partition, a leader moving, a slow answer on a loaded machine): a warning caused by these alone is not about grants.
@@ -77,10 +76,18 @@ function kafkaErrorsOf (err: unknown): string[] {
   return [...own, ...kafkaErrorsOf(cause)]
 }
 
-/** Warning, error and fatal lines, but for warnings caused only by routine broker states (above). */
+/**
+ * kmirror's warnings and errors (JSON log lines at level warn and above), but for warnings caused only by routine
+ * broker states (above). A line that does not parse (cut at the end of the output so far) is kept.
+ */
 function problems (kmirror: KmirrorProcess): string[] {
   return kmirror.stderr.split('\n').filter(l => /^\{"level":"(warn|error|fatal)"/.test(l)).filter(l => {
-    const entry = JSON.parse(l) as { level: string, err?: unknown }
+    let entry: { level: string, err?: unknown }
+    try {
+      entry = JSON.parse(l) as { level: string, err?: unknown }
+    } catch {
+      return true
+    }
     const names = kafkaErrorsOf(entry.err)
     return entry.level !== 'warn' || names.length === 0 || !names.every(n => ROUTINE_KAFKA_ERRORS.has(n))
   })

@@ -254,6 +254,17 @@ describe('Scheduler', () => {
     assert.equal(scheduler.status()[0]!.failures, 6)
   })
 
+  it('with no reminder (heartbeats), the same error for 10 minutes warns once', async () => {
+    const logs = memoryLogger()
+    scheduler = new Scheduler(logs.log, { repeatWarningMs: Infinity })
+    scheduler.every('heartbeats', 1000, async () => { throw new Error('target down') }, 0)
+    mock.timers.tick(0)
+    await settle()
+    await advance(10 * 60_000, 1000)
+    assert.equal(logs.at(LogLevels.warn).length, 1)
+    assert.ok(scheduler.status()[0]!.failures > 100)
+  })
+
   it('by default, a job failing with the same error warns at its first failure and then once every 5 minutes, with the failed runs so far; the runs between go to debug', async () => {
     // Given a job every minute failing with one error for 12 minutes (a source cluster down)
     const logs = memoryLogger()
