@@ -27,6 +27,11 @@ import type { PairJob } from './heartbeats.ts'
 import { JobNames, type FlowJob } from './job-registry.ts'
 import type { Scheduler } from './scheduler.ts'
 
+/** How soon a job whose run at assignment failed runs again (then the scheduler's back-off: 2, 4, 8 ... s). */
+const RETRY_AFTER_FAILED_RUN_MS = 2000
+/** The longest wait between retries of a job that runs once (the topic refresh with refresh.topics.enabled off). */
+const ONE_SHOT_RETRY_CAP_MS = 60_000
+
 /** Alone, a flow owns all its work from its start; in a group, only what is assigned to it. */
 export const Ownerships = { ALL: 'all', ASSIGNED: 'assigned' } as const
 export type Ownership = (typeof Ownerships)[keyof typeof Ownerships]
@@ -109,9 +114,9 @@ export class FlowWork implements WorkOwner {
   async assign (items: readonly WorkItem[]): Promise<void> {
     const { jobs, partitions } = split(items)
     // The topic refresh first: it creates the remote topics the partitions are written to.
-    if (jobs.includes(JobNames.REFRESH_TOPICS)) await this.#runOnce(JobNames.REFRESH_TOPICS)
+    const refreshFailed = jobs.includes(JobNames.REFRESH_TOPICS) && !await this.#runOnce(JobNames.REFRESH_TOPICS)
     if (partitions.length > 0) await this.#addPartitions(partitions)
-    for (const name of jobs) this.#startJob(name)
+    for (const name of jobs) this.#startJob(name, refreshFailed && name === JobNames.REFRESH_TOPICS)
     this.#parts.log.info({ partitions: partitions.length, jobs }, 'work assigned')
   }
 
@@ -126,20 +131,21 @@ export class FlowWork implements WorkOwner {
     await replicator.addPartitions(refs, stored, key => this.ownsPartition(key))
   }
 
-  async #runOnce (name: string): Promise<void> {
+  /** The job's run at assignment, outside the scheduler; false when it failed (then retried soon: `#startJob`). */
+  async #runOnce (name: string): Promise<boolean> {
     const job = this.#parts.jobs.find(j => j.name === name)
-    if (job === undefined) return
+    if (job === undefined) return true
     try {
       await job.run()
+      return true
     } catch (err) {
-      // Not the scheduler's line (`job failed; it will run again`): this run is outside its schedule and counts.
-      this.#parts.log.warn({ err, job: name }, job.periodic
-        ? `job ${name} failed in its run at assignment; it runs again on its schedule (every ${Math.round(job.intervalMs / 1000)} s)`
-        : `job ${name} failed in its run at assignment and does not run periodically (refresh.topics.enabled is off): it runs again at the next assignment (a rebalance or restart)`)
+      this.#parts.log.warn({ err, job: name }, `job ${name} failed in its run at assignment; it runs again in ${RETRY_AFTER_FAILED_RUN_MS / 1000} s, then with back-off until it succeeds${job.periodic ? ', then on its schedule' : ' (once: refresh.topics.enabled is off)'}`)
+      return false
     }
   }
 
-  #startJob (name: string): void {
+  /** Starts the job NAME on the scheduler; RETRY_SOON: its run at assignment failed, so its next run comes soon. */
+  #startJob (name: string, retrySoon = false): void {
     if (this.#jobs.has(name)) return
     this.#jobs.add(name)
     if (name === JobNames.EMIT_HEARTBEATS) {
@@ -151,7 +157,12 @@ export class FlowWork implements WorkOwner {
       this.#parts.log.warn({ job: name }, 'assigned a job this flow does not run (another kmirror version, or another configuration?): ignored')
       return
     }
-    if (job.periodic && !this.#parts.scheduler.has(name)) this.#parts.scheduler.every(job.name, job.intervalMs, job.run, job.firstDelayMs)
+    if (this.#parts.scheduler.has(name)) return
+    // Without the retry, a failed first refresh would leave topics new since the start without remote topics for a
+    // whole refresh.topics.interval.seconds (600 s in many MM2 files), or until the next assignment when it does not
+    // run periodically.
+    if (job.periodic) this.#parts.scheduler.every(job.name, job.intervalMs, job.run, retrySoon ? RETRY_AFTER_FAILED_RUN_MS : job.firstDelayMs)
+    else if (retrySoon) this.#parts.scheduler.every(job.name, ONE_SHOT_RETRY_CAP_MS, job.run, RETRY_AFTER_FAILED_RUN_MS, { untilSuccess: true })
   }
 
   async revoke (items: readonly WorkItem[]): Promise<void> {

@@ -41,6 +41,8 @@ interface Job {
   runs: number
   failures: number
   consecutiveFailures: number
+  /** Runs (with back-off, at most `intervalMs` apart) only until one succeeds. */
+  untilSuccess: boolean
   /** When a failure of the current error was last logged at warn (epoch ms). */
   warnedAt: number
   lastDurationMs: number
@@ -76,10 +78,14 @@ export class Scheduler {
     this.#repeatWarningMs = options.repeatWarningMs ?? REPEAT_WARNING_MS
   }
 
-  /** Runs `fn` every `intervalMs`, the first time after `firstDelayMs` (default: one interval). */
-  every (name: string, intervalMs: number, fn: () => Promise<void>, firstDelayMs = intervalMs): void {
+  /**
+   * Runs `fn` every `intervalMs`, the first time after `firstDelayMs` (default: one interval). UNTIL_SUCCESS: only
+   * until a run succeeds (a job that runs once, retried with back-off capped at `intervalMs`); it then leaves the
+   * scheduler, as `cancel` would.
+   */
+  every (name: string, intervalMs: number, fn: () => Promise<void>, firstDelayMs = intervalMs, { untilSuccess = false } = {}): void {
     if (this.#jobs.has(name)) throw new KmirrorError(ErrorCodes.INTERNAL, `job ${name} is already scheduled`)
-    const job: Job = { name, intervalMs, fn, timer: null, running: null, cancelled: false, runs: 0, failures: 0, consecutiveFailures: 0, warnedAt: 0, lastDurationMs: 0, lastError: null, lastRunAt: null, lastFailure: null }
+    const job: Job = { name, intervalMs, fn, timer: null, running: null, cancelled: false, runs: 0, failures: 0, consecutiveFailures: 0, untilSuccess, warnedAt: 0, lastDurationMs: 0, lastError: null, lastRunAt: null, lastFailure: null }
     this.#jobs.set(name, job)
     this.#schedule(job, firstDelayMs)
   }
@@ -123,6 +129,10 @@ export class Scheduler {
       if (job.lastError !== null) job.lastFailure = { at: job.lastRunAt, error: job.lastError }
       job.running = null
       this.#onRun(job.name, job.lastError === null)
+    }
+    if (job.untilSuccess && job.consecutiveFailures === 0) {
+      if (this.#jobs.get(job.name) === job) this.#jobs.delete(job.name)
+      return
     }
     const backoff = job.consecutiveFailures === 0 ? job.intervalMs : Math.min(job.intervalMs, 1000 * 2 ** Math.min(job.consecutiveFailures, 6))
     this.#schedule(job, backoff)

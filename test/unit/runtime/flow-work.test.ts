@@ -8,13 +8,14 @@ import { FlowWork } from '../../../src/runtime/flow-work.ts'
 import type { FlowJob } from '../../../src/runtime/job-registry.ts'
 import { Scheduler } from '../../../src/runtime/scheduler.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
-import { memoryLogger } from '../../fakes/memory-logger.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+import { waitFor } from '../../helpers/wait.ts'
 
 const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true', 'A->B.topics = orders.*'].join('\n'), 'mm2.properties')
   .flows.find(f => f.name === 'A->B')!
 
 /** FlowWork over recording fakes: what it asked of the data path, the stores and the heartbeats, in order. */
-function setup (options: { heartbeats?: boolean } = {}) {
+function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, failures: number } } = {}) {
   const calls: string[] = []
   let ownedNow: (p: { topic: string, partition: number }) => boolean = () => false
   let duringRelease: () => Promise<void> = async () => undefined
@@ -37,11 +38,20 @@ function setup (options: { heartbeats?: boolean } = {}) {
   }
   const scheduler = new Scheduler(memoryLogger().log)
   const job = (name: FlowJob['name'], periodic = true): FlowJob => ({ name, intervalMs: 60_000, firstDelayMs: 60_000, periodic, run: async () => { calls.push(`run ${name}`) } })
-  const jobs = [job('refresh-topics'), job('emit-checkpoints')]
+  let refreshFailures = options.refresh?.failures ?? 0
+  const refresh: FlowJob = {
+    ...job('refresh-topics', options.refresh?.periodic ?? true),
+    run: async () => {
+      calls.push('run refresh-topics')
+      if (refreshFailures-- > 0) throw new Error('cluster B unreachable')
+    }
+  }
+  const jobs = [refresh, job('emit-checkpoints')]
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async () => { calls.push('heartbeats stop') } } : null
-  const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, log: memoryLogger().log }, 'assigned')
+  const logger = memoryLogger()
+  const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, log: logger.log }, 'assigned')
   ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
-  return { work, calls, scheduler, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f } }
+  return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f } }
 }
 
 describe('FlowWork', () => {
@@ -89,5 +99,29 @@ describe('FlowWork', () => {
     await scheduler.stop()
     assert.deepEqual(calls.slice(-2), ['lose', 'heartbeats stop'])
     assert.deepEqual(work.owned(), { partitions: [], jobs: [] })
+  })
+
+  it('a topic refresh that fails at assignment runs again about 2 s later, not an interval later, and the partitions are added meanwhile', async () => {
+    const { work, calls, scheduler, logger } = setup({ refresh: { periodic: true, failures: 1 } })
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'job', job: 'refresh-topics' }])
+    assert.deepEqual(calls.filter(c => c.startsWith('run') || c.startsWith('add')), ['run refresh-topics', 'add orders-0>A.orders@41'])
+    assert.match(logger.at(LogLevels.warn)[0]!.msg, /^job refresh-topics failed in its run at assignment; it runs again in 2 s, then with back-off until it succeeds, then on its schedule$/)
+    await waitFor(() => calls.filter(c => c === 'run refresh-topics').length === 2, { timeoutMs: 4000, intervalMs: 20, message: 'the refresh run again' })
+    assert.equal(scheduler.has('refresh-topics'), true, 'still periodic after the retry succeeded')
+    await scheduler.stop()
+  })
+
+  it('with refresh.topics.enabled off, a refresh that fails at assignment is retried until it succeeds once, then never again; one that succeeds is not scheduled at all', async () => {
+    const { work, calls, scheduler } = setup({ refresh: { periodic: false, failures: 1 } })
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    assert.equal(scheduler.has('refresh-topics'), true)
+    await waitFor(() => !scheduler.has('refresh-topics'), { timeoutMs: 4000, intervalMs: 20, message: 'the retry succeeded and left the scheduler' })
+    assert.deepEqual(calls.filter(c => c === 'run refresh-topics').length, 2)
+    await scheduler.stop()
+
+    const fine = setup({ refresh: { periodic: false, failures: 0 } })
+    await fine.work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    assert.equal(fine.scheduler.has('refresh-topics'), false)
+    await fine.scheduler.stop()
   })
 })

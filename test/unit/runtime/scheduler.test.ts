@@ -254,6 +254,17 @@ describe('Scheduler', () => {
     assert.equal(scheduler.status()[0]!.failures, 6)
   })
 
+  it('a job until its first success: retried with back-off capped at its interval, then it leaves the scheduler', async () => {
+    scheduler = new Scheduler(memoryLogger().log)
+    const job = recordingJob(call => call <= 3)
+    scheduler.every('refresh-topics', 5000, job.fn, 2000, { untilSuccess: true })
+    await advance(60_000, 500)
+    // Then runs at 2 s (fail), 4 s (fail), 8 s (fail), 13 s (the back-off of 8 s capped at 5 s: success), no more
+    assert.deepEqual(job.calls, [2000, 4000, 8000, 13_000])
+    assert.equal(scheduler.has('refresh-topics'), false)
+    assert.deepEqual(scheduler.status(), [])
+  })
+
   it('with no reminder (heartbeats), the same error for 10 minutes warns once', async () => {
     const logs = memoryLogger()
     scheduler = new Scheduler(logs.log, { repeatWarningMs: Infinity })
