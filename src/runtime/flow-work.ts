@@ -29,7 +29,7 @@ import type { Scheduler } from './scheduler.ts'
 
 /** How soon a job whose run at assignment failed runs again (then the scheduler's back-off: 2, 4, 8 ... s). */
 const RETRY_AFTER_FAILED_RUN_MS = 2000
-/** The longest wait between retries of a job that runs once (the topic refresh with refresh.topics.enabled off). */
+/** The longest wait between retries of a job that runs once (the topic refresh when not periodic). */
 const ONE_SHOT_RETRY_CAP_MS = 60_000
 
 /** Alone, a flow owns all its work from its start; in a group, only what is assigned to it. */
@@ -139,7 +139,7 @@ export class FlowWork implements WorkOwner {
       await job.run()
       return true
     } catch (err) {
-      this.#parts.log.warn({ err, job: name }, `job ${name} failed in its run at assignment; it runs again in ${RETRY_AFTER_FAILED_RUN_MS / 1000} s, then with back-off until it succeeds${job.periodic ? ', then on its schedule' : ' (once: refresh.topics.enabled is off)'}`)
+      this.#parts.log.warn({ err, job: name }, `job ${name} failed in its run at assignment; it runs again in ${RETRY_AFTER_FAILED_RUN_MS / 1000} s, then with back-off until it succeeds${job.periodic ? ', then on its schedule' : ' (once: the periodic refresh is off)'}`)
       return false
     }
   }
@@ -161,7 +161,7 @@ export class FlowWork implements WorkOwner {
     // Without the retry, a failed first refresh would leave topics new since the start without remote topics for a
     // whole refresh.topics.interval.seconds (600 s in many MM2 files), or until the next assignment when it does not
     // run periodically.
-    if (job.periodic) this.#parts.scheduler.every(job.name, job.intervalMs, job.run, retrySoon ? RETRY_AFTER_FAILED_RUN_MS : job.firstDelayMs)
+    if (job.periodic) this.#parts.scheduler.every(job.name, job.intervalMs, job.run, retrySoon ? Math.min(RETRY_AFTER_FAILED_RUN_MS, job.firstDelayMs) : job.firstDelayMs)
     else if (retrySoon) this.#parts.scheduler.every(job.name, ONE_SHOT_RETRY_CAP_MS, job.run, RETRY_AFTER_FAILED_RUN_MS, { untilSuccess: true })
   }
 

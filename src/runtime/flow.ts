@@ -36,6 +36,7 @@ import { RefreshBaseline } from './refresh-baseline.ts'
 import { Scheduler } from './scheduler.ts'
 import { TransactionRounds } from '../replication/transaction-rounds.ts'
 import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
+import { oneAtATime } from '../one-at-a-time.ts'
 
 /** How long the remote topics' early creation waits for a group coordinator (`#createRemotesWhileJoining`). */
 const EARLY_CREATION_PATIENCE_MS = 5_000
@@ -217,7 +218,9 @@ export class Flow implements WorkOwner {
     const groupSync = new GroupOffsetSync({ flow: config, policy, sourceAdmin, targetAdmin, log: this.#log.child({ job: 'sync-group-offsets' }), metrics: this.#metrics, translator })
     let work: FlowWork | null = null
     const jobs = flowJobs(context, {
-      refreshTopics: async () => {
+      // One at a time: a run at assignment may meet one still under way from a membership lost just before (lose()
+      // does not wait for its jobs), and two at once could count one absence of a source topic twice.
+      refreshTopics: oneAtATime(async () => {
         await early
         const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names) })
         if (alone) await replicator.addTopics(result.topics, new Set(result.recopy))
@@ -228,7 +231,7 @@ export class Flow implements WorkOwner {
           await replicator.addTopics(result.topics.filter(t => recopy.has(t.source)), recopy, key => work?.ownsPartition(key) ?? false)
         }
         this.#noteRefreshed(result.topics)
-      },
+      }),
       emitCheckpoints: async () => { await work?.followHistory(); await checkpoints?.emit() },
       trimOffsetHistory: async () => {
         const partitions = history.partitions()

@@ -265,6 +265,23 @@ describe('Scheduler', () => {
     assert.deepEqual(scheduler.status(), [])
   })
 
+  it('a job cancelled and scheduled again under its name while its old run is under way: the old run\'s end neither removes nor reschedules the new one', async () => {
+    scheduler = new Scheduler(memoryLogger().log)
+    let release = (): void => {}
+    const old = async (): Promise<void> => { await new Promise<void>(resolve => { release = resolve }) }
+    scheduler.every('refresh-topics', 5000, old, 0, { untilSuccess: true })
+    mock.timers.tick(0)
+    await settle()
+    const cancelled = scheduler.cancel('refresh-topics')
+    const fresh = recordingJob()
+    scheduler.every('refresh-topics', 5000, fresh.fn, 1000)
+    release()
+    await cancelled
+    await advance(11_000, 500)
+    assert.equal(scheduler.has('refresh-topics'), true)
+    assert.deepEqual(fresh.calls, [1000, 6000, 11_000])
+  })
+
   it('with no reminder (heartbeats), the same error for 10 minutes warns once', async () => {
     const logs = memoryLogger()
     scheduler = new Scheduler(logs.log, { repeatWarningMs: Infinity })
