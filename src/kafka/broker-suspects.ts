@@ -61,6 +61,11 @@ export function noteOutcome (broker: Address, err?: unknown, now = Date.now()): 
   if (unanswered !== undefined) markSilent(broker, unanswered.message, now)
 }
 
+/** BROKER is a suspect from NOW, whatever a request of its last said (its cluster fenced it: fenced-brokers.ts). */
+export function suspect (broker: Address, now = Date.now()): void {
+  failedAt.set(addressKey(`${broker.host}:${broker.port}`), now)
+}
+
 /**
  * ASK sent to the first of BROKERS that takes a connection, suspects last; the outcome noted. Throws what ASK throws.
  * The library tries the brokers in order and keeps their connect failures to itself: the brokers before the one

@@ -141,6 +141,20 @@ function cut (connection: Connection): void {
   else connection.close().catch(() => undefined)
 }
 
+/** The label of the cluster a watched connection belongs to ("cluster B"); undefined when not watched. */
+export function clusterOf (connection: Connection): string | undefined {
+  return open.get(addressKey(`${connection.host}:${connection.port}`))?.get(connection)
+}
+
+/** The open watched connections of the cluster LABEL, with their broker's `addressKey` (fenced-brokers.ts asks them). */
+export function connectionsOf (label: string): { key: string, connection: Connection }[] {
+  const found: { key: string, connection: Connection }[] = []
+  for (const [key, byConnection] of open) {
+    for (const [connection, cluster] of byConnection) if (cluster === label) found.push({ key, connection })
+  }
+  return found
+}
+
 /** Whether any of BROKERS was found silent after SINCE (epoch ms): metadata read at SINCE may name it as a leader. */
 export function silentSince (brokers: Iterable<Address>, since: number): boolean {
   if (lastSilence <= since) return false

@@ -23,6 +23,7 @@ import { Ownerships } from './flow-work.ts'
 import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
 import { onSilence, type SilenceReport } from '../kafka/silent-brokers.ts'
+import { watchFencedBrokers } from '../kafka/fenced-brokers.ts'
 import { refuseWhileMm2Copies } from './mm2-worker-check.ts'
 import { startWithRetries } from './start-retry.ts'
 import { startTogether } from './start-together.ts'
@@ -46,6 +47,8 @@ export class MirrorMaker {
   readonly #stopping = new AbortController()
   readonly #createdAt = Date.now()
   readonly #stopReportingSilences: () => void
+  /** Cuts the connections to a broker the cluster fenced while requests wait on it (fenced-brokers.ts). */
+  readonly #stopWatchingFences: () => void
   #started = false
 
   /** `heartbeatPairs`: the pairs that get heartbeats (`selectHeartbeatFlows`); by default the flows themselves. */
@@ -63,6 +66,7 @@ export class MirrorMaker {
       metrics.inc('brokerSilences', { broker: report.broker })
       logSilence(log, report)
     })
+    this.#stopWatchingFences = watchFencedBrokers()
   }
 
   async start (): Promise<void> {
@@ -126,6 +130,7 @@ export class MirrorMaker {
     // Silences are still reported during the hand-over, when a wedged broker slows it most.
     const results = await Promise.allSettled([...this.#flows.map(stopFlow), pairs])
     this.#stopReportingSilences()
+    this.#stopWatchingFences()
     const failed = results.find(r => r.status === 'rejected')
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
   }

@@ -24,10 +24,10 @@
  */
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { ConnectionPool } from '@platformatic/kafka'
-import { CoordinatorKeyTypes, findCoordinator, type CoordinatorKeyType } from '../../src/kafka/protocol/find-coordinator.ts'
+import { CoordinatorKeyTypes } from '../../src/kafka/protocol/find-coordinator.ts'
+import { coordinatorOf, coordinatorOfOther } from '../helpers/coordinators.ts'
 import { AdminClient } from '../../src/kafka/admin-client.ts'
-import { ensureTrio, freezeTrioNode, killTrioNode, thawTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
+import { ensureTrio, freezeTrioNode, killTrioNode, thawTrioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
 import { committedOffsets, runPlan } from '../helpers/drills.ts'
 import { createTopic, endOffsets, produce, TIMESTAMP_BASE } from '../helpers/kafka.ts'
 import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, killInstances, produceContinuously, startInstance, waitForRounds, waitForSplit } from '../helpers/instances.ts'
@@ -44,19 +44,6 @@ let trio: TestCluster
 let release: () => Promise<void> = async () => undefined
 before(async () => { ({ trio, release } = await useTrio()) })
 after(async () => { await release() })
-
-/** The node id of the broker coordinating KEY (a group, or a transactional id) on the trio, asked of node VIA (one that is up). */
-async function coordinatorOf (key: string, via = 1, type: CoordinatorKeyType = CoordinatorKeyTypes.GROUP): Promise<{ nodeId: number, address: string }> {
-  const pool = new ConnectionPool('kmirror-test', { connectTimeout: 5000, requestTimeout: 10_000 })
-  try {
-    const [host, port] = trioNode(via).split(':') as [string, string]
-    const [found] = await findCoordinator(await pool.get({ host, port: Number(port) }), type, [key], 'cluster trio')
-    assert.equal(found!.errorCode, 0)
-    return { nodeId: found!.nodeId, address: `${found!.host}:${found!.port}` }
-  } finally {
-    await pool.close()
-  }
-}
 
 /**
  * Flow A->B from `source` to TARGET (the trio, maybe with its bootstrap list reordered) copying TOPIC in a group.
@@ -147,16 +134,6 @@ test('kill -9 of the broker coordinating the group: both members follow the coor
   await restarting
   t.diagnostic(`${Date.now() - killedAt} ms from the kill to the end, the broker back`)
 })
-
-/** The coordinator of KEY once it is another node than DEAD (the controller fences the dead broker in ~3 s). */
-async function coordinatorOfOther (key: string, dead: number, type: CoordinatorKeyType = CoordinatorKeyTypes.GROUP): Promise<{ nodeId: number, address: string }> {
-  let found = { nodeId: dead, address: '' }
-  await waitFor(async () => {
-    found = await coordinatorOf(key, dead === 1 ? 2 : 1, type).catch(() => ({ nodeId: dead, address: '' }))
-    return { done: found.nodeId !== dead, state: found }
-  }, { timeoutMs: 30_000, intervalMs: 250, message: `${key} coordinated by a node other than ${dead}` })
-  return found
-}
 
 test('exactly-once: kill -9 of the broker coordinating the transactional id, the transactions follow the coordinator, every record exactly once', { timeout: 150_000 }, async t => {
   // Given one instance copying from `source` to the trio in exactly-once mode, records arriving all the time

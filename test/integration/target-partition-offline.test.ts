@@ -7,10 +7,17 @@
  * 503 `degraded: ...` as for any partition set aside), never a silent stall with a lag of 0; `kmirror status` reads
  * the target all the while. Once the broker is back each logs its recovery, /healthz is 200 again and every source
  * record is on the target, in source order.
+ *
+ * A frozen target partition leader (second test; SIGSTOP: connections accepted, nothing answered; everything
+ * replicated 3 times): once the cluster has fenced it, kmirror cuts its connections at once (the cluster no
+ * longer lists it: kafka/fenced-brokers.ts) instead of waiting a request timeout (30 s) on a produce or a metadata
+ * read it holds, logs that naming the broker, the cluster and why, and every partition copies on where the cluster
+ * moved its leader, within seconds of the fence; after the thaw every source record is on the target in order.
  */
 import assert from 'node:assert/strict'
 import { after, before, test } from 'node:test'
-import { ensureTrio, killTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
+import { ensureTrio, freezeTrioNode, killTrioNode, thawTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
+import { coordinatorOf } from '../helpers/coordinators.ts'
 import { createTopic, endOffsets, withAdmin } from '../helpers/kafka.ts'
 import { assertCopiedInOrder, GROUP_SETTINGS, type Instance, killInstances, produceContinuously, startInstance, waitForRounds } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
@@ -174,6 +181,67 @@ test('remote partitions offline on the target (their broker killed): they wait a
   const rounds = await producer.stop()
   await waitForRounds(trio, remote, rounds, 60_000)
   for (let partition = 0; partition < PARTITIONS; partition++) {
+    const checked = assertCopiedInOrder(await readCommitted('source', topic, partition), await readCommitted(trio, remote, partition), MAX_REWINDS, `${topic}-${partition}`)
+    if (checked.rewinds > 0) t.diagnostic(`${topic}-${partition}: ${checked.duplicates} records copied twice`)
+  }
+  instance.process.kill('SIGTERM')
+  assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
+})
+
+test('a frozen target partition leader (SIGSTOP): once the cluster fenced it, its connections are cut, not waited on for a request timeout; every partition copies on within seconds, the operator told why; all copied in order after the thaw', { timeout: 180_000 }, async t => {
+  // Given one instance copying a 6-partition topic from `source` to the trio, every topic there replicated 3 times,
+  // records arriving all the time (request.timeout.ms at its default, 30 s)
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const instances: Instance[] = []
+  removeAliasTopicsAfter(t, ['source', trio], [a, b], async () => await killInstances(instances))
+  const partitions = 6
+  const topic = uniqueName('frozenleader')
+  await createTopic('source', topic, { partitions, t })
+  const properties = multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: trio }], [`${a}->${b}`], [`topics = ${topic}`, ...GROUP_SETTINGS])
+    .replace(/^(replication\.factor|(checkpoints|heartbeats)\.topic\.replication\.factor|offset\.storage\.replication\.factor) = 1$/gm, '$1 = -1')
+  assert.doesNotMatch(properties, /request\.timeout\.ms/)
+  const producer = produceContinuously(topic, partitions)
+  t.after(async () => { await producer.stop() })
+  const instance = await startInstance(writeTempFile(properties, '.properties', t), 'one', t)
+  instances.push(instance)
+  const remote = `${a}.${topic}`
+  await waitForRounds(trio, remote, 5, 60_000)
+
+  // When a broker leading some of the remote partitions, not the one coordinating the group, is frozen: the group's
+  // own heartbeats then never notice it, only the data path's requests wait on it
+  const leaders = await withAdmin(trio, async admin => (await admin.metadata({ topics: [remote] })).topics.get(remote)!.partitions.map(p => p.leader))
+  const coordinator = await coordinatorOf(`kmirror-${a}-${b}`)
+  const frozen = leaders.find(l => l !== coordinator.nodeId)
+  assert.ok(frozen !== undefined, `every remote partition led by the coordinator, node ${coordinator.nodeId}`)
+  const address = trioNode(frozen)
+  const atFreeze = (await flow(instance)).partitions.map(p => p.position)
+  t.diagnostic(`remote leaders ${JSON.stringify(leaders)}, group coordinated by node ${coordinator.nodeId}: freezing node ${frozen}`)
+  const frozenAt = Date.now()
+  freezeTrioNode(frozen, t)
+  let took: number
+  try {
+    // Then every partition, those the frozen broker led included, copies on within 20 s of the freeze (the trio
+    // fences a silent broker within 3 s; waiting out a request timeout on the broker took 35 s, measured)
+    await waitFor(async () => {
+      const now = (await flow(instance)).partitions
+      return { done: now.length === partitions && now.every(p => p.position > atFreeze[p.partition]! + 5), state: { atFreeze, now: now.map(p => p.position) } }
+    }, { timeoutMs: 20_000, intervalMs: 250, message: 'every partition copying on with a leader frozen' })
+    took = Date.now() - frozenAt
+  } finally {
+    thawTrioNode(frozen)
+  }
+  t.diagnostic(`every partition copying on ${took} ms after the freeze`)
+
+  // And the operator was told which broker of which cluster, and why its connections were cut; the counter too
+  const line = await instance.process.waitForOutput(new RegExp(`"level":"warn"[^\n]*"msg":"broker ${address.replace(/\./g, '\\.')} of cluster ${b} answered nothing in time \\(a (\\w+) request to broker ${address.replace(/\./g, '\\.')} unanswered for [\\d.]+ s, and broker 127\\.0\\.0\\.1:\\d+ no longer lists it among the brokers of cluster ${b}: the cluster fenced it\\)`), 1000)
+  t.diagnostic(`the cut began with a waiting ${line[1]} request`)
+  assert.match(await (await fetch(`http://127.0.0.1:${instance.port}/metrics`, { signal: AbortSignal.timeout(2000) })).text(), new RegExp(`^kmirror_broker_silences_total\\{broker="${address}"\\} [1-9]`, 'm'))
+
+  // And once the producer stopped, every source record is on the target in source order (at least once: a batch in
+  // flight to the frozen broker is sent again to the new leader, a rewind at most)
+  const rounds = await producer.stop()
+  await waitForRounds(trio, remote, rounds, 60_000)
+  for (let partition = 0; partition < partitions; partition++) {
     const checked = assertCopiedInOrder(await readCommitted('source', topic, partition), await readCommitted(trio, remote, partition), MAX_REWINDS, `${topic}-${partition}`)
     if (checked.rewinds > 0) t.diagnostic(`${topic}-${partition}: ${checked.duplicates} records copied twice`)
   }
