@@ -7,10 +7,14 @@
  *   copied at once, the offline ones wait for their start, reported (warning, /status position -1 and failure,
  *   /healthz 503), and are copied from their first record once the broker is back.
  * Either way, every source record ends on the target exactly, in order.
+ *
+ * A frozen source partition leader (third test; SIGSTOP, 3 replicas): once the cluster fenced it, the fetches
+ * waiting on it are cut (kafka/fenced-brokers.ts), the operator is told why, and the other partitions copy on within
+ * seconds, not a request timeout later; after the thaw every record is on the target exactly.
  */
 import assert from 'node:assert/strict'
 import { after, before, test, type TestContext } from 'node:test'
-import { ensureTrio, killTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
+import { ensureTrio, freezeTrioNode, killTrioNode, thawTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
 import { AdminClient } from '../../src/kafka/admin-client.ts'
 import { createTopic, endOffsets, produce, withAdmin } from '../helpers/kafka.ts'
 import type { TestRecord } from '../helpers/kafka-clients.ts'
@@ -207,6 +211,65 @@ test('source partitions offline at kmirror\'s first start: the others are copied
     const health = await fetch(`http://127.0.0.1:${instance.port}/healthz`, { signal: AbortSignal.timeout(2000) })
     return { done: health.status === 200, state: `${health.status} ${await health.text()}` }
   }, { timeoutMs: 30_000, intervalMs: 500, message: '/healthz 200 once every partition recovered' })
+  instance.process.kill('SIGTERM')
+  assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
+})
+
+test('a frozen source partition leader (SIGSTOP): once the cluster fenced it, its connections are cut, not waited on for a request timeout; the other partitions copy on within seconds, the operator told why; all exact after the thaw', { timeout: 180_000 }, async t => {
+  // Given a 6-partition topic on the trio with 3 replicas per partition and records in each, copied to `target`
+  // (request.timeout.ms at its default, 30 s)
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const instances: Instance[] = []
+  removeAliasTopicsAfter(t, [trio, 'target'], [a, b], async () => await killInstances(instances))
+  const partitions = 6
+  const all = [...Array(partitions).keys()]
+  const topic = uniqueName('srcfrozen')
+  const remote = `${a}.${topic}`
+  await createTopic(trio, topic, { partitions, replicationFactor: 3, t })
+  await produce(trio, records(topic, all, 0, 20))
+  const properties = multiClusterProperties([{ alias: a, cluster: trio }, { alias: b, cluster: 'target' }], [`${a}->${b}`], [`topics = ${topic}`])
+    .replace(/^offset-syncs\.topic\.replication\.factor = 1$/m, 'offset-syncs.topic.replication.factor = -1')
+  assert.doesNotMatch(properties, /request\.timeout\.ms/)
+  const instance = await startInstance(writeTempFile(properties, '.properties', t), 'one', t)
+  instances.push(instance)
+  await waitForEnds(remote, all.map(() => 20))
+
+  // When the broker leading partition 0 is frozen (its fetches, long polls, are always in flight), and the
+  // partitions other brokers lead get more records (written through those brokers only)
+  const leaders = await withAdmin(trio, async admin => (await admin.metadata({ topics: [topic] })).topics.get(topic)!.partitions.map(p => p.leader))
+  const frozen = leaders[0]!
+  const online = all.filter(p => leaders[p] !== frozen)
+  const others: TestCluster = { ...trio, bootstrap: [1, 2, 3].filter(n => n !== frozen).map(trioNode).join(',') }
+  t.diagnostic(`source leaders ${JSON.stringify(leaders)}: freezing node ${frozen}`)
+  const frozenAt = Date.now()
+  freezeTrioNode(frozen, t)
+  let took: number
+  try {
+    await produce(others, records(topic, online, 20, 10))
+
+    // Then they are on the target within 20 s of the freeze (the trio fences a silent broker within 3 s; waiting
+    // out the fetch's request timeout would take 30 s)
+    await waitFor(async () => {
+      const ends = await endOffsets('target', remote).catch(() => [])
+      return { done: online.every(p => ends[p] === 30n), state: ends }
+    }, { timeoutMs: Math.max(1000, 20_000 - (Date.now() - frozenAt)), intervalMs: 250, message: 'the partitions other brokers lead copied on with a leader frozen' })
+    took = Date.now() - frozenAt
+  } finally {
+    thawTrioNode(frozen)
+  }
+  t.diagnostic(`copied on ${took} ms after the freeze`)
+
+  // And the operator was told which broker of which cluster, and why its connections were cut
+  const address = trioNode(frozen).replace(/\./g, '\\.')
+  const line = await instance.process.waitForOutput(new RegExp(`"level":"warn"[^\n]*"msg":"broker ${address} of cluster ${a} answered nothing in time \\(a (\\w+) request to broker ${address} unanswered for [\\d.]+ s, and broker 127\\.0\\.0\\.1:\\d+ no longer lists it among the brokers of cluster ${a}: the cluster fenced it\\)`), 1000)
+  t.diagnostic(`the cut began with a waiting ${line[1]} request`)
+
+  // And once the broker is back and every partition got more records, every source record is on the target,
+  // exactly and in order
+  await ensureTrio()
+  await produce(trio, records(topic, all, 30, 5))
+  await waitForEnds(remote, all.map(p => online.includes(p) ? 35 : 25))
+  await assertExactCopies(topic, remote, all)
   instance.process.kill('SIGTERM')
   assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
 })
