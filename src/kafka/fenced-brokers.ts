@@ -72,6 +72,8 @@ interface ClusterChecks {
 export class FenceWatch {
   readonly #deps: FenceWatchDeps
   readonly #waiting = new Map<Connection, Map<number, Waiting>>()
+  /** The connections whose close is listened to. */
+  readonly #listening = new WeakSet<Connection>()
   readonly #clusters = new Map<string, ClusterChecks>()
 
   constructor (deps: FenceWatchDeps) {
@@ -84,7 +86,11 @@ export class FenceWatch {
     if (requests === undefined) {
       requests = new Map()
       this.#waiting.set(connection, requests)
-      connection.once('close', () => { this.#waiting.delete(connection) })
+      // Once per connection: its entries come and go many times over its life.
+      if (!this.#listening.has(connection)) {
+        this.#listening.add(connection)
+        connection.once('close', () => { this.#waiting.delete(connection) })
+      }
     }
     requests.set(correlationId, { at: this.#deps.now(), apiKey })
   }

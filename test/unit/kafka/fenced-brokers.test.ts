@@ -180,6 +180,13 @@ describe('fenced brokers', () => {
     await closed.step(CHECK_INTERVAL_MS)
     assert.deepEqual([closed.asked.length, closed.cuts], [1, []])
 
+    // (one close listener per connection, however often its requests come and go)
+    for (let id = 2; id < 30; id++) {
+      closed.watch.sent(closed.peer, id, PRODUCE)
+      closed.watch.answered(closed.peer, id)
+    }
+    assert.equal((closed.peer as unknown as FakeConnection).listenerCount('close'), 1)
+
     const old = setup([[FROZEN, PEER], [PEER]])
     old.watch.sent(old.frozen, 1, PRODUCE)
     await old.step(STALL_MS)
