@@ -12,22 +12,29 @@
  * How: every request of the process (kmirror's own and the client library's, through the library's
  * `connections:api` diagnostics channel) is tracked from when it is written until its answer or the close of its
  * connection. While one request to broker X of cluster C has waited STALL_MS, cluster C is asked which brokers it
- * lists (Metadata without topics, on an open connection to another of its brokers that has no stalled request), at
- * most every CHECK_INTERVAL_MS per cluster and one check at a time. A stalled broker the cluster listed under the
- * same address before (in a check, or in any Metadata answer the process read from it), and no longer lists, is
- * fenced: it becomes a suspect (asked last by the requests
- * any broker can answer: broker-suspects.ts) and `markSilent` (silent-brokers.ts) cuts every connection to it, so its
- * requests fail at once as network failures and their callers ask the cluster again where the work is now.
+ * lists (Metadata without topics, on an open connection to another of its brokers), at most every
+ * CHECK_INTERVAL_MS per cluster and one check at a time. A stalled broker that an earlier Metadata answer of C (a
+ * check, or any answer the process read on a watched connection) listed together with the broker asked, and that
+ * the answer no longer lists, is fenced: it becomes a suspect (asked last by the requests any broker can answer:
+ * broker-suspects.ts) and `markSilent` (silent-brokers.ts) cuts every connection to it, so its requests fail at once
+ * as network failures and their callers ask the cluster again where the work is now.
  *
  * Invariants:
  * - Only the cluster's word cuts: a broker still listed is never cut here however slow it is (a produce waiting on
- *   slow followers, a JoinGroup waiting for a rebalance); it is only asked about.
- * - A broker counts as fenced only if an earlier Metadata answer of the same cluster listed it under the very address
- *   its connection uses: a bootstrap alias the metadata names otherwise never matches, so it is never cut for that.
- * - A check unanswered within CHECK_TIMEOUT_MS, or that fails, decides nothing; with no other broker to ask (a
- *   one-broker cluster, every connection stalled) nothing is asked, and the request's own timeout decides, as before.
+ *   slow followers, a JoinGroup waiting for a rebalance); it is only asked about, once a second at most.
+ * - Names are compared within one listener only: X counts as fenced only if an earlier answer listed X together
+ *   with the broker asked now, and the answer now lists that broker itself. A cluster reached through two listeners
+ *   (role overrides on another port), or a bootstrap alias, never makes a healthy broker look unlisted.
+ * - The broker asked is one an answer listed (never a bootstrap alias, which may be the stalled broker itself), not
+ *   stalled itself, idle if one is (a connection busy with a long poll answers after it), in turn. A check
+ *   unanswered within CHECK_TIMEOUT_MS, or that fails, decides nothing.
+ * - Without another open connection to the cluster (a one-broker cluster, a small flow whose every leader and
+ *   coordinator is the stalled broker) nothing is asked, and the request's own timeout decides, as before.
  * - Tracking is per connection and bounded: a connection's entries go when it closes (a request timeout closes it
- *   too), and an entry older than FORGET_AFTER_MS is dropped.
+ *   too), a request "written" on a connection already closed is not tracked, and an entry older than
+ *   FORGET_AFTER_MS is dropped. One watch per process (`watchFencedBrokers`), and its handlers never throw.
+ * - A long poll longer than STALL_MS (`fetch.max.wait.ms` of 2 s or more) or a JoinGroup waiting for a rebalance
+ *   makes the watch ask its cluster once a second while it waits: a few bytes, never a cut while the broker is listed.
  */
 import type { Connection } from '@platformatic/kafka'
 import { connectionsApiChannel, protocolAPIsById } from '@platformatic/kafka'
@@ -41,11 +48,13 @@ import { clusterOf, connectionsOf, markSilent } from './silent-brokers.ts'
 export const STALL_MS = 2000
 /** How often one cluster is asked at most. */
 export const CHECK_INTERVAL_MS = 1000
-/** A check unanswered by then decides nothing. */
-export const CHECK_TIMEOUT_MS = 5000
+/** A check unanswered by then decides nothing (its peer is busy or slow: the next check asks another). */
+export const CHECK_TIMEOUT_MS = 2000
 /** Longer than any request's bound: an entry this old lost its end somewhere and is dropped. */
 export const FORGET_AFTER_MS = 10 * 60_000
 const TICK_MS = 500
+/** The library's connection statuses in which a request written is really sent (it publishes the others too). */
+const SENDING = new Set(['connected', 'authenticating', 'reauthenticating'])
 
 /** A request waiting on a broker. */
 interface Waiting { readonly at: number, readonly apiKey: number }
@@ -63,10 +72,16 @@ export interface FenceWatchDeps {
 }
 
 interface ClusterChecks {
-  /** Every broker an answer listed, by `addressKey`. */
-  readonly everListed: Set<string>
+  /**
+   * For each broker a Metadata answer listed (by `addressKey`), the brokers listed in the same answer: one
+   * listener's addresses. A cluster reached through two listeners (a producer on a SASL port, a consumer on
+   * another) is two sets of names for the same brokers, and an answer only speaks for its own.
+   */
+  readonly listedWith: Map<string, Set<string>>
   lastAt: number
   checking: boolean
+  /** Rotates the peers asked. */
+  turn: number
 }
 
 export class FenceWatch {
@@ -82,6 +97,8 @@ export class FenceWatch {
 
   /** A request was written on CONNECTION. */
   sent (connection: Connection, correlationId: number, apiKey: number): void {
+    // A request "written" on a closed connection fails at once, and its close came before: never tracked.
+    if (!SENDING.has(connection.status)) return
     let requests = this.#waiting.get(connection)
     if (requests === undefined) {
       requests = new Map()
@@ -100,12 +117,17 @@ export class FenceWatch {
    * could first ask only once the cluster had fenced the broker, and never have seen it listed).
    */
   listedBy (label: string, keys: Iterable<string>): void {
-    const checks = this.#checks(label)
-    for (const key of keys) checks.everListed.add(key)
+    const together = [...keys]
+    const { listedWith } = this.#checks(label)
+    for (const key of together) {
+      const seen = listedWith.get(key) ?? new Set<string>()
+      listedWith.set(key, seen)
+      for (const other of together) seen.add(other)
+    }
   }
 
   #checks (label: string): ClusterChecks {
-    const checks = this.#clusters.get(label) ?? { everListed: new Set<string>(), lastAt: Number.NEGATIVE_INFINITY, checking: false }
+    const checks = this.#clusters.get(label) ?? { listedWith: new Map<string, Set<string>>(), lastAt: Number.NEGATIVE_INFINITY, checking: false, turn: 0 }
     this.#clusters.set(label, checks)
     return checks
   }
@@ -124,12 +146,26 @@ export class FenceWatch {
     for (const [label, stalled] of this.#stalled(now)) {
       const checks = this.#checks(label)
       if (checks.checking || now - checks.lastAt < CHECK_INTERVAL_MS) continue
-      const peer = this.#deps.connectionsOf(label).find(c => !stalled.has(c.key) && c.connection.status === 'connected')
+      const peer = this.#peer(label, checks, stalled)
       if (peer === undefined) continue
       checks.checking = true
       checks.lastAt = now
-      void this.#check(label, checks, peer).finally(() => { checks.checking = false })
+      this.#check(label, checks, peer)
+        .catch(() => undefined)
+        .finally(() => { checks.checking = false })
     }
+  }
+
+  /**
+   * Whom to ask: a connection to a broker an answer listed (never a bootstrap alias, which may be the stalled broker
+   * itself) that is not stalled, one with nothing in flight first (a connection busy with a long poll or a JoinGroup
+   * would answer only after it), in turn.
+   */
+  #peer (label: string, checks: ClusterChecks, stalled: ReadonlyMap<string, StalledBroker>): { key: string, connection: Connection } | undefined {
+    const candidates = this.#deps.connectionsOf(label).filter(c => !stalled.has(c.key) && c.connection.status === 'connected' && checks.listedWith.has(c.key))
+    const idle = candidates.filter(c => !this.#waiting.has(c.connection))
+    const from = idle.length > 0 ? idle : candidates
+    return from.length === 0 ? undefined : from[checks.turn++ % from.length]
   }
 
   async #check (label: string, checks: ClusterChecks, peer: { key: string, connection: Connection }): Promise<void> {
@@ -139,13 +175,15 @@ export class FenceWatch {
     } catch {
       return
     }
+    // An answer that does not name the broker asked speaks for another listener: nothing to compare.
+    if (!listed.has(peer.key)) return
     const now = this.#deps.now()
     for (const [key, { connection, oldest }] of this.#stalled(now).get(label) ?? new Map<string, StalledBroker>()) {
-      if (!checks.everListed.has(key) || listed.has(key)) continue
+      if (checks.listedWith.get(key)?.has(peer.key) !== true || listed.has(key)) continue
       const api = protocolAPIsById[oldest.apiKey] ?? `API ${oldest.apiKey}`
       this.#deps.cut(connection, `a ${api} request to broker ${key} unanswered for ${((now - oldest.at) / 1000).toFixed(1)} s, and broker ${peer.key} no longer lists it among the brokers of ${label}: the cluster fenced it`)
     }
-    for (const key of listed) checks.everListed.add(key)
+    this.listedBy(label, listed)
   }
 
   /** The brokers with a request waiting STALL_MS or more, by cluster label, each with its oldest request. */
@@ -176,7 +214,10 @@ interface StalledBroker { readonly connection: Connection, readonly oldest: Wait
 async function withTimeout<T> (promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   try {
-    return await Promise.race([promise, new Promise<never>((_resolve, reject) => { timer = setTimeout(() => { reject(new Error('no answer in time')) }, ms) })])
+    return await Promise.race([promise, new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => { reject(new Error('no answer in time')) }, ms)
+      timer.unref()
+    })])
   } finally {
     clearTimeout(timer)
   }
@@ -202,42 +243,81 @@ export function brokerKeys (result: unknown): string[] {
   })
 }
 
+/** What the diagnostics handlers feed (a FenceWatch; a recorder in unit tests). */
+export type WatchInput = Pick<FenceWatch, 'sent' | 'answered' | 'listedBy'>
+
 /**
- * Starts watching every request of the process (one watch at a time); returns the function that stops it. The
- * long-running `run` starts it: a data-path round must not wait a request timeout on a broker the cluster fenced.
+ * Feeds WATCH from the library's `connections:api` diagnostics channel: each request written, each answer, and the
+ * brokers of each Metadata answer on a watched connection. Returns the function that stops it. A handler never
+ * throws: the channel would raise it as an uncaught exception.
  */
-export function watchFencedBrokers (): () => void {
-  const watch = new FenceWatch({
-    now: Date.now,
-    clusterOf,
-    connectionsOf,
-    listed: listedBrokers,
-    cut: (connection, cause) => {
-      if (connection.host === undefined || connection.port === undefined) return
-      // Asked last by every request any broker can answer, then cut: nothing goes back to it first meanwhile.
-      suspect({ host: connection.host, port: connection.port })
-      markSilent({ host: connection.host, port: connection.port }, cause)
-    }
-  })
+export function subscribeWatch (watch: WatchInput, labelOf: (connection: Connection) => string | undefined = clusterOf): () => void {
   const sent = (message: unknown): void => {
-    const e = message as SendEvent
-    if (e.operation === 'send' && e.connection !== undefined && e.correlationId !== undefined) watch.sent(e.connection, e.correlationId, e.apiKey ?? -1)
+    try {
+      const e = message as SendEvent
+      if (e.operation === 'send' && e.connection !== undefined && e.correlationId !== undefined) watch.sent(e.connection, e.correlationId, e.apiKey ?? -1)
+    } catch { /* tracking is best effort: a request it misses is only not watched */ }
   }
   const answered = (message: unknown): void => {
-    const e = message as SendEvent
-    if (e.connection === undefined || e.correlationId === undefined) return
-    watch.answered(e.connection, e.correlationId)
-    if (e.apiKey !== METADATA_KEY) return
-    const label = clusterOf(e.connection)
-    if (label !== undefined) watch.listedBy(label, brokerKeys(e.result))
+    try {
+      const e = message as SendEvent
+      if (e.connection === undefined || e.correlationId === undefined) return
+      watch.answered(e.connection, e.correlationId)
+      if (e.apiKey !== METADATA_KEY) return
+      const label = labelOf(e.connection)
+      if (label !== undefined) watch.listedBy(label, brokerKeys(e.result))
+    } catch { /* as above */ }
   }
   connectionsApiChannel.start.subscribe(sent)
   connectionsApiChannel.asyncStart.subscribe(answered)
-  const timer = setInterval(() => { watch.tick() }, TICK_MS)
-  timer.unref()
   return () => {
-    clearInterval(timer)
     connectionsApiChannel.start.unsubscribe(sent)
     connectionsApiChannel.asyncStart.unsubscribe(answered)
+  }
+}
+
+/** The process's one watch, and how many callers use it. */
+let shared: { readonly stop: () => void, users: number } | null = null
+
+/**
+ * Watches every request of the process; returns the function that releases it. One watch per process however many
+ * callers start it (several MirrorMakers in one process share it), stopped when the last releases it. The
+ * long-running `run` starts it: a data-path round must not wait a request timeout on a broker the cluster fenced.
+ */
+export function watchFencedBrokers (): () => void {
+  if (shared === null) {
+    const watch = new FenceWatch({
+      now: Date.now,
+      clusterOf,
+      connectionsOf,
+      listed: listedBrokers,
+      cut: (connection, cause) => {
+        if (connection.host === undefined || connection.port === undefined) return
+        // Asked last by every request any broker can answer, then cut: nothing goes back to it first meanwhile.
+        suspect({ host: connection.host, port: connection.port })
+        markSilent({ host: connection.host, port: connection.port }, cause, Date.now(), true)
+      }
+    })
+    const unsubscribe = subscribeWatch(watch)
+    const timer = setInterval(() => { watch.tick() }, TICK_MS)
+    timer.unref()
+    shared = {
+      users: 0,
+      stop: () => {
+        clearInterval(timer)
+        unsubscribe()
+      }
+    }
+  }
+  const current = shared
+  current.users++
+  let released = false
+  return () => {
+    if (released) return
+    released = true
+    if (--current.users === 0 && shared === current) {
+      current.stop()
+      shared = null
+    }
   }
 }

@@ -2,7 +2,8 @@
  * Brokers found silent, and this process's connections to them cut. A broker is silent when a request sent on an
  * established connection went unanswered for its whole bound (`RequestTimeout`): a heartbeat given up after
  * `session.timeout.ms`, or a Metadata, FindCoordinator, ListOffsets or Fetch request after `request.timeout.ms`
- * (broker-suspects.ts's `noteOutcome` tells this module). Not a produce: a broker slow to replicate answers it at
+ * (broker-suspects.ts's `noteOutcome` tells this module), or when its cluster no longer lists it while a request waits
+ * on it (fenced-brokers.ts: the controller fenced it; no request timeout waited out). Not a produce timing out: a broker slow to replicate answers it at
  * its own deadline, which is the client's too, and that is no silence. Not a connection attempt that timed out. Such a broker (frozen, in a long pause, half cut off) still
  * holds every request sent on a connection to it, each until its own timeout, and connections made anew are
  * accepted and then not answered either.
@@ -23,9 +24,9 @@
  * - A cut, never an exclusion: the cluster's answer decides where the next request goes, the broker included
  *   while the cluster still names it.
  * - Safe for writes: a produce cut in flight fails as a failed write does (as when it times out, only sooner): never
- *   lost. In at-least-once mode the writer starts a new producer id and sends the batch again, so a batch the
- *   broker had already appended may be copied twice (in order); in exactly-once mode the round is aborted and
- *   copied again. The library's producer (internal records) retries with the same sequence.
+ *   lost. In at-least-once mode its batches are in doubt and sent again under the same producer id with the same
+ *   sequences (in-doubt.ts), so a batch the broker had appended and replicated is kept once; in exactly-once mode
+ *   the round is aborted and copied again. The library's producer (internal records) retries with the same sequence.
  * - A failure a cut causes is a network failure, never a timeout, so it makes no silence of its own. A broker still
  *   silent is found again at its next request timeout: reported once at warn per AGAIN_WITHIN_MS (the runtime).
  * - Keyed by `addressKey`, one record per process, like the suspects.
@@ -47,6 +48,8 @@ export interface SilenceReport {
   readonly cause: string
   /** The broker was found silent within AGAIN_WITHIN_MS before (still frozen: the runtime logs it at debug then). */
   readonly again: boolean
+  /** Its cluster no longer lists it (fenced-brokers.ts), rather than a request timing out on it. */
+  readonly fenced: boolean
 }
 
 /** A silence this soon after the last one of the same broker is the same outage going on. */
@@ -113,7 +116,7 @@ function track (broker: Address, connection: Connection, cluster: string): void 
  * BROKER answered nothing within a request's whole bound (CAUSE): closes every watched connection to it and marks
  * it, so that metadata read before now is read again. Returns how many connections were closed.
  */
-export function markSilent (broker: Address, cause: string, now = Date.now()): number {
+export function markSilent (broker: Address, cause: string, now = Date.now(), fenced = false): number {
   const key = addressKey(`${broker.host}:${broker.port}`)
   const before = silencedAt.get(key)
   silencedAt.set(key, now)
@@ -123,7 +126,7 @@ export function markSilent (broker: Address, cause: string, now = Date.now()): n
   for (const [connection] of connections) cut(connection)
   clearClientMetadata()
   const again = before !== undefined && now - before < AGAIN_WITHIN_MS
-  const report = { broker: key, clusters: [...new Set(connections.map(([, cluster]) => cluster))].sort(), closed: connections.length, cause, again }
+  const report = { broker: key, clusters: [...new Set(connections.map(([, cluster]) => cluster))].sort(), closed: connections.length, cause, again, fenced }
   for (const listener of listeners) {
     try { listener(report) } catch { /* a listener only reports; the caller's request path must not fail for it */ }
   }

@@ -144,9 +144,11 @@ export class MirrorMaker {
 }
 
 /** A broker found silent and this process's connections to it cut (kafka/silent-brokers.ts), for the operator. */
-function logSilence (log: Logger, { broker, clusters, closed, cause, again }: SilenceReport): void {
+function logSilence (log: Logger, { broker, clusters, closed, cause, again, fenced }: SilenceReport): void {
   const where = clusters.length === 0 ? '' : ` of ${clusters.join(', ')}`
-  const message = `broker ${broker}${where} answered nothing in time (${cause}): it accepts connections but is silent (frozen, a long pause, cut off?); closed this process's ${closed} connection(s) to it, so the requests waiting on it fail now and are sent again where the cluster moves its work once it fences the broker`
+  const message = fenced
+    ? `broker ${broker}${where} was fenced by its cluster while requests waited on it (${cause}): closed this process's ${closed} connection(s) to it, so the requests waiting on it fail now and are sent again where the cluster moved its work; look at that broker (frozen, a long pause, cut off from its controller?)`
+    : `broker ${broker}${where} answered nothing in time (${cause}): it accepts connections but is silent (frozen, a long pause, cut off?); closed this process's ${closed} connection(s) to it, so the requests waiting on it fail now and are sent again where the cluster moves its work once it fences the broker`
   // The same outage going on (the broker still named by the cluster, asked again): once at warn is enough.
   if (again) log.debug({ broker, clusters, closed, cause }, message)
   else log.warn({ broker, clusters, closed, cause }, message)

@@ -233,7 +233,7 @@ test('a frozen target partition leader (SIGSTOP): once the cluster fenced it, it
   t.diagnostic(`every partition copying on ${took} ms after the freeze`)
 
   // And the operator was told which broker of which cluster, and why its connections were cut; the counter too
-  const line = await instance.process.waitForOutput(new RegExp(`"level":"warn"[^\n]*"msg":"broker ${address.replace(/\./g, '\\.')} of cluster ${b} answered nothing in time \\(a (\\w+) request to broker ${address.replace(/\./g, '\\.')} unanswered for [\\d.]+ s, and broker 127\\.0\\.0\\.1:\\d+ no longer lists it among the brokers of cluster ${b}: the cluster fenced it\\)`), 1000)
+  const line = await instance.process.waitForOutput(new RegExp(`"level":"warn"[^\n]*"msg":"broker ${address.replace(/\./g, '\\.')} of cluster ${b} was fenced by its cluster while requests waited on it \\(a (\\w+) request to broker ${address.replace(/\./g, '\\.')} unanswered for [\\d.]+ s, and broker 127\\.0\\.0\\.1:\\d+ no longer lists it among the brokers of cluster ${b}: the cluster fenced it\\)`), 1000)
   t.diagnostic(`the cut began with a waiting ${line[1]} request`)
   assert.match(await (await fetch(`http://127.0.0.1:${instance.port}/metrics`, { signal: AbortSignal.timeout(2000) })).text(), new RegExp(`^kmirror_broker_silences_total\\{broker="${address}"\\} [1-9]`, 'm'))
 

@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict'
 import { EventEmitter } from 'node:events'
+import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { describe, it } from 'node:test'
-import type { Connection } from '@platformatic/kafka'
-import { brokerKeys, CHECK_INTERVAL_MS, FenceWatch, FORGET_AFTER_MS, STALL_MS } from '../../../src/kafka/fenced-brokers.ts'
+import { Connection, connectionsApiChannel } from '@platformatic/kafka'
+import { brokerKeys, CHECK_INTERVAL_MS, FenceWatch, FORGET_AFTER_MS, STALL_MS, subscribeWatch, type WatchInput } from '../../../src/kafka/fenced-brokers.ts'
+import { ApiVersionsApi } from '../../../src/kafka/protocol/api-versions.ts'
+import { sendAt } from '../../../src/kafka/protocol/negotiation.ts'
 
 /** A connection as the watch sees it: its broker's address, its status, and the 'close' event. */
 class FakeConnection extends EventEmitter {
@@ -18,25 +21,33 @@ class FakeConnection extends EventEmitter {
 
 const FROZEN = '127.0.0.1:9001'
 const PEER = '127.0.0.1:9002'
+const OTHER = '127.0.0.1:9003'
 const PRODUCE = 0
 const METADATA = 3
 
+interface Setup {
+  /** Broker lists a Metadata answer of cluster B listed before (default: FROZEN, PEER and OTHER together). */
+  readonly seen?: readonly (readonly string[])[]
+  /** The addresses of the open connections to cluster B (default: FROZEN, PEER). */
+  readonly open?: readonly string[]
+}
+
 /**
- * A watch over a cluster "cluster B" of two brokers, 9001 and 9002, with one open connection to each. `answers`
- * are the broker lists the checks get, in turn (an Error rejects the check; undefined never answers; a promise answers
- * when it resolves).
+ * A watch over cluster "cluster B". `answers` are the broker lists the checks get, in turn (an Error rejects the
+ * check; undefined never answers; a promise answers when it resolves).
  */
-function setup (answers: (readonly string[] | Error | Promise<readonly string[]> | undefined)[]) {
+function setup (answers: (readonly string[] | Error | Promise<readonly string[]> | undefined)[], { seen = [[FROZEN, PEER, OTHER]], open = [FROZEN, PEER] }: Setup = {}) {
   let now = 1_000_000
-  const frozen = new FakeConnection('127.0.0.1', 9001)
-  const peer = new FakeConnection('127.0.0.1', 9002)
-  const connections = [{ key: FROZEN, connection: frozen }, { key: PEER, connection: peer }]
+  const connections = open.map(key => {
+    const [host, port] = key.split(':') as [string, string]
+    return { key, fake: new FakeConnection(host, Number(port)) }
+  })
   const asked: string[] = []
   const cuts: { broker: string, cause: string }[] = []
   const watch = new FenceWatch({
     now: () => now,
-    clusterOf: c => (connections.some(o => o.connection === (c as unknown as FakeConnection)) ? 'cluster B' : undefined),
-    connectionsOf: label => (label === 'cluster B' ? connections.map(o => ({ key: o.key, connection: o.connection as unknown as Connection })) : []),
+    clusterOf: c => (connections.some(o => o.fake === (c as unknown as FakeConnection)) ? 'cluster B' : undefined),
+    connectionsOf: label => (label === 'cluster B' ? connections.map(o => ({ key: o.key, connection: o.fake as unknown as Connection })) : []),
     listed: async (c, label) => {
       const fake = c as unknown as FakeConnection
       asked.push(`${fake.host}:${fake.port} ${label}`)
@@ -50,11 +61,12 @@ function setup (answers: (readonly string[] | Error | Promise<readonly string[]>
       cuts.push({ broker: `${fake.host}:${fake.port}`, cause })
     }
   })
+  for (const list of seen) watch.listedBy('cluster B', list)
+  const connection = (key: string): Connection => connections.find(o => o.key === key)!.fake as unknown as Connection
   return {
     watch,
-    frozen: frozen as unknown as Connection,
-    frozenFake: frozen,
-    peer: peer as unknown as Connection,
+    connection,
+    fake: (key: string): FakeConnection => connections.find(o => o.key === key)!.fake,
     asked,
     cuts,
     advance: (ms: number) => { now += ms },
@@ -73,9 +85,9 @@ async function settle (): Promise<void> {
 }
 
 describe('fenced brokers', () => {
-  it('cuts a broker its cluster listed and then no longer lists while a request waits on it, naming the request, both brokers and the cluster', async () => {
-    const { watch, frozen, asked, cuts, step } = setup([[FROZEN, PEER], [PEER]])
-    watch.sent(frozen, 1, PRODUCE)
+  it('cuts a broker a check listed and the next one no longer lists while a request waits on it, naming the request, both brokers and the cluster', async () => {
+    const { watch, connection, asked, cuts, step } = setup([[FROZEN, PEER], [PEER]], { seen: [[PEER]] })
+    watch.sent(connection(FROZEN), 1, PRODUCE)
     await step(STALL_MS)
     // Listed: the cluster has not fenced it yet
     assert.deepEqual([asked, cuts], [[`${PEER} cluster B`], []])
@@ -84,14 +96,119 @@ describe('fenced brokers', () => {
     assert.deepEqual(cuts, [{ broker: FROZEN, cause: `a Produce request to broker ${FROZEN} unanswered for 3.0 s, and broker ${PEER} no longer lists it among the brokers of cluster B: the cluster fenced it` }])
   })
 
-  it('cuts a broker a Metadata answer of its cluster listed even when the first check came after the fence', async () => {
-    const { watch, frozen, cuts, step } = setup([[PEER]])
-    watch.listedBy('cluster B', [FROZEN, PEER])
+  it('cuts a broker a Metadata answer read earlier listed, even when the first check came after the fence', async () => {
+    const { watch, connection, cuts, step } = setup([[PEER, OTHER]])
     watch.listedBy('cluster A', ['127.0.0.1:9101'])
-    watch.sent(frozen, 1, METADATA)
+    watch.sent(connection(FROZEN), 1, METADATA)
     await step(STALL_MS)
     assert.deepEqual(cuts.map(c => c.broker), [FROZEN])
     assert.match(cuts[0]!.cause, /^a Metadata request to broker 127\.0\.0\.1:9001 unanswered for 2\.0 s/)
+  })
+
+  it('never cuts a broker no answer listed under that address (a bootstrap alias), nor one still listed', async () => {
+    const alias = setup([['broker-1:9001', PEER], ['broker-1:9001', PEER]], { seen: [['broker-1:9001', PEER]] })
+    alias.watch.sent(alias.connection(FROZEN), 1, METADATA)
+    await alias.step(STALL_MS)
+    await alias.step(CHECK_INTERVAL_MS)
+    assert.deepEqual([alias.asked.length, alias.cuts], [2, []])
+
+    const listed = setup([[FROZEN, PEER], [FROZEN, PEER]])
+    listed.watch.sent(listed.connection(FROZEN), 1, PRODUCE)
+    await listed.step(STALL_MS)
+    await listed.step(CHECK_INTERVAL_MS)
+    assert.deepEqual([listed.asked.length, listed.cuts], [2, []])
+  })
+
+  it('compares names within one listener only: a cluster reached on two listeners never makes a healthy broker look unlisted', async () => {
+    // FROZEN was listed on one listener (with OTHER); the broker asked answers for another listener's names
+    const { watch, connection, cuts, step } = setup([['127.0.0.1:9011', '127.0.0.1:9012'], [PEER, '127.0.0.1:9013']], { seen: [[FROZEN, OTHER], [PEER, '127.0.0.1:9013']] })
+    watch.sent(connection(FROZEN), 1, PRODUCE)
+    // (the first answer does not even name the broker asked: ignored; the second names it, but never listed FROZEN)
+    await step(STALL_MS)
+    await step(CHECK_INTERVAL_MS)
+    assert.deepEqual(cuts, [])
+  })
+
+  it('asks nothing while no request has waited STALL_MS, and nothing about a request answered or one written on a closed connection', async () => {
+    const { watch, connection, fake, asked, advance, step } = setup([[FROZEN, PEER]])
+    watch.sent(connection(FROZEN), 1, PRODUCE)
+    advance(STALL_MS - 1)
+    watch.tick()
+    watch.answered(connection(FROZEN), 1)
+    await step(STALL_MS)
+    fake(FROZEN).status = 'closed'
+    watch.sent(connection(FROZEN), 2, PRODUCE)
+    await step(STALL_MS)
+    assert.deepEqual(asked, [])
+  })
+
+  it('asks one cluster at most every CHECK_INTERVAL_MS, and one check at a time', async () => {
+    const { watch, connection, asked, step } = setup([[FROZEN, PEER], [FROZEN, PEER], undefined])
+    watch.sent(connection(FROZEN), 1, PRODUCE)
+    await step(STALL_MS)
+    await step(CHECK_INTERVAL_MS - 1)
+    assert.equal(asked.length, 1)
+    await step(1)
+    assert.equal(asked.length, 2)
+    // The third never answers: no fourth while it is under way (its timeout is real time, not waited for here)
+    await step(CHECK_INTERVAL_MS)
+    await step(CHECK_INTERVAL_MS)
+    assert.equal(asked.length, 3)
+  })
+
+  it('a failed check decides nothing; the next one does', async () => {
+    const { watch, connection, asked, cuts, step } = setup([new Error('no answer'), [PEER]])
+    watch.sent(connection(FROZEN), 1, PRODUCE)
+    await step(STALL_MS)
+    assert.deepEqual([asked.length, cuts], [1, []])
+    await step(CHECK_INTERVAL_MS)
+    assert.deepEqual([asked.length, cuts.map(c => c.broker)], [2, [FROZEN]])
+  })
+
+  it('asks a listed broker that is not stalled, an idle one first; nothing when every listed one is stalled', async () => {
+    const { watch, connection, asked, step } = setup([[FROZEN, PEER, OTHER]], { open: [FROZEN, 'broker-2:9002', PEER, OTHER] })
+    watch.sent(connection(FROZEN), 1, PRODUCE)
+    watch.sent(connection(PEER), 7, PRODUCE)
+    watch.sent(connection(OTHER), 8, PRODUCE)
+    // PEER and OTHER stalled too; broker-2:9002 (an alias no answer listed) is never asked
+    await step(STALL_MS)
+    assert.deepEqual(asked, [])
+    watch.answered(connection(PEER), 7)
+    watch.answered(connection(OTHER), 8)
+    // Both fine now; OTHER busy with a fresh request, PEER idle: PEER is asked
+    watch.sent(connection(OTHER), 9, PRODUCE)
+    await step(0)
+    assert.deepEqual(asked, [`${PEER} cluster B`])
+  })
+
+  it('does not cut a broker whose request was answered while the check was under way', async () => {
+    let answer: (brokers: readonly string[]) => void = () => undefined
+    const late = new Promise<readonly string[]>(resolve => { answer = resolve })
+    const { watch, connection, cuts, step } = setup([late])
+    watch.sent(connection(FROZEN), 1, PRODUCE)
+    await step(STALL_MS)
+    watch.answered(connection(FROZEN), 1)
+    answer([PEER])
+    await settle()
+    assert.deepEqual(cuts, [])
+  })
+
+  it('forgets the requests of a closed connection, and entries older than FORGET_AFTER_MS; one close listener per connection', async () => {
+    const closed = setup([[FROZEN, PEER], [PEER]])
+    closed.watch.sent(closed.connection(FROZEN), 1, PRODUCE)
+    closed.fake(FROZEN).emit('close')
+    await closed.step(STALL_MS)
+    assert.deepEqual([closed.asked.length, closed.cuts], [0, []])
+    for (let id = 2; id < 30; id++) {
+      closed.watch.sent(closed.connection(PEER), id, PRODUCE)
+      closed.watch.answered(closed.connection(PEER), id)
+    }
+    assert.equal(closed.fake(PEER).listenerCount('close'), 1)
+
+    const old = setup([[PEER]])
+    old.watch.sent(old.connection(FROZEN), 1, PRODUCE)
+    await old.step(FORGET_AFTER_MS)
+    assert.deepEqual([old.asked.length, old.cuts], [0, []])
   })
 
   it('reads the brokers of a Metadata answer as kmirror decodes it (a map) and as the client library does (an array)', () => {
@@ -100,97 +217,34 @@ describe('fenced brokers', () => {
     assert.deepEqual([brokerKeys(undefined), brokerKeys({}), brokerKeys({ brokers: 'x' })], [[], [], []])
   })
 
-  it('never cuts a broker no answer ever listed under that address (a bootstrap alias), nor one still listed', async () => {
-    const alias = setup([['broker-1:9001', PEER], ['broker-1:9001', PEER]])
-    alias.watch.sent(alias.frozen, 1, METADATA)
-    for (let i = 0; i < 2; i++) {
-      await alias.step(STALL_MS)
+  it('is fed by the client library\'s diagnostics channel: a request written on a real connection, its answer, a Metadata answer\'s brokers', async () => {
+    // A broker that accepts connections and answers nothing
+    const sockets: Socket[] = []
+    const server = createServer(socket => { sockets.push(socket) })
+    await new Promise<void>(resolve => server.listen(0, '127.0.0.1', resolve))
+    const connection = new Connection('kmirror-test', { requestTimeout: 60_000 })
+    const seen: string[] = []
+    const recorder: WatchInput = {
+      sent: (c, id, apiKey) => { if (c === connection) seen.push(`sent ${id} ${apiKey}`) },
+      answered: (c, id) => { if (c === connection) seen.push(`answered ${id}`) },
+      listedBy: (label, keys) => { seen.push(`listed ${label} ${[...keys].join(',')}`) }
     }
-    assert.deepEqual([alias.asked.length, alias.cuts], [2, []])
-
-    const listed = setup([[FROZEN, PEER], [FROZEN, PEER]])
-    listed.watch.sent(listed.frozen, 1, PRODUCE)
-    for (let i = 0; i < 2; i++) {
-      await listed.step(STALL_MS)
+    const stop = subscribeWatch(recorder, c => (c === connection ? 'cluster B' : undefined))
+    try {
+      await connection.connect('127.0.0.1', (server.address() as AddressInfo).port)
+      const unanswered = sendAt(connection, ApiVersionsApi, 3, { clientSoftwareName: 'kmirror-test', clientSoftwareVersion: '0' }).catch(() => undefined)
+      assert.equal(seen.length, 1)
+      const [, id, apiKey] = seen[0]!.split(' ')
+      assert.deepEqual([Number.isInteger(Number(id)), apiKey], [true, String(ApiVersionsApi.key)])
+      // The library publishes an answer as below (`connections:api` asyncStart, the decoded answer as `result`)
+      connectionsApiChannel.asyncStart.publish({ connection, operation: 'send', apiKey: METADATA, correlationId: Number(id), result: { brokers: [{ nodeId: 1, host: '127.0.0.1', port: 9001 }] } })
+      assert.deepEqual(seen.slice(1), [`answered ${id}`, 'listed cluster B 127.0.0.1:9001'])
+      await connection.close()
+      await unanswered
+    } finally {
+      stop()
+      for (const s of sockets) s.destroy()
+      server.close()
     }
-    assert.deepEqual([listed.asked.length, listed.cuts], [2, []])
-  })
-
-  it('asks nothing while no request has waited STALL_MS, and nothing about a request answered', async () => {
-    const { watch, frozen, asked, advance, step } = setup([[FROZEN, PEER]])
-    watch.sent(frozen, 1, PRODUCE)
-    advance(STALL_MS - 1)
-    watch.tick()
-    watch.answered(frozen, 1)
-    await step(STALL_MS)
-    assert.deepEqual(asked, [])
-  })
-
-  it('asks one cluster at most every CHECK_INTERVAL_MS and one check at a time; an unanswered check decides nothing', async () => {
-    const { watch, frozen, asked, cuts, advance } = setup([undefined, [PEER]])
-    watch.sent(frozen, 1, PRODUCE)
-    advance(STALL_MS)
-    watch.tick()
-    watch.tick()
-    advance(CHECK_INTERVAL_MS)
-    // The first check never answered: no second one while it is under way (its timeout is real time, not waited here)
-    watch.tick()
-    await settle()
-    assert.deepEqual([asked.length, cuts], [1, []])
-  })
-
-  it('a failed check decides nothing, and the next one still needs an earlier listing', async () => {
-    const { watch, frozen, asked, cuts, step } = setup([new Error('no answer'), [PEER]])
-    watch.sent(frozen, 1, PRODUCE)
-    await step(STALL_MS)
-    await step(CHECK_INTERVAL_MS)
-    assert.deepEqual([asked.length, cuts], [2, []])
-  })
-
-  it('asks another broker than the stalled ones, and nothing when every broker of the cluster is stalled', async () => {
-    const { watch, frozen, peer, asked, step } = setup([[FROZEN, PEER]])
-    watch.sent(frozen, 1, PRODUCE)
-    watch.sent(peer, 7, PRODUCE)
-    await step(STALL_MS)
-    assert.deepEqual(asked, [])
-    watch.answered(peer, 7)
-    watch.tick()
-    await settle()
-    assert.deepEqual(asked, [`${PEER} cluster B`])
-  })
-
-  it('does not cut a broker whose request was answered while the check was under way', async () => {
-    let answer: (brokers: readonly string[]) => void = () => undefined
-    const late = new Promise<readonly string[]>(resolve => { answer = resolve })
-    const { watch, frozen, cuts, step } = setup([[FROZEN, PEER], late])
-    watch.sent(frozen, 1, PRODUCE)
-    await step(STALL_MS)
-    await step(CHECK_INTERVAL_MS)
-    watch.answered(frozen, 1)
-    answer([PEER])
-    await settle()
-    assert.deepEqual(cuts, [])
-  })
-
-  it('forgets the requests of a closed connection, and entries older than FORGET_AFTER_MS', async () => {
-    const closed = setup([[FROZEN, PEER], [PEER]])
-    closed.watch.sent(closed.frozen, 1, PRODUCE)
-    await closed.step(STALL_MS)
-    closed.frozenFake.emit('close')
-    await closed.step(CHECK_INTERVAL_MS)
-    assert.deepEqual([closed.asked.length, closed.cuts], [1, []])
-
-    // (one close listener per connection, however often its requests come and go)
-    for (let id = 2; id < 30; id++) {
-      closed.watch.sent(closed.peer, id, PRODUCE)
-      closed.watch.answered(closed.peer, id)
-    }
-    assert.equal((closed.peer as unknown as FakeConnection).listenerCount('close'), 1)
-
-    const old = setup([[FROZEN, PEER], [PEER]])
-    old.watch.sent(old.frozen, 1, PRODUCE)
-    await old.step(STALL_MS)
-    await old.step(FORGET_AFTER_MS)
-    assert.deepEqual([old.asked.length, old.cuts], [1, []])
   })
 })

@@ -48,7 +48,7 @@ describe('silent brokers', () => {
       assert.equal(markSilent(frozen, 'Heartbeat given up after 10000 ms', 1000), 2)
     } finally { stop() }
     assert.deepEqual([a.closed, b.closed, c.closed], [true, true, false])
-    assert.deepEqual(reports, [{ broker: '127.0.0.1:9001', clusters: ['cluster B'], closed: 2, cause: 'Heartbeat given up after 10000 ms', again: false }])
+    assert.deepEqual(reports, [{ broker: '127.0.0.1:9001', clusters: ['cluster B'], closed: 2, cause: 'Heartbeat given up after 10000 ms', again: false, fenced: false }])
   })
 
   it('makes every watched library client read its metadata again at a silence: none goes back to a leader that froze', () => {
