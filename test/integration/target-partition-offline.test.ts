@@ -13,9 +13,12 @@
  * longer lists it: kafka/fenced-brokers.ts) instead of waiting a request timeout (30 s) on a produce or a metadata
  * read it holds, logs that naming the broker, the cluster and why, and every partition copies on where the cluster
  * moved its leader, within seconds of the fence; after the thaw every source record is on the target in order.
+ * Exactly-once (third test): the same, the round the broker held aborted and copied again, and a read_committed
+ * reader finds every source record exactly once.
  */
 import assert from 'node:assert/strict'
-import { after, before, test } from 'node:test'
+import { after, before, test, type TestContext } from 'node:test'
+import { CoordinatorKeyTypes } from '../../src/kafka/protocol/find-coordinator.ts'
 import { ensureTrio, freezeTrioNode, killTrioNode, thawTrioNode, trioNode, useTrio, type TestCluster } from '../helpers/clusters.ts'
 import { coordinatorOf } from '../helpers/coordinators.ts'
 import { createTopic, endOffsets, withAdmin } from '../helpers/kafka.ts'
@@ -189,15 +192,27 @@ test('remote partitions offline on the target (their broker killed): they wait a
 })
 
 test('a frozen target partition leader (SIGSTOP): once the cluster fenced it, its connections are cut, not waited on for a request timeout; every partition copies on within seconds, the operator told why; all copied in order after the thaw', { timeout: 180_000 }, async t => {
-  // Given one instance copying a 6-partition topic from `source` to the trio, every topic there replicated 3 times,
-  // records arriving all the time (request.timeout.ms at its default, 30 s)
+  await frozenLeader(t, false)
+})
+
+test('exactly-once, a frozen target partition leader (SIGSTOP): the round it held is aborted once the cluster fenced the broker, every partition copies on within seconds, and a read_committed reader finds every record exactly once after the thaw', { timeout: 180_000 }, async t => {
+  await frozenLeader(t, true)
+})
+
+/**
+ * One instance copying a 6-partition topic from `source` to the trio (every topic there replicated 3 times, records
+ * arriving all the time, request.timeout.ms at its default, 30 s); a broker leading some remote partitions frozen.
+ */
+async function frozenLeader (t: TestContext, exactlyOnce: boolean): Promise<void> {
+  // Given the instance copying
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
   const instances: Instance[] = []
   removeAliasTopicsAfter(t, ['source', trio], [a, b], async () => await killInstances(instances))
   const partitions = 6
-  const topic = uniqueName('frozenleader')
+  const topic = uniqueName(exactlyOnce ? 'frozeneos' : 'frozenleader')
   await createTopic('source', topic, { partitions, t })
-  const properties = multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: trio }], [`${a}->${b}`], [`topics = ${topic}`, ...GROUP_SETTINGS])
+  const properties = multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: trio }], [`${a}->${b}`],
+    [`topics = ${topic}`, ...GROUP_SETTINGS, ...(exactlyOnce ? [`${b}.exactly.once.source.support = enabled`] : [])])
     .replace(/^(replication\.factor|(checkpoints|heartbeats)\.topic\.replication\.factor|offset\.storage\.replication\.factor) = 1$/gm, '$1 = -1')
   assert.doesNotMatch(properties, /request\.timeout\.ms/)
   const producer = produceContinuously(topic, partitions)
@@ -207,15 +222,18 @@ test('a frozen target partition leader (SIGSTOP): once the cluster fenced it, it
   const remote = `${a}.${topic}`
   await waitForRounds(trio, remote, 5, 60_000)
 
-  // When a broker leading some of the remote partitions, not the one coordinating the group, is frozen: the group's
-  // own heartbeats then never notice it, only the data path's requests wait on it
+  // When a broker leading some of the remote partitions, not the one coordinating the group (nor, if another
+  // leads some, the instance's transactional id), is frozen: only the data path's requests wait on it
   const leaders = await withAdmin(trio, async admin => (await admin.metadata({ topics: [remote] })).topics.get(remote)!.partitions.map(p => p.leader))
   const coordinator = await coordinatorOf(`kmirror-${a}-${b}`)
-  const frozen = leaders.find(l => l !== coordinator.nodeId)
+  const transactions = exactlyOnce
+    ? (await coordinatorOf((await instance.process.waitForOutput(/"transactionalId":"([^"]+)"[^\n]*"msg":"exactly-once: transactional producer initialised/, 1000))[1]!, 1, CoordinatorKeyTypes.TRANSACTION)).nodeId
+    : coordinator.nodeId
+  const frozen = leaders.find(l => l !== coordinator.nodeId && l !== transactions) ?? leaders.find(l => l !== coordinator.nodeId)
   assert.ok(frozen !== undefined, `every remote partition led by the coordinator, node ${coordinator.nodeId}`)
   const address = trioNode(frozen)
   const atFreeze = (await flow(instance)).partitions.map(p => p.position)
-  t.diagnostic(`remote leaders ${JSON.stringify(leaders)}, group coordinated by node ${coordinator.nodeId}: freezing node ${frozen}`)
+  t.diagnostic(`remote leaders ${JSON.stringify(leaders)}, group coordinated by node ${coordinator.nodeId}${exactlyOnce ? `, transactions by node ${transactions}` : ''}: freezing node ${frozen}`)
   const frozenAt = Date.now()
   freezeTrioNode(frozen, t)
   let took: number
@@ -237,14 +255,24 @@ test('a frozen target partition leader (SIGSTOP): once the cluster fenced it, it
   t.diagnostic(`the cut began with a waiting ${line[1]} request`)
   assert.match(await (await fetch(`http://127.0.0.1:${instance.port}/metrics`, { signal: AbortSignal.timeout(2000) })).text(), new RegExp(`^kmirror_broker_silences_total\\{broker="${address}"\\} [1-9]`, 'm'))
 
-  // And once the producer stopped, every source record is on the target in source order (at least once: a batch in
-  // flight to the frozen broker is sent again to the new leader, a rewind at most)
+  // And once the producer stopped, every source record is on the target in source order: at least once, a batch
+  // in flight to the frozen broker is sent again to the new leader (a rewind at most); exactly once, the round it
+  // held was aborted and copied again, so a read_committed reader finds each record once (0 missing, 0 duplicates)
   const rounds = await producer.stop()
-  await waitForRounds(trio, remote, rounds, 60_000)
+  if (exactlyOnce) {
+    const committed = async (): Promise<number[]> => await Promise.all(Array.from({ length: partitions }, async (_, p) => (await readCommitted(trio, remote, p).catch(() => [])).length))
+    await waitFor(async () => ({ done: (await committed()).every(n => n >= rounds), state: { counts: await committed(), rounds } }),
+      { timeoutMs: 60_000, intervalMs: 500, message: `all ${rounds} rounds committed on the target` })
+  } else {
+    await waitForRounds(trio, remote, rounds, 60_000)
+  }
   for (let partition = 0; partition < partitions; partition++) {
-    const checked = assertCopiedInOrder(await readCommitted('source', topic, partition), await readCommitted(trio, remote, partition), MAX_REWINDS, `${topic}-${partition}`)
-    if (checked.rewinds > 0) t.diagnostic(`${topic}-${partition}: ${checked.duplicates} records copied twice`)
+    const source = await readCommitted('source', topic, partition)
+    const copy = await readCommitted(trio, remote, partition)
+    const checked = assertCopiedInOrder(source, copy, exactlyOnce ? 0 : MAX_REWINDS, `${topic}-${partition}`)
+    if (exactlyOnce) assert.deepEqual([checked.duplicates, copy.length], [0, source.length], `${topic}-${partition}`)
+    else if (checked.rewinds > 0) t.diagnostic(`${topic}-${partition}: ${checked.duplicates} records copied twice`)
   }
   instance.process.kill('SIGTERM')
   assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
-})
+}
