@@ -138,15 +138,22 @@ test('a source partition offline (its broker killed): kmirror status shows it un
   assert.deepEqual(await committedOf(admin, group, topic), all.map(() => 5))
 
   // When the broker is back and every partition gets more records
+  // Then every source record is on the target, exactly and in order
+  await backAndExact({ instance, topic, remote, all, online })
+})
+
+/**
+ * The trio whole again and 5 more records on every partition of TOPIC (20 before, 10 more already on ONLINE): every
+ * source record ends on the target exactly, in order; the instance stops cleanly.
+ */
+async function backAndExact ({ instance, topic, remote, all, online }: { instance: Instance, topic: string, remote: string, all: readonly number[], online: readonly number[] }): Promise<void> {
   await ensureTrio()
   await produce(trio, records(topic, all, 30, 5))
-
-  // Then every source record is on the target, exactly and in order
   await waitForEnds(remote, all.map(p => online.includes(p) ? 35 : 25))
   await assertExactCopies(topic, remote, all)
   instance.process.kill('SIGTERM')
   assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
-})
+}
 
 async function assertExactCopies (topic: string, remote: string, partitions: readonly number[]): Promise<void> {
   for (const partition of partitions) {
@@ -268,10 +275,5 @@ test('a frozen source partition leader (SIGSTOP): once the cluster fenced it, it
 
   // And once the broker is back and every partition got more records, every source record is on the target,
   // exactly and in order
-  await ensureTrio()
-  await produce(trio, records(topic, all, 30, 5))
-  await waitForEnds(remote, all.map(p => online.includes(p) ? 35 : 25))
-  await assertExactCopies(topic, remote, all)
-  instance.process.kill('SIGTERM')
-  assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
+  await backAndExact({ instance, topic, remote, all, online })
 })

@@ -13,8 +13,9 @@
  * longer lists it: kafka/fenced-brokers.ts) instead of waiting a request timeout (30 s) on a produce or a metadata
  * read it holds, logs that naming the broker, the cluster and why, and every partition copies on where the cluster
  * moved its leader, within seconds of the fence; after the thaw every source record is on the target in order.
- * Exactly-once (third test): the same, the round the broker held aborted and copied again, and a read_committed
- * reader finds every source record exactly once.
+ * Exactly-once (third test): the same, the round the broker held aborted and copied again (the next transaction
+ * may wait for the transaction coordinator's own markers to the frozen broker: up to the broker's request timeout),
+ * and a read_committed reader finds every source record exactly once.
  */
 import assert from 'node:assert/strict'
 import { after, before, test, type TestContext } from 'node:test'
@@ -195,7 +196,7 @@ test('a frozen target partition leader (SIGSTOP): once the cluster fenced it, it
   await frozenLeader(t, false)
 })
 
-test('exactly-once, a frozen target partition leader (SIGSTOP): the round it held is aborted once the cluster fenced the broker, every partition copies on within seconds, and a read_committed reader finds every record exactly once after the thaw', { timeout: 180_000 }, async t => {
+test('exactly-once, a frozen target partition leader (SIGSTOP): the round it held is aborted once the cluster fenced the broker, every partition copies on once the brokers completed the last transaction, and a read_committed reader finds every record exactly once after the thaw', { timeout: 180_000 }, async t => {
   await frozenLeader(t, true)
 })
 
@@ -239,21 +240,37 @@ async function frozenLeader (t: TestContext, exactlyOnce: boolean): Promise<void
   let took: number
   try {
     // Then every partition, those the frozen broker led included, copies on within 20 s of the freeze (the trio
-    // fences a silent broker within 3 s; waiting out a request timeout on the broker took 35 s, measured)
+    // fences a silent broker within 3 s; waiting out a request timeout on the broker took 35 s, measured).
+    // Exactly-once, within 60 s: when the frozen broker led a partition of the last transaction, the transaction
+    // coordinator (a broker) completes that transaction only once its own marker request to the frozen broker
+    // timed out (the broker's request.timeout.ms, 30 s) and went to the new leader; until then it answers the
+    // instance's next transaction CONCURRENT_TRANSACTIONS (seen here: 20 s and more without a commit)
     await waitFor(async () => {
       const now = (await flow(instance)).partitions
       return { done: now.length === partitions && now.every(p => p.position > atFreeze[p.partition]! + 5), state: { atFreeze, now: now.map(p => p.position) } }
-    }, { timeoutMs: 20_000, intervalMs: 250, message: 'every partition copying on with a leader frozen' })
+    }, { timeoutMs: exactlyOnce ? 60_000 : 20_000, intervalMs: 250, message: 'every partition copying on with a leader frozen' })
     took = Date.now() - frozenAt
   } finally {
     thawTrioNode(frozen)
   }
   t.diagnostic(`every partition copying on ${took} ms after the freeze`)
 
-  // And the operator was told which broker of which cluster, and why its connections were cut; the counter too
-  const line = await instance.process.waitForOutput(new RegExp(`"level":"warn"[^\n]*"msg":"broker ${address.replace(/\./g, '\\.')} of cluster ${b} was fenced by its cluster while requests waited on it \\(a (\\w+) request to broker ${address.replace(/\./g, '\\.')} unanswered for [\\d.]+ s, and broker 127\\.0\\.0\\.1:\\d+ no longer lists it among the brokers of cluster ${b}: the cluster fenced it\\)`), 1000)
-  t.diagnostic(`the cut began with a waiting ${line[1]} request`)
-  assert.match(await (await fetch(`http://127.0.0.1:${instance.port}/metrics`, { signal: AbortSignal.timeout(2000) })).text(), new RegExp(`^kmirror_broker_silences_total\\{broker="${address}"\\} [1-9]`, 'm'))
+  // And the operator was told which broker of which cluster, and why its connections were cut; the counter too.
+  // Unless no request of the instance was waiting on the frozen broker when its cluster fenced it (a round between
+  // two writes, its metadata read elsewhere): the cluster had moved the leaders by the next write, and nothing was
+  // cut (seen in 2 of 12 runs here)
+  const fenced = new RegExp(`"level":"warn"[^\n]*"msg":"broker ${address.replace(/\./g, '\\.')} of cluster ${b} was fenced by its cluster while requests waited on it \\(a (\\w+) request to broker ${address.replace(/\./g, '\\.')} unanswered for [\\d.]+ s, and broker 127\\.0\\.0\\.1:\\d+ no longer lists it among the brokers of cluster ${b}: the cluster fenced it\\)`)
+  const line = await instance.process.waitForOutput(fenced, 5000).catch(() => null)
+  const silences = new RegExp(`^kmirror_broker_silences_total\\{broker="${address}"\\} [1-9]`, 'm')
+  const metrics = await (await fetch(`http://127.0.0.1:${instance.port}/metrics`, { signal: AbortSignal.timeout(2000) })).text()
+  if (line === null) {
+    assert.doesNotMatch(instance.process.stderr, new RegExp(`"msg":"broker ${address.replace(/\./g, '\\.')} `))
+    assert.doesNotMatch(metrics, silences)
+    t.diagnostic('no request was waiting on the frozen broker when its cluster fenced it: nothing to cut')
+  } else {
+    t.diagnostic(`the cut began with a waiting ${line[1]} request`)
+    assert.match(metrics, silences)
+  }
 
   // And once the producer stopped, every source record is on the target in source order: at least once, a batch
   // in flight to the frozen broker is sent again to the new leader (a rewind at most); exactly once, the round it
