@@ -38,6 +38,7 @@
  */
 import type { Connection } from '@platformatic/kafka'
 import { connectionsApiChannel, protocolAPIsById } from '@platformatic/kafka'
+import { resolveAfter } from '../deadline.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { suspect } from './broker-suspects.ts'
@@ -169,14 +170,9 @@ export class FenceWatch {
   }
 
   async #check (label: string, checks: ClusterChecks, peer: { key: string, connection: Connection }): Promise<void> {
-    let listed: ReadonlySet<string>
-    try {
-      listed = await withTimeout(this.#deps.listed(peer.connection, label), CHECK_TIMEOUT_MS)
-    } catch {
-      return
-    }
-    // An answer that does not name the broker asked speaks for another listener: nothing to compare.
-    if (!listed.has(peer.key)) return
+    const listed = await resolveAfter(this.#deps.listed(peer.connection, label), CHECK_TIMEOUT_MS, null).catch(() => null)
+    // No answer in time, or one that does not name the broker asked (it speaks for another listener): nothing to compare.
+    if (listed === null || !listed.has(peer.key)) return
     const now = this.#deps.now()
     for (const [key, { connection, oldest }] of this.#stalled(now).get(label) ?? new Map<string, StalledBroker>()) {
       if (checks.listedWith.get(key)?.has(peer.key) !== true || listed.has(key)) continue
@@ -210,18 +206,6 @@ export class FenceWatch {
 }
 
 interface StalledBroker { readonly connection: Connection, readonly oldest: Waiting }
-
-async function withTimeout<T> (promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined
-  try {
-    return await Promise.race([promise, new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => { reject(new Error('no answer in time')) }, ms)
-      timer.unref()
-    })])
-  } finally {
-    clearTimeout(timer)
-  }
-}
 
 /** The brokers cluster LABEL lists, asked on CONNECTION. */
 async function listedBrokers (connection: Connection, label: string): Promise<ReadonlySet<string>> {

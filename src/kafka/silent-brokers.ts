@@ -3,8 +3,9 @@
  * established connection went unanswered for its whole bound (`RequestTimeout`): a heartbeat given up after
  * `session.timeout.ms`, or a Metadata, FindCoordinator, ListOffsets or Fetch request after `request.timeout.ms`
  * (broker-suspects.ts's `noteOutcome` tells this module), or when its cluster no longer lists it while a request waits
- * on it (fenced-brokers.ts: the controller fenced it; no request timeout waited out). Not a produce timing out: a broker slow to replicate answers it at
- * its own deadline, which is the client's too, and that is no silence. Not a connection attempt that timed out. Such a broker (frozen, in a long pause, half cut off) still
+ * on it (fenced-brokers.ts: the controller fenced it; no request timeout waited out). Not a produce timing out: a
+ * broker slow to replicate answers it at its own deadline, which is the client's too, and that is no silence. Not a
+ * connection attempt that timed out. Such a broker (frozen, in a long pause, half cut off) still
  * holds every request sent on a connection to it, each until its own timeout, and connections made anew are
  * accepted and then not answered either.
  *
