@@ -7,6 +7,7 @@ import type { ClusterContext } from './connection-hints.ts'
 import type { KafkaErrorKind } from './errors.ts'
 import type { ProducerIdentity } from './record-batch.ts'
 import type { TransactionCoordinatorMove } from './transactions.ts'
+import type { WaitReporter } from './transaction-waits.ts'
 
 /** A batch to write: it is built for the producer id and sequence the writer gives it when it is sent. */
 export interface OutBatch {
@@ -87,4 +88,6 @@ export interface BatchWriterOptions {
   readonly transactionalId?: string
   /** Exactly-once mode: the transaction coordinator of the id was found at another broker than before. */
   readonly onCoordinatorMoved?: (move: TransactionCoordinatorMove) => void
+  /** Exactly-once mode: a request to the transaction coordinator held off for long by "not yet" answers, and its end. */
+  readonly onCoordinatorWaiting?: WaitReporter
 }

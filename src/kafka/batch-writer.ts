@@ -124,7 +124,8 @@ export class BatchWriter {
     this.#coordinator = new TransactionCoordinator({
       pool: this.#pool, send: this.#send, brokers: () => this.#leaders.brokers, cluster: this.#cluster,
       principal: describePrincipal(props, this.#cluster.alias ?? clientId),
-      ...(options.onCoordinatorMoved === undefined ? {} : { onMoved: options.onCoordinatorMoved })
+      ...(options.onCoordinatorMoved === undefined ? {} : { onMoved: options.onCoordinatorMoved }),
+      ...(options.onCoordinatorWaiting === undefined ? {} : { onWaiting: options.onCoordinatorWaiting })
     })
     this.#transaction = options.transactionalId === undefined ? null : new WriterTransaction(options.transactionalId, this.#coordinator, this.#cluster)
     const { maxInFlight, maxRequestBytes, timeoutMs } = this.#options

@@ -11,7 +11,8 @@
  *   again; a transaction still being completed (CONCURRENT_TRANSACTIONS) and a coordinator loading are waited out,
  *   within a deadline (`coordinatorError`: the one table of errors.ts says which answer is which). A coordinator
  *   found at another broker than before (its broker died, or handed its __transaction_state partition over) is
- *   reported to `onMoved`, once per move: the flow logs it.
+ *   reported to `onMoved`, once per move: the flow logs it. A request held off by "not yet" answers for long is
+ *   reported to `onWaiting` (transaction-waits.ts): once while it lasts, once when it ends.
  * - Fencing answers throw FENCED; a refused transactional id throws NOT_AUTHORIZED naming the grant.
  */
 import { setTimeout as delay } from 'node:timers/promises'
@@ -27,6 +28,7 @@ import { EndTxnApi } from './protocol/end-txn.ts'
 import { CoordinatorKeyTypes, findCoordinator } from './protocol/find-coordinator.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
 import type { ProducerIdentity } from './record-batch.ts'
+import { TransactionWait, type WaitReporter } from './transaction-waits.ts'
 import { partitionKey } from '../topic-partition.ts'
 
 export type SendFn = <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string) => Promise<Res>
@@ -34,7 +36,8 @@ export type SendFn = <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>,
 /** Connect's default transaction timeout for source tasks is the producer's 60 s; kmirror's rounds are short. */
 export const TRANSACTION_TIMEOUT_MS = 60_000
 
-const RETRY_DEADLINE_MS = 30_000
+/** How long "not yet" answers and a moving coordinator are waited out, per request. */
+export const TRANSACTION_RETRY_DEADLINE_MS = 30_000
 const FENCED_ERRORS = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH'])
 
 /** Whether a Kafka error name says another producer of the transactional id initialised it since (`fencedError`). */
@@ -51,6 +54,12 @@ export interface TransactionCoordinatorDeps {
   /** `User:name` of kmirror's principal on this cluster, for the grant a refusal names. */
   readonly principal: string
   readonly onMoved?: (move: TransactionCoordinatorMove) => void
+  /** A request held off by CONCURRENT_TRANSACTIONS or COORDINATOR_LOAD_IN_PROGRESS for long, and its end (transaction-waits.ts). */
+  readonly onWaiting?: WaitReporter
+  /** How the coordinator of a transactional id is found; by default FindCoordinator to any broker (unit tests replace it). */
+  readonly locate?: (transactionalId: string) => Promise<Broker & { nodeId: number }>
+  /** After how long a held request is reported (`WAIT_REPORT_MS` by default). */
+  readonly reportWaitAfterMs?: number
 }
 
 /** The coordinator of a transactional id found at another broker than before (`host:port` of both). */
@@ -113,15 +122,28 @@ export class TransactionCoordinator {
 
   /** Sends REQUEST to the coordinator of `transactionalId`, following it when it moves and waiting out busy answers. */
   async #call<Req, Res> (transactionalId: string, action: string, spec: ApiSpec<Req, Res>, request: Req, errorOf: (response: Res) => number): Promise<Res> {
+    const wait = new TransactionWait({ transactionalId, cluster: this.#deps.cluster.label, action }, this.#deps.onWaiting, this.#deps.reportWaitAfterMs)
+    try {
+      const response = await this.#attempts(transactionalId, action, wait, spec, request, errorOf)
+      wait.end(true)
+      return response
+    } catch (err) {
+      wait.end(false)
+      throw err
+    }
+  }
+
+  async #attempts<Req, Res> (transactionalId: string, action: string, wait: TransactionWait, spec: ApiSpec<Req, Res>, request: Req, errorOf: (response: Res) => number): Promise<Res> {
     const { cluster } = this.#deps
     const what = `${action} transactional id ${transactionalId} on ${cluster.label}`
-    const deadline = Date.now() + RETRY_DEADLINE_MS
+    const deadline = Date.now() + TRANSACTION_RETRY_DEADLINE_MS
     for (let attempt = 1; ; attempt++) {
       let errorCode: number
       let response: Res
+      let coordinator: Broker
       try {
-        const connection = await this.#deps.pool.get(await this.#coordinator(transactionalId))
-        response = await this.#deps.send(connection, spec, request, cluster.label)
+        coordinator = await this.#coordinator(transactionalId)
+        response = await this.#deps.send(await this.#deps.pool.get(coordinator), spec, request, cluster.label)
         errorCode = errorOf(response)
       } catch (err) {
         this.#coordinators.delete(transactionalId)
@@ -134,9 +156,10 @@ export class TransactionCoordinator {
       const name = kafkaErrorName(errorCode)
       if (FENCED_ERRORS.has(name)) throw fencedError(what, name, transactionalId)
       if (name === 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED') throw this.refused(what, transactionalId)
-      const coordinator = coordinatorError(name)
-      if (coordinator === CoordinatorErrors.MOVED) this.#coordinators.delete(transactionalId)
-      if (coordinator !== undefined && Date.now() <= deadline) {
+      const state = coordinatorError(name)
+      if (state === CoordinatorErrors.MOVED) this.#coordinators.delete(transactionalId)
+      else if (state !== undefined) wait.held(`${coordinator.host}:${coordinator.port}`, name)
+      if (state !== undefined && Date.now() <= deadline) {
         await delay(Math.min(500, 20 * attempt))
         continue
       }
@@ -147,6 +170,17 @@ export class TransactionCoordinator {
   async #coordinator (transactionalId: string): Promise<Broker> {
     const known = this.#coordinators.get(transactionalId)
     if (known !== undefined) return known
+    const found = await (this.#deps.locate ?? this.#locate.bind(this))(transactionalId)
+    const broker = { host: found.host, port: found.port }
+    const [from, to] = [this.#lastFound.get(transactionalId), `${found.host}:${found.port}`]
+    if (from !== undefined && from !== to) this.#deps.onMoved?.({ transactionalId, cluster: this.#deps.cluster.label, from, to, nodeId: found.nodeId })
+    this.#lastFound.set(transactionalId, to)
+    this.#coordinators.set(transactionalId, broker)
+    return broker
+  }
+
+  /** FindCoordinator TRANSACTION of `transactionalId`, asked to any broker. */
+  async #locate (transactionalId: string): Promise<Broker & { nodeId: number }> {
     const { cluster } = this.#deps
     const [found] = await askAnyBroker(this.#deps.pool, this.#deps.brokers(), async connection => await findCoordinator(connection, CoordinatorKeyTypes.TRANSACTION, [transactionalId], cluster.label))
     if (found === undefined || found.errorCode !== 0) {
@@ -155,12 +189,7 @@ export class TransactionCoordinator {
       throw new KmirrorError(ErrorCodes.PRODUCE, `find the transaction coordinator of ${transactionalId} on ${cluster.label}: ${name}` +
         `${found?.errorMessage == null ? '' : ` (${found.errorMessage})`}; a cluster whose __transaction_state topic cannot be created (transaction.state.log.replication.factor above the broker count, transaction.state.log.min.isr) answers this forever`, { retriable: true })
     }
-    const broker = { host: found.host, port: found.port }
-    const [from, to] = [this.#lastFound.get(transactionalId), `${found.host}:${found.port}`]
-    if (from !== undefined && from !== to) this.#deps.onMoved?.({ transactionalId, cluster: cluster.label, from, to, nodeId: found.nodeId })
-    this.#lastFound.set(transactionalId, to)
-    this.#coordinators.set(transactionalId, broker)
-    return broker
+    return { host: found.host, port: found.port, nodeId: found.nodeId }
   }
 
   /** NOT_AUTHORIZED for a refused transactional id, naming the grant. */

@@ -272,6 +272,16 @@ async function frozenLeader (t: TestContext, exactlyOnce: boolean): Promise<void
     assert.match(metrics, silences)
   }
 
+  // And exactly once, a transaction held off by its coordinator still completing the previous one (the markers
+  // above) was told, while it lasted and when it ended: a wait past 20 s cannot have gone unreported
+  if (exactlyOnce) {
+    const held = new RegExp(`"level":"warn"[^\n]*"msg":"a request to [a-z ]+ transactional id [^ ]+ on cluster ${b} has been answered CONCURRENT_TRANSACTIONS for [\\d.]+ s by its transaction coordinator, broker 127\\.0\\.0\\.1:\\d+: it is still completing the previous transaction`)
+    const waited = held.test(instance.process.stderr)
+    if (took > 20_000) assert.ok(waited, `${took} ms without copying and no line about the coordinator holding the transaction:\n${instance.process.stderr.slice(-5000)}`)
+    if (waited) await instance.process.waitForOutput(new RegExp(`"msg":"a request to [a-z ]+ transactional id [^ ]+ on cluster ${b} (went through after|was still answered)`), 60_000)
+    t.diagnostic(waited ? 'the coordinator held a transaction, reported' : 'no transaction held for long')
+  }
+
   // And once the producer stopped, every source record is on the target in source order: at least once, a batch
   // in flight to the frozen broker is sent again to the new leader (a rewind at most); exactly once, the round it
   // held was aborted and copied again, so a read_committed reader finds each record once (0 missing, 0 duplicates)
