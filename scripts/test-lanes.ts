@@ -29,7 +29,7 @@ const MEASURED_SECONDS: Readonly<Record<string, number>> = {
   'identity-mesh': 23, 'remote-deleted-instances': 23, 'startup-fault': 20, 'topic-discovery': 20, 'acl-sync': 19,
   'group-offset-sync': 19, 'offset-translation': 19, 'compat-v36': 18, 'compat-v39': 17, 'compat-zk28': 17,
   'group-membership': 16, 'verify': 16, 'binary': 15, 'failover-safety': 15, 'new-topics': 15, 'console': 14,
-  'http-access': 13, 'plan': 11, 'foreign-groups': 10, 'heartbeats-emit': 10, 'status': 10, 'lost-acks': 9,
+  'http-access': 13, 'plan': 11, 'foreign-groups': 10, 'heartbeats-emit': 10, 'status': 10, 'lost-acks': 25,
   'config-providers': 8, 'error-messages': 8, 'topic-configs': 8, 'topology': 8, 'bad-input': 7, 'exact-copy': 7,
   'harness': 7, 'ownership-handover': 6, 'deletion-proof': 5, 'exactly-once-faults': 5, 'observability': 5,
   'http': 4, 'sasl': 4, 'transactions': 4, 'exactly-once-fencing': 1, 'systemd-unit': 0

@@ -35,6 +35,12 @@
  *   FORGET_AFTER_MS is dropped. One watch per process (`watchFencedBrokers`), and its handlers never throw.
  * - A long poll longer than STALL_MS (`fetch.max.wait.ms` of 2 s or more) or a JoinGroup waiting for a rebalance
  *   makes the watch ask its cluster once a second while it waits: a few bytes, never a cut while the broker is listed.
+ *
+ * Slow brokers: a broker its cluster still lists can hold requests too (a hung disk, long GC pauses, followers
+ * behind under acks=all), and only the request's own timeout ends that. So that it is not silent meanwhile, a
+ * request other than those a broker holds by design (PATIENT_APIS: a long poll, a group join, a topic creation)
+ * waiting SLOW_MS is reported (`onSlowBroker`: the runtime logs and counts it), once per broker
+ * per SLOW_AGAIN_MS. Reporting cuts nothing and needs no other broker: a one-broker cluster is reported too.
  */
 import type { Connection } from '@platformatic/kafka'
 import { connectionsApiChannel, protocolAPIsById } from '@platformatic/kafka'
@@ -54,6 +60,16 @@ export const CHECK_TIMEOUT_MS = 2000
 /** Longer than any request's bound: an entry this old lost its end somewhere and is dropped. */
 export const FORGET_AFTER_MS = 10 * 60_000
 const TICK_MS = 500
+/** A request (not one a broker holds by design) unanswered this long makes its broker reported slow. */
+export const SLOW_MS = 10_000
+/** A broker reported slow is reported again only after this long: the same trouble going on. */
+export const SLOW_AGAIN_MS = 60_000
+/**
+ * Requests a broker holds by design: Fetch (a long poll, up to fetch.max.wait.ms), JoinGroup and SyncGroup (until
+ * the rebalance completes), and those that wait for the controller up to their own timeout: CreateTopics,
+ * DeleteTopics, DeleteRecords, CreatePartitions, ElectLeaders (a thousand topics created at once take longer).
+ */
+const PATIENT_APIS = new Set([1, 11, 14, 19, 20, 21, 37, 43])
 /** The library's connection statuses in which a request written is really sent (it publishes the others too). */
 const SENDING = new Set(['connected', 'authenticating', 'reauthenticating'])
 
@@ -70,6 +86,19 @@ export interface FenceWatchDeps {
   /** The `addressKey`s of the brokers the cluster lists, asked on CONNECTION. */
   readonly listed: (connection: Connection, label: string) => Promise<ReadonlySet<string>>
   readonly cut: (connection: Connection, cause: string) => void
+  /** A broker holds a request that should have been answered long ago (see the module's "slow brokers"). */
+  readonly slow?: (report: SlowBrokerReport) => void
+}
+
+/** A request that waited SLOW_MS or more on a broker. */
+export interface SlowBrokerReport {
+  /** `host:port` of the broker (its `addressKey`). */
+  readonly broker: string
+  /** The cluster's label ("cluster B"). */
+  readonly cluster: string
+  /** The request's API name ("Produce"). */
+  readonly api: string
+  readonly waitedMs: number
 }
 
 interface ClusterChecks {
@@ -91,6 +120,8 @@ export class FenceWatch {
   /** The connections whose close is listened to. */
   readonly #listening = new WeakSet<Connection>()
   readonly #clusters = new Map<string, ClusterChecks>()
+  /** `addressKey` → when the broker was last reported slow. */
+  readonly #slowAt = new Map<string, number>()
 
   constructor (deps: FenceWatchDeps) {
     this.#deps = deps
@@ -144,6 +175,7 @@ export class FenceWatch {
   /** Asks the clusters of stalled brokers whether they still list them (see the module's invariants). */
   tick (): void {
     const now = this.#deps.now()
+    this.#reportSlow(now)
     for (const [label, stalled] of this.#stalled(now)) {
       const checks = this.#checks(label)
       if (checks.checking || now - checks.lastAt < CHECK_INTERVAL_MS) continue
@@ -176,10 +208,27 @@ export class FenceWatch {
     const now = this.#deps.now()
     for (const [key, { connection, oldest }] of this.#stalled(now).get(label) ?? new Map<string, StalledBroker>()) {
       if (checks.listedWith.get(key)?.has(peer.key) !== true || listed.has(key)) continue
-      const api = protocolAPIsById[oldest.apiKey] ?? `API ${oldest.apiKey}`
-      this.#deps.cut(connection, `a ${api} request to broker ${key} unanswered for ${((now - oldest.at) / 1000).toFixed(1)} s, and broker ${peer.key} no longer lists it among the brokers of ${label}: the cluster fenced it`)
+      this.#deps.cut(connection, `a ${apiName(oldest.apiKey)} request to broker ${key} unanswered for ${((now - oldest.at) / 1000).toFixed(1)} s, and broker ${peer.key} no longer lists it among the brokers of ${label}: the cluster fenced it`)
     }
     this.listedBy(label, listed)
+  }
+
+  /** Reports each broker holding a request that should have been answered SLOW_MS ago (its oldest such request). */
+  #reportSlow (now: number): void {
+    for (const [connection, requests] of this.#waiting) {
+      let oldest: Waiting | undefined
+      for (const waiting of requests.values()) {
+        if (PATIENT_APIS.has(waiting.apiKey) || now - waiting.at >= FORGET_AFTER_MS) continue
+        if (oldest === undefined || waiting.at < oldest.at) oldest = waiting
+      }
+      if (oldest === undefined || now - oldest.at < SLOW_MS) continue
+      const label = this.#deps.clusterOf(connection)
+      const key = addressKey(`${connection.host}:${connection.port}`)
+      const last = this.#slowAt.get(key)
+      if (label === undefined || (last !== undefined && now - last < SLOW_AGAIN_MS)) continue
+      this.#slowAt.set(key, now)
+      this.#deps.slow?.({ broker: key, cluster: label, api: apiName(oldest.apiKey), waitedMs: now - oldest.at })
+    }
   }
 
   /** The brokers with a request waiting STALL_MS or more, by cluster label, each with its oldest request. */
@@ -206,6 +255,16 @@ export class FenceWatch {
 }
 
 interface StalledBroker { readonly connection: Connection, readonly oldest: Waiting }
+
+const apiName = (apiKey: number): string => protocolAPIsById[apiKey] ?? `API ${apiKey}`
+
+const slowListeners = new Set<(report: SlowBrokerReport) => void>()
+
+/** Calls LISTENER at every slow-broker report of the process's watch (the runtime logs it); returns the function that stops it. */
+export function onSlowBroker (listener: (report: SlowBrokerReport) => void): () => void {
+  slowListeners.add(listener)
+  return () => { slowListeners.delete(listener) }
+}
 
 /** The brokers cluster LABEL lists, asked on CONNECTION. */
 async function listedBrokers (connection: Connection, label: string): Promise<ReadonlySet<string>> {
@@ -280,6 +339,11 @@ export function watchFencedBrokers (): () => void {
         // Asked last by every request any broker can answer, then cut: nothing goes back to it first meanwhile.
         suspect({ host: connection.host, port: connection.port })
         markSilent({ host: connection.host, port: connection.port }, cause, Date.now(), true)
+      },
+      slow: report => {
+        for (const listener of slowListeners) {
+          try { listener(report) } catch { /* a listener only reports; the watch must go on */ }
+        }
       }
     })
     const unsubscribe = subscribeWatch(watch)

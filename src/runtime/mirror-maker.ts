@@ -23,7 +23,7 @@ import { Ownerships } from './flow-work.ts'
 import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
 import { onSilence, type SilenceReport } from '../kafka/silent-brokers.ts'
-import { watchFencedBrokers } from '../kafka/fenced-brokers.ts'
+import { onSlowBroker, watchFencedBrokers, type SlowBrokerReport } from '../kafka/fenced-brokers.ts'
 import { refuseWhileMm2Copies } from './mm2-worker-check.ts'
 import { startWithRetries } from './start-retry.ts'
 import { startTogether } from './start-together.ts'
@@ -49,6 +49,7 @@ export class MirrorMaker {
   readonly #stopReportingSilences: () => void
   /** Cuts the connections to a broker the cluster fenced while requests wait on it (fenced-brokers.ts). */
   readonly #stopWatchingFences: () => void
+  readonly #stopReportingSlowBrokers: () => void
   #started = false
 
   /** `heartbeatPairs`: the pairs that get heartbeats (`selectHeartbeatFlows`); by default the flows themselves. */
@@ -65,6 +66,10 @@ export class MirrorMaker {
     this.#stopReportingSilences = onSilence(report => {
       metrics.inc('brokerSilences', { broker: report.broker })
       logSilence(log, report)
+    })
+    this.#stopReportingSlowBrokers = onSlowBroker(report => {
+      metrics.inc('brokerSlowRequests', { broker: report.broker })
+      logSlowBroker(log, report)
     })
     this.#stopWatchingFences = watchFencedBrokers()
   }
@@ -131,6 +136,7 @@ export class MirrorMaker {
     const results = await Promise.allSettled([...this.#flows.map(stopFlow), pairs])
     this.#stopReportingSilences()
     this.#stopWatchingFences()
+    this.#stopReportingSlowBrokers()
     const failed = results.find(r => r.status === 'rejected')
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
   }
@@ -152,6 +158,12 @@ function logSilence (log: Logger, { broker, clusters, closed, cause, again, fenc
   // The same outage going on (the broker still named by the cluster, asked again): once at warn is enough.
   if (again) log.debug({ broker, clusters, closed, cause }, message)
   else log.warn({ broker, clusters, closed, cause }, message)
+}
+
+function logSlowBroker (log: Logger, { broker, cluster, api, waitedMs }: SlowBrokerReport): void {
+  log.warn({ broker, cluster, api, waitedMs }, `broker ${broker} of ${cluster} is slow: a ${api} request to it has waited ${(waitedMs / 1000).toFixed(1)} s without an answer. ` +
+    'What it leads or coordinates waits meanwhile (a round waits for its slowest broker); its connections are cut once its cluster fences it or the ' +
+    'request times out (request.timeout.ms). Look at that broker: a hung or full disk, long GC pauses, an overloaded request queue, or followers behind (acks=all waits for them)')
 }
 
 /** Hands the flow's work over (progress stored, group left), then stops the flow and closes its clients. */

@@ -4,6 +4,8 @@
  * the next large Produce request. The broker has handled that request (appended its batches) and the client sees a
  * lost connection with the request in flight: its outcome is unknown to the client. Not a mock broker: every
  * request is answered by the real one; the proxy only reads Kafka's frame sizes, API keys and correlation ids.
+ * The "slow broker" fault too: once armed with a delay, the answer of the next large Produce request, and every
+ * answer after it on that connection (Kafka answers a connection's requests in order), is held that long.
  *
  * The broker must advertise the proxy's address on the proxied listener, so that clients bootstrapping through the
  * proxy keep using it (kafka-local.sh's `auth` cluster: listener PROXIED, AUTH_LISTENERS.proxied).
@@ -18,6 +20,10 @@ export interface AnswerCuttingProxy {
   readonly armForProduce: (minBytes: number) => void
   /** Connections cut so far, and the size of each cut Produce request. */
   readonly cuts: () => number[]
+  /** Holds the answer of the next Produce request of at least `minBytes`, and those after it on its connection, for `ms`. */
+  readonly holdProduce: (minBytes: number, ms: number) => void
+  /** The sizes of the Produce requests whose answer was held. */
+  readonly held: () => number[]
 }
 
 /** Calls `onFrame` with each whole size-prefixed Kafka frame (size included) as its bytes arrive. */
@@ -38,6 +44,8 @@ export async function startAnswerCuttingProxy (t: Cleanup, listenPort: number, u
   const sockets = new Set<Socket>()
   const cuts: number[] = []
   let armedFor: number | null = null
+  let holdFor: { minBytes: number, ms: number } | null = null
+  const held: number[] = []
   const server = createServer(client => {
     const upstream = connect(upstreamPort, '127.0.0.1')
     for (const s of [client, upstream]) {
@@ -51,6 +59,8 @@ export async function startAnswerCuttingProxy (t: Cleanup, listenPort: number, u
       requests.set(frame.readInt32BE(8), { apiKey: frame.readInt16BE(4), bytes: frame.length })
       upstream.write(frame)
     }))
+    // Answers held back on this connection (null: none), passed on in order when the hold ends.
+    let holding: Buffer[] | null = null
     upstream.on('data', frames(frame => {
       const correlationId = frame.readInt32BE(4)
       const request = requests.get(correlationId)
@@ -62,7 +72,18 @@ export async function startAnswerCuttingProxy (t: Cleanup, listenPort: number, u
         upstream.destroy()
         return
       }
-      client.write(frame)
+      if (request?.apiKey === PRODUCE && holdFor !== null && request.bytes >= holdFor.minBytes && holding === null) {
+        const queue: Buffer[] = []
+        holding = queue
+        held.push(request.bytes)
+        setTimeout(() => {
+          holding = null
+          for (const answer of queue) client.write(answer)
+        }, holdFor.ms)
+        holdFor = null
+      }
+      if (holding !== null) holding.push(frame)
+      else client.write(frame)
     }))
   })
   await new Promise<void>((resolve, reject) => {
@@ -73,5 +94,10 @@ export async function startAnswerCuttingProxy (t: Cleanup, listenPort: number, u
     for (const s of sockets) s.destroy()
     server.close(() => resolve())
   }))
-  return { armForProduce: minBytes => { armedFor = minBytes }, cuts: () => [...cuts] }
+  return {
+    armForProduce: minBytes => { armedFor = minBytes },
+    cuts: () => [...cuts],
+    holdProduce: (minBytes, ms) => { holdFor = { minBytes, ms } },
+    held: () => [...held]
+  }
 }

@@ -80,3 +80,45 @@ test('the same with small source batches merged into the batch in doubt and reco
     return produced
   })
 })
+
+test('a target broker holding a produce answer past 10 s (slow, still listed): kmirror warns naming the broker, its cluster, the request and the wait, counts it, cuts nothing; every record copied once when the answer comes', { timeout: 120_000 }, async t => {
+  // Given kmirror copying to the `auth` broker through the proxy, which will hold the answer of a data-path produce
+  // (and the answers after it on that connection) for HOLD_MS, under the default request.timeout.ms (30 s)
+  const HOLD_MS = 13_000
+  const topic = uniqueName('slow-broker')
+  const remote = `A.${topic}`
+  await createTopic('source', topic, { partitions: 1, t })
+  await produce('source', records(topic, 0, 1000), { maxBatchBytes: 32 * 1024 })
+  const proxy = await startAnswerCuttingProxy(t, AUTH_LISTENERS.proxied.advertisedPort, AUTH_LISTENERS.proxied.port)
+  const broker = `127.0.0.1:${AUTH_LISTENERS.proxied.advertisedPort}`
+  const target: TestCluster = { name: 'auth', bootstrap: broker, external: true }
+  const config = writeTempFile(mm2Properties({ source: 'source', target, extra: [`A->B.topics = ${topic}`] }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config, '--http-port', '0', '--http-host', '127.0.0.1', '--progress-interval', '0'], { t })
+  const port = Number((await kmirror.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 15_000))[1])
+  const count = async (): Promise<number> => (await readCommitted('auth', remote, 0).catch(() => [])).length
+  await waitFor(async () => ({ done: await count() === 1000, state: await count() }), { timeoutMs: 60_000, intervalMs: 250, message: 'the first 1000 records copied' })
+
+  // When more records arrive and the broker holds the answer to their produce
+  proxy.holdProduce(20_000, HOLD_MS)
+  await produce('source', records(topic, 1000, 1000), { maxBatchBytes: 32 * 1024 })
+  await waitFor(() => ({ done: proxy.held().length === 1, state: proxy.held() }), { timeoutMs: 30_000, intervalMs: 100, message: 'a produce answer held' })
+
+  // Then kmirror warns once the request has waited 10 s, naming the broker, its cluster, the request and the wait
+  const slow = new RegExp(`"level":"warn"[^\\n]*"msg":"broker ${broker.replace(/\./g, '\\.')} of cluster B is slow: a Produce request to it has waited (1\\d\\.\\d) s without an answer\\. What it leads or coordinates waits meanwhile`)
+  const waited = Number((await kmirror.waitForOutput(slow, HOLD_MS + 5000))[1])
+  assert.ok(waited >= 10 && waited < HOLD_MS / 1000 + 1, `waited ${waited} s`)
+  const metrics = async (): Promise<string> => await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2000) })).text()
+  assert.match(await metrics(), new RegExp(`^kmirror_broker_slow_requests_total\\{broker="${broker}"\\} 1$`, 'm'))
+
+  // And once the answer comes, every record is there once, at its source offset: nothing was cut or sent again
+  await waitFor(async () => ({ done: await count() >= 2000, state: await count() }), { timeoutMs: 60_000, intervalMs: 250, message: 'all 2000 records copied' })
+  kmirror.kill('SIGTERM')
+  assert.deepEqual(await kmirror.waitForExit(15_000), { code: 0, signal: null })
+  assert.doesNotMatch(kmirror.stderr, /answered nothing in time|was fenced by its cluster/)
+  assert.equal(proxy.cuts().length, 0)
+  const sourceRecords = await readCommitted('source', topic, 0)
+  const targetRecords = await readCommitted('auth', remote, 0)
+  assert.equal(sourceRecords.length, 2000)
+  assertSamePartition(sourceRecords, targetRecords, remote)
+  assert.deepEqual(targetRecords.map(r => r.offset), sourceRecords.map(r => r.offset))
+})

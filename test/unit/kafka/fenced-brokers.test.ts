@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events'
 import { createServer, type AddressInfo, type Socket } from 'node:net'
 import { describe, it } from 'node:test'
 import { Connection, connectionsApiChannel } from '@platformatic/kafka'
-import { brokerKeys, CHECK_INTERVAL_MS, FenceWatch, FORGET_AFTER_MS, STALL_MS, subscribeWatch, type WatchInput } from '../../../src/kafka/fenced-brokers.ts'
+import { brokerKeys, CHECK_INTERVAL_MS, FenceWatch, FORGET_AFTER_MS, SLOW_AGAIN_MS, SLOW_MS, STALL_MS, subscribeWatch, type SlowBrokerReport, type WatchInput } from '../../../src/kafka/fenced-brokers.ts'
 import { ApiVersionsApi } from '../../../src/kafka/protocol/api-versions.ts'
 import { sendAt } from '../../../src/kafka/protocol/negotiation.ts'
 
@@ -44,7 +44,9 @@ function setup (answers: (readonly string[] | Error | Promise<readonly string[]>
   })
   const asked: string[] = []
   const cuts: { broker: string, cause: string }[] = []
+  const slow: SlowBrokerReport[] = []
   const watch = new FenceWatch({
+    slow: report => { slow.push(report) },
     now: () => now,
     clusterOf: c => (connections.some(o => o.fake === (c as unknown as FakeConnection)) ? 'cluster B' : undefined),
     connectionsOf: label => (label === 'cluster B' ? connections.map(o => ({ key: o.key, connection: o.fake as unknown as Connection })) : []),
@@ -69,6 +71,7 @@ function setup (answers: (readonly string[] | Error | Promise<readonly string[]>
     fake: (key: string): FakeConnection => connections.find(o => o.key === key)!.fake,
     asked,
     cuts,
+    slow,
     advance: (ms: number) => { now += ms },
     /** MS later, a tick, and its checks settled. */
     step: async (ms: number) => {
@@ -209,6 +212,39 @@ describe('fenced brokers', () => {
     old.watch.sent(old.connection(FROZEN), 1, PRODUCE)
     await old.step(FORGET_AFTER_MS)
     assert.deepEqual([old.asked.length, old.cuts], [0, []])
+  })
+
+  it('reports a broker holding a request SLOW_MS while its cluster still lists it, once per SLOW_AGAIN_MS, without cutting it; not for long polls, joins and creations', async () => {
+    const listed = Array.from({ length: 200 }, () => [FROZEN, PEER])
+    const { watch, connection, cuts, slow, step } = setup(listed)
+    watch.sent(connection(FROZEN), 1, 1) // a Fetch (long poll) written first: not what is reported
+    await step(1000)
+    watch.sent(connection(FROZEN), 2, PRODUCE)
+    watch.sent(connection(PEER), 3, 19) // a CreateTopics waiting for the controller
+    await step(SLOW_MS - 1)
+    assert.equal(slow.length, 0)
+    await step(1)
+    assert.deepEqual([slow, cuts], [[{ broker: FROZEN, cluster: 'cluster B', api: 'Produce', waitedMs: SLOW_MS }], []])
+    // The same broker holding requests: not again within SLOW_AGAIN_MS, then again
+    watch.sent(connection(FROZEN), 4, METADATA)
+    for (let waited = 0; waited < SLOW_AGAIN_MS - 1000; waited += 1000) await step(1000)
+    assert.equal(slow.length, 1)
+    await step(1000)
+    assert.deepEqual(slow.map(r => [r.broker, r.api, r.waitedMs]), [[FROZEN, 'Produce', SLOW_MS], [FROZEN, 'Produce', SLOW_MS + SLOW_AGAIN_MS]])
+    assert.deepEqual(cuts, [])
+  })
+
+  it('reports nothing once the request is answered, nor for a one-broker cluster\'s long poll; a one-broker cluster\'s produce is reported', async () => {
+    const { watch, connection, slow, step } = setup([], { open: [FROZEN] })
+    watch.sent(connection(FROZEN), 1, PRODUCE)
+    await step(SLOW_MS - 1000)
+    watch.answered(connection(FROZEN), 1)
+    watch.sent(connection(FROZEN), 2, 1)
+    await step(SLOW_MS)
+    assert.equal(slow.length, 0)
+    watch.sent(connection(FROZEN), 3, PRODUCE)
+    await step(SLOW_MS)
+    assert.deepEqual(slow.map(r => [r.broker, r.api]), [[FROZEN, 'Produce']])
   })
 
   it('reads the brokers of a Metadata answer as kmirror decodes it (a map) and as the client library does (an array)', () => {
