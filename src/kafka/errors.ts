@@ -239,7 +239,8 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, transaction: true, hint: 'grant the principal kmirror uses WRITE and DESCRIBE on its transactional id (docs/operations.md "Exactly-once")' },
   PRODUCER_FENCED: { kind: K.FATAL, retriable: false, hint: 'another kmirror with the same transactional id started (or a group leader fenced this one): this instance stops writing' },
   INVALID_PRODUCER_EPOCH: { kind: K.FATAL, retriable: false, hint: 'another kmirror with the same transactional id started (or a group leader fenced this one): this instance stops writing' },
-  TRANSACTION_COORDINATOR_FENCED: COORDINATOR_BUSY,
+  // The broker asked is no longer the coordinator of the id (a newer coordinator epoch took over): found again.
+  TRANSACTION_COORDINATOR_FENCED: COORDINATOR_MOVED,
   INVALID_TXN_STATE: { kind: K.FATAL, retriable: true, transaction: true },
   INVALID_PRODUCER_ID_MAPPING: { kind: K.FATAL, retriable: true, transaction: true },
   TRANSACTION_ABORTABLE: { kind: K.TRANSIENT, retriable: true, transaction: true },

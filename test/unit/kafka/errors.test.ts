@@ -37,11 +37,12 @@ describe('coordinator and membership errors (the one table)', () => {
     // 14 COORDINATOR_LOAD_IN_PROGRESS, 15 COORDINATOR_NOT_AVAILABLE, 16 NOT_COORDINATOR
     assert.deepEqual([14, 15, 16].map(code => coordinatorError(code)), [CoordinatorErrors.LOADING, CoordinatorErrors.MOVED, CoordinatorErrors.MOVED])
     assert.deepEqual(['COORDINATOR_LOAD_IN_PROGRESS', 'COORDINATOR_NOT_AVAILABLE', 'NOT_COORDINATOR'].map(isCoordinatorRetriable), [true, true, true])
+    // A broker that is no longer the transaction coordinator of the id (a newer coordinator epoch): found again, not waited on
+    assert.equal(coordinatorError('TRANSACTION_COORDINATOR_FENCED'), CoordinatorErrors.MOVED)
   })
 
   it('Given a transaction coordinator completing an earlier transaction, then it is busy: waited out by transactions, not a group coordinator starting', () => {
     assert.equal(coordinatorError('CONCURRENT_TRANSACTIONS'), CoordinatorErrors.BUSY)
-    assert.equal(coordinatorError('TRANSACTION_COORDINATOR_FENCED'), CoordinatorErrors.BUSY)
     assert.equal(isCoordinatorRetriable('CONCURRENT_TRANSACTIONS'), false)
   })
 
