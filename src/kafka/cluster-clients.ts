@@ -16,6 +16,7 @@ import { clusterContext, type ClusterContext } from './connection-hints.ts'
 import { OffsetLookup } from './offset-lookup.ts'
 import { RecordFetcher, type RecordFetcherOptions } from './record-fetcher.ts'
 import { RecordWriter, type RecordWriterOptions } from './record-writer.ts'
+import type { WaitReporter } from './transaction-waits.ts'
 
 /**
  * How kmirror reads its internal topics (progress, history, offset syncs, checkpoints): committed data, no long
@@ -108,9 +109,9 @@ export class ClusterClients {
    * bumped, open transaction aborted), as Kafka's Admin.fenceProducers. A refusal throws NOT_AUTHORIZED naming the
    * WRITE grant on the transactional id; a fenced id's owner then fails its next request with FENCED.
    */
-  async fenceTransactionalIds (ids: readonly string[]): Promise<void> {
+  async fenceTransactionalIds (ids: readonly string[], onWaiting?: WaitReporter): Promise<void> {
     if (ids.length === 0) return
-    const writer = this.batchWriter(`${this.#side}-fencer`, { maxInFlight: 1, maxRequestBytes: 1, timeoutMs: 30_000 })
+    const writer = this.batchWriter(`${this.#side}-fencer`, { maxInFlight: 1, maxRequestBytes: 1, timeoutMs: 30_000, ...(onWaiting === undefined ? {} : { onCoordinatorWaiting: onWaiting }) })
     try {
       await writer.fenceTransactionalIds(ids)
     } finally {

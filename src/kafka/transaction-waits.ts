@@ -1,64 +1,84 @@
 /**
  * How long one transactional request has been held off by its coordinator's "not yet" answers
- * (CONCURRENT_TRANSACTIONS: the previous transaction is still being completed; COORDINATOR_LOAD_IN_PROGRESS: the
- * coordinator is loading its __transaction_state partition). Those are waited out silently by the retry loop of
- * transactions.ts, so an operator would otherwise see nothing but a stall: a wait is reported once when it has
- * lasted `reportAfterMs`, and once more when it ends (answered, or given up), only if it was reported.
+ * (CONCURRENT_TRANSACTIONS: the previous transaction of the id is still being completed; COORDINATOR_LOAD_IN_PROGRESS:
+ * the coordinator is loading its __transaction_state partition). The retry loop of transactions.ts waits them out
+ * silently, so an operator would otherwise see nothing but a stall: a wait is reported once it has lasted
+ * `reportAfterMs` at one coordinator, and once more when it ends (went through, given up at the deadline, or failed
+ * otherwise), only if it was reported.
  *
- * Invariant: at most two reports per request (`busy`, then `over` or nothing when the caller throws without `end`).
+ * Invariants:
+ * - At most two reports per request: `over` false once, then `over` true once.
+ * - The threshold counts from the first "not yet" of the coordinator answering now: a coordinator that moved
+ *   (reported apart, as a move) starts the count afresh. The end reports the whole wait, from the first "not yet".
+ * - A reporter that throws never fails the request: reporting is only reporting.
  */
+import type { Logger } from '../logger.ts'
 
-/** One report: `over` false while the coordinator still answers ERROR, true once the request went through or was given up. */
+/** One report: `over` false while the coordinator still answers ERROR, true once the request ended. */
 export interface TransactionCoordinatorWait {
   readonly transactionalId: string
   readonly cluster: string
-  /** `host:port` of the coordinator that answered. */
+  /** `host:port` of the coordinator that answered last. */
   readonly coordinator: string
   /** What the request was for ("commit the transaction of", ...). */
   readonly action: string
-  /** The answer waited out (CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS). */
+  /** How long "not yet" answers are waited out for this request before it is given up. */
+  readonly deadlineMs: number
+  /** The last "not yet" answer (CONCURRENT_TRANSACTIONS, COORDINATOR_LOAD_IN_PROGRESS). */
   readonly error: string
   readonly waitedMs: number
   readonly over: boolean
-  /** Only when `over`: whether the request went through (false: given up at the retry deadline). */
-  readonly answered?: boolean
+  /** Only when `over`: how it ended. */
+  readonly outcome?: WaitOutcome
+  /** Only when `over` and `failed`: the error the request ended with. */
+  readonly failure?: string
 }
+
+/** `answered`: the request went through; `gave-up`: still "not yet" at the retry deadline; `failed`: another error ended it. */
+export type WaitOutcome = 'answered' | 'gave-up' | 'failed'
 
 export type WaitReporter = (wait: TransactionCoordinatorWait) => void
 
 /** The first report comes after this long: a transaction being completed normally takes milliseconds. */
 export const WAIT_REPORT_MS = 5000
 
+type What = Pick<TransactionCoordinatorWait, 'transactionalId' | 'cluster' | 'action' | 'deadlineMs'>
+
 export class TransactionWait {
-  readonly #what: Pick<TransactionCoordinatorWait, 'transactionalId' | 'cluster' | 'action'>
+  readonly #what: What
   readonly #report: WaitReporter | undefined
   readonly #reportAfterMs: number
-  #since: number | null = null
+  /** The first "not yet" of the whole wait, and of the coordinator answering now. */
+  #firstAt: number | null = null
+  #sinceAt = 0
   #last: { coordinator: string, error: string } | null = null
   #reported = false
 
-  constructor (what: Pick<TransactionCoordinatorWait, 'transactionalId' | 'cluster' | 'action'>, report: WaitReporter | undefined, reportAfterMs = WAIT_REPORT_MS) {
+  constructor (what: What, report: WaitReporter | undefined, reportAfterMs = WAIT_REPORT_MS) {
     this.#what = what
     this.#report = report
     this.#reportAfterMs = reportAfterMs
   }
 
-  /** The coordinator at COORDINATOR answered ERROR ("not yet"): reported once the wait has lasted long enough. */
+  /** The coordinator at COORDINATOR answered ERROR ("not yet"): reported once the wait there has lasted long enough. */
   held (coordinator: string, error: string, now = Date.now()): void {
-    this.#since ??= now
+    this.#firstAt ??= now
+    if (this.#last?.coordinator !== coordinator) this.#sinceAt = now
     this.#last = { coordinator, error }
-    const waitedMs = now - this.#since
-    if (this.#reported || waitedMs < this.#reportAfterMs) return
+    if (this.#reported || now - this.#sinceAt < this.#reportAfterMs) return
     this.#reported = true
-    this.#report?.({ ...this.#what, coordinator, error, waitedMs, over: false })
+    this.#emit({ ...this.#what, coordinator, error, waitedMs: now - this.#sinceAt, over: false })
   }
 
-  /** The request went through (`answered`) or was given up: the wait, if it was reported, is reported over. */
-  end (answered: boolean, now = Date.now()): void {
-    if (!this.#reported || this.#since === null || this.#last === null) return
+  /** The request ended (OUTCOME; FAILURE names the error of a `failed` one): reported if its wait was. */
+  end (outcome: WaitOutcome, failure?: string, now = Date.now()): void {
+    if (!this.#reported || this.#firstAt === null || this.#last === null) return
     this.#reported = false
-    this.#report?.({ ...this.#what, ...this.#last, waitedMs: now - this.#since, over: true, answered })
-    this.#since = null
+    this.#emit({ ...this.#what, ...this.#last, waitedMs: now - this.#firstAt, over: true, outcome, ...(outcome === 'failed' && failure !== undefined ? { failure } : {}) })
+  }
+
+  #emit (wait: TransactionCoordinatorWait): void {
+    try { this.#report?.(wait) } catch { /* see the invariants */ }
   }
 }
 
@@ -69,17 +89,31 @@ const CAUSES: Readonly<Record<string, string>> = {
   COORDINATOR_LOAD_IN_PROGRESS: 'it is loading its partition of __transaction_state (a broker of the cluster restarted, or that partition moved to it)'
 }
 
+/** What follows when the request does not go through, by action (transaction-rounds.ts). */
+const AFTERWARDS: Readonly<Record<string, string>> = {
+  'add partitions to the transaction of': 'the round fails, is aborted and copied again',
+  'commit the transaction of': 'the round fails, is aborted and copied again',
+  'abort the transaction of': 'the next producer id asked for (InitProducerId) aborts the transaction instead',
+  'get a producer id for': 'the step fails and is tried again'
+}
+
 /** The log message of a report: who holds the flow's transactions, since when, why, and what kmirror does meanwhile. */
-export function describeWait (wait: TransactionCoordinatorWait, retryDeadlineMs: number): string {
+export function describeWait (wait: TransactionCoordinatorWait): string {
   const seconds = (wait.waitedMs / 1000).toFixed(1)
   const request = `a request to ${wait.action} transactional id ${wait.transactionalId} on ${wait.cluster}`
   const coordinator = `its transaction coordinator, broker ${wait.coordinator}`
-  if (wait.over) {
-    return wait.answered === true
-      ? `${request} went through after ${seconds} s of ${wait.error} from ${coordinator}: the flow's transactions go on`
-      : `${request} was still answered ${wait.error} by ${coordinator}, after ${seconds} s: kmirror gave it up; the round fails, is aborted and copied again`
+  const afterwards = AFTERWARDS[wait.action] ?? 'the step fails and is tried again'
+  if (!wait.over) {
+    const cause = CAUSES[wait.error] ?? 'it is not ready for the request yet'
+    return `${request} has been answered ${wait.error} for ${seconds} s by ${coordinator}: ${cause}. ` +
+      `Nothing is committed to the target meanwhile; kmirror asks again for up to ${wait.deadlineMs / 1000} s, then ${afterwards}`
   }
-  const cause = CAUSES[wait.error] ?? 'it is not ready for the request yet'
-  return `${request} has been answered ${wait.error} for ${seconds} s by ${coordinator}: ${cause}. ` +
-    `Nothing is committed to the target meanwhile; kmirror asks again for up to ${retryDeadlineMs / 1000} s, then the round fails, is aborted and copied again`
+  if (wait.outcome === 'answered') return `${request} went through after ${seconds} s held off (last answer: ${wait.error} from ${coordinator}): the flow's transactions go on`
+  if (wait.outcome === 'gave-up') return `${request} was still answered ${wait.error} by ${coordinator} after ${seconds} s: kmirror gave it up; ${afterwards}`
+  return `${request}, held off ${seconds} s (last answer: ${wait.error} from ${coordinator}), ended with another error: ${wait.failure ?? 'unknown'}`
+}
+
+/** Logs a report: at warn while the wait lasts and when it did not go through, at info when it did. */
+export function logTransactionWait (log: Logger, wait: TransactionCoordinatorWait): void {
+  log[wait.outcome === 'answered' ? 'info' : 'warn']({ ...wait }, describeWait(wait))
 }

@@ -37,7 +37,7 @@ export type SendFn = <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>,
 export const TRANSACTION_TIMEOUT_MS = 60_000
 
 /** How long "not yet" answers and a moving coordinator are waited out, per request. */
-export const TRANSACTION_RETRY_DEADLINE_MS = 30_000
+const TRANSACTION_RETRY_DEADLINE_MS = 30_000
 const FENCED_ERRORS = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH'])
 
 /** Whether a Kafka error name says another producer of the transactional id initialised it since (`fencedError`). */
@@ -122,15 +122,17 @@ export class TransactionCoordinator {
 
   /** Sends REQUEST to the coordinator of `transactionalId`, following it when it moves and waiting out busy answers. */
   async #call<Req, Res> (transactionalId: string, action: string, spec: ApiSpec<Req, Res>, request: Req, errorOf: (response: Res) => number): Promise<Res> {
-    const wait = new TransactionWait({ transactionalId, cluster: this.#deps.cluster.label, action }, this.#deps.onWaiting, this.#deps.reportWaitAfterMs)
+    const wait = new TransactionWait({ transactionalId, cluster: this.#deps.cluster.label, action, deadlineMs: TRANSACTION_RETRY_DEADLINE_MS }, this.#deps.onWaiting, this.#deps.reportWaitAfterMs)
+    let response: Res
     try {
-      const response = await this.#attempts(transactionalId, action, wait, spec, request, errorOf)
-      wait.end(true)
-      return response
+      response = await this.#attempts(transactionalId, action, wait, spec, request, errorOf)
     } catch (err) {
-      wait.end(false)
+      // (a wait given up at the deadline was reported so already: this adds nothing then)
+      wait.end('failed', err instanceof Error ? err.message : String(err))
       throw err
     }
+    wait.end('answered')
+    return response
   }
 
   async #attempts<Req, Res> (transactionalId: string, action: string, wait: TransactionWait, spec: ApiSpec<Req, Res>, request: Req, errorOf: (response: Res) => number): Promise<Res> {
@@ -163,6 +165,7 @@ export class TransactionCoordinator {
         await delay(Math.min(500, 20 * attempt))
         continue
       }
+      if (state !== undefined) wait.end('gave-up')
       throw kafkaResponseError(errorCode, ErrorCodes.PRODUCE, what, cluster)
     }
   }

@@ -20,6 +20,7 @@ import type { KmirrorError } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { clusterContext } from '../kafka/connection-hints.ts'
 import { defaultMemberName, GroupMember } from '../kafka/group-member.ts'
+import { logTransactionWait } from '../kafka/transaction-waits.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import { Flow } from './flow.ts'
@@ -238,7 +239,7 @@ export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, 
     log,
     memberName,
     transactionalId,
-    ...(transactionalId === null ? {} : { fenceTransactionalIds: async (ids: readonly string[]) => { await fenceOnTarget(config, ids) } })
+    ...(transactionalId === null ? {} : { fenceTransactionalIds: async (ids: readonly string[]) => { await fenceOnTarget(config, ids, log) } })
   })
   const created = membership
   flow.setMembershipProvider(() => created.status())
@@ -246,10 +247,11 @@ export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, 
 }
 
 /** Fences IDS on the flow's target (InitProducerId with each: epoch bumped, open transaction aborted). */
-async function fenceOnTarget (config: FlowConfig, ids: readonly string[]): Promise<void> {
+async function fenceOnTarget (config: FlowConfig, ids: readonly string[], log: Logger): Promise<void> {
   const target = new ClusterClients(config.target, `${config.name}|group-fencer`, 'target')
   try {
-    await target.fenceTransactionalIds(ids)
+    // A lost member's transaction being completed holds its fencing, and the leader's assignment with it: told.
+    await target.fenceTransactionalIds(ids, wait => { logTransactionWait(log, wait) })
   } finally {
     await target.close()
   }

@@ -13,8 +13,8 @@ import { describeReleases } from '../kafka/broker-check.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
 import { toolClusterOf } from '../kafka/tool-command.ts'
-import { describeWait, type TransactionCoordinatorWait } from '../kafka/transaction-waits.ts'
-import { TRANSACTION_RETRY_DEADLINE_MS, type TransactionCoordinatorMove } from '../kafka/transactions.ts'
+import { logTransactionWait } from '../kafka/transaction-waits.ts'
+import type { TransactionCoordinatorMove } from '../kafka/transactions.ts'
 import type { Logger } from '../logger.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { WorkItem } from '../cluster/work.ts'
@@ -147,7 +147,7 @@ export class Flow implements WorkOwner {
       maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
       timeoutMs: clientInt(config.target.producer, 'request.timeout.ms'),
       ...(this.#options.fence === undefined ? {} : { fence: this.#options.fence }),
-      ...(transactionalId === undefined ? {} : { transactionalId, onCoordinatorMoved: m => this.#coordinatorMoved(m), onCoordinatorWaiting: w => this.#coordinatorWaiting(w) })
+      ...(transactionalId === undefined ? {} : { transactionalId, onCoordinatorMoved: m => this.#coordinatorMoved(m), onCoordinatorWaiting: w => { logTransactionWait(this.#log, w) } })
     })
     // Exactly-once mode: progress, history and target-located offset syncs join each round's transaction.
     const rounds = transactionalId === undefined
@@ -286,11 +286,6 @@ export class Flow implements WorkOwner {
   #coordinatorMoved (move: TransactionCoordinatorMove): void {
     this.#log.warn({ ...move }, `the transaction coordinator of transactional id ${move.transactionalId} on ${move.cluster} moved from broker ${move.from} ` +
       `to broker ${move.to} (node ${move.nodeId}): the flow's transactions go on with it (a round cut short by the move is aborted and copied again)`)
-  }
-
-  #coordinatorWaiting (wait: TransactionCoordinatorWait): void {
-    const level = wait.over && wait.answered === true ? 'info' : 'warn'
-    this.#log[level]({ ...wait }, describeWait(wait, TRANSACTION_RETRY_DEADLINE_MS))
   }
 
   /** Every broker of both clusters speaks what kmirror needs (Kafka 2.1+), before anything is read or written. */

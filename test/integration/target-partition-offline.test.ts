@@ -273,12 +273,13 @@ async function frozenLeader (t: TestContext, exactlyOnce: boolean): Promise<void
   }
 
   // And exactly once, a transaction held off by its coordinator still completing the previous one (the markers
-  // above) was told, while it lasted and when it ended: a wait past 20 s cannot have gone unreported
+  // above) was told, while it lasted and when it ended. A stall past 20 s has one of two causes here: that wait,
+  // or a request to the frozen broker left to its own timeout (no other broker to ask), which has its own line
   if (exactlyOnce) {
     const held = new RegExp(`"level":"warn"[^\n]*"msg":"a request to [a-z ]+ transactional id [^ ]+ on cluster ${b} has been answered CONCURRENT_TRANSACTIONS for [\\d.]+ s by its transaction coordinator, broker 127\\.0\\.0\\.1:\\d+: it is still completing the previous transaction`)
     const waited = held.test(instance.process.stderr)
-    if (took > 20_000) assert.ok(waited, `${took} ms without copying and no line about the coordinator holding the transaction:\n${instance.process.stderr.slice(-5000)}`)
-    if (waited) await instance.process.waitForOutput(new RegExp(`"msg":"a request to [a-z ]+ transactional id [^ ]+ on cluster ${b} (went through after|was still answered)`), 60_000)
+    if (took > 20_000 && !/answered nothing in time/.test(instance.process.stderr)) assert.ok(waited, `${took} ms without copying and no line about the coordinator holding the transaction:\n${instance.process.stderr.slice(-5000)}`)
+    if (waited) await instance.process.waitForOutput(new RegExp(`"msg":"a request to [a-z ]+ transactional id [^ ]+ on cluster ${b}(,| went through after| was still answered)`), 60_000)
     t.diagnostic(waited ? 'the coordinator held a transaction, reported' : 'no transaction held for long')
   }
 
