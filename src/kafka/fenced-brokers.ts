@@ -35,21 +35,18 @@
  *   FORGET_AFTER_MS is dropped. One watch per process (`watchFencedBrokers`), and its handlers never throw.
  * - A long poll longer than STALL_MS (`fetch.max.wait.ms` of 2 s or more) or a JoinGroup waiting for a rebalance
  *   makes the watch ask its cluster once a second while it waits: a few bytes, never a cut while the broker is listed.
- *
- * Slow brokers: a broker its cluster still lists can hold requests too (a hung disk, long GC pauses, followers
- * behind under acks=all), and only the request's own timeout ends that. So that it is not silent meanwhile, a
- * request other than those a broker holds by design (PATIENT_APIS: a long poll, a group join, a topic creation)
- * waiting SLOW_MS is reported (`onSlowBroker`: the runtime logs and counts it), once per broker
- * per SLOW_AGAIN_MS. Reporting cuts nothing and needs no other broker: a one-broker cluster is reported too.
+
+ * The same tracking feeds slow-brokers.ts: requests a broker holds for long without being fenced are reported.
  */
 import type { Connection } from '@platformatic/kafka'
-import { connectionsApiChannel, protocolAPIsById } from '@platformatic/kafka'
+import { connectionsApiChannel } from '@platformatic/kafka'
 import { resolveAfter } from '../deadline.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { suspect } from './broker-suspects.ts'
 import { addressKey } from './same-broker.ts'
 import { clusterOf, connectionsOf, markSilent } from './silent-brokers.ts'
+import { apiName, SlowRequests, type SlowBrokerReport, type Waiting } from './slow-brokers.ts'
 
 /** How long a request waits before its broker's cluster is asked whether it still lists the broker. */
 export const STALL_MS = 2000
@@ -60,21 +57,11 @@ export const CHECK_TIMEOUT_MS = 2000
 /** Longer than any request's bound: an entry this old lost its end somewhere and is dropped. */
 export const FORGET_AFTER_MS = 10 * 60_000
 const TICK_MS = 500
-/** A request (not one a broker holds by design) unanswered this long makes its broker reported slow. */
-export const SLOW_MS = 10_000
-/** A broker reported slow is reported again only after this long: the same trouble going on. */
-export const SLOW_AGAIN_MS = 60_000
-/**
- * Requests a broker holds by design: Fetch (a long poll, up to fetch.max.wait.ms), JoinGroup and SyncGroup (until
- * the rebalance completes), and those that wait for the controller up to their own timeout: CreateTopics,
- * DeleteTopics, DeleteRecords, CreatePartitions, ElectLeaders (a thousand topics created at once take longer).
- */
-const PATIENT_APIS = new Set([1, 11, 14, 19, 20, 21, 37, 43])
+/** A tick this much later than TICK_MS means the process was paused (slow-brokers.ts then reports nothing). */
+const LATE_TICK_MS = 1000
 /** The library's connection statuses in which a request written is really sent (it publishes the others too). */
 const SENDING = new Set(['connected', 'authenticating', 'reauthenticating'])
 
-/** A request waiting on a broker. */
-interface Waiting { readonly at: number, readonly apiKey: number }
 
 /** What the watch needs of the world (the process's connections; fakes in unit tests). */
 export interface FenceWatchDeps {
@@ -86,19 +73,8 @@ export interface FenceWatchDeps {
   /** The `addressKey`s of the brokers the cluster lists, asked on CONNECTION. */
   readonly listed: (connection: Connection, label: string) => Promise<ReadonlySet<string>>
   readonly cut: (connection: Connection, cause: string) => void
-  /** A broker holds a request that should have been answered long ago (see the module's "slow brokers"). */
+  /** A request waited SLOW_MS on a broker (slow-brokers.ts). */
   readonly slow?: (report: SlowBrokerReport) => void
-}
-
-/** A request that waited SLOW_MS or more on a broker. */
-export interface SlowBrokerReport {
-  /** `host:port` of the broker (its `addressKey`). */
-  readonly broker: string
-  /** The cluster's label ("cluster B"). */
-  readonly cluster: string
-  /** The request's API name ("Produce"). */
-  readonly api: string
-  readonly waitedMs: number
 }
 
 interface ClusterChecks {
@@ -120,11 +96,11 @@ export class FenceWatch {
   /** The connections whose close is listened to. */
   readonly #listening = new WeakSet<Connection>()
   readonly #clusters = new Map<string, ClusterChecks>()
-  /** `addressKey` → when the broker was last reported slow. */
-  readonly #slowAt = new Map<string, number>()
+  readonly #slow: SlowRequests
 
   constructor (deps: FenceWatchDeps) {
     this.#deps = deps
+    this.#slow = new SlowRequests(deps.clusterOf, report => { deps.slow?.(report) }, TICK_MS + LATE_TICK_MS)
   }
 
   /** A request was written on CONNECTION. */
@@ -167,15 +143,17 @@ export class FenceWatch {
   /** The answer to a request came. */
   answered (connection: Connection, correlationId: number): void {
     const requests = this.#waiting.get(connection)
-    if (requests === undefined) return
+    const request = requests?.get(correlationId)
+    if (requests === undefined || request === undefined) return
     requests.delete(correlationId)
     if (requests.size === 0) this.#waiting.delete(connection)
+    this.#slow.answered(connection, request, this.#deps.now())
   }
 
   /** Asks the clusters of stalled brokers whether they still list them (see the module's invariants). */
   tick (): void {
     const now = this.#deps.now()
-    this.#reportSlow(now)
+    this.#slow.check(this.#waiting, now)
     for (const [label, stalled] of this.#stalled(now)) {
       const checks = this.#checks(label)
       if (checks.checking || now - checks.lastAt < CHECK_INTERVAL_MS) continue
@@ -213,24 +191,6 @@ export class FenceWatch {
     this.listedBy(label, listed)
   }
 
-  /** Reports each broker holding a request that should have been answered SLOW_MS ago (its oldest such request). */
-  #reportSlow (now: number): void {
-    for (const [connection, requests] of this.#waiting) {
-      let oldest: Waiting | undefined
-      for (const waiting of requests.values()) {
-        if (PATIENT_APIS.has(waiting.apiKey) || now - waiting.at >= FORGET_AFTER_MS) continue
-        if (oldest === undefined || waiting.at < oldest.at) oldest = waiting
-      }
-      if (oldest === undefined || now - oldest.at < SLOW_MS) continue
-      const label = this.#deps.clusterOf(connection)
-      const key = addressKey(`${connection.host}:${connection.port}`)
-      const last = this.#slowAt.get(key)
-      if (label === undefined || (last !== undefined && now - last < SLOW_AGAIN_MS)) continue
-      this.#slowAt.set(key, now)
-      this.#deps.slow?.({ broker: key, cluster: label, api: apiName(oldest.apiKey), waitedMs: now - oldest.at })
-    }
-  }
-
   /** The brokers with a request waiting STALL_MS or more, by cluster label, each with its oldest request. */
   #stalled (now: number): Map<string, Map<string, StalledBroker>> {
     const byCluster = new Map<string, Map<string, StalledBroker>>()
@@ -255,8 +215,6 @@ export class FenceWatch {
 }
 
 interface StalledBroker { readonly connection: Connection, readonly oldest: Waiting }
-
-const apiName = (apiKey: number): string => protocolAPIsById[apiKey] ?? `API ${apiKey}`
 
 const slowListeners = new Set<(report: SlowBrokerReport) => void>()
 

@@ -23,7 +23,8 @@ import { Ownerships } from './flow-work.ts'
 import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
 import { onSilence, type SilenceReport } from '../kafka/silent-brokers.ts'
-import { onSlowBroker, watchFencedBrokers, type SlowBrokerReport } from '../kafka/fenced-brokers.ts'
+import { onSlowBroker, watchFencedBrokers } from '../kafka/fenced-brokers.ts'
+import type { SlowBrokerReport } from '../kafka/slow-brokers.ts'
 import { refuseWhileMm2Copies } from './mm2-worker-check.ts'
 import { startWithRetries } from './start-retry.ts'
 import { startTogether } from './start-together.ts'
@@ -160,10 +161,14 @@ function logSilence (log: Logger, { broker, clusters, closed, cause, again, fenc
   else log.warn({ broker, clusters, closed, cause }, message)
 }
 
-function logSlowBroker (log: Logger, { broker, cluster, api, waitedMs }: SlowBrokerReport): void {
-  log.warn({ broker, cluster, api, waitedMs }, `broker ${broker} of ${cluster} is slow: a ${api} request to it has waited ${(waitedMs / 1000).toFixed(1)} s without an answer. ` +
+function logSlowBroker (log: Logger, { broker, cluster, api, waitedMs, first }: SlowBrokerReport): void {
+  const message = `broker ${broker} of ${cluster} is slow: a ${api} request to it has waited ${(waitedMs / 1000).toFixed(1)} s without an answer. ` +
     'What it leads or coordinates waits meanwhile (a round waits for its slowest broker); its connections are cut once its cluster fences it or the ' +
-    'request times out (request.timeout.ms). Look at that broker: a hung or full disk, long GC pauses, an overloaded request queue, or followers behind (acks=all waits for them)')
+    'request times out (the request.timeout.ms of the producer, consumer or admin client that sent it). Look at that broker: a hung or full disk, long GC pauses, ' +
+    'an overloaded request queue, a client quota throttling kmirror, or (for a Produce) one of its followers behind (acks=all waits for them)'
+  // The same broker's trouble going on: once at warn a minute is enough.
+  if (first) log.warn({ broker, cluster, api, waitedMs }, message)
+  else log.debug({ broker, cluster, api, waitedMs }, message)
 }
 
 /** Hands the flow's work over (progress stored, group left), then stops the flow and closes its clients. */
