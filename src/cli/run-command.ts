@@ -51,7 +51,7 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
       const topology = new TopologyView(config, flows)
       const partitionMetrics = new Set(flows.filter(f => f.partitionMetrics).map(f => f.name))
       const server = await startHttpServer({
-        ...options.http, access, metrics: prometheus, log, partitionMetrics: flow => partitionMetrics.has(flow), source: { status: () => mirror.status(), failure: () => failure, health: () => mirror.health(), topology: async () => await topology.document() }
+        ...options.http, access, metrics: prometheus, log, partitionMetrics: flow => partitionMetrics.has(flow), source: { status: () => mirror.status(), failure: () => failure, health: () => mirror.health(), topology: async () => await topology.document(), brokers: () => mirror.brokers() }
       })
       const address = server.address()
       log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port, tls: access?.tls !== undefined, basicAuth: access?.authenticator !== undefined },

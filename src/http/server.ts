@@ -15,6 +15,7 @@ import type { PrometheusMetrics } from '../metrics/registry.ts'
 import { updateCheckpointGauges, updateLagGauges, updatePartitionLagGauges, updateUpGauges } from './gauges.ts'
 import { partitionLag } from '../replication/flow-replicator.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
+import type { BrokerTrouble } from '../runtime/broker-troubles.ts'
 import { describeStalled, type HealthReport } from '../runtime/health.ts'
 import { serveConsoleAsset } from './console-assets.ts'
 import { StatusRoutes } from './status-routes.ts'
@@ -30,6 +31,8 @@ export interface StatusSource {
   health?: () => HealthReport
   /** The topology to draw on the console (`/topology`); without it, /topology answers 404. */
   topology?: () => Promise<unknown>
+  /** The brokers that troubled the process lately (silent, fenced, slow); without it, none. */
+  brokers?: () => readonly BrokerTrouble[]
 }
 
 const ALWAYS_HEALTHY: HealthReport = Object.freeze({ ready: true, healthy: true, stalled: [] })

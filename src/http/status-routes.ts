@@ -7,6 +7,7 @@ import type { ServerResponse } from 'node:http'
 import type { Logger } from '../logger.ts'
 import { processRedactor } from '../redactor.ts'
 import { FlowRates } from '../runtime/flow-rates.ts'
+import type { BrokerTrouble } from '../runtime/broker-troubles.ts'
 import type { FlowStatus } from '../runtime/flow-status.ts'
 import type { HealthReport } from '../runtime/health.ts'
 import { summaryDocument, summaryOptions, topicPartitions, type FlowContext } from './status-summary.ts'
@@ -17,6 +18,8 @@ export interface JsonSource {
   health: () => HealthReport
   /** The topology to draw; absent: /topology answers 404. */
   topology?: () => Promise<unknown>
+  /** The brokers that troubled the process lately; absent: none. */
+  brokers?: () => readonly BrokerTrouble[]
 }
 
 /** The documents server.ts builds: the head of /status (health, error) and the whole of it. */
@@ -60,7 +63,7 @@ export class StatusRoutes {
       return
     }
     const base = this.#documents.head(flows, failure)
-    const head = { ...base, healthy: base.healthy && health.healthy, ready: health.ready, stalled: health.stalled }
+    const head = { ...base, healthy: base.healthy && health.healthy, ready: health.ready, stalled: health.stalled, brokers: this.#source.brokers?.() ?? [] }
     if (query.has('summary')) sendJson(res, 200, { ...head, summary: true, flows: summaryDocument(flows, context, summaryOptions(query)) })
     else sendJson(res, 200, { ...(this.#documents.full(flows, failure, context) as object), ...head })
   }

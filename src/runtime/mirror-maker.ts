@@ -25,6 +25,7 @@ import { Heartbeats } from './heartbeats.ts'
 import { onSilence, type SilenceReport } from '../kafka/silent-brokers.ts'
 import { onSlowBroker, watchFencedBrokers } from '../kafka/fenced-brokers.ts'
 import type { SlowBrokerReport } from '../kafka/slow-brokers.ts'
+import { BrokerTroubles, type BrokerTrouble } from './broker-troubles.ts'
 import { refuseWhileMm2Copies } from './mm2-worker-check.ts'
 import { startWithRetries } from './start-retry.ts'
 import { startTogether } from './start-together.ts'
@@ -51,6 +52,8 @@ export class MirrorMaker {
   /** Cuts the connections to a broker the cluster fenced while requests wait on it (fenced-brokers.ts). */
   readonly #stopWatchingFences: () => void
   readonly #stopReportingSlowBrokers: () => void
+  /** The brokers that troubled this process lately, for /status. */
+  readonly #troubles = new BrokerTroubles()
   #started = false
 
   /** `heartbeatPairs`: the pairs that get heartbeats (`selectHeartbeatFlows`); by default the flows themselves. */
@@ -65,10 +68,12 @@ export class MirrorMaker {
     this.#ungroupedPairs = new Set(pairs.filter(p => p.membership === null).map(p => p.name))
     for (const pair of this.#pairs) pair.failed.catch((err: unknown) => log.error({ err }, 'heartbeats of a pair stopped: its group membership failed'))
     this.#stopReportingSilences = onSilence(report => {
+      this.#troubles.silence(report)
       metrics.inc('brokerSilences', { broker: report.broker })
       logSilence(log, report)
     })
     this.#stopReportingSlowBrokers = onSlowBroker(report => {
+      this.#troubles.slow(report)
       metrics.inc('brokerSlowRequests', { broker: report.broker })
       logSlowBroker(log, report)
     })
@@ -140,6 +145,11 @@ export class MirrorMaker {
     this.#stopReportingSlowBrokers()
     const failed = results.find(r => r.status === 'rejected')
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
+  }
+
+  /** The brokers that were silent, fenced or slow lately (broker-troubles.ts), newest first. */
+  brokers (): BrokerTrouble[] {
+    return this.#troubles.list()
   }
 
   status (): FlowStatus[] {

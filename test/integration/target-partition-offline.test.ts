@@ -263,13 +263,17 @@ async function frozenLeader (t: TestContext, exactlyOnce: boolean): Promise<void
   const line = await instance.process.waitForOutput(fenced, 5000).catch(() => null)
   const silences = new RegExp(`^kmirror_broker_silences_total\\{broker="${address}"\\} [1-9]`, 'm')
   const metrics = await (await fetch(`http://127.0.0.1:${instance.port}/metrics`, { signal: AbortSignal.timeout(2000) })).text()
+  const troubles = (await (await fetch(`http://127.0.0.1:${instance.port}/status?summary`, { signal: AbortSignal.timeout(2000) })).json() as { brokers: { broker: string, kind: string, clusters: string[] }[] }).brokers
   if (line === null) {
     assert.doesNotMatch(instance.process.stderr, new RegExp(`"msg":"broker ${address.replace(/\./g, '\\.')} `))
     assert.doesNotMatch(metrics, silences)
+    assert.deepEqual(troubles.filter(b => b.broker === address), [])
     t.diagnostic('no request was waiting on the frozen broker when its cluster fenced it: nothing to cut')
   } else {
     t.diagnostic(`the cut began with a waiting ${line[1]} request`)
     assert.match(metrics, silences)
+    // (and /status lists it as fenced, with its cluster)
+    assert.deepEqual(troubles.filter(b => b.broker === address && b.kind === 'fenced').map(b => b.clusters), [[`cluster ${b}`]])
   }
 
   // And exactly once, a transaction held off by its coordinator still completing the previous one (the markers

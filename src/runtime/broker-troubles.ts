@@ -1,0 +1,82 @@
+/**
+ * The brokers that troubled this process lately, for `/status`: silent (a request unanswered for its whole bound:
+ * connections cut), fenced (cut as its cluster fenced it while requests waited) and slow (a request held 10 s,
+ * nothing cut). The log says each once; an operator arriving later, or a dashboard, reads the same here.
+ *
+ * Invariants:
+ * - One entry per broker and kind, with the last time, its cause and how many times; entries older than
+ *   `windowMs` (15 min by default) are dropped at each read and each note, so the list stays short and says
+ *   "lately", never "ever".
+ * - The newest first.
+ */
+import type { SilenceReport } from '../kafka/silent-brokers.ts'
+import type { SlowBrokerReport } from '../kafka/slow-brokers.ts'
+
+export const BrokerTroubleKinds = { SILENT: 'silent', FENCED: 'fenced', SLOW: 'slow' } as const
+export type BrokerTroubleKind = typeof BrokerTroubleKinds[keyof typeof BrokerTroubleKinds]
+
+/** One broker's trouble of one kind, as `/status` lists it. */
+export interface BrokerTrouble {
+  /** `host:port`. */
+  readonly broker: string
+  /** The labels of its clusters ("cluster B"). */
+  readonly clusters: readonly string[]
+  readonly kind: BrokerTroubleKind
+  /** How many times within the window. */
+  readonly count: number
+  readonly firstAt: string
+  readonly lastAt: string
+  /** The last one's cause: the request and its wait. */
+  readonly cause: string
+}
+
+export const TROUBLE_WINDOW_MS = 15 * 60_000
+
+interface Entry { clusters: Set<string>, count: number, firstAt: number, lastAt: number, cause: string }
+
+export class BrokerTroubles {
+  readonly #windowMs: number
+  /** `kind broker` → its entry. */
+  readonly #entries = new Map<string, { readonly broker: string, readonly kind: BrokerTroubleKind, readonly entry: Entry }>()
+
+  constructor (windowMs = TROUBLE_WINDOW_MS) {
+    this.#windowMs = windowMs
+  }
+
+  /** A broker made silent (fenced or timed out). */
+  silence (report: SilenceReport, now = Date.now()): void {
+    this.#note(report.broker, report.fenced ? BrokerTroubleKinds.FENCED : BrokerTroubleKinds.SILENT, report.clusters, report.cause, now)
+  }
+
+  /** A request a broker held SLOW_MS. */
+  slow (report: SlowBrokerReport, now = Date.now()): void {
+    this.#note(report.broker, BrokerTroubleKinds.SLOW, [report.cluster], `a ${report.api} request to it waited ${(report.waitedMs / 1000).toFixed(1)} s without an answer`, now)
+  }
+
+  /** The troubles of the window, newest first. */
+  list (now = Date.now()): BrokerTrouble[] {
+    this.#prune(now)
+    return [...this.#entries.values()]
+      .sort((a, b) => b.entry.lastAt - a.entry.lastAt)
+      .map(({ broker, kind, entry }) => ({
+        broker, clusters: [...entry.clusters].sort(), kind, count: entry.count,
+        firstAt: new Date(entry.firstAt).toISOString(), lastAt: new Date(entry.lastAt).toISOString(), cause: entry.cause
+      }))
+  }
+
+  #note (broker: string, kind: BrokerTroubleKind, clusters: readonly string[], cause: string, now: number): void {
+    this.#prune(now)
+    const key = `${kind} ${broker}`
+    const known = this.#entries.get(key)?.entry
+    const entry = known ?? { clusters: new Set<string>(), count: 0, firstAt: now, lastAt: now, cause }
+    for (const c of clusters) entry.clusters.add(c)
+    entry.count++
+    entry.lastAt = now
+    entry.cause = cause
+    if (known === undefined) this.#entries.set(key, { broker, kind, entry })
+  }
+
+  #prune (now: number): void {
+    for (const [key, { entry }] of this.#entries) if (now - entry.lastAt >= this.#windowMs) this.#entries.delete(key)
+  }
+}
