@@ -6,12 +6,13 @@
  * .state/artifacts/console-*.png (under KMIRROR_STATE: `.state/lane-N/` when its lane is not the first).
  */
 import assert from 'node:assert/strict'
-import { existsSync, mkdirSync } from 'node:fs'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { test } from 'node:test'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import type { Page } from 'playwright-core'
 import type { AclBinding } from '../../src/kafka/acls.ts'
 import { createAcls } from '../helpers/acls.ts'
+import { launchBrowser, waitForText } from '../helpers/browser.ts'
 import { ensureClusters, getCluster, REPO_ROOT } from '../helpers/clusters.ts'
 import { createTopic, endOffsets, openTransaction, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
@@ -21,28 +22,10 @@ import { uniqueName, waitFor } from '../helpers/wait.ts'
 declare const getComputedStyle: (element: unknown) => { color: string, backgroundColor: string }
 declare const document: { querySelector: (selector: string) => unknown }
 
-const CHROMIUM = process.env.KMIRROR_TEST_CHROMIUM ?? '/usr/bin/chromium'
-
 function records (topic: string, from: number, count: number): TestRecord[] {
   return Array.from({ length: count }, (_, i) => ({
     topic, partition: 0, key: Buffer.from(`k${from + i}`), value: Buffer.from(`v${from + i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(from + i)
   }))
-}
-
-async function launch (t: { after: (fn: () => unknown) => void }): Promise<Browser> {
-  assert.ok(existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}: apt-get install chromium (or set KMIRROR_TEST_CHROMIUM)`)
-  // As root (CI), Chromium refuses to start with its sandbox.
-  const browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] })
-  t.after(async () => { await browser.close() })
-  return browser
-}
-
-/** The text of a cell, waiting until it reads `expected` (the page refreshes itself every 1.5 s). */
-async function waitForText (page: Page, selector: string, expected: string | RegExp, message: string): Promise<void> {
-  await waitFor(async () => {
-    const text = await page.locator(selector).first().textContent({ timeout: 1000 }).catch(() => null)
-    return { done: text !== null && (typeof expected === 'string' ? text === expected : expected.test(text)), state: text }
-  }, { timeoutMs: 20_000, intervalMs: 200, message })
 }
 
 test('the console shows the flow and its topics, a lag that changes as records arrive, positions, a partition denied by an ACL in red, and the topology, and keeps a text selection across refreshes', { timeout: 120_000 }, async t => {
@@ -69,7 +52,7 @@ test('the console shows the flow and its topics, a lag that changes as records a
     { timeoutMs: 30_000, message: 'the readable topic copied' })
 
   // When the console is opened in a browser
-  const browser = await launch(t)
+  const browser = await launchBrowser(t)
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
   const pageErrors: string[] = []
   page.on('pageerror', err => pageErrors.push(err.message))

@@ -5,10 +5,13 @@
  * them once: the target holds every source record exactly once, at the same offsets, and the offset syncs are exact.
  * Also when the batch in doubt merged small source batches and more records arrived before the resend (the resend
  * is planned with the same cut, batch-plan.ts `cutAfter`).
+ * And a slow answer: the proxy holds a produce answer 13 s; kmirror reports the broker slow (log, metric, /status,
+ * the console) and cuts nothing.
  */
 import assert from 'node:assert/strict'
 import { before, test } from 'node:test'
 import { startAnswerCuttingProxy } from '../helpers/answer-cutting-proxy.ts'
+import { launchBrowser, waitForText } from '../helpers/browser.ts'
 import { AUTH_LISTENERS, ensureClusters, type TestCluster } from '../helpers/clusters.ts'
 import { createTopic, produce, TIMESTAMP_BASE, type Cleanup, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
@@ -109,6 +112,19 @@ test('a target broker holding a produce answer past 10 s (slow, still listed): k
   assert.ok(waited >= 10 && waited < HOLD_MS / 1000 + 1, `waited ${waited} s`)
   const metrics = async (): Promise<string> => await (await fetch(`http://127.0.0.1:${port}/metrics`, { signal: AbortSignal.timeout(2000) })).text()
   assert.match(await metrics(), new RegExp(`^kmirror_broker_slow_requests_total\\{broker="${broker}"\\} [1-9]\\d*$`, 'm'))
+  // And /status lists the broker among those that troubled the process lately, with the request and its wait
+  const status = await (await fetch(`http://127.0.0.1:${port}/status?summary`, { signal: AbortSignal.timeout(2000) })).json() as { brokers: { broker: string, clusters: string[], kind: string, count: number, cause: string }[] }
+  const entry = status.brokers.find(b => b.broker === broker && b.kind === 'slow')
+  assert.ok(entry !== undefined, JSON.stringify(status.brokers))
+  assert.deepEqual(entry.clusters, ['cluster B'])
+  assert.match(entry.cause, /^a Produce request to it waited 1\d\.\d s without an answer$/)
+  // and so does the console, in its table of brokers in trouble
+  const page = await (await launchBrowser(t)).newPage()
+  await page.goto(`http://127.0.0.1:${port}/`)
+  const row = `#brokers tr[data-broker="${broker}"][data-kind="slow"]`
+  await waitForText(page, `${row} td:nth-child(2)`, 'cluster B', 'the slow broker in the console, with its cluster')
+  await waitForText(page, `${row} td:nth-child(3)`, 'slow: a request held 10 s', 'what troubled it')
+  await waitForText(page, `${row} td:last-child`, /^a Produce request to it waited 1\d\.\d s without an answer$/, 'the request and its wait')
 
   // And once the answer comes, every record is there once, at its source offset: nothing was cut or sent again
   await waitFor(async () => ({ done: await count() >= 2000, state: await count() }), { timeoutMs: 60_000, intervalMs: 250, message: 'all 2000 records copied' })

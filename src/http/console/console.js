@@ -3,7 +3,7 @@
 // Only same-origin requests to kmirror itself: it works offline.
 import { formatAgo } from './format.js'
 import { morphChildren } from './morph.js'
-import { h, renderFlow } from './render.js'
+import { h, renderBrokers, renderFlow } from './render.js'
 import { drawTopology } from './topology.js'
 
 const REFRESH_MS = 1500
@@ -63,6 +63,9 @@ function render () {
   const error = $('error')
   error.hidden = doc.error === null
   error.textContent = doc.error === null ? '' : `Replication stopped: ${doc.error}`
+  const brokers = doc.brokers ?? []
+  $('brokers-section').hidden = brokers.length === 0
+  morphChildren($('brokers'), brokers.length === 0 ? [] : [renderBrokers(brokers, now)])
   const flows = doc.flows.map(flow => renderFlow(flow, view, now))
   morphChildren($('flows'), flows.length > 0 ? flows : [h('p', { class: 'muted' }, 'no flow runs in this instance')])
 }

@@ -1,5 +1,6 @@
 // Builds the DOM of one flow from its /status?summary entry: state and totals, jobs, members, failing partitions
-// (red), and its topics, worst first, each one opening onto its partitions (fetched by console.js).
+// (red), and its topics, worst first, each one opening onto its partitions (fetched by console.js); and the table
+// of the brokers that troubled kmirror lately.
 import { formatAgo, formatByteRate, formatBytes, formatCount, formatPartition, formatRate, formatSeconds, stateClass } from './format.js'
 
 /** `h('td', { class: 'num' }, '12')`: an element with attributes and children (strings become text). */
@@ -96,6 +97,16 @@ function topics (flow, view) {
     table([['Topic'], ['Remote topic'], ['Partitions', true], ['Failing', true], ['Lag', true], ['Lag (time)', true], ['Copied', true], ['Bytes', true]], rows, { class: 'topics' }),
     hidden > 0 ? h('div', { class: 'more' }, h('button', { onclick: () => view.showMore(flow.name) }, `show ${formatCount(Math.min(hidden, 100))} more of ${formatCount(hidden)} not shown`)) : null
   ]
+}
+
+const TROUBLE_KINDS = { silent: 'silent: connections cut', fenced: 'fenced by its cluster: connections cut', slow: 'slow: a request held 10 s' }
+
+/** The brokers that troubled kmirror lately (/status `brokers`): cut ones red, slow ones plain. */
+export function renderBrokers (brokers, now) {
+  const rows = brokers.map(b => h('tr', { class: b.kind === 'slow' ? undefined : 'failing', 'data-broker': b.broker, 'data-kind': b.kind },
+    h('td', {}, b.broker), h('td', {}, b.clusters.join(', ')), h('td', {}, TROUBLE_KINDS[b.kind] ?? b.kind), num(formatCount(b.count)),
+    h('td', {}, formatAgo(b.lastAt, now)), h('td', { class: 'wrap' }, b.cause)))
+  return table([['Broker'], ['Cluster'], ['What'], ['Times', true], ['Last'], ['Last cause']], rows, { class: 'brokers' })
 }
 
 /** The card of one flow. */
