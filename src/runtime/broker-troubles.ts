@@ -4,9 +4,11 @@
  * nothing cut). The log says each once; an operator arriving later, or a dashboard, reads the same here.
  *
  * Invariants:
- * - One entry per broker and kind, with the last time, its cause and how many times; entries older than
- *   `windowMs` (15 min by default) are dropped at each read and each note, so the list stays short and says
- *   "lately", never "ever".
+ * - One entry per broker and kind, with the last time, its cause and how many times. An entry is kept while its
+ *   last time is within `windowMs` (15 min by default; the console's heading says so: keep in step), checked at
+ *   each read and each note: the list stays short and says "lately", never "ever". `count` and `firstAt` run from
+ *   the entry's beginning: a broker in trouble every minute for an hour shows 60 since an hour ago.
+ * - Every report counts, the repeats of one outage included (the log says those at debug), as the metrics do.
  * - The newest first.
  */
 import type { SilenceReport } from '../kafka/silent-brokers.ts'
@@ -22,7 +24,7 @@ export interface BrokerTrouble {
   /** The labels of its clusters ("cluster B"). */
   readonly clusters: readonly string[]
   readonly kind: BrokerTroubleKind
-  /** How many times within the window. */
+  /** How many times since `firstAt` (each cut, each slow request). */
   readonly count: number
   readonly firstAt: string
   readonly lastAt: string
@@ -50,7 +52,7 @@ export class BrokerTroubles {
 
   /** A request a broker held SLOW_MS. */
   slow (report: SlowBrokerReport, now = Date.now()): void {
-    this.#note(report.broker, BrokerTroubleKinds.SLOW, [report.cluster], `a ${report.api} request to it waited ${(report.waitedMs / 1000).toFixed(1)} s without an answer`, now)
+    this.#note(report.broker, BrokerTroubleKinds.SLOW, [report.cluster], `a ${report.api} request to it still unanswered after ${(report.waitedMs / 1000).toFixed(1)} s`, now)
   }
 
   /** The troubles of the window, newest first. */

@@ -69,6 +69,8 @@ test('the console shows the flow and its topics, a lag that changes as records a
   assert.equal(await styleOf(page, `${flow} tr[data-topic="${denied}"]`, 'backgroundColor'), 'rgb(253, 236, 234)', 'its topic row is red too')
   assert.equal(await page.locator(`${flow} tr[data-topic="${denied}"] td:nth-child(5)`).textContent(), '—', 'its lag is unknown, not 0')
   assert.equal(await page.locator('#health').textContent(), 'degraded')
+  // (no broker troubled kmirror: the table of brokers in trouble is not shown)
+  assert.equal(await page.locator('#brokers-section').isHidden(), true)
 
   // When 5 records arrive in a transaction left open (read_committed: kmirror cannot copy past it), then 3 more
   const transaction = await openTransaction('secure', records(open, 20, 5), t)

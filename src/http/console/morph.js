@@ -5,7 +5,7 @@
 // Event handlers are not compared: a node kept keeps its handlers, which is right because elements with handlers
 // carry a key (topic rows) or sit in a keyed element (a flow's "show more" button).
 
-const KEYS = ['data-flow', 'data-topic', 'data-partition', 'data-job', 'data-member', 'data-stat', 'data-state']
+const KEYS = ['data-flow', 'data-topic', 'data-partition', 'data-job', 'data-member', 'data-stat', 'data-state', 'data-trouble']
 
 function keyOf (node) {
   if (node.nodeType !== Node.ELEMENT_NODE) return null

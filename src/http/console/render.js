@@ -99,12 +99,17 @@ function topics (flow, view) {
   ]
 }
 
+// (10 s: SLOW_MS of src/kafka/slow-brokers.ts; keep in step)
 const TROUBLE_KINDS = { silent: 'silent: connections cut', fenced: 'fenced by its cluster: connections cut', slow: 'slow: a request held 10 s' }
 
-/** The brokers that troubled kmirror lately (/status `brokers`): cut ones red, slow ones plain. */
+/**
+ * The brokers that troubled kmirror lately (/status `brokers`): cut ones red, slow ones plain. A row's identity is
+ * its kind and broker (`data-trouble`: one broker can be slow and fenced), so a refresh that reorders them moves
+ * rows rather than rewriting their text.
+ */
 export function renderBrokers (brokers, now) {
-  const rows = brokers.map(b => h('tr', { class: b.kind === 'slow' ? undefined : 'failing', 'data-broker': b.broker, 'data-kind': b.kind },
-    h('td', {}, b.broker), h('td', {}, b.clusters.join(', ')), h('td', {}, TROUBLE_KINDS[b.kind] ?? b.kind), num(formatCount(b.count)),
+  const rows = brokers.map(b => h('tr', { class: b.kind === 'slow' ? undefined : 'failing', 'data-trouble': `${b.kind} ${b.broker}`, 'data-broker': b.broker, 'data-kind': b.kind },
+    h('td', {}, b.broker), h('td', {}, b.clusters.length === 0 ? '—' : b.clusters.join(', ')), h('td', {}, TROUBLE_KINDS[b.kind] ?? b.kind), num(formatCount(b.count)),
     h('td', {}, formatAgo(b.lastAt, now)), h('td', { class: 'wrap' }, b.cause)))
   return table([['Broker'], ['Cluster'], ['What'], ['Times', true], ['Last'], ['Last cause']], rows, { class: 'brokers' })
 }

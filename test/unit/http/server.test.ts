@@ -185,12 +185,12 @@ describe('the console and the light JSON routes', () => {
   })
 
   it('lists the brokers that troubled the process lately in /status and /status?summary alike; none without a source of them', async () => {
-    const brokers = [{ broker: '127.0.0.1:9001', clusters: ['cluster B'], kind: 'slow' as const, count: 2, firstAt: '2026-12-05T03:00:00.000Z', lastAt: '2026-12-05T03:00:01.000Z', cause: 'a Produce request to it waited 10.2 s without an answer' }]
+    const brokers = [{ broker: '127.0.0.1:9001', clusters: ['cluster B'], kind: 'slow' as const, count: 2, firstAt: '2026-12-05T03:00:00.000Z', lastAt: '2026-12-05T03:00:01.000Z', cause: 'a Produce request to it still unanswered after 10.2 s' }]
     await withServer({ status: () => flows, failure: () => undefined, brokers: () => brokers }, async base => {
       for (const path of ['/status', '/status?summary']) assert.deepEqual(((await (await fetch(`${base}${path}`)).json()) as { brokers: unknown }).brokers, brokers, path)
     })
     await withServer({ status: () => flows, failure: () => undefined }, async base => {
-      assert.deepEqual(((await (await fetch(`${base}/status`)).json()) as { brokers: unknown }).brokers, [])
+      for (const path of ['/status', '/status?summary']) assert.deepEqual(((await (await fetch(`${base}${path}`)).json()) as { brokers: unknown }).brokers, [], path)
     })
   })
 

@@ -15,10 +15,11 @@ describe('BrokerTroubles', () => {
     troubles.slow({ broker: '127.0.0.1:9001', cluster: 'cluster B', api: 'Produce', waitedMs: 10_200, first: true }, T0)
     troubles.slow({ broker: '127.0.0.1:9001', cluster: 'cluster B', api: 'Metadata', waitedMs: 11_000, first: false }, T0 + 1000)
     troubles.silence(silence('127.0.0.1:9001', true, 'a Produce request to broker 127.0.0.1:9001 unanswered for 3.1 s, and ...'), T0 + 2000)
+    // (a broker that was first slow and then fenced has an entry of each kind)
     troubles.silence(silence('127.0.0.1:9002', false, 'Heartbeat given up'), T0 - 1000)
     assert.deepEqual(troubles.list(T0 + 3000), [
       { broker: '127.0.0.1:9001', clusters: ['cluster B'], kind: 'fenced', count: 1, firstAt: '2026-12-05T03:00:02.000Z', lastAt: '2026-12-05T03:00:02.000Z', cause: 'a Produce request to broker 127.0.0.1:9001 unanswered for 3.1 s, and ...' },
-      { broker: '127.0.0.1:9001', clusters: ['cluster B'], kind: 'slow', count: 2, firstAt: '2026-12-05T03:00:00.000Z', lastAt: '2026-12-05T03:00:01.000Z', cause: 'a Metadata request to it waited 11.0 s without an answer' },
+      { broker: '127.0.0.1:9001', clusters: ['cluster B'], kind: 'slow', count: 2, firstAt: '2026-12-05T03:00:00.000Z', lastAt: '2026-12-05T03:00:01.000Z', cause: 'a Metadata request to it still unanswered after 11.0 s' },
       { broker: '127.0.0.1:9002', clusters: ['cluster B'], kind: 'silent', count: 1, firstAt: '2026-12-05T02:59:59.000Z', lastAt: '2026-12-05T02:59:59.000Z', cause: 'Heartbeat given up' }
     ])
   })
