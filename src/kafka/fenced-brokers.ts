@@ -35,7 +35,7 @@
  *   FORGET_AFTER_MS is dropped. One watch per process (`watchFencedBrokers`), and its handlers never throw.
  * - A long poll longer than STALL_MS (`fetch.max.wait.ms` of 2 s or more) or a JoinGroup waiting for a rebalance
  *   makes the watch ask its cluster once a second while it waits: a few bytes, never a cut while the broker is listed.
-
+ *
  * The same tracking feeds slow-brokers.ts: requests a broker holds for long without being fenced are reported.
  */
 import type { Connection } from '@platformatic/kafka'
@@ -61,7 +61,6 @@ const TICK_MS = 500
 const LATE_TICK_MS = 1000
 /** The library's connection statuses in which a request written is really sent (it publishes the others too). */
 const SENDING = new Set(['connected', 'authenticating', 'reauthenticating'])
-
 
 /** What the watch needs of the world (the process's connections; fakes in unit tests). */
 export interface FenceWatchDeps {
