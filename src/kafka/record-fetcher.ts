@@ -16,95 +16,33 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, FetchIsolationLevels, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { groupBy } from '../collections.ts'
-import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRetriableKafkaError, isTimeoutError, kafkaErrorHint, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, toKmirrorError, type KafkaErrorKind } from './errors.ts'
+import { isRetriableKafkaError, isTimeoutError, kafkaErrorHint, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, toKmirrorError } from './errors.ts'
 import { noteOutcome } from './broker-suspects.ts'
+import { LeaderOutages } from './leader-outages.ts'
 import { leaderOf, MetadataCache } from './metadata-cache.ts'
 import { describePrincipal } from './principal.ts'
 import { toOffset } from './offsets.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchResponse } from './protocol/fetch.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
 import { watchedPool } from './silent-brokers.ts'
+import { emptyBatches, FetchOutcomes, rawOffsets, unreached, type FetchedBatches, type FetchedPartition, type PartitionError, type PartitionPosition } from './fetch-results.ts'
 import { FetchSession, fetchTopics, isFetchSessionError, sessionlessRequest, type SessionPartition, type SessionRequest } from './fetch-session.ts'
-import { decodeRecords, recordBytes, scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
+import { decodeRecords, recordBytes, scanBatches, verifyCrc, type FetchedRecord } from './record-batch.ts'
 import { selectCommitted } from './transaction-filter.ts'
 import { listOffsets, listOffsetsSettled, type OffsetListingDeps, type OffsetQuery, type SettledOffsets } from './offset-listing.ts'
 
 export type { FetchedRecord, RecordHeader } from './record-batch.ts'
-
-
-export interface PartitionPosition {
-  readonly topic: string
-  readonly partition: number
-  readonly offset: number
-}
-
+export { FetchOutcomes } from './fetch-results.ts'
+export type { FetchedBatches, FetchedPartition, FetchOutcome, PartitionError, PartitionPosition, RetryReason } from './fetch-results.ts'
 
 /** The principal a client reads as, and its cluster. */
 export interface Grantee {
   readonly principal: string
   readonly cluster: ClusterContext
-}
-
-export const FetchOutcomes = {
-  OK: 'ok',
-  /** The requested offset is outside [logStartOffset, highWatermark]. */
-  OUT_OF_RANGE: 'out-of-range',
-  /** Leadership moved or metadata is stale; metadata was refreshed, try again. */
-  RETRY: 'retry',
-  /**
-   * The cluster refused this partition (no READ or DESCRIBE, a corrupt batch, an error kmirror does not expect):
-   * `failure` says why. Waiting alone may not fix it; the other partitions are not affected.
-   */
-  FAILED: 'failed'
-} as const
-export type FetchOutcome = (typeof FetchOutcomes)[keyof typeof FetchOutcomes]
-
-export interface FetchedPartition {
-  readonly topic: string
-  readonly partition: number
-  readonly outcome: FetchOutcome
-  readonly records: FetchedRecord[]
-  /** Where the next fetch of this partition starts. Equals the requested offset when nothing was returned. */
-  readonly nextOffset: number
-  readonly highWatermark: number
-  readonly lastStableOffset: number
-  readonly logStartOffset: number
-  /** Key + value + header bytes of the returned records. */
-  readonly bytes: number
-}
-
-/** Why a partition could not be read or written. */
-export interface PartitionError {
-  /** The Kafka error name (TOPIC_AUTHORIZATION_FAILED, CORRUPT_MESSAGE, ...). */
-  readonly error: string
-  readonly kind: KafkaErrorKind
-  /** What happened, naming the partition, the broker and the cluster. */
-  readonly message: string
-  /** What to check or grant, naming the cluster's keys. */
-  readonly hint: string | undefined
-  /** The ACL operation the cluster refused, when it was an authorization error: DESCRIBE (metadata) or READ (fetch). */
-  readonly operation?: string
-}
-
-/** A partition's record batches as fetched, for forwarding without decoding (see record-batch.ts). */
-export interface FetchedBatches {
-  readonly topic: string
-  readonly partition: number
-  readonly outcome: FetchOutcome
-  /** The requested offset: records before it in `batches[0]` were already copied. */
-  readonly fromOffset: number
-  /** Data batches holding records at or after `fromOffset`; control batches and aborted transactions removed, CRCs verified. */
-  readonly batches: SourceBatch[]
-  readonly nextOffset: number
-  readonly highWatermark: number
-  readonly lastStableOffset: number
-  readonly logStartOffset: number
-  /** Set when `outcome` is FAILED. */
-  readonly failure?: PartitionError
 }
 
 export type { OffsetQuery, SettledOffsets } from './offset-listing.ts'
@@ -123,6 +61,12 @@ export interface RecordFetcherOptions {
   readonly sessions?: boolean
   /** Told of every fetch request of a session (full or incremental) and every session that ended by an error. */
   readonly onSessionEvent?: (event: 'full' | 'incremental' | 'reset') => void
+  /**
+   * A read that takes what it can (the data path): a broker whose fetch fails (unreachable, its connection cut)
+   * while another answered gives its partitions back RETRY with the reason, and is left alone for a back-off
+   * (leader-outages.ts); the answers of the others are kept. Off, or when no broker asked answered: the read fails.
+   */
+  readonly partial?: boolean
 }
 
 /** How the fetcher's requests went: full or incremental, and sessions the broker lost (fetch-session.ts). */
@@ -145,12 +89,15 @@ export class RecordFetcher {
   /** Per broker: its fetch session, and whether a request of it is in flight (then a fetch goes session-less). */
   readonly #sessions = new Map<number, { session: FetchSession, busy: boolean }>()
   readonly sessionStats: FetchSessionStats = { fullRequests: 0, incrementalRequests: 0, resets: 0 }
+  /** With `partial`: the brokers whose fetches fail while others answer. */
+  readonly #outages: LeaderOutages | null
   /** Who reads, on which cluster: for the grant a refused read names (topic-reader.ts). */
   readonly grantee: Grantee
 
   constructor (props: ClientProps, clientId: string, options: RecordFetcherOptions) {
     this.#options = options
     this.#cluster = options.cluster ?? { label: clientId }
+    this.#outages = options.partial === true ? new LeaderOutages(this.#cluster.label) : null
     this.grantee = { principal: describePrincipal(props, this.#cluster.alias ?? clientId), cluster: this.#cluster }
     const connect = toConnectOptions(props, clientId)
     this.#pool = watchedPool(new ConnectionPool(clientId, connect), this.#cluster.label)
@@ -193,10 +140,54 @@ export class RecordFetcher {
     const results = positions.filter(p => metadata.refused.has(p.topic)).map(p => this.#failed(p, metadata.refused.get(p.topic)!, 'the metadata', 'DESCRIBE'))
     const byLeader = groupBy(positions.filter(p => !metadata.refused.has(p.topic)), position => leaderOf(metadata, position.topic, position.partition))
     // Partitions without a known leader (a topic deleted or not there yet, a leader moving) wait; the others go on.
-    results.push(...(byLeader.get(-1) ?? []).map(position => emptyBatches(position, FetchOutcomes.RETRY)))
+    const noLeader = { error: 'LEADER_NOT_AVAILABLE', detail: `${this.#cluster.label} names no leader for it (its replicas' brokers down, or none in sync)` }
+    results.push(...(byLeader.get(-1) ?? []).map(position => ({ ...emptyBatches(position, FetchOutcomes.RETRY), retryReason: noLeader })))
     if (byLeader.delete(-1)) this.#metadata.invalidate()
-    const perLeader = await Promise.all([...byLeader].map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes, useSession)))
-    for (const list of perLeader) results.push(...list)
+    if (this.#outages !== null) results.push(...this.#resting(this.#outages, byLeader, metadata.brokers))
+    const asked = [...byLeader]
+    const settled = await Promise.allSettled(asked.map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes, useSession)))
+    results.push(...this.#settle(asked, settled, metadata.brokers))
+    return results
+  }
+
+  /** Takes out of BY_LEADER the brokers resting after a failed fetch: their partitions RETRY, unread. */
+  #resting (outages: LeaderOutages, byLeader: Map<number, PartitionPosition[]>, brokers: ReadonlyMap<number, Broker>): FetchedBatches[] {
+    if (outages.size === 0) return []
+    outages.leading(new Set(byLeader.keys()))
+    const waiting: FetchedBatches[] = []
+    for (const [node, list] of byLeader) {
+      if (!outages.resting(node)) continue
+      waiting.push(...unreached(list, node, brokers.get(node)!, outages.causeOf(node) ?? 'an earlier fetch failed'))
+      byLeader.delete(node)
+    }
+    return waiting
+  }
+
+  /**
+   * The answers of the brokers ASKED. One failing while another answered (with `partial`): its partitions wait, the
+   * others' answers are kept. Otherwise a failure fails the read, as does every broker asked failing (the cluster
+   * down, credentials refused): the step's failure says so.
+   */
+  #settle (asked: readonly (readonly [number, PartitionPosition[]])[], settled: readonly PromiseSettledResult<FetchedBatches[]>[], brokers: ReadonlyMap<number, Broker>): FetchedBatches[] {
+    const outages = this.#outages
+    const failure = settled.find(s => s.status === 'rejected')
+    if (failure !== undefined && (outages === null || settled.every(s => s.status === 'rejected') || settled.some(s => s.status === 'rejected' && !isLeaderOutage(s.reason)))) throw failure.reason
+    const results: FetchedBatches[] = []
+    settled.forEach((s, i) => {
+      const [node, list] = asked[i]!
+      if (s.status === 'fulfilled') {
+        results.push(...s.value)
+        outages?.answered(node)
+        return
+      }
+      const broker = brokers.get(node)!
+      // The message begins with what failed ("fetch from broker 2 (host:port) of cluster A: "): the report says that.
+      const message = s.reason instanceof Error ? s.reason.message : String(s.reason)
+      const prefix = `${this.#fetchFrom(node, broker)}: `
+      const cause = message.startsWith(prefix) ? message.slice(prefix.length) : message
+      outages!.failed(node, `${broker.host}:${broker.port}`, cause, list.map(p => `${p.topic}-${p.partition}`))
+      results.push(...unreached(list, node, broker, cause))
+    })
     return results
   }
 
@@ -209,7 +200,7 @@ export class RecordFetcher {
     if (response.throttleTimeMs > 0) this.#throttledUntil.set(node, Date.now() + response.throttleTimeMs)
     if (response.errorCode !== 0) {
       this.#metadata.invalidate()
-      throw new KmirrorError(ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label} failed with Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })
+      throw new KmirrorError(ErrorCodes.FETCH, `${this.#fetchFrom(node, broker)}: Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })
     }
     // By topic, then partition: no string key per partition (a round over thousands of idle partitions answers few).
     const answered = new Map<string, Map<number, FetchPartitionResponse>>()
@@ -227,7 +218,8 @@ export class RecordFetcher {
       if (p.errorCode !== 0) {
         if (!isRetriableKafkaError(p.errorCode)) return this.#failed(position, p.errorCode, `a fetch from broker ${node} (${broker.host}:${broker.port})`, 'READ')
         this.#metadata.invalidate()
-        return emptyBatches(position, FetchOutcomes.RETRY)
+        const error = kafkaErrorName(p.errorCode)
+        return { ...emptyBatches(position, FetchOutcomes.RETRY), retryReason: { error, detail: `its leader on ${this.#cluster.label}, broker ${node} (${broker.host}:${broker.port}), answered ${error}` } }
       }
       try {
         return selectBatches(position, p, this.#options.isolation === 'read_committed')
@@ -264,7 +256,7 @@ export class RecordFetcher {
           this.#metadata.invalidate()
           // A fetch unanswered for request.timeout.ms makes its broker silent: what else waits on it is cut too.
           if (isTimeoutError(err)) noteOutcome(broker, err)
-          throw toKmirrorError(err, ErrorCodes.FETCH, `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`, this.#cluster)
+          throw toKmirrorError(err, ErrorCodes.FETCH, this.#fetchFrom(node, broker), this.#cluster)
         }
         if (entry === null) return response
         if (response.errorCode === 0) {
@@ -280,6 +272,11 @@ export class RecordFetcher {
     } finally {
       if (entry !== null) entry.busy = false
     }
+  }
+
+  /** What a failed fetch's message begins with. */
+  #fetchFrom (node: number, broker: Broker): string {
+    return `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`
   }
 
   /** The broker's fetch session, or null while one of its requests is in flight. */
@@ -328,12 +325,13 @@ export class RecordFetcher {
   }
 }
 
-function emptyBatches (position: PartitionPosition, outcome: FetchOutcome): FetchedBatches {
-  return { topic: position.topic, partition: position.partition, outcome, fromOffset: position.offset, batches: [], nextOffset: position.offset, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1 }
-}
-
-function rawOffsets (p: FetchPartitionResponse): { highWatermark: number, lastStableOffset: number, logStartOffset: number } {
-  return { highWatermark: toOffset(p.highWatermark), lastStableOffset: toOffset(p.lastStableOffset), logStartOffset: toOffset(p.logStartOffset) }
+/**
+ * A broker's fetch failing in a way that concerns that broker alone (unreachable, its connection cut, a request
+ * failed or timed out on it): its partitions can wait while the others are read. Refused credentials or anything
+ * kmirror cannot classify fail the read.
+ */
+function isLeaderOutage (err: unknown): boolean {
+  return isKmirrorError(err) && err.retriable && err.code !== ErrorCodes.AUTHENTICATION && err.code !== ErrorCodes.NOT_AUTHORIZED
 }
 
 /**

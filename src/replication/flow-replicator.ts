@@ -45,6 +45,7 @@ import { DEFAULT_BATCHING, RoundWriter } from './round-writer.ts'
 import { statusOf } from './record-times.ts'
 import { RecreatedRemotes } from './recreated-remotes.ts'
 import { RoundOutcome } from './round-outcome.ts'
+import { SourceWaits } from './source-waits.ts'
 import { OwnershipGrants } from './ownership-grants.ts'
 import { TargetWait } from './target-wait.ts'
 import { reportLongWaits } from './wait-reports.ts'
@@ -84,6 +85,8 @@ export class FlowReplicator {
   readonly #outcome: RoundOutcome
   /** Partitions the target cannot take yet, out of the fetch rounds until it can (target-wait.ts). */
   readonly #waiting: TargetWait
+  /** Partitions the source gives nothing of though it refused nothing (no leader, a leader out of reach). */
+  readonly #unread = new SourceWaits()
   readonly #pendingStarts: PendingStarts
 
   constructor (deps: FlowReplicatorDeps) {
@@ -138,7 +141,7 @@ export class FlowReplicator {
       }
     })
     this.#waiting = new TargetWait(deps.writer.probeReady?.bind(deps.writer))
-    this.#outcome = new RoundOutcome({ state: f => this.#state(f), failing: this.#failing, writer: this.#writer, recreated: this.#recreated, waiting: this.#waiting })
+    this.#outcome = new RoundOutcome({ state: f => this.#state(f), failing: this.#failing, writer: this.#writer, recreated: this.#recreated, waiting: this.#waiting, unread: this.#unread })
   }
 
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
@@ -243,6 +246,7 @@ export class FlowReplicator {
       this.#failing.forget(key)
       this.#writer.forget(key)
       this.#waiting.forget(state)
+      this.#unread.forget(state)
       this.#deps.writer.forgetPartition?.(state.remoteTopic, state.partition)
     })
   }
@@ -338,7 +342,7 @@ export class FlowReplicator {
     await this.#recreated.copyAgainFromLogStart()
     this.#metrics.set('partitionsWaitingForTarget', { flow: this.#deps.flow.name }, this.#waiting.count())
     this.#waiting.poll()
-    reportLongWaits({ flow: this.#deps.flow, waiting: this.#waiting, failing: this.#failing, writer: this.#deps.writer, log: this.#deps.log })
+    reportLongWaits({ flow: this.#deps.flow, waiting: this.#waiting, unread: this.#unread, failing: this.#failing, writer: this.#deps.writer, log: this.#deps.log })
     const active = this.#partitions.active(Date.now())
     if (active.length === 0) {
       await this.#waiting.idle(200)

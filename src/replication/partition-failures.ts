@@ -12,7 +12,9 @@
  *   an error no partition has any more.
  * - A partition that waited longer than the stall threshold for the target to take its records (`waiting`: no
  *   leader, a leader that does not answer for it) is reported the same way, but has no back-off of its own: it
- *   stays parked (target-wait.ts) and is copied as soon as the target takes it, which `recover` then logs.
+ *   stays parked (target-wait.ts) and is copied as soon as the target takes it, which `recover` then logs. So is
+ *   one the source gave nothing of for that long though it refused nothing (`unreadable`: no leader, its leader
+ *   out of reach; source-waits.ts): fetched every round meanwhile.
  */
 import { ErrorCodes, type ErrorCode } from '../errors.ts'
 import { describeGrant } from '../kafka/acl-grant.ts'
@@ -78,6 +80,17 @@ export interface TargetWaitReport {
   readonly thresholdMs: number
   /** When it is fetched again at the latest, if no probe finds it ready before. */
   readonly nextTryAt: number
+}
+
+/** A partition the source has given nothing of for long, though it refused nothing (source-waits.ts). */
+export interface SourceWaitReport {
+  /** The Kafka error name of why: LEADER_NOT_AVAILABLE, NETWORK_EXCEPTION (its leader out of reach), ... */
+  readonly error: string
+  /** What that means for this partition, naming the broker and the cluster. */
+  readonly detail: string
+  readonly sinceMs: number
+  /** The threshold it waited past (the flow's health.stall.threshold.ms). */
+  readonly thresholdMs: number
 }
 
 /**
@@ -152,6 +165,27 @@ export class PartitionFailures {
     log({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster, error: wait.error, waitedMs: now - wait.sinceMs, thresholdMs: wait.thresholdMs },
       `cannot write ${p.remoteTopic}-${p.partition} to cluster ${cluster} for ${waitedS} s (health.stall.threshold.ms = ${wait.thresholdMs}): ${wait.detail}; ${remedy}. ` +
       `Its records wait on the source, none is skipped; kmirror copies it as soon as the target takes it, and the others keep flowing`)
+    this.#updateGauge()
+  }
+
+  /**
+   * Partition `key` has been read nothing of for longer than the threshold though the source refused nothing (no
+   * leader, its leader out of reach): one warning, and failing until `recover`. It is fetched at every round meanwhile.
+   */
+  unreadable (key: string, p: FailingPartition, wait: SourceWaitReport, quiet = false, now = Date.now()): void {
+    const source = this.#clusters.source
+    const waitedS = Math.round((now - wait.sinceMs) / 1000)
+    const remedy = leaderRemedy(p.topic, p.partition, source)
+    const report: FailureReport = {
+      side: FailureSides.SOURCE, cluster: source.alias, code: ErrorCodes.FETCH, error: wait.error, kind: kafkaErrorInfo(wait.error).kind,
+      message: `${p.topic}-${p.partition} cannot be read: ${wait.detail}`, remedy,
+      since: new Date(wait.sinceMs).toISOString(), attempts: 1, nextRetry: new Date(now).toISOString()
+    }
+    this.#entries.set(key, { report, sinceMs: wait.sinceMs, labels: { flow: this.#flow, error: wait.error } })
+    const log = quiet ? this.#log.debug.bind(this.#log) : this.#log.warn.bind(this.#log)
+    log({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster: source.alias, error: wait.error, waitedMs: now - wait.sinceMs, thresholdMs: wait.thresholdMs },
+      `cannot read ${p.topic}-${p.partition} from cluster ${source.alias} for ${waitedS} s (health.stall.threshold.ms = ${wait.thresholdMs}): ${wait.detail}; ${remedy}. ` +
+      `Its records wait on the source, none is skipped; kmirror copies it as soon as the source gives it, and the others keep flowing`)
     this.#updateGauge()
   }
 

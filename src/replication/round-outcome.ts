@@ -16,6 +16,7 @@ import { FailureSides, type PartitionFailures } from './partition-failures.ts'
 import type { PartitionState } from './partition-set.ts'
 import { REMOTE_TOPIC_RECREATED, type RecreatedRemotes } from './recreated-remotes.ts'
 import type { RoundWriter, RoundWriteResult } from './round-writer.ts'
+import type { SourceWaits } from './source-waits.ts'
 import type { TargetWait } from './target-wait.ts'
 
 /** A round where every partition was written, or had nothing to write. */
@@ -28,6 +29,8 @@ export interface RoundOutcomeDeps {
   readonly writer: Pick<RoundWriter, 'refused'>
   readonly recreated: Pick<RecreatedRemotes, 'hold'>
   readonly waiting: Pick<TargetWait, 'park' | 'settled' | 'anyWaiting'>
+  /** The partitions the source gives nothing of (source-waits.ts). */
+  readonly unread: Pick<SourceWaits, 'note'>
 }
 
 export class RoundOutcome {
@@ -45,8 +48,10 @@ export class RoundOutcome {
     const waiting: ReadonlySet<FetchedBatches> = incomplete.length + failed.length === 0 ? NONE_WAITING : new Set([...incomplete, ...failed.map(r => r.fetched)])
     const tracking = incomplete.length > 0 || this.#deps.waiting.anyWaiting
     const parked: ReadonlySet<FetchedBatches> = incomplete.length === 0 ? NONE_WAITING : new Set(incomplete)
+    const now = Date.now()
     for (const f of fetched) {
       const state = this.#advance(f, !waiting.has(f))
+      this.#deps.unread.note(f, state, now)
       // A wait ends when the target took the partition, refused it or had nothing to take; a fetch that read
       // nothing (RETRY, out of range) says nothing about the target.
       if (tracking && !parked.has(f) && (f.outcome === FetchOutcomes.OK || f.outcome === FetchOutcomes.FAILED)) this.#deps.waiting.settled(state)

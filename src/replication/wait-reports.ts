@@ -3,11 +3,13 @@
  * reported as failing, once per wait (target-wait.ts tracks the waits, partition-failures.ts reports them): a
  * warning naming the remote partition, why the target does not take it and the fix; `/status`, `/healthz` and
  * `kmirror_failing_partitions` follow. Nothing is skipped: the partition is copied as soon as a probe finds it
- * writable.
+ * writable. So are the partitions the source has given nothing of for that long though it refused nothing
+ * (source-waits.ts: no leader, a leader out of reach).
  */
 import type { Logger } from '../logger.ts'
 import type { PartitionFailures } from './partition-failures.ts'
 import type { FlowReplicatorDeps, TargetWriter } from './replicator-ports.ts'
+import type { SourceWaits } from './source-waits.ts'
 import type { TargetWait } from './target-wait.ts'
 
 /** How long a partition waits for the target before it is reported, without a flow's health.stall.threshold.ms (its default). */
@@ -23,12 +25,18 @@ export interface WaitReportDeps {
   readonly failing: PartitionFailures
   readonly writer: TargetWriter
   readonly log: Logger
+  readonly unread: SourceWaits
 }
 
-/** Reports the waits that crossed the threshold since the last call (each wait once). */
-export function reportLongWaits (deps: WaitReportDeps): void {
+/** Reports the waits, for the target or the source, that crossed the threshold since the last call (each wait once). */
+export function reportLongWaits (deps: WaitReportDeps, now = Date.now()): void {
+  const thresholdMs = deps.flow.healthStallThresholdMs ?? DEFAULT_WAIT_REPORT_MS
+  reportTargetWaits(deps, thresholdMs)
+  reportSourceWaits(deps, thresholdMs, now)
+}
+
+function reportTargetWaits (deps: WaitReportDeps, thresholdMs: number): void {
   const { flow, waiting, failing, writer, log } = deps
-  const thresholdMs = flow.healthStallThresholdMs ?? DEFAULT_WAIT_REPORT_MS
   const waits = waiting.waits(thresholdMs)
   waits.forEach(({ state, since }, i) => {
     const reason = writer.waitReason?.(state.remoteTopic, state.partition) ?? UNKNOWN_WAIT
@@ -38,6 +46,19 @@ export function reportLongWaits (deps: WaitReportDeps): void {
   if (waits.length > WAIT_WARNINGS_SHOWN) {
     const more = waits.length - WAIT_WARNINGS_SHOWN
     log.warn({ count: more, thresholdMs }, `and ${more} more partitions of flow ${flow.name} the target has taken no records of ` +
+      `for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms); /status lists each with its failure and remedy`)
+  }
+}
+
+function reportSourceWaits (deps: WaitReportDeps, thresholdMs: number, now: number): void {
+  const { flow, unread, failing, log } = deps
+  const waits = unread.due(thresholdMs, now)
+  waits.forEach(({ state, since, reason }, i) => {
+    failing.unreadable(state.key, state, { ...reason, sinceMs: since, thresholdMs }, i >= WAIT_WARNINGS_SHOWN, now)
+  })
+  if (waits.length > WAIT_WARNINGS_SHOWN) {
+    const more = waits.length - WAIT_WARNINGS_SHOWN
+    log.warn({ count: more, thresholdMs }, `and ${more} more partitions of flow ${flow.name} the source has given nothing of ` +
       `for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms); /status lists each with its failure and remedy`)
   }
 }

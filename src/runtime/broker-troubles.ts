@@ -1,7 +1,7 @@
 /**
  * The brokers that troubled this process lately, for `/status`: silent (a request unanswered for its whole bound:
- * connections cut), fenced (cut as its cluster fenced it while requests waited) and slow (a request held 10 s,
- * nothing cut). The log says each once; an operator arriving later, or a dashboard, reads the same here.
+ * connections cut), fenced (cut as its cluster fenced it while requests waited), slow (a request held 10 s,
+ * nothing cut) and unreachable (the data path's fetches from it failed while other brokers answered). The log says each once; an operator arriving later, or a dashboard, reads the same here.
  *
  * Invariants:
  * - One entry per broker and kind, with the last time, its cause and how many times. An entry is kept while its
@@ -11,10 +11,11 @@
  * - Every report counts, the repeats of one outage included (the log says those at debug), as the metrics do.
  * - The newest first.
  */
+import type { LeaderOutageReport } from '../kafka/leader-outages.ts'
 import type { SilenceReport } from '../kafka/silent-brokers.ts'
 import type { SlowBrokerReport } from '../kafka/slow-brokers.ts'
 
-export const BrokerTroubleKinds = { SILENT: 'silent', FENCED: 'fenced', SLOW: 'slow' } as const
+export const BrokerTroubleKinds = { SILENT: 'silent', FENCED: 'fenced', SLOW: 'slow', UNREACHABLE: 'unreachable' } as const
 export type BrokerTroubleKind = typeof BrokerTroubleKinds[keyof typeof BrokerTroubleKinds]
 
 /** One broker's trouble of one kind, as `/status` lists it. */
@@ -53,6 +54,11 @@ export class BrokerTroubles {
   /** A request a broker held SLOW_MS. */
   slow (report: SlowBrokerReport, now = Date.now()): void {
     this.#note(report.broker, BrokerTroubleKinds.SLOW, [report.cluster], `a ${report.api} request to it still unanswered after ${(report.waitedMs / 1000).toFixed(1)} s`, now)
+  }
+
+  /** A source broker the data path's fetches failed on while others answered (each failed try counts). */
+  unreachable (report: LeaderOutageReport, now = Date.now()): void {
+    this.#note(report.broker, BrokerTroubleKinds.UNREACHABLE, [report.cluster], `fetches failed: ${report.cause}`, now)
   }
 
   /** The troubles of the window, newest first. */

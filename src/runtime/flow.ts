@@ -135,6 +135,7 @@ export class Flow implements WorkOwner {
       maxBytes: clientInt(consumer, 'fetch.max.bytes'),
       maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes'),
       sessions: true,
+      partial: true,
       onSessionEvent: event => this.#metrics.inc(SESSION_EVENT_METRICS[event], { flow: config.name })
     })
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches

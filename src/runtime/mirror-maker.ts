@@ -22,9 +22,8 @@ import { groupedFlow, heartbeatPairMembership, type FlowMembership, type Grouped
 import { Ownerships } from './flow-work.ts'
 import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
-import { onSilence, type SilenceReport } from '../kafka/silent-brokers.ts'
-import { onSlowBroker, watchFencedBrokers } from '../kafka/fenced-brokers.ts'
-import type { SlowBrokerReport } from '../kafka/slow-brokers.ts'
+import { watchFencedBrokers } from '../kafka/fenced-brokers.ts'
+import { reportBrokerTroubles } from './broker-reports.ts'
 import { BrokerTroubles, type BrokerTrouble } from './broker-troubles.ts'
 import { refuseWhileMm2Copies } from './mm2-worker-check.ts'
 import { startWithRetries } from './start-retry.ts'
@@ -48,10 +47,10 @@ export class MirrorMaker {
   readonly #ungroupedPairs: ReadonlySet<string>
   readonly #stopping = new AbortController()
   readonly #createdAt = Date.now()
-  readonly #stopReportingSilences: () => void
+  /** Logs, counts and notes the brokers that trouble the process (broker-reports.ts). */
+  readonly #stopReportingBrokers: () => void
   /** Cuts the connections to a broker the cluster fenced while requests wait on it (fenced-brokers.ts). */
   readonly #stopWatchingFences: () => void
-  readonly #stopReportingSlowBrokers: () => void
   /** The brokers that troubled this process lately, for /status. */
   readonly #troubles = new BrokerTroubles()
   #started = false
@@ -67,16 +66,7 @@ export class MirrorMaker {
     this.#pairs = pairs.flatMap(p => p.membership === null ? [] : [p.membership])
     this.#ungroupedPairs = new Set(pairs.filter(p => p.membership === null).map(p => p.name))
     for (const pair of this.#pairs) pair.failed.catch((err: unknown) => log.error({ err }, 'heartbeats of a pair stopped: its group membership failed'))
-    this.#stopReportingSilences = onSilence(report => {
-      this.#troubles.silence(report)
-      metrics.inc('brokerSilences', { broker: report.broker })
-      logSilence(log, report)
-    })
-    this.#stopReportingSlowBrokers = onSlowBroker(report => {
-      this.#troubles.slow(report)
-      metrics.inc('brokerSlowRequests', { broker: report.broker })
-      logSlowBroker(log, report)
-    })
+    this.#stopReportingBrokers = reportBrokerTroubles(log, metrics, this.#troubles)
     this.#stopWatchingFences = watchFencedBrokers()
   }
 
@@ -140,14 +130,13 @@ export class MirrorMaker {
     const pairs = Promise.allSettled(this.#pairs.map(p => p.stop())).then(async () => { await this.#heartbeats.stop() })
     // Silences are still reported during the hand-over, when a wedged broker slows it most.
     const results = await Promise.allSettled([...this.#flows.map(stopFlow), pairs])
-    this.#stopReportingSilences()
+    this.#stopReportingBrokers()
     this.#stopWatchingFences()
-    this.#stopReportingSlowBrokers()
     const failed = results.find(r => r.status === 'rejected')
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
   }
 
-  /** The brokers that were silent, fenced or slow lately (broker-troubles.ts), newest first. */
+  /** The brokers that were silent, fenced, slow or out of reach lately (broker-troubles.ts), newest first. */
   brokers (): BrokerTrouble[] {
     return this.#troubles.list()
   }
@@ -158,27 +147,6 @@ export class MirrorMaker {
       return { ...status, jobs: [...status.jobs, ...this.#heartbeats.jobs(status.name)] }
     })
   }
-}
-
-/** A broker found silent and this process's connections to it cut (kafka/silent-brokers.ts), for the operator. */
-function logSilence (log: Logger, { broker, clusters, closed, cause, again, fenced }: SilenceReport): void {
-  const where = clusters.length === 0 ? '' : ` of ${clusters.join(', ')}`
-  const message = fenced
-    ? `broker ${broker}${where} was fenced by its cluster while requests waited on it (${cause}): closed this process's ${closed} connection(s) to it, so the requests waiting on it fail now and are sent again where the cluster moved its work; look at that broker (frozen, a long pause, cut off from its controller?)`
-    : `broker ${broker}${where} answered nothing in time (${cause}): it accepts connections but is silent (frozen, a long pause, cut off?); closed this process's ${closed} connection(s) to it, so the requests waiting on it fail now and are sent again where the cluster moves its work once it fences the broker`
-  // The same outage going on (the broker still named by the cluster, asked again): once at warn is enough.
-  if (again) log.debug({ broker, clusters, closed, cause }, message)
-  else log.warn({ broker, clusters, closed, cause }, message)
-}
-
-function logSlowBroker (log: Logger, { broker, cluster, api, waitedMs, first }: SlowBrokerReport): void {
-  const message = `broker ${broker} of ${cluster} is slow: a ${api} request to it has waited ${(waitedMs / 1000).toFixed(1)} s without an answer. ` +
-    'What it leads or coordinates waits meanwhile (a round waits for its slowest broker); its connections are cut once its cluster fences it or the ' +
-    'request times out (the request.timeout.ms of the producer, consumer or admin client that sent it). Look at that broker: a hung or full disk, long GC pauses, ' +
-    'an overloaded request queue, a client quota throttling kmirror, or (for a Produce) one of its followers behind (acks=all waits for them)'
-  // The same broker's trouble going on: once at warn a minute is enough.
-  if (first) log.warn({ broker, cluster, api, waitedMs }, message)
-  else log.debug({ broker, cluster, api, waitedMs }, message)
 }
 
 /** Hands the flow's work over (progress stored, group left), then stops the flow and closes its clients. */

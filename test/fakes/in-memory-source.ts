@@ -9,7 +9,7 @@
  * `fetchBatches`: consecutive offsets, at most `batchRecords` per batch, in the codec `codec`.
  */
 import { partitionKey } from '../../src/topic-partition.ts'
-import { FetchOutcomes, type FetchedBatches, type FetchedRecord, type FetchOutcome, type PartitionError, type PartitionPosition } from '../../src/kafka/record-fetcher.ts'
+import { FetchOutcomes, type FetchedBatches, type FetchedRecord, type FetchOutcome, type PartitionError, type PartitionPosition, type RetryReason } from '../../src/kafka/record-fetcher.ts'
 import type { Codec } from '../../src/replication/batch-plan.ts'
 import type { SourceReader } from '../../src/replication/flow-replicator.ts'
 import { sourceBatches } from './source-batches.ts'
@@ -113,6 +113,12 @@ export class InMemorySource implements SourceReader {
     this.#scripted.set(partitionKey(topic, partition), outcomes)
   }
 
+  /**
+   * Partitions whose leader is out of reach (its broker down), by `partitionKey`: their fetches answer RETRY with
+   * this reason and no offsets, as RecordFetcher's do, until deleted.
+   */
+  readonly unreachable = new Map<string, RetryReason>()
+
   /** Fetches of the partition answer FAILED with this error (e.g. READ revoked) until `refuseReads(…, null)`. */
   refuseReads (topic: string, partition: number, failure: PartitionError | null): void {
     if (failure === null) this.#refusedReads.delete(partitionKey(topic, partition))
@@ -159,6 +165,8 @@ export class InMemorySource implements SourceReader {
     const empty = { topic: p.topic, partition: p.partition, fromOffset: position.offset, batches: [], nextOffset: position.offset, ...offsets }
     const refused = this.#refusedReads.get(partitionKey(p.topic, p.partition))
     if (refused !== undefined) return { ...empty, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, outcome: FetchOutcomes.FAILED, failure: refused }
+    const unreached = this.unreachable.get(partitionKey(p.topic, p.partition))
+    if (unreached !== undefined) return { ...empty, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, outcome: FetchOutcomes.RETRY, retryReason: unreached }
     const scripted = this.#scripted.get(partitionKey(p.topic, p.partition))?.shift()
     if (scripted !== undefined) return { ...empty, outcome: scripted }
     if (position.offset < p.logStart || position.offset > p.highWatermark) return { ...empty, outcome: FetchOutcomes.OUT_OF_RANGE }

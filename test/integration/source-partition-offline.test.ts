@@ -26,6 +26,8 @@ import { runKmirror } from '../helpers/drills.ts'
 import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
 
 const PARTITIONS = 4
+/** The first test's health.stall.threshold.ms: partitions the source gives nothing of are reported after this long. */
+const STALL_THRESHOLD_MS = 4000
 
 let trio: TestCluster
 let release: () => Promise<void> = async () => undefined
@@ -88,8 +90,9 @@ async function killLeaderOfFirst (t: TestContext, topic: string, all: readonly n
 
 test('a source partition offline (its broker killed): kmirror status shows it unknown with its Kafka error and the other partitions\' lag; the online partitions copy on; all exact once it is back', { timeout: 180_000 }, async t => {
   // Given a 4-partition topic on the trio with one replica per partition, copied to `target`
+  // (partitions the source gives nothing of are reported after 4 s here, 120 s by default)
   const { a, topic, remote, all, properties, instances } = await givenTopic(t, 'srcoffline')
-  const config = writeTempFile(properties, '.properties', t)
+  const config = writeTempFile(`${properties}\nhealth.stall.threshold.ms = ${STALL_THRESHOLD_MS}\n`, '.properties', t)
   const instance = await startInstance(config, 'one', t)
   instances.push(instance)
   await waitForEnds(remote, all.map(() => 20))
@@ -100,11 +103,33 @@ test('a source partition offline (its broker killed): kmirror status shows it un
   await admin.groups.alterCommittedOffsets(group, all.map(partition => ({ topic, partition, offset: 5 })))
 
   // When the broker leading some partitions (their only replica) is killed, and the others get more records
-  const { offline, online } = await killLeaderOfFirst(t, topic, all)
+  const beforeKill = instance.process.stderr.length
+  const { victim, offline, online } = await killLeaderOfFirst(t, topic, all)
   if (online.length > 0) await produce(trio, records(topic, online, 20, 10))
 
   // Then the running instance copies the online partitions on
   await waitForEnds(remote, all.map(p => online.includes(p) ? 30 : 20))
+  // and says which broker it cannot fetch from and what waits on it; a failed fetch from the dead broker never
+  // failed the whole round (it did before: every partition waited until the cluster fenced the broker)
+  const afterKill = (): string => instance.process.stderr.slice(beforeKill)
+  await waitFor(() => ({ done: new RegExp(`"msg":"cannot fetch from broker ${victim} \\(127\\.0\\.0\\.1:\\d+\\) of cluster ${a}: .*The \\d+ partition\\(s\\) it leads \\(.*wait where they are, nothing skipped`).test(afterKill()), state: afterKill().slice(-2000) }),
+    { timeoutMs: 10_000, intervalMs: 200, message: 'the warning naming the broker that cannot be fetched from' })
+  // And, past health.stall.threshold.ms, each offline partition is reported failing on the source, /healthz 503
+  for (const p of offline) {
+    await waitFor(() => ({ done: new RegExp(`"msg":"cannot read ${topic}-${p} from cluster ${a} for \\d+ s \\(health\\.stall\\.threshold\\.ms = ${STALL_THRESHOLD_MS}\\): .*bring back the broker that leads ${topic}-${p} on cluster ${a}`).test(afterKill()), state: afterKill().slice(-2000) }),
+      { timeoutMs: 30_000, intervalMs: 250, message: `the warning that ${topic}-${p} cannot be read` })
+  }
+  const failing = await sourceFailures(instance.port, topic)
+  assert.deepEqual(failing.map(f => f.partition), offline)
+  for (const f of failing) {
+    assert.equal(f.failure.side, 'source')
+    assert.match(f.failure.error, /^(LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION)$/)
+  }
+  const health = await fetch(`http://127.0.0.1:${instance.port}/healthz`)
+  assert.equal(health.status, 503)
+  // (the trio's `heartbeats`, copied by this flow too, may have partitions waiting on the dead broker as well)
+  assert.match(await health.text(), /\d+ partition\(s\) failing/)
+  assert.doesNotMatch(afterKill(), /replication step failed; retrying/)
 
   // And `kmirror status` shows every partition: the offline ones unknown with their Kafka error, the online ones
   // with their log end and lag 0, and the source as reachable
@@ -139,8 +164,19 @@ test('a source partition offline (its broker killed): kmirror status shows it un
 
   // When the broker is back and every partition gets more records
   // Then every source record is on the target, exactly and in order
+  const beforeBack = instance.process.stderr.length
   await backAndExact({ instance, topic, remote, all, online })
+  // and the end of the outage and each partition's recovery were logged
+  const afterBack = instance.process.stderr.slice(beforeBack)
+  assert.match(afterKill(), new RegExp(`"msg":"broker ${victim} \\(127\\.0\\.0\\.1:\\d+\\) of cluster ${a} (answers fetches again|leads none of the partitions kmirror reads any more)`))
+  for (const p of offline) assert.match(afterBack, new RegExp(`"msg":"${topic}-${p} is replicated again \\(it failed with (LEADER_NOT_AVAILABLE|NETWORK_EXCEPTION) on cluster ${a}\\)`))
 })
+
+/** The partitions of TOPIC the instance's /status lists failing. */
+async function sourceFailures (port: number, topic: string): Promise<{ partition: number, failure: { side: string, error: string } }[]> {
+  const body = await (await fetch(`http://127.0.0.1:${port}/status`)).json() as { flows: { partitions: { topic: string, partition: number, failure: { side: string, error: string } | null }[] }[] }
+  return body.flows[0]!.partitions.filter(p => p.topic === topic && p.failure !== null).map(p => ({ partition: p.partition, failure: p.failure! }))
+}
 
 /**
  * The trio whole again and 5 more records on every partition of TOPIC (20 before, 10 more already on ONLINE): every

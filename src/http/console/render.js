@@ -100,7 +100,12 @@ function topics (flow, view) {
 }
 
 // (10 s: SLOW_MS of src/kafka/slow-brokers.ts; keep in step)
-const TROUBLE_KINDS = { silent: 'silent: connections cut', fenced: 'fenced by its cluster: connections cut', slow: 'slow: a request held 10 s' }
+const TROUBLE_KINDS = {
+  silent: 'silent: connections cut',
+  fenced: 'fenced by its cluster: connections cut',
+  slow: 'slow: a request held 10 s',
+  unreachable: 'unreachable: its partitions wait, the others copy on'
+}
 
 /**
  * The brokers that troubled kmirror lately (/status `brokers`): cut ones red, slow ones plain. A row's identity is

@@ -200,6 +200,46 @@ describe('FlowReplicator partitions the target cannot take yet', () => {
     assertExactCopy(h, 't', 1, 'A.t')
   })
 
+  it('reports a partition the source gives nothing of for longer than the stall threshold (its leader out of reach) while the others copy on: one warning naming the broker and the fix, failing in /status, a recovery line once it is read again', async () => {
+    // Given t-1 whose source leader cannot be reached for longer than the threshold (50 ms here), and t-0 readable
+    const metrics = new CountingMetrics()
+    const h = createHarness({ metrics, healthStallThresholdMs: 50 })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 14))
+    const detail = 'its leader, broker 2 (a2:9092), cannot be read from: connection refused'
+    h.source.unreachable.set(partitionKey('t', 1), { error: 'NETWORK_EXCEPTION', detail })
+    const gauge = 'failingPartitions{"flow":"A->B","error":"NETWORK_EXCEPTION"}'
+    let seen: ReturnType<typeof h.replicator.status>[number] | undefined
+    let t0Copied = false
+    let gaugeSeen: number | undefined
+    const started = Date.now()
+    h.source.onFetch(() => {
+      if (seen !== undefined || Date.now() - started < 100) return
+      seen = h.replicator.status().find(p => p.partition === 1)
+      t0Copied = h.replicator.status().find(p => p.partition === 0)?.position === 15
+      gaugeSeen = metrics.gauges.get(gauge)
+      h.source.unreachable.clear()
+    })
+    // When it runs to the end
+    await copyAll(h, [{ ...T, partitions: 2 }])
+    // Then t-0 was copied whole while t-1 waited, and /status showed t-1 failing on the source, with the reason and the fix
+    assert.ok(t0Copied, 't-0 copied while t-1 could not be read')
+    assert.ok(seen !== undefined)
+    assert.deepEqual([seen.failure?.side, seen.failure?.cluster, seen.failure?.error, seen.failure?.message], ['source', 'A', 'NETWORK_EXCEPTION', `t-1 cannot be read: ${detail}`])
+    assert.match(seen.failure?.remedy ?? '', /bring back the broker that leads t-1 on cluster A.*kafka-topics\.sh --bootstrap-server a:9092 --describe --topic t --unavailable-partitions/)
+    assert.equal(seen.position, 0)
+    assert.equal(gaugeSeen, 1)
+    // and the log had one warning for it, and one line when it was copied again; the gauge is back at 0; nothing was lost
+    const warnings = messages(h, LogLevels.warn)
+    assert.deepEqual(warnings.filter(m => m.startsWith('cannot read t-1 from cluster A for')).length, 1, JSON.stringify(warnings))
+    assert.match(warnings.find(m => m.startsWith('cannot read t-1'))!, /\(health\.stall\.threshold\.ms = 50\): its leader, broker 2 \(a2:9092\), cannot be read from: connection refused; bring back .* none is skipped/)
+    assert.ok(!warnings.includes('replication step failed; retrying'), 'the step itself never failed')
+    assert.deepEqual(messages(h, LogLevels.info).filter(m => m.startsWith('t-1 is replicated again')), ['t-1 is replicated again (it failed with NETWORK_EXCEPTION on cluster A)'])
+    assert.equal(metrics.gauges.get(gauge), 0)
+    assertExactCopy(h, 't', 0, 'A.t')
+    assertExactCopy(h, 't', 1, 'A.t')
+  })
+
   it('without a readiness probe, leaves a partition without a target leader out of the round right after each refusal', async () => {
     // Given a target writer with no probe, and t-1 without a leader for the first rounds
     const h = createHarness({ withoutReadyProbe: true })

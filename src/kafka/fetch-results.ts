@@ -1,0 +1,98 @@
+/**
+ * What a fetch answers per partition: the outcome, the batches, the offsets, and why a partition was not read
+ * (refused: `failure`; not now: `retryReason`). Shared by the fetcher, the data path and the unit fakes.
+ */
+import type { Broker } from '@platformatic/kafka'
+import type { KafkaErrorKind } from './errors.ts'
+import { toOffset } from './offsets.ts'
+import type { FetchPartitionResponse } from './protocol/fetch.ts'
+import type { FetchedRecord, SourceBatch } from './record-batch.ts'
+
+export interface PartitionPosition {
+  readonly topic: string
+  readonly partition: number
+  readonly offset: number
+}
+
+
+export const FetchOutcomes = {
+  OK: 'ok',
+  /** The requested offset is outside [logStartOffset, highWatermark]. */
+  OUT_OF_RANGE: 'out-of-range',
+  /** Leadership moved or metadata is stale; metadata was refreshed, try again. */
+  RETRY: 'retry',
+  /**
+   * The cluster refused this partition (no READ or DESCRIBE, a corrupt batch, an error kmirror does not expect):
+   * `failure` says why. Waiting alone may not fix it; the other partitions are not affected.
+   */
+  FAILED: 'failed'
+} as const
+export type FetchOutcome = (typeof FetchOutcomes)[keyof typeof FetchOutcomes]
+
+export interface FetchedPartition {
+  readonly topic: string
+  readonly partition: number
+  readonly outcome: FetchOutcome
+  readonly records: FetchedRecord[]
+  /** Where the next fetch of this partition starts. Equals the requested offset when nothing was returned. */
+  readonly nextOffset: number
+  readonly highWatermark: number
+  readonly lastStableOffset: number
+  readonly logStartOffset: number
+  /** Key + value + header bytes of the returned records. */
+  readonly bytes: number
+}
+
+/** Why a partition could not be read or written. */
+export interface PartitionError {
+  /** The Kafka error name (TOPIC_AUTHORIZATION_FAILED, CORRUPT_MESSAGE, ...). */
+  readonly error: string
+  readonly kind: KafkaErrorKind
+  /** What happened, naming the partition, the broker and the cluster. */
+  readonly message: string
+  /** What to check or grant, naming the cluster's keys. */
+  readonly hint: string | undefined
+  /** The ACL operation the cluster refused, when it was an authorization error: DESCRIBE (metadata) or READ (fetch). */
+  readonly operation?: string
+}
+
+/** A partition's record batches as fetched, for forwarding without decoding (see record-batch.ts). */
+export interface FetchedBatches {
+  readonly topic: string
+  readonly partition: number
+  readonly outcome: FetchOutcome
+  /** The requested offset: records before it in `batches[0]` were already copied. */
+  readonly fromOffset: number
+  /** Data batches holding records at or after `fromOffset`; control batches and aborted transactions removed, CRCs verified. */
+  readonly batches: SourceBatch[]
+  readonly nextOffset: number
+  readonly highWatermark: number
+  readonly lastStableOffset: number
+  readonly logStartOffset: number
+  /** Set when `outcome` is FAILED. */
+  readonly failure?: PartitionError
+  /** Why a RETRY partition was not read, when the fetcher knows (no leader, its leader unreachable). */
+  readonly retryReason?: RetryReason
+}
+
+/** Why a partition could not be read this round, though nothing refused it: it is asked again. */
+export interface RetryReason {
+  /** The Kafka error name: LEADER_NOT_AVAILABLE, NETWORK_EXCEPTION (its leader cannot be reached), NOT_LEADER_OR_FOLLOWER, ... */
+  readonly error: string
+  /** What that means for this partition, naming the broker and the cluster. */
+  readonly detail: string
+}
+
+export function emptyBatches (position: PartitionPosition, outcome: FetchOutcome): FetchedBatches {
+  return { topic: position.topic, partition: position.partition, outcome, fromOffset: position.offset, batches: [], nextOffset: position.offset, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1 }
+}
+
+/** POSITIONS led by NODE, whose fetch failed with CAUSE (or which rests after one that did): RETRY, unread. */
+export function unreached (positions: readonly PartitionPosition[], node: number, broker: Broker, cause: string): FetchedBatches[] {
+  const retryReason = { error: 'NETWORK_EXCEPTION', detail: `its leader, broker ${node} (${broker.host}:${broker.port}), cannot be read from: ${cause}` }
+  return positions.map(position => ({ ...emptyBatches(position, FetchOutcomes.RETRY), retryReason }))
+}
+
+export function rawOffsets (p: FetchPartitionResponse): { highWatermark: number, lastStableOffset: number, logStartOffset: number } {
+  return { highWatermark: toOffset(p.highWatermark), lastStableOffset: toOffset(p.lastStableOffset), logStartOffset: toOffset(p.logStartOffset) }
+}

@@ -1,0 +1,134 @@
+/**
+ * Source brokers the data path cannot fetch from while the others answer: a broker killed or restarting (connection
+ * refused), one whose connections were cut (silent-brokers.ts), a request that failed on the way. Without this, one
+ * such broker failed every fetch round of its flow, so the partitions every other broker leads stopped too until the
+ * cluster moved the dead broker's leadership away (its broker session timeout, 9 s by default, and longer with
+ * ZooKeeper), while kmirror backed off the whole round.
+ *
+ * Invariants:
+ * - A broker in an outage is asked again after a back-off (BACKOFF_BASE_MS doubling up to BACKOFF_MAX_MS), not at
+ *   every round: rounds of the others go on at their own pace, and a dead broker is not dialled a hundred times a
+ *   second. Meanwhile its partitions come back RETRY, unread, where they were: nothing skipped, nothing advanced.
+ * - The cap is short: the cluster's metadata is read again at each failed try, so partitions the cluster moved to
+ *   another leader are fetched from there within BACKOFF_MAX_MS of the move.
+ * - Reported to the process's listeners (the runtime logs and counts them): the start of an outage once, each
+ *   further failed try (logged at debug), and its end: answered again, or no partition led by it any more.
+ * - A listener that throws never fails a fetch.
+ */
+
+/** The first try after a failure waits this long; each further one twice as long, up to BACKOFF_MAX_MS. */
+export const BACKOFF_BASE_MS = 200
+export const BACKOFF_MAX_MS = 2_000
+/** Partitions named in a report; the count says how many there are. */
+export const PARTITIONS_NAMED = 5
+
+export const OutagePhases = {
+  /** The first failed fetch of an outage. */
+  DOWN: 'down',
+  /** Another failed try of the same outage. */
+  AGAIN: 'again',
+  /** The broker answered a fetch again. */
+  BACK: 'back',
+  /** The partitions it led have moved away (or lost their leader): nothing is asked of it any more. */
+  MOVED: 'moved'
+} as const
+export type OutagePhase = (typeof OutagePhases)[keyof typeof OutagePhases]
+
+/** One step of a broker's outage, for the operator. */
+export interface LeaderOutageReport {
+  readonly phase: OutagePhase
+  /** `host:port`. */
+  readonly broker: string
+  readonly node: number
+  /** The cluster's label ("cluster A"). */
+  readonly cluster: string
+  /** The partitions that wait on it (DOWN, AGAIN): how many, and the first PARTITIONS_NAMED ("orders-3"). */
+  readonly partitions: number
+  readonly named: readonly string[]
+  /** The last failure's message (it names the request, the broker and the fix). */
+  readonly cause: string
+  /** Failed tries so far in this outage. */
+  readonly failures: number
+  /** Since the outage began. */
+  readonly outageMs: number
+  /** DOWN, AGAIN: when it is asked again. */
+  readonly retryInMs: number
+}
+
+const listeners = new Set<(report: LeaderOutageReport) => void>()
+
+/** Tells LISTENER of every outage step of any fetcher of this process; returns the unsubscribe function. */
+export function onLeaderOutage (listener: (report: LeaderOutageReport) => void): () => void {
+  listeners.add(listener)
+  return () => { listeners.delete(listener) }
+}
+
+function tell (report: LeaderOutageReport): void {
+  for (const listener of listeners) {
+    try { listener(report) } catch { /* a listener only reports; the fetch goes on */ }
+  }
+}
+
+interface Outage { readonly broker: string, readonly since: number, failures: number, retryAt: number, cause: string }
+
+/** The outages of one fetcher's brokers (one cluster). */
+export class LeaderOutages {
+  readonly #cluster: string
+  readonly #outages = new Map<number, Outage>()
+
+  constructor (cluster: string) {
+    this.#cluster = cluster
+  }
+
+  /** Whether NODE is in an outage and not due for another try at NOW: its partitions wait without a request. */
+  resting (node: number, now = Date.now()): boolean {
+    const outage = this.#outages.get(node)
+    return outage !== undefined && now < outage.retryAt
+  }
+
+  /** The cause of NODE's outage, or undefined when it has none. */
+  causeOf (node: number): string | undefined {
+    return this.#outages.get(node)?.cause
+  }
+
+  /** A fetch from NODE (BROKER, `host:port`) failed with CAUSE; PARTITIONS (`topic-p`) wait on it. */
+  failed (node: number, broker: string, cause: string, partitions: readonly string[], now = Date.now()): void {
+    const before = this.#outages.get(node)
+    const outage = before ?? { broker, since: now, failures: 0, retryAt: now, cause }
+    outage.failures++
+    outage.cause = cause
+    const retryInMs = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (outage.failures - 1))
+    outage.retryAt = now + retryInMs
+    this.#outages.set(node, outage)
+    this.#tell(before === undefined ? OutagePhases.DOWN : OutagePhases.AGAIN, node, outage, partitions, now, retryInMs)
+  }
+
+  /** NODE answered a fetch: the end of its outage, if it had one. */
+  answered (node: number, now = Date.now()): void {
+    this.#end(node, OutagePhases.BACK, now)
+  }
+
+  /** The leaders of this round's partitions: an outage of a broker that leads none of them has ended. */
+  leading (nodes: ReadonlySet<number>, now = Date.now()): void {
+    if (this.#outages.size === 0) return
+    for (const node of [...this.#outages.keys()]) if (!nodes.has(node)) this.#end(node, OutagePhases.MOVED, now)
+  }
+
+  get size (): number {
+    return this.#outages.size
+  }
+
+  #end (node: number, phase: OutagePhase, now: number): void {
+    const outage = this.#outages.get(node)
+    if (outage === undefined) return
+    this.#outages.delete(node)
+    this.#tell(phase, node, outage, [], now, 0)
+  }
+
+  #tell (phase: OutagePhase, node: number, outage: Outage, partitions: readonly string[], now: number, retryInMs: number): void {
+    tell({
+      phase, broker: outage.broker, node, cluster: this.#cluster, partitions: partitions.length, named: partitions.slice(0, PARTITIONS_NAMED),
+      cause: outage.cause, failures: outage.failures, outageMs: now - outage.since, retryInMs
+    })
+  }
+}

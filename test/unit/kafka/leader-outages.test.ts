@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict'
+import { afterEach, beforeEach, describe, it } from 'node:test'
+import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, LeaderOutages, onLeaderOutage, OutagePhases, PARTITIONS_NAMED, type LeaderOutageReport } from '../../../src/kafka/leader-outages.ts'
+
+describe('LeaderOutages', () => {
+  let reports: LeaderOutageReport[] = []
+  let stop: () => void = () => undefined
+  beforeEach(() => {
+    reports = []
+    stop = onLeaderOutage(r => reports.push(r))
+  })
+  afterEach(() => { stop() })
+
+  it('rests a broker after a failed fetch, 200 ms doubling to 2 s, and reports the outage once at its start, then each further try', () => {
+    const outages = new LeaderOutages('cluster A')
+    const partitions = Array.from({ length: 7 }, (_, i) => `t-${i}`)
+    let now = 10_000
+    const waits: number[] = []
+    for (let i = 0; i < 6; i++) {
+      outages.failed(2, 'h:9093', `connection refused ${i}`, partitions, now)
+      waits.push(reports.at(-1)!.retryInMs)
+      assert.ok(outages.resting(2, now + reports.at(-1)!.retryInMs - 1))
+      assert.ok(!outages.resting(2, now + reports.at(-1)!.retryInMs))
+      now += reports.at(-1)!.retryInMs
+    }
+    assert.equal(BACKOFF_BASE_MS, 200)
+    assert.deepEqual(waits, [200, 400, 800, 1600, BACKOFF_MAX_MS, BACKOFF_MAX_MS])
+    assert.deepEqual(reports.map(r => r.phase), [OutagePhases.DOWN, ...Array(5).fill(OutagePhases.AGAIN)])
+    const first = reports[0]!
+    assert.deepEqual({ ...first, named: [...first.named] }, {
+      phase: 'down', broker: 'h:9093', node: 2, cluster: 'cluster A', partitions: 7, named: partitions.slice(0, PARTITIONS_NAMED),
+      cause: 'connection refused 0', failures: 1, outageMs: 0, retryInMs: 200
+    })
+    assert.equal(outages.causeOf(2), 'connection refused 5')
+    assert.ok(!outages.resting(1, now), 'another broker is not resting')
+  })
+
+  it('ends an outage when the broker answers again, with how long and how many tries', () => {
+    const outages = new LeaderOutages('cluster A')
+    outages.failed(2, 'h:9093', 'refused', ['t-0'], 1_000)
+    outages.failed(2, 'h:9093', 'refused', ['t-0'], 1_200)
+    outages.answered(2, 4_500)
+    outages.answered(2, 4_600)
+    assert.deepEqual(reports.map(r => [r.phase, r.failures, r.outageMs]), [['down', 1, 0], ['again', 2, 200], ['back', 2, 3_500]])
+    assert.equal(outages.size, 0)
+    assert.ok(!outages.resting(2, 1_300))
+    outages.failed(2, 'h:9093', 'refused', ['t-0'], 5_000)
+    assert.equal(reports.at(-1)!.phase, 'down', 'a new outage starts afresh')
+  })
+
+  it('ends an outage when the broker leads none of the partitions read any more (the cluster moved them)', () => {
+    const outages = new LeaderOutages('cluster A')
+    outages.failed(2, 'h:9093', 'refused', ['t-0'], 1_000)
+    outages.leading(new Set([1, 2]), 1_500)
+    assert.equal(outages.size, 1)
+    outages.leading(new Set([1, 3]), 2_000)
+    assert.deepEqual(reports.map(r => r.phase), ['down', 'moved'])
+    assert.equal(outages.size, 0)
+  })
+
+  it('never fails a fetch because a listener throws', () => {
+    const unsubscribe = onLeaderOutage(() => { throw new Error('listener bug') })
+    try {
+      const outages = new LeaderOutages('cluster A')
+      outages.failed(2, 'h:9093', 'refused', ['t-0'], 0)
+      assert.equal(reports.length, 1, 'the other listeners are still told')
+    } finally {
+      unsubscribe()
+    }
+  })
+})

@@ -1,0 +1,59 @@
+/**
+ * What the operator is told of a source broker the data path cannot fetch from while the others answer: one warning
+ * at the start naming the broker, the cluster, the partitions that wait and why, the tries in between at debug, one
+ * info line at the end; each failed try counted and listed in /status's broker troubles.
+ */
+import assert from 'node:assert/strict'
+import { afterEach, describe, it } from 'node:test'
+import { LeaderOutages } from '../../../src/kafka/leader-outages.ts'
+import { reportBrokerTroubles } from '../../../src/runtime/broker-reports.ts'
+import { BrokerTroubles } from '../../../src/runtime/broker-troubles.ts'
+import { CountingMetrics } from '../../fakes/counting-metrics.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+
+describe('reportBrokerTroubles: a source broker out of reach', () => {
+  let stop: () => void = () => undefined
+  afterEach(() => { stop() })
+
+  it('warns once at the start, logs the tries at debug, counts each and lists the broker unreachable; one info line when it answers again', () => {
+    const { log, at, lines } = memoryLogger()
+    const metrics = new CountingMetrics()
+    const troubles = new BrokerTroubles()
+    stop = reportBrokerTroubles(log, metrics, troubles)
+    const outages = new LeaderOutages('cluster A')
+    const partitions = ['orders-0', 'orders-3', 'orders-6', 'orders-9', 'orders-12', 'orders-15']
+    const cause = 'fetch from broker 2 (127.0.0.1:9093) of cluster A: connect ECONNREFUSED 127.0.0.1:9093'
+    outages.failed(2, '127.0.0.1:9093', cause, partitions, 1_000)
+    outages.failed(2, '127.0.0.1:9093', cause, partitions, 1_200)
+    outages.answered(2, 9_400)
+
+    const [warn, ...moreWarnings] = at(LogLevels.warn)
+    assert.deepEqual(moreWarnings, [])
+    assert.equal(warn!.msg, `cannot fetch from broker 2 (127.0.0.1:9093) of cluster A: ${cause}. The 6 partition(s) it leads (orders-0, orders-3, orders-6, orders-9, orders-12, ...) ` +
+      'wait where they are, nothing skipped, and are asked again in 0.2 s (then less and less often, every 2.0 s at most); the partitions the other brokers lead copy on. ' +
+      'A broker killed or restarting answers again, or its cluster moves its leadership to another replica (after its broker session timeout); if neither happens, look at that broker')
+    assert.deepEqual([warn!['broker'], warn!['cluster'], warn!['partitions']], ['127.0.0.1:9093', 'cluster A', 6])
+    assert.deepEqual(at(LogLevels.debug).map(l => l.msg), ['still cannot fetch from broker 2 (127.0.0.1:9093) of cluster A; the 6 partition(s) it leads (orders-0, orders-3, orders-6, orders-9, orders-12, ...) wait'])
+    assert.deepEqual(at(LogLevels.info).map(l => l.msg), ['broker 2 (127.0.0.1:9093) of cluster A answers fetches again after 8.4 s (2 failed tries); the partitions it leads copy on'])
+    assert.equal(lines.length, 3)
+    assert.equal(metrics.counts.get('sourceFetchFailures{"broker":"127.0.0.1:9093"}'), 2)
+    const [listed] = troubles.list()
+    assert.deepEqual([listed?.broker, listed?.kind, listed?.count, listed?.clusters, listed?.cause], ['127.0.0.1:9093', 'unreachable', 2, ['cluster A'], `fetches failed: ${cause}`])
+  })
+
+  it('says so when the partitions moved away from the broker instead', () => {
+    const { log, at } = memoryLogger()
+    stop = reportBrokerTroubles(log, new CountingMetrics(), new BrokerTroubles())
+    const outages = new LeaderOutages('cluster A')
+    outages.failed(2, '127.0.0.1:9093', 'refused', ['orders-0'], 1_000)
+    outages.leading(new Set([1]), 10_000)
+    assert.match(at(LogLevels.info)[0]!.msg, /^broker 2 \(127\.0\.0\.1:9093\) of cluster A leads none of the partitions kmirror reads any more, 9\.0 s after its fetches began to fail: its cluster moved their leadership/)
+  })
+
+  it('tells nothing once stopped', () => {
+    const { log, lines } = memoryLogger()
+    reportBrokerTroubles(log, new CountingMetrics(), new BrokerTroubles())()
+    new LeaderOutages('cluster A').failed(2, '127.0.0.1:9093', 'refused', ['orders-0'], 0)
+    assert.deepEqual(lines, [])
+  })
+})
