@@ -11,6 +11,8 @@
  * - Brokers come from the latest answer; the bootstrap servers are asked only while no answer came yet, or when
  *   none of the known brokers answers.
  * - Leaders read before one of the brokers fell silent (silent-brokers.ts) are read again at the next use.
+ * - Only the topics that are stale (not cached, past their age, or due for a `recheck`) are asked: a topic whose
+ *   partition has no leader is looked for again on its own, never with every other topic at every round.
  */
 import type { Broker, Connection, ConnectionPool } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
@@ -77,11 +79,17 @@ export class MetadataCache {
   readonly #cluster: ClusterContext
   readonly #maxAgeMs: number
   #brokers = new Map<number, Broker>()
-  /** Topics asked since the last invalidation; a topic not here is read from the cluster at its next use. */
-  readonly #topics = new Map<string, { leaders: TopicLeaders, at: number }>()
+  /**
+   * Topics asked since the last invalidation, with when they were read and when they go stale (`at` + maxAgeMs, or
+   * sooner by `recheck`); a topic not here or stale is read from the cluster at its next use.
+   */
+  readonly #topics = new Map<string, { leaders: TopicLeaders, at: number, staleAt: number }>()
   /** Topics of the last answer that carried an error (never cached: asked again at their next use). */
   #refused = new Map<string, number>()
-  /** When the cluster last answered a Metadata request (epoch ms). */
+  /**
+   * When every cached topic was last read together (epoch ms): a silence since then may concern any of them. A read
+   * of some topics only (`recheck`) leaves it, so a silence is never missed for the others.
+   */
   #readAt = -Infinity
 
   constructor (pool: Pick<ConnectionPool, 'getFirstAvailable'>, bootstrap: readonly Broker[], cluster: ClusterContext, maxAgeMs = 300_000, send = sendMetadata) {
@@ -97,12 +105,27 @@ export class MetadataCache {
     this.#topics.clear()
   }
 
+  /**
+   * These topics are read again at their first use AFTER_MS or more after their last read, alone: a partition
+   * without a leader (its broker down, for minutes or hours) is looked for again a few times a second, not at every
+   * round, and the topics whose leaders are known are not read with it.
+   */
+  recheck (topics: Iterable<string>, afterMs: number): void {
+    for (const t of topics) {
+      const cached = this.#topics.get(t)
+      if (cached !== undefined) cached.staleAt = Math.min(cached.staleAt, cached.at + afterMs)
+    }
+  }
+
   async leaders (topics: readonly string[]): Promise<LeaderMetadata> {
     const now = Date.now()
     // Leaders read before a broker fell silent may name it; the cluster moves them once it fences the broker.
     if (silentSince(this.#brokers.values(), this.#readAt)) this.invalidate()
-    const fresh = this.#brokers.size > 0 && topics.every(t => now - (this.#topics.get(t)?.at ?? -Infinity) < this.#maxAgeMs)
-    if (!fresh) await this.#refresh(topics)
+    if (this.#brokers.size === 0) await this.#refresh(topics, true)
+    else {
+      const stale = topics.filter(t => now >= (this.#topics.get(t)?.staleAt ?? -Infinity))
+      if (stale.length > 0) await this.#refresh(stale, stale.length === topics.length && this.#topics.size <= stale.length)
+    }
     const out = new Map<string, TopicLeaders>()
     const refused = new Map<string, number>()
     for (const t of topics) {
@@ -114,7 +137,8 @@ export class MetadataCache {
     return { brokers: this.#brokers, topics: out, refused }
   }
 
-  async #refresh (topics: readonly string[]): Promise<void> {
+  /** Reads TOPICS from the cluster; ALL: they are every topic cached, so `#readAt` moves. */
+  async #refresh (topics: readonly string[], all: boolean): Promise<void> {
     let response
     try {
       response = await askAnyBroker(this.#pool, [...this.#brokers.values(), ...this.#bootstrap], async connection => await this.#send(connection, topics, this.#cluster.label))
@@ -122,12 +146,12 @@ export class MetadataCache {
       throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s) from ${this.#cluster.label}`, this.#cluster)
     }
     const at = Date.now()
-    this.#readAt = at
+    if (all) this.#readAt = at
     const { brokers, topics: found, refused } = toLeaderMetadata(response)
     for (const t of topics) this.#refused.delete(t)
     for (const [name, code] of refused) this.#refused.set(name, code)
     for (const t of topics) this.#topics.delete(t)
-    for (const [name, leaders] of found) this.#topics.set(name, { leaders, at })
+    for (const [name, leaders] of found) this.#topics.set(name, { leaders, at, staleAt: at + this.#maxAgeMs })
     this.#brokers = brokers
   }
 }

@@ -23,13 +23,13 @@ import type { ClusterContext } from './connection-hints.ts'
 import { isRetriableKafkaError, isTimeoutError, kafkaErrorHint, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, toKmirrorError } from './errors.ts'
 import { noteOutcome } from './broker-suspects.ts'
 import { LeaderOutages } from './leader-outages.ts'
-import { leaderOf, MetadataCache } from './metadata-cache.ts'
+import { leaderOf, MetadataCache, type LeaderMetadata } from './metadata-cache.ts'
 import { describePrincipal } from './principal.ts'
 import { toOffset } from './offsets.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchResponse } from './protocol/fetch.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
 import { watchedPool } from './silent-brokers.ts'
-import { emptyBatches, FetchOutcomes, rawOffsets, unreached, type FetchedBatches, type FetchedPartition, type PartitionError, type PartitionPosition } from './fetch-results.ts'
+import { emptyBatches, FetchOutcomes, rawOffsets, unreached, type FetchedBatches, type FetchedPartition, type PartitionError, type PartitionPosition, type RetryReason } from './fetch-results.ts'
 import { FetchSession, fetchTopics, isFetchSessionError, sessionlessRequest, type SessionPartition, type SessionRequest } from './fetch-session.ts'
 import { decodeRecords, recordBytes, scanBatches, verifyCrc, type FetchedRecord } from './record-batch.ts'
 import { selectCommitted } from './transaction-filter.ts'
@@ -78,6 +78,8 @@ export interface FetchSessionStats {
 }
 
 const OFFSET_OUT_OF_RANGE = 1
+/** How soon the leaders of a topic with a partition without one are read again (see `#leaderless`). */
+export const LEADERLESS_RECHECK_MS = 500
 
 export class RecordFetcher {
   readonly #options: RecordFetcherOptions
@@ -139,15 +141,30 @@ export class RecordFetcher {
     // A topic the cluster refused to describe fails its partitions alone.
     const results = positions.filter(p => metadata.refused.has(p.topic)).map(p => this.#failed(p, metadata.refused.get(p.topic)!, 'the metadata', 'DESCRIBE'))
     const byLeader = groupBy(positions.filter(p => !metadata.refused.has(p.topic)), position => leaderOf(metadata, position.topic, position.partition))
-    // Partitions without a known leader (a topic deleted or not there yet, a leader moving) wait; the others go on.
-    const noLeader = { error: 'LEADER_NOT_AVAILABLE', detail: `${this.#cluster.label} names no leader for it (its replicas' brokers down, or none in sync)` }
-    results.push(...(byLeader.get(-1) ?? []).map(position => ({ ...emptyBatches(position, FetchOutcomes.RETRY), retryReason: noLeader })))
-    if (byLeader.delete(-1)) this.#metadata.invalidate()
+    const leaderless = byLeader.get(-1)
+    if (leaderless !== undefined) {
+      byLeader.delete(-1)
+      results.push(...this.#leaderless(leaderless, metadata))
+    }
     if (this.#outages !== null) results.push(...this.#resting(this.#outages, byLeader, metadata.brokers))
     const asked = [...byLeader]
     const settled = await Promise.allSettled(asked.map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes, useSession)))
-    results.push(...this.#settle(asked, settled, metadata.brokers))
+    this.#settle(asked, settled, metadata.brokers, results)
     return results
+  }
+
+  /**
+   * Partitions without a known leader (a topic deleted or not there yet, a leader moving, its replicas' brokers down)
+   * wait, RETRY with the reason; the others go on. Their topics' leaders are read again LEADERLESS_RECHECK_MS after
+   * their last read, alone: a partition offline for hours costs a small Metadata request a few times a second, not
+   * one of every topic at every round.
+   */
+  #leaderless (positions: readonly PartitionPosition[], metadata: LeaderMetadata): FetchedBatches[] {
+    const label = this.#cluster.label
+    const noLeader: RetryReason = { error: 'LEADER_NOT_AVAILABLE', detail: `${label} names no leader for it (its replicas' brokers down, or none in sync)` }
+    const noTopic: RetryReason = { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: `its topic is not in the metadata of ${label} (deleted, or not created yet)` }
+    this.#metadata.recheck(new Set(positions.map(p => p.topic)), LEADERLESS_RECHECK_MS)
+    return positions.map(position => ({ ...emptyBatches(position, FetchOutcomes.RETRY), retryReason: metadata.topics.has(position.topic) ? noLeader : noTopic }))
   }
 
   /** Takes out of BY_LEADER the brokers resting after a failed fetch: their partitions RETRY, unread. */
@@ -164,15 +181,14 @@ export class RecordFetcher {
   }
 
   /**
-   * The answers of the brokers ASKED. One failing while another answered (with `partial`): its partitions wait, the
+   * The answers of the brokers ASKED, added to RESULTS. One failing while another answered (with `partial`): its partitions wait, the
    * others' answers are kept. Otherwise a failure fails the read, as does every broker asked failing (the cluster
    * down, credentials refused): the step's failure says so.
    */
-  #settle (asked: readonly (readonly [number, PartitionPosition[]])[], settled: readonly PromiseSettledResult<FetchedBatches[]>[], brokers: ReadonlyMap<number, Broker>): FetchedBatches[] {
+  #settle (asked: readonly (readonly [number, PartitionPosition[]])[], settled: readonly PromiseSettledResult<FetchedBatches[]>[], brokers: ReadonlyMap<number, Broker>, results: FetchedBatches[]): void {
     const outages = this.#outages
     const failure = settled.find(s => s.status === 'rejected')
     if (failure !== undefined && (outages === null || settled.every(s => s.status === 'rejected') || settled.some(s => s.status === 'rejected' && !isLeaderOutage(s.reason)))) throw failure.reason
-    const results: FetchedBatches[] = []
     settled.forEach((s, i) => {
       const [node, list] = asked[i]!
       if (s.status === 'fulfilled') {
@@ -188,7 +204,6 @@ export class RecordFetcher {
       outages!.failed(node, `${broker.host}:${broker.port}`, cause, list.map(p => `${p.topic}-${p.partition}`))
       results.push(...unreached(list, node, broker, cause))
     })
-    return results
   }
 
   async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: ReadonlyMap<string, { id: string | null }>, partitionMaxBytes: number, useSession: boolean): Promise<FetchedBatches[]> {

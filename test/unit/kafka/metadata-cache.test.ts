@@ -16,11 +16,13 @@ function nextMillisecond (): void {
 }
 
 /** A cluster of brokers 1 and 2 whose answers name `leader` as the leader of every partition asked. */
-function cluster (): { cache: MetadataCache, asked: () => number, lead: (id: number) => void } {
+function cluster (): { cache: MetadataCache, asked: () => number, lead: (id: number) => void, requests: string[][] } {
   let leader = 1
   let asked = 0
+  const requests: string[][] = []
   const send: SendMetadata = async (_connection, topics) => {
     asked++
+    requests.push([...topics])
     const response: MetadataResponse = {
       throttleTimeMs: 0, clusterId: 'fake', controllerId: 1,
       brokers: new Map([[1, BROKER_1], [2, BROKER_2]]),
@@ -30,7 +32,7 @@ function cluster (): { cache: MetadataCache, asked: () => number, lead: (id: num
   }
   const connection = { host: BROKER_2.host, port: BROKER_2.port } as unknown as Connection
   const cache = new MetadataCache({ getFirstAvailable: async () => connection }, [BROKER_1], { label: 'cluster B' }, 300_000, send)
-  return { cache, asked: () => asked, lead: id => { leader = id } }
+  return { cache, asked: () => asked, lead: id => { leader = id }, requests }
 }
 
 describe('MetadataCache', () => {
@@ -67,5 +69,42 @@ describe('MetadataCache', () => {
     markSilent({ host: '127.0.0.1', port: 9999 }, 'timeout')
     await cache.leaders(['t'])
     assert.equal(asked(), 1)
+  })
+
+  it('Given topics to recheck, then each is read again alone once its time is up, and the others stay cached', async () => {
+    const { cache, requests, lead } = cluster()
+    await cache.leaders(['a', 'b', 'c'])
+    // When b is to be rechecked at once and c in a minute
+    cache.recheck(['b'], 0)
+    cache.recheck(['c'], 60_000)
+    lead(2)
+    const read = await cache.leaders(['a', 'b', 'c'])
+    // Then only b was asked, and its new leader is answered; a and c come from the cache
+    assert.deepEqual(requests, [['a', 'b', 'c'], ['b']])
+    assert.deepEqual(['a', 'b', 'c'].map(t => read.topics.get(t)?.leaders[0]), [1, 2, 1])
+    // and b, read again, is cached for the usual time
+    await cache.leaders(['a', 'b', 'c'])
+    assert.equal(requests.length, 2)
+  })
+
+  it('Given a topic not cached yet, then only it is read, not the topics already cached', async () => {
+    const { cache, requests } = cluster()
+    await cache.leaders(['a'])
+    await cache.leaders(['a', 'new'])
+    assert.deepEqual(requests, [['a'], ['new']])
+  })
+
+  it('Given a broker fell silent after every topic was read but before a recheck of one, then every topic is read again at the next use', async () => {
+    const { cache, requests } = cluster()
+    await cache.leaders(['a', 'b'])
+    nextMillisecond()
+    markSilent(BROKER_1, 'Heartbeat given up')
+    nextMillisecond()
+    // When b alone is read again after the silence
+    cache.recheck(['b'], 0)
+    await cache.leaders(['a', 'b'])
+    // Then a, read before the silence, is read again too (the recheck of b did not hide the silence)
+    await cache.leaders(['a', 'b'])
+    assert.deepEqual(requests.map(r => [...r].sort()), [['a', 'b'], ['a', 'b']])
   })
 })
