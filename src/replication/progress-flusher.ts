@@ -47,6 +47,8 @@ export class ProgressFlusher {
   #syncInFlight: Promise<void> | null = null
   /** The last flush failed; none succeeded since. */
   #failed = false
+  /** Offset-sync sends failing in a row (their leader down, for one): logged at warn once, at debug after. */
+  #syncFailures: { since: number, attempts: number, message: string } | null = null
 
   constructor (deps: ProgressFlusherDeps) {
     this.#deps = deps
@@ -81,11 +83,32 @@ export class ProgressFlusher {
     if (syncs === null || this.#syncInFlight !== null || tracker.pendingCount === 0) return
     const entries = tracker.takePending()
     this.#syncInFlight = syncs.send(entries)
-      .catch(err => {
+      .then(() => { this.#syncsWritten() }, err => {
         tracker.requeue(entries)
-        this.#deps.log.warn({ err, count: entries.length }, 'cannot write offset syncs; will retry')
+        this.#syncsFailed(err, entries.length)
       })
       .finally(() => { this.#syncInFlight = null })
+  }
+
+  /**
+   * One warning when offset syncs start failing or fail with another error (a source broker down fails every send
+   * until its cluster moves the topic's leader: twice a second), the repeats at debug, one info line once written.
+   */
+  #syncsFailed (err: unknown, count: number): void {
+    // Numbers aside ("write 8 record(s)", "write 13 record(s)"): the same failure whatever the send held.
+    const message = (err instanceof Error ? err.message : String(err)).replace(/\d+/g, '#')
+    const before = this.#syncFailures
+    const attempts = before === null ? 1 : before.attempts + 1
+    this.#syncFailures = { since: before?.since ?? Date.now(), attempts, message }
+    if (before === null || before.message !== message) this.#deps.log.warn({ err, count }, 'cannot write offset syncs; will retry')
+    else this.#deps.log.debug({ count, attempts }, 'cannot write offset syncs again; will retry')
+  }
+
+  #syncsWritten (): void {
+    const failures = this.#syncFailures
+    if (failures === null) return
+    this.#syncFailures = null
+    this.#deps.log.info({ attempts: failures.attempts, failedForMs: Date.now() - failures.since }, `offset syncs written again after ${failures.attempts} failed attempt(s)`)
   }
 
   /** Stores pending offset syncs (delayed ones too): what a flush writes before the positions. */

@@ -117,6 +117,24 @@ describe('FlowReplicator retriable failures', () => {
     assert.deepEqual(messages(failing, LogLevels.warn), ['cannot write offset syncs; will retry'])
   })
 
+  it('warns once while offset-sync writes keep failing with the same error, and says when they are written again', async () => {
+    // Given three sync writes in a row that fail alike (the offset-syncs partition's leader down), then one that fails otherwise
+    const h = createHarness({ offsetLagMax: 3 })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 30, [6, 13, 14, 22]))
+    for (let i = 0; i < 3; i++) h.syncs.failNextSend(retriable(`write ${i + 2} record(s) to cluster A: connect ECONNREFUSED 10.0.0.2:9092`))
+    h.syncs.failNextSend(retriable('NOT_LEADER_OR_FOLLOWER'))
+    // When every record is copied
+    await copyAll(h)
+    // Then one warning per distinct error, the repeat at debug, one line once written, and every sync kept
+    assert.deepEqual(messages(h, LogLevels.warn), ['cannot write offset syncs; will retry', 'cannot write offset syncs; will retry'])
+    assert.equal(messages(h, LogLevels.debug).filter(m => m === 'cannot write offset syncs again; will retry').length, 2)
+    assert.deepEqual(messages(h, LogLevels.info).filter(m => m.startsWith('offset syncs written again')), ['offset syncs written again after 4 failed attempt(s)'])
+    const clean = createHarness({ offsetLagMax: 3 })
+    clean.source.addPartition('t', 0, offsetsWithGaps(0, 30, [6, 13, 14, 22]))
+    await copyAll(clean)
+    assert.deepEqual(h.syncs.sent, clean.syncs.sent)
+  })
+
   it('does not copy records of other partitions again when out-of-range recovery fails with a retriable error', async () => {
     // Given t-0 whose stored position fell below the log start, t-1 with records, and a listOffsets that fails once
     const h = createHarness()
