@@ -9,8 +9,12 @@
  * - A broker in an outage is asked again after a back-off (BACKOFF_BASE_MS doubling up to BACKOFF_MAX_MS), not at
  *   every round: rounds of the others go on at their own pace, and a dead broker is not dialled a hundred times a
  *   second. Meanwhile its partitions come back RETRY, unread, where they were: nothing skipped, nothing advanced.
- * - The cap is short: the cluster's metadata is read again at each failed try, so partitions the cluster moved to
- *   another leader are fetched from there within BACKOFF_MAX_MS of the move.
+ * - A failure that was slow (a timeout: the broker's host gone without a reset, a broker that holds requests and is
+ *   not fenced) held the round of every other broker as long; it rests twice as long as it took (at most
+ *   SLOW_REST_MAX_MS), so the others copy at least two thirds of the time. A fast failure rests BACKOFF_MAX_MS at
+ *   most.
+ * - Resting does not hide a move: the fetcher reads the leaders of a resting broker's topics again every 500 ms,
+ *   so partitions the cluster moved to another leader are fetched from there at once.
  * - Reported to the process's listeners (the runtime logs and counts them): the start of an outage once, each
  *   further failed try (logged at debug), and its end: answered again, or no partition led by it any more.
  * - A listener that throws never fails a fetch.
@@ -19,6 +23,9 @@
 /** The first try after a failure waits this long; each further one twice as long, up to BACKOFF_MAX_MS. */
 export const BACKOFF_BASE_MS = 200
 export const BACKOFF_MAX_MS = 2_000
+/** A failed fetch that took this long held its round: its broker rests twice as long, up to SLOW_REST_MAX_MS. */
+export const SLOW_FAILURE_MS = 5_000
+export const SLOW_REST_MAX_MS = 30_000
 /** Partitions named in a report; the count says how many there are. */
 export const PARTITIONS_NAMED = 5
 
@@ -91,13 +98,19 @@ export class LeaderOutages {
     return this.#outages.get(node)?.cause
   }
 
-  /** A fetch from NODE (BROKER, `host:port`) failed with CAUSE; PARTITIONS (`topic-p`) wait on it. */
-  failed (node: number, broker: string, cause: string, partitions: readonly string[], now = Date.now()): void {
+  /**
+   * A fetch from NODE (BROKER, `host:port`) failed with CAUSE after TOOK_MS; PARTITIONS (`topic-p`) wait on it. A
+   * failure that took SLOW_FAILURE_MS or more (a connection or request timing out) held the round that long: the
+   * broker then rests twice as long (up to SLOW_REST_MAX_MS), so the other brokers' partitions copy two thirds of
+   * the time at least while it stays out of reach.
+   */
+  failed (node: number, broker: string, cause: string, partitions: readonly string[], now = Date.now(), tookMs = 0): void {
     const before = this.#outages.get(node)
     const outage = before ?? { broker, since: now, failures: 0, retryAt: now, cause }
     outage.failures++
     outage.cause = cause
-    const retryInMs = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (outage.failures - 1))
+    const backoffMs = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (outage.failures - 1))
+    const retryInMs = tookMs >= SLOW_FAILURE_MS ? Math.min(SLOW_REST_MAX_MS, Math.max(backoffMs, 2 * tookMs)) : backoffMs
     outage.retryAt = now + retryInMs
     this.#outages.set(node, outage)
     this.#tell(before === undefined ? OutagePhases.DOWN : OutagePhases.AGAIN, node, outage, partitions, now, retryInMs)

@@ -84,6 +84,8 @@ export class MetadataCache {
    * sooner by `recheck`); a topic not here or stale is read from the cluster at its next use.
    */
   readonly #topics = new Map<string, { leaders: TopicLeaders, at: number, staleAt: number }>()
+  /** Asked topics the cluster does not have: when they were asked, and when to ask again. */
+  readonly #absent = new Map<string, { at: number, staleAt: number }>()
   /** Topics of the last answer that carried an error (never cached: asked again at their next use). */
   #refused = new Map<string, number>()
   /**
@@ -103,17 +105,21 @@ export class MetadataCache {
   /** Every topic is read from the cluster again at its next use (a leader moved, a partition was added). */
   invalidate (): void {
     this.#topics.clear()
+    this.#absent.clear()
   }
 
   /**
    * These topics are read again at their first use AFTER_MS or more after their last read, alone: a partition
-   * without a leader (its broker down, for minutes or hours) is looked for again a few times a second, not at every
-   * round, and the topics whose leaders are known are not read with it.
+   * without a leader (its broker down, for minutes or hours) or of a topic the cluster does not have (deleted) is
+   * looked for again a few times a second, not at every round, and the topics whose leaders are known are not read
+   * with it. (A topic not there is otherwise asked again at every use.)
    */
   recheck (topics: Iterable<string>, afterMs: number): void {
     for (const t of topics) {
       const cached = this.#topics.get(t)
       if (cached !== undefined) cached.staleAt = Math.min(cached.staleAt, cached.at + afterMs)
+      const absent = this.#absent.get(t)
+      if (absent !== undefined) absent.staleAt = absent.at + afterMs
     }
   }
 
@@ -123,8 +129,8 @@ export class MetadataCache {
     if (silentSince(this.#brokers.values(), this.#readAt)) this.invalidate()
     if (this.#brokers.size === 0) await this.#refresh(topics, true)
     else {
-      const stale = topics.filter(t => now >= (this.#topics.get(t)?.staleAt ?? -Infinity))
-      if (stale.length > 0) await this.#refresh(stale, stale.length === topics.length && this.#topics.size <= stale.length)
+      const stale = topics.filter(t => now >= ((this.#topics.get(t) ?? this.#absent.get(t))?.staleAt ?? -Infinity))
+      if (stale.length > 0) await this.#refresh(stale, this.#coversCache(stale))
     }
     const out = new Map<string, TopicLeaders>()
     const refused = new Map<string, number>()
@@ -137,8 +143,18 @@ export class MetadataCache {
     return { brokers: this.#brokers, topics: out, refused }
   }
 
+  /** Whether TOPICS hold every topic cached: read together, they move `#readAt`. */
+  #coversCache (topics: readonly string[]): boolean {
+    if (topics.length < this.#topics.size) return false
+    const asked = new Set(topics)
+    for (const t of this.#topics.keys()) if (!asked.has(t)) return false
+    return true
+  }
+
   /** Reads TOPICS from the cluster; ALL: they are every topic cached, so `#readAt` moves. */
   async #refresh (topics: readonly string[], all: boolean): Promise<void> {
+    // A silence while the request is in flight is after this: the leaders it answers may predate it.
+    const sentAt = Date.now()
     let response
     try {
       response = await askAnyBroker(this.#pool, [...this.#brokers.values(), ...this.#bootstrap], async connection => await this.#send(connection, topics, this.#cluster.label))
@@ -146,11 +162,16 @@ export class MetadataCache {
       throw toKmirrorError(err, ErrorCodes.FETCH, `read metadata of ${topics.length} topic(s) from ${this.#cluster.label}`, this.#cluster)
     }
     const at = Date.now()
-    if (all) this.#readAt = at
+    if (all) this.#readAt = sentAt
     const { brokers, topics: found, refused } = toLeaderMetadata(response)
-    for (const t of topics) this.#refused.delete(t)
+    for (const t of topics) {
+      this.#refused.delete(t)
+      this.#topics.delete(t)
+      // Not there (deleted, not created yet): asked again at every use, unless a `recheck` spaces the asks.
+      if (found.has(t) || refused.has(t)) this.#absent.delete(t)
+      else this.#absent.set(t, { at, staleAt: at })
+    }
     for (const [name, code] of refused) this.#refused.set(name, code)
-    for (const t of topics) this.#topics.delete(t)
     for (const [name, leaders] of found) this.#topics.set(name, { leaders, at, staleAt: at + this.#maxAgeMs })
     this.#brokers = brokers
   }

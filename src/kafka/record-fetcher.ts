@@ -148,26 +148,35 @@ export class RecordFetcher {
     }
     if (this.#outages !== null) results.push(...this.#resting(this.#outages, byLeader, metadata.brokers))
     const asked = [...byLeader]
-    const settled = await Promise.allSettled(asked.map(([node, list]) => this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes, useSession)))
-    this.#settle(asked, settled, metadata.brokers, results)
+    const started = Date.now()
+    const failedAt = new Map<number, number>()
+    const settled = await Promise.allSettled(asked.map(async ([node, list]) => await this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes, useSession)
+      .catch((err: unknown) => { failedAt.set(node, Date.now() - started); throw err })))
+    this.#settle(asked, settled, metadata.brokers, failedAt, results)
     return results
   }
 
   /**
    * Partitions without a known leader (a topic deleted or not there yet, a leader moving, its replicas' brokers down)
-   * wait, RETRY with the reason; the others go on. Their topics' leaders are read again LEADERLESS_RECHECK_MS after
-   * their last read, alone: a partition offline for hours costs a small Metadata request a few times a second, not
-   * one of every topic at every round.
+   * wait, RETRY with the reason; the others go on. In the data path (`partial`) their topics' leaders are read again
+   * LEADERLESS_RECHECK_MS after their last read, alone: a partition offline for hours costs a small Metadata
+   * request a few times a second, not one of every topic at every round. Other readers read every topic again at
+   * their next try (a loop reading to an end waits on that request, never spins).
    */
   #leaderless (positions: readonly PartitionPosition[], metadata: LeaderMetadata): FetchedBatches[] {
     const label = this.#cluster.label
     const noLeader: RetryReason = { error: 'LEADER_NOT_AVAILABLE', detail: `${label} names no leader for it (its replicas' brokers down, or none in sync)` }
     const noTopic: RetryReason = { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: `its topic is not in the metadata of ${label} (deleted, or not created yet)` }
-    this.#metadata.recheck(new Set(positions.map(p => p.topic)), LEADERLESS_RECHECK_MS)
+    if (this.#outages === null) this.#metadata.invalidate()
+    else this.#metadata.recheck(new Set(positions.map(p => p.topic)), LEADERLESS_RECHECK_MS)
     return positions.map(position => ({ ...emptyBatches(position, FetchOutcomes.RETRY), retryReason: metadata.topics.has(position.topic) ? noLeader : noTopic }))
   }
 
-  /** Takes out of BY_LEADER the brokers resting after a failed fetch: their partitions RETRY, unread. */
+  /**
+   * Takes out of BY_LEADER the brokers resting after a failed fetch: their partitions RETRY, unread. Their topics'
+   * leaders are read again every LEADERLESS_RECHECK_MS meanwhile, so partitions the cluster moves to another broker
+   * are fetched from there at once, however long the rest.
+   */
   #resting (outages: LeaderOutages, byLeader: Map<number, PartitionPosition[]>, brokers: ReadonlyMap<number, Broker>): FetchedBatches[] {
     if (outages.size === 0) return []
     outages.leading(new Set(byLeader.keys()))
@@ -175,20 +184,28 @@ export class RecordFetcher {
     for (const [node, list] of byLeader) {
       if (!outages.resting(node)) continue
       waiting.push(...unreached(list, node, brokers.get(node)!, outages.causeOf(node) ?? 'an earlier fetch failed'))
+      this.#metadata.recheck(new Set(list.map(p => p.topic)), LEADERLESS_RECHECK_MS)
       byLeader.delete(node)
     }
     return waiting
   }
 
   /**
-   * The answers of the brokers ASKED, added to RESULTS. One failing while another answered (with `partial`): its partitions wait, the
-   * others' answers are kept. Otherwise a failure fails the read, as does every broker asked failing (the cluster
-   * down, credentials refused): the step's failure says so.
+   * The answers of the brokers ASKED, added to RESULTS (FAILED_AT: how long each failed one took). One failing for
+   * a reason of its own while another answered (with `partial`): its partitions wait, the others' answers are kept.
+   * Otherwise the read fails: with the error that is not a broker's own when there is one (refused credentials
+   * must not hide behind a refused connection), else the first; so does every broker asked failing (the cluster
+   * down): the step's failure says so.
    */
-  #settle (asked: readonly (readonly [number, PartitionPosition[]])[], settled: readonly PromiseSettledResult<FetchedBatches[]>[], brokers: ReadonlyMap<number, Broker>, results: FetchedBatches[]): void {
+  #settle (asked: readonly (readonly [number, PartitionPosition[]])[], settled: readonly PromiseSettledResult<FetchedBatches[]>[], brokers: ReadonlyMap<number, Broker>,
+    failedAt: ReadonlyMap<number, number>, results: FetchedBatches[]): void {
     const outages = this.#outages
     const failure = settled.find(s => s.status === 'rejected')
-    if (failure !== undefined && (outages === null || settled.every(s => s.status === 'rejected') || settled.some(s => s.status === 'rejected' && !isLeaderOutage(s.reason)))) throw failure.reason
+    if (failure !== undefined) {
+      const fatal = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && !isLeaderOutage(s.reason))
+      if (fatal !== undefined) throw fatal.reason
+      if (outages === null || settled.every(s => s.status === 'rejected')) throw failure.reason
+    }
     settled.forEach((s, i) => {
       const [node, list] = asked[i]!
       if (s.status === 'fulfilled') {
@@ -201,7 +218,7 @@ export class RecordFetcher {
       const message = s.reason instanceof Error ? s.reason.message : String(s.reason)
       const prefix = `${this.#fetchFrom(node, broker)}: `
       const cause = message.startsWith(prefix) ? message.slice(prefix.length) : message
-      outages!.failed(node, `${broker.host}:${broker.port}`, cause, list.map(p => `${p.topic}-${p.partition}`))
+      outages!.failed(node, `${broker.host}:${broker.port}`, cause, list.map(p => `${p.topic}-${p.partition}`), Date.now(), failedAt.get(node) ?? 0)
       results.push(...unreached(list, node, broker, cause))
     })
   }
@@ -215,7 +232,8 @@ export class RecordFetcher {
     if (response.throttleTimeMs > 0) this.#throttledUntil.set(node, Date.now() + response.throttleTimeMs)
     if (response.errorCode !== 0) {
       this.#metadata.invalidate()
-      throw new KmirrorError(ErrorCodes.FETCH, `${this.#fetchFrom(node, broker)}: Kafka error ${kafkaErrorName(response.errorCode)}`, { retriable: true })
+      const error = kafkaErrorName(response.errorCode)
+      throw new KmirrorError(ErrorCodes.FETCH, `${this.#fetchFrom(node, broker)}: Kafka error ${error}`, { retriable: true, details: { kafkaErrors: [error] } })
     }
     // By topic, then partition: no string key per partition (a round over thousands of idle partitions answers few).
     const answered = new Map<string, Map<number, FetchPartitionResponse>>()
@@ -341,12 +359,16 @@ export class RecordFetcher {
 }
 
 /**
- * A broker's fetch failing in a way that concerns that broker alone (unreachable, its connection cut, a request
- * failed or timed out on it): its partitions can wait while the others are read. Refused credentials or anything
- * kmirror cannot classify fail the read.
+ * A broker's fetch failing in a way that concerns that broker alone: unreachable or its connection cut
+ * (CLUSTER_UNREACHABLE), no answer in time (TIMEOUT), or a whole-request error the broker answered that waiting
+ * fixes (its Kafka error named). Its partitions can wait while the others are read. Refused credentials, errors
+ * kmirror cannot classify (a response it cannot decode, a bug) fail the read.
  */
 function isLeaderOutage (err: unknown): boolean {
-  return isKmirrorError(err) && err.retriable && err.code !== ErrorCodes.AUTHENTICATION && err.code !== ErrorCodes.NOT_AUTHORIZED
+  if (!isKmirrorError(err) || !err.retriable) return false
+  if (err.code === ErrorCodes.CLUSTER_UNREACHABLE || err.code === ErrorCodes.TIMEOUT) return true
+  const names = err.details?.['kafkaErrors']
+  return err.code === ErrorCodes.FETCH && Array.isArray(names) && names.length > 0 && names.every(n => typeof n === 'string' && kafkaErrorInfo(n).retriable)
 }
 
 /**

@@ -8,6 +8,7 @@
  * Invariants:
  * - A wait lasts from the first round that fetched the partition and got RETRY until a round gets anything else
  *   for it (records or none, a refusal, out of range), or it leaves the flow (lost, released, its topic removed).
+ *   A partition whose topic the source no longer has does not wait (TOPIC_GONE).
  * - Each wait is listed once (`due`); its end is logged by `PartitionFailures.recover` when the partition is
  *   copied again.
  * - Cheap when nothing waits: one size check per partition and round.
@@ -15,6 +16,11 @@
 import { FetchOutcomes, type FetchedBatches, type RetryReason } from '../kafka/record-fetcher.ts'
 import type { PartitionState } from './partition-set.ts'
 
+/**
+ * A topic the source does not have any more is the topic refresh's to tell (deleted: logged and counted, its
+ * partitions dropped from the flow), never a failing partition.
+ */
+const TOPIC_GONE = 'UNKNOWN_TOPIC_OR_PARTITION'
 /** Why, when the fetcher did not say. */
 const UNKNOWN_REASON: RetryReason = { error: 'LEADER_NOT_AVAILABLE', detail: 'its leader gave nothing for it (no leader, or one moving)' }
 
@@ -32,7 +38,7 @@ export class SourceWaits {
 
   /** A round's answer for STATE's partition. */
   note (f: FetchedBatches, state: PartitionState, now: number): void {
-    if (f.outcome !== FetchOutcomes.RETRY) {
+    if (f.outcome !== FetchOutcomes.RETRY || f.retryReason?.error === TOPIC_GONE) {
       if (this.#waits.size > 0 && this.#waits.get(state.key)?.state === state) this.#waits.delete(state.key)
       return
     }

@@ -69,7 +69,7 @@ function logLeaderOutage (log: Logger, report: LeaderOutageReport): void {
   switch (phase) {
     case OutagePhases.DOWN:
       log.warn({ ...fields, cause }, `cannot fetch from broker ${node} (${broker}) of ${cluster}: ${cause}. The ${which} wait where they are, nothing skipped, ` +
-        `and are asked again in ${seconds(retryInMs)} (then less and less often, every ${seconds(2000)} at most); the partitions the other brokers lead copy on. ` +
+        `and are asked again in ${seconds(retryInMs)} (then less and less often: every 2 s at most, or twice as long as a try that timed out); the partitions the other brokers lead copy on. ` +
         'A broker killed or restarting answers again, or its cluster moves its leadership to another replica (after its broker session timeout); if neither happens, look at that broker')
       return
     case OutagePhases.AGAIN:

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, it } from 'node:test'
-import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, LeaderOutages, onLeaderOutage, OutagePhases, PARTITIONS_NAMED, type LeaderOutageReport } from '../../../src/kafka/leader-outages.ts'
+import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, LeaderOutages, onLeaderOutage, OutagePhases, PARTITIONS_NAMED, SLOW_FAILURE_MS, SLOW_REST_MAX_MS, type LeaderOutageReport } from '../../../src/kafka/leader-outages.ts'
 
 describe('LeaderOutages', () => {
   let reports: LeaderOutageReport[] = []
@@ -33,6 +33,15 @@ describe('LeaderOutages', () => {
     })
     assert.equal(outages.causeOf(2), 'connection refused 5')
     assert.ok(!outages.resting(1, now), 'another broker is not resting')
+  })
+
+  it('rests a broker whose try held the round (a timeout) twice as long as the try took, 30 s at most; a fast try the usual back-off', () => {
+    const outages = new LeaderOutages('cluster A')
+    outages.failed(2, 'h:9093', 'no answer in time', ['t-0'], 0, SLOW_FAILURE_MS - 1)
+    outages.failed(2, 'h:9093', 'no answer in time', ['t-0'], 1_000, 10_000)
+    outages.failed(2, 'h:9093', 'no answer in time', ['t-0'], 40_000, 30_000)
+    assert.deepEqual(reports.map(r => r.retryInMs), [BACKOFF_BASE_MS, 20_000, SLOW_REST_MAX_MS])
+    assert.ok(outages.resting(2, 40_000 + SLOW_REST_MAX_MS - 1))
   })
 
   it('ends an outage when the broker answers again, with how long and how many tries', () => {

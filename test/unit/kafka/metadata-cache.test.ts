@@ -26,7 +26,7 @@ function cluster (): { cache: MetadataCache, asked: () => number, lead: (id: num
     const response: MetadataResponse = {
       throttleTimeMs: 0, clusterId: 'fake', controllerId: 1,
       brokers: new Map([[1, BROKER_1], [2, BROKER_2]]),
-      topics: new Map(topics.map(name => [name, { name, errorCode: 0, id: null, isInternal: false, partitions: [{ index: 0, errorCode: 0, leader, leaderEpoch: 0 }] }]))
+      topics: new Map(topics.map(name => [name, { name, errorCode: name.startsWith('gone') ? 3 : 0, id: null, isInternal: false, partitions: [{ index: 0, errorCode: 0, leader, leaderEpoch: 0 }] }]))
     }
     return response
   }
@@ -94,7 +94,18 @@ describe('MetadataCache', () => {
     assert.deepEqual(requests, [['a'], ['new']])
   })
 
-  it('Given a broker fell silent after every topic was read but before a recheck of one, then every topic is read again at the next use', async () => {
+  it('Given a topic the cluster does not have, then it is asked again at every use, alone, unless a recheck spaces the asks', async () => {
+    const { cache, requests } = cluster()
+    const first = await cache.leaders(['a', 'gone-1'])
+    assert.deepEqual([...first.topics.keys()], ['a'])
+    await cache.leaders(['a', 'gone-1'])
+    cache.recheck(['gone-1'], 60_000)
+    await cache.leaders(['a', 'gone-1'])
+    await cache.leaders(['a', 'gone-1'])
+    assert.deepEqual(requests, [['a', 'gone-1'], ['gone-1']])
+  })
+
+  it('Given a broker fell silent after the leaders were read, then a later recheck of one topic does not keep the others: every topic is read again', async () => {
     const { cache, requests } = cluster()
     await cache.leaders(['a', 'b'])
     nextMillisecond()

@@ -47,6 +47,15 @@ describe('SourceWaits', () => {
     }
   })
 
+  it('never counts a partition whose topic the source does not have any more: the topic refresh tells of a deletion', () => {
+    const waits = new SourceWaits()
+    const s = stateOf('t', 0)
+    waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 0)
+    waits.note(answer(s, FetchOutcomes.RETRY, { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: 'its topic is not in the metadata of cluster A' }), s, 100)
+    assert.equal(waits.count, 0)
+    assert.deepEqual(waits.due(10, 1_000), [])
+  })
+
   it('names an unknown reason as no leader when the fetcher gave none', () => {
     const waits = new SourceWaits()
     const s = stateOf('t', 0)

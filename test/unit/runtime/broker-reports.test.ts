@@ -22,7 +22,7 @@ describe('reportBrokerTroubles: a source broker out of reach', () => {
     stop = reportBrokerTroubles(log, metrics, troubles)
     const outages = new LeaderOutages('cluster A')
     const partitions = ['orders-0', 'orders-3', 'orders-6', 'orders-9', 'orders-12', 'orders-15']
-    const cause = 'fetch from broker 2 (127.0.0.1:9093) of cluster A: connect ECONNREFUSED 127.0.0.1:9093'
+    const cause = 'connect ECONNREFUSED 127.0.0.1:9093; nothing accepts connections there: check A.bootstrap.servers and that the brokers run'
     outages.failed(2, '127.0.0.1:9093', cause, partitions, 1_000)
     outages.failed(2, '127.0.0.1:9093', cause, partitions, 1_200)
     outages.answered(2, 9_400)
@@ -30,7 +30,7 @@ describe('reportBrokerTroubles: a source broker out of reach', () => {
     const [warn, ...moreWarnings] = at(LogLevels.warn)
     assert.deepEqual(moreWarnings, [])
     assert.equal(warn!.msg, `cannot fetch from broker 2 (127.0.0.1:9093) of cluster A: ${cause}. The 6 partition(s) it leads (orders-0, orders-3, orders-6, orders-9, orders-12, ...) ` +
-      'wait where they are, nothing skipped, and are asked again in 0.2 s (then less and less often, every 2.0 s at most); the partitions the other brokers lead copy on. ' +
+      'wait where they are, nothing skipped, and are asked again in 0.2 s (then less and less often: every 2 s at most, or twice as long as a try that timed out); the partitions the other brokers lead copy on. ' +
       'A broker killed or restarting answers again, or its cluster moves its leadership to another replica (after its broker session timeout); if neither happens, look at that broker')
     assert.deepEqual([warn!['broker'], warn!['cluster'], warn!['partitions']], ['127.0.0.1:9093', 'cluster A', 6])
     assert.deepEqual(at(LogLevels.debug).map(l => l.msg), ['still cannot fetch from broker 2 (127.0.0.1:9093) of cluster A; the 6 partition(s) it leads (orders-0, orders-3, orders-6, orders-9, orders-12, ...) wait'])
