@@ -4,14 +4,18 @@
  * (`flushWhenCaughtUp`) once every partition has caught up.
  *
  * Invariants:
- * - Positions are stored only after every offset sync recorded before them was written (`flush` awaits the send in
- *   flight, promotes the delayed syncs and sends them first), so a stored position never runs ahead of its syncs.
- * - A failed offset-sync send puts its entries back in the tracker, in order; they go out with the next send.
+ * - Positions are stored only after every offset sync recorded before them was sent (`flush` awaits the send in
+ *   flight, promotes the delayed syncs and sends them first). In `kmirror run` the sink is the exact offset history
+ *   on the target; MM2's syncs are queued from it and written beside (sync-outbox.ts), never awaited here.
+ * - A failed send puts its entries back in the tracker, in order; they go out with the next send. A flush whose
+ *   last send failed fails too, storing nothing: a run start or a run's end not in the history while positions past
+ *   it were stored would, after a crash, translate the rest of that run as a gap: forward, past copied records.
  * - Exactly-once mode does not use this: each committed round stores its own syncs and progress
  *   (exactly-once-round.ts).
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Logger } from '../logger.ts'
+import { FailureStreak } from './failure-streak.ts'
 import type { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import type { PartitionState } from './partition-set.ts'
 import type { FlowReplicatorDeps, OffsetSyncSink, ProgressSink } from './replicator-ports.ts'
@@ -48,10 +52,13 @@ export class ProgressFlusher {
   /** The last flush failed; none succeeded since. */
   #failed = false
   /** Offset-sync sends failing in a row (their leader down, for one): logged at warn once, at debug after. */
-  #syncFailures: { since: number, attempts: number, message: string } | null = null
+  readonly #syncFailures: FailureStreak
+  /** The error of the last send when it failed (its entries wait in the tracker), else null. */
+  #syncError: unknown = null
 
   constructor (deps: ProgressFlusherDeps) {
     this.#deps = deps
+    this.#syncFailures = new FailureStreak(deps.log, { failed: 'cannot write offset syncs; will retry', recovered: n => `offset syncs written again after ${n} failed attempt(s)` })
   }
 
   /** Records were acknowledged since the last flush. */
@@ -83,32 +90,15 @@ export class ProgressFlusher {
     if (syncs === null || this.#syncInFlight !== null || tracker.pendingCount === 0) return
     const entries = tracker.takePending()
     this.#syncInFlight = syncs.send(entries)
-      .then(() => { this.#syncsWritten() }, err => {
+      .then(() => {
+        this.#syncError = null
+        this.#syncFailures.succeeded()
+      }, err => {
         tracker.requeue(entries)
-        this.#syncsFailed(err, entries.length)
+        this.#syncError = err
+        this.#syncFailures.failed(err, { count: entries.length })
       })
       .finally(() => { this.#syncInFlight = null })
-  }
-
-  /**
-   * One warning when offset syncs start failing or fail with another error (a source broker down fails every send
-   * until its cluster moves the topic's leader: twice a second), the repeats at debug, one info line once written.
-   */
-  #syncsFailed (err: unknown, count: number): void {
-    // Numbers aside ("write 8 record(s)", "write 13 record(s)"): the same failure whatever the send held.
-    const message = (err instanceof Error ? err.message : String(err)).replace(/\d+/g, '#')
-    const before = this.#syncFailures
-    const attempts = before === null ? 1 : before.attempts + 1
-    this.#syncFailures = { since: before?.since ?? Date.now(), attempts, message }
-    if (before === null || before.message !== message) this.#deps.log.warn({ err, count }, 'cannot write offset syncs; will retry')
-    else this.#deps.log.debug({ count, attempts }, 'cannot write offset syncs again; will retry')
-  }
-
-  #syncsWritten (): void {
-    const failures = this.#syncFailures
-    if (failures === null) return
-    this.#syncFailures = null
-    this.#deps.log.info({ attempts: failures.attempts, failedForMs: Date.now() - failures.since }, `offset syncs written again after ${failures.attempts} failed attempt(s)`)
   }
 
   /** Stores pending offset syncs (delayed ones too): what a flush writes before the positions. */
@@ -117,6 +107,8 @@ export class ProgressFlusher {
     this.#deps.tracker.promoteDelayed()
     this.sendSyncs()
     if (this.#syncInFlight !== null) await this.#syncInFlight
+    // Not written (they wait in the tracker): the positions must not be stored past them.
+    if (this.#syncError !== null && this.#deps.tracker.pendingCount > 0) throw this.#syncError
   }
 
   /** A flush failed and none succeeded since: the round's end tries again rather than waiting for the interval. */

@@ -36,6 +36,7 @@ import { retryRetriable } from '../retry.ts'
 import { RefreshBaseline } from './refresh-baseline.ts'
 import { Scheduler } from './scheduler.ts'
 import { TransactionRounds } from '../replication/transaction-rounds.ts'
+import { SyncOutbox } from '../replication/sync-outbox.ts'
 import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
 import { oneAtATime } from '../one-at-a-time.ts'
 
@@ -76,6 +77,8 @@ export interface FlowStartOptions {
 
 /** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
 const MAX_CHUNK_BYTES = 512 * 1024
+/** How long a stop waits for MM2's offset syncs still queued (sync-outbox.ts) before it closes the clients. */
+const SYNC_DRAIN_MS = 10_000
 
 /** The counter of each fetch-session event of the data path's fetcher. */
 const SESSION_EVENT_METRICS = { full: 'fetchFullRequests', incremental: 'fetchIncrementalRequests', reset: 'fetchSessionResets' } as const
@@ -90,6 +93,8 @@ export class Flow implements WorkOwner {
   /** `stop` was called: start-up steps that wait and retry give up. */
   #stopping = false
   #replicator: FlowReplicator | null = null
+  /** At-least-once mode with offset syncs: MM2's syncs not written yet, drained at stop. */
+  #outbox: SyncOutbox | null = null
   #checkpoints: CheckpointEmitter | null = null
   #work: FlowWork | null = null
   #running: Promise<void> | null = null
@@ -168,6 +173,9 @@ export class Flow implements WorkOwner {
       this.#log.info({ transactionalId }, 'exactly-once: transactional producer initialised, earlier producers of this id fenced')
     }
     const syncsInRound = syncs !== null && (rounds === null || config.offsetSyncsTopicLocation === 'target') ? syncs : null
+    // At-least-once: MM2's syncs go out beside the data path (sync-outbox.ts), never holding up a progress store.
+    const outbox = rounds === null && syncs !== null ? new SyncOutbox(syncs, this.#log) : null
+    this.#outbox = outbox
     const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
     // Start-up steps that do not depend on each other run at once (time to first record): the internal topics,
     // the stored progress and history, and the first topic refresh (which creates the remote topics). No
@@ -193,7 +201,12 @@ export class Flow implements WorkOwner {
           return await progress.commit(positions)
         }
       },
-      syncs: { send: async entries => { await Promise.all([syncsInRound?.send(entries), history.append(entries)]) } },
+      // The history first: a sync the history did not take is sent again with it, never twice to MM2's topic.
+      syncs: {
+        send: outbox === null
+          ? async entries => { await Promise.all([syncsInRound?.send(entries), history.append(entries)]) }
+          : async entries => { await history.append(entries); outbox.enqueue(entries) }
+      },
       ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: syncsInRound === null ? syncs : null } satisfies ExactlyOnceDeps }),
       log: this.#log,
       clusters: { source: toolClusterOf(config.source.alias, config.source.consumer), target: toolClusterOf(config.target.alias, config.target.producer) },
@@ -318,6 +331,7 @@ export class Flow implements WorkOwner {
     try {
       await this.#running
     } finally {
+      await this.#outbox?.drain(SYNC_DRAIN_MS)
       await Promise.all(this.#closers.map(close => close()))
     }
   }

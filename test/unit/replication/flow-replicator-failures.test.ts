@@ -127,12 +127,44 @@ describe('FlowReplicator retriable failures', () => {
     await copyAll(h)
     // Then one warning per distinct error, the repeat at debug, one line once written, and every sync kept
     assert.deepEqual(messages(h, LogLevels.warn), ['cannot write offset syncs; will retry', 'cannot write offset syncs; will retry'])
-    assert.equal(messages(h, LogLevels.debug).filter(m => m === 'cannot write offset syncs again; will retry').length, 2)
+    assert.equal(messages(h, LogLevels.debug).filter(m => m === 'cannot write offset syncs; will retry (again)').length, 2)
     assert.deepEqual(messages(h, LogLevels.info).filter(m => m.startsWith('offset syncs written again')), ['offset syncs written again after 4 failed attempt(s)'])
     const clean = createHarness({ offsetLagMax: 3 })
     clean.source.addPartition('t', 0, offsetsWithGaps(0, 30, [6, 13, 14, 22]))
     await copyAll(clean)
     assert.deepEqual(h.syncs.sent, clean.syncs.sent)
+  })
+
+  it('stores no position while the offset syncs (the exact history) before it could not be written: a crash then never finds positions past a run the history lacks', async () => {
+    // Given a flush at every round, runs that start anew at each gap, and the first three sync writes failing
+    const h = createHarness({ offsetLagMax: 3, offsetFlushIntervalMs: 0 })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 30, [6, 13, 14, 22]))
+    for (let i = 0; i < 3; i++) h.syncs.failNextSend(retriable('the history topic\'s leader is moving'))
+    // Every commit must come after a sync write that succeeded
+    const send = h.syncs.send.bind(h.syncs)
+    let lastFailed = false
+    let storedWhileFailed = 0
+    h.syncs.send = async entries => {
+      try {
+        await send(entries)
+        lastFailed = false
+      } catch (err) {
+        lastFailed = true
+        throw err
+      }
+    }
+    h.progress.onCommit(() => { if (lastFailed) storedWhileFailed++ })
+    // When every record is copied
+    await copyAll(h)
+    // Then the copy is exact, every sync kept, and progress stored in the end
+    assertExactCopy(h, 't', 0, 'A.t')
+    const clean = createHarness({ offsetLagMax: 3, offsetFlushIntervalMs: 0 })
+    clean.source.addPartition('t', 0, offsetsWithGaps(0, 30, [6, 13, 14, 22]))
+    await copyAll(clean)
+    assert.deepEqual(h.syncs.sent, clean.syncs.sent)
+    assert.equal(storedWhileFailed, 0)
+    assert.ok(h.progress.commits.length > 0)
+    assert.deepEqual(h.progress.latest(), clean.progress.latest())
   })
 
   it('does not copy records of other partitions again when out-of-range recovery fails with a retriable error', async () => {

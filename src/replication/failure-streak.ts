@@ -1,0 +1,45 @@
+/**
+ * A write retried in the background failing several times in a row (offset syncs whose partition's leader is down),
+ * told once: a warning when it starts failing or fails otherwise, the repeats at debug, one info line once it
+ * succeeds again. Numbers in the message are set aside when comparing ("write 8 record(s)", "write 13 record(s)":
+ * the same failure whatever the write held).
+ */
+import type { Logger } from '../logger.ts'
+
+export interface StreakMessages {
+  /** The warning (and the debug line of each repeat). */
+  readonly failed: string
+  /** The info line once it succeeds again; `attempts` failed attempts before. */
+  readonly recovered: (attempts: number) => string
+}
+
+export class FailureStreak {
+  readonly #log: Logger
+  readonly #messages: StreakMessages
+  #current: { since: number, attempts: number, key: string } | null = null
+
+  constructor (log: Logger, messages: StreakMessages) {
+    this.#log = log
+    this.#messages = messages
+  }
+
+  failed (err: unknown, fields: Record<string, unknown> = {}): void {
+    const key = (err instanceof Error ? err.message : String(err)).replace(/\d+/g, '#')
+    const before = this.#current
+    const attempts = before === null ? 1 : before.attempts + 1
+    this.#current = { since: before?.since ?? Date.now(), attempts, key }
+    if (before === null || before.key !== key) this.#log.warn({ err, ...fields }, this.#messages.failed)
+    else this.#log.debug({ ...fields, attempts }, `${this.#messages.failed} (again)`)
+  }
+
+  succeeded (): void {
+    const current = this.#current
+    if (current === null) return
+    this.#current = null
+    this.#log.info({ attempts: current.attempts, failedForMs: Date.now() - current.since }, this.#messages.recovered(current.attempts))
+  }
+
+  get failing (): boolean {
+    return this.#current !== null
+  }
+}

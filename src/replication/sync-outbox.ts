@@ -1,0 +1,94 @@
+/**
+ * At-least-once mode: MM2's offset syncs written beside the data path, in the order recorded, never awaited by it.
+ * The syncs live on the source cluster by default; when the broker leading their partition was down, every progress
+ * store of the flow waited for (and then gave up) a sync send until the cluster moved that leader, so one source
+ * broker held up every round's store. What progress must never run ahead of is the exact offset history (on the
+ * target, written by the progress flusher before positions); MM2's syncs may trail progress, as they do in MM2
+ * (its producer sends them on its own, and drops them under pressure).
+ *
+ * Invariants:
+ * - Every sync enqueued is sent, once acknowledged never again, in the order enqueued: one send at a time, a failed
+ *   send goes back at the front whole (invariant 4 of ARCHITECTURE.md: never coalesced).
+ * - A failed send is retried after RETRY_BASE_MS doubling to RETRY_MAX_MS; the failures are told once
+ *   (failure-streak.ts), the recovery too.
+ * - `drain` (the flow's stop) waits until everything enqueued before it is written or its deadline passes; what is
+ *   left is logged, counted, and lost with the process: MM2 reading the syncs then translates the newest offsets of
+ *   those partitions from an older sync (further back: consumers re-read, never skip), and kmirror's own
+ *   translation (the history) is exact regardless.
+ */
+import { setTimeout as delay } from 'node:timers/promises'
+import type { Logger } from '../logger.ts'
+import { FailureStreak } from './failure-streak.ts'
+import type { OffsetSyncEntry } from './offset-sync-tracker.ts'
+import type { OffsetSyncSink } from './replicator-ports.ts'
+
+export const RETRY_BASE_MS = 200
+export const RETRY_MAX_MS = 5_000
+/** Syncs per send at most (one produce request of small records). */
+export const MAX_BATCH = 5_000
+
+export class SyncOutbox {
+  readonly #sink: OffsetSyncSink
+  readonly #log: Logger
+  readonly #failures: FailureStreak
+  readonly #retryBaseMs: number
+  #queue: OffsetSyncEntry[] = []
+  #pump: Promise<void> | null = null
+  #closed = false
+  /** Resolves the pause between two failed sends early (a drain's deadline, close). */
+  readonly #wake = new AbortController()
+
+  constructor (sink: OffsetSyncSink, log: Logger, retryBaseMs = RETRY_BASE_MS) {
+    this.#sink = sink
+    this.#log = log
+    this.#retryBaseMs = retryBaseMs
+    this.#failures = new FailureStreak(log, { failed: 'cannot write offset syncs; will retry', recovered: n => `offset syncs written again after ${n} failed attempt(s)` })
+  }
+
+  /** Queues ENTRIES after every sync queued before; they go out at once unless a send is in flight. */
+  enqueue (entries: readonly OffsetSyncEntry[]): void {
+    if (entries.length === 0) return
+    for (const e of entries) this.#queue.push(e)
+    this.#pump ??= this.#run().finally(() => { this.#pump = null })
+  }
+
+  /** Syncs not written yet. */
+  get pending (): number {
+    return this.#queue.length
+  }
+
+  /**
+   * Waits until every sync queued is written, or TIMEOUT_MS passed; then sends nothing more. Returns how many
+   * were left unwritten (logged at warn when any).
+   */
+  async drain (timeoutMs: number): Promise<number> {
+    const deadline = delay(timeoutMs, undefined, { ref: false })
+    const done = this.#pump ?? Promise.resolve()
+    await Promise.race([done, deadline])
+    const first = !this.#closed
+    this.#closed = true
+    this.#wake.abort()
+    const left = this.#queue.length
+    if (left > 0 && first) {
+      this.#log.warn({ count: left, timeoutMs }, `${left} offset sync(s) could not be written before the stop (${timeoutMs} ms): MM2 reading the offset-syncs topic translates the newest ` +
+        'offsets of their partitions from an older sync (consumers re-read a little, never skip); kmirror\'s own translation is exact regardless')
+    }
+    return left
+  }
+
+  async #run (): Promise<void> {
+    for (let failures = 0; this.#queue.length > 0 && !this.#closed;) {
+      const batch = this.#queue.slice(0, MAX_BATCH)
+      try {
+        await this.#sink.send(batch)
+        this.#queue.splice(0, batch.length)
+        failures = 0
+        this.#failures.succeeded()
+      } catch (err) {
+        failures++
+        this.#failures.failed(err, { count: batch.length, pending: this.#queue.length })
+        await delay(Math.min(RETRY_MAX_MS, this.#retryBaseMs * 2 ** (failures - 1)), undefined, { signal: this.#wake.signal }).catch(() => undefined)
+      }
+    }
+  }
+}

@@ -1,0 +1,96 @@
+/**
+ * MM2's offset syncs written beside the data path: in order, each once, one send at a time, retried after a
+ * failure with one warning and one recovery line; a stop drains what is queued, up to a deadline.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import type { OffsetSyncEntry } from '../../../src/replication/offset-sync-tracker.ts'
+import { SyncOutbox } from '../../../src/replication/sync-outbox.ts'
+import { deferred, type Deferred } from '../../fakes/deferred.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+
+function sync (upstreamOffset: number): OffsetSyncEntry {
+  return { topic: 't', partition: 0, upstreamOffset, downstreamOffset: upstreamOffset, runStart: false, previousUpstream: -1 }
+}
+
+/** A sink whose sends the test answers one by one. */
+class HeldSink {
+  readonly calls: { entries: number[], answer: Deferred<void> }[] = []
+  inFlight = 0
+  maxInFlight = 0
+  readonly written: number[] = []
+  async send (entries: readonly OffsetSyncEntry[]): Promise<void> {
+    const answer = deferred()
+    this.calls.push({ entries: entries.map(e => e.upstreamOffset), answer })
+    this.inFlight++
+    this.maxInFlight = Math.max(this.maxInFlight, this.inFlight)
+    try {
+      await answer.promise
+      this.written.push(...entries.map(e => e.upstreamOffset))
+    } finally {
+      this.inFlight--
+    }
+  }
+
+  /** Waits for send number N (0-based) to be asked. */
+  async asked (n: number): Promise<{ entries: number[], answer: Deferred<void> }> {
+    for (let i = 0; i < 1000 && this.calls[n] === undefined; i++) await new Promise(resolve => setImmediate(resolve))
+    const call = this.calls[n]
+    assert.ok(call !== undefined, `send ${n} was not asked (${this.calls.length} sends)`)
+    return call
+  }
+}
+
+describe('SyncOutbox', () => {
+  it('sends one batch at a time, what was queued meanwhile in the next, each sync once and in order', async () => {
+    const sink = new HeldSink()
+    const outbox = new SyncOutbox(sink, memoryLogger().log, 1)
+    outbox.enqueue([sync(1), sync(2)])
+    const first = await sink.asked(0)
+    outbox.enqueue([sync(3)])
+    outbox.enqueue([sync(4)])
+    first.answer.resolve()
+    const second = await sink.asked(1)
+    second.answer.resolve()
+    assert.equal(await outbox.drain(1000), 0)
+    assert.deepEqual(sink.calls.map(c => c.entries), [[1, 2], [3, 4]])
+    assert.deepEqual(sink.written, [1, 2, 3, 4])
+    assert.equal(sink.maxInFlight, 1)
+  })
+
+  it('sends a failed batch again whole and first, warns once while it keeps failing alike, and says when written again', async () => {
+    const sink = new HeldSink()
+    const { log, at } = memoryLogger()
+    const outbox = new SyncOutbox(sink, log, 1)
+    outbox.enqueue([sync(1)])
+    for (let i = 0; i < 3; i++) {
+      const call = await sink.asked(i)
+      if (i === 0) outbox.enqueue([sync(2)])
+      call.answer.reject(new Error(`write ${i + 5} record(s) to cluster A: connect ECONNREFUSED 10.0.0.2:9092`))
+    }
+    const fourth = await sink.asked(3)
+    fourth.answer.resolve()
+    assert.equal(await outbox.drain(1000), 0)
+    assert.deepEqual(sink.calls.map(c => c.entries), [[1], [1, 2], [1, 2], [1, 2]])
+    assert.deepEqual(sink.written, [1, 2])
+    assert.deepEqual(at(LogLevels.warn).map(l => l.msg), ['cannot write offset syncs; will retry'])
+    assert.deepEqual(at(LogLevels.info).map(l => l.msg), ['offset syncs written again after 3 failed attempt(s)'])
+  })
+
+  it('drains at stop up to its deadline: what is left is logged with its count and never sent afterwards', async () => {
+    const sink = new HeldSink()
+    const { log, at } = memoryLogger()
+    const outbox = new SyncOutbox(sink, log, 1)
+    outbox.enqueue([sync(1)])
+    const first = await sink.asked(0)
+    outbox.enqueue([sync(2), sync(3)])
+    // When the first send is still unanswered at the drain's deadline
+    assert.equal(await outbox.drain(20), 3)
+    first.answer.reject(new Error('timed out'))
+    // (a second drain waits for the sending to end)
+    await outbox.drain(1000)
+    // Then nothing more was sent, and the warning counts what was lost
+    assert.equal(sink.calls.length, 1)
+    assert.ok(at(LogLevels.warn).some(l => /^3 offset sync\(s\) could not be written before the stop \(20 ms\): MM2 reading/.test(l.msg)))
+  })
+})
