@@ -217,6 +217,9 @@ export class FlowReplicator {
       state.lost = true
       this.#tracker.reset(partitionKey(state.topic, state.partition))
     }
+    // Their offset syncs and history too: written late, after the new owners', they would rewind translation.
+    this.#tracker.dropAll()
+    this.#deps.syncs?.dropQueued?.()
     void this.#change(done => ({ kind: 'drop-lost', done }))
   }
 

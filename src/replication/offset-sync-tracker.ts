@@ -40,6 +40,8 @@ export class OffsetSyncTracker {
   readonly #offsetLagMax: number
   readonly #states = new Map<string, PartitionState>()
   #pending: OffsetSyncEntry[] = []
+  /** Bumped by `dropAll`: syncs taken before it are not put back (`requeue`). */
+  #epoch = 0
   readonly #delayed = new Map<string, OffsetSyncEntry>()
 
   constructor (offsetLagMax: number) {
@@ -107,9 +109,28 @@ export class OffsetSyncTracker {
     return out
   }
 
-  /** Puts back syncs whose write failed, ahead of newer ones, so no difference change is ever dropped. */
-  requeue (entries: readonly OffsetSyncEntry[]): void {
+  /** Where `requeue` must be told the syncs were taken: `epoch` at `takePending`. */
+  get epoch (): number {
+    return this.#epoch
+  }
+
+  /**
+   * Puts back syncs whose write failed, ahead of newer ones, so no difference change is ever dropped; not those
+   * taken before a `dropAll` (TAKEN_AT: `epoch` when they were taken).
+   */
+  requeue (entries: readonly OffsetSyncEntry[], takenAt = this.#epoch): void {
+    if (takenAt !== this.#epoch) return
     this.#pending = [...entries, ...this.#pending]
+  }
+
+  /**
+   * Membership lost (at-least-once mode): every partition went to other owners, so no sync of them may be written
+   * any more: pending and delayed ones are dropped, and those in a write under way are not put back if it fails.
+   */
+  dropAll (): void {
+    this.#pending = []
+    this.#delayed.clear()
+    this.#epoch++
   }
 
   /** At a progress flush: the newest non-due record of each partition becomes a pending sync (MM2's commit()). */

@@ -88,13 +88,14 @@ export class ProgressFlusher {
     const syncs = this.#deps.syncs
     const tracker = this.#deps.tracker
     if (syncs === null || this.#syncInFlight !== null || tracker.pendingCount === 0) return
+    const takenAt = tracker.epoch
     const entries = tracker.takePending()
     this.#syncInFlight = syncs.send(entries)
       .then(() => {
         this.#syncError = null
         this.#syncFailures.succeeded()
       }, err => {
-        tracker.requeue(entries)
+        tracker.requeue(entries, takenAt)
         this.#syncError = err
         this.#syncFailures.failed(err, { count: entries.length })
       })

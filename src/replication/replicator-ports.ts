@@ -48,7 +48,10 @@ export function isReadFailure (failure: FailureReport | null): boolean {
 export type SourceReader = Pick<RecordFetcher, 'fetchBatches' | 'listOffsets' | 'listOffsetsSettled'>
 export type TargetWriter = Pick<BatchWriter, 'write'> & Partial<Pick<BatchWriter, 'forgetPartition' | 'recreatedPartitions' | 'cutPoints' | 'endMembership' | 'probeReady' | 'waitReason'>>
 export type ProgressSink = Pick<ProgressStore, 'commit'>
-export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'>
+export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'> & {
+  /** Membership lost: syncs queued to be written beside the data path (sync-outbox.ts) are dropped. */
+  readonly dropQueued?: () => void
+}
 
 export interface FlowReplicatorDeps {
   /** With IdentityReplicationPolicy, the policy and aliases turn on loop prevention (provenance.ts). */

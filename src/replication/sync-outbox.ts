@@ -8,7 +8,8 @@
  *
  * Invariants:
  * - Every sync enqueued is sent, once acknowledged never again, in the order enqueued: one send at a time, a failed
- *   send goes back at the front whole (invariant 4 of ARCHITECTURE.md: never coalesced).
+ *   send goes back at the front whole (invariant 4 of ARCHITECTURE.md: never coalesced). Except after
+ *   `dropQueued` (membership lost): nothing queued before it is sent again.
  * - A failed send is retried after RETRY_BASE_MS doubling to RETRY_MAX_MS; the failures are told once
  *   (failure-streak.ts), the recovery too.
  * - `drain` (the flow's stop) waits until everything enqueued before it is written or its deadline passes; what is
@@ -35,6 +36,8 @@ export class SyncOutbox {
   #queue: OffsetSyncEntry[] = []
   #pump: Promise<void> | null = null
   #closed = false
+  /** Bumped by `dropQueued`: a send of the queue before it neither removes nor puts back anything. */
+  #epoch = 0
   /** Resolves the pause between two failed sends early (a drain's deadline, close). */
   readonly #wake = new AbortController()
 
@@ -50,6 +53,15 @@ export class SyncOutbox {
     if (entries.length === 0) return
     for (const e of entries) this.#queue.push(e)
     this.#pump ??= this.#run().finally(() => { this.#pump = null })
+  }
+
+  /**
+   * Membership lost: every sync queued is dropped (its partition has other owners now); a send under way is not
+   * sent again if it fails.
+   */
+  dropQueued (): void {
+    this.#queue = []
+    this.#epoch++
   }
 
   /** Syncs not written yet. */
@@ -79,12 +91,14 @@ export class SyncOutbox {
   async #run (): Promise<void> {
     for (let failures = 0; this.#queue.length > 0 && !this.#closed;) {
       const batch = this.#queue.slice(0, MAX_BATCH)
+      const epoch = this.#epoch
       try {
         await this.#sink.send(batch)
-        this.#queue.splice(0, batch.length)
+        if (epoch === this.#epoch) this.#queue.splice(0, batch.length)
         failures = 0
         this.#failures.succeeded()
       } catch (err) {
+        if (epoch !== this.#epoch) continue
         failures++
         this.#failures.failed(err, { count: batch.length, pending: this.#queue.length })
         await delay(Math.min(RETRY_MAX_MS, this.#retryBaseMs * 2 ** (failures - 1)), undefined, { signal: this.#wake.signal }).catch(() => undefined)

@@ -205,7 +205,8 @@ export class Flow implements WorkOwner {
       syncs: {
         send: outbox === null
           ? async entries => { await Promise.all([syncsInRound?.send(entries), history.append(entries)]) }
-          : async entries => { await history.append(entries); outbox.enqueue(entries) }
+          : async entries => { await history.append(entries); outbox.enqueue(entries) },
+        ...(outbox === null ? {} : { dropQueued: () => { outbox.dropQueued() } })
       },
       ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: syncsInRound === null ? syncs : null } satisfies ExactlyOnceDeps }),
       log: this.#log,

@@ -199,3 +199,38 @@ describe('FlowReplicator ownership', () => {
     })
   }
 })
+
+describe('FlowReplicator offset syncs of a lost membership', () => {
+  it('never writes the offset syncs (and history) of partitions lost with the membership, even those of a write that failed before the loss', async () => {
+    // Given two partitions being copied while every offset-sync write fails (its partition's leader down)
+    const h = twoPartitions()
+    const send = h.syncs.send.bind(h.syncs)
+    let failing = true
+    h.syncs.send = async entries => {
+      if (failing) throw new Error('offset-syncs partition has no leader')
+      await send(entries)
+    }
+    await h.replicator.addPartitions([T0, T1], new Map())
+    // When the membership is lost mid-copy, and the syncs' partition is back right after
+    h.source.onFetch(() => {
+      if (h.source.fetchCalls.length !== 4) return
+      h.replicator.loseAll()
+      failing = false
+    })
+    const running = h.replicator.run()
+    try {
+      await waitFor(() => h.source.fetchCalls.length >= 4 && h.replicator.status().length === 0, { timeoutMs: 5000, intervalMs: 5, message: 'the lost partitions left' })
+    } catch (err) {
+      h.replicator.stop()
+      await running
+      throw err
+    }
+    // And t-0 is assigned again with the progress its other owner stored (up to 29), and copied to its end
+    await h.replicator.addPartitions([T0], new Map([[partitionKey('t', 0), 29]]))
+    stopWhenCopied(h, 't', 0)
+    await running
+    // Then every sync written is of the new assignment: none of t-1, none of t-0 before 30
+    assert.ok(h.syncs.sent.length > 0)
+    assert.deepEqual(h.syncs.sent.filter(e => e.partition === 1 || e.upstreamOffset < 30), [])
+  })
+})

@@ -97,6 +97,28 @@ describe('OffsetSyncTracker rules', () => {
   })
 })
 
+describe('OffsetSyncTracker after a lost membership', () => {
+  it('drops pending and delayed syncs, and does not take back syncs taken before the drop whose write failed', () => {
+    const tracker = new OffsetSyncTracker(100)
+    tracker.record(KEY, 't', 0, 0, 0)
+    tracker.record(KEY, 't', 0, 1, 1)
+    const takenAt = tracker.epoch
+    const inFlight = tracker.takePending()
+    tracker.record(KEY, 't', 0, 2, 5)
+    tracker.dropAll()
+    tracker.requeue(inFlight, takenAt)
+    tracker.promoteDelayed()
+    assert.equal(tracker.pendingCount, 0)
+    // Syncs taken after the drop are put back as usual
+    tracker.reset(KEY)
+    tracker.record(KEY, 't', 0, 30, 40)
+    const again = tracker.epoch
+    const later = tracker.takePending()
+    tracker.requeue(later, again)
+    assert.deepEqual(pendingOf(tracker), [sync(30, 40)])
+  })
+})
+
 describe('OffsetSyncTracker delayed syncs', () => {
   it('promotes the newest record that was not due, per partition, at a flush', () => {
     // Given t-0 synced at 0 then quiet records 1..3, and u-1 synced at 10 then record 11
