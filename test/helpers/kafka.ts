@@ -8,6 +8,7 @@
 import { ConfigResourceTypes, ConfigSources, ListOffsetTimestamps, ProduceAcks, Producer } from '@platformatic/kafka'
 import { resolveCluster, type ClusterRef } from './clusters.ts'
 import { clientOptions, isolationLevel, withAdmin, type Cleanup, type Compression, type Isolation, type TestRecord } from './kafka-clients.ts'
+import { kafkaErrorNames } from '../../src/kafka/errors.ts'
 import { uniqueName, waitFor } from './wait.ts'
 
 export * from './kafka-clients.ts'
@@ -31,19 +32,28 @@ export async function createTopic (ref: ClusterRef, name: string, options: Creat
   const cluster = resolveCluster(ref)
   options.t?.after(() => deleteTopics(cluster, [name]))
   await withAdmin(cluster, async admin => {
-    await admin.createTopics({
-      topics: [name],
-      partitions: options.partitions,
-      replicas: options.replicationFactor ?? 1,
-      configs: Object.entries(options.configs ?? {}).map(([key, value]) => ({ name: key, value }))
-    })
+    try {
+      await admin.createTopics({
+        topics: [name],
+        partitions: options.partitions,
+        replicas: options.replicationFactor ?? 1,
+        configs: Object.entries(options.configs ?? {}).map(([key, value]) => ({ name: key, value }))
+      })
+    } catch (error) {
+      // A loaded ZooKeeper-mode broker can take longer than the client's request timeout to create a topic; the
+      // client's retry is then told TOPIC_ALREADY_EXISTS about its own first try. Names are unique per test, so
+      // that answer means the topic is ours; the wait below proves it has the partitions asked for.
+      if (!kafkaErrorNames(error).includes('TOPIC_ALREADY_EXISTS')) throw error
+    }
     // Metadata can name a leader before that broker serves the partition (a produce then gets
     // NOT_LEADER_OR_FOLLOWER), so ready means: ListOffsets, which only the leader answers, works.
     const partitions = Array.from({ length: options.partitions }, (_, partitionIndex) => ({ partitionIndex, timestamp: ListOffsetTimestamps.LATEST }))
     await waitFor(
       async () => {
         const metadata = await admin.metadata({ topics: [name], forceUpdate: true })
-        const led = (metadata.topics.get(name)?.partitions ?? []).filter(p => p && p.leader >= 0).length
+        const described = metadata.topics.get(name)?.partitions ?? []
+        if (described.length > options.partitions) throw new Error(`topic ${name} on ${cluster.name} has ${described.length} partitions, not ${options.partitions}: a name clash`)
+        const led = described.filter(p => p && p.leader >= 0).length
         if (led < options.partitions) return { done: false, state: `${led} of ${options.partitions} partitions have a leader` }
         const [listed] = await admin.listOffsets({ topics: [{ name, partitions }] })
         const served = listed?.partitions.length ?? 0
