@@ -38,8 +38,4 @@ export class FailureStreak {
     this.#current = null
     this.#log.info({ attempts: current.attempts, failedForMs: Date.now() - current.since }, this.#messages.recovered(current.attempts))
   }
-
-  get failing (): boolean {
-    return this.#current !== null
-  }
 }

@@ -10,6 +10,10 @@
  * - Every sync enqueued is sent, once acknowledged never again, in the order enqueued: one send at a time, a failed
  *   send goes back at the front whole (invariant 4 of ARCHITECTURE.md: never coalesced). Except after
  *   `dropQueued` (membership lost): nothing queued before it is sent again.
+ * - Bounded: past MAX_PENDING queued (the syncs' topic unwritable for long while copying goes on), the queue not in
+ *   flight is thinned (sync-thinning.ts) to about half, told once per stretch and counted. A dropped sync only makes
+ *   MM2's translation from the topic coarser (it uses an older sync: consumers re-read, never skip); the order of
+ *   what is kept does not change, and kmirror's exact history is written apart (before the enqueue).
  * - A failed send is retried after RETRY_BASE_MS doubling to RETRY_MAX_MS; the failures are told once
  *   (failure-streak.ts), the recovery too.
  * - `drain` (the flow's stop) waits until everything enqueued before it is written or its deadline passes; what is
@@ -19,21 +23,48 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Logger } from '../logger.ts'
+import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { FailureStreak } from './failure-streak.ts'
 import type { OffsetSyncEntry } from './offset-sync-tracker.ts'
 import type { OffsetSyncSink } from './replicator-ports.ts'
+import { thinSyncs } from './sync-thinning.ts'
 
 export const RETRY_BASE_MS = 200
 export const RETRY_MAX_MS = 5_000
 /** Syncs per send at most (one produce request of small records). */
 export const MAX_BATCH = 5_000
+/**
+ * Syncs queued at most before thinning: about 10 MiB. At 10,000 syncs a second (a million records a second at
+ * offset.lag.max 100) that is 10 s of an outage before the first thinning; older stretches are thinned again at each
+ * pass, so what is kept gets sparser with age, as MM2's own sync store keeps it.
+ */
+export const MAX_PENDING = 100_000
+
+export interface SyncOutboxOptions {
+  readonly flow: string
+  readonly metrics?: Metrics
+  readonly retryBaseMs?: number
+  readonly maxPending?: number
+}
 
 export class SyncOutbox {
   readonly #sink: OffsetSyncSink
   readonly #log: Logger
   readonly #failures: FailureStreak
   readonly #retryBaseMs: number
+  readonly #maxPending: number
+  readonly #metrics: Metrics
+  readonly #labels: { flow: string }
   #queue: OffsetSyncEntry[] = []
+  /** The first this many of the queue are being sent: thinning leaves them alone. */
+  #inFlight = 0
+  /** Set once thinning was told; cleared when the queue empties (the next stretch is told again). */
+  #thinningTold = false
+  /**
+   * The queue length that makes the next thinning: MAX_PENDING, or twice what the last one kept when it could not go
+   * lower (more partitions than room), so that thinning never runs at every enqueue.
+   */
+  #thinAt: number
   #pump: Promise<void> | null = null
   #closed = false
   /** Bumped by `dropQueued`: a send of the queue before it neither removes nor puts back anything. */
@@ -41,10 +72,14 @@ export class SyncOutbox {
   /** Resolves the pause between two failed sends early (a drain's deadline, close). */
   readonly #wake = new AbortController()
 
-  constructor (sink: OffsetSyncSink, log: Logger, retryBaseMs = RETRY_BASE_MS) {
+  constructor (sink: OffsetSyncSink, log: Logger, options: SyncOutboxOptions) {
     this.#sink = sink
     this.#log = log
-    this.#retryBaseMs = retryBaseMs
+    this.#retryBaseMs = options.retryBaseMs ?? RETRY_BASE_MS
+    this.#maxPending = options.maxPending ?? MAX_PENDING
+    this.#metrics = options.metrics ?? noMetrics
+    this.#labels = { flow: options.flow }
+    this.#thinAt = this.#maxPending
     this.#failures = new FailureStreak(log, { failed: 'cannot write offset syncs; will retry', recovered: n => `offset syncs written again after ${n} failed attempt(s)` })
   }
 
@@ -52,6 +87,8 @@ export class SyncOutbox {
   enqueue (entries: readonly OffsetSyncEntry[]): void {
     if (entries.length === 0) return
     for (const e of entries) this.#queue.push(e)
+    if (this.#queue.length > this.#thinAt) this.#thin()
+    this.#pending()
     this.#pump ??= this.#run().finally(() => { this.#pump = null })
   }
 
@@ -61,12 +98,9 @@ export class SyncOutbox {
    */
   dropQueued (): void {
     this.#queue = []
+    this.#inFlight = 0
     this.#epoch++
-  }
-
-  /** Syncs not written yet. */
-  get pending (): number {
-    return this.#queue.length
+    this.#pending()
   }
 
   /**
@@ -92,17 +126,51 @@ export class SyncOutbox {
     for (let failures = 0; this.#queue.length > 0 && !this.#closed;) {
       const batch = this.#queue.slice(0, MAX_BATCH)
       const epoch = this.#epoch
+      this.#inFlight = batch.length
       try {
         await this.#sink.send(batch)
-        if (epoch === this.#epoch) this.#queue.splice(0, batch.length)
+        if (epoch === this.#epoch) {
+          this.#queue.splice(0, batch.length)
+          this.#inFlight = 0
+          this.#pending()
+        }
         failures = 0
         this.#failures.succeeded()
       } catch (err) {
         if (epoch !== this.#epoch) continue
+        this.#inFlight = 0
         failures++
         this.#failures.failed(err, { count: batch.length, pending: this.#queue.length })
         await delay(Math.min(RETRY_MAX_MS, this.#retryBaseMs * 2 ** (failures - 1)), undefined, { signal: this.#wake.signal }).catch(() => undefined)
       }
     }
+  }
+
+  /** Thins what is not in flight to about half of MAX_PENDING; the first time in a stretch, says so. */
+  #thin (): void {
+    const kept = thinSyncs(this.#queue.slice(this.#inFlight), Math.floor(this.#maxPending / 2))
+    const dropped = this.#queue.length - this.#inFlight - kept.length
+    this.#thinAt = Math.max(this.#maxPending, 2 * this.#queue.length - 2 * dropped)
+    if (dropped === 0) return
+    this.#queue = [...this.#queue.slice(0, this.#inFlight), ...kept]
+    this.#metrics.inc('offsetSyncsThinned', this.#labels, dropped)
+    if (this.#thinningTold) {
+      this.#log.debug({ dropped, pending: this.#queue.length }, 'offset syncs queued thinned again')
+      return
+    }
+    this.#thinningTold = true
+    this.#log.warn({ dropped, pending: this.#queue.length, maxPending: this.#maxPending },
+      `more than ${this.#maxPending} offset syncs wait to be written (their topic has been unwritable for long while copying went on): ` +
+      `${dropped} of them dropped, keeping for each partition its newest and, as far as room allows, the starts of runs; ` +
+      'MM2 translating from the offset-syncs topic uses an older sync for the offsets in between (consumers re-read more after a failover, never skip); ' +
+      'kmirror\'s own translation is exact regardless. Fix what the warning "cannot write offset syncs" names')
+  }
+
+  #pending (): void {
+    if (this.#queue.length === 0) {
+      this.#thinningTold = false
+      this.#thinAt = this.#maxPending
+    }
+    this.#metrics.set('offsetSyncsPending', this.#labels, this.#queue.length)
   }
 }

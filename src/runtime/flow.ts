@@ -174,7 +174,7 @@ export class Flow implements WorkOwner {
     }
     const syncsInRound = syncs !== null && (rounds === null || config.offsetSyncsTopicLocation === 'target') ? syncs : null
     // At-least-once: MM2's syncs go out beside the data path (sync-outbox.ts), never holding up a progress store.
-    const outbox = rounds === null && syncs !== null ? new SyncOutbox(syncs, this.#log) : null
+    const outbox = rounds === null && syncs !== null ? new SyncOutbox(syncs, this.#log, { flow: config.name, metrics: this.#metrics }) : null
     this.#outbox = outbox
     const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
     // Start-up steps that do not depend on each other run at once (time to first record): the internal topics,

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { OffsetSyncEntry } from '../../../src/replication/offset-sync-tracker.ts'
 import { SyncOutbox } from '../../../src/replication/sync-outbox.ts'
+import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { deferred, type Deferred } from '../../fakes/deferred.ts'
 import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 
@@ -44,7 +45,7 @@ class HeldSink {
 describe('SyncOutbox', () => {
   it('sends one batch at a time, what was queued meanwhile in the next, each sync once and in order', async () => {
     const sink = new HeldSink()
-    const outbox = new SyncOutbox(sink, memoryLogger().log, 1)
+    const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 1 })
     outbox.enqueue([sync(1), sync(2)])
     const first = await sink.asked(0)
     outbox.enqueue([sync(3)])
@@ -61,7 +62,7 @@ describe('SyncOutbox', () => {
   it('sends a failed batch again whole and first, warns once while it keeps failing alike, and says when written again', async () => {
     const sink = new HeldSink()
     const { log, at } = memoryLogger()
-    const outbox = new SyncOutbox(sink, log, 1)
+    const outbox = new SyncOutbox(sink, log, { flow: 'f', retryBaseMs: 1 })
     outbox.enqueue([sync(1)])
     for (let i = 0; i < 3; i++) {
       const call = await sink.asked(i)
@@ -80,7 +81,7 @@ describe('SyncOutbox', () => {
   it('drains at stop up to its deadline: what is left is logged with its count and never sent afterwards', async () => {
     const sink = new HeldSink()
     const { log, at } = memoryLogger()
-    const outbox = new SyncOutbox(sink, log, 1)
+    const outbox = new SyncOutbox(sink, log, { flow: 'f', retryBaseMs: 1 })
     outbox.enqueue([sync(1)])
     const first = await sink.asked(0)
     outbox.enqueue([sync(2), sync(3)])
@@ -96,7 +97,7 @@ describe('SyncOutbox', () => {
 
   it('drops what is queued when the membership is lost: a send under way that fails is not sent again, later syncs are', async () => {
     const sink = new HeldSink()
-    const outbox = new SyncOutbox(sink, memoryLogger().log, 1)
+    const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 1 })
     outbox.enqueue([sync(1)])
     const first = await sink.asked(0)
     outbox.enqueue([sync(2)])
@@ -108,5 +109,33 @@ describe('SyncOutbox', () => {
     assert.equal(await outbox.drain(1000), 0)
     assert.deepEqual(sink.calls.map(c => c.entries), [[1], [30]])
     assert.deepEqual(sink.written, [30])
+  })
+
+  it('past its bound thins what is not in flight, tells it once per stretch, and counts what is pending and dropped', async () => {
+    const sink = new HeldSink()
+    const { log, at } = memoryLogger()
+    const metrics = new CountingMetrics()
+    const outbox = new SyncOutbox(sink, log, { flow: 'f', retryBaseMs: 1, maxPending: 8, metrics })
+    outbox.enqueue([sync(1), sync(2)])
+    const first = await sink.asked(0)
+    // While [1, 2] is in flight, nine queued (past 8): the seven not in flight are halved to [4, 6, 8, 9].
+    outbox.enqueue([3, 4, 5, 6, 7, 8, 9].map(sync))
+    assert.equal(metrics.counts.get('offsetSyncsThinned{"flow":"f"}'), 3)
+    assert.equal(metrics.gauges.get('offsetSyncsPending{"flow":"f"}'), 6)
+    // The next thinning waits for twice what the last kept (12): then [4 .. 16] is halved twice, to [9, 13, 16].
+    outbox.enqueue([10, 11, 12, 13, 14, 15, 16].map(sync))
+    assert.equal(metrics.counts.get('offsetSyncsThinned{"flow":"f"}'), 11)
+    assert.equal(metrics.gauges.get('offsetSyncsPending{"flow":"f"}'), 5)
+    first.answer.reject(new Error('connect ECONNREFUSED'))
+    const again = await sink.asked(1)
+    again.answer.resolve()
+    assert.equal(await outbox.drain(1000), 0)
+    // The batch in flight went again whole and first; of the rest, the order and the newest (16) were kept.
+    assert.deepEqual(sink.calls.map(c => c.entries), [[1, 2], [1, 2, 9, 13, 16]])
+    assert.deepEqual(sink.written, [1, 2, 9, 13, 16])
+    assert.equal(metrics.gauges.get('offsetSyncsPending{"flow":"f"}'), 0)
+    const warnings = at(LogLevels.warn).filter(l => l.msg.startsWith('more than 8 offset syncs wait to be written'))
+    assert.equal(warnings.length, 1)
+    assert.match(warnings[0]!.msg, /: 3 of them dropped, keeping for each partition its newest/)
   })
 })
