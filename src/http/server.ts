@@ -109,7 +109,8 @@ export function statusDocument (flows: readonly FlowStatus[], failure: unknown, 
         jobs: f.jobs,
         // Only a flow that shares its work through a group has members to show.
         ...(f.membership === null ? {} : { membership: f.membership }),
-        ...(f.checkpoints === undefined ? {} : { checkpoints: f.checkpoints.map(c => ({ group: c.group, at: new Date(c.at).toISOString() })) })
+        ...(f.checkpoints === undefined ? {} : { checkpoints: f.checkpoints.map(c => ({ group: c.group, at: new Date(c.at).toISOString() })) }),
+        ...(f.offsetSyncs === undefined ? {} : { offsetSyncs: f.offsetSyncs })
       }
     })
   }

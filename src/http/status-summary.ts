@@ -132,6 +132,7 @@ export function summaryDocument (flows: readonly FlowStatus[], context: FlowCont
       name: flow.name,
       ...flowTotals(flow, context),
       stepFailure: flow.stepFailure,
+      ...(flow.offsetSyncs === undefined ? {} : { offsetSyncs: flow.offsetSyncs }),
       jobs: flow.jobs,
       ...(flow.membership === null ? {} : { membership: flow.membership }),
       topicCount: topics.length,

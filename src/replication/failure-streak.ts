@@ -13,10 +13,17 @@ export interface StreakMessages {
   readonly recovered: (attempts: number) => string
 }
 
+/** A streak while it lasts: since when, how many attempts, the last error's message. */
+export interface Streak {
+  readonly since: number
+  readonly attempts: number
+  readonly message: string
+}
+
 export class FailureStreak {
   readonly #log: Logger
   readonly #messages: StreakMessages
-  #current: { since: number, attempts: number, key: string } | null = null
+  #current: (Streak & { key: string }) | null = null
 
   constructor (log: Logger, messages: StreakMessages) {
     this.#log = log
@@ -24,10 +31,11 @@ export class FailureStreak {
   }
 
   failed (err: unknown, fields: Record<string, unknown> = {}): void {
-    const key = (err instanceof Error ? err.message : String(err)).replace(/\d+/g, '#')
+    const message = err instanceof Error ? err.message : String(err)
+    const key = message.replace(/\d+/g, '#')
     const before = this.#current
     const attempts = before === null ? 1 : before.attempts + 1
-    this.#current = { since: before?.since ?? Date.now(), attempts, key }
+    this.#current = { since: before?.since ?? Date.now(), attempts, key, message }
     if (before === null || before.key !== key) this.#log.warn({ err, ...fields }, this.#messages.failed)
     else this.#log.debug({ ...fields, attempts }, `${this.#messages.failed} (again)`)
   }
@@ -37,5 +45,12 @@ export class FailureStreak {
     if (current === null) return
     this.#current = null
     this.#log.info({ attempts: current.attempts, failedForMs: Date.now() - current.since }, this.#messages.recovered(current.attempts))
+  }
+
+  /** The streak under way, or null while the write succeeds. */
+  current (): Streak | null {
+    if (this.#current === null) return null
+    const { key: _, ...streak } = this.#current
+    return streak
   }
 }

@@ -40,6 +40,16 @@ export const MAX_BATCH = 5_000
  */
 export const MAX_PENDING = 100_000
 
+/** What `/status` shows of the outbox (a flow's `offsetSyncs`). */
+export interface OffsetSyncsStatus {
+  /** Syncs queued, not written yet. */
+  readonly pending: number
+  /** Syncs dropped unwritten by thinning since the start. */
+  readonly thinned: number
+  /** While sends fail: since when (ISO time), how many attempts, the last error. */
+  readonly failure: { readonly since: string, readonly attempts: number, readonly error: string } | null
+}
+
 export interface SyncOutboxOptions {
   readonly flow: string
   readonly metrics?: Metrics
@@ -58,6 +68,7 @@ export class SyncOutbox {
   #queue: OffsetSyncEntry[] = []
   /** The first this many of the queue are being sent: thinning leaves them alone. */
   #inFlight = 0
+  #thinned = 0
   /** Set once thinning was told; cleared when the queue empties (the next stretch is told again). */
   #thinningTold = false
   /**
@@ -103,6 +114,15 @@ export class SyncOutbox {
     this.#pending()
   }
 
+  status (): OffsetSyncsStatus {
+    const streak = this.#failures.current()
+    return {
+      pending: this.#queue.length,
+      thinned: this.#thinned,
+      failure: streak === null ? null : { since: new Date(streak.since).toISOString(), attempts: streak.attempts, error: streak.message }
+    }
+  }
+
   /**
    * Waits until every sync queued is written, or TIMEOUT_MS passed; then sends nothing more. Returns how many
    * were left unwritten (logged at warn when any).
@@ -140,6 +160,7 @@ export class SyncOutbox {
         if (epoch !== this.#epoch) continue
         this.#inFlight = 0
         failures++
+        this.#metrics.inc('offsetSyncWriteFailures', this.#labels)
         this.#failures.failed(err, { count: batch.length, pending: this.#queue.length })
         await delay(Math.min(RETRY_MAX_MS, this.#retryBaseMs * 2 ** (failures - 1)), undefined, { signal: this.#wake.signal }).catch(() => undefined)
       }
@@ -153,6 +174,7 @@ export class SyncOutbox {
     this.#thinAt = Math.max(this.#maxPending, 2 * this.#queue.length - 2 * dropped)
     if (dropped === 0) return
     this.#queue = [...this.#queue.slice(0, this.#inFlight), ...kept]
+    this.#thinned += dropped
     this.#metrics.inc('offsetSyncsThinned', this.#labels, dropped)
     if (this.#thinningTold) {
       this.#log.debug({ dropped, pending: this.#queue.length }, 'offset syncs queued thinned again')

@@ -3,6 +3,7 @@
  * its jobs, and, when it shares its work with other instances through its group, the group's members.
  */
 import type { PartitionStatus, StepFailure } from '../replication/flow-replicator.ts'
+import type { OffsetSyncsStatus } from '../replication/sync-outbox.ts'
 import type { JobStatus } from './scheduler.ts'
 
 export interface FlowStatus {
@@ -18,6 +19,11 @@ export interface FlowStatus {
    * current); absent when this instance does not run the checkpoint job (disabled, or another member owns it).
    */
   readonly checkpoints?: readonly GroupCheckpoints[]
+  /**
+   * MM2's offset syncs written beside the data path (at-least-once mode with offset syncs on): how many wait, how
+   * many were thinned, and the failure of their writes while it lasts. Absent otherwise.
+   */
+  readonly offsetSyncs?: OffsetSyncsStatus
 }
 
 export interface GroupCheckpoints {

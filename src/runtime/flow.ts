@@ -350,7 +350,8 @@ export class Flow implements WorkOwner {
       jobs: this.#scheduler.status(),
       membership: this.#membership(),
       // Only the instance that runs the job knows how current the checkpoints are.
-      ...(this.#checkpoints !== null && this.owned().jobs.includes(JobNames.EMIT_CHECKPOINTS) ? { checkpoints: this.#checkpoints.currentSince() } : {})
+      ...(this.#checkpoints !== null && this.owned().jobs.includes(JobNames.EMIT_CHECKPOINTS) ? { checkpoints: this.#checkpoints.currentSince() } : {}),
+      ...(this.#outbox === null ? {} : { offsetSyncs: this.#outbox.status() })
     }
   }
 

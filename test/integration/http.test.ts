@@ -38,6 +38,13 @@ test('serves exact copy counts on /metrics, 200 on /healthz and positions on /st
   const mine = status.flows.find(f => f.name === 'A->B')!.partitions.filter(p => p.topic === topic)
   assert.deepEqual(mine.map(p => p.position).sort(), [100, 100, 100])
   assert.equal(mine.reduce((n, p) => n + p.copiedRecords, 0), 300)
+  // MM2's offset syncs (written beside the data path in at-least-once mode) all written, none failing or thinned
+  await waitFor(async () => {
+    const flow = (await (await fetch(`${base}/status`)).json() as { flows: { name: string, offsetSyncs?: unknown }[] }).flows.find(f => f.name === 'A->B')
+    return { done: JSON.stringify(flow?.offsetSyncs) === JSON.stringify({ pending: 0, thinned: 0, failure: null }), state: JSON.stringify(flow?.offsetSyncs) }
+  }, { timeoutMs: 10_000, message: 'offset syncs all written' })
+  const text = await (await fetch(`${base}/metrics`)).text()
+  assert.match(text, /^kmirror_offset_syncs_pending\{flow="A->B"\} 0$/m)
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(10_000)).code, 0)
 })

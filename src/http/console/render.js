@@ -119,10 +119,24 @@ export function renderBrokers (brokers, now) {
   return table([['Broker'], ['Cluster'], ['What'], ['Times', true], ['Last'], ['Last cause']], rows, { class: 'brokers' })
 }
 
+/**
+ * MM2's offset syncs that cannot be written (their topic's leader down): red while the writes fail, and how many were
+ * dropped by thinning once that happened. Nothing while they are written.
+ */
+function offsetSyncs (flow) {
+  const syncs = flow.offsetSyncs
+  if (syncs === undefined || (syncs.failure === null && syncs.thinned === 0)) return null
+  const failing = syncs.failure === null
+    ? ''
+    : `cannot write MM2's offset syncs: ${formatCount(syncs.pending)} waiting, ${syncs.failure.attempts} attempts since ${syncs.failure.since}: ${syncs.failure.error}. `
+  const thinned = syncs.thinned === 0 ? '' : `${formatCount(syncs.thinned)} offset syncs dropped unwritten (too many waited; MM2's translation coarser there, kmirror's exact).`
+  return h('p', { class: syncs.failure === null ? 'muted' : 'error-text', 'data-offset-syncs': '' }, failing + thinned)
+}
+
 /** The card of one flow. */
 export function renderFlow (flow, view, now) {
   const step = flow.stepFailure === null ? null : h('p', { class: 'error-text' }, `cannot copy: ${flow.stepFailure.code} (${flow.stepFailure.attempts} attempts since ${flow.stepFailure.since}): ${flow.stepFailure.message ?? ''}`)
   return h('article', { class: 'flow', 'data-flow': flow.name },
     h('div', { class: 'flow-head' }, h('h2', {}, flow.name), h('span', { class: `badge ${stateClass(flow.state)}`, 'data-state': flow.state }, flow.state)),
-    step, stats(flow), failing(flow), topics(flow, view), jobs(flow, now), members(flow))
+    step, offsetSyncs(flow), stats(flow), failing(flow), topics(flow, view), jobs(flow, now), members(flow))
 }

@@ -3,6 +3,7 @@ import { connect } from 'node:net'
 import { describe, it } from 'node:test'
 import { updateCheckpointGauges, updateUpGauges } from '../../../src/http/gauges.ts'
 import { healthOf, startHttpServer, statusDocument, updateLagGauges } from '../../../src/http/server.ts'
+import { summaryDocument, type FlowContext } from '../../../src/http/status-summary.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { PrometheusMetrics } from '../../../src/metrics/registry.ts'
 import { processRedactor } from '../../../src/redactor.ts'
@@ -50,6 +51,19 @@ describe('healthOf and statusDocument', () => {
     assert.equal(doc.flows[0]!.lagRecords, 10)
     // Without a group, /status shows no membership at all (as before groups existed)
     assert.equal('membership' in (doc.flows[0] as object), false)
+  })
+
+  it('Given MM2\'s offset syncs failing to be written, then /status and its summary show them and /healthz stays ok (the data path copies on)', () => {
+    const offsetSyncs = { pending: 1200, thinned: 0, failure: { since: '2026-01-01T00:00:00.000Z', attempts: 4, error: 'produce to A: connect ECONNREFUSED' } }
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0)], stepFailure: null, jobs: [], membership: null, offsetSyncs }]
+    assert.deepEqual(healthOf(flows, undefined), { status: 200, summary: 'ok' })
+    const doc = statusDocument(flows, undefined) as { flows: { offsetSyncs: unknown }[] }
+    assert.deepEqual(doc.flows[0]!.offsetSyncs, offsetSyncs)
+    const context: FlowContext = { rate: () => ({ recordsPerSecond: null, bytesPerSecond: null }), stalled: new Set(), ready: true, failed: false }
+    const [summary] = summaryDocument(flows, context, { filter: '', limit: 20 })
+    assert.deepEqual(summary!['offsetSyncs'], offsetSyncs)
+    // Without the outbox (exactly-once, or offset syncs off) there is no such field
+    assert.equal('offsetSyncs' in (statusDocument([{ ...flows[0]!, offsetSyncs: undefined }], undefined) as { flows: object[] }).flows[0]!, false)
   })
 
   it('Given a flow in a group, then /status shows its members and what each owns', () => {

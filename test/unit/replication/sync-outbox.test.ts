@@ -70,11 +70,17 @@ describe('SyncOutbox', () => {
       call.answer.reject(new Error(`write ${i + 5} record(s) to cluster A: connect ECONNREFUSED 10.0.0.2:9092`))
     }
     const fourth = await sink.asked(3)
+    // While the sends fail, /status shows what waits and the failure
+    const failing = outbox.status()
+    assert.equal(failing.pending, 2)
+    assert.equal(failing.failure?.attempts, 3)
+    assert.equal(failing.failure?.error, 'write 7 record(s) to cluster A: connect ECONNREFUSED 10.0.0.2:9092')
     fourth.answer.resolve()
     assert.equal(await outbox.drain(1000), 0)
     assert.deepEqual(sink.calls.map(c => c.entries), [[1], [1, 2], [1, 2], [1, 2]])
     assert.deepEqual(sink.written, [1, 2])
     assert.deepEqual(at(LogLevels.warn).map(l => l.msg), ['cannot write offset syncs; will retry'])
+    assert.deepEqual(outbox.status(), { pending: 0, thinned: 0, failure: null })
     assert.deepEqual(at(LogLevels.info).map(l => l.msg), ['offset syncs written again after 3 failed attempt(s)'])
   })
 
@@ -134,6 +140,8 @@ describe('SyncOutbox', () => {
     assert.deepEqual(sink.calls.map(c => c.entries), [[1, 2], [1, 2, 9, 13, 16]])
     assert.deepEqual(sink.written, [1, 2, 9, 13, 16])
     assert.equal(metrics.gauges.get('offsetSyncsPending{"flow":"f"}'), 0)
+    assert.deepEqual(outbox.status(), { pending: 0, thinned: 11, failure: null })
+    assert.equal(metrics.counts.get('offsetSyncWriteFailures{"flow":"f"}'), 1)
     const warnings = at(LogLevels.warn).filter(l => l.msg.startsWith('more than 8 offset syncs wait to be written'))
     assert.equal(warnings.length, 1)
     assert.match(warnings[0]!.msg, /: 3 of them dropped, keeping for each partition its newest/)
