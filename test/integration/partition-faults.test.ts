@@ -3,19 +3,23 @@
  * a record larger than the remote topic's max.message.bytes. While one partition fails, the others and the
  * heartbeats keep flowing, and what the operator sees says so: /status (the partition's error, unknown lag),
  * /healthz (503 naming the failing partitions), kmirror_failing_partitions, and one warning naming the topic, the
- * cluster and what to grant or raise. Once the cause is fixed, the copy is exact record by record.
+ * cluster and what to grant or raise. Once the cause is fixed, the copy is exact record by record. WRITE denied on
+ * MM2's offset-syncs topic holds up only the syncs (written beside the data path): they wait, shown, and are
+ * written in order after the re-grant.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ConfigResourceTypes, IncrementalAlterConfigOperationTypes } from '@platformatic/kafka'
 import type { AclBinding } from '../../src/kafka/acls.ts'
+import type { OffsetSyncsStatus } from '../../src/replication/sync-outbox.ts'
 import { aclsOf, createAcls, deleteAcls } from '../helpers/acls.ts'
 import { ensureClusters, getCluster } from '../helpers/clusters.ts'
 import { createTopic, deleteTopics, endOffsets, produce, TIMESTAMP_BASE, withAdmin, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
 import { runPrintedTool, secureAdminProperties } from '../helpers/printed-tool.ts'
-import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
-import { uniqueName, waitFor } from '../helpers/wait.ts'
+import { removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
+import { assertSamePartition, assertSyncsTranslateExactly, readCommitted, readOffsetSyncs } from '../helpers/replication.ts'
+import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
 
 interface StatusPartition { topic: string, partition: number, lagRecords: number | null, failure: { error: string, cluster: string, remedy: string, attempts: number } | null }
 interface StatusDocument { healthy: boolean, health: string, flows: { name: string, lagRecords: number | null, lagUnknownPartitions: number, failingPartitions: number, partitions: StatusPartition[] }[] }
@@ -238,6 +242,74 @@ test('WRITE revoked on one remote topic: that partition is set aside and reporte
   await waitFor(async () => await onB(`A.${revoked}`) === 100n, { timeoutMs: 60_000, message: 'the refused topic copied after the re-grant' })
   for (const topic of [kept, revoked]) assertSamePartition(await readCommitted('target', topic, 0), await readCommitted(alice, `A.${topic}`, 0), topic)
   await waitFor(async () => (await fetch(`${base}/healthz`)).status === 200, { timeoutMs: 10_000, message: '/healthz 200 after the recovery' })
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0)
+})
+
+test('WRITE denied on MM2\'s offset-syncs topic: the records copy on, /status and the metrics show the syncs waiting and why, /healthz stays 200, and after the re-grant every sync is written in order and translates exactly', { timeout: 180_000 }, async t => {
+  await ensureClusters(['secure', 'target'])
+  // Given kmirror writing to the authorizer cluster as alice (wildcard ALLOWs), its offset syncs there too, one every 10 records
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName('pf-syncs')
+  const remote = `${a}.${topic}`
+  // On the target, MM2 names the topic after the source cluster
+  const syncsTopic = `mm2-offset-syncs.${a}.internal`
+  await createTopic('target', topic, { partitions: 1, t })
+  const allow = (resourceType: AclBinding['resourceType'], resourceName: string): AclBinding =>
+    ({ resourceType, resourceName, patternType: 'literal', principal: 'User:alice', host: '*', operation: 'all', permission: 'allow' })
+  await createAcls('secure', [allow('topic', '*'), allow('group', '*'), allow('cluster', 'kafka-cluster')], t)
+  await produce('target', records(topic, 0, 50))
+  const alice = { ...getCluster('secure'), sasl: { mechanism: 'PLAIN' as const, username: 'alice', password: 'alice-secret' } }
+  const config = writeTempFile(mm2Properties({
+    source: 'target',
+    target: alice,
+    sourceAlias: a,
+    targetAlias: b,
+    extra: [`${a}->${b}.topics = ${topic}`, 'offset-syncs.topic.location = target', 'offset.lag.max = 10', 'emit.checkpoints.enabled = false',
+      'sync.group.offsets.enabled = false', 'sync.topic.acls.enabled = false', 'sync.topic.configs.enabled = false']
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config, '--http-port', '0', '--http-host', '127.0.0.1'], { t })
+  removeAliasTopicsAfter(t, ['secure'], [a, b], async () => { kmirror.kill('SIGKILL'); await kmirror.waitForExit(10_000).catch(() => undefined) })
+  const base = await runWithHttp(kmirror)
+  const onB = async (): Promise<bigint> => (await endOffsets(alice, remote).catch(() => [])).reduce((x, y) => x + y, 0n)
+  const syncsOf = async (): Promise<OffsetSyncsStatus | undefined> =>
+    ((await (await fetch(`${base}/status`)).json()) as { flows: { offsetSyncs?: OffsetSyncsStatus }[] }).flows[0]?.offsetSyncs
+  await waitFor(async () => ({ done: await onB() === 50n && (await syncsOf())?.pending === 0, state: kmirror.stderr.slice(-2000) }), { timeoutMs: 60_000, message: 'first records copied, their syncs written' })
+  const writtenBefore = (await readOffsetSyncs(alice, syncsTopic, topic)).length
+
+  // When WRITE on the offset-syncs topic is denied and the source topic gets 50 more records
+  const deny: AclBinding = { resourceType: 'topic', resourceName: syncsTopic, patternType: 'literal', principal: 'User:alice', host: '*', operation: 'write', permission: 'deny' }
+  await createAcls('secure', [deny], t)
+  await produce('target', records(topic, 50, 50))
+
+  // Then the records are copied whole while the syncs wait, shown with their error, and /healthz stays 200
+  await waitFor(async () => await onB() === 100n, { timeoutMs: 30_000, message: 'the records copy on' })
+  const waiting = await waitForValue(async () => {
+    const syncs = await syncsOf()
+    return { done: syncs !== undefined && syncs.failure !== null && syncs.pending > 0, state: syncs }
+  }, { timeoutMs: 30_000, message: 'the failing offset syncs in /status' })
+  assert.ok(waiting !== undefined)
+  assert.match(waiting.failure!.error, /TOPIC_AUTHORIZATION_FAILED|not authorized/i)
+  assert.equal(waiting.thinned, 0)
+  assert.equal((await fetch(`${base}/healthz`)).status, 200)
+  const text = await (await fetch(`${base}/metrics`)).text()
+  assert.equal(metric(text, 'kmirror_offset_syncs_pending', `flow="${a}->${b}"`), waiting.pending)
+  assert.ok((metric(text, 'kmirror_offset_sync_write_failures_total', `flow="${a}->${b}"`) ?? 0) >= 1)
+  assert.equal((await readOffsetSyncs(alice, syncsTopic, topic)).length, writtenBefore, 'no sync written while denied')
+
+  // When the DENY is removed
+  await deleteAcls('secure', [deny])
+  // Then the syncs waiting are written, one warning and one recovery line told it, and every sync translates exactly
+  await waitFor(async () => JSON.stringify(await syncsOf()) === JSON.stringify({ pending: 0, thinned: 0, failure: null }), { timeoutMs: 30_000, message: 'the syncs written after the re-grant' })
+  const syncs = await readOffsetSyncs(alice, syncsTopic, topic)
+  assert.ok(syncs.some(s => s.upstreamOffset >= 50), `a sync of the records copied while denied: ${JSON.stringify(syncs)}`)
+  assert.deepEqual(syncs.map(s => s.upstreamOffset), [...syncs.map(s => s.upstreamOffset)].sort((x, y) => x - y), 'syncs written in order')
+  const source = await readCommitted('target', topic, 0)
+  const copied = await readCommitted(alice, remote, 0)
+  assertSamePartition(source, copied, topic)
+  assertSyncsTranslateExactly(syncs, source, copied, 0, topic)
+  assert.equal(kmirror.stderr.split('\n').filter(l => l.includes('"msg":"cannot write offset syncs; will retry"')).length, 1, kmirror.stderr.slice(-3000))
+  assert.match(kmirror.stderr, /"msg":"offset syncs written again after \d+ failed attempt\(s\)"/)
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0)
 })
