@@ -47,6 +47,11 @@ export class FailureStreak {
     this.#log.info({ attempts: current.attempts, failedForMs: Date.now() - current.since }, this.#messages.recovered(current.attempts))
   }
 
+  /** Forgets the streak without a line: what failed is no longer to be written. */
+  clear (): void {
+    this.#current = null
+  }
+
   /** The streak under way, or null while the write succeeds. */
   current (): Streak | null {
     if (this.#current === null) return null

@@ -6,7 +6,7 @@
 import type { FlowConfig } from '../config/types.ts'
 import { encodeOffsetSyncKey, encodeOffsetSyncValue } from '../formats/offset-sync.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
-import type { RecordWriter } from '../kafka/record-writer.ts'
+import type { AckedChunk, RecordWriter } from '../kafka/record-writer.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import type { OffsetSyncEntry } from './offset-sync-tracker.ts'
 
@@ -39,9 +39,14 @@ export class OffsetSyncEmitter {
     })
   }
 
-  async send (entries: readonly OffsetSyncEntry[]): Promise<void> {
+  /**
+   * Writes ENTRIES in order; ONACKED, when given, hears how many more of them (from the front) were acknowledged
+   * each time a produce request of the write is (a write larger than one request is split).
+   */
+  async send (entries: readonly OffsetSyncEntry[], onAcked?: (count: number) => void): Promise<void> {
     if (entries.length === 0) return
     const timestamp = BigInt(Date.now())
+    const acked = onAcked === undefined ? undefined : (chunks: readonly AckedChunk[]): void => { onAcked(chunks.reduce((n, c) => n + c.end - c.start, 0)) }
     await this.#writer.write([{
       topic: this.topic,
       partition: 0,
@@ -51,6 +56,6 @@ export class OffsetSyncEmitter {
         headers: [],
         timestamp
       }))
-    }])
+    }], acked)
   }
 }

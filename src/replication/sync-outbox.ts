@@ -7,13 +7,15 @@
  * (its producer sends them on its own, and drops them under pressure).
  *
  * Invariants:
- * - Every sync enqueued is sent, once acknowledged never again, in the order enqueued: one send at a time, a failed
- *   send goes back at the front whole (invariant 4 of ARCHITECTURE.md: never coalesced). Except after
- *   `dropQueued` (membership lost): nothing queued before it is sent again.
+ * - Every sync enqueued is sent, once acknowledged never again, in the order enqueued: one send at a time; a send
+ *   the writer splits into several produce requests removes each acknowledged part at once (`onAcked`), so what a
+ *   failed send leaves at the front is exactly what was not acknowledged (invariant 4 of ARCHITECTURE.md: never
+ *   coalesced). Except after `dropQueued` (membership lost): nothing queued before it is sent again.
  * - Bounded: past MAX_PENDING queued (the syncs' topic unwritable for long while copying goes on), the queue not in
  *   flight is thinned (sync-thinning.ts) to about half, told once per stretch and counted. A dropped sync only makes
- *   MM2's translation from the topic coarser (it uses an older sync: consumers re-read, never skip); the order of
- *   what is kept does not change, and kmirror's exact history is written apart (before the enqueue).
+ *   MM2's translation from the topic coarser (it uses an older sync: consumers re-read, never skip; a sync that goes
+ *   back is never dropped); the order of what is kept does not change, and kmirror's exact history is written apart
+ *   (before the enqueue). Between two tries nothing is in flight: the failed send's syncs are thinned like any.
  * - A failed send is retried after RETRY_BASE_MS doubling to RETRY_MAX_MS; the failures are told once
  *   (failure-streak.ts), the recovery too.
  * - `drain` (the flow's stop) waits until everything enqueued before it is written or its deadline passes; what is
@@ -31,7 +33,7 @@ import { thinSyncs } from './sync-thinning.ts'
 
 export const RETRY_BASE_MS = 200
 export const RETRY_MAX_MS = 5_000
-/** Syncs per send at most (one produce request of small records). */
+/** Syncs per send at most (a produce request or two of small records: each part acknowledged is removed at once). */
 export const MAX_BATCH = 5_000
 /**
  * Syncs queued at most before thinning: about 10 MiB. At 10,000 syncs a second (a million records a second at
@@ -91,6 +93,10 @@ export class SyncOutbox {
     this.#metrics = options.metrics ?? noMetrics
     this.#labels = { flow: options.flow }
     this.#thinAt = this.#maxPending
+    // The counters exist from the start at 0: Prometheus' increase() does not count a series' first sample.
+    this.#metrics.inc('offsetSyncsThinned', this.#labels, 0)
+    this.#metrics.inc('offsetSyncWriteFailures', this.#labels, 0)
+    this.#metrics.set('offsetSyncsFailingSince', this.#labels, 0)
     this.#failures = new FailureStreak(log, { failed: 'cannot write offset syncs; will retry', recovered: n => `offset syncs written again after ${n} failed attempt(s)` })
   }
 
@@ -111,6 +117,9 @@ export class SyncOutbox {
     this.#queue = []
     this.#inFlight = 0
     this.#epoch++
+    // Nothing of the lost membership is written any more: its failure is no longer this instance's to show.
+    this.#failures.clear()
+    this.#metrics.set('offsetSyncsFailingSince', this.#labels, 0)
     this.#pending()
   }
 
@@ -147,14 +156,19 @@ export class SyncOutbox {
       const batch = this.#queue.slice(0, MAX_BATCH)
       const epoch = this.#epoch
       this.#inFlight = batch.length
+      // The acknowledged head of the batch leaves the queue at once: a later part failing sends only the rest again.
+      const acked = (count: number): void => {
+        if (epoch !== this.#epoch || count <= 0) return
+        const n = Math.min(count, this.#inFlight)
+        this.#queue.splice(0, n)
+        this.#inFlight -= n
+        this.#pending()
+      }
       try {
-        await this.#sink.send(batch)
-        if (epoch === this.#epoch) {
-          this.#queue.splice(0, batch.length)
-          this.#inFlight = 0
-          this.#pending()
-        }
+        await this.#sink.send(batch, acked)
+        acked(this.#inFlight)
         failures = 0
+        if (this.#failures.current() !== null) this.#metrics.set('offsetSyncsFailingSince', this.#labels, 0)
         this.#failures.succeeded()
       } catch (err) {
         if (epoch !== this.#epoch) continue
@@ -162,6 +176,7 @@ export class SyncOutbox {
         failures++
         this.#metrics.inc('offsetSyncWriteFailures', this.#labels)
         this.#failures.failed(err, { count: batch.length, pending: this.#queue.length })
+        this.#metrics.set('offsetSyncsFailingSince', this.#labels, Math.floor(this.#failures.current()!.since / 1000))
         await delay(Math.min(RETRY_MAX_MS, this.#retryBaseMs * 2 ** (failures - 1)), undefined, { signal: this.#wake.signal }).catch(() => undefined)
       }
     }

@@ -48,11 +48,14 @@ export async function createTopic (ref: ClusterRef, name: string, options: Creat
     // Metadata can name a leader before that broker serves the partition (a produce then gets
     // NOT_LEADER_OR_FOLLOWER), so ready means: ListOffsets, which only the leader answers, works.
     const partitions = Array.from({ length: options.partitions }, (_, partitionIndex) => ({ partitionIndex, timestamp: ListOffsetTimestamps.LATEST }))
+    let clash = 0
     await waitFor(
       async () => {
         const metadata = await admin.metadata({ topics: [name], forceUpdate: true })
         const described = metadata.topics.get(name)?.partitions ?? []
-        if (described.length > options.partitions) throw new Error(`topic ${name} on ${cluster.name} has ${described.length} partitions, not ${options.partitions}: a name clash`)
+        // (waitFor retries what its check throws: a clash ends the wait and fails below)
+        if (described.length > options.partitions) clash = described.length
+        if (clash > 0) return { done: true, state: 'a name clash' }
         const led = described.filter(p => p && p.leader >= 0).length
         if (led < options.partitions) return { done: false, state: `${led} of ${options.partitions} partitions have a leader` }
         const [listed] = await admin.listOffsets({ topics: [{ name, partitions }] })
@@ -61,6 +64,7 @@ export async function createTopic (ref: ClusterRef, name: string, options: Creat
       },
       { timeoutMs: 30_000, intervalMs: 100, message: `topic ${name} on ${cluster.name} ready` }
     )
+    if (clash > 0) throw new Error(`topic ${name} on ${cluster.name} has ${clash} partitions, not ${options.partitions}: a name clash`)
   })
 }
 

@@ -124,26 +124,79 @@ describe('SyncOutbox', () => {
     const outbox = new SyncOutbox(sink, log, { flow: 'f', retryBaseMs: 1, maxPending: 8, metrics })
     outbox.enqueue([sync(1), sync(2)])
     const first = await sink.asked(0)
-    // While [1, 2] is in flight, nine queued (past 8): the seven not in flight are halved to [4, 6, 8, 9].
+    // While [1, 2] is in flight, nine queued (past 8): the seven not in flight are halved to [3, 5, 7, 9] (the
+    // partition's first and newest kept).
     outbox.enqueue([3, 4, 5, 6, 7, 8, 9].map(sync))
     assert.equal(metrics.counts.get('offsetSyncsThinned{"flow":"f"}'), 3)
     assert.equal(metrics.gauges.get('offsetSyncsPending{"flow":"f"}'), 6)
-    // The next thinning waits for twice what the last kept (12): then [4 .. 16] is halved twice, to [9, 13, 16].
+    // The next thinning waits for twice what the last kept (12): then [3 .. 16] is halved twice, to [3, 10, 14, 16].
     outbox.enqueue([10, 11, 12, 13, 14, 15, 16].map(sync))
-    assert.equal(metrics.counts.get('offsetSyncsThinned{"flow":"f"}'), 11)
-    assert.equal(metrics.gauges.get('offsetSyncsPending{"flow":"f"}'), 5)
+    assert.equal(metrics.counts.get('offsetSyncsThinned{"flow":"f"}'), 10)
+    assert.equal(metrics.gauges.get('offsetSyncsPending{"flow":"f"}'), 6)
     first.answer.reject(new Error('connect ECONNREFUSED'))
     const again = await sink.asked(1)
     again.answer.resolve()
     assert.equal(await outbox.drain(1000), 0)
-    // The batch in flight went again whole and first; of the rest, the order and the newest (16) were kept.
-    assert.deepEqual(sink.calls.map(c => c.entries), [[1, 2], [1, 2, 9, 13, 16]])
-    assert.deepEqual(sink.written, [1, 2, 9, 13, 16])
+    // The batch in flight went again whole and first; of the rest, the order, the first and the newest (16) were kept.
+    assert.deepEqual(sink.calls.map(c => c.entries), [[1, 2], [1, 2, 3, 10, 14, 16]])
+    assert.deepEqual(sink.written, [1, 2, 3, 10, 14, 16])
     assert.equal(metrics.gauges.get('offsetSyncsPending{"flow":"f"}'), 0)
-    assert.deepEqual(outbox.status(), { pending: 0, thinned: 11, failure: null })
+    assert.deepEqual(outbox.status(), { pending: 0, thinned: 10, failure: null })
     assert.equal(metrics.counts.get('offsetSyncWriteFailures{"flow":"f"}'), 1)
     const warnings = at(LogLevels.warn).filter(l => l.msg.startsWith('more than 8 offset syncs wait to be written'))
     assert.equal(warnings.length, 1)
     assert.match(warnings[0]!.msg, /: 3 of them dropped, keeping for each partition its newest/)
+  })
+
+  it('does not thin again before the queue doubles what the last thinning kept (more partitions than room)', async () => {
+    const sink = new HeldSink()
+    const metrics = new CountingMetrics()
+    const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 1, maxPending: 4, metrics })
+    const of = (partition: number, offset: number): OffsetSyncEntry => ({ ...sync(offset), partition })
+    outbox.enqueue([of(9, 1)])
+    await sink.asked(0)
+    // Five partitions' first syncs: past 4, but nothing may go; the next try waits for 12 queued
+    outbox.enqueue([0, 1, 2, 3, 4].map(p => of(p, 1)))
+    for (let offset = 2; offset <= 7; offset++) outbox.enqueue([of(0, offset)])
+    assert.equal(metrics.counts.get('offsetSyncsThinned{"flow":"f"}'), 0, 'thinned at 12 queued or fewer')
+    outbox.enqueue([of(0, 8)])
+    assert.ok((metrics.counts.get('offsetSyncsThinned{"flow":"f"}') ?? 0) > 0, 'thinned past 12 queued')
+  })
+
+  it('removes each acknowledged part of a split send at once: a later part failing sends only the rest again', async () => {
+    const sent: number[][] = []
+    let calls = 0
+    const sink = {
+      async send (entries: readonly OffsetSyncEntry[], onAcked?: (count: number) => void): Promise<void> {
+        sent.push(entries.map(e => e.upstreamOffset))
+        if (calls++ === 0) {
+          onAcked?.(2)
+          throw new Error('the second produce request failed')
+        }
+        onAcked?.(entries.length)
+      }
+    }
+    const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 1 })
+    outbox.enqueue([1, 2, 3, 4].map(sync))
+    assert.equal(await outbox.drain(1000), 0)
+    assert.deepEqual(sent, [[1, 2, 3, 4], [3, 4]])
+  })
+
+  it('forgets a failure when the membership is lost: /status and the failing-since gauge clear', async () => {
+    const sink = new HeldSink()
+    const metrics = new CountingMetrics()
+    const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 1, metrics })
+    assert.equal(metrics.counts.get('offsetSyncsThinned{"flow":"f"}'), 0, 'the counters exist from the start')
+    outbox.enqueue([sync(1)])
+    ;(await sink.asked(0)).answer.reject(new Error('connect ECONNREFUSED'))
+    const retry = await sink.asked(1)
+    assert.ok((metrics.gauges.get('offsetSyncsFailingSince{"flow":"f"}') ?? 0) > 0)
+    assert.notEqual(outbox.status().failure, null)
+    outbox.dropQueued()
+    assert.deepEqual(outbox.status(), { pending: 0, thinned: 0, failure: null })
+    assert.equal(metrics.gauges.get('offsetSyncsFailingSince{"flow":"f"}'), 0)
+    assert.equal(metrics.gauges.get('offsetSyncsPending{"flow":"f"}'), 0)
+    retry.answer.resolve()
+    assert.equal(await outbox.drain(1000), 0)
   })
 })
