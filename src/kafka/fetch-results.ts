@@ -3,10 +3,12 @@
  * (refused: `failure`; not now: `retryReason`). Shared by the fetcher, the data path and the unit fakes.
  */
 import type { Broker } from '@platformatic/kafka'
-import type { KafkaErrorKind } from './errors.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { kafkaErrorInfo, KafkaErrorKinds, type KafkaErrorKind } from './errors.ts'
 import { toOffset } from './offsets.ts'
 import type { FetchPartitionResponse } from './protocol/fetch.ts'
-import type { FetchedRecord, SourceBatch } from './record-batch.ts'
+import { scanBatches, verifyCrc, type FetchedRecord, type SourceBatch } from './record-batch.ts'
+import { selectCommitted } from './transaction-filter.ts'
 
 export interface PartitionPosition {
   readonly topic: string
@@ -93,6 +95,35 @@ export function unreached (positions: readonly PartitionPosition[], node: number
   return positions.map(position => ({ ...emptyBatches(position, FetchOutcomes.RETRY), retryReason }))
 }
 
+/** POSITIONS led by NODE, whose fetch sent at SENT_AT has not been answered yet (late-fetches.ts): RETRY, unread. */
+export function unanswered (positions: readonly PartitionPosition[], node: number, broker: Broker, sentAt: number): FetchedBatches[] {
+  const waited = ((Date.now() - sentAt) / 1000).toFixed(1)
+  const retryReason = { error: 'REQUEST_TIMED_OUT', detail: `its leader, broker ${node} (${broker.host}:${broker.port}), has not answered a fetch sent ${waited} s ago while the other brokers did (slow, frozen or cut off?)` }
+  return positions.map(position => ({ ...emptyBatches(position, FetchOutcomes.RETRY), retryReason }))
+}
+
 export function rawOffsets (p: FetchPartitionResponse): { highWatermark: number, lastStableOffset: number, logStartOffset: number } {
   return { highWatermark: toOffset(p.highWatermark), lastStableOffset: toOffset(p.lastStableOffset), logStartOffset: toOffset(p.logStartOffset) }
+}
+
+/**
+ * The batches to copy out of one partition's fetched bytes (transaction-filter.ts), their CRCs verified: read_committed
+ * drops batches of aborted transactions with the Java client's algorithm, control batches are never copied but
+ * advance `nextOffset`.
+ */
+export function selectBatches (position: PartitionPosition, p: FetchPartitionResponse, readCommitted: boolean): FetchedBatches {
+  const all = p.records === null ? [] : scanBatches(p.records, position.topic, position.partition)
+  const aborted = readCommitted ? p.abortedTransactions.map(a => ({ producerId: a.producerId, firstOffset: toOffset(a.firstOffset) })) : null
+  const { batches, nextOffset } = selectCommitted(all, position.offset, aborted)
+  for (const batch of batches) verifyCrc(batch, position.topic, position.partition)
+  return { ...emptyBatches(position, FetchOutcomes.OK), ...rawOffsets(p), batches, nextOffset }
+}
+
+/** A partition's failure as the error of a read that needs every partition (NOT_AUTHORIZED for a refusal). */
+export function failedRead (failure: PartitionError): KmirrorError {
+  const denied = failure.kind === KafkaErrorKinds.AUTHORIZATION
+  return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : ErrorCodes.FETCH, `${failure.message}${failure.hint === undefined ? '' : `; ${failure.hint}`}`, {
+    retriable: !denied && kafkaErrorInfo(failure.error).retriable,
+    details: { kafkaErrors: [failure.error] }
+  })
 }

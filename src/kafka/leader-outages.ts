@@ -20,6 +20,9 @@
  * - A listener that throws never fails a fetch.
  */
 
+import { ErrorCodes, isKmirrorError } from '../errors.ts'
+import { kafkaErrorInfo } from './errors.ts'
+
 /** The first try after a failure waits this long; each further one twice as long, up to BACKOFF_MAX_MS. */
 export const BACKOFF_BASE_MS = 200
 export const BACKOFF_MAX_MS = 2_000
@@ -144,4 +147,17 @@ export class LeaderOutages {
       cause: outage.cause, failures: outage.failures, outageMs: now - outage.since, retryInMs
     })
   }
+}
+
+/**
+ * A broker's fetch failing in a way that concerns that broker alone: unreachable or its connection cut
+ * (CLUSTER_UNREACHABLE), no answer in time (TIMEOUT), or a whole-request error the broker answered that waiting
+ * fixes (its Kafka error named). Its partitions can wait while the others are read. Refused credentials, errors
+ * kmirror cannot classify (a response it cannot decode, a bug) fail the read.
+ */
+export function isLeaderOutage (err: unknown): boolean {
+  if (!isKmirrorError(err) || !err.retriable) return false
+  if (err.code === ErrorCodes.CLUSTER_UNREACHABLE || err.code === ErrorCodes.TIMEOUT) return true
+  const names = err.details?.['kafkaErrors']
+  return err.code === ErrorCodes.FETCH && Array.isArray(names) && names.length > 0 && names.every(n => typeof n === 'string' && kafkaErrorInfo(n).retriable)
 }

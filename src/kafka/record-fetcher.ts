@@ -16,23 +16,22 @@ import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, FetchIsolationLevels, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { groupBy } from '../collections.ts'
-import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRetriableKafkaError, isTimeoutError, kafkaErrorHint, kafkaErrorInfo, KafkaErrorKinds, kafkaErrorName, toKmirrorError } from './errors.ts'
+import { isRetriableKafkaError, isTimeoutError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, toKmirrorError } from './errors.ts'
 import { noteOutcome } from './broker-suspects.ts'
-import { LeaderOutages } from './leader-outages.ts'
+import { GRACE_MS, LateFetches, matchLate, settleWithGrace } from './late-fetches.ts'
+import { isLeaderOutage, LeaderOutages } from './leader-outages.ts'
 import { leaderOf, MetadataCache, type LeaderMetadata } from './metadata-cache.ts'
 import { describePrincipal } from './principal.ts'
-import { toOffset } from './offsets.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchResponse } from './protocol/fetch.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
 import { watchedPool } from './silent-brokers.ts'
-import { emptyBatches, FetchOutcomes, rawOffsets, unreached, type FetchedBatches, type FetchedPartition, type PartitionError, type PartitionPosition, type RetryReason } from './fetch-results.ts'
+import { emptyBatches, failedRead, FetchOutcomes, rawOffsets, selectBatches, unanswered, unreached, type FetchedBatches, type FetchedPartition, type PartitionPosition, type RetryReason } from './fetch-results.ts'
 import { FetchSession, fetchTopics, isFetchSessionError, sessionlessRequest, type SessionPartition, type SessionRequest } from './fetch-session.ts'
-import { decodeRecords, recordBytes, scanBatches, verifyCrc, type FetchedRecord } from './record-batch.ts'
-import { selectCommitted } from './transaction-filter.ts'
+import { decodeRecords, recordBytes, type FetchedRecord } from './record-batch.ts'
 import { listOffsets, listOffsetsSettled, type OffsetListingDeps, type OffsetQuery, type SettledOffsets } from './offset-listing.ts'
 
 export type { FetchedRecord, RecordHeader } from './record-batch.ts'
@@ -65,6 +64,8 @@ export interface RecordFetcherOptions {
    * A read that takes what it can (the data path): a broker whose fetch fails (unreachable, its connection cut)
    * while another answered gives its partitions back RETRY with the reason, and is left alone for a back-off
    * (leader-outages.ts); the answers of the others are kept. Off, or when no broker asked answered: the read fails.
+   * A broker slower than the others (late-fetches.ts) keeps its fetch out past the round; its partitions RETRY
+   * until a later round collects the answer.
    */
   readonly partial?: boolean
 }
@@ -93,6 +94,8 @@ export class RecordFetcher {
   readonly sessionStats: FetchSessionStats = { fullRequests: 0, incrementalRequests: 0, resets: 0 }
   /** With `partial`: the brokers whose fetches fail while others answer. */
   readonly #outages: LeaderOutages | null
+  /** With `partial`: fetches of brokers slower than the others, left out at the end of their round (late-fetches.ts). */
+  readonly #late: LateFetches | null
   /** Who reads, on which cluster: for the grant a refused read names (topic-reader.ts). */
   readonly grantee: Grantee
 
@@ -100,6 +103,7 @@ export class RecordFetcher {
     this.#options = options
     this.#cluster = options.cluster ?? { label: clientId }
     this.#outages = options.partial === true ? new LeaderOutages(this.#cluster.label) : null
+    this.#late = options.partial === true ? new LateFetches() : null
     this.grantee = { principal: describePrincipal(props, this.#cluster.alias ?? clientId), cluster: this.#cluster }
     const connect = toConnectOptions(props, clientId)
     this.#pool = watchedPool(new ConnectionPool(clientId, connect), this.#cluster.label)
@@ -147,12 +151,59 @@ export class RecordFetcher {
       results.push(...this.#leaderless(leaderless, metadata))
     }
     if (this.#outages !== null) results.push(...this.#resting(this.#outages, byLeader, metadata.brokers))
+    if (this.#late !== null) results.push(...await this.#collectLate(this.#late, byLeader, metadata))
     const asked = [...byLeader]
     const started = Date.now()
     const failedAt = new Map<number, number>()
-    const settled = await Promise.allSettled(asked.map(async ([node, list]) => await this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes, useSession)
-      .catch((err: unknown) => { failedAt.set(node, Date.now() - started); throw err })))
-    this.#settle(asked, settled, metadata.brokers, failedAt, results)
+    const fetches = asked.map(async ([node, list]) => await this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes, useSession)
+      .catch((err: unknown) => { failedAt.set(node, Date.now() - started); throw err }))
+    if (this.#late === null) {
+      this.#settle(asked, await Promise.allSettled(fetches), metadata.brokers, failedAt, results)
+      return results
+    }
+    const settled = await settleWithGrace(fetches, this.#options.maxWaitMs + GRACE_MS)
+    asked.forEach(([node, list], i) => {
+      if (settled[i] !== undefined) return
+      this.#late!.leave(node, fetches[i]!, started, new Map(list.map(p => [p.topic, metadata.topics.get(p.topic)?.id ?? null])))
+      results.push(...unanswered(list, node, metadata.brokers.get(node)!, started))
+    })
+    const answered = settled.flatMap((s, i) => s === undefined ? [] : [i])
+    this.#settle(answered.map(i => asked[i]!), answered.map(i => settled[i]!), metadata.brokers, failedAt, results)
+    return results
+  }
+
+  /**
+   * Takes out of BY_LEADER the brokers with a fetch out from an earlier round (their partitions RETRY, unread) and
+   * those whose late fetch settled since: its answers for the partitions asked again at the same offsets are this
+   * round's (the others are asked anew); its failure is theirs now. When every broker left has a fetch out, waits
+   * (at most `fetch.max.wait.ms`) for one to settle first, so that such a round neither spins nor returns nothing.
+   */
+  async #collectLate (late: LateFetches, byLeader: Map<number, PartitionPosition[]>, metadata: LeaderMetadata): Promise<FetchedBatches[]> {
+    late.forgetSettled(new Set(byLeader.keys()))
+    if (byLeader.size > 0 && [...byLeader.keys()].every(node => late.outstanding(node))) await late.anySettled(byLeader.keys(), this.#options.maxWaitMs)
+    const results: FetchedBatches[] = []
+    for (const [node, list] of [...byLeader]) {
+      const broker = metadata.brokers.get(node)!
+      const sentAt = late.sentAt(node)
+      if (sentAt !== undefined) {
+        results.push(...unanswered(list, node, broker, sentAt))
+        byLeader.delete(node)
+        continue
+      }
+      const outcome = late.take(node)
+      if (outcome === null) continue
+      if (!outcome.ok) {
+        byLeader.delete(node)
+        this.#settle([[node, list]], [{ status: 'rejected', reason: outcome.reason }], metadata.brokers, new Map([[node, outcome.tookMs]]), results, true)
+        continue
+      }
+      this.#outages?.answered(node)
+      const current = new Map(list.map(p => [p.topic, metadata.topics.get(p.topic)?.id ?? null]))
+      const { answered, unanswered: again } = matchLate(outcome.value, list, outcome.topicIds, current)
+      results.push(...answered)
+      if (again.length === 0) byLeader.delete(node)
+      else byLeader.set(node, again)
+    }
     return results
   }
 
@@ -197,14 +248,15 @@ export class RecordFetcher {
    * must not hide behind a refused connection), else the first; so does every broker asked failing (the cluster
    * down): the step's failure says so.
    */
-  #settle (asked: readonly (readonly [number, PartitionPosition[]])[], settled: readonly PromiseSettledResult<FetchedBatches[]>[], brokers: ReadonlyMap<number, Broker>,
-    failedAt: ReadonlyMap<number, number>, results: FetchedBatches[]): void {
+  #settle (asked: readonly (readonly [number, PartitionPosition[]])[], settled: readonly PromiseSettledResult<readonly FetchedBatches[]>[], brokers: ReadonlyMap<number, Broker>,
+    failedAt: ReadonlyMap<number, number>, results: FetchedBatches[], late = false): void {
     const outages = this.#outages
     const failure = settled.find(s => s.status === 'rejected')
     if (failure !== undefined) {
       const fatal = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && !isLeaderOutage(s.reason))
       if (fatal !== undefined) throw fatal.reason
-      if (outages === null || settled.every(s => s.status === 'rejected')) throw failure.reason
+      // A late failure is one broker's among others that answered its round: an outage, never the cluster down.
+      if (outages === null || (!late && settled.every(s => s.status === 'rejected'))) throw failure.reason
     }
     settled.forEach((s, i) => {
       const [node, list] = asked[i]!
@@ -356,39 +408,4 @@ export class RecordFetcher {
   async close (): Promise<void> {
     await this.#pool.close().catch(() => undefined)
   }
-}
-
-/**
- * A broker's fetch failing in a way that concerns that broker alone: unreachable or its connection cut
- * (CLUSTER_UNREACHABLE), no answer in time (TIMEOUT), or a whole-request error the broker answered that waiting
- * fixes (its Kafka error named). Its partitions can wait while the others are read. Refused credentials, errors
- * kmirror cannot classify (a response it cannot decode, a bug) fail the read.
- */
-function isLeaderOutage (err: unknown): boolean {
-  if (!isKmirrorError(err) || !err.retriable) return false
-  if (err.code === ErrorCodes.CLUSTER_UNREACHABLE || err.code === ErrorCodes.TIMEOUT) return true
-  const names = err.details?.['kafkaErrors']
-  return err.code === ErrorCodes.FETCH && Array.isArray(names) && names.length > 0 && names.every(n => typeof n === 'string' && kafkaErrorInfo(n).retriable)
-}
-
-/**
- * The batches to copy out of one partition's fetched bytes (transaction-filter.ts), their CRCs verified: read_committed
- * drops batches of aborted transactions with the Java client's algorithm, control batches are never copied but
- * advance `nextOffset`.
- */
-function selectBatches (position: PartitionPosition, p: FetchPartitionResponse, readCommitted: boolean): FetchedBatches {
-  const all = p.records === null ? [] : scanBatches(p.records, position.topic, position.partition)
-  const aborted = readCommitted ? p.abortedTransactions.map(a => ({ producerId: a.producerId, firstOffset: toOffset(a.firstOffset) })) : null
-  const { batches, nextOffset } = selectCommitted(all, position.offset, aborted)
-  for (const batch of batches) verifyCrc(batch, position.topic, position.partition)
-  return { ...emptyBatches(position, FetchOutcomes.OK), ...rawOffsets(p), batches, nextOffset }
-}
-
-/** A partition's failure as the error of a read that needs every partition (NOT_AUTHORIZED for a refusal). */
-function failedRead (failure: PartitionError): KmirrorError {
-  const denied = failure.kind === KafkaErrorKinds.AUTHORIZATION
-  return new KmirrorError(denied ? ErrorCodes.NOT_AUTHORIZED : ErrorCodes.FETCH, `${failure.message}${failure.hint === undefined ? '' : `; ${failure.hint}`}`, {
-    retriable: !denied && kafkaErrorInfo(failure.error).retriable,
-    details: { kafkaErrors: [failure.error] }
-  })
 }

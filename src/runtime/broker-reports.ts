@@ -52,7 +52,7 @@ function logSilence (log: Logger, { broker, clusters, closed, cause, again, fenc
 
 function logSlowBroker (log: Logger, { broker, cluster, api, waitedMs, first }: SlowBrokerReport): void {
   const message = `broker ${broker} of ${cluster} is slow: a ${api} request to it has waited ${(waitedMs / 1000).toFixed(1)} s without an answer. ` +
-    'What it leads or coordinates waits meanwhile (a round waits for its slowest broker); its connections are cut once its cluster fences it or the ' +
+    'What it leads or coordinates waits meanwhile (a write round waits for its slowest broker; a fetch round leaves it out and fetches from the others); its connections are cut once its cluster fences it or the ' +
     'request times out (the request.timeout.ms of the producer, consumer or admin client that sent it). Look at that broker: a hung or full disk, long GC pauses, ' +
     'an overloaded request queue, a client quota throttling kmirror, or (for a Produce) one of its followers behind (acks=all waits for them)'
   // The same broker's trouble going on: once at warn a minute is enough.

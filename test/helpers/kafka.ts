@@ -23,6 +23,8 @@ export interface CreateTopicOptions {
   partitions: number
   configs?: Record<string, string>
   replicationFactor?: number
+  /** The brokers of each partition (then `replicationFactor` is ignored; `partitions` must match its length). */
+  assignments?: readonly (readonly number[])[]
   /** Registers deleteTopics for this topic with t.after. */
   t?: Cleanup
 }
@@ -33,12 +35,10 @@ export async function createTopic (ref: ClusterRef, name: string, options: Creat
   options.t?.after(() => deleteTopics(cluster, [name]))
   await withAdmin(cluster, async admin => {
     try {
-      await admin.createTopics({
-        topics: [name],
-        partitions: options.partitions,
-        replicas: options.replicationFactor ?? 1,
-        configs: Object.entries(options.configs ?? {}).map(([key, value]) => ({ name: key, value }))
-      })
+      const configs = Object.entries(options.configs ?? {}).map(([key, value]) => ({ name: key, value }))
+      await admin.createTopics(options.assignments === undefined
+        ? { topics: [name], partitions: options.partitions, replicas: options.replicationFactor ?? 1, configs }
+        : { topics: [{ topic: name, assignments: options.assignments.map((brokers, partition) => ({ partition, brokers: [...brokers] })) }], configs })
     } catch (error) {
       // A loaded ZooKeeper-mode broker can take longer than the client's request timeout to create a topic; the
       // client's retry is then told TOPIC_ALREADY_EXISTS about its own first try. Names are unique per test, so
