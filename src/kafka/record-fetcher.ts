@@ -151,7 +151,10 @@ export class RecordFetcher {
       results.push(...this.#leaderless(leaderless, metadata))
     }
     if (this.#outages !== null) results.push(...this.#resting(this.#outages, byLeader, metadata.brokers))
-    if (this.#late !== null) results.push(...await this.#collectLate(this.#late, byLeader, metadata))
+    // A broker whose late answer this round uses, or whose fetch is still out, is one that answers (or may): the
+    // brokers asked now failing is then not the cluster down.
+    const lateOnes = this.#late === null ? null : await this.#collectLate(this.#late, byLeader, metadata)
+    if (lateOnes !== null) results.push(...lateOnes.results)
     const asked = [...byLeader]
     const started = Date.now()
     const failedAt = new Map<number, number>()
@@ -168,7 +171,7 @@ export class RecordFetcher {
       results.push(...unanswered(list, node, metadata.brokers.get(node)!, started))
     })
     const answered = settled.flatMap((s, i) => s === undefined ? [] : [i])
-    this.#settle(answered.map(i => asked[i]!), answered.map(i => settled[i]!), metadata.brokers, failedAt, results)
+    this.#settle(answered.map(i => asked[i]!), answered.map(i => settled[i]!), metadata.brokers, failedAt, results, lateOnes!.othersAnswer)
     return results
   }
 
@@ -178,25 +181,29 @@ export class RecordFetcher {
    * round's (the others are asked anew); its failure is theirs now. When every broker left has a fetch out, waits
    * (at most `fetch.max.wait.ms`) for one to settle first, so that such a round neither spins nor returns nothing.
    */
-  async #collectLate (late: LateFetches, byLeader: Map<number, PartitionPosition[]>, metadata: LeaderMetadata): Promise<FetchedBatches[]> {
+  async #collectLate (late: LateFetches, byLeader: Map<number, PartitionPosition[]>, metadata: LeaderMetadata): Promise<{ results: FetchedBatches[], othersAnswer: boolean }> {
     late.forgetSettled(new Set(byLeader.keys()))
     if (byLeader.size > 0 && [...byLeader.keys()].every(node => late.outstanding(node))) await late.anySettled(byLeader.keys(), this.#options.maxWaitMs)
     const results: FetchedBatches[] = []
+    let othersAnswer = false
     for (const [node, list] of [...byLeader]) {
       const broker = metadata.brokers.get(node)!
       const sentAt = late.sentAt(node)
       if (sentAt !== undefined) {
         results.push(...unanswered(list, node, broker, sentAt))
         byLeader.delete(node)
+        othersAnswer = true
         continue
       }
       const outcome = late.take(node)
       if (outcome === null) continue
       if (!outcome.ok) {
         byLeader.delete(node)
-        this.#settle([[node, list]], [{ status: 'rejected', reason: outcome.reason }], metadata.brokers, new Map([[node, outcome.tookMs]]), results, true)
+        // Rests as a fast failure would: a late fetch held no round, however long it took.
+        this.#settle([[node, list]], [{ status: 'rejected', reason: outcome.reason }], metadata.brokers, new Map([[node, 0]]), results, true)
         continue
       }
+      othersAnswer = true
       this.#outages?.answered(node)
       const current = new Map(list.map(p => [p.topic, metadata.topics.get(p.topic)?.id ?? null]))
       const { answered, unanswered: again } = matchLate(outcome.value, list, outcome.topicIds, current)
@@ -204,7 +211,7 @@ export class RecordFetcher {
       if (again.length === 0) byLeader.delete(node)
       else byLeader.set(node, again)
     }
-    return results
+    return { results, othersAnswer }
   }
 
   /**
@@ -249,14 +256,14 @@ export class RecordFetcher {
    * down): the step's failure says so.
    */
   #settle (asked: readonly (readonly [number, PartitionPosition[]])[], settled: readonly PromiseSettledResult<readonly FetchedBatches[]>[], brokers: ReadonlyMap<number, Broker>,
-    failedAt: ReadonlyMap<number, number>, results: FetchedBatches[], late = false): void {
+    failedAt: ReadonlyMap<number, number>, results: FetchedBatches[], othersAnswer = false): void {
     const outages = this.#outages
     const failure = settled.find(s => s.status === 'rejected')
     if (failure !== undefined) {
       const fatal = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && !isLeaderOutage(s.reason))
       if (fatal !== undefined) throw fatal.reason
-      // A late failure is one broker's among others that answered its round: an outage, never the cluster down.
-      if (outages === null || (!late && settled.every(s => s.status === 'rejected'))) throw failure.reason
+      // Every broker failing is the cluster down, unless another answers (a late answer, a fetch still out).
+      if (outages === null || (!othersAnswer && settled.every(s => s.status === 'rejected'))) throw failure.reason
     }
     settled.forEach((s, i) => {
       const [node, list] = asked[i]!
