@@ -153,8 +153,8 @@ export class RecordFetcher {
     if (this.#outages !== null) results.push(...this.#resting(this.#outages, byLeader, metadata.brokers))
     // A broker whose late answer this round uses, or whose fetch is still out, is one that answers (or may): the
     // brokers asked now failing is then not the cluster down.
-    const lateOnes = this.#late === null ? null : await this.#collectLate(this.#late, byLeader, metadata)
-    if (lateOnes !== null) results.push(...lateOnes.results)
+    const lateOnes = this.#late === null ? { results: [], othersAnswer: false } : await this.#collectLate(this.#late, byLeader, metadata)
+    results.push(...lateOnes.results)
     const asked = [...byLeader]
     const started = Date.now()
     const failedAt = new Map<number, number>()
@@ -171,7 +171,7 @@ export class RecordFetcher {
       results.push(...unanswered(list, node, metadata.brokers.get(node)!, started))
     })
     const answered = settled.flatMap((s, i) => s === undefined ? [] : [i])
-    this.#settle(answered.map(i => asked[i]!), answered.map(i => settled[i]!), metadata.brokers, failedAt, results, lateOnes!.othersAnswer)
+    this.#settle(answered.map(i => asked[i]!), answered.map(i => settled[i]!), metadata.brokers, failedAt, results, lateOnes.othersAnswer)
     return results
   }
 

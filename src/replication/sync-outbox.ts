@@ -54,6 +54,8 @@ export interface OffsetSyncsStatus {
 
 export interface SyncOutboxOptions {
   readonly flow: string
+  /** Where the syncs go, for the log ("mm2-offset-syncs.B.internal on cluster A"). */
+  readonly where?: string
   readonly metrics?: Metrics
   readonly retryBaseMs?: number
   readonly maxPending?: number
@@ -67,6 +69,7 @@ export class SyncOutbox {
   readonly #maxPending: number
   readonly #metrics: Metrics
   readonly #labels: { flow: string }
+  readonly #where: string
   #queue: OffsetSyncEntry[] = []
   /** The first this many of the queue are being sent: thinning leaves them alone. */
   #inFlight = 0
@@ -92,6 +95,7 @@ export class SyncOutbox {
     this.#maxPending = options.maxPending ?? MAX_PENDING
     this.#metrics = options.metrics ?? noMetrics
     this.#labels = { flow: options.flow }
+    this.#where = options.where ?? 'the offset-syncs topic'
     this.#thinAt = this.#maxPending
     // The counters exist from the start at 0: Prometheus' increase() does not count a series' first sample.
     this.#metrics.inc('offsetSyncsThinned', this.#labels, 0)
@@ -145,7 +149,7 @@ export class SyncOutbox {
     this.#wake.abort()
     const left = this.#queue.length
     if (left > 0 && first) {
-      this.#log.warn({ count: left, timeoutMs }, `${left} offset sync(s) could not be written before the stop (${timeoutMs} ms): MM2 reading the offset-syncs topic translates the newest ` +
+      this.#log.warn({ count: left, timeoutMs }, `${left} offset sync(s) could not be written before the stop (${timeoutMs} ms): MM2 reading ${this.#where} translates the newest ` +
         'offsets of their partitions from an older sync (consumers re-read a little, never skip); kmirror\'s own translation is exact regardless')
     }
     return left
@@ -197,7 +201,7 @@ export class SyncOutbox {
     }
     this.#thinningTold = true
     this.#log.warn({ dropped, pending: this.#queue.length, maxPending: this.#maxPending },
-      `more than ${this.#maxPending} offset syncs wait to be written (their topic has been unwritable for long while copying went on): ` +
+      `more than ${this.#maxPending} offset syncs wait to be written to ${this.#where} (unwritable for long while copying went on): ` +
       `${dropped} of them dropped, keeping for each partition its newest and, as far as room allows, the starts of runs; ` +
       'MM2 translating from the offset-syncs topic uses an older sync for the offsets in between (consumers re-read more after a failover, never skip); ' +
       'kmirror\'s own translation is exact regardless. Fix what the warning "cannot write offset syncs" names')

@@ -174,7 +174,11 @@ export class Flow implements WorkOwner {
     }
     const syncsInRound = syncs !== null && (rounds === null || config.offsetSyncsTopicLocation === 'target') ? syncs : null
     // At-least-once: MM2's syncs go out beside the data path (sync-outbox.ts), never holding up a progress store.
-    const outbox = rounds === null && syncs !== null ? new SyncOutbox(syncs, this.#log, { flow: config.name, metrics: this.#metrics }) : null
+    const outbox = rounds === null && syncs !== null ? new SyncOutbox(syncs, this.#log, {
+      flow: config.name,
+      metrics: this.#metrics,
+      where: `${syncs.topic} on cluster ${config.offsetSyncsTopicLocation === 'target' ? config.target.alias : config.source.alias}`
+    }) : null
     this.#outbox = outbox
     const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
     // Start-up steps that do not depend on each other run at once (time to first record): the internal topics,
