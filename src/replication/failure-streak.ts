@@ -11,6 +11,13 @@ export interface StreakMessages {
   readonly failed: string
   /** The info line once it succeeds again; `attempts` failed attempts before. */
   readonly recovered: (attempts: number) => string
+  /** Added to every line: where the write goes (topic, cluster), so the same words never hide which write fails. */
+  readonly fields?: Readonly<Record<string, unknown>>
+}
+
+/** What a background write of NOUN ("offset syncs", "the offset history") logs; `fields` name its topic and cluster. */
+export function writeStreakMessages (noun: string, fields: Readonly<Record<string, unknown>> = {}): StreakMessages {
+  return { failed: `cannot write ${noun}; will retry`, recovered: n => `${noun} written again after ${n} failed attempt(s)`, fields }
 }
 
 /** A streak while it lasts: since when, how many attempts, the last error's message. */
@@ -36,15 +43,16 @@ export class FailureStreak {
     const before = this.#current
     const attempts = before === null ? 1 : before.attempts + 1
     this.#current = { since: before?.since ?? Date.now(), attempts, key, message }
-    if (before === null || before.key !== key) this.#log.warn({ err, ...fields }, this.#messages.failed)
-    else this.#log.debug({ ...fields, attempts }, `${this.#messages.failed} (again)`)
+    const where = this.#messages.fields ?? {}
+    if (before === null || before.key !== key) this.#log.warn({ err, ...where, ...fields }, this.#messages.failed)
+    else this.#log.debug({ ...where, ...fields, attempts }, `${this.#messages.failed} (again)`)
   }
 
   succeeded (): void {
     const current = this.#current
     if (current === null) return
     this.#current = null
-    this.#log.info({ attempts: current.attempts, failedForMs: Date.now() - current.since }, this.#messages.recovered(current.attempts))
+    this.#log.info({ ...this.#messages.fields, attempts: current.attempts, failedForMs: Date.now() - current.since }, this.#messages.recovered(current.attempts))
   }
 
   /** Forgets the streak without a line: what failed is no longer to be written. */

@@ -6,7 +6,8 @@
  * Invariants:
  * - Positions are stored only after every offset sync recorded before them was sent (`flush` awaits the send in
  *   flight, promotes the delayed syncs and sends them first). In `kmirror run` the sink is the exact offset history
- *   on the target; MM2's syncs are queued from it and written beside (sync-outbox.ts), never awaited here.
+ *   on the target (its failures say so: `cannot write the offset history`); MM2's syncs are queued from it and
+ *   written beside (sync-outbox.ts), never awaited here.
  * - A failed send puts its entries back in the tracker, in order; they go out with the next send. A flush whose
  *   last send failed fails too, storing nothing: a run start or a run's end not in the history while positions past
  *   it were stored would, after a crash, translate the rest of that run as a gap: forward, past copied records.
@@ -15,7 +16,7 @@
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Logger } from '../logger.ts'
-import { FailureStreak } from './failure-streak.ts'
+import { FailureStreak, writeStreakMessages } from './failure-streak.ts'
 import type { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import type { PartitionState } from './partition-set.ts'
 import type { FlowReplicatorDeps, OffsetSyncSink, ProgressSink } from './replicator-ports.ts'
@@ -58,7 +59,8 @@ export class ProgressFlusher {
 
   constructor (deps: ProgressFlusherDeps) {
     this.#deps = deps
-    this.#syncFailures = new FailureStreak(deps.log, { failed: 'cannot write offset syncs; will retry', recovered: n => `offset syncs written again after ${n} failed attempt(s)` })
+    const to = deps.syncs?.writesTo
+    this.#syncFailures = new FailureStreak(deps.log, writeStreakMessages(to?.noun ?? 'offset syncs', to === undefined ? {} : { topic: to.topic, cluster: to.cluster }))
   }
 
   /** Records were acknowledged since the last flush. */

@@ -51,6 +51,17 @@ export type ProgressSink = Pick<ProgressStore, 'commit'>
 export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'> & {
   /** Membership lost: syncs queued to be written beside the data path (sync-outbox.ts) are dropped. */
   readonly dropQueued?: () => void
+  /** What the sink writes, for the log of its failures; "offset syncs" when not given. */
+  readonly writesTo?: WriteTarget
+}
+
+/** A topic written in the background, as its failure lines name it. */
+export interface WriteTarget {
+  /** "offset syncs", "the offset history": the words of the warning `cannot write <noun>; will retry`. */
+  readonly noun: string
+  readonly topic: string
+  /** The cluster alias. */
+  readonly cluster: string
 }
 
 export interface FlowReplicatorDeps {

@@ -26,9 +26,9 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
-import { FailureStreak } from './failure-streak.ts'
+import { FailureStreak, writeStreakMessages } from './failure-streak.ts'
 import type { OffsetSyncEntry } from './offset-sync-tracker.ts'
-import type { OffsetSyncSink } from './replicator-ports.ts'
+import type { OffsetSyncSink, WriteTarget } from './replicator-ports.ts'
 import { thinSyncs } from './sync-thinning.ts'
 
 export const RETRY_BASE_MS = 200
@@ -54,8 +54,8 @@ export interface OffsetSyncsStatus {
 
 export interface SyncOutboxOptions {
   readonly flow: string
-  /** Where the syncs go, for the log ("mm2-offset-syncs.B.internal on cluster A"). */
-  readonly where?: string
+  /** Where the syncs go, for the log: `mm2-offset-syncs.B.internal` on cluster `A`. */
+  readonly writesTo?: Pick<WriteTarget, 'topic' | 'cluster'>
   readonly metrics?: Metrics
   readonly retryBaseMs?: number
   readonly maxPending?: number
@@ -95,13 +95,14 @@ export class SyncOutbox {
     this.#maxPending = options.maxPending ?? MAX_PENDING
     this.#metrics = options.metrics ?? noMetrics
     this.#labels = { flow: options.flow }
-    this.#where = options.where ?? 'the offset-syncs topic'
+    const to = options.writesTo
+    this.#where = to === undefined ? 'the offset-syncs topic' : `${to.topic} on cluster ${to.cluster}`
     this.#thinAt = this.#maxPending
     // The counters exist from the start at 0: Prometheus' increase() does not count a series' first sample.
     this.#metrics.inc('offsetSyncsThinned', this.#labels, 0)
     this.#metrics.inc('offsetSyncWriteFailures', this.#labels, 0)
     this.#metrics.set('offsetSyncsFailingSince', this.#labels, 0)
-    this.#failures = new FailureStreak(log, { failed: 'cannot write offset syncs; will retry', recovered: n => `offset syncs written again after ${n} failed attempt(s)` })
+    this.#failures = new FailureStreak(log, writeStreakMessages('offset syncs', to === undefined ? {} : { ...to }))
   }
 
   /** Queues ENTRIES after every sync queued before; they go out at once unless a send is in flight. */

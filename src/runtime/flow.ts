@@ -177,7 +177,7 @@ export class Flow implements WorkOwner {
     const outbox = rounds === null && syncs !== null ? new SyncOutbox(syncs, this.#log, {
       flow: config.name,
       metrics: this.#metrics,
-      where: `${syncs.topic} on cluster ${config.offsetSyncsTopicLocation === 'target' ? config.target.alias : config.source.alias}`
+      writesTo: { topic: syncs.topic, cluster: config.offsetSyncsTopicLocation === 'target' ? config.target.alias : config.source.alias }
     }) : null
     this.#outbox = outbox
     const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
@@ -210,7 +210,9 @@ export class Flow implements WorkOwner {
         send: outbox === null
           ? async entries => { await Promise.all([syncsInRound?.send(entries), history.append(entries)]) }
           : async entries => { await history.append(entries); outbox.enqueue(entries) },
-        ...(outbox === null ? {} : { dropQueued: () => { outbox.dropQueued() } })
+        ...(outbox === null ? {} : { dropQueued: () => { outbox.dropQueued() } }),
+        // At least once (the only mode using this sink's failures) the history is what this sink waits on.
+        writesTo: { noun: 'the offset history', topic: history.topic, cluster: config.target.alias }
       },
       ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: syncsInRound === null ? syncs : null } satisfies ExactlyOnceDeps }),
       log: this.#log,

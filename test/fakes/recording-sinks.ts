@@ -1,5 +1,6 @@
 /** Fakes of FlowReplicator's `ProgressSink` and `OffsetSyncSink` ports that record what they were given. */
 import type { OffsetSyncSink, ProgressSink } from '../../src/replication/flow-replicator.ts'
+import type { WriteTarget } from '../../src/replication/replicator-ports.ts'
 import type { OffsetSyncEntry } from '../../src/replication/offset-sync-tracker.ts'
 import { settle } from './deferred.ts'
 
@@ -38,6 +39,11 @@ export class RecordingSyncs implements OffsetSyncSink {
   /** Each write completes only after an event-loop turn, while the fake data path runs on promise callbacks alone. */
   slow = false
   readonly #failures: unknown[] = []
+  readonly writesTo?: WriteTarget
+
+  constructor (writesTo?: WriteTarget) {
+    if (writesTo !== undefined) this.writesTo = writesTo
+  }
 
   failNextSend (err: unknown): void {
     this.#failures.push(err)

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict'
 import type { FetchedRecord, OutRecord } from '../../src/kafka/record-batch.ts'
 import { FlowReplicator, type BatchingOptions, type ExactlyOnceDeps } from '../../src/replication/flow-replicator.ts'
 import type { Metrics } from '../../src/metrics/metrics.ts'
+import type { WriteTarget } from '../../src/replication/replicator-ports.ts'
 import { InMemorySource } from './in-memory-source.ts'
 import { InMemoryTarget } from './in-memory-target.ts'
 import { memoryLogger, type MemoryLogger } from './memory-logger.ts'
@@ -37,6 +38,8 @@ export interface HarnessOptions {
   readonly withoutReadyProbe?: boolean
   /** How long a partition waits for the target before it is reported (the flow's health.stall.threshold.ms). */
   readonly healthStallThresholdMs?: number
+  /** What the sync sink names in its failure lines (`OffsetSyncSink.writesTo`). */
+  readonly syncsWriteTo?: WriteTarget
 }
 
 export function createHarness (options: HarnessOptions = {}): Harness {
@@ -44,7 +47,7 @@ export function createHarness (options: HarnessOptions = {}): Harness {
   const target = new InMemoryTarget()
   if (options.withoutReadyProbe === true) Object.defineProperty(target, 'probeReady', { value: undefined })
   const progress = new RecordingProgress()
-  const syncs = new RecordingSyncs()
+  const syncs = new RecordingSyncs(options.syncsWriteTo)
   const logs = memoryLogger()
   const replicator = new FlowReplicator({
     flow: {

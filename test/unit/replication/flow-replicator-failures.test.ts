@@ -117,6 +117,20 @@ describe('FlowReplicator retriable failures', () => {
     assert.deepEqual(messages(failing, LogLevels.warn), ['cannot write offset syncs; will retry'])
   })
 
+  it('names the topic and cluster its sync sink writes: the offset history is not told as offset syncs', async () => {
+    // Given the sink of `kmirror run` (the exact offset history on the target), failing twice alike
+    const h = createHarness({ offsetLagMax: 3, syncsWriteTo: { noun: 'the offset history', topic: 'kmirror-offset-history.A', cluster: 'B' } })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 30, [6, 13, 14, 22]))
+    for (let i = 0; i < 2; i++) h.syncs.failNextSend(retriable('NOT_LEADER_OR_FOLLOWER'))
+    // When every record is copied
+    await copyAll(h)
+    // Then the warning and the recovery say what was not written, and where
+    const warn = h.logs.lines.filter(l => l.level === LogLevels.warn)
+    assert.deepEqual(warn.map(l => [l.msg, l.topic, l.cluster]), [['cannot write the offset history; will retry', 'kmirror-offset-history.A', 'B']])
+    const recovered = h.logs.lines.filter(l => l.level === LogLevels.info && String(l.msg).includes('written again'))
+    assert.deepEqual(recovered.map(l => [l.msg, l.topic, l.cluster]), [['the offset history written again after 2 failed attempt(s)', 'kmirror-offset-history.A', 'B']])
+  })
+
   it('warns once while offset-sync writes keep failing with the same error, and says when they are written again', async () => {
     // Given three sync writes in a row that fail alike (the offset-syncs partition's leader down), then one that fails otherwise
     const h = createHarness({ offsetLagMax: 3 })

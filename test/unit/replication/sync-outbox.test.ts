@@ -62,7 +62,7 @@ describe('SyncOutbox', () => {
   it('sends a failed batch again whole and first, warns once while it keeps failing alike, and says when written again', async () => {
     const sink = new HeldSink()
     const { log, at } = memoryLogger()
-    const outbox = new SyncOutbox(sink, log, { flow: 'f', retryBaseMs: 1 })
+    const outbox = new SyncOutbox(sink, log, { flow: 'f', retryBaseMs: 1, writesTo: { topic: 'mm2-offset-syncs.B.internal', cluster: 'A' } })
     outbox.enqueue([sync(1)])
     for (let i = 0; i < 3; i++) {
       const call = await sink.asked(i)
@@ -79,9 +79,9 @@ describe('SyncOutbox', () => {
     assert.equal(await outbox.drain(1000), 0)
     assert.deepEqual(sink.calls.map(c => c.entries), [[1], [1, 2], [1, 2], [1, 2]])
     assert.deepEqual(sink.written, [1, 2])
-    assert.deepEqual(at(LogLevels.warn).map(l => l.msg), ['cannot write offset syncs; will retry'])
+    assert.deepEqual(at(LogLevels.warn).map(l => [l.msg, l.topic, l.cluster]), [['cannot write offset syncs; will retry', 'mm2-offset-syncs.B.internal', 'A']])
     assert.deepEqual(outbox.status(), { pending: 0, thinned: 0, failure: null })
-    assert.deepEqual(at(LogLevels.info).map(l => l.msg), ['offset syncs written again after 3 failed attempt(s)'])
+    assert.deepEqual(at(LogLevels.info).map(l => [l.msg, l.topic, l.cluster]), [['offset syncs written again after 3 failed attempt(s)', 'mm2-offset-syncs.B.internal', 'A']])
   })
 
   it('drains at stop up to its deadline: what is left is logged with its count and never sent afterwards', async () => {
