@@ -1,14 +1,20 @@
 /**
- * A write retried in the background failing several times in a row (offset syncs whose partition's leader is down),
- * told once: a warning when it starts failing or fails otherwise, the repeats at debug, one info line once it
- * succeeds again. Numbers in the message are set aside when comparing ("write 8 record(s)", "write 13 record(s)":
- * the same failure whatever the write held).
+ * Something retried in the background failing several times in a row (offset syncs whose partition's leader is
+ * down, a whole replication step), told once: a warning when it starts failing or fails otherwise, the repeats at
+ * debug, one info line once it succeeds again.
+ *
+ * Invariant: two failures are "the same" when their error codes match and their messages match with the numbers set
+ * aside ("write 8 record(s)", "write 13 record(s)", "timed out after 5012 ms": the same failure whatever the try
+ * held or took), so a failure that lasts is one warning, never one per try.
  */
+import { isKmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 
 export interface StreakMessages {
-  /** The warning (and the debug line of each repeat). */
+  /** The warning. */
   readonly failed: string
+  /** The debug line of each repeat; `<failed> (again)` when not given. */
+  readonly again?: string
   /** The info line once it succeeds again; `attempts` failed attempts before. */
   readonly recovered: (attempts: number) => string
   /** Added to every line: where the write goes (topic, cluster), so the same words never hide which write fails. */
@@ -20,10 +26,15 @@ export function writeStreakMessages (noun: string, fields: Readonly<Record<strin
   return { failed: `cannot write ${noun}; will retry`, recovered: n => `${noun} written again after ${n} failed attempt(s)`, fields }
 }
 
-/** A streak while it lasts: since when, how many attempts, the last error's message. */
+/**
+ * A streak while it lasts: since its first failure (epoch ms) and how many attempts, whatever errors they failed
+ * with; the last error's code and message.
+ */
 export interface Streak {
   readonly since: number
   readonly attempts: number
+  /** The kmirror error code of the last error; undefined for an error kmirror did not classify. */
+  readonly code: string | undefined
   readonly message: string
 }
 
@@ -38,21 +49,23 @@ export class FailureStreak {
   }
 
   failed (err: unknown, fields: Record<string, unknown> = {}): void {
+    const code = isKmirrorError(err) ? err.code : undefined
     const message = err instanceof Error ? err.message : String(err)
-    const key = message.replace(/\d+/g, '#')
+    const key = `${code ?? ''}\u0000${message.replace(/\d+/g, '#')}`
     const before = this.#current
+    const same = before !== null && before.key === key
     const attempts = before === null ? 1 : before.attempts + 1
-    this.#current = { since: before?.since ?? Date.now(), attempts, key, message }
+    this.#current = { since: before?.since ?? Date.now(), attempts, key, code, message }
     const where = this.#messages.fields ?? {}
-    if (before === null || before.key !== key) this.#log.warn({ err, ...where, ...fields }, this.#messages.failed)
-    else this.#log.debug({ ...where, ...fields, attempts }, `${this.#messages.failed} (again)`)
+    if (!same) this.#log.warn({ err, ...where, ...fields }, this.#messages.failed)
+    else this.#log.debug({ ...where, ...fields, code, attempts }, this.#messages.again ?? `${this.#messages.failed} (again)`)
   }
 
   succeeded (): void {
     const current = this.#current
     if (current === null) return
     this.#current = null
-    this.#log.info({ ...this.#messages.fields, attempts: current.attempts, failedForMs: Date.now() - current.since }, this.#messages.recovered(current.attempts))
+    this.#log.info({ ...this.#messages.fields, code: current.code, attempts: current.attempts, failedForMs: Date.now() - current.since }, this.#messages.recovered(current.attempts))
   }
 
   /** Forgets the streak without a line: what failed is no longer to be written. */

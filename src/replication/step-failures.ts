@@ -4,11 +4,12 @@
  *
  * Invariants:
  * - One warning when the step starts failing or fails with another error; the retries with the same error log
- *   at debug level; one info line when a step succeeds again.
+ *   at debug level; one info line when a step succeeds again (failure-streak.ts: numbers in the message set aside).
  * - Only errors worth waiting for are retried (`isWorthWaiting`); any other error stops the flow.
  */
 import { ErrorCodes, isKmirrorError, isRetriable } from '../errors.ts'
 import type { Logger } from '../logger.ts'
+import { FailureStreak } from './failure-streak.ts'
 
 /** A failure of the whole replication step, while it lasts. */
 export interface StepFailure {
@@ -35,34 +36,28 @@ export function stepBackoffMs (failures: number): number {
 }
 
 export class StepFailures {
-  readonly #log: Logger
-  #current: (StepFailure & { key: string }) | null = null
+  readonly #streak: FailureStreak
 
   constructor (log: Logger) {
-    this.#log = log
+    this.#streak = new FailureStreak(log, {
+      failed: 'replication step failed; retrying',
+      again: 'replication step failed again; retrying',
+      recovered: () => 'replication steps succeed again'
+    })
   }
 
   /** One more failed step; `attempt` and `backoffMs` are the loop's. */
   failed (err: unknown, attempt: number, backoffMs: number): void {
-    const code = isKmirrorError(err) ? err.code : ErrorCodes.INTERNAL
-    const message = err instanceof Error ? err.message : String(err)
-    const key = `${code}\u0000${message}`
-    const before = this.#current
-    const changed = before?.key !== key
-    this.#current = { key, code, message, since: changed ? new Date().toISOString() : before!.since, attempts: changed ? 1 : before!.attempts + 1 }
-    if (changed) this.#log.warn({ err, attempt, backoffMs }, 'replication step failed; retrying')
-    else this.#log.debug({ code, attempt, backoffMs }, 'replication step failed again; retrying')
+    this.#streak.failed(err, { attempt, backoffMs })
   }
 
   succeeded (): void {
-    if (this.#current === null) return
-    this.#log.info({ code: this.#current.code, since: this.#current.since, attempts: this.#current.attempts }, 'replication steps succeed again')
-    this.#current = null
+    this.#streak.succeeded()
   }
 
   current (): StepFailure | null {
-    if (this.#current === null) return null
-    const { key: _, ...failure } = this.#current
-    return failure
+    const streak = this.#streak.current()
+    if (streak === null) return null
+    return { code: streak.code ?? ErrorCodes.INTERNAL, message: streak.message, since: new Date(streak.since).toISOString(), attempts: streak.attempts }
   }
 }
