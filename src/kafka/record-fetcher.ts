@@ -21,7 +21,7 @@ import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { isRetriableKafkaError, isTimeoutError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, toKmirrorError } from './errors.ts'
-import { noteOutcome } from './broker-suspects.ts'
+import { noteOutcome, suspect } from './broker-suspects.ts'
 import { GRACE_MS, LateFetches, matchLate, settleWithGrace } from './late-fetches.ts'
 import { isLeaderOutage, LeaderOutages } from './leader-outages.ts'
 import { leaderOf, MetadataCache, type LeaderMetadata } from './metadata-cache.ts'
@@ -193,6 +193,11 @@ export class RecordFetcher {
         results.push(...unanswered(list, node, broker, sentAt))
         byLeader.delete(node)
         othersAnswer = true
+        // Leaders the cluster moves off it (it fenced the broker, or a reassignment) are seen within
+        // LEADERLESS_RECHECK_MS, not at the cut; the broker is asked last meanwhile, so the Metadata request never
+        // waits on it (a suspect is only ordered last: still asked when no other broker answers).
+        suspect(broker)
+        this.#metadata.recheck(new Set(list.map(p => p.topic)), LEADERLESS_RECHECK_MS)
         continue
       }
       const outcome = late.take(node)
@@ -205,6 +210,7 @@ export class RecordFetcher {
       }
       othersAnswer = true
       this.#outages?.answered(node)
+      noteOutcome(broker)
       const current = new Map(list.map(p => [p.topic, metadata.topics.get(p.topic)?.id ?? null]))
       const { answered, unanswered: again } = matchLate(outcome.value, list, outcome.topicIds, current)
       results.push(...answered)

@@ -324,6 +324,18 @@ test('a frozen source partition leader (SIGSTOP): the other brokers\' partitions
     // 30 s): the three-replica topic's once their high watermark moves on without the frozen follower
     // (replica.lag.time.max.ms, 5 s on the trio), the one-replica topic's at once
     const replicated = copied(remote, online, 30n, 'three replicas')
+    // And the frozen broker's partitions, once the cluster moved their leaders, are read from the new leaders
+    // (their topic's leaders are read again every 500 ms while its fetch is out, not only at the cut)
+    const moved = all.filter(p => leaders[p] === frozen)
+    const movedCopied = (async () => {
+      await waitFor(async () => {
+        const now = await withAdmin(others, async admin => (await admin.metadata({ topics: [topic] })).topics.get(topic)!.partitions.map(p => p.leader))
+        return { done: moved.every(p => now[p] !== undefined && now[p] >= 0 && now[p] !== frozen), state: now }
+      }, { timeoutMs: 20_000, intervalMs: 100, message: `the leaders of ${topic} moved off broker ${frozen}` })
+      timings.push(`leaders moved: ${Date.now() - frozenAt} ms`)
+      await produce(others, records(topic, moved, 20, 10), { idempotent: false })
+      await copied(remote, moved, 30n, 'moved partitions')
+    })()
     await copied(remoteSingle, singleOnline, 30n, 'one replica')
     // And records written next to the one-replica partitions are copied before the cluster fences the frozen broker
     // (3 s on the trio; the cut is logged after): the round under way when it froze may have had its answer, but the
@@ -332,7 +344,7 @@ test('a frozen source partition leader (SIGSTOP): the other brokers\' partitions
     await produce(others, records(single, singleOnline, 30, 10), { idempotent: false })
     await copied(remoteSingle, singleOnline, 40n, 'one replica, written after the first copy')
     assert.doesNotMatch(instance.process.stderr, fenceLine, `copied only once the frozen broker was cut (${timings.join('; ')})`)
-    await replicated
+    await Promise.all([replicated, movedCopied])
     // And the operator is told which broker of which cluster was cut, and why
     const line = await instance.process.waitForOutput(fenceLine, Math.max(1000, 20_000 - (Date.now() - frozenAt)))
     timings.push(`cut logged: ${Date.now() - frozenAt} ms (its first request waiting: ${line[1]})`)
@@ -347,5 +359,5 @@ test('a frozen source partition leader (SIGSTOP): the other brokers\' partitions
   await produce(trio, records(single, singleOnline, 40, 5))
   await waitForEnds(remoteSingle, [45, 45])
   await assertExactCopies(single, remoteSingle, singleOnline)
-  await backAndExact({ instance, topic, remote, all, online })
+  await backAndExact({ instance, topic, remote, all, online: all })
 })
