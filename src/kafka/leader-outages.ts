@@ -52,6 +52,8 @@ export interface LeaderOutageReport {
   readonly node: number
   /** The cluster's label ("cluster A"). */
   readonly cluster: string
+  /** Whose fetches (the flow's name), when told: two flows reading one cluster each report its broker. */
+  readonly reader?: string
   /** The partitions that wait on it (DOWN, AGAIN): how many, and the first PARTITIONS_NAMED ("orders-3"). */
   readonly partitions: number
   readonly named: readonly string[]
@@ -84,10 +86,12 @@ interface Outage { readonly broker: string, readonly since: number, failures: nu
 /** The outages of one fetcher's brokers (one cluster). */
 export class LeaderOutages {
   readonly #cluster: string
+  readonly #reader: string | undefined
   readonly #outages = new Map<number, Outage>()
 
-  constructor (cluster: string) {
+  constructor (cluster: string, reader?: string) {
     this.#cluster = cluster
+    this.#reader = reader
   }
 
   /** Whether NODE is in an outage and not due for another try at NOW: its partitions wait without a request. */
@@ -143,7 +147,7 @@ export class LeaderOutages {
 
   #tell (phase: OutagePhase, node: number, outage: Outage, partitions: readonly string[], now: number, retryInMs: number): void {
     tell({
-      phase, broker: outage.broker, node, cluster: this.#cluster, partitions: partitions.length, named: partitions.slice(0, PARTITIONS_NAMED),
+      phase, broker: outage.broker, node, cluster: this.#cluster, ...(this.#reader === undefined ? {} : { reader: this.#reader }), partitions: partitions.length, named: partitions.slice(0, PARTITIONS_NAMED),
       cause: outage.cause, failures: outage.failures, outageMs: now - outage.since, retryInMs
     })
   }

@@ -68,6 +68,8 @@ export interface RecordFetcherOptions {
    * until a later round collects the answer.
    */
   readonly partial?: boolean
+  /** Who reads (the flow's name), named in the outage reports of `partial`. */
+  readonly reader?: string
 }
 
 /** How the fetcher's requests went: full or incremental, and sessions the broker lost (fetch-session.ts). */
@@ -102,7 +104,7 @@ export class RecordFetcher {
   constructor (props: ClientProps, clientId: string, options: RecordFetcherOptions) {
     this.#options = options
     this.#cluster = options.cluster ?? { label: clientId }
-    this.#outages = options.partial === true ? new LeaderOutages(this.#cluster.label) : null
+    this.#outages = options.partial === true ? new LeaderOutages(this.#cluster.label, options.reader) : null
     this.#late = options.partial === true ? new LateFetches() : null
     this.grantee = { principal: describePrincipal(props, this.#cluster.alias ?? clientId), cluster: this.#cluster }
     const connect = toConnectOptions(props, clientId)

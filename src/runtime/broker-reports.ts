@@ -62,8 +62,9 @@ function logSlowBroker (log: Logger, { broker, cluster, api, waitedMs, first }: 
 
 /** A source broker the data path cannot fetch from while the others answer (kafka/leader-outages.ts). */
 function logLeaderOutage (log: Logger, report: LeaderOutageReport): void {
-  const { phase, broker, node, cluster, partitions, named, cause, failures, outageMs, retryInMs } = report
-  const fields = { broker, node, cluster, partitions, failures, outageMs, retryInMs }
+  const { phase, broker, node, cluster, reader, partitions, named, cause, failures, outageMs, retryInMs } = report
+  // `flow`: each flow reading the cluster reports the broker for its own partitions.
+  const fields = { broker, node, cluster, ...(reader === undefined ? {} : { flow: reader }), partitions, failures, outageMs, retryInMs }
   const seconds = (ms: number): string => `${(ms / 1000).toFixed(1)} s`
   const which = `${partitions} partition(s) it leads (${named.join(', ')}${partitions > named.length ? ', ...' : ''})`
   switch (phase) {

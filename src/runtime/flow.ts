@@ -141,6 +141,7 @@ export class Flow implements WorkOwner {
       maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes'),
       sessions: true,
       partial: true,
+      reader: config.name,
       onSessionEvent: event => this.#metrics.inc(SESSION_EVENT_METRICS[event], { flow: config.name })
     })
     // Internal records (progress, history, offset syncs) go through the record writer; replicated batches

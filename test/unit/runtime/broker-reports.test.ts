@@ -50,6 +50,14 @@ describe('reportBrokerTroubles: a source broker out of reach', () => {
     assert.match(at(LogLevels.info)[0]!.msg, /^broker 2 \(127\.0\.0\.1:9093\) of cluster A leads none of the partitions kmirror reads any more, 9\.0 s after its fetches began to fail: its cluster moved their leadership/)
   })
 
+  it('names the flow whose fetches fail: two flows reading one cluster each report the broker for their own partitions', () => {
+    const { log, at } = memoryLogger()
+    stop = reportBrokerTroubles(log, new CountingMetrics(), new BrokerTroubles())
+    new LeaderOutages('cluster A', 'A->B').failed(2, '127.0.0.1:9093', 'refused', ['orders-0'], 1_000)
+    new LeaderOutages('cluster A', 'A->C').failed(2, '127.0.0.1:9093', 'refused', ['audit-0'], 1_000)
+    assert.deepEqual(at(LogLevels.warn).map(l => [l['flow'], l['partitions']]), [['A->B', 1], ['A->C', 1]])
+  })
+
   it('tells nothing once stopped', () => {
     const { log, lines } = memoryLogger()
     reportBrokerTroubles(log, new CountingMetrics(), new BrokerTroubles())()
