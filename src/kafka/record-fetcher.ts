@@ -15,21 +15,19 @@
 import { setTimeout as delay } from 'node:timers/promises'
 import { ConnectionPool, FetchIsolationLevels, type Broker } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
-import { groupBy } from '../collections.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { isRetriableKafkaError, isTimeoutError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName, toKmirrorError } from './errors.ts'
-import { noteOutcome, suspect } from './broker-suspects.ts'
-import { GRACE_MS, LateFetches, matchLate, settleWithGrace } from './late-fetches.ts'
-import { isLeaderOutage, LeaderOutages } from './leader-outages.ts'
-import { leaderOf, MetadataCache, type LeaderMetadata } from './metadata-cache.ts'
+import { noteOutcome } from './broker-suspects.ts'
+import { FetchRounds, fetchFromLabel, type ReadOptions } from './fetch-rounds.ts'
+import { MetadataCache } from './metadata-cache.ts'
 import { describePrincipal } from './principal.ts'
 import { FETCH_TOPIC_IDS_FROM, FetchApi, type FetchPartitionResponse, type FetchResponse } from './protocol/fetch.ts'
 import { brokerApis, sendRequest } from './protocol/negotiation.ts'
 import { watchedPool } from './silent-brokers.ts'
-import { emptyBatches, failedRead, FetchOutcomes, rawOffsets, selectBatches, unanswered, unreached, type FetchedBatches, type FetchedPartition, type PartitionPosition, type RetryReason } from './fetch-results.ts'
+import { emptyBatches, failedRead, FetchOutcomes, rawOffsets, selectBatches, type FetchedBatches, type FetchedPartition, type PartitionPosition } from './fetch-results.ts'
 import { FetchSession, fetchTopics, isFetchSessionError, sessionlessRequest, type SessionPartition, type SessionRequest } from './fetch-session.ts'
 import { decodeRecords, recordBytes, type FetchedRecord } from './record-batch.ts'
 import { listOffsets, listOffsetsSettled, type OffsetListingDeps, type OffsetQuery, type SettledOffsets } from './offset-listing.ts'
@@ -81,8 +79,6 @@ export interface FetchSessionStats {
 }
 
 const OFFSET_OUT_OF_RANGE = 1
-/** How soon the leaders of a topic with a partition without one are read again (see `#leaderless`). */
-export const LEADERLESS_RECHECK_MS = 500
 
 export class RecordFetcher {
   readonly #options: RecordFetcherOptions
@@ -94,22 +90,27 @@ export class RecordFetcher {
   /** Per broker: its fetch session, and whether a request of it is in flight (then a fetch goes session-less). */
   readonly #sessions = new Map<number, { session: FetchSession, busy: boolean }>()
   readonly sessionStats: FetchSessionStats = { fullRequests: 0, incrementalRequests: 0, resets: 0 }
-  /** With `partial`: the brokers whose fetches fail while others answer. */
-  readonly #outages: LeaderOutages | null
-  /** With `partial`: fetches of brokers slower than the others, left out at the end of their round (late-fetches.ts). */
-  readonly #late: LateFetches | null
+  /** Each read split by leader and put together again; with `partial`, taking what it can (fetch-rounds.ts). */
+  readonly #rounds: FetchRounds
   /** Who reads, on which cluster: for the grant a refused read names (topic-reader.ts). */
   readonly grantee: Grantee
 
   constructor (props: ClientProps, clientId: string, options: RecordFetcherOptions) {
     this.#options = options
     this.#cluster = options.cluster ?? { label: clientId }
-    this.#outages = options.partial === true ? new LeaderOutages(this.#cluster.label, options.reader) : null
-    this.#late = options.partial === true ? new LateFetches() : null
     this.grantee = { principal: describePrincipal(props, this.#cluster.alias ?? clientId), cluster: this.#cluster }
     const connect = toConnectOptions(props, clientId)
     this.#pool = watchedPool(new ConnectionPool(clientId, connect), this.#cluster.label)
     this.#metadata = new MetadataCache(this.#pool, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
+    this.#rounds = new FetchRounds({
+      metadata: this.#metadata,
+      cluster: this.#cluster,
+      maxWaitMs: options.maxWaitMs,
+      partial: options.partial === true,
+      ...(options.reader === undefined ? {} : { reader: options.reader }),
+      fetchFrom: async (node, broker, positions, topics, how) => await this.#fetchBatchesFromNode(node, broker, positions, topics, how),
+      refused: (position, code) => this.#failed(position, code, 'the metadata', 'DESCRIBE')
+    })
   }
 
   /**
@@ -140,157 +141,14 @@ export class RecordFetcher {
    * Same grouping, errors and outcomes as `fetch`.
    */
   async fetchBatches (positions: readonly PartitionPosition[], options: { maxPartitionBytes?: number, session?: boolean } = {}): Promise<FetchedBatches[]> {
-    const useSession = (options.session ?? true) && this.#options.sessions === true
-    const partitionMaxBytes = options.maxPartitionBytes ?? this.#options.maxPartitionBytes
-    if (positions.length === 0) return []
-    const metadata = await this.#metadata.leaders([...new Set(positions.map(p => p.topic))])
-    // A topic the cluster refused to describe fails its partitions alone.
-    const results = positions.filter(p => metadata.refused.has(p.topic)).map(p => this.#failed(p, metadata.refused.get(p.topic)!, 'the metadata', 'DESCRIBE'))
-    const byLeader = groupBy(positions.filter(p => !metadata.refused.has(p.topic)), position => leaderOf(metadata, position.topic, position.partition))
-    const leaderless = byLeader.get(-1)
-    if (leaderless !== undefined) {
-      byLeader.delete(-1)
-      results.push(...this.#leaderless(leaderless, metadata))
-    }
-    if (this.#outages !== null) results.push(...this.#resting(this.#outages, byLeader, metadata.brokers))
-    // A broker whose late answer this round uses, or whose fetch is still out, is one that answers (or may): the
-    // brokers asked now failing is then not the cluster down.
-    const lateOnes = this.#late === null ? { results: [], othersAnswer: false } : await this.#collectLate(this.#late, byLeader, metadata)
-    results.push(...lateOnes.results)
-    const asked = [...byLeader]
-    const started = Date.now()
-    const failedAt = new Map<number, number>()
-    const fetches = asked.map(async ([node, list]) => await this.#fetchBatchesFromNode(node, metadata.brokers.get(node)!, list, metadata.topics, partitionMaxBytes, useSession)
-      .catch((err: unknown) => { failedAt.set(node, Date.now() - started); throw err }))
-    if (this.#late === null) {
-      this.#settle(asked, await Promise.allSettled(fetches), metadata.brokers, failedAt, results)
-      return results
-    }
-    const settled = await settleWithGrace(fetches, this.#options.maxWaitMs + GRACE_MS)
-    asked.forEach(([node, list], i) => {
-      if (settled[i] !== undefined) return
-      this.#late!.leave(node, fetches[i]!, started, new Map(list.map(p => [p.topic, metadata.topics.get(p.topic)?.id ?? null])))
-      results.push(...unanswered(list, node, metadata.brokers.get(node)!, started))
-    })
-    const answered = settled.flatMap((s, i) => s === undefined ? [] : [i])
-    this.#settle(answered.map(i => asked[i]!), answered.map(i => settled[i]!), metadata.brokers, failedAt, results, lateOnes.othersAnswer)
-    return results
-  }
-
-  /**
-   * Takes out of BY_LEADER the brokers with a fetch out from an earlier round (their partitions RETRY, unread) and
-   * those whose late fetch settled since: its answers for the partitions asked again at the same offsets are this
-   * round's (the others are asked anew); its failure is theirs now. When every broker left has a fetch out, waits
-   * (at most `fetch.max.wait.ms`) for one to settle first, so that such a round neither spins nor returns nothing.
-   */
-  async #collectLate (late: LateFetches, byLeader: Map<number, PartitionPosition[]>, metadata: LeaderMetadata): Promise<{ results: FetchedBatches[], othersAnswer: boolean }> {
-    late.forgetSettled(new Set(byLeader.keys()))
-    if (byLeader.size > 0 && [...byLeader.keys()].every(node => late.outstanding(node))) await late.anySettled(byLeader.keys(), this.#options.maxWaitMs)
-    const results: FetchedBatches[] = []
-    let othersAnswer = false
-    for (const [node, list] of [...byLeader]) {
-      const broker = metadata.brokers.get(node)!
-      const sentAt = late.sentAt(node)
-      if (sentAt !== undefined) {
-        results.push(...unanswered(list, node, broker, sentAt))
-        byLeader.delete(node)
-        othersAnswer = true
-        // Leaders the cluster moves off it (it fenced the broker, or a reassignment) are seen within
-        // LEADERLESS_RECHECK_MS, not at the cut; the broker is asked last meanwhile, so the Metadata request never
-        // waits on it (a suspect is only ordered last: still asked when no other broker answers).
-        suspect(broker)
-        this.#metadata.recheck(new Set(list.map(p => p.topic)), LEADERLESS_RECHECK_MS)
-        continue
-      }
-      const outcome = late.take(node)
-      if (outcome === null) continue
-      if (!outcome.ok) {
-        byLeader.delete(node)
-        // Rests as a fast failure would: a late fetch held no round, however long it took.
-        this.#settle([[node, list]], [{ status: 'rejected', reason: outcome.reason }], metadata.brokers, new Map([[node, 0]]), results, true)
-        continue
-      }
-      othersAnswer = true
-      this.#outages?.answered(node)
-      noteOutcome(broker)
-      const current = new Map(list.map(p => [p.topic, metadata.topics.get(p.topic)?.id ?? null]))
-      const { answered, unanswered: again } = matchLate(outcome.value, list, outcome.topicIds, current)
-      results.push(...answered)
-      if (again.length === 0) byLeader.delete(node)
-      else byLeader.set(node, again)
-    }
-    return { results, othersAnswer }
-  }
-
-  /**
-   * Partitions without a known leader (a topic deleted or not there yet, a leader moving, its replicas' brokers down)
-   * wait, RETRY with the reason; the others go on. In the data path (`partial`) their topics' leaders are read again
-   * LEADERLESS_RECHECK_MS after their last read, alone: a partition offline for hours costs a small Metadata
-   * request a few times a second, not one of every topic at every round. Other readers read every topic again at
-   * their next try (a loop reading to an end waits on that request, never spins).
-   */
-  #leaderless (positions: readonly PartitionPosition[], metadata: LeaderMetadata): FetchedBatches[] {
-    const label = this.#cluster.label
-    const noLeader: RetryReason = { error: 'LEADER_NOT_AVAILABLE', detail: `${label} names no leader for it (its replicas' brokers down, or none in sync)` }
-    const noTopic: RetryReason = { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: `its topic is not in the metadata of ${label} (deleted, or not created yet)` }
-    if (this.#outages === null) this.#metadata.invalidate()
-    else this.#metadata.recheck(new Set(positions.map(p => p.topic)), LEADERLESS_RECHECK_MS)
-    return positions.map(position => ({ ...emptyBatches(position, FetchOutcomes.RETRY), retryReason: metadata.topics.has(position.topic) ? noLeader : noTopic }))
-  }
-
-  /**
-   * Takes out of BY_LEADER the brokers resting after a failed fetch: their partitions RETRY, unread. Their topics'
-   * leaders are read again every LEADERLESS_RECHECK_MS meanwhile, so partitions the cluster moves to another broker
-   * are fetched from there at once, however long the rest.
-   */
-  #resting (outages: LeaderOutages, byLeader: Map<number, PartitionPosition[]>, brokers: ReadonlyMap<number, Broker>): FetchedBatches[] {
-    if (outages.size === 0) return []
-    outages.leading(new Set(byLeader.keys()))
-    const waiting: FetchedBatches[] = []
-    for (const [node, list] of byLeader) {
-      if (!outages.resting(node)) continue
-      waiting.push(...unreached(list, node, brokers.get(node)!, outages.causeOf(node) ?? 'an earlier fetch failed'))
-      this.#metadata.recheck(new Set(list.map(p => p.topic)), LEADERLESS_RECHECK_MS)
-      byLeader.delete(node)
-    }
-    return waiting
-  }
-
-  /**
-   * The answers of the brokers ASKED, added to RESULTS (FAILED_AT: how long each failed one took). One failing for
-   * a reason of its own while another answered (with `partial`): its partitions wait, the others' answers are kept.
-   * Otherwise the read fails: with the error that is not a broker's own when there is one (refused credentials
-   * must not hide behind a refused connection), else the first; so does every broker asked failing (the cluster
-   * down): the step's failure says so.
-   */
-  #settle (asked: readonly (readonly [number, PartitionPosition[]])[], settled: readonly PromiseSettledResult<readonly FetchedBatches[]>[], brokers: ReadonlyMap<number, Broker>,
-    failedAt: ReadonlyMap<number, number>, results: FetchedBatches[], othersAnswer = false): void {
-    const outages = this.#outages
-    const failure = settled.find(s => s.status === 'rejected')
-    if (failure !== undefined) {
-      const fatal = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected' && !isLeaderOutage(s.reason))
-      if (fatal !== undefined) throw fatal.reason
-      // Every broker failing is the cluster down, unless another answers (a late answer, a fetch still out).
-      if (outages === null || (!othersAnswer && settled.every(s => s.status === 'rejected'))) throw failure.reason
-    }
-    settled.forEach((s, i) => {
-      const [node, list] = asked[i]!
-      if (s.status === 'fulfilled') {
-        results.push(...s.value)
-        outages?.answered(node)
-        return
-      }
-      const broker = brokers.get(node)!
-      // The message begins with what failed ("fetch from broker 2 (host:port) of cluster A: "): the report says that.
-      const message = s.reason instanceof Error ? s.reason.message : String(s.reason)
-      const prefix = `${this.#fetchFrom(node, broker)}: `
-      const cause = message.startsWith(prefix) ? message.slice(prefix.length) : message
-      outages!.failed(node, `${broker.host}:${broker.port}`, cause, list.map(p => `${p.topic}-${p.partition}`), Date.now(), failedAt.get(node) ?? 0)
-      results.push(...unreached(list, node, broker, cause))
+    return await this.#rounds.read(positions, {
+      partitionMaxBytes: options.maxPartitionBytes ?? this.#options.maxPartitionBytes,
+      session: (options.session ?? true) && this.#options.sessions === true
     })
   }
 
-  async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: ReadonlyMap<string, { id: string | null }>, partitionMaxBytes: number, useSession: boolean): Promise<FetchedBatches[]> {
+  async #fetchBatchesFromNode (node: number, broker: Broker, positions: PartitionPosition[], topicMeta: ReadonlyMap<string, { id: string | null }>, how: ReadOptions): Promise<FetchedBatches[]> {
+    const { partitionMaxBytes, session: useSession } = how
     const wanted: SessionPartition[] = positions.map(p => ({ topic: p.topic, topicId: topicMeta.get(p.topic)?.id ?? null, partition: p.partition, fetchOffset: p.offset, partitionMaxBytes }))
     const idToName = new Map(wanted.map(p => [p.topicId, p.topic]))
     const wait = (this.#throttledUntil.get(node) ?? 0) - Date.now()
@@ -376,7 +234,7 @@ export class RecordFetcher {
 
   /** What a failed fetch's message begins with. */
   #fetchFrom (node: number, broker: Broker): string {
-    return `fetch from broker ${node} (${broker.host}:${broker.port}) of ${this.#cluster.label}`
+    return fetchFromLabel(node, broker, this.#cluster)
   }
 
   /** The broker's fetch session, or null while one of its requests is in flight. */
