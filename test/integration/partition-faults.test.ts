@@ -4,8 +4,8 @@
  * heartbeats keep flowing, and what the operator sees says so: /status (the partition's error, unknown lag),
  * /healthz (503 naming the failing partitions), kmirror_failing_partitions, and one warning naming the topic, the
  * cluster and what to grant or raise. Once the cause is fixed, the copy is exact record by record. WRITE denied on
- * MM2's offset-syncs topic holds up only the syncs (written beside the data path): they wait, shown, and are
- * written in order after the re-grant.
+ * MM2's offset-syncs topic holds up only the syncs (written beside the data path): they wait, shown (the console's
+ * red line too, in Chromium), and are written in order after the re-grant.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -13,6 +13,7 @@ import { ConfigResourceTypes, IncrementalAlterConfigOperationTypes } from '@plat
 import type { AclBinding } from '../../src/kafka/acls.ts'
 import type { OffsetSyncsStatus } from '../../src/replication/sync-outbox.ts'
 import { aclsOf, createAcls, deleteAcls } from '../helpers/acls.ts'
+import { launchBrowser, waitForText } from '../helpers/browser.ts'
 import { ensureClusters, getCluster } from '../helpers/clusters.ts'
 import { createTopic, deleteTopics, endOffsets, produce, TIMESTAMP_BASE, withAdmin, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
@@ -297,6 +298,15 @@ test('WRITE denied on MM2\'s offset-syncs topic: the records copy on, /status an
   assert.ok((metric(text, 'kmirror_offset_syncs_failing_since_seconds', `flow="${a}->${b}"`) ?? 0) > 0)
   assert.ok((metric(text, 'kmirror_offset_sync_write_failures_total', `flow="${a}->${b}"`) ?? 0) >= 1)
   assert.equal((await readOffsetSyncs(alice, syncsTopic, topic)).length, writtenBefore, 'no sync written while denied')
+  // and the console (in Chromium) shows the flow's syncs waiting in red, with the error
+  const browser = await launchBrowser(t)
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+  const pageErrors: string[] = []
+  page.on('pageerror', err => pageErrors.push(err.message))
+  await page.goto(`${base}/`)
+  const syncsLine = `[data-flow="${a}->${b}"] [data-offset-syncs]`
+  await waitForText(page, syncsLine, /^cannot write MM2's offset syncs: \d+ waiting, \d+ attempts since \S+: .*(TOPIC_AUTHORIZATION_FAILED|not authorized)/i, 'the console\'s offset-syncs line')
+  assert.equal(await page.locator(syncsLine).getAttribute('class'), 'error-text')
 
   // When the DENY is removed
   await deleteAcls('secure', [deny])
@@ -311,6 +321,10 @@ test('WRITE denied on MM2\'s offset-syncs topic: the records copy on, /status an
   assertSyncsTranslateExactly(syncs, source, copied, 0, topic)
   assert.equal(kmirror.stderr.split('\n').filter(l => l.includes('"msg":"cannot write offset syncs; will retry"')).length, 1, kmirror.stderr.slice(-3000))
   assert.match(kmirror.stderr, /"msg":"offset syncs written again after \d+ failed attempt\(s\)"/)
+  // and the console's line is gone once they are written
+  await waitFor(async () => ({ done: await page.locator(syncsLine).count() === 0, state: await page.locator(syncsLine).first().textContent({ timeout: 500 }).catch(() => null) }),
+    { timeoutMs: 10_000, intervalMs: 200, message: 'the console\'s offset-syncs line gone' })
+  assert.deepEqual(pageErrors, [])
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0)
 })
