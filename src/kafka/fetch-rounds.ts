@@ -12,9 +12,11 @@
  * - The read throws when a failure is not a broker's alone (credentials refused, an answer that cannot be read), or
  *   when no broker answered or may still answer (the cluster down); never when only some brokers failed in
  *   `partial`.
- * - While a broker rests or has a fetch out, its topics' leaders are read again every LEADERLESS_RECHECK_MS
- *   (alone), so partitions the cluster moves to another broker are fetched from there at once; a broker with a
- *   fetch out is also a suspect (asked last by the requests any broker answers: its Metadata never waits on it).
+ * - While a broker rests or has a fetch out past its round, its topics' leaders are read again every
+ *   LEADERLESS_RECHECK_MS (alone), so partitions the cluster moves to another broker are fetched from there at once;
+ *   a broker with a fetch out is also a suspect from the round that left it out (asked last by the requests any
+ *   broker answers, so their Metadata does not wait on it while another broker answers). A fetch kmirror holds back
+ *   for the broker's quota throttle is late by the quota, not the broker: neither.
  */
 import type { Broker } from '@platformatic/kafka'
 import { groupBy } from '../collections.ts'
@@ -41,6 +43,11 @@ export interface FetchRoundsDeps {
   readonly fetchFrom: (node: number, broker: Broker, positions: PartitionPosition[], topics: ReadonlyMap<string, TopicLeaders>, how: ReadOptions) => Promise<FetchedBatches[]>
   /** The result of a partition whose topic the cluster refused to describe (Kafka error CODE). */
   readonly refused: (position: PartitionPosition, code: number) => FetchedBatches
+  /**
+   * Whether NODE's fetch is held on kmirror's side, waiting out the broker's quota throttle (KIP-219) before it is
+   * sent: such a broker is late by its quota, not slow or frozen.
+   */
+  readonly throttled?: (node: number) => boolean
 }
 
 /** How one read fetches: each partition's byte limit, and whether in the broker's fetch session. */
@@ -97,6 +104,7 @@ export class FetchRounds {
     asked.forEach(([node, list], i) => {
       if (settled[i] !== undefined) return
       late.leave(node, fetches[i]!, started, new Map(list.map(p => [p.topic, metadata.topics.get(p.topic)?.id ?? null])))
+      this.#watchLate(node, metadata.brokers.get(node)!, list)
       results.push(...unanswered(list, node, metadata.brokers.get(node)!, started))
     })
     const answered = settled.flatMap((s, i) => s === undefined ? [] : [i])
@@ -122,11 +130,7 @@ export class FetchRounds {
         results.push(...unanswered(list, node, broker, sentAt))
         byLeader.delete(node)
         othersAnswer = true
-        // Leaders the cluster moves off it (it fenced the broker, or a reassignment) are seen within
-        // LEADERLESS_RECHECK_MS, not at the cut; the broker is asked last meanwhile, so the Metadata request never
-        // waits on it (a suspect is only ordered last: still asked when no other broker answers).
-        suspect(broker)
-        this.#deps.metadata.recheck(new Set(list.map(p => p.topic)), LEADERLESS_RECHECK_MS)
+        this.#watchLate(node, broker, list)
         continue
       }
       const outcome = late.take(node)
@@ -147,6 +151,18 @@ export class FetchRounds {
       else byLeader.set(node, again)
     }
     return { results, othersAnswer }
+  }
+
+  /**
+   * NODE's fetch is out past its round (from the round that leaves it out on): leaders the cluster moves off it (it
+   * fenced the broker, or a reassignment) are seen within LEADERLESS_RECHECK_MS, not at the cut, and the broker is
+   * asked last meanwhile, so that Metadata request does not wait on it (a suspect is only ordered last: still asked
+   * when no other broker answers). Not for a fetch held by kmirror to honour the broker's quota throttle.
+   */
+  #watchLate (node: number, broker: Broker, list: readonly PartitionPosition[]): void {
+    if (this.#deps.throttled?.(node) === true) return
+    suspect(broker)
+    this.#deps.metadata.recheck(new Set(list.map(p => p.topic)), LEADERLESS_RECHECK_MS)
   }
 
   /**

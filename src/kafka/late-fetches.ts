@@ -1,5 +1,5 @@
 /**
- * Source brokers slower than the others in a fetch round of the data path (`partial`, record-fetcher.ts). A round
+ * Source brokers slower than the others in a fetch round of the data path (`partial`, fetch-rounds.ts). A round
  * used to wait for every broker it asked: a leader that holds requests without failing them (frozen before its
  * cluster fences it, a long pause, a full request queue) held every other broker's partitions as long, up to the
  * fence or `request.timeout.ms`. Now, once one broker answered, the round waits GRACE_MS past `fetch.max.wait.ms`

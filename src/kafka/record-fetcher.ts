@@ -109,7 +109,8 @@ export class RecordFetcher {
       partial: options.partial === true,
       ...(options.reader === undefined ? {} : { reader: options.reader }),
       fetchFrom: async (node, broker, positions, topics, how) => await this.#fetchBatchesFromNode(node, broker, positions, topics, how),
-      refused: (position, code) => this.#failed(position, code, 'the metadata', 'DESCRIBE')
+      refused: (position, code) => this.#failed(position, code, 'the metadata', 'DESCRIBE'),
+      throttled: node => (this.#throttledUntil.get(node) ?? 0) > Date.now()
     })
   }
 

@@ -3,12 +3,17 @@
  * down, a whole replication step), told once: a warning when it starts failing or fails otherwise, the repeats at
  * debug, one info line once it succeeds again.
  *
- * Invariant: two failures are "the same" when their error codes match and their messages match with the numbers set
- * aside ("write 8 record(s)", "write 13 record(s)", "timed out after 5012 ms": the same failure whatever the try
- * held or took), so a failure that lasts is one warning, never one per try.
+ * Invariant: two failures are "the same" when their error codes match and their messages match with the counts and
+ * durations set aside ("write 8 record(s)", "write 13 record(s)", "timed out after 5012 ms": the same failure
+ * whatever the try held or took), so a failure that lasts is one warning, never one per try. Numbers that name
+ * something (a broker address 10.0.0.2:9092, a cluster dc1, a topic orders-v2) are kept: a failure that moves to
+ * another broker or cluster is a new warning naming it.
  */
 import { isKmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
+
+/** A number standing alone, with an optional unit ("8", "5012 ms", "1.5 s", "30000ms"), not part of a name or address. */
+const COUNT_OR_DURATION = /(?<![\w.:-])\d+(?:\.\d+)?(?:ms|s)?(?![\w.:-])/g
 
 export interface StreakMessages {
   /** The warning. */
@@ -51,7 +56,7 @@ export class FailureStreak {
   failed (err: unknown, fields: Record<string, unknown> = {}): void {
     const code = isKmirrorError(err) ? err.code : undefined
     const message = err instanceof Error ? err.message : String(err)
-    const key = `${code ?? ''}\u0000${message.replace(/\d+/g, '#')}`
+    const key = `${code ?? ''}\u0000${message.replace(COUNT_OR_DURATION, '#')}`
     const before = this.#current
     const same = before !== null && before.key === key
     const attempts = before === null ? 1 : before.attempts + 1

@@ -40,6 +40,19 @@ describe('StepFailures', () => {
     assert.equal(steps.current(), null)
   })
 
+  it('warns again when the failure moves to another broker or cluster: numbers in names and addresses count', () => {
+    const { log, at } = memoryLogger()
+    const steps = new StepFailures(log)
+    const refused = (address: string, cluster: string): KmirrorError =>
+      new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, `no broker of cluster ${cluster} answers: connect ECONNREFUSED ${address}`, { retriable: true })
+    steps.failed(refused('10.0.0.1:9092', 'dc1'), 1, 200)
+    steps.failed(refused('10.0.0.1:9092', 'dc1'), 2, 400)
+    steps.failed(refused('10.0.0.1:9092', 'dc2'), 3, 800)
+    steps.failed(refused('10.0.0.2:9092', 'dc2'), 4, 1600)
+    assert.equal(at(LogLevels.warn).length, 3)
+    assert.equal(steps.current()?.attempts, 4)
+  })
+
   it('files an error kmirror did not classify as INTERNAL', () => {
     const steps = new StepFailures(memoryLogger().log)
     steps.failed(new TypeError('x is undefined'), 1, 200)
