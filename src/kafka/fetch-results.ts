@@ -95,6 +95,19 @@ export function unreached (positions: readonly PartitionPosition[], node: number
   return positions.map(position => ({ ...emptyBatches(position, FetchOutcomes.RETRY), retryReason }))
 }
 
+/** The Kafka error a partition waits with while its leader throttles kmirror's fetches (a client quota). */
+export const THROTTLED = 'THROTTLING_QUOTA_EXCEEDED'
+
+/**
+ * POSITIONS led by NODE, whose fetch kmirror holds until UNTIL (epoch ms) because the broker throttles it (KIP-219:
+ * the client waits out the throttle time the broker answered): RETRY, unread, with that reason, not "unanswered".
+ */
+export function throttled (positions: readonly PartitionPosition[], node: number, broker: Broker, until: number): FetchedBatches[] {
+  const left = (Math.max(0, until - Date.now()) / 1000).toFixed(1)
+  const retryReason = { error: THROTTLED, detail: `its leader, broker ${node} (${broker.host}:${broker.port}), throttles kmirror's fetches (a client quota): the next fetch goes out in ${left} s, as the broker asked` }
+  return positions.map(position => ({ ...emptyBatches(position, FetchOutcomes.RETRY), retryReason }))
+}
+
 /** POSITIONS led by NODE, whose fetch sent at SENT_AT has not been answered yet (late-fetches.ts): RETRY, unread. */
 export function unanswered (positions: readonly PartitionPosition[], node: number, broker: Broker, sentAt: number): FetchedBatches[] {
   const waited = ((Date.now() - sentAt) / 1000).toFixed(1)

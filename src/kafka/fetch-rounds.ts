@@ -22,7 +22,7 @@ import type { Broker } from '@platformatic/kafka'
 import { groupBy } from '../collections.ts'
 import { noteOutcome, suspect } from './broker-suspects.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { emptyBatches, FetchOutcomes, unanswered, unreached, type FetchedBatches, type PartitionPosition, type RetryReason } from './fetch-results.ts'
+import { emptyBatches, FetchOutcomes, throttled, unanswered, unreached, type FetchedBatches, type PartitionPosition, type RetryReason } from './fetch-results.ts'
 import { GRACE_MS, LateFetches, matchLate, settleWithGrace } from './late-fetches.ts'
 import { isLeaderOutage, LeaderOutages } from './leader-outages.ts'
 import { leaderOf, type LeaderMetadata, type MetadataCache, type TopicLeaders } from './metadata-cache.ts'
@@ -44,10 +44,10 @@ export interface FetchRoundsDeps {
   /** The result of a partition whose topic the cluster refused to describe (Kafka error CODE). */
   readonly refused: (position: PartitionPosition, code: number) => FetchedBatches
   /**
-   * Whether NODE's fetch is held on kmirror's side, waiting out the broker's quota throttle (KIP-219) before it is
-   * sent: such a broker is late by its quota, not slow or frozen.
+   * Until when (epoch ms) NODE's next fetch is held on kmirror's side, waiting out the broker's quota throttle
+   * (KIP-219) before it is sent; 0 or past when it is not: such a broker is late by its quota, not slow or frozen.
    */
-  readonly throttled?: (node: number) => boolean
+  readonly throttledUntil?: (node: number) => number
 }
 
 /** How one read fetches: each partition's byte limit, and whether in the broker's fetch session. */
@@ -104,8 +104,7 @@ export class FetchRounds {
     asked.forEach(([node, list], i) => {
       if (settled[i] !== undefined) return
       late.leave(node, fetches[i]!, started, new Map(list.map(p => [p.topic, metadata.topics.get(p.topic)?.id ?? null])))
-      this.#watchLate(node, metadata.brokers.get(node)!, list)
-      results.push(...unanswered(list, node, metadata.brokers.get(node)!, started))
+      results.push(...this.#waitingOnLate(node, metadata.brokers.get(node)!, list, started))
     })
     const answered = settled.flatMap((s, i) => s === undefined ? [] : [i])
     this.#settle(answered.map(i => asked[i]!), answered.map(i => settled[i]!), metadata.brokers, failedAt, results, lateOnes.othersAnswer)
@@ -127,10 +126,9 @@ export class FetchRounds {
       const broker = metadata.brokers.get(node)!
       const sentAt = late.sentAt(node)
       if (sentAt !== undefined) {
-        results.push(...unanswered(list, node, broker, sentAt))
+        results.push(...this.#waitingOnLate(node, broker, list, sentAt))
         byLeader.delete(node)
         othersAnswer = true
-        this.#watchLate(node, broker, list)
         continue
       }
       const outcome = late.take(node)
@@ -154,15 +152,18 @@ export class FetchRounds {
   }
 
   /**
-   * NODE's fetch is out past its round (from the round that leaves it out on): leaders the cluster moves off it (it
-   * fenced the broker, or a reassignment) are seen within LEADERLESS_RECHECK_MS, not at the cut, and the broker is
-   * asked last meanwhile, so that Metadata request does not wait on it (a suspect is only ordered last: still asked
-   * when no other broker answers). Not for a fetch held by kmirror to honour the broker's quota throttle.
+   * The partitions LIST of NODE, whose fetch (sent at SENT_AT) is out past its round (from the round that leaves it
+   * out on): RETRY, unread. Leaders the cluster moves off it (it fenced the broker, or a reassignment) are seen within
+   * LEADERLESS_RECHECK_MS, not at the cut, and the broker is asked last meanwhile, so that Metadata request does not
+   * wait on it (a suspect is only ordered last: still asked when no other broker answers). A fetch kmirror holds to
+   * honour the broker's quota throttle is not the broker's lateness: its partitions say so, nothing else is done.
    */
-  #watchLate (node: number, broker: Broker, list: readonly PartitionPosition[]): void {
-    if (this.#deps.throttled?.(node) === true) return
+  #waitingOnLate (node: number, broker: Broker, list: PartitionPosition[], sentAt: number): FetchedBatches[] {
+    const until = this.#deps.throttledUntil?.(node) ?? 0
+    if (until > Date.now()) return throttled(list, node, broker, until)
     suspect(broker)
     this.#deps.metadata.recheck(new Set(list.map(p => p.topic)), LEADERLESS_RECHECK_MS)
+    return unanswered(list, node, broker, sentAt)
   }
 
   /**

@@ -110,7 +110,7 @@ export class RecordFetcher {
       ...(options.reader === undefined ? {} : { reader: options.reader }),
       fetchFrom: async (node, broker, positions, topics, how) => await this.#fetchBatchesFromNode(node, broker, positions, topics, how),
       refused: (position, code) => this.#failed(position, code, 'the metadata', 'DESCRIBE'),
-      throttled: node => (this.#throttledUntil.get(node) ?? 0) > Date.now()
+      throttledUntil: node => this.#throttledUntil.get(node) ?? 0
     })
   }
 

@@ -1,5 +1,5 @@
 /**
- * The command lines of Kafka's own tools (kafka-acls.sh, kafka-topics.sh, kafka-consumer-groups.sh) that remedies
+ * The command lines of Kafka's own tools (kafka-acls.sh, kafka-topics.sh, kafka-consumer-groups.sh, kafka-configs.sh) that remedies
  * print. An operator copies them at 3 a.m., so they must run as printed once the placeholders are filled:
  * - each names the cluster's brokers with `--bootstrap-server` (without it every tool stops at "Missing required
  *   argument"), and, on a cluster that is not PLAINTEXT, `--command-config` with a placeholder for the client
@@ -23,7 +23,7 @@ export interface ToolCluster {
   readonly protocol?: string
 }
 
-export type KafkaTool = 'kafka-acls.sh' | 'kafka-topics.sh' | 'kafka-consumer-groups.sh'
+export type KafkaTool = 'kafka-acls.sh' | 'kafka-topics.sh' | 'kafka-consumer-groups.sh' | 'kafka-configs.sh'
 
 /** Whose client properties the tool needs: an admin's to change ACLs or delete offsets, any client's to read. */
 export type ToolUser = 'ADMIN' | 'CLIENT'
@@ -61,7 +61,7 @@ export function toolClusterOf (alias: string, props: ClientProps): ToolCluster &
 }
 
 function defaultUser (tool: KafkaTool): ToolUser {
-  return tool === 'kafka-acls.sh' ? 'ADMIN' : 'CLIENT'
+  return tool === 'kafka-acls.sh' || tool === 'kafka-configs.sh' ? 'ADMIN' : 'CLIENT'
 }
 
 /** `_OF_A` for alias A; aliases are free text, so anything a shell could read as syntax becomes `_`. */

@@ -19,6 +19,7 @@
 import { ErrorCodes, type ErrorCode } from '../errors.ts'
 import { describeGrant } from '../kafka/acl-grant.ts'
 import { errorCodeOfKind, kafkaErrorInfo, KafkaErrorKinds, type KafkaErrorKind } from '../kafka/errors.ts'
+import { THROTTLED } from '../kafka/fetch-results.ts'
 import { toolCommand, type ToolCluster } from '../kafka/tool-command.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
@@ -175,7 +176,7 @@ export class PartitionFailures {
   unreadable (key: string, p: FailingPartition, wait: SourceWaitReport, quiet = false, now = Date.now()): void {
     const source = this.#clusters.source
     const waitedS = Math.round((now - wait.sinceMs) / 1000)
-    const remedy = leaderRemedy(p.topic, p.partition, source)
+    const remedy = wait.error === THROTTLED ? quotaRemedy(source) : leaderRemedy(p.topic, p.partition, source)
     const report: FailureReport = {
       side: FailureSides.SOURCE, cluster: source.alias, code: ErrorCodes.FETCH, error: wait.error, kind: kafkaErrorInfo(wait.error).kind,
       message: `${p.topic}-${p.partition} cannot be read: ${wait.detail}`, remedy,
@@ -236,6 +237,7 @@ export function remedyFor (p: FailingPartition, fault: PartitionFault, side: Fai
   const topic = fault.side === FailureSides.SOURCE ? p.topic : p.remoteTopic
   const cluster = side.alias
   if (fault.error === 'LEADER_NOT_AVAILABLE' || fault.error === 'NETWORK_EXCEPTION') return leaderRemedy(topic, p.partition, side)
+  if (fault.error === THROTTLED) return quotaRemedy(side)
   switch (fault.kind) {
     case KafkaErrorKinds.AUTHORIZATION: {
       const operation = fault.operation ?? (fault.side === FailureSides.SOURCE ? 'READ' : 'WRITE')
@@ -255,6 +257,13 @@ export function remedyFor (p: FailingPartition, fault: PartitionFault, side: Fai
 }
 
 /** A partition without a leader (or with one that does not answer for it): where to look, and what brings it back. */
+/** A source broker throttling kmirror's fetches for a client quota long enough for its partitions to be reported. */
+function quotaRemedy (side: FailureCluster): string {
+  return `raise or remove the fetch quota (consumer_byte_rate) that throttles kmirror's principal or client id on cluster ${side.alias} ` +
+    `(to see them: ${toolCommand('kafka-configs.sh', side, '--describe --entity-type users')} and ${toolCommand('kafka-configs.sh', side, '--describe --entity-type clients')}); ` +
+    'until then it is copied at the quota\'s pace'
+}
+
 function leaderRemedy (topic: string, partition: number, side: FailureCluster): string {
   return `bring back the broker that leads ${topic}-${partition} on cluster ${side.alias}, or elect a leader among its live replicas ` +
     `(to list it: ${toolCommand('kafka-topics.sh', side, `--describe --topic ${topic} --unavailable-partitions`)})`

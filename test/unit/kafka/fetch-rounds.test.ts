@@ -43,9 +43,9 @@ class FakeCluster {
     invalidate: (): void => {}
   }
 
-  rounds (maxWaitMs = 0, throttled = false): FetchRounds {
+  rounds (maxWaitMs = 0, throttledUntil = 0): FetchRounds {
     return new FetchRounds({
-      throttled: () => throttled,
+      throttledUntil: () => throttledUntil,
       metadata: this.metadata,
       cluster,
       maxWaitMs,
@@ -132,9 +132,12 @@ describe('FetchRounds', () => {
 
   it('neither suspects nor re-reads the leaders of a broker whose fetch kmirror holds for its quota throttle', async () => {
     const fake = new FakeCluster()
-    const rounds = fake.rounds(0, true)
+    const rounds = fake.rounds(0, Date.now() + 60_000)
     const first = byPartition(await roundWith(rounds.read([at('t', 0, 10), at('t', 2, 30)], how), () => fake.answerAllBut(3)))
+    // Then its partition waits with that reason, not as unanswered
     assert.equal(first.get(2)?.outcome, FetchOutcomes.RETRY)
+    assert.equal(first.get(2)?.retryReason?.error, 'THROTTLING_QUOTA_EXCEEDED')
+    assert.match(first.get(2)?.retryReason?.detail ?? '', /^its leader, broker 3 \(127\.0\.0\.1:19093\), throttles kmirror's fetches \(a client quota\): the next fetch goes out in (59|60)\.\d s, as the broker asked$/)
     assert.deepEqual(fake.rechecks, [])
     assert.deepEqual(suspectsLast([3, 1, 2].map(n => fake.brokers.get(n)!)).map(b => b.port), [19093, 19091, 19092])
     fake.to(3)[0]!.answer.resolve([])

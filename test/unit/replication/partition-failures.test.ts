@@ -34,6 +34,16 @@ describe('remedyFor', () => {
   })
 })
 
+describe('remedyFor a source broker throttling kmirror', () => {
+  it('names the fetch quota and the kafka-configs.sh lines that show it, not a broker to bring back', () => {
+    assert.equal(remedyFor(P, fault({ error: 'THROTTLING_QUOTA_EXCEEDED', kind: KafkaErrorKinds.TRANSIENT }), A),
+      'raise or remove the fetch quota (consumer_byte_rate) that throttles kmirror\'s principal or client id on cluster A ' +
+      '(to see them: kafka-configs.sh --bootstrap-server a1:9092,a2:9092 --describe --entity-type users and ' +
+      'kafka-configs.sh --bootstrap-server a1:9092,a2:9092 --describe --entity-type clients); until then it is copied at the quota\'s pace')
+    assert.match(remedyFor(P, fault({ error: 'THROTTLING_QUOTA_EXCEEDED', kind: KafkaErrorKinds.TRANSIENT }), B), /--command-config ADMIN_PROPERTIES_FILE_OF_B --describe --entity-type users/)
+  })
+})
+
 describe('PartitionFailures', () => {
   it('backs off per partition, warns once per error, counts it in the gauge and logs the recovery', () => {
     const logs = memoryLogger()
