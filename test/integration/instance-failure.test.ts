@@ -256,7 +256,11 @@ test('exactly-once: a lone instance killed with kill -9 and restarted at once: t
   // again is not listed): then there is nothing of it to fence.
   await waitForSplit([again], PARTITIONS, 'the restarted instance owns the 12 partitions')
   if (/"msg":"group membership lost/.test(one!.process.stderr)) t.diagnostic('the killed instance had lost its membership before the kill: nothing of it listed to fence')
-  else assert.match(again.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
+  else if (/"msg":"no member in group [^"]* yet/.test(again.process.stderr)) {
+    // A loaded machine took longer than the session timeout (6 s) to start the new instance: the coordinator had
+    // already dropped the dead member (seen in CI), so no generation lists it to fence
+    t.diagnostic('the dead member\'s session had ended before the new instance joined: nothing of it listed to fence')
+  } else assert.match(again.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
 
   // And a read_committed reader finds every record exactly once well before the transaction timeout (60 s) would
   // have aborted the dead one's open transaction
