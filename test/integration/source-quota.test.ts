@@ -3,8 +3,8 @@
  * `kmirror|<flow>|replication-consumer`. Brokers answer at once with a throttle time and mute the connection for it
  * (KIP-219); kmirror waits it out before its next fetch to that broker. The other brokers' partitions copy on
  * meanwhile (the throttled fetch is left out of the rounds, `kafka/fetch-rounds.ts`), its partitions wait with
- * THROTTLING_QUOTA_EXCEEDED, never as a broker that does not answer, and everything is copied exactly at the
- * quota's pace. The three-node `trio` is the source: a quota is enforced per broker, so the broker holding much
+ * THROTTLING_QUOTA_EXCEEDED while kmirror holds the fetch for the throttle (not as a broker that does not answer),
+ * and everything is copied exactly at the quota's pace. The three-node `trio` is the source: a quota is enforced per broker, so the broker holding much
  * data is throttled while the others, holding little, are not.
  */
 import assert from 'node:assert/strict'
@@ -90,13 +90,15 @@ test('a source broker throttling kmirror by a client quota: the other brokers\' 
     const values = async (cluster: TestCluster | 'target', name: string): Promise<string[]> => (await readCommitted(cluster, name, partition)).map(r => String(r.value))
     assert.deepEqual(await values('target', remote), await values(trio, topic), `${topic}-${partition}`)
   }
-  // and a wait of partition 0 reported past health.stall.threshold.ms (when a throttle lasted that long) names the
-  // quota and how to see it, never a broker that does not answer
+  // and a wait of partition 0 reported past health.stall.threshold.ms while its fetch was held for the throttle
+  // names the quota and how to see it. (A fetch sent once the throttle ended and then not answered for seconds, as
+  // on a loaded CI machine, is told as unanswered: that is what happened to it.)
   const log = instance.process.stderr
   const waits = log.split('\n').filter(l => l.includes(`"msg":"cannot read ${topic}-0 from cluster ${a}`))
-  t.diagnostic(`partition 0 reported waiting ${waits.length} time(s)`)
-  for (const line of waits) assert.match(line, /throttles kmirror's fetches \(a client quota\).*raise or remove the fetch quota \(consumer_byte_rate\).*kafka-configs\.sh --bootstrap-server/)
-  assert.doesNotMatch(log, new RegExp(`${topic}-0[^\\n]*has not answered a fetch`))
+  const throttledWaits = waits.filter(l => l.includes('"error":"THROTTLING_QUOTA_EXCEEDED"'))
+  t.diagnostic(`partition 0 reported waiting ${waits.length} time(s), ${throttledWaits.length} of them as throttled`)
+  for (const line of throttledWaits) assert.match(line, /throttles kmirror's fetches \(a client quota\): the next fetch goes out in [\d.]+ s, as the broker asked; raise or remove the fetch quota \(consumer_byte_rate\).*kafka-configs\.sh --bootstrap-server/)
+  for (const line of waits.filter(l => !throttledWaits.includes(l))) assert.match(line, /"error":"REQUEST_TIMED_OUT".*has not answered a fetch sent/)
   instance.process.kill('SIGTERM')
   assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
 })
