@@ -1,7 +1,8 @@
 /**
- * Brokers that lately failed a request on the network or by timeout (or whose data-path fetch is out past its round:
- * fetch-rounds.ts), tried last by the requests any broker can answer (Metadata of the data path, FindCoordinator of a group or transactional id, InitProducerId, a group
- * describe's lookups): `askAnyBroker`, or `suspectsLast` and `noteOutcome` where the connection is got elsewhere.
+ * Brokers that lately failed a request on the network or by timeout (or whose data-path fetch is out past its
+ * round: fetch-rounds.ts), tried last by the requests any broker can answer (Metadata of the data path,
+ * FindCoordinator of a group or transactional id, InitProducerId, a group describe's lookups): `askAnyBroker`,
+ * or `suspectsLast` and `noteOutcome` where the connection is got elsewhere.
  *
  * Why: a wedged broker (frozen, in a long pause, half cut off) accepts connections and never answers. The client
  * library's `getFirstAvailable` takes the first broker of a list that accepts a connection, so a wedged broker

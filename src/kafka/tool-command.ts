@@ -1,6 +1,7 @@
 /**
- * The command lines of Kafka's own tools (kafka-acls.sh, kafka-topics.sh, kafka-consumer-groups.sh, kafka-configs.sh) that remedies
- * print. An operator copies them at 3 a.m., so they must run as printed once the placeholders are filled:
+ * The command lines of Kafka's own tools (kafka-acls.sh, kafka-topics.sh, kafka-consumer-groups.sh,
+ * kafka-configs.sh) that remedies print. An operator copies them at 3 a.m., so they must run as printed once the
+ * placeholders are filled:
  * - each names the cluster's brokers with `--bootstrap-server` (without it every tool stops at "Missing required
  *   argument"), and, on a cluster that is not PLAINTEXT, `--command-config` with a placeholder for the client
  *   properties file kmirror cannot know: an admin's where the tool changes ACLs or deletes offsets, any client's
