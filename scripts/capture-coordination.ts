@@ -41,8 +41,8 @@ interface Capture {
 }
 
 function firstError (decoded: unknown): number {
-  const d = decoded as { errorCode?: number, coordinators?: { errorCode: number }[], results?: AddPartitionsToTxnResponse['results'] }
-  return d.errorCode ?? d.coordinators?.[0]?.errorCode ?? d.results?.[0]?.partitions[0]?.errorCode ?? 0
+  const d = decoded as { errorCode?: number, coordinators?: { errorCode: number }[], results?: AddPartitionsToTxnResponse['results'], transactions?: { errorCode?: number }[] }
+  return d.errorCode ?? d.coordinators?.[0]?.errorCode ?? d.results?.[0]?.partitions[0]?.errorCode ?? d.transactions?.[0]?.errorCode ?? 0
 }
 
 /** The versions of scenario NAME both sides speak, lowest first (empty when none). */
@@ -116,6 +116,13 @@ async function captureTransactions (c: Capture): Promise<void> {
   for (const v of versions(c, 'EndTxn')) {
     await call(c, 'AddPartitionsToTxn', null, context, false)
     await call(c, 'EndTxn', v, context, true)
+  }
+  // The transaction listed and described while open (brokers before 3.0 speak neither: nothing recorded)
+  if (versions(c, 'ListTransactions').length + versions(c, 'DescribeTransactions').length > 0) {
+    await call(c, 'AddPartitionsToTxn', null, context, false)
+    for (const v of versions(c, 'ListTransactions')) await call(c, 'ListTransactions', v, context, true)
+    for (const v of versions(c, 'DescribeTransactions')) await call(c, 'DescribeTransactions', v, context, true)
+    await call(c, 'EndTxn', null, context, false)
   }
 }
 

@@ -1,7 +1,8 @@
 /**
  * The group and transaction requests of the protocol golden tests (scale-out and exactly-once): a kmirror member
  * finding its coordinator, joining, syncing, heartbeating, leaving, and a transactional producer's life
- * (InitProducerId with a transactional id, AddPartitionsToTxn, EndTxn), as kmirror encodes them.
+ * (InitProducerId with a transactional id, AddPartitionsToTxn, EndTxn, and while its transaction is open
+ * ListTransactions and DescribeTransactions), as kmirror encodes them.
  *
  * Some fields are the broker's to hand out (member id, generation, producer id and epoch): the capture records
  * them with each exchange (GoldenContext), and the request is built again from that context, so the bytes stay
@@ -11,12 +12,14 @@ import { encodeMemberMetadata, encodeWorkAssignment } from '../../src/formats/wo
 import { PROTOCOL_NAME, PROTOCOL_TYPE } from '../../src/kafka/group-member.ts'
 import { AddPartitionsToTxnApi, type AddPartitionsToTxnRequest } from '../../src/kafka/protocol/add-partitions-to-txn.ts'
 import { DescribeGroupsApi } from '../../src/kafka/protocol/describe-groups.ts'
+import { DescribeTransactionsApi } from '../../src/kafka/protocol/describe-transactions.ts'
 import { EndTxnApi, type EndTxnRequest } from '../../src/kafka/protocol/end-txn.ts'
 import { CoordinatorKeyTypes, FindCoordinatorApi, type FindCoordinatorRequest } from '../../src/kafka/protocol/find-coordinator.ts'
 import { HeartbeatApi } from '../../src/kafka/protocol/heartbeat.ts'
 import { InitProducerIdApi, type InitProducerIdRequest } from '../../src/kafka/protocol/init-producer-id.ts'
 import { JoinGroupApi, type JoinGroupRequest } from '../../src/kafka/protocol/join-group.ts'
 import { LeaveGroupApi } from '../../src/kafka/protocol/leave-group.ts'
+import { ListTransactionsApi } from '../../src/kafka/protocol/list-transactions.ts'
 import { SyncGroupApi, type SyncGroupRequest } from '../../src/kafka/protocol/sync-group.ts'
 import type { GoldenTopic, Scenario } from './protocol-scenarios.ts'
 
@@ -99,6 +102,9 @@ export function coordinationScenarios (topic: GoldenTopic, context: GoldenContex
     { name: LeaveGroupApi.name, spec: LeaveGroupApi, request: { groupId, memberId } },
     { name: INIT_TRANSACTIONAL_ID, spec: InitProducerIdApi, request: initTransactional },
     { name: AddPartitionsToTxnApi.name, spec: AddPartitionsToTxnApi, request: addPartitions },
-    { name: EndTxnApi.name, spec: EndTxnApi, request: endTxn }
+    { name: EndTxnApi.name, spec: EndTxnApi, request: endTxn },
+    // Asked while the golden transaction is open (Kafka 3.0+)
+    { name: ListTransactionsApi.name, spec: ListTransactionsApi, request: { stateFilters: ['Ongoing'] } },
+    { name: DescribeTransactionsApi.name, spec: DescribeTransactionsApi, request: { transactionalIds: [transactionalId] } }
   ] as Scenario<unknown>[]
 }

@@ -13,10 +13,12 @@ import { PROTOCOL_NAME, PROTOCOL_TYPE } from '../../../../src/kafka/group-member
 import { decodeResponse } from '../../../../src/kafka/protocol/api.ts'
 import type { AddPartitionsToTxnResponse } from '../../../../src/kafka/protocol/add-partitions-to-txn.ts'
 import type { DescribeGroupsResponse } from '../../../../src/kafka/protocol/describe-groups.ts'
+import type { DescribeTransactionsResponse } from '../../../../src/kafka/protocol/describe-transactions.ts'
 import type { FindCoordinatorResponse } from '../../../../src/kafka/protocol/find-coordinator.ts'
 import type { InitProducerIdResponse } from '../../../../src/kafka/protocol/init-producer-id.ts'
 import type { JoinGroupResponse } from '../../../../src/kafka/protocol/join-group.ts'
 import type { LeaveGroupResponse } from '../../../../src/kafka/protocol/leave-group.ts'
+import type { ListTransactionsResponse } from '../../../../src/kafka/protocol/list-transactions.ts'
 import type { SyncGroupResponse } from '../../../../src/kafka/protocol/sync-group.ts'
 import { REPO_ROOT } from '../../../helpers/clusters.ts'
 import {
@@ -143,6 +145,29 @@ for (const fixture of fixtures) {
       const ended = answers<{ errorCode: number }>('EndTxn')
       assert.ok(ended.length > 0)
       for (const { version, response } of ended) assert.equal(response.errorCode, 0, `v${version}`)
+    })
+
+    test('ListTransactions and DescribeTransactions (Kafka 3.0+): the open transaction listed Ongoing, described with its producer and partition', (t) => {
+      const listed = answers<ListTransactionsResponse>('ListTransactions')
+      const described = answers<DescribeTransactionsResponse>('DescribeTransactions')
+      if (listed.length + described.length === 0) {
+        t.diagnostic(`Kafka ${fixture.broker} offers neither (before 3.0)`)
+        return
+      }
+      assert.ok(listed.length > 0 && described.length > 0)
+      const producer = answers<InitProducerIdResponse>('InitProducerId(transactional)').at(-1)!.response
+      for (const { version, response } of listed) {
+        assert.equal(response.errorCode, 0, `v${version}`)
+        assert.deepEqual(response.transactions.filter(x => x.transactionalId === goldenTransactionalId(topic)),
+          [{ transactionalId: goldenTransactionalId(topic), producerId: producer.producerId, state: 'Ongoing' }], `v${version}`)
+      }
+      for (const { version, response } of described) {
+        const [d] = response.transactions
+        assert.deepEqual([response.transactions.length, d!.errorCode, d!.transactionalId, d!.state, d!.producerId, d!.producerEpoch, d!.timeoutMs],
+          [1, 0, goldenTransactionalId(topic), 'Ongoing', producer.producerId, producer.producerEpoch, 60_000], `v${version}`)
+        assert.deepEqual(d!.topics, [{ name: topic.name, partitions: [0] }], `v${version}`)
+        assert.ok(d!.startTimeMs > 1_600_000_000_000n, `v${version}: a start time in ms since the epoch`)
+      }
     })
   })
 }
