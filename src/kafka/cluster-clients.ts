@@ -14,6 +14,7 @@ import { BatchWriter, type BatchWriterOptions } from './batch-writer.ts'
 import { checkBrokers, type BrokerRelease } from './broker-check.ts'
 import { clusterContext, type ClusterContext } from './connection-hints.ts'
 import { OffsetLookup } from './offset-lookup.ts'
+import type { OpenTransaction } from './open-transactions.ts'
 import { RecordFetcher, type RecordFetcherOptions } from './record-fetcher.ts'
 import { RecordWriter, type RecordWriterOptions } from './record-writer.ts'
 import type { WaitReporter } from './transaction-waits.ts'
@@ -114,6 +115,16 @@ export class ClusterClients {
     const writer = this.batchWriter(`${this.#side}-fencer`, { maxInFlight: 1, maxRequestBytes: 1, timeoutMs: 30_000, ...(onWaiting === undefined ? {} : { onCoordinatorWaiting: onWaiting }) })
     try {
       await writer.fenceTransactionalIds(ids)
+    } finally {
+      await writer.close()
+    }
+  }
+
+  /** The open transactions whose id starts with PREFIX (open-transactions.ts); null when the cluster cannot list them. */
+  async openTransactions (prefix: string): Promise<OpenTransaction[] | null> {
+    const writer = this.batchWriter(`${this.#side}-transactions`, { maxInFlight: 1, maxRequestBytes: 1, timeoutMs: 30_000 })
+    try {
+      return await writer.openTransactions(prefix)
     } finally {
       await writer.close()
     }

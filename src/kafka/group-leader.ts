@@ -4,6 +4,7 @@
  * (with the generation's member list, for every member's status). A member whose metadata cannot be read (another
  * version, garbled) gets nothing and an error it logs. A step that fails fails the round only (retriable).
  */
+import { resolveAfter } from '../deadline.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { assignWork, isJobKey, type PreviousMember } from '../cluster/sticky-assignor.ts'
@@ -42,11 +43,22 @@ export function describedMembers (group: DescribedGroup | undefined, protocolTyp
   return members
 }
 
+/** How long the open transactions of members gone may hold up a first join (a wedged broker would hold it longer). */
+export const OPEN_TRANSACTIONS_PATIENCE_MS = 10_000
+
 /**
- * The members the group lists before this member first joins (`describedMembers`). One attempt: without it, the open
- * transaction of an instance killed just before ends at the transaction timeout, as it would alone.
+ * The members the group lists before this member first joins (`describedMembers`), and those gone whose
+ * transactions are still open (`openOfGone`, when given). One attempt each: without them, the open transaction of
+ * an instance killed just before ends at the transaction timeout, as it would alone.
  */
-export async function membersBeforeJoin (coordinator: Pick<GroupCoordinator, 'send'>, groupId: string, protocolType: string, log: Logger): Promise<PreviousMember[]> {
+export async function membersBeforeJoin (coordinator: Pick<GroupCoordinator, 'send'>, groupId: string, protocolType: string, log: Logger,
+  openOfGone?: () => Promise<readonly PreviousMember[]>): Promise<PreviousMember[]> {
+  const [listed, open] = await Promise.all([listedMembers(coordinator, groupId, protocolType, log), goneWithOpenTransactions(groupId, log, openOfGone)])
+  const known = new Set(listed.map(m => m.transactionalId))
+  return [...listed, ...open.filter(m => !known.has(m.transactionalId))]
+}
+
+async function listedMembers (coordinator: Pick<GroupCoordinator, 'send'>, groupId: string, protocolType: string, log: Logger): Promise<PreviousMember[]> {
   try {
     const answer = await coordinator.send(DescribeGroupsApi, { groups: [groupId] }, 'beat')
     return describedMembers(answer.groups[0], protocolType)
@@ -54,6 +66,19 @@ export async function membersBeforeJoin (coordinator: Pick<GroupCoordinator, 'se
     log.debug({ group: groupId, err }, 'could not describe the group before joining it; the transactional ids of members killed just before are not fenced by this member')
     return []
   }
+}
+
+async function goneWithOpenTransactions (groupId: string, log: Logger, openOfGone?: () => Promise<readonly PreviousMember[]>): Promise<readonly PreviousMember[]> {
+  if (openOfGone === undefined) return []
+  const late = Symbol('late')
+  try {
+    const found = await resolveAfter(openOfGone(), OPEN_TRANSACTIONS_PATIENCE_MS, late)
+    if (found !== late) return found
+    log.info({ group: groupId, waitedMs: OPEN_TRANSACTIONS_PATIENCE_MS }, 'joining the group without the open transactions of members gone (their listing did not answer in time): a transaction of an instance that died before this one started ends at its transaction timeout')
+  } catch (err) {
+    log.info({ group: groupId, err }, 'joining the group without the open transactions of members gone (could not list them): a transaction of an instance that died before this one started ends at its transaction timeout')
+  }
+  return []
 }
 
 export function planAssignments (join: JoinGroupResponse, work: readonly WorkItem[], previousMembers: readonly PreviousMember[], groupId: string, log: Logger): LeaderPlan {

@@ -6,6 +6,7 @@ import type { ClientProps } from '../config/types.ts'
 import type { KmirrorError } from '../errors.ts'
 import { parseWorkKey, type WorkItem } from '../cluster/work.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
+import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import type { GenerationMember } from '../formats/work-assignment.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import type { GroupCoordinatorPort } from './group-coordinator.ts'
@@ -33,6 +34,12 @@ export interface GroupMemberOptions {
   readonly holdPastLease?: boolean
   /** Leader only: fences lost members' transactional ids before their work is handed out (exactly-once). */
   readonly fenceTransactionalIds?: (ids: readonly string[]) => Promise<void>
+  /**
+   * Exactly-once, once before the first join: members no longer in the group whose transactions are still open on
+   * the target (the caller lists them: runtime/orphan-transactions.ts). Added to the members the group lists then,
+   * so a first leader fences them even when the group was empty (a lone instance killed, its session over).
+   */
+  readonly openTransactionsOfGone?: () => Promise<readonly PreviousMember[]>
   /** A membership failure rejoining cannot fix (another program's group, an ACL, a refused timeout): the loop stops. */
   readonly onFatal?: (err: KmirrorError) => void
   /** Tests: the coordinator to talk to instead of the cluster's (found with FindCoordinator). */

@@ -164,7 +164,7 @@ export class GroupMember {
 
   async #joinLoop (): Promise<void> {
     // Exactly-once: who the group lists before this member first joins (a leader with no assignment yet fences those gone).
-    if (this.#o.fenceTransactionalIds !== undefined) this.#listedBeforeJoin = await membersBeforeJoin(this.#coordinator, this.#o.groupId, PROTOCOL_TYPE, this.#o.log)
+    if (this.#o.fenceTransactionalIds !== undefined) this.#listedBeforeJoin = await membersBeforeJoin(this.#coordinator, this.#o.groupId, PROTOCOL_TYPE, this.#o.log, this.#o.openTransactionsOfGone)
     let backoff = 0
     let failingSince: number | null = null
     while (!this.#stopped) {

@@ -24,6 +24,7 @@ import type { ClusterContext } from './connection-hints.ts'
 import { coordinatorError, CoordinatorErrors, isTransactionError, kafkaErrorName, kafkaResponseError, toKmirrorError } from './errors.ts'
 import type { ApiSpec } from './protocol/api.ts'
 import { AddPartitionsToTxnApi, type AddPartitionsToTxnResponse } from './protocol/add-partitions-to-txn.ts'
+import { DescribeTransactionsApi, type DescribedTransaction } from './protocol/describe-transactions.ts'
 import { EndTxnApi } from './protocol/end-txn.ts'
 import { CoordinatorKeyTypes, findCoordinator } from './protocol/find-coordinator.ts'
 import { InitProducerIdApi } from './protocol/init-producer-id.ts'
@@ -118,6 +119,15 @@ export class TransactionCoordinator {
   async endTxn (transactionalId: string, producer: ProducerIdentity, commit: boolean): Promise<void> {
     const request = { transactionalId, producerId: producer.id, producerEpoch: producer.epoch, committed: commit }
     await this.#call(transactionalId, commit ? 'commit the transaction of' : 'abort the transaction of', EndTxnApi, request, r => r.errorCode)
+  }
+
+  /**
+   * What the coordinator of `transactionalId` knows of it (DescribeTransactions, Kafka 3.0+): its state, producer
+   * and open transaction. An id it does not know answers TRANSACTIONAL_ID_NOT_FOUND (thrown).
+   */
+  async describe (transactionalId: string): Promise<DescribedTransaction | undefined> {
+    const response = await this.#call(transactionalId, 'describe', DescribeTransactionsApi, { transactionalIds: [transactionalId] }, r => r.transactions[0]?.errorCode ?? 0)
+    return response.transactions[0]
   }
 
   /** Sends REQUEST to the coordinator of `transactionalId`, following it when it moves and waiting out busy answers. */

@@ -13,6 +13,7 @@
  *   close only after it.
  */
 import { hostname } from 'node:os'
+import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { WorkItem } from '../cluster/work.ts'
 import type { FlowConfig } from '../config/types.ts'
@@ -27,6 +28,7 @@ import { Flow } from './flow.ts'
 import type { MembershipStatus } from './flow-status.ts'
 import type { Heartbeats, PairJob } from './heartbeats.ts'
 import { JobNames } from './job-registry.ts'
+import { openTransactionsOfGone } from './orphan-transactions.ts'
 
 /** This process's member name in every group it joins: `host:pid:startTime`. */
 export const PROCESS_MEMBER_NAME = defaultMemberName(hostname(), process.pid, Date.now())
@@ -43,6 +45,8 @@ export interface FlowMembershipOptions {
   /** Exactly-once mode: `<group id>-<member name>`; null otherwise. */
   readonly transactionalId?: string | null
   readonly fenceTransactionalIds?: (ids: readonly string[]) => Promise<void>
+  /** Exactly-once: members gone with transactions still open, listed once before the first join (orphan-transactions.ts). */
+  readonly openTransactionsOfGone?: () => Promise<readonly PreviousMember[]>
 }
 
 export class FlowMembership {
@@ -78,6 +82,7 @@ export class FlowMembership {
       log: log.child({ flow: config.name }),
       owner: this.#counted(options.owner),
       ...(options.fenceTransactionalIds === undefined ? {} : { fenceTransactionalIds: options.fenceTransactionalIds }),
+      ...(options.openTransactionsOfGone === undefined ? {} : { openTransactionsOfGone: options.openTransactionsOfGone }),
       onFatal: err => {
         this.#fatal = err
         this.#reject(err)
@@ -239,7 +244,12 @@ export function groupedFlow (config: FlowConfig, log: Logger, metrics: Metrics, 
     log,
     memberName,
     transactionalId,
-    ...(transactionalId === null ? {} : { fenceTransactionalIds: async (ids: readonly string[]) => { await fenceOnTarget(config, ids, log) } })
+    ...(transactionalId === null
+      ? {}
+      : {
+          fenceTransactionalIds: async (ids: readonly string[]) => { await fenceOnTarget(config, ids, log) },
+          openTransactionsOfGone: async () => await openTransactionsOfGone(config, log)
+        })
   })
   const created = membership
   flow.setMembershipProvider(() => created.status())

@@ -12,10 +12,17 @@
  *   fenced the dead member's transactional id before handing its partitions over; its open transaction aborted);
  * - exactly-once mode, a lone instance killed with kill -9 and started again at once: the new one fences the dead
  *   one's transactional id at its first rebalance (the dead one was still listed in the group when it started), so
- *   read_committed readers see every record within seconds, not at the transaction timeout (60 s).
+ *   read_committed readers see every record within seconds, not at the transaction timeout (60 s);
+ * - exactly-once mode, a lone instance killed with a transaction open and started again once the coordinator
+ *   dropped it (the group empty, nobody to name it): the new one lists the open transactions under the group's id
+ *   prefix on the target, fences the dead one's, and read_committed readers see every record before that
+ *   transaction's timeout.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { ClusterClients } from '../../src/kafka/cluster-clients.ts'
+import { getCluster } from '../helpers/clusters.ts'
+import { describeGroup } from '../helpers/groups.ts'
 import { createTopic, endOffsets } from '../helpers/kafka.ts'
 import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, produceContinuously, roundOf, startInstance, waitForRounds, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
@@ -33,6 +40,8 @@ interface Setup {
   readonly producer: ReturnType<typeof produceContinuously>
   /** The mm2.properties every instance runs. */
   readonly config: string
+  /** The flow's group id (`kmirror-<source>-<target>`). */
+  readonly group: string
 }
 
 /** A topic with records arriving all the time, and two instances sharing its flow 6/6 (or COUNT instances). */
@@ -54,7 +63,7 @@ async function twoInstances (t: Cleanup, prefix: string, extra: (target: string)
   t.after(async () => { await producer.stop() })
   for (const name of ['one', 'two'].slice(0, count)) instances.push(await startInstance(config, name, t))
   await waitForSplit(instances, PARTITIONS, `${count} instance(s) own the ${PARTITIONS} partitions evenly`)
-  return { topic, remote: `${a}.${topic}`, instances, producer, config }
+  return { topic, remote: `${a}.${topic}`, instances, producer, config, group: `kmirror-${a}-${b}` }
 }
 
 /** The partitions INSTANCE copies now (by number); asked again while its /status does not answer in time. */
@@ -268,6 +277,50 @@ test('exactly-once: a lone instance killed with kill -9 and restarted at once: t
   const visibleMs = await checkExactlyOnce(setup) - restartedAt
   assert.ok(visibleMs < 40_000, `every record visible to read_committed readers ${visibleMs} ms after the restart`)
   t.diagnostic(`every record visible ${visibleMs} ms after the restart (session timeout 6000 ms, transaction timeout 60000 ms)`)
+  again.process.kill('SIGTERM')
+  assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
+})
+
+test('exactly-once: a lone instance killed with a transaction open and started again once its session ended (the group empty): the new one finds the open transaction on the target and fences it, so read_committed readers see every record before that transaction\'s timeout', { timeout: 120_000 }, async t => {
+  // Given one instance in exactly-once mode copying records that keep arriving, in many small transactions
+  const setup = await twoInstances(t, 'eos-orphan', target => [`${target}.exactly.once.source.support = enabled`], 1)
+  const [one] = setup.instances
+  const target = new ClusterClients({ alias: 'B', bootstrapServers: [getCluster('target').bootstrap], consumer: {}, producer: { 'bootstrap.servers': getCluster('target').bootstrap }, admin: {} }, 'orphan-test', 'target')
+  t.after(() => target.close())
+  const prefix = `${setup.group}-`
+
+  // When it is frozen with a transaction open (SIGSTOP, and thawed and frozen again until one is), then killed
+  const pid = one!.process.pid
+  const [orphan] = (await waitForValue(async () => {
+    process.kill(pid, 'SIGSTOP')
+    const open = await target.openTransactions(prefix)
+    if (open === null || open.length === 0) process.kill(pid, 'SIGCONT')
+    return { done: open !== null && open.length > 0, state: open }
+  }, { timeoutMs: 30_000, intervalMs: 50, message: 'the instance frozen with a transaction open' }))!
+  one!.process.kill('SIGKILL')
+  await one!.process.waitForExit(10_000)
+  // and started again only once the coordinator dropped it (session timeout 6 s): no member is left to name it
+  await waitFor(async () => {
+    const group = await describeGroup('target', setup.group).catch(() => undefined)
+    return { done: group !== undefined && group.members === 0, state: group?.state }
+  }, { timeoutMs: 30_000, intervalMs: 250, message: 'the group empty' })
+  const again = await startInstance(setup.config, 'again', t)
+  setup.instances.push(again)
+
+  // Then the new instance finds the dead one's open transaction and, leading the first generation, fences it
+  await waitForSplit([again], PARTITIONS, 'the restarted instance owns the 12 partitions')
+  const found = again.process.stderr.split('\n').filter(l => l.includes('"msg":"found a transaction left open by a member gone from the group')).map(l => JSON.parse(l) as { transactionalId: string, topics: string[] })
+  assert.deepEqual(found.map(f => f.transactionalId), [orphan!.transactionalId], again.process.stderr.slice(-3000))
+  assert.deepEqual(found[0]!.topics, orphan!.topics)
+  const fencing = again.process.stderr.split('\n').find(l => l.includes('"msg":"fencing the transactional ids of members that left work behind"'))
+  assert.ok(fencing !== undefined && (JSON.parse(fencing) as { transactionalIds: string[] }).transactionalIds.includes(orphan!.transactionalId), fencing)
+  assert.ok(!((await target.openTransactions(prefix)) ?? []).some(o => o.transactionalId === orphan!.transactionalId), 'the dead one\'s transaction is no longer open')
+
+  // And a read_committed reader finds every record exactly once before the coordinator would have aborted that
+  // transaction at its timeout (60 s after it began)
+  const visibleAt = await checkExactlyOnce(setup)
+  assert.ok(visibleAt < orphan!.startedAt + orphan!.timeoutMs, `every record visible ${visibleAt - orphan!.startedAt} ms after the dead one's transaction began (timeout ${orphan!.timeoutMs} ms)`)
+  t.diagnostic(`every record visible ${visibleAt - orphan!.startedAt} ms after the dead one's transaction began (timeout ${orphan!.timeoutMs} ms)`)
   again.process.kill('SIGTERM')
   assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
 })

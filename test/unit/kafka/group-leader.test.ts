@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { mock, test } from 'node:test'
 import type { WorkItem } from '../../../src/cluster/work.ts'
 import { AssignmentErrors, decodeWorkAssignment, encodeMemberMetadata } from '../../../src/formats/work-assignment.ts'
-import { describedMembers, membersBeforeJoin, planAssignments } from '../../../src/kafka/group-leader.ts'
+import { describedMembers, membersBeforeJoin, OPEN_TRANSACTIONS_PATIENCE_MS, planAssignments } from '../../../src/kafka/group-leader.ts'
 import type { DescribedGroup } from '../../../src/kafka/protocol/describe-groups.ts'
 import type { JoinGroupResponse } from '../../../src/kafka/protocol/join-group.ts'
 import { silentLogger } from '../../../src/logger.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 
 const WORK: WorkItem[] = [{ kind: 'partition', topic: 't', partition: 0 }, { kind: 'partition', topic: 't', partition: 1 }, { kind: 'job', job: 'emit-heartbeats' }]
 
@@ -65,4 +66,37 @@ test('the group described before joining names nobody to fence when it is anothe
   assert.deepEqual(describedMembers({ ...described('kmirror', [member]), errorCode: 30 }, 'kmirror'), [])
   assert.deepEqual(describedMembers(undefined, 'kmirror'), [])
   assert.deepEqual(await membersBeforeJoin({ send: async () => { throw new Error('coordinator not available') } }, 'g', 'kmirror', silentLogger()), [])
+})
+
+test('before its first join, a member adds the members gone whose transactions are still open (the group was empty), once each, to those the group lists', async () => {
+  const group = described('kmirror', [{ memberId: 'id-b', metadata: encodeMemberMetadata({ memberName: 'b', transactionalId: 'tx-b', owned: [] }) }])
+  const coordinator = { send: async <_Req, Res>(): Promise<Res> => ({ throttleTimeMs: 0, groups: [group] }) as unknown as Res }
+  const gone = async (): Promise<{ name: string, transactionalId: string }[]> => [{ name: 'b', transactionalId: 'tx-b' }, { name: 'dead', transactionalId: 'tx-dead' }]
+  const listed = await membersBeforeJoin(coordinator, 'g', 'kmirror', silentLogger(), gone)
+  assert.deepEqual(listed, [{ name: 'b', transactionalId: 'tx-b' }, { name: 'dead', transactionalId: 'tx-dead' }])
+  // A lone first leader fences the dead one; a member that joins this generation is never fenced
+  const join = joinOf([
+    { memberId: 'id-a', metadata: encodeMemberMetadata({ memberName: 'a', transactionalId: 'tx-a', owned: [] }) },
+    { memberId: 'id-b', metadata: encodeMemberMetadata({ memberName: 'b', transactionalId: 'tx-b', owned: [] }) }
+  ])
+  assert.deepEqual(planAssignments(join, WORK, listed, 'g', silentLogger()).fence, ['tx-dead'])
+})
+
+test('a listing of open transactions that fails or does not answer in time holds the first join up no longer, and says what it costs', async () => {
+  const empty = { send: async <_Req, Res>(): Promise<Res> => ({ throttleTimeMs: 0, groups: [] }) as unknown as Res }
+  const logger = memoryLogger()
+  assert.deepEqual(await membersBeforeJoin(empty, 'g', 'kmirror', logger.log, async () => { throw new Error('broker 127.0.0.1:9092 unreachable') }), [])
+  assert.match(logger.at(LogLevels.info)[0]!.msg, /could not list them\): a transaction of an instance that died before this one started ends at its transaction timeout/)
+  mock.timers.enable({ apis: ['setTimeout'] })
+  try {
+    const pending = membersBeforeJoin(empty, 'g', 'kmirror', logger.log, async () => await new Promise(() => undefined))
+    await Promise.resolve()
+    await Promise.resolve()
+    mock.timers.tick(OPEN_TRANSACTIONS_PATIENCE_MS)
+    assert.deepEqual(await pending, [])
+  } finally {
+    mock.timers.reset()
+  }
+  assert.match(logger.at(LogLevels.info)[1]!.msg, /did not answer in time/)
+  assert.equal(logger.at(LogLevels.info)[1]!.waitedMs, OPEN_TRANSACTIONS_PATIENCE_MS)
 })
