@@ -9,7 +9,7 @@
  * something (a broker address 10.0.0.2:9092, a cluster dc1, a topic orders-v2) are kept: a failure that moves to
  * another broker or cluster is a new warning naming it.
  */
-import { isKmirrorError } from '../errors.ts'
+import { ErrorCodes, isKmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 
 /** A number standing alone, with an optional unit ("8", "5012 ms", "1.5 s", "30000ms"), not part of a name or address. */
@@ -38,8 +38,8 @@ export function writeStreakMessages (noun: string, fields: Readonly<Record<strin
 export interface Streak {
   readonly since: number
   readonly attempts: number
-  /** The kmirror error code of the last error; undefined for an error kmirror did not classify. */
-  readonly code: string | undefined
+  /** The kmirror error code of the last error; INTERNAL for an error kmirror did not classify (as /status says). */
+  readonly code: string
   readonly message: string
 }
 
@@ -54,9 +54,9 @@ export class FailureStreak {
   }
 
   failed (err: unknown, fields: Record<string, unknown> = {}): void {
-    const code = isKmirrorError(err) ? err.code : undefined
+    const code: string = isKmirrorError(err) ? err.code : ErrorCodes.INTERNAL
     const message = err instanceof Error ? err.message : String(err)
-    const key = `${code ?? ''}\u0000${message.replace(COUNT_OR_DURATION, '#')}`
+    const key = `${code}\u0000${message.replace(COUNT_OR_DURATION, '#')}`
     const before = this.#current
     const same = before !== null && before.key === key
     const attempts = before === null ? 1 : before.attempts + 1

@@ -58,6 +58,6 @@ export class StepFailures {
   current (): StepFailure | null {
     const streak = this.#streak.current()
     if (streak === null) return null
-    return { code: streak.code ?? ErrorCodes.INTERNAL, message: streak.message, since: new Date(streak.since).toISOString(), attempts: streak.attempts }
+    return { code: streak.code, message: streak.message, since: new Date(streak.since).toISOString(), attempts: streak.attempts }
   }
 }

@@ -59,3 +59,14 @@ describe('StepFailures', () => {
     assert.equal(steps.current()?.code, ErrorCodes.INTERNAL)
   })
 })
+
+describe('FailureStreak codes', () => {
+  it('an error kmirror did not classify is INTERNAL in /status and in the recovery line alike', () => {
+    const { log, at } = memoryLogger()
+    const steps = new StepFailures(log)
+    steps.failed(new TypeError('cannot read properties of undefined'), 1, 200)
+    assert.equal(steps.current()?.code, ErrorCodes.INTERNAL)
+    steps.succeeded()
+    assert.equal(at(LogLevels.info)[0]?.code, ErrorCodes.INTERNAL)
+  })
+})
