@@ -99,7 +99,7 @@ function topics (flow, view) {
   ]
 }
 
-// (10 s: SLOW_MS of src/kafka/slow-brokers.ts; keep in step)
+// (10 s: SLOW_MS of src/kafka/slow-brokers.ts; test/unit/http/console-constants.test.ts keeps them in step)
 const TROUBLE_KINDS = {
   silent: 'silent: connections cut',
   fenced: 'fenced by its cluster: connections cut',
