@@ -16,7 +16,9 @@
  * - Resting does not hide a move: the fetcher reads the leaders of a resting broker's topics again every 500 ms,
  *   so partitions the cluster moved to another leader are fetched from there at once.
  * - Reported to the process's listeners (the runtime logs and counts them): the start of an outage once, each
- *   further failed try (logged at debug), and its end: answered again, or no partition led by it any more.
+ *   further failed try (logged at debug), and its end: answered again, or no partition led by it any more for
+ *   MOVED_AFTER_MS (a rebalance or an election can take its partitions out of a round or two and give them back:
+ *   without the wait each such flap was a "leads none" line and then a new outage's warning).
  * - A listener that throws never fails a fetch.
  */
 
@@ -29,6 +31,8 @@ export const BACKOFF_MAX_MS = 2_000
 /** A failed fetch that took this long held its round: its broker rests twice as long, up to SLOW_REST_MAX_MS. */
 export const SLOW_FAILURE_MS = 5_000
 export const SLOW_REST_MAX_MS = 30_000
+/** How long a broker in an outage must lead none of the partitions read before its outage ends as MOVED. */
+export const MOVED_AFTER_MS = 3_000
 /** Partitions named in a report; the count says how many there are. */
 export const PARTITIONS_NAMED = 5
 
@@ -81,7 +85,15 @@ function tell (report: LeaderOutageReport): void {
   }
 }
 
-interface Outage { readonly broker: string, readonly since: number, failures: number, retryAt: number, cause: string }
+interface Outage {
+  readonly broker: string
+  readonly since: number
+  failures: number
+  retryAt: number
+  cause: string
+  /** Since when the rounds' partitions have not been led by it; null while it leads some. */
+  leadsNoneSince: number | null
+}
 
 /** The outages of one fetcher's brokers (one cluster). */
 export class LeaderOutages {
@@ -113,7 +125,7 @@ export class LeaderOutages {
    */
   failed (node: number, broker: string, cause: string, partitions: readonly string[], now = Date.now(), tookMs = 0): void {
     const before = this.#outages.get(node)
-    const outage = before ?? { broker, since: now, failures: 0, retryAt: now, cause }
+    const outage = before ?? { broker, since: now, failures: 0, retryAt: now, cause, leadsNoneSince: null }
     outage.failures++
     outage.cause = cause
     const backoffMs = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** (outage.failures - 1))
@@ -128,10 +140,16 @@ export class LeaderOutages {
     this.#end(node, OutagePhases.BACK, now)
   }
 
-  /** The leaders of this round's partitions: an outage of a broker that leads none of them has ended. */
+  /**
+   * The leaders of this round's partitions: an outage of a broker that has led none of them for MOVED_AFTER_MS has
+   * ended (the cluster moved its partitions away).
+   */
   leading (nodes: ReadonlySet<number>, now = Date.now()): void {
-    if (this.#outages.size === 0) return
-    for (const node of [...this.#outages.keys()]) if (!nodes.has(node)) this.#end(node, OutagePhases.MOVED, now)
+    for (const [node, outage] of [...this.#outages]) {
+      if (nodes.has(node)) outage.leadsNoneSince = null
+      else if (outage.leadsNoneSince === null) outage.leadsNoneSince = now
+      else if (now - outage.leadsNoneSince >= MOVED_AFTER_MS) this.#end(node, OutagePhases.MOVED, now)
+    }
   }
 
   get size (): number {

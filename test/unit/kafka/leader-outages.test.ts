@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { afterEach, beforeEach, describe, it } from 'node:test'
-import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, LeaderOutages, onLeaderOutage, OutagePhases, PARTITIONS_NAMED, SLOW_FAILURE_MS, SLOW_REST_MAX_MS, type LeaderOutageReport } from '../../../src/kafka/leader-outages.ts'
+import { BACKOFF_BASE_MS, BACKOFF_MAX_MS, LeaderOutages, MOVED_AFTER_MS, onLeaderOutage, OutagePhases, PARTITIONS_NAMED, SLOW_FAILURE_MS, SLOW_REST_MAX_MS, type LeaderOutageReport } from '../../../src/kafka/leader-outages.ts'
 
 describe('LeaderOutages', () => {
   let reports: LeaderOutageReport[] = []
@@ -57,14 +57,29 @@ describe('LeaderOutages', () => {
     assert.equal(reports.at(-1)!.phase, 'down', 'a new outage starts afresh')
   })
 
-  it('ends an outage when the broker leads none of the partitions read any more (the cluster moved them)', () => {
+  it('ends an outage once the broker has led none of the partitions read for MOVED_AFTER_MS (the cluster moved them)', () => {
     const outages = new LeaderOutages('cluster A')
     outages.failed(2, 'h:9093', 'refused', ['t-0'], 1_000)
     outages.leading(new Set([1, 2]), 1_500)
     assert.equal(outages.size, 1)
     outages.leading(new Set([1, 3]), 2_000)
+    outages.leading(new Set([1, 3]), 2_000 + MOVED_AFTER_MS - 1)
+    assert.deepEqual(reports.map(r => r.phase), ['down'], 'not yet')
+    outages.leading(new Set([1, 3]), 2_000 + MOVED_AFTER_MS)
     assert.deepEqual(reports.map(r => r.phase), ['down', 'moved'])
     assert.equal(outages.size, 0)
+  })
+
+  it('a broker whose partitions leave a round or two and come back (a rebalance, an election) stays in one outage: no "moved", no new "down"', () => {
+    const outages = new LeaderOutages('cluster A')
+    outages.failed(2, 'h:9093', 'refused', ['t-0'], 1_000)
+    outages.leading(new Set([1]), 1_500)
+    outages.leading(new Set([1]), 1_500 + MOVED_AFTER_MS - 1)
+    outages.leading(new Set([1, 2]), 1_500 + MOVED_AFTER_MS)
+    outages.leading(new Set([1]), 1_600 + MOVED_AFTER_MS)
+    outages.leading(new Set([1]), 1_600 + 2 * MOVED_AFTER_MS - 1)
+    outages.failed(2, 'h:9093', 'refused', ['t-0'], 1_600 + 2 * MOVED_AFTER_MS)
+    assert.deepEqual(reports.map(r => r.phase), ['down', 'again'])
   })
 
   it('never fails a fetch because a listener throws', () => {
