@@ -146,8 +146,11 @@ export class LeaderOutages {
    */
   leading (nodes: ReadonlySet<number>, now = Date.now()): void {
     for (const [node, outage] of [...this.#outages]) {
-      if (nodes.has(node)) outage.leadsNoneSince = null
-      else if (outage.leadsNoneSince === null) outage.leadsNoneSince = now
+      if (nodes.has(node)) {
+        // Partitions given back to it (it may be a new incarnation): tried at once, as after a MOVED end
+        if (outage.leadsNoneSince !== null) outage.retryAt = Math.min(outage.retryAt, now)
+        outage.leadsNoneSince = null
+      } else if (outage.leadsNoneSince === null) outage.leadsNoneSince = now
       else if (now - outage.leadsNoneSince >= MOVED_AFTER_MS) this.#end(node, OutagePhases.MOVED, now)
     }
   }

@@ -72,10 +72,11 @@ describe('LeaderOutages', () => {
 
   it('a broker whose partitions leave a round or two and come back (a rebalance, an election) stays in one outage: no "moved", no new "down"', () => {
     const outages = new LeaderOutages('cluster A')
-    outages.failed(2, 'h:9093', 'refused', ['t-0'], 1_000)
+    outages.failed(2, 'h:9093', 'timed out', ['t-0'], 1_000, SLOW_FAILURE_MS)
     outages.leading(new Set([1]), 1_500)
     outages.leading(new Set([1]), 1_500 + MOVED_AFTER_MS - 1)
     outages.leading(new Set([1, 2]), 1_500 + MOVED_AFTER_MS)
+    assert.ok(!outages.resting(2, 1_500 + MOVED_AFTER_MS), 'partitions given back to it are tried at once')
     outages.leading(new Set([1]), 1_600 + MOVED_AFTER_MS)
     outages.leading(new Set([1]), 1_600 + 2 * MOVED_AFTER_MS - 1)
     outages.failed(2, 'h:9093', 'refused', ['t-0'], 1_600 + 2 * MOVED_AFTER_MS)
