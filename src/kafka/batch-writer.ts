@@ -66,7 +66,7 @@ import { initIdempotentProducer } from './idempotent-producer-id.ts'
 import { InDoubtBatches } from './in-doubt.ts'
 import { watchedPool } from './silent-brokers.ts'
 import type { ProducerIdentity } from './record-batch.ts'
-import { openTransactions, type OpenTransaction } from './open-transactions.ts'
+import { openTransactions, type OpenTransactions } from './open-transactions.ts'
 import { PartitionSend, Sequences, unacknowledged } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
 import { TransactionCoordinator } from './transactions.ts'
@@ -197,8 +197,8 @@ export class BatchWriter {
     await Promise.all(ids.map(id => this.#coordinator.initProducerId(id)))
   }
 
-  /** The open transactions on this cluster whose id starts with PREFIX (open-transactions.ts); null before Kafka 3.0. */
-  async openTransactions (prefix: string): Promise<OpenTransaction[] | null> {
+  /** The open transactions on this cluster whose id starts with PREFIX (open-transactions.ts). */
+  async openTransactions (prefix: string): Promise<OpenTransactions | null> {
     const { brokers } = await this.#leaders.metadata([])
     return await openTransactions({ pool: this.#pool, send: this.#send, brokers: [...brokers.values()], cluster: this.#cluster, describe: async id => await this.#coordinator.describe(id) }, prefix)
   }

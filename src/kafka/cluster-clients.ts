@@ -14,7 +14,7 @@ import { BatchWriter, type BatchWriterOptions } from './batch-writer.ts'
 import { checkBrokers, type BrokerRelease } from './broker-check.ts'
 import { clusterContext, type ClusterContext } from './connection-hints.ts'
 import { OffsetLookup } from './offset-lookup.ts'
-import type { OpenTransaction } from './open-transactions.ts'
+import type { OpenTransactions } from './open-transactions.ts'
 import { RecordFetcher, type RecordFetcherOptions } from './record-fetcher.ts'
 import { RecordWriter, type RecordWriterOptions } from './record-writer.ts'
 import type { WaitReporter } from './transaction-waits.ts'
@@ -120,8 +120,8 @@ export class ClusterClients {
     }
   }
 
-  /** The open transactions whose id starts with PREFIX (open-transactions.ts); null when the cluster cannot list them. */
-  async openTransactions (prefix: string): Promise<OpenTransaction[] | null> {
+  /** The open transactions whose id starts with PREFIX, and what could not be looked at (open-transactions.ts); null when the cluster cannot list them. */
+  async openTransactions (prefix: string): Promise<OpenTransactions | null> {
     const writer = this.batchWriter(`${this.#side}-transactions`, { maxInFlight: 1, maxRequestBytes: 1, timeoutMs: 30_000 })
     try {
       return await writer.openTransactions(prefix)

@@ -4,7 +4,6 @@
  * (with the generation's member list, for every member's status). A member whose metadata cannot be read (another
  * version, garbled) gets nothing and an error it logs. A step that fails fails the round only (retriable).
  */
-import { resolveAfter } from '../deadline.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { assignWork, isJobKey, type PreviousMember } from '../cluster/sticky-assignor.ts'
@@ -43,9 +42,6 @@ export function describedMembers (group: DescribedGroup | undefined, protocolTyp
   return members
 }
 
-/** How long the open transactions of members gone may hold up a first join (a wedged broker would hold it longer). */
-export const OPEN_TRANSACTIONS_PATIENCE_MS = 10_000
-
 /**
  * The members the group lists before this member first joins (`describedMembers`), and those gone whose
  * transactions are still open (`openOfGone`, when given). One attempt each: without them, the open transaction of
@@ -68,17 +64,15 @@ async function listedMembers (coordinator: Pick<GroupCoordinator, 'send'>, group
   }
 }
 
+/** OPEN_OF_GONE's answer; none when it fails (it bounds its own time and tells the operator what that costs). */
 async function goneWithOpenTransactions (groupId: string, log: Logger, openOfGone?: () => Promise<readonly PreviousMember[]>): Promise<readonly PreviousMember[]> {
   if (openOfGone === undefined) return []
-  const late = Symbol('late')
   try {
-    const found = await resolveAfter(openOfGone(), OPEN_TRANSACTIONS_PATIENCE_MS, late)
-    if (found !== late) return found
-    log.info({ group: groupId, waitedMs: OPEN_TRANSACTIONS_PATIENCE_MS }, 'joining the group without the open transactions of members gone (their listing did not answer in time): a transaction of an instance that died before this one started ends at its transaction timeout')
+    return await openOfGone()
   } catch (err) {
-    log.info({ group: groupId, err }, 'joining the group without the open transactions of members gone (could not list them): a transaction of an instance that died before this one started ends at its transaction timeout')
+    log.debug({ group: groupId, err }, 'could not list the open transactions of members gone before joining the group')
+    return []
   }
-  return []
 }
 
 export function planAssignments (join: JoinGroupResponse, work: readonly WorkItem[], previousMembers: readonly PreviousMember[], groupId: string, log: Logger): LeaderPlan {

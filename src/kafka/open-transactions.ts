@@ -10,14 +10,15 @@
  *
  * Invariants:
  * - Read only: nothing here fences or aborts anything.
- * - `null` when a broker does not offer ListTransactions (Kafka before 3.0): the cluster cannot say, and the
- *   caller falls back to the transaction timeout.
+ * - What can be listed is: a broker that cannot be asked (down, wedged, refusing) or does not offer ListTransactions
+ *   (Kafka before 3.0, mid-upgrade) and an id that cannot be described are named in `missed`, with why, and the
+ *   others are returned. A caller fences only what it found, so a partial answer is safe and more useful than none.
+ * - `null` only when no broker offers ListTransactions: the cluster cannot say.
  * - A transaction no longer open by the time it is described (committed, aborted, fenced meanwhile) or no longer
- *   known is left out; a failure to reach a broker or a coordinator fails the whole listing (a partial list could
- *   hide exactly the transaction that matters, and the caller treats a failure as "unknown").
+ *   known (TRANSACTIONAL_ID_NOT_FOUND) is left out without a word.
  */
 import type { Broker, ConnectionPool } from '@platformatic/kafka'
-import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import { kafkaResponseError, toKmirrorError } from './errors.ts'
 import type { DescribedTransaction } from './protocol/describe-transactions.ts'
@@ -26,6 +27,8 @@ import type { SendFn } from './transactions.ts'
 
 /** The state of a transaction with records or offsets added and no commit or abort begun. */
 export const ONGOING = 'Ongoing'
+/** What a coordinator answers for an id it does not know (expired, or never used). */
+const NOT_FOUND = 'TRANSACTIONAL_ID_NOT_FOUND'
 
 export interface OpenTransaction {
   readonly transactionalId: string
@@ -48,13 +51,41 @@ export interface OpenTransactionsDeps {
   readonly describe: (transactionalId: string) => Promise<DescribedTransaction | undefined>
 }
 
-/** The open transactions whose id starts with PREFIX, sorted by id; null when the cluster cannot list them. */
-export async function openTransactions (deps: OpenTransactionsDeps, prefix: string): Promise<OpenTransaction[] | null> {
-  const listed = await Promise.all(deps.brokers.map(async broker => await ongoingAt(deps, broker)))
-  if (listed.some(ids => ids === null)) return null
+export interface OpenTransactions {
+  readonly open: OpenTransaction[]
+  /** What could not be listed or described: a broker (`host:port`) or a transactional id, and why. */
+  readonly missed: { readonly what: string, readonly why: string }[]
+}
+
+/**
+ * The open transactions whose id starts with PREFIX, sorted by id, and what could not be looked at; null when no
+ * broker of the cluster can list transactions.
+ */
+export async function openTransactions (deps: OpenTransactionsDeps, prefix: string): Promise<OpenTransactions | null> {
+  const missed: OpenTransactions['missed'] = []
+  const listed = await Promise.all(deps.brokers.map(async broker => {
+    try {
+      return await ongoingAt(deps, broker)
+    } catch (err) {
+      missed.push({ what: `broker ${broker.host}:${broker.port}`, why: err instanceof Error ? err.message : String(err) })
+      return []
+    }
+  }))
+  if (listed.every(ids => ids === null)) return null
+  listed.forEach((ids, i) => { if (ids === null) missed.push({ what: `broker ${deps.brokers[i]!.host}:${deps.brokers[i]!.port}`, why: 'it does not offer ListTransactions (Kafka before 3.0)' }) })
   const ids = [...new Set(listed.flatMap(l => l ?? []))].filter(id => id.startsWith(prefix)).sort()
-  const described = await Promise.all(ids.map(async id => await deps.describe(id)))
-  return described.flatMap(d => d === undefined || d.errorCode !== 0 || d.state !== ONGOING ? [] : [toOpen(d)])
+  const described = await Promise.all(ids.map(async id => {
+    try {
+      return await deps.describe(id)
+    } catch (err) {
+      if (!isKmirrorError(err) || !(err.details['kafkaErrors'] as unknown[] | undefined ?? []).includes(NOT_FOUND)) {
+        missed.push({ what: `transactional id ${id}`, why: err instanceof Error ? err.message : String(err) })
+      }
+      return undefined
+    }
+  }))
+  const open = described.flatMap(d => d === undefined || d.errorCode !== 0 || d.state !== ONGOING ? [] : [toOpen(d)])
+  return { open, missed }
 }
 
 /** The ids of the transactions BROKER coordinates that are Ongoing; null when it does not offer ListTransactions. */
@@ -65,7 +96,7 @@ async function ongoingAt (deps: OpenTransactionsDeps, broker: Broker): Promise<s
     answer = await deps.send(await deps.pool.get(broker), ListTransactionsApi, { stateFilters: [ONGOING] }, deps.cluster.label)
   } catch (err) {
     // The negotiation sends nothing a broker does not offer: it refuses with BROKER_INCOMPATIBLE naming the API.
-    if (err instanceof KmirrorError && err.code === ErrorCodes.BROKER_INCOMPATIBLE && err.details.api === ListTransactionsApi.name) return null
+    if (isKmirrorError(err) && err.code === ErrorCodes.BROKER_INCOMPATIBLE && err.details['api'] === ListTransactionsApi.name) return null
     throw toKmirrorError(err, ErrorCodes.PRODUCE, what, deps.cluster)
   }
   if (answer.errorCode !== 0) throw kafkaResponseError(answer.errorCode, ErrorCodes.PRODUCE, what, deps.cluster)

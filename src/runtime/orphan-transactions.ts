@@ -7,17 +7,22 @@
  *
  * Which transactions are the group's: a member writes under `<group id>-<member name>`, the member name being
  * `host:pid:start` (group-member-options.ts `defaultMemberName`). A transaction is taken as a member's when
- * - its id is the group id, a dash and a name of that form, and
+ * - its id is the group id, a dash and a name of that form;
  * - every partition it holds is of a topic the flow writes in its transactions (its remote topics, its offset
- *   syncs, offset history and progress topics).
- * The second condition keeps another group whose id merely starts with this one's (`kmirror-A-B` and
- * `kmirror-A-B-dr` on one target) from having its live transactions fenced, unless it copies the same source into
- * the same remote topics, which no two flows may do anyway. Members of this group that are alive stay unfenced
- * whatever is found: the leader fences only members missing from the generation it leads (sticky-assignor.ts).
+ *   syncs, offset history and progress topics); and
+ * - no other group on the target could own it: a name with dashes (`kmirror-A-B-dr-host:1:2` under `kmirror-A-B-`)
+ *   may be a member of a group with a longer id (`kmirror-A-B-dr`). Each such group is described, and the
+ *   transaction is left alone when one exists (whatever its state) or cannot be described. The topic check alone
+ *   does not tell them apart: under IdentityReplicationPolicy every topic is "a remote topic of the source", and a
+ *   broker leaves out of DescribeTransactions the topics the principal may not describe.
+ * When unsure, nothing is fenced: the transaction then ends at its timeout, as before. Members of this group that
+ * are alive are never fenced whatever is found: the leader fences only members missing from the generation it
+ * leads (sticky-assignor.ts).
  */
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import { offsetHistoryTopic } from '../checkpoint/offset-history-store.ts'
 import type { FlowConfig } from '../config/types.ts'
+import { resolveAfter } from '../deadline.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import type { OpenTransaction } from '../kafka/open-transactions.ts'
 import type { Logger } from '../logger.ts'
@@ -27,27 +32,47 @@ import { offsetSyncsTopicName } from '../replication/offset-sync-emitter.ts'
 /** `host:pid:start`, as `defaultMemberName` makes it. */
 const MEMBER_NAME = /^.+:\d+:\d+$/
 
-/** The open transactions of members gone, as members to fence (name from the id). */
+/** How long the listing may hold up the first join (a wedged broker would hold it for its request timeouts). */
+export const OPEN_TRANSACTIONS_PATIENCE_MS = 10_000
+
+const AT_TIMEOUT = 'a transaction of an instance that died before this one started ends at its transaction timeout (transaction.timeout.ms, 60 s): read_committed readers of its partitions wait until then'
+
+/** The open transactions of members gone, as members to fence (name from the id); [] when they cannot be known. */
 export async function openTransactionsOfGone (config: FlowConfig, log: Logger): Promise<PreviousMember[]> {
   const target = new ClusterClients(config.target, `${config.name}|group-fencer`, 'target')
+  const fields = { group: config.groupId, cluster: target.label }
   try {
-    const open = await target.openTransactions(`${config.groupId}-`)
-    if (open === null) {
-      log.info({ group: config.groupId, cluster: target.label }, 'the target cannot list open transactions (Kafka before 3.0): a transaction of an instance that died before this one started ends at its transaction timeout')
-      return []
-    }
-    const gone = membersOfFlow(config, open)
-    for (const t of gone) {
-      log.info({ group: config.groupId, cluster: target.label, transactionalId: t.transactionalId, openSince: new Date(t.startedAt).toISOString(), topics: t.topics },
-        'found a transaction left open by a member gone from the group: the first leader fences it')
-    }
-    return gone.map(t => ({ name: t.transactionalId.slice(config.groupId.length + 1), transactionalId: t.transactionalId }))
+    const late = Symbol('late')
+    const found = await resolveAfter(membersGone(config, target, log), OPEN_TRANSACTIONS_PATIENCE_MS, late)
+    if (found !== late) return found
+    log.info({ ...fields, waitedMs: OPEN_TRANSACTIONS_PATIENCE_MS }, `the open transactions on ${target.label} were not listed within ${OPEN_TRANSACTIONS_PATIENCE_MS / 1000} s; joining the group without them: ${AT_TIMEOUT}`)
+  } catch (err) {
+    log.info({ ...fields, err }, `cannot list the open transactions on ${target.label}; joining the group without them: ${AT_TIMEOUT}`)
   } finally {
     await target.close()
   }
+  return []
 }
 
-/** Those of OPEN that a member of the flow's group left (see the module comment). */
+async function membersGone (config: FlowConfig, target: ClusterClients, log: Logger): Promise<PreviousMember[]> {
+  const fields = { group: config.groupId, cluster: target.label }
+  const listed = await target.openTransactions(`${config.groupId}-`)
+  if (listed === null) {
+    log.info(fields, `${target.label} cannot list open transactions (Kafka before 3.0): ${AT_TIMEOUT}`)
+    return []
+  }
+  for (const m of listed.missed) log.info({ ...fields, missed: m.what, cause: m.why }, `could not look at the open transactions of ${m.what} on ${target.label}: ${AT_TIMEOUT}`)
+  const candidates = membersOfFlow(config, listed.open)
+  const others = await otherGroupsOf(config, candidates.map(t => t.transactionalId), target, log)
+  const gone = candidates.filter(t => !others.has(t.transactionalId))
+  for (const t of gone) {
+    log.info({ ...fields, transactionalId: t.transactionalId, openSince: new Date(t.startedAt).toISOString(), topics: t.topics },
+      'found a transaction left open by a member gone from the group: the first leader fences it')
+  }
+  return gone.map(t => ({ name: t.transactionalId.slice(config.groupId.length + 1), transactionalId: t.transactionalId }))
+}
+
+/** Those of OPEN that a member of the flow's group may have left: the id's form and the topics (module comment). */
 export function membersOfFlow (config: FlowConfig, open: readonly OpenTransaction[]): OpenTransaction[] {
   const policy = createReplicationPolicy(config.replicationPolicy)
   const own = new Set([config.offsetStorageTopic, offsetHistoryTopic(config.source.alias), offsetSyncsTopicName(config, policy)])
@@ -55,4 +80,28 @@ export function membersOfFlow (config: FlowConfig, open: readonly OpenTransactio
   const prefix = `${config.groupId}-`
   return open.filter(t => t.transactionalId.startsWith(prefix) && MEMBER_NAME.test(t.transactionalId.slice(prefix.length)) &&
     t.topics.length > 0 && t.topics.every(written))
+}
+
+/** The groups with a longer id that ID could belong to: `<group>-x`, `<group>-x-y`, ... at each dash of its name. */
+export function longerGroupIds (groupId: string, id: string): string[] {
+  const name = id.slice(groupId.length + 1)
+  const out: string[] = []
+  for (let at = name.indexOf('-'); at > 0; at = name.indexOf('-', at + 1)) out.push(`${groupId}-${name.slice(0, at)}`)
+  return out
+}
+
+/** Which of IDS another group on the target may own: one of its `longerGroupIds` exists, or could not be described. */
+async function otherGroupsOf (config: FlowConfig, ids: readonly string[], target: ClusterClients, log: Logger): Promise<Set<string>> {
+  const longer = new Map(ids.map(id => [id, longerGroupIds(config.groupId, id)]))
+  const asked = [...new Set([...longer.values()].flat())]
+  if (asked.length === 0) return new Set()
+  try {
+    const groups = await target.admin.groups.describeGroups(asked)
+    const exists = (g: string): boolean => groups.get(g)?.state !== 'Dead'
+    return new Set(ids.filter(id => longer.get(id)!.some(exists)))
+  } catch (err) {
+    log.info({ group: config.groupId, cluster: target.label, groups: asked, err },
+      `cannot tell whether groups ${asked.join(', ')} exist on ${target.label}; the open transactions whose id could be theirs are left alone: ${AT_TIMEOUT}`)
+    return new Set(ids.filter(id => longer.get(id)!.length > 0))
+  }
 }

@@ -16,11 +16,14 @@
  * - exactly-once mode, a lone instance killed with a transaction open and started again once the coordinator
  *   dropped it (the group empty, nobody to name it): the new one lists the open transactions under the group's id
  *   prefix on the target, fences the dead one's, and read_committed readers see every record before that
- *   transaction's timeout.
+ *   transaction's timeout; a live member of another group whose id starts with this one's (`<group>-x`), frozen
+ *   with a transaction open on the same source's topics, is left alone (its group exists).
  */
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { test } from 'node:test'
 import { ClusterClients } from '../../src/kafka/cluster-clients.ts'
+import type { OpenTransaction } from '../../src/kafka/open-transactions.ts'
 import { getCluster } from '../helpers/clusters.ts'
 import { describeGroup } from '../helpers/groups.ts'
 import { createTopic, endOffsets } from '../helpers/kafka.ts'
@@ -32,6 +35,7 @@ import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
 import type { Cleanup } from '../helpers/kafka.ts'
 
 const PARTITIONS = 12
+const bigints = (_key: string, value: unknown): unknown => typeof value === 'bigint' ? value.toString() : value
 
 interface Setup {
   readonly topic: string
@@ -42,6 +46,8 @@ interface Setup {
   readonly config: string
   /** The flow's group id (`kmirror-<source>-<target>`). */
   readonly group: string
+  /** The flow's name, `<source>-><target>`. */
+  readonly flow: string
 }
 
 /** A topic with records arriving all the time, and two instances sharing its flow 6/6 (or COUNT instances). */
@@ -63,7 +69,7 @@ async function twoInstances (t: Cleanup, prefix: string, extra: (target: string)
   t.after(async () => { await producer.stop() })
   for (const name of ['one', 'two'].slice(0, count)) instances.push(await startInstance(config, name, t))
   await waitForSplit(instances, PARTITIONS, `${count} instance(s) own the ${PARTITIONS} partitions evenly`)
-  return { topic, remote: `${a}.${topic}`, instances, producer, config, group: `kmirror-${a}-${b}` }
+  return { topic, remote: `${a}.${topic}`, instances, producer, config, group: `kmirror-${a}-${b}`, flow: `${a}->${b}` }
 }
 
 /** The partitions INSTANCE copies now (by number); asked again while its /status does not answer in time. */
@@ -281,24 +287,49 @@ test('exactly-once: a lone instance killed with kill -9 and restarted at once: t
   assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
 })
 
-test('exactly-once: a lone instance killed with a transaction open and started again once its session ended (the group empty): the new one finds the open transaction on the target and fences it, so read_committed readers see every record before that transaction\'s timeout', { timeout: 120_000 }, async t => {
+test('exactly-once: a lone instance killed with a transaction open and started again once its session ended (the group empty): the new one finds the open transaction on the target and fences it (and not a live transaction of group <group>-x), so read_committed readers see every record before that transaction\'s timeout', { timeout: 120_000 }, async t => {
   // Given one instance in exactly-once mode copying records that keep arriving, in many small transactions
   const setup = await twoInstances(t, 'eos-orphan', target => [`${target}.exactly.once.source.support = enabled`], 1)
   const [one] = setup.instances
   const target = new ClusterClients({ alias: 'B', bootstrapServers: [getCluster('target').bootstrap], consumer: {}, producer: { 'bootstrap.servers': getCluster('target').bootstrap }, admin: {} }, 'orphan-test', 'target')
   t.after(() => target.close())
   const prefix = `${setup.group}-`
+  // And another group whose id starts with this one's (`<group>-x`), copying another topic of the same source in
+  // exactly-once mode: its transactional ids have the same prefix and its topics pass the topic check. Its session
+  // timeout is 60 s, so frozen below it stays a live member of its group.
+  const otherTopic = uniqueName('eos-orphan-other')
+  await createTopic('source', otherTopic, { partitions: 1, t })
+  const otherProperties = readFileSync(setup.config, 'utf8').replace(`topics = ${setup.topic}`, `topics = ${otherTopic}`).replace('session.timeout.ms = 6000', 'session.timeout.ms = 60000')
+  const otherConfig = writeTempFile(`${otherProperties}${setup.flow}.group.id = ${prefix}x\n`, '.properties', t)
+  const otherProducer = produceContinuously(otherTopic, 1)
+  t.after(async () => { await otherProducer.stop() })
+  const other = await startInstance(otherConfig, 'other', t)
+  setup.instances.push(other)
+  await waitForSplit([other], 1, 'the other group copies its topic')
 
-  // When it is frozen with a transaction open (SIGSTOP, and thawed and frozen again until one is), then killed
-  const pid = one!.process.pid
-  const [orphan] = (await waitForValue(async () => {
-    process.kill(pid, 'SIGSTOP')
-    const open = await target.openTransactions(prefix)
-    if (open === null || open.length === 0) process.kill(pid, 'SIGCONT')
-    return { done: open !== null && open.length > 0, state: open }
-  }, { timeoutMs: 30_000, intervalMs: 50, message: 'the instance frozen with a transaction open' }))!
+  // When both are frozen with a transaction open (SIGSTOP, and thawed and frozen again until one is), and the
+  // first is killed. A request written just before a freeze may still reach the broker (an EndTxn, an
+  // AddPartitionsToTxn): a transaction counts as open once two listings a moment apart show it the same.
+  const openNow = async (): Promise<OpenTransaction[]> => (await target.openTransactions(prefix))?.open ?? []
+  const openOf = async (i: Instance): Promise<OpenTransaction[]> => (await openNow()).filter(o => o.transactionalId.split(':').at(-2) === String(i.process.pid))
+  const frozenOpen = async (i: Instance): Promise<OpenTransaction> => {
+    let last = ''
+    return (await waitForValue(async () => {
+      process.kill(i.process.pid, 'SIGSTOP')
+      const now = await openOf(i)
+      const settled = now.length === 1 && JSON.stringify(now, bigints) === last
+      last = JSON.stringify(now, bigints)
+      // Nothing open at this freeze: let it run a moment and freeze it again
+      if (now.length === 0) process.kill(i.process.pid, 'SIGCONT')
+      return { done: settled, state: now[0] }
+    }, { timeoutMs: 30_000, intervalMs: 200, message: `${i.name} frozen with a transaction open` }))!
+  }
+  const othersOpen = await frozenOpen(other)
+  await frozenOpen(one!)
   one!.process.kill('SIGKILL')
   await one!.process.waitForExit(10_000)
+  const [orphan] = await openOf(one!)
+  assert.ok(orphan !== undefined, 'the dead one\'s transaction is open')
   // and started again only once the coordinator dropped it (session timeout 6 s): no member is left to name it
   await waitFor(async () => {
     const group = await describeGroup('target', setup.group).catch(() => undefined)
@@ -310,17 +341,21 @@ test('exactly-once: a lone instance killed with a transaction open and started a
   // Then the new instance finds the dead one's open transaction and, leading the first generation, fences it
   await waitForSplit([again], PARTITIONS, 'the restarted instance owns the 12 partitions')
   const found = again.process.stderr.split('\n').filter(l => l.includes('"msg":"found a transaction left open by a member gone from the group')).map(l => JSON.parse(l) as { transactionalId: string, topics: string[] })
-  assert.deepEqual(found.map(f => f.transactionalId), [orphan!.transactionalId], again.process.stderr.slice(-3000))
-  assert.deepEqual(found[0]!.topics, orphan!.topics)
+  assert.deepEqual(found.map(f => f.transactionalId), [orphan.transactionalId], again.process.stderr.slice(-3000))
+  assert.deepEqual(found[0]!.topics, orphan.topics)
   const fencing = again.process.stderr.split('\n').find(l => l.includes('"msg":"fencing the transactional ids of members that left work behind"'))
-  assert.ok(fencing !== undefined && (JSON.parse(fencing) as { transactionalIds: string[] }).transactionalIds.includes(orphan!.transactionalId), fencing)
-  assert.ok(!((await target.openTransactions(prefix)) ?? []).some(o => o.transactionalId === orphan!.transactionalId), 'the dead one\'s transaction is no longer open')
+  assert.ok(fencing !== undefined && (JSON.parse(fencing) as { transactionalIds: string[] }).transactionalIds.includes(orphan.transactionalId), fencing)
+  assert.ok(!(await openNow()).some(o => o.transactionalId === orphan.transactionalId), 'the dead one\'s transaction is no longer open')
+  // and leaves the other group's transaction alone: still open under the same producer epoch (not fenced)
+  assert.deepEqual((await openOf(other)).map(o => [o.transactionalId, o.producerEpoch]), [[othersOpen.transactionalId, othersOpen.producerEpoch]])
+  assert.ok(!again.process.stderr.includes(othersOpen.transactionalId), 'the other group\'s id is neither found nor fenced')
+  process.kill(other.process.pid, 'SIGCONT')
 
   // And a read_committed reader finds every record exactly once before the coordinator would have aborted that
   // transaction at its timeout (60 s after it began)
   const visibleAt = await checkExactlyOnce(setup)
-  assert.ok(visibleAt < orphan!.startedAt + orphan!.timeoutMs, `every record visible ${visibleAt - orphan!.startedAt} ms after the dead one's transaction began (timeout ${orphan!.timeoutMs} ms)`)
-  t.diagnostic(`every record visible ${visibleAt - orphan!.startedAt} ms after the dead one's transaction began (timeout ${orphan!.timeoutMs} ms)`)
+  assert.ok(visibleAt < orphan.startedAt + orphan.timeoutMs, `every record visible ${visibleAt - orphan.startedAt} ms after the dead one's transaction began (timeout ${orphan.timeoutMs} ms)`)
+  t.diagnostic(`every record visible ${visibleAt - orphan.startedAt} ms after the dead one's transaction began (timeout ${orphan.timeoutMs} ms)`)
   again.process.kill('SIGTERM')
   assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
 })
