@@ -20,7 +20,7 @@ export const LANE_PORT_STEP = 2000
  * the lanes. A file not listed weighs DEFAULT_SECONDS; the lanes stay correct with any weights, only less even.
  */
 const MEASURED_SECONDS: Readonly<Record<string, number>> = {
-  'active-active-default': 186, 'coordinator-move': 118, 'bench-smoke': 87, 'instance-failure': 100,
+  'active-active-default': 186, 'coordinator-move': 118, 'bench-smoke': 87, 'instance-failure': 105, 'target-quota': 25,
   'failback-drill': 78, 'source-partition-offline': 84, 'source-quota': 75, 'target-partition-offline': 95, 'failover-drill': 53,
   'broker-kill': 78, 'exactly-once': 52, 'credential-rotation': 51, 'crash-safety': 43, 'compat-floor': 42,
   'least-privilege': 41, 'mm2-handover-eos': 37, 'lagging-group': 36, 'active-active-identity': 35,

@@ -1,6 +1,6 @@
 /**
  * What this process tells the operator of the brokers that trouble it: silent (connections cut), slow (a request
- * held 10 s) and out of reach for the data path's fetches while the others answer. Each report is logged, counted
+ * held 10 s), out of reach for the data path's fetches while the others answer, and throttling it for a quota. Each report is logged, counted
  * and noted in the recent troubles `/status` lists (broker-troubles.ts).
  *
  * Invariants:
@@ -9,7 +9,9 @@
  */
 import { onLeaderOutage, OutagePhases, type LeaderOutageReport } from '../kafka/leader-outages.ts'
 import { onSlowBroker } from '../kafka/fenced-brokers.ts'
+import { onQuotaThrottle, type ThrottleReport } from '../kafka/quota-throttles.ts'
 import { onSilence, type SilenceReport } from '../kafka/silent-brokers.ts'
+import { toolCommand } from '../kafka/tool-command.ts'
 import type { SlowBrokerReport } from '../kafka/slow-brokers.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
@@ -27,6 +29,11 @@ export function reportBrokerTroubles (log: Logger, metrics: Metrics, troubles: B
       troubles.slow(report)
       metrics.inc('brokerSlowRequests', { broker: report.broker })
       logSlowBroker(log, report)
+    }),
+    onQuotaThrottle(report => {
+      troubles.throttled(report)
+      metrics.inc('quotaThrottleSeconds', { broker: report.broker, request: report.api }, report.throttleMs / 1000)
+      logThrottle(log, report)
     }),
     onLeaderOutage(report => {
       if (report.phase === OutagePhases.DOWN || report.phase === OutagePhases.AGAIN) {
@@ -58,6 +65,28 @@ function logSlowBroker (log: Logger, { broker, cluster, api, waitedMs, first }: 
   // The same broker's trouble going on: once at warn a minute is enough.
   if (first) log.warn({ broker, cluster, api, waitedMs }, message)
   else log.debug({ broker, cluster, api, waitedMs }, message)
+}
+
+/** What a quota on each request slows, and the quota's key. */
+const THROTTLED: Readonly<Record<string, { effect: string, key: string }>> = {
+  Produce: { effect: 'every partition a flow writes goes at the quota\'s pace (a write round waits for its slowest broker)', key: 'producer_byte_rate' },
+  Fetch: { effect: 'the partitions it leads are read at the quota\'s pace (the other brokers\' are fetched meanwhile)', key: 'consumer_byte_rate' }
+}
+
+/** A broker throttling this process for a client quota (kafka/quota-throttles.ts). */
+function logThrottle (log: Logger, { broker, cluster, api, throttleMs, first }: ThrottleReport): void {
+  const { effect, key } = THROTTLED[api] ?? { effect: 'those requests go at the quota\'s pace', key: 'request_percentage' }
+  const alias = cluster?.replace(/^cluster /, '')
+  const where = cluster === undefined ? '' : ` of ${cluster}`
+  const see = alias === undefined
+    ? 'kafka-configs.sh --describe --entity-type users (and clients)'
+    : `${toolCommand('kafka-configs.sh', { alias }, '--describe --entity-type users')} and ${toolCommand('kafka-configs.sh', { alias }, '--describe --entity-type clients')}`
+  const message = `broker ${broker}${where} throttles kmirror's ${api} requests for a client quota: it asked for a pause of ${(throttleMs / 1000).toFixed(1)} s, ` +
+    `which kmirror waits out before its next ${api} to it, so ${effect}. Nothing is lost; to copy faster, raise or remove the quota (${key}) on kmirror's ` +
+    `principal or client id${alias === undefined ? '' : ` on cluster ${alias}`} (to see them: ${see}); kmirror_quota_throttle_seconds_total counts the pauses`
+  // The same broker throttling on: once at warn a minute is enough.
+  if (first) log.warn({ broker, cluster, api, throttleMs }, message)
+  else log.debug({ broker, cluster, api, throttleMs }, message)
 }
 
 /** A source broker the data path cannot fetch from while the others answer (kafka/leader-outages.ts). */

@@ -1,7 +1,8 @@
 /**
  * The brokers that troubled this process lately, for `/status`: silent (a request unanswered for its whole bound:
  * connections cut), fenced (cut as its cluster fenced it while requests waited), slow (a request held 10 s,
- * nothing cut) and unreachable (the data path's fetches from it failed while other brokers answered). The log says each once; an operator arriving later, or a dashboard, reads the same here.
+ * nothing cut), unreachable (the data path's fetches from it failed while other brokers answered) and throttled (a
+ * client quota made it ask for pauses). The log says each once; an operator arriving later, or a dashboard, reads the same here.
  *
  * Invariants:
  * - One entry per broker and kind, with the last time, its cause and how many times. An entry is kept while its
@@ -12,10 +13,11 @@
  * - The newest first.
  */
 import type { LeaderOutageReport } from '../kafka/leader-outages.ts'
+import type { ThrottleReport } from '../kafka/quota-throttles.ts'
 import type { SilenceReport } from '../kafka/silent-brokers.ts'
 import type { SlowBrokerReport } from '../kafka/slow-brokers.ts'
 
-export const BrokerTroubleKinds = { SILENT: 'silent', FENCED: 'fenced', SLOW: 'slow', UNREACHABLE: 'unreachable' } as const
+export const BrokerTroubleKinds = { SILENT: 'silent', FENCED: 'fenced', SLOW: 'slow', UNREACHABLE: 'unreachable', THROTTLED: 'throttled' } as const
 export type BrokerTroubleKind = typeof BrokerTroubleKinds[keyof typeof BrokerTroubleKinds]
 
 /** One broker's trouble of one kind, as `/status` lists it. */
@@ -59,6 +61,11 @@ export class BrokerTroubles {
   /** A source broker the data path's fetches failed on while others answered (each failed try counts). */
   unreachable (report: LeaderOutageReport, now = Date.now()): void {
     this.#note(report.broker, BrokerTroubleKinds.UNREACHABLE, [report.cluster], `fetches failed: ${report.cause}`, now)
+  }
+
+  /** A broker throttling this process for a client quota (each throttled answer counts). */
+  throttled (report: ThrottleReport, now = Date.now()): void {
+    this.#note(report.broker, BrokerTroubleKinds.THROTTLED, report.cluster === undefined ? [] : [report.cluster], `a ${report.api} answer asked for a pause of ${(report.throttleMs / 1000).toFixed(1)} s (a client quota)`, now)
   }
 
   /** The troubles of the window, newest first. */

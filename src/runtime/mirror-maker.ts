@@ -23,6 +23,7 @@ import { Ownerships } from './flow-work.ts'
 import { evaluateHealth, type HealthReport } from './health.ts'
 import { Heartbeats } from './heartbeats.ts'
 import { watchFencedBrokers } from '../kafka/fenced-brokers.ts'
+import { watchQuotaThrottles } from '../kafka/quota-throttles.ts'
 import { reportBrokerTroubles } from './broker-reports.ts'
 import { BrokerTroubles, type BrokerTrouble } from './broker-troubles.ts'
 import { refuseWhileMm2Copies } from './mm2-worker-check.ts'
@@ -51,6 +52,7 @@ export class MirrorMaker {
   readonly #stopReportingBrokers: () => void
   /** Cuts the connections to a broker the cluster fenced while requests wait on it (fenced-brokers.ts). */
   readonly #stopWatchingFences: () => void
+  readonly #stopWatchingThrottles: () => void
   /** The brokers that troubled this process lately, for /status. */
   readonly #troubles = new BrokerTroubles()
   #started = false
@@ -68,6 +70,7 @@ export class MirrorMaker {
     for (const pair of this.#pairs) pair.failed.catch((err: unknown) => log.error({ err }, 'heartbeats of a pair stopped: its group membership failed'))
     this.#stopReportingBrokers = reportBrokerTroubles(log, metrics, this.#troubles)
     this.#stopWatchingFences = watchFencedBrokers()
+    this.#stopWatchingThrottles = watchQuotaThrottles()
   }
 
   async start (): Promise<void> {
@@ -132,6 +135,7 @@ export class MirrorMaker {
     const results = await Promise.allSettled([...this.#flows.map(stopFlow), pairs])
     this.#stopReportingBrokers()
     this.#stopWatchingFences()
+    this.#stopWatchingThrottles()
     const failed = results.find(r => r.status === 'rejected')
     if (failed !== undefined) throw (failed as PromiseRejectedResult).reason
   }

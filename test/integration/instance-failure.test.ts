@@ -350,6 +350,7 @@ test('exactly-once: a lone instance killed with a transaction open and started a
   assert.deepEqual((await openOf(other)).map(o => [o.transactionalId, o.producerEpoch]), [[othersOpen.transactionalId, othersOpen.producerEpoch]])
   assert.ok(!again.process.stderr.includes(othersOpen.transactionalId), 'the other group\'s id is neither found nor fenced')
   process.kill(other.process.pid, 'SIGCONT')
+  await otherProducer.stop()
 
   // And a read_committed reader finds every record exactly once before the coordinator would have aborted that
   // transaction at its timeout (60 s after it began)

@@ -104,7 +104,8 @@ const TROUBLE_KINDS = {
   silent: 'silent: connections cut',
   fenced: 'fenced by its cluster: connections cut',
   slow: 'slow: a request held 10 s',
-  unreachable: 'unreachable: its partitions wait, the others copy on'
+  unreachable: 'unreachable: its partitions wait, the others copy on',
+  throttled: 'throttled: a client quota paces kmirror'
 }
 
 /**

@@ -18,8 +18,9 @@ test('every metric is named kmirror_*, counters end in _total and labels are bou
     // Never `job` or `instance`: Prometheus sets those on every scraped series (and renames ours to exported_job).
     // partition: only the per-partition lag (kmirror_partition_*), which metrics.partition.level.enabled turns off.
     // broker: `host:port` of a broker of the configured clusters, a list as long as the clusters' brokers.
+    // request: a Kafka API name (Produce, Fetch, ...), a closed list.
     const partitionLevel = d.name.startsWith('kmirror_partition_')
-    for (const label of d.labels) assert.ok(['flow', 'topic', 'job_name', 'error', 'group', 'broker'].includes(label) || (partitionLevel && label === 'partition'), `${d.name}: unbounded label ${label}`)
+    for (const label of d.labels) assert.ok(['flow', 'topic', 'job_name', 'error', 'group', 'broker', 'request'].includes(label) || (partitionLevel && label === 'partition'), `${d.name}: unbounded label ${label}`)
   }
 })
 

@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict'
 import { afterEach, describe, it } from 'node:test'
-import { LeaderOutages } from '../../../src/kafka/leader-outages.ts'
+import { LeaderOutages, MOVED_AFTER_MS } from '../../../src/kafka/leader-outages.ts'
+import { watchQuotaThrottles } from '../../../src/kafka/quota-throttles.ts'
+import { connectionsApiChannel } from '@platformatic/kafka'
 import { reportBrokerTroubles } from '../../../src/runtime/broker-reports.ts'
 import { BrokerTroubles } from '../../../src/runtime/broker-troubles.ts'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
@@ -46,6 +48,7 @@ describe('reportBrokerTroubles: a source broker out of reach', () => {
     stop = reportBrokerTroubles(log, new CountingMetrics(), new BrokerTroubles())
     const outages = new LeaderOutages('cluster A')
     outages.failed(2, '127.0.0.1:9093', 'refused', ['orders-0'], 1_000)
+    outages.leading(new Set([1]), 10_000 - MOVED_AFTER_MS)
     outages.leading(new Set([1]), 10_000)
     assert.match(at(LogLevels.info)[0]!.msg, /^broker 2 \(127\.0\.0\.1:9093\) of cluster A leads none of the partitions kmirror reads any more, 9\.0 s after its fetches began to fail: its cluster moved their leadership/)
   })
@@ -63,5 +66,36 @@ describe('reportBrokerTroubles: a source broker out of reach', () => {
     reportBrokerTroubles(log, new CountingMetrics(), new BrokerTroubles())()
     new LeaderOutages('cluster A').failed(2, '127.0.0.1:9093', 'refused', ['orders-0'], 0)
     assert.deepEqual(lines, [])
+  })
+})
+
+describe('reportBrokerTroubles: a broker throttling kmirror for a client quota', () => {
+  let stop: () => void = () => undefined
+  afterEach(() => { stop() })
+
+  it('warns once a minute per broker and request with the quota to raise, counts every pause and lists the broker throttled', () => {
+    const { log, at } = memoryLogger()
+    const metrics = new CountingMetrics()
+    const troubles = new BrokerTroubles()
+    const stopReports = reportBrokerTroubles(log, metrics, troubles)
+    const stopWatch = watchQuotaThrottles()
+    stop = () => { stopWatch(); stopReports() }
+    // Given three Produce answers of one target broker asking for pauses, one Fetch answer, and one without a pause
+    const connection = { host: '127.0.0.1', port: 19192 }
+    const answer = (apiKey: number, throttleTimeMs: number): void => { connectionsApiChannel.asyncStart.publish({ connection, apiKey, result: { throttleTimeMs } }) }
+    answer(0, 1200)
+    answer(0, 800)
+    answer(0, 0)
+    answer(1, 500)
+    // Then one warning per request kind, naming the broker, the pause, what it slows and the quota to raise
+    const warnings = at(LogLevels.warn)
+    assert.deepEqual(warnings.map(w => [w['api'], w['throttleMs']]), [['Produce', 1200], ['Fetch', 500]])
+    assert.match(warnings[0]!.msg, /^broker 127\.0\.0\.1:19192 throttles kmirror's Produce requests for a client quota: it asked for a pause of 1\.2 s, which kmirror waits out before its next Produce to it, so every partition a flow writes goes at the quota's pace/)
+    assert.match(warnings[0]!.msg, /raise or remove the quota \(producer_byte_rate\)/)
+    assert.match(warnings[1]!.msg, /quota \(consumer_byte_rate\)/)
+    assert.deepEqual(at(LogLevels.debug).map(l => l['throttleMs']), [800])
+    // and every pause counted, the broker listed once per kind
+    assert.equal(metrics.counts.get('quotaThrottleSeconds{"broker":"127.0.0.1:19192","request":"Produce"}'), 2)
+    assert.deepEqual(troubles.list().map(t => [t.kind, t.count]), [['throttled', 3]])
   })
 })

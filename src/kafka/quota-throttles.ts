@@ -1,0 +1,106 @@
+/**
+ * Brokers throttling this process for a client quota (KIP-219): a broker over a quota (`producer_byte_rate`,
+ * `consumer_byte_rate`, `request_percentage`) answers at once with a throttle time and mutes the connection for it,
+ * and kmirror waits it out before its next request to that broker. Nothing fails, nothing times out: without this,
+ * a quota slowed a flow to its pace with nothing to say why (a write round waits for its slowest broker, so a
+ * throttled target broker paces every partition the flow writes).
+ *
+ * How: every answer the process reads (kmirror's own requests and the client library's, through the library's
+ * `connections:api` diagnostics channel) whose `throttleTimeMs` is above zero is reported to the listeners (the
+ * runtime logs, counts and lists it): the broker, its cluster, the API and the throttle time, and whether it is
+ * the first of that broker and API within THROTTLE_AGAIN_MS (logged at warn) or a repeat (debug).
+ *
+ * Invariants:
+ * - Reporting only: nothing waits, retries or is cut here (the callers honour the throttle time themselves).
+ * - A handler never throws: the channel would raise it as an uncaught exception. A listener that throws is ignored.
+ * - Bounded: what was warned about is forgotten THROTTLE_AGAIN_MS after.
+ */
+import type { Connection } from '@platformatic/kafka'
+import { connectionsApiChannel } from '@platformatic/kafka'
+import { clusterOf } from './silent-brokers.ts'
+import { apiName } from './slow-brokers.ts'
+
+/** The first throttle of a broker and API is reported as such; the next ones within this long are repeats. */
+export const THROTTLE_AGAIN_MS = 60_000
+
+export interface ThrottleReport {
+  /** `host:port`. */
+  readonly broker: string
+  /** The cluster's label ("cluster B"), when the connection is one kmirror opened for a cluster. */
+  readonly cluster: string | undefined
+  /** The API throttled ("Produce", "Fetch"). */
+  readonly api: string
+  readonly throttleMs: number
+  /** The first of this broker and API within THROTTLE_AGAIN_MS. */
+  readonly first: boolean
+}
+
+const listeners = new Set<(report: ThrottleReport) => void>()
+
+/** Calls LISTENER at every throttle the process is answered; returns the function that stops it. */
+export function onQuotaThrottle (listener: (report: ThrottleReport) => void): () => void {
+  listeners.add(listener)
+  return () => { listeners.delete(listener) }
+}
+
+/** Which throttles were reported lately, to tell a first from a repeat. */
+export class QuotaThrottles {
+  /** `broker api` → when its first throttle was reported. */
+  readonly #firstAt = new Map<string, number>()
+
+  /** An answer of API (its key) from CONNECTION's broker asked for THROTTLE_MS; returns its report, or null below 1 ms. */
+  answered (connection: Pick<Connection, 'host' | 'port'>, apiKey: number, throttleMs: number, cluster: string | undefined, now: number): ThrottleReport | null {
+    if (!(throttleMs > 0) || connection.host === undefined) return null
+    for (const [key, at] of this.#firstAt) if (now - at >= THROTTLE_AGAIN_MS) this.#firstAt.delete(key)
+    const broker = `${connection.host}:${connection.port}`
+    const api = apiName(apiKey)
+    const key = `${broker} ${api}`
+    const first = !this.#firstAt.has(key)
+    if (first) this.#firstAt.set(key, now)
+    return { broker, cluster, api, throttleMs, first }
+  }
+}
+
+/** The throttle time of a decoded answer (kmirror's and the library's both name it `throttleTimeMs`). */
+export function throttleTimeOf (result: unknown): number {
+  const value = (result as { throttleTimeMs?: unknown } | null | undefined)?.throttleTimeMs
+  return typeof value === 'number' ? value : 0
+}
+
+interface AnswerEvent { readonly connection?: Connection, readonly apiKey?: number, readonly result?: unknown }
+
+let shared: { readonly stop: () => void, users: number } | null = null
+
+/**
+ * Watches every answer of the process for throttles; returns the function that releases it. One watch per process
+ * however many callers start it, stopped when the last releases it (as fenced-brokers.ts `watchFencedBrokers`).
+ */
+export function watchQuotaThrottles (): () => void {
+  if (shared === null) {
+    const throttles = new QuotaThrottles()
+    const answered = (message: unknown): void => {
+      try {
+        const e = message as AnswerEvent
+        if (e.connection === undefined || e.apiKey === undefined) return
+        const report = throttles.answered(e.connection, e.apiKey, throttleTimeOf(e.result), clusterOf(e.connection), Date.now())
+        if (report === null) return
+        for (const listener of listeners) {
+          try { listener(report) } catch { /* a listener only reports */ }
+        }
+      } catch { /* best effort: a throttle missed is only not reported */ }
+    }
+    connectionsApiChannel.asyncStart.subscribe(answered)
+    shared = { users: 0, stop: () => { connectionsApiChannel.asyncStart.unsubscribe(answered) } }
+  }
+  const current = shared
+  current.users++
+  let released = false
+  return () => {
+    if (released) return
+    released = true
+    if (--current.users === 0 && shared === current) {
+      current.stop()
+      shared = null
+    }
+  }
+}
