@@ -15,6 +15,7 @@ import { checkBrokers, type BrokerRelease } from './broker-check.ts'
 import { clusterContext, type ClusterContext } from './connection-hints.ts'
 import { OffsetLookup } from './offset-lookup.ts'
 import type { OpenTransactions } from './open-transactions.ts'
+import { knowCluster } from './quota-throttles.ts'
 import { RecordFetcher, type RecordFetcherOptions } from './record-fetcher.ts'
 import { RecordWriter, type RecordWriterOptions } from './record-writer.ts'
 import type { WaitReporter } from './transaction-waits.ts'
@@ -67,6 +68,8 @@ export class ClusterClients {
     this.#cluster = cluster
     this.#owner = owner
     this.#side = side
+    // The remedy of a quota throttle names the cluster's brokers in its kafka-configs.sh lines (run as an admin).
+    knowCluster(this.#context(cluster.admin))
   }
 
   clientId (role: string): string {

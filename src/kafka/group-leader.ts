@@ -64,7 +64,10 @@ async function listedMembers (coordinator: Pick<GroupCoordinator, 'send'>, group
   }
 }
 
-/** OPEN_OF_GONE's answer; none when it fails (it bounds its own time and tells the operator what that costs). */
+/**
+ * OPEN_OF_GONE's answer; none when it fails. It must bound its own time (the first join waits for it) and tell the
+ * operator what a failure costs: runtime/orphan-transactions.ts does both.
+ */
 async function goneWithOpenTransactions (groupId: string, log: Logger, openOfGone?: () => Promise<readonly PreviousMember[]>): Promise<readonly PreviousMember[]> {
   if (openOfGone === undefined) return []
   try {

@@ -13,21 +13,27 @@
  * Invariants:
  * - Reporting only: nothing waits, retries or is cut here (the callers honour the throttle time themselves).
  * - A handler never throws: the channel would raise it as an uncaught exception. A listener that throws is ignored.
- * - Bounded: what was warned about is forgotten THROTTLE_AGAIN_MS after.
+ * - Bounded: what was warned about is forgotten THROTTLE_AGAIN_MS after; one tool entry per cluster kmirror opens.
+ * - The pauses of several connections to one broker add up: the count can exceed the time elapsed.
  */
 import type { Connection } from '@platformatic/kafka'
 import { connectionsApiChannel } from '@platformatic/kafka'
+import type { ClusterContext } from './connection-hints.ts'
+import { addressKey } from './same-broker.ts'
 import { clusterOf } from './silent-brokers.ts'
 import { apiName } from './slow-brokers.ts'
+import type { ToolCluster } from './tool-command.ts'
 
 /** The first throttle of a broker and API is reported as such; the next ones within this long are repeats. */
 export const THROTTLE_AGAIN_MS = 60_000
 
 export interface ThrottleReport {
-  /** `host:port`. */
+  /** `host:port` (`addressKey`: as the other broker reports name it). */
   readonly broker: string
   /** The cluster's label ("cluster B"), when the connection is one kmirror opened for a cluster. */
   readonly cluster: string | undefined
+  /** How a Kafka tool reaches that cluster (alias, bootstrap.servers, security.protocol), when known. */
+  readonly tool: ToolCluster | undefined
   /** The API throttled ("Produce", "Fetch"). */
   readonly api: string
   readonly throttleMs: number
@@ -36,6 +42,14 @@ export interface ThrottleReport {
 }
 
 const listeners = new Set<(report: ThrottleReport) => void>()
+
+/** label ("cluster B") → how a Kafka tool reaches that cluster: the remedy's kafka-configs.sh lines. */
+const tools = new Map<string, ToolCluster>()
+
+/** Remembers how a tool reaches the cluster of CONTEXT (cluster-clients.ts, for each cluster it opens clients of). */
+export function knowCluster (context: ClusterContext): void {
+  tools.set(context.label, { ...(context.alias === undefined ? {} : { alias: context.alias }), ...(context.brokers === undefined ? {} : { brokers: context.brokers }), ...(context.protocol === undefined ? {} : { protocol: context.protocol }) })
+}
 
 /** Calls LISTENER at every throttle the process is answered; returns the function that stops it. */
 export function onQuotaThrottle (listener: (report: ThrottleReport) => void): () => void {
@@ -52,22 +66,27 @@ export class QuotaThrottles {
   answered (connection: Pick<Connection, 'host' | 'port'>, apiKey: number, throttleMs: number, cluster: string | undefined, now: number): ThrottleReport | null {
     if (!(throttleMs > 0) || connection.host === undefined) return null
     for (const [key, at] of this.#firstAt) if (now - at >= THROTTLE_AGAIN_MS) this.#firstAt.delete(key)
-    const broker = `${connection.host}:${connection.port}`
+    const broker = addressKey(`${connection.host}:${connection.port ?? 0}`)
     const api = apiName(apiKey)
     const key = `${broker} ${api}`
     const first = !this.#firstAt.has(key)
     if (first) this.#firstAt.set(key, now)
-    return { broker, cluster, api, throttleMs, first }
+    return { broker, cluster, tool: cluster === undefined ? undefined : tools.get(cluster), api, throttleMs, first }
   }
 }
 
-/** The throttle time of a decoded answer (kmirror's and the library's both name it `throttleTimeMs`). */
-export function throttleTimeOf (result: unknown): number {
-  const value = (result as { throttleTimeMs?: unknown } | null | undefined)?.throttleTimeMs
+/**
+ * The throttle time of an answer (kmirror's decoders and the library's both name it `throttleTimeMs`); an answer
+ * the library parsed into an error (a CreateTopics refused with THROTTLING_QUOTA_EXCEEDED) carries it in the
+ * error's `response`.
+ */
+export function throttleTimeOf (result: unknown, error?: unknown): number {
+  const of = (answer: unknown): unknown => (answer as { throttleTimeMs?: unknown } | null | undefined)?.throttleTimeMs
+  const value = of(result) ?? of((error as { response?: unknown } | null | undefined)?.response)
   return typeof value === 'number' ? value : 0
 }
 
-interface AnswerEvent { readonly connection?: Connection, readonly apiKey?: number, readonly result?: unknown }
+interface AnswerEvent { readonly connection?: Connection, readonly apiKey?: number, readonly result?: unknown, readonly error?: unknown }
 
 let shared: { readonly stop: () => void, users: number } | null = null
 
@@ -81,8 +100,10 @@ export function watchQuotaThrottles (): () => void {
     const answered = (message: unknown): void => {
       try {
         const e = message as AnswerEvent
-        if (e.connection === undefined || e.apiKey === undefined) return
-        const report = throttles.answered(e.connection, e.apiKey, throttleTimeOf(e.result), clusterOf(e.connection), Date.now())
+        // Every answer of the process passes here: the throttle time first, nothing more for the (almost all) without.
+        const throttleMs = throttleTimeOf(e.result, e.error)
+        if (throttleMs <= 0 || e.connection === undefined || e.apiKey === undefined) return
+        const report = throttles.answered(e.connection, e.apiKey, throttleMs, clusterOf(e.connection), Date.now())
         if (report === null) return
         for (const listener of listeners) {
           try { listener(report) } catch { /* a listener only reports */ }

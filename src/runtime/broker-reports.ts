@@ -67,23 +67,24 @@ function logSlowBroker (log: Logger, { broker, cluster, api, waitedMs, first }: 
   else log.debug({ broker, cluster, api, waitedMs }, message)
 }
 
-/** What a quota on each request slows, and the quota's key. */
-const THROTTLED: Readonly<Record<string, { effect: string, key: string }>> = {
-  Produce: { effect: 'every partition a flow writes goes at the quota\'s pace (a write round waits for its slowest broker)', key: 'producer_byte_rate' },
-  Fetch: { effect: 'the partitions it leads are read at the quota\'s pace (the other brokers\' are fetched meanwhile)', key: 'consumer_byte_rate' }
+/** What a quota on each request slows, and the quotas that may be the one. */
+const THROTTLED: Readonly<Record<string, { effect: string, keys: string }>> = {
+  Produce: { effect: 'every partition a flow writes goes at the quota\'s pace (a write round waits for its slowest broker)', keys: 'producer_byte_rate, or request_percentage' },
+  Fetch: { effect: 'the partitions it leads are read at the quota\'s pace (the other brokers\' are fetched meanwhile)', keys: 'consumer_byte_rate, or request_percentage' },
+  CreateTopics: { effect: 'remote topics are created at the quota\'s pace', keys: 'controller_mutation_rate' },
+  CreatePartitions: { effect: 'remote partitions are added at the quota\'s pace', keys: 'controller_mutation_rate' },
+  DeleteTopics: { effect: 'remote topics are deleted at the quota\'s pace', keys: 'controller_mutation_rate' }
 }
 
 /** A broker throttling this process for a client quota (kafka/quota-throttles.ts). */
-function logThrottle (log: Logger, { broker, cluster, api, throttleMs, first }: ThrottleReport): void {
-  const { effect, key } = THROTTLED[api] ?? { effect: 'those requests go at the quota\'s pace', key: 'request_percentage' }
-  const alias = cluster?.replace(/^cluster /, '')
+function logThrottle (log: Logger, { broker, cluster, tool, api, throttleMs, first }: ThrottleReport): void {
+  const { effect, keys } = THROTTLED[api] ?? { effect: 'those requests go at the quota\'s pace', keys: 'request_percentage' }
   const where = cluster === undefined ? '' : ` of ${cluster}`
-  const see = alias === undefined
-    ? 'kafka-configs.sh --describe --entity-type users (and clients)'
-    : `${toolCommand('kafka-configs.sh', { alias }, '--describe --entity-type users')} and ${toolCommand('kafka-configs.sh', { alias }, '--describe --entity-type clients')}`
+  const reach = tool ?? {}
+  const see = `${toolCommand('kafka-configs.sh', reach, '--describe --entity-type users')} and ${toolCommand('kafka-configs.sh', reach, '--describe --entity-type clients')}`
   const message = `broker ${broker}${where} throttles kmirror's ${api} requests for a client quota: it asked for a pause of ${(throttleMs / 1000).toFixed(1)} s, ` +
-    `which kmirror waits out before its next ${api} to it, so ${effect}. Nothing is lost; to copy faster, raise or remove the quota (${key}) on kmirror's ` +
-    `principal or client id${alias === undefined ? '' : ` on cluster ${alias}`} (to see them: ${see}); kmirror_quota_throttle_seconds_total counts the pauses`
+    `which kmirror waits out before its next ${api} to it, so ${effect}. Nothing is lost; to go faster, raise or remove the quota (${keys}) set on kmirror's ` +
+    `principal or client id (kmirror|<flow>|<role>, e.g. kmirror|A->B|replication-producer; to see them: ${see}); kmirror_quota_throttle_seconds_total counts the pauses`
   // The same broker throttling on: once at warn a minute is enough.
   if (first) log.warn({ broker, cluster, api, throttleMs }, message)
   else log.debug({ broker, cluster, api, throttleMs }, message)

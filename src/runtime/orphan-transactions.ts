@@ -41,22 +41,31 @@ const AT_TIMEOUT = 'a transaction of an instance that died before this one start
 export async function openTransactionsOfGone (config: FlowConfig, log: Logger): Promise<PreviousMember[]> {
   const target = new ClusterClients(config.target, `${config.name}|group-fencer`, 'target')
   const fields = { group: config.groupId, cluster: target.label }
+  // Given up on: the join went ahead without it, so what it finds later is neither logged nor used.
+  const abandoned = { now: false }
+  const work = membersGone(config, target, log, abandoned)
+  const late = Symbol('late')
+  let found: PreviousMember[] | typeof late = []
   try {
-    const late = Symbol('late')
-    const found = await resolveAfter(membersGone(config, target, log), OPEN_TRANSACTIONS_PATIENCE_MS, late)
-    if (found !== late) return found
-    log.info({ ...fields, waitedMs: OPEN_TRANSACTIONS_PATIENCE_MS }, `the open transactions on ${target.label} were not listed within ${OPEN_TRANSACTIONS_PATIENCE_MS / 1000} s; joining the group without them: ${AT_TIMEOUT}`)
+    found = await resolveAfter(work, OPEN_TRANSACTIONS_PATIENCE_MS, late)
   } catch (err) {
     log.info({ ...fields, err }, `cannot list the open transactions on ${target.label}; joining the group without them: ${AT_TIMEOUT}`)
-  } finally {
-    await target.close()
   }
+  if (found !== late) {
+    await target.close()
+    return found
+  }
+  abandoned.now = true
+  // Its requests end at their own timeouts; the clients close then, without holding up the join.
+  void work.catch(() => undefined).finally(() => target.close())
+  log.info({ ...fields, waitedMs: OPEN_TRANSACTIONS_PATIENCE_MS }, `the open transactions on ${target.label} were not listed within ${OPEN_TRANSACTIONS_PATIENCE_MS / 1000} s; joining the group without them: ${AT_TIMEOUT}`)
   return []
 }
 
-async function membersGone (config: FlowConfig, target: ClusterClients, log: Logger): Promise<PreviousMember[]> {
+async function membersGone (config: FlowConfig, target: ClusterClients, log: Logger, abandoned: { readonly now: boolean }): Promise<PreviousMember[]> {
   const fields = { group: config.groupId, cluster: target.label }
   const listed = await target.openTransactions(`${config.groupId}-`)
+  if (abandoned.now) return []
   if (listed === null) {
     log.info(fields, `${target.label} cannot list open transactions (Kafka before 3.0): ${AT_TIMEOUT}`)
     return []
@@ -64,6 +73,7 @@ async function membersGone (config: FlowConfig, target: ClusterClients, log: Log
   for (const m of listed.missed) log.info({ ...fields, missed: m.what, cause: m.why }, `could not look at the open transactions of ${m.what} on ${target.label}: ${AT_TIMEOUT}`)
   const candidates = membersOfFlow(config, listed.open)
   const others = await otherGroupsOf(config, candidates.map(t => t.transactionalId), target, log)
+  if (abandoned.now) return []
   const gone = candidates.filter(t => !others.has(t.transactionalId))
   for (const t of gone) {
     log.info({ ...fields, transactionalId: t.transactionalId, openSince: new Date(t.startedAt).toISOString(), topics: t.topics },

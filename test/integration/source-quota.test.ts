@@ -100,7 +100,7 @@ test('a source broker throttling kmirror by a client quota: the other brokers\' 
   for (const line of throttledWaits) assert.match(line, /throttles kmirror's fetches \(a client quota\): the next fetch goes out in [\d.]+ s, as the broker asked; raise or remove the fetch quota \(consumer_byte_rate\).*kafka-configs\.sh --bootstrap-server/)
   for (const line of waits.filter(l => !throttledWaits.includes(l))) assert.match(line, /"error":"REQUEST_TIMED_OUT".*has not answered a fetch sent/)
   // and the broker's throttling itself was told at once, with the quota to raise (quota-throttles.ts)
-  assert.match(log, new RegExp(`"msg":"broker [\\d.:]+ of cluster ${a} throttles kmirror's Fetch requests for a client quota: .*the partitions it leads are read at the quota's pace.*\\(consumer_byte_rate\\)`))
+  assert.match(log, new RegExp(`"msg":"broker [\\d.:]+ of cluster ${a} throttles kmirror's Fetch requests for a client quota: .*the partitions it leads are read at the quota's pace.*\\(consumer_byte_rate, or request_percentage\\)`))
   instance.process.kill('SIGTERM')
   assert.equal((await instance.process.waitForExit(30_000)).code, 0, instance.process.stderr.slice(-3000))
 })

@@ -71,7 +71,7 @@ test('a target broker throttling kmirror\'s writes by a client quota: told once 
   const warnings = instance.process.stderr.split('\n').filter(l => l.includes('throttles kmirror\'s Produce requests for a client quota'))
   assert.equal(warnings.filter(l => l.includes('"level":"warn"')).length, 1, instance.process.stderr.slice(-3000))
   assert.match(warnings[0]!, new RegExp(`broker ${target.replace(/\./g, '\\.')} of cluster ${b} throttles kmirror's Produce requests for a client quota: it asked for a pause of [\\d.]+ s, .*` +
-    'every partition a flow writes goes at the quota\'s pace.*raise or remove the quota \\(producer_byte_rate\\).*kafka-configs\\.sh --bootstrap-server'))
+    'every partition a flow writes goes at the quota\'s pace.*raise or remove the quota \\(producer_byte_rate, or request_percentage\\).*kafka-configs\\.sh --bootstrap-server'))
   // counted in /metrics and listed in /status
   const base = `http://127.0.0.1:${instance.port}`
   const paused = metric(await (await fetch(`${base}/metrics`)).text(), 'kmirror_quota_throttle_seconds_total', 'request="Produce"')

@@ -6,7 +6,9 @@
  * Version notes (Kafka's DescribeGroupsRequest/Response.json): v0 is gone in Kafka 4.0 (KIP-896), so v1 (Kafka
  * 0.11, throttle time) is the floor; v3 adds includeAuthorizedOperations and authorizedOperations; v4 adds each
  * member's group instance id. v5 (flexible) adds nothing kmirror reads: v4 is the newest spoken, which every
- * broker from 2.4 to 4.x answers (2.1-2.3 answer v1-v3).
+ * broker from 2.4 to 4.x answers (2.1-2.3 answer v1-v3). v6 (KIP-1043) answers a group that does not exist with
+ * GROUP_ID_NOT_FOUND where v4 says Dead with no error: group-describer.ts and the exactly-once orphan check
+ * (runtime/orphan-transactions.ts) read Dead as "no such group", so a v6 needs that error mapped to Dead first.
  */
 import type { ApiSpec } from './api.ts'
 

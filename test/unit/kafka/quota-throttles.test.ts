@@ -16,7 +16,7 @@ test('the first throttle of a broker and API is first again only THROTTLE_AGAIN_
   assert.equal(first(b2, 0, 300, 2_000), true, 'another broker')
   assert.equal(first(b1, 0, 300, 1_000 + THROTTLE_AGAIN_MS - 1), false)
   assert.equal(first(b1, 0, 300, 1_000 + THROTTLE_AGAIN_MS), true)
-  assert.deepEqual(throttles.answered(b1, 0, 250, 'cluster B', 0), { broker: '10.0.0.1:9092', cluster: 'cluster B', api: 'Produce', throttleMs: 250, first: false })
+  assert.deepEqual(throttles.answered(b1, 0, 250, 'cluster B', 0), { broker: '10.0.0.1:9092', cluster: 'cluster B', tool: undefined, api: 'Produce', throttleMs: 250, first: false })
 })
 
 test('the throttle time of an answer, whoever decoded it; anything else is none', () => {
@@ -24,4 +24,9 @@ test('the throttle time of an answer, whoever decoded it; anything else is none'
   assert.equal(throttleTimeOf({}), 0)
   assert.equal(throttleTimeOf(null), 0)
   assert.equal(throttleTimeOf({ throttleTimeMs: '5' }), 0)
+})
+
+test('a throttle carried by an answer the library parsed into an error counts too', () => {
+  assert.equal(throttleTimeOf(undefined, { response: { throttleTimeMs: 900 } }), 900)
+  assert.equal(throttleTimeOf(undefined, new Error('no response')), 0)
 })

@@ -91,8 +91,10 @@ describe('reportBrokerTroubles: a broker throttling kmirror for a client quota',
     const warnings = at(LogLevels.warn)
     assert.deepEqual(warnings.map(w => [w['api'], w['throttleMs']]), [['Produce', 1200], ['Fetch', 500]])
     assert.match(warnings[0]!.msg, /^broker 127\.0\.0\.1:19192 throttles kmirror's Produce requests for a client quota: it asked for a pause of 1\.2 s, which kmirror waits out before its next Produce to it, so every partition a flow writes goes at the quota's pace/)
-    assert.match(warnings[0]!.msg, /raise or remove the quota \(producer_byte_rate\)/)
-    assert.match(warnings[1]!.msg, /quota \(consumer_byte_rate\)/)
+    assert.match(warnings[0]!.msg, /raise or remove the quota \(producer_byte_rate, or request_percentage\)/)
+    assert.match(warnings[1]!.msg, /quota \(consumer_byte_rate, or request_percentage\)/)
+    // the kafka-configs.sh lines reach the cluster as kmirror's clients of it do (here unknown: placeholders)
+    assert.match(warnings[0]!.msg, /to see them: kafka-configs\.sh --bootstrap-server BOOTSTRAP_SERVERS --describe --entity-type users and kafka-configs\.sh --bootstrap-server BOOTSTRAP_SERVERS --describe --entity-type clients\)/)
     assert.deepEqual(at(LogLevels.debug).map(l => l['throttleMs']), [800])
     // and every pause counted, the broker listed once per kind
     assert.equal(metrics.counts.get('quotaThrottleSeconds{"broker":"127.0.0.1:19192","request":"Produce"}'), 2)

@@ -32,3 +32,7 @@ test('DescribeGroups v1 and v4 answer each member with its metadata and assignme
   }
   for (const v of [1, 4]) assert.deepEqual(decodeResponse(DescribeGroupsApi, v, Buffer.from(i32(7) + i32(1) + group(v), 'hex')), expected)
 })
+
+test('DescribeGroups stays below v6, which answers a missing group with GROUP_ID_NOT_FOUND instead of Dead (see the version notes)', () => {
+  assert.ok(DescribeGroupsApi.maxVersion < 6)
+})
