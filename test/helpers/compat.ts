@@ -12,7 +12,7 @@ import { RecordFetcher } from '../../src/kafka/record-fetcher.ts'
 import { ensureClusters, isClusterRunning, resolveCluster, stopCluster, type ClusterName, type ClusterRef } from './clusters.ts'
 import { committedOffsets, runPlan } from './drills.ts'
 import { commitOffsets } from './groups.ts'
-import { createTopic, endOffsets, produce, produceTransactions, readBatches, TIMESTAMP_BASE, type Cleanup, type Header, type TestRecord } from './kafka.ts'
+import { createTopic, endOffsets, produce, produceTransactions, readBatches, TIMESTAMP_BASE, withAdmin, type Cleanup, type Header, type TestRecord } from './kafka.ts'
 import { removeAliasTopicsAfter, uniqueAlias } from './multi-cluster.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from './process.ts'
 import { assertSamePartition, assertSyncsTranslateExactly, readCommitted, readOffsetSyncs, type ReadRecord } from './replication.ts'
@@ -60,6 +60,14 @@ export function useCompatClusters (names: readonly ClusterName[]): void {
   before(async () => {
     startedHere = names.filter(name => !isClusterRunning(name) && !resolveCluster(name).external)
     await ensureClusters([...names, 'source', 'target'])
+    // A ZooKeeper-mode broker logs "started" before its controller's first UpdateMetadata reached it: until then it
+    // lists no broker and refuses CreateTopics ("Replication factor: 1 larger than available brokers: 0", seen in CI)
+    for (const name of names) {
+      await waitFor(async () => {
+        const listed = await withAdmin(name, async admin => (await admin.metadata({ topics: [], forceUpdate: true })).brokers.size).catch(() => 0)
+        return { done: listed > 0, state: listed }
+      }, { timeoutMs: 60_000, intervalMs: 200, message: `cluster ${name} lists its broker` })
+    }
   }, { timeout: 300_000 })
   after(async () => {
     if (process.env.KMIRROR_KEEP_CLUSTERS !== '1') await Promise.all(startedHere.map(name => stopCluster(name)))

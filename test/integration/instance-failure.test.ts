@@ -54,6 +54,10 @@ interface Setup {
 async function twoInstances (t: Cleanup, prefix: string, extra: (target: string) => string[] = () => [], count = 2): Promise<Setup> {
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
   const topic = uniqueName(prefix)
+  // Stopped before the topic is deleted (cleanups run in the order they were registered): a producer still
+  // writing when a test fails early would create it again, and the deletion would wait on it
+  let producer: ReturnType<typeof produceContinuously> | undefined
+  t.after(async () => { await producer?.stop() })
   await createTopic('source', topic, { partitions: PARTITIONS, t })
   const config = writeTempFile(multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: 'target' }], [`${a}->${b}`],
     [`topics = ${topic}`, ...GROUP_SETTINGS, ...extra(b)]), '.properties', t)
@@ -65,11 +69,10 @@ async function twoInstances (t: Cleanup, prefix: string, extra: (target: string)
     }
     await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
   })
-  const producer = produceContinuously(topic, PARTITIONS)
-  t.after(async () => { await producer.stop() })
+  producer = produceContinuously(topic, PARTITIONS)
   for (const name of ['one', 'two'].slice(0, count)) instances.push(await startInstance(config, name, t))
   await waitForSplit(instances, PARTITIONS, `${count} instance(s) own the ${PARTITIONS} partitions evenly`)
-  return { topic, remote: `${a}.${topic}`, instances, producer, config, group: `kmirror-${a}-${b}`, flow: `${a}->${b}` }
+  return { topic, remote: `${a}.${topic}`, instances, producer: producer!, config, group: `kmirror-${a}-${b}`, flow: `${a}->${b}` }
 }
 
 /** The partitions INSTANCE copies now (by number); asked again while its /status does not answer in time. */
@@ -297,12 +300,13 @@ test('exactly-once: a lone instance killed with a transaction open and started a
   // And another group whose id starts with this one's (`<group>-x`), copying another topic of the same source in
   // exactly-once mode: its transactional ids have the same prefix and its topics pass the topic check. Its session
   // timeout is 60 s, so frozen below it stays a live member of its group.
+  let otherProducer: ReturnType<typeof produceContinuously> | undefined
+  t.after(async () => { await otherProducer?.stop() })
   const otherTopic = uniqueName('eos-orphan-other')
   await createTopic('source', otherTopic, { partitions: 1, t })
   const otherProperties = readFileSync(setup.config, 'utf8').replace(`topics = ${setup.topic}`, `topics = ${otherTopic}`).replace('session.timeout.ms = 6000', 'session.timeout.ms = 60000')
   const otherConfig = writeTempFile(`${otherProperties}${setup.flow}.group.id = ${prefix}x\n`, '.properties', t)
-  const otherProducer = produceContinuously(otherTopic, 1)
-  t.after(async () => { await otherProducer.stop() })
+  otherProducer = produceContinuously(otherTopic, 1)
   const other = await startInstance(otherConfig, 'other', t)
   setup.instances.push(other)
   await waitForSplit([other], 1, 'the other group copies its topic')
@@ -351,6 +355,7 @@ test('exactly-once: a lone instance killed with a transaction open and started a
   assert.ok(!again.process.stderr.includes(othersOpen.transactionalId), 'the other group\'s id is neither found nor fenced')
   process.kill(other.process.pid, 'SIGCONT')
   await otherProducer.stop()
+  otherProducer = undefined
 
   // And a read_committed reader finds every record exactly once before the coordinator would have aborted that
   // transaction at its timeout (60 s after it began)
