@@ -164,7 +164,10 @@ export class GroupMember {
 
   async #joinLoop (): Promise<void> {
     // Exactly-once: who the group lists before this member first joins (a leader with no assignment yet fences those gone).
-    if (this.#o.fenceTransactionalIds !== undefined) this.#listedBeforeJoin = await membersBeforeJoin(this.#coordinator, this.#o.groupId, PROTOCOL_TYPE, this.#o.log, this.#o.openTransactionsOfGone)
+    // A stop meanwhile does not wait for it (the open transactions' listing may take its whole patience).
+    if (this.#o.fenceTransactionalIds !== undefined) {
+      this.#listedBeforeJoin = await this.#pauses.untilStopped(membersBeforeJoin(this.#coordinator, this.#o.groupId, PROTOCOL_TYPE, this.#o.log, this.#o.openTransactionsOfGone), [])
+    }
     let backoff = 0
     let failingSince: number | null = null
     while (!this.#stopped) {

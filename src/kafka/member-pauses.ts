@@ -2,8 +2,9 @@
  * How a group member's two loops (join, heartbeat) wait: for a time, for a wake-up (a rejoin asked for), for the
  * stop, and (tests only) for the thaw of a freeze that behaves like SIGSTOP.
  *
- * Invariants: after `stop()` no wait lasts (every sleep resolves at once, a freeze is thawed); `nap` is cut short by
- * `wake()` or the stop, `sleep` only by the stop (heartbeats and back-offs keep their pace through rejoins).
+ * Invariants: after `stop()` no wait lasts (every sleep resolves at once, a freeze is thawed, `untilStopped` gives
+ * up on its work); `nap` is cut short by `wake()` or the stop, `sleep` only by the stop (heartbeats and back-offs
+ * keep their pace through rejoins).
  */
 export class MemberPauses {
   #wake: (() => void) | null = null
@@ -45,6 +46,11 @@ export class MemberPauses {
     let timer: NodeJS.Timeout | undefined
     await Promise.race([new Promise<void>(resolve => { timer = setTimeout(resolve, ms) }), this.#stopSignal])
     clearTimeout(timer)
+  }
+
+  /** WORK's outcome, or ON_STOP once the member stops first (the work goes on; nobody waits for it). */
+  async untilStopped<T> (work: Promise<T>, onStop: T): Promise<T> {
+    return await Promise.race([work, this.#stopSignal.then(() => onStop)])
   }
 
   /** Resolves at once, or when a freeze (tests) is thawed. */

@@ -40,3 +40,12 @@ test('a freeze holds the loops until thawed or stopped', async () => {
   pauses.freeze()
   assert.equal(await settled(pauses.unlessFrozen()), true, 'no freeze after the stop')
 })
+
+test('untilStopped gives the work\'s outcome, or the fallback as soon as the member stops', async () => {
+  const pauses = new MemberPauses()
+  assert.equal(await pauses.untilStopped(Promise.resolve('listed'), 'none'), 'listed')
+  const hanging = pauses.untilStopped(new Promise<string>(() => undefined), 'none')
+  pauses.stop()
+  assert.equal(await hanging, 'none')
+  assert.equal(await pauses.untilStopped(new Promise<string>(() => undefined), 'none'), 'none', 'after the stop too')
+})
