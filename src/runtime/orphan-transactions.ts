@@ -57,7 +57,7 @@ export async function openTransactionsOfGone (config: FlowConfig, log: Logger): 
   }
   abandoned.now = true
   // Its requests end at their own timeouts; the clients close then, without holding up the join.
-  void work.catch(() => undefined).finally(() => target.close())
+  void work.catch(() => undefined).finally(async () => { await target.close().catch(() => undefined) })
   log.info({ ...fields, waitedMs: OPEN_TRANSACTIONS_PATIENCE_MS }, `the open transactions on ${target.label} were not listed within ${OPEN_TRANSACTIONS_PATIENCE_MS / 1000} s; joining the group without them: ${AT_TIMEOUT}`)
   return []
 }
