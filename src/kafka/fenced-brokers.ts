@@ -45,6 +45,7 @@ import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { suspect } from './broker-suspects.ts'
 import { addressKey } from './same-broker.ts'
+import { sharedWatch } from './shared-watch.ts'
 import { clusterOf, connectionsOf, markSilent } from './silent-brokers.ts'
 import { apiName, SlowRequests, type SlowBrokerReport, type Waiting } from './slow-brokers.ts'
 
@@ -276,53 +277,35 @@ export function subscribeWatch (watch: WatchInput, labelOf: (connection: Connect
   }
 }
 
-/** The process's one watch, and how many callers use it. */
-let shared: { readonly stop: () => void, users: number } | null = null
-
 /**
  * Watches every request of the process; returns the function that releases it. One watch per process however many
- * callers start it (several MirrorMakers in one process share it), stopped when the last releases it. The
- * long-running `run` starts it: a data-path round must not wait a request timeout on a broker the cluster fenced.
+ * callers start it (several MirrorMakers in one process share it), stopped when the last releases it
+ * (shared-watch.ts). The long-running `run` starts it: a data-path round must not wait a request timeout on a
+ * broker the cluster fenced.
  */
-export function watchFencedBrokers (): () => void {
-  if (shared === null) {
-    const watch = new FenceWatch({
-      now: Date.now,
-      clusterOf,
-      connectionsOf,
-      listed: listedBrokers,
-      cut: (connection, cause) => {
-        if (connection.host === undefined || connection.port === undefined) return
-        // Asked last by every request any broker can answer, then cut: nothing goes back to it first meanwhile.
-        suspect({ host: connection.host, port: connection.port })
-        markSilent({ host: connection.host, port: connection.port }, cause, Date.now(), true)
-      },
-      slow: report => {
-        for (const listener of slowListeners) {
-          try { listener(report) } catch { /* a listener only reports; the watch must go on */ }
-        }
-      }
-    })
-    const unsubscribe = subscribeWatch(watch)
-    const timer = setInterval(() => { watch.tick() }, TICK_MS)
-    timer.unref()
-    shared = {
-      users: 0,
-      stop: () => {
-        clearInterval(timer)
-        unsubscribe()
+export const watchFencedBrokers = sharedWatch(() => {
+  const watch = new FenceWatch({
+    now: Date.now,
+    clusterOf,
+    connectionsOf,
+    listed: listedBrokers,
+    cut: (connection, cause) => {
+      if (connection.host === undefined || connection.port === undefined) return
+      // Asked last by every request any broker can answer, then cut: nothing goes back to it first meanwhile.
+      suspect({ host: connection.host, port: connection.port })
+      markSilent({ host: connection.host, port: connection.port }, cause, Date.now(), true)
+    },
+    slow: report => {
+      for (const listener of slowListeners) {
+        try { listener(report) } catch { /* a listener only reports; the watch must go on */ }
       }
     }
-  }
-  const current = shared
-  current.users++
-  let released = false
+  })
+  const unsubscribe = subscribeWatch(watch)
+  const timer = setInterval(() => { watch.tick() }, TICK_MS)
+  timer.unref()
   return () => {
-    if (released) return
-    released = true
-    if (--current.users === 0 && shared === current) {
-      current.stop()
-      shared = null
-    }
+    clearInterval(timer)
+    unsubscribe()
   }
-}
+})

@@ -20,6 +20,7 @@ import type { Connection } from '@platformatic/kafka'
 import { connectionsApiChannel } from '@platformatic/kafka'
 import type { ClusterContext } from './connection-hints.ts'
 import { addressKey } from './same-broker.ts'
+import { sharedWatch } from './shared-watch.ts'
 import { clusterOf } from './silent-brokers.ts'
 import { apiName } from './slow-brokers.ts'
 import type { ToolCluster } from './tool-command.ts'
@@ -88,40 +89,25 @@ export function throttleTimeOf (result: unknown, error?: unknown): number {
 
 interface AnswerEvent { readonly connection?: Connection, readonly apiKey?: number, readonly result?: unknown, readonly error?: unknown }
 
-let shared: { readonly stop: () => void, users: number } | null = null
-
 /**
  * Watches every answer of the process for throttles; returns the function that releases it. One watch per process
- * however many callers start it, stopped when the last releases it (as fenced-brokers.ts `watchFencedBrokers`).
+ * however many callers start it, stopped when the last releases it (shared-watch.ts).
  */
-export function watchQuotaThrottles (): () => void {
-  if (shared === null) {
-    const throttles = new QuotaThrottles()
-    const answered = (message: unknown): void => {
-      try {
-        const e = message as AnswerEvent
-        // Every answer of the process passes here: the throttle time first, nothing more for the (almost all) without.
-        const throttleMs = throttleTimeOf(e.result, e.error)
-        if (throttleMs <= 0 || e.connection === undefined || e.apiKey === undefined) return
-        const report = throttles.answered(e.connection, e.apiKey, throttleMs, clusterOf(e.connection), Date.now())
-        if (report === null) return
-        for (const listener of listeners) {
-          try { listener(report) } catch { /* a listener only reports */ }
-        }
-      } catch { /* best effort: a throttle missed is only not reported */ }
-    }
-    connectionsApiChannel.asyncStart.subscribe(answered)
-    shared = { users: 0, stop: () => { connectionsApiChannel.asyncStart.unsubscribe(answered) } }
+export const watchQuotaThrottles = sharedWatch(() => {
+  const throttles = new QuotaThrottles()
+  const answered = (message: unknown): void => {
+    try {
+      const e = message as AnswerEvent
+      // Every answer of the process passes here: the throttle time first, nothing more for the (almost all) without.
+      const throttleMs = throttleTimeOf(e.result, e.error)
+      if (throttleMs <= 0 || e.connection === undefined || e.apiKey === undefined) return
+      const report = throttles.answered(e.connection, e.apiKey, throttleMs, clusterOf(e.connection), Date.now())
+      if (report === null) return
+      for (const listener of listeners) {
+        try { listener(report) } catch { /* a listener only reports */ }
+      }
+    } catch { /* best effort: a throttle missed is only not reported */ }
   }
-  const current = shared
-  current.users++
-  let released = false
-  return () => {
-    if (released) return
-    released = true
-    if (--current.users === 0 && shared === current) {
-      current.stop()
-      shared = null
-    }
-  }
-}
+  connectionsApiChannel.asyncStart.subscribe(answered)
+  return () => { connectionsApiChannel.asyncStart.unsubscribe(answered) }
+})
