@@ -11,6 +11,8 @@ export interface AclGrant {
   readonly operation: string
   readonly resourceType: 'topic' | 'group' | 'cluster' | 'transactional-id'
   readonly names: readonly string[]
+  /** A prefixed ACL: `names` are prefixes (one grant covers every resource whose name starts so). */
+  readonly prefixed?: boolean
 }
 
 /** `grant WRITE on topic A.checkpoints.internal to User:bob on cluster B (kafka-acls.sh --bootstrap-server ... --add ...)`. */
@@ -18,10 +20,12 @@ export function describeGrant (grant: AclGrant, principal: string, cluster: Tool
   const names = [...new Set(grant.names)].sort()
   // A principal kmirror could not name is described as `the principal ... on cluster A` already.
   const on = cluster.alias === undefined || principal.endsWith(`on cluster ${cluster.alias}`) ? '' : ` on cluster ${cluster.alias}`
-  const option = grant.resourceType === 'cluster' ? '--cluster' : names.map(n => `--${grant.resourceType} ${shellWord(n)}`).join(' ')
+  const pattern = grant.prefixed === true ? ' --resource-pattern-type prefixed' : ''
+  const option = grant.resourceType === 'cluster' ? '--cluster' : `${names.map(n => `--${grant.resourceType} ${shellWord(n)}`).join(' ')}${pattern}`
   const who = principalArg(principal, cluster)
   const operation = grant.operation.toLowerCase().split('_').map(w => w[0]!.toUpperCase() + w.slice(1)).join('')
-  return `grant ${grant.operation} on ${grant.resourceType} ${names.join(', ')} to ${principal}${on} ` +
+  const what = grant.prefixed === true ? `${grant.resourceType}s prefixed` : grant.resourceType
+  return `grant ${grant.operation} on ${what} ${names.join(', ')} to ${principal}${on} ` +
     `(${toolCommand('kafka-acls.sh', cluster, `--add --allow-principal ${who} --operation ${operation} ${option}`)}; see "Least-privilege ACLs" in docs/operations.md)`
 }
 

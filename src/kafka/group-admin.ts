@@ -102,11 +102,13 @@ export class GroupAdmin {
   }
 
   /** `grant`: the group operation a refusal names, DESCRIBE unless the caller goes on to commit (READ implies it). */
-  async describeGroups (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE'): Promise<Map<string, GroupDescription>> {
+  async describeGroups (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE', grantPrefix?: string): Promise<Map<string, GroupDescription>> {
     if (groupIds.length === 0) return new Map()
     // A second before the operation's own deadline: a describe still retrying ends with its own TIMEOUT, naming the groups.
     const deadlineAt = Date.now() + Math.max(0, this.#apiTimeoutMs - 1000)
-    const groups = await this.#call('describe groups', () => describeAnyGroups(this.#connections, groupIds, this.#cluster, deadlineAt), { group: { operation: grant, resourceType: 'group', names: groupIds } })
+    // GRANT_PREFIX: a refusal names the one prefixed grant that covers every group of its kind, not the groups asked.
+    const names = grantPrefix === undefined ? groupIds : [grantPrefix]
+    const groups = await this.#call('describe groups', () => describeAnyGroups(this.#connections, groupIds, this.#cluster, deadlineAt), { group: { operation: grant, resourceType: 'group', names, prefixed: grantPrefix !== undefined } })
     return new Map([...groups.values()].map(g => [g.groupId, { groupId: g.groupId, state: normalizeGroupState(g.state), members: g.members.length, protocolType: g.protocolType }]))
   }
 
@@ -154,7 +156,7 @@ export class GroupAdmin {
       const names = refused.details['kafkaErrors']
       // A refusal of some groups names those (details.groups), not every group asked about.
       const refusedGroups = refused.details['groups']
-      const groupGrant = grants.group !== undefined && Array.isArray(refusedGroups) ? { ...grants.group, names: refusedGroups as string[] } : grants.group
+      const groupGrant = grants.group !== undefined && grants.group.prefixed !== true && Array.isArray(refusedGroups) ? { ...grants.group, names: refusedGroups as string[] } : grants.group
       const grant = Array.isArray(names) && names.includes('TOPIC_AUTHORIZATION_FAILED') ? grants.topic : groupGrant
       throw grant === undefined ? refused : withGrant(refused, described, grant, this.#principal, this.#cluster)
     }

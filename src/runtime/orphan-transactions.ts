@@ -20,6 +20,7 @@
  * leads (sticky-assignor.ts).
  */
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
+import { errorMessage } from '../errors.ts'
 import { offsetHistoryTopic } from '../checkpoint/offset-history-store.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { resolveAfter } from '../deadline.ts'
@@ -106,12 +107,13 @@ async function otherGroupsOf (config: FlowConfig, ids: readonly string[], target
   const asked = [...new Set([...longer.values()].flat())]
   if (asked.length === 0) return new Set()
   try {
-    const groups = await target.admin.groups.describeGroups(asked)
+    const groups = await target.admin.groups.describeGroups(asked, 'DESCRIBE', `${config.groupId}-`)
     const exists = (g: string): boolean => groups.get(g)?.state !== 'Dead'
     return new Set(ids.filter(id => longer.get(id)!.some(exists)))
   } catch (err) {
+    // A refusal's message names the prefixed grant that lets the next start tell them (docs/operations.md, rows "exactly-once").
     log.info({ group: config.groupId, cluster: target.label, groups: asked, err },
-      `cannot tell whether groups ${asked.join(', ')} exist on ${target.label}; the open transactions whose id could be theirs are left alone: ${AT_TIMEOUT}`)
+      `cannot tell whether groups ${asked.join(', ')} exist on ${target.label}; the open transactions whose id could be theirs are left alone: ${AT_TIMEOUT}. ${errorMessage(err)}`)
     return new Set(ids.filter(id => longer.get(id)!.length > 0))
   }
 }

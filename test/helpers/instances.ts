@@ -40,8 +40,8 @@ export interface InstanceStatus {
 }
 
 /** Starts `kmirror run CONFIG` with its HTTP endpoint on a free port; resolves once it logged "kmirror started". */
-export async function startInstance (config: string, name: string, t: Cleanup, extraArgs: readonly string[] = []): Promise<Instance> {
-  const process = spawnKmirror(['run', config, '--http-port', '0', '--http-host', '127.0.0.1', ...extraArgs], { t })
+export async function startInstance (config: string, name: string, t: Cleanup, extraArgs: readonly string[] = [], options: { hostname?: string } = {}): Promise<Instance> {
+  const process = spawnKmirror(['run', config, '--http-port', '0', '--http-host', '127.0.0.1', ...extraArgs], { t, ...options })
   const port = Number((await process.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 60_000))[1])
   await process.waitForOutput(/"msg":"kmirror started"/, 60_000)
   return { process, port, name }
@@ -59,7 +59,7 @@ export async function flowStatus (instance: Instance): Promise<InstanceStatus | 
 }
 
 /** Produces one record per partition of TOPIC per round until `stop()`; the value is `<partition>:<round>`. */
-export function produceContinuously (topic: string, partitions: number): { stop: () => Promise<number>, rounds: () => number } {
+export function produceContinuously (topic: string, partitions: number, cluster: ClusterRef = 'source'): { stop: () => Promise<number>, rounds: () => number } {
   let running = true
   let round = 0
   const loop = (async () => {
@@ -67,7 +67,7 @@ export function produceContinuously (topic: string, partitions: number): { stop:
       const records: TestRecord[] = Array.from({ length: partitions }, (_, partition) => ({
         topic, partition, key: Buffer.from(`k${round}`), value: Buffer.from(`${partition}:${round}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(round)
       }))
-      await produce('source', records)
+      await produce(cluster, records)
       round++
     }
   })()

@@ -43,6 +43,12 @@ export const LEAST_PRIVILEGE_ACLS: readonly LeastPrivilegeAcl[] = [
   { cluster: 'target', feature: 'group membership', resourceType: 'group', name: 'kmirror-<source>-<target>', patternType: 'literal', operations: ['read'] },
   { cluster: 'source', feature: 'group membership', resourceType: 'group', name: 'kmirror-<target>-<source>', patternType: 'literal', operations: ['read'] },
   { cluster: 'target', feature: 'topic deletion sync', resourceType: 'topic', name: '<source>.<topics>', patternType: 'prefixed', operations: ['delete'] },
+  // Exactly-once mode only: its transactional ids are `<group id>-<member name>` (WRITE: InitProducerId, Produce,
+  // EndTxn; it implies the DESCRIBE of ListTransactions and DescribeTransactions when a dead instance's open
+  // transaction is looked for); DESCRIBE on the groups `<group id>-...` tells a dead member's id from another
+  // group's when host names have dashes (orphan-transactions.ts)
+  { cluster: 'target', feature: 'exactly-once', resourceType: 'transactional-id', name: 'kmirror-<source>-<target>-', patternType: 'prefixed', operations: ['write'] },
+  { cluster: 'target', feature: 'exactly-once', resourceType: 'group', name: 'kmirror-<source>-<target>-', patternType: 'prefixed', operations: ['describe'] },
   // status and plan need nothing beyond the rows above; failover, failback and offsets set need these too
   { cluster: 'target', feature: 'commands', resourceType: 'topic', name: '<source>.checkpoints.internal', patternType: 'literal', operations: ['read'] },
   { cluster: 'source', feature: 'commands', resourceType: 'group', name: '<groups>', patternType: 'prefixed', operations: ['read'] }

@@ -45,6 +45,18 @@ export interface SpawnOptions {
    * environment is then `env` alone, nothing of the parent's.
    */
   executable?: string
+  /**
+   * Runs it under this host name (`unshare --uts`, which needs root): a Kubernetes pod's name, dashes and all, as
+   * kmirror's member names carry it. unshare and sh exec the next program, so the process keeps its pid.
+   */
+  hostname?: string
+}
+
+/** The command line of `spawnKmirror`. */
+function commandLine (args: readonly string[], executable: string | undefined, hostname: string | undefined): [string, string[]] {
+  const line = executable === undefined ? [process.execPath, ...NODE_FLAGS, KMIRROR_MAIN, ...args] : [executable, ...args]
+  if (hostname === undefined) return [line[0]!, line.slice(1)]
+  return ['unshare', ['--uts', 'sh', '-c', 'hostname "$0" && exec "$@"', hostname, ...line]]
 }
 
 /**
@@ -59,8 +71,9 @@ function keepOutput (args: readonly string[], pid: number | undefined, stdout: s
 }
 
 /** Starts `node NODE_FLAGS src/cli/main.ts ARGS` with this Node binary, as the `kmirror` command does (or `executable ARGS`). */
-export function spawnKmirror (args: readonly string[], { env, cwd, t, executable }: SpawnOptions = {}): KmirrorProcess {
-  const child = spawn(executable ?? process.execPath, executable === undefined ? [...NODE_FLAGS, KMIRROR_MAIN, ...args] : args, {
+export function spawnKmirror (args: readonly string[], { env, cwd, t, executable, hostname }: SpawnOptions = {}): KmirrorProcess {
+  const [command, commandArgs] = commandLine(args, executable, hostname)
+  const child = spawn(command, commandArgs, {
     cwd: cwd ?? REPO_ROOT,
     env: executable === undefined ? { ...process.env, ...env } : { ...env },
     stdio: ['ignore', 'pipe', 'pipe']

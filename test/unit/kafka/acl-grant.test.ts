@@ -14,6 +14,12 @@ describe('the grant a refused request needs', () => {
       /\(kafka-acls\.sh --bootstrap-server a:9093 --command-config ADMIN_PROPERTIES_FILE_OF_A --add --allow-principal PRINCIPAL_OF_A --operation DescribeConfigs --cluster;/)
   })
 
+  it('names a prefixed grant as one, with the pattern type on the kafka-acls.sh line', () => {
+    assert.equal(describeGrant({ operation: 'DESCRIBE', resourceType: 'group', names: ['kmirror-A-B-'], prefixed: true }, 'User:bob', B),
+      'grant DESCRIBE on groups prefixed kmirror-A-B- to User:bob on cluster B (kafka-acls.sh --bootstrap-server b1:9092,b2:9092 --add --allow-principal User:bob ' +
+      '--operation Describe --group kmirror-A-B- --resource-pattern-type prefixed; see "Least-privilege ACLs" in docs/operations.md)')
+  })
+
   it('turns an authorization refusal into that grant, keeping code, cause and retriability; other errors pass unchanged', () => {
     const refused = new KmirrorError(ErrorCodes.NOT_AUTHORIZED, 'write 2 record(s) to cluster B: ... [TOPIC_AUTHORIZATION_FAILED]', { retriable: true, details: { kafkaErrors: ['TOPIC_AUTHORIZATION_FAILED'] } })
     const explained = withGrant(refused, 'writing to A.checkpoints.internal on cluster B', { operation: 'WRITE', resourceType: 'topic', names: ['A.checkpoints.internal'] }, 'User:bob', B)

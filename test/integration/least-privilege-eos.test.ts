@@ -1,0 +1,201 @@
+/**
+ * Exactly-once mode under the least-privilege ACLs of docs/operations.md: kmirror runs as the non-super user bob
+ * on the authorizer clusters (secure -> secure2) holding exactly the table's rows, the "exactly-once" ones
+ * included, on a host whose name has dashes, as a Kubernetes pod's has (unshare --uts). A lone instance killed with
+ * a transaction open and started again once its group is empty:
+ * - with the table's ACLs, finds the dead one's open transaction (ListTransactions and DescribeTransactions see
+ *   the ids bob may WRITE), tells it from another group's by describing the groups its dashed name could belong to,
+ *   fences it, and a read_committed reader sees every record exactly once before that transaction's timeout;
+ * - without DESCRIBE on the groups `<group id>-`, cannot tell, leaves the transaction to its timeout, and says so
+ *   at info naming that grant; once the coordinator aborted it, every record is there exactly once.
+ */
+import assert from 'node:assert/strict'
+import { test, type TestContext } from 'node:test'
+import type { AclBinding } from '../../src/kafka/acls.ts'
+import { ClusterClients } from '../../src/kafka/cluster-clients.ts'
+import type { OpenTransaction } from '../../src/kafka/open-transactions.ts'
+import { createAcls, deleteAclsOf } from '../helpers/acls.ts'
+import { ensureClusters, getCluster, SECURE_ADMIN, type ClusterName } from '../helpers/clusters.ts'
+import { describeGroup } from '../helpers/groups.ts'
+import { assertCopiedInOrder, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
+import { createTopic, deleteTopics, endOffsets } from '../helpers/kafka.ts'
+import { leastPrivilegeBindings, type LeastPrivilegeAcl } from '../helpers/least-privilege.ts'
+import { mm2Properties, writeTempFile } from '../helpers/process.ts'
+import { readCommitted } from '../helpers/replication.ts'
+import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
+
+const BOB = 'User:bob'
+const PARTITIONS = 4
+/** A pod's host name: kmirror's member name carries it, so its transactional id has dashes after the group id. */
+const POD = 'mirror-7d9f8-x2k4q'
+const asBob = (name: ClusterName) => ({ ...getCluster(name), sasl: { mechanism: 'PLAIN' as const, username: 'bob', password: 'bob-secret' } })
+const bigints = (_key: string, value: unknown): unknown => typeof value === 'bigint' ? value.toString() : value
+
+interface Setup {
+  readonly topic: string
+  readonly remote: string
+  readonly group: string
+  /** The target's alias. */
+  readonly target: string
+  readonly config: string
+  readonly producer: ReturnType<typeof produceContinuously>
+  /** Every instance started, killed at the end (before the topics are deleted). */
+  readonly instances: Instance[]
+  /** The open transactions on secure2 under the group's prefix, listed as the super user. */
+  readonly openNow: () => Promise<OpenTransaction[]>
+}
+
+/** bob's grants (the table's, but what LEAVEOUT names), a topic with records arriving, and one instance on the pod. */
+async function setup (t: TestContext, leaveOut: (row: LeastPrivilegeAcl, op: AclBinding['operation']) => boolean = () => false): Promise<Setup> {
+  await ensureClusters(['secure', 'secure2'])
+  const u = uniqueName('lpe').replaceAll('-', '')
+  const p = { source: `S${u}`, target: `T${u}`, topics: `${u}t`, groups: `${u}g` }
+  const topic = `${p.topics}-1`
+  const remote = `${p.source}.${topic}`
+  const group = `kmirror-${p.source}-${p.target}`
+  const instances: Instance[] = []
+  let producer: ReturnType<typeof produceContinuously> | undefined
+  // Cleanups run in registration order: the producer and the instances stop before their topics go
+  t.after(async () => {
+    await producer?.stop()
+    for (const i of instances) {
+      try { process.kill(i.process.pid, 'SIGCONT') } catch { /* exited */ }
+      i.process.kill('SIGKILL')
+    }
+    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
+    await Promise.all([deleteAclsOf('secure', [BOB]), deleteAclsOf('secure2', [BOB])])
+    await deleteTopics('secure2', [remote, `mm2-offsets.${p.source}.internal`, `mm2-offset-history.${p.source}.internal`, `${p.source}.checkpoints.internal`])
+    await deleteTopics('secure', [topic, `mm2-offset-syncs.${p.target}.internal`])
+  })
+  await Promise.all([deleteAclsOf('secure', [BOB]), deleteAclsOf('secure2', [BOB])])
+  await createAcls('secure', leastPrivilegeBindings('source', BOB, p, leaveOut))
+  await createAcls('secure2', leastPrivilegeBindings('target', BOB, p, leaveOut))
+  await createTopic('secure', topic, { partitions: PARTITIONS })
+  const config = writeTempFile(mm2Properties({
+    source: asBob('secure'),
+    target: asBob('secure2'),
+    sourceAlias: p.source,
+    targetAlias: p.target,
+    extra: [`${p.source}->${p.target}.topics = ${topic}`, `${p.source}->${p.target}.groups = ${p.groups}.*`, `${p.target}.exactly.once.source.support = enabled`, ...GROUP_SETTINGS]
+  }), '.properties', t)
+  const admin = new ClusterClients({
+    alias: p.target,
+    bootstrapServers: [getCluster('secure2').bootstrap],
+    consumer: {},
+    producer: {
+      'bootstrap.servers': getCluster('secure2').bootstrap,
+      'security.protocol': 'SASL_PLAINTEXT',
+      'sasl.mechanism': 'PLAIN',
+      'sasl.jaas.config': `org.apache.kafka.common.security.plain.PlainLoginModule required username="${SECURE_ADMIN.username}" password="${SECURE_ADMIN.password}";`
+    },
+    admin: {}
+  }, 'orphan-test', 'target')
+  t.after(() => admin.close())
+  producer = produceContinuously(topic, PARTITIONS, 'secure')
+  instances.push(await startInstance(config, 'one', t, [], { hostname: POD }))
+  await waitForSplit(instances, PARTITIONS, 'the instance owns the partitions')
+  const ends = await endOffsets('secure2', remote)
+  await waitFor(async () => ({ done: (await endOffsets('secure2', remote)).every((e, i) => e > ends[i]! + 5n), state: ends }),
+    { timeoutMs: 30_000, intervalMs: 250, message: 'copying as bob' })
+  return { topic, remote, group, target: p.target, config, producer, instances, openNow: async () => (await admin.openTransactions(`${group}-`))?.open ?? [] }
+}
+
+/**
+ * Freezes the instance with a transaction open (SIGSTOP, thawed and frozen again until one is: two listings a
+ * moment apart the same, so no request written just before the freeze still changes it), kills it, and waits
+ * until its group is empty (session timeout 6 s). Returns its open transaction.
+ */
+async function killWithTransactionOpen (s: Setup): Promise<OpenTransaction> {
+  const one = s.instances[0]!
+  const mine = async (): Promise<OpenTransaction[]> => (await s.openNow()).filter(o => o.transactionalId.split(':').at(-2) === String(one.process.pid))
+  let last = ''
+  const open = await waitForValue(async () => {
+    process.kill(one.process.pid, 'SIGSTOP')
+    const now = await mine()
+    const settled = now.length === 1 && JSON.stringify(now, bigints) === last
+    last = JSON.stringify(now, bigints)
+    if (now.length === 0) process.kill(one.process.pid, 'SIGCONT')
+    return { done: settled, state: now[0] }
+  }, { timeoutMs: 30_000, intervalMs: 200, message: 'frozen with a transaction open' })
+  one.process.kill('SIGKILL')
+  await one.process.waitForExit(10_000)
+  assert.ok(open!.transactionalId.startsWith(`${s.group}-${POD}:`), open!.transactionalId)
+  await waitFor(async () => {
+    const g = await describeGroup('secure2', s.group).catch(() => undefined)
+    return { done: g !== undefined && g.members === 0, state: g?.state }
+  }, { timeoutMs: 30_000, intervalMs: 250, message: 'the group empty' })
+  return open!
+}
+
+/** Stops producing; once read_committed sees every round, checks every partition exactly once. Returns when it did. */
+async function checkExactlyOnce (s: Setup, timeoutMs: number): Promise<number> {
+  const rounds = await s.producer.stop()
+  await waitFor(async () => {
+    const counts = await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted('secure2', s.remote, p)).length))
+    return { done: counts.every(c => c >= rounds), state: { counts, rounds } }
+  }, { timeoutMs, intervalMs: 500, message: `all ${rounds} rounds committed on the target` })
+  const committedAt = Date.now()
+  for (let partition = 0; partition < PARTITIONS; partition++) {
+    const source = await readCommitted('secure', s.topic, partition)
+    const copy = await readCommitted('secure2', s.remote, partition)
+    const checked = assertCopiedInOrder(source, copy, 0, `${s.topic}-${partition}`)
+    assert.equal(checked.duplicates, 0, `${s.topic}-${partition}: no record twice`)
+    assert.equal(copy.length, source.length, `${s.topic}-${partition}`)
+  }
+  return committedAt
+}
+
+const linesOf = (i: Instance, msg: string): Record<string, unknown>[] =>
+  i.process.stderr.split('\n').filter(l => l.includes(`"msg":"${msg}`)).map(l => JSON.parse(l) as Record<string, unknown>)
+
+test('exactly-once as bob with the table\'s ACLs, on a pod named with dashes: a lone instance killed with a transaction open and started again once its group is empty finds that transaction and fences it; read_committed sees every record exactly once before its timeout', { timeout: 150_000 }, async t => {
+  const s = await setup(t)
+  const orphan = await killWithTransactionOpen(s)
+
+  // When it is started again on the same pod name
+  const again = await startInstance(s.config, 'again', t, [], { hostname: POD })
+  s.instances.push(again)
+  await waitForSplit([again], PARTITIONS, 'the restarted instance owns the partitions')
+
+  // Then it finds the dead one's transaction (bob's WRITE on the ids lets it list and describe them), describes
+  // the groups the dashed name could belong to (none exists), and its first generation fences the id
+  assert.deepEqual(linesOf(again, 'found a transaction left open by a member gone from the group').map(l => l['transactionalId']), [orphan.transactionalId], again.process.stderr.slice(-3000))
+  assert.deepEqual(linesOf(again, 'cannot tell whether groups'), [])
+  const fencing = linesOf(again, 'fencing the transactional ids of members that left work behind')
+  assert.ok(fencing.some(l => (l['transactionalIds'] as string[]).includes(orphan.transactionalId)), again.process.stderr.slice(-3000))
+  assert.ok(!(await s.openNow()).some(o => o.transactionalId === orphan.transactionalId), 'the dead one\'s transaction is no longer open')
+
+  // And a read_committed reader finds every record exactly once before the coordinator would have aborted it
+  const visibleAt = await checkExactlyOnce(s, 30_000)
+  assert.ok(visibleAt < orphan.startedAt + orphan.timeoutMs, `every record visible ${visibleAt - orphan.startedAt} ms after the dead one's transaction began (timeout ${orphan.timeoutMs} ms)`)
+  t.diagnostic(`every record visible ${visibleAt - orphan.startedAt} ms after the dead one's transaction began`)
+  again.process.kill('SIGTERM')
+  assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
+})
+
+test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed name cannot be told from another group\'s member, the open transaction is left to its timeout, the start says so naming the grant, and then every record is there exactly once', { timeout: 180_000 }, async t => {
+  const s = await setup(t, row => row.feature === 'exactly-once' && row.resourceType === 'group')
+  const orphan = await killWithTransactionOpen(s)
+
+  const again = await startInstance(s.config, 'again', t, [], { hostname: POD })
+  s.instances.push(again)
+  await waitForSplit([again], PARTITIONS, 'the restarted instance owns the partitions')
+
+  // Then the start names the cluster, the groups it could not describe and the grant, and fences nothing
+  const [cannot, ...more] = linesOf(again, 'cannot tell whether groups')
+  assert.ok(cannot !== undefined && more.length === 0, again.process.stderr.slice(-3000))
+  assert.equal(cannot['level'], 'info')
+  const text = String(cannot['msg'])
+  assert.ok(text.includes(`groups ${s.group}-mirror, ${s.group}-mirror-7d9f8 exist on cluster ${s.target}`), text)
+  assert.ok(text.includes(`grant DESCRIBE on groups prefixed ${s.group}- to User:bob on cluster ${s.target} (kafka-acls.sh `), text)
+  assert.ok(text.includes(`--operation Describe --group ${s.group}- --resource-pattern-type prefixed;`), text)
+  assert.ok(text.includes('ends at its transaction timeout'), text)
+  assert.deepEqual(linesOf(again, 'found a transaction left open by a member gone from the group'), [])
+  assert.deepEqual((await s.openNow()).filter(o => o.transactionalId === orphan.transactionalId).map(o => o.producerEpoch), [orphan.producerEpoch], 'left open, not fenced')
+
+  // And once the coordinator aborted it at its timeout, a read_committed reader finds every record exactly once
+  const visibleAt = await checkExactlyOnce(s, orphan.startedAt + orphan.timeoutMs + 60_000 - Date.now())
+  t.diagnostic(`every record visible ${visibleAt - orphan.startedAt} ms after the dead one's transaction began (timeout ${orphan.timeoutMs} ms)`)
+  again.process.kill('SIGTERM')
+  assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
+})
