@@ -4,6 +4,7 @@
  * value itself is a secret.
  */
 import { Redactor } from '../redactor.ts'
+import { clientInt } from './client-settings.ts'
 import { redactValue } from './secrets.ts'
 import type { ClientProps, ClusterClientConfig, FlowConfig, KmirrorConfig } from './types.ts'
 
@@ -48,8 +49,9 @@ const SETTINGS: readonly Setting[] = [
 function describeExactlyOnce (flow: FlowConfig): string {
   const t = flow.target.alias
   if (!flow.exactlyOnce) return `at-least-once (set ${t}.exactly.once.source.support = enabled for exactly-once; preparing reads as disabled)`
-  return `enabled: every round is a transaction on ${t} (transactional id kmirror-${flow.source.alias}-${t}-0, or <group id>-<member> with several instances); ` +
-    `needs WRITE and DESCRIBE on that transactional id (prefix kmirror-) on ${t}, a source read read_committed, and on a cluster of fewer than 3 brokers ` +
+  const timeoutMs = clientInt(flow.target.producer, 'transaction.timeout.ms')
+  return `enabled: every round is a transaction on ${t} (transactional id ${flow.groupId}-<member name>, transaction timeout ${timeoutMs} ms); ` +
+    `needs WRITE on the transactional ids prefixed ${flow.groupId}- and DESCRIBE on the groups prefixed ${flow.groupId}- on ${t}, a source read read_committed, and on a cluster of fewer than 3 brokers ` +
     'transaction.state.log.replication.factor and transaction.state.log.min.isr lowered to fit; ' +
     `offset syncs ${flow.offsetSyncsTopicLocation === 'target' ? 'join the transaction' : 'on the source cluster are written after each commit, outside it (as MM2)'}`
 }

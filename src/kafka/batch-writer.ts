@@ -411,7 +411,7 @@ export class BatchWriter {
     // The idempotent producer id is asked again briefly while a fresh cluster loads (idempotent-producer-id.ts).
     this.#producer = id === undefined
       ? await initIdempotentProducer({ pool: this.#pool, send: this.#send }, brokers, this.#cluster, this.#clientId)
-      : await this.#coordinator.initProducerId(id)
+      : await this.#coordinator.initProducerId(id, this.#options.transactionTimeoutMs)
     this.#sequences.clear()
     this.#doubts.clear()
     return this.#producer

@@ -236,7 +236,8 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   TOPIC_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses the topic ACLs listed in docs/operations.md' },
   CLUSTER_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses the cluster ACLs listed in docs/operations.md' },
   GROUP_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, hint: 'grant the principal kmirror uses Read on the consumer group' },
-  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, transaction: true, hint: 'grant the principal kmirror uses WRITE and DESCRIBE on its transactional id (docs/operations.md "Exactly-once")' },
+  TRANSACTIONAL_ID_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false, transaction: true, hint: 'grant the principal kmirror uses WRITE on its transactional ids, prefixed with the flow\'s group id and a dash (docs/operations.md "Least-privilege ACLs", rows "exactly-once")' },
+  INVALID_TRANSACTION_TIMEOUT: { kind: K.CONFIG, retriable: false, hint: 'set <alias>.producer.transaction.timeout.ms at most the target brokers\' transaction.max.timeout.ms (Kafka\'s default 900000), or raise that broker setting' },
   PRODUCER_FENCED: { kind: K.FATAL, retriable: false, hint: 'another kmirror with the same transactional id started (or a group leader fenced this one): this instance stops writing' },
   INVALID_PRODUCER_EPOCH: { kind: K.FATAL, retriable: false, hint: 'another kmirror with the same transactional id started (or a group leader fenced this one): this instance stops writing' },
   // The broker asked is no longer the coordinator of the id (a newer coordinator epoch took over): found again.

@@ -149,12 +149,13 @@ export class Flow implements WorkOwner {
     const fence = this.#options.fence
     const writer = target.writer('internal-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES, ...(fence === undefined ? {} : { fence }) })
     const transactionalId = config.exactlyOnce ? (this.#options.transactionalId ?? defaultTransactionalId(config)) : undefined
+    const transactionTimeoutMs = clientInt(config.target.producer, 'transaction.timeout.ms')
     const batchWriter = target.batchWriter('replication-producer', {
       maxInFlight: Math.min(5, clientInt(config.target.producer, 'max.in.flight.requests.per.connection')),
       maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
       timeoutMs: clientInt(config.target.producer, 'request.timeout.ms'),
       ...(this.#options.fence === undefined ? {} : { fence: this.#options.fence }),
-      ...(transactionalId === undefined ? {} : { transactionalId, onCoordinatorMoved: m => this.#coordinatorMoved(m), onCoordinatorWaiting: w => { logTransactionWait(this.#log, w) } })
+      ...(transactionalId === undefined ? {} : { transactionalId, transactionTimeoutMs, onCoordinatorMoved: m => this.#coordinatorMoved(m), onCoordinatorWaiting: w => { logTransactionWait(this.#log, w) } })
     })
     // Exactly-once mode: progress, history and target-located offset syncs join each round's transaction.
     const rounds = transactionalId === undefined
@@ -162,7 +163,7 @@ export class Flow implements WorkOwner {
       : new TransactionRounds(batchWriter, outcome => {
         if (outcome === 'committed') this.#metrics.inc('transactionsCommitted', { flow: config.name })
         if (outcome === 'aborted') this.#metrics.inc('transactionsAborted', { flow: config.name })
-      })
+      }, { timeoutMs: transactionTimeoutMs })
     const roundWriter = rounds?.records ?? writer
     const offsetsReader = target.reader
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter)

@@ -22,6 +22,7 @@
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import { errorMessage } from '../errors.ts'
 import { offsetHistoryTopic } from '../checkpoint/offset-history-store.ts'
+import { clientInt } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { resolveAfter } from '../deadline.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
@@ -36,7 +37,11 @@ const MEMBER_NAME = /^.+:\d+:\d+$/
 /** How long the listing may hold up the first join (a wedged broker would hold it for its request timeouts). */
 export const OPEN_TRANSACTIONS_PATIENCE_MS = 10_000
 
-const AT_TIMEOUT = 'a transaction of an instance that died before this one started ends at its transaction timeout (transaction.timeout.ms, 60 s): read_committed readers of its partitions wait until then'
+/** What a transaction not fenced costs, with the flow's own timeout (the dead instance most likely ran the same file). */
+function atTimeout (config: FlowConfig): string {
+  const ms = clientInt(config.target.producer, 'transaction.timeout.ms')
+  return `a transaction of an instance that died before this one started ends at its transaction timeout (${config.target.alias}.producer.transaction.timeout.ms, ${ms / 1000} s in this configuration): read_committed readers of its partitions wait until then`
+}
 
 /** The open transactions of members gone, as members to fence (name from the id); [] when they cannot be known. */
 export async function openTransactionsOfGone (config: FlowConfig, log: Logger): Promise<PreviousMember[]> {
@@ -50,7 +55,7 @@ export async function openTransactionsOfGone (config: FlowConfig, log: Logger): 
   try {
     found = await resolveAfter(work, OPEN_TRANSACTIONS_PATIENCE_MS, late)
   } catch (err) {
-    log.info({ ...fields, err }, `cannot list the open transactions on ${target.label}; joining the group without them: ${AT_TIMEOUT}`)
+    log.info({ ...fields, err }, `cannot list the open transactions on ${target.label}; joining the group without them: ${atTimeout(config)}`)
   }
   if (found !== late) {
     await target.close()
@@ -59,7 +64,7 @@ export async function openTransactionsOfGone (config: FlowConfig, log: Logger): 
   abandoned.now = true
   // Its requests end at their own timeouts; the clients close then, without holding up the join.
   void work.catch(() => undefined).finally(async () => { await target.close().catch(() => undefined) })
-  log.info({ ...fields, waitedMs: OPEN_TRANSACTIONS_PATIENCE_MS }, `the open transactions on ${target.label} were not listed within ${OPEN_TRANSACTIONS_PATIENCE_MS / 1000} s; joining the group without them: ${AT_TIMEOUT}`)
+  log.info({ ...fields, waitedMs: OPEN_TRANSACTIONS_PATIENCE_MS }, `the open transactions on ${target.label} were not listed within ${OPEN_TRANSACTIONS_PATIENCE_MS / 1000} s; joining the group without them: ${atTimeout(config)}`)
   return []
 }
 
@@ -68,10 +73,10 @@ async function membersGone (config: FlowConfig, target: ClusterClients, log: Log
   const listed = await target.openTransactions(`${config.groupId}-`)
   if (abandoned.now) return []
   if (listed === null) {
-    log.info(fields, `${target.label} cannot list open transactions (Kafka before 3.0): ${AT_TIMEOUT}`)
+    log.info(fields, `${target.label} cannot list open transactions (Kafka before 3.0): ${atTimeout(config)}`)
     return []
   }
-  for (const m of listed.missed) log.info({ ...fields, missed: m.what, cause: m.why }, `could not look at the open transactions of ${m.what} on ${target.label}: ${AT_TIMEOUT}`)
+  for (const m of listed.missed) log.info({ ...fields, missed: m.what, cause: m.why }, `could not look at the open transactions of ${m.what} on ${target.label}: ${atTimeout(config)}`)
   const candidates = membersOfFlow(config, listed.open)
   const others = await otherGroupsOf(config, candidates.map(t => t.transactionalId), target, log)
   if (abandoned.now) return []
@@ -113,7 +118,7 @@ async function otherGroupsOf (config: FlowConfig, ids: readonly string[], target
   } catch (err) {
     // A refusal's message names the prefixed grant that lets the next start tell them (docs/operations.md, rows "exactly-once").
     log.info({ group: config.groupId, cluster: target.label, groups: asked, err },
-      `cannot tell whether groups ${asked.join(', ')} exist on ${target.label}; the open transactions whose id could be theirs are left alone: ${AT_TIMEOUT}. ${errorMessage(err)}`)
+      `cannot tell whether groups ${asked.join(', ')} exist on ${target.label}; the open transactions whose id could be theirs are left alone: ${atTimeout(config)}. ${errorMessage(err)}`)
     return new Set(ids.filter(id => longer.get(id)!.length > 0))
   }
 }

@@ -4,14 +4,12 @@
  * a transaction open) and started again, at once or only once its group is empty; then a read_committed reader of
  * the target finds every record exactly once, in source order.
  */
-import assert from 'node:assert/strict'
 import type { ClusterName } from './clusters.ts'
 import { describeGroup } from './groups.ts'
-import { assertCopiedInOrder, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from './instances.ts'
+import { checkExactlyOnceCopy, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from './instances.ts'
 import { createTopic, endOffsets, type Cleanup } from './kafka.ts'
 import { removeAliasTopicsAfter, uniqueAlias } from './multi-cluster.ts'
 import { mm2Properties, writeTempFile } from './process.ts'
-import { readCommitted } from './replication.ts'
 import { uniqueName, waitFor } from './wait.ts'
 
 const PARTITIONS = 4
@@ -25,8 +23,11 @@ export interface EosRestart {
   readonly checkExactlyOnce: (timeoutMs: number) => Promise<number>
 }
 
-/** The scenario up to the restart; RESTART `at-once`, or `group-empty` (the coordinator dropped the dead member). */
-export async function eosRestart (t: Cleanup, target: ClusterName, restart: 'at-once' | 'group-empty'): Promise<EosRestart> {
+/**
+ * The scenario up to the restart; RESTART `at-once`, or `group-empty` (the coordinator dropped the dead member).
+ * EXTRA: more lines of the configuration, given the target's alias.
+ */
+export async function eosRestart (t: Cleanup, target: ClusterName, restart: 'at-once' | 'group-empty', extra: (target: string) => string[] = () => []): Promise<EosRestart> {
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
   const topic = uniqueName('compat-eos')
   const remote = `${a}.${topic}`
@@ -40,7 +41,7 @@ export async function eosRestart (t: Cleanup, target: ClusterName, restart: 'at-
   })
   await createTopic('source', topic, { partitions: PARTITIONS, t })
   const config = writeTempFile(mm2Properties({
-    source: 'source', target, sourceAlias: a, targetAlias: b, extra: [`${a}->${b}.topics = ${topic}`, `${b}.exactly.once.source.support = enabled`, ...GROUP_SETTINGS]
+    source: 'source', target, sourceAlias: a, targetAlias: b, extra: [`${a}->${b}.topics = ${topic}`, `${b}.exactly.once.source.support = enabled`, ...GROUP_SETTINGS, ...extra(b)]
   }), '.properties', t)
   producer = produceContinuously(topic, PARTITIONS)
   const one = await startInstance(config, 'one', t)
@@ -64,21 +65,7 @@ export async function eosRestart (t: Cleanup, target: ClusterName, restart: 'at-
   instances.push(again)
   await waitForSplit([again], PARTITIONS, 'the restarted instance owns the partitions')
 
-  const checkExactlyOnce = async (timeoutMs: number): Promise<number> => {
-    const rounds = await producer!.stop()
-    await waitFor(async () => {
-      const counts = await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted(target, remote, p)).length))
-      return { done: counts.every(c => c >= rounds), state: { counts, rounds } }
-    }, { timeoutMs, intervalMs: 500, message: `all ${rounds} rounds committed on ${target}` })
-    const committedAt = Date.now()
-    for (let partition = 0; partition < PARTITIONS; partition++) {
-      const source = await readCommitted('source', topic, partition)
-      const copy = await readCommitted(target, remote, partition)
-      const checked = assertCopiedInOrder(source, copy, 0, `${topic}-${partition}`)
-      assert.equal(checked.duplicates, 0, `${topic}-${partition}: no record twice`)
-      assert.equal(copy.length, source.length, `${topic}-${partition}`)
-    }
-    return committedAt
-  }
+  const checkExactlyOnce = async (timeoutMs: number): Promise<number> =>
+    await checkExactlyOnceCopy({ cluster: 'source', topic }, { cluster: target, topic: remote }, PARTITIONS, await producer!.stop(), timeoutMs)
   return { again, restartedAt, checkExactlyOnce }
 }

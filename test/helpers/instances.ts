@@ -8,7 +8,7 @@ import { JobNames } from '../../src/runtime/job-registry.ts'
 import type { ClusterRef } from './clusters.ts'
 import { endOffsets, produce, TIMESTAMP_BASE, type TestRecord } from './kafka.ts'
 import { spawnKmirror, type KmirrorProcess } from './process.ts'
-import type { ReadRecord } from './replication.ts'
+import { readCommitted, type ReadRecord } from './replication.ts'
 import type { Cleanup } from './kafka.ts'
 import { waitFor, waitForValue } from './wait.ts'
 
@@ -130,4 +130,27 @@ export async function waitForSplit (instances: readonly Instance[], partitions: 
     return { done: even && agreed && jobs.length === new Set(jobs).size && jobs.includes(JobNames.EMIT_HEARTBEATS), state: { shares, members: members[0], jobs, statuses } }
   }, { timeoutMs: 30_000, intervalMs: 250, message })
   return found.statuses.map(s => s!)
+}
+
+/** A topic on a cluster. */
+export interface TopicOn { readonly cluster: ClusterRef, readonly topic: string }
+
+/**
+ * Exactly-once: waits until read_committed readers of every partition of TO see ROUNDS records (`produceContinuously`
+ * rounds), then checks each is FROM's partition exactly once, in source order. Returns when they saw them all.
+ */
+export async function checkExactlyOnceCopy (from: TopicOn, to: TopicOn, partitions: number, rounds: number, timeoutMs: number): Promise<number> {
+  await waitFor(async () => {
+    const counts = await Promise.all(Array.from({ length: partitions }, async (_, p) => (await readCommitted(to.cluster, to.topic, p)).length))
+    return { done: counts.every(c => c >= rounds), state: { counts, rounds } }
+  }, { timeoutMs, intervalMs: 500, message: `all ${rounds} rounds committed to ${to.topic}` })
+  const committedAt = Date.now()
+  for (let partition = 0; partition < partitions; partition++) {
+    const source = await readCommitted(from.cluster, from.topic, partition)
+    const copy = await readCommitted(to.cluster, to.topic, partition)
+    const checked = assertCopiedInOrder(source, copy, 0, `${from.topic}-${partition}`)
+    assert.equal(checked.duplicates, 0, `${from.topic}-${partition}: no record twice`)
+    assert.equal(copy.length, source.length, `${from.topic}-${partition}`)
+  }
+  return committedAt
 }

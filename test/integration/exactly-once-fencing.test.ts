@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { getCluster } from '../helpers/clusters.ts'
-import { createTopic, endOffsets, waitForStable, type TestRecord } from '../helpers/kafka.ts'
+import { createTopic, endOffsets, produce, TIMESTAMP_BASE, waitForStable, type TestRecord } from '../helpers/kafka.ts'
+import { removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
+import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { readCommitted } from '../helpers/replication.ts'
 import { uniqueName } from '../helpers/wait.ts'
 import { BatchWriter, type PartitionWrite } from '../../src/kafka/batch-writer.ts'
@@ -116,4 +118,22 @@ test('a round committed between an aborted round and one aborted before its prod
   // library's own read_committed filter: see test/helpers/kafka-read.ts)
   await waitForStable('target', topic)
   assert.deepEqual(values(await readCommitted('target', topic, 0)), ['committed-2', 'committed-4'])
+})
+
+test('a transaction timeout above the target brokers\' transaction.max.timeout.ms stops kmirror run at start, naming the key, the broker setting and the fix, having written no record', { timeout: 90_000 }, async t => {
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName('eos-timeout')
+  await createTopic('source', topic, { partitions: 1, t })
+  await produce('source', [{ topic, partition: 0, key: null, value: Buffer.from('one'), headers: [], timestamp: TIMESTAMP_BASE }])
+  removeAliasTopicsAfter(t, ['source', 'target'], [a, b])
+  const config = writeTempFile(mm2Properties({
+    source: 'source', target: 'target', sourceAlias: a, targetAlias: b,
+    extra: [`${a}->${b}.topics = ${topic}`, `${b}.exactly.once.source.support = enabled`, `${b}.producer.transaction.timeout.ms = 900001`]
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config], { t })
+  const exit = await kmirror.waitForExit(60_000)
+  // Exit 3, as for every refusal of a cluster at start (docs/errors.md)
+  assert.equal(exit.code, 3, kmirror.stderr.slice(-3000))
+  assert.match(kmirror.stderr, new RegExp(`INVALID_TRANSACTION_TIMEOUT.*set ${b}\\.producer\\.transaction\\.timeout\\.ms at most the target brokers' transaction\\.max\\.timeout\\.ms`))
+  assert.deepEqual(await endOffsets('target', `${a}.${topic}`).catch(() => [0n]), [0n], 'no record written')
 })

@@ -27,7 +27,7 @@ import type { OpenTransaction } from '../../src/kafka/open-transactions.ts'
 import { getCluster } from '../helpers/clusters.ts'
 import { describeGroup } from '../helpers/groups.ts'
 import { createTopic, endOffsets } from '../helpers/kafka.ts'
-import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, produceContinuously, roundOf, startInstance, waitForRounds, waitForSplit } from '../helpers/instances.ts'
+import { assertCopiedInOrder, checkExactlyOnceCopy, flowStatus, GROUP_SETTINGS, type Instance, produceContinuously, roundOf, startInstance, waitForRounds, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { readCommitted, type ReadRecord } from '../helpers/replication.ts'
@@ -134,20 +134,7 @@ test('kill -9 of one of two instances: the other resumes its partitions within t
  * seen committed (before the record-by-record check, whose reads take a while).
  */
 async function checkExactlyOnce (setup: Setup): Promise<number> {
-  const rounds = await setup.producer.stop()
-  await waitFor(async () => {
-    const counts = await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted('target', setup.remote, p)).length))
-    return { done: counts.every(c => c >= rounds), state: { counts, rounds } }
-  }, { timeoutMs: 30_000, intervalMs: 500, message: `all ${rounds} rounds committed on the target` })
-  const committedAt = Date.now()
-  for (let partition = 0; partition < PARTITIONS; partition++) {
-    const source = await readCommitted('source', setup.topic, partition)
-    const copy = await readCommitted('target', setup.remote, partition)
-    const checked = assertCopiedInOrder(source, copy, 0, `${setup.topic}-${partition}`)
-    assert.equal(checked.duplicates, 0, `${setup.topic}-${partition}: no record twice`)
-    assert.equal(copy.length, source.length, `${setup.topic}-${partition}`)
-  }
-  return committedAt
+  return await checkExactlyOnceCopy({ cluster: 'source', topic: setup.topic }, { cluster: 'target', topic: setup.remote }, PARTITIONS, await setup.producer.stop(), 30_000)
 }
 
 /**

@@ -7,7 +7,8 @@
  *   the ids bob may WRITE), tells it from another group's by describing the groups its dashed name could belong to,
  *   fences it, and a read_committed reader sees every record exactly once before that transaction's timeout;
  * - without DESCRIBE on the groups `<group id>-`, cannot tell, leaves the transaction to its timeout, and says so
- *   at info naming that grant; once the coordinator aborted it, every record is there exactly once.
+ *   at info naming that grant; once the coordinator aborted it at its timeout (set to 20 s with
+ *   `B.producer.transaction.timeout.ms`), every record is there exactly once.
  */
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
@@ -17,11 +18,10 @@ import type { OpenTransaction } from '../../src/kafka/open-transactions.ts'
 import { createAcls, deleteAclsOf } from '../helpers/acls.ts'
 import { ensureClusters, getCluster, SECURE_ADMIN, type ClusterName } from '../helpers/clusters.ts'
 import { describeGroup } from '../helpers/groups.ts'
-import { assertCopiedInOrder, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
+import { checkExactlyOnceCopy, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
 import { createTopic, deleteTopics, endOffsets } from '../helpers/kafka.ts'
 import { leastPrivilegeBindings, type LeastPrivilegeAcl } from '../helpers/least-privilege.ts'
 import { mm2Properties, writeTempFile } from '../helpers/process.ts'
-import { readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
 
 const BOB = 'User:bob'
@@ -45,8 +45,8 @@ interface Setup {
   readonly openNow: () => Promise<OpenTransaction[]>
 }
 
-/** bob's grants (the table's, but what LEAVEOUT names), a topic with records arriving, and one instance on the pod. */
-async function setup (t: TestContext, leaveOut: (row: LeastPrivilegeAcl, op: AclBinding['operation']) => boolean = () => false): Promise<Setup> {
+/** bob's grants (the table's, but what LEAVEOUT names), a topic with records arriving, and one instance on the pod (EXTRA: more config lines). */
+async function setup (t: TestContext, leaveOut: (row: LeastPrivilegeAcl, op: AclBinding['operation']) => boolean = () => false, extra: (target: string) => string[] = () => []): Promise<Setup> {
   await ensureClusters(['secure', 'secure2'])
   const u = uniqueName('lpe').replaceAll('-', '')
   const p = { source: `S${u}`, target: `T${u}`, topics: `${u}t`, groups: `${u}g` }
@@ -76,7 +76,7 @@ async function setup (t: TestContext, leaveOut: (row: LeastPrivilegeAcl, op: Acl
     target: asBob('secure2'),
     sourceAlias: p.source,
     targetAlias: p.target,
-    extra: [`${p.source}->${p.target}.topics = ${topic}`, `${p.source}->${p.target}.groups = ${p.groups}.*`, `${p.target}.exactly.once.source.support = enabled`, ...GROUP_SETTINGS]
+    extra: [`${p.source}->${p.target}.topics = ${topic}`, `${p.source}->${p.target}.groups = ${p.groups}.*`, `${p.target}.exactly.once.source.support = enabled`, ...GROUP_SETTINGS, ...extra(p.target)]
   }), '.properties', t)
   const admin = new ClusterClients({
     alias: p.target,
@@ -129,20 +129,7 @@ async function killWithTransactionOpen (s: Setup): Promise<OpenTransaction> {
 
 /** Stops producing; once read_committed sees every round, checks every partition exactly once. Returns when it did. */
 async function checkExactlyOnce (s: Setup, timeoutMs: number): Promise<number> {
-  const rounds = await s.producer.stop()
-  await waitFor(async () => {
-    const counts = await Promise.all(Array.from({ length: PARTITIONS }, async (_, p) => (await readCommitted('secure2', s.remote, p)).length))
-    return { done: counts.every(c => c >= rounds), state: { counts, rounds } }
-  }, { timeoutMs, intervalMs: 500, message: `all ${rounds} rounds committed on the target` })
-  const committedAt = Date.now()
-  for (let partition = 0; partition < PARTITIONS; partition++) {
-    const source = await readCommitted('secure', s.topic, partition)
-    const copy = await readCommitted('secure2', s.remote, partition)
-    const checked = assertCopiedInOrder(source, copy, 0, `${s.topic}-${partition}`)
-    assert.equal(checked.duplicates, 0, `${s.topic}-${partition}: no record twice`)
-    assert.equal(copy.length, source.length, `${s.topic}-${partition}`)
-  }
-  return committedAt
+  return await checkExactlyOnceCopy({ cluster: 'secure', topic: s.topic }, { cluster: 'secure2', topic: s.remote }, PARTITIONS, await s.producer.stop(), timeoutMs)
 }
 
 const linesOf = (i: Instance, msg: string): Record<string, unknown>[] =>
@@ -174,8 +161,10 @@ test('exactly-once as bob with the table\'s ACLs, on a pod named with dashes: a 
 })
 
 test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed name cannot be told from another group\'s member, the open transaction is left to its timeout, the start says so naming the grant, and then every record is there exactly once', { timeout: 180_000 }, async t => {
-  const s = await setup(t, row => row.feature === 'exactly-once' && row.resourceType === 'group')
+  // (with a transaction timeout of 20 s, B.producer.transaction.timeout.ms, so the wait for it is short)
+  const s = await setup(t, row => row.feature === 'exactly-once' && row.resourceType === 'group', target => [`${target}.producer.transaction.timeout.ms = 20000`])
   const orphan = await killWithTransactionOpen(s)
+  assert.equal(orphan.timeoutMs, 20_000, 'the transactions have the configured timeout')
 
   const again = await startInstance(s.config, 'again', t, [], { hostname: POD })
   s.instances.push(again)
@@ -189,12 +178,13 @@ test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed
   assert.ok(text.includes(`groups ${s.group}-mirror, ${s.group}-mirror-7d9f8 exist on cluster ${s.target}`), text)
   assert.ok(text.includes(`grant DESCRIBE on groups prefixed ${s.group}- to User:bob on cluster ${s.target} (kafka-acls.sh `), text)
   assert.ok(text.includes(`--operation Describe --group ${s.group}- --resource-pattern-type prefixed;`), text)
-  assert.ok(text.includes('ends at its transaction timeout'), text)
+  assert.ok(text.includes(`ends at its transaction timeout (${s.target}.producer.transaction.timeout.ms, 20 s in this configuration)`), text)
   assert.deepEqual(linesOf(again, 'found a transaction left open by a member gone from the group'), [])
   assert.deepEqual((await s.openNow()).filter(o => o.transactionalId === orphan.transactionalId).map(o => o.producerEpoch), [orphan.producerEpoch], 'left open, not fenced')
 
   // And once the coordinator aborted it at its timeout, a read_committed reader finds every record exactly once
-  const visibleAt = await checkExactlyOnce(s, orphan.startedAt + orphan.timeoutMs + 60_000 - Date.now())
+  // (the coordinator looks for timed-out transactions every 10 s)
+  const visibleAt = await checkExactlyOnce(s, orphan.startedAt + orphan.timeoutMs + 30_000 - Date.now())
   t.diagnostic(`every record visible ${visibleAt - orphan.startedAt} ms after the dead one's transaction began (timeout ${orphan.timeoutMs} ms)`)
   again.process.kill('SIGTERM')
   assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))

@@ -25,8 +25,10 @@ describe('exactly.once.source.support', () => {
   it('is explained by validate: the transactional id, its ACLs and the brokers\' transaction log settings', () => {
     const on = parse(twoClusters('B.exactly.once.source.support = enabled'))
     const text = describeConfig(on, selectFlows(on))
-    assert.match(text, /exactly\.once\.source\.support +enabled: every round is a transaction on B \(transactional id kmirror-A-B-0/)
-    assert.match(text, /WRITE and DESCRIBE on that transactional id/)
+    assert.match(text, /exactly\.once\.source\.support +enabled: every round is a transaction on B \(transactional id kmirror-A-B-<member name>, transaction timeout 60000 ms\)/)
+    assert.match(text, /needs WRITE on the transactional ids prefixed kmirror-A-B- and DESCRIBE on the groups prefixed kmirror-A-B- on B/)
+    const shorter = parse(twoClusters('B.exactly.once.source.support = enabled', 'B.producer.transaction.timeout.ms = 20000'))
+    assert.match(describeConfig(shorter, selectFlows(shorter)), /transaction timeout 20000 ms/)
     assert.match(text, /transaction\.state\.log\.replication\.factor/)
     const off = parse(twoClusters())
     assert.match(describeConfig(off, selectFlows(off)), /exactly\.once\.source\.support +at-least-once \(set B\.exactly\.once\.source\.support = enabled/)
