@@ -110,7 +110,8 @@ export function statusDocument (flows: readonly FlowStatus[], failure: unknown, 
         // Only a flow that shares its work through a group has members to show.
         ...(f.membership === null ? {} : { membership: f.membership }),
         ...(f.checkpoints === undefined ? {} : { checkpoints: f.checkpoints.map(c => ({ group: c.group, at: new Date(c.at).toISOString() })) }),
-        ...(f.offsetSyncs === undefined ? {} : { offsetSyncs: f.offsetSyncs })
+        ...(f.offsetSyncs === undefined ? {} : { offsetSyncs: f.offsetSyncs }),
+        ...(f.exactlyOnce === undefined ? {} : { exactlyOnce: f.exactlyOnce })
       }
     })
   }

@@ -133,6 +133,7 @@ export function summaryDocument (flows: readonly FlowStatus[], context: FlowCont
       ...flowTotals(flow, context),
       stepFailure: flow.stepFailure,
       ...(flow.offsetSyncs === undefined ? {} : { offsetSyncs: flow.offsetSyncs }),
+      ...(flow.exactlyOnce === undefined ? {} : { exactlyOnce: flow.exactlyOnce }),
       jobs: flow.jobs,
       ...(flow.membership === null ? {} : { membership: flow.membership }),
       topicCount: topics.length,

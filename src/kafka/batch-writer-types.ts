@@ -88,6 +88,8 @@ export interface BatchWriterOptions {
   readonly transactionalId?: string
   /** Exactly-once mode: the transaction timeout sent with InitProducerId (TRANSACTION_TIMEOUT_MS when not set). */
   readonly transactionTimeoutMs?: number
+  /** Exactly-once mode: the prefix of the flow's transactional ids (`<group id>-`), for the grant a refusal names. */
+  readonly transactionalIdPrefix?: string
   /** Exactly-once mode: the transaction coordinator of the id was found at another broker than before. */
   readonly onCoordinatorMoved?: (move: TransactionCoordinatorMove) => void
   /** Exactly-once mode: a request to the transaction coordinator held off for long by "not yet" answers, and its end. */

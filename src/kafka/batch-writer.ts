@@ -69,6 +69,7 @@ import type { ProducerIdentity } from './record-batch.ts'
 import { openTransactions, type OpenTransactions } from './open-transactions.ts'
 import { PartitionSend, Sequences, unacknowledged } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
+import { describeGrant } from './acl-grant.ts'
 import { TransactionCoordinator } from './transactions.ts'
 import { gatedSend, produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
 import { NotNowWait } from './not-now-wait.ts'
@@ -112,6 +113,8 @@ export class BatchWriter {
   #renewUnderLease = false
   /** The lease and the membership writes go out under (write-gate.ts). */
   readonly #gate: WriteGate
+  /** `User:name` of kmirror's principal on this cluster, for the grant a refused topic names. */
+  readonly #principal: string
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions, transport?: WriterTransport) {
     const connect = toConnectOptions(props, clientId)
@@ -122,9 +125,11 @@ export class BatchWriter {
     this.#pool = transport?.pool ?? watchedPool(new ConnectionPool(clientId, { ...connect, maxInflights: this.#options.maxInFlight }), this.#cluster.label)
     this.#send = transport?.send ?? gatedSend
     this.#leaders = new TargetLeaders({ pool: this.#pool, send: this.#send }, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
+    this.#principal = describePrincipal(props, this.#cluster.alias ?? clientId)
     this.#coordinator = new TransactionCoordinator({
       pool: this.#pool, send: this.#send, brokers: () => this.#leaders.brokers, cluster: this.#cluster,
-      principal: describePrincipal(props, this.#cluster.alias ?? clientId),
+      principal: this.#principal,
+      ...(options.transactionalIdPrefix === undefined ? {} : { grantPrefix: options.transactionalIdPrefix }),
       ...(options.onCoordinatorMoved === undefined ? {} : { onMoved: options.onCoordinatorMoved }),
       ...(options.onCoordinatorWaiting === undefined ? {} : { onWaiting: options.onCoordinatorWaiting })
     })
@@ -194,7 +199,8 @@ export class BatchWriter {
    */
   async fenceTransactionalIds (ids: readonly string[]): Promise<void> {
     await this.#leaders.metadata([])
-    await Promise.all(ids.map(id => this.#coordinator.initProducerId(id)))
+    // With the flow's own timeout: a broker refuses one above its transaction.max.timeout.ms (INVALID_TRANSACTION_TIMEOUT).
+    await Promise.all(ids.map(id => this.#coordinator.initProducerId(id, this.#options.transactionTimeoutMs)))
   }
 
   /** The open transactions on this cluster whose id starts with PREFIX (open-transactions.ts). */
@@ -400,7 +406,10 @@ export class BatchWriter {
       ...(f.operation === undefined ? {} : { operation: f.operation }),
       kind: kafkaErrorInfo(f.error).kind,
       refusedBatch: isRefusedBatchError(f.error),
-      hint: kafkaErrorHint(f.error, this.#cluster)
+      // A topic refused for an ACL: the exact grant (WRITE to produce or add it to a transaction, DESCRIBE for its metadata)
+      hint: f.error === 'TOPIC_AUTHORIZATION_FAILED'
+        ? describeGrant({ operation: f.operation ?? 'WRITE', resourceType: 'topic', names: [f.topic] }, this.#principal, this.#cluster)
+        : kafkaErrorHint(f.error, this.#cluster)
     }))
   }
 

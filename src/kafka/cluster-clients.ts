@@ -113,9 +113,9 @@ export class ClusterClients {
    * bumped, open transaction aborted), as Kafka's Admin.fenceProducers. A refusal throws NOT_AUTHORIZED naming the
    * WRITE grant on the transactional id; a fenced id's owner then fails its next request with FENCED.
    */
-  async fenceTransactionalIds (ids: readonly string[], onWaiting?: WaitReporter): Promise<void> {
+  async fenceTransactionalIds (ids: readonly string[], onWaiting?: WaitReporter, transactions: Pick<BatchWriterOptions, 'transactionTimeoutMs' | 'transactionalIdPrefix'> = {}): Promise<void> {
     if (ids.length === 0) return
-    const writer = this.batchWriter(`${this.#side}-fencer`, { maxInFlight: 1, maxRequestBytes: 1, timeoutMs: 30_000, ...(onWaiting === undefined ? {} : { onCoordinatorWaiting: onWaiting }) })
+    const writer = this.batchWriter(`${this.#side}-fencer`, { maxInFlight: 1, maxRequestBytes: 1, timeoutMs: 30_000, ...transactions, ...(onWaiting === undefined ? {} : { onCoordinatorWaiting: onWaiting }) })
     try {
       await writer.fenceTransactionalIds(ids)
     } finally {

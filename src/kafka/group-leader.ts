@@ -25,7 +25,7 @@ export interface LeaderPlan {
  * The members a described group lists (name and transactional id, from each one's metadata), for a leader with no
  * assignment of its own yet, just started: an instance killed moments before (kill -9, then restarted) stays listed
  * until its session ends, so the first generation without it fences its transactional id at once, instead of its
- * open transaction holding read_committed readers back until the transaction timeout (60 s). None for another
+ * open transaction holding read_committed readers back until the transaction timeout (60 s by default). None for another
  * program's group, an empty one, or members whose metadata kmirror cannot read.
  */
 export function describedMembers (group: DescribedGroup | undefined, protocolType: string): PreviousMember[] {

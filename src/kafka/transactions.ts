@@ -54,6 +54,11 @@ export interface TransactionCoordinatorDeps {
   readonly cluster: ClusterContext
   /** `User:name` of kmirror's principal on this cluster, for the grant a refusal names. */
   readonly principal: string
+  /**
+   * The prefix kmirror's transactional ids share (`<group id>-`): a refusal names the prefixed WRITE grant that
+   * covers every id of the flow (an id carries the pid and start time). Without it, the refused id itself.
+   */
+  readonly grantPrefix?: string
   readonly onMoved?: (move: TransactionCoordinatorMove) => void
   /** A request held off by CONCURRENT_TRANSACTIONS or COORDINATOR_LOAD_IN_PROGRESS for long, and its end (transaction-waits.ts). */
   readonly onWaiting?: WaitReporter
@@ -207,8 +212,10 @@ export class TransactionCoordinator {
 
   /** NOT_AUTHORIZED for a refused transactional id, naming the grant. */
   refused (what: string, transactionalId: string): KmirrorError {
-    const grant = describeGrant({ operation: 'WRITE', resourceType: 'transactional-id', names: [transactionalId] }, this.#deps.principal, this.#deps.cluster)
-    return new KmirrorError(ErrorCodes.NOT_AUTHORIZED, `${what} was refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED): ${grant}, and DESCRIBE on it too`, {
+    const prefix = this.#deps.grantPrefix
+    const names = prefix !== undefined && transactionalId.startsWith(prefix) ? [prefix] : [transactionalId]
+    const grant = describeGrant({ operation: 'WRITE', resourceType: 'transactional-id', names, prefixed: names[0] === prefix }, this.#deps.principal, this.#deps.cluster)
+    return new KmirrorError(ErrorCodes.NOT_AUTHORIZED, `${what} was refused (TRANSACTIONAL_ID_AUTHORIZATION_FAILED): ${grant}`, {
       details: { kafkaErrors: ['TRANSACTIONAL_ID_AUTHORIZATION_FAILED'] }
     })
   }
@@ -248,6 +255,6 @@ export function fencedError (what: string, kafkaError: string, transactionalId: 
  * Fences every producer of these transactional ids (InitProducerId with the id and no producer id: the epoch is
  * bumped and any open transaction aborted), as Kafka's Admin.fenceProducers does.
  */
-export async function fenceTransactionalIds (coordinator: TransactionCoordinator, ids: readonly string[]): Promise<void> {
-  await Promise.all(ids.map(id => coordinator.initProducerId(id)))
+export async function fenceTransactionalIds (coordinator: TransactionCoordinator, ids: readonly string[], timeoutMs?: number): Promise<void> {
+  await Promise.all(ids.map(id => coordinator.initProducerId(id, timeoutMs)))
 }

@@ -22,7 +22,7 @@ import { TRANSACTION_TIMEOUT_MS } from '../kafka/transactions.ts'
 import { encodeRecords, type OutRecord } from '../kafka/record-batch.ts'
 import type { OffsetSegment, PartitionBatch, RecordWriter } from '../kafka/record-writer.ts'
 
-export type TransactionalWriter = Pick<BatchWriter, 'write' | 'commitTransaction' | 'abortTransaction' | 'transactionalId' | 'endMembership'>
+export type TransactionalWriter = Pick<BatchWriter, 'write' | 'commitTransaction' | 'abortTransaction' | 'transactionalId' | 'endMembership' | 'inTransaction'>
 
 /** How a round's transaction ended: committed (it held records), aborted, or empty (nothing was written). */
 export type RoundOutcome = 'committed' | 'aborted' | 'empty'
@@ -36,6 +36,8 @@ export const ROUND_LIMIT = 0.9
 export interface TransactionRoundsOptions {
   /** The transaction timeout the producer id was initialised with (TRANSACTION_TIMEOUT_MS). */
   readonly timeoutMs?: number
+  /** The key that sets it, for the messages (`B.producer.transaction.timeout.ms`). */
+  readonly timeoutKey?: string
   readonly now?: () => number
 }
 
@@ -44,18 +46,21 @@ const RECORDS_PER_BATCH = 1000
 
 export class TransactionRounds {
   readonly #writer: TransactionalWriter
-  readonly #onEnd: (outcome: RoundOutcome) => void
+  readonly #onEnd: (outcome: RoundOutcome, cause?: unknown) => void
   readonly #timeoutMs: number
+  readonly #timeoutKey: string
   readonly #now: () => number
   readonly #inRound = new AsyncLocalStorage<true>()
   #lock: Promise<unknown> = Promise.resolve()
   /** Writes internal records inside the current round's transaction, or as a transaction of their own. */
   readonly records: Pick<RecordWriter, 'write'>
 
-  constructor (writer: TransactionalWriter, onEnd: (outcome: RoundOutcome) => void = () => undefined, options: TransactionRoundsOptions = {}) {
+  /** ON_END: how each round's transaction ended, with the failure of an aborted one. */
+  constructor (writer: TransactionalWriter, onEnd: (outcome: RoundOutcome, cause?: unknown) => void = () => undefined, options: TransactionRoundsOptions = {}) {
     this.#writer = writer
     this.#onEnd = onEnd
     this.#timeoutMs = options.timeoutMs ?? TRANSACTION_TIMEOUT_MS
+    this.#timeoutKey = options.timeoutKey ?? 'transaction.timeout.ms'
     this.#now = options.now ?? Date.now
     this.records = {
       write: async batches => this.#inRound.getStore() === true ? await this.#writeRecords(batches) : await this.run(() => this.#writeRecords(batches))
@@ -78,8 +83,9 @@ export class TransactionRounds {
       } catch (err) {
         // A fenced producer must not initialise its id again: that would fence the instance that owns it now.
         if (!(isKmirrorError(err) && err.code === ErrorCodes.FENCED)) await this.#writer.abortTransaction().catch(() => undefined)
-        this.#onEnd('aborted')
-        throw this.#explainFenced(err, startedAt)
+        const explained = this.#explainFenced(err, startedAt)
+        this.#onEnd('aborted', explained)
+        throw explained
       }
     }))
     this.#lock = result.catch(() => undefined)
@@ -107,10 +113,12 @@ export class TransactionRounds {
   /** Throws (retriable) instead of committing a round the coordinator may have aborted for its age. */
   #checkAge (startedAt: number): void {
     const ageMs = this.#now() - startedAt
-    if (ageMs < this.#timeoutMs * ROUND_LIMIT) return
+    // A round that opened no transaction (nothing to write) has nothing the coordinator could abort.
+    if (ageMs < this.#timeoutMs * ROUND_LIMIT || !this.#writer.inTransaction) return
     throw new KmirrorError(ErrorCodes.PRODUCE, `the round's transaction ${this.transactionalId} was open ${ageMs} ms, too close to the transaction timeout ` +
-      `(transaction.timeout.ms = ${this.#timeoutMs}), after which the target's coordinator aborts it: it is aborted and written again. ` +
-      'A round this long means writing to the target is slow: check the target brokers (request latency, throttling, leaders moving)', { retriable: true, details: { ageMs, transactionTimeoutMs: this.#timeoutMs } })
+      `(${this.#timeoutKey} = ${this.#timeoutMs}), after which the target's coordinator aborts it: it is aborted and written again. ` +
+      `A round this long means writing to the target is slow: check the target brokers (request latency, throttling, leaders moving), or raise ${this.#timeoutKey} ` +
+      '(at most the brokers\' transaction.max.timeout.ms)', { retriable: true, details: { ageMs, transactionTimeoutMs: this.#timeoutMs } })
   }
 
   /** A FENCED answer to a round older than the transaction timeout: the coordinator aborted it for its age. */
@@ -118,7 +126,7 @@ export class TransactionRounds {
     const ageMs = this.#now() - startedAt
     if (!isKmirrorError(err) || err.code !== ErrorCodes.FENCED || err.details['transactionalId'] === undefined || ageMs < this.#timeoutMs * ROUND_LIMIT) return err
     return new KmirrorError(ErrorCodes.FENCED, `the round's transaction ${this.transactionalId} was open ${ageMs} ms, past the transaction timeout ` +
-      `(transaction.timeout.ms = ${this.#timeoutMs}): the target's coordinator aborted it and bumped the producer epoch, so the target answers as if ` +
+      `(${this.#timeoutKey} = ${this.#timeoutMs}): the target's coordinator aborted it and bumped the producer epoch, so the target answers as if ` +
       `this producer were fenced (${err.message}). Nothing of the round is visible to read_committed readers; this instance stops writing. Restart ` +
       'kmirror (it resumes from the last committed round: nothing lost, nothing twice) and check why writing to the target took that long ' +
       '(target broker latency, throttling, leaders moving)', { cause: err, details: { ...err.details, ageMs, transactionTimeoutMs: this.#timeoutMs } })

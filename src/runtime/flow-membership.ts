@@ -16,6 +16,7 @@ import { hostname } from 'node:os'
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { WorkItem } from '../cluster/work.ts'
+import { clientInt } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
 import type { KmirrorError } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
@@ -261,7 +262,8 @@ async function fenceOnTarget (config: FlowConfig, ids: readonly string[], log: L
   const target = new ClusterClients(config.target, `${config.name}|group-fencer`, 'target')
   try {
     // A lost member's transaction being completed holds its fencing, and the leader's assignment with it: told.
-    await target.fenceTransactionalIds(ids, wait => { logTransactionWait(log, wait) })
+    await target.fenceTransactionalIds(ids, wait => { logTransactionWait(log, wait) },
+      { transactionTimeoutMs: clientInt(config.target.producer, 'transaction.timeout.ms'), transactionalIdPrefix: `${config.groupId}-` })
   } finally {
     await target.close()
   }

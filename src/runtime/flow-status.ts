@@ -4,6 +4,7 @@
  */
 import type { PartitionStatus, StepFailure } from '../replication/flow-replicator.ts'
 import type { OffsetSyncsStatus } from '../replication/sync-outbox.ts'
+import type { ExactlyOnceStatus } from '../replication/transaction-tally.ts'
 import type { JobStatus } from './scheduler.ts'
 
 export interface FlowStatus {
@@ -24,6 +25,8 @@ export interface FlowStatus {
    * many were thinned, and the failure of their writes while it lasts. Absent otherwise.
    */
   readonly offsetSyncs?: OffsetSyncsStatus
+  /** Exactly-once mode: this instance's transactions (transaction-tally.ts). Absent in at-least-once mode. */
+  readonly exactlyOnce?: ExactlyOnceStatus
 }
 
 export interface GroupCheckpoints {

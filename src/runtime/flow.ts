@@ -36,6 +36,7 @@ import { retryRetriable } from '../retry.ts'
 import { RefreshBaseline } from './refresh-baseline.ts'
 import { Scheduler } from './scheduler.ts'
 import { TransactionRounds } from '../replication/transaction-rounds.ts'
+import { TransactionTally } from '../replication/transaction-tally.ts'
 import { SyncOutbox } from '../replication/sync-outbox.ts'
 import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
 import { oneAtATime } from '../one-at-a-time.ts'
@@ -95,6 +96,8 @@ export class Flow implements WorkOwner {
   #replicator: FlowReplicator | null = null
   /** At-least-once mode with offset syncs: MM2's syncs not written yet, drained at stop. */
   #outbox: SyncOutbox | null = null
+  /** Exactly-once mode: what the round transactions came to; null otherwise. */
+  #transactions: TransactionTally | null = null
   #checkpoints: CheckpointEmitter | null = null
   #work: FlowWork | null = null
   #running: Promise<void> | null = null
@@ -155,15 +158,13 @@ export class Flow implements WorkOwner {
       maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
       timeoutMs: clientInt(config.target.producer, 'request.timeout.ms'),
       ...(this.#options.fence === undefined ? {} : { fence: this.#options.fence }),
-      ...(transactionalId === undefined ? {} : { transactionalId, transactionTimeoutMs, onCoordinatorMoved: m => this.#coordinatorMoved(m), onCoordinatorWaiting: w => { logTransactionWait(this.#log, w) } })
+      ...(transactionalId === undefined ? {} : { transactionalId, transactionTimeoutMs, transactionalIdPrefix: `${config.groupId}-`, onCoordinatorMoved: m => this.#coordinatorMoved(m), onCoordinatorWaiting: w => { logTransactionWait(this.#log, w) } })
     })
     // Exactly-once mode: progress, history and target-located offset syncs join each round's transaction.
     const rounds = transactionalId === undefined
       ? null
-      : new TransactionRounds(batchWriter, outcome => {
-        if (outcome === 'committed') this.#metrics.inc('transactionsCommitted', { flow: config.name })
-        if (outcome === 'aborted') this.#metrics.inc('transactionsAborted', { flow: config.name })
-      }, { timeoutMs: transactionTimeoutMs })
+      : new TransactionRounds(batchWriter, (outcome, cause) => { this.#transactions?.ended(outcome, cause) }, { timeoutMs: transactionTimeoutMs, timeoutKey: `${config.target.alias}.producer.transaction.timeout.ms` })
+    this.#transactions = transactionalId === undefined ? null : new TransactionTally(config.name, transactionalId, transactionTimeoutMs, this.#metrics)
     const roundWriter = rounds?.records ?? writer
     const offsetsReader = target.reader
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter)
@@ -359,7 +360,8 @@ export class Flow implements WorkOwner {
       membership: this.#membership(),
       // Only the instance that runs the job knows how current the checkpoints are.
       ...(this.#checkpoints !== null && this.owned().jobs.includes(JobNames.EMIT_CHECKPOINTS) ? { checkpoints: this.#checkpoints.currentSince() } : {}),
-      ...(this.#outbox === null ? {} : { offsetSyncs: this.#outbox.status() })
+      ...(this.#outbox === null ? {} : { offsetSyncs: this.#outbox.status() }),
+      ...(this.#transactions === null ? {} : { exactlyOnce: this.#transactions.status() })
     }
   }
 

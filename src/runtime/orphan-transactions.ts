@@ -3,7 +3,7 @@
  * first leader to fence (kafka/group-leader.ts `membersBeforeJoin`). The case it covers: a lone instance killed
  * (kill -9, a crashed host) and started again after its session ended. The group is empty then, no assignment
  * remembers the dead member, and its open transaction would hold every read_committed reader of the partitions it
- * wrote back until the transaction timeout (60 s).
+ * wrote back until the transaction timeout (`<target>.producer.transaction.timeout.ms`, 60 s by default).
  *
  * Which transactions are the group's: a member writes under `<group id>-<member name>`, the member name being
  * `host:pid:start` (group-member-options.ts `defaultMemberName`). A transaction is taken as a member's when

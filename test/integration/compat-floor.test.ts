@@ -183,6 +183,8 @@ test('exactly-once to Kafka 2.1.1: a lone instance killed with kill -9 and start
   if (/"msg":"no member in group [^"]* yet/.test(again.process.stderr)) t.diagnostic('the dead member\'s session had ended before the new instance joined: nothing of it listed to fence')
   else assert.match(again.process.stderr, /"msg":"fencing the transactional ids of members that left work behind"/)
   const visibleMs = await checkExactlyOnce(90_000) - restartedAt
+  // (timed from the restart, which includes starting a Node process on a loaded machine)
+  if (!/"msg":"no member in group [^"]* yet/.test(again.process.stderr)) assert.ok(visibleMs < 40_000, `every record visible ${visibleMs} ms after the restart`)
   t.diagnostic(`every record visible ${visibleMs} ms after the restart (transaction timeout 60000 ms)`)
   again.process.kill('SIGTERM')
   assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))

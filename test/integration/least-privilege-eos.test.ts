@@ -6,6 +6,8 @@
  * - with the table's ACLs, finds the dead one's open transaction (ListTransactions and DescribeTransactions see
  *   the ids bob may WRITE), tells it from another group's by describing the groups its dashed name could belong to,
  *   fences it, and a read_committed reader sees every record exactly once before that transaction's timeout;
+ * - with WRITE on its progress topic revoked mid-run, its rounds abort (nothing of them visible), `/status` and the
+ *   console show the last abort and its cause in red; granted again, the commits resume, every record exactly once;
  * - without DESCRIBE on the groups `<group id>-`, cannot tell, leaves the transaction to its timeout, and says so
  *   at info naming that grant; once the coordinator aborted it at its timeout (set to 20 s with
  *   `B.producer.transaction.timeout.ms`), every record is there exactly once.
@@ -15,7 +17,8 @@ import { test, type TestContext } from 'node:test'
 import type { AclBinding } from '../../src/kafka/acls.ts'
 import { ClusterClients } from '../../src/kafka/cluster-clients.ts'
 import type { OpenTransaction } from '../../src/kafka/open-transactions.ts'
-import { createAcls, deleteAclsOf } from '../helpers/acls.ts'
+import { createAcls, deleteAcls, deleteAclsOf } from '../helpers/acls.ts'
+import { launchBrowser, waitForText } from '../helpers/browser.ts'
 import { ensureClusters, getCluster, SECURE_ADMIN, type ClusterName } from '../helpers/clusters.ts'
 import { describeGroup } from '../helpers/groups.ts'
 import { checkExactlyOnceCopy, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
@@ -23,6 +26,7 @@ import { createTopic, deleteTopics, endOffsets } from '../helpers/kafka.ts'
 import { leastPrivilegeBindings, type LeastPrivilegeAcl } from '../helpers/least-privilege.ts'
 import { mm2Properties, writeTempFile } from '../helpers/process.ts'
 import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
+import type { ExactlyOnceStatus } from '../../src/replication/transaction-tally.ts'
 
 const BOB = 'User:bob'
 const PARTITIONS = 4
@@ -35,6 +39,8 @@ interface Setup {
   readonly topic: string
   readonly remote: string
   readonly group: string
+  /** The source's alias. */
+  readonly source: string
   /** The target's alias. */
   readonly target: string
   readonly config: string
@@ -97,7 +103,7 @@ async function setup (t: TestContext, leaveOut: (row: LeastPrivilegeAcl, op: Acl
   const ends = await endOffsets('secure2', remote)
   await waitFor(async () => ({ done: (await endOffsets('secure2', remote)).every((e, i) => e > ends[i]! + 5n), state: ends }),
     { timeoutMs: 30_000, intervalMs: 250, message: 'copying as bob' })
-  return { topic, remote, group, target: p.target, config, producer, instances, openNow: async () => (await admin.openTransactions(`${group}-`))?.open ?? [] }
+  return { topic, remote, group, source: p.source, target: p.target, config, producer, instances, openNow: async () => (await admin.openTransactions(`${group}-`))?.open ?? [] }
 }
 
 /**
@@ -165,6 +171,8 @@ test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed
   const s = await setup(t, row => row.feature === 'exactly-once' && row.resourceType === 'group', target => [`${target}.producer.transaction.timeout.ms = 20000`])
   const orphan = await killWithTransactionOpen(s)
   assert.equal(orphan.timeoutMs, 20_000, 'the transactions have the configured timeout')
+  // (read_committed readers wait for it only on the partitions it holds)
+  t.diagnostic(`the dead one's transaction holds ${orphan.topics.join(', ')}`)
 
   const again = await startInstance(s.config, 'again', t, [], { hostname: POD })
   s.instances.push(again)
@@ -184,8 +192,55 @@ test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed
 
   // And once the coordinator aborted it at its timeout, a read_committed reader finds every record exactly once
   // (the coordinator looks for timed-out transactions every 10 s)
-  const visibleAt = await checkExactlyOnce(s, orphan.startedAt + orphan.timeoutMs + 30_000 - Date.now())
+  const visibleAt = await checkExactlyOnce(s, Math.max(30_000, orphan.startedAt + orphan.timeoutMs + 60_000 - Date.now()))
   t.diagnostic(`every record visible ${visibleAt - orphan.startedAt} ms after the dead one's transaction began (timeout ${orphan.timeoutMs} ms)`)
   again.process.kill('SIGTERM')
   assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
+})
+
+/** The exactly-once part of the one flow's `/status` entry. */
+async function exactlyOnceOf (i: Instance): Promise<ExactlyOnceStatus | undefined> {
+  const response = await fetch(`http://127.0.0.1:${i.port}/status`, { signal: AbortSignal.timeout(2000) }).catch(() => null)
+  const body = await response?.json().catch(() => null) as { flows: { exactlyOnce?: ExactlyOnceStatus }[] } | null
+  return body?.flows[0]?.exactlyOnce
+}
+
+test('exactly-once as bob with WRITE on its progress topic revoked mid-run: its rounds abort, /status and the console show the last abort and its cause in red; granted again, commits resume and every record is there exactly once', { timeout: 150_000 }, async t => {
+  const s = await setup(t)
+  const one = s.instances[0]!
+  const first = await exactlyOnceOf(one)
+  assert.ok(first !== undefined && first.transactionalId.startsWith(`${s.group}-${POD}:`), JSON.stringify(first))
+  assert.equal(first.transactionTimeoutMs, 60_000)
+  assert.ok(first.committed > 0 && first.lastCommitAt !== null, JSON.stringify(first))
+
+  // When WRITE on its progress topic (part of every round's transaction) is revoked
+  const progressWrite: AclBinding = { resourceType: 'topic', resourceName: `mm2-offsets.${s.source}.internal`, patternType: 'literal', principal: BOB, host: '*', operation: 'write', permission: 'allow' }
+  await deleteAcls('secure2', [progressWrite])
+
+  // Then its rounds abort, and /status shows the last abort with the refusal
+  const aborting = await waitForValue(async () => {
+    const eos = await exactlyOnceOf(one)
+    return { done: eos?.lastAbort?.code === 'KMIRROR_ERR_NOT_AUTHORIZED', state: eos }
+  }, { timeoutMs: 30_000, intervalMs: 250, message: 'an abort for the refused progress write in /status' })
+  t.diagnostic(JSON.stringify(aborting))
+  assert.ok(aborting!.lastAbort!.message.includes(`grant WRITE on topic mm2-offsets.${s.source}.internal to User:bob on cluster ${s.target} (kafka-acls.sh `), aborting!.lastAbort!.message)
+  // and so does the console, in red
+  const browser = await launchBrowser(t)
+  const page = await browser.newPage()
+  await page.goto(`http://127.0.0.1:${one.port}/`)
+  await waitForText(page, '[data-exactly-once]', new RegExp(`^exactly-once as ${s.group}-${POD}:.* transactions committed .*aborted, the last .* ago: KMIRROR_ERR_NOT_AUTHORIZED: .*mm2-offsets\\.${s.source}\\.internal`), 'the console\'s exactly-once line')
+  assert.equal(await page.locator('[data-exactly-once]').getAttribute('class'), 'error-text')
+
+  // When it is granted again, commits resume
+  await createAcls('secure2', [progressWrite])
+  await waitFor(async () => {
+    const eos = await exactlyOnceOf(one)
+    return { done: eos !== undefined && eos.lastCommitAt !== null && eos.lastAbort !== null && eos.lastCommitAt > eos.lastAbort.at && eos.committed > aborting!.committed, state: eos }
+  }, { timeoutMs: 60_000, intervalMs: 250, message: 'commits again after the grant' })
+  assert.equal(one.process.exitStatus, null, 'still running')
+
+  // And a read_committed reader finds every record exactly once
+  await checkExactlyOnce(s, 60_000)
+  one.process.kill('SIGTERM')
+  assert.equal((await one.process.waitForExit(15_000)).code, 0, one.process.stderr.slice(-3000))
 })

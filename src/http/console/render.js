@@ -134,10 +134,27 @@ function offsetSyncs (flow) {
   return h('p', { class: syncs.failure === null ? 'muted' : 'error-text', 'data-offset-syncs': '' }, failing + thinned)
 }
 
+/** Aborts this recent are shown in red: rounds copied again, or a flow that cannot commit. */
+const RECENT_ABORT_MS = 15 * 60 * 1000
+
+/**
+ * Exactly-once mode: the transactional id, how many round transactions were committed (the last when) and aborted,
+ * and the last abort's cause, in red while it is recent. Nothing in at-least-once mode.
+ */
+function exactlyOnce (flow, now) {
+  const eos = flow.exactlyOnce
+  if (eos === undefined) return null
+  const committed = `exactly-once as ${eos.transactionalId}: ${formatCount(eos.committed)} transactions committed (last ${formatAgo(eos.lastCommitAt, now)})`
+  const abort = eos.lastAbort
+  const aborted = abort === null ? '' : `; ${formatCount(eos.aborted)} aborted, the last ${formatAgo(abort.at, now)}: ${abort.code}: ${abort.message}`
+  const recent = abort !== null && now - Date.parse(abort.at) < RECENT_ABORT_MS
+  return h('p', { class: recent ? 'error-text' : 'muted', 'data-exactly-once': '' }, committed + aborted)
+}
+
 /** The card of one flow. */
 export function renderFlow (flow, view, now) {
   const step = flow.stepFailure === null ? null : h('p', { class: 'error-text' }, `cannot copy: ${flow.stepFailure.code} (${flow.stepFailure.attempts} attempts since ${flow.stepFailure.since}): ${flow.stepFailure.message ?? ''}`)
   return h('article', { class: 'flow', 'data-flow': flow.name },
     h('div', { class: 'flow-head' }, h('h2', {}, flow.name), h('span', { class: `badge ${stateClass(flow.state)}`, 'data-state': flow.state }, flow.state)),
-    step, offsetSyncs(flow), stats(flow), failing(flow), topics(flow, view), jobs(flow, now), members(flow))
+    step, offsetSyncs(flow), exactlyOnce(flow, now), stats(flow), failing(flow), topics(flow, view), jobs(flow, now), members(flow))
 }

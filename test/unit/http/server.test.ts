@@ -66,6 +66,15 @@ describe('healthOf and statusDocument', () => {
     assert.equal('offsetSyncs' in (statusDocument([{ ...flows[0]!, offsetSyncs: undefined }], undefined) as { flows: object[] }).flows[0]!, false)
   })
 
+  it('Given an exactly-once flow, then /status and its summary show its transactions; an at-least-once flow has no such field', () => {
+    const exactlyOnce = { transactionalId: 'kmirror-A-B-h:1:2', transactionTimeoutMs: 60_000, committed: 12, aborted: 1, lastCommitAt: '2026-01-01T00:00:01.000Z', lastAbort: { at: '2026-01-01T00:00:00.000Z', code: 'KMIRROR_ERR_PRODUCE', message: 'connection reset' } }
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0)], stepFailure: null, jobs: [], membership: null, exactlyOnce }]
+    assert.deepEqual((statusDocument(flows, undefined) as { flows: { exactlyOnce: unknown }[] }).flows[0]!.exactlyOnce, exactlyOnce)
+    const context: FlowContext = { rate: () => ({ recordsPerSecond: null, bytesPerSecond: null }), stalled: new Set(), ready: true, failed: false }
+    assert.deepEqual(summaryDocument(flows, context, { filter: '', limit: 20 })[0]!['exactlyOnce'], exactlyOnce)
+    assert.equal('exactlyOnce' in (statusDocument([{ ...flows[0]!, exactlyOnce: undefined }], undefined) as { flows: object[] }).flows[0]!, false)
+  })
+
   it('Given a flow in a group, then /status shows its members and what each owns', () => {
     const membership = { group: 'kmirror-A-B', generation: 3, leader: 'h1:1:1', self: 'h1:1:1', members: [{ name: 'h1:1:1', partitions: 2, jobs: ['refresh-topics'] }] }
     const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0)], stepFailure: null, jobs: [], membership }]

@@ -250,6 +250,7 @@ describe('BatchWriter', () => {
     assert.deepEqual(result.incomplete, [])
     assert.deepEqual(result.failed.map(f => ({ write: f.write, error: f.error, kind: f.kind, refusedBatch: f.refusedBatch, retriable: f.retriable })),
       [{ write: 1, error: 'TOPIC_AUTHORIZATION_FAILED', kind: 'authorization', refusedBatch: false, retriable: false }])
+    assert.match(result.failed[0]!.hint ?? '', /^grant WRITE on topic A\.u to .* \(kafka-acls\.sh .*--operation Write --topic A\.u;/, 'the exact grant')
     assert.deepEqual(acks.filter(a => a.write === 1), [])
     assert.deepEqual(acks.filter(a => a.write === 0).map(a => a.batch), [0, 1])
     const built: string[] = []
@@ -273,6 +274,7 @@ describe('BatchWriter', () => {
     const result = await writer(brokers).write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.u', partition: 0, batches: batches(1, []) }], a => { acks.push(...a) })
     assert.ok(Date.now() - started < 1000)
     assert.deepEqual(result.failed.map(f => [f.write, f.error, f.operation]), [[1, 'TOPIC_AUTHORIZATION_FAILED', 'DESCRIBE']])
+    assert.match(result.failed[0]!.hint ?? '', /^grant DESCRIBE on topic A\.u to /)
     assert.deepEqual(acks.map(a => a.write), [0])
   })
 

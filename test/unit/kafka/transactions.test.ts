@@ -4,7 +4,9 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { partitionRefusals } from '../../../src/kafka/transactions.ts'
+import type { Connection } from '@platformatic/kafka'
+import { ErrorCodes } from '../../../src/errors.ts'
+import { partitionRefusals, TransactionCoordinator, type TransactionCoordinatorDeps } from '../../../src/kafka/transactions.ts'
 
 const E = { NONE: 0, UNKNOWN_TOPIC_OR_PARTITION: 3, NOT_COORDINATOR: 16, TOPIC_AUTHORIZATION_FAILED: 29, INVALID_TXN_STATE: 48, CONCURRENT_TRANSACTIONS: 51, OPERATION_NOT_ATTEMPTED: 55, INVALID_RECORD: 87, PRODUCER_FENCED: 90 }
 
@@ -31,4 +33,21 @@ test('an error of the transaction (fenced, coordinator moved or busy, invalid st
   assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.OPERATION_NOT_ATTEMPTED], ['A.u', 0, E.PRODUCER_FENCED])), { refused: [], errorCode: E.PRODUCER_FENCED })
   assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.INVALID_TXN_STATE])), { refused: [], errorCode: E.INVALID_TXN_STATE })
   assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.NONE], ['A.t', 1, E.NONE])), { refused: [], errorCode: 0 })
+})
+
+test('a refused transactional id names the prefixed WRITE grant of the flow\'s ids (an id carries the pid and start time), or the id itself without a prefix', () => {
+  const deps = (grantPrefix?: string): TransactionCoordinatorDeps => ({
+    pool: { get: async () => ({}) as Connection, getFirstAvailable: async () => { throw new Error('not asked') } },
+    send: async <_Req, Res>() => ({}) as Res,
+    brokers: () => [],
+    cluster: { label: 'cluster B', alias: 'B', brokers: 'b:9092', protocol: 'PLAINTEXT' },
+    principal: 'User:mirror',
+    ...(grantPrefix === undefined ? {} : { grantPrefix })
+  })
+  const id = 'kmirror-A-B-pod-7:42:1764950000000'
+  const prefixed = new TransactionCoordinator(deps('kmirror-A-B-')).refused(`get a producer id for transactional id ${id}`, id)
+  assert.equal(prefixed.code, ErrorCodes.NOT_AUTHORIZED)
+  assert.match(prefixed.message, /refused \(TRANSACTIONAL_ID_AUTHORIZATION_FAILED\): grant WRITE on transactional-ids prefixed kmirror-A-B- to User:mirror on cluster B \(kafka-acls\.sh --bootstrap-server b:9092 --add --allow-principal User:mirror --operation Write --transactional-id kmirror-A-B- --resource-pattern-type prefixed;/)
+  assert.doesNotMatch(prefixed.message, /DESCRIBE/)
+  assert.match(new TransactionCoordinator(deps()).refused('x', id).message, /grant WRITE on transactional-id kmirror-A-B-pod-7:42:1764950000000 to User:mirror/)
 })

@@ -11,6 +11,7 @@ function fakeWriter (): TransactionalWriter & { calls: string[], failWrite: unkn
     calls: [] as string[],
     failWrite: null as unknown,
     transactionalId: 'kmirror-A-B-0',
+    get inTransaction (): boolean { return open },
     async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<WriteResult> {
       if (w.failWrite !== null) throw w.failWrite
       open = true
@@ -66,11 +67,11 @@ describe('TransactionRounds', () => {
     assert.deepEqual(outcomes, ['aborted', 'aborted'])
   })
 
-  it('does not commit a round open for nearly the transaction timeout: it aborts it with a retriable error naming transaction.timeout.ms', async () => {
+  it('does not commit a round open for nearly the transaction timeout: it aborts it with a retriable error naming the key that sets it', async () => {
     const writer = fakeWriter()
     let now = 1_000_000
     const outcomes: RoundOutcome[] = []
-    const rounds = new TransactionRounds(writer, o => outcomes.push(o), { timeoutMs: 60_000, now: () => now })
+    const rounds = new TransactionRounds(writer, o => outcomes.push(o), { timeoutMs: 60_000, timeoutKey: 'B.producer.transaction.timeout.ms', now: () => now })
     const round = rounds.run(async () => {
       await rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])
       now += 54_000
@@ -79,7 +80,7 @@ describe('TransactionRounds', () => {
       assert.ok(err instanceof KmirrorError)
       assert.equal(err.code, ErrorCodes.PRODUCE)
       assert.equal(err.retriable, true)
-      assert.match(err.message, /transaction kmirror-A-B-0 was open 54000 ms, too close to the transaction timeout \(transaction\.timeout\.ms = 60000\).*aborted and written again/)
+      assert.match(err.message, /transaction kmirror-A-B-0 was open 54000 ms, too close to the transaction timeout \(B\.producer\.transaction\.timeout\.ms = 60000\).*aborted and written again.*or raise B\.producer\.transaction\.timeout\.ms/)
       return true
     })
     assert.deepEqual(writer.calls, ['write x-0:1', 'abort'])
@@ -87,6 +88,16 @@ describe('TransactionRounds', () => {
     now += 1000
     await rounds.run(() => rounds.records.write([{ topic: 'x', partition: 0, records: [record] }]))
     assert.deepEqual(outcomes, ['aborted', 'committed'], 'a round of normal length still commits')
+  })
+
+  it('lets a long round that wrote nothing end without an abort: it opened no transaction to time out', async () => {
+    const writer = fakeWriter()
+    let now = 0
+    const outcomes: RoundOutcome[] = []
+    const rounds = new TransactionRounds(writer, o => outcomes.push(o), { timeoutMs: 1000, now: () => now })
+    await rounds.run(async () => { now += 5000 })
+    assert.deepEqual(outcomes, ['empty'])
+    assert.deepEqual(writer.calls, ['commit'])
   })
 
   it('reports a FENCED answer to a round older than the transaction timeout as the coordinator\'s timeout abort, and a younger one as it is', async () => {
