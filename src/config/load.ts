@@ -13,6 +13,7 @@ import { resolveReferences, type ResolvedProperties } from './resolve-references
 import { secretValues } from './secrets.ts'
 import type { KmirrorConfig } from './types.ts'
 import { jobIntervalWarnings } from './job-intervals.ts'
+import { transactionTimeoutWarnings } from './transaction-timeout.ts'
 import { dedupe, readClusters, validateEnabledFlows, validateStructure } from './validate.ts'
 import { validateValues } from './validate-values.ts'
 import { collectWarnings, type ConfigWarning } from './warnings.ts'
@@ -96,7 +97,7 @@ function buildConfig (text: string, sourceFile: string, extraWarnings: readonly 
   if (all.length > 0) throw new ConfigError(dedupe(all).map(p => ({ ...p, message: redactor.redact(p.message) })), sourceFile)
   const warnings = [
     ...extraWarnings, ...resolved.warnings, ...collectWarnings({ ...parsed, values: resolved.values }, aliases, quote),
-    ...flows.filter(f => f.enabled).flatMap(jobIntervalWarnings)
+    ...flows.filter(f => f.enabled).flatMap(jobIntervalWarnings), ...flows.filter(f => f.enabled).flatMap(transactionTimeoutWarnings)
   ]
   return Object.freeze({
     sourceFile,

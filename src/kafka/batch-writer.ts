@@ -146,6 +146,14 @@ export class BatchWriter {
     return this.#options.transactionalId ?? null
   }
 
+  /**
+   * Exactly-once mode: AddPartitionsToTxn requests sent so far (0 otherwise). A round during which it did not move
+   * opened no transaction, even if it failed.
+   */
+  get transactionAdditions (): number {
+    return this.#transaction?.additionsSent ?? 0
+  }
+
   /** Whether a transaction is open (a partition was added to it since the last commit or abort). */
   get inTransaction (): boolean {
     return this.#transaction?.open ?? false
@@ -406,9 +414,10 @@ export class BatchWriter {
       ...(f.operation === undefined ? {} : { operation: f.operation }),
       kind: kafkaErrorInfo(f.error).kind,
       refusedBatch: isRefusedBatchError(f.error),
-      // A topic refused for an ACL: the exact grant (WRITE to produce or add it to a transaction, DESCRIBE for its metadata)
+      // A topic refused for an ACL: the exact grant. WRITE also when its metadata was refused: this writer writes it
+      // next, and WRITE implies the DESCRIBE the metadata needs (naming DESCRIBE would take the operator two fixes).
       hint: f.error === 'TOPIC_AUTHORIZATION_FAILED'
-        ? describeGrant({ operation: f.operation ?? 'WRITE', resourceType: 'topic', names: [f.topic] }, this.#principal, this.#cluster)
+        ? describeGrant({ operation: 'WRITE', resourceType: 'topic', names: [f.topic] }, this.#principal, this.#cluster)
         : kafkaErrorHint(f.error, this.#cluster)
     }))
   }

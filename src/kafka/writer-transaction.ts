@@ -36,6 +36,11 @@ export class WriterTransaction {
   /** A partition was refused mid-transaction: its sequences are unknown, the producer is renewed after the transaction. */
   #renewAfter = false
   #fencedBy: KmirrorError | null = null
+  /**
+   * AddPartitionsToTxn requests sent, ever (never cleared): a round that failed without sending one opened no
+   * transaction at the coordinator, whatever `open` says after a failure cleared it.
+   */
+  #additionsSent = 0
   /** Counts the memberships ended (`endMembership`): a request of an earlier era speaks for a producer that is gone. */
   #era = 0
 
@@ -52,6 +57,11 @@ export class WriterTransaction {
   /** Whether a partition was added since the last commit or abort. */
   get open (): boolean {
     return this.#partitions.size > 0
+  }
+
+  /** AddPartitionsToTxn requests sent so far (see `#additionsSent`). */
+  get additionsSent (): number {
+    return this.#additionsSent
   }
 
   /** Whether the producer must be renewed now that the transaction ended. */
@@ -116,6 +126,7 @@ export class WriterTransaction {
       if (!this.#partitions.has(key)) fresh.set(key, w)
     }
     if (fresh.size === 0) return
+    this.#additionsSent++
     const refused = await this.#coordinator.addPartitions(this.#id, producer, [...fresh.values()].map(w => ({ topic: w.topic, partition: w.partition })))
     for (const key of fresh.keys()) if (!refused.has(key)) this.#partitions.add(key)
     if (refused.size === 0) return

@@ -22,9 +22,12 @@ import { TRANSACTION_TIMEOUT_MS } from '../kafka/transactions.ts'
 import { encodeRecords, type OutRecord } from '../kafka/record-batch.ts'
 import type { OffsetSegment, PartitionBatch, RecordWriter } from '../kafka/record-writer.ts'
 
-export type TransactionalWriter = Pick<BatchWriter, 'write' | 'commitTransaction' | 'abortTransaction' | 'transactionalId' | 'endMembership' | 'inTransaction'>
+export type TransactionalWriter = Pick<BatchWriter, 'write' | 'commitTransaction' | 'abortTransaction' | 'transactionalId' | 'endMembership' | 'inTransaction' | 'transactionAdditions'>
 
-/** How a round's transaction ended: committed (it held records), aborted, or empty (nothing was written). */
+/**
+ * How a round's transaction ended: committed (it held records), aborted, or empty (no transaction was opened: nothing
+ * was written, also when the round failed before its first write, e.g. the source out of reach).
+ */
 export type RoundOutcome = 'committed' | 'aborted' | 'empty'
 
 /**
@@ -75,6 +78,7 @@ export class TransactionRounds {
   run<T> (fn: () => Promise<T>): Promise<T> {
     const result = this.#lock.then(() => this.#inRound.run(true, async () => {
       const startedAt = this.#now()
+      const additions = this.#writer.transactionAdditions
       try {
         const value = await fn()
         this.#checkAge(startedAt)
@@ -84,7 +88,7 @@ export class TransactionRounds {
         // A fenced producer must not initialise its id again: that would fence the instance that owns it now.
         if (!(isKmirrorError(err) && err.code === ErrorCodes.FENCED)) await this.#writer.abortTransaction().catch(() => undefined)
         const explained = this.#explainFenced(err, startedAt)
-        this.#onEnd('aborted', explained)
+        this.#onEnd(this.#writer.transactionAdditions === additions ? 'empty' : 'aborted', explained)
         throw explained
       }
     }))

@@ -40,6 +40,9 @@ export class TransactionTally {
     this.#transactionalId = transactionalId
     this.#timeoutMs = timeoutMs
     this.#metrics = metrics
+    // Both series exist from the start: a flow that never commits still has its ratio of aborts (the alert).
+    metrics.inc('transactionsCommitted', { flow }, 0)
+    metrics.inc('transactionsAborted', { flow }, 0)
   }
 
   /** How a round's transaction ended (TransactionRounds' `onEnd`); CAUSE is the failure of an aborted round. */

@@ -144,7 +144,9 @@ const RECENT_ABORT_MS = 15 * 60 * 1000
 function exactlyOnce (flow, now) {
   const eos = flow.exactlyOnce
   if (eos === undefined) return null
-  const committed = `exactly-once as ${eos.transactionalId}: ${formatCount(eos.committed)} transactions committed (last ${formatAgo(eos.lastCommitAt, now)})`
+  const committed = eos.lastCommitAt === null
+    ? `exactly-once as ${eos.transactionalId}: no transaction committed yet`
+    : `exactly-once as ${eos.transactionalId}: ${formatCount(eos.committed)} ${eos.committed === 1 ? 'transaction' : 'transactions'} committed (last ${formatAgo(eos.lastCommitAt, now)})`
   const abort = eos.lastAbort
   const aborted = abort === null ? '' : `; ${formatCount(eos.aborted)} aborted, the last ${formatAgo(abort.at, now)}: ${abort.code}: ${abort.message}`
   const recent = abort !== null && now - Date.parse(abort.at) < RECENT_ABORT_MS

@@ -33,4 +33,17 @@ describe('exactly.once.source.support', () => {
     const off = parse(twoClusters())
     assert.match(describeConfig(off, selectFlows(off)), /exactly\.once\.source\.support +at-least-once \(set B\.exactly\.once\.source\.support = enabled/)
   })
+
+  it('warns of a transaction timeout the flow\'s own waits would eat up, naming the key, the other key and the fix; refuses one under 1000', () => {
+    const warningsFor = (...lines: string[]) => parse(twoClusters('B.exactly.once.source.support = enabled', ...lines)).warnings.filter(w => (w.key ?? '').includes('transaction.timeout.ms'))
+    assert.deepEqual(warningsFor(), [])
+    assert.deepEqual(warningsFor('B.producer.transaction.timeout.ms = 900000'), [])
+    const [short] = warningsFor('B.producer.transaction.timeout.ms = 20000')
+    assert.equal(short?.key, 'B.producer.transaction.timeout.ms')
+    assert.match(short!.message, /^is 20000 for flow A->B, not above request\.timeout\.ms \(30000\) of the target's producer: .*set it well above/)
+    const [coordinator] = warningsFor('B.producer.transaction.timeout.ms = 5000', 'B.producer.request.timeout.ms = 2000')
+    assert.match(coordinator!.message, /^is 5000 for flow A->B: below 10000 .*every 10 s/)
+    assert.deepEqual(parse(twoClusters('B.producer.transaction.timeout.ms = 20000')).warnings.filter(w => (w.key ?? '').includes('transaction.timeout.ms')), [], 'at-least-once: not used')
+    assert.ok(problemFor(problemsOf(twoClusters('B.exactly.once.source.support = enabled', 'B.producer.transaction.timeout.ms = 999')), 'B.producer.transaction.timeout.ms'))
+  })
 })

@@ -7,12 +7,16 @@ import { TransactionRounds, type RoundOutcome, type TransactionalWriter } from '
 /** A transactional writer that records what it was asked, in order. */
 function fakeWriter (): TransactionalWriter & { calls: string[], failWrite: unknown } {
   let open = false
+  let additions = 0
   const w = {
     calls: [] as string[],
     failWrite: null as unknown,
     transactionalId: 'kmirror-A-B-0',
     get inTransaction (): boolean { return open },
+    get transactionAdditions (): number { return additions },
     async write (writes: readonly PartitionWrite[], onAcked: OnBatchesAcked): Promise<WriteResult> {
+      // As the real writer: the partitions are added to the transaction before their data goes out
+      if (!open) additions++
       if (w.failWrite !== null) throw w.failWrite
       open = true
       w.calls.push(`write ${writes.map(x => `${x.topic}-${x.partition}:${x.batches.reduce((n, b) => n + b.recordCount, 0)}`).join(',')}`)
@@ -88,6 +92,17 @@ describe('TransactionRounds', () => {
     now += 1000
     await rounds.run(() => rounds.records.write([{ topic: 'x', partition: 0, records: [record] }]))
     assert.deepEqual(outcomes, ['aborted', 'committed'], 'a round of normal length still commits')
+  })
+
+  it('reports a round that failed before its first write (the source out of reach) as empty, not as an aborted transaction', async () => {
+    const writer = fakeWriter()
+    const outcomes: RoundOutcome[] = []
+    const causes: unknown[] = []
+    const rounds = new TransactionRounds(writer, (o, cause) => { outcomes.push(o); causes.push(cause) })
+    const unreachable = new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'cluster A: connect ECONNREFUSED', { retriable: true })
+    await assert.rejects(rounds.run(async () => { throw unreachable }), (err: unknown) => err === unreachable)
+    assert.deepEqual(outcomes, ['empty'])
+    assert.deepEqual(causes, [unreachable])
   })
 
   it('lets a long round that wrote nothing end without an abort: it opened no transaction to time out', async () => {

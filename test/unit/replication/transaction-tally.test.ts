@@ -10,7 +10,7 @@ import { TransactionTally } from '../../../src/replication/transaction-tally.ts'
 
 test('commits and aborts are counted, with the last commit\'s time and the last abort\'s cause; empty rounds count nothing', () => {
   const counted: string[] = []
-  const metrics: Metrics = { inc: (name, labels) => { counted.push(`${name} ${labels['flow']}`) }, set: () => undefined, observe: () => undefined }
+  const metrics: Metrics = { inc: (name, labels, value = 1) => { counted.push(`${name} ${labels['flow']} +${value}`) }, set: () => undefined, observe: () => undefined }
   const tally = new TransactionTally('A->B', 'kmirror-A-B-pod:1:2', 20_000, metrics)
   assert.deepEqual(tally.status(), { transactionalId: 'kmirror-A-B-pod:1:2', transactionTimeoutMs: 20_000, committed: 0, aborted: 0, lastCommitAt: null, lastAbort: null })
   const before = Date.now()
@@ -24,5 +24,6 @@ test('commits and aborts are counted, with the last commit\'s time and the last 
   assert.equal(status.aborted, 2)
   assert.ok(Date.parse(status.lastCommitAt!) >= before)
   assert.deepEqual({ code: status.lastAbort!.code, message: status.lastAbort!.message }, { code: ErrorCodes.INTERNAL, message: 'socket hang up' })
-  assert.deepEqual(counted, ['transactionsCommitted A->B', 'transactionsCommitted A->B', 'transactionsAborted A->B', 'transactionsAborted A->B'])
+  // Both series from the start (at 0), then one per round
+  assert.deepEqual(counted, ['transactionsCommitted A->B +0', 'transactionsAborted A->B +0', 'transactionsCommitted A->B +1', 'transactionsCommitted A->B +1', 'transactionsAborted A->B +1', 'transactionsAborted A->B +1'])
 })

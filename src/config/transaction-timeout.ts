@@ -1,0 +1,37 @@
+/**
+ * Exactly-once mode: a transaction timeout (`<target>.producer.transaction.timeout.ms`) that the flow's own waits
+ * would eat up. A round that wrote anything is aborted once it has run for 90 % of the timeout (timed from its
+ * start, its fetch included: replication/transaction-rounds.ts), so one produce request waiting out
+ * `request.timeout.ms` must fit well inside it; and the target's coordinator looks for timed-out transactions only
+ * every 10 s (`transaction.abort.timed.out.transaction.cleanup.interval.ms`), so a shorter timeout does not end a dead
+ * instance's transaction any sooner.
+ */
+import { clientInt } from './client-settings.ts'
+import type { FlowConfig } from './types.ts'
+import type { ConfigWarning } from './warnings.ts'
+
+/** The brokers' default interval between two looks for timed-out transactions. */
+const COORDINATOR_CHECK_MS = 10_000
+
+export function transactionTimeoutWarnings (flow: FlowConfig): ConfigWarning[] {
+  if (!flow.exactlyOnce) return []
+  const producer = flow.target.producer
+  const timeoutMs = clientInt(producer, 'transaction.timeout.ms')
+  const requestMs = clientInt(producer, 'request.timeout.ms')
+  const key = `${flow.target.alias}.producer.transaction.timeout.ms`
+  if (timeoutMs * 0.9 <= requestMs) {
+    return [{
+      key,
+      message: `is ${timeoutMs} for flow ${flow.name}, not above request.timeout.ms (${requestMs}) of the target's producer: one slow produce request ` +
+        `would outlast 90 % of the transaction and abort the round, which is then written again; set it well above (defaults 60000 and 30000)`
+    }]
+  }
+  if (timeoutMs < COORDINATOR_CHECK_MS) {
+    return [{
+      key,
+      message: `is ${timeoutMs} for flow ${flow.name}: below 10000 it leaves slow rounds less room without ending a dead instance's transaction any ` +
+        'sooner (the coordinator looks for timed-out transactions every 10 s by default)'
+    }]
+  }
+  return []
+}
