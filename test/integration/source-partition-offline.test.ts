@@ -321,7 +321,7 @@ test('a frozen source partition leader (SIGSTOP): the other brokers\' partitions
       await waitFor(async () => {
         const ends = await endOffsets('target', name).catch(() => [])
         return { done: parts.every(p => ends[p] === (typeof end === 'bigint' ? end : end[p])), state: ends }
-      }, { timeoutMs: Math.max(1000, 20_000 - (Date.now() - frozenAt)), intervalMs: 100, message: `the partitions other brokers lead copied on with a leader frozen (${name})` })
+      }, { timeoutMs: Math.max(1000, 20_000 - (Date.now() - frozenAt)), intervalMs: 100, message: `the partitions other brokers lead (${what}: ${parts.join(', ')}) copied on with a leader frozen (${name}), to ${typeof end === 'bigint' ? end : `the source's ends ${end.join(', ')}`}` })
       timings.push(`${what}: ${Date.now() - frozenAt} ms`)
     }
     // Then they are on the target within 20 s of the freeze (waiting out the fetch's request timeout would take
