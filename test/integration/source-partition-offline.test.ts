@@ -318,11 +318,25 @@ test('a frozen source partition leader (SIGSTOP): the other brokers\' partitions
     // elected, and the test's producer must not wait on that)
     await produce(others, [...records(topic, online, 20, 10), ...records(single, singleOnline, 20, 10)], { idempotent: false })
     const copied = async (name: string, parts: readonly number[], end: bigint | readonly bigint[], what: string): Promise<void> => {
-      await waitFor(async () => {
-        const ends = await endOffsets('target', name).catch(() => [])
-        return { done: parts.every(p => ends[p] === (typeof end === 'bigint' ? end : end[p])), state: ends }
-      }, { timeoutMs: Math.max(1000, 20_000 - (Date.now() - frozenAt)), intervalMs: 100, message: `the partitions other brokers lead (${what}: ${parts.join(', ')}) copied on with a leader frozen (${name}), to ${typeof end === 'bigint' ? end : `the source's ends ${end.join(', ')}`}` })
+      try {
+        await waitFor(async () => {
+          const ends = await endOffsets('target', name).catch(() => [])
+          return { done: parts.every(p => ends[p] === (typeof end === 'bigint' ? end : end[p])), state: ends }
+        }, { timeoutMs: Math.max(1000, 20_000 - (Date.now() - frozenAt)), intervalMs: 100, message: `the partitions other brokers lead (${what}: ${parts.join(', ')}) copied on with a leader frozen (${name}), to ${typeof end === 'bigint' ? end : `the source's ends ${end.join(', ')}`}` })
+      } catch (err) {
+        // What tells a fetch that stopped (position = high watermark below the source's end) from a write that did
+        // not land (position past the target's end) or a source that moved on after the snapshot (a CI run timed out
+        // with every target partition at 30 and the expected ends unknown)
+        throw new Error(`${(err as Error).message}; then: ${await copyState(name === remote ? topic : single, parts)}; timings ${timings.join('; ')}`, { cause: err })
+      }
       timings.push(`${what}: ${Date.now() - frozenAt} ms`)
+    }
+    const copyState = async (source: string, parts: readonly number[]): Promise<string> => {
+      const sourceEnds = await endOffsets(others, source).catch((e: unknown) => `unreadable (${String(e)})`)
+      const status = await fetch(`http://127.0.0.1:${instance.port}/status`, { signal: AbortSignal.timeout(5000) }).then(async r => await r.json() as { flows: { partitions: { topic: string, partition: number, position: number, highWatermark: number, failure: unknown }[] }[] }).catch(() => null)
+      const kept = status?.flows[0]?.partitions.filter(p => p.topic === source && parts.includes(p.partition)).map(p => ({ partition: p.partition, position: p.position, highWatermark: p.highWatermark, failure: p.failure }))
+      const lines = instance.process.stderr.split('\n').filter(l => /"level":"(warn|error)"/.test(l) || l.includes(source)).slice(-15)
+      return `source ends ${Array.isArray(sourceEnds) ? sourceEnds.join(', ') : sourceEnds}; kmirror /status ${JSON.stringify(kept ?? 'unanswered')}; its last warnings and lines about ${source}: ${lines.join(' | ')}`
     }
     // Then they are on the target within 20 s of the freeze (waiting out the fetch's request timeout would take
     // 30 s): the three-replica topic's once their high watermark moves on without the frozen follower
