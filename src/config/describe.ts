@@ -4,7 +4,7 @@
  * value itself is a secret.
  */
 import { Redactor } from '../redactor.ts'
-import { clientInt } from './client-settings.ts'
+import { transactionTimeoutMs } from './transaction-timeout.ts'
 import { redactValue } from './secrets.ts'
 import type { ClientProps, ClusterClientConfig, FlowConfig, KmirrorConfig } from './types.ts'
 
@@ -49,7 +49,7 @@ const SETTINGS: readonly Setting[] = [
 function describeExactlyOnce (flow: FlowConfig): string {
   const t = flow.target.alias
   if (!flow.exactlyOnce) return `at-least-once (set ${t}.exactly.once.source.support = enabled for exactly-once; preparing reads as disabled)`
-  const timeoutMs = clientInt(flow.target.producer, 'transaction.timeout.ms')
+  const timeoutMs = transactionTimeoutMs(flow)
   return `enabled: every round is a transaction on ${t} (transactional id ${flow.groupId}-<member name>, transaction timeout ${timeoutMs} ms); ` +
     `needs WRITE on the transactional ids prefixed ${flow.groupId}- and DESCRIBE on the groups prefixed ${flow.groupId}- on ${t}, a source read read_committed, and on a cluster of fewer than 3 brokers ` +
     'transaction.state.log.replication.factor and transaction.state.log.min.isr lowered to fit; ' +

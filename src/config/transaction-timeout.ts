@@ -13,11 +13,15 @@ import type { ConfigWarning } from './warnings.ts'
 /** The brokers' default interval between two looks for timed-out transactions. */
 const COORDINATOR_CHECK_MS = 10_000
 
+/** The flow's transaction timeout: `<target>.producer.transaction.timeout.ms` (60000 by default). */
+export function transactionTimeoutMs (flow: FlowConfig): number {
+  return clientInt(flow.target.producer, 'transaction.timeout.ms')
+}
+
 export function transactionTimeoutWarnings (flow: FlowConfig): ConfigWarning[] {
   if (!flow.exactlyOnce) return []
-  const producer = flow.target.producer
-  const timeoutMs = clientInt(producer, 'transaction.timeout.ms')
-  const requestMs = clientInt(producer, 'request.timeout.ms')
+  const timeoutMs = transactionTimeoutMs(flow)
+  const requestMs = clientInt(flow.target.producer, 'request.timeout.ms')
   const key = `${flow.target.alias}.producer.transaction.timeout.ms`
   if (timeoutMs * 0.9 <= requestMs) {
     return [{

@@ -70,7 +70,7 @@ import { openTransactions, type OpenTransactions } from './open-transactions.ts'
 import { PartitionSend, Sequences, unacknowledged } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
 import { describeGrant } from './acl-grant.ts'
-import { TransactionCoordinator } from './transactions.ts'
+import { fenceTransactionalIds, TransactionCoordinator } from './transactions.ts'
 import { gatedSend, produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
 import { NotNowWait } from './not-now-wait.ts'
 import { RemoteTopicIds } from './remote-topic-ids.ts'
@@ -208,7 +208,7 @@ export class BatchWriter {
   async fenceTransactionalIds (ids: readonly string[]): Promise<void> {
     await this.#leaders.metadata([])
     // With the flow's own timeout: a broker refuses one above its transaction.max.timeout.ms (INVALID_TRANSACTION_TIMEOUT).
-    await Promise.all(ids.map(id => this.#coordinator.initProducerId(id, this.#options.transactionTimeoutMs)))
+    await fenceTransactionalIds(this.#coordinator, ids, this.#options.transactionTimeoutMs)
   }
 
   /** The open transactions on this cluster whose id starts with PREFIX (open-transactions.ts). */

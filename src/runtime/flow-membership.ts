@@ -16,7 +16,7 @@ import { hostname } from 'node:os'
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { WorkItem } from '../cluster/work.ts'
-import { clientInt } from '../config/client-settings.ts'
+import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import type { FlowConfig } from '../config/types.ts'
 import type { KmirrorError } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
@@ -263,7 +263,7 @@ async function fenceOnTarget (config: FlowConfig, ids: readonly string[], log: L
   try {
     // A lost member's transaction being completed holds its fencing, and the leader's assignment with it: told.
     await target.fenceTransactionalIds(ids, wait => { logTransactionWait(log, wait) },
-      { transactionTimeoutMs: clientInt(config.target.producer, 'transaction.timeout.ms'), transactionalIdPrefix: `${config.groupId}-` })
+      { transactionTimeoutMs: transactionTimeoutMs(config), transactionalIdPrefix: `${config.groupId}-` })
   } finally {
     await target.close()
   }

@@ -37,6 +37,7 @@ import { RefreshBaseline } from './refresh-baseline.ts'
 import { Scheduler } from './scheduler.ts'
 import { TransactionRounds } from '../replication/transaction-rounds.ts'
 import { TransactionTally } from '../replication/transaction-tally.ts'
+import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import { SyncOutbox } from '../replication/sync-outbox.ts'
 import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
 import { oneAtATime } from '../one-at-a-time.ts'
@@ -152,19 +153,19 @@ export class Flow implements WorkOwner {
     const fence = this.#options.fence
     const writer = target.writer('internal-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES, ...(fence === undefined ? {} : { fence }) })
     const transactionalId = config.exactlyOnce ? (this.#options.transactionalId ?? defaultTransactionalId(config)) : undefined
-    const transactionTimeoutMs = clientInt(config.target.producer, 'transaction.timeout.ms')
+    const timeoutMs = transactionTimeoutMs(config)
     const batchWriter = target.batchWriter('replication-producer', {
       maxInFlight: Math.min(5, clientInt(config.target.producer, 'max.in.flight.requests.per.connection')),
       maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
       timeoutMs: clientInt(config.target.producer, 'request.timeout.ms'),
       ...(this.#options.fence === undefined ? {} : { fence: this.#options.fence }),
-      ...(transactionalId === undefined ? {} : { transactionalId, transactionTimeoutMs, transactionalIdPrefix: `${config.groupId}-`, onCoordinatorMoved: m => this.#coordinatorMoved(m), onCoordinatorWaiting: w => { logTransactionWait(this.#log, w) } })
+      ...(transactionalId === undefined ? {} : { transactionalId, transactionTimeoutMs: timeoutMs, transactionalIdPrefix: `${config.groupId}-`, onCoordinatorMoved: m => this.#coordinatorMoved(m), onCoordinatorWaiting: w => { logTransactionWait(this.#log, w) } })
     })
     // Exactly-once mode: progress, history and target-located offset syncs join each round's transaction.
     const rounds = transactionalId === undefined
       ? null
-      : new TransactionRounds(batchWriter, (outcome, cause) => { this.#transactions?.ended(outcome, cause) }, { timeoutMs: transactionTimeoutMs, timeoutKey: `${config.target.alias}.producer.transaction.timeout.ms` })
-    this.#transactions = transactionalId === undefined ? null : new TransactionTally(config.name, transactionalId, transactionTimeoutMs, this.#metrics)
+      : new TransactionRounds(batchWriter, (outcome, cause) => { this.#transactions?.ended(outcome, cause) }, { timeoutMs, timeoutKey: `${config.target.alias}.producer.transaction.timeout.ms` })
+    this.#transactions = transactionalId === undefined ? null : new TransactionTally(config.name, transactionalId, timeoutMs, this.#metrics)
     const roundWriter = rounds?.records ?? writer
     const offsetsReader = target.reader
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter)

@@ -22,7 +22,7 @@
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import { errorMessage } from '../errors.ts'
 import { offsetHistoryTopic } from '../checkpoint/offset-history-store.ts'
-import { clientInt } from '../config/client-settings.ts'
+import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { resolveAfter } from '../deadline.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
@@ -39,7 +39,7 @@ export const OPEN_TRANSACTIONS_PATIENCE_MS = 10_000
 
 /** What a transaction not fenced costs, with the flow's own timeout (the dead instance most likely ran the same file). */
 function atTimeout (config: FlowConfig): string {
-  const ms = clientInt(config.target.producer, 'transaction.timeout.ms')
+  const ms = transactionTimeoutMs(config)
   return `a transaction of an instance that died before this one started ends at its transaction timeout (${config.target.alias}.producer.transaction.timeout.ms, ${ms / 1000} s in this configuration): read_committed readers of its partitions wait until then`
 }
 
