@@ -7,6 +7,7 @@ import { ExitCodes } from '../errors.ts'
 import type { MembershipStatus } from '../runtime/flow-status.ts'
 import { readFlowStatus, type FlowReplicationStatus, type MembershipReader } from '../runtime/status.ts'
 import { writeJson } from '../redactor.ts'
+import { renderTransactions } from '../runtime/transaction-status.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
 
 export interface StatusOptions {
@@ -30,7 +31,8 @@ const show = (n: number | null): string => n === null ? '?' : String(n)
 export function renderStatus (status: FlowReplicationStatus): string {
   if (!status.targetReachable) return `flow ${status.flow}: unknown (${status.error ?? 'the target could not be read'})\n`
   const head = `flow ${status.flow}${status.sourceReachable ? '' : ': source unreachable, showing what the target knows (? = unknown)'}` +
-    (status.membership === undefined ? '' : `\n${renderMembership(status.membership)}`)
+    (status.membership === undefined ? '' : `\n${renderMembership(status.membership)}`) +
+    (status.exactlyOnce === undefined ? '' : `\n${renderTransactions(status.exactlyOnce).join('\n')}`)
   if (status.partitions.length === 0) return `${head}\n  nothing replicated yet\n`
   const header = ['TOPIC', 'PARTITION', 'LAST REPLICATED', 'TARGET TOPIC', 'TARGET OFFSET', 'SOURCE END', 'LAG RECORDS', 'LAG SECONDS']
   const rows = status.partitions.map(p => [

@@ -15,6 +15,7 @@ import { createTopicFilter } from '../policy/topic-filter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
 import type { Translation } from '../checkpoint/offset-history.ts'
 import type { MembershipStatus } from './flow-status.ts'
+import { readFlowTransactions, type FlowTransactionsStatus } from './transaction-status.ts'
 
 export interface PartitionReplicationStatus {
   readonly topic: string
@@ -44,6 +45,8 @@ export interface FlowReplicationStatus {
   readonly partitions: readonly PartitionReplicationStatus[]
   /** The members of the flow's group and what each owns; absent when the flow has no group (one instance). */
   readonly membership?: MembershipStatus
+  /** Exactly-once mode: the transactions the flow's instances hold open on the target (transaction-status.ts). */
+  readonly exactlyOnce?: FlowTransactionsStatus
 }
 
 /** Reads the members of a flow's group on its target (set by the group wiring); null when it has none. */
@@ -76,9 +79,10 @@ export function lastTargetOffset (next: Translation | undefined): { offset: numb
 interface TargetView {
   readonly positions: Map<string, { topic: string, partition: number, last: number }>
   readonly translate: (topic: string, partition: number, committed: number) => Translation | undefined
+  readonly transactions: FlowTransactionsStatus | undefined
 }
 
-async function readTarget (flow: FlowConfig): Promise<TargetView> {
+async function readTarget (flow: FlowConfig, now: () => number): Promise<TargetView> {
   const target = new ClusterClients(flow.target, `${flow.name}|status`, 'target')
   try {
     await target.checkBrokers()
@@ -96,7 +100,8 @@ async function readTarget (flow: FlowConfig): Promise<TargetView> {
       history.history(topic, partition)?.markConsumedTo(last + 1)
       positions.set(tp, { topic, partition, last })
     }
-    return { positions, translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed) }
+    const transactions = await readFlowTransactions(flow, async prefix => await target.openTransactions(prefix), now())
+    return { positions, translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed), transactions }
   } finally {
     await target.close()
   }
@@ -148,7 +153,7 @@ async function readSource (flow: FlowConfig, positions: TargetView['positions'])
 export async function readFlowStatus (flow: FlowConfig, now: () => number = Date.now, readMembership?: MembershipReader): Promise<FlowReplicationStatus> {
   let target: TargetView
   try {
-    target = await readTarget(flow)
+    target = await readTarget(flow, now)
   } catch (err) {
     return { flow: flow.name, targetReachable: false, sourceReachable: false, error: `cannot read the stored progress on ${flow.target.alias}: ${errorMessage(err)}`, partitions: [] }
   }
@@ -183,6 +188,7 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
   const membership = readMembership === undefined ? null : await readMembership(flow).catch(() => null)
   return {
     flow: flow.name, targetReachable: true, sourceReachable: source !== null || target.positions.size === 0, ...(error === undefined ? {} : { error }), partitions,
-    ...(membership === null ? {} : { membership })
+    ...(membership === null ? {} : { membership }),
+    ...(target.transactions === undefined ? {} : { exactlyOnce: target.transactions })
   }
 }

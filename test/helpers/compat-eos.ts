@@ -19,6 +19,8 @@ export interface EosRestart {
   readonly again: Instance
   /** When it was started (Date.now()). */
   readonly restartedAt: number
+  /** The mm2.properties file both ran. */
+  readonly config: string
   /** Stops producing and checks the copy (every record once, source order); returns when read_committed saw it all. */
   readonly checkExactlyOnce: (timeoutMs: number) => Promise<number>
 }
@@ -67,5 +69,5 @@ export async function eosRestart (t: Cleanup, target: ClusterName, restart: 'at-
 
   const checkExactlyOnce = async (timeoutMs: number): Promise<number> =>
     await checkExactlyOnceCopy({ cluster: 'source', topic }, { cluster: target, topic: remote }, PARTITIONS, await producer!.stop(), timeoutMs)
-  return { again, restartedAt, checkExactlyOnce }
+  return { again, restartedAt, config, checkExactlyOnce }
 }

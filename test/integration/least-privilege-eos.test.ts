@@ -20,6 +20,7 @@ import type { OpenTransaction } from '../../src/kafka/open-transactions.ts'
 import { createAcls, deleteAcls, deleteAclsOf } from '../helpers/acls.ts'
 import { launchBrowser, waitForText } from '../helpers/browser.ts'
 import { ensureClusters, getCluster, SECURE_ADMIN, type ClusterName } from '../helpers/clusters.ts'
+import { runKmirror } from '../helpers/drills.ts'
 import { describeGroup } from '../helpers/groups.ts'
 import { checkExactlyOnceCopy, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from '../helpers/instances.ts'
 import { createTopic, deleteTopics, endOffsets } from '../helpers/kafka.ts'
@@ -27,6 +28,7 @@ import { leastPrivilegeBindings, type LeastPrivilegeAcl } from '../helpers/least
 import { mm2Properties, writeTempFile } from '../helpers/process.ts'
 import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
 import type { ExactlyOnceStatus } from '../../src/replication/transaction-tally.ts'
+import type { FlowReplicationStatus } from '../../src/runtime/status.ts'
 
 const BOB = 'User:bob'
 const PARTITIONS = 4
@@ -174,21 +176,33 @@ test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed
   // (read_committed readers wait for it only on the partitions it holds)
   t.diagnostic(`the dead one's transaction holds ${orphan.topics.join(', ')}`)
 
-  const again = await startInstance(s.config, 'again', t, [], { hostname: POD })
+  // When it is started again, `kmirror status`, run as bob meanwhile, names the transaction holding read_committed readers back, its age and timeout
+  // (all at once with the restart below: the coordinator aborts it 20-30 s after it began)
+  const [json, text, again] = await Promise.all([runKmirror(['status', s.config, '--json'], t), runKmirror(['status', s.config], t), startInstance(s.config, 'again', t, [], { hostname: POD })])
   s.instances.push(again)
+  assert.equal(json.code, 0, json.stderr)
+  const eos = (JSON.parse(json.stdout) as { flows: FlowReplicationStatus[] }).flows[0]!.exactlyOnce
+  assert.ok(eos !== undefined && eos.listable && eos.missed.length === 0 && eos.transactionalIdPrefix === `${s.group}-`, json.stdout)
+  const listed = eos.open.find(o => o.transactionalId === orphan.transactionalId)
+  assert.ok(listed !== undefined && listed.timeoutMs === 20_000 && listed.openSeconds > 0, json.stdout)
+  assert.deepEqual(listed.topics, orphan.topics)
+  assert.ok(text.stdout.includes(`  exactly-once: transactional ids ${s.group}-<member>, timeout 20 s; `), text.stdout)
+  assert.match(text.stdout, new RegExp(`\\n    ${orphan.transactionalId.replaceAll('.', '\\.')}: open [0-9.]+ s of its 20 s timeout.*; holds ${orphan.topics.join(', ').replaceAll('.', '\\.')}\\n`))
+
   await waitForSplit([again], PARTITIONS, 'the restarted instance owns the partitions')
 
   // Then the start names the cluster, the groups it could not describe and the grant, and fences nothing
   const [cannot, ...more] = linesOf(again, 'cannot tell whether groups')
   assert.ok(cannot !== undefined && more.length === 0, again.process.stderr.slice(-3000))
   assert.equal(cannot['level'], 'info')
-  const text = String(cannot['msg'])
-  assert.ok(text.includes(`groups ${s.group}-mirror, ${s.group}-mirror-7d9f8 exist on cluster ${s.target}`), text)
-  assert.ok(text.includes(`grant DESCRIBE on groups prefixed ${s.group}- to User:bob on cluster ${s.target} (kafka-acls.sh `), text)
-  assert.ok(text.includes(`--operation Describe --group ${s.group}- --resource-pattern-type prefixed;`), text)
-  assert.ok(text.includes(`ends at its transaction timeout (${s.target}.producer.transaction.timeout.ms, 20 s in this configuration)`), text)
+  const said = String(cannot['msg'])
+  assert.ok(said.includes(`groups ${s.group}-mirror, ${s.group}-mirror-7d9f8 exist on cluster ${s.target}`), said)
+  assert.ok(said.includes(`grant DESCRIBE on groups prefixed ${s.group}- to User:bob on cluster ${s.target} (kafka-acls.sh `), said)
+  assert.ok(said.includes(`--operation Describe --group ${s.group}- --resource-pattern-type prefixed;`), said)
+  assert.ok(said.includes(`ends at its transaction timeout (${s.target}.producer.transaction.timeout.ms, 20 s in this configuration)`), said)
   assert.deepEqual(linesOf(again, 'found a transaction left open by a member gone from the group'), [])
   assert.deepEqual((await s.openNow()).filter(o => o.transactionalId === orphan.transactionalId).map(o => o.producerEpoch), [orphan.producerEpoch], 'left open, not fenced')
+
 
   // And once the coordinator aborted it at its timeout, a read_committed reader finds every record exactly once
   // (the coordinator looks for timed-out transactions every 10 s)
