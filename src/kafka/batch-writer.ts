@@ -61,7 +61,6 @@ import { partitionKey } from '../topic-partition.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { isRefusedBatchError, isRetriableKafkaError, kafkaErrorHint, kafkaErrorInfo, kafkaErrorName } from './errors.ts'
 import { initIdempotentProducer } from './idempotent-producer-id.ts'
 import { InDoubtBatches } from './in-doubt.ts'
 import { watchedPool } from './silent-brokers.ts'
@@ -69,7 +68,6 @@ import type { ProducerIdentity } from './record-batch.ts'
 import { openTransactions, type OpenTransactions } from './open-transactions.ts'
 import { PartitionSend, Sequences, unacknowledged } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
-import { describeGrant } from './acl-grant.ts'
 import { fenceTransactionalIds, TransactionCoordinator } from './transactions.ts'
 import { gatedSend, produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
 import { NotNowWait } from './not-now-wait.ts'
@@ -77,6 +75,7 @@ import { RemoteTopicIds } from './remote-topic-ids.ts'
 import { TargetLeaders, type ByLeader, type Unready } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
 import { WriteGate } from './write-gate.ts'
+import { metadataRefused, partitionFailures, topicRecreated } from './write-failures.ts'
 import type { BatchAck, BatchWriterOptions, OnBatchesAcked, PartitionFailure, PartitionWrite, WriteResult } from './batch-writer-types.ts'
 
 export type { WriterTransport } from './broker-produce.ts'
@@ -330,15 +329,13 @@ export class BatchWriter {
   #setAside (writes: readonly PartitionWrite[], leaders: ByLeader<number>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[]): ByLeader<number> {
     const { byLeader, refused, ids } = leaders
     for (const { item, errorCode } of refused) {
-      const w = writes[item]!
       sends.get(item)!.refuse(0, false)
-      failures.push({ write: item, topic: w.topic, partition: w.partition, error: kafkaErrorName(errorCode), message: `${this.#cluster.label} refused the metadata of topic ${w.topic}`, retriable: isRetriableKafkaError(errorCode), operation: 'DESCRIBE' })
+      failures.push(metadataRefused(item, writes[item]!, errorCode, this.#cluster))
     }
     const stale: number[] = []
     this.#topicIds.holdRecreated(byLeader, ids, i => writes[i]!, (i, before) => {
-      const w = writes[i]!
       sends.get(i)!.refuse(0, false)
-      failures.push({ write: i, topic: w.topic, partition: w.partition, error: 'REMOTE_TOPIC_RECREATED', message: `topic ${w.topic} on ${this.#cluster.label} has a new topic id (${before} before, ${ids.get(w.topic)} now): it was deleted and created again`, retriable: true })
+      failures.push(topicRecreated(i, writes[i]!, before, ids.get(writes[i]!.topic), this.#cluster))
     }, i => { stale.push(i) })
     return stale.length === 0 ? leaders : { ...leaders, leaderless: [...leaders.leaderless, ...stale] }
   }
@@ -409,17 +406,7 @@ export class BatchWriter {
       this.#afterFailure(sends, failures, outOfStep)
     }
     if (request !== undefined) throw request.requestError
-    return failures.map(f => ({
-      write: f.write, topic: f.topic, partition: f.partition, error: f.error, message: f.message, retriable: f.retriable,
-      ...(f.operation === undefined ? {} : { operation: f.operation }),
-      kind: kafkaErrorInfo(f.error).kind,
-      refusedBatch: isRefusedBatchError(f.error),
-      // A topic refused for an ACL: the exact grant. WRITE also when its metadata was refused: this writer writes it
-      // next, and WRITE implies the DESCRIBE the metadata needs (naming DESCRIBE would take the operator two fixes).
-      hint: f.error === 'TOPIC_AUTHORIZATION_FAILED'
-        ? describeGrant({ operation: 'WRITE', resourceType: 'topic', names: [f.topic] }, this.#principal, this.#cluster)
-        : kafkaErrorHint(f.error, this.#cluster)
-    }))
+    return partitionFailures(failures, this.#principal, this.#cluster)
   }
 
   async #ensureProducer (brokers: Map<number, Broker>): Promise<ProducerIdentity> {
