@@ -648,6 +648,7 @@ tool_class() {
     groups)        echo org.apache.kafka.tools.consumer.group.ConsumerGroupCommand ;;
     acls)          echo org.apache.kafka.tools.AclCommand ;;
     configs)       echo kafka.admin.ConfigCommand ;;
+    transactions)  echo org.apache.kafka.tools.TransactionsCommand ;;
     dump-log)      echo kafka.tools.DumpLogSegments ;;
     *)             echo "$1" ;;
   esac

@@ -73,6 +73,7 @@ function buildFlow (raw: Props, source: string, target: string): FlowConfig {
     adminTimeoutMs: integer(get('admin.timeout.ms'), IntegerWidths.LONG),
     startRetryTimeoutMs: integer(get('start.retry.timeout.ms'), IntegerWidths.LONG),
     healthStallThresholdMs: integer(get('health.stall.threshold.ms'), IntegerWidths.LONG),
+    transactionHangThresholdMs: integer(get('health.transaction.hang.threshold.ms'), IntegerWidths.LONG),
     partitionMetrics: bool(get('metrics.partition.level.enabled')),
     groupId: props['group.id'] ?? `kmirror-${source}-${target}`,
     sessionTimeoutMs: integer(get('session.timeout.ms'), IntegerWidths.INT),

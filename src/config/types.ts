@@ -96,6 +96,8 @@ export interface FlowConfig {
   readonly startRetryTimeoutMs: number
   /** kmirror's `health.stall.threshold.ms`: no completed round for this long makes `/healthz` 503. */
   readonly healthStallThresholdMs: number
+  /** kmirror's `health.transaction.hang.threshold.ms`: a source partition an open transaction holds this long is failing. */
+  readonly transactionHangThresholdMs: number
   /** kmirror's `metrics.partition.level.enabled`: export the per-partition lag series. */
   readonly partitionMetrics: boolean
   /** The flow's group on its target cluster (`A->B.group.id`, default `kmirror-<source>-<target>`) and its timeouts. */

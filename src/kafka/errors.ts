@@ -229,6 +229,8 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   APPENDED_AFTER_REFUSED_BATCH: TRANSIENT,
   /** kmirror's own name (remote-topic-ids.ts): the remote topic has a new topic id; the partition is copied again from the log start. */
   REMOTE_TOPIC_RECREATED: TRANSIENT,
+  /** kmirror's own name (source-waits.ts): a read_committed read held at the last stable offset by a transaction open on the source. */
+  SOURCE_TRANSACTION_OPEN: TRANSIENT,
   OFFSET_OUT_OF_RANGE: { kind: K.OUT_OF_RANGE, retriable: false },
   SASL_AUTHENTICATION_FAILED: { kind: K.AUTHENTICATION, retriable: false, hint: 'check <alias>.sasl.mechanism and the username and password in <alias>.sasl.jaas.config' },
   ILLEGAL_SASL_STATE: { kind: K.CONFIG, retriable: false, hint: 'check <alias>.security.protocol and <alias>.sasl.mechanism match the listener' },

@@ -24,7 +24,7 @@ export interface ToolCluster {
   readonly protocol?: string
 }
 
-export type KafkaTool = 'kafka-acls.sh' | 'kafka-topics.sh' | 'kafka-consumer-groups.sh' | 'kafka-configs.sh'
+export type KafkaTool = 'kafka-acls.sh' | 'kafka-topics.sh' | 'kafka-consumer-groups.sh' | 'kafka-configs.sh' | 'kafka-transactions.sh'
 
 /** Whose client properties the tool needs: an admin's to change ACLs or delete offsets, any client's to read. */
 export type ToolUser = 'ADMIN' | 'CLIENT'

@@ -20,6 +20,7 @@ import { ErrorCodes, type ErrorCode } from '../errors.ts'
 import { describeGrant } from '../kafka/acl-grant.ts'
 import { errorCodeOfKind, kafkaErrorInfo, KafkaErrorKinds, type KafkaErrorKind } from '../kafka/errors.ts'
 import { THROTTLED } from '../kafka/fetch-results.ts'
+import { SOURCE_TRANSACTION_OPEN } from './source-waits.ts'
 import { toolCommand, type ToolCluster } from '../kafka/tool-command.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
@@ -92,6 +93,8 @@ export interface SourceWaitReport {
   readonly sinceMs: number
   /** The threshold it waited past (the flow's health.stall.threshold.ms). */
   readonly thresholdMs: number
+  /** SOURCE_TRANSACTION_OPEN: the offset the open transaction holds it at. */
+  readonly heldAt?: number
 }
 
 /**
@@ -176,7 +179,9 @@ export class PartitionFailures {
   unreadable (key: string, p: FailingPartition, wait: SourceWaitReport, quiet = false, now = Date.now()): void {
     const source = this.#clusters.source
     const waitedS = Math.round((now - wait.sinceMs) / 1000)
-    const remedy = wait.error === THROTTLED ? quotaRemedy(source) : leaderRemedy(p.topic, p.partition, source)
+    const remedy = wait.error === THROTTLED
+      ? quotaRemedy(source)
+      : wait.error === SOURCE_TRANSACTION_OPEN ? transactionRemedy(p.topic, p.partition, wait.heldAt ?? 0, source) : leaderRemedy(p.topic, p.partition, source)
     const report: FailureReport = {
       side: FailureSides.SOURCE, cluster: source.alias, code: ErrorCodes.FETCH, error: wait.error, kind: kafkaErrorInfo(wait.error).kind,
       message: `${p.topic}-${p.partition} cannot be read: ${wait.detail}`, remedy,
@@ -185,15 +190,15 @@ export class PartitionFailures {
     this.#entries.set(key, { report, sinceMs: wait.sinceMs, labels: { flow: this.#flow, error: wait.error } })
     const log = quiet ? this.#log.debug.bind(this.#log) : this.#log.warn.bind(this.#log)
     log({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster: source.alias, error: wait.error, waitedMs: now - wait.sinceMs, thresholdMs: wait.thresholdMs },
-      `cannot read ${p.topic}-${p.partition} from cluster ${source.alias} for ${waitedS} s (health.stall.threshold.ms = ${wait.thresholdMs}): ${wait.detail}; ${remedy}. ` +
+      `cannot read ${p.topic}-${p.partition} from cluster ${source.alias} for ${waitedS} s (${wait.heldAt === undefined ? 'health.stall.threshold.ms' : 'health.transaction.hang.threshold.ms'} = ${wait.thresholdMs}): ${wait.detail}; ${remedy}. ` +
       `Its records wait on the source, none is skipped; kmirror copies it as soon as the source gives it, and the others keep flowing`)
     this.#updateGauge()
   }
 
-  /** Partition `key` was read and written again: logs its recovery if it was failing. */
-  recover (key: string, p: FailingPartition): void {
+  /** Partition `key` was read and written again: logs its recovery if it was failing (unless with error KEEP: it still is). */
+  recover (key: string, p: FailingPartition, keep?: string): void {
     const entry = this.#entries.get(key)
-    if (entry === undefined) return
+    if (entry === undefined || entry.report.error === keep) return
     this.#entries.delete(key)
     this.#log.info({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster: entry.report.cluster, error: entry.report.error, failedForMs: Date.now() - entry.sinceMs, attempts: entry.report.attempts },
       `${p.topic}-${p.partition} is replicated again (it failed with ${entry.report.error} on cluster ${entry.report.cluster})`)
@@ -262,6 +267,15 @@ function quotaRemedy (side: FailureCluster): string {
   return `raise or remove the fetch quota (consumer_byte_rate) that throttles kmirror's principal or client id on cluster ${side.alias} ` +
     `(to see them: ${toolCommand('kafka-configs.sh', side, '--describe --entity-type users')} and ${toolCommand('kafka-configs.sh', side, '--describe --entity-type clients')}); ` +
     'until then it is copied at the quota\'s pace'
+}
+
+/** What ends a hold by an open transaction on the source, and how to find and abort one that hangs (KIP-664, Kafka 3.0+). */
+function transactionRemedy (topic: string, partition: number, offset: number, side: FailureCluster): string {
+  return `a producer's transaction ends with its commit or abort, or at its transaction.timeout.ms (at most the brokers' transaction.max.timeout.ms, ` +
+    `15 min by default); one open longer hangs (its producer gone, its coordinator unaware of it). Find its producer, the one whose ` +
+    `CurrentTransactionStartOffset is ${offset} (${toolCommand('kafka-transactions.sh', side, `describe-producers --topic ${topic} --partition ${partition}`)}); ` +
+    `once sure that producer is gone, abort the transaction, with CLUSTER_ACTION on the cluster or, from Kafka 3.8, ALTER ` +
+    `(${toolCommand('kafka-transactions.sh', side, `abort --topic ${topic} --partition ${partition} --start-offset ${offset}`, 'ADMIN')})`
 }
 
 function leaderRemedy (topic: string, partition: number, side: FailureCluster): string {

@@ -66,7 +66,7 @@ export interface WriteTarget {
 
 export interface FlowReplicatorDeps {
   /** With IdentityReplicationPolicy, the policy and aliases turn on loop prevention (provenance.ts). */
-  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'> & Partial<ProvenanceFlow> & Partial<Pick<FlowConfig, 'groupId' | 'healthStallThresholdMs'>>
+  readonly flow: Pick<FlowConfig, 'name' | 'offsetLagMax' | 'offsetFlushIntervalMs'> & Partial<ProvenanceFlow> & Partial<Pick<FlowConfig, 'groupId' | 'healthStallThresholdMs' | 'transactionHangThresholdMs'>>
   readonly fetcher: SourceReader
   readonly writer: TargetWriter
   readonly progress: ProgressSink

@@ -14,6 +14,8 @@ import type { TargetWait } from './target-wait.ts'
 
 /** How long a partition waits for the target before it is reported, without a flow's health.stall.threshold.ms (its default). */
 export const DEFAULT_WAIT_REPORT_MS = 120_000
+/** How long an open source transaction holds a partition before it is reported, without a flow's health.transaction.hang.threshold.ms (its default). */
+export const DEFAULT_HOLD_REPORT_MS = 900_000
 /** Partitions reported with a warning line each, per round; the others of the round share one line. */
 export const WAIT_WARNINGS_SHOWN = 20
 /** Why a partition waits, when the writer cannot say (no probe has answered for it). */
@@ -46,19 +48,21 @@ function reportTargetWaits (deps: WaitReportDeps, thresholdMs: number): void {
   if (waits.length > WAIT_WARNINGS_SHOWN) {
     const more = waits.length - WAIT_WARNINGS_SHOWN
     log.warn({ count: more, thresholdMs }, `and ${more} more partitions of flow ${flow.name} the target has taken no records of ` +
-      `for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms); /status lists each with its failure and remedy`)
+      `for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms, or health.transaction.hang.threshold.ms while a transaction holds them); /status lists each with its failure and remedy`)
   }
 }
 
 function reportSourceWaits (deps: WaitReportDeps, thresholdMs: number, now: number): void {
   const { flow, unread, failing, log } = deps
-  const waits = unread.due(thresholdMs, now)
-  waits.forEach(({ state, since, reason }, i) => {
-    failing.unreadable(state.key, state, { ...reason, sinceMs: since, thresholdMs }, i >= WAIT_WARNINGS_SHOWN, now)
+  const holdThresholdMs = flow.transactionHangThresholdMs ?? DEFAULT_HOLD_REPORT_MS
+  const waits = unread.due(thresholdMs, now, holdThresholdMs)
+  waits.forEach(({ state, since, reason, heldAt }, i) => {
+    const report = heldAt === undefined ? { thresholdMs } : { thresholdMs: holdThresholdMs, heldAt }
+    failing.unreadable(state.key, state, { ...reason, sinceMs: since, ...report }, i >= WAIT_WARNINGS_SHOWN, now)
   })
   if (waits.length > WAIT_WARNINGS_SHOWN) {
     const more = waits.length - WAIT_WARNINGS_SHOWN
     log.warn({ count: more, thresholdMs }, `and ${more} more partitions of flow ${flow.name} the source has given nothing of ` +
-      `for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms); /status lists each with its failure and remedy`)
+      `for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms, or health.transaction.hang.threshold.ms while a transaction holds them); /status lists each with its failure and remedy`)
   }
 }

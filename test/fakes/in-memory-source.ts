@@ -119,6 +119,12 @@ export class InMemorySource implements SourceReader {
    */
   readonly unreachable = new Map<string, RetryReason>()
 
+  /**
+   * Partitions an open transaction holds, by `partitionKey`: the offset of its first record, their last stable offset
+   * (read_committed: nothing from it on is given, the high watermark still counts it) until deleted.
+   */
+  readonly openTransactions = new Map<string, number>()
+
   /** Fetches of the partition answer FAILED with this error (e.g. READ revoked) until `refuseReads(…, null)`. */
   refuseReads (topic: string, partition: number, failure: PartitionError | null): void {
     if (failure === null) this.#refusedReads.delete(partitionKey(topic, partition))
@@ -161,7 +167,8 @@ export class InMemorySource implements SourceReader {
 
   #fetchOne (position: PartitionPosition): FetchedBatches {
     const p = this.#get(position.topic, position.partition)
-    const offsets = { highWatermark: p.highWatermark, lastStableOffset: p.highWatermark, logStartOffset: p.logStart }
+    const stable = Math.min(this.openTransactions.get(partitionKey(p.topic, p.partition)) ?? p.highWatermark, p.highWatermark)
+    const offsets = { highWatermark: p.highWatermark, lastStableOffset: stable, logStartOffset: p.logStart }
     const empty = { topic: p.topic, partition: p.partition, fromOffset: position.offset, batches: [], nextOffset: position.offset, ...offsets }
     const refused = this.#refusedReads.get(partitionKey(p.topic, p.partition))
     if (refused !== undefined) return { ...empty, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, outcome: FetchOutcomes.FAILED, failure: refused }
@@ -170,7 +177,7 @@ export class InMemorySource implements SourceReader {
     const scripted = this.#scripted.get(partitionKey(p.topic, p.partition))?.shift()
     if (scripted !== undefined) return { ...empty, outcome: scripted }
     if (position.offset < p.logStart || position.offset > p.highWatermark) return { ...empty, outcome: FetchOutcomes.OUT_OF_RANGE }
-    const end = Math.min(position.offset + this.maxSpan, p.highWatermark)
+    const end = Math.max(position.offset, Math.min(position.offset + this.maxSpan, stable))
     const records = p.records.filter(r => r.offset >= position.offset && r.offset < end)
     if (records.length > 0 && this.leadingRecords > 0) {
       const before = p.records.filter(r => r.offset < position.offset).slice(-this.leadingRecords)

@@ -38,6 +38,8 @@ export interface HarnessOptions {
   readonly withoutReadyProbe?: boolean
   /** How long a partition waits for the target before it is reported (the flow's health.stall.threshold.ms). */
   readonly healthStallThresholdMs?: number
+  /** How long an open source transaction holds a partition before it is reported (health.transaction.hang.threshold.ms). */
+  readonly transactionHangThresholdMs?: number
   /** What the sync sink names in its failure lines (`OffsetSyncSink.writesTo`). */
   readonly syncsWriteTo?: WriteTarget
 }
@@ -52,7 +54,8 @@ export function createHarness (options: HarnessOptions = {}): Harness {
   const replicator = new FlowReplicator({
     flow: {
       name: 'A->B', offsetLagMax: options.offsetLagMax ?? 100, offsetFlushIntervalMs: options.offsetFlushIntervalMs ?? 3_600_000,
-      ...(options.healthStallThresholdMs === undefined ? {} : { healthStallThresholdMs: options.healthStallThresholdMs })
+      ...(options.healthStallThresholdMs === undefined ? {} : { healthStallThresholdMs: options.healthStallThresholdMs }),
+      ...(options.transactionHangThresholdMs === undefined ? {} : { transactionHangThresholdMs: options.transactionHangThresholdMs })
     },
     fetcher: source,
     writer: target,

@@ -8,13 +8,18 @@ import { runKafkaLocal, SECURE_ADMIN } from './clusters.ts'
 import type { Cleanup } from './kafka-clients.ts'
 import { writeTempFile } from './process.ts'
 
-const TOOLS: Readonly<Record<string, string>> = { 'kafka-acls.sh': 'acls', 'kafka-topics.sh': 'topics', 'kafka-consumer-groups.sh': 'groups' }
+const TOOLS: Readonly<Record<string, string>> = { 'kafka-acls.sh': 'acls', 'kafka-topics.sh': 'topics', 'kafka-consumer-groups.sh': 'groups', 'kafka-transactions.sh': 'transactions' }
 
 /**
  * The first tool line in a text: it ends where the remedy's sentence goes on (`;` or `)` around it), outside the
  * single quotes kmirror puts around values a shell would split.
  */
-const LINE = /(kafka-(?:acls|topics|consumer-groups)\.sh) ((?:'[^']*'|[^;)'])*)/
+const LINE = /(kafka-(?:acls|topics|consumer-groups|transactions)\.sh) ((?:'[^']*'|[^;)'])*)/
+
+/** Every tool line TEXT holds, in order (a remedy may print two: see, then fix). */
+export function printedToolLines (text: string): string[] {
+  return [...text.matchAll(new RegExp(LINE.source, 'g'))].map(m => m[0])
+}
 
 /** The tool line TEXT holds, split into the tool and its arguments as a shell would (throws naming TEXT when there is none). */
 export function printedToolLine (text: string): { tool: string, args: string[] } {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { FetchOutcomes, type FetchedBatches, type FetchOutcome, type RetryReason } from '../../../src/kafka/record-fetcher.ts'
 import type { PartitionState } from '../../../src/replication/partition-set.ts'
-import { SourceWaits } from '../../../src/replication/source-waits.ts'
+import { SOURCE_TRANSACTION_OPEN, SourceWaits } from '../../../src/replication/source-waits.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 
 function stateOf (topic: string, partition: number): PartitionState {
@@ -77,5 +77,67 @@ describe('SourceWaits', () => {
     waits.note(answer(again, FetchOutcomes.RETRY, DOWN), again, 200)
     waits.forget(gone)
     assert.deepEqual(waits.due(10, 300).map(w => w.state), [again])
+  })
+
+  describe('a partition an open source transaction holds (read_committed)', () => {
+    /** An OK answer with no records, at position `s.position`, with these offsets (left out of a session's answer: -1). */
+    const offsets = (s: PartitionState, lastStableOffset: number, highWatermark: number, records = false): FetchedBatches => ({
+      ...answer(s, FetchOutcomes.OK), fromOffset: s.position, nextOffset: s.position, lastStableOffset, highWatermark,
+      batches: records ? [{ baseOffset: s.position } as never] : []
+    })
+
+    it('holds from the first empty answer whose last stable offset is the position and whose high watermark is above it, through answers a fetch session leaves out, and is listed past its own threshold', () => {
+      const waits = new SourceWaits()
+      const s = stateOf('t', 0)
+      s.position = 40
+      waits.note(offsets(s, 40, 45), s, 1_000)
+      assert.equal(waits.held(s), true)
+      waits.note(offsets(s, -1, -1), s, 2_000)
+      waits.note(offsets(s, 40, 48), s, 3_000)
+      assert.deepEqual(waits.due(500, 3_000, 10_000), [], 'the stall threshold does not apply to a hold')
+      const [due, ...more] = waits.due(500, 11_000, 10_000)
+      assert.equal(more.length, 0)
+      assert.equal(due?.since, 1_000)
+      assert.equal(due?.heldAt, 40)
+      assert.equal(due?.reason.error, SOURCE_TRANSACTION_OPEN)
+      assert.match(due!.reason.detail, /holds it at offset 40, its last stable offset \(the log goes on to 48\)/)
+      assert.deepEqual(waits.due(500, 20_000, 10_000), [], 'listed once')
+    })
+
+    it('ends at records, at a last stable offset past the position, or when nothing lies past the position', () => {
+      const ends: ((s: PartitionState) => FetchedBatches)[] = [s => offsets(s, 40, 45, true), s => offsets(s, 45, 45), s => offsets(s, 40, 40)]
+      for (const end of ends) {
+        const waits = new SourceWaits()
+        const s = stateOf('t', 0)
+        s.position = 40
+        waits.note(offsets(s, 40, 45), s, 0)
+        waits.note(end(s), s, 100)
+        assert.equal(waits.held(s), false)
+        assert.equal(waits.count, 0)
+      }
+    })
+
+    it('is never a partition read up to its last stable offset with more committed records to come, nor a RETRY', () => {
+      const waits = new SourceWaits()
+      const s = stateOf('t', 0)
+      s.position = 40
+      waits.note(offsets(s, 44, 45), s, 0)
+      assert.equal(waits.count, 0, 'records up to 44 are readable: a full answer left them for the next round')
+      waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 0)
+      assert.equal(waits.held(s), false)
+    })
+
+    it('a hold that turns into a RETRY, or the other way round, is a new wait from then', () => {
+      const waits = new SourceWaits()
+      const s = stateOf('t', 0)
+      s.position = 40
+      waits.note(offsets(s, 40, 45), s, 0)
+      waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 5_000)
+      assert.deepEqual(waits.due(1_000, 5_500, 1_000), [])
+      assert.deepEqual(waits.due(1_000, 6_000, 1_000).map(w => [w.since, w.reason.error]), [[5_000, 'NETWORK_EXCEPTION']])
+      waits.note(offsets(s, 40, 45), s, 7_000)
+      assert.deepEqual(waits.due(1_000, 7_500, 1_000), [])
+      assert.deepEqual(waits.due(1_000, 8_000, 1_000).map(w => [w.since, w.reason.error]), [[7_000, SOURCE_TRANSACTION_OPEN]])
+    })
   })
 })

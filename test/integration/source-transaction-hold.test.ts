@@ -1,0 +1,118 @@
+/**
+ * A transaction left open on the source (its producer hung, or gone with the coordinator unaware). kmirror reads
+ * read_committed, so it copies nothing of that partition past the transaction's first record, and would say
+ * nothing: the flow completes rounds, the other partitions copy on, only the lag grows. Past
+ * `health.transaction.hang.threshold.ms` the partition is reported failing (warning, `/status` with the
+ * transaction's first offset and the `kafka-transactions.sh` lines, `kmirror_failing_partitions`, /healthz 503).
+ * The operator runs the printed lines as printed (describe-producers finds the producer; abort ends the
+ * transaction), and kmirror copies the records behind it, logs the recovery, and the copy equals what a
+ * read_committed reader of the source sees, record by record.
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { createTopic, endOffsets, openTransaction, produce } from '../helpers/kafka.ts'
+import type { TestRecord } from '../helpers/kafka-clients.ts'
+import { flowStatus, startInstance, type Instance } from '../helpers/instances.ts'
+import { removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
+import { printedToolLines, runPrintedTool } from '../helpers/printed-tool.ts'
+import { mm2Properties, writeTempFile } from '../helpers/process.ts'
+import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
+import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
+
+const HANG_THRESHOLD_MS = 5000
+
+const records = (topic: string, partition: number, from: number, count: number, tag = 'r'): TestRecord[] => Array.from({ length: count }, (_, i) => ({
+  topic, partition, key: Buffer.from(`k${from + i}`), value: Buffer.from(`${tag}:${partition}:${from + i}`), headers: [], timestamp: BigInt(Date.now())
+}))
+
+interface FailingPartition {
+  readonly topic: string
+  readonly partition: number
+  readonly position: number
+  readonly failure: { side: string, cluster: string, error: string, message: string, remedy: string } | null
+}
+
+test('a transaction left open on the source holds its partition: reported failing past health.transaction.hang.threshold.ms with the kafka-transactions.sh lines, which run as printed; once aborted, the records behind it are copied and the copy equals the read_committed source', { timeout: 150_000 }, async t => {
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName('source-txn-hold')
+  const remote = `${a}.${topic}`
+  let kmirror: Instance | undefined
+  // (it stops before the topics go: cleanups run in registration order)
+  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
+    kmirror?.process.kill('SIGKILL')
+    await kmirror?.process.waitForExit(10_000)
+  })
+  await createTopic('source', topic, { partitions: 2, t })
+  await produce('source', [...records(topic, 0, 0, 10), ...records(topic, 1, 0, 10)])
+  const config = writeTempFile(mm2Properties({
+    source: 'source', target: 'target', sourceAlias: a, targetAlias: b,
+    extra: [`${a}->${b}.topics = ${topic}`, `health.transaction.hang.threshold.ms = ${HANG_THRESHOLD_MS}`]
+  }), '.properties', t)
+  kmirror = await startInstance(config, 'one', t)
+  const one = kmirror
+  await waitFor(async () => {
+    const ends = await endOffsets('target', remote).catch(() => [])
+    return { done: ends[0] === 10n && ends[1] === 10n, state: ends }
+  }, { timeoutMs: 30_000, message: 'the first 10 records of each partition copied' })
+
+  // When a producer opens a transaction on partition 0 at offset 10 and leaves it open (its timeout 10 minutes),
+  // and 5 records arrive on each partition after it
+  const heldSince = Date.now()
+  await openTransaction('source', records(topic, 0, 10, 3, 'open'), t, { timeoutMs: 600_000 })
+  await produce('source', [...records(topic, 0, 13, 5), ...records(topic, 1, 10, 5)])
+
+  // Then partition 1 copies on while partition 0 stays at 10
+  await waitFor(async () => {
+    const ends = await endOffsets('target', remote)
+    return { done: ends[1] === 15n, state: ends }
+  }, { timeoutMs: 30_000, message: 'partition 1 copied on' })
+  assert.equal((await endOffsets('target', remote))[0], 10n)
+
+  // and past the threshold partition 0 is failing in /status: the transaction's first offset, the tool lines
+  const held = await waitForValue(async () => {
+    const p = (await flowStatus(one))?.partitions.find(q => q.topic === topic && q.partition === 0) as FailingPartition | undefined
+    return { done: p?.failure?.error === 'SOURCE_TRANSACTION_OPEN', state: p }
+  }, { timeoutMs: 30_000, intervalMs: 250, message: 'partition 0 failing for the open transaction' })
+  const failure = held!.failure!
+  assert.ok(Date.now() - heldSince >= HANG_THRESHOLD_MS)
+  assert.equal(held!.position, 10)
+  assert.deepEqual([failure.side, failure.cluster], ['source', a])
+  assert.match(failure.message, /^\S+-0 cannot be read: it is read read_committed, and a transaction still open on the source holds it at offset 10, its last stable offset \(the log goes on to 18\)/)
+  // and a warning naming the key, the health 503 degraded, the gauge
+  await one.process.waitForOutput(new RegExp(`"level":"warn"[^\\n]*"msg":"cannot read ${topic}-0 from cluster ${a} for \\d+ s \\(health\\.transaction\\.hang\\.threshold\\.ms = ${HANG_THRESHOLD_MS}\\): it is read read_committed[^\\n]*none is skipped`), 5000)
+  const health = await fetch(`http://127.0.0.1:${one.port}/healthz`)
+  assert.equal(health.status, 503)
+  assert.match(await health.text(), /degraded/)
+  const metrics = await (await fetch(`http://127.0.0.1:${one.port}/metrics`)).text()
+  assert.match(metrics, /^kmirror_failing_partitions\{[^}]*error="SOURCE_TRANSACTION_OPEN"[^}]*\} 1$/m)
+
+  // When the operator runs the printed lines as printed: describe-producers shows the producer at offset 10
+  const [describe, abort] = printedToolLines(failure.remedy)
+  assert.ok(describe !== undefined && abort !== undefined, failure.remedy)
+  assert.match(describe, new RegExp(`^kafka-transactions\\.sh --bootstrap-server \\S+ describe-producers --topic ${topic} --partition 0$`))
+  const producers = await runPrintedTool(describe)
+  assert.match(producers, /CurrentTransactionStartOffset/)
+  assert.equal(producers.split('\n').filter(l => /^\d+\s.*\s10\s*$/.test(l.trim())).length, 1, `one producer's transaction starts at 10: ${producers}`)
+  // and abort ends the transaction
+  assert.match(abort, new RegExp(`^kafka-transactions\\.sh --bootstrap-server \\S+ abort --topic ${topic} --partition 0 --start-offset 10$`))
+  await runPrintedTool(abort)
+
+  // Then kmirror copies the 5 records behind it (the 3 aborted ones are not copied), logs the recovery, is healthy
+  await waitFor(async () => {
+    const ends = await endOffsets('target', remote)
+    return { done: ends[0] === 15n, state: ends }
+  }, { timeoutMs: 30_000, message: 'partition 0 copied past the aborted transaction' })
+  await one.process.waitForOutput(new RegExp(`"msg":"${topic}-0 is replicated again \\(it failed with SOURCE_TRANSACTION_OPEN on cluster ${a}\\)"`), 10_000)
+  await waitFor(async () => {
+    const response = await fetch(`http://127.0.0.1:${one.port}/healthz`)
+    return { done: response.status === 200, state: response.status }
+  }, { timeoutMs: 10_000, message: '/healthz 200 again' })
+  // and each remote partition holds exactly what a read_committed reader of the source sees
+  for (const partition of [0, 1]) {
+    const [source, target] = await Promise.all([readCommitted('source', topic, partition), readCommitted('target', remote, partition)])
+    assertSamePartition(source, target, `${topic}-${partition}`)
+  }
+  assert.equal((await readCommitted('target', remote, 0)).filter(r => r.value?.toString().startsWith('open:')).length, 0, 'no record of the aborted transaction')
+  one.process.kill('SIGTERM')
+  assert.equal((await one.process.waitForExit(15_000)).code, 0, one.process.stderr.slice(-3000))
+})
