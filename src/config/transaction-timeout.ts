@@ -12,6 +12,8 @@ import type { ConfigWarning } from './warnings.ts'
 
 /** The brokers' default interval between two looks for timed-out transactions. */
 const COORDINATOR_CHECK_MS = 10_000
+/** The brokers' default transaction.max.timeout.ms: InitProducerId with a longer timeout is refused (INVALID_TRANSACTION_TIMEOUT). */
+const BROKER_MAX_DEFAULT_MS = 900_000
 
 /** The flow's transaction timeout: `<target>.producer.transaction.timeout.ms` (60000 by default). */
 export function transactionTimeoutMs (flow: FlowConfig): number {
@@ -28,6 +30,14 @@ export function transactionTimeoutWarnings (flow: FlowConfig): ConfigWarning[] {
       key,
       message: `is ${timeoutMs} for flow ${flow.name}, not above request.timeout.ms (${requestMs}) of the target's producer: one slow produce request ` +
         `would outlast 90 % of the transaction and abort the round, which is then written again; set it well above (defaults 60000 and 30000)`
+    }]
+  }
+  if (timeoutMs > BROKER_MAX_DEFAULT_MS) {
+    return [{
+      key,
+      message: `is ${timeoutMs} for flow ${flow.name}, above the brokers' default transaction.max.timeout.ms (900000): unless the target ` +
+        `${flow.target.alias}'s brokers raised it, the flow stops at start with INVALID_TRANSACTION_TIMEOUT (exit 3); and a transaction left open ` +
+        'by a dead instance that the next one cannot fence holds read_committed readers back that long'
     }]
   }
   if (timeoutMs < COORDINATOR_CHECK_MS) {

@@ -136,4 +136,6 @@ test('a transaction timeout above the target brokers\' transaction.max.timeout.m
   assert.equal(exit.code, 3, kmirror.stderr.slice(-3000))
   assert.match(kmirror.stderr, new RegExp(`INVALID_TRANSACTION_TIMEOUT.*set ${b}\\.producer\\.transaction\\.timeout\\.ms at most the target brokers' transaction\\.max\\.timeout\\.ms`))
   assert.deepEqual(await endOffsets('target', `${a}.${topic}`).catch(() => [0n]), [0n], 'no record written')
+  // and the configuration's warning, before the start, said it would be
+  assert.match(kmirror.stderr, /is 900001 for flow \S+, above the brokers' default transaction\.max\.timeout\.ms \(900000\)/)
 })

@@ -43,6 +43,8 @@ describe('exactly.once.source.support', () => {
     assert.match(short!.message, /^is 20000 for flow A->B, not above request\.timeout\.ms \(30000\) of the target's producer: .*set it well above/)
     const [coordinator] = warningsFor('B.producer.transaction.timeout.ms = 5000', 'B.producer.request.timeout.ms = 2000')
     assert.match(coordinator!.message, /^is 5000 for flow A->B: below 10000 .*every 10 s/)
+    const [long] = warningsFor('B.producer.transaction.timeout.ms = 900001')
+    assert.match(long!.message, /^is 900001 for flow A->B, above the brokers' default transaction\.max\.timeout\.ms \(900000\): unless the target B's brokers raised it, the flow stops at start with INVALID_TRANSACTION_TIMEOUT \(exit 3\)/)
     assert.deepEqual(parse(twoClusters('B.producer.transaction.timeout.ms = 20000')).warnings.filter(w => (w.key ?? '').includes('transaction.timeout.ms')), [], 'at-least-once: not used')
     assert.ok(problemFor(problemsOf(twoClusters('B.exactly.once.source.support = enabled', 'B.producer.transaction.timeout.ms = 999')), 'B.producer.transaction.timeout.ms'))
   })
