@@ -40,7 +40,10 @@ export function renderStatus (status: FlowReplicationStatus): string {
     p.targetOffset === null ? `unknown: ${p.targetOffsetUnknown ?? ''}` : String(p.targetOffset),
     p.sourceLogEndUnknown === undefined ? show(p.sourceLogEnd) : `? (${p.sourceLogEndUnknown})`, show(p.lagRecords), show(p.lagSeconds)
   ])
-  return `${[head, ...table(header, rows)].join('\n')}\n`
+  const held = status.partitions.filter(p => p.heldAt !== undefined).map(p =>
+    `  ${p.topic}-${p.partition}: held at offset ${p.heldAt} by a transaction open on the source (read read_committed): nothing past it is copied until it ` +
+    'commits or aborts; see "A source partition held by a transaction left open" in docs/operations.md')
+  return `${[head, ...table(header, rows), ...held].join('\n')}\n`
 }
 
 function table (header: string[], rows: string[][]): string[] {

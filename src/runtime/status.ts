@@ -8,6 +8,7 @@ import { isolationLevel } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { errorMessage } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
+import type { PartitionPosition, RecordFetcher } from '../kafka/record-fetcher.ts'
 import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
@@ -27,10 +28,16 @@ export interface PartitionReplicationStatus {
   readonly targetOffset: number | null
   /** Why `targetOffset` is null. */
   readonly targetOffsetUnknown?: string
-  /** The source's read_committed log end; null when the source could not be read or the topic is gone there. */
+  /** The source's log end (high watermark); null when the source could not be read or the topic is gone there. */
   readonly sourceLogEnd: number | null
+  /**
+   * Read read_committed, the partition is held at this offset (the next to copy, its last stable offset) by a
+   * transaction open on the source: nothing past it can be copied until the transaction ends. Absent otherwise.
+   */
+  readonly heldAt?: number
   /** Why `sourceLogEnd` is null while the source answered for other partitions: its Kafka error (LEADER_NOT_AVAILABLE). */
   readonly sourceLogEndUnknown?: string
+  /** Records from the next offset to copy to the log end (those an open transaction holds back included). */
   readonly lagRecords: number | null
   /** Now minus the timestamp of the oldest source record not yet copied; 0 when caught up. */
   readonly lagSeconds: number | null
@@ -108,7 +115,10 @@ async function readTarget (flow: FlowConfig, now: () => number): Promise<TargetV
 }
 
 interface SourceView {
+  /** High watermarks. */
   readonly logEnds: Map<string, number>
+  /** Read read_committed: the partitions an open transaction holds at their next offset to copy, and that offset. */
+  readonly held: Map<string, number>
   /** Partitions whose log end the source did not give (no leader: its broker is down), with the Kafka error. */
   readonly unknown: Map<string, string>
   /** Timestamp of the first record at or after the next offset to read, per partition that has one. */
@@ -122,32 +132,50 @@ async function readSource (flow: FlowConfig, positions: TargetView['positions'])
   const source = new ClusterClients(flow.source, `${flow.name}|status`, 'source')
   try {
     await source.checkBrokers()
+    const isolation = isolationLevel(flow.source.consumer)
     // Small fetches: only the first pending record's timestamp is wanted.
-    const fetcher = source.fetcher('source-reader', { isolation: isolationLevel(flow.source.consumer), maxWaitMs: 100, maxBytes: 1_048_576, maxPartitionBytes: 65_536 })
+    const small = { maxWaitMs: 100, maxBytes: 1_048_576, maxPartitionBytes: 65_536 }
+    const fetcher = source.fetcher('source-reader', { isolation, ...small })
+    // The log ends and the first record an open transaction holds back are read past the last stable offset.
+    const uncommitted = isolation === 'read_committed' ? source.fetcher('source-log-end', { isolation: 'read_uncommitted', ...small }) : fetcher
     const admin = source.admin
     // A topic deleted on the source since it was replicated would fail the whole request: ask only for the others.
     const existing = new Set(await admin.listTopics())
     const asked = [...positions.values()].filter(p => existing.has(p.topic))
     // One partition without a leader (its broker down) must not hide the lag of all the others.
-    const { offsets: logEnds, failed: unknown } = asked.length === 0 ? { offsets: new Map<string, number>(), failed: new Map<string, string>() } : await fetcher.listOffsetsSettled(asked, 'latest')
-    const oldestPending = new Map<string, number>()
-    let pending = [...positions].filter(([tp, p]) => (logEnds.get(tp) ?? -1) > p.last + 1).map(([, p]) => ({ topic: p.topic, partition: p.partition, offset: p.last + 1 }))
-    for (let round = 0; round < MAX_PENDING_ROUNDS && pending.length > 0; round++) {
-      const next: typeof pending = []
-      for (const f of await fetcher.fetch(pending)) {
-        const tp = partitionKey(f.topic, f.partition)
-        const first = f.records[0]
-        if (first !== undefined) oldestPending.set(tp, Number(first.timestamp))
-        else if (f.nextOffset < (logEnds.get(tp) ?? 0)) next.push({ topic: f.topic, partition: f.partition, offset: f.nextOffset })
-      }
-      pending = next
+    const none = { offsets: new Map<string, number>(), failed: new Map<string, string>() }
+    const { offsets: logEnds, failed: unknown } = asked.length === 0 ? none : await uncommitted.listOffsetsSettled(asked, 'latest')
+    const stable = asked.length === 0 || uncommitted === fetcher ? none : await fetcher.listOffsetsSettled(asked, 'latest')
+    const held = new Map<string, number>()
+    for (const [tp, p] of positions) {
+      const end = stable.offsets.get(tp)
+      if (end !== undefined && end === p.last + 1 && end < (logEnds.get(tp) ?? -1)) held.set(tp, end)
     }
-    return { logEnds, unknown, oldestPending }
+    const pendingOf = (read: (tp: string) => boolean): PartitionPosition[] => [...positions].filter(([tp, p]) => read(tp) && (logEnds.get(tp) ?? -1) > p.last + 1)
+      .map(([, p]) => ({ topic: p.topic, partition: p.partition, offset: p.last + 1 }))
+    const oldestPending = new Map<string, number>()
+    await findOldestPending(fetcher, pendingOf(tp => !held.has(tp)), logEnds, oldestPending)
+    await findOldestPending(uncommitted, pendingOf(tp => held.has(tp)), logEnds, oldestPending)
+    return { logEnds, held, unknown, oldestPending }
   } finally {
     await source.close()
   }
 }
 
+/** Sets in OLDEST the timestamp of the first record at or after each position, looking past markers and aborted records. */
+async function findOldestPending (fetcher: RecordFetcher, positions: PartitionPosition[], logEnds: ReadonlyMap<string, number>, oldest: Map<string, number>): Promise<void> {
+  let pending = positions
+  for (let round = 0; round < MAX_PENDING_ROUNDS && pending.length > 0; round++) {
+    const next: PartitionPosition[] = []
+    for (const f of await fetcher.fetch(pending)) {
+      const tp = partitionKey(f.topic, f.partition)
+      const first = f.records[0]
+      if (first !== undefined) oldest.set(tp, Number(first.timestamp))
+      else if (f.nextOffset < (logEnds.get(tp) ?? 0)) next.push({ topic: f.topic, partition: f.partition, offset: f.nextOffset })
+    }
+    pending = next
+  }
+}
 
 /** The replication status of one flow. Never throws: what could not be read is reported in the result. */
 export async function readFlowStatus (flow: FlowConfig, now: () => number = Date.now, readMembership?: MembershipReader): Promise<FlowReplicationStatus> {
@@ -172,6 +200,7 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
     const targetOffset = lastTargetOffset(target.translate(p.topic, p.partition, p.last + 1))
     const logEnd = source?.logEnds.get(tp) ?? null
     const logEndUnknown = source?.unknown.get(tp)
+    const heldAt = source?.held.get(tp)
     return {
       topic: p.topic,
       partition: p.partition,
@@ -181,6 +210,7 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
       ...(targetOffset.reason === undefined ? {} : { targetOffsetUnknown: targetOffset.reason }),
       sourceLogEnd: logEnd,
       ...(logEndUnknown === undefined ? {} : { sourceLogEndUnknown: logEndUnknown }),
+      ...(heldAt === undefined ? {} : { heldAt }),
       lagRecords: logEnd === null ? null : lagInRecords(p.last, logEnd),
       lagSeconds: source === null || logEnd === null ? null : lagInSeconds(source.oldestPending.get(tp) ?? null, at)
     }

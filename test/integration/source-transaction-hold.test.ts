@@ -4,7 +4,7 @@
  * nothing: the flow completes rounds, the other partitions copy on, only the lag grows. Past
  * `health.transaction.hang.threshold.ms` the partition is reported failing (warning, `/status` with the
  * transaction's first offset and the `kafka-transactions.sh` lines, `kmirror_failing_partitions`, /healthz 503).
- * The operator runs the printed lines as printed (describe-producers finds the producer; abort ends the
+ * `kmirror status` shows it held at that offset, its lag counting the records behind. The operator runs the printed lines as printed (describe-producers finds the producer; abort ends the
  * transaction), and kmirror copies the records behind it, logs the recovery, and the copy equals what a
  * read_committed reader of the source sees, record by record.
  */
@@ -12,6 +12,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { createTopic, endOffsets, openTransaction, produce } from '../helpers/kafka.ts'
 import type { TestRecord } from '../helpers/kafka-clients.ts'
+import type { FlowReplicationStatus, PartitionReplicationStatus } from '../../src/runtime/status.ts'
+import { runKmirror } from '../helpers/drills.ts'
 import { flowStatus, startInstance, type Instance } from '../helpers/instances.ts'
 import { removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
 import { printedToolLines, runPrintedTool } from '../helpers/printed-tool.ts'
@@ -85,6 +87,18 @@ test('a transaction left open on the source holds its partition: reported failin
   assert.match(await health.text(), /degraded/)
   const metrics = await (await fetch(`http://127.0.0.1:${one.port}/metrics`)).text()
   assert.match(metrics, /^kmirror_failing_partitions\{[^}]*error="SOURCE_TRANSACTION_OPEN"[^}]*\} 1$/m)
+
+  // and `kmirror status` shows it held at offset 10, its lag counting the records behind the transaction
+  const cliPartition = async (): Promise<PartitionReplicationStatus | undefined> =>
+    (JSON.parse((await runKmirror(['status', config, '--json'], t)).stdout) as { flows: FlowReplicationStatus[] }).flows[0]?.partitions.find(p => p.partition === 0)
+  const cli = await waitForValue(async () => {
+    const p = await cliPartition()
+    return { done: p?.lastReplicatedOffset === 9, state: p }
+  }, { timeoutMs: 30_000, intervalMs: 500, message: 'kmirror status with the progress of partition 0 stored' })
+  assert.deepEqual([cli!.heldAt, cli!.sourceLogEnd, cli!.lagRecords], [10, 18, 8])
+  assert.ok(cli!.lagSeconds! > 0, `lag ${cli!.lagSeconds} s since the transaction's first record`)
+  const text = (await runKmirror(['status', config], t)).stdout
+  assert.ok(text.includes(`\n  ${topic}-0: held at offset 10 by a transaction open on the source (read read_committed)`), text)
 
   // When the operator runs the printed lines as printed: describe-producers shows the producer at offset 10
   const [describe, abort] = printedToolLines(failure.remedy)

@@ -34,6 +34,16 @@ describe('renderStatus', () => {
     assert.match(text, /orders\s+0\s+9\s+A\.orders\s+unknown: no offset history for this partition\s+\?\s+\?\s+\?$/m)
   })
 
+  it('names under the table each partition an open source transaction holds, with the offset it holds it at; none otherwise', () => {
+    const row = { topic: 'orders', remoteTopic: 'A.orders', lastReplicatedOffset: 9, targetOffset: 9, sourceLogEnd: 25, lagRecords: 15, lagSeconds: 40 }
+    const text = renderStatus({ flow: 'A->B', targetReachable: true, sourceReachable: true, partitions: [{ ...row, partition: 0, heldAt: 10 }, { ...row, partition: 1 }] })
+    assert.match(text, /orders\s+0\s+9\s+A\.orders\s+9\s+25\s+15\s+40\n/)
+    assert.deepEqual(text.split('\n').filter(l => l.includes('held at')), [
+      '  orders-0: held at offset 10 by a transaction open on the source (read read_committed): nothing past it is copied until it commits or aborts; ' +
+      'see "A source partition held by a transaction left open" in docs/operations.md'
+    ])
+  })
+
   it('shows the members of the flow\'s group and what each owns when it has one, and nothing of it otherwise', () => {
     const base = { flow: 'A->B', targetReachable: true, sourceReachable: true, partitions: [] }
     assert.equal(renderStatus(base), 'flow A->B\n  nothing replicated yet\n')
