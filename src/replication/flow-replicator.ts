@@ -85,8 +85,8 @@ export class FlowReplicator {
   readonly #outcome: RoundOutcome
   /** Partitions the target cannot take yet, out of the fetch rounds until it can (target-wait.ts). */
   readonly #waiting: TargetWait
-  /** Partitions the source gives nothing of though it refused nothing (no leader, a leader out of reach). */
-  readonly #unread = new SourceWaits()
+  /** Partitions the source gives nothing of though it refused nothing (no leader, a leader out of reach, an open transaction). */
+  readonly #unread: SourceWaits
   readonly #pendingStarts: PendingStarts
 
   constructor (deps: FlowReplicatorDeps) {
@@ -95,6 +95,7 @@ export class FlowReplicator {
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log)
     this.#steps = new StepFailures(deps.log)
+    this.#unread = new SourceWaits(deps.isolation)
     const clusters = deps.clusters ?? { source: { alias: 'source' }, target: { alias: 'target' } }
     const aliases = { source: clusters.source.alias, target: clusters.target.alias }
     this.#failing = new PartitionFailures(deps.flow.name, clusters, deps.log, this.#metrics, deps.failureBackoff)

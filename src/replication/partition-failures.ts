@@ -14,16 +14,18 @@
  *   leader, a leader that does not answer for it) is reported the same way, but has no back-off of its own: it
  *   stays parked (target-wait.ts) and is copied as soon as the target takes it, which `recover` then logs. So is
  *   one the source gave nothing of for that long though it refused nothing (`unreadable`: no leader, its leader
- *   out of reach; source-waits.ts): fetched every round meanwhile.
+ *   out of reach; source-waits.ts): fetched every round meanwhile; and one a transaction open on the source has held
+ *   for longer than health.transaction.hang.threshold.ms (`held`), whose report its empty answers do not end:
+ *   `recover` keeps it while the partition is held at the same offset, and ends it otherwise.
  */
 import { ErrorCodes, type ErrorCode } from '../errors.ts'
 import { describeGrant } from '../kafka/acl-grant.ts'
 import { errorCodeOfKind, kafkaErrorInfo, KafkaErrorKinds, type KafkaErrorKind } from '../kafka/errors.ts'
 import { THROTTLED } from '../kafka/fetch-results.ts'
-import { SOURCE_TRANSACTION_OPEN } from './source-waits.ts'
 import { toolCommand, type ToolCluster } from '../kafka/tool-command.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
+import { SOURCE_TRANSACTION_OPEN } from './source-waits.ts'
 
 export const FailureSides = { SOURCE: 'source', TARGET: 'target' } as const
 export type FailureSide = (typeof FailureSides)[keyof typeof FailureSides]
@@ -93,8 +95,16 @@ export interface SourceWaitReport {
   readonly sinceMs: number
   /** The threshold it waited past (the flow's health.stall.threshold.ms). */
   readonly thresholdMs: number
-  /** SOURCE_TRANSACTION_OPEN: the offset the open transaction holds it at. */
-  readonly heldAt?: number
+}
+
+/** A partition a transaction open on the source has held for long (source-waits.ts `holdsDue`). */
+export interface SourceHoldReport {
+  /** The open transaction's first offset (the last stable offset). */
+  readonly at: number
+  readonly highWatermark: number
+  readonly sinceMs: number
+  /** The threshold it was held past (the flow's health.transaction.hang.threshold.ms). */
+  readonly thresholdMs: number
 }
 
 /**
@@ -107,7 +117,7 @@ export interface FailureCluster extends ToolCluster {
   readonly principal?: string
 }
 
-interface Entry { report: FailureReport, sinceMs: number, labels: { flow: string, error: string } }
+interface Entry { report: FailureReport, sinceMs: number, labels: { flow: string, error: string }, heldAt?: number }
 
 export class PartitionFailures {
   readonly #flow: string
@@ -179,9 +189,7 @@ export class PartitionFailures {
   unreadable (key: string, p: FailingPartition, wait: SourceWaitReport, quiet = false, now = Date.now()): void {
     const source = this.#clusters.source
     const waitedS = Math.round((now - wait.sinceMs) / 1000)
-    const remedy = wait.error === THROTTLED
-      ? quotaRemedy(source)
-      : wait.error === SOURCE_TRANSACTION_OPEN ? transactionRemedy(p.topic, p.partition, wait.heldAt ?? 0, source) : leaderRemedy(p.topic, p.partition, source)
+    const remedy = wait.error === THROTTLED ? quotaRemedy(source) : leaderRemedy(p.topic, p.partition, source)
     const report: FailureReport = {
       side: FailureSides.SOURCE, cluster: source.alias, code: ErrorCodes.FETCH, error: wait.error, kind: kafkaErrorInfo(wait.error).kind,
       message: `${p.topic}-${p.partition} cannot be read: ${wait.detail}`, remedy,
@@ -190,19 +198,46 @@ export class PartitionFailures {
     this.#entries.set(key, { report, sinceMs: wait.sinceMs, labels: { flow: this.#flow, error: wait.error } })
     const log = quiet ? this.#log.debug.bind(this.#log) : this.#log.warn.bind(this.#log)
     log({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster: source.alias, error: wait.error, waitedMs: now - wait.sinceMs, thresholdMs: wait.thresholdMs },
-      `cannot read ${p.topic}-${p.partition} from cluster ${source.alias} for ${waitedS} s (${wait.heldAt === undefined ? 'health.stall.threshold.ms' : 'health.transaction.hang.threshold.ms'} = ${wait.thresholdMs}): ${wait.detail}; ${remedy}. ` +
+      `cannot read ${p.topic}-${p.partition} from cluster ${source.alias} for ${waitedS} s (health.stall.threshold.ms = ${wait.thresholdMs}): ${wait.detail}; ${remedy}. ` +
       `Its records wait on the source, none is skipped; kmirror copies it as soon as the source gives it, and the others keep flowing`)
     this.#updateGauge()
   }
 
-  /** Partition `key` was read and written again: logs its recovery if it was failing (unless with error KEEP: it still is). */
-  recover (key: string, p: FailingPartition, keep?: string): void {
+  /**
+   * Partition `key` has been held by a transaction open on the source for longer than the threshold: one warning
+   * naming the transaction's first offset and the tool lines to find and abort it, and failing until `recover`.
+   */
+  held (key: string, p: FailingPartition, hold: SourceHoldReport, quiet = false, now = Date.now()): void {
+    const source = this.#clusters.source
+    const heldS = Math.round((now - hold.sinceMs) / 1000)
+    const detail = `it is read read_committed, and a transaction still open on the source since offset ${hold.at} (its last stable offset; the log goes on to ` +
+      `${hold.highWatermark}) holds it: its leader gives nothing past that offset until the transaction commits or aborts`
+    const remedy = transactionRemedy(p.topic, p.partition, hold.at, source)
+    const report: FailureReport = {
+      side: FailureSides.SOURCE, cluster: source.alias, code: ErrorCodes.FETCH, error: SOURCE_TRANSACTION_OPEN, kind: kafkaErrorInfo(SOURCE_TRANSACTION_OPEN).kind,
+      message: `${p.topic}-${p.partition} cannot be read: ${detail}`, remedy,
+      since: new Date(hold.sinceMs).toISOString(), attempts: 1, nextRetry: new Date(now).toISOString()
+    }
+    this.#entries.set(key, { report, sinceMs: hold.sinceMs, labels: { flow: this.#flow, error: SOURCE_TRANSACTION_OPEN }, heldAt: hold.at })
+    const log = quiet ? this.#log.debug.bind(this.#log) : this.#log.warn.bind(this.#log)
+    log({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster: source.alias, error: SOURCE_TRANSACTION_OPEN, heldAt: hold.at, heldMs: now - hold.sinceMs, thresholdMs: hold.thresholdMs },
+      `cannot read ${p.topic}-${p.partition} from cluster ${source.alias} for ${heldS} s (health.transaction.hang.threshold.ms = ${hold.thresholdMs}): ${detail}; ${remedy}. ` +
+      `Its records wait on the source, none is skipped; kmirror copies them as soon as the transaction ends, and the others keep flowing`)
+    this.#updateGauge()
+  }
+
+  /**
+   * Partition `key` was read and written again: logs its recovery if it was failing, and returns whether it was. A
+   * report of a hold at HELD_AT (the offset an open transaction holds it at now) is kept: the partition still fails.
+   */
+  recover (key: string, p: FailingPartition, heldAt?: number): boolean {
     const entry = this.#entries.get(key)
-    if (entry === undefined || entry.report.error === keep) return
+    if (entry === undefined || (heldAt !== undefined && entry.heldAt === heldAt)) return false
     this.#entries.delete(key)
     this.#log.info({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster: entry.report.cluster, error: entry.report.error, failedForMs: Date.now() - entry.sinceMs, attempts: entry.report.attempts },
       `${p.topic}-${p.partition} is replicated again (it failed with ${entry.report.error} on cluster ${entry.report.cluster})`)
     this.#updateGauge()
+    return true
   }
 
   /** The partition is no longer replicated (topic removed): forgets it without a recovery line. */
@@ -261,7 +296,6 @@ export function remedyFor (p: FailingPartition, fault: PartitionFault, side: Fai
   }
 }
 
-/** A partition without a leader (or with one that does not answer for it): where to look, and what brings it back. */
 /** A source broker throttling kmirror's fetches for a client quota long enough for its partitions to be reported. */
 function quotaRemedy (side: FailureCluster): string {
   return `raise or remove the fetch quota (consumer_byte_rate) that throttles kmirror's principal or client id on cluster ${side.alias} ` +
@@ -272,12 +306,13 @@ function quotaRemedy (side: FailureCluster): string {
 /** What ends a hold by an open transaction on the source, and how to find and abort one that hangs (KIP-664, Kafka 3.0+). */
 function transactionRemedy (topic: string, partition: number, offset: number, side: FailureCluster): string {
   return `a producer's transaction ends with its commit or abort, or at its transaction.timeout.ms (at most the brokers' transaction.max.timeout.ms, ` +
-    `15 min by default); one open longer hangs (its producer gone, its coordinator unaware of it). Find its producer, the one whose ` +
+    `15 min by default); one open longer hangs (its coordinator lost track of it). Find its producer, the one whose ` +
     `CurrentTransactionStartOffset is ${offset} (${toolCommand('kafka-transactions.sh', side, `describe-producers --topic ${topic} --partition ${partition}`)}); ` +
     `once sure that producer is gone, abort the transaction, with CLUSTER_ACTION on the cluster or, from Kafka 3.8, ALTER ` +
     `(${toolCommand('kafka-transactions.sh', side, `abort --topic ${topic} --partition ${partition} --start-offset ${offset}`, 'ADMIN')})`
 }
 
+/** A partition without a leader (or with one that does not answer for it): where to look, and what brings it back. */
 function leaderRemedy (topic: string, partition: number, side: FailureCluster): string {
   return `bring back the broker that leads ${topic}-${partition} on cluster ${side.alias}, or elect a leader among its live replicas ` +
     `(to list it: ${toolCommand('kafka-topics.sh', side, `--describe --topic ${topic} --unavailable-partitions`)})`

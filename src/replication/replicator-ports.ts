@@ -80,6 +80,8 @@ export interface FlowReplicatorDeps {
   /** Back-off of a failing partition (partition-failures.ts); RETRY_BASE_MS doubling up to RETRY_MAX_MS by default. */
   readonly failureBackoff?: FailureBackoff
   readonly startAt: 'earliest' | 'latest'
+  /** How the fetcher reads the source (read_committed by default): only read_committed reads are held by open transactions. */
+  readonly isolation?: 'read_committed' | 'read_uncommitted'
   readonly metrics?: Metrics
   /**
    * The group lease gate (flow-membership.ts), asked right before each write round: a reason writes nothing this

@@ -16,7 +16,7 @@ import { FailureSides, type PartitionFailures } from './partition-failures.ts'
 import type { PartitionState } from './partition-set.ts'
 import { REMOTE_TOPIC_RECREATED, type RecreatedRemotes } from './recreated-remotes.ts'
 import type { RoundWriter, RoundWriteResult } from './round-writer.ts'
-import { SOURCE_TRANSACTION_OPEN, type SourceWaits } from './source-waits.ts'
+import type { SourceWaits } from './source-waits.ts'
 import type { TargetWait } from './target-wait.ts'
 
 /** A round where every partition was written, or had nothing to write. */
@@ -30,7 +30,7 @@ export interface RoundOutcomeDeps {
   readonly recreated: Pick<RecreatedRemotes, 'hold'>
   readonly waiting: Pick<TargetWait, 'park' | 'settled' | 'anyWaiting'>
   /** The partitions the source gives nothing of (source-waits.ts). */
-  readonly unread: Pick<SourceWaits, 'note' | 'held'>
+  readonly unread: Pick<SourceWaits, 'note' | 'held' | 'rereport'>
 }
 
 export class RoundOutcome {
@@ -75,8 +75,10 @@ export class RoundOutcome {
     if (f.outcome === FetchOutcomes.FAILED && f.failure !== undefined) {
       state.retryAt = this.#deps.failing.fail(state.key, state, { side: FailureSides.SOURCE, ...f.failure })
     } else if (f.outcome === FetchOutcomes.OK && !notWritten.has(f)) {
-      // An empty answer of a partition an open transaction holds does not end that failure (any other, it does).
-      this.#deps.failing.recover(state.key, state, this.#deps.unread.held(state) ? SOURCE_TRANSACTION_OPEN : undefined)
+      // An empty answer of a partition an open transaction holds does not end the report of that hold; it ends any
+      // other, and then the hold, if already listed, is listed again.
+      const heldAt = this.#deps.unread.held(state)
+      if (this.#deps.failing.recover(state.key, state, heldAt) && heldAt !== undefined) this.#deps.unread.rereport(state)
     }
   }
 

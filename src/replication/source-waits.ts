@@ -1,23 +1,25 @@
 /**
  * Partitions the source has given nothing of, round after round, though it refused nothing: no leader (its broker
  * down, no replica in sync), a leader out of reach (leader-outages.ts), a leader answering NOT_LEADER_OR_FOLLOWER
- * for long; or held by a transaction open on the source (read_committed: the leader gives nothing past the last
- * stable offset, and a producer that died or hangs mid-transaction holds it there until the transaction ends). The
- * other partitions keep completing rounds, so neither the stall detector nor a failed step would tell of them; past
- * the flow's stall threshold each is reported failing (partition-failures.ts `unreadable`): a warning, `/status`,
+ * for long (`due`: waits); or held by a transaction open on the source (`holdsDue`: read read_committed, the leader
+ * gives nothing past the last stable offset, and a transaction its coordinator lost track of never ends). The other
+ * partitions keep completing rounds, so neither the stall detector nor a failed step would tell of them; past their
+ * threshold each is reported failing (partition-failures.ts `unreadable`, `held`): a warning, `/status`,
  * `/healthz`, `kmirror_failing_partitions`.
  *
  * Invariants:
  * - A wait lasts from the first round that fetched the partition and got RETRY until a round gets anything else
  *   for it (records or none, a refusal, out of range), or it leaves the flow (lost, released, its topic removed).
  *   A partition whose topic the source no longer has does not wait (TOPIC_GONE).
- * - A hold lasts from the first answer without records whose last stable offset is the position and whose high
- *   watermark is above it, through answers that leave the partition out (an incremental fetch session's "nothing
- *   changed"), until an answer with records, a last stable offset past the position or nothing past the position.
- *   While it lasts, its reported failure is not ended by its empty answers (`held`).
- * - Each wait is listed once (`due`); its end is logged by `PartitionFailures.recover` when the partition is
- *   copied again.
- * - Cheap when nothing waits: one size check per partition and round.
+ * - A hold (read_committed only) lasts from the first answer without records whose last stable offset is at or
+ *   below the position and whose high watermark is above it, at that last stable offset, until an answer with
+ *   records, another last stable offset or nothing past the position, a refusal or out of range, or the partition
+ *   leaves the flow. Answers that leave the partition out (an incremental fetch session's "nothing changed") and
+ *   RETRY answers (a broker throttling, late, moving leadership: they say nothing of the transaction) keep it and
+ *   its clock. A partition can wait and be held at once; each is tracked and reported on its own.
+ * - Each wait and each hold is listed once, unless `rereport` (its report was ended while it still holds); its end
+ *   is logged by `PartitionFailures.recover` when the partition is copied again.
+ * - Cheap when nothing waits: a size check or two per partition and round.
  */
 import { FetchOutcomes, type FetchedBatches, type RetryReason } from '../kafka/record-fetcher.ts'
 import type { PartitionState } from './partition-set.ts'
@@ -37,84 +39,124 @@ export interface SourceWait {
   readonly state: PartitionState
   readonly since: number
   readonly reason: RetryReason
-  /** A hold (SOURCE_TRANSACTION_OPEN): the offset of the open transaction's first record (the last stable offset). */
-  readonly heldAt?: number
 }
 
-interface Wait { readonly state: PartitionState, readonly since: number, reason: RetryReason, readonly heldAt?: number, reported: boolean }
+/** A partition an open source transaction has held since `since` (epoch ms). */
+export interface SourceHold {
+  readonly state: PartitionState
+  readonly since: number
+  /** The open transaction's first offset: the last stable offset. */
+  readonly at: number
+  /** The high watermark last seen: the log goes on to it. */
+  readonly highWatermark: number
+}
+
+interface Wait { readonly state: PartitionState, readonly since: number, reason: RetryReason, reported: boolean }
+interface Hold { readonly state: PartitionState, readonly since: number, readonly at: number, highWatermark: number, reported: boolean }
 
 export class SourceWaits {
   readonly #waits = new Map<string, Wait>()
+  readonly #holds = new Map<string, Hold>()
+  /** Holds exist only for read_committed reads: read_uncommitted is given everything up to the high watermark. */
+  readonly #readCommitted: boolean
+
+  constructor (isolation: 'read_committed' | 'read_uncommitted' = 'read_committed') {
+    this.#readCommitted = isolation === 'read_committed'
+  }
 
   /** A round's answer for STATE's partition (its position already moved past what was written). */
   note (f: FetchedBatches, state: PartitionState, now: number): void {
     if (f.outcome === FetchOutcomes.OK) {
-      const held = heldAt(f, state)
-      if (held !== undefined) this.#hold(state, held, f, now)
-      else if (this.#waits.size > 0 && !(f.highWatermark < 0 && this.#waits.get(state.key)?.heldAt !== undefined)) this.#end(state)
+      if (this.#waits.size > 0) end(this.#waits, state)
+      if (this.#readCommitted) this.#noteHold(f, state, now)
       return
     }
     if (f.outcome !== FetchOutcomes.RETRY || f.retryReason?.error === TOPIC_GONE) {
-      if (this.#waits.size > 0) this.#end(state)
+      if (this.#waits.size > 0) end(this.#waits, state)
+      if (this.#holds.size > 0) end(this.#holds, state)
       return
     }
-    // A hold that turns into a RETRY (its leader gone meanwhile) is a new wait, as a RETRY that turns into a hold is.
     const wait = this.#waits.get(state.key)
-    if (wait?.state === state && wait.heldAt === undefined) wait.reason = f.retryReason ?? wait.reason
+    if (wait?.state === state) wait.reason = f.retryReason ?? wait.reason
     else this.#waits.set(state.key, { state, since: now, reason: f.retryReason ?? UNKNOWN_REASON, reported: false })
   }
 
-  /** Whether an open transaction holds STATE's partition now (its empty answers do not end that failure). */
-  held (state: PartitionState): boolean {
-    if (this.#waits.size === 0) return false
-    const wait = this.#waits.get(state.key)
-    return wait?.state === state && wait.heldAt !== undefined
-  }
-
-  #hold (state: PartitionState, offset: number, f: FetchedBatches, now: number): void {
-    const reason = { error: SOURCE_TRANSACTION_OPEN, detail: `it is read read_committed, and a transaction still open on the source holds it at offset ${offset}, ` +
-      `its last stable offset (the log goes on to ${f.highWatermark}): its leader gives nothing past that offset until the transaction commits or aborts` }
-    const wait = this.#waits.get(state.key)
-    if (wait?.state === state && wait.heldAt === offset) wait.reason = reason
-    else this.#waits.set(state.key, { state, since: now, reason, heldAt: offset, reported: false })
-  }
-
-  #end (state: PartitionState): void {
-    if (this.#waits.get(state.key)?.state === state) this.#waits.delete(state.key)
-  }
-
-  /** The waits longer than THRESHOLD_MS (holds: HOLD_THRESHOLD_MS) not listed before: each wait is listed once. */
-  due (thresholdMs: number, now: number, holdThresholdMs = thresholdMs): SourceWait[] {
-    if (this.#waits.size === 0) return []
-    const found: SourceWait[] = []
-    for (const [key, wait] of this.#waits) {
-      if (wait.state.lost || wait.state.releasing) {
-        this.#waits.delete(key)
-        continue
-      }
-      if (wait.reported || now - wait.since < (wait.heldAt === undefined ? thresholdMs : holdThresholdMs)) continue
-      wait.reported = true
-      found.push({ state: wait.state, since: wait.since, reason: wait.reason, ...(wait.heldAt === undefined ? {} : { heldAt: wait.heldAt }) })
+  #noteHold (f: FetchedBatches, state: PartitionState, now: number): void {
+    const at = heldAt(f, state)
+    if (at === undefined) {
+      if (this.#holds.size > 0 && !leftOut(f)) end(this.#holds, state)
+      return
     }
-    return found
+    const hold = this.#holds.get(state.key)
+    if (hold?.state === state && hold.at === at) hold.highWatermark = f.highWatermark
+    else this.#holds.set(state.key, { state, since: now, at, highWatermark: f.highWatermark, reported: false })
+  }
+
+  /** The offset an open transaction holds STATE's partition at now; undefined when none does. */
+  held (state: PartitionState): number | undefined {
+    if (this.#holds.size === 0) return undefined
+    const hold = this.#holds.get(state.key)
+    return hold?.state === state ? hold.at : undefined
+  }
+
+  /** STATE's hold was reported, and that report was ended while it still holds (another failure took its place): list it again. */
+  rereport (state: PartitionState): void {
+    const hold = this.#holds.get(state.key)
+    if (hold?.state === state) hold.reported = false
+  }
+
+  /** The waits longer than THRESHOLD_MS not listed before: each wait is listed once. */
+  due (thresholdMs: number, now: number): SourceWait[] {
+    return dueOf(this.#waits, thresholdMs, now).map(({ state, since, reason }) => ({ state, since, reason }))
+  }
+
+  /** The holds longer than THRESHOLD_MS not listed before: each hold is listed once (unless `rereport`). */
+  holdsDue (thresholdMs: number, now: number): SourceHold[] {
+    return dueOf(this.#holds, thresholdMs, now).map(({ state, since, at, highWatermark }) => ({ state, since, at, highWatermark }))
   }
 
   /** STATE's partition left the flow. */
   forget (state: PartitionState): void {
-    if (this.#waits.get(state.key)?.state === state) this.#waits.delete(state.key)
+    end(this.#waits, state)
+    end(this.#holds, state)
   }
 
   get count (): number {
-    return this.#waits.size
+    return this.#waits.size + this.#holds.size
   }
 }
 
+function end (map: Map<string, { readonly state: PartitionState }>, state: PartitionState): void {
+  if (map.get(state.key)?.state === state) map.delete(state.key)
+}
+
+/** The entries of MAP longer than THRESHOLD_MS, not listed before, now marked listed; those that left the flow dropped. */
+function dueOf<T extends { readonly state: PartitionState, readonly since: number, reported: boolean }> (map: Map<string, T>, thresholdMs: number, now: number): T[] {
+  if (map.size === 0) return []
+  const found: T[] = []
+  for (const [key, entry] of map) {
+    if (entry.state.lost || entry.state.releasing) {
+      map.delete(key)
+      continue
+    }
+    if (entry.reported || now - entry.since < thresholdMs) continue
+    entry.reported = true
+    found.push(entry)
+  }
+  return found
+}
+
+/** An OK answer that leaves the partition out (an incremental fetch session's "nothing changed"): it says nothing new. */
+function leftOut (f: FetchedBatches): boolean {
+  return f.highWatermark < 0 && f.batches.length === 0
+}
+
 /**
- * The offset an OK answer without records says an open transaction holds the partition at: its last stable offset is
- * the position and its high watermark is above it. Undefined when it says nothing of the kind (records came, the
- * partition was left out of the answer, or nothing lies past the position).
+ * The offset an OK answer without records says an open transaction holds the partition at: its last stable offset,
+ * at or below the position, with the high watermark above the position. (Below the position: progress stored by a
+ * read_uncommitted reader, MM2 by default, lies past an open transaction.) Undefined when it says nothing of the kind.
  */
 function heldAt (f: FetchedBatches, state: PartitionState): number | undefined {
   if (f.batches.length > 0 || f.highWatermark < 0 || f.lastStableOffset < 0) return undefined
-  return f.lastStableOffset === state.position && f.highWatermark > state.position ? state.position : undefined
+  return f.lastStableOffset <= state.position && f.highWatermark > state.position ? f.lastStableOffset : undefined
 }

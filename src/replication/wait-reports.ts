@@ -4,7 +4,8 @@
  * warning naming the remote partition, why the target does not take it and the fix; `/status`, `/healthz` and
  * `kmirror_failing_partitions` follow. Nothing is skipped: the partition is copied as soon as a probe finds it
  * writable. So are the partitions the source has given nothing of for that long though it refused nothing
- * (source-waits.ts: no leader, a leader out of reach).
+ * (source-waits.ts: no leader, a leader out of reach), and, past health.transaction.hang.threshold.ms, those a
+ * transaction open on the source holds.
  */
 import type { Logger } from '../logger.ts'
 import type { PartitionFailures } from './partition-failures.ts'
@@ -48,21 +49,28 @@ function reportTargetWaits (deps: WaitReportDeps, thresholdMs: number): void {
   if (waits.length > WAIT_WARNINGS_SHOWN) {
     const more = waits.length - WAIT_WARNINGS_SHOWN
     log.warn({ count: more, thresholdMs }, `and ${more} more partitions of flow ${flow.name} the target has taken no records of ` +
-      `for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms, or health.transaction.hang.threshold.ms while a transaction holds them); /status lists each with its failure and remedy`)
+      `for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms); /status lists each with its failure and remedy`)
   }
 }
 
 function reportSourceWaits (deps: WaitReportDeps, thresholdMs: number, now: number): void {
-  const { flow, unread, failing, log } = deps
-  const holdThresholdMs = flow.transactionHangThresholdMs ?? DEFAULT_HOLD_REPORT_MS
-  const waits = unread.due(thresholdMs, now, holdThresholdMs)
-  waits.forEach(({ state, since, reason, heldAt }, i) => {
-    const report = heldAt === undefined ? { thresholdMs } : { thresholdMs: holdThresholdMs, heldAt }
-    failing.unreadable(state.key, state, { ...reason, sinceMs: since, ...report }, i >= WAIT_WARNINGS_SHOWN, now)
+  const { flow, unread, failing } = deps
+  const waits = unread.due(thresholdMs, now)
+  waits.forEach(({ state, since, reason }, i) => {
+    failing.unreadable(state.key, state, { ...reason, sinceMs: since, thresholdMs }, i >= WAIT_WARNINGS_SHOWN, now)
   })
-  if (waits.length > WAIT_WARNINGS_SHOWN) {
-    const more = waits.length - WAIT_WARNINGS_SHOWN
-    log.warn({ count: more, thresholdMs }, `and ${more} more partitions of flow ${flow.name} the source has given nothing of ` +
-      `for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms, or health.transaction.hang.threshold.ms while a transaction holds them); /status lists each with its failure and remedy`)
-  }
+  summarise(deps, waits.length, `the source has given nothing of for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms)`)
+  const holdThresholdMs = flow.transactionHangThresholdMs ?? DEFAULT_HOLD_REPORT_MS
+  const holds = unread.holdsDue(holdThresholdMs, now)
+  holds.forEach(({ state, since, at, highWatermark }, i) => {
+    failing.held(state.key, state, { at, highWatermark, sinceMs: since, thresholdMs: holdThresholdMs }, i >= WAIT_WARNINGS_SHOWN, now)
+  })
+  summarise(deps, holds.length, `a transaction open on the source has held for ${Math.round(holdThresholdMs / 1000)} s (health.transaction.hang.threshold.ms)`)
+}
+
+/** Past WAIT_WARNINGS_SHOWN partitions of one kind, one line for the rest. */
+function summarise ({ flow, log }: WaitReportDeps, count: number, what: string): void {
+  if (count <= WAIT_WARNINGS_SHOWN) return
+  const more = count - WAIT_WARNINGS_SHOWN
+  log.warn({ count: more }, `and ${more} more partitions of flow ${flow.name} ${what}; /status lists each with its failure and remedy`)
 }

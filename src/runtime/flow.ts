@@ -197,6 +197,7 @@ export class Flow implements WorkOwner {
     const replicator = new FlowReplicator({
       flow: config,
       fetcher,
+      isolation: isolationLevel(config.source.consumer),
       writer: batchWriter,
       batching: { compression: explicitCompression(config.target.producer), maxChunkBytes: MAX_CHUNK_BYTES },
       // The exact history gets the same acknowledged syncs as MM2's offset-syncs topic, and at each progress

@@ -15,6 +15,7 @@ import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { errorMessage } from '../errors.ts'
 import type { OpenTransactions } from '../kafka/open-transactions.ts'
+import { membersOfFlow } from './orphan-transactions.ts'
 
 export interface OpenTransactionStatus {
   readonly transactionalId: string
@@ -60,7 +61,9 @@ export async function readFlowTransactions (flow: FlowConfig, list: OpenTransact
   return {
     ...base,
     listable: true,
-    open: listed.open.map(t => ({
+    // Only the flow's members' ids (a member name after the prefix, the flow's topics): not a longer group id's
+    // (`kmirror-A-B-dr-...`) nor an application's that happens to share the prefix.
+    open: membersOfFlow(flow, listed.open).map(t => ({
       transactionalId: t.transactionalId,
       openSince: new Date(t.startedAt).toISOString(),
       openSeconds: Math.max(0, Math.round((now - t.startedAt) / 100) / 10),
@@ -79,8 +82,11 @@ export function renderTransactions (transactions: FlowTransactionsStatus): strin
   if (!transactions.listable) {
     return [`${head}; open transactions unknown: cluster ${target} cannot list them (Kafka before 3.0); one left by a dead instance ends when the next instance fences it, or at its timeout`]
   }
-  const lines = [`${head}; ${transactions.open.length === 0 ? 'no' : transactions.open.length} open transaction(s) on cluster ${target}` +
-    (transactions.open.length === 0 ? '' : ' (read_committed readers of their topics see nothing past them until they end)')]
+  const open = transactions.open.length
+  const missed = transactions.missed.length
+  const found = open === 0 ? 'no open transactions' : `${open} open transaction${open === 1 ? '' : 's'}`
+  const lines = [`${head}; ${found} on cluster ${target}${missed === 0 ? '' : `, ${missed} part${missed === 1 ? '' : 's'} of the cluster not looked at (below)`}` +
+    (open === 0 ? '' : ' (read_committed readers of their topics see nothing past them until they end)')]
   for (const t of transactions.open) {
     const late = t.openSeconds * 1000 > t.timeoutMs ? ', past its timeout: the coordinator aborts it at its next look (every 10 s by default)' : ''
     lines.push(`    ${t.transactionalId}: open ${t.openSeconds} s of its ${t.timeoutMs / 1000} s timeout${late}; holds ${t.topics.join(', ')}`)

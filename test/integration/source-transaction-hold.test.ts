@@ -79,7 +79,7 @@ test('a transaction left open on the source holds its partition: reported failin
   assert.ok(Date.now() - heldSince >= HANG_THRESHOLD_MS)
   assert.equal(held!.position, 10)
   assert.deepEqual([failure.side, failure.cluster], ['source', a])
-  assert.match(failure.message, /^\S+-0 cannot be read: it is read read_committed, and a transaction still open on the source holds it at offset 10, its last stable offset \(the log goes on to 18\)/)
+  assert.match(failure.message, /^\S+-0 cannot be read: it is read read_committed, and a transaction still open on the source since offset 10 \(its last stable offset; the log goes on to 18\) holds it/)
   // and a warning naming the key, the health 503 degraded, the gauge
   await one.process.waitForOutput(new RegExp(`"level":"warn"[^\\n]*"msg":"cannot read ${topic}-0 from cluster ${a} for \\d+ s \\(health\\.transaction\\.hang\\.threshold\\.ms = ${HANG_THRESHOLD_MS}\\): it is read read_committed[^\\n]*none is skipped`), 5000)
   const health = await fetch(`http://127.0.0.1:${one.port}/healthz`)
@@ -127,6 +127,7 @@ test('a transaction left open on the source holds its partition: reported failin
     assertSamePartition(source, target, `${topic}-${partition}`)
   }
   assert.equal((await readCommitted('target', remote, 0)).filter(r => r.value?.toString().startsWith('open:')).length, 0, 'no record of the aborted transaction')
+  assert.equal(one.process.stderr.split('\n').filter(l => l.includes(`"msg":"cannot read ${topic}-0 from cluster`)).length, 1, 'one warning')
   one.process.kill('SIGTERM')
   assert.equal((await one.process.waitForExit(15_000)).code, 0, one.process.stderr.slice(-3000))
 })

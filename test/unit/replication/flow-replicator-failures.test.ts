@@ -305,52 +305,6 @@ describe('FlowReplicator partitions the target cannot take yet', () => {
     assertExactCopy(h, 't', 1, 'A.t')
   })
 
-  it('reports a partition an open source transaction holds (read_committed) past health.transaction.hang.threshold.ms, not the stall threshold: one warning naming the transaction\'s first offset and the kafka-transactions.sh lines, failing in /status until its records come, then a recovery line', async () => {
-    // Given t-1 held at offset 10 by a transaction open on the source (records 10-14 behind it), t-0 readable
-    const metrics = new CountingMetrics()
-    const h = createHarness({ metrics, healthStallThresholdMs: 10, transactionHangThresholdMs: 80 })
-    h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
-    h.source.addPartition('t', 1, offsetsWithGaps(0, 14))
-    h.source.openTransactions.set(partitionKey('t', 1), 10)
-    const gauge = 'failingPartitions{"flow":"A->B","error":"SOURCE_TRANSACTION_OPEN"}'
-    const heldSince = Date.now()
-    let seen: ReturnType<typeof h.replicator.status>[number] | undefined
-    let reportedAfterMs = 0
-    let gaugeSeen: number | undefined
-    // Once t-1 has been failing for a few rounds (its empty answers do not end that), the transaction ends
-    let roundsSeen = 0
-    h.source.onFetch(() => {
-      const t1 = h.replicator.status().find(p => p.partition === 1)
-      if (t1?.failure === null || t1 === undefined) return
-      if (seen === undefined) {
-        seen = t1
-        reportedAfterMs = Date.now() - heldSince
-        gaugeSeen = metrics.gauges.get(gauge)
-      }
-      if (++roundsSeen === 5) h.source.openTransactions.clear()
-    })
-    // When it runs to the end
-    await copyAll(h, [{ ...T, partitions: 2 }])
-    // Then t-1 was reported only past the hang threshold, at its position 10, with the transaction's first offset and the tool lines
-    assert.ok(seen !== undefined)
-    assert.ok(reportedAfterMs >= 80, `reported after ${reportedAfterMs} ms`)
-    assert.equal(roundsSeen >= 5, true)
-    assert.equal(seen.position, 10)
-    assert.deepEqual([seen.failure?.side, seen.failure?.cluster, seen.failure?.error], ['source', 'A', 'SOURCE_TRANSACTION_OPEN'])
-    assert.equal(seen.failure?.message, 't-1 cannot be read: it is read read_committed, and a transaction still open on the source holds it at offset 10, its last stable offset ' +
-      '(the log goes on to 15): its leader gives nothing past that offset until the transaction commits or aborts')
-    assert.match(seen.failure?.remedy ?? '', /transaction\.max\.timeout\.ms.*CurrentTransactionStartOffset is 10 \(kafka-transactions\.sh --bootstrap-server a:9092 describe-producers --topic t --partition 1\); .*\(kafka-transactions\.sh --bootstrap-server a:9092 abort --topic t --partition 1 --start-offset 10\)$/)
-    assert.equal(gaugeSeen, 1)
-    // and one warning naming the hang threshold's key; one recovery line; every record copied
-    const warnings = messages(h, LogLevels.warn).filter(m => m.startsWith('cannot read t-1 from cluster A for'))
-    assert.equal(warnings.length, 1, JSON.stringify(messages(h, LogLevels.warn)))
-    assert.match(warnings[0]!, /\(health\.transaction\.hang\.threshold\.ms = 80\): it is read read_committed.* none is skipped/)
-    assert.deepEqual(messages(h, LogLevels.info).filter(m => m.startsWith('t-1 is replicated again')), ['t-1 is replicated again (it failed with SOURCE_TRANSACTION_OPEN on cluster A)'])
-    assert.equal(metrics.gauges.get(gauge), 0)
-    assertExactCopy(h, 't', 0, 'A.t')
-    assertExactCopy(h, 't', 1, 'A.t')
-  })
-
   it('without a readiness probe, leaves a partition without a target leader out of the round right after each refusal', async () => {
     // Given a target writer with no probe, and t-1 without a leader for the first rounds
     const h = createHarness({ withoutReadyProbe: true })

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { FetchOutcomes, type FetchedBatches, type FetchOutcome, type RetryReason } from '../../../src/kafka/record-fetcher.ts'
 import type { PartitionState } from '../../../src/replication/partition-set.ts'
-import { SOURCE_TRANSACTION_OPEN, SourceWaits } from '../../../src/replication/source-waits.ts'
+import { SourceWaits } from '../../../src/replication/source-waits.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 
 function stateOf (topic: string, partition: number): PartitionState {
@@ -85,59 +85,82 @@ describe('SourceWaits', () => {
       ...answer(s, FetchOutcomes.OK), fromOffset: s.position, nextOffset: s.position, lastStableOffset, highWatermark,
       batches: records ? [{ baseOffset: s.position } as never] : []
     })
-
-    it('holds from the first empty answer whose last stable offset is the position and whose high watermark is above it, through answers a fetch session leaves out, and is listed past its own threshold', () => {
-      const waits = new SourceWaits()
+    const held = (position: number): PartitionState => {
       const s = stateOf('t', 0)
-      s.position = 40
+      s.position = position
+      return s
+    }
+
+    it('holds from the first empty answer whose last stable offset is the position and whose high watermark is above it, through answers a fetch session leaves out, and is listed once past its own threshold', () => {
+      const waits = new SourceWaits()
+      const s = held(40)
       waits.note(offsets(s, 40, 45), s, 1_000)
-      assert.equal(waits.held(s), true)
+      assert.equal(waits.held(s), 40)
       waits.note(offsets(s, -1, -1), s, 2_000)
       waits.note(offsets(s, 40, 48), s, 3_000)
-      assert.deepEqual(waits.due(500, 3_000, 10_000), [], 'the stall threshold does not apply to a hold')
-      const [due, ...more] = waits.due(500, 11_000, 10_000)
-      assert.equal(more.length, 0)
-      assert.equal(due?.since, 1_000)
-      assert.equal(due?.heldAt, 40)
-      assert.equal(due?.reason.error, SOURCE_TRANSACTION_OPEN)
-      assert.match(due!.reason.detail, /holds it at offset 40, its last stable offset \(the log goes on to 48\)/)
-      assert.deepEqual(waits.due(500, 20_000, 10_000), [], 'listed once')
+      assert.deepEqual(waits.due(500, 3_000), [], 'not a wait')
+      assert.deepEqual(waits.holdsDue(10_000, 10_999), [])
+      assert.deepEqual(waits.holdsDue(10_000, 11_000), [{ state: s, since: 1_000, at: 40, highWatermark: 48 }])
+      assert.deepEqual(waits.holdsDue(10_000, 20_000), [], 'listed once')
+      waits.rereport(s)
+      assert.deepEqual(waits.holdsDue(10_000, 20_000).map(h => h.since), [1_000], 'listed again when its report was ended, with its clock')
     })
 
-    it('ends at records, at a last stable offset past the position, or when nothing lies past the position', () => {
-      const ends: ((s: PartitionState) => FetchedBatches)[] = [s => offsets(s, 40, 45, true), s => offsets(s, 45, 45), s => offsets(s, 40, 40)]
+    it('ends at records, at another last stable offset, when nothing lies past the position, at a refusal or out of range', () => {
+      const ends: ((s: PartitionState) => FetchedBatches)[] = [
+        s => offsets(s, 40, 45, true), s => offsets(s, 45, 45), s => offsets(s, 40, 40), s => answer(s, FetchOutcomes.FAILED), s => answer(s, FetchOutcomes.OUT_OF_RANGE),
+        s => answer(s, FetchOutcomes.RETRY, { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: 'gone' })
+      ]
       for (const end of ends) {
         const waits = new SourceWaits()
-        const s = stateOf('t', 0)
-        s.position = 40
+        const s = held(40)
         waits.note(offsets(s, 40, 45), s, 0)
         waits.note(end(s), s, 100)
-        assert.equal(waits.held(s), false)
+        assert.equal(waits.held(s), undefined)
         assert.equal(waits.count, 0)
       }
     })
 
-    it('is never a partition read up to its last stable offset with more committed records to come, nor a RETRY', () => {
+    it('holds at the last stable offset below the position too (progress stored by a read_uncommitted reader past an open transaction)', () => {
       const waits = new SourceWaits()
-      const s = stateOf('t', 0)
-      s.position = 40
-      waits.note(offsets(s, 44, 45), s, 0)
-      assert.equal(waits.count, 0, 'records up to 44 are readable: a full answer left them for the next round')
-      waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 0)
-      assert.equal(waits.held(s), false)
+      const s = held(44)
+      waits.note(offsets(s, 40, 45), s, 0)
+      assert.equal(waits.held(s), 40)
     })
 
-    it('a hold that turns into a RETRY, or the other way round, is a new wait from then', () => {
+    it('is never a partition read up to its last stable offset with more committed records to come, nor one read read_uncommitted', () => {
       const waits = new SourceWaits()
-      const s = stateOf('t', 0)
-      s.position = 40
+      const s = held(40)
+      waits.note(offsets(s, 44, 45), s, 0)
+      assert.equal(waits.count, 0, 'records up to 44 are readable: a full answer left them for the next round')
+      const uncommitted = new SourceWaits('read_uncommitted')
+      uncommitted.note(offsets(s, 40, 45), s, 0)
+      assert.equal(uncommitted.held(s), undefined, 'read_uncommitted reads past the last stable offset: an empty answer is a full response, not a hold')
+    })
+
+    it('keeps its clock and its listing through RETRY answers (throttled, late, leadership moving), which are tracked as waits beside it', () => {
+      const waits = new SourceWaits()
+      const s = held(40)
       waits.note(offsets(s, 40, 45), s, 0)
-      waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 5_000)
-      assert.deepEqual(waits.due(1_000, 5_500, 1_000), [])
-      assert.deepEqual(waits.due(1_000, 6_000, 1_000).map(w => [w.since, w.reason.error]), [[5_000, 'NETWORK_EXCEPTION']])
-      waits.note(offsets(s, 40, 45), s, 7_000)
-      assert.deepEqual(waits.due(1_000, 7_500, 1_000), [])
-      assert.deepEqual(waits.due(1_000, 8_000, 1_000).map(w => [w.since, w.reason.error]), [[7_000, SOURCE_TRANSACTION_OPEN]])
+      for (let t = 1_000; t < 10_000; t += 1_000) waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, t)
+      waits.note(offsets(s, 40, 46), s, 10_000)
+      assert.deepEqual(waits.holdsDue(10_000, 10_000).map(h => [h.since, h.at]), [[0, 40]], 'held 10 s in all, RETRYs between')
+      assert.deepEqual(waits.due(500, 10_000), [], 'the wait ended with the OK answer')
+      waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 11_000)
+      waits.note(offsets(s, 40, 46), s, 12_000)
+      assert.deepEqual(waits.holdsDue(10_000, 20_000), [], 'no second listing after a RETRY')
+      assert.equal(waits.held(s), 40)
+    })
+
+    it('a hold at another offset is a new hold from then', () => {
+      const waits = new SourceWaits()
+      const s = held(40)
+      waits.note(offsets(s, 40, 45), s, 0)
+      s.position = 46
+      waits.note(offsets(s, 46, 50), s, 5_000)
+      assert.equal(waits.held(s), 46)
+      assert.deepEqual(waits.holdsDue(1_000, 5_500), [])
+      assert.deepEqual(waits.holdsDue(1_000, 6_000).map(h => [h.since, h.at]), [[5_000, 46]])
     })
   })
 })

@@ -18,13 +18,16 @@ test('at-least-once: nothing is listed and nothing is shown', async () => {
   assert.equal(asked, false)
 })
 
-test('exactly-once: the open transactions under the group\'s prefix, with their age against their timeout and the topics they hold', async () => {
+test('exactly-once: the open transactions of the flow\'s members, with their age against their timeout and the topics they hold; what could not be looked at is said', async () => {
   const flow = flowWith(...EOS)
   let prefix = ''
   const listed: OpenTransactions = {
     open: [
       { transactionalId: 'kmirror-A-B-pod-1:7:1', producerId: 5n, producerEpoch: 2, startedAt: NOW - 3_250, timeoutMs: 20_000, topics: ['A.orders', 'mm2-offsets.A.internal'] },
-      { transactionalId: 'kmirror-A-B-pod-2:9:1', producerId: 6n, producerEpoch: 0, startedAt: NOW - 31_000, timeoutMs: 20_000, topics: ['A.orders'] }
+      { transactionalId: 'kmirror-A-B-pod-2:9:1', producerId: 6n, producerEpoch: 0, startedAt: NOW - 31_000, timeoutMs: 20_000, topics: ['A.orders'] },
+      // (not the flow's: an application's id under the prefix, a longer group's member writing its own topics)
+      { transactionalId: 'kmirror-A-B-loader', producerId: 7n, producerEpoch: 0, startedAt: NOW, timeoutMs: 60_000, topics: ['orders'] },
+      { transactionalId: 'kmirror-A-B-dr-h:1:2', producerId: 8n, producerEpoch: 0, startedAt: NOW, timeoutMs: 60_000, topics: ['A-B.orders'] }
     ],
     missed: [{ what: 'broker 127.0.0.1:9093', why: 'connection refused' }]
   }
@@ -42,7 +45,7 @@ test('exactly-once: the open transactions under the group\'s prefix, with their 
     missed: [{ what: 'broker 127.0.0.1:9093', why: 'connection refused' }]
   })
   assert.deepEqual(renderTransactions(status!), [
-    '  exactly-once: transactional ids kmirror-A-B-<member>, timeout 20 s; 2 open transaction(s) on cluster B (read_committed readers of their topics see nothing past them until they end)',
+    '  exactly-once: transactional ids kmirror-A-B-<member>, timeout 20 s; 2 open transactions on cluster B, 1 part of the cluster not looked at (below) (read_committed readers of their topics see nothing past them until they end)',
     '    kmirror-A-B-pod-1:7:1: open 3.3 s of its 20 s timeout; holds A.orders, mm2-offsets.A.internal',
     '    kmirror-A-B-pod-2:9:1: open 31 s of its 20 s timeout, past its timeout: the coordinator aborts it at its next look (every 10 s by default); holds A.orders',
     '    not looked at: broker 127.0.0.1:9093 (connection refused); its transactions are not listed here'
@@ -57,11 +60,11 @@ test('a target that cannot list transactions (before Kafka 3.0) or whose listing
   const failed = await readFlowTransactions(flow, async () => { throw new Error('cluster B: broker 1 did not answer') }, NOW)
   assert.deepEqual(renderTransactions(failed!), ['  exactly-once: transactional ids kmirror-A-B-<member>, timeout 20 s; open transactions unknown: cannot list the open transactions on B: cluster B: broker 1 did not answer'])
   const none = await readFlowTransactions(flow, async () => ({ open: [], missed: [] }), NOW)
-  assert.deepEqual(renderTransactions(none!), ['  exactly-once: transactional ids kmirror-A-B-<member>, timeout 20 s; no open transaction(s) on cluster B'])
+  assert.deepEqual(renderTransactions(none!), ['  exactly-once: transactional ids kmirror-A-B-<member>, timeout 20 s; no open transactions on cluster B'])
 })
 
 test('the flow\'s status text carries the exactly-once lines under its head, also before anything was replicated', async () => {
   const exactlyOnce = await readFlowTransactions(flowWith(...EOS), async () => ({ open: [], missed: [] }), NOW)
   assert.equal(renderStatus({ flow: 'A->B', targetReachable: true, sourceReachable: true, partitions: [], exactlyOnce: exactlyOnce! }),
-    'flow A->B\n  exactly-once: transactional ids kmirror-A-B-<member>, timeout 20 s; no open transaction(s) on cluster B\n  nothing replicated yet\n')
+    'flow A->B\n  exactly-once: transactional ids kmirror-A-B-<member>, timeout 20 s; no open transactions on cluster B\n  nothing replicated yet\n')
 })

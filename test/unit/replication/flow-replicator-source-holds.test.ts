@@ -1,0 +1,124 @@
+/**
+ * FlowReplicator with a source partition held by a transaction left open (read_committed: nothing past the last
+ * stable offset is given): reported failing past health.transaction.hang.threshold.ms, not the stall threshold; its
+ * empty answers and RETRY rounds do not end or repeat the report; a hold that moves to a new offset ends the old
+ * report and is reported on its own; every record is copied once the transaction ends.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { FetchOutcomes } from '../../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
+import { CountingMetrics } from '../../fakes/counting-metrics.ts'
+import { LogLevels } from '../../fakes/memory-logger.ts'
+import { assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
+
+const T = { source: 't', remote: 'A.t', partitions: 2 } as const
+const GAUGE = 'failingPartitions{"flow":"A->B","error":"SOURCE_TRANSACTION_OPEN"}'
+
+async function copyAll (h: Harness): Promise<void> {
+  h.source.whenCaughtUp(() => h.replicator.stop())
+  await h.replicator.addTopics([T])
+  await h.replicator.run()
+}
+
+const messages = (h: Harness, level: number): string[] => h.logs.at(level).map(l => l.msg)
+const failureOf = (h: Harness): ReturnType<Harness['replicator']['status']>[number]['failure'] | undefined => h.replicator.status().find(p => p.partition === 1)?.failure
+
+/** t-0 readable, t-1 with records 0-14 (OFFSETS) held by a transaction open at offset 10; hang threshold 80 ms. */
+function heldHarness (offsets = offsetsWithGaps(0, 14), healthStallThresholdMs = 10): { h: Harness, metrics: CountingMetrics } {
+  const metrics = new CountingMetrics()
+  const h = createHarness({ metrics, healthStallThresholdMs, transactionHangThresholdMs: 80 })
+  h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
+  h.source.addPartition('t', 1, offsets)
+  h.source.openTransactions.set(partitionKey('t', 1), 10)
+  return { h, metrics }
+}
+
+describe('FlowReplicator: a source partition an open transaction holds', () => {
+  it('is reported past health.transaction.hang.threshold.ms, not the stall threshold: one warning naming the transaction\'s first offset and the kafka-transactions.sh lines, failing until its records come, then a recovery line', async () => {
+    const { h, metrics } = heldHarness()
+    const heldSince = Date.now()
+    let seen: ReturnType<typeof failureOf>
+    let position: number | undefined
+    let reportedAfterMs = 0
+    let gaugeSeen: number | undefined
+    let roundsFailing = 0
+    // Once t-1 has been failing for a few rounds (its empty answers do not end that), the transaction ends
+    h.source.onFetch(() => {
+      const failure = failureOf(h)
+      if (failure === null || failure === undefined) return
+      if (seen === undefined) {
+        seen = failure
+        position = h.replicator.status().find(p => p.partition === 1)?.position
+        reportedAfterMs = Date.now() - heldSince
+        gaugeSeen = metrics.gauges.get(GAUGE)
+      }
+      if (++roundsFailing === 5) h.source.openTransactions.clear()
+    })
+    await copyAll(h)
+    assert.ok(seen !== undefined && seen !== null)
+    assert.ok(reportedAfterMs >= 80, `reported after ${reportedAfterMs} ms`)
+    assert.ok(roundsFailing >= 5)
+    assert.equal(position, 10)
+    assert.deepEqual([seen.side, seen.cluster, seen.error], ['source', 'A', 'SOURCE_TRANSACTION_OPEN'])
+    assert.equal(seen.message, 't-1 cannot be read: it is read read_committed, and a transaction still open on the source since offset 10 (its last stable ' +
+      'offset; the log goes on to 15) holds it: its leader gives nothing past that offset until the transaction commits or aborts')
+    assert.match(seen.remedy, /transaction\.max\.timeout\.ms.*CurrentTransactionStartOffset is 10 \(kafka-transactions\.sh --bootstrap-server a:9092 describe-producers --topic t --partition 1\); .*\(kafka-transactions\.sh --bootstrap-server a:9092 abort --topic t --partition 1 --start-offset 10\)$/)
+    assert.equal(gaugeSeen, 1)
+    const warnings = messages(h, LogLevels.warn).filter(m => m.startsWith('cannot read t-1 from cluster A for'))
+    assert.equal(warnings.length, 1, JSON.stringify(messages(h, LogLevels.warn)))
+    assert.match(warnings[0]!, /\(health\.transaction\.hang\.threshold\.ms = 80\): it is read read_committed.* none is skipped/)
+    assert.deepEqual(messages(h, LogLevels.info).filter(m => m.startsWith('t-1 is replicated again')), ['t-1 is replicated again (it failed with SOURCE_TRANSACTION_OPEN on cluster A)'])
+    assert.equal(metrics.gauges.get(GAUGE), 0)
+    assertExactCopy(h, 't', 0, 'A.t')
+    assertExactCopy(h, 't', 1, 'A.t')
+  })
+
+  it('RETRY rounds while it is reported (its leader throttling, late, moving) neither end the report nor repeat its warning', async () => {
+    // (RETRY rounds shorter than the stall threshold: not a wait of their own to report)
+    const { h } = heldHarness(offsetsWithGaps(0, 14), 60_000)
+    let phase: 'held' | 'retry' | 'held-again' | 'ended' = 'held'
+    let rounds = 0
+    let failingThroughout = true
+    h.source.onFetch(() => {
+      const failure = failureOf(h)
+      if (phase === 'retry' || phase === 'held-again') failingThroughout &&= failure?.error === 'SOURCE_TRANSACTION_OPEN'
+      if (phase === 'held' && failure !== null && failure !== undefined) {
+        phase = 'retry'
+        h.source.scriptOutcomes('t', 1, FetchOutcomes.RETRY, FetchOutcomes.RETRY, FetchOutcomes.RETRY)
+      } else if (phase === 'retry' && ++rounds === 6) {
+        phase = 'held-again'
+      } else if (phase === 'held-again' && ++rounds === 12) {
+        phase = 'ended'
+        h.source.openTransactions.clear()
+      }
+    })
+    await copyAll(h)
+    assert.equal(phase, 'ended')
+    assert.ok(failingThroughout, 'failing for the hold through the RETRY rounds')
+    assert.equal(messages(h, LogLevels.warn).filter(m => m.startsWith('cannot read t-1 from cluster A for')).length, 1, JSON.stringify(messages(h, LogLevels.warn)))
+    assert.deepEqual(messages(h, LogLevels.info).filter(m => m.startsWith('t-1 is replicated again')), ['t-1 is replicated again (it failed with SOURCE_TRANSACTION_OPEN on cluster A)'])
+    assertExactCopy(h, 't', 1, 'A.t')
+  })
+
+  it('a hold that moves to a new offset (the first transaction aborted, the next open) ends the old report, naming its offset, and is reported on its own', async () => {
+    // Offsets 10 and 11 hold no record (the aborted transaction and its marker): the position moves past them empty-handed
+    const { h } = heldHarness(offsetsWithGaps(0, 14, [10, 11]))
+    const reported: string[] = []
+    h.source.onFetch(() => {
+      const failure = failureOf(h)
+      if (failure === null || failure === undefined || reported.includes(failure.remedy)) return
+      reported.push(failure.remedy)
+      if (reported.length === 1) h.source.openTransactions.set(partitionKey('t', 1), 12)
+      else h.source.openTransactions.clear()
+    })
+    await copyAll(h)
+    assert.equal(reported.length, 2)
+    assert.match(reported[0]!, /--start-offset 10\)$/)
+    assert.match(reported[1]!, /--start-offset 12\)$/)
+    const warnings = messages(h, LogLevels.warn).filter(m => m.startsWith('cannot read t-1 from cluster A for'))
+    assert.deepEqual(warnings.map(w => /since offset (\d+)/.exec(w)?.[1]), ['10', '12'])
+    assert.equal(messages(h, LogLevels.info).filter(m => m.startsWith('t-1 is replicated again')).length, 2)
+    assertExactCopy(h, 't', 1, 'A.t')
+  })
+})
