@@ -46,6 +46,7 @@ import { statusOf } from './record-times.ts'
 import { RecreatedRemotes } from './recreated-remotes.ts'
 import { RoundOutcome } from './round-outcome.ts'
 import { SourceWaits } from './source-waits.ts'
+import { setHoldGauges, withHold } from './source-holds-view.ts'
 import { OwnershipGrants } from './ownership-grants.ts'
 import { TargetWait } from './target-wait.ts'
 import { reportLongWaits } from './wait-reports.ts'
@@ -345,6 +346,7 @@ export class FlowReplicator {
     await this.#recreated.checkIdle(this.#partitions.values())
     await this.#recreated.copyAgainFromLogStart()
     this.#metrics.set('partitionsWaitingForTarget', { flow: this.#deps.flow.name }, this.#waiting.count())
+    setHoldGauges(this.#metrics, this.#deps.flow.name, this.#unread.holding())
     this.#waiting.poll()
     reportLongWaits({ flow: this.#deps.flow, waiting: this.#waiting, unread: this.#unread, failing: this.#failing, writer: this.#deps.writer, log: this.#deps.log })
     const active = this.#partitions.active(Date.now())
@@ -418,6 +420,6 @@ export class FlowReplicator {
   status (): PartitionStatus[] {
     const now = Date.now()
     return [...this.#partitions.values()].filter(p => !p.lost)
-      .map(p => statusOf(p, this.#failing.report(p.key), now)).concat(this.#pendingStarts.statuses())
+      .map(p => withHold(statusOf(p, this.#failing.report(p.key), now), this.#unread.holdOf(p))).concat(this.#pendingStarts.statuses())
   }
 }

@@ -12,6 +12,7 @@ import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
 import type { FailureBackoff, FailureCluster, FailureReport } from './partition-failures.ts'
 import type { ProgressStore } from './progress-store.ts'
 import type { ProvenanceFlow } from './provenance.ts'
+import { SOURCE_TRANSACTION_OPEN } from './source-waits.ts'
 import type { TransactionRounds } from './transaction-rounds.ts'
 
 export interface PartitionStatus {
@@ -29,6 +30,13 @@ export interface PartitionStatus {
   readonly failure: FailureReport | null
   /** Age in seconds of the oldest record not copied yet; 0 when caught up; null when unknown (record-times.ts). */
   readonly lagSeconds: number | null
+  /**
+   * Read read_committed, a transaction open on the source holds the partition at this offset (its last stable
+   * offset) since `heldSince` (ISO): nothing past it is copied until the transaction ends (source-waits.ts). Absent
+   * otherwise. Shown from the first round that finds it, long before it is reported failing.
+   */
+  readonly heldAt?: number
+  readonly heldSince?: string
 }
 
 /** Records of the partition not copied yet; null when unknown (not read yet, or the source refuses it: the high watermark is stale). */
@@ -38,10 +46,11 @@ export function partitionLag (p: Pick<PartitionStatus, 'highWatermark' | 'positi
 
 /**
  * Whether the source refuses the partition: its high watermark is stale then (it is not fetched). One the target
- * refuses or cannot take yet is still fetched (every round it is retried), so its lag is known, and grows.
+ * refuses or cannot take yet is still fetched (every round it is retried), so its lag is known, and grows; so is
+ * one an open source transaction holds (its answers carry the high watermark).
  */
 export function isReadFailure (failure: FailureReport | null): boolean {
-  return failure !== null && failure.side === 'source'
+  return failure !== null && failure.side === 'source' && failure.error !== SOURCE_TRANSACTION_OPEN
 }
 
 /** The narrow ports the data path uses, so unit tests can drive it with in-memory fakes. */

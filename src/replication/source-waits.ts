@@ -99,6 +99,20 @@ export class SourceWaits {
     return hold?.state === state ? hold.at : undefined
   }
 
+  /** Since when (epoch ms) and at which offset an open transaction holds STATE's partition; undefined when none does. */
+  holdOf (state: PartitionState): { readonly at: number, readonly since: number } | undefined {
+    if (this.#holds.size === 0) return undefined
+    const hold = this.#holds.get(state.key)
+    return hold?.state === state ? hold : undefined
+  }
+
+  /** How many partitions open transactions hold now, and since when (epoch ms) the longest-held one is; null when none. */
+  holding (): { readonly count: number, readonly oldestSince: number | null } {
+    let oldestSince: number | null = null
+    for (const hold of this.#holds.values()) if (oldestSince === null || hold.since < oldestSince) oldestSince = hold.since
+    return { count: this.#holds.size, oldestSince }
+  }
+
   /** STATE's hold was reported, and that report was ended while it still holds (another failure took its place): list it again. */
   rereport (state: PartitionState): void {
     const hold = this.#holds.get(state.key)

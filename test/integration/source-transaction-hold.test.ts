@@ -31,6 +31,9 @@ interface FailingPartition {
   readonly topic: string
   readonly partition: number
   readonly position: number
+  readonly lagRecords: number | null
+  readonly heldAt?: number
+  readonly heldSince?: string
   readonly failure: { side: string, cluster: string, error: string, message: string, remedy: string } | null
 }
 
@@ -69,6 +72,16 @@ test('a transaction left open on the source holds its partition: reported failin
     return { done: ends[1] === 15n, state: ends }
   }, { timeoutMs: 30_000, message: 'partition 1 copied on' })
   assert.equal((await endOffsets('target', remote))[0], 10n)
+  // and, before the threshold, /status shows the hold without a failure and the hold gauges count it
+  const early = await waitForValue(async () => {
+    const p = (await flowStatus(one))?.partitions.find(q => q.topic === topic && q.partition === 0) as FailingPartition | undefined
+    return { done: p?.heldAt === 10, state: p }
+  }, { timeoutMs: 10_000, intervalMs: 200, message: 'the hold in /status' })
+  if (Date.now() - heldSince < HANG_THRESHOLD_MS - 500) assert.equal(early!.failure, null, 'not failing before the threshold')
+  assert.ok(Math.abs(Date.parse(early!.heldSince!) - heldSince) < 5_000, early!.heldSince)
+  const gauges = await (await fetch(`http://127.0.0.1:${one.port}/metrics`)).text()
+  assert.match(gauges, /^kmirror_source_partitions_held\{[^}]*\} 1$/m)
+  assert.match(gauges, /^kmirror_source_hold_seconds\{[^}]*\} \d/m)
 
   // and past the threshold partition 0 is failing in /status: the transaction's first offset, the tool lines
   const held = await waitForValue(async () => {
@@ -78,6 +91,7 @@ test('a transaction left open on the source holds its partition: reported failin
   const failure = held!.failure!
   assert.ok(Date.now() - heldSince >= HANG_THRESHOLD_MS)
   assert.equal(held!.position, 10)
+  assert.equal(held!.lagRecords, 8, 'its lag stays known: the records behind the transaction')
   assert.deepEqual([failure.side, failure.cluster], ['source', a])
   assert.match(failure.message, /^\S+-0 cannot be read: it is read read_committed, and a transaction still open on the source since offset 10 \(its last stable offset; the log goes on to 18\) holds it/)
   // and a warning naming the key, the health 503 degraded, the gauge

@@ -59,12 +59,17 @@ function members (flow) {
   return [h('h3', {}, `Group ${m.group} · generation ${m.generation}`), table([['Member'], ['Partitions owned', true], ['Jobs owned']], rows, { class: 'members' })]
 }
 
-/** A row per partition; failing ones red with their error, cluster, remedy and attempts. */
+/** A row per partition; failing ones red with their error, cluster, remedy and attempts; held ones with their hold. */
 export function partitionRows (partitions) {
   return partitions.map(p => h('tr', { class: p.failure === null ? undefined : 'failing', 'data-partition': formatPartition(p.topic, p.partition) },
     h('td', {}, formatPartition(p.topic, p.partition)), num(p.position < 0 ? '—' : formatCount(p.position)), num(p.highWatermark < 0 ? '—' : formatCount(p.highWatermark)),
     num(formatCount(p.lagRecords)), num(lagSecondsOf(p)), num(formatCount(p.copiedRecords)),
-    h('td', { class: 'wrap' }, p.failure === null ? '' : `${p.failure.error} on cluster ${p.failure.cluster} (${p.failure.side}), ${p.failure.attempts} attempts since ${p.failure.since}: ${p.failure.remedy}`)))
+    h('td', { class: 'wrap' }, p.failure === null ? heldText(p) : `${p.failure.error} on cluster ${p.failure.cluster} (${p.failure.side}), ${p.failure.attempts} attempts since ${p.failure.since}: ${p.failure.remedy}`)))
+}
+
+/** A partition an open source transaction holds, not failing yet (short holds are normal): what holds it, since when. */
+function heldText (p) {
+  return p.heldAt === undefined ? '' : `held at offset ${formatCount(p.heldAt)} by a transaction open on the source since ${p.heldSince}`
 }
 
 export const PARTITION_HEADERS = [['Partition'], ['Position', true], ['High watermark', true], ['Lag', true], ['Lag (time)', true], ['Copied', true], ['Error']]

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { FetchOutcomes } from '../../../src/kafka/record-fetcher.ts'
+import { partitionLag } from '../../../src/replication/flow-replicator.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
@@ -43,10 +44,19 @@ describe('FlowReplicator: a source partition an open transaction holds', () => {
     let reportedAfterMs = 0
     let gaugeSeen: number | undefined
     let roundsFailing = 0
+    let early: ReturnType<Harness['replicator']['status']>[number] | undefined
+    let earlyGauges: (number | undefined)[] = []
+    let lagWhileFailing: number | null = null
     // Once t-1 has been failing for a few rounds (its empty answers do not end that), the transaction ends
     h.source.onFetch(() => {
       const failure = failureOf(h)
+      const t1 = h.replicator.status().find(p => p.partition === 1)
+      if (early === undefined && t1?.heldAt !== undefined && failure === null) {
+        early = t1
+        earlyGauges = [metrics.gauges.get('sourcePartitionsHeld{"flow":"A->B"}'), metrics.gauges.get('sourceHoldSeconds{"flow":"A->B"}')]
+      }
       if (failure === null || failure === undefined) return
+      lagWhileFailing = partitionLag(t1!)
       if (seen === undefined) {
         seen = failure
         position = h.replicator.status().find(p => p.partition === 1)?.position
@@ -65,11 +75,21 @@ describe('FlowReplicator: a source partition an open transaction holds', () => {
       'offset; the log goes on to 15) holds it: its leader gives nothing past that offset until the transaction commits or aborts')
     assert.match(seen.remedy, /transaction\.max\.timeout\.ms.*CurrentTransactionStartOffset is 10 \(kafka-transactions\.sh --bootstrap-server a:9092 describe-producers --topic t --partition 1\); .*\(kafka-transactions\.sh --bootstrap-server a:9092 abort --topic t --partition 1 --start-offset 10\)$/)
     assert.equal(gaugeSeen, 1)
+    // and before that, from the first rounds, /status showed the hold without a failure, and the hold gauges counted it
+    assert.ok(early !== undefined)
+    assert.equal(early.heldAt, 10)
+    assert.ok(Math.abs(Date.parse(early.heldSince!) - heldSince) < 1_000, early.heldSince)
+    assert.equal(earlyGauges[0], 1)
+    assert.ok(earlyGauges[1]! >= 0 && earlyGauges[1]! < 1, String(earlyGauges[1]))
+    // and its lag stayed known while it failed (its answers carry the high watermark)
+    assert.equal(lagWhileFailing, 5)
     const warnings = messages(h, LogLevels.warn).filter(m => m.startsWith('cannot read t-1 from cluster A for'))
     assert.equal(warnings.length, 1, JSON.stringify(messages(h, LogLevels.warn)))
     assert.match(warnings[0]!, /\(health\.transaction\.hang\.threshold\.ms = 80\): it is read read_committed.* none is skipped/)
     assert.deepEqual(messages(h, LogLevels.info).filter(m => m.startsWith('t-1 is replicated again')), ['t-1 is replicated again (it failed with SOURCE_TRANSACTION_OPEN on cluster A)'])
     assert.equal(metrics.gauges.get(GAUGE), 0)
+    assert.deepEqual([metrics.gauges.get('sourcePartitionsHeld{"flow":"A->B"}'), metrics.gauges.get('sourceHoldSeconds{"flow":"A->B"}')], [0, 0])
+    assert.equal(h.replicator.status().find(p => p.partition === 1)?.heldAt, undefined)
     assertExactCopy(h, 't', 0, 'A.t')
     assertExactCopy(h, 't', 1, 'A.t')
   })
