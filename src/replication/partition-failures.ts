@@ -15,8 +15,11 @@
  *   stays parked (target-wait.ts) and is copied as soon as the target takes it, which `recover` then logs. So is
  *   one the source gave nothing of for that long though it refused nothing (`unreadable`: no leader, its leader
  *   out of reach; source-waits.ts): fetched every round meanwhile; and one a transaction open on the source has held
- *   for longer than health.transaction.hang.threshold.ms (`held`), whose report its empty answers do not end:
- *   `recover` keeps it while the partition is held at the same offset, and ends it otherwise.
+ *   for longer than health.transaction.hang.threshold.ms (`held`), whose report its answers do not end: `recover`
+ *   keeps it while the partition is held at the same offset, and ends it otherwise. Another report taking its place
+ *   meanwhile (its leader out of reach past the stall threshold) is ended by `recover` without a recovery line when
+ *   the partition is still held at that offset: the hold's report comes back as it was, with its warning not
+ *   repeated, so the partition never shows healthy in between.
  */
 import { ErrorCodes, type ErrorCode } from '../errors.ts'
 import { describeGrant } from '../kafka/acl-grant.ts'
@@ -126,6 +129,8 @@ export class PartitionFailures {
   readonly #metrics: Metrics
   readonly #backoff: FailureBackoff
   readonly #entries = new Map<string, Entry>()
+  /** The report of each reported hold, kept while another report takes its place in `#entries` (see the invariants). */
+  readonly #holds = new Map<string, Entry>()
   /** Label sets of the gauge set to a non-zero value, so they go back to 0 once no partition has that error. */
   readonly #reported = new Map<string, Entry['labels']>()
 
@@ -218,7 +223,9 @@ export class PartitionFailures {
       message: `${p.topic}-${p.partition} cannot be read: ${detail}`, remedy,
       since: new Date(hold.sinceMs).toISOString(), attempts: 1, nextRetry: new Date(now).toISOString()
     }
-    this.#entries.set(key, { report, sinceMs: hold.sinceMs, labels: { flow: this.#flow, error: SOURCE_TRANSACTION_OPEN }, heldAt: hold.at })
+    const entry: Entry = { report, sinceMs: hold.sinceMs, labels: { flow: this.#flow, error: SOURCE_TRANSACTION_OPEN }, heldAt: hold.at }
+    this.#entries.set(key, entry)
+    this.#holds.set(key, entry)
     const log = quiet ? this.#log.debug.bind(this.#log) : this.#log.warn.bind(this.#log)
     log({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster: source.alias, error: SOURCE_TRANSACTION_OPEN, heldAt: hold.at, heldMs: now - hold.sinceMs, thresholdMs: hold.thresholdMs },
       `cannot read ${p.topic}-${p.partition} from cluster ${source.alias} for ${heldS} s (health.transaction.hang.threshold.ms = ${hold.thresholdMs}): ${detail}; ${remedy}. ` +
@@ -233,6 +240,16 @@ export class PartitionFailures {
   recover (key: string, p: FailingPartition, heldAt?: number): boolean {
     const entry = this.#entries.get(key)
     if (entry === undefined || (heldAt !== undefined && entry.heldAt === heldAt)) return false
+    const hold = this.#holds.get(key)
+    if (heldAt !== undefined && hold?.heldAt === heldAt) {
+      // Its other failure ended; the hold it was reported for goes on.
+      this.#entries.set(key, hold)
+      this.#log.info({ topic: p.topic, partition: p.partition, cluster: entry.report.cluster, error: entry.report.error, heldAt },
+        `${p.topic}-${p.partition} answers again (it failed with ${entry.report.error} on cluster ${entry.report.cluster}); it is still held by the transaction open since offset ${heldAt}`)
+      this.#updateGauge()
+      return false
+    }
+    this.#holds.delete(key)
     this.#entries.delete(key)
     this.#log.info({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster: entry.report.cluster, error: entry.report.error, failedForMs: Date.now() - entry.sinceMs, attempts: entry.report.attempts },
       `${p.topic}-${p.partition} is replicated again (it failed with ${entry.report.error} on cluster ${entry.report.cluster})`)
@@ -242,6 +259,7 @@ export class PartitionFailures {
 
   /** The partition is no longer replicated (topic removed): forgets it without a recovery line. */
   forget (key: string): void {
+    this.#holds.delete(key)
     if (this.#entries.delete(key)) this.#updateGauge()
   }
 

@@ -30,7 +30,7 @@ export interface RoundOutcomeDeps {
   readonly recreated: Pick<RecreatedRemotes, 'hold'>
   readonly waiting: Pick<TargetWait, 'park' | 'settled' | 'anyWaiting'>
   /** The partitions the source gives nothing of (source-waits.ts). */
-  readonly unread: Pick<SourceWaits, 'note' | 'held' | 'rereport'>
+  readonly unread: Pick<SourceWaits, 'note' | 'held'>
 }
 
 export class RoundOutcome {
@@ -75,10 +75,8 @@ export class RoundOutcome {
     if (f.outcome === FetchOutcomes.FAILED && f.failure !== undefined) {
       state.retryAt = this.#deps.failing.fail(state.key, state, { side: FailureSides.SOURCE, ...f.failure })
     } else if (f.outcome === FetchOutcomes.OK && !notWritten.has(f)) {
-      // An empty answer of a partition an open transaction holds does not end the report of that hold; it ends any
-      // other, and then the hold, if already listed, is listed again.
-      const heldAt = this.#deps.unread.held(state)
-      if (this.#deps.failing.recover(state.key, state, heldAt) && heldAt !== undefined) this.#deps.unread.rereport(state)
+      // An answer of a partition an open transaction holds does not end the report of that hold (partition-failures.ts).
+      this.#deps.failing.recover(state.key, state, this.#deps.unread.held(state))
     }
   }
 

@@ -11,14 +11,18 @@
  * - A wait lasts from the first round that fetched the partition and got RETRY until a round gets anything else
  *   for it (records or none, a refusal, out of range), or it leaves the flow (lost, released, its topic removed).
  *   A partition whose topic the source no longer has does not wait (TOPIC_GONE).
- * - A hold (read_committed only) lasts from the first answer without records whose last stable offset is at or
- *   below the position and whose high watermark is above it, at that last stable offset, until an answer with
- *   records, another last stable offset or nothing past the position, a refusal or out of range, or the partition
- *   leaves the flow. Answers that leave the partition out (an incremental fetch session's "nothing changed") and
- *   RETRY answers (a broker throttling, late, moving leadership: they say nothing of the transaction) keep it and
- *   its clock. A partition can wait and be held at once; each is tracked and reported on its own.
- * - Each wait and each hold is listed once, unless `rereport` (its report was ended while it still holds); its end
- *   is logged by `PartitionFailures.recover` when the partition is copied again.
+ * - A hold (read_committed only) lasts from the first answer, with records or without, after which the last stable
+ *   offset is at or below the position and the high watermark above it, at that last stable offset, until an
+ *   answer that says otherwise (another last stable offset, nothing past the position), a refusal or out of range,
+ *   or the partition leaves the flow. An answer with records counts: the one that brings the position up to the
+ *   last stable offset is often the last answer of the partition an incremental fetch session gives (a broker
+ *   leaves a partition out while its records, high watermark and log start do not change; a last stable offset
+ *   that does not move is no change). Answers that leave the partition out and RETRY answers (a broker throttling,
+ *   late, moving leadership: they say nothing of the transaction) keep it and its clock.
+ * - A hold is listed only while it is confirmed: not while the partition also waits (RETRY), since nothing then says
+ *   the transaction is still open; the first OK answer that finds it still held lists it, if it is due by then.
+ * - Each wait and each hold is listed once; its end is logged by `PartitionFailures.recover` when the partition is
+ *   copied again.
  * - Cheap when nothing waits: a size check or two per partition and round.
  */
 import { FetchOutcomes, type FetchedBatches, type RetryReason } from '../kafka/record-fetcher.ts'
@@ -113,20 +117,15 @@ export class SourceWaits {
     return { count: this.#holds.size, oldestSince }
   }
 
-  /** STATE's hold was reported, and that report was ended while it still holds (another failure took its place): list it again. */
-  rereport (state: PartitionState): void {
-    const hold = this.#holds.get(state.key)
-    if (hold?.state === state) hold.reported = false
-  }
-
   /** The waits longer than THRESHOLD_MS not listed before: each wait is listed once. */
   due (thresholdMs: number, now: number): SourceWait[] {
     return dueOf(this.#waits, thresholdMs, now).map(({ state, since, reason }) => ({ state, since, reason }))
   }
 
-  /** The holds longer than THRESHOLD_MS not listed before: each hold is listed once (unless `rereport`). */
+  /** The holds longer than THRESHOLD_MS not listed before, of partitions that do not wait too (see the invariants). */
   holdsDue (thresholdMs: number, now: number): SourceHold[] {
-    return dueOf(this.#holds, thresholdMs, now).map(({ state, since, at, highWatermark }) => ({ state, since, at, highWatermark }))
+    const confirmed = (hold: Hold): boolean => this.#waits.size === 0 || this.#waits.get(hold.state.key)?.state !== hold.state
+    return dueOf(this.#holds, thresholdMs, now, confirmed).map(({ state, since, at, highWatermark }) => ({ state, since, at, highWatermark }))
   }
 
   /** STATE's partition left the flow. */
@@ -144,8 +143,11 @@ function end (map: Map<string, { readonly state: PartitionState }>, state: Parti
   if (map.get(state.key)?.state === state) map.delete(state.key)
 }
 
-/** The entries of MAP longer than THRESHOLD_MS, not listed before, now marked listed; those that left the flow dropped. */
-function dueOf<T extends { readonly state: PartitionState, readonly since: number, reported: boolean }> (map: Map<string, T>, thresholdMs: number, now: number): T[] {
+/**
+ * The entries of MAP longer than THRESHOLD_MS, not listed before and LISTABLE, now marked listed; those that left the
+ * flow dropped.
+ */
+function dueOf<T extends { readonly state: PartitionState, readonly since: number, reported: boolean }> (map: Map<string, T>, thresholdMs: number, now: number, listable: (entry: T) => boolean = () => true): T[] {
   if (map.size === 0) return []
   const found: T[] = []
   for (const [key, entry] of map) {
@@ -153,7 +155,7 @@ function dueOf<T extends { readonly state: PartitionState, readonly since: numbe
       map.delete(key)
       continue
     }
-    if (entry.reported || now - entry.since < thresholdMs) continue
+    if (entry.reported || now - entry.since < thresholdMs || !listable(entry)) continue
     entry.reported = true
     found.push(entry)
   }
@@ -166,11 +168,12 @@ function leftOut (f: FetchedBatches): boolean {
 }
 
 /**
- * The offset an OK answer without records says an open transaction holds the partition at: its last stable offset,
- * at or below the position, with the high watermark above the position. (Below the position: progress stored by a
- * read_uncommitted reader, MM2 by default, lies past an open transaction.) Undefined when it says nothing of the kind.
+ * The offset an OK answer says an open transaction holds the partition at, once what it brought is written (STATE's
+ * position): its last stable offset, at or below the position, with the high watermark above the position. (Below
+ * the position: progress stored by a read_uncommitted reader, MM2 by default, lies past an open transaction.)
+ * Undefined when it says nothing of the kind, or leaves the partition out.
  */
 function heldAt (f: FetchedBatches, state: PartitionState): number | undefined {
-  if (f.batches.length > 0 || f.highWatermark < 0 || f.lastStableOffset < 0) return undefined
+  if (f.highWatermark < 0 || f.lastStableOffset < 0) return undefined
   return f.lastStableOffset <= state.position && f.highWatermark > state.position ? f.lastStableOffset : undefined
 }

@@ -31,8 +31,9 @@ export interface PartitionReplicationStatus {
   /** The source's log end (high watermark); null when the source could not be read or the topic is gone there. */
   readonly sourceLogEnd: number | null
   /**
-   * Read read_committed, the partition is held at this offset (the next to copy, its last stable offset) by a
-   * transaction open on the source: nothing past it can be copied until the transaction ends. Absent otherwise.
+   * Read read_committed, the partition is held at this offset (its last stable offset, at or below the next offset
+   * to copy) by a transaction open on the source: nothing past it can be copied until the transaction ends. Absent
+   * otherwise.
    */
   readonly heldAt?: number
   /** Why `sourceLogEnd` is null while the source answered for other partitions: its Kafka error (LEADER_NOT_AVAILABLE). */
@@ -107,7 +108,14 @@ async function readTarget (flow: FlowConfig, now: () => number): Promise<TargetV
       history.history(topic, partition)?.markConsumedTo(last + 1)
       positions.set(tp, { topic, partition, last })
     }
-    const transactions = await readFlowTransactions(flow, async prefix => await target.openTransactions(prefix), now())
+    const transactions = await readFlowTransactions(flow, {
+      list: async prefix => await target.openTransactions(prefix),
+      existingGroups: async ids => {
+        const groups = await admin.groups.describeGroups(ids, 'DESCRIBE', `${flow.groupId}-`)
+        // A group the answer leaves out cannot be told from an existing one.
+        return new Set(ids.filter(g => groups.get(g)?.state !== 'Dead'))
+      }
+    }, now())
     return { positions, translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed), transactions }
   } finally {
     await target.close()
@@ -144,26 +152,34 @@ async function readSource (flow: FlowConfig, positions: TargetView['positions'])
     const asked = [...positions.values()].filter(p => existing.has(p.topic))
     // One partition without a leader (its broker down) must not hide the lag of all the others.
     const none = { offsets: new Map<string, number>(), failed: new Map<string, string>() }
-    const { offsets: logEnds, failed: unknown } = asked.length === 0 ? none : await uncommitted.listOffsetsSettled(asked, 'latest')
-    const stable = asked.length === 0 || uncommitted === fetcher ? none : await fetcher.listOffsetsSettled(asked, 'latest')
+    const [{ offsets: logEnds, failed: unknown }, stable] = asked.length === 0
+      ? [none, none]
+      : await Promise.all([uncommitted.listOffsetsSettled(asked, 'latest'), uncommitted === fetcher ? none : fetcher.listOffsetsSettled(asked, 'latest')])
+    // What the flow's reads reach: the last stable offset read_committed, the log end otherwise.
+    const readEnds = uncommitted === fetcher ? logEnds : stable.offsets
     const held = new Map<string, number>()
     for (const [tp, p] of positions) {
+      // At or below the next offset to copy (below: progress stored by a read_uncommitted reader, MM2 by default).
       const end = stable.offsets.get(tp)
-      if (end !== undefined && end === p.last + 1 && end < (logEnds.get(tp) ?? -1)) held.set(tp, end)
+      if (end !== undefined && end <= p.last + 1 && end < (logEnds.get(tp) ?? -1)) held.set(tp, end)
     }
-    const pendingOf = (read: (tp: string) => boolean): PartitionPosition[] => [...positions].filter(([tp, p]) => read(tp) && (logEnds.get(tp) ?? -1) > p.last + 1)
-      .map(([, p]) => ({ topic: p.topic, partition: p.partition, offset: p.last + 1 }))
+    const pendingOf = (ends: ReadonlyMap<string, number>, read: (tp: string) => boolean): PartitionPosition[] => [...positions]
+      .filter(([tp, p]) => read(tp) && (ends.get(tp) ?? -1) > p.last + 1).map(([, p]) => ({ topic: p.topic, partition: p.partition, offset: p.last + 1 }))
     const oldestPending = new Map<string, number>()
-    await findOldestPending(fetcher, pendingOf(tp => !held.has(tp)), logEnds, oldestPending)
-    await findOldestPending(uncommitted, pendingOf(tp => held.has(tp)), logEnds, oldestPending)
+    await findOldestPending(fetcher, pendingOf(readEnds, tp => !held.has(tp)), readEnds, oldestPending)
+    // A held partition's oldest record not copied is past the last stable offset: the open transaction's first.
+    await findOldestPending(uncommitted, pendingOf(logEnds, tp => held.has(tp)), logEnds, oldestPending)
     return { logEnds, held, unknown, oldestPending }
   } finally {
     await source.close()
   }
 }
 
-/** Sets in OLDEST the timestamp of the first record at or after each position, looking past markers and aborted records. */
-async function findOldestPending (fetcher: RecordFetcher, positions: PartitionPosition[], logEnds: ReadonlyMap<string, number>, oldest: Map<string, number>): Promise<void> {
+/**
+ * Sets in OLDEST the timestamp of the first record at or after each position, looking past markers and aborted
+ * records up to ENDS (what the fetcher's reads reach).
+ */
+async function findOldestPending (fetcher: RecordFetcher, positions: PartitionPosition[], ends: ReadonlyMap<string, number>, oldest: Map<string, number>): Promise<void> {
   let pending = positions
   for (let round = 0; round < MAX_PENDING_ROUNDS && pending.length > 0; round++) {
     const next: PartitionPosition[] = []
@@ -171,7 +187,7 @@ async function findOldestPending (fetcher: RecordFetcher, positions: PartitionPo
       const tp = partitionKey(f.topic, f.partition)
       const first = f.records[0]
       if (first !== undefined) oldest.set(tp, Number(first.timestamp))
-      else if (f.nextOffset < (logEnds.get(tp) ?? 0)) next.push({ topic: f.topic, partition: f.partition, offset: f.nextOffset })
+      else if (f.nextOffset < (ends.get(tp) ?? 0)) next.push({ topic: f.topic, partition: f.partition, offset: f.nextOffset })
     }
     pending = next
   }

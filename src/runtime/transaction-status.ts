@@ -14,8 +14,8 @@
 import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { errorMessage } from '../errors.ts'
-import type { OpenTransactions } from '../kafka/open-transactions.ts'
-import { membersOfFlow } from './orphan-transactions.ts'
+import type { OpenTransaction, OpenTransactions } from '../kafka/open-transactions.ts'
+import { longerGroupIds, membersOfFlow } from './orphan-transactions.ts'
 
 export interface OpenTransactionStatus {
   readonly transactionalId: string
@@ -44,33 +44,53 @@ export interface FlowTransactionsStatus {
   readonly error?: string
 }
 
-/** Lists the open transactions under a prefix (ClusterClients.openTransactions); null: the cluster cannot. */
-export type OpenTransactionLister = (prefix: string) => Promise<OpenTransactions | null>
+/** How the target is asked (ClusterClients): the open transactions under a prefix (null: the cluster cannot list them), and which groups exist. */
+export interface TransactionReaders {
+  readonly list: (prefix: string) => Promise<OpenTransactions | null>
+  /** Those of GROUP_IDS that exist (or could not be told apart from existing ones); throws when they cannot be described. */
+  readonly existingGroups: (groupIds: readonly string[]) => Promise<ReadonlySet<string>>
+}
 
 /** The flow's open transactions on its target; undefined in at-least-once mode. Never throws. */
-export async function readFlowTransactions (flow: FlowConfig, list: OpenTransactionLister, now: number): Promise<FlowTransactionsStatus | undefined> {
+export async function readFlowTransactions (flow: FlowConfig, readers: TransactionReaders, now: number): Promise<FlowTransactionsStatus | undefined> {
   if (!flow.exactlyOnce) return undefined
   const base = { cluster: flow.target.alias, transactionalIdPrefix: `${flow.groupId}-`, transactionTimeoutMs: transactionTimeoutMs(flow) }
   let listed: OpenTransactions | null
   try {
-    listed = await list(base.transactionalIdPrefix)
+    listed = await readers.list(base.transactionalIdPrefix)
   } catch (err) {
     return { ...base, listable: true, open: [], missed: [], error: `cannot list the open transactions on ${flow.target.alias}: ${errorMessage(err)}` }
   }
   if (listed === null) return { ...base, listable: false, open: [], missed: [] }
+  const { open, missed } = await withoutOtherGroups(flow, membersOfFlow(flow, listed.open), readers)
   return {
     ...base,
     listable: true,
-    // Only the flow's members' ids (a member name after the prefix, the flow's topics): not a longer group id's
-    // (`kmirror-A-B-dr-...`) nor an application's that happens to share the prefix.
-    open: membersOfFlow(flow, listed.open).map(t => ({
+    open: open.map(t => ({
       transactionalId: t.transactionalId,
       openSince: new Date(t.startedAt).toISOString(),
       openSeconds: Math.max(0, Math.round((now - t.startedAt) / 100) / 10),
       timeoutMs: t.timeoutMs,
       topics: t.topics
     })),
-    missed: listed.missed
+    missed: [...listed.missed, ...missed]
+  }
+}
+
+/**
+ * OPEN (ids of the flow's prefix and a member name, on topics the flow writes) without those of another flow whose
+ * group id is longer (`kmirror-A-B-dr` owns `kmirror-A-B-dr-host:1:2`): the longer groups an id could belong to are
+ * described; when they cannot be, every id is kept and that is said.
+ */
+async function withoutOtherGroups (flow: FlowConfig, open: readonly OpenTransaction[], readers: TransactionReaders): Promise<{ open: readonly OpenTransaction[], missed: OpenTransactions['missed'] }> {
+  const longer = new Map(open.map(t => [t.transactionalId, longerGroupIds(flow.groupId, t.transactionalId)]))
+  const asked = [...new Set([...longer.values()].flat())]
+  if (asked.length === 0) return { open, missed: [] }
+  try {
+    const existing = await readers.existingGroups(asked)
+    return { open: open.filter(t => !longer.get(t.transactionalId)!.some(g => existing.has(g))), missed: [] }
+  } catch (err) {
+    return { open, missed: [{ what: `groups ${asked.join(', ')}`, why: `not described (${errorMessage(err)}): an id listed that could be one of theirs may be another flow's` }] }
   }
 }
 
@@ -85,12 +105,12 @@ export function renderTransactions (transactions: FlowTransactionsStatus): strin
   const open = transactions.open.length
   const missed = transactions.missed.length
   const found = open === 0 ? 'no open transactions' : `${open} open transaction${open === 1 ? '' : 's'}`
-  const lines = [`${head}; ${found} on cluster ${target}${missed === 0 ? '' : `, ${missed} part${missed === 1 ? '' : 's'} of the cluster not looked at (below)`}` +
-    (open === 0 ? '' : ' (read_committed readers of their topics see nothing past them until they end)')]
+  const lines = [`${head}; ${found} on cluster ${target}` + (open === 0 ? '' : ': read_committed readers of their topics see nothing past them until they end') +
+    (missed === 0 ? '' : `; not looked at: ${missed} (below)`)]
   for (const t of transactions.open) {
     const late = t.openSeconds * 1000 > t.timeoutMs ? ', past its timeout: the coordinator aborts it at its next look (every 10 s by default)' : ''
     lines.push(`    ${t.transactionalId}: open ${t.openSeconds} s of its ${t.timeoutMs / 1000} s timeout${late}; holds ${t.topics.join(', ')}`)
   }
-  for (const m of transactions.missed) lines.push(`    not looked at: ${m.what} (${m.why}); its transactions are not listed here`)
+  for (const m of transactions.missed) lines.push(`    not looked at: ${m.what}: ${m.why}`)
   return lines
 }

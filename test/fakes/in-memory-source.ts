@@ -131,6 +131,14 @@ export class InMemorySource implements SourceReader {
     else this.#refusedReads.set(partitionKey(topic, partition), failure)
   }
 
+  /**
+   * Answer as a broker's incremental fetch session does (KIP-227): a partition whose answer has no records and whose
+   * high watermark and log start did not change since it was last included is left out (OK, no offsets, as
+   * RecordFetcher returns it). A last stable offset that moved alone is no change.
+   */
+  sessionAnswers = false
+  readonly #lastIncluded = new Map<string, { highWatermark: number, logStart: number }>()
+
   /** While set, a fetch waits for it after it was asked (a round held open, as by a slow broker). */
   holdFetch: Promise<void> | null = null
 
@@ -139,7 +147,7 @@ export class InMemorySource implements SourceReader {
     if (this.holdFetch !== null) await this.holdFetch
     const failure = this.#fetchFailures.shift()
     if (failure !== undefined) throw failure
-    const results = positions.map(position => this.#fetchOne(position))
+    const results = positions.map(position => this.#leaveOut(this.#fetchOne(position)))
     for (const listener of this.#listeners) listener(positions, results)
     return results
   }
@@ -163,6 +171,17 @@ export class InMemorySource implements SourceReader {
     const down = partitions.filter(p => this.offline.has(partitionKey(p.topic, p.partition)))
     const offsets = await this.listOffsets(partitions.filter(p => !down.includes(p)), which)
     return { offsets, failed: new Map(down.map(p => [partitionKey(p.topic, p.partition), 'LEADER_NOT_AVAILABLE'])) }
+  }
+
+  #leaveOut (r: FetchedBatches): FetchedBatches {
+    if (!this.sessionAnswers || r.outcome !== FetchOutcomes.OK) return r
+    const key = partitionKey(r.topic, r.partition)
+    const last = this.#lastIncluded.get(key)
+    if (r.batches.length === 0 && last?.highWatermark === r.highWatermark && last.logStart === r.logStartOffset) {
+      return { ...r, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1 }
+    }
+    this.#lastIncluded.set(key, { highWatermark: r.highWatermark, logStart: r.logStartOffset })
+    return r
   }
 
   #fetchOne (position: PartitionPosition): FetchedBatches {

@@ -112,7 +112,7 @@ test('a transaction left open on the source holds its partition: reported failin
   assert.deepEqual([cli!.heldAt, cli!.sourceLogEnd, cli!.lagRecords], [10, 18, 8])
   assert.ok(cli!.lagSeconds! > 0, `lag ${cli!.lagSeconds} s since the transaction's first record`)
   const text = (await runKmirror(['status', config], t)).stdout
-  assert.ok(text.includes(`\n  ${topic}-0: held at offset 10 by a transaction open on the source (read read_committed)`), text)
+  assert.match(text, new RegExp(`\\n  ${topic}-0: held at offset 10 by a transaction open on the source for [0-9.]+ s \\(read read_committed; `), text)
 
   // When the operator runs the printed lines as printed: describe-producers shows the producer at offset 10
   const [describe, abort] = printedToolLines(failure.remedy)

@@ -141,4 +141,56 @@ describe('FlowReplicator: a source partition an open transaction holds', () => {
     assert.equal(messages(h, LogLevels.info).filter(m => m.startsWith('t-1 is replicated again')).length, 2)
     assertExactCopy(h, 't', 1, 'A.t')
   })
+
+  it('a partition catching up whose last answer with records reaches the transaction\'s first offset, then left out of every answer (a fetch session: nothing changes), is reported', { timeout: 10_000 }, async () => {
+    const { h } = heldHarness()
+    h.source.sessionAnswers = true
+    let reported: ReturnType<typeof failureOf>
+    h.source.onFetch(() => {
+      const failure = failureOf(h)
+      if (reported !== undefined || failure === null || failure === undefined) return
+      reported = failure
+      h.source.openTransactions.clear()
+    })
+    await copyAll(h)
+    assert.equal(reported?.error, 'SOURCE_TRANSACTION_OPEN')
+    assert.match(reported!.message, /since offset 10 /)
+    assertExactCopy(h, 't', 1, 'A.t')
+  })
+
+  it('a hold through a leader outage longer than the stall threshold: the wait is reported over it, and when the leader answers with the partition still held, the hold\'s report comes back without a false recovery or a second warning', async () => {
+    const { h, metrics } = heldHarness(offsetsWithGaps(0, 14), 30)
+    let phase: 'held' | 'down' | 'back' | 'ended' = 'held'
+    let downReported = false
+    let backRounds = 0
+    let gaugeWhileBack: number | undefined = 1
+    h.source.onFetch(() => {
+      const failure = failureOf(h)
+      if (phase === 'held' && failure?.error === 'SOURCE_TRANSACTION_OPEN') {
+        phase = 'down'
+        h.source.unreachable.set(partitionKey('t', 1), { error: 'NETWORK_EXCEPTION', detail: 'its leader, broker 2 (a2:9092), cannot be read from: connection refused' })
+      } else if (phase === 'down' && failure?.error === 'NETWORK_EXCEPTION') {
+        downReported = true
+        phase = 'back'
+        h.source.unreachable.clear()
+      } else if (phase === 'back') {
+        if (++backRounds > 1) gaugeWhileBack = Math.min(gaugeWhileBack ?? 1, metrics.gauges.get(GAUGE) ?? 0)
+        if (backRounds > 1 && failure?.error !== 'SOURCE_TRANSACTION_OPEN') gaugeWhileBack = -1
+        if (backRounds === 6) {
+          phase = 'ended'
+          h.source.openTransactions.clear()
+        }
+      }
+    })
+    await copyAll(h)
+    assert.ok(downReported)
+    assert.equal(gaugeWhileBack, 1, 'failing for the hold again from the round after the leader answered')
+    const warnings = messages(h, LogLevels.warn).filter(m => m.startsWith('cannot read t-1 from cluster A for'))
+    assert.deepEqual(warnings.map(w => w.includes('health.transaction.hang.threshold.ms') ? 'hold' : 'wait'), ['hold', 'wait'], JSON.stringify(warnings))
+    assert.deepEqual(messages(h, LogLevels.info).filter(m => m.startsWith('t-1 ')), [
+      't-1 answers again (it failed with NETWORK_EXCEPTION on cluster A); it is still held by the transaction open since offset 10',
+      't-1 is replicated again (it failed with SOURCE_TRANSACTION_OPEN on cluster A)'
+    ])
+    assertExactCopy(h, 't', 1, 'A.t')
+  })
 })

@@ -102,13 +102,29 @@ describe('SourceWaits', () => {
       assert.deepEqual(waits.holdsDue(10_000, 10_999), [])
       assert.deepEqual(waits.holdsDue(10_000, 11_000), [{ state: s, since: 1_000, at: 40, highWatermark: 48 }])
       assert.deepEqual(waits.holdsDue(10_000, 20_000), [], 'listed once')
-      waits.rereport(s)
-      assert.deepEqual(waits.holdsDue(10_000, 20_000).map(h => h.since), [1_000], 'listed again when its report was ended, with its clock')
     })
 
-    it('ends at records, at another last stable offset, when nothing lies past the position, at a refusal or out of range', () => {
+    it('holds from the answer with records that brings the position up to the last stable offset: a fetch session leaves the partition out from then on', () => {
+      const waits = new SourceWaits()
+      const s = held(35)
+      // (records 35-39 written: the position moved to 40 before the answer is noted)
+      s.position = 40
+      waits.note({ ...offsets(s, 40, 45, true), fromOffset: 35 }, s, 1_000)
+      assert.equal(waits.held(s), 40)
+      for (let t = 2_000; t <= 11_000; t += 1_000) waits.note(offsets(s, -1, -1), s, t)
+      assert.deepEqual(waits.holdsDue(10_000, 11_000).map(h => [h.since, h.at]), [[1_000, 40]])
+    })
+
+    it('an answer with records that stops short of the last stable offset (the position below it) is no hold', () => {
+      const waits = new SourceWaits()
+      const s = held(38)
+      waits.note({ ...offsets(s, 40, 45, true), fromOffset: 35 }, s, 0)
+      assert.equal(waits.held(s), undefined)
+    })
+
+    it('ends at another last stable offset (with records or without), when nothing lies past the position, at a refusal or out of range', () => {
       const ends: ((s: PartitionState) => FetchedBatches)[] = [
-        s => offsets(s, 40, 45, true), s => offsets(s, 45, 45), s => offsets(s, 40, 40), s => answer(s, FetchOutcomes.FAILED), s => answer(s, FetchOutcomes.OUT_OF_RANGE),
+        s => offsets(s, 45, 45, true), s => offsets(s, 45, 45), s => offsets(s, 40, 40), s => answer(s, FetchOutcomes.FAILED), s => answer(s, FetchOutcomes.OUT_OF_RANGE),
         s => answer(s, FetchOutcomes.RETRY, { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: 'gone' })
       ]
       for (const end of ends) {
@@ -138,17 +154,18 @@ describe('SourceWaits', () => {
       assert.equal(uncommitted.held(s), undefined, 'read_uncommitted reads past the last stable offset: an empty answer is a full response, not a hold')
     })
 
-    it('keeps its clock and its listing through RETRY answers (throttled, late, leadership moving), which are tracked as waits beside it', () => {
+    it('keeps its clock through RETRY answers (throttled, late, leadership moving), tracked as waits beside it, but is listed only once an OK answer confirms it again', () => {
       const waits = new SourceWaits()
       const s = held(40)
       waits.note(offsets(s, 40, 45), s, 0)
-      for (let t = 1_000; t < 10_000; t += 1_000) waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, t)
-      waits.note(offsets(s, 40, 46), s, 10_000)
-      assert.deepEqual(waits.holdsDue(10_000, 10_000).map(h => [h.since, h.at]), [[0, 40]], 'held 10 s in all, RETRYs between')
-      assert.deepEqual(waits.due(500, 10_000), [], 'the wait ended with the OK answer')
-      waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 11_000)
-      waits.note(offsets(s, 40, 46), s, 12_000)
-      assert.deepEqual(waits.holdsDue(10_000, 20_000), [], 'no second listing after a RETRY')
+      for (let t = 1_000; t < 20_000; t += 1_000) waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, t)
+      assert.deepEqual(waits.holdsDue(10_000, 20_000), [], 'due, but nothing says the transaction is still open')
+      assert.deepEqual(waits.due(10_000, 20_000).map(w => w.since), [1_000], 'the wait is listed on its own')
+      waits.note(offsets(s, 40, 46), s, 20_000)
+      assert.deepEqual(waits.holdsDue(10_000, 20_000).map(h => [h.since, h.at]), [[0, 40]], 'confirmed: listed, with its clock')
+      waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 21_000)
+      waits.note(offsets(s, 40, 46), s, 22_000)
+      assert.deepEqual(waits.holdsDue(10_000, 30_000), [], 'no second listing after a RETRY')
       assert.equal(waits.held(s), 40)
     })
 

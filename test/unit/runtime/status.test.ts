@@ -39,7 +39,8 @@ describe('renderStatus', () => {
     const text = renderStatus({ flow: 'A->B', targetReachable: true, sourceReachable: true, partitions: [{ ...row, partition: 0, heldAt: 10 }, { ...row, partition: 1 }] })
     assert.match(text, /orders\s+0\s+9\s+A\.orders\s+9\s+25\s+15\s+40\n/)
     assert.deepEqual(text.split('\n').filter(l => l.includes('held at')), [
-      '  orders-0: held at offset 10 by a transaction open on the source (read read_committed): nothing past it is copied until it commits or aborts; ' +
+      '  orders-0: held at offset 10 by a transaction open on the source for 40 s (read read_committed; short holds are normal with transactional producers): ' +
+      'nothing past it is copied until it commits or aborts; ' +
       'see "A source partition held by a transaction left open" in docs/operations.md'
     ])
   })
