@@ -145,3 +145,54 @@ test('a transaction left open on the source holds its partition: reported failin
   one.process.kill('SIGTERM')
   assert.equal((await one.process.waitForExit(15_000)).code, 0, one.process.stderr.slice(-3000))
 })
+
+test('a transaction already hanging when kmirror starts: the answer that brings the partition up to it is its last in the fetch session (nothing changes after it), and the hold is still reported; once committed, every record is copied', { timeout: 120_000 }, async t => {
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName('source-txn-hung')
+  const remote = `${a}.${topic}`
+  let kmirror: Instance | undefined
+  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
+    kmirror?.process.kill('SIGKILL')
+    await kmirror?.process.waitForExit(10_000)
+  })
+  // Given 10 records, then a transaction of 3 left open, then 5 records behind it, before kmirror starts
+  await createTopic('source', topic, { partitions: 1, t })
+  await produce('source', records(topic, 0, 0, 10))
+  const transaction = await openTransaction('source', records(topic, 0, 10, 3, 'open'), t, { timeoutMs: 600_000 })
+  await produce('source', records(topic, 0, 13, 5))
+  const config = writeTempFile(mm2Properties({
+    source: 'source', target: 'target', sourceAlias: a, targetAlias: b,
+    extra: [`${a}->${b}.topics = ${topic}`, `health.transaction.hang.threshold.ms = ${HANG_THRESHOLD_MS}`]
+  }), '.properties', t)
+
+  // When kmirror starts: it copies the 10 records, and from then on its fetch session leaves the partition out
+  kmirror = await startInstance(config, 'one', t)
+  const one = kmirror
+  await waitFor(async () => {
+    const ends = await endOffsets('target', remote).catch(() => [])
+    return { done: ends[0] === 10n, state: ends }
+  }, { timeoutMs: 30_000, message: 'the 10 records before the transaction copied' })
+
+  // Then the hold is in /status at once, and reported failing past the threshold
+  const held = await waitForValue(async () => {
+    const p = (await flowStatus(one))?.partitions.find(q => q.topic === topic) as FailingPartition | undefined
+    return { done: p?.failure?.error === 'SOURCE_TRANSACTION_OPEN', state: p }
+  }, { timeoutMs: 30_000, intervalMs: 250, message: 'the partition failing for the transaction it found hanging' })
+  assert.deepEqual([held!.heldAt, held!.position, held!.lagRecords], [10, 10, 8])
+  assert.match(held!.failure!.remedy, new RegExp(`abort --topic ${topic} --partition 0 --start-offset 10\\)$`))
+  // (the fetch session did leave it out: its answers came as incremental ones)
+  const metrics = await (await fetch(`http://127.0.0.1:${one.port}/metrics`)).text()
+  assert.match(metrics, /^kmirror_fetch_incremental_requests_total\{[^}]*\} [1-9]/m)
+
+  // When the transaction commits, Then every record is copied, the 3 of the transaction included, and it recovers
+  await transaction.commit()
+  await waitFor(async () => {
+    const ends = await endOffsets('target', remote)
+    return { done: ends[0] === 18n, state: ends }
+  }, { timeoutMs: 30_000, message: 'every record copied once committed' })
+  await one.process.waitForOutput(new RegExp(`"msg":"${topic}-0 is replicated again \\(it failed with SOURCE_TRANSACTION_OPEN on cluster ${a}\\)"`), 10_000)
+  const [source, target] = await Promise.all([readCommitted('source', topic, 0), readCommitted('target', remote, 0)])
+  assertSamePartition(source, target, `${topic}-0`)
+  one.process.kill('SIGTERM')
+  assert.equal((await one.process.waitForExit(15_000)).code, 0, one.process.stderr.slice(-3000))
+})
