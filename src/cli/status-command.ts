@@ -41,7 +41,8 @@ export function renderStatus (status: FlowReplicationStatus): string {
     p.sourceLogEndUnknown === undefined ? show(p.sourceLogEnd) : `? (${p.sourceLogEndUnknown})`, show(p.lagRecords), show(p.lagSeconds)
   ])
   const held = status.partitions.filter(p => p.heldAt !== undefined).map(p =>
-    `  ${p.topic}-${p.partition}: held at offset ${p.heldAt} by a transaction open on the source${p.lagSeconds === null ? '' : ` for ${p.lagSeconds} s`} ` +
+    // (its age: that of the first record not copied, the transaction's own when the position is its first offset)
+    `  ${p.topic}-${p.partition}: held at offset ${p.heldAt} by a transaction open on the source${p.lagSeconds === null || p.heldAt !== p.lastReplicatedOffset + 1 ? '' : ` for ${p.lagSeconds} s`} ` +
     '(read read_committed; short holds are normal with transactional producers): nothing past it is copied until it commits or aborts; ' +
     'see "A source partition held by a transaction left open" in docs/operations.md')
   return `${[head, ...table(header, rows), ...held].join('\n')}\n`

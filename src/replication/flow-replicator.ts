@@ -49,7 +49,7 @@ import { SourceWaits } from './source-waits.ts'
 import { setHoldGauges, withHold } from './source-holds-view.ts'
 import { OwnershipGrants } from './ownership-grants.ts'
 import { TargetWait } from './target-wait.ts'
-import { reportLongWaits } from './wait-reports.ts'
+import { holdThresholdMs, reportLongWaits } from './wait-reports.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
@@ -96,7 +96,7 @@ export class FlowReplicator {
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log)
     this.#steps = new StepFailures(deps.log)
-    this.#unread = new SourceWaits(deps.isolation)
+    this.#unread = new SourceWaits(deps.isolation, holdThresholdMs(deps.flow))
     const clusters = deps.clusters ?? { source: { alias: 'source' }, target: { alias: 'target' } }
     const aliases = { source: clusters.source.alias, target: clusters.target.alias }
     this.#failing = new PartitionFailures(deps.flow.name, clusters, deps.log, this.#metrics, deps.failureBackoff)

@@ -214,6 +214,14 @@ export class PartitionFailures {
    */
   held (key: string, p: FailingPartition, hold: SourceHoldReport, quiet = false, now = Date.now()): void {
     const source = this.#clusters.source
+    // The same hold reported before (its clock restarted since, e.g. by a restart of its tracking): its first report stands.
+    const before = this.#holds.get(key)
+    if (before?.heldAt === hold.at) {
+      this.#entries.set(key, before)
+      this.#log.debug({ topic: p.topic, partition: p.partition, heldAt: hold.at }, 'partition still held by the same open transaction')
+      this.#updateGauge()
+      return
+    }
     const heldS = Math.round((now - hold.sinceMs) / 1000)
     const detail = `it is read read_committed, and a transaction still open on the source since offset ${hold.at} (its last stable offset; the log goes on to ` +
       `${hold.highWatermark}) holds it: its leader gives nothing past that offset until the transaction commits or aborts`
@@ -249,10 +257,11 @@ export class PartitionFailures {
       this.#updateGauge()
       return false
     }
+    const endedHold = hold !== undefined && hold !== entry ? `; the transaction open since offset ${hold.heldAt} ended too` : ''
     this.#holds.delete(key)
     this.#entries.delete(key)
     this.#log.info({ topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, cluster: entry.report.cluster, error: entry.report.error, failedForMs: Date.now() - entry.sinceMs, attempts: entry.report.attempts },
-      `${p.topic}-${p.partition} is replicated again (it failed with ${entry.report.error} on cluster ${entry.report.cluster})`)
+      `${p.topic}-${p.partition} is replicated again (it failed with ${entry.report.error} on cluster ${entry.report.cluster}${endedHold})`)
     this.#updateGauge()
     return true
   }

@@ -30,7 +30,7 @@ export interface RoundOutcomeDeps {
   readonly recreated: Pick<RecreatedRemotes, 'hold'>
   readonly waiting: Pick<TargetWait, 'park' | 'settled' | 'anyWaiting'>
   /** The partitions the source gives nothing of (source-waits.ts). */
-  readonly unread: Pick<SourceWaits, 'note' | 'held'>
+  readonly unread: Pick<SourceWaits, 'note' | 'held' | 'overdue'>
 }
 
 export class RoundOutcome {
@@ -63,20 +63,21 @@ export class RoundOutcome {
     }
     const outOfRange: FetchedBatches[] = []
     for (const f of fetched) {
-      this.#noteFetchOutcome(f, waiting)
+      this.#noteFetchOutcome(f, waiting, now)
       if (f.outcome === FetchOutcomes.OUT_OF_RANGE) outOfRange.push(f)
     }
     return outOfRange
   }
 
   /** Sets aside a partition the source refused; logs the recovery of one that was read and written again. */
-  #noteFetchOutcome (f: FetchedBatches, notWritten: ReadonlySet<FetchedBatches>): void {
+  #noteFetchOutcome (f: FetchedBatches, notWritten: ReadonlySet<FetchedBatches>, now: number): void {
     const state = this.#deps.state(f)
     if (f.outcome === FetchOutcomes.FAILED && f.failure !== undefined) {
       state.retryAt = this.#deps.failing.fail(state.key, state, { side: FailureSides.SOURCE, ...f.failure })
     } else if (f.outcome === FetchOutcomes.OK && !notWritten.has(f)) {
-      // An answer of a partition an open transaction holds does not end the report of that hold (partition-failures.ts).
-      this.#deps.failing.recover(state.key, state, this.#deps.unread.held(state))
+      // An answer of a partition an open transaction holds does not end the report of that hold (partition-failures.ts),
+      // nor, when the hold is to be listed at the next round, the report that stands until then.
+      if (!this.#deps.unread.overdue(state, now)) this.#deps.failing.recover(state.key, state, this.#deps.unread.held(state))
     }
   }
 

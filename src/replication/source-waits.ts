@@ -13,14 +13,16 @@
  *   A partition whose topic the source no longer has does not wait (TOPIC_GONE).
  * - A hold (read_committed only) lasts from the first answer, with records or without, after which the last stable
  *   offset is at or below the position and the high watermark above it, at that last stable offset, until an
- *   answer that says otherwise (another last stable offset, nothing past the position), a refusal or out of range,
- *   or the partition leaves the flow. An answer with records counts: the one that brings the position up to the
+ *   answer that says otherwise (another last stable offset, nothing past the position), out of range, or the
+ *   partition leaves the flow. An answer with records counts: the one that brings the position up to the
  *   last stable offset is often the last answer of the partition an incremental fetch session gives (a broker
  *   leaves a partition out while its records, high watermark and log start do not change; a last stable offset
- *   that does not move is no change). Answers that leave the partition out and RETRY answers (a broker throttling,
- *   late, moving leadership: they say nothing of the transaction) keep it and its clock.
- * - A hold is listed only while it is confirmed: not while the partition also waits (RETRY), since nothing then says
- *   the transaction is still open; the first OK answer that finds it still held lists it, if it is due by then.
+ *   that does not move is no change). Answers that leave the partition out, RETRY answers (a broker throttling,
+ *   late, moving leadership) and refusals say nothing of the transaction: they keep it and its clock.
+ * - A hold is listed only while it is confirmed: not while the partition also waits (RETRY) or backs off after a
+ *   refusal, since nothing then says the transaction is still open; the first OK answer that finds it still held
+ *   lists it, if it is due by then (`overdue` tells the data path so, so that answer does not end the report that
+ *   stands as a recovery).
  * - Each wait and each hold is listed once; its end is logged by `PartitionFailures.recover` when the partition is
  *   copied again.
  * - Cheap when nothing waits: a size check or two per partition and round.
@@ -64,8 +66,12 @@ export class SourceWaits {
   /** Holds exist only for read_committed reads: read_uncommitted is given everything up to the high watermark. */
   readonly #readCommitted: boolean
 
-  constructor (isolation: 'read_committed' | 'read_uncommitted' = 'read_committed') {
+  /** How long a hold lasts before it is listed (the flow's health.transaction.hang.threshold.ms): for `overdue`. */
+  readonly #holdThresholdMs: number
+
+  constructor (isolation: 'read_committed' | 'read_uncommitted' = 'read_committed', holdThresholdMs = Number.POSITIVE_INFINITY) {
     this.#readCommitted = isolation === 'read_committed'
+    this.#holdThresholdMs = holdThresholdMs
   }
 
   /** A round's answer for STATE's partition (its position already moved past what was written). */
@@ -77,7 +83,8 @@ export class SourceWaits {
     }
     if (f.outcome !== FetchOutcomes.RETRY || f.retryReason?.error === TOPIC_GONE) {
       if (this.#waits.size > 0) end(this.#waits, state)
-      if (this.#holds.size > 0) end(this.#holds, state)
+      // A refusal says nothing of the transaction (the partition backs off meanwhile); out of range moves the position.
+      if (this.#holds.size > 0 && f.outcome !== FetchOutcomes.FAILED) end(this.#holds, state)
       return
     }
     const wait = this.#waits.get(state.key)
@@ -122,9 +129,21 @@ export class SourceWaits {
     return dueOf(this.#waits, thresholdMs, now).map(({ state, since, reason }) => ({ state, since, reason }))
   }
 
-  /** The holds longer than THRESHOLD_MS not listed before, of partitions that do not wait too (see the invariants). */
+  /**
+   * Whether STATE's hold is past the hold threshold and not listed yet: listed at the next round's report, so its
+   * answer now must not end the report that stands (an outage's) as a recovery.
+   */
+  overdue (state: PartitionState, now: number): boolean {
+    const hold = this.#holds.size === 0 ? undefined : this.#holds.get(state.key)
+    return hold?.state === state && !hold.reported && now - hold.since >= this.#holdThresholdMs
+  }
+
+  /**
+   * The holds longer than THRESHOLD_MS not listed before, of partitions that neither wait (RETRY) nor back off after
+   * a refusal: only an OK answer confirms the transaction is still open (see the invariants).
+   */
   holdsDue (thresholdMs: number, now: number): SourceHold[] {
-    const confirmed = (hold: Hold): boolean => this.#waits.size === 0 || this.#waits.get(hold.state.key)?.state !== hold.state
+    const confirmed = (hold: Hold): boolean => hold.state.retryAt <= now && (this.#waits.size === 0 || this.#waits.get(hold.state.key)?.state !== hold.state)
     return dueOf(this.#holds, thresholdMs, now, confirmed).map(({ state, since, at, highWatermark }) => ({ state, since, at, highWatermark }))
   }
 

@@ -60,12 +60,17 @@ function reportSourceWaits (deps: WaitReportDeps, thresholdMs: number, now: numb
     failing.unreadable(state.key, state, { ...reason, sinceMs: since, thresholdMs }, i >= WAIT_WARNINGS_SHOWN, now)
   })
   summarise(deps, waits.length, `the source has given nothing of for ${Math.round(thresholdMs / 1000)} s (health.stall.threshold.ms)`)
-  const holdThresholdMs = flow.transactionHangThresholdMs ?? DEFAULT_HOLD_REPORT_MS
-  const holds = unread.holdsDue(holdThresholdMs, now)
+  const holdMs = holdThresholdMs(flow)
+  const holds = unread.holdsDue(holdMs, now)
   holds.forEach(({ state, since, at, highWatermark }, i) => {
-    failing.held(state.key, state, { at, highWatermark, sinceMs: since, thresholdMs: holdThresholdMs }, i >= WAIT_WARNINGS_SHOWN, now)
+    failing.held(state.key, state, { at, highWatermark, sinceMs: since, thresholdMs: holdMs }, i >= WAIT_WARNINGS_SHOWN, now)
   })
-  summarise(deps, holds.length, `a transaction open on the source has held for ${Math.round(holdThresholdMs / 1000)} s (health.transaction.hang.threshold.ms)`)
+  summarise(deps, holds.length, `a transaction open on the source has held for ${Math.round(holdMs / 1000)} s (health.transaction.hang.threshold.ms)`)
+}
+
+/** How long an open source transaction holds a partition before it is reported (the flow's health.transaction.hang.threshold.ms). */
+export function holdThresholdMs (flow: WaitReportDeps['flow']): number {
+  return flow.transactionHangThresholdMs ?? DEFAULT_HOLD_REPORT_MS
 }
 
 /** Past WAIT_WARNINGS_SHOWN partitions of one kind, one line for the rest. */

@@ -155,13 +155,16 @@ async function readSource (flow: FlowConfig, positions: TargetView['positions'])
     const [{ offsets: logEnds, failed: unknown }, stable] = asked.length === 0
       ? [none, none]
       : await Promise.all([uncommitted.listOffsetsSettled(asked, 'latest'), uncommitted === fetcher ? none : fetcher.listOffsetsSettled(asked, 'latest')])
-    // What the flow's reads reach: the last stable offset read_committed, the log end otherwise.
-    const readEnds = uncommitted === fetcher ? logEnds : stable.offsets
+    // What the flow's reads reach: the last stable offset read_committed (the log end where it was not listed), the
+    // log end otherwise.
+    const readEnds = uncommitted === fetcher ? logEnds : new Map([...logEnds, ...stable.offsets])
     const held = new Map<string, number>()
     for (const [tp, p] of positions) {
-      // At or below the next offset to copy (below: progress stored by a read_uncommitted reader, MM2 by default).
+      // At or below the next offset to copy (below: progress stored by a read_uncommitted reader, MM2 by default),
+      // with records past the next offset to copy: as the running instance tells it.
       const end = stable.offsets.get(tp)
-      if (end !== undefined && end <= p.last + 1 && end < (logEnds.get(tp) ?? -1)) held.set(tp, end)
+      const logEnd = logEnds.get(tp) ?? -1
+      if (end !== undefined && end <= p.last + 1 && logEnd > p.last + 1) held.set(tp, end)
     }
     const pendingOf = (ends: ReadonlyMap<string, number>, read: (tp: string) => boolean): PartitionPosition[] => [...positions]
       .filter(([tp, p]) => read(tp) && (ends.get(tp) ?? -1) > p.last + 1).map(([, p]) => ({ topic: p.topic, partition: p.partition, offset: p.last + 1 }))

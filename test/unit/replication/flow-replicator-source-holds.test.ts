@@ -36,7 +36,7 @@ function heldHarness (offsets = offsetsWithGaps(0, 14), healthStallThresholdMs =
 }
 
 describe('FlowReplicator: a source partition an open transaction holds', () => {
-  it('is reported past health.transaction.hang.threshold.ms, not the stall threshold: one warning naming the transaction\'s first offset and the kafka-transactions.sh lines, failing until its records come, then a recovery line', async () => {
+  it('is reported past health.transaction.hang.threshold.ms, not the stall threshold: one warning naming the transaction\'s first offset and the kafka-transactions.sh lines, failing until its records come, then a recovery line', { timeout: 10_000 }, async () => {
     const { h, metrics } = heldHarness()
     const heldSince = Date.now()
     let seen: ReturnType<typeof failureOf>
@@ -94,7 +94,7 @@ describe('FlowReplicator: a source partition an open transaction holds', () => {
     assertExactCopy(h, 't', 1, 'A.t')
   })
 
-  it('RETRY rounds while it is reported (its leader throttling, late, moving) neither end the report nor repeat its warning', async () => {
+  it('RETRY rounds while it is reported (its leader throttling, late, moving) neither end the report nor repeat its warning', { timeout: 10_000 }, async () => {
     // (RETRY rounds shorter than the stall threshold: not a wait of their own to report)
     const { h } = heldHarness(offsetsWithGaps(0, 14), 60_000)
     let phase: 'held' | 'retry' | 'held-again' | 'ended' = 'held'
@@ -121,7 +121,7 @@ describe('FlowReplicator: a source partition an open transaction holds', () => {
     assertExactCopy(h, 't', 1, 'A.t')
   })
 
-  it('a hold that moves to a new offset (the first transaction aborted, the next open) ends the old report, naming its offset, and is reported on its own', async () => {
+  it('a hold that moves to a new offset (the first transaction aborted, the next open) ends the old report, naming its offset, and is reported on its own', { timeout: 10_000 }, async () => {
     // Offsets 10 and 11 hold no record (the aborted transaction and its marker): the position moves past them empty-handed
     const { h } = heldHarness(offsetsWithGaps(0, 14, [10, 11]))
     const reported: string[] = []
@@ -158,7 +158,7 @@ describe('FlowReplicator: a source partition an open transaction holds', () => {
     assertExactCopy(h, 't', 1, 'A.t')
   })
 
-  it('a hold through a leader outage longer than the stall threshold: the wait is reported over it, and when the leader answers with the partition still held, the hold\'s report comes back without a false recovery or a second warning', async () => {
+  it('a hold through a leader outage longer than the stall threshold: the wait is reported over it, and when the leader answers with the partition still held, the hold\'s report comes back without a false recovery or a second warning', { timeout: 10_000 }, async () => {
     const { h, metrics } = heldHarness(offsetsWithGaps(0, 14), 30)
     let phase: 'held' | 'down' | 'back' | 'ended' = 'held'
     let downReported = false
@@ -191,6 +191,63 @@ describe('FlowReplicator: a source partition an open transaction holds', () => {
       't-1 answers again (it failed with NETWORK_EXCEPTION on cluster A); it is still held by the transaction open since offset 10',
       't-1 is replicated again (it failed with SOURCE_TRANSACTION_OPEN on cluster A)'
     ])
+    assertExactCopy(h, 't', 1, 'A.t')
+  })
+
+  it('a refusal while its hold is reported (READ revoked for a moment) keeps the hold\'s report and clock: one warning, the same since', { timeout: 10_000 }, async () => {
+    const { h } = heldHarness()
+    let phase: 'held' | 'refused' | 'back' | 'ended' = 'held'
+    let since: string | undefined
+    let sinceAfter: string | undefined
+    let backRounds = 0
+    h.source.onFetch(() => {
+      const failure = failureOf(h)
+      if (phase === 'held' && failure?.error === 'SOURCE_TRANSACTION_OPEN') {
+        since = failure.since
+        phase = 'refused'
+        h.source.refuseReads('t', 1, { error: 'TOPIC_AUTHORIZATION_FAILED', kind: 'authorization', message: 'cluster A refused a fetch of t-1', hint: undefined, operation: 'READ' })
+      } else if (phase === 'refused' && failure?.error === 'TOPIC_AUTHORIZATION_FAILED') {
+        phase = 'back'
+        h.source.refuseReads('t', 1, null)
+      } else if (phase === 'back' && failure?.error === 'SOURCE_TRANSACTION_OPEN' && ++backRounds === 20) {
+        sinceAfter = failure.since
+        phase = 'ended'
+        h.source.openTransactions.clear()
+      }
+    })
+    await copyAll(h)
+    assert.equal(phase, 'ended')
+    assert.equal(sinceAfter, since, 'the same report, its since unchanged')
+    assert.equal(messages(h, LogLevels.warn).filter(m => m.startsWith('cannot read t-1 from cluster A for') && m.includes('hang.threshold')).length, 1, JSON.stringify(messages(h, LogLevels.warn)))
+    assertExactCopy(h, 't', 1, 'A.t')
+  })
+
+  it('a hold that becomes due while its leader is out of reach: when the leader answers, the outage\'s report is replaced by the hold\'s, with no recovery line between', { timeout: 10_000 }, async () => {
+    const metrics = new CountingMetrics()
+    const h = createHarness({ metrics, healthStallThresholdMs: 20, transactionHangThresholdMs: 150 })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 14))
+    h.source.openTransactions.set(partitionKey('t', 1), 10)
+    let phase: 'start' | 'down' | 'back' | 'ended' = 'start'
+    let downAt = 0
+    h.source.onFetch(() => {
+      const t1 = h.replicator.status().find(p => p.partition === 1)
+      if (phase === 'start' && t1?.heldAt === 10) {
+        phase = 'down'
+        downAt = Date.now()
+        h.source.unreachable.set(partitionKey('t', 1), { error: 'NETWORK_EXCEPTION', detail: 'its leader, broker 2 (a2:9092), cannot be read from: connection refused' })
+      } else if (phase === 'down' && t1?.failure?.error === 'NETWORK_EXCEPTION' && Date.now() - downAt > 200) {
+        phase = 'back'
+        h.source.unreachable.clear()
+      } else if (phase === 'back' && t1?.failure?.error === 'SOURCE_TRANSACTION_OPEN') {
+        phase = 'ended'
+        h.source.openTransactions.clear()
+      }
+    })
+    await copyAll(h)
+    assert.equal(phase, 'ended')
+    assert.deepEqual(messages(h, LogLevels.info).filter(m => m.startsWith('t-1 ')), ['t-1 is replicated again (it failed with SOURCE_TRANSACTION_OPEN on cluster A)'],
+      'no recovery from the outage while the hold went on')
     assertExactCopy(h, 't', 1, 'A.t')
   })
 })

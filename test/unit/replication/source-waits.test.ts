@@ -122,9 +122,9 @@ describe('SourceWaits', () => {
       assert.equal(waits.held(s), undefined)
     })
 
-    it('ends at another last stable offset (with records or without), when nothing lies past the position, at a refusal or out of range', () => {
+    it('ends at another last stable offset (with records or without), when nothing lies past the position, or out of range', () => {
       const ends: ((s: PartitionState) => FetchedBatches)[] = [
-        s => offsets(s, 45, 45, true), s => offsets(s, 45, 45), s => offsets(s, 40, 40), s => answer(s, FetchOutcomes.FAILED), s => answer(s, FetchOutcomes.OUT_OF_RANGE),
+        s => offsets(s, 45, 45, true), s => offsets(s, 45, 45), s => offsets(s, 40, 40), s => answer(s, FetchOutcomes.OUT_OF_RANGE),
         s => answer(s, FetchOutcomes.RETRY, { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: 'gone' })
       ]
       for (const end of ends) {
@@ -167,6 +167,28 @@ describe('SourceWaits', () => {
       waits.note(offsets(s, 40, 46), s, 22_000)
       assert.deepEqual(waits.holdsDue(10_000, 30_000), [], 'no second listing after a RETRY')
       assert.equal(waits.held(s), 40)
+    })
+
+    it('keeps its clock through a refusal, and is not listed while the partition backs off after it', () => {
+      const waits = new SourceWaits()
+      const s = held(40)
+      waits.note(offsets(s, 40, 45), s, 0)
+      s.retryAt = 30_000
+      waits.note(answer(s, FetchOutcomes.FAILED), s, 5_000)
+      assert.equal(waits.held(s), 40)
+      assert.deepEqual(waits.holdsDue(10_000, 20_000), [], 'backing off: nothing confirms the transaction')
+      waits.note(offsets(s, 40, 45), s, 30_000)
+      assert.deepEqual(waits.holdsDue(10_000, 30_000).map(h => h.since), [0])
+    })
+
+    it('is overdue once past the hold threshold and not listed yet, until it is listed', () => {
+      const waits = new SourceWaits('read_committed', 10_000)
+      const s = held(40)
+      waits.note(offsets(s, 40, 45), s, 0)
+      assert.equal(waits.overdue(s, 9_999), false)
+      assert.equal(waits.overdue(s, 10_000), true)
+      waits.holdsDue(10_000, 10_000)
+      assert.equal(waits.overdue(s, 10_001), false, 'listed')
     })
 
     it('a hold at another offset is a new hold from then', () => {
