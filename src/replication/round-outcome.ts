@@ -30,7 +30,7 @@ export interface RoundOutcomeDeps {
   readonly recreated: Pick<RecreatedRemotes, 'hold'>
   readonly waiting: Pick<TargetWait, 'park' | 'settled' | 'anyWaiting'>
   /** The partitions the source gives nothing of (source-waits.ts). */
-  readonly unread: Pick<SourceWaits, 'note' | 'held' | 'overdue'>
+  readonly unread: Pick<SourceWaits, 'note' | 'holdOf' | 'overdue'>
 }
 
 export class RoundOutcome {
@@ -77,7 +77,7 @@ export class RoundOutcome {
     } else if (f.outcome === FetchOutcomes.OK && !notWritten.has(f)) {
       // An answer of a partition an open transaction holds does not end the report of that hold (partition-failures.ts),
       // nor, when the hold is to be listed at the next round, the report that stands until then.
-      if (!this.#deps.unread.overdue(state, now)) this.#deps.failing.recover(state.key, state, this.#deps.unread.held(state))
+      if (!this.#deps.unread.overdue(state, now)) this.#deps.failing.recover(state.key, state, this.#deps.unread.holdOf(state)?.at)
     }
   }
 

@@ -103,13 +103,6 @@ export class SourceWaits {
     else this.#holds.set(state.key, { state, since: now, at, highWatermark: f.highWatermark, reported: false })
   }
 
-  /** The offset an open transaction holds STATE's partition at now; undefined when none does. */
-  held (state: PartitionState): number | undefined {
-    if (this.#holds.size === 0) return undefined
-    const hold = this.#holds.get(state.key)
-    return hold?.state === state ? hold.at : undefined
-  }
-
   /** Since when (epoch ms) and at which offset an open transaction holds STATE's partition; undefined when none does. */
   holdOf (state: PartitionState): { readonly at: number, readonly since: number } | undefined {
     if (this.#holds.size === 0) return undefined

@@ -106,19 +106,32 @@ export function longerGroupIds (groupId: string, id: string): string[] {
   return out
 }
 
+/** The longer groups each of IDS could belong to (`longerGroupIds`), and all of them once, to describe. */
+export function longerGroupsOf (groupId: string, ids: readonly string[]): { readonly byId: ReadonlyMap<string, readonly string[]>, readonly all: string[] } {
+  const byId = new Map(ids.map(id => [id, longerGroupIds(groupId, id)]))
+  return { byId, all: [...new Set([...byId.values()].flat())] }
+}
+
+/**
+ * Those of GROUP_IDS that exist on TARGET; a group the answer leaves out cannot be told from an existing one. Throws
+ * when they cannot be described (a refusal names the DESCRIBE grant on groups prefixed `<group id>-`).
+ */
+export async function existingGroups (target: ClusterClients, groupId: string, groupIds: readonly string[]): Promise<Set<string>> {
+  const groups = await target.admin.groups.describeGroups(groupIds, 'DESCRIBE', `${groupId}-`)
+  return new Set(groupIds.filter(g => groups.get(g)?.state !== 'Dead'))
+}
+
 /** Which of IDS another group on the target may own: one of its `longerGroupIds` exists, or could not be described. */
 async function otherGroupsOf (config: FlowConfig, ids: readonly string[], target: ClusterClients, log: Logger): Promise<Set<string>> {
-  const longer = new Map(ids.map(id => [id, longerGroupIds(config.groupId, id)]))
-  const asked = [...new Set([...longer.values()].flat())]
-  if (asked.length === 0) return new Set()
+  const longer = longerGroupsOf(config.groupId, ids)
+  if (longer.all.length === 0) return new Set()
   try {
-    const groups = await target.admin.groups.describeGroups(asked, 'DESCRIBE', `${config.groupId}-`)
-    const exists = (g: string): boolean => groups.get(g)?.state !== 'Dead'
-    return new Set(ids.filter(id => longer.get(id)!.some(exists)))
+    const existing = await existingGroups(target, config.groupId, longer.all)
+    return new Set(ids.filter(id => longer.byId.get(id)!.some(g => existing.has(g))))
   } catch (err) {
     // A refusal's message names the prefixed grant that lets the next start tell them (docs/operations.md, rows "exactly-once").
-    log.info({ group: config.groupId, cluster: target.label, groups: asked, err },
-      `cannot tell whether groups ${asked.join(', ')} exist on ${target.label}; the open transactions whose id could be theirs are left alone: ${atTimeout(config)}. ${errorMessage(err)}`)
-    return new Set(ids.filter(id => longer.get(id)!.length > 0))
+    log.info({ group: config.groupId, cluster: target.label, groups: longer.all, err },
+      `cannot tell whether groups ${longer.all.join(', ')} exist on ${target.label}; the open transactions whose id could be theirs are left alone: ${atTimeout(config)}. ${errorMessage(err)}`)
+    return new Set(ids.filter(id => longer.byId.get(id)!.length > 0))
   }
 }

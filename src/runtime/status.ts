@@ -16,6 +16,7 @@ import { createTopicFilter } from '../policy/topic-filter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
 import type { Translation } from '../checkpoint/offset-history.ts'
 import type { MembershipStatus } from './flow-status.ts'
+import { existingGroups } from './orphan-transactions.ts'
 import { readFlowTransactions, type FlowTransactionsStatus } from './transaction-status.ts'
 
 export interface PartitionReplicationStatus {
@@ -110,11 +111,7 @@ async function readTarget (flow: FlowConfig, now: () => number): Promise<TargetV
     }
     const transactions = await readFlowTransactions(flow, {
       list: async prefix => await target.openTransactions(prefix),
-      existingGroups: async ids => {
-        const groups = await admin.groups.describeGroups(ids, 'DESCRIBE', `${flow.groupId}-`)
-        // A group the answer leaves out cannot be told from an existing one.
-        return new Set(ids.filter(g => groups.get(g)?.state !== 'Dead'))
-      }
+      existingGroups: async ids => await existingGroups(target, flow.groupId, ids)
     }, now())
     return { positions, translate: (topic, partition, committed) => history.history(topic, partition)?.toTarget(committed), transactions }
   } finally {

@@ -15,7 +15,7 @@ import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { errorMessage } from '../errors.ts'
 import type { OpenTransaction, OpenTransactions } from '../kafka/open-transactions.ts'
-import { longerGroupIds, membersOfFlow } from './orphan-transactions.ts'
+import { longerGroupsOf, membersOfFlow } from './orphan-transactions.ts'
 
 export interface OpenTransactionStatus {
   readonly transactionalId: string
@@ -83,14 +83,13 @@ export async function readFlowTransactions (flow: FlowConfig, readers: Transacti
  * described; when they cannot be, every id is kept and that is said.
  */
 async function withoutOtherGroups (flow: FlowConfig, open: readonly OpenTransaction[], readers: TransactionReaders): Promise<{ open: readonly OpenTransaction[], missed: OpenTransactions['missed'] }> {
-  const longer = new Map(open.map(t => [t.transactionalId, longerGroupIds(flow.groupId, t.transactionalId)]))
-  const asked = [...new Set([...longer.values()].flat())]
-  if (asked.length === 0) return { open, missed: [] }
+  const longer = longerGroupsOf(flow.groupId, open.map(t => t.transactionalId))
+  if (longer.all.length === 0) return { open, missed: [] }
   try {
-    const existing = await readers.existingGroups(asked)
-    return { open: open.filter(t => !longer.get(t.transactionalId)!.some(g => existing.has(g))), missed: [] }
+    const existing = await readers.existingGroups(longer.all)
+    return { open: open.filter(t => !longer.byId.get(t.transactionalId)!.some(g => existing.has(g))), missed: [] }
   } catch (err) {
-    return { open, missed: [{ what: `groups ${asked.join(', ')}`, why: `not described (${errorMessage(err)}): an id listed that could be one of theirs may be another flow's` }] }
+    return { open, missed: [{ what: `groups ${longer.all.join(', ')}`, why: `not described (${errorMessage(err)}): an id listed that could be one of theirs may be another flow's` }] }
   }
 }
 

@@ -95,7 +95,7 @@ describe('SourceWaits', () => {
       const waits = new SourceWaits()
       const s = held(40)
       waits.note(offsets(s, 40, 45), s, 1_000)
-      assert.equal(waits.held(s), 40)
+      assert.equal(waits.holdOf(s)?.at, 40)
       waits.note(offsets(s, -1, -1), s, 2_000)
       waits.note(offsets(s, 40, 48), s, 3_000)
       assert.deepEqual(waits.due(500, 3_000), [], 'not a wait')
@@ -110,7 +110,7 @@ describe('SourceWaits', () => {
       // (records 35-39 written: the position moved to 40 before the answer is noted)
       s.position = 40
       waits.note({ ...offsets(s, 40, 45, true), fromOffset: 35 }, s, 1_000)
-      assert.equal(waits.held(s), 40)
+      assert.equal(waits.holdOf(s)?.at, 40)
       for (let t = 2_000; t <= 11_000; t += 1_000) waits.note(offsets(s, -1, -1), s, t)
       assert.deepEqual(waits.holdsDue(10_000, 11_000).map(h => [h.since, h.at]), [[1_000, 40]])
     })
@@ -119,7 +119,7 @@ describe('SourceWaits', () => {
       const waits = new SourceWaits()
       const s = held(38)
       waits.note({ ...offsets(s, 40, 45, true), fromOffset: 35 }, s, 0)
-      assert.equal(waits.held(s), undefined)
+      assert.equal(waits.holdOf(s)?.at, undefined)
     })
 
     it('ends at another last stable offset (with records or without), when nothing lies past the position, or out of range', () => {
@@ -132,7 +132,7 @@ describe('SourceWaits', () => {
         const s = held(40)
         waits.note(offsets(s, 40, 45), s, 0)
         waits.note(end(s), s, 100)
-        assert.equal(waits.held(s), undefined)
+        assert.equal(waits.holdOf(s)?.at, undefined)
         assert.equal(waits.count, 0)
       }
     })
@@ -141,7 +141,7 @@ describe('SourceWaits', () => {
       const waits = new SourceWaits()
       const s = held(44)
       waits.note(offsets(s, 40, 45), s, 0)
-      assert.equal(waits.held(s), 40)
+      assert.equal(waits.holdOf(s)?.at, 40)
     })
 
     it('is never a partition read up to its last stable offset with more committed records to come, nor one read read_uncommitted', () => {
@@ -151,7 +151,7 @@ describe('SourceWaits', () => {
       assert.equal(waits.count, 0, 'records up to 44 are readable: a full answer left them for the next round')
       const uncommitted = new SourceWaits('read_uncommitted')
       uncommitted.note(offsets(s, 40, 45), s, 0)
-      assert.equal(uncommitted.held(s), undefined, 'read_uncommitted reads past the last stable offset: an empty answer is a full response, not a hold')
+      assert.equal(uncommitted.holdOf(s)?.at, undefined, 'read_uncommitted reads past the last stable offset: an empty answer is a full response, not a hold')
     })
 
     it('keeps its clock through RETRY answers (throttled, late, leadership moving), tracked as waits beside it, but is listed only once an OK answer confirms it again', () => {
@@ -166,7 +166,7 @@ describe('SourceWaits', () => {
       waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 21_000)
       waits.note(offsets(s, 40, 46), s, 22_000)
       assert.deepEqual(waits.holdsDue(10_000, 30_000), [], 'no second listing after a RETRY')
-      assert.equal(waits.held(s), 40)
+      assert.equal(waits.holdOf(s)?.at, 40)
     })
 
     it('keeps its clock through a refusal, and is not listed while the partition backs off after it', () => {
@@ -175,7 +175,7 @@ describe('SourceWaits', () => {
       waits.note(offsets(s, 40, 45), s, 0)
       s.retryAt = 30_000
       waits.note(answer(s, FetchOutcomes.FAILED), s, 5_000)
-      assert.equal(waits.held(s), 40)
+      assert.equal(waits.holdOf(s)?.at, 40)
       assert.deepEqual(waits.holdsDue(10_000, 20_000), [], 'backing off: nothing confirms the transaction')
       waits.note(offsets(s, 40, 45), s, 30_000)
       assert.deepEqual(waits.holdsDue(10_000, 30_000).map(h => h.since), [0])
@@ -197,7 +197,7 @@ describe('SourceWaits', () => {
       waits.note(offsets(s, 40, 45), s, 0)
       s.position = 46
       waits.note(offsets(s, 46, 50), s, 5_000)
-      assert.equal(waits.held(s), 46)
+      assert.equal(waits.holdOf(s)?.at, 46)
       assert.deepEqual(waits.holdsDue(1_000, 5_500), [])
       assert.deepEqual(waits.holdsDue(1_000, 6_000).map(h => [h.since, h.at]), [[5_000, 46]])
     })
