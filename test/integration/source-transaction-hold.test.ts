@@ -9,7 +9,7 @@
  * read_committed reader of the source sees, record by record.
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { createTopic, endOffsets, openTransaction, produce } from '../helpers/kafka.ts'
 import type { TestRecord } from '../helpers/kafka-clients.ts'
 import type { FlowReplicationStatus, PartitionReplicationStatus } from '../../src/runtime/status.ts'
@@ -37,24 +37,30 @@ interface FailingPartition {
   readonly failure: { side: string, cluster: string, error: string, message: string, remedy: string } | null
 }
 
-test('a transaction left open on the source holds its partition: reported failing past health.transaction.hang.threshold.ms with the kafka-transactions.sh lines, which run as printed; once aborted, the records behind it are copied and the copy equals the read_committed source', { timeout: 150_000 }, async t => {
+/**
+ * A flow from `source` to `target` copying one new topic (PARTITIONS partitions, named from PREFIX) with the hang
+ * threshold of these tests; its instance, once `start`ed, is killed before the topics go (cleanups run in order).
+ */
+async function holdFlow (t: TestContext, prefix: string, partitions: number): Promise<{ a: string, topic: string, remote: string, config: string, start: () => Promise<Instance> }> {
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
-  const topic = uniqueName('source-txn-hold')
-  const remote = `${a}.${topic}`
+  const topic = uniqueName(prefix)
   let kmirror: Instance | undefined
-  // (it stops before the topics go: cleanups run in registration order)
   removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
     kmirror?.process.kill('SIGKILL')
     await kmirror?.process.waitForExit(10_000)
   })
-  await createTopic('source', topic, { partitions: 2, t })
-  await produce('source', [...records(topic, 0, 0, 10), ...records(topic, 1, 0, 10)])
+  await createTopic('source', topic, { partitions, t })
   const config = writeTempFile(mm2Properties({
     source: 'source', target: 'target', sourceAlias: a, targetAlias: b,
     extra: [`${a}->${b}.topics = ${topic}`, `health.transaction.hang.threshold.ms = ${HANG_THRESHOLD_MS}`]
   }), '.properties', t)
-  kmirror = await startInstance(config, 'one', t)
-  const one = kmirror
+  return { a, topic, remote: `${a}.${topic}`, config, start: async () => (kmirror = await startInstance(config, 'one', t)) }
+}
+
+test('a transaction left open on the source holds its partition: reported failing past health.transaction.hang.threshold.ms with the kafka-transactions.sh lines, which run as printed; once aborted, the records behind it are copied and the copy equals the read_committed source', { timeout: 150_000 }, async t => {
+  const { a, topic, remote, config, start } = await holdFlow(t, 'source-txn-hold', 2)
+  await produce('source', [...records(topic, 0, 0, 10), ...records(topic, 1, 0, 10)])
+  const one = await start()
   await waitFor(async () => {
     const ends = await endOffsets('target', remote).catch(() => [])
     return { done: ends[0] === 10n && ends[1] === 10n, state: ends }
@@ -147,27 +153,14 @@ test('a transaction left open on the source holds its partition: reported failin
 })
 
 test('a transaction already hanging when kmirror starts: the answer that brings the partition up to it is its last in the fetch session (nothing changes after it), and the hold is still reported; once committed, every record is copied', { timeout: 120_000 }, async t => {
-  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
-  const topic = uniqueName('source-txn-hung')
-  const remote = `${a}.${topic}`
-  let kmirror: Instance | undefined
-  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
-    kmirror?.process.kill('SIGKILL')
-    await kmirror?.process.waitForExit(10_000)
-  })
+  const { a, topic, remote, start } = await holdFlow(t, 'source-txn-hung', 1)
   // Given 10 records, then a transaction of 3 left open, then 5 records behind it, before kmirror starts
-  await createTopic('source', topic, { partitions: 1, t })
   await produce('source', records(topic, 0, 0, 10))
   const transaction = await openTransaction('source', records(topic, 0, 10, 3, 'open'), t, { timeoutMs: 600_000 })
   await produce('source', records(topic, 0, 13, 5))
-  const config = writeTempFile(mm2Properties({
-    source: 'source', target: 'target', sourceAlias: a, targetAlias: b,
-    extra: [`${a}->${b}.topics = ${topic}`, `health.transaction.hang.threshold.ms = ${HANG_THRESHOLD_MS}`]
-  }), '.properties', t)
 
   // When kmirror starts: it copies the 10 records, and from then on its fetch session leaves the partition out
-  kmirror = await startInstance(config, 'one', t)
-  const one = kmirror
+  const one = await start()
   await waitFor(async () => {
     const ends = await endOffsets('target', remote).catch(() => [])
     return { done: ends[0] === 10n, state: ends }
