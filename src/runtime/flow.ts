@@ -6,14 +6,13 @@
 import { CheckpointEmitter } from '../checkpoint/checkpoint-emitter.ts'
 import { GroupOffsetSync } from '../checkpoint/group-offset-sync.ts'
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
-import { clientInt, explicitCompression, isolationLevel, startPosition } from '../config/client-settings.ts'
+import { explicitCompression, isolationLevel, startPosition } from '../config/client-settings.ts'
 import { checkpointIntervalMs } from '../config/job-intervals.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { describeReleases } from '../kafka/broker-check.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
 import { toolClusterOf } from '../kafka/tool-command.ts'
-import { logTransactionWait } from '../kafka/transaction-waits.ts'
 import type { TransactionCoordinatorMove } from '../kafka/transactions.ts'
 import type { Logger } from '../logger.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
@@ -27,6 +26,7 @@ import { FlowReplicator } from '../replication/flow-replicator.ts'
 import { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
 import type { FlowStatus, MembershipProvider } from './flow-status.ts'
+import { MAX_CHUNK_BYTES, openDataPath, storeSinks } from './flow-data-path.ts'
 import { FlowWork, Ownerships, type Ownership } from './flow-work.ts'
 import type { FlowProgress } from './health.ts'
 import type { PairJob } from './heartbeats.ts'
@@ -35,7 +35,6 @@ import { readGroupMembership } from './membership-reader.ts'
 import { retryRetriable } from '../retry.ts'
 import { RefreshBaseline } from './refresh-baseline.ts'
 import { Scheduler } from './scheduler.ts'
-import { TransactionRounds } from '../replication/transaction-rounds.ts'
 import { TransactionTally } from '../replication/transaction-tally.ts'
 import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import { SyncOutbox } from '../replication/sync-outbox.ts'
@@ -77,13 +76,8 @@ export interface FlowStartOptions {
   readonly owned?: Ownership
 }
 
-/** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
-const MAX_CHUNK_BYTES = 512 * 1024
 /** How long a stop waits for MM2's offset syncs still queued (sync-outbox.ts) before it closes the clients. */
 const SYNC_DRAIN_MS = 10_000
-
-/** The counter of each fetch-session event of the data path's fetcher. */
-const SESSION_EVENT_METRICS = { full: 'fetchFullRequests', incremental: 'fetchIncrementalRequests', reset: 'fetchSessionResets' } as const
 
 export class Flow implements WorkOwner {
   readonly config: FlowConfig
@@ -137,36 +131,12 @@ export class Flow implements WorkOwner {
     const target = this.#clients(new ClusterClients(config.target, config.name, 'target'))
     await this.#checkBrokers(source, target)
     const [sourceAdmin, targetAdmin] = [source.admin, target.admin]
-    const consumer = config.source.consumer
-    const fetcher = source.fetcher('replication-consumer', {
-      isolation: isolationLevel(consumer),
-      maxWaitMs: clientInt(consumer, 'fetch.max.wait.ms'),
-      maxBytes: clientInt(consumer, 'fetch.max.bytes'),
-      maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes'),
-      sessions: true,
-      partial: true,
-      reader: config.name,
-      onSessionEvent: event => this.#metrics.inc(SESSION_EVENT_METRICS[event], { flow: config.name })
-    })
-    // Internal records (progress, history, offset syncs) go through the record writer; replicated batches
-    // through the batch writer, which forwards them as they are.
     const fence = this.#options.fence
-    const writer = target.writer('internal-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES, ...(fence === undefined ? {} : { fence }) })
     const transactionalId = config.exactlyOnce ? (this.#options.transactionalId ?? defaultTransactionalId(config)) : undefined
-    const timeoutMs = transactionTimeoutMs(config)
-    const batchWriter = target.batchWriter('replication-producer', {
-      maxInFlight: Math.min(5, clientInt(config.target.producer, 'max.in.flight.requests.per.connection')),
-      maxRequestBytes: clientInt(config.target.producer, 'max.request.size') * 4,
-      timeoutMs: clientInt(config.target.producer, 'request.timeout.ms'),
-      ...(this.#options.fence === undefined ? {} : { fence: this.#options.fence }),
-      ...(transactionalId === undefined ? {} : { transactionalId, transactionTimeoutMs: timeoutMs, transactionalIdPrefix: `${config.groupId}-`, onCoordinatorMoved: m => this.#coordinatorMoved(m), onCoordinatorWaiting: w => { logTransactionWait(this.#log, w) } })
+    const { fetcher, batchWriter, writer, rounds, roundWriter } = openDataPath(config, source, target, {
+      log: this.#log, metrics: this.#metrics, fence, transactionalId, onRoundEnd: (outcome, cause) => { this.#transactions?.ended(outcome, cause) }, onCoordinatorMoved: m => this.#coordinatorMoved(m)
     })
-    // Exactly-once mode: progress, history and target-located offset syncs join each round's transaction.
-    const rounds = transactionalId === undefined
-      ? null
-      : new TransactionRounds(batchWriter, (outcome, cause) => { this.#transactions?.ended(outcome, cause) }, { timeoutMs, timeoutKey: `${config.target.alias}.producer.transaction.timeout.ms` })
-    this.#transactions = transactionalId === undefined ? null : new TransactionTally(config.name, transactionalId, timeoutMs, this.#metrics)
-    const roundWriter = rounds?.records ?? writer
+    this.#transactions = transactionalId === undefined ? null : new TransactionTally(config.name, transactionalId, transactionTimeoutMs(config), this.#metrics)
     const offsetsReader = target.reader
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter)
     const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : null
@@ -200,30 +170,12 @@ export class Flow implements WorkOwner {
       isolation: isolationLevel(config.source.consumer),
       writer: batchWriter,
       batching: { compression: explicitCompression(config.target.producer), maxChunkBytes: MAX_CHUNK_BYTES },
-      // The exact history gets the same acknowledged syncs as MM2's offset-syncs topic, and at each progress
-      // flush (after that flush's syncs) the positions and extents that make translation exact after a restart.
-      progress: {
-        commit: async positions => {
-          // Extents first: a stored position must never be ahead of the history, or copied records past the
-          // last persisted extent would read as gaps after a crash between the two writes.
-          await history.checkpointExtents(new Map([...positions].map(([tp, p]) => [tp, p.lastOffset + 1])))
-          return await progress.commit(positions)
-        }
-      },
-      // The history first: a sync the history did not take is sent again with it, never twice to MM2's topic.
-      syncs: {
-        send: outbox === null
-          ? async entries => { await Promise.all([syncsInRound?.send(entries), history.append(entries)]) }
-          : async entries => { await history.append(entries); outbox.enqueue(entries) },
-        ...(outbox === null ? {} : { dropQueued: () => { outbox.dropQueued() } }),
-        // At least once (the only mode using this sink's failures) the history is what this sink waits on.
-        writesTo: { noun: 'the offset history', topic: history.topic, cluster: config.target.alias }
-      },
+      ...storeSinks(config, { history, progress, syncsInRound, outbox }),
       ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: syncsInRound === null ? syncs : null } satisfies ExactlyOnceDeps }),
       log: this.#log,
       clusters: { source: toolClusterOf(config.source.alias, config.source.consumer), target: toolClusterOf(config.target.alias, config.target.producer) },
       metrics: this.#metrics,
-      startAt: startPosition(consumer),
+      startAt: startPosition(config.source.consumer),
       ...(fence === undefined ? {} : { fence }),
       flushWhenCaughtUp: owned === Ownerships.ASSIGNED
     })

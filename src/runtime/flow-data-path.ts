@@ -1,0 +1,133 @@
+/**
+ * The data path's clients of one flow (flow.ts is their composition root): the fetcher of the source records,
+ * the batch writer that forwards them, the record writer of the internal records, and in exactly-once mode the
+ * round transactions that hold a round's data, progress and offset syncs together.
+ *
+ * Invariants:
+ * - Replicated batches go through the batch writer, which forwards them as they are; internal records (progress,
+ *   history, offset syncs) through the record writer, or, in exactly-once mode, through the round's transaction.
+ * - Every writer of the flow asks the group lease gate (`fence`) before each produce request: a lost membership
+ *   writes nothing.
+ */
+import { clientInt, isolationLevel } from '../config/client-settings.ts'
+import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
+import type { FlowConfig } from '../config/types.ts'
+import type { BatchWriter } from '../kafka/batch-writer.ts'
+import type { ClusterClients } from '../kafka/cluster-clients.ts'
+import type { RecordFetcher } from '../kafka/record-fetcher.ts'
+import type { RecordWriter } from '../kafka/record-writer.ts'
+import { logTransactionWait } from '../kafka/transaction-waits.ts'
+import type { TransactionCoordinatorMove } from '../kafka/transactions.ts'
+import type { Logger } from '../logger.ts'
+import type { Metrics } from '../metrics/metrics.ts'
+import type { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
+import type { FlowReplicatorDeps } from '../replication/flow-replicator.ts'
+import type { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
+import type { ProgressStore } from '../replication/progress-store.ts'
+import type { SyncOutbox } from '../replication/sync-outbox.ts'
+import { TransactionRounds, type RoundOutcome } from '../replication/transaction-rounds.ts'
+
+/** Bytes of uncompressed record data per partition per produce request: well under the 1 MiB broker default. */
+export const MAX_CHUNK_BYTES = 512 * 1024
+
+/** The counter of each fetch-session event of the data path's fetcher. */
+const SESSION_EVENT_METRICS = { full: 'fetchFullRequests', incremental: 'fetchIncrementalRequests', reset: 'fetchSessionResets' } as const
+
+export interface DataPathOptions {
+  readonly log: Logger
+  readonly metrics: Metrics
+  /** The group lease gate; absent alone. */
+  readonly fence: (() => string | null) | undefined
+  /** Exactly-once mode: the transactional id of this instance; undefined in at-least-once mode. */
+  readonly transactionalId: string | undefined
+  /** How each round's transaction ended (exactly-once mode). */
+  readonly onRoundEnd: (outcome: RoundOutcome, cause?: unknown) => void
+  readonly onCoordinatorMoved: (move: TransactionCoordinatorMove) => void
+}
+
+export interface DataPath {
+  readonly fetcher: RecordFetcher
+  readonly batchWriter: BatchWriter
+  /** The internal records' writer outside round transactions (checkpoints, the jobs). */
+  readonly writer: RecordWriter
+  /** Exactly-once mode: the round transactions; null in at-least-once mode. */
+  readonly rounds: TransactionRounds | null
+  /** Where the data path's internal records go: into the round's transaction, or the record writer. */
+  readonly roundWriter: Pick<RecordWriter, 'write'>
+}
+
+/** Opens the flow's data-path clients on SOURCE and TARGET (their ClusterClients close them). */
+export function openDataPath (config: FlowConfig, source: ClusterClients, target: ClusterClients, options: DataPathOptions): DataPath {
+  const { fence, transactionalId, metrics } = options
+  const consumer = config.source.consumer
+  const fetcher = source.fetcher('replication-consumer', {
+    isolation: isolationLevel(consumer),
+    maxWaitMs: clientInt(consumer, 'fetch.max.wait.ms'),
+    maxBytes: clientInt(consumer, 'fetch.max.bytes'),
+    maxPartitionBytes: clientInt(consumer, 'max.partition.fetch.bytes'),
+    sessions: true,
+    partial: true,
+    reader: config.name,
+    onSessionEvent: event => metrics.inc(SESSION_EVENT_METRICS[event], { flow: config.name })
+  })
+  const gate = fence === undefined ? {} : { fence }
+  const writer = target.writer('internal-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES, ...gate })
+  const timeoutMs = transactionTimeoutMs(config)
+  const producer = config.target.producer
+  const batchWriter = target.batchWriter('replication-producer', {
+    maxInFlight: Math.min(5, clientInt(producer, 'max.in.flight.requests.per.connection')),
+    maxRequestBytes: clientInt(producer, 'max.request.size') * 4,
+    timeoutMs: clientInt(producer, 'request.timeout.ms'),
+    ...gate,
+    ...(transactionalId === undefined
+      ? {}
+      : {
+          transactionalId,
+          transactionTimeoutMs: timeoutMs,
+          transactionalIdPrefix: `${config.groupId}-`,
+          onCoordinatorMoved: options.onCoordinatorMoved,
+          onCoordinatorWaiting: w => { logTransactionWait(options.log, w) }
+        })
+  })
+  const rounds = transactionalId === undefined
+    ? null
+    : new TransactionRounds(batchWriter, options.onRoundEnd, { timeoutMs, timeoutKey: `${config.target.alias}.producer.transaction.timeout.ms` })
+  return { fetcher, batchWriter, writer, rounds, roundWriter: rounds?.records ?? writer }
+}
+
+export interface StoreSinks {
+  readonly history: OffsetHistoryStore
+  readonly progress: ProgressStore
+  /** MM2's offset syncs written with the round (at least once: by the data path; exactly once: in its transaction). */
+  readonly syncsInRound: OffsetSyncEmitter | null
+  /** At-least-once mode with offset syncs: MM2's syncs go out beside the data path. */
+  readonly outbox: SyncOutbox | null
+}
+
+/**
+ * Where the data path stores what it copied: the positions (with the history's extents first), and the offset
+ * syncs (the history first, then MM2's topic or the outbox).
+ */
+export function storeSinks (config: FlowConfig, { history, progress, syncsInRound, outbox }: StoreSinks): Pick<FlowReplicatorDeps, 'progress' | 'syncs'> {
+  return {
+    // The exact history gets the same acknowledged syncs as MM2's offset-syncs topic, and at each progress
+    // flush (after that flush's syncs) the positions and extents that make translation exact after a restart.
+    progress: {
+      commit: async positions => {
+        // Extents first: a stored position must never be ahead of the history, or copied records past the
+        // last persisted extent would read as gaps after a crash between the two writes.
+        await history.checkpointExtents(new Map([...positions].map(([tp, p]) => [tp, p.lastOffset + 1])))
+        return await progress.commit(positions)
+      }
+    },
+    // The history first: a sync the history did not take is sent again with it, never twice to MM2's topic.
+    syncs: {
+      send: outbox === null
+        ? async entries => { await Promise.all([syncsInRound?.send(entries), history.append(entries)]) }
+        : async entries => { await history.append(entries); outbox.enqueue(entries) },
+      ...(outbox === null ? {} : { dropQueued: () => { outbox.dropQueued() } }),
+      // At least once (the only mode using this sink's failures) the history is what this sink waits on.
+      writesTo: { noun: 'the offset history', topic: history.topic, cluster: config.target.alias }
+    }
+  }
+}
