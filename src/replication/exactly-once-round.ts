@@ -8,7 +8,9 @@
  * - A failed round is aborted; before the next one, once the abort is complete, every partition goes back to its
  *   committed progress (read again, read_committed) or, when none is stored, to where the failed round found it,
  *   and its offset-sync run starts afresh (what the tracker knew may point at aborted offsets). What the round
- *   copied is copied again; only committed copies are ever visible.
+ *   copied is copied again; only committed copies are ever visible. A round whose commit got no answer (a timeout,
+ *   a lost connection) may have gone through: the committed progress, read once the transaction is complete, says
+ *   whether (it holds the positions the round stored, or not), and the round is counted committed or aborted then.
  * - Offset syncs located on the source cannot join a target transaction: they are sent after the commit, as MM2
  *   does; kmirror's own offset history (inside the transaction) has them anyway.
  * - A lost group membership ends the transactional producer at once (`membershipLost`). Its fencing is expected
@@ -48,6 +50,10 @@ export class ExactlyOnceRound {
   #lastPromote = Date.now()
   /** A round failed: positions before it, to go back to where no progress is committed. */
   #rewindFrom: Map<string, number> | null = null
+  /** The positions the running round stored in its transaction (null before `#store`). */
+  #stored: StoredPositions | null = null
+  /** A round whose commit got no answer: the positions it stored, to tell from the committed progress how it ended. */
+  #doubtful: StoredPositions | null = null
   /** Memberships lost so far (`membershipLost`). */
   #losses = 0
   /** The loss count at which the expected fencing was last reported: once per lost membership. */
@@ -106,6 +112,7 @@ export class ExactlyOnceRound {
     const before = new Map<string, number>()
     for (const [key, p] of partitions.entries()) before.set(key, p.position)
     let committedSyncs: OffsetSyncEntry[] = []
+    this.#stored = null
     try {
       const progressed = await eos.rounds.run(async () => {
         const result = await round()
@@ -118,6 +125,7 @@ export class ExactlyOnceRound {
       return progressed
     } catch (err) {
       this.#rewindFrom = before
+      this.#doubtful = eos.rounds.commitInDoubt ? this.#stored : null
       throw err
     }
   }
@@ -131,7 +139,8 @@ export class ExactlyOnceRound {
     }
     const entries = tracker.takePending()
     if (entries.length > 0 && syncs !== null) await syncs.send(entries)
-    await progress.commit(this.#deps.positions())
+    this.#stored = this.#deps.positions()
+    await progress.commit(this.#stored)
     return entries
   }
 
@@ -140,6 +149,7 @@ export class ExactlyOnceRound {
     const { eos, tracker, partitions, log } = this.#deps
     await eos.rounds.recover()
     const stored = await eos.reloadProgress()
+    const wentThrough = this.#settleDoubt(stored, before)
     tracker.takePending()
     for (const [key, p] of partitions.entries()) {
       const committed = stored.get(key)
@@ -148,6 +158,26 @@ export class ExactlyOnceRound {
     }
     tracker.dropDelayed()
     this.#rewindFrom = null
-    log.info({ partitions: partitions.size }, 'round aborted; every partition resumes at its committed progress')
+    if (!wentThrough) log.info({ partitions: partitions.size }, 'round aborted; every partition resumes at its committed progress')
+  }
+
+  /**
+   * A round whose commit got no answer: committed if the committed progress (final now: `recover` completed its
+   * transaction) holds the positions it moved, aborted if not. One that moved no position cannot be told: not counted.
+   * Returns whether it went through.
+   */
+  #settleDoubt (committed: ReadonlyMap<string, number>, before: ReadonlyMap<string, number>): boolean {
+    const doubtful = this.#doubtful
+    this.#doubtful = null
+    if (doubtful === null) return false
+    const moved = [...doubtful].filter(([key, p]) => before.get(key) !== p.lastOffset + 1)
+    if (moved.length === 0) return false
+    const wentThrough = moved.every(([key, p]) => committed.get(key) === p.lastOffset)
+    this.#deps.eos.rounds.settleDoubt(wentThrough)
+    this.#deps.log.info({ ...this.#where(), partitions: moved.length, committed: wentThrough },
+      wentThrough
+        ? 'the commit of the last round got no answer, and it went through: its records are visible once, nothing is copied again'
+        : 'the commit of the last round got no answer, and it did not go through: nothing of it is visible, its records are copied again')
+    return wentThrough
   }
 }

@@ -109,7 +109,7 @@ export interface FlowReplicatorDeps {
 }
 
 export interface ExactlyOnceDeps {
-  readonly rounds: Pick<TransactionRounds, 'run' | 'recover' | 'endMembership' | 'transactionalId'>
+  readonly rounds: Pick<TransactionRounds, 'run' | 'recover' | 'endMembership' | 'transactionalId' | 'commitInDoubt' | 'settleDoubt'>
   /** The committed progress, read again (read_committed) after a failed round. */
   readonly reloadProgress: () => Promise<Map<string, number>>
   /** Offset syncs on the source cluster cannot join a target transaction: written after each commit, as MM2 does. */

@@ -9,7 +9,9 @@
  * - Inside a round (`run`'s callback and everything it awaits: AsyncLocalStorage), `records.write` joins the
  *   round's transaction; nothing it writes is visible to read_committed readers before the commit.
  * - A round that fails is aborted before `run` rethrows (or, if the abort itself fails, the next
- *   InitProducerId aborts it); `recover` makes sure of it before the caller rewinds its positions.
+ *   InitProducerId aborts it); `recover` makes sure of it before the caller rewinds its positions. A round whose
+ *   commit failed without an answer that says how (a timeout, a lost connection) may have been committed: it is
+ *   counted (`onEnd`) only once the caller read the committed progress and `settleDoubt` says which.
  * - A round open for ROUND_LIMIT of the transaction timeout is not committed: the coordinator aborts a transaction
  *   older than its timeout (and bumps the producer epoch, so the commit would read as fenced). It is aborted and
  *   written again, with a retriable error naming transaction.timeout.ms. A FENCED answer to a round that old is
@@ -55,6 +57,8 @@ export class TransactionRounds {
   readonly #now: () => number
   readonly #inRound = new AsyncLocalStorage<true>()
   #lock: Promise<unknown> = Promise.resolve()
+  /** The last round failed at its commit, with no answer: its cause, until `settleDoubt`. */
+  #doubt: { readonly cause: unknown } | null = null
   /** Writes internal records inside the current round's transaction, or as a transaction of their own. */
   readonly records: Pick<RecordWriter, 'write'>
 
@@ -79,21 +83,52 @@ export class TransactionRounds {
     const result = this.#lock.then(() => this.#inRound.run(true, async () => {
       const startedAt = this.#now()
       const additions = this.#writer.transactionAdditions
+      let committing = false
+      this.#doubt = null
       try {
         const value = await fn()
         this.#checkAge(startedAt)
-        this.#onEnd(await this.#writer.commitTransaction() ? 'committed' : 'empty')
+        committing = true
+        const committed = await this.#writer.commitTransaction()
+        // None open at the commit though the round opened one: a lost membership dropped it (its leader aborts it).
+        if (!committed && this.#writer.transactionAdditions !== additions) this.#onEnd('aborted', this.#dropped())
+        else this.#onEnd(committed ? 'committed' : 'empty')
         return value
       } catch (err) {
         // A fenced producer must not initialise its id again: that would fence the instance that owns it now.
         if (!(isKmirrorError(err) && err.code === ErrorCodes.FENCED)) await this.#writer.abortTransaction().catch(() => undefined)
         const explained = this.#explainFenced(err, startedAt)
-        this.#onEnd(this.#writer.transactionAdditions === additions ? 'empty' : 'aborted', explained)
+        if (this.#writer.transactionAdditions === additions) this.#onEnd('empty', explained)
+        // A commit without its answer may have gone through: counted once `settleDoubt` knows (the committed progress says).
+        else if (committing && !(isKmirrorError(explained) && explained.code === ErrorCodes.FENCED)) this.#doubt = { cause: explained }
+        else this.#onEnd('aborted', explained)
         throw explained
       }
     }))
     this.#lock = result.catch(() => undefined)
     return result
+  }
+
+  /** Whether the last round failed at its commit with no answer that says how it ended (`settleDoubt` tells). */
+  get commitInDoubt (): boolean {
+    return this.#doubt !== null
+  }
+
+  /**
+   * The commit in doubt of the last round ended as COMMITTED says (the committed progress, read once the
+   * transaction is complete, holds that round's positions or not): counted then, once.
+   */
+  settleDoubt (committed: boolean): void {
+    const doubt = this.#doubt
+    if (doubt === null) return
+    this.#doubt = null
+    if (committed) this.#onEnd('committed')
+    else this.#onEnd('aborted', doubt.cause)
+  }
+
+  #dropped (): KmirrorError {
+    return new KmirrorError(ErrorCodes.FENCED, `the round's transaction ${this.transactionalId} was dropped before its commit: the group membership it was written ` +
+      'under is lost, and the group\'s leader aborts it (fencing the id) before handing its work out; the instance that owns the work now copies it', { retriable: true })
   }
 
   /**

@@ -17,6 +17,8 @@ function fakeRounds (h: () => Harness): { deps: ExactlyOnceDeps, log: string[] }
   const log: string[] = []
   const deps: ExactlyOnceDeps = {
     rounds: {
+      commitInDoubt: false,
+      settleDoubt: () => undefined,
       transactionalId: TXN,
       run: async fn => {
         try {

@@ -7,14 +7,26 @@ import { asCopied, createHarness, offsetsWithGaps, type Harness } from '../../fa
 const T = { source: 't', remote: 'A.t', partitions: 1 } as const
 
 /** Rounds as transactions: the progress a round stored counts only once its callback and commit succeeded. */
-function fakeRounds (h: () => Harness): { deps: ExactlyOnceDeps, committed: () => Record<string, number>, log: string[] } {
+function fakeRounds (h: () => Harness, lostCommits: Readonly<Record<number, 'committed' | 'aborted'>> = {}): { deps: ExactlyOnceDeps, committed: () => Record<string, number>, log: string[] } {
   let committed: Record<string, number> = {}
   const log: string[] = []
+  let inDoubt = false
+  let commits = 0
   const deps: ExactlyOnceDeps = {
     rounds: {
+      get commitInDoubt () { return inDoubt },
+      settleDoubt: wentThrough => { if (inDoubt) log.push(`settled ${wentThrough ? 'committed' : 'aborted'}`); inDoubt = false },
       run: async fn => {
+        inDoubt = false
         try {
           const value = await fn()
+          // LOST_COMMITS: the commit of the Nth round gets no answer (it went through, or not)
+          const lost = lostCommits[++commits]
+          if (lost !== undefined) {
+            if (lost === 'committed') committed = { ...h().progress.latest() }
+            inDoubt = true
+            throw new KmirrorError(ErrorCodes.TIMEOUT, 'EndTxn timed out', { retriable: true })
+          }
           committed = { ...h().progress.latest() }
           log.push('commit')
           return value
@@ -27,7 +39,8 @@ function fakeRounds (h: () => Harness): { deps: ExactlyOnceDeps, committed: () =
       transactionalId: 'kmirror-A-B-0',
       endMembership: () => null
     },
-    reloadProgress: async () => { log.push(`reload ${JSON.stringify(committed)}`); return new Map(Object.entries(committed)) },
+    // (keyed as the real store's: partitionKey)
+    reloadProgress: async () => { log.push(`reload ${JSON.stringify(committed)}`); return new Map(Object.entries(committed).map(([k, v]) => [k.replace(/-(\d+)$/, '\u0000$1'), v])) },
     syncsAfterCommit: null
   }
   return { deps, committed: () => committed, log }
@@ -77,5 +90,35 @@ describe('FlowReplicator in exactly-once mode', () => {
     await assert.rejects(h.replicator.run(), err => err === fenced)
     assert.deepEqual(rounds.log, ['commit', 'abort'])
     assert.equal(commits(), 1)
+  })
+
+  it('settles a round whose commit got no answer from the committed progress: one that went through is not copied again, one that did not is', async () => {
+    for (const lost of ['committed', 'aborted'] as const) {
+      // Given rounds of two records, the commit of the second round without an answer
+      let harness: Harness | undefined
+      const rounds = fakeRounds(() => harness!, { 2: lost })
+      const h = harness = createHarness({ exactlyOnce: rounds.deps })
+      h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+      h.source.batchRecords = 2
+      h.source.whenCaughtUp(() => h.replicator.stop())
+      await h.replicator.addTopics([T])
+      await h.replicator.run()
+      // Then the doubt was settled as the committed progress says, once
+      assert.deepEqual(rounds.log.filter(e => e.startsWith('settled')), [`settled ${lost}`], rounds.log.join(', '))
+      assert.deepEqual(h.logs.lines.filter(l => l.msg.startsWith('the commit of the last round got no answer')).map(l => l.msg),
+        [lost === 'committed' ? 'the commit of the last round got no answer, and it went through: its records are visible once, nothing is copied again'
+          : 'the commit of the last round got no answer, and it did not go through: nothing of it is visible, its records are copied again'])
+      // and the copy ends complete, the records of a round that went through copied once only
+      assert.deepEqual(rounds.committed(), { 't-0': 11 })
+      const expected = h.source.records('t', 0).map(asCopied)
+      const copied = h.target.copied('A.t', 0)
+      if (lost === 'committed') assert.deepEqual(copied, expected, 'each record sent once')
+      else {
+        assert.ok(copied.length > expected.length, 'the round that did not go through was sent again')
+        const reload = rounds.log.find(e => e.startsWith('reload '))!
+        const resumedAt = (JSON.parse(reload.slice('reload '.length)) as Record<string, number>)['t-0']! + 1
+        assert.deepEqual(copied.slice(copied.length - (expected.length - resumedAt)), expected.slice(resumedAt), 'copied again from the committed progress on')
+      }
+    }
   })
 })

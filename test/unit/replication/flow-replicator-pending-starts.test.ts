@@ -86,6 +86,8 @@ describe('FlowReplicator partitions whose start the source does not give', () =>
     const partitions = (): string => harness!.replicator.status().filter(p => p.position >= 0).map(p => p.partition).join(',')
     const eos: ExactlyOnceDeps = {
       rounds: {
+      commitInDoubt: false,
+      settleDoubt: () => undefined,
         run: async fn => {
           const before = partitions()
           const value = await fn()

@@ -5,7 +5,7 @@ import type { OnBatchesAcked, PartitionWrite, WriteResult } from '../../../src/k
 import { TransactionRounds, type RoundOutcome, type TransactionalWriter } from '../../../src/replication/transaction-rounds.ts'
 
 /** A transactional writer that records what it was asked, in order. */
-function fakeWriter (): TransactionalWriter & { calls: string[], failWrite: unknown } {
+function fakeWriter (): TransactionalWriter & { calls: string[], failWrite: unknown, failCommit: unknown } {
   let open = false
   let additions = 0
   const w = {
@@ -23,7 +23,14 @@ function fakeWriter (): TransactionalWriter & { calls: string[], failWrite: unkn
       await onAcked(writes.flatMap((x, i) => x.batches.map((_, b) => ({ write: i, batch: b, baseOffset: 100 + b * 1000 }))))
       return { incomplete: [], failed: [] }
     },
-    async commitTransaction (): Promise<boolean> { w.calls.push('commit'); const was = open; open = false; return was },
+    failCommit: null as unknown,
+    async commitTransaction (): Promise<boolean> {
+      w.calls.push('commit')
+      if (w.failCommit !== null) throw w.failCommit
+      const was = open
+      open = false
+      return was
+    },
     async abortTransaction (): Promise<void> { w.calls.push('abort'); open = false },
     endMembership (): null { w.calls.push('end membership'); open = false; return null }
   }
@@ -133,5 +140,44 @@ describe('TransactionRounds', () => {
     })
     await assert.rejects(rounds.run(() => rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])), (err: unknown) => err === fenced)
     assert.deepEqual(writer.calls, [], 'a fenced producer is never aborted (that would initialise its id again)')
+  })
+
+  it('counts a round whose commit got no answer only once settled: committed or aborted as the committed progress says, its cause kept', async () => {
+    const writer = fakeWriter()
+    const outcomes: string[] = []
+    const rounds = new TransactionRounds(writer, (o, cause) => outcomes.push(cause === undefined ? o : `${o}: ${(cause as Error).message}`))
+    const lost = new KmirrorError(ErrorCodes.TIMEOUT, 'EndTxn to broker 2 of cluster B timed out', { retriable: true })
+    const write = (): Promise<unknown> => rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])
+    writer.failCommit = lost
+    await assert.rejects(rounds.run(write), (err: unknown) => err === lost)
+    assert.equal(rounds.commitInDoubt, true)
+    assert.deepEqual(outcomes, [], 'not counted while in doubt')
+    rounds.settleDoubt(true)
+    rounds.settleDoubt(false)
+    assert.deepEqual(outcomes, ['committed'], 'counted once')
+    assert.equal(rounds.commitInDoubt, false)
+    // and one the committed progress says did not go through counts as aborted, with the commit's failure
+    await assert.rejects(rounds.run(write))
+    rounds.settleDoubt(false)
+    assert.deepEqual(outcomes, ['committed', 'aborted: EndTxn to broker 2 of cluster B timed out'])
+    // and a failure before the commit is no doubt: aborted at once
+    writer.failCommit = null
+    writer.failWrite = lost
+    await assert.rejects(rounds.run(write))
+    assert.equal(rounds.commitInDoubt, false)
+    assert.equal(outcomes.length, 3)
+    assert.match(outcomes[2]!, /^aborted: /)
+  })
+
+  it('counts a round whose transaction a lost membership dropped before its commit as aborted, not as empty', async () => {
+    const writer = fakeWriter()
+    const outcomes: string[] = []
+    const rounds = new TransactionRounds(writer, (o, cause) => outcomes.push(cause === undefined ? o : `${o}: ${(cause as Error).message}`))
+    await rounds.run(async () => {
+      await rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])
+      rounds.endMembership()
+    })
+    assert.equal(outcomes.length, 1)
+    assert.match(outcomes[0]!, /^aborted: the round's transaction kmirror-A-B-0 was dropped before its commit: the group membership it was written under is lost/)
   })
 })
