@@ -4,7 +4,9 @@
  *
  * Invariants:
  * - A request carries at most one batch per partition, and at most `maxRequestBytes` (a single larger batch still
- *   goes alone); a partition's batches go in order, each with the next sequence number of the producer id.
+ *   goes alone); a partition's batches go in order, each with the next sequence number of the producer id. The
+ *   first batch of a producer id on a partition (sequence 0) goes alone: the partition's next one waits for its
+ *   answer (a broker without the producer's state appends any sequence, so a later batch could overtake a refused one).
  * - At most `maxInFlight` requests are in flight on the connection; answers are settled in the order sent, and
  *   acknowledgements are reported per answer, one report at a time.
  * - A "not now" refusal (no leader yet, leader moving) rewinds the partition's sequence to the refused batch
@@ -128,7 +130,14 @@ export async function produceToBroker (deps: BrokerProduceDeps, share: BrokerSha
       await delay(throttledUntil - Date.now())
     }
     const { topics, entries } = nextRequest(deps, sends, share.producer)
-    if (entries.length === 0) break
+    if (entries.length === 0) {
+      // Batches left only behind a first batch of the producer id that waits for its answer (PartitionSend `opening`).
+      if (inFlight.length > 0 && sends.some(s => s.hasNext())) {
+        await settle()
+        continue
+      }
+      break
+    }
     const request = { transactionalId: deps.transactionalId, acks: ProduceAcks.ALL, timeoutMs: deps.timeoutMs, topics }
     share.checkFence()
     // Asked again as the request goes to the socket: an ApiVersions exchange or other requests' continuations may
@@ -147,7 +156,7 @@ function nextRequest (deps: BrokerProduceDeps, sends: readonly PartitionSend<Par
   const entries: Entry[] = []
   let bytes = 0
   for (const send of sends) {
-    if (!send.hasNext()) continue
+    if (!send.mayTakeNext()) continue
     if (bytes > 0 && bytes >= deps.maxRequestBytes) break
     const w = send.write
     const b = send.take()

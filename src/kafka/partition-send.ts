@@ -76,6 +76,13 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
    * sequences they had, and a refusal of their sequence means the broker cannot deduplicate them (OUT_OF_STEP).
    */
   resent = false
+  /**
+   * A batch went out with sequence 0 (the first of this producer id on the partition) and is not answered yet. A
+   * broker with no state of a producer on a partition appends a batch of any sequence (Kafka 2.5+, KIP-360): a
+   * later batch sent beside it would be appended even if the broker refused this one for its content (too large,
+   * a timestamp out of range), ahead of it. So nothing more of the partition goes out until its answer.
+   */
+  opening = false
   /** The base sequence each batch was last sent with, by batch index. */
   readonly #sequences: number[] = []
 
@@ -90,10 +97,16 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
     if (this.#over()) return
     this.status = SendStatuses.SENDING
     this.next = this.acked
+    this.opening = false
   }
 
   hasNext (): boolean {
     return this.status === SendStatuses.SENDING && this.next < this.write.batches.length
+  }
+
+  /** Whether a batch may go out now: one is left, and no first batch of the producer id waits for its answer. */
+  mayTakeNext (): boolean {
+    return this.hasNext() && !this.opening
   }
 
   /** The batch to send now. */
@@ -104,6 +117,7 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
   /** Batch `batch` went out with base sequence `sequence`. */
   sent (batch: number, sequence: number): void {
     this.#sequences[batch] = sequence
+    if (sequence === 0) this.opening = true
   }
 
   /** The base sequence batch `batch` was last sent with; undefined if it was not sent. */
@@ -113,6 +127,7 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
 
   /** The broker acknowledged batch `batch`. */
   ack (batch: number): AnswerOutcome {
+    this.opening = false
     if (this.#over()) return { type: 'ignored' }
     if (this.status === SendStatuses.NOT_NOW) {
       this.status = SendStatuses.FAILED

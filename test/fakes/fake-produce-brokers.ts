@@ -7,7 +7,9 @@
  *
  * With `idempotence` set, Produce checks each batch's producer id and sequence (read from the batch header) as a
  * Kafka broker does: a batch equal to one of the producer's last 5 of the partition is answered with its original
- * offset and not appended again, the next sequence is appended, any other is refused OUT_OF_ORDER_SEQUENCE_NUMBER.
+ * offset and not appended again, the next sequence is appended, any other is refused OUT_OF_ORDER_SEQUENCE_NUMBER;
+ * with `anyFirstSequence`, the first batch of a producer on a partition is appended whatever its sequence (Kafka 2.5+,
+ * KIP-360).
  * `loseAnswers` makes the next requests fail as a lost connection does after the broker handled them.
  */
 import type { Connection } from '@platformatic/kafka'
@@ -72,6 +74,8 @@ export class FakeProduceBrokers {
   readonly #logEnd = new Map<string, number>()
   /** Check producer ids and sequences as a broker does (see above). */
   idempotence = false
+  /** With `idempotence`: a producer without state on a partition may start at any sequence (Kafka 2.5+, KIP-360). */
+  anyFirstSequence = false
   /** The next this many produce requests are handled, then answered with a connection error. */
   loseAnswers = 0
   /** Per partition key: the `producerId/baseSequence` of each batch appended, in log order. */
@@ -175,7 +179,8 @@ export class FakeProduceBrokers {
     const first = batch.readInt32BE(53)
     const last = first + batch.readInt32BE(57) - 1
     const stateKey = `${producerId}|${key}`
-    const state = this.#producers.get(stateKey) ?? { next: 0, recent: [] }
+    // With `anyFirstSequence`, a broker with no state of the producer on the partition takes any sequence (Kafka 2.5+, KIP-360).
+    const state = this.#producers.get(stateKey) ?? { next: this.anyFirstSequence ? first : 0, recent: [] }
     this.#producers.set(stateKey, state)
     const duplicate = state.recent.find(r => r.first === first && r.last === last)
     if (duplicate !== undefined) return { errorCode: 0, baseOffset: duplicate.offset }

@@ -69,19 +69,20 @@ describe('BatchWriter: batches in doubt (at-least-once)', () => {
   it('Given several batches in doubt and another partition acknowledged in the same write, then all of them are sent again in order, and the other partition goes on with its sequence', async () => {
     const { brokers, writer } = setup()
     const built: string[] = []
-    // A.t-1 is acknowledged; both requests of A.t-0 (one batch each) are handled and their answers lost.
-    const first = await write(writer, [{ topic: 'A.t', partition: 1, batches: batches(0, 1, []) }])
+    // Both partitions have a first batch acknowledged (the first batch of a producer id goes alone); then both
+    // requests of A.t-0 (one batch each) are handled and their answers lost.
+    const first = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built) }, { topic: 'A.t', partition: 1, batches: batches(0, 1, []) }])
     assert.equal(first.error, null)
     brokers.loseAnswers = 2
-    const lost = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 2, built) }])
+    const lost = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(1, 2, built) }])
     assert.notEqual(lost.error, null)
 
-    const again = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 2, built) }, { topic: 'A.t', partition: 1, batches: batches(1, 1, []) }])
+    const again = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(1, 2, built) }, { topic: 'A.t', partition: 1, batches: batches(1, 1, []) }])
 
     assert.equal(again.error, null)
-    assert.deepEqual(again.acks.filter(a => a.write === 0).map(a => a.baseOffset), [0, 1])
-    assert.deepEqual(built, ['0@100/0', '1@100/1', '0@100/0', '1@100/1'])
-    assert.deepEqual(brokers.appended.get(KEY), ['100/0', '100/1'])
+    assert.deepEqual(again.acks.filter(a => a.write === 0).map(a => a.baseOffset), [1, 2])
+    assert.deepEqual(built, ['0@100/0', '1@100/1', '2@100/2', '1@100/1', '2@100/2'])
+    assert.deepEqual(brokers.appended.get(KEY), ['100/0', '100/1', '100/2'])
     assert.deepEqual(brokers.appended.get('A.t\u00001'), ['100/0', '100/1'])
   })
 
@@ -114,18 +115,19 @@ describe('BatchWriter: batches in doubt (at-least-once)', () => {
   it('Given a batch in doubt that the broker no longer knows (restarted), then its resend is refused for its sequence, the partition is returned incomplete without a failure, and the next write renews the producer id', async () => {
     const { brokers, writer } = setup()
     const built: string[] = []
+    assert.equal((await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built) }])).error, null)
     brokers.loseAnswers = 2
-    await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 2, built) }])
+    await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(1, 2, built) }])
     brokers.restart()
 
-    const refused = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 2, built) }])
+    const refused = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(1, 2, built) }])
     assert.equal(refused.error, null)
     assert.deepEqual(refused.incomplete, [0])
     assert.deepEqual(refused.acks, [])
 
-    const renewed = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 2, built) }])
-    assert.deepEqual(renewed.acks.map(a => a.baseOffset), [2, 3])
-    assert.deepEqual(built.slice(-2), ['0@101/0', '1@101/1'])
+    const renewed = await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(1, 2, built) }])
+    assert.deepEqual(renewed.acks.map(a => a.baseOffset), [3, 4])
+    assert.deepEqual(built.slice(-2), ['1@101/0', '2@101/1'])
   })
 
   it('Given a batch in doubt resent to a broker that forgot the producer (UNKNOWN_PRODUCER_ID, Kafka before 2.5), then the partition is returned incomplete and the next write renews the producer id', async () => {
@@ -159,5 +161,41 @@ describe('BatchWriter: batches in doubt (at-least-once)', () => {
     await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built) }, { topic: 'A.u', partition: 0, batches: batches(0, 1, []) }])
     await write(writer, [{ topic: 'A.t', partition: 0, batches: batches(0, 1, built) }])
     assert.deepEqual(built, ['0@100/0', '0@101/0'])
+  })
+
+  it('Given the first batch of a producer id on a partition refused for its content (too large), then no later batch of it went out beside it: nothing of the partition is appended ahead of the refused batch', async () => {
+    const { brokers, writer } = setup()
+    // A Kafka 2.5+ broker takes any sequence from a producer without state on the partition: a second batch in
+    // flight beside the refused first one would be appended, ahead of it.
+    brokers.anyFirstSequence = true
+    brokers.holdProduce = true
+    brokers.script.set(KEY, [10]) // MESSAGE_TOO_LARGE
+    const built: string[] = []
+    const releasing = setInterval(() => brokers.release(), 5)
+    let result: Awaited<ReturnType<BatchWriter['write']>>
+    try {
+      result = await writer.write([{ topic: 'A.t', partition: 0, batches: batches(0, 3, built) }, { topic: 'A.t', partition: 1, batches: batches(0, 1, []) }], () => undefined)
+    } finally {
+      clearInterval(releasing)
+    }
+    assert.deepEqual(result.failed.map(f => [f.partition, f.error]), [[0, 'MESSAGE_TOO_LARGE']])
+    assert.deepEqual(built, ['0@100/0'], 'only the first batch went out')
+    assert.equal(brokers.appended.get(KEY), undefined, 'nothing appended of the refused partition')
+    assert.deepEqual(brokers.appended.get('A.t\u00001'), ['100/0'])
+  })
+
+  it('Given a partition with batches to send, then its first batch of the producer id goes alone and the others follow its acknowledgement, several in flight', async () => {
+    const { brokers, writer } = setup()
+    brokers.holdProduce = true
+    const built: string[] = []
+    const releasing = setInterval(() => brokers.release(), 5)
+    try {
+      const first = await writer.write([{ topic: 'A.t', partition: 0, batches: batches(0, 6, built) }], () => undefined)
+      assert.deepEqual(first, { incomplete: [], failed: [] })
+    } finally {
+      clearInterval(releasing)
+    }
+    assert.deepEqual(brokers.appended.get(KEY), ['100/0', '100/1', '100/2', '100/3', '100/4', '100/5'])
+    assert.ok(brokers.maxInFlight > 1, `the batches after the first were pipelined (${brokers.maxInFlight} in flight)`)
   })
 })
