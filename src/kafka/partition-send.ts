@@ -83,6 +83,8 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
    * a timestamp out of range), ahead of it. So nothing more of the partition goes out until its answer.
    */
   opening = false
+  /** An acknowledgement after a refusal was reported (once: the write fails with it). */
+  #appendReported = false
   /** The base sequence each batch was last sent with, by batch index. */
   readonly #sequences: number[] = []
 
@@ -128,8 +130,15 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
   /** The broker acknowledged batch `batch`. */
   ack (batch: number): AnswerOutcome {
     this.opening = false
+    // A batch appended after an earlier one of the partition was refused: out of order on the target (in exactly-once
+    // mode, inside the transaction), whatever made the broker take it.
+    if (this.status === SendStatuses.FAILED && !this.#appendReported) {
+      this.#appendReported = true
+      return { type: 'failed', appendedAfterRefusal: true }
+    }
     if (this.#over()) return { type: 'ignored' }
     if (this.status === SendStatuses.NOT_NOW) {
+      this.#appendReported = true
       this.status = SendStatuses.FAILED
       return { type: 'failed', appendedAfterRefusal: true }
     }

@@ -13,6 +13,8 @@
  *   the membership the producer wrote under (`endMembership`: the group's leader fences a lost member's id before
  *   handing its work out, so that fencing was expected) forgets it; a fencing answered to a request of an ended
  *   membership (`era`) is never remembered.
+ * - A partition refused with an error the broker answers after appending (NOT_ENOUGH_REPLICAS_AFTER_APPEND, a
+ *   partition's REQUEST_TIMED_OUT) aborts the round: its batch may be in the transaction, which must not commit.
  * - A produce answer about the whole transactional producer is thrown, not returned per partition: fencing throws
  *   FENCED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED throws NOT_AUTHORIZED naming the grant, and a transaction the
  *   broker cannot go on with throws a retriable PRODUCE error (the round is aborted and written again).
@@ -26,6 +28,12 @@ import type { PartitionSend } from './partition-send.ts'
 import { fencedError, isFencingError, type TransactionCoordinator } from './transactions.ts'
 import type { Failure } from './broker-produce.ts'
 import type { PartitionWrite } from './batch-writer.ts'
+
+/**
+ * Partition errors a broker answers for a batch it may have appended: NOT_ENOUGH_REPLICAS_AFTER_APPEND (appended,
+ * then the in-sync replicas shrank) and REQUEST_TIMED_OUT (appended, not replicated in time).
+ */
+const MAYBE_APPENDED: ReadonlySet<string> = new Set(['NOT_ENOUGH_REPLICAS_AFTER_APPEND', 'REQUEST_TIMED_OUT'])
 
 export class WriterTransaction {
   readonly #id: string
@@ -156,6 +164,13 @@ export class WriterTransaction {
     this.#renewAfter = true
     const fenced = failures.find(f => isFencingError(f.error))
     if (fenced !== undefined) throw fencedError(`write to ${this.#cluster.label}`, fenced.error, this.#id)
+    // Refused after the broker appended it (or maybe): it is in the transaction, and would be committed with the
+    // partition's progress still before it, then copied again.
+    const appended = failures.find(f => MAYBE_APPENDED.has(f.error))
+    if (appended !== undefined) {
+      throw new KmirrorError(ErrorCodes.PRODUCE, `write ${appended.topic}-${appended.partition} in the transaction of ${this.#id} on ${this.#cluster.label}: Kafka error ` +
+        `${appended.error}, answered for a batch the broker may have appended; the transaction is aborted and the round written again`, { retriable: true, details: { kafkaErrors: [appended.error] } })
+    }
     const txn = failures.find(f => isTransactionError(f.error))
     if (txn === undefined) return
     const what = `write ${txn.topic}-${txn.partition} in the transaction of ${this.#id} on ${this.#cluster.label}`

@@ -59,12 +59,13 @@ describe('PartitionSend', () => {
     assert.equal(send.acked, 0)
   })
 
-  it('Given a batch refused for good (e.g. TOPIC_AUTHORIZATION_FAILED), then no later acknowledgement of that write is reported and resume does not revive it', () => {
-    const send = new PartitionSend(0, write(3))
+  it('Given a batch refused for good (e.g. MESSAGE_TOO_LARGE), then a later acknowledgement of that write is no acknowledgement: it says a batch was appended after the refused one (once), and resume does not revive it', () => {
+    const send = new PartitionSend(0, write(4))
     sendAll(send, new Sequences())
     send.ack(0)
     assert.deepEqual(send.refuse(10, false), { type: 'failed', appendedAfterRefusal: false })
-    assert.deepEqual(send.ack(2), { type: 'ignored' })
+    assert.deepEqual(send.ack(2), { type: 'failed', appendedAfterRefusal: true })
+    assert.deepEqual(send.ack(3), { type: 'ignored' })
     assert.equal(send.acked, 1)
     send.resume()
     assert.equal(send.hasNext(), false)
@@ -92,6 +93,17 @@ describe('PartitionSend', () => {
     const fresh = new PartitionSend(0, write(1))
     sendAll(fresh, new Sequences())
     assert.deepEqual(fresh.refuse(0, false, true), { type: 'failed', appendedAfterRefusal: false })
+  })
+
+  it('Given the first batch of a producer id on a partition (sequence 0) sent, then nothing more of the partition may go out until its answer; a later sequence does not wait', () => {
+    const sequences = new Sequences()
+    const send = new PartitionSend(0, write(3))
+    send.sent(send.take(), sequences.take(send.key, 1))
+    assert.deepEqual([send.hasNext(), send.mayTakeNext()], [true, false])
+    send.ack(0)
+    assert.equal(send.mayTakeNext(), true)
+    send.sent(send.take(), sequences.take(send.key, 1))
+    assert.equal(send.mayTakeNext(), true, 'sequence 1 is no first batch')
   })
 
   it('Given maxInFlight-style sending of one batch at a time, then batches go out strictly in order', () => {

@@ -51,4 +51,16 @@ describe('WriterTransaction fencing and memberships', () => {
     t.noteFenced(now, t.era)
     assert.throws(() => t.throwIfFenced(), e => e === now)
   })
+
+  it('Given a partition refused with an error answered after appending (NOT_ENOUGH_REPLICAS_AFTER_APPEND, REQUEST_TIMED_OUT), then the round aborts (retriable), naming the partition; a refusal of a batch not appended does not', () => {
+    for (const error of ['NOT_ENOUGH_REPLICAS_AFTER_APPEND', 'REQUEST_TIMED_OUT']) {
+      assert.throws(() => transaction().refused([{ write: 0, topic: 'A.t', partition: 3, error, message: null, retriable: true }]), (e: unknown) =>
+        e instanceof KmirrorError && e.code === ErrorCodes.PRODUCE && e.retriable &&
+        e.message === `write A.t-3 in the transaction of ${TXN} on cluster B: Kafka error ${error}, answered for a batch the broker may have appended; the transaction is aborted and the round written again`)
+    }
+    const t = transaction()
+    assert.doesNotThrow(() => t.refused([{ write: 0, topic: 'A.t', partition: 3, error: 'MESSAGE_TOO_LARGE', message: null, retriable: false }]))
+    assert.equal(t.renewAfter, true)
+  })
 })
+
