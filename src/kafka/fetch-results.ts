@@ -75,6 +75,11 @@ export interface FetchedBatches {
   readonly failure?: PartitionError
   /** Why a RETRY partition was not read, when the fetcher knows (no leader, its leader unreachable). */
   readonly retryReason?: RetryReason
+  /**
+   * An answer of the partition's leader: the id of the topic it was fetched as (the source's metadata when it was
+   * asked; Kafka 2.8+), null when the source gives none; absent from answers that say nothing of the topic.
+   */
+  readonly topicId?: string | null
 }
 
 /** Why a partition could not be read this round, though nothing refused it: it is asked again. */

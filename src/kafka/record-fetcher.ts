@@ -181,7 +181,7 @@ export class RecordFetcher {
         return { ...emptyBatches(position, FetchOutcomes.RETRY), retryReason: { error, detail: `its leader on ${this.#cluster.label}, broker ${node} (${broker.host}:${broker.port}), answered ${error}` } }
       }
       try {
-        return selectBatches(position, p, this.#options.isolation === 'read_committed')
+        return { ...selectBatches(position, p, this.#options.isolation === 'read_committed'), topicId: topicMeta.get(position.topic)?.id ?? null }
       } catch (err) {
         // A batch that fails its CRC: this partition cannot be copied past it, the others can.
         return { ...emptyBatches(position, FetchOutcomes.FAILED), failure: { error: 'CORRUPT_MESSAGE', kind: kafkaErrorInfo('CORRUPT_MESSAGE').kind, message: err instanceof Error ? err.message : String(err), hint: undefined } }

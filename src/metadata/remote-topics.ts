@@ -203,10 +203,15 @@ export class RemoteTopics {
     return `remote topic ${remoteTopic} was deleted on cluster ${target.alias} while kmirror replicated ${topic}: created it again; ${again} (records retention already deleted there cannot be copied again)`
   }
 
+  /**
+   * The topics replicated no more. Not those deleted and created again on the source: their partitions stay in the
+   * data path, whose owners (on any instance) restart each at the new topic's log start when a fetch answer carries
+   * the new topic id (replication/source-recreated.ts); dropped here, an instance in a group would never add them
+   * back (its work, the same partitions, did not change).
+   */
   #removedBy (plan: TopicSyncPlan): string[] {
     const next = new Set(plan.topics.map(t => t.source))
-    const gone = this.#replicated.map(t => t.source).filter(name => !next.has(name))
-    return [...gone, ...plan.recreatedOnSource.map(t => t.source)]
+    return this.#replicated.map(t => t.source).filter(name => !next.has(name))
   }
 
   /** Logs each missing topic's verdict once, again when it changes, and when the topic is seen again. */

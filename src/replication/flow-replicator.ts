@@ -21,7 +21,9 @@
  *   lease gate's FENCED (the `fence` hook: the lease ran out) is retriable: nothing is sent, and no round runs
  *   while the gate stays closed; the work goes on once the lease holds again, or is lost with the membership.
  * - A partition whose remote topic was deleted and created again (a new topic id at its next write) is copied again
- *   from the source's log start by whichever instance owns it (ARCHITECTURE invariant 37), logged at error level.
+ *   from the source's log start by whichever instance owns it (ARCHITECTURE invariant 37), logged at error level;
+ *   one whose source topic was (a new topic id in a fetch answer) restarts at the new topic's log start, that
+ *   answer unwritten (source-recreated.ts).
  * - A failure of a whole step (a broker unreachable, a request timed out, credentials or a cluster ACL refused)
  *   is retried with back-off, logged once per change of error. Only errors kmirror cannot classify stop the
  *   flow (programmer errors, INTERNAL, and other errors not marked retriable), because carrying on could lose data.
@@ -46,6 +48,7 @@ import { statusOf } from './record-times.ts'
 import { RecreatedRemotes } from './recreated-remotes.ts'
 import { RoundOutcome } from './round-outcome.ts'
 import { SourceWaits } from './source-waits.ts'
+import { SourceRecreated } from './source-recreated.ts'
 import { setHoldGauges, withHold } from './source-holds-view.ts'
 import { OwnershipGrants } from './ownership-grants.ts'
 import { TargetWait } from './target-wait.ts'
@@ -89,6 +92,8 @@ export class FlowReplicator {
   /** Partitions the source gives nothing of though it refused nothing (no leader, a leader out of reach, an open transaction). */
   readonly #unread: SourceWaits
   readonly #pendingStarts: PendingStarts
+  /** Partitions whose source topic was deleted and created again: restarted at its log start (source-recreated.ts). */
+  readonly #sourceRecreated: SourceRecreated
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
@@ -140,6 +145,18 @@ export class FlowReplicator {
       restart: key => {
         this.#tracker.reset(key)
         this.#writer.forget(key)
+      }
+    })
+    this.#sourceRecreated = new SourceRecreated({
+      flow: flow.name,
+      aliases,
+      log,
+      metrics: this.#metrics,
+      state: f => this.#state(f),
+      restart: state => {
+        this.#tracker.reset(state.key)
+        this.#writer.forget(state.key)
+        this.#unread.forget(state)
       }
     })
     this.#waiting = new TargetWait(deps.writer.probeReady?.bind(deps.writer))
@@ -252,6 +269,7 @@ export class FlowReplicator {
       this.#writer.forget(key)
       this.#waiting.forget(state)
       this.#unread.forget(state)
+      this.#sourceRecreated.forget(key)
       this.#deps.writer.forgetPartition?.(state.remoteTopic, state.partition)
     })
   }
@@ -358,8 +376,8 @@ export class FlowReplicator {
     // (a full first round is megabytes to fetch and write before anything is acknowledged).
     const first = this.#rounds++ === 0
     const fetchStart = Date.now()
-    const fetched = await this.#deps.fetcher.fetchBatches(active.map(fetchPosition),
-      first ? { maxPartitionBytes: FIRST_ROUND_PARTITION_BYTES } : {})
+    const fetched = this.#sourceRecreated.sift(await this.#deps.fetcher.fetchBatches(active.map(fetchPosition),
+      first ? { maxPartitionBytes: FIRST_ROUND_PARTITION_BYTES } : {}))
     const withBatches = fetched.filter(f => f.outcome === FetchOutcomes.OK && f.batches.length > 0)
     const writeStart = Date.now()
     const { incomplete, failed, fenced } = withBatches.length > 0 ? await this.#writer.write(withBatches) : { incomplete: [], failed: [], fenced: false }

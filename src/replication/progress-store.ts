@@ -96,7 +96,10 @@ export class ProgressStore {
     const byPartition = new Map<number, { key: Buffer, value: Buffer }[]>()
     const changed: [string, number][] = []
     for (const [tp, p] of positions) {
-      if (p.lastOffset < 0 || this.#stored.get(tp) === p.lastOffset) continue
+      // Back at offset 0 (copying again from a log start of 0): -1 stored, which reads as "from the start", so the
+      // higher position stored before cannot skip the records again after a restart or a hand-over.
+      const stored = this.#stored.get(tp)
+      if (p.lastOffset < 0 ? stored === undefined : stored === p.lastOffset) continue
       const key = encodeSourceOffsetKey({ connectorName: SOURCE_CONNECTOR, cluster: this.#flow.source.alias, topic: p.topic, partition: p.partition })
       const partition = partitionForKey(key, this.#partitions)
       const list = byPartition.get(partition) ?? []
@@ -112,7 +115,10 @@ export class ProgressStore {
       partition,
       records: records.map(r => ({ key: r.key, value: r.value, headers: [], timestamp: now }))
     })))
-    for (const [tp, offset] of changed) this.#stored.set(tp, offset)
+    for (const [tp, offset] of changed) {
+      if (offset < 0) this.#stored.delete(tp)
+      else this.#stored.set(tp, offset)
+    }
     return changed.length
   }
 }

@@ -54,6 +54,8 @@ export class InMemorySource implements SourceReader {
   leadingRecords = 0
   readonly fetchCalls: PartitionPosition[][] = []
   readonly listOffsetsCalls: { partitions: { topic: string, partition: number }[], which: 'earliest' | 'latest' }[] = []
+  /** Topic ids answered with records (Kafka 2.8+ sources); none when unset. */
+  readonly topicIds = new Map<string, string>()
   readonly #partitions = new Map<string, Partition>()
   readonly #listeners: FetchListener[] = []
   readonly #fetchFailures: unknown[] = []
@@ -62,8 +64,12 @@ export class InMemorySource implements SourceReader {
   readonly #refusedReads = new Map<string, PartitionError>()
 
   /** A partition holding a record at each of `offsets`; the high watermark defaults to one past the last. */
-  addPartition (topic: string, partition: number, offsets: readonly number[], options: { logStart?: number, highWatermark?: number } = {}): void {
-    const records = offsets.map(o => sourceRecord(topic, partition, o))
+  addPartition (topic: string, partition: number, offsets: readonly number[], options: { logStart?: number, highWatermark?: number, tag?: string } = {}): void {
+    // TAG: other records at the same offsets (a topic deleted and created again)
+    const records = offsets.map(o => {
+      const r = sourceRecord(topic, partition, o)
+      return options.tag === undefined || r.value === null ? r : { ...r, value: Buffer.from(`${options.tag}:${r.value.toString()}`) }
+    })
     const last = offsets.at(-1) ?? -1
     this.#partitions.set(partitionKey(topic, partition), {
       topic, partition, records, logStart: options.logStart ?? offsets[0] ?? 0, highWatermark: options.highWatermark ?? last + 1
@@ -205,7 +211,8 @@ export class InMemorySource implements SourceReader {
     // Like RecordFetcher: a batch wholly before the fetch offset is not returned.
     const batches = sourceBatches(records, { batchRecords: this.batchRecords, codec: this.codec, compacted: this.compacted })
       .filter(b => b.lastOffset >= position.offset)
-    return { ...empty, outcome: FetchOutcomes.OK, batches, nextOffset: end }
+    const topicId = this.topicIds.get(p.topic)
+    return { ...empty, outcome: FetchOutcomes.OK, batches, nextOffset: end, ...(topicId === undefined ? {} : { topicId }) }
   }
 
   #get (topic: string, partition: number): Partition {

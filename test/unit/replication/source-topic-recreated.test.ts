@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict'
+import { describe, it, type TestContext } from 'node:test'
+import { setTimeout as delay } from 'node:timers/promises'
+import { CountingMetrics } from '../../fakes/counting-metrics.ts'
+import { LogLevels } from '../../fakes/memory-logger.ts'
+import { asCopied, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
+import { waitFor } from '../../helpers/wait.ts'
+import type { FetchedRecord } from '../../../src/kafka/record-fetcher.ts'
+
+async function start (h: Harness, t: TestContext, topics: { source: string, remote: string, partitions: number }[]): Promise<void> {
+  const fetchBatches = h.source.fetchBatches.bind(h.source)
+  h.source.fetchBatches = async positions => { await delay(1); return await fetchBatches(positions) }
+  await h.replicator.addTopics(topics)
+  const running = h.replicator.run()
+  t.after(async () => { h.replicator.stop(); await running })
+}
+
+describe('FlowReplicator: a source topic deleted and created again while its partitions are copied', () => {
+  it('Given a new topic id in a fetch answer, then the partition restarts at the new topic\'s log start, nothing of the new topic skipped nor written as a continuation of the old one; an error line and a count; the other topic untouched', async t => {
+    // Given t (2 partitions) copied into A.t, and u into A.u, the source giving topic ids
+    const metrics = new CountingMetrics()
+    const h = createHarness({ metrics })
+    h.source.topicIds.set('t', 'id-t-1')
+    h.source.topicIds.set('u', 'id-u')
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 19))
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 9))
+    h.source.addPartition('u', 0, offsetsWithGaps(0, 9))
+    await start(h, t, [{ source: 't', remote: 'A.t', partitions: 2 }, { source: 'u', remote: 'A.u', partitions: 1 }])
+    await waitFor(() => h.target.copied('A.t', 0).length === 20 && h.target.copied('A.t', 1).length === 10 && h.target.copied('A.u', 0).length === 10, { timeoutMs: 5000, intervalMs: 10, message: 'first copy' })
+    const old: FetchedRecord[][] = [[...h.source.records('t', 0)], [...h.source.records('t', 1)]]
+
+    // When t is deleted and created again with other records, more than the old topic's on partition 1 (a position
+    // kept from the old topic would skip its first 10), and u gets more records
+    h.source.topicIds.set('t', 'id-t-2')
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 4), { tag: 'new' })
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 24), { tag: 'new' })
+    h.source.addPartition('u', 0, offsetsWithGaps(0, 14))
+
+    // Then each remote partition holds the old topic's records, then every record of the new topic, in order
+    await waitFor(() => h.target.copied('A.t', 0).length === 25 && h.target.copied('A.t', 1).length === 35 && h.target.copied('A.u', 0).length === 15, { timeoutMs: 5000, intervalMs: 10, message: 'the new topic copied' })
+    for (const p of [0, 1]) assert.deepEqual(h.target.copied('A.t', p), [...old[p]!, ...h.source.records('t', p)].map(asCopied), `A.t-${p}`)
+    assert.deepEqual(h.target.copied('A.u', 0), h.source.records('u', 0).map(asCopied))
+    // (t-0 was past the new topic's end: out of range, it went back to the log start first, as before)
+    const errors = h.logs.at(LogLevels.error).map(l => l.msg).filter(m => m.startsWith('source topic')).sort()
+    assert.deepEqual(errors, [
+      'source topic t was deleted and created again on cluster A (a new topic id): copying t-0 from offset 0, the new topic\'s log start, into A.t on cluster B (it was at 0 of the old topic; the remote topic keeps the old topic\'s records before the new ones)',
+      'source topic t was deleted and created again on cluster A (a new topic id): copying t-1 from offset 0, the new topic\'s log start, into A.t on cluster B (it was at 10 of the old topic; the remote topic keeps the old topic\'s records before the new ones)'
+    ])
+    assert.equal(metrics.counts.get('sourcePartitionsRestarted{"flow":"A->B","topic":"t"}'), 2)
+    assert.deepEqual(h.replicator.status().filter(p => p.failure !== null), [])
+    // and the stored progress follows the new topic
+    await h.replicator.flush()
+    assert.deepEqual(h.progress.latest(), { 't-0': 4, 't-1': 24, 'u-0': 14 })
+  })
+
+  it('Given a source without topic ids, then answers are never taken for a re-created topic', async t => {
+    const h = createHarness()
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 9))
+    await start(h, t, [{ source: 't', remote: 'A.t', partitions: 1 }])
+    await waitFor(() => h.target.copied('A.t', 0).length === 10, { timeoutMs: 5000, intervalMs: 10, message: 'copy' })
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
+    await waitFor(() => h.target.copied('A.t', 0).length === 15, { timeoutMs: 5000, intervalMs: 10, message: 'copy on' })
+    assert.deepEqual(h.logs.at(LogLevels.error), [])
+  })
+})
