@@ -48,6 +48,12 @@ export interface RefreshResult extends TopicSyncResult {
    * (before Kafka 2.8): the data path of this instance stopped replicating them; copy them from the log start.
    */
   readonly recopy: readonly string[]
+  /**
+   * Source topics back after this instance found them deleted (a refresh at least): new topics, whose partitions
+   * must not start from the stored progress of the deleted ones. Their stored positions are to be forgotten before
+   * their partitions are handed out.
+   */
+  readonly returned: readonly ReplicatedTopic[]
 }
 
 export interface RefreshOptions {
@@ -75,6 +81,8 @@ export class RemoteTopics {
   /** Problems logged, topic → message. */
   readonly #reported = new Map<string, string>()
   readonly #deletionProof = new DeletionProof()
+  /** Source topics found deleted, until they come back (`returned`); what this instance saw, not stored. */
+  readonly #deleted = new Set<string>()
   /** Missing source topics logged, topic → verdict. */
   readonly #reportedMissing = new Map<string, string>()
 
@@ -110,7 +118,19 @@ export class RemoteTopics {
     this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
     this.#report(result.problems)
     this.#reportMissing(verdicts)
-    return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy }
+    return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics) }
+  }
+
+  /** The replicated topics back after a refresh found them deleted on the source; notes those found deleted now. */
+  #returned (plan: TopicSyncPlan, topics: readonly ReplicatedTopic[]): ReplicatedTopic[] {
+    const returned = topics.filter(t => this.#deleted.delete(t.source))
+    for (const d of plan.deletedOnSource) this.#deleted.add(d.topic)
+    for (const t of returned) {
+      this.#log.warn({ topic: t.source, remoteTopic: t.remote },
+        `source topic ${t.source} was deleted on cluster ${this.#flow.source.alias} and is back: a new topic, copied from its log start into ${t.remote} ` +
+        '(the stored positions of the deleted topic are forgotten)')
+    }
+    return returned
   }
 
   /**

@@ -91,6 +91,19 @@ export class ProgressStore {
     return await this.load({ readOnly: true })
   }
 
+  /**
+   * Forgets the stored positions of these partitions (of a source topic deleted and created again: its offsets start
+   * again): -1 for each, whatever this store believes stored (another instance may have stored it), which reads
+   * as "no position" here and as "from the start" in MM2. Resolves once the target acknowledged them.
+   */
+  async forget (partitions: readonly { topic: string, partition: number }[]): Promise<void> {
+    if (partitions.length === 0) return
+    const positions = new Map(partitions.map(p => [partitionKey(p.topic, p.partition), { ...p, lastOffset: -1 }]))
+    // A value unlike -1 makes `commit` write each one.
+    for (const key of positions.keys()) this.#stored.set(key, Number.NaN)
+    await this.commit(positions)
+  }
+
   /** Writes the positions that changed since the last commit; resolves once the target acknowledged them. */
   async commit (positions: ReadonlyMap<string, { topic: string, partition: number, lastOffset: number }>): Promise<number> {
     const byPartition = new Map<number, { key: Buffer, value: Buffer }[]>()

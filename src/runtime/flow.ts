@@ -202,7 +202,10 @@ export class Flow implements WorkOwner {
       refreshTopics: oneAtATime(async () => {
         await early
         const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names) })
-        if (alone) await replicator.addTopics(result.topics, new Set(result.recopy))
+        // Before their partitions are handed out: a topic back after its deletion starts at its log start, never
+        // at the deleted topic's stored position (its offsets start again).
+        await progress.forget(result.returned.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition }))))
+        if (alone) await replicator.addTopics(result.topics, new Set([...result.recopy, ...result.returned.map(t => t.source)]))
         else if (result.recopy.length > 0) {
           // In a group, the refresh took the topics whose remote topic was deleted by hand out of the data path;
           // the partitions of them this instance owns are copied again from the log start.
