@@ -75,7 +75,7 @@ import { RemoteTopicIds } from './remote-topic-ids.ts'
 import { TargetLeaders, type ByLeader, type Unready } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
 import { WriteGate } from './write-gate.ts'
-import { metadataRefused, partitionFailures, topicRecreated } from './write-failures.ts'
+import { metadataRefused, partitionFailures, REMOTE_TOPIC_RECREATED, topicRecreated } from './write-failures.ts'
 import type { BatchAck, BatchWriterOptions, OnBatchesAcked, PartitionFailure, PartitionWrite, WriteResult } from './batch-writer-types.ts'
 
 export type { WriterTransport } from './broker-produce.ts'
@@ -313,6 +313,7 @@ export class BatchWriter {
     }
     try {
       const failed = this.#failed(sends, failures, outOfStep)
+      for (const f of failed) if (f.error === REMOTE_TOPIC_RECREATED) this.#topicIds.reported(f.topic, f.partition)
       return { incomplete: unacknowledged(sends, [...wait.waiting, ...outOfStep], failed.map(f => f.write)), failed }
     } catch (err) {
       throw this.#noteFenced(err, era)
@@ -347,7 +348,9 @@ export class BatchWriter {
   async recreatedPartitions (partitions: readonly { topic: string, partition: number }[]): Promise<{ topic: string, partition: number }[]> {
     if (partitions.length === 0) return []
     const metadata = await this.#leaders.metadata([...new Set(partitions.map(p => p.topic))])
-    return partitions.filter(p => this.#topicIds.check(p.topic, p.partition, metadata.topics.get(p.topic)?.id).kind === 'recreated')
+    const recreated = partitions.filter(p => this.#topicIds.check(p.topic, p.partition, metadata.topics.get(p.topic)?.id).kind === 'recreated')
+    for (const p of recreated) this.#topicIds.reported(p.topic, p.partition)
+    return recreated
   }
 
   /**

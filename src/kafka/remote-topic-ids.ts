@@ -6,8 +6,10 @@
  * Invariants:
  * - A partition's id is learned from the metadata of its first write (after it joined this writer or was
  *   forgotten), and compared at every later write; the metadata is read fresh for every write (target-leaders.ts).
- * - An id that changed is reported once: the partition's entry is dropped, so its next write (copied again from
- *   the log start by the data path) learns the new id.
+ * - An id that changed is reported until the data path was told (`reported`: a write returned the failure, or
+ *   `recreatedPartitions` named it): a write that found it and then threw (another broker's request failed) finds
+ *   it again. Then the partition's entry is dropped, so its next write (copied again from the log start by the data
+ *   path) learns the new id.
  * - Topic ids only move forward. An id once replaced by another (of any partition) is retired for good: Kafka never
  *   gives a topic id twice, so a broker still answering it is behind the controller (metadata propagation after a
  *   re-creation: brokers of one cluster answer the old and the new id for a while). Such an answer is `stale`: the
@@ -30,12 +32,16 @@ export class RemoteTopicIds {
   readonly #ids = new Map<string, string>()
   /** Topic ids replaced by another one: a broker answering one of them has stale metadata. */
   readonly #retired = new Set<string>()
+  /** Re-created remote partitions the data path was not told of yet → the id they had before. */
+  readonly #unreported = new Map<string, string>()
 
   /** `id`, the partition's topic id in fresh metadata, against the one it was written under; learns it when new. */
   check (topic: string, partition: number, id: string | null | undefined): TopicIdCheck {
     if (id === null || id === undefined) return CURRENT
-    if (this.#retired.has(id)) return { kind: 'stale', id }
     const key = partitionKey(topic, partition)
+    const unreported = this.#unreported.get(key)
+    if (unreported !== undefined) return { kind: 'recreated', before: unreported }
+    if (this.#retired.has(id)) return { kind: 'stale', id }
     const known = this.#ids.get(key)
     if (known === undefined) {
       this.#ids.set(key, id)
@@ -44,7 +50,13 @@ export class RemoteTopicIds {
     if (known === id) return CURRENT
     this.#retired.add(known)
     this.#ids.delete(key)
+    this.#unreported.set(key, known)
     return { kind: 'recreated', before: known }
+  }
+
+  /** The data path was told that the partition's remote topic was created again: its next write learns the new id. */
+  reported (topic: string, partition: number): void {
+    this.#unreported.delete(partitionKey(topic, partition))
   }
 
   /**
@@ -73,5 +85,6 @@ export class RemoteTopicIds {
   /** The partition left this writer (released, removed): its next write learns the id afresh (retired ids stay). */
   forget (topic: string, partition: number): void {
     this.#ids.delete(partitionKey(topic, partition))
+    this.#unreported.delete(partitionKey(topic, partition))
   }
 }

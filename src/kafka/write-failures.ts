@@ -23,9 +23,12 @@ export function metadataRefused (item: number, write: PartitionWrite, errorCode:
 }
 
 /** Write WRITE (its index ITEM) whose remote topic has topic id NOW where it had BEFORE: deleted and created again. */
+/** The failure of a write whose remote topic was deleted and created again (remote-topic-ids.ts). */
+export const REMOTE_TOPIC_RECREATED = 'REMOTE_TOPIC_RECREATED'
+
 export function topicRecreated (item: number, write: PartitionWrite, before: string, now: string | null | undefined, cluster: ClusterContext): Failure {
   return {
-    write: item, topic: write.topic, partition: write.partition, error: 'REMOTE_TOPIC_RECREATED',
+    write: item, topic: write.topic, partition: write.partition, error: REMOTE_TOPIC_RECREATED,
     message: `topic ${write.topic} on ${cluster.label} has a new topic id (${before} before, ${now} now): it was deleted and created again`, retriable: true
   }
 }

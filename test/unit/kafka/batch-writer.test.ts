@@ -303,6 +303,26 @@ describe('BatchWriter', () => {
     assert.deepEqual(later.failed.map(f => [f.topic, f.partition, f.error]), [['A.t', 1, 'REMOTE_TOPIC_RECREATED']])
   })
 
+  it('Given a remote topic found created again by a write that then throws (another partition\'s request lost), then the next write fails it with REMOTE_TOPIC_RECREATED: never sent into the new topic at the old position', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.topicIds.set('A.t', 'id-t1')
+    brokers.topicIds.set('A.u', 'id-u1')
+    const w = writer(brokers)
+    await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.u', partition: 0, batches: batches(1, []) }], () => undefined)
+    // When A.t is created again and the write of A.t-0 and A.u-0 throws (A.u's answer lost)
+    brokers.topicIds.set('A.t', 'id-t2')
+    brokers.loseAnswers = 1
+    await assert.rejects(w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }, { topic: 'A.u', partition: 0, batches: batches(1, []) }], () => undefined))
+    // Then the next write still fails A.t-0 as re-created, and sends nothing of it
+    const sentBefore = brokers.sent.length
+    const again = await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], () => undefined)
+    assert.deepEqual(again.failed.map(f => [f.topic, f.partition, f.error]), [['A.t', 0, 'REMOTE_TOPIC_RECREATED']])
+    assert.equal(brokers.sent.length, sentBefore)
+    // and once it was told, the next write goes to the new topic
+    const after = await w.write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], () => undefined)
+    assert.deepEqual(after.failed, [])
+  })
+
   it('Given a partition forgotten (it left the data path), then its next write learns the topic id afresh and is sent', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.topicIds.set('A.t', 'id-1')
