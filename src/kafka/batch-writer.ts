@@ -416,10 +416,15 @@ export class BatchWriter {
     if (this.#producer !== null) return this.#producer
     const id = this.#options.transactionalId
     if (id !== undefined && this.#renewUnderLease) this.#gate.check()
+    const era = this.#transaction?.era
     // The idempotent producer id is asked again briefly while a fresh cluster loads (idempotent-producer-id.ts).
-    this.#producer = id === undefined
+    const producer = id === undefined
       ? await initIdempotentProducer({ pool: this.#pool, send: this.#send }, brokers, this.#cluster, this.#clientId)
       : await this.#coordinator.initProducerId(id, this.#options.transactionTimeoutMs)
+    // A membership lost while InitProducerId was under way: the group's leader fences that producer before handing
+    // the work out, so it is not kept; the next producer is initialised under the next membership's lease.
+    this.#transaction?.throwIfEnded(era!)
+    this.#producer = producer
     this.#sequences.clear()
     this.#doubts.clear()
     return this.#producer

@@ -70,16 +70,21 @@ export class ProgressStore {
       throw new KmirrorError(ErrorCodes.PROGRESS, `the offsets topic ${topic} was created but cannot be described on cluster ${this.#flow.target.alias}`, { retriable: true })
     }
     this.#partitions = description.partitions
+    // What the topic holds, and only that: a value this store wrote in an exactly-once round that was aborted since
+    // (read_committed does not return it) must not be handed out as stored.
+    const read = new Map<string, number>()
     await readTopicToEnd(this.#fetcher, topic, this.#partitions, (_, record) => {
       if (record.key === null) return
       const key = decodeSourceOffsetKey(record.key)
       if (key === null || key.connectorName !== SOURCE_CONNECTOR || key.cluster !== this.#flow.source.alias) return
       const offset = decodeSourceOffsetValue(record.value)
       const tp = partitionKey(key.topic, key.partition)
-      if (offset === null || offset < 0) this.#stored.delete(tp)
-      else this.#stored.set(tp, offset)
+      if (offset === null || offset < 0) read.delete(tp)
+      else read.set(tp, offset)
     })
-    return new Map(this.#stored)
+    this.#stored.clear()
+    for (const [tp, offset] of read) this.#stored.set(tp, offset)
+    return new Map(read)
   }
 
   /**
