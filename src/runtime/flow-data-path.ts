@@ -120,10 +120,12 @@ export function storeSinks (config: FlowConfig, { history, progress, syncsInRoun
         return await progress.commit(positions)
       }
     },
-    // The history first: a sync the history did not take is sent again with it, never twice to MM2's topic.
+    // The history first: a sync the history did not take is sent again with it, never twice to MM2's topic. One
+    // write at a time (exactly-once mode, where there is no outbox: both join the round's transaction): two writes
+    // under one producer at once would leave the second going on after the first failed and the round aborted.
     syncs: {
       send: outbox === null
-        ? async entries => { await Promise.all([syncsInRound?.send(entries), history.append(entries)]) }
+        ? async entries => { await history.append(entries); await syncsInRound?.send(entries) }
         : async entries => { await history.append(entries); outbox.enqueue(entries) },
       ...(outbox === null ? {} : { dropQueued: () => { outbox.dropQueued() } }),
       // At least once (the only mode using this sink's failures) the history is what this sink waits on.
