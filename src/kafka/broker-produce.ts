@@ -203,6 +203,10 @@ function settleAnswer (deps: BrokerProduceDeps, share: BrokerShare, entries: rea
       failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true, requestError: new KmirrorError(ErrorCodes.PRODUCE, `${label} appended a batch of ${w.topic}-${w.partition} after refusing an earlier one; writing again with a new producer id`, { retriable: true }) })
     } else if (outcome.type === 'failed') {
       failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: name!, message: p?.errorMessage ?? null, retriable: p === undefined || isRetriableKafkaError(p.errorCode) })
+    } else if (outcome.type === 'appended-after-failure' && deps.transactionalId !== null) {
+      // In the transaction, after a batch refused (or appended, NOT_ENOUGH_REPLICAS_AFTER_APPEND): it must not commit.
+      // At least once the partition's failure stands alone (set aside and retried; what was appended is copied again).
+      failures.push({ write: send.index, topic: w.topic, partition: w.partition, error: 'APPENDED_AFTER_REFUSED_BATCH', message: null, retriable: true, requestError: new KmirrorError(ErrorCodes.PRODUCE, `${label} appended a batch of ${w.topic}-${w.partition} after refusing an earlier one in the transaction of ${deps.transactionalId}; the transaction is aborted and the round written again`, { retriable: true }) })
     }
   }
   return acks

@@ -58,6 +58,8 @@ export type AnswerOutcome =
   | { readonly type: 'acked' }
   | { readonly type: 'not-now', readonly rewindTo: number }
   | { readonly type: 'failed', readonly appendedAfterRefusal: boolean }
+  /** A batch acknowledged after the partition failed (refused, or maybe appended): out of order on the target. */
+  | { readonly type: 'appended-after-failure' }
   | { readonly type: 'in-doubt' }
   | { readonly type: 'out-of-step' }
   | { readonly type: 'ignored' }
@@ -134,7 +136,7 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
     // mode, inside the transaction), whatever made the broker take it.
     if (this.status === SendStatuses.FAILED && !this.#appendReported) {
       this.#appendReported = true
-      return { type: 'failed', appendedAfterRefusal: true }
+      return { type: 'appended-after-failure' }
     }
     if (this.#over()) return { type: 'ignored' }
     if (this.status === SendStatuses.NOT_NOW) {

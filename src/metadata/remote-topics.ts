@@ -121,9 +121,17 @@ export class RemoteTopics {
     return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics) }
   }
 
+  /**
+   * The topics returned by a refresh were handled (their stored positions forgotten): a later refresh does not name
+   * them again. Until then every refresh does, so a failed forget is tried again.
+   */
+  returnedHandled (topics: readonly ReplicatedTopic[]): void {
+    for (const t of topics) this.#deleted.delete(t.source)
+  }
+
   /** The replicated topics back after a refresh found them deleted on the source; notes those found deleted now. */
   #returned (plan: TopicSyncPlan, topics: readonly ReplicatedTopic[]): ReplicatedTopic[] {
-    const returned = topics.filter(t => this.#deleted.delete(t.source))
+    const returned = topics.filter(t => this.#deleted.has(t.source))
     for (const d of plan.deletedOnSource) this.#deleted.add(d.topic)
     for (const t of returned) {
       this.#log.warn({ topic: t.source, remoteTopic: t.remote },

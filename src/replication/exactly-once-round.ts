@@ -54,6 +54,11 @@ export class ExactlyOnceRound {
   #stored: StoredPositions | null = null
   /** A round whose commit got no answer: the positions it stored, to tell from the committed progress how it ended. */
   #doubtful: StoredPositions | null = null
+  /**
+   * Partitions restarted at a log start since the last commit (a source or remote topic created again), with the
+   * offset: a rewind to the committed progress (the old topic's position) must not undo that.
+   */
+  readonly #restarts = new Map<string, number>()
   /** Memberships lost so far (`membershipLost`). */
   #losses = 0
   /** The loss count at which the expected fencing was last reported: once per lost membership. */
@@ -75,6 +80,11 @@ export class ExactlyOnceRound {
       if (!this.#fencedByLostMembership(err, losses)) throw err
       return false
     }
+  }
+
+  /** Partition KEY restarts at offset FROM of a topic created again (kept across rewinds until a commit holds it). */
+  restarted (key: string, from: number): void {
+    this.#restarts.set(key, from)
   }
 
   /**
@@ -119,6 +129,7 @@ export class ExactlyOnceRound {
         committedSyncs = await this.#store()
         return result
       })
+      this.#restarts.clear()
       if (committedSyncs.length > 0 && eos.syncsAfterCommit !== null) {
         eos.syncsAfterCommit.send(committedSyncs).catch(err => log.warn({ err, count: committedSyncs.length }, 'cannot write offset syncs to the source cluster (outside the transaction, as MM2); kmirror\'s own offset history has them'))
       }
@@ -157,6 +168,12 @@ export class ExactlyOnceRound {
       tracker.reset(key)
     }
     tracker.dropDelayed()
+    // A restart the failed round made (or an earlier failed one) stands: the committed position is the old topic's.
+    if (wentThrough) this.#restarts.clear()
+    for (const [key, from] of this.#restarts) {
+      const p = partitions.get(key)
+      if (p !== undefined) p.position = from
+    }
     this.#rewindFrom = null
     if (!wentThrough) log.info({ partitions: partitions.size }, 'round aborted; every partition resumes at its committed progress')
   }
@@ -172,7 +189,8 @@ export class ExactlyOnceRound {
     if (doubtful === null) return false
     const moved = [...doubtful].filter(([key, p]) => before.get(key) !== p.lastOffset + 1)
     if (moved.length === 0) return false
-    const wentThrough = moved.every(([key, p]) => committed.get(key) === p.lastOffset)
+    // (-1, stored when a partition restarted at offset 0, reads back as no position)
+    const wentThrough = moved.every(([key, p]) => (committed.get(key) ?? -1) === p.lastOffset)
     this.#deps.eos.rounds.settleDoubt(wentThrough)
     this.#deps.log.info({ ...this.#where(), partitions: moved.length, committed: wentThrough },
       wentThrough

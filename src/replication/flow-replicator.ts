@@ -142,9 +142,10 @@ export class FlowReplicator {
       partitions: this.#partitions,
       log,
       metrics: this.#metrics,
-      restart: key => {
+      restart: (key, from) => {
         this.#tracker.reset(key)
         this.#writer.forget(key)
+        this.#eos?.restarted(key, from)
       }
     })
     this.#sourceRecreated = new SourceRecreated({
@@ -153,10 +154,11 @@ export class FlowReplicator {
       log,
       metrics: this.#metrics,
       state: f => this.#state(f),
-      restart: state => {
+      restart: (state, from) => {
         this.#tracker.reset(state.key)
         this.#writer.forget(state.key)
         this.#unread.forget(state)
+        this.#eos?.restarted(state.key, from)
       }
     })
     this.#waiting = new TargetWait(deps.writer.probeReady?.bind(deps.writer))

@@ -36,7 +36,7 @@ export interface RecreatedRemotesDeps {
   readonly log: Logger
   readonly metrics: Metrics
   /** Drops what the data path keeps of the partition's copy (offset syncs, re-encoding). */
-  readonly restart: (key: string) => void
+  readonly restart: (key: string, from: number) => void
 }
 
 export class RecreatedRemotes {
@@ -95,7 +95,7 @@ export class RecreatedRemotes {
       this.#deps.log.error({ topic: s.topic, partition: s.partition, remoteTopic: s.remoteTopic, from, was: s.position },
         `remote topic ${s.remoteTopic} was deleted and created again on cluster ${target} (a new topic id): copying ${s.topic}-${s.partition} again from offset ${from}, its log start on cluster ${source} (it was at ${s.position}; records retention already deleted there cannot be copied again)`)
       this.#deps.metrics.inc('remotePartitionsCopiedAgain', { flow: this.#deps.flow, topic: s.topic })
-      this.#deps.restart(s.key)
+      this.#deps.restart(s.key, from)
       s.position = from
       s.head = null
       s.retryAt = 0

@@ -25,8 +25,8 @@ export interface SourceRecreatedDeps {
   readonly metrics: Metrics
   /** The state of a partition fetched this round. */
   readonly state: (f: { topic: string, partition: number }) => PartitionState
-  /** Forgets what the data path knew of the partition's copy so far (offset syncs, waits, writes in doubt). */
-  readonly restart: (state: PartitionState) => void
+  /** Forgets what the data path knew of the partition's copy so far (offset syncs, waits, writes in doubt); FROM: where it starts now. */
+  readonly restart: (state: PartitionState, from: number) => void
 }
 
 export class SourceRecreated {
@@ -63,7 +63,7 @@ export class SourceRecreated {
       `source topic ${state.topic} was deleted and created again on cluster ${source} (a new topic id): copying ${state.topic}-${state.partition} from offset ${from}, ` +
       `the new topic's log start, into ${state.remoteTopic} on cluster ${target} (it was at ${state.position} of the old topic; the remote topic keeps the old topic's records before the new ones)`)
     this.#deps.metrics.inc('sourcePartitionsRestarted', { flow: this.#deps.flow, topic: state.topic })
-    this.#deps.restart(state)
+    this.#deps.restart(state, from)
     state.position = from
     state.head = null
     state.retryAt = 0

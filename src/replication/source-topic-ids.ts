@@ -9,7 +9,11 @@
  *   (before Kafka 2.8, or the zero id) never reads as re-created.
  * - A partition's first id is learnt, not compared: one added from stored progress starts from there (an old
  *   topic's progress can only be told apart by the topic refresh, which sees the ids change).
- * - `changed` is told once per new id; the caller restarts the partition and drops that answer unwritten.
+ * - `changed` is told once per new id; the caller restarts the partition and drops that answer unwritten. An id
+ *   once replaced is retired: metadata of a lagging broker never flips a partition back (and restarts it again).
+ * - Sources fetched by name (Kafka 2.8-3.0 give ids in Metadata, not in Fetch) label answers with the metadata's id,
+ *   which may lag behind the topic served: a re-created topic can be read from the old position before the label
+ *   changes; it is then restarted at the new id (duplicates of what was read, never a gap).
  */
 import type { FetchedBatches } from '../kafka/fetch-results.ts'
 
@@ -18,14 +22,21 @@ const ZERO_ID = /^[0-]*$/
 export class SourceTopicIds {
   /** Partition key -> the topic id its copied records came from. */
   readonly #ids = new Map<string, string>()
+  /**
+   * Ids replaced by another: Kafka never gives a topic id twice, so an answer labelled with one comes from metadata
+   * read from a broker behind its controller (fetched by name, Kafka 2.8-3.0): neither learnt nor compared.
+   */
+  readonly #retired = new Set<string>()
 
   /** Whether answer F (of partition KEY) comes from another topic than the records copied so far; learns its id. */
   changed (key: string, f: FetchedBatches): boolean {
     const id = f.topicId
-    if (id === undefined || id === null || ZERO_ID.test(id)) return false
+    if (id === undefined || id === null || ZERO_ID.test(id) || this.#retired.has(id)) return false
     const known = this.#ids.get(key)
     this.#ids.set(key, id)
-    return known !== undefined && known !== id
+    if (known === undefined || known === id) return false
+    this.#retired.add(known)
+    return true
   }
 
   /** The partition left the flow, or starts afresh: its next id is learnt again. */

@@ -205,6 +205,7 @@ export class Flow implements WorkOwner {
         // Before their partitions are handed out: a topic back after its deletion starts at its log start, never
         // at the deleted topic's stored position (its offsets start again).
         await progress.forget(result.returned.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition }))))
+        topics.returnedHandled(result.returned)
         if (alone) await replicator.addTopics(result.topics, new Set([...result.recopy, ...result.returned.map(t => t.source)]))
         else if (result.recopy.length > 0) {
           // In a group, the refresh took the topics whose remote topic was deleted by hand out of the data path;

@@ -64,7 +64,7 @@ describe('PartitionSend', () => {
     sendAll(send, new Sequences())
     send.ack(0)
     assert.deepEqual(send.refuse(10, false), { type: 'failed', appendedAfterRefusal: false })
-    assert.deepEqual(send.ack(2), { type: 'failed', appendedAfterRefusal: true })
+    assert.deepEqual(send.ack(2), { type: 'appended-after-failure' })
     assert.deepEqual(send.ack(3), { type: 'ignored' })
     assert.equal(send.acked, 1)
     send.resume()

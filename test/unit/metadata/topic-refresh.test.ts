@@ -127,8 +127,8 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(again.topics.map(t => t.source), ['kept'])
   })
 
-  it('names a source topic back after a refresh found it deleted as returned, once, with a warning: its stored positions are to be forgotten', async () => {
-    const { source, logs, refresh } = setup()
+  it('names a source topic back after a refresh found it deleted as returned, with a warning, until handled: its stored positions are to be forgotten', async () => {
+    const { source, logs, topics, refresh } = setup()
     source.addTopic('gone', 2)
     source.addTopic('kept', 1)
     await refresh()
@@ -142,7 +142,10 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(back.returned, [{ source: 'gone', remote: 'A.gone', partitions: 3 }])
     assert.deepEqual(back.topics.map(t => t.source), ['gone', 'kept'])
     assert.ok(logs.at(LogLevels.warn).some(l => l.msg === 'source topic gone was deleted on cluster A and is back: a new topic, copied from its log start into A.gone (the stored positions of the deleted topic are forgotten)'))
-    assert.deepEqual((await refresh()).returned, [], 'once')
+    // and again until handled (its stored positions forgotten), then no more
+    assert.deepEqual((await refresh()).returned.map(t => t.source), ['gone'])
+    topics.returnedHandled(back.returned)
+    assert.deepEqual((await refresh()).returned, [], 'once handled')
   })
 
   it('with sync.topic.deletions.enabled, deletes the remote topic only after the data path released it', async () => {

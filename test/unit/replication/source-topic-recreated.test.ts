@@ -6,6 +6,10 @@ import { LogLevels } from '../../fakes/memory-logger.ts'
 import { asCopied, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import type { FetchedRecord } from '../../../src/kafka/record-fetcher.ts'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import type { ExactlyOnceDeps } from '../../../src/replication/flow-replicator.ts'
+import { FetchOutcomes, type FetchedBatches } from '../../../src/kafka/fetch-results.ts'
+import { SourceTopicIds } from '../../../src/replication/source-topic-ids.ts'
 
 async function start (h: Harness, t: TestContext, topics: { source: string, remote: string, partitions: number }[]): Promise<void> {
   const fetchBatches = h.source.fetchBatches.bind(h.source)
@@ -61,5 +65,51 @@ describe('FlowReplicator: a source topic deleted and created again while its par
     h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
     await waitFor(() => h.target.copied('A.t', 0).length === 15, { timeoutMs: 5000, intervalMs: 10, message: 'copy on' })
     assert.deepEqual(h.logs.at(LogLevels.error), [])
+  })
+})
+
+describe('FlowReplicator in exactly-once mode: a source topic created again', () => {
+  it('Given the round that restarted the partition at the new topic\'s log start aborted, then the rewind keeps that restart: nothing of the new topic is skipped', async t => {
+    // Given rounds as transactions: the progress a round stored counts once it committed
+    let harness: Harness | undefined
+    let committed: Record<string, number> = {}
+    const eos: ExactlyOnceDeps = {
+      rounds: {
+        commitInDoubt: false,
+        settleDoubt: () => undefined,
+        run: async fn => { const value = await fn(); committed = { ...harness!.progress.latest() }; return value },
+        recover: async () => undefined,
+        transactionalId: 'kmirror-A-B-0',
+        endMembership: () => null
+      },
+      reloadProgress: async () => new Map(Object.entries(committed).map(([k, v]) => [k.replace(/-(\d+)$/, '\u0000$1'), v])),
+      syncsAfterCommit: null
+    }
+    const h = harness = createHarness({ exactlyOnce: eos })
+    h.source.topicIds.set('t', 'id-1')
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 9))
+    h.source.addPartition('u', 0, offsetsWithGaps(0, 9))
+    await start(h, t, [{ source: 't', remote: 'A.t', partitions: 1 }, { source: 'u', remote: 'A.u', partitions: 1 }])
+    await waitFor(() => committed['t-0'] === 9 && committed['u-0'] === 9, { timeoutMs: 5000, intervalMs: 10, message: 'the old topic copied and committed' })
+    // When t is created again with 25 records and u gets more, and the round that finds t's new id fails writing u
+    // (it aborts: the restart was in it)
+    h.target.beforeWrite(() => { h.target.failNextWrite(new KmirrorError(ErrorCodes.PRODUCE, 'connection reset', { retriable: true })); h.target.beforeWrite(() => undefined) })
+    h.source.topicIds.set('t', 'id-2')
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 24), { tag: 'new' })
+    h.source.addPartition('u', 0, offsetsWithGaps(0, 14))
+    // Then the new topic is copied from its log start all the same: its last 25 records on the target are the new topic's
+    await waitFor(() => committed['t-0'] === 24 && committed['u-0'] === 14, { timeoutMs: 5000, intervalMs: 10, message: 'the new topic copied and committed' })
+    const copied = h.target.copied('A.t', 0)
+    assert.deepEqual(copied.slice(-25), h.source.records('t', 0).map(asCopied))
+  })
+})
+
+describe('SourceTopicIds', () => {
+  it('Given a partition copied under an id, then a new id is a re-creation once, and the old id (a lagging broker\'s metadata) never flips it back', () => {
+    const ids = new SourceTopicIds()
+    const answer = (topicId: string | null): FetchedBatches => ({ topic: 't', partition: 0, outcome: FetchOutcomes.OK, fromOffset: 0, batches: [], nextOffset: 0, highWatermark: 0, lastStableOffset: 0, logStartOffset: 0, topicId })
+    assert.deepEqual(['id-1', 'id-1', 'id-2', 'id-1', 'id-2', null, 'id-3'].map(id => ids.changed('t\u00000', answer(id))), [false, false, true, false, false, false, true])
+    ids.forget('t\u00000')
+    assert.equal(ids.changed('t\u00000', answer('id-2')), false, 'learnt afresh')
   })
 })
