@@ -148,7 +148,10 @@ export class RemoteTopics {
   async replicable (): Promise<readonly ReplicatedTopic[]> {
     const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target },
       { configs: ConfigReads.CREATION, previouslyKnown: this.#knownIds.keys() })
-    return planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven: [] }).topics
+    const topics = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven: [] }).topics
+    // A topic this instance found deleted is handed out again only once a refresh forgot its stored positions
+    // (`returnedHandled`): listed by a rebalance in between, its partitions would start at the deleted topic's.
+    return this.#deleted.size === 0 ? topics : topics.filter(t => !this.#deleted.has(t.source))
   }
 
   /** Whether the target gives topic ids (Kafka 2.8+), from the remote topics it described; kept when none was. */

@@ -17,6 +17,8 @@ const PARTITIONS = 4
 export interface EosRestart {
   /** The instance started again. */
   readonly again: Instance
+  /** The instance killed. */
+  readonly killed: Instance
   /** When it was started (Date.now()). */
   readonly restartedAt: number
   /** The mm2.properties file both ran. */
@@ -69,5 +71,5 @@ export async function eosRestart (t: Cleanup, target: ClusterName, restart: 'at-
 
   const checkExactlyOnce = async (timeoutMs: number): Promise<number> =>
     await checkExactlyOnceCopy({ cluster: 'source', topic }, { cluster: target, topic: remote }, PARTITIONS, await producer!.stop(), timeoutMs)
-  return { again, restartedAt, config, checkExactlyOnce }
+  return { again, killed: one, restartedAt, config, checkExactlyOnce }
 }

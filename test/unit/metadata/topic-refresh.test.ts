@@ -136,8 +136,9 @@ describe('RemoteTopics.refresh', () => {
     await refresh()
     assert.deepEqual((await refresh()).deleted, ['gone'])
     assert.deepEqual((await refresh()).returned, [])
-    // When it is created again
+    // When it is created again, a group leader listing the work does not list it before a refresh handled it
     source.addTopic('gone', 3)
+    assert.deepEqual((await topics.replicable()).map(t => t.source), ['kept'])
     const back = await refresh()
     assert.deepEqual(back.returned, [{ source: 'gone', remote: 'A.gone', partitions: 3 }])
     assert.deepEqual(back.topics.map(t => t.source), ['gone', 'kept'])
@@ -146,6 +147,7 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual((await refresh()).returned.map(t => t.source), ['gone'])
     topics.returnedHandled(back.returned)
     assert.deepEqual((await refresh()).returned, [], 'once handled')
+    assert.deepEqual((await topics.replicable()).map(t => t.source), ['gone', 'kept'])
   })
 
   it('with sync.topic.deletions.enabled, deletes the remote topic only after the data path released it', async () => {
