@@ -1,5 +1,6 @@
 /** A FlowReplicator wired to in-memory fakes, plus the comparisons the data-path tests share. */
 import assert from 'node:assert/strict'
+import { setTimeout as delay } from 'node:timers/promises'
 import type { FetchedRecord, OutRecord } from '../../src/kafka/record-batch.ts'
 import { FlowReplicator, type BatchingOptions, type ExactlyOnceDeps } from '../../src/replication/flow-replicator.ts'
 import type { Metrics } from '../../src/metrics/metrics.ts'
@@ -91,4 +92,16 @@ export function asCopied (r: FetchedRecord): OutRecord {
 export function assertExactCopy (h: Harness, topic: string, partition: number, remote: string, fromOffset = 0): void {
   const expected = h.source.records(topic, partition).filter(r => r.offset >= fromOffset).map(asCopied)
   assert.deepEqual(h.target.copied(remote, partition), expected)
+}
+
+/**
+ * Adds TOPICS and runs the replicator until the test ends; each fetch takes a millisecond, so that changes made
+ * between rounds (a topic created again, more records) meet a running data path as they would a real one.
+ */
+export async function startCopying (h: Harness, t: { after: (fn: () => Promise<void>) => void }, topics: { source: string, remote: string, partitions: number }[]): Promise<void> {
+  const fetchBatches = h.source.fetchBatches.bind(h.source)
+  h.source.fetchBatches = async positions => { await delay(1); return await fetchBatches(positions) }
+  await h.replicator.addTopics(topics)
+  const running = h.replicator.run()
+  t.after(async () => { h.replicator.stop(); await running })
 }

@@ -1,18 +1,9 @@
 import assert from 'node:assert/strict'
-import { describe, it, type TestContext } from 'node:test'
-import { setTimeout as delay } from 'node:timers/promises'
+import { describe, it } from 'node:test'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
-import { assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
+import { assertExactCopy, createHarness, offsetsWithGaps, startCopying } from '../../fakes/replicator-harness.ts'
 import { waitFor } from '../../helpers/wait.ts'
-
-async function start (h: Harness, t: TestContext, topics: { source: string, remote: string, partitions: number }[]): Promise<void> {
-  const fetchBatches = h.source.fetchBatches.bind(h.source)
-  h.source.fetchBatches = async positions => { await delay(1); return await fetchBatches(positions) }
-  await h.replicator.addTopics(topics)
-  const running = h.replicator.run()
-  t.after(async () => { h.replicator.stop(); await running })
-}
 
 describe('FlowReplicator: a remote topic deleted and created again while its partitions are copied', () => {
   it('Given a new topic id at the next write, then each partition starts again at the source\'s log start: the new topic is an exact copy, with an error line and a count', async t => {
@@ -22,7 +13,7 @@ describe('FlowReplicator: a remote topic deleted and created again while its par
     h.source.addPartition('t', 0, offsetsWithGaps(0, 9))
     h.source.addPartition('t', 1, offsetsWithGaps(5, 9))
     h.source.addPartition('u', 0, offsetsWithGaps(0, 9))
-    await start(h, t, [{ source: 't', remote: 'A.t', partitions: 2 }, { source: 'u', remote: 'A.u', partitions: 1 }])
+    await startCopying(h, t, [{ source: 't', remote: 'A.t', partitions: 2 }, { source: 'u', remote: 'A.u', partitions: 1 }])
     await waitFor(() => h.target.copied('A.t', 0).length === 10 && h.target.copied('A.t', 1).length === 5 && h.target.copied('A.u', 0).length === 10, { timeoutMs: 5000, intervalMs: 10, message: 'first copy' })
 
     // When A.t is deleted and created again on the target, and more records arrive on every partition

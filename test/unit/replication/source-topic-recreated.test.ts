@@ -1,23 +1,14 @@
 import assert from 'node:assert/strict'
-import { describe, it, type TestContext } from 'node:test'
-import { setTimeout as delay } from 'node:timers/promises'
+import { describe, it } from 'node:test'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
-import { asCopied, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
+import { asCopied, createHarness, offsetsWithGaps, startCopying, type Harness } from '../../fakes/replicator-harness.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import type { FetchedRecord } from '../../../src/kafka/record-fetcher.ts'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import type { ExactlyOnceDeps } from '../../../src/replication/flow-replicator.ts'
 import { FetchOutcomes, type FetchedBatches } from '../../../src/kafka/fetch-results.ts'
 import { SourceTopicIds } from '../../../src/replication/source-topic-ids.ts'
-
-async function start (h: Harness, t: TestContext, topics: { source: string, remote: string, partitions: number }[]): Promise<void> {
-  const fetchBatches = h.source.fetchBatches.bind(h.source)
-  h.source.fetchBatches = async positions => { await delay(1); return await fetchBatches(positions) }
-  await h.replicator.addTopics(topics)
-  const running = h.replicator.run()
-  t.after(async () => { h.replicator.stop(); await running })
-}
 
 describe('FlowReplicator: a source topic deleted and created again while its partitions are copied', () => {
   it('Given a new topic id in a fetch answer, then the partition restarts at the new topic\'s log start, nothing of the new topic skipped nor written as a continuation of the old one; an error line and a count; the other topic untouched', async t => {
@@ -29,7 +20,7 @@ describe('FlowReplicator: a source topic deleted and created again while its par
     h.source.addPartition('t', 0, offsetsWithGaps(0, 19))
     h.source.addPartition('t', 1, offsetsWithGaps(0, 9))
     h.source.addPartition('u', 0, offsetsWithGaps(0, 9))
-    await start(h, t, [{ source: 't', remote: 'A.t', partitions: 2 }, { source: 'u', remote: 'A.u', partitions: 1 }])
+    await startCopying(h, t, [{ source: 't', remote: 'A.t', partitions: 2 }, { source: 'u', remote: 'A.u', partitions: 1 }])
     await waitFor(() => h.target.copied('A.t', 0).length === 20 && h.target.copied('A.t', 1).length === 10 && h.target.copied('A.u', 0).length === 10, { timeoutMs: 5000, intervalMs: 10, message: 'first copy' })
     const old: FetchedRecord[][] = [[...h.source.records('t', 0)], [...h.source.records('t', 1)]]
 
@@ -60,7 +51,7 @@ describe('FlowReplicator: a source topic deleted and created again while its par
   it('Given a source without topic ids, then answers are never taken for a re-created topic', async t => {
     const h = createHarness()
     h.source.addPartition('t', 0, offsetsWithGaps(0, 9))
-    await start(h, t, [{ source: 't', remote: 'A.t', partitions: 1 }])
+    await startCopying(h, t, [{ source: 't', remote: 'A.t', partitions: 1 }])
     await waitFor(() => h.target.copied('A.t', 0).length === 10, { timeoutMs: 5000, intervalMs: 10, message: 'copy' })
     h.source.addPartition('t', 0, offsetsWithGaps(0, 14))
     await waitFor(() => h.target.copied('A.t', 0).length === 15, { timeoutMs: 5000, intervalMs: 10, message: 'copy on' })
@@ -89,7 +80,7 @@ describe('FlowReplicator in exactly-once mode: a source topic created again', ()
     h.source.topicIds.set('t', 'id-1')
     h.source.addPartition('t', 0, offsetsWithGaps(0, 9))
     h.source.addPartition('u', 0, offsetsWithGaps(0, 9))
-    await start(h, t, [{ source: 't', remote: 'A.t', partitions: 1 }, { source: 'u', remote: 'A.u', partitions: 1 }])
+    await startCopying(h, t, [{ source: 't', remote: 'A.t', partitions: 1 }, { source: 'u', remote: 'A.u', partitions: 1 }])
     await waitFor(() => committed['t-0'] === 9 && committed['u-0'] === 9, { timeoutMs: 5000, intervalMs: 10, message: 'the old topic copied and committed' })
     // When t is created again with 25 records and u gets more, and the round that finds t's new id fails writing u
     // (it aborts: the restart was in it)
