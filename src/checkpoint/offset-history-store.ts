@@ -32,6 +32,10 @@ interface StoredRun {
   downstream: number
   length: number
   open: boolean
+  /** Offset of the run's latest record in the history topic. */
+  at: number
+  /** Offset of the run's latest start record (open, length 1) in the history topic; -1 once compacted away. */
+  startedAt: number
 }
 
 export class OffsetHistoryStore {
@@ -94,7 +98,11 @@ export class OffsetHistoryStore {
       this.#read.set(tp, byStart)
       touched.add(tp)
       if (record.value === null) byStart.delete(key.upstreamOffset)
-      else byStart.set(key.upstreamOffset, { ...decodeOffsetHistoryValue(record.value), downstream: decodeOffsetHistoryValue(record.value).downstreamOffset })
+      else {
+        const value = decodeOffsetHistoryValue(record.value)
+        const started = value.open && value.length === 1 ? record.offset : byStart.get(key.upstreamOffset)?.startedAt ?? -1
+        byStart.set(key.upstreamOffset, { downstream: value.downstreamOffset, length: value.length, open: value.open, at: record.offset, startedAt: started })
+      }
     })
     this.#next = ends.get(0) ?? this.#next
     return touched
@@ -102,7 +110,7 @@ export class OffsetHistoryStore {
 
   #rebuild (tp: string, byStart: Map<number, StoredRun>): void {
     const history = new PartitionOffsetHistory()
-    const starts = [...byStart.keys()].sort((a, b) => a - b)
+    const starts = current(byStart)
     for (const [i, upstream] of starts.entries()) {
       const run = byStart.get(upstream)!
       const previous = i > 0 ? byStart.get(starts[i - 1]!)! : undefined
@@ -145,6 +153,12 @@ export class OffsetHistoryStore {
       if (open !== undefined && e.previousUpstream >= open.upstream && e.previousUpstream < e.upstreamOffset) {
         records.push(this.#record(e.topic, e.partition, open.upstream, open.downstream, e.previousUpstream - open.upstream + 1, false, timestamp))
       }
+      // A re-copy (a restart before the last run, a remote topic created again, a source topic created again)
+      // replaces the runs from its start on; their stored records go too, or the next reload would bring
+      // them back and map the new copy's offsets through the old one's.
+      for (const replaced of history.runs) {
+        if (replaced.upstream > e.upstreamOffset) records.push(this.#tombstone(e.topic, e.partition, replaced.upstream, timestamp))
+      }
       history.addRunStart(e.upstreamOffset, e.downstreamOffset, e.previousUpstream)
       this.#openRuns.set(tp, { upstream: e.upstreamOffset, downstream: e.downstreamOffset, persisted: 1 })
       records.push(this.#record(e.topic, e.partition, e.upstreamOffset, e.downstreamOffset, 1, true, timestamp))
@@ -159,6 +173,10 @@ export class OffsetHistoryStore {
       headers: [],
       timestamp
     }
+  }
+
+  #tombstone (topic: string, partition: number, upstreamOffset: number, timestamp: bigint): OutRecord {
+    return { key: encodeOffsetHistoryKey({ topic, partition, upstreamOffset }), value: null, headers: [], timestamp }
   }
 
   /**
@@ -195,10 +213,28 @@ export class OffsetHistoryStore {
       const kept = new Set(history.runs.map(r => r.upstream))
       const { topic, partition } = parsePartitionKey(tp)
       for (const upstream of before) {
-        if (!kept.has(upstream)) tombstones.push({ key: encodeOffsetHistoryKey({ topic, partition, upstreamOffset: upstream }), value: null, headers: [], timestamp })
+        if (!kept.has(upstream)) tombstones.push(this.#tombstone(topic, partition, upstream, timestamp))
       }
     }
     if (tombstones.length > 0 && this.#writer !== null) await this.#writer.write([{ topic: this.topic, partition: 0, records: tombstones }])
     return tombstones.length
   }
+}
+
+/**
+ * The stored run starts of one partition that belong to its newest copy, sorted. Within one copy a run starts
+ * after every record of the runs before it, so a run V whose latest record is older than the start record of
+ * some U < V was replaced by a re-copy from U. `append` deletes such runs (tombstones in the re-copy's batch);
+ * this leaves out the ones earlier kmirror versions left behind, whose re-copy start record is the only trace.
+ */
+function current (byStart: ReadonlyMap<number, StoredRun>): number[] {
+  const starts = [...byStart.keys()].sort((a, b) => a - b)
+  const kept: number[] = []
+  let newestStartBelow = -1
+  for (const upstream of starts) {
+    const run = byStart.get(upstream)!
+    if (run.at > newestStartBelow) kept.push(upstream)
+    newestStartBelow = Math.max(newestStartBelow, run.startedAt)
+  }
+  return kept
 }

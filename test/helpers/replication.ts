@@ -31,6 +31,26 @@ export function assertSamePartition (source: readonly ReadRecord[], target: read
 }
 
 /**
+ * Every committed offset C from the first source record to END translates exactly, and the target from
+ * translate(C) on holds exactly the source records from C on. Returns how many offsets were checked.
+ */
+export function assertTranslationSweep (label: string, source: readonly ReadRecord[], target: readonly ReadRecord[], translate: (c: number) => { offset: number, exact: boolean } | undefined, end: number): number {
+  const targetSigs = target.map(recordSignature)
+  const targetOffsets = target.map(r => Number(r.offset))
+  let checked = 0
+  for (let c = Number(source[0]?.offset ?? 0); c <= end; c++) {
+    const t = translate(c)
+    assert.ok(t !== undefined && t.exact, `${label}: committed ${c} did not translate exactly: ${JSON.stringify(t)}`)
+    const expected = source.filter(r => Number(r.offset) >= c).map(recordSignature)
+    const from = targetOffsets.findIndex(o => o >= t.offset)
+    const actual = from === -1 ? [] : targetSigs.slice(from)
+    assert.deepEqual(actual, expected, `${label}: committed ${c} -> target ${t.offset}`)
+    checked++
+  }
+  return checked
+}
+
+/**
  * For at-least-once runs: every source record is on the target, in source order once repeats are removed,
  * and a repeat is only ever a re-send of a record already seen. Returns the number of repeats.
  * Record identity is the value, which the test makes unique.

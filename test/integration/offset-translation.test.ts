@@ -16,7 +16,7 @@ import { findFlow, openTranslator } from '../../src/runtime/offsets.ts'
 import { getCluster, REPO_ROOT } from '../helpers/clusters.ts'
 import { createTopic, endOffsets, produce, produceTransactions, readPartition, TIMESTAMP_BASE, type TestRecord, type TransactionStep } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
-import { readCommitted, recordSignature, type ReadRecord } from '../helpers/replication.ts'
+import { assertTranslationSweep, readCommitted, type ReadRecord } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 const run = promisify(execFile)
@@ -50,23 +50,6 @@ async function loadCompacted (topic: string): Promise<void> {
     const offsets = (await readPartition('source', topic, 0, { isolation: 'read_committed' })).map(r => Number(r.offset))
     return { done: offsets.some((o, i) => i > 0 && o !== offsets[i - 1]! + 1), state: offsets.length }
   }, { timeoutMs: 90_000, intervalMs: 1000, message: 'the log cleaner left gaps in the compacted partition' })
-}
-
-/** Every committed offset C from the log start to the end: the target from translate(C) on equals the source from C on. */
-function assertSweep (label: string, source: readonly ReadRecord[], target: readonly ReadRecord[], translate: (c: number) => { offset: number, exact: boolean } | undefined, end: number): number {
-  const targetSigs = target.map(recordSignature)
-  const targetOffsets = target.map(r => Number(r.offset))
-  let checked = 0
-  for (let c = Number(source[0]?.offset ?? 0); c <= end; c++) {
-    const t = translate(c)
-    assert.ok(t !== undefined && t.exact, `${label}: committed ${c} did not translate exactly: ${JSON.stringify(t)}`)
-    const expected = source.filter(r => Number(r.offset) >= c).map(recordSignature)
-    const from = targetOffsets.findIndex(o => o >= t.offset)
-    const actual = from === -1 ? [] : targetSigs.slice(from)
-    assert.deepEqual(actual, expected, `${label}: committed ${c} -> target ${t.offset}`)
-    checked++
-  }
-  return checked
 }
 
 test('every committed offset translates exactly across transactions, aborts and compaction, and MM2\'s client agrees', { timeout: 300_000 }, async t => {
@@ -112,7 +95,7 @@ test('every committed offset translates exactly across transactions, aborts and 
   try {
     for (const [topic, p] of partitions) {
       const target = await readCommitted('target', `A.${topic}`, p)
-      checked += assertSweep(`${topic}-${p}`, sources.get(`${topic}-${p}`)!, target, c => translator.translate(topic, p, c), ends.get(`${topic}-${p}`)!)
+      checked += assertTranslationSweep(`${topic}-${p}`, sources.get(`${topic}-${p}`)!, target, c => translator.translate(topic, p, c), ends.get(`${topic}-${p}`)!)
     }
   } finally { await translator.close() }
   console.log(`offset translation: ${checked} committed offsets translated exactly`)

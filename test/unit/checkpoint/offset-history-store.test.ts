@@ -123,4 +123,74 @@ describe('OffsetHistoryStore', () => {
     assert.equal(log.records.length, before)
     assert.deepEqual(a.history('t', 1)!.toTarget(30), { offset: 37, exact: true })
   })
+
+  it('deletes the runs a re-copy replaces, so a reloaded history maps the new copy, not the old one', async () => {
+    // Given t-0 copied as 0..999 → 0..999 and 1000..1999 → 1100..2099 (two runs), then its remote topic
+    // created again and t-0 copied again from 0: 0..1599 → 0..1599
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    for (let up = 0; up < 2000; up++) tracker.record('t\u00000', 't', 0, up, up < 1000 ? up : up + 100)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    await store.checkpointExtents(new Map([[partitionKey('t', 0), 2000]]))
+    for (let up = 0; up < 1600; up++) tracker.record('t\u00000', 't', 0, up, up)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    await store.checkpointExtents(new Map([[partitionKey('t', 0), 1600]]))
+    // Then the writer translates the new copy, and the old run from 1000 is deleted in the topic
+    assert.deepEqual(store.history('t', 0)!.toTarget(1500), { offset: 1500, exact: true })
+    assert.equal(log.records.filter(r => r.value === null).length, 1)
+    // When a fresh process loads the history (a restart, `kmirror failover`), or another instance follows it
+    const reloaded = new OffsetHistoryStore(flow, admin, log, null)
+    await reloaded.load()
+    const other = new OffsetHistoryStore(flow, admin, log, null)
+    await other.load()
+    // Then both translate as the writer does: the old copy's run would map 1500 to 1600 and skip 100 records
+    for (const history of [reloaded.history('t', 0)!, other.history('t', 0)!]) {
+      assert.deepEqual(history.runs.map(r => r.upstream), [0])
+      for (const c of [0, 999, 1000, 1500, 1600]) assert.deepEqual(history.toTarget(c), store.history('t', 0)!.toTarget(c), `committed ${c}`)
+    }
+  })
+
+  it('leaves out the replaced runs an earlier version stored without tombstones', async () => {
+    // Given the same copies, stored without the tombstones (as kmirror did before it deleted replaced runs)
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    for (let up = 0; up < 2000; up++) tracker.record('t\u00000', 't', 0, up, up < 1000 ? up : up + 100)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    for (let up = 0; up < 1600; up++) tracker.record('t\u00000', 't', 0, up, up)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    await store.checkpointExtents(new Map([[partitionKey('t', 0), 1600]]))
+    const untombstoned = new TopicLog()
+    for (const r of log.records) if (r.value !== null) untombstoned.records.push({ ...r, offset: untombstoned.records.length })
+    // When a process loads it
+    const reloaded = new OffsetHistoryStore(flow, admin, untombstoned, null)
+    await reloaded.load()
+    // Then the run from 1000 of the first copy is not part of the history
+    assert.deepEqual(reloaded.history('t', 0)!.runs.map(r => r.upstream), [0])
+    assert.deepEqual(reloaded.history('t', 0)!.toTarget(1500), { offset: 1500, exact: true })
+  })
+
+  it('keeps every run of one copy, whatever the order of their extents', async () => {
+    // Given runs at 0, 10, 20 (markers between) and the extents of the last one stored after all starts
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    transactionalCopy(tracker, 27)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    await store.checkpointExtents(new Map([[partitionKey('t', 0), 30]]))
+    // When reloaded, then all three runs are there and translate as the writer's
+    const reloaded = new OffsetHistoryStore(flow, admin, log, null)
+    await reloaded.load()
+    assert.deepEqual(reloaded.history('t', 0)!.runs.map(r => r.upstream), [0, 10, 20])
+    for (let c = 0; c < 30; c++) assert.deepEqual(reloaded.history('t', 0)!.toTarget(c), store.history('t', 0)!.toTarget(c), `committed ${c}`)
+  })
 })
