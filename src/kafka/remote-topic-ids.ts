@@ -17,41 +17,24 @@
  *   when the new id comes back (one copy again per re-creation, never two; no flapping between the ids).
  * - Brokers without topic ids (before Kafka 2.8) answer none: nothing is learned or compared.
  */
+import { CURRENT_TOPIC_ID, TopicIdLedger, type TopicIdCheck } from '../topic-ids.ts'
 import { partitionKey } from '../topic-partition.ts'
 
-/** A partition's topic id in fresh metadata, against the one it was written under (see the invariants). */
-export type TopicIdCheck =
-  | { readonly kind: 'current' }
-  | { readonly kind: 'stale', readonly id: string }
-  | { readonly kind: 'recreated', readonly before: string }
-
-const CURRENT: TopicIdCheck = { kind: 'current' }
-
 export class RemoteTopicIds {
-  /** Remote partition (`partitionKey`) → the topic id it was written under. */
-  readonly #ids = new Map<string, string>()
-  /** Topic ids replaced by another one: a broker answering one of them has stale metadata. */
-  readonly #retired = new Set<string>()
+  /** Remote partition (`partitionKey`) → the topic id it was written under, and the retired ids. */
+  readonly #ids = new TopicIdLedger()
   /** Re-created remote partitions the data path was not told of yet → the id they had before. */
   readonly #unreported = new Map<string, string>()
 
   /** `id`, the partition's topic id in fresh metadata, against the one it was written under; learns it when new. */
   check (topic: string, partition: number, id: string | null | undefined): TopicIdCheck {
-    if (id === null || id === undefined) return CURRENT
+    if (id === null || id === undefined) return CURRENT_TOPIC_ID
     const key = partitionKey(topic, partition)
     const unreported = this.#unreported.get(key)
     if (unreported !== undefined) return { kind: 'recreated', before: unreported }
-    if (this.#retired.has(id)) return { kind: 'stale', id }
-    const known = this.#ids.get(key)
-    if (known === undefined) {
-      this.#ids.set(key, id)
-      return CURRENT
-    }
-    if (known === id) return CURRENT
-    this.#retired.add(known)
-    this.#ids.delete(key)
-    this.#unreported.set(key, known)
-    return { kind: 'recreated', before: known }
+    const found = this.#ids.check(key, id)
+    if (found.kind === 'recreated') this.#unreported.set(key, found.before)
+    return found
   }
 
   /** The data path was told that the partition's remote topic was created again: its next write learns the new id. */
@@ -84,7 +67,7 @@ export class RemoteTopicIds {
 
   /** The partition left this writer (released, removed): its next write learns the id afresh (retired ids stay). */
   forget (topic: string, partition: number): void {
-    this.#ids.delete(partitionKey(topic, partition))
+    this.#ids.forget(partitionKey(topic, partition))
     this.#unreported.delete(partitionKey(topic, partition))
   }
 }

@@ -11,8 +11,7 @@
  * - The partition's offset syncs start afresh (`restart`): the old topic's pairs do not map the new offsets.
  * - Logged at error level once per partition and re-creation, counted (`kmirror_source_partitions_restarted_total`).
  */
-import type { FetchedBatches } from '../kafka/fetch-results.ts'
-import { FetchOutcomes } from '../kafka/fetch-results.ts'
+import { FetchOutcomes, type FetchedBatches } from '../kafka/fetch-results.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { PartitionState } from './partition-set.ts'

@@ -16,31 +16,26 @@
  *   changes; it is then restarted at the new id (duplicates of what was read, never a gap).
  */
 import type { FetchedBatches } from '../kafka/fetch-results.ts'
+import { TopicIdLedger } from '../topic-ids.ts'
 
 const ZERO_ID = /^[0-]*$/
 
 export class SourceTopicIds {
-  /** Partition key -> the topic id its copied records came from. */
-  readonly #ids = new Map<string, string>()
   /**
-   * Ids replaced by another: Kafka never gives a topic id twice, so an answer labelled with one comes from metadata
-   * read from a broker behind its controller (fetched by name, Kafka 2.8-3.0): neither learnt nor compared.
+   * Partition key -> the topic id its copied records came from. An answer labelled with a retired id comes from
+   * metadata read from a broker behind its controller (fetched by name, Kafka 2.8-3.0): neither learnt nor compared.
    */
-  readonly #retired = new Set<string>()
+  readonly #ids = new TopicIdLedger()
 
   /** Whether answer F (of partition KEY) comes from another topic than the records copied so far; learns its id. */
   changed (key: string, f: FetchedBatches): boolean {
     const id = f.topicId
-    if (id === undefined || id === null || ZERO_ID.test(id) || this.#retired.has(id)) return false
-    const known = this.#ids.get(key)
-    this.#ids.set(key, id)
-    if (known === undefined || known === id) return false
-    this.#retired.add(known)
-    return true
+    if (id === undefined || id === null || ZERO_ID.test(id)) return false
+    return this.#ids.check(key, id).kind === 'recreated'
   }
 
   /** The partition left the flow, or starts afresh: its next id is learnt again. */
   forget (key: string): void {
-    this.#ids.delete(key)
+    this.#ids.forget(key)
   }
 }
