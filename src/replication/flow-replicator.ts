@@ -34,25 +34,25 @@ import { FetchOutcomes } from '../kafka/record-fetcher.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
 import { OffsetSyncTracker } from './offset-sync-tracker.ts'
-import { createProvenanceMarker } from './provenance.ts'
-import { PartitionFailures } from './partition-failures.ts'
-import { isWorthWaiting, stepBackoffMs, StepFailures, type StepFailure } from './step-failures.ts'
+import { isWorthWaiting, stepBackoffMs, type StepFailure, type StepFailures } from './step-failures.ts'
 import type { FlowReplicatorDeps, PartitionStatus } from './replicator-ports.ts'
 import { ErrorCodes, errorMessage, isKmirrorError } from '../errors.ts'
 import { fetchPosition, PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState, type Resolved } from './partition-set.ts'
-import { PendingStarts, type Owns } from './pending-starts.ts'
-import { positionsOf, ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
-import { ExactlyOnceRound } from './exactly-once-round.ts'
-import { DEFAULT_BATCHING, RoundWriter } from './round-writer.ts'
+import type { Owns, PendingStarts } from './pending-starts.ts'
+import { positionsOf, type ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
+import type { RoundWriter } from './round-writer.ts'
+import { buildReplicatorParts } from './replicator-parts.ts'
+import type { ExactlyOnceRound } from './exactly-once-round.ts'
+import type { PartitionFailures } from './partition-failures.ts'
+import type { RecreatedRemotes } from './recreated-remotes.ts'
+import type { RoundOutcome } from './round-outcome.ts'
+import type { SourceWaits } from './source-waits.ts'
+import type { SourceRecreated } from './source-recreated.ts'
+import type { TargetWait } from './target-wait.ts'
 import { statusOf } from './record-times.ts'
-import { RecreatedRemotes } from './recreated-remotes.ts'
-import { RoundOutcome } from './round-outcome.ts'
-import { SourceWaits } from './source-waits.ts'
-import { SourceRecreated } from './source-recreated.ts'
 import { setHoldGauges, withHold } from './source-holds-view.ts'
 import { OwnershipGrants } from './ownership-grants.ts'
-import { TargetWait } from './target-wait.ts'
-import { holdThresholdMs, reportLongWaits } from './wait-reports.ts'
+import { reportLongWaits } from './wait-reports.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
@@ -100,69 +100,20 @@ export class FlowReplicator {
     this.#metrics = deps.metrics ?? noMetrics
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log)
-    this.#steps = new StepFailures(deps.log)
-    this.#unread = new SourceWaits(deps.isolation, holdThresholdMs(deps.flow))
-    const clusters = deps.clusters ?? { source: { alias: 'source' }, target: { alias: 'target' } }
-    const aliases = { source: clusters.source.alias, target: clusters.target.alias }
-    this.#failing = new PartitionFailures(deps.flow.name, clusters, deps.log, this.#metrics, deps.failureBackoff)
-    this.#pendingStarts = new PendingStarts({
-      failing: this.#failing,
-      sourceAlias: aliases.source,
-      taken: key => this.#partitions.taken(key),
-      // One try each: the pending partitions have their own back-off.
-      resolve: (refs, from) => this.#partitions.resolve(refs, from, 1),
-      enqueue: (states, admit) => this.#partitions.enqueue({ kind: 'add', states, admit, done: () => undefined }),
-      log: deps.log
+    const parts = buildReplicatorParts(deps, {
+      partitions: this.#partitions, tracker: this.#tracker, metrics: this.#metrics, state: f => this.#state(f), positions: () => this.#positions(), afterAcks: copied => this.#afterAcks(copied)
     })
-    const { flow, progress, syncs, log } = deps
-    this.#flusher = new ProgressFlusher({ flow, progress, syncs, log, tracker: this.#tracker, flushWhenCaughtUp: deps.flushWhenCaughtUp === true })
-    this.#eos = deps.exactlyOnce === undefined
-      ? null
-      : new ExactlyOnceRound({
-        eos: deps.exactlyOnce, flow, progress, syncs, log, tracker: this.#tracker, partitions: this.#partitions, positions: () => this.#positions(), fence: deps.fence, target: aliases.target
-      })
-    this.#writer = new RoundWriter({
-      flowName: flow.name,
-      writer: deps.writer,
-      log,
-      metrics: this.#metrics,
-      tracker: this.#tracker,
-      failing: this.#failing,
-      provenance: createProvenanceMarker(flow),
-      batching: { ...DEFAULT_BATCHING, ...deps.batching },
-      fence: deps.fence,
-      state: f => this.#state(f),
-      afterAcks: copied => this.#afterAcks(copied)
-    })
-    this.#recreated = new RecreatedRemotes({
-      flow: flow.name,
-      aliases,
-      fetcher: deps.fetcher,
-      ...(deps.writer.recreatedPartitions === undefined ? {} : { check: deps.writer.recreatedPartitions.bind(deps.writer) }),
-      partitions: this.#partitions,
-      log,
-      metrics: this.#metrics,
-      restart: (key, from) => {
-        this.#tracker.reset(key)
-        this.#writer.forget(key)
-        this.#eos?.restarted(key, from)
-      }
-    })
-    this.#sourceRecreated = new SourceRecreated({
-      flow: flow.name,
-      aliases,
-      log,
-      metrics: this.#metrics,
-      state: f => this.#state(f),
-      restart: (state, from) => {
-        this.#tracker.reset(state.key)
-        this.#writer.forget(state.key)
-        this.#unread.forget(state)
-        this.#eos?.restarted(state.key, from)
-      }
-    })
-    this.#waiting = new TargetWait(deps.writer.probeReady?.bind(deps.writer))
-    this.#outcome = new RoundOutcome({ state: f => this.#state(f), failing: this.#failing, writer: this.#writer, recreated: this.#recreated, waiting: this.#waiting, unread: this.#unread })
+    this.#steps = parts.steps
+    this.#failing = parts.failing
+    this.#unread = parts.unread
+    this.#pendingStarts = parts.pendingStarts
+    this.#flusher = parts.flusher
+    this.#eos = parts.eos
+    this.#writer = parts.writer
+    this.#recreated = parts.recreated
+    this.#sourceRecreated = parts.sourceRecreated
+    this.#waiting = parts.waiting
+    this.#outcome = parts.outcome
   }
 
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
