@@ -22,7 +22,7 @@ import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
 import { readTopicFrom } from '../kafka/topic-reader.ts'
 import type { OffsetSyncEntry } from '../replication/offset-sync-tracker.ts'
-import { PartitionOffsetHistory } from './offset-history.ts'
+import { PartitionOffsetHistory, type RunStart } from './offset-history.ts'
 
 export function offsetHistoryTopic (sourceAlias: string): string {
   return `mm2-offset-history.${sourceAlias}.internal`
@@ -51,6 +51,8 @@ export class OffsetHistoryStore {
   readonly #read = new Map<string, Map<number, StoredRun>>()
   /** Where the next `follow` continues reading; null before `load` read the topic. */
   #next: number | null = null
+  /** Tombstones of forgotten partitions (`forget`), written with the next write of this store. */
+  #forgotten: OutRecord[] = []
 
   constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic' | 'describeTopics'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null) {
     this.#flow = flow
@@ -154,16 +156,43 @@ export class OffsetHistoryStore {
         records.push(this.#record(e.topic, e.partition, open.upstream, open.downstream, e.previousUpstream - open.upstream + 1, false, timestamp))
       }
       // A re-copy (a restart before the last run, a remote topic created again, a source topic created again)
-      // replaces the runs from its start on; their stored records go too, or the next reload would bring
-      // them back and map the new copy's offsets through the old one's.
-      for (const replaced of history.runs) {
-        if (replaced.upstream > e.upstreamOffset) records.push(this.#tombstone(e.topic, e.partition, replaced.upstream, timestamp))
-      }
-      history.addRunStart(e.upstreamOffset, e.downstreamOffset, e.previousUpstream)
+      // replaces runs; their stored records go too, or the next reload would bring them back and map the new
+      // copy's offsets through the old one's.
+      const replaced = history.addRunStart(e.upstreamOffset, e.downstreamOffset, e.previousUpstream)
+      if (replaced.length > 0) records.push(...this.#tombstones(tp, e, replaced))
       this.#openRuns.set(tp, { upstream: e.upstreamOffset, downstream: e.downstreamOffset, persisted: 1 })
       records.push(this.#record(e.topic, e.partition, e.upstreamOffset, e.downstreamOffset, 1, true, timestamp))
     }
-    if (records.length > 0 && this.#writer !== null) await this.#writer.write([{ topic: this.topic, partition: 0, records }])
+    await this.#write(records)
+  }
+
+  /**
+   * A partition copied again into a remote topic created again, or from a source topic created again: its runs map
+   * into a topic that is gone. Forgotten now, so nothing translates through them (it translates as not replicated
+   * until the new copy's first record), and deleted in the topic with this store's next write (any partition's),
+   * so other instances and reloads forget them too; the new copy's first run deletes them as well (`addRunStart`).
+   */
+  forget (topic: string, partition: number): void {
+    const tp = partitionKey(topic, partition)
+    const keys = new Set([...(this.#histories.get(tp)?.runs ?? []).map(r => r.upstream), ...(this.#read.get(tp)?.keys() ?? [])])
+    this.#histories.delete(tp)
+    this.#openRuns.delete(tp)
+    const timestamp = BigInt(Date.now())
+    for (const upstream of keys) this.#forgotten.push(this.#tombstone(topic, partition, upstream, timestamp))
+  }
+
+  /** Writes RECORDS after the tombstones of forgotten partitions; those stay queued until a write took them. */
+  async #write (records: readonly OutRecord[]): Promise<void> {
+    if (this.#writer === null) return
+    const forgotten = this.#forgotten
+    if (records.length === 0 && forgotten.length === 0) return
+    this.#forgotten = []
+    try {
+      await this.#writer.write([{ topic: this.topic, partition: 0, records: [...forgotten, ...records] }])
+    } catch (err) {
+      this.#forgotten = [...forgotten, ...this.#forgotten]
+      throw err
+    }
   }
 
   #record (topic: string, partition: number, upstreamOffset: number, downstreamOffset: number, length: number, open: boolean, timestamp: bigint): OutRecord {
@@ -173,6 +202,20 @@ export class OffsetHistoryStore {
       headers: [],
       timestamp
     }
+  }
+
+  /**
+   * Tombstones for the runs a re-copy from E replaced: those of the history, and those stored that it lacks (left
+   * out at its last rebuild, or written by an instance that copied the partition before); not E's own key.
+   */
+  #tombstones (tp: string, e: OffsetSyncEntry, replaced: readonly RunStart[]): OutRecord[] {
+    const keys = new Set(replaced.map(r => r.upstream))
+    for (const [upstream, run] of this.#read.get(tp) ?? []) {
+      if (upstream >= e.upstreamOffset || run.downstream >= e.downstreamOffset) keys.add(upstream)
+    }
+    keys.delete(e.upstreamOffset)
+    const timestamp = BigInt(Date.now())
+    return [...keys].map(upstream => this.#tombstone(e.topic, e.partition, upstream, timestamp))
   }
 
   #tombstone (topic: string, partition: number, upstreamOffset: number, timestamp: bigint): OutRecord {
@@ -198,7 +241,7 @@ export class OffsetHistoryStore {
       const { topic, partition } = parsePartitionKey(tp)
       records.push(this.#record(topic, partition, open.upstream, open.downstream, length, true, timestamp))
     }
-    if (records.length > 0 && this.#writer !== null) await this.#writer.write([{ topic: this.topic, partition: 0, records }])
+    await this.#write(records)
   }
 
   /** Removes runs entirely below each partition's source log start (tombstones), keeping the covering one. */
@@ -216,7 +259,7 @@ export class OffsetHistoryStore {
         if (!kept.has(upstream)) tombstones.push(this.#tombstone(topic, partition, upstream, timestamp))
       }
     }
-    if (tombstones.length > 0 && this.#writer !== null) await this.#writer.write([{ topic: this.topic, partition: 0, records: tombstones }])
+    await this.#write(tombstones)
     return tombstones.length
   }
 }
@@ -225,7 +268,9 @@ export class OffsetHistoryStore {
  * The stored run starts of one partition that belong to its newest copy, sorted. Within one copy a run starts
  * after every record of the runs before it, so a run V whose latest record is older than the start record of
  * some U < V was replaced by a re-copy from U. `append` deletes such runs (tombstones in the re-copy's batch);
- * this leaves out the ones earlier kmirror versions left behind, whose re-copy start record is the only trace.
+ * this leaves out the ones earlier kmirror versions left behind, as long as the re-copy's start record is in the
+ * topic (compaction keeps only the latest record of U once the log cleaner reaches it). A re-copy into a remote
+ * topic created again needs no such trace: its run starts below the old runs' target offsets (`addRunStart`).
  */
 function current (byStart: ReadonlyMap<number, StoredRun>): number[] {
   const starts = [...byStart.keys()].sort((a, b) => a - b)

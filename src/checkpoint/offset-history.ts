@@ -8,9 +8,11 @@
  * discontinuities, not to records (one entry ever for a plain topic copied once).
  *
  * Invariants:
- * - Entries are sorted by upstream offset, and (within one copy of the data) by downstream offset too.
+ * - Entries are sorted by upstream offset and by downstream offset.
  *   A re-copy after a crash starts a new run at an upstream offset already covered; it replaces every entry
- *   at or after that upstream offset, because the newest copy is where consumers of the target read.
+ *   at or after that upstream offset, because the newest copy is where consumers of the target read. A copy into
+ *   a remote topic created again (target offsets from 0 again) replaces every entry at or after its downstream
+ *   offset: those map into a topic that is gone.
  * - `replicatedEnd` (source) and `targetEnd` (target) are one past the last copied record; translation past
  *   them is not exact.
  *
@@ -35,6 +37,12 @@ export interface Translation {
   readonly exact: boolean
   /** Why it is not exact, for the user. */
   readonly reason?: string
+  /**
+   * True when the offset is the history's first run start for an offset before it: the records between are not in
+   * the history (copied by another tool, or before a hand-over), so a consumer resuming there may skip records
+   * that are on the other side. A move by it is a skip of unknown size.
+   */
+  readonly maySkip?: true
 }
 
 export class PartitionOffsetHistory {
@@ -58,14 +66,20 @@ export class PartitionOffsetHistory {
   }
 
   /**
-   * Adds the first record of a run. A run start at or before the last one is a re-copy (after a crash or a
-   * rewind): the runs it covers again are replaced. Feeding a record that merely continues a run as a run
-   * start is harmless (it splits a run in two with the same difference); missing a run start is not.
+   * Adds the first record of a run; returns the runs it replaces (none, unless it is a re-copy). A run start at or
+   * before the last one is a re-copy of the source (after a crash or a rewind, or a source topic created again);
+   * one at or below the last run's target offset writes target offsets again (a remote topic created again, a
+   * target log truncated): every run from its source offset on, or from its target offset on, is replaced.
+   * Feeding a record that merely continues a run as a run start is harmless (it splits a run in two with the same
+   * difference); missing a run start is not.
    */
-  addRunStart (upstream: number, downstream: number, previousUpstream = -1): void {
+  addRunStart (upstream: number, downstream: number, previousUpstream = -1): RunStart[] {
     let last = this.#runs.at(-1)
-    if (last !== undefined && upstream <= last.upstream) {
-      this.#runs = this.#runs.filter(r => r.upstream < upstream)
+    let replaced: RunStart[] = []
+    if (last !== undefined && (upstream <= last.upstream || downstream <= last.downstream)) {
+      const kept = this.#runs.filter(r => r.upstream < upstream && r.downstream < downstream)
+      replaced = this.#runs.filter(r => !(r.upstream < upstream && r.downstream < downstream))
+      this.#runs = kept
       last = this.#runs.at(-1)
     }
     if (last !== undefined && last.length === undefined && previousUpstream >= last.upstream && previousUpstream < upstream) {
@@ -75,6 +89,7 @@ export class PartitionOffsetHistory {
     this.#runs.push({ upstream, downstream })
     this.#replicatedEnd = upstream + 1
     this.#targetEnd = downstream + 1
+    return replaced
   }
 
   /** Records that the current run continues: every source offset below `upstreamEnd` was copied, up to `targetEnd`. */
@@ -111,7 +126,7 @@ export class PartitionOffsetHistory {
     const runs = this.#runs
     if (runs.length === 0) return { offset: -1, exact: false, reason: 'nothing of this partition has been replicated yet' }
     if (committed < runs[0]!.upstream) {
-      return { offset: runs[0]!.downstream, exact: false, reason: `source offset ${committed} is before the first replicated offset ${runs[0]!.upstream}` }
+      return { offset: runs[0]!.downstream, exact: false, reason: `source offset ${committed} is before the first replicated offset ${runs[0]!.upstream}`, maySkip: true }
     }
     if (committed >= this.#replicatedEnd) {
       const end = Math.max(this.#replicatedEnd, this.#consumedEnd)
@@ -133,7 +148,7 @@ export class PartitionOffsetHistory {
     const runs = this.#runs
     if (runs.length === 0) return { offset: -1, exact: false, reason: 'nothing of this partition has been replicated yet' }
     if (committed < runs[0]!.downstream) {
-      return { offset: runs[0]!.upstream, exact: false, reason: `target offset ${committed} is before the first replicated record (target offset ${runs[0]!.downstream})` }
+      return { offset: runs[0]!.upstream, exact: false, reason: `target offset ${committed} is before the first replicated record (target offset ${runs[0]!.downstream})`, maySkip: true }
     }
     if (committed >= this.#targetEnd) {
       const exact = committed === this.#targetEnd

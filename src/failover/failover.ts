@@ -17,6 +17,7 @@ import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { withDeadline } from './clients.ts'
 import { errorMessage } from '../errors.ts'
 import { loadFlowHistory, type FlowHistory } from './flow-history.ts'
+import type { Translation } from '../checkpoint/offset-history.ts'
 import { activeMembers, partitionId, PlanKinds, planGroup, problemPlan, type GroupPlan, type PlanKind, type WantedOffset } from './plan.ts'
 
 export interface GroupSelection {
@@ -155,9 +156,14 @@ function wantedFromCommits (commits: readonly CommittedOffset[], history: FlowHi
   for (const c of commits) {
     const t = history.toTarget(c.topic, c.partition, c.offset)
     if (t === undefined || t.offset < 0) continue
-    out.push({ topic: remoteTopicOf(c.topic), partition: c.partition, offset: t.offset, exact: t.exact, ...(t.reason === undefined ? {} : { reason: t.reason }), processed: t.offset })
+    out.push({ topic: remoteTopicOf(c.topic), partition: c.partition, ...wantedOf(t) })
   }
   return out
+}
+
+/** A translation as the offset a partition should get; the group processed everything before it. */
+function wantedOf (t: Translation): Omit<WantedOffset, 'topic' | 'partition'> {
+  return { offset: t.offset, exact: t.exact, ...(t.reason === undefined ? {} : { reason: t.reason }), processed: t.offset, ...(t.maySkip === true ? { maySkip: true as const } : {}) }
 }
 
 /** Checkpoints re-translated through the history (exact, and complete if replication went on after them). */
@@ -165,8 +171,10 @@ function wantedFromCheckpoints (checkpoints: readonly StoredCheckpoint[], histor
   return checkpoints.map(c => {
     const sourceTopic = history.sourceTopicOf(c.topic)
     const t = sourceTopic === undefined ? undefined : history.toTarget(sourceTopic, c.partition, c.upstreamOffset)
-    if (t !== undefined && t.offset >= 0) {
-      return { topic: c.topic, partition: c.partition, offset: t.offset, exact: t.exact, ...(t.reason === undefined ? {} : { reason: t.reason }), processed: t.offset }
+    // A checkpoint before the history's start (MM2 wrote it before a hand-over): its own offset never skips.
+    if (t !== undefined && t.offset >= 0 && !(t.maySkip === true && c.downstreamOffset <= t.offset)) return { topic: c.topic, partition: c.partition, ...wantedOf(t) }
+    if (t?.maySkip === true) {
+      return { topic: c.topic, partition: c.partition, offset: c.downstreamOffset, exact: false, reason: `the checkpoint's offset as written: ${t.reason ?? 'before the offset history'}`, processed: c.downstreamOffset }
     }
     return { topic: c.topic, partition: c.partition, offset: c.downstreamOffset, exact: false, reason: 'the checkpoint\'s offset as written; the offset history does not cover this partition', processed: c.downstreamOffset }
   })
@@ -191,7 +199,7 @@ export async function planFailback (flow: FlowConfig, options: MoveOptions): Pro
         const sourceTopic = history.sourceTopicOf(c.topic)
         const t = sourceTopic === undefined ? undefined : history.toSource(sourceTopic, c.partition, c.offset)
         if (sourceTopic === undefined || t === undefined || t.offset < 0) continue
-        wanted.push({ topic: sourceTopic, partition: c.partition, offset: t.offset, exact: t.exact, ...(t.reason === undefined ? {} : { reason: t.reason }), processed: t.offset })
+        wanted.push({ topic: sourceTopic, partition: c.partition, ...wantedOf(t) })
       }
       plans.push(planGroup({
         kind: PlanKinds.FAILBACK, group, cluster: flow.source.alias, force: options.force,

@@ -24,7 +24,8 @@
  *   offset commit from outside an active group anyway, and its consumers would overwrite it).
  * - A re-read (move backwards) is refused without --force, except for `offsets set`, where the operator asked
  *   for that position and re-reading loses nothing.
- * - A skip is refused without --force.
+ * - A skip is refused without --force; so is a move by a translation that may skip (before the first offset the
+ *   history maps, e.g. records another tool copied before a hand-over): how much it skips is not known.
  * - Partitions whose offset would not change are not moves: a second apply of the same plan changes nothing.
  */
 import { partitionKey } from '../topic-partition.ts'
@@ -43,6 +44,8 @@ export interface WantedOffset {
   readonly reason?: string
   /** See the module comment; null when unknown. */
   readonly processed: number | null
+  /** The translation may skip records the history does not cover (Translation.maySkip): refused without --force. */
+  readonly maySkip?: true
 }
 
 export interface PartitionMove {
@@ -54,6 +57,8 @@ export interface PartitionMove {
   readonly skip: number
   readonly exact: boolean
   readonly reason?: string
+  /** See WantedOffset.maySkip. */
+  readonly maySkip?: true
 }
 
 export interface GroupPlan {
@@ -112,7 +117,9 @@ export function planGroup (facts: GroupFacts): GroupPlan {
       continue
     }
     const { reRead, skip } = measureMove(current, w.offset, w.processed)
-    moves.push({ topic: w.topic, partition: w.partition, current, next: w.offset, reRead, skip, exact: w.exact, ...(w.reason === undefined ? {} : { reason: w.reason }) })
+    moves.push({
+      topic: w.topic, partition: w.partition, current, next: w.offset, reRead, skip, exact: w.exact, ...(w.reason === undefined ? {} : { reason: w.reason }), ...(w.maySkip === true ? { maySkip: true as const } : {})
+    })
   }
   moves.sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
   return {
@@ -134,6 +141,12 @@ function refusalsOf (facts: GroupFacts, moves: readonly PartitionMove[]): string
   const skips = moves.filter(m => m.skip > 0)
   if (skips.length > 0) {
     out.push(`${skips.length} partition(s) would skip up to ${sum(skips, m => m.skip)} record(s) nobody in the group processed (e.g. ${describeMove(skips[0]!)}); use --force to skip them`)
+  }
+  const unknown = moves.filter(m => m.maySkip === true && m.skip === 0)
+  if (unknown.length > 0) {
+    const m = unknown[0]!
+    out.push(`${unknown.length} partition(s) would move to where kmirror's offset history starts, past records it has no mapping for (e.g. ${describeMove(m)}: ${m.reason ?? 'not exact'}); ` +
+      'records there may be skipped: use --force to move there anyway, or kmirror offsets set to choose the offset')
   }
   return out
 }

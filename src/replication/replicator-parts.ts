@@ -86,6 +86,7 @@ export function buildReplicatorParts (deps: FlowReplicatorDeps, core: Replicator
   })
   const restart = (key: string, from: number): void => {
     tracker.reset(key)
+    syncs?.restarted?.(key)
     writer.forget(key)
     eos?.restarted(key, from)
   }

@@ -60,6 +60,11 @@ export type ProgressSink = Pick<ProgressStore, 'commit'>
 export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'> & {
   /** Membership lost: syncs queued to be written beside the data path (sync-outbox.ts) are dropped. */
   readonly dropQueued?: () => void
+  /**
+   * Partition KEY is copied again into a remote topic created again, or from a source topic created again: what
+   * was recorded of it maps into a topic that is gone (the offset history forgets it).
+   */
+  readonly restarted?: (key: string) => void
   /** What the sink writes, for the log of its failures; "offset syncs" when not given. */
   readonly writesTo?: WriteTarget
 }

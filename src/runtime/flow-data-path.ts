@@ -9,6 +9,7 @@
  * - Every writer of the flow asks the group lease gate (`fence`) before each produce request: a lost membership
  *   writes nothing.
  */
+import { parsePartitionKey } from '../topic-partition.ts'
 import { clientInt, isolationLevel } from '../config/client-settings.ts'
 import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import type { FlowConfig } from '../config/types.ts'
@@ -128,6 +129,10 @@ export function storeSinks (config: FlowConfig, { history, progress, syncsInRoun
         ? async entries => { await history.append(entries); await syncsInRound?.send(entries) }
         : async entries => { await history.append(entries); outbox.enqueue(entries) },
       ...(outbox === null ? {} : { dropQueued: () => { outbox.dropQueued() } }),
+      restarted: key => {
+        const { topic, partition } = parsePartitionKey(key)
+        history.forget(topic, partition)
+      },
       // At least once (the only mode using this sink's failures) the history is what this sink waits on.
       writesTo: { noun: 'the offset history', topic: history.topic, cluster: config.target.alias }
     }

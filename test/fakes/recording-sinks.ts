@@ -45,6 +45,13 @@ export class RecordingSyncs implements OffsetSyncSink {
     if (writesTo !== undefined) this.writesTo = writesTo
   }
 
+  /** Partitions the data path said were copied again into a re-created topic (`restarted`). */
+  readonly restarts: string[] = []
+
+  restarted (key: string): void {
+    this.restarts.push(key)
+  }
+
   failNextSend (err: unknown): void {
     this.#failures.push(err)
   }

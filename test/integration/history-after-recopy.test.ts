@@ -12,7 +12,8 @@ import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
 import { loadConfig } from '../../src/config/load.ts'
 import { findFlow, openTranslator } from '../../src/runtime/offsets.ts'
-import { createTopic, deleteTopics, endOffsets, listTopics, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
+import { decodeOffsetHistoryKey } from '../../src/formats/offset-history.ts'
+import { createTopic, deleteTopics, endOffsets, listTopics, produce, readPartition, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
 import { runKmirror } from '../helpers/drills.ts'
 import { commitOffsets } from '../helpers/groups.ts'
 import { startInstance, type Instance } from '../helpers/instances.ts'
@@ -126,6 +127,9 @@ test('the remote topic deleted and copied again: a fresh process translates thro
   } finally { await translator.close() }
   // and `kmirror offsets translate` puts a group committed at 25 on target record 25
   assert.deepEqual(await translatedByCli(copy, 25, t), { targetOffset: 25, exact: true })
+  // and the old run is deleted in the history topic (a tombstone of its key), not only left out at reading
+  const tombstoned = (await readPartition('target', `mm2-offset-history.${copy.a}.internal`, 0, { isolation: 'read_uncommitted' })).filter(r => r.value === null).map(r => decodeOffsetHistoryKey(r.key!))
+  assert.ok(tombstoned.some(k => k.topic === copy.topic && k.partition === 0 && k.upstreamOffset === 20), JSON.stringify(tombstoned))
   await stop(copy.instance)
 })
 

@@ -135,6 +135,10 @@ describe('OffsetHistoryStore', () => {
     tracker.promoteDelayed()
     await store.append(tracker.takePending())
     await store.checkpointExtents(new Map([[partitionKey('t', 0), 2000]]))
+    // (another instance, which does not copy t-0, read the history up to here)
+    const other = new OffsetHistoryStore(flow, admin, log, null)
+    await other.load()
+    assert.deepEqual(other.history('t', 0)!.runs.map(r => r.upstream), [0, 1000])
     for (let up = 0; up < 1600; up++) tracker.record('t\u00000', 't', 0, up, up)
     tracker.promoteDelayed()
     await store.append(tracker.takePending())
@@ -142,11 +146,10 @@ describe('OffsetHistoryStore', () => {
     // Then the writer translates the new copy, and the old run from 1000 is deleted in the topic
     assert.deepEqual(store.history('t', 0)!.toTarget(1500), { offset: 1500, exact: true })
     assert.equal(log.records.filter(r => r.value === null).length, 1)
-    // When a fresh process loads the history (a restart, `kmirror failover`), or another instance follows it
+    // When a fresh process loads the history (a restart, `kmirror failover`), and the other instance follows it
     const reloaded = new OffsetHistoryStore(flow, admin, log, null)
     await reloaded.load()
-    const other = new OffsetHistoryStore(flow, admin, log, null)
-    await other.load()
+    await other.follow(() => false)
     // Then both translate as the writer does: the old copy's run would map 1500 to 1600 and skip 100 records
     for (const history of [reloaded.history('t', 0)!, other.history('t', 0)!]) {
       assert.deepEqual(history.runs.map(r => r.upstream), [0])
@@ -192,5 +195,51 @@ describe('OffsetHistoryStore', () => {
     await reloaded.load()
     assert.deepEqual(reloaded.history('t', 0)!.runs.map(r => r.upstream), [0, 10, 20])
     for (let c = 0; c < 30; c++) assert.deepEqual(reloaded.history('t', 0)!.toTarget(c), store.history('t', 0)!.toTarget(c), `committed ${c}`)
+  })
+
+  it('forgets a partition copied again into a re-created remote topic at once, and deletes its runs with its next write', async () => {
+    // Given t-0 copied with runs 0 -> 0 and 300 -> 310, and t-1 copied too
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    for (let up = 0; up < 600; up++) tracker.record('t\u00000', 't', 0, up, up < 300 ? up : up + 10)
+    tracker.record('t\u00001', 't', 1, 0, 0)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    // When t-0 is forgotten (its remote topic created again, nothing of it copied again yet)
+    store.forget('t', 0)
+    // Then nothing translates through its old runs, here or (after the next write, of another partition) after a reload
+    assert.equal(store.history('t', 0), undefined)
+    tracker.record('t\u00001', 't', 1, 5, 5)
+    await store.append(tracker.takePending())
+    const reloaded = new OffsetHistoryStore(flow, admin, log, null)
+    await reloaded.load()
+    assert.deepEqual(reloaded.history('t', 0)?.runs ?? [], [])
+    assert.deepEqual(reloaded.history('t', 1)!.runs.map(r => r.upstream), [0, 5])
+    // And the new copy (from the source log start 500 to target 0) translates alone after a reload
+    tracker.reset('t\u00000')
+    for (let up = 500; up < 600; up++) tracker.record('t\u00000', 't', 0, up, up - 500)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    await reloaded.follow(() => false)
+    assert.deepEqual(reloaded.history('t', 0)!.runs, [{ upstream: 500, downstream: 0 }])
+  })
+
+  it('keeps the tombstones of a forgotten partition for the next write when a write fails', async () => {
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    tracker.record('t\u00000', 't', 0, 0, 0)
+    await store.append(tracker.takePending())
+    store.forget('t', 0)
+    const write = log.write.bind(log)
+    log.write = async () => { throw new Error('no leader') }
+    tracker.record('t\u00001', 't', 1, 0, 0)
+    await assert.rejects(store.append(tracker.takePending()))
+    log.write = write
+    await store.checkpointExtents(new Map())
+    assert.equal(log.records.filter(r => r.value === null).length, 1)
   })
 })

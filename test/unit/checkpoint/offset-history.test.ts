@@ -102,6 +102,23 @@ describe('PartitionOffsetHistory', () => {
     assert.deepEqual(h.toTarget(50), { offset: 50, exact: true })
   })
 
+  it('replaces every run mapping into target offsets written again (a remote topic created again, copied from a later log start)', () => {
+    // Given runs 0 -> 0 and 300 -> 310, then the remote topic created again and copied from the source log start 500
+    const h = new PartitionOffsetHistory()
+    h.addRunStart(0, 0)
+    h.addRunStart(300, 310, 299)
+    h.markReplicatedTo(600, 610)
+    const replaced = h.addRunStart(500, 0)
+    h.markReplicatedTo(600, 100)
+    // Then only the new copy's run is left: target 50 is source 550, not source 50 of the old copy
+    assert.deepEqual(replaced.map(r => r.upstream), [0, 300])
+    assert.deepEqual(h.runs, [{ upstream: 500, downstream: 0 }])
+    assert.deepEqual(h.toSource(50), { offset: 550, exact: true })
+    assert.deepEqual(h.toTarget(550), { offset: 50, exact: true })
+    // and a commit before the new copy's start may skip: it says so
+    assert.equal(h.toTarget(100).maySkip, true)
+  })
+
   it('says a commit beyond the replicated range is not exact and never skips', () => {
     const h = new PartitionOffsetHistory()
     h.addRunStart(10, 0)

@@ -83,3 +83,19 @@ test('exit codes: unreadable 3 before refused 5 before dry-run moves 1; applied 
   assert.equal(exitCodeOf([moving, refused, broken], false), ExitCodes.START_FAILED)
   assert.equal(exitCodeOf([], false), ExitCodes.OK)
 })
+
+test('a move by a translation before the history\'s first run is refused without --force: how much it skips is not known', () => {
+  // Given a commit on A at 500, before the first offset kmirror's history maps (1000 -> 980; MM2 copied before it)
+  const before: WantedOffset = { topic: 'A.orders', partition: 0, offset: 980, exact: false, reason: 'source offset 500 is before the first replicated offset 1000', processed: 980, maySkip: true }
+  const refused = planGroup(facts({ wanted: [before] }))
+  // Then the plan shows the move, not exact, and refuses it naming where the history starts and the way out
+  assert.deepEqual(refused.moves.map(m => [m.next, m.exact, m.maySkip]), [[980, false, true]])
+  assert.equal(refused.refusals.length, 1)
+  assert.match(refused.refusals[0]!, /1 partition\(s\) would move to where kmirror's offset history starts.*A\.orders-0 none -> 980: source offset 500 is before the first replicated offset 1000\); records there may be skipped: use --force/)
+  assert.equal(exitCodeOf([refused], false), ExitCodes.REFUSED)
+  // and --force writes it
+  assert.equal(isWritable(planGroup(facts({ wanted: [before], force: true }))), true)
+  // A translation beyond what was replicated is not exact either, but never skips: not refused
+  const beyond: WantedOffset = { topic: 'A.orders', partition: 0, offset: 50, exact: false, reason: 'beyond', processed: 50 }
+  assert.deepEqual(planGroup(facts({ wanted: [beyond] })).refusals, [])
+})

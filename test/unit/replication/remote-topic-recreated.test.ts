@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { partitionKey } from '../../../src/topic-partition.ts'
 import { describe, it } from 'node:test'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
@@ -33,6 +34,8 @@ describe('FlowReplicator: a remote topic deleted and created again while its par
       'remote topic A.t was deleted and created again on cluster B (a new topic id): copying t-1 again from offset 5, its log start on cluster A (it was at 10; records retention already deleted there cannot be copied again)'
     ])
     assert.equal(metrics.counts.get('remotePartitionsCopiedAgain{"flow":"A->B","topic":"t"}'), 2)
+    // and what was recorded of t's partitions (the offset history) is forgotten: it maps into the deleted topic
+    assert.deepEqual([...h.syncs.restarts].sort(), [partitionKey('t', 0), partitionKey('t', 1)])
     assert.deepEqual(h.replicator.status().filter(p => p.failure !== null), [])
   })
 })

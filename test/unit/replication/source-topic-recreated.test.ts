@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { partitionKey } from '../../../src/topic-partition.ts'
 import { describe, it } from 'node:test'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { LogLevels } from '../../fakes/memory-logger.ts'
@@ -42,6 +43,7 @@ describe('FlowReplicator: a source topic deleted and created again while its par
       'source topic t was deleted and created again on cluster A (a new topic id): copying t-1 from offset 0, the new topic\'s log start, into A.t on cluster B (it was at 10 of the old topic; the remote topic keeps the old topic\'s records before the new ones)'
     ])
     assert.equal(metrics.counts.get('sourcePartitionsRestarted{"flow":"A->B","topic":"t"}'), 2)
+    assert.deepEqual([...new Set(h.syncs.restarts)].sort(), [partitionKey('t', 0), partitionKey('t', 1)])
     assert.deepEqual(h.replicator.status().filter(p => p.failure !== null), [])
     // and the stored progress follows the new topic
     await h.replicator.flush()
