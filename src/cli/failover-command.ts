@@ -195,7 +195,7 @@ function render (plan: OffsetsPlan, apply: boolean, applied: readonly string[]):
 
 function renderGroup (g: GroupPlan, apply: boolean, written: boolean): string[] {
   const verdict = g.problem !== undefined
-    ? 'NOT PLANNED'
+    ? (apply && g.moves.length > 0 ? 'NOT APPLIED (see PROBLEM)' : 'NOT PLANNED')
     : g.moves.length === 0 ? 'nothing to do' : g.refusals.length > 0 ? 'REFUSED, nothing written' : apply ? (written ? 'written' : 'not written') : 'would be written'
   const out = [`group ${g.group} on ${g.cluster} (state ${g.state}, ${g.members} member(s)): ${g.moves.length} to move, ${g.unchanged} already there: ${verdict}`]
   if (g.problem !== undefined) out.push(`  PROBLEM: ${g.problem}`)

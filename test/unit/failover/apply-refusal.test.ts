@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
-import { refusedForMembers } from '../../../src/failover/apply.ts'
-import { activeMembers, type GroupPlan } from '../../../src/failover/plan.ts'
+import type { ClusterClientConfig } from '../../../src/config/types.ts'
+import { ErrorCodes, ExitCodes, KmirrorError } from '../../../src/errors.ts'
+import { applyWith, refusedForMembers } from '../../../src/failover/apply.ts'
+import type { OffsetsPlan } from '../../../src/failover/failover.ts'
+import { activeMembers, exitCodeOf, PlanKinds, type GroupPlan } from '../../../src/failover/plan.ts'
+import type { GroupDescription } from '../../../src/kafka/group-admin.ts'
 
 const plan = { group: 'billing', cluster: 'B' } as GroupPlan
 
@@ -18,4 +21,32 @@ test('a commit the broker refuses because the group has members refuses the grou
 test('a group whose members kmirror could not see (state Unknown, none listed) is named active all the same', () => {
   assert.equal(activeMembers(2, 'Stable'), '2 active member(s)')
   assert.equal(activeMembers(0, 'Unknown'), 'active members (not listed)')
+})
+
+test('an apply that fails at a group says which groups were written, that the failing one may be partly written, and writes no group after it', async () => {
+  // Given three writable groups, the second of which the destination refuses to write (a missing grant)
+  const moves = [{ topic: 'A.orders', partition: 0, current: null, next: 10, reRead: 0, skip: 0, exact: true }]
+  const group = (name: string): GroupPlan => ({ group: name, cluster: 'B', state: 'Empty', members: 0, moves, unchanged: 0, refusals: [], notes: [] })
+  const plan: OffsetsPlan = { kind: PlanKinds.FAILOVER, flow: 'A->B', from: 'A', to: 'B', basis: 'source-commits', notes: [], groups: [group('g1'), group('g2'), group('g3')] }
+  const written: string[] = []
+  const admin = {
+    describeGroups: async (groups: readonly string[]) => new Map(groups.map(g => [g, { group: g, state: 'Empty', members: 0 } as unknown as GroupDescription])),
+    listCommittedOffsets: async () => [],
+    alterCommittedOffsets: async (g: string) => {
+      if (g === 'g2') throw new KmirrorError(ErrorCodes.NOT_AUTHORIZED, 'cluster B refused READ on group g2 to User:kmirror; grant it')
+      written.push(g)
+    }
+  }
+  const destination = { alias: 'B', admin: { 'bootstrap.servers': 'b:9092' }, bootstrapServers: ['b:9092'] } as unknown as ClusterClientConfig
+  // When it is applied
+  const result = await applyWith(admin, plan, destination, 5000)
+  // Then g1 is written and reported so; g2 has a problem saying it may be partly written; g3 was not touched
+  assert.deepEqual(written, ['g1'])
+  assert.deepEqual(result.applied, ['g1'])
+  const [g1, g2, g3] = result.plan.groups
+  assert.equal(g1!.problem, undefined)
+  assert.equal(g2!.problem, 'writing the offsets of group g2 on B failed (cluster B refused READ on group g2 to User:kmirror; grant it): some of its partitions may be written; plan again to see where it stands')
+  assert.equal(g3!.problem, 'not written: the apply stopped when group g2 failed; plan again')
+  // and the exit code says a group could not be done (3), not "refused" or "applied"
+  assert.equal(exitCodeOf(result.plan.groups, true), ExitCodes.START_FAILED)
 })
