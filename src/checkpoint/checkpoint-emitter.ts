@@ -18,6 +18,7 @@ import type { AdminClient } from '../kafka/admin-client.ts'
 import { isConsumerProtocol, type CommittedOffset } from '../kafka/group-admin.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
+import { errorMessage } from '../errors.ts'
 import { compileJavaRegexList } from '../policy/java-regex.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import type { Translation } from './offset-history.ts'
@@ -98,38 +99,58 @@ export class CheckpointEmitter {
     return listed.filter(g => isConsumerProtocol(g.protocolType)).map(g => g.groupId).filter(this.#shouldCheckpointGroup).sort()
   }
 
-  /** Translates every selected group's commits and writes the checkpoints that changed. Returns how many. */
+  /**
+   * Translates every selected group's commits and writes the checkpoints that changed. Returns how many. A group
+   * whose commits cannot be read (e.g. no DESCRIBE on it) is warned about and skipped; the others are written.
+   */
   async emit (): Promise<number> {
-    const { flow, policy, translator } = this.#deps
     const records: OutRecord[] = []
     const written: [string, number][] = []
     const groups = await this.groups()
+    const read: string[] = []
     for (const group of groups) {
-      const commits = await this.#deps.sourceAdmin.groups.listCommittedOffsets(group)
-      const timestamp = BigInt(Date.now())
-      for (const t of translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))) {
-        const key = `${group}\u0000${t.remoteTopic}\u0000${t.partition}`
-        if (this.#written.get(key) === t.translation.offset) continue
-        records.push({
-          key: encodeCheckpointKey({ group, topic: t.remoteTopic, partition: t.partition }),
-          value: encodeCheckpointValue({ upstreamOffset: t.upstreamOffset, downstreamOffset: t.translation.offset, metadata: t.metadata }),
-          headers: [],
-          timestamp
-        })
-        written.push([key, t.translation.offset])
-        if (!t.translation.exact) this.#deps.log.debug({ group, topic: t.topic, partition: t.partition, reason: t.translation.reason }, 'checkpoint is conservative')
+      let commits: CommittedOffset[]
+      try {
+        commits = await this.#deps.sourceAdmin.groups.listCommittedOffsets(group)
+      } catch (err) {
+        this.#deps.log.warn({ err, group }, `cannot read the committed offsets of group ${group} on cluster ${this.#deps.flow.source.alias} (${errorMessage(err)}): its checkpoints are not brought up to date; the other groups' are`)
+        continue
       }
+      read.push(group)
+      this.#checkpointsOf(group, commits, records, written)
     }
     if (records.length > 0) await this.#deps.writer.write([{ topic: this.topic, partition: 0, records }])
     for (const [key, offset] of written) this.#written.set(key, offset)
-    this.#noteCurrent(groups, Date.now())
+    this.#noteCurrent(groups, read, Date.now())
     return records.length
   }
 
-  #noteCurrent (groups: readonly string[], now: number): void {
-    const listed = new Set(groups)
-    for (const group of this.#current.keys()) if (!listed.has(group)) this.#current.delete(group)
-    for (const group of groups) this.#current.set(group, now)
+  /** Adds to RECORDS the checkpoints of GROUP's commits that changed. */
+  #checkpointsOf (group: string, commits: readonly CommittedOffset[], records: OutRecord[], written: [string, number][]): void {
+    const { flow, policy, translator } = this.#deps
+    const timestamp = BigInt(Date.now())
+    for (const t of translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))) {
+      // Before the first offset the history maps, the history's start may be past records the group has not
+      // read: a checkpoint there could skip them (MM2 writes none either).
+      if (t.translation.maySkip === true) continue
+      const key = `${group}\u0000${t.remoteTopic}\u0000${t.partition}`
+      if (this.#written.get(key) === t.translation.offset) continue
+      records.push({
+        key: encodeCheckpointKey({ group, topic: t.remoteTopic, partition: t.partition }),
+        value: encodeCheckpointValue({ upstreamOffset: t.upstreamOffset, downstreamOffset: t.translation.offset, metadata: t.metadata }),
+        headers: [],
+        timestamp
+      })
+      written.push([key, t.translation.offset])
+      if (!t.translation.exact) this.#deps.log.debug({ group, topic: t.topic, partition: t.partition, reason: t.translation.reason }, 'checkpoint is conservative')
+    }
+  }
+
+  /** LISTED: the groups selected; READ: those brought up to date now (a group that failed keeps its time). */
+  #noteCurrent (listed: readonly string[], read: readonly string[], now: number): void {
+    const selected = new Set(listed)
+    for (const group of this.#current.keys()) if (!selected.has(group)) this.#current.delete(group)
+    for (const group of read) this.#current.set(group, now)
   }
 
   /** Per group, when its checkpoints were last brought up to date (Date.now() time), by group name. */

@@ -7,6 +7,7 @@ import type { CommittedOffset } from '../../../src/kafka/group-admin.ts'
 import type { PartitionBatch } from '../../../src/kafka/record-writer.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 
 const flow = {
   source: { alias: 'A' },
@@ -98,5 +99,49 @@ describe('CheckpointEmitter', () => {
     })
     await assert.rejects(failing.emit(), /NOT_LEADER_OR_FOLLOWER/)
     assert.deepEqual(failing.currentSince(), [])
+  })
+
+  it('skips a group whose commits cannot be read, with a warning naming it, and writes the other groups\' checkpoints', async () => {
+    // Given two groups, one of which the source refuses to describe
+    const logs = memoryLogger()
+    const written: PartitionBatch[] = []
+    const emitter = new CheckpointEmitter({
+      flow,
+      policy,
+      sourceAdmin: {
+        groups: {
+          listGroups: async () => ['app', 'other-team'].map(groupId => ({ groupId, state: 'Empty' as const, protocolType: 'consumer' })),
+          listCommittedOffsets: async (g: string) => {
+            if (g === 'other-team') throw new Error('GROUP_AUTHORIZATION_FAILED')
+            return [{ topic: 'orders', partition: 0, offset: 50, metadata: '' }]
+          }
+        }
+      } as never,
+      targetAdmin: { createTopic: async () => 'created' as const },
+      writer: { write: async batches => { written.push(...batches); return batches.map(() => [{ start: 0, baseOffset: 0 }]) } },
+      translator: { translate: (_t, _p, c) => ({ offset: c - 3, exact: true }) },
+      log: logs.log
+    })
+    // When checkpoints are emitted, then app's is written and other-team is named in a warning
+    assert.equal(await emitter.emit(), 1)
+    assert.deepEqual(written[0]!.records.map(r => decodeCheckpoint(r.key!, r.value!).group), ['app'])
+    assert.deepEqual(logs.at(LogLevels.warn).map(l => l.msg), [
+      'cannot read the committed offsets of group other-team on cluster A (GROUP_AUTHORIZATION_FAILED): its checkpoints are not brought up to date; the other groups\' are'
+    ])
+    assert.deepEqual(emitter.currentSince().map(c => c.group), ['app'])
+  })
+
+  it('writes no checkpoint for a commit before the first offset the history maps: it could skip records', async () => {
+    const { emitter, written } = emitterWith(new Map([['app', [{ topic: 'orders', partition: 0, offset: 50, metadata: '' }]]]))
+    const skipping = new CheckpointEmitter({
+      flow, policy,
+      sourceAdmin: { groups: { listGroups: async () => [{ groupId: 'app', state: 'Empty' as const, protocolType: 'consumer' }], listCommittedOffsets: async () => [{ topic: 'orders', partition: 0, offset: 5, metadata: '' }] } } as never,
+      targetAdmin: { createTopic: async () => 'created' as const },
+      writer: { write: async batches => { written.push(...batches); return batches.map(() => [{ start: 0, baseOffset: 0 }]) } },
+      translator: { translate: () => ({ offset: 980, exact: false, reason: 'before the first replicated offset', maySkip: true }) },
+      log: silentLogger()
+    })
+    assert.equal(await skipping.emit(), 0)
+    assert.equal(await emitter.emit(), 1)
   })
 })
