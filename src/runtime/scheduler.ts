@@ -63,6 +63,9 @@ export interface SchedulerOptions {
   readonly repeatWarningMs?: number
 }
 
+/** The longest delay a Node timer keeps (2^31 - 1 ms, about 24.8 days). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
 export class Scheduler {
   readonly #log: Logger
   readonly #onRun: (job: string, ok: boolean) => void
@@ -92,6 +95,9 @@ export class Scheduler {
 
   #schedule (job: Job, delayMs: number): void {
     if (this.#stopped || job.cancelled) return
+    // Node runs a timer of 2^31 ms or more after 1 ms: an interval set very long "to nearly turn a job off" would
+    // run it back to back. Such a job runs every 24.8 days instead.
+    delayMs = Math.min(delayMs, MAX_TIMER_MS)
     job.timer = setTimeout(() => {
       const closed = this.#gate()
       if (closed === null) {

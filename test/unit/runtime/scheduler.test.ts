@@ -314,3 +314,20 @@ describe('Scheduler', () => {
     assert.deepEqual(logs.at(LogLevels.info).map(l => [l.msg, l['failedRuns']]), [['job succeeded again', failed.length]])
   })
 })
+
+describe('Scheduler timers', () => {
+  it('never asks Node for a timer of 2^31 ms or more (Node would run it after 1 ms): a very long interval waits 24.8 days', async () => {
+    const delays: number[] = []
+    const spy = mock.method(globalThis, 'setTimeout', (_fn: () => void, ms: number) => {
+      delays.push(ms)
+      return { unref: () => undefined } as unknown as NodeJS.Timeout
+    })
+    try {
+      const scheduler = new Scheduler(memoryLogger().log)
+      scheduler.every('emit-checkpoints', 99_999_999 * 1000, async () => undefined)
+      assert.deepEqual(delays, [2 ** 31 - 1])
+    } finally {
+      spy.mock.restore()
+    }
+  })
+})
