@@ -217,8 +217,15 @@ export class Flow implements WorkOwner {
       }),
       emitCheckpoints: async () => { await work?.followHistory(); await checkpoints?.emit() },
       trimOffsetHistory: async () => {
+        // Followed first: trimming another instance's partition from a stale view could delete its live run.
+        await work?.followHistory()
         const partitions = history.partitions()
-        if (partitions.length > 0) await history.trim(await fetcher.listOffsets(partitions, 'earliest'))
+        if (partitions.length === 0) return
+        // Settled, asked once (the job has its own schedule): a deleted source topic, whose history stays for
+        // failover, must not keep every other partition from being trimmed.
+        const { offsets, failed } = await fetcher.listOffsetsSettled(partitions, 'earliest', 1)
+        if (failed.size > 0) this.#log.debug({ partitions: [...failed].slice(0, 20).map(([tp, error]) => `${tp.replace('\u0000', '-')}: ${error}`) }, 'offset history not trimmed for these partitions (no log start offset)')
+        await history.trim(offsets)
       },
       syncGroupOffsets: async () => { await work?.followHistory(); await groupSync.sync() }
     })
