@@ -110,7 +110,7 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
         return planGroup({
           kind: PlanKinds.FAILOVER, group, cluster: flow.target.alias, force: options.force,
           ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!, wanted,
-          notes: [...activeElsewhere(descriptions.get(group), flow.source.alias), ...nothingToTranslate(wanted, group, flow.source.alias)]
+          notes: [...activeElsewhere(descriptions.get(group), flow.source.alias), ...nothingToTranslate(wanted, group, flow.source.alias), ...notCopiedYet(commits.get(group)!, history, flow)]
         })
       })
       return { kind: PlanKinds.FAILOVER, flow: flow.name, from: flow.source.alias, to: flow.target.alias, basis: 'source-commits', notes, groups: plans }
@@ -144,6 +144,19 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
 
 function nothingToTranslate (wanted: readonly WantedOffset[], group: string, cluster: string): string[] {
   return wanted.length > 0 ? [] : [`group ${group} has no committed offset on ${cluster} for a partition this flow has replicated: nothing to move (check the group name and the flow's topics)`]
+}
+
+/**
+ * The group's commits on partitions of a topic the flow copies that have nothing copied yet (e.g. partitions just
+ * added): they are not moved, and on the target the group has no position there, so its consumers start there by
+ * their auto.offset.reset; said, not left out silently.
+ */
+export function notCopiedYet (commits: readonly CommittedOffset[], history: FlowHistory, flow: FlowConfig): string[] {
+  const copied = new Set(history.partitions.map(p => p.topic))
+  const missing = commits.filter(c => copied.has(c.topic) && (history.toTarget(c.topic, c.partition, c.offset)?.offset ?? -1) < 0)
+  if (missing.length === 0) return []
+  const named = missing.slice(0, 10).map(c => `${c.topic}-${c.partition} (committed ${c.offset})`).join(', ')
+  return [`${missing.length} partition(s) the group committed on ${flow.source.alias} have nothing copied to ${flow.target.alias} yet and are not moved: ${named}${missing.length > 10 ? ', ...' : ''}; on ${flow.target.alias} its consumers would start there by auto.offset.reset`]
 }
 
 function stateOf (description: GroupDescription | undefined): Pick<GroupPlan, 'state' | 'members'> {
