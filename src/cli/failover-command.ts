@@ -3,6 +3,7 @@
  * what the plan shows. Exit codes: 0 nothing to do or applied, 1 dry run with moves, 2 bad input, 3 a cluster
  * or a group's data could not be read, 5 a group was refused as unsafe (nothing written for it).
  */
+import { reportCommandFailure } from './unexpected-errors.ts'
 import { readFileSync } from 'node:fs'
 import { loadCheckedConfig } from './config-input.ts'
 import type { ClusterClientConfig, KmirrorConfig } from '../config/types.ts'
@@ -161,8 +162,7 @@ async function guarded (body: () => Promise<number>): Promise<number> {
       process.stderr.write(`kmirror: ${(err as Error).message}\n`)
       return ExitCodes.BAD_INPUT
     }
-    process.stderr.write(`kmirror: ${err instanceof Error ? err.message : String(err)}${isKmirrorError(err) ? ` (${err.code})` : ''}; nothing was written\n`)
-    return ExitCodes.START_FAILED
+    return reportCommandFailure(err, '', '; nothing was written')
   }
 }
 

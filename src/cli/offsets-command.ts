@@ -2,6 +2,7 @@
  * `kmirror offsets translate <file> --from A --to B --group G`: per partition, the group's committed offset on
  * A, the exactly translated offset on B, and whether it is exact. Reads only.
  */
+import { reportCommandFailure } from './unexpected-errors.ts'
 import { loadCheckedConfig, loadInput } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
 import { findFlow, translateGroup } from '../runtime/offsets.ts'
@@ -22,8 +23,7 @@ export async function translateCommand (file: string, options: TranslateOptions)
   try {
     rows = await translateGroup(flow, options.group)
   } catch (err) {
-    process.stderr.write(`kmirror: cannot translate the offsets of group ${options.group}: ${err instanceof Error ? err.message : String(err)}\n`)
-    return ExitCodes.START_FAILED
+    return reportCommandFailure(err, `cannot translate the offsets of group ${options.group}`)
   }
   const out = rows.map(r => ({
     topic: r.topic, partition: r.partition, remoteTopic: r.remoteTopic, sourceOffset: r.upstreamOffset,

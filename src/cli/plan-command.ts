@@ -4,6 +4,7 @@
  * Changes nothing. Exit 0: nothing to do; 1: drift; 2: bad configuration; 3: a cluster could not be read (as every
  * command that reads clusters: unreachable, refused, or a broker older than Kafka 2.1).
  */
+import { reportCommandFailure } from './unexpected-errors.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
 import { formatAcl, narrowedMessage } from '../metadata/acl-sync.ts'
@@ -18,8 +19,7 @@ export async function planCommand (file: string, options: { clusters: string[] |
     try {
       plans.push(await planFlow(flow))
     } catch (err) {
-      process.stderr.write(`kmirror: cannot plan flow ${flow.name}: ${err instanceof Error ? err.message : String(err)}\n`)
-      return ExitCodes.START_FAILED
+      return reportCommandFailure(err, `cannot plan flow ${flow.name}`)
     }
   }
   if (options.json) writeJson(process.stdout, plans.map(p => ({ ...p, drift: hasDrift(p) })))

@@ -7,7 +7,7 @@
  * copied again at the next start (at-least-once, as after a crash).
  */
 import { inspect } from 'node:util'
-import { ErrorCodes, ExitCodes } from '../errors.ts'
+import { ErrorCodes, ExitCodes, isKmirrorError } from '../errors.ts'
 import { processRedactor, type Redactor } from '../redactor.ts'
 
 let exitCode: number = ExitCodes.RUNTIME_FAILURE
@@ -46,4 +46,30 @@ function errorChain (err: unknown, redactor: Redactor): string {
     current = current instanceof Error ? current.cause : undefined
   }
   return parts.join('\ncaused by: ')
+}
+
+/**
+ * A bug rather than a cluster that cannot be read: KMIRROR_ERR_INTERNAL, or a JavaScript error no Kafka or network
+ * failure raises (TypeError, RangeError, ReferenceError, SyntaxError), unless it wraps a system error (fetch's
+ * `TypeError: fetch failed` caused by ECONNREFUSED is an unreachable endpoint). Exit 4 in every command (`reportCommandFailure`).
+ */
+export function isInternalError (err: unknown): boolean {
+  if (isKmirrorError(err)) return err.code === ErrorCodes.INTERNAL
+  const programming = err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError
+  const cause: unknown = programming ? err.cause : undefined
+  return programming && !(typeof cause === 'object' && cause !== null && 'code' in cause)
+}
+
+/**
+ * How every command but `run` ends on an error that is not bad input: a bug (`isInternalError`) is reported as
+ * one, exit 4; anything else (a cluster out of reach, a refused grant, a timeout) is `kmirror: WHAT: <message>
+ * (<code>)<suffix>` (without `WHAT: ` when empty), exit 3.
+ */
+export function reportCommandFailure (err: unknown, what: string, suffix = ''): number {
+  if (isInternalError(err)) {
+    process.stderr.write(`${describeUnexpectedError(err)}\n`)
+    return ExitCodes.RUNTIME_FAILURE
+  }
+  process.stderr.write(`kmirror: ${what === '' ? '' : `${what}: `}${err instanceof Error ? err.message : String(err)}${isKmirrorError(err) ? ` (${err.code})` : ''}${suffix}\n`)
+  return ExitCodes.START_FAILED
 }

@@ -9,12 +9,12 @@
 import { parseTimeoutSeconds } from './command-deadline.ts'
 import { loadCheckedConfig, loadInput } from './config-input.ts'
 import { capClientTimeouts } from '../kafka/client-options.ts'
-import { ConfigError, ErrorCodes, ExitCodes, isKmirrorError } from '../errors.ts'
+import { ConfigError, ExitCodes } from '../errors.ts'
 import { ISO_INSTANT_FORMS, parseIsoInstant } from '../failover/iso-instant.ts'
 import { compileJavaRegexList, JavaRegexError } from '../policy/java-regex.ts'
 import { writeJson } from '../redactor.ts'
 import { findFlow } from '../runtime/offsets.ts'
-import { describeUnexpectedError } from './unexpected-errors.ts'
+import { reportCommandFailure } from './unexpected-errors.ts'
 import { renderVerifyReport } from './verify-render.ts'
 import { span, verifyFlow } from '../verify/verify.ts'
 import { progressBar } from './verify-progress.ts'
@@ -73,12 +73,7 @@ export async function verifyCommand (file: string, options: VerifyCommandOptions
       process.stderr.write(`kmirror: ${err.message}\n`)
       return ExitCodes.BAD_INPUT
     }
-    if (isInternalError(err)) {
-      process.stderr.write(`${describeUnexpectedError(err)}\n`)
-      return ExitCodes.RUNTIME_FAILURE
-    }
-    process.stderr.write(`kmirror: cannot verify flow ${flow.name}: ${err instanceof Error ? err.message : String(err)}${isKmirrorError(err) ? ` (${err.code})` : ''}; nothing was written\n`)
-    return ExitCodes.START_FAILED
+    return reportCommandFailure(err, `cannot verify flow ${flow.name}`, '; nothing was written')
   }
   bar?.clear()
   if (options.json) writeJson(process.stdout, report)
@@ -86,14 +81,3 @@ export async function verifyCommand (file: string, options: VerifyCommandOptions
   return report.equal ? ExitCodes.OK : ExitCodes.DRIFT
 }
 
-/**
- * A bug rather than a cluster that cannot be read: KMIRROR_ERR_INTERNAL, or a JavaScript error no Kafka or network
- * failure raises (TypeError, RangeError, ReferenceError, SyntaxError), unless it wraps a system error (fetch's
- * `TypeError: fetch failed` caused by ECONNREFUSED is an unreachable endpoint). Exit 4, as in every other command.
- */
-export function isInternalError (err: unknown): boolean {
-  if (isKmirrorError(err)) return err.code === ErrorCodes.INTERNAL
-  const programming = err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError
-  const cause: unknown = programming ? err.cause : undefined
-  return programming && !(typeof cause === 'object' && cause !== null && 'code' in cause)
-}

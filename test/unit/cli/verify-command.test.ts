@@ -9,9 +9,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { after, test } from 'node:test'
-import { isInternalError } from '../../../src/cli/verify-command.ts'
+import { isInternalError, reportCommandFailure } from '../../../src/cli/unexpected-errors.ts'
 import { renderVerifyReport } from '../../../src/cli/verify-render.ts'
-import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import { ErrorCodes, ExitCodes, KmirrorError } from '../../../src/errors.ts'
 import { span, type PartitionReport } from '../../../src/verify/verify.ts'
 
 const MAIN = join(import.meta.dirname, '..', '..', '..', 'src', 'cli', 'main.ts')
@@ -71,4 +71,15 @@ test('an internal error (KMIRROR_ERR_INTERNAL, or a TypeError of kmirror\'s own)
   assert.equal(isInternalError(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'cluster B: ECONNREFUSED')), false)
   assert.equal(isInternalError(new TypeError('fetch failed', { cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }) })), false)
   assert.equal(isInternalError(new Error('socket hang up')), false)
+})
+
+test('every command reports a failure the same way: a bug exits 4 as a bug, anything else exits 3 naming what failed', (t) => {
+  const written: string[] = []
+  t.mock.method(process.stderr, 'write', (chunk: string) => { written.push(chunk); return true })
+  assert.equal(reportCommandFailure(new TypeError('Cannot read properties of undefined'), 'cannot plan flow A->B'), ExitCodes.RUNTIME_FAILURE)
+  assert.match(written[0]!, /^kmirror: unexpected error, please report it \(KMIRROR_ERR_INTERNAL\): TypeError: Cannot read properties of undefined/)
+  assert.equal(reportCommandFailure(new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'cluster B: ECONNREFUSED'), 'cannot plan flow A->B'), ExitCodes.START_FAILED)
+  assert.equal(written[1], 'kmirror: cannot plan flow A->B: cluster B: ECONNREFUSED (KMIRROR_ERR_CLUSTER_UNREACHABLE)\n')
+  assert.equal(reportCommandFailure(new Error('timed out'), '', '; nothing was written'), ExitCodes.START_FAILED)
+  assert.equal(written[2], 'kmirror: timed out; nothing was written\n')
 })
