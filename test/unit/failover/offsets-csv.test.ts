@@ -29,6 +29,15 @@ describe('the kafka-consumer-groups.sh reset CSV', () => {
     assert.throws(() => parseOffsetsCsv('orders,0,1\ng,orders,1,1\n', 'f.csv'), /f\.csv line 2: 4 fields where the lines before have 3/)
     assert.throws(() => parseOffsetsCsv('\n\n', 'f.csv'), /f\.csv holds no offsets/)
   })
+
+  it('refuses a partition set twice to different offsets, an empty group and text after a closing quote; a repeated identical line is one', () => {
+    assert.throws(() => parseOffsetsCsv('orders,0,5\norders,1,1\norders,0,9\n', 'f.csv'), /^Error: f\.csv line 3: orders-0 is set to 9, and to 5 on line 1; keep one line per partition$/)
+    assert.throws(() => parseOffsetsCsv('g,orders,0,5\ng,orders,0,6\n', 'f.csv'), /f\.csv line 2: group g orders-0 is set to 6, and to 5 on line 1/)
+    assert.deepEqual(parseOffsetsCsv('g,orders,0,5\nh,orders,0,6\ng,orders,0,5\n', 'f.csv').length, 2)
+    assert.throws(() => parseOffsetsCsv(',orders,0,5\n', 'f.csv'), /f\.csv line 1: the group is empty/)
+    assert.throws(() => parseOffsetsCsv('ok,0,1\n"ord"x,0,1\n', 'f.csv'), /f\.csv line 2: text after the closing quote of "ord"; quote the whole field/)
+    assert.deepEqual(parseOffsetsCsv('"a,b",0,1\n', 'f.csv'), [{ topic: 'a,b', partition: 0, offset: 1 }])
+  })
 })
 
 describe('--by-duration', () => {
