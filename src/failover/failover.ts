@@ -8,6 +8,7 @@
  * that commits made on A after those checkpoints are unknown. Failback translates the group's commits on the
  * remote topics of B back to A (the inverse function of the same history); both clusters must answer.
  */
+import type { AdminClient } from '../kafka/admin-client.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { isConsumerProtocol, isInactive, type CommittedOffset, type GroupDescription, type GroupListing } from '../kafka/group-admin.ts'
 import { compileJavaRegexList } from '../policy/java-regex.ts'
@@ -78,6 +79,26 @@ async function destinationFacts (clients: ClusterClients, groups: readonly strin
   return { descriptions, commits }
 }
 
+/**
+ * Per group, its wanted offsets on partitions the destination has, and a note naming the others (their topic
+ * deleted there, or not created yet): a commit to them would fail for those partitions alone, leaving the group
+ * half written, so they are left out, and said.
+ */
+export async function onDestination (clients: { readonly label: string, readonly admin: Pick<AdminClient, 'describeTopics'> }, byGroup: ReadonlyMap<string, readonly WantedOffset[]>): Promise<(group: string) => { wanted: WantedOffset[], missing: string[] }> {
+  const topics = new Set([...byGroup.values()].flatMap(w => w.map(o => o.topic)))
+  const described = topics.size === 0 ? new Map<string, { partitions: number }>() : await clients.admin.describeTopics([...topics])
+  return group => {
+    const all = byGroup.get(group) ?? []
+    const has = (o: WantedOffset): boolean => o.partition < (described.get(o.topic)?.partitions ?? 0)
+    const absent = all.filter(o => !has(o))
+    const named = absent.slice(0, 10).map(o => `${o.topic}-${o.partition}`).join(', ')
+    return {
+      wanted: all.filter(has),
+      missing: absent.length === 0 ? [] : [`${absent.length} partition(s) not moved: ${clients.label} does not have them (topic deleted, or not created yet): ${named}${absent.length > 10 ? ', ...' : ''}`]
+    }
+  }
+}
+
 function activeElsewhere (description: GroupDescription | undefined, cluster: string): string[] {
   if (description === undefined || isInactive(description.state)) return []
   return [`group still has ${activeMembers(description.members, description.state)} on ${cluster} (state ${description.state}): what it commits there after this plan is not included; stop its consumers first`]
@@ -105,12 +126,13 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
     if (fromSource !== undefined) {
       const { groups, notes, commits, descriptions } = fromSource
       const dest = await destinationFacts(target, groups)
+      const present = await onDestination(target, new Map(groups.map(g => [g, wantedFromCommits(commits.get(g)!, history, policy.formatRemoteTopic.bind(policy, flow.source.alias))])))
       const plans = groups.map(group => {
-        const wanted = wantedFromCommits(commits.get(group)!, history, policy.formatRemoteTopic.bind(policy, flow.source.alias))
+        const { wanted, missing } = present(group)
         return planGroup({
           kind: PlanKinds.FAILOVER, group, cluster: flow.target.alias, force: options.force,
           ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!, wanted,
-          notes: [...activeElsewhere(descriptions.get(group), flow.source.alias), ...nothingToTranslate(wanted, group, flow.source.alias), ...notCopiedYet(commits.get(group)!, history, flow)]
+          notes: [...activeElsewhere(descriptions.get(group), flow.source.alias), ...nothingToTranslate(wanted, group, flow.source.alias), ...notCopiedYet(commits.get(group)!, history, flow), ...missing]
         })
       })
       return { kind: PlanKinds.FAILOVER, flow: flow.name, from: flow.source.alias, to: flow.target.alias, basis: 'source-commits', notes, groups: plans }
@@ -119,17 +141,18 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
     // Checkpoints are written for consumer groups only.
     const { groups } = await selectGroups(options.selection, async () => [...checkpoints.keys()].map(groupId => ({ groupId, protocolType: 'consumer' })))
     const dest = await destinationFacts(target, groups)
+    const present = await onDestination(target, new Map(groups.map(g => [g, wantedFromCheckpoints([...(checkpoints.get(g)?.values() ?? [])], history)])))
     const plans = groups.map(group => {
       const stored = [...(checkpoints.get(group)?.values() ?? [])]
       if (stored.length === 0) {
         return problemPlan(group, flow.target.alias, `cluster ${flow.source.alias} is unreachable and group ${group} has no checkpoint on ${flow.target.alias} (${policy.checkpointsTopic(flow.source.alias)}): nothing to translate. Is it in the flow's groups filter, and were checkpoints emitted?`)
       }
       const oldest = Math.min(...stored.map(c => c.writtenAt))
+      const { wanted, missing } = present(group)
       return planGroup({
         kind: PlanKinds.FAILOVER, group, cluster: flow.target.alias, force: options.force,
-        ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!,
-        wanted: wantedFromCheckpoints(stored, history),
-        notes: [`using the group's checkpoints on ${flow.target.alias}, the oldest written at ${new Date(oldest).toISOString()} (${Math.round((Date.now() - oldest) / 1000)} s ago): commits made on ${flow.source.alias} after them are not known, so the consumer re-reads what it processed since; partitions with no checkpoint are not moved`]
+        ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!, wanted,
+        notes: [`using the group's checkpoints on ${flow.target.alias}, the oldest written at ${new Date(oldest).toISOString()} (${Math.round((Date.now() - oldest) / 1000)} s ago): commits made on ${flow.source.alias} after them are not known, so the consumer re-reads what it processed since; partitions with no checkpoint are not moved`, ...missing]
       })
     })
     return {
@@ -204,22 +227,26 @@ export async function planFailback (flow: FlowConfig, options: MoveOptions): Pro
     const { groups, notes } = await selectGroups(options.selection, () => remote.admin.groups.listGroups())
     const onRemote = await remote.admin.groups.describeGroups(groups)
     const dest = await withDeadline(destinationFacts(original, groups), options.sourceTimeoutMs, flow.source)
-    const plans: GroupPlan[] = []
+    const wantedByGroup = new Map<string, WantedOffset[]>()
     for (const group of groups) {
-      const commits = await remote.admin.groups.listCommittedOffsets(group)
       const wanted: WantedOffset[] = []
-      for (const c of commits) {
+      for (const c of await remote.admin.groups.listCommittedOffsets(group)) {
         const sourceTopic = history.sourceTopicOf(c.topic)
         const t = sourceTopic === undefined ? undefined : history.toSource(sourceTopic, c.partition, c.offset)
         if (sourceTopic === undefined || t === undefined || t.offset < 0) continue
         wanted.push({ topic: sourceTopic, partition: c.partition, ...wantedOf(t) })
       }
-      plans.push(planGroup({
+      wantedByGroup.set(group, wanted)
+    }
+    const present = await withDeadline(onDestination(original, wantedByGroup), options.sourceTimeoutMs, flow.source)
+    const plans = groups.map(group => {
+      const { wanted, missing } = present(group)
+      return planGroup({
         kind: PlanKinds.FAILBACK, group, cluster: flow.source.alias, force: options.force,
         ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!, wanted,
-        notes: [...activeElsewhere(onRemote.get(group), flow.target.alias), ...nothingToTranslate(wanted, group, flow.target.alias)]
-      }))
-    }
+        notes: [...activeElsewhere(onRemote.get(group), flow.target.alias), ...nothingToTranslate(wanted, group, flow.target.alias), ...missing]
+      })
+    })
     return { kind: PlanKinds.FAILBACK, flow: flow.name, from: flow.target.alias, to: flow.source.alias, basis: 'target-commits', notes, groups: plans }
   } finally {
     await Promise.all([original.close(), remote.close()])
