@@ -5,18 +5,23 @@
  *
  * Invariants:
  * - Translation uses the exact offset history (OffsetHistoryStore), never MM2's approximate sync search.
- * - A checkpoint is written only when its target offset changed since the last one written for that group and
- *   partition in this process, so a quiet group costs nothing.
+ * - A checkpoint is written only when it moves on from the last one stored for that group and partition (read from
+ *   the topic, whoever wrote it, and kept as written), as MM2 decides: the first, a group reset back on the
+ *   source, or a later target offset. A quiet group costs nothing, and checkpoints never go back when this job
+ *   moves to another instance or restarts with a history that knows less (extents not yet stored).
+ * - A translation that may skip (a commit before the first offset the history maps) is never checkpointed.
  * - A commit beyond what was replicated is checkpointed conservatively at the end of the replicated data: a
  *   consumer resuming there re-reads nothing it has not read on the target and skips nothing.
  * - A group's checkpoints are "current" (`currentSince`) once a pass wrote its changed checkpoints, or found none
  *   changed; a group the source no longer lists (or the filter no longer selects) is forgotten.
  */
 import type { FlowConfig } from '../config/types.ts'
-import { encodeCheckpointKey, encodeCheckpointValue } from '../formats/checkpoint.ts'
+import { decodeCheckpoint, encodeCheckpointKey, encodeCheckpointValue, type Checkpoint } from '../formats/checkpoint.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import { isConsumerProtocol, type CommittedOffset } from '../kafka/group-admin.ts'
+import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
+import { readTopicFrom } from '../kafka/topic-reader.ts'
 import type { Logger } from '../logger.ts'
 import { errorMessage } from '../errors.ts'
 import { compileJavaRegexList } from '../policy/java-regex.ts'
@@ -68,6 +73,8 @@ export interface CheckpointEmitterDeps {
   readonly sourceAdmin: Pick<AdminClient, 'groups'>
   readonly targetAdmin: Pick<AdminClient, 'createTopic'>
   readonly writer: Pick<RecordWriter, 'write'>
+  /** Reads the checkpoints stored so far (by any instance, or by MM2); absent in tests that start empty. */
+  readonly reader?: Pick<RecordFetcher, 'fetch' | 'listOffsets'>
   readonly translator: Translator
   readonly log: Logger
 }
@@ -76,8 +83,10 @@ export class CheckpointEmitter {
   readonly topic: string
   readonly #deps: CheckpointEmitterDeps
   readonly #shouldCheckpointGroup: (group: string) => boolean
-  /** Last target offset written, per group, remote topic and partition. */
-  readonly #written = new Map<string, number>()
+  /** The last checkpoint stored, per group, remote topic and partition: read from the topic, and written here. */
+  readonly #last = new Map<string, { upstream: number, downstream: number }>()
+  /** Where the next read of the checkpoints topic goes on; null before the first. */
+  #next: number | null = null
   /** Date.now() time each group's checkpoints were last brought up to date. */
   readonly #current = new Map<string, number>()
 
@@ -105,7 +114,8 @@ export class CheckpointEmitter {
    */
   async emit (): Promise<number> {
     const records: OutRecord[] = []
-    const written: [string, number][] = []
+    const written: [string, { upstream: number, downstream: number }][] = []
+    await this.#readStored()
     const groups = await this.groups()
     const read: string[] = []
     for (const group of groups) {
@@ -120,13 +130,13 @@ export class CheckpointEmitter {
       this.#checkpointsOf(group, commits, records, written)
     }
     if (records.length > 0) await this.#deps.writer.write([{ topic: this.topic, partition: 0, records }])
-    for (const [key, offset] of written) this.#written.set(key, offset)
+    for (const [key, last] of written) this.#last.set(key, last)
     this.#noteCurrent(groups, read, Date.now())
     return records.length
   }
 
   /** Adds to RECORDS the checkpoints of GROUP's commits that changed. */
-  #checkpointsOf (group: string, commits: readonly CommittedOffset[], records: OutRecord[], written: [string, number][]): void {
+  #checkpointsOf (group: string, commits: readonly CommittedOffset[], records: OutRecord[], written: [string, { upstream: number, downstream: number }][]): void {
     const { flow, policy, translator } = this.#deps
     const timestamp = BigInt(Date.now())
     for (const t of translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))) {
@@ -134,16 +144,36 @@ export class CheckpointEmitter {
       // read: a checkpoint there could skip them (MM2 writes none either).
       if (t.translation.maySkip === true) continue
       const key = `${group}\u0000${t.remoteTopic}\u0000${t.partition}`
-      if (this.#written.get(key) === t.translation.offset) continue
+      if (!moves(this.#last.get(key), t.upstreamOffset, t.translation.offset)) continue
       records.push({
         key: encodeCheckpointKey({ group, topic: t.remoteTopic, partition: t.partition }),
         value: encodeCheckpointValue({ upstreamOffset: t.upstreamOffset, downstreamOffset: t.translation.offset, metadata: t.metadata }),
         headers: [],
         timestamp
       })
-      written.push([key, t.translation.offset])
+      written.push([key, { upstream: t.upstreamOffset, downstream: t.translation.offset }])
       if (!t.translation.exact) this.#deps.log.debug({ group, topic: t.topic, partition: t.partition, reason: t.translation.reason }, 'checkpoint is conservative')
     }
+  }
+
+  /**
+   * Reads the checkpoints stored since the last read (all of them the first time): what another instance that ran
+   * this job, or MM2 before a hand-over, wrote last is the baseline a new checkpoint must move from.
+   */
+  async #readStored (): Promise<void> {
+    const reader = this.#deps.reader
+    if (reader === undefined) return
+    const ends = await readTopicFrom(reader as RecordFetcher, this.topic, 1, new Map(this.#next === null ? [] : [[0, this.#next]]), (_, record) => {
+      if (record.key === null || record.value === null) return
+      let checkpoint: Checkpoint
+      try {
+        checkpoint = decodeCheckpoint(record.key, record.value)
+      } catch {
+        return // MM2 skips records it cannot decode as well
+      }
+      this.#last.set(`${checkpoint.group}\u0000${checkpoint.topic}\u0000${checkpoint.partition}`, { upstream: checkpoint.upstreamOffset, downstream: checkpoint.downstreamOffset })
+    })
+    this.#next = ends.get(0) ?? this.#next
   }
 
   /** LISTED: the groups selected; READ: those brought up to date now (a group that failed keeps its time). */
@@ -157,4 +187,14 @@ export class CheckpointEmitter {
   currentSince (): { group: string, at: number }[] {
     return [...this.#current].map(([group, at]) => ({ group, at })).sort((a, b) => a.group.localeCompare(b.group))
   }
+}
+
+/**
+ * Whether a checkpoint (UPSTREAM, DOWNSTREAM) moves on from the last one stored, as MM2's checkpoint task decides:
+ * the first one; a group that went back on the source (it was reset there); or a later target offset. A lower or
+ * equal target offset for the same or a later source offset is dropped: a translation that knows less than the one
+ * before (another instance's history not yet read, extents not yet stored) never moves a checkpoint back.
+ */
+function moves (last: { upstream: number, downstream: number } | undefined, upstream: number, downstream: number): boolean {
+  return last === undefined || upstream < last.upstream || downstream > last.downstream
 }

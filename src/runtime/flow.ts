@@ -190,7 +190,7 @@ export class Flow implements WorkOwner {
     const context: FlowContext = { flow: config, policy, sourceAdmin, targetAdmin, remoteTopics: topics, log: this.#log, metrics: this.#metrics, targetReader: offsetsReader, internalWriter: writer }
     const translator = { translate: (topic: string, partition: number, committed: number) => history.history(topic, partition)?.toTarget(committed) }
     const checkpoints = checkpointIntervalMs(config) !== null
-      ? new CheckpointEmitter({ flow: config, policy, sourceAdmin, targetAdmin, writer, log: this.#log, translator })
+      ? new CheckpointEmitter({ flow: config, policy, sourceAdmin, targetAdmin, writer, reader: offsetsReader, log: this.#log, translator })
       : null
     await checkpoints?.init()
     this.#checkpoints = checkpoints

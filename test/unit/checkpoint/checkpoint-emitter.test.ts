@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { CheckpointEmitter, createGroupFilter } from '../../../src/checkpoint/checkpoint-emitter.ts'
 import type { FlowConfig } from '../../../src/config/types.ts'
-import { decodeCheckpoint } from '../../../src/formats/checkpoint.ts'
+import { decodeCheckpoint, encodeCheckpointKey, encodeCheckpointValue } from '../../../src/formats/checkpoint.ts'
+import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
 import type { CommittedOffset } from '../../../src/kafka/group-admin.ts'
 import type { PartitionBatch } from '../../../src/kafka/record-writer.ts'
 import { silentLogger } from '../../../src/logger.ts'
@@ -143,5 +145,40 @@ describe('CheckpointEmitter', () => {
     })
     assert.equal(await skipping.emit(), 0)
     assert.equal(await emitter.emit(), 1)
+  })
+
+  it('moves on from the checkpoints stored (by another instance, or MM2) as MM2 does: never back for the same or a later commit', async () => {
+    // Given a checkpoint stored by another instance: group app, A.orders-0, upstream 50 -> downstream 47
+    const stored: FetchedRecord[] = [{ offset: 0, timestamp: 0n, headers: [], key: encodeCheckpointKey({ group: 'app', topic: 'A.orders', partition: 0 }), value: encodeCheckpointValue({ upstreamOffset: 50, downstreamOffset: 47, metadata: '' }) }]
+    const reader = {
+      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => positions.map(p => ({
+        topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: stored.slice(p.offset), nextOffset: stored.length, highWatermark: stored.length, lastStableOffset: stored.length, logStartOffset: 0, bytes: 0
+      })),
+      listOffsets: async (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest') => new Map(partitions.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : stored.length]))
+    }
+    let commit = 50
+    let translated = 40
+    const written: PartitionBatch[] = []
+    const emitter = new CheckpointEmitter({
+      flow, policy, reader,
+      sourceAdmin: { groups: { listGroups: async () => [{ groupId: 'app', state: 'Empty' as const, protocolType: 'consumer' }], listCommittedOffsets: async () => [{ topic: 'orders', partition: 0, offset: commit, metadata: '' }] } } as never,
+      targetAdmin: { createTopic: async () => 'created' as const },
+      writer: { write: async batches => { written.push(...batches); return batches.map(() => [{ start: 0, baseOffset: 0 }]) } },
+      translator: { translate: () => ({ offset: translated, exact: false, reason: 'beyond what this instance\'s history knows' }) },
+      log: silentLogger()
+    })
+    const downstreams = (): number[] => written.flatMap(b => b.records.map(r => decodeCheckpoint(r.key!, r.value!).downstreamOffset))
+    // When this instance translates the same commit lower, or a later commit lower, then nothing is written
+    assert.equal(await emitter.emit(), 0)
+    commit = 60
+    translated = 45
+    assert.equal(await emitter.emit(), 0)
+    // When the translation passes the stored one, it is written; and when the group was reset back on the source, too
+    translated = 52
+    assert.equal(await emitter.emit(), 1)
+    commit = 10
+    translated = 7
+    assert.equal(await emitter.emit(), 1)
+    assert.deepEqual(downstreams(), [52, 7])
   })
 })
