@@ -32,8 +32,9 @@ const EVERY_OPERATION: ReadonlySet<AclOp> = new Set(['all'])
 
 /**
  * Skip reasons under which a DENY still covers something kmirror copies. Not here: a literal DENY of a topic
- * the flow does not replicate (no copied ALLOW can cover that topic's remote name with data in it), an invalid
- * name (covers nothing), a resource type kmirror does not sync, group ACLs turned off (no group ALLOW is copied).
+ * the flow does not replicate (the plan copies it when a copied ALLOW covers its remote name: acl-sync.ts
+ * `coveredDenies`), an invalid name (covers nothing), a resource type kmirror does not sync, group ACLs turned
+ * off (no group ALLOW is copied).
  */
 const NARROWING_SKIPS: ReadonlySet<AclSkipReason> = new Set([
   AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR,

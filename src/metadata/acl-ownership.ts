@@ -11,7 +11,8 @@
  *   created binding kmirror does not know it owns.
  * - A binding that already exists on the target when kmirror would copy it is never recorded: it was made by
  *   someone else. Bindings created by a kmirror without this store (before it existed) are not known either, and stay.
- * - Read once, at the first sync of the process; afterwards the flow is the only writer, so memory is the truth.
+ * - Read again at every sync, from where the last read ended: the `sync-acls` job may have run on another
+ *   instance of the flow since (several instances share a flow), so memory alone is not the truth.
  * - Created at the first binding the flow creates, not before: no topic where ACL sync has nothing to do.
  */
 import type { FlowConfig } from '../config/types.ts'
@@ -20,7 +21,7 @@ import { aclKey, type AclBinding } from '../kafka/acls.ts'
 import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
-import { readTopicToEnd } from '../kafka/topic-reader.ts'
+import { readTopicFrom } from '../kafka/topic-reader.ts'
 
 export function aclOwnershipTopic (sourceAlias: string): string {
   return `mm2-acls.${sourceAlias}.internal`
@@ -53,7 +54,8 @@ export class AclOwnershipStore {
   readonly #flow: FlowConfig
   readonly #io: AclOwnershipIo
   readonly #owned = new Map<string, AclBinding>()
-  #loaded = false
+  /** Where the next read goes on; null before the topic was first read. */
+  #next: number | null = null
   #exists = false
 
   constructor (flow: FlowConfig, io: AclOwnershipIo) {
@@ -63,23 +65,23 @@ export class AclOwnershipStore {
   }
 
   /**
-   * Reads the record once. A missing topic means nothing is owned: the topic is created only when the flow first
-   * creates a binding, so a flow between clusters without authorizer (or with nothing to copy) leaves no topic.
+   * Reads what was recorded since the last read (everything the first time), whoever recorded it. A missing topic
+   * means nothing is owned: the topic is created only when the flow first creates a binding, so a flow between
+   * clusters without authorizer (or with nothing to copy) leaves no topic.
    */
   async load (): Promise<void> {
-    if (this.#loaded) return
-    this.#exists = (await this.#io.admin.describeTopics([this.topic])).has(this.topic)
+    if (!this.#exists) this.#exists = (await this.#io.admin.describeTopics([this.topic])).has(this.topic)
     if (this.#exists) await this.#read()
-    this.#loaded = true
   }
 
   async #read (): Promise<void> {
-    await readTopicToEnd(this.#io.fetcher as RecordFetcher, this.topic, 1, (_, record) => {
+    const ends = await readTopicFrom(this.#io.fetcher as RecordFetcher, this.topic, 1, new Map(this.#next === null ? [] : [[0, this.#next]]), (_, record) => {
       if (record.key === null) return
       const binding = decodeOwnedAcl(record.key)
       if (record.value === null) this.#owned.delete(aclKey(binding))
       else this.#owned.set(aclKey(binding), binding)
     })
+    this.#next = ends.get(0) ?? this.#next
   }
 
   async #ensureTopic (): Promise<void> {

@@ -46,6 +46,7 @@ export const AclSkipReasons = {
   GROUP_DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror uses on the target (or to User:*): copied, it would stop group offset sync and failover for the group',
   NARROWED_BY_UNCOPIED_DENY: 'a DENY on the source narrows this ALLOW and cannot be copied whole: the ALLOW alone would grant on the target what the source refuses',
   GROUP_NOT_SYNCED: 'the group does not pass groups / groups.exclude',
+  GROUP_PATTERN_TOO_WIDE: 'on the target this would cover groups the flow does not sync: kmirror\'s own group of instances, and for the wildcard every group of the target (its Connect and console groups too): grant it on the target by hand if you mean it',
   GROUP_ACLS_DISABLED: 'sync.group.acls.enabled is false',
   RESOURCE_NOT_SYNCED: 'only topic and consumer-group ACLs are synced'
 } as const
@@ -75,6 +76,8 @@ export interface AclRuleContext {
   readonly replicatedTopics: readonly string[]
   /** Principals kmirror itself uses on the target, as Kafka names them (`User:admin`). */
   readonly kmirrorPrincipals: ReadonlySet<string>
+  /** The group kmirror's instances of the flow coordinate in on the target (group.id). */
+  readonly kmirrorGroup: string
 }
 
 export type AclTranslation = { readonly binding: AclBinding } | { readonly skip: AclSkipReason }
@@ -165,5 +168,11 @@ function translateGroupAcl (b: AclBinding, context: AclRuleContext): AclTranslat
   // A literal `*` covers every group: it is copied when the filter lets every name through (the empty prefix).
   const name = b.patternType === 'literal' && b.resourceName === WILDCARD ? '' : b.resourceName
   if (!filter(name)) return { skip: AclSkipReasons.GROUP_NOT_SYNCED }
+  // An ALLOW must not reach groups the flow does not sync: the wildcard covers every group of the target (its own
+  // Connect and console groups, kmirror's group of instances), a prefix or a name may cover kmirror's group (a
+  // member of it could join it and take the flow's work). A DENY may: it never widens access.
+  if (b.permission === 'allow' && (name === '' || (b.patternType === 'prefixed' ? context.kmirrorGroup.startsWith(name) : name === context.kmirrorGroup))) {
+    return { skip: AclSkipReasons.GROUP_PATTERN_TOO_WIDE }
+  }
   return { binding: { ...b, operation } }
 }

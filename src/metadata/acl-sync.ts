@@ -107,6 +107,12 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
   const skipped: SkippedAcl[] = []
   const translated = sourceAcls.map(binding => ({ binding, result: translateAcl(binding, rules) }))
   const uncopied = translated.map(t => uncopiedDeny(t.binding, t.result)).filter(d => d !== null)
+  const copiedAllows: { source: AclBinding, copied: AclBinding }[] = []
+  const keep = (b: AclBinding): void => {
+    const key = aclKey(b)
+    if (onTarget.has(key)) inSync.add(key)
+    else create.set(key, b)
+  }
   for (const { binding, result } of translated) {
     if ('skip' in result) {
       skipped.push({ binding, reason: result.skip })
@@ -117,20 +123,43 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
       skipped.push({ binding, reason: AclSkipReasons.NARROWED_BY_UNCOPIED_DENY, narrowedBy })
       continue
     }
-    const key = aclKey(result.binding)
-    if (onTarget.has(key)) inSync.add(key)
-    else create.set(key, result.binding)
+    if (binding.permission === 'allow') copiedAllows.push({ source: binding, copied: result.binding })
+    keep(result.binding)
+  }
+  // A DENY of a topic the flow does not replicate (excluded, perhaps for what it holds) still narrows a copied
+  // prefix or wildcard ALLOW on its remote name, which stays on the target: copied too, a DENY never widens.
+  for (const deny of coveredDenies(skipped, copiedAllows, rules)) {
+    skipped.splice(skipped.findIndex(s => s.binding === deny.source), 1)
+    keep(deny.copied)
   }
   const desired = new Set([...create.keys(), ...inSync])
   const stale = (input.owned ?? []).filter(b => !desired.has(aclKey(b)))
   return {
-    create: [...create.values()].sort(byKey),
+    create: [...create.values()].sort(denyFirst),
     remove: stale.filter(b => onTarget.has(aclKey(b))).sort(byKey),
     forget: stale.filter(b => !onTarget.has(aclKey(b))),
     skipped: skipped.sort((a, b) => byKey(a.binding, b.binding)),
     inSync: inSync.size,
     noAuthorizer
   }
+}
+
+/** The skipped literal DENYs of topics not replicated that a copied ALLOW covers, each with its target binding. */
+function coveredDenies (skipped: readonly SkippedAcl[], allows: readonly { source: AclBinding, copied: AclBinding }[], rules: AclRuleContext): { source: AclBinding, copied: AclBinding }[] {
+  const out: { source: AclBinding, copied: AclBinding }[] = []
+  for (const { binding, reason } of skipped) {
+    if (reason !== AclSkipReasons.TOPIC_NOT_REPLICATED || binding.permission !== 'deny') continue
+    const deny = [{ binding, operations: new Set([binding.operation]) }]
+    if (!allows.some(a => narrowingDeny(a.source, a.copied, deny) !== undefined)) continue
+    out.push({ source: binding, copied: { ...binding, resourceName: rules.policy.formatRemoteTopic(rules.sourceAlias, binding.resourceName) } })
+  }
+  return out
+}
+
+/** DENYs first (a DENY and the ALLOW it narrows may go in different requests), then by key. */
+function denyFirst (a: AclBinding, b: AclBinding): number {
+  if (a.permission !== b.permission) return a.permission === 'deny' ? -1 : 1
+  return byKey(a, b)
 }
 
 function byKey (a: AclBinding, b: AclBinding): number {
@@ -150,7 +179,8 @@ function ruleContext ({ flow, policy, sourceTopics }: AclPlanInput): AclRuleCont
     shouldReplicateTopic: shouldReplicate,
     shouldSyncGroup: flow.syncGroupAclsEnabled ? groupFilter : null,
     replicatedTopics: sourceTopics.filter(shouldReplicate).sort(),
-    kmirrorPrincipals: targetPrincipals(flow)
+    kmirrorPrincipals: targetPrincipals(flow),
+    kmirrorGroup: flow.groupId
   }
 }
 
@@ -266,8 +296,19 @@ export function createAclSyncJobs (context: AclSyncContext): MetadataJob[] {
     }
     reportedNoAuthorizer = noAuthorizer
     reportedSkips = logNewSkips(plan.skipped, reportedSkips, log)
-    const created = await applyAclSync(plan, { ...context, log }, ownership)
-    const removed = ownership === null ? 0 : await removeStaleAcls(plan, { ...context, log }, ownership)
+    // Creations first: a DENY replaced by another is removed only once its successor exists. A binding the target
+    // refuses to create holds back no revocation: the stale ALLOWs go all the same (removing a grant never widens
+    // access), the stale DENYs wait for a run whose creations all succeed.
+    let created = 0
+    let refused: unknown
+    try {
+      created = await applyAclSync(plan, { ...context, log }, ownership)
+    } catch (err) {
+      refused = err
+    }
+    const removable = refused === undefined ? plan : { ...plan, remove: plan.remove.filter(b => b.permission === 'allow'), forget: plan.forget.filter(b => b.permission === 'allow') }
+    const removed = ownership === null ? 0 : await removeStaleAcls(removable, { ...context, log }, ownership)
+    if (refused !== undefined) throw refused
     log.debug({ created, removed, inSync: plan.inSync, skipped: plan.skipped.length }, 'ACL sync done')
   }
   return [{ name: 'sync-acls', intervalMs: flow.syncTopicAclsIntervalSeconds * 1000, firstDelayMs: 0, run }]

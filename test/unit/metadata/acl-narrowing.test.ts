@@ -103,9 +103,16 @@ describe('ACL sync never widens access: a DENY it cannot copy whole keeps the AL
     assert.deepEqual(narrowed(p).map(n => n.allow), [acl('allow read topic orders prefixed User:bob')])
   })
 
-  it('a literal DENY of a topic the flow does not replicate narrows nothing kmirror copies', () => {
+  it('a literal DENY of a topic the flow does not replicate is copied when a copied ALLOW covers its remote name (it may still hold data there), and only then', () => {
+    // Given bob may read everything under orders but orders-secret, which the flow excludes (its remote topic stays)
     const p = planOf(['allow read topic orders prefixed User:bob', 'deny read topic orders-secret User:*'], { flow: flowWith('topics.exclude = orders-secret'), sourceTopics: ['orders'] })
-    assert.deepEqual(p.create, [acl('allow read topic A.orders prefixed User:bob')])
+    // Then the DENY goes with the prefix ALLOW, first: bob reads no more on the target than on the source
+    assert.deepEqual(p.create, [acl('deny read topic A.orders-secret User:*'), acl('allow read topic A.orders prefixed User:bob')])
+    assert.deepEqual(p.skipped, [])
+    // A DENY no copied ALLOW covers is not copied
+    const q = planOf(['allow read topic orders User:bob', 'deny read topic audit User:bob'], { flow: flowWith('topics = orders'), sourceTopics: ['orders'] })
+    assert.deepEqual(q.create, [acl('allow read topic A.orders User:bob')])
+    assert.deepEqual(q.skipped.map(s => s.reason), [AclSkipReasons.TOPIC_NOT_REPLICATED])
   })
 
   it('does not copy a group DENY READ, DESCRIBE or ALL on User:* or kmirror\'s principal, and keeps the group ALLOWs it narrows off the target', () => {

@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { aclOwnershipTopic, decodeOwnedAcl, encodeOwnedAcl } from '../../../src/metadata/acl-ownership.ts'
+import type { FlowConfig } from '../../../src/config/types.ts'
+import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
+import type { OffsetSegment, PartitionBatch } from '../../../src/kafka/record-writer.ts'
+import { AclOwnershipStore, aclOwnershipTopic, decodeOwnedAcl, encodeOwnedAcl } from '../../../src/metadata/acl-ownership.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
 import { acl } from './acl-fixtures.ts'
 
 describe('the ACL ownership record', () => {
@@ -17,4 +21,46 @@ describe('the ACL ownership record', () => {
   it('refuses a key that is not such a binding', () => {
     assert.throws(() => decodeOwnedAcl(Buffer.from('["topic"]')), /unreadable key in an ACL ownership topic/)
   })
+
+  it('reads again at every load what another instance recorded or forgot since (the sync-acls job moves between instances)', async () => {
+    // Given two instances of a flow on one ownership topic
+    const log = new TopicLog()
+    const flow = { source: { alias: 'A' }, checkpointsTopicReplicationFactor: 1 } as unknown as FlowConfig
+    const admin = { createTopic: async () => 'exists' as const, describeTopics: async (names: readonly string[]) => new Map(names.map(n => [n, { name: n, id: 'x', partitions: 1 }])) }
+    const x = new AclOwnershipStore(flow, { admin, fetcher: log, writer: log })
+    const y = new AclOwnershipStore(flow, { admin, fetcher: log, writer: log })
+    await x.load()
+    // When Y (running the job meanwhile) records carol's binding, then the job comes back to X
+    await y.load()
+    await y.record([acl('allow read topic A.orders User:carol')])
+    await x.load()
+    // Then X knows it owns it, and deletes it when its source binding goes; and it sees Y's forgetting too
+    assert.equal(x.isOwned(acl('allow read topic A.orders User:carol')), true)
+    await y.forget([acl('allow read topic A.orders User:carol')])
+    await x.load()
+    assert.deepEqual(x.owned(), [])
+  })
 })
+
+/** One partition of a compacted topic in memory (no compaction). */
+class TopicLog {
+  readonly records: FetchedRecord[] = []
+  async write (batches: readonly PartitionBatch[]): Promise<OffsetSegment[][]> {
+    return batches.map(b => {
+      const base = this.records.length
+      for (const r of b.records) this.records.push({ offset: this.records.length, timestamp: r.timestamp, key: r.key, value: r.value, headers: [...r.headers] })
+      return [{ start: 0, baseOffset: base }]
+    })
+  }
+
+  async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
+    return positions.map(p => ({
+      topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: this.records.slice(p.offset), nextOffset: this.records.length,
+      highWatermark: this.records.length, lastStableOffset: this.records.length, logStartOffset: 0, bytes: 0
+    }))
+  }
+
+  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest'): Promise<Map<string, number>> {
+    return new Map(partitions.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : this.records.length]))
+  }
+}

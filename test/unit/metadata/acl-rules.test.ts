@@ -168,9 +168,13 @@ describe('ACL sync plan: consumer-group ACLs', () => {
     assert.equal(outcome(acl('allow read group payments'), { flow: flowWith('groups = billing.*') }), AclSkipReasons.GROUP_NOT_SYNCED)
   })
 
-  it('copies the group wildcard only when the filter lets every group through', () => {
-    assert.deepEqual(outcome(acl('allow read group *')), acl('allow read group *'))
+  it('never copies a group ALLOW that covers groups the flow does not sync on the target: the wildcard, or a prefix or name of kmirror\'s own group; a DENY goes', () => {
+    assert.equal(outcome(acl('allow read group *')), AclSkipReasons.GROUP_PATTERN_TOO_WIDE)
     assert.equal(outcome(acl('allow read group *'), { flow: flowWith('groups = billing.*') }), AclSkipReasons.GROUP_NOT_SYNCED)
+    assert.equal(outcome(acl('allow read group kmirror prefixed')), AclSkipReasons.GROUP_PATTERN_TOO_WIDE)
+    assert.equal(outcome(acl('allow read group kmirror-A-B')), AclSkipReasons.GROUP_PATTERN_TOO_WIDE)
+    assert.deepEqual(outcome(acl('allow read group billing prefixed')), acl('allow read group billing prefixed'))
+    assert.deepEqual(outcome(acl('deny read group * User:bob')), acl('deny read group * User:bob'))
   })
 
   it('skips every group ACL when sync.group.acls.enabled is false', () => {

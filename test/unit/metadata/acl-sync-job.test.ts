@@ -84,7 +84,7 @@ function recordingWriter (events: string[]) {
 function setupWithOwnership (source: AclBinding[], target: AclBinding[]) {
   const events: string[] = []
   const s = setup(source, target)
-  const jobs = createAclSyncJobs({ ...s.context, targetReader: {} as never, internalWriter: recordingWriter(events) as never })
+  const jobs = createAclSyncJobs({ ...s.context, targetReader: emptyReader as never, internalWriter: recordingWriter(events) as never })
   const created = s.targetAdmin.createAcls.bind(s.targetAdmin)
   s.targetAdmin.createAcls = async bindings => { events.push(`create ${bindings.map(b => b.resourceName).join(',')}`); await created(bindings) }
   return { ...s, events, run: () => jobs[0]!.run() }
@@ -109,6 +109,12 @@ function setup (source: AclBinding[] | null, target: AclBinding[] | null, ...lin
 }
 
 const messages = (lines: readonly { msg: string }[], msg: string): number => lines.filter(l => l.msg === msg).length
+
+/** A reader of an empty ownership topic: what this job recorded, it keeps in memory. */
+const emptyReader = {
+  listOffsets: async (tps: readonly { topic: string, partition: number }[]) => new Map(tps.map(tp => [`${tp.topic}\u0000${tp.partition}`, 0])),
+  fetch: async () => []
+}
 
 describe('the sync-acls job', () => {
   it('runs at start and then every sync.topic.acls.interval.seconds', () => {
@@ -193,6 +199,19 @@ describe('the sync-acls job removes only what it created', () => {
     assert.equal(metrics.counts.get('aclsDeleted'), 1)
     await run()
     assert.equal(targetAdmin.deleteRequests.length, 1, 'nothing more to delete')
+  })
+
+  it('a binding the target refuses to create holds back no revoked ALLOW, but keeps a replaced DENY until its successor exists', async () => {
+    // Given bob's ALLOW and a DENY copied and owned
+    const { run, sourceAdmin, targetAdmin } = setupWithOwnership([acl('allow read topic orders User:bob'), acl('deny read topic orders User:eve')], [])
+    await run()
+    // When the source revokes bob, replaces eve's DENY by another, and the target refuses to create anything
+    sourceAdmin.acls = [acl('deny describe topic orders User:eve')]
+    targetAdmin.createAcls = async () => { throw new Error('INVALID_REQUEST') }
+    await assert.rejects(run(), /INVALID_REQUEST|could not create/)
+    // Then bob's ALLOW is removed all the same, and eve's old DENY stays until the new one could be created
+    assert.deepEqual(targetAdmin.deleteRequests, [[acl('allow read topic A.orders User:bob')]])
+    assert.deepEqual(targetAdmin.acls, [acl('deny read topic A.orders User:eve')])
   })
 
   it('creates no ownership topic while it has nothing to create', async () => {
