@@ -25,7 +25,7 @@ const MEASURED_SECONDS: Readonly<Record<string, number>> = {
   'broker-kill': 78, 'exactly-once': 52, 'credential-rotation': 51, 'crash-safety': 43, 'compat-floor': 55,
   'least-privilege': 41, 'least-privilege-eos': 65, 'mm2-handover-eos': 37, 'lagging-group': 36, 'active-active-identity': 35,
   'offsets-set': 32, 'demo': 28, 'partition-faults': 28, 'fetch-sessions': 27, 'broker-freeze': 25,
-  'mm2-handover': 25, 'scale-out': 25, 'acl-sync-safety': 24, 'security': 24, 'silent-broker': 24,
+  'mm2-handover': 25, 'scale-out': 25, 'acl-sync-safety': 40, 'security': 24, 'silent-broker': 24,
   'identity-mesh': 23, 'remote-deleted-instances': 23, 'startup-fault': 20, 'topic-discovery': 20, 'acl-sync': 19,
   'group-offset-sync': 19, 'offset-translation': 19, 'compat-v36': 18, 'compat-v39': 17, 'compat-zk28': 55,
   'group-membership': 16, 'verify': 16, 'binary': 15, 'failover-safety': 15, 'new-topics': 15, 'console': 14,

@@ -3,6 +3,7 @@
  * a source DENY narrows is not copied when that DENY cannot be copied whole (literal and prefixed
  * `DENY DESCRIBE User:*`), with a warning; a binding kmirror created is removed from the target once its source
  * binding is revoked or narrowed, also across a restart; a hand-made identical binding on the target stays.
+ * A topic excluded from the flow keeps its DENY on the target while a copied prefix ALLOW covers its copy.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -123,6 +124,52 @@ test('a DENY kmirror cannot copy keeps the ALLOWs it narrows off the target; rev
     `ALLOW READ on topic ${remote(gone)} for ${reader}`,
     `ALLOW READ on topic ${remote(ok)} for ${reader}`
   ])
+  second.kill('SIGTERM')
+  assert.equal((await second.waitForExit(15_000)).code, 0)
+})
+
+test('a topic excluded from the flow keeps its DENY on the target while a copied prefix ALLOW covers its remote topic', { timeout: 150_000 }, async t => {
+  await ensureClusters(['secure', 'secure2'])
+  const u = uniqueName('aclexcl')
+  const alias = `S${u.replaceAll('-', '')}`
+  const reader = 'User:bob'
+  const [open, secret] = [`${u}-open`, `${u}-secret`]
+  const remote = (topic: string): string => `${alias}.${topic}`
+  const mine = (b: AclBinding): boolean => b.resourceName.includes(u)
+  const onTarget = async (): Promise<AclBinding[]> => sorted((await aclsOf('secure2', [reader])).filter(mine))
+  t.after(async () => {
+    await deleteAcls('secure2', (await aclsOf('secure2', [reader])).filter(mine))
+    await deleteTopics('secure2', [`mm2-acls.${alias}.internal`, remote(open), remote(secret)])
+  })
+  // Given on A: bob may read every topic under the test's prefix but the secret one, each with one record
+  await createAcls('secure', [binding('allow', 'read', `${u}-`, reader, 'prefixed'), binding('deny', 'read', secret, reader)], t)
+  for (const topic of [open, secret]) {
+    await createTopic('secure', topic, { partitions: 1, t })
+    await produce('secure', [{ topic, partition: 0, key: Buffer.from('k'), value: Buffer.from('v'), headers: [], timestamp: TIMESTAMP_BASE }])
+  }
+  const configWith = (...lines: string[]): string => writeTempFile(mm2Properties({
+    source: 'secure', target: 'secure2', sourceAlias: alias,
+    extra: [`${alias}->B.topics = ${u}-.*`, ...lines, 'sync.topic.acls.interval.seconds = 1', 'emit.heartbeats.enabled = false', 'emit.checkpoints.enabled = false']
+  }), '.properties', t)
+  // and both copied by kmirror with the ACLs: the prefix ALLOW and the DENY on the secret topic's copy
+  const first = spawnKmirror(['run', configWith()], { t, env: { KMIRROR_LOG_LEVEL: 'debug' } })
+  const expected = sorted([binding('allow', 'read', remote(`${u}-`), reader, 'prefixed'), binding('deny', 'read', remote(secret), reader)])
+  await waitFor(async () => { const acls = await onTarget(); return { done: JSON.stringify(acls) === JSON.stringify(expected), state: acls } }, { timeoutMs: 60_000, message: 'the ALLOW and the DENY on B' })
+  await waitFor(async () => (await endOffsets('secure2', remote(secret)).catch(() => [0n]))[0] === 1n, { timeoutMs: 30_000, message: 'the secret topic copied' })
+  first.kill('SIGTERM')
+  assert.equal((await first.waitForExit(15_000)).code, 0)
+
+  // When the secret topic is excluded from the flow (its copy stays on B, with its record) and kmirror runs again
+  const second = spawnKmirror(['run', configWith(`${alias}->B.topics.exclude = ${secret}`)], { t, env: { KMIRROR_LOG_LEVEL: 'debug' } })
+  await waitForSyncRuns(second, 3)
+
+  // Then the DENY stays beside the prefix ALLOW (before the fix it was removed as "its source binding is gone"),
+  // and bob still cannot read the secret topic's copy on B, as on A
+  assert.deepEqual(await onTarget(), expected)
+  assert.deepEqual(logLines(second, 'removed ACL from the target: kmirror created it and its source binding is gone'), [])
+  const bob = { ...getCluster('secure2'), sasl: { mechanism: 'PLAIN' as const, username: 'bob', password: 'bob-secret' } }
+  assert.deepEqual((await readCommitted(bob, remote(open), 0)).map(r => r.value?.toString()), ['v'])
+  await assert.rejects(readCommitted(bob, remote(secret), 0), /Topic authorization failed/)
   second.kill('SIGTERM')
   assert.equal((await second.waitForExit(15_000)).code, 0)
 })
