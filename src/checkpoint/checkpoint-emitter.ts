@@ -8,7 +8,8 @@
  * - A checkpoint is written only when it moves on from the last one stored for that group and partition (read from
  *   the topic, whoever wrote it, and kept as written), as MM2 decides: the first, a group reset back on the
  *   source, or a later target offset. A quiet group costs nothing, and checkpoints never go back when this job
- *   moves to another instance or restarts with a history that knows less (extents not yet stored).
+ *   moves to another instance or restarts with a history that knows less (extents not yet stored). Except past
+ *   the end: a stored checkpoint beyond its remote partition's end (the remote topic created again) is replaced.
  * - A translation that may skip (a commit before the first offset the history maps) is never checkpointed.
  * - A commit beyond what was replicated is checkpointed conservatively at the end of the replicated data: a
  *   consumer resuming there re-reads nothing it has not read on the target and skips nothing.
@@ -27,6 +28,7 @@ import { errorMessage } from '../errors.ts'
 import { compileJavaRegexList } from '../policy/java-regex.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import type { Translation } from './offset-history.ts'
+import { partitionKey } from '../topic-partition.ts'
 
 export interface GroupFilterConfig {
   readonly groups: readonly string[]
@@ -113,11 +115,10 @@ export class CheckpointEmitter {
    * whose commits cannot be read (e.g. no DESCRIBE on it) is warned about and skipped; the others are written.
    */
   async emit (): Promise<number> {
-    const records: OutRecord[] = []
-    const written: [string, { upstream: number, downstream: number }][] = []
     await this.#readStored()
     const groups = await this.groups()
     const read: string[] = []
+    const candidates: Candidate[] = []
     for (const group of groups) {
       let commits: CommittedOffset[]
       try {
@@ -127,33 +128,60 @@ export class CheckpointEmitter {
         continue
       }
       read.push(group)
-      this.#checkpointsOf(group, commits, records, written)
+      candidates.push(...this.#candidatesOf(group, commits))
     }
-    if (records.length > 0) await this.#deps.writer.write([{ topic: this.topic, partition: 0, records }])
-    for (const [key, last] of written) this.#last.set(key, last)
+    const chosen = [...candidates.filter(c => !c.behind), ...await this.#pastRemoteEnd(candidates.filter(c => c.behind))]
+    if (chosen.length > 0) await this.#deps.writer.write([{ topic: this.topic, partition: 0, records: chosen.map(c => c.record) }])
+    for (const c of chosen) this.#last.set(c.key, c.checkpoint)
     this.#noteCurrent(groups, read, Date.now())
-    return records.length
+    return chosen.length
   }
 
-  /** Adds to RECORDS the checkpoints of GROUP's commits that changed. */
-  #checkpointsOf (group: string, commits: readonly CommittedOffset[], records: OutRecord[], written: [string, { upstream: number, downstream: number }][]): void {
+  /** GROUP's checkpoints that differ from the stored ones; `behind` when only a remote topic created again can justify them. */
+  #candidatesOf (group: string, commits: readonly CommittedOffset[]): Candidate[] {
     const { flow, policy, translator } = this.#deps
     const timestamp = BigInt(Date.now())
+    const out: Candidate[] = []
     for (const t of translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))) {
       // Before the first offset the history maps, the history's start may be past records the group has not
       // read: a checkpoint there could skip them (MM2 writes none either).
       if (t.translation.maySkip === true) continue
       const key = `${group}\u0000${t.remoteTopic}\u0000${t.partition}`
-      if (!moves(this.#last.get(key), t.upstreamOffset, t.translation.offset)) continue
-      records.push({
-        key: encodeCheckpointKey({ group, topic: t.remoteTopic, partition: t.partition }),
-        value: encodeCheckpointValue({ upstreamOffset: t.upstreamOffset, downstreamOffset: t.translation.offset, metadata: t.metadata }),
-        headers: [],
-        timestamp
+      const last = this.#last.get(key)
+      if (last !== undefined && last.upstream === t.upstreamOffset && last.downstream === t.translation.offset) continue
+      out.push({
+        key,
+        remote: { topic: t.remoteTopic, partition: t.partition },
+        checkpoint: { upstream: t.upstreamOffset, downstream: t.translation.offset },
+        stored: last,
+        behind: !moves(last, t.upstreamOffset, t.translation.offset),
+        record: {
+          key: encodeCheckpointKey({ group, topic: t.remoteTopic, partition: t.partition }),
+          value: encodeCheckpointValue({ upstreamOffset: t.upstreamOffset, downstreamOffset: t.translation.offset, metadata: t.metadata }),
+          headers: [],
+          timestamp
+        }
       })
-      written.push([key, { upstream: t.upstreamOffset, downstream: t.translation.offset }])
       if (!t.translation.exact) this.#deps.log.debug({ group, topic: t.topic, partition: t.partition, reason: t.translation.reason }, 'checkpoint is conservative')
     }
+    return out
+  }
+
+  /**
+   * Of the checkpoints that would move back, those whose stored one points past its remote partition's end: the
+   * remote topic was created again (or its log truncated), so the stored one is no position at all and the new
+   * one replaces it. The others are dropped, as MM2 drops them. Unknown ends keep them dropped.
+   */
+  async #pastRemoteEnd (behind: readonly Candidate[]): Promise<Candidate[]> {
+    const reader = this.#deps.reader
+    if (behind.length === 0 || reader === undefined) return []
+    let ends: Map<string, number>
+    try {
+      ends = await reader.listOffsets([...new Map(behind.map(c => [partitionKey(c.remote.topic, c.remote.partition), c.remote])).values()], 'latest')
+    } catch {
+      return []
+    }
+    return behind.filter(c => (c.stored?.downstream ?? 0) > (ends.get(partitionKey(c.remote.topic, c.remote.partition)) ?? Number.POSITIVE_INFINITY))
   }
 
   /**
@@ -197,4 +225,15 @@ export class CheckpointEmitter {
  */
 function moves (last: { upstream: number, downstream: number } | undefined, upstream: number, downstream: number): boolean {
   return last === undefined || upstream < last.upstream || downstream > last.downstream
+}
+
+/** A checkpoint that differs from the one stored for its group and remote partition. */
+interface Candidate {
+  readonly key: string
+  readonly remote: { readonly topic: string, readonly partition: number }
+  readonly checkpoint: { readonly upstream: number, readonly downstream: number }
+  readonly stored: { readonly upstream: number, readonly downstream: number } | undefined
+  /** It would move the stored checkpoint back (see `moves`). */
+  readonly behind: boolean
+  readonly record: OutRecord
 }

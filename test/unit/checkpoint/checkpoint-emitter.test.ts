@@ -154,8 +154,11 @@ describe('CheckpointEmitter', () => {
       fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => positions.map(p => ({
         topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: stored.slice(p.offset), nextOffset: stored.length, highWatermark: stored.length, lastStableOffset: stored.length, logStartOffset: 0, bytes: 0
       })),
-      listOffsets: async (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest') => new Map(partitions.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : stored.length]))
+      listOffsets: async (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest') => new Map(partitions.map(tp => [
+        partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : tp.topic === 'A.checkpoints.internal' ? stored.length : remoteEnd
+      ]))
     }
+    let remoteEnd = 1000
     let commit = 50
     let translated = 40
     const written: PartitionBatch[] = []
@@ -180,5 +183,14 @@ describe('CheckpointEmitter', () => {
     translated = 7
     assert.equal(await emitter.emit(), 1)
     assert.deepEqual(downstreams(), [52, 7])
+    // When the remote topic is created again and copied again (its end now 20, the stored checkpoint at 60 past it),
+    // then a lower checkpoint replaces the one that points past the end
+    commit = 60
+    translated = 60
+    assert.equal(await emitter.emit(), 1)
+    remoteEnd = 20
+    translated = 15
+    assert.equal(await emitter.emit(), 1)
+    assert.deepEqual(downstreams(), [52, 7, 60, 15])
   })
 })
