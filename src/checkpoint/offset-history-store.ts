@@ -53,6 +53,10 @@ export class OffsetHistoryStore {
   #next: number | null = null
   /** Tombstones of forgotten partitions (`forget`), written with the next write of this store. */
   #forgotten: OutRecord[] = []
+  /** Writes started so far; writes carrying forgotten tombstones in flight; keys written meanwhile (`#write`). */
+  #writes = 0
+  #tombstoning = 0
+  readonly #rewritten = new Map<string, number>()
 
   constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic' | 'describeTopics'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null) {
     this.#flow = flow
@@ -181,17 +185,28 @@ export class OffsetHistoryStore {
     for (const upstream of keys) this.#forgotten.push(this.#tombstone(topic, partition, upstream, timestamp))
   }
 
-  /** Writes RECORDS after the tombstones of forgotten partitions; those stay queued until a write took them. */
+  /**
+   * Writes RECORDS after the tombstones of forgotten partitions; those stay queued until a write took them. Writes
+   * may overlap (the trim job beside the data path; they cannot wait for each other: in exactly-once mode one may
+   * wait for the round the other is part of). So a failed write puts back only the tombstones whose key no later
+   * write carried a record for: put back behind that record, a tombstone would delete the new copy's run.
+   */
   async #write (records: readonly OutRecord[]): Promise<void> {
     if (this.#writer === null) return
     const forgotten = this.#forgotten
     if (records.length === 0 && forgotten.length === 0) return
     this.#forgotten = []
+    const seq = ++this.#writes
+    if (this.#tombstoning > 0) for (const r of records) if (r.value !== null && r.key !== null) this.#rewritten.set(r.key.toString('hex'), seq)
+    if (forgotten.length > 0) this.#tombstoning++
     try {
       await this.#writer.write([{ topic: this.topic, partition: 0, records: [...forgotten, ...records] }])
     } catch (err) {
-      this.#forgotten = [...forgotten, ...this.#forgotten]
+      const putBack = forgotten.filter(t => (this.#rewritten.get(t.key!.toString('hex')) ?? 0) <= seq)
+      this.#forgotten = [...putBack, ...this.#forgotten]
       throw err
+    } finally {
+      if (forgotten.length > 0 && --this.#tombstoning === 0) this.#rewritten.clear()
     }
   }
 

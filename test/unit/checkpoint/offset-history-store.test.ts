@@ -242,4 +242,35 @@ describe('OffsetHistoryStore', () => {
     await store.checkpointExtents(new Map())
     assert.equal(log.records.filter(r => r.value === null).length, 1)
   })
+
+  it('puts back after a failed write only the tombstones no later write carried a record for (overlapping writes)', async () => {
+    // Given t-0 with runs at 0 and 3 (a gap), forgotten (its source topic created again)
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    for (const up of [0, 1, 2, 3, 4]) tracker.record('t\u00000', 't', 0, up, up < 3 ? up : up - 1)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    store.forget('t', 0)
+    // When a write takes the tombstones (the trim job's) and hangs, the new copy's first run (key 0) is written
+    // meanwhile, and then the hanging write fails
+    const write = log.write.bind(log)
+    let fail: (err: Error) => void = () => undefined
+    log.write = async () => await new Promise((_resolve, reject) => { fail = reject })
+    const trimming = store.trim(new Map())
+    log.write = write
+    tracker.reset('t\u00000')
+    tracker.record('t\u00000', 't', 0, 0, 10)
+    await store.append(tracker.takePending())
+    fail(new Error('request timed out'))
+    await assert.rejects(trimming)
+    // Then the next write carries the tombstone of key 3 only: one of key 0 would delete the new copy's run
+    await store.checkpointExtents(new Map())
+    const last = log.records.at(-1)!
+    assert.equal(last.value, null)
+    const reloaded = new OffsetHistoryStore(flow, admin, log, null)
+    await reloaded.load()
+    assert.deepEqual(reloaded.history('t', 0)!.runs, [{ upstream: 0, downstream: 10 }])
+  })
 })
