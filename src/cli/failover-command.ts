@@ -1,7 +1,8 @@
 /**
  * `kmirror failover`, `kmirror failback` and `kmirror offsets set`: a plan by default, `--apply` writes exactly
  * what the plan shows. Exit codes: 0 nothing to do or applied, 1 dry run with moves, 2 bad input, 3 a cluster
- * or a group's data could not be read, 5 a group was refused as unsafe (nothing written for it).
+ * or a group's data could not be read, or a write failed (the groups written before it say so), 4 a bug
+ * (reportCommandFailure), 5 a group was refused as unsafe (nothing written for it).
  */
 import { reportCommandFailure } from './unexpected-errors.ts'
 import { readFileSync } from 'node:fs'

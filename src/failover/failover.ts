@@ -94,7 +94,7 @@ export async function onDestination (clients: { readonly label: string, readonly
     const named = absent.slice(0, 10).map(o => `${o.topic}-${o.partition}`).join(', ')
     return {
       wanted: all.filter(has),
-      missing: absent.length === 0 ? [] : [`${absent.length} partition(s) not moved: ${clients.label} does not have them (topic deleted, or not created yet): ${named}${absent.length > 10 ? ', ...' : ''}`]
+      missing: absent.length === 0 ? [] : [`${absent.length} partition(s) not moved: ${clients.label} does not have them (topic deleted, or not created yet), or does not let kmirror describe them (DESCRIBE on the topic): ${named}${absent.length > 10 ? ', ...' : ''}`]
     }
   }
 }
