@@ -26,6 +26,7 @@ import { readTopicFrom } from '../kafka/topic-reader.ts'
 import type { Logger } from '../logger.ts'
 import { errorMessage } from '../errors.ts'
 import { compileJavaRegexList } from '../policy/java-regex.ts'
+import { createTopicFilter } from '../policy/topic-filter.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import type { Translation } from './offset-history.ts'
 import { partitionKey } from '../topic-partition.ts'
@@ -85,6 +86,8 @@ export class CheckpointEmitter {
   readonly topic: string
   readonly #deps: CheckpointEmitterDeps
   readonly #shouldCheckpointGroup: (group: string) => boolean
+  /** The flow's topic filter: as MM2, only commits on topics it passes are checkpointed. */
+  readonly #replicated: (topic: string) => boolean
   /** The last checkpoint stored, per group, remote topic and partition: read from the topic, and written here. */
   readonly #last = new Map<string, { upstream: number, downstream: number }>()
   /** Where the next read of the checkpoints topic goes on; null before the first. */
@@ -96,6 +99,7 @@ export class CheckpointEmitter {
     this.#deps = deps
     this.topic = deps.policy.checkpointsTopic(deps.flow.source.alias)
     this.#shouldCheckpointGroup = createGroupFilter(deps.flow)
+    this.#replicated = createTopicFilter(deps.flow)
   }
 
   async init (): Promise<void> {
@@ -142,7 +146,7 @@ export class CheckpointEmitter {
     const { flow, policy, translator } = this.#deps
     const timestamp = BigInt(Date.now())
     const out: Candidate[] = []
-    for (const t of translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))) {
+    for (const t of translateCommits(group, commits.filter(c => this.#replicated(c.topic)), translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))) {
       // Before the first offset the history maps, the history's start may be past records the group has not
       // read: a checkpoint there could skip them (MM2 writes none either).
       if (t.translation.maySkip === true) continue

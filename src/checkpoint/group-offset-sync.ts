@@ -20,6 +20,7 @@ import type { MetricKey } from '../metrics/definitions.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { partitionKey } from '../topic-partition.ts'
+import { createTopicFilter } from '../policy/topic-filter.ts'
 import { createGroupFilter, translateCommits, type TranslatedCommit, type Translator } from './checkpoint-emitter.ts'
 
 export const GroupSyncSkipReasons = {
@@ -108,10 +109,12 @@ export interface GroupSyncResult {
 export class GroupOffsetSync {
   readonly #deps: GroupOffsetSyncDeps
   readonly #shouldSyncGroup: (group: string) => boolean
+  readonly #replicated: (topic: string) => boolean
 
   constructor (deps: GroupOffsetSyncDeps) {
     this.#deps = deps
     this.#shouldSyncGroup = createGroupFilter(deps.flow)
+    this.#replicated = createTopicFilter(deps.flow)
   }
 
   /**
@@ -138,7 +141,8 @@ export class GroupOffsetSync {
   /** Syncs one group; null when it has no commits on partitions this flow replicates. */
   async syncGroup (group: string): Promise<GroupSyncResult | null> {
     const { flow, policy, sourceAdmin, targetAdmin, translator } = this.#deps
-    const commits = await sourceAdmin.groups.listCommittedOffsets(group)
+    // As MM2: only topics the flow's topic filter passes (one excluded since keeps its history, not its syncs).
+    const commits = (await sourceAdmin.groups.listCommittedOffsets(group)).filter(c => this.#replicated(c.topic))
     const translated = translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))
     if (translated.length === 0) return null
     const targetCommitted = await targetAdmin.groups.listCommittedOffsets(group, 'READ')

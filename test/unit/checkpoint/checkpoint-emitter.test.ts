@@ -13,6 +13,8 @@ import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 
 const flow = {
   source: { alias: 'A' },
+  topics: ['.*'],
+  topicsExclude: ['excluded'],
   groups: ['.*'],
   groupsExclude: ['console-consumer-.*', 'connect-.*', '__.*'],
   checkpointsTopicReplicationFactor: 1
@@ -192,5 +194,19 @@ describe('CheckpointEmitter', () => {
     translated = 15
     assert.equal(await emitter.emit(), 1)
     assert.deepEqual(downstreams(), [52, 7, 60, 15])
+  })
+
+  it('checkpoints only commits on topics the flow\'s topic filter passes, as MM2 (a topic excluded since keeps its history)', async () => {
+    const written: PartitionBatch[] = []
+    const emitter = new CheckpointEmitter({
+      flow, policy,
+      sourceAdmin: { groups: { listGroups: async () => [{ groupId: 'app', state: 'Empty' as const, protocolType: 'consumer' }], listCommittedOffsets: async () => [{ topic: 'orders', partition: 0, offset: 5, metadata: '' }, { topic: 'excluded', partition: 0, offset: 9, metadata: '' }] } } as never,
+      targetAdmin: { createTopic: async () => 'created' as const },
+      writer: { write: async batches => { written.push(...batches); return batches.map(() => [{ start: 0, baseOffset: 0 }]) } },
+      translator: { translate: (_t, _p, c) => ({ offset: c, exact: true }) },
+      log: silentLogger()
+    })
+    assert.equal(await emitter.emit(), 1)
+    assert.deepEqual(written[0]!.records.map(r => decodeCheckpoint(r.key!, r.value!).topic), ['A.orders'])
   })
 })

@@ -42,7 +42,7 @@ describe('planGroupSync', () => {
   })
 })
 
-const flow = { name: 'A->B', source: { alias: 'A' }, groups: ['.*'], groupsExclude: ['console-consumer-.*'] } as unknown as FlowConfig
+const flow = { name: 'A->B', source: { alias: 'A' }, topics: ['.*'], topicsExclude: ['excluded'], groups: ['.*'], groupsExclude: ['console-consumer-.*'] } as unknown as FlowConfig
 const policy = createReplicationPolicy({ className: 'org.apache.kafka.connect.mirror.DefaultReplicationPolicy', separator: '.', internalTopicSeparatorEnabled: true, sourceClusterAlias: 'A' })
 
 function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, CommittedOffset[]>, states: Map<string, GroupState>, options: { refuseWrite?: (g: string) => boolean, joinOnWrite?: boolean } = {}) {
