@@ -11,8 +11,8 @@
  *   created binding kmirror does not know it owns.
  * - A binding that already exists on the target when kmirror would copy it is never recorded: it was made by
  *   someone else. Bindings created by a kmirror without this store (before it existed) are not known either, and stay.
- * - Read again at every sync, from where the last read ended: the `sync-acls` job may have run on another
- *   instance of the flow since (several instances share a flow), so memory alone is not the truth.
+ * - Read again, whole, at every sync: the `sync-acls` job may have run on another instance of the flow since
+ *   (several instances share a flow), so memory alone is not the truth.
  * - Created at the first binding the flow creates, not before: no topic where ACL sync has nothing to do.
  */
 import type { FlowConfig } from '../config/types.ts'
@@ -21,7 +21,7 @@ import { aclKey, type AclBinding } from '../kafka/acls.ts'
 import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
-import { readTopicFrom } from '../kafka/topic-reader.ts'
+import { readTopicToEnd } from '../kafka/topic-reader.ts'
 
 export function aclOwnershipTopic (sourceAlias: string): string {
   return `mm2-acls.${sourceAlias}.internal`
@@ -54,8 +54,6 @@ export class AclOwnershipStore {
   readonly #flow: FlowConfig
   readonly #io: AclOwnershipIo
   readonly #owned = new Map<string, AclBinding>()
-  /** Where the next read goes on; null before the topic was first read. */
-  #next: number | null = null
   #exists = false
 
   constructor (flow: FlowConfig, io: AclOwnershipIo) {
@@ -65,7 +63,7 @@ export class AclOwnershipStore {
   }
 
   /**
-   * Reads what was recorded since the last read (everything the first time), whoever recorded it. A missing topic
+   * Reads what is recorded, whoever recorded it. A missing topic
    * means nothing is owned: the topic is created only when the flow first creates a binding, so a flow between
    * clusters without authorizer (or with nothing to copy) leaves no topic.
    */
@@ -74,14 +72,20 @@ export class AclOwnershipStore {
     if (this.#exists) await this.#read()
   }
 
+  /**
+   * Reads the whole record again (it is small): compaction may have removed a binding's record and its tombstone
+   * since the last read, which an incremental read would never see.
+   */
   async #read (): Promise<void> {
-    const ends = await readTopicFrom(this.#io.fetcher as RecordFetcher, this.topic, 1, new Map(this.#next === null ? [] : [[0, this.#next]]), (_, record) => {
+    const owned = new Map<string, AclBinding>()
+    await readTopicToEnd(this.#io.fetcher as RecordFetcher, this.topic, 1, (_, record) => {
       if (record.key === null) return
       const binding = decodeOwnedAcl(record.key)
-      if (record.value === null) this.#owned.delete(aclKey(binding))
-      else this.#owned.set(aclKey(binding), binding)
+      if (record.value === null) owned.delete(aclKey(binding))
+      else owned.set(aclKey(binding), binding)
     })
-    this.#next = ends.get(0) ?? this.#next
+    this.#owned.clear()
+    for (const [key, binding] of owned) this.#owned.set(key, binding)
   }
 
   async #ensureTopic (): Promise<void> {

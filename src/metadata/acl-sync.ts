@@ -21,8 +21,8 @@ import { shouldReplicateTopic } from '../policy/should-replicate.ts'
 import { createTopicFilter } from '../policy/topic-filter.ts'
 import { describePrincipal, targetPrincipals } from './acl-principal.ts'
 import { AclOwnershipStore } from './acl-ownership.ts'
-import { narrowingDeny, uncopiedDeny } from './acl-narrowing.ts'
-import { AclSkipReasons, translateAcl, type AclRuleContext, type AclSkipReason } from './acl-rules.ts'
+import { narrowingDeny, uncopiedDeny, type UncopiedDeny } from './acl-narrowing.ts'
+import { AclSkipReasons, translateAcl, type AclRuleContext, type AclSkipReason, type AclTranslation } from './acl-rules.ts'
 import type { FlowContext, MetadataJob } from './flow-context.ts'
 
 export { AclSkipReasons, type AclSkipReason } from './acl-rules.ts'
@@ -106,7 +106,7 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
   const inSync = new Set<string>()
   const skipped: SkippedAcl[] = []
   const translated = sourceAcls.map(binding => ({ binding, result: translateAcl(binding, rules) }))
-  const uncopied = translated.map(t => uncopiedDeny(t.binding, t.result)).filter(d => d !== null)
+  const uncopied = translated.map(t => uncopiedDeny(t.binding, t.result) ?? unrenamedDeny(t.binding, t.result, rules)).filter(d => d !== null)
   const copiedAllows: { source: AclBinding, copied: AclBinding }[] = []
   const keep = (b: AclBinding): void => {
     const key = aclKey(b)
@@ -148,12 +148,27 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
 function coveredDenies (skipped: readonly SkippedAcl[], allows: readonly { source: AclBinding, copied: AclBinding }[], rules: AclRuleContext): { source: AclBinding, copied: AclBinding }[] {
   const out: { source: AclBinding, copied: AclBinding }[] = []
   for (const { binding, reason } of skipped) {
-    if (reason !== AclSkipReasons.TOPIC_NOT_REPLICATED || binding.permission !== 'deny') continue
+    if (reason !== AclSkipReasons.TOPIC_NOT_REPLICATED || binding.permission !== 'deny' || !renamed(binding, rules)) continue
     const deny = [{ binding, operations: new Set([binding.operation]) }]
     if (!allows.some(a => narrowingDeny(a.source, a.copied, deny) !== undefined)) continue
     out.push({ source: binding, copied: { ...binding, resourceName: rules.policy.formatRemoteTopic(rules.sourceAlias, binding.resourceName) } })
   }
   return out
+}
+
+/** Whether the replication policy gives the topic of B another name on the target (not so with the identity policy). */
+function renamed (b: AclBinding, rules: AclRuleContext): boolean {
+  return rules.policy.formatRemoteTopic(rules.sourceAlias, b.resourceName) !== b.resourceName
+}
+
+/**
+ * A DENY of a topic the flow does not replicate whose name the policy keeps (identity policy): on the target that
+ * name is a topic of the target's own, which kmirror does not manage, so the DENY is not copied; it then narrows
+ * like any DENY that cannot be copied (the ALLOWs it overlaps stay off the target).
+ */
+function unrenamedDeny (b: AclBinding, result: AclTranslation, rules: AclRuleContext): UncopiedDeny | null {
+  if (b.permission !== 'deny' || !('skip' in result) || result.skip !== AclSkipReasons.TOPIC_NOT_REPLICATED || renamed(b, rules)) return null
+  return { binding: b, operations: new Set([b.operation]) }
 }
 
 /** DENYs first (a DENY and the ALLOW it narrows may go in different requests), then by key. */
@@ -192,9 +207,17 @@ function ruleContext ({ flow, policy, sourceTopics }: AclPlanInput): AclRuleCont
 export async function applyAclSync (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, ownership: AclOwnershipStore | null = null): Promise<number> {
   // Recorded before they exist: a crash in between leaves a record of an absent binding, never an unknown copy.
   await ownership?.record(plan.create)
+  // Every DENY before any ALLOW, in requests of their own: an ALLOW created while a DENY that narrows it was
+  // refused would grant what the source refuses. A refused DENY holds back every ALLOW of the run.
+  const denies = plan.create.filter(b => b.permission === 'deny')
+  const allows = plan.create.filter(b => b.permission !== 'deny')
+  return await createAll(denies, context) + await createAll(allows, context)
+}
+
+async function createAll (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<number> {
   let created = 0
-  for (let i = 0; i < plan.create.length; i += CREATE_CHUNK) {
-    const chunk = plan.create.slice(i, i + CREATE_CHUNK)
+  for (let i = 0; i < bindings.length; i += CREATE_CHUNK) {
+    const chunk = bindings.slice(i, i + CREATE_CHUNK)
     try {
       await createAndLog(chunk, context)
       created += chunk.length

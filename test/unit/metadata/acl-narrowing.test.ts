@@ -92,6 +92,12 @@ describe('ACL sync never widens access: a DENY it cannot copy whole keeps the AL
     assert.deepEqual(planOf(['allow read topic orders User:bob host=10.0.0.2', deny]).create, [acl('allow read topic A.orders User:bob host=10.0.0.2')])
   })
 
+  it('with the identity policy, a DENY of a topic the flow does not replicate is not copied onto the target\'s own topic of that name; the ALLOWs it overlaps stay off', () => {
+    const p = planOf(['allow read topic se prefixed User:bob', 'deny all topic secret User:*'], { flow: flowWith(IDENTITY, 'topics.exclude = secret'), sourceTopics: ['search'] })
+    assert.deepEqual(p.create, [])
+    assert.deepEqual(narrowed(p).map(n => n.deny), [acl('deny all topic secret User:*')])
+  })
+
   it('with the identity policy, a wildcard DENY it cannot map keeps every overlapping ALLOW off the target', () => {
     const p = planOf(['allow read topic orders User:bob', 'deny read topic * User:bob'], { flow: flowWith(IDENTITY) })
     assert.deepEqual(p.create, [])

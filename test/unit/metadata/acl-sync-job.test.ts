@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict'
+import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import type { AdminClient } from '../../../src/kafka/admin-client.ts'
@@ -71,20 +72,36 @@ function countingMetrics (): Metrics & { counts: Map<MetricKey, number> } {
   return { counts, inc: (key, _labels, value = 1) => { counts.set(key, (counts.get(key) ?? 0) + value) }, set: () => undefined, observe: () => undefined }
 }
 
-/** What the ownership store wrote: [binding key, owned?] in order. */
-function recordingWriter (events: string[]) {
+/** The ownership topic in memory: what the store writes (also told as events, in order), it reads back. */
+function ownershipTopic (events: string[]) {
+  const records: FetchedRecord[] = []
   return {
-    write: async (batches: readonly { topic: string, records: readonly { key: Buffer | null, value: Buffer | null }[] }[]) => {
-      for (const b of batches) for (const r of b.records) events.push(`${r.value === null ? 'forget' : 'record'} ${b.topic} ${r.key?.toString()}`)
-      return []
+    writer: {
+      write: async (batches: readonly { topic: string, records: readonly { key: Buffer | null, value: Buffer | null }[] }[]) => {
+        for (const b of batches) {
+          for (const r of b.records) {
+            events.push(`${r.value === null ? 'forget' : 'record'} ${b.topic} ${r.key?.toString()}`)
+            records.push({ offset: records.length, timestamp: 0n, key: r.key, value: r.value, headers: [] })
+          }
+        }
+        return []
+      }
+    },
+    reader: {
+      listOffsets: async (tps: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest') => new Map(tps.map(tp => [`${tp.topic}\u0000${tp.partition}`, which === 'earliest' ? 0 : records.length])),
+      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => positions.map(p => ({
+        topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: records.slice(p.offset), nextOffset: records.length,
+        highWatermark: records.length, lastStableOffset: records.length, logStartOffset: 0, bytes: 0
+      }))
     }
   }
 }
 
-function setupWithOwnership (source: AclBinding[], target: AclBinding[]) {
+function setupWithOwnership (source: AclBinding[], target: AclBinding[], ...lines: string[]) {
   const events: string[] = []
-  const s = setup(source, target)
-  const jobs = createAclSyncJobs({ ...s.context, targetReader: emptyReader as never, internalWriter: recordingWriter(events) as never })
+  const s = setup(source, target, ...lines)
+  const topic = ownershipTopic(events)
+  const jobs = createAclSyncJobs({ ...s.context, targetReader: topic.reader as never, internalWriter: topic.writer as never })
   const created = s.targetAdmin.createAcls.bind(s.targetAdmin)
   s.targetAdmin.createAcls = async bindings => { events.push(`create ${bindings.map(b => b.resourceName).join(',')}`); await created(bindings) }
   return { ...s, events, run: () => jobs[0]!.run() }
@@ -109,12 +126,6 @@ function setup (source: AclBinding[] | null, target: AclBinding[] | null, ...lin
 }
 
 const messages = (lines: readonly { msg: string }[], msg: string): number => lines.filter(l => l.msg === msg).length
-
-/** A reader of an empty ownership topic: what this job recorded, it keeps in memory. */
-const emptyReader = {
-  listOffsets: async (tps: readonly { topic: string, partition: number }[]) => new Map(tps.map(tp => [`${tp.topic}\u0000${tp.partition}`, 0])),
-  fetch: async () => []
-}
 
 describe('the sync-acls job', () => {
   it('runs at start and then every sync.topic.acls.interval.seconds', () => {
@@ -212,6 +223,17 @@ describe('the sync-acls job removes only what it created', () => {
     // Then bob's ALLOW is removed all the same, and eve's old DENY stays until the new one could be created
     assert.deepEqual(targetAdmin.deleteRequests, [[acl('allow read topic A.orders User:bob')]])
     assert.deepEqual(targetAdmin.acls, [acl('deny read topic A.orders User:eve')])
+  })
+
+  it('creates no ALLOW in a run where a DENY was refused: the DENY may be what narrows it', async () => {
+    const { run, targetAdmin } = setupWithOwnership([acl('allow read topic orders prefixed User:bob'), acl('deny read topic orders-secret User:bob')], [], 'topics.exclude = orders-secret')
+    const create = targetAdmin.createAcls.bind(targetAdmin)
+    targetAdmin.createAcls = async bindings => {
+      if (bindings.some(b => b.permission === 'deny')) throw new Error('INVALID_REQUEST')
+      await create(bindings)
+    }
+    await assert.rejects(run(), /INVALID_REQUEST/)
+    assert.deepEqual(targetAdmin.acls, [])
   })
 
   it('creates no ownership topic while it has nothing to create', async () => {
