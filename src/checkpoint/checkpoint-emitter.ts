@@ -92,6 +92,8 @@ export class CheckpointEmitter {
   readonly #last = new Map<string, { upstream: number, downstream: number }>()
   /** Where the next read of the checkpoints topic goes on; null before the first. */
   #next: number | null = null
+  /** The last read of the checkpoints topic failed (warned once until one succeeds). */
+  #readRefused = false
   /** Date.now() time each group's checkpoints were last brought up to date. */
   readonly #current = new Map<string, number>()
 
@@ -134,7 +136,9 @@ export class CheckpointEmitter {
       read.push(group)
       candidates.push(...this.#candidatesOf(group, commits))
     }
-    const chosen = [...candidates.filter(c => !c.behind), ...await this.#pastRemoteEnd(candidates.filter(c => c.behind))]
+    const behind = candidates.filter(c => c.behind)
+    const overshooting = behind.filter(c => this.#overshoots(c))
+    const chosen = [...candidates.filter(c => !c.behind), ...overshooting, ...await this.#pastRemoteEnd(behind.filter(c => !overshooting.includes(c)))]
     if (chosen.length > 0) await this.#deps.writer.write([{ topic: this.topic, partition: 0, records: chosen.map(c => c.record) }])
     for (const c of chosen) this.#last.set(c.key, c.checkpoint)
     this.#noteCurrent(groups, read, Date.now())
@@ -155,6 +159,7 @@ export class CheckpointEmitter {
       if (last !== undefined && last.upstream === t.upstreamOffset && last.downstream === t.translation.offset) continue
       out.push({
         key,
+        source: { topic: t.topic, partition: t.partition },
         remote: { topic: t.remoteTopic, partition: t.partition },
         checkpoint: { upstream: t.upstreamOffset, downstream: t.translation.offset },
         stored: last,
@@ -169,6 +174,18 @@ export class CheckpointEmitter {
       if (!t.translation.exact) this.#deps.log.debug({ group, topic: t.topic, partition: t.partition, reason: t.translation.reason }, 'checkpoint is conservative')
     }
     return out
+  }
+
+  /**
+   * Whether the stored checkpoint of C points past where its own source offset maps now, exactly: target offsets
+   * were written again since it was stored (the remote topic created again, a target log truncated), so it is no
+   * position at all. A history that knows more maps it further, never less: within one copy of the target
+   * offsets, an exact translation is never below a stored one.
+   */
+  #overshoots (c: Candidate): boolean {
+    if (c.stored === undefined) return false
+    const now = this.#deps.translator.translate(c.source.topic, c.source.partition, c.stored.upstream)
+    return now !== undefined && now.exact && now.offset < c.stored.downstream
   }
 
   /**
@@ -195,6 +212,18 @@ export class CheckpointEmitter {
   async #readStored (): Promise<void> {
     const reader = this.#deps.reader
     if (reader === undefined) return
+    try {
+      await this.#readFrom(reader)
+      this.#readRefused = false
+    } catch (err) {
+      // As MM2, which goes on with an empty store: the checkpoints are written all the same, only not held to the
+      // ones other writers stored. Said once per outage.
+      if (!this.#readRefused) this.#deps.log.warn({ err }, `cannot read ${this.topic} on cluster ${this.#deps.flow.target.alias} (${errorMessage(err)}): checkpoints are written without comparing them with the ones stored by other instances or MM2, and may go back; grant READ on that topic`)
+      this.#readRefused = true
+    }
+  }
+
+  async #readFrom (reader: Pick<RecordFetcher, 'fetch' | 'listOffsets'>): Promise<void> {
     const ends = await readTopicFrom(reader as RecordFetcher, this.topic, 1, new Map(this.#next === null ? [] : [[0, this.#next]]), (_, record) => {
       if (record.key === null || record.value === null) return
       let checkpoint: Checkpoint
@@ -234,6 +263,7 @@ function moves (last: { upstream: number, downstream: number } | undefined, upst
 /** A checkpoint that differs from the one stored for its group and remote partition. */
 interface Candidate {
   readonly key: string
+  readonly source: { readonly topic: string, readonly partition: number }
   readonly remote: { readonly topic: string, readonly partition: number }
   readonly checkpoint: { readonly upstream: number, readonly downstream: number }
   readonly stored: { readonly upstream: number, readonly downstream: number } | undefined

@@ -186,16 +186,17 @@ export class OffsetHistoryStore {
   }
 
   /**
-   * Writes RECORDS after the tombstones of forgotten partitions; those stay queued until a write took them. Writes
-   * may overlap (the trim job beside the data path; they cannot wait for each other: in exactly-once mode one may
-   * wait for the round the other is part of). So a failed write puts back only the tombstones whose key no later
-   * write carried a record for: put back behind that record, a tombstone would delete the new copy's run.
+   * Writes RECORDS after the tombstones of forgotten partitions (unless WITH_FORGOTTEN is false: the trim job's
+   * writes); those stay queued until a write took them. Writes may overlap (the progress flush beside the syncs;
+   * they cannot wait for each other: in exactly-once mode one may wait for the round the other is part of). So a
+   * failed write puts back only the tombstones whose key no later write carried a record for: put back behind that
+   * record, a tombstone would delete the new copy's run.
    */
-  async #write (records: readonly OutRecord[]): Promise<void> {
+  async #write (records: readonly OutRecord[], withForgotten = true): Promise<void> {
     if (this.#writer === null) return
-    const forgotten = this.#forgotten
+    const forgotten = withForgotten ? this.#forgotten : []
     if (records.length === 0 && forgotten.length === 0) return
-    this.#forgotten = []
+    if (withForgotten) this.#forgotten = []
     const seq = ++this.#writes
     if (this.#tombstoning > 0) for (const r of records) if (r.value !== null && r.key !== null) this.#rewritten.set(r.key.toString('hex'), seq)
     if (forgotten.length > 0) this.#tombstoning++
@@ -274,7 +275,9 @@ export class OffsetHistoryStore {
         if (!kept.has(upstream)) tombstones.push(this.#tombstone(topic, partition, upstream, timestamp))
       }
     }
-    await this.#write(tombstones)
+    // Without the forgotten tombstones: in exactly-once mode this write waits for the round in flight, and would
+    // land them after that round's new runs of the same keys.
+    await this.#write(tombstones, false)
     return tombstones.length
   }
 }

@@ -30,7 +30,7 @@ export const LEAST_PRIVILEGE_ACLS: readonly LeastPrivilegeAcl[] = [
   { cluster: 'target', feature: 'ACL sync', resourceType: 'cluster', name: 'kafka-cluster', patternType: 'literal', operations: ['describe', 'alter'] },
   { cluster: 'target', feature: 'ACL sync', resourceType: 'topic', name: 'mm2-acls.<source>.internal', patternType: 'literal', operations: ['create', 'write', 'read'] },
   { cluster: 'source', feature: 'checkpoints', resourceType: 'group', name: '<groups>', patternType: 'prefixed', operations: ['describe'] },
-  { cluster: 'target', feature: 'checkpoints', resourceType: 'topic', name: '<source>.checkpoints.internal', patternType: 'literal', operations: ['create', 'write'] },
+  { cluster: 'target', feature: 'checkpoints', resourceType: 'topic', name: '<source>.checkpoints.internal', patternType: 'literal', operations: ['create', 'write', 'read'] },
   { cluster: 'target', feature: 'group offset sync', resourceType: 'group', name: '<groups>', patternType: 'prefixed', operations: ['read'] },
   { cluster: 'target', feature: 'group offset sync', resourceType: 'topic', name: '<source>.<topics>', patternType: 'prefixed', operations: ['read'] },
   // MM2 emits heartbeats for every pair of clusters, also the disabled <target>-><source> one; the source's

@@ -13,6 +13,7 @@ import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 
 const flow = {
   source: { alias: 'A' },
+  target: { alias: 'B' },
   topics: ['.*'],
   topicsExclude: ['excluded'],
   groups: ['.*'],
@@ -208,5 +209,39 @@ describe('CheckpointEmitter', () => {
     })
     assert.equal(await emitter.emit(), 1)
     assert.deepEqual(written[0]!.records.map(r => decodeCheckpoint(r.key!, r.value!).topic), ['A.orders'])
+  })
+
+  it('replaces a stored checkpoint its own source offset now maps below, exactly (the remote topic copied again past it), and writes on when the stored ones cannot be read', async () => {
+    // Given a checkpoint stored before the remote topic was created again: upstream 50 -> downstream 47
+    const stored: FetchedRecord[] = [{ offset: 0, timestamp: 0n, headers: [], key: encodeCheckpointKey({ group: 'app', topic: 'A.orders', partition: 0 }), value: encodeCheckpointValue({ upstreamOffset: 50, downstreamOffset: 47, metadata: '' }) }]
+    let refused = false
+    const reader = {
+      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => positions.map(p => ({
+        topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: stored.slice(p.offset), nextOffset: stored.length, highWatermark: stored.length, lastStableOffset: stored.length, logStartOffset: 0, bytes: 0
+      })),
+      listOffsets: async (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest') => {
+        if (refused) throw new Error('TOPIC_AUTHORIZATION_FAILED')
+        return new Map(partitions.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : tp.topic === 'A.checkpoints.internal' ? stored.length : 1000]))
+      }
+    }
+    const written: PartitionBatch[] = []
+    const logs = memoryLogger()
+    const emitter = new CheckpointEmitter({
+      flow, policy, reader,
+      sourceAdmin: { groups: { listGroups: async () => [{ groupId: 'app', state: 'Empty' as const, protocolType: 'consumer' }], listCommittedOffsets: async () => [{ topic: 'orders', partition: 0, offset: 60, metadata: '' }] } } as never,
+      targetAdmin: { createTopic: async () => 'created' as const },
+      writer: { write: async batches => { written.push(...batches); return batches.map(() => [{ start: 0, baseOffset: 0 }]) } },
+      // The new copy: source offset c at target c - 40, exactly (the new topic's end, 1000, is past the stored 47)
+      translator: { translate: (_t, _p, c) => ({ offset: c - 40, exact: true }) },
+      log: logs.log
+    })
+    // When the group has committed 60, then its checkpoint 60 -> 20 replaces 50 -> 47: 50 maps to 10 now
+    assert.equal(await emitter.emit(), 1)
+    assert.deepEqual(written.flatMap(b => b.records.map(r => decodeCheckpoint(r.key!, r.value!).downstreamOffset)), [20])
+    // When the checkpoints topic can no longer be read, then the pass goes on, with one warning naming the grant
+    refused = true
+    assert.equal(await emitter.emit(), 0)
+    assert.equal(await emitter.emit(), 0)
+    assert.equal(logs.at(LogLevels.warn).filter(l => String(l.msg).startsWith('cannot read A.checkpoints.internal on cluster')).length, 1)
   })
 })
