@@ -39,10 +39,17 @@ export class PropertiesSyntaxError extends Error {
 export function parseProperties (text: string): ParsedProperties {
   const malformed = findMalformedEscape(text)
   if (malformed !== undefined) {
-    throw new PropertiesSyntaxError(malformed.line, `malformed \\uXXXX escape '${malformed.escape}' (Java's Properties.load refuses the file too): ` +
+    // The characters after \u are not quoted: they may be part of a password.
+    throw new PropertiesSyntaxError(malformed.line, `malformed \\uXXXX escape at column ${malformed.column} (Java's Properties.load refuses the file too): ` +
       'a \\u must be followed by 4 hexadecimal digits; write a literal backslash as \\\\')
   }
-  const document = new Properties(text)
+  let document: Properties
+  try {
+    document = new Properties(text)
+  } catch {
+    // The library's message may quote the value; the line is not known here.
+    throw new PropertiesSyntaxError(0, 'the file cannot be read as Java properties (a malformed \\u escape on a continued line?): a \\u must be followed by 4 hexadecimal digits; write a literal backslash as \\\\')
+  }
   const values = Object.create(null) as Record<string, string>
   const lines: PropertyLine[] = []
   for (const node of document.getProperties()) {
@@ -78,13 +85,17 @@ function endsInContinuation (document: Properties): boolean {
  * The first `\u` escape not followed by 4 hexadecimal digits, outside comment lines. A backslash escaped by
  * another (`\\u`) starts no escape.
  */
-function findMalformedEscape (text: string): { line: number, escape: string } | undefined {
+function findMalformedEscape (text: string): { line: number, column: number } | undefined {
   const lines = text.split(/\r\n|\r|\n/)
+  let continued = false
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!
-    if (/^[ \t\f]*[#!]/.test(line)) continue
+    // A line a backslash continues is part of a value, even when it starts with # or ! (as Java reads it).
+    const comment: boolean = !continued && /^[ \t\f]*[#!]/.test(line)
+    continued = !comment && (/\\+$/.exec(line)?.[0].length ?? 0) % 2 === 1
+    if (comment) continue
     for (const m of line.matchAll(/(\\+)u(.{0,4})/g)) {
-      if (m[1]!.length % 2 === 1 && !/^[0-9a-fA-F]{4}$/.test(m[2]!)) return { line: i + 1, escape: `\\u${m[2]}` }
+      if (m[1]!.length % 2 === 1 && !/^[0-9a-fA-F]{4}$/.test(m[2]!)) return { line: i + 1, column: m.index + m[1]!.length }
     }
   }
   return undefined

@@ -46,13 +46,18 @@ const PUBLIC_JAAS_OPTION_PREFIXES = ['unsecuredLoginStringClaim_', 'unsecuredLog
 function isPublicJaasOption (name: string): boolean {
   return PUBLIC_JAAS_OPTIONS.has(name) || PUBLIC_JAAS_OPTION_PREFIXES.some(prefix => name.startsWith(prefix))
 }
-const JAAS_LINE = /^\s*[\w.$]+\s+(required|requisite|sufficient|optional)\b/
+const JAAS_LINE = /^\s*[\w.$]+\s+(required|requisite|sufficient|optional)\b/i
 const JAAS_OPTION = /([\w.-]+)(\s*=\s*)("(?:[^"\\]|\\.)*"|[^\s;"]+)/g
 const PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----/
-/** A URL value: scheme, user info (group 1, without `@`), host and path, query (group 2, without `?`), fragment. */
-const URL_PARTS = /^\s*[a-z][a-z0-9+.-]*:\/\/(?:([^/?#@\s]*)@)?[^?#\s]*(?:\?([^#\s]*))?(?:#\S*)?\s*$/i
+/**
+ * A URL value: scheme, user info (group 1, up to the last `@` before the path, as URL parsers read it: a password
+ * may hold a raw `@`), host and path, query (group 2, without `?`), fragment.
+ */
+const URL_PARTS = /^\s*[a-z][a-z0-9+.-]*:\/\/(?:([^/?#\s]*)@)?[^?#\s]*(?:\?([^#\s]*))?(?:#\S*)?\s*$/i
 /** Words that make a key name secret, matched per name segment with a typo or two allowed for long ones. */
-const SECRET_WORDS = ['password', 'passwd', 'passphrase', 'secret', 'credentials', 'credential', 'jaas', 'token', 'apikey']
+const SECRET_WORDS = ['password', 'passwd', 'passphrase', 'secret', 'credentials', 'credential', 'jaas', 'token', 'apikey', 'userinfo', 'privatekey', 'accesskey']
+/** Short words that make a key name secret only as a whole word (`db.pwd`, `api.key`; not `bypass`, `keystore`). */
+const SECRET_WHOLE_WORDS = new Set(['pwd', 'pw', 'pass', 'key'])
 
 let knownNames: ReadonlySet<string> | undefined
 let passwordNames: ReadonlySet<string> | undefined
@@ -115,8 +120,17 @@ export function isSecretKey (key: string, aliases: readonly string[] = []): bool
   return secretKeyKind(key, aliases) !== undefined
 }
 
+/**
+ * Whether a segment, a word of it (split at `-` and `_`), its words run together (`api_key` → `apikey`) or two
+ * segments run together (`user.info` → `userinfo`) is a secret word.
+ */
 function hasSecretWord (segments: readonly string[]): boolean {
-  return segments.some(segment => segment.split(/[-_]/).some(isSecretWord))
+  const words = segments.flatMap(segment => {
+    const parts = segment.split(/[-_]/)
+    return [...parts, parts.join('')]
+  })
+  const pairs = segments.slice(1).map((segment, i) => `${segments[i]!}${segment}`)
+  return words.some(w => isSecretWord(w) || SECRET_WHOLE_WORDS.has(w.toLowerCase())) || pairs.some(isSecretWord)
 }
 
 function isSecretWord (word: string): boolean {
@@ -185,15 +199,22 @@ export function secretValues (values: Readonly<Record<string, string>>, fromProv
 
 /** The user info (and its password part) and the query of a URL value, which may hold credentials. */
 function urlSecrets (value: string): string[] {
-  const match = URL_PARTS.exec(value)
-  if (match === null) return []
-  const [, userInfo, query] = match
-  const password = userInfo?.includes(':') === true ? userInfo.slice(userInfo.indexOf(':') + 1) : undefined
-  return [userInfo, password, query].filter((part): part is string => part !== undefined && part !== '')
+  // A list of URLs (comma-separated) holds one per item.
+  return value.split(',').flatMap(item => {
+    const match = URL_PARTS.exec(item)
+    if (match === null) return []
+    const [, userInfo, query] = match
+    const password = userInfo?.includes(':') === true ? userInfo.slice(userInfo.indexOf(':') + 1) : undefined
+    return [userInfo, password, query].filter((part): part is string => part !== undefined && part !== '')
+  })
 }
 
-/** A URL value with its user info and query replaced; any other value unchanged. */
+/** A URL value (or a comma-separated list of them) with each user info and query replaced; any other value unchanged. */
 function redactUrl (value: string): string {
+  return value.split(',').map(redactOneUrl).join(',')
+}
+
+function redactOneUrl (value: string): string {
   const match = URL_PARTS.exec(value)
   if (match === null) return value
   const [, userInfo, query] = match

@@ -61,9 +61,14 @@ describe('mm2.properties is read with java.util.Properties syntax', () => {
 
   it('refuses a malformed \\u escape, as Java does, naming its line: a config error, not a crash', () => {
     assert.throws(() => parseProperties('a = 1\nb = x\\u12G4\n'), (err: unknown) => err instanceof PropertiesSyntaxError && err.line === 2 &&
-      err.message === "line 2: malformed \\uXXXX escape '\\u12G4' (Java's Properties.load refuses the file too): a \\u must be followed by 4 hexadecimal digits; write a literal backslash as \\\\")
+      err.message === "line 2: malformed \\uXXXX escape at column 6 (Java's Properties.load refuses the file too): a \\u must be followed by 4 hexadecimal digits; write a literal backslash as \\\\")
     assert.throws(() => parseProperties('a = \\u12'), (err: unknown) => err instanceof PropertiesSyntaxError && err.line === 1)
-    assert.throws(() => parse(twoClusters('A->B.topics = x\\uZZ12')), (err: unknown) => err instanceof ConfigError && /line \d+: malformed \\uXXXX escape '\\uZZ12'/.test(err.message))
+    assert.throws(() => parse(twoClusters('A->B.topics = x\\uZZ12')), (err: unknown) => err instanceof ConfigError && /line \d+: malformed \\uXXXX escape at column 16/.test(err.message))
+  })
+
+  it('never quotes the characters after a malformed \\u (they may be a password\'s), also on a continued line starting with #', () => {
+    assert.throws(() => parseProperties('A.ssl.key.password = Z9\\uq#7!kk\n'), (err: unknown) => err instanceof PropertiesSyntaxError && !err.message.includes('q#7'))
+    assert.throws(() => parseProperties('a = one, \\\n#\\uq#7!kk\n'), (err: unknown) => err instanceof PropertiesSyntaxError && err.line === 2 && !err.message.includes('q#7'))
   })
 
   it('reads a valid \\u escape, an escaped backslash before u, and \\u in a comment', () => {

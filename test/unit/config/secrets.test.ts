@@ -22,6 +22,15 @@ describe('isSecretKey', () => {
     }
   })
 
+  it('finds the common credential key names of other tools: user info, api keys, pwd and pass as words', () => {
+    for (const key of ['A.consumer.basic.auth.user.info', 'A.consumer.api_key', 'A.consumer.api-key', 'A.consumer.api.key', 'A.consumer.db.pwd', 'B.producer.smtp.pass', 'A.consumer.private_key', 'aws.access_key']) {
+      assert.ok(isSecretKey(key), key)
+    }
+    for (const key of ['A.consumer.bypass.cache', 'A.consumer.passive.mode', 'A.consumer.keystore.flavour', 'A.consumer.monkey.count']) {
+      assert.ok(!isSecretKey(key), key)
+    }
+  })
+
   it('leaves known non-secret keys readable, certificates included', () => {
     for (const key of ['bootstrap.servers', 'A.ssl.keystore.location', 'ssl.truststore.certificates', 'A.ssl.keystore.certificate.chain',
       'sasl.oauthbearer.token.endpoint.url', 'A.consumer.fetch.max.bytes', 'topics', 'A->B.sync.topic.acls.enabled', 'A.sasl.mechanism']) {
@@ -158,5 +167,13 @@ describe('kmirror validate\'s text', () => {
     const config = parse(twoClusters('A.sasl.jaas.confg = x', 'A.ssl.keystore.pasword = y'))
     assert.equal(config.flows[0]?.source.consumer['sasl.jaas.confg'], undefined)
     assert.equal(config.flows[0]?.source.admin['ssl.keystore.pasword'], undefined)
+  })
+})
+
+describe('URL credentials', () => {
+  it('takes the user info up to the last @ (a password may hold one), in every URL of a list', () => {
+    const { certain } = secretValues({ 'sasl.oauthbearer.jwks.endpoint.url': 'https://svc:p@ssw0rd!@idp/token', 'A.consumer.schema.registry.url': 'https://u1:one@h1/x,https://u2:two@h2/y' })
+    for (const secret of ['p@ssw0rd!', 'svc:p@ssw0rd!', 'one', 'two']) assert.ok(certain.includes(secret), secret)
+    assert.equal(redactValue('A.consumer.schema.registry.url', 'https://u1:one@h1/x,https://u2:two@h2/y').includes('two'), false)
   })
 })
