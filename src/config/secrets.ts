@@ -56,7 +56,10 @@ const PRIVATE_KEY = /-----BEGIN [A-Z ]*PRIVATE KEY-----/
 const URL_PARTS = /^\s*[a-z][a-z0-9+.-]*:\/\/(?:([^/?#\s]*)@)?[^?#\s]*(?:\?([^#\s]*))?(?:#\S*)?\s*$/i
 /** Words that make a key name secret, matched per name segment with a typo or two allowed for long ones. */
 const SECRET_WORDS = ['password', 'passwd', 'passphrase', 'secret', 'credentials', 'credential', 'jaas', 'token', 'apikey', 'userinfo', 'privatekey', 'accesskey']
-/** Short words that make a key name secret only as a whole word (`db.pwd`, `api.key`; not `bypass`, `keystore`). */
+/**
+ * Short words that make a key name secret only as a whole word of its last segment (`db.pwd`, `api.key`,
+ * `api_key`; not `bypass`, `keystore`, `key.deserializer`).
+ */
 const SECRET_WHOLE_WORDS = new Set(['pwd', 'pw', 'pass', 'key'])
 
 let knownNames: ReadonlySet<string> | undefined
@@ -125,12 +128,14 @@ export function isSecretKey (key: string, aliases: readonly string[] = []): bool
  * segments run together (`user.info` → `userinfo`) is a secret word.
  */
 function hasSecretWord (segments: readonly string[]): boolean {
-  const words = segments.flatMap(segment => {
+  const wordsOf = (segment: string): string[] => {
     const parts = segment.split(/[-_]/)
     return [...parts, parts.join('')]
-  })
+  }
   const pairs = segments.slice(1).map((segment, i) => `${segments[i]!}${segment}`)
-  return words.some(w => isSecretWord(w) || SECRET_WHOLE_WORDS.has(w.toLowerCase())) || pairs.some(isSecretWord)
+  const last = segments.at(-1)
+  return segments.flatMap(wordsOf).some(isSecretWord) || pairs.some(isSecretWord) ||
+    (last !== undefined && last.split(/[-_]/).some(w => SECRET_WHOLE_WORDS.has(w.toLowerCase())))
 }
 
 function isSecretWord (word: string): boolean {
@@ -199,8 +204,7 @@ export function secretValues (values: Readonly<Record<string, string>>, fromProv
 
 /** The user info (and its password part) and the query of a URL value, which may hold credentials. */
 function urlSecrets (value: string): string[] {
-  // A list of URLs (comma-separated) holds one per item.
-  return value.split(',').flatMap(item => {
+  return urlItems(value).flatMap(item => {
     const match = URL_PARTS.exec(item)
     if (match === null) return []
     const [, userInfo, query] = match
@@ -211,7 +215,15 @@ function urlSecrets (value: string): string[] {
 
 /** A URL value (or a comma-separated list of them) with each user info and query replaced; any other value unchanged. */
 function redactUrl (value: string): string {
-  return value.split(',').map(redactOneUrl).join(',')
+  return urlItems(value).map(redactOneUrl).join(',')
+}
+
+/**
+ * The URLs of a comma-separated list, split only where another URL starts: a comma inside one (in a password, or
+ * a query `ids=1,2`) stays in it.
+ */
+function urlItems (value: string): string[] {
+  return value.split(/,(?=\s*[a-z][a-z0-9+.-]*:\/\/)/i)
 }
 
 function redactOneUrl (value: string): string {

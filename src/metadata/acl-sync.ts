@@ -208,25 +208,56 @@ export async function applyAclSync (plan: AclSyncPlan, context: Pick<FlowContext
   // Recorded before they exist: a crash in between leaves a record of an absent binding, never an unknown copy.
   await ownership?.record(plan.create)
   // Every DENY before any ALLOW, in requests of their own: an ALLOW created while a DENY that narrows it was
-  // refused would grant what the source refuses. A refused DENY holds back every ALLOW of the run.
-  const denies = plan.create.filter(b => b.permission === 'deny')
-  const allows = plan.create.filter(b => b.permission !== 'deny')
-  return await createAll(denies, context) + await createAll(allows, context)
+  // refused would grant what the source refuses. The ALLOWs a refused DENY overlaps are held back; the others go.
+  const denies = await createSettled(plan.create.filter(b => b.permission === 'deny'), context)
+  const refusedDenies = denies.failed.map(f => ({ binding: f.binding, operations: new Set([f.binding.operation]) }))
+  const allowsWanted = plan.create.filter(b => b.permission !== 'deny')
+  const heldBack = allowsWanted.filter(a => narrowingDeny(a, a, refusedDenies) !== undefined)
+  const allows = await createSettled(allowsWanted.filter(a => !heldBack.includes(a)), context)
+  const failed = [...denies.failed, ...allows.failed]
+  if (failed.length > 0) throw creationFailure(failed, heldBack, plan.create.length, context.flow)
+  return denies.created + allows.created
 }
 
-async function createAll (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<number> {
+interface FailedAcl { readonly binding: AclBinding, readonly err: unknown }
+
+/** Creates BINDINGS in chunks, one by one when a chunk fails; the ones refused are returned. A permission error throws. */
+async function createSettled (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<{ created: number, failed: FailedAcl[] }> {
   let created = 0
+  const failed: FailedAcl[] = []
   for (let i = 0; i < bindings.length; i += CREATE_CHUNK) {
     const chunk = bindings.slice(i, i + CREATE_CHUNK)
     try {
       await createAndLog(chunk, context)
       created += chunk.length
     } catch (err) {
-      if (isPermissionError(err) || chunk.length === 1) throw err
-      created += await createOneByOne(chunk, context)
+      if (isPermissionError(err)) throw err
+      if (chunk.length === 1) {
+        failed.push({ binding: chunk[0]!, err })
+        continue
+      }
+      for (const b of chunk) {
+        try {
+          await createAndLog([b], context)
+          created++
+        } catch (one) {
+          if (isPermissionError(one)) throw one
+          failed.push({ binding: b, err: one })
+        }
+      }
     }
   }
-  return created
+  return { created, failed }
+}
+
+/** One error naming every binding the target refused, and the ALLOWs held back because a DENY they overlap was. */
+function creationFailure (failed: readonly FailedAcl[], heldBack: readonly AclBinding[], wanted: number, flow: FlowConfig): KmirrorError {
+  const first = failed[0]!.err
+  const held = heldBack.length === 0 ? '' : `; held back until those DENYs exist (they narrow them): ${heldBack.map(formatAcl).join('; ')}`
+  return new KmirrorError(isKmirrorError(first) ? first.code : ErrorCodes.CLUSTER_UNREACHABLE,
+    `ACL sync could not create ${failed.length} of ${wanted} ACL(s) on cluster ${flow.target.alias}: ` +
+    failed.map(f => `${formatAcl(f.binding)} (${f.err instanceof Error ? f.err.message : String(f.err)})`).join('; ') + held,
+    { cause: first, retriable: true, details: { failed: failed.map(f => formatAcl(f.binding)), heldBack: heldBack.map(formatAcl) } })
 }
 
 /**
@@ -257,23 +288,6 @@ async function createAndLog (bindings: readonly AclBinding[], context: Pick<Flow
   }
   metrics.inc('aclsCreated', { flow: flow.name }, bindings.length)
   for (const b of bindings) log.info({ acl: formatAcl(b) }, 'created ACL on the target')
-}
-
-async function createOneByOne (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<number> {
-  const failures: { acl: string, err: unknown }[] = []
-  for (const b of bindings) {
-    try {
-      await createAndLog([b], context)
-    } catch (err) {
-      failures.push({ acl: formatAcl(b), err })
-    }
-  }
-  if (failures.length === 0) return bindings.length
-  const first = failures[0]!.err
-  throw new KmirrorError(isKmirrorError(first) ? first.code : ErrorCodes.CLUSTER_UNREACHABLE,
-    `ACL sync could not create ${failures.length} of ${bindings.length} ACL(s) on cluster ${context.flow.target.alias}: ` +
-    failures.map(f => `${f.acl} (${f.err instanceof Error ? f.err.message : String(f.err)})`).join('; '),
-    { cause: first, retriable: true, details: { failed: failures.map(f => f.acl) } })
 }
 
 function isPermissionError (err: unknown): boolean {

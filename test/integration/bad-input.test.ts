@@ -40,7 +40,8 @@ const CASES: { name: string, lines: string[], expect: RegExp }[] = [
   {
     name: 'a malformed \\u escape (it used to crash as an internal error, exit 4)',
     lines: [`clusters = ${S}, ${T}`, `${S}.bootstrap.servers = ${source}`, `${T}.bootstrap.servers = ${target}`, `${S}->${T}.enabled = true`, `${S}->${T}.topics = orders\\uZZ12`],
-    expect: /line 5: malformed \\uXXXX escape '\\uZZ12'/
+    // The column, never the characters after \u: they may be part of a password
+    expect: /line 5: malformed \\uXXXX escape at column \d+ \(/
   }
 ]
 

@@ -26,7 +26,7 @@ describe('isSecretKey', () => {
     for (const key of ['A.consumer.basic.auth.user.info', 'A.consumer.api_key', 'A.consumer.api-key', 'A.consumer.api.key', 'A.consumer.db.pwd', 'B.producer.smtp.pass', 'A.consumer.private_key', 'aws.access_key']) {
       assert.ok(isSecretKey(key), key)
     }
-    for (const key of ['A.consumer.bypass.cache', 'A.consumer.passive.mode', 'A.consumer.keystore.flavour', 'A.consumer.monkey.count']) {
+    for (const key of ['A.consumer.bypass.cache', 'A.consumer.passive.mode', 'A.consumer.keystore.flavour', 'A.consumer.monkey.count', 'A.consumer.key.deserializer', 'key.converter.schemas.enable']) {
       assert.ok(!isSecretKey(key), key)
     }
   })
@@ -175,5 +175,12 @@ describe('URL credentials', () => {
     const { certain } = secretValues({ 'sasl.oauthbearer.jwks.endpoint.url': 'https://svc:p@ssw0rd!@idp/token', 'A.consumer.schema.registry.url': 'https://u1:one@h1/x,https://u2:two@h2/y' })
     for (const secret of ['p@ssw0rd!', 'svc:p@ssw0rd!', 'one', 'two']) assert.ok(certain.includes(secret), secret)
     assert.equal(redactValue('A.consumer.schema.registry.url', 'https://u1:one@h1/x,https://u2:two@h2/y').includes('two'), false)
+  })
+
+  it('keeps a comma inside one URL in it: a password, or a query list', () => {
+    const { certain } = secretValues({ 'A.consumer.schema.registry.url': 'https://svc:pa,ss@reg:8081', 'B.consumer.other.url': 'https://reg/x?ids=1,2&api_key=SECRET' })
+    assert.ok(certain.includes('pa,ss'))
+    assert.ok(certain.includes('ids=1,2&api_key=SECRET'))
+    assert.equal(redactValue('B.consumer.other.url', 'https://reg/x?ids=1,2&api_key=SECRET').includes('SECRET'), false)
   })
 })
