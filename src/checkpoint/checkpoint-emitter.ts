@@ -17,7 +17,7 @@
  *   changed; a group the source no longer lists (or the filter no longer selects) is forgotten.
  */
 import type { FlowConfig } from '../config/types.ts'
-import { decodeCheckpoint, encodeCheckpointKey, encodeCheckpointValue, type Checkpoint } from '../formats/checkpoint.ts'
+import { decodeCheckpointRecord, encodeCheckpointKey, encodeCheckpointValue } from '../formats/checkpoint.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import { isConsumerProtocol, type CommittedOffset } from '../kafka/group-admin.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
@@ -225,13 +225,8 @@ export class CheckpointEmitter {
 
   async #readFrom (reader: Pick<RecordFetcher, 'fetch' | 'listOffsets'>): Promise<void> {
     const ends = await readTopicFrom(reader as RecordFetcher, this.topic, 1, new Map(this.#next === null ? [] : [[0, this.#next]]), (_, record) => {
-      if (record.key === null || record.value === null) return
-      let checkpoint: Checkpoint
-      try {
-        checkpoint = decodeCheckpoint(record.key, record.value)
-      } catch {
-        return // MM2 skips records it cannot decode as well
-      }
+      const checkpoint = decodeCheckpointRecord(record)
+      if (checkpoint === null) return
       this.#last.set(`${checkpoint.group}\u0000${checkpoint.topic}\u0000${checkpoint.partition}`, { upstream: checkpoint.upstreamOffset, downstream: checkpoint.downstreamOffset })
     })
     this.#next = ends.get(0) ?? this.#next

@@ -2,7 +2,7 @@
  * The newest checkpoint of each group and remote partition in `<source>.checkpoints.internal` on the target:
  * what failover relies on when the source cluster is unreachable (as MM2's RemoteClusterUtils does).
  */
-import { decodeCheckpoint, type Checkpoint } from '../formats/checkpoint.ts'
+import { decodeCheckpointRecord, type Checkpoint } from '../formats/checkpoint.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { readTopicToEnd } from '../kafka/topic-reader.ts'
@@ -18,13 +18,8 @@ export async function readLastCheckpoints (topic: string, admin: AdminClient, re
   const out = new Map<string, Map<string, StoredCheckpoint>>()
   if (!(await admin.describeTopics([topic])).has(topic)) return out
   await readTopicToEnd(reader, topic, 1, (_, record) => {
-    if (record.key === null || record.value === null) return
-    let checkpoint: Checkpoint
-    try {
-      checkpoint = decodeCheckpoint(record.key, record.value)
-    } catch {
-      return // MM2 skips records it cannot decode as well
-    }
+    const checkpoint = decodeCheckpointRecord(record)
+    if (checkpoint === null) return
     const byPartition = out.get(checkpoint.group) ?? new Map<string, StoredCheckpoint>()
     out.set(checkpoint.group, byPartition)
     byPartition.set(partitionKey(checkpoint.topic, checkpoint.partition), { ...checkpoint, writtenAt: Number(record.timestamp) })

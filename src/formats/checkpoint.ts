@@ -62,6 +62,19 @@ export function decodeCheckpoint (key: Buffer, value: Buffer): Checkpoint {
   return { ...decodeCheckpointKey(key), ...decodeCheckpointValue(value) }
 }
 
+/**
+ * A record of a checkpoints topic as a checkpoint, or null when it is not one (no key or value, a version or layout
+ * it cannot read): MM2's readers skip such records, and so does every reader of kmirror.
+ */
+export function decodeCheckpointRecord (record: { readonly key: Buffer | null, readonly value: Buffer | null }): Checkpoint | null {
+  if (record.key === null || record.value === null) return null
+  try {
+    return decodeCheckpoint(record.key, record.value)
+  } catch {
+    return null
+  }
+}
+
 /** The line MM2's CheckpointFormatter prints (KIP-597). */
 export function formatCheckpoint (c: Checkpoint): string {
   return `Checkpoint{consumerGroupId=${c.group}, topicPartition=${c.topic}-${c.partition}, ` +

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
-import { decodeCheckpoint, encodeCheckpointKey, encodeCheckpointValue, formatCheckpoint } from '../../../src/formats/checkpoint.ts'
+import { decodeCheckpoint, decodeCheckpointRecord, encodeCheckpointKey, encodeCheckpointValue, formatCheckpoint } from '../../../src/formats/checkpoint.ts'
 import { hex } from './hex.ts'
 
 /*
@@ -46,5 +46,14 @@ describe('Checkpoint format', () => {
   it('prints the same line as MM2\'s CheckpointFormatter', () => {
     assert.equal(formatCheckpoint({ group: 'g1', topic: 'A.t1', partition: 0, upstreamOffset: 100, downstreamOffset: 201, metadata: '' }),
       'Checkpoint{consumerGroupId=g1, topicPartition=A.t1-0, upstreamOffset=100, downstreamOffset=201, metadata=}')
+  })
+
+  it('reads a checkpoints-topic record as a checkpoint, or null for a tombstone, a missing key or bytes it cannot decode', () => {
+    const key = hex('000267310004412e743100000000')
+    const value = hex('0000 0000000000000064 00000000000000c9 0000')
+    assert.deepEqual(decodeCheckpointRecord({ key, value }), { group: 'g1', topic: 'A.t1', partition: 0, upstreamOffset: 100, downstreamOffset: 201, metadata: '' })
+    assert.equal(decodeCheckpointRecord({ key, value: null }), null)
+    assert.equal(decodeCheckpointRecord({ key: null, value }), null)
+    assert.equal(decodeCheckpointRecord({ key: hex('0009 6731'), value }), null)
   })
 })
