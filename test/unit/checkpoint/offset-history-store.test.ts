@@ -2,33 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { OffsetHistoryStore } from '../../../src/checkpoint/offset-history-store.ts'
 import type { FlowConfig } from '../../../src/config/types.ts'
-import { partitionKey } from '../../../src/topic-partition.ts'
-import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
-import type { OffsetSegment, PartitionBatch } from '../../../src/kafka/record-writer.ts'
 import { OffsetSyncTracker } from '../../../src/replication/offset-sync-tracker.ts'
-
-/** One compacted-topic partition in memory: what the store writes, it can read back (without compaction). */
-class TopicLog {
-  readonly records: FetchedRecord[] = []
-  async write (batches: readonly PartitionBatch[]): Promise<OffsetSegment[][]> {
-    return batches.map(b => {
-      const base = this.records.length
-      for (const r of b.records) this.records.push({ offset: this.records.length, timestamp: r.timestamp, key: r.key, value: r.value, headers: [...r.headers] })
-      return [{ start: 0, baseOffset: base }]
-    })
-  }
-
-  async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
-    return positions.map(p => ({
-      topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: this.records.slice(p.offset), nextOffset: this.records.length,
-      highWatermark: this.records.length, lastStableOffset: this.records.length, logStartOffset: 0, bytes: 0
-    }))
-  }
-
-  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest'): Promise<Map<string, number>> {
-    return new Map(partitions.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : this.records.length]))
-  }
-}
+import { partitionKey } from '../../../src/topic-partition.ts'
+import { TopicLog } from '../../fakes/topic-log.ts'
 
 const flow = { source: { alias: 'A' }, checkpointsTopicReplicationFactor: 1 } as unknown as FlowConfig
 /** The topic already exists, so `load` reads it. */

@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { FlowConfig } from '../../../src/config/types.ts'
-import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
-import type { OffsetSegment, PartitionBatch } from '../../../src/kafka/record-writer.ts'
 import { AclOwnershipStore, aclOwnershipTopic, decodeOwnedAcl, encodeOwnedAcl } from '../../../src/metadata/acl-ownership.ts'
-import { partitionKey } from '../../../src/topic-partition.ts'
+import { TopicLog } from '../../fakes/topic-log.ts'
 import { acl } from './acl-fixtures.ts'
 
 describe('the ACL ownership record', () => {
@@ -41,26 +39,3 @@ describe('the ACL ownership record', () => {
     assert.deepEqual(x.owned(), [])
   })
 })
-
-/** One partition of a compacted topic in memory (no compaction). */
-class TopicLog {
-  readonly records: FetchedRecord[] = []
-  async write (batches: readonly PartitionBatch[]): Promise<OffsetSegment[][]> {
-    return batches.map(b => {
-      const base = this.records.length
-      for (const r of b.records) this.records.push({ offset: this.records.length, timestamp: r.timestamp, key: r.key, value: r.value, headers: [...r.headers] })
-      return [{ start: 0, baseOffset: base }]
-    })
-  }
-
-  async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
-    return positions.map(p => ({
-      topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: this.records.slice(p.offset), nextOffset: this.records.length,
-      highWatermark: this.records.length, lastStableOffset: this.records.length, logStartOffset: 0, bytes: 0
-    }))
-  }
-
-  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest'): Promise<Map<string, number>> {
-    return new Map(partitions.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : this.records.length]))
-  }
-}

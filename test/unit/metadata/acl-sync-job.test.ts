@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict'
-import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import type { AdminClient } from '../../../src/kafka/admin-client.ts'
@@ -10,6 +9,7 @@ import type { MetricKey } from '../../../src/metrics/definitions.ts'
 import type { Metrics } from '../../../src/metrics/metrics.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
 import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+import { TopicLog } from '../../fakes/topic-log.ts'
 import { acl, flowWith } from './acl-fixtures.ts'
 
 /** An admin client holding ACLs in memory; `acls: null` plays a cluster without authorizer. */
@@ -74,27 +74,8 @@ function countingMetrics (): Metrics & { counts: Map<MetricKey, number> } {
 
 /** The ownership topic in memory: what the store writes (also told as events, in order), it reads back. */
 function ownershipTopic (events: string[]) {
-  const records: FetchedRecord[] = []
-  return {
-    writer: {
-      write: async (batches: readonly { topic: string, records: readonly { key: Buffer | null, value: Buffer | null }[] }[]) => {
-        for (const b of batches) {
-          for (const r of b.records) {
-            events.push(`${r.value === null ? 'forget' : 'record'} ${b.topic} ${r.key?.toString()}`)
-            records.push({ offset: records.length, timestamp: 0n, key: r.key, value: r.value, headers: [] })
-          }
-        }
-        return []
-      }
-    },
-    reader: {
-      listOffsets: async (tps: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest') => new Map(tps.map(tp => [`${tp.topic}\u0000${tp.partition}`, which === 'earliest' ? 0 : records.length])),
-      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => positions.map(p => ({
-        topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: records.slice(p.offset), nextOffset: records.length,
-        highWatermark: records.length, lastStableOffset: records.length, logStartOffset: 0, bytes: 0
-      }))
-    }
-  }
+  const log = new TopicLog((topic, r) => events.push(`${r.value === null ? 'forget' : 'record'} ${topic} ${r.key?.toString()}`))
+  return { writer: log, reader: log }
 }
 
 function setupWithOwnership (source: AclBinding[], target: AclBinding[], ...lines: string[]) {
