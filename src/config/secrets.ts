@@ -17,6 +17,7 @@
  */
 import { REDACTED, type SecretValues } from '../redactor.ts'
 import { findKey, JAVA_PASSWORD_KEYS, JAVA_SECURITY_KEYS, KEYS, KeyTypes, type KeyType } from './schema.ts'
+import { jaasOptionTexts, parseJaasConfig, type JaasOptionText } from './jaas.ts'
 import { findReferences, replaceReferences } from './references.ts'
 import { closest, levenshtein } from './suggest.ts'
 
@@ -144,7 +145,14 @@ function isSecretWord (word: string): boolean {
 }
 
 export function looksLikeJaas (value: string): boolean {
-  return JAAS_LINE.test(value)
+  return JAAS_LINE.test(value) || 'entries' in parseJaasConfig(value)
+}
+
+/** An option value as written, without its quotes (an unclosed quote runs to the end of its line). */
+function writtenValue (value: string, option: JaasOptionText): string {
+  const written = value.slice(option.start, option.end)
+  if (!/^["']/.test(written)) return written
+  return written.length > 1 && written.endsWith(written[0] as string) ? written.slice(1, -1) : written.slice(1)
 }
 
 /**
@@ -160,7 +168,11 @@ function jaasSecrets (value: string): string[] {
     const unescaped = bare.replace(/\\(.)/g, '$1')
     secrets.push(...new Set([bare, unescaped]))
   }
-  return secrets
+  // As Java reads it too: single quotes, blanks inside quotes, octal and \t escapes, comments between options.
+  for (const option of jaasOptionTexts(value)) {
+    if (!isPublicJaasOption(option.name)) secrets.push(...new Set([option.value, writtenValue(value, option)]))
+  }
+  return secrets.filter(secret => secret !== '')
 }
 
 /** Types whose values are data, never credentials: a provider value resolved into one is only guessed secret. */
@@ -245,8 +257,13 @@ function redactOneUrl (value: string): string {
  */
 export function redactValue (key: string, value: string, aliases: readonly string[] = []): string {
   if (looksLikeJaas(value)) {
-    return value.replace(JAAS_OPTION, (whole: string, name: string, equals: string, written: string) =>
-      isPublicJaasOption(name) || isOnlyReferences(written.replace(/^"(.*)"$/s, '$1')) ? whole : `${name}${equals}"${REDACTED}"`)
+    let redacted = value
+    for (const option of jaasOptionTexts(value).reverse()) {
+      if (isPublicJaasOption(option.name) || isOnlyReferences(option.value)) continue
+      redacted = `${redacted.slice(0, option.start)}"${REDACTED}"${redacted.slice(option.end)}`
+    }
+    return redacted.replace(JAAS_OPTION, (whole: string, name: string, equals: string, written: string) =>
+      isPublicJaasOption(name) || isOnlyReferences(written.replace(/^"(.*)"$/s, '$1')) || written === `"${REDACTED}"` ? whole : `${name}${equals}"${REDACTED}"`)
   }
   if (isOnlyReferences(value)) return value
   return isSecretKey(key, aliases) || PRIVATE_KEY.test(value) ? REDACTED : redactUrl(value)

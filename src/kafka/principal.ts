@@ -4,7 +4,7 @@
  * copies a DENY onto kmirror itself.
  */
 import type { ClientProps } from '../config/types.ts'
-import { jaasOption } from './jaas.ts'
+import { jaasOption } from '../config/jaas.ts'
 
 const NAMED_SASL = new Set(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512'])
 

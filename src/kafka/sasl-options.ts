@@ -12,7 +12,7 @@ import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { ClientConfigError } from './client-config-error.ts'
 import { kafkaErrorNames } from './errors.ts'
-import { parseJaas, type JaasEntry } from './jaas.ts'
+import { parseJaasConfig, type JaasEntry } from '../config/jaas.ts'
 import { oauthOptions } from './oauth-options.ts'
 
 export type SaslOptions = NonNullable<ConnectionOptions['sasl']>
@@ -43,9 +43,9 @@ function jaasEntry (props: ClientProps, mechanism: string): JaasEntry {
   if (text === undefined || text.trim() === '') {
     throw new ClientConfigError('sasl.jaas.config', `is not set: SASL/${mechanism} needs a JAAS line such as ${exampleJaas(mechanism)}`)
   }
-  const entry = parseJaas(text)
-  if (entry === undefined) throw new ClientConfigError('sasl.jaas.config', `is not a JAAS line (<LoginModule> required name="value" ...;), e.g. ${exampleJaas(mechanism)}`)
-  return entry
+  const parsed = parseJaasConfig(text)
+  if ('problem' in parsed) throw new ClientConfigError('sasl.jaas.config', `is not a JAAS config Kafka reads (${parsed.problem}): write <LoginModule> required name="value" ...;, e.g. ${exampleJaas(mechanism)}`)
+  return parsed.entries[0] as JaasEntry
 }
 
 function exampleJaas (mechanism: string): string {

@@ -129,6 +129,14 @@ describe('redactValue', () => {
     assert.equal(redactValue('A.consumer.login.line', 'x required username=bob clientSecret = "c";'), 'x required username=bob clientSecret = "[redacted]";')
   })
 
+  it('hides what Java reads as the value: single quotes with blanks, escapes, a JAAS line that starts with a comment', () => {
+    const jaas = '/* prod */ x.Login required username=\'bob\' password=\'two words\' secret="t\\tab";'
+    assert.equal(redactValue('A.login.line', jaas), '/* prod */ x.Login required username=\'bob\' password="[redacted]" secret="[redacted]";')
+    const secrets = secretValues({ 'A.login.line': jaas }).certain
+    for (const secret of ['two words', 't\\tab', 't\tab']) assert.ok(secrets.includes(secret), `${JSON.stringify(secret)} in ${JSON.stringify(secrets)}`)
+    assert.equal(secrets.includes('bob'), false)
+  })
+
   it('hides whole values of password keys, misspelt ones, and private keys', () => {
     for (const key of ['ssl.truststore.password', 'ssl.key.password', 'A.ssl.keystore.password', 'sasl.oauthbearer.client.secret', 'ssl.keystore.key', 'ssl.keystore.pasword']) {
       assert.equal(redactValue(key, 'x'), '[redacted]', key)
