@@ -55,7 +55,7 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
       })
       const address = server.address()
       log.info({ host: options.http.host, port: typeof address === 'object' && address !== null ? address.port : options.http.port, tls: access?.tls !== undefined, basicAuth: access?.authenticator !== undefined },
-        'HTTP endpoint: / (console), /metrics, /healthz, /readyz, /status, /topology')
+        'HTTP endpoint: / (console), /metrics, /healthz, /livez, /readyz, /status, /topology')
     }
     const signal = await startUnlessSignalled(mirror, signalled, log)
     if (signal !== undefined) return await stopDuringStart(mirror, signal, log)

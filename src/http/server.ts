@@ -143,13 +143,18 @@ export async function startHttpServer (options: HttpServerOptions): Promise<Serv
       // Degraded partitions and stalled flows are both listed: either alone makes the answer 503.
       const body = failed ? 'failed\n' : [health.status === 200 ? '' : `${health.summary}\n`, stall.healthy ? '' : describeStalled(stall)].join('') || 'ok\n'
       res.writeHead(failed || health.status !== 200 || !stall.healthy ? 503 : 200, { 'content-type': 'text/plain' }).end(processRedactor.redactSerialized(body))
+    } else if (path === '/livez') {
+      // For a liveness probe: only a flow stopped on an error is fixed by a restart. Degraded partitions (an ACL, a
+      // record too large) and stalls (a broker down) are not: a restart would only re-copy and rebalance the group.
+      const failed = source.failure() !== undefined
+      res.writeHead(failed ? 503 : 200, { 'content-type': 'text/plain' }).end(failed ? 'failed: a flow stopped on an error (see /status and the log); a restart starts it again\n' : 'alive\n')
     } else if (path === '/readyz') {
       const ready = (source.health?.() ?? ALWAYS_HEALTHY).ready
       res.writeHead(ready ? 200 : 503, { 'content-type': 'text/plain' }).end(ready ? 'ready\n' : 'starting\n')
     } else if (routes.handle(url.pathname, url.searchParams, res) || serveConsoleAsset(url.pathname, res)) {
       // answered: the JSON routes (status-routes.ts) or the console's page and files (console-assets.ts)
     } else {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try / (the console), /metrics, /healthz, /readyz, /status or /topology\n')
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('not found: try / (the console), /metrics, /healthz, /livez, /readyz, /status or /topology\n')
     }
   })
   await new Promise<void>((resolve, reject) => {

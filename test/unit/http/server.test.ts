@@ -253,6 +253,20 @@ describe('the console and the light JSON routes', () => {
     })
   })
 
+  it('answers /livez 200 while flows are degraded or stalled (a restart fixes neither), 503 once a flow stopped on an error', async () => {
+    const stalled = { ready: true, healthy: false, stalled: [{ flow: 'A->B', sinceMs: 200_000, thresholdMs: 120_000, started: true }] }
+    await withServer({ status: () => flows, failure: () => undefined, health: () => stalled }, async base => {
+      assert.equal((await fetch(`${base}/healthz`)).status, 503)
+      const live = await fetch(`${base}/livez`)
+      assert.deepEqual([live.status, await live.text()], [200, 'alive\n'])
+    })
+    await withServer({ status: () => flows, failure: () => new Error('boom') }, async base => {
+      const live = await fetch(`${base}/livez`)
+      assert.equal(live.status, 503)
+      assert.match(await live.text(), /^failed: a flow stopped on an error/)
+    })
+  })
+
   it('answers /topology from the topology source, 404 without one', async () => {
     const document = { readAt: '2026-01-01T00:00:00.000Z', nodes: [], links: [] }
     await withServer({ status: () => flows, failure: () => undefined, topology: async () => document }, async base => {
