@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { BasicAuthenticator, parseAuthFile } from '../../../src/http/basic-auth.ts'
+import { AuthOutcomes, BasicAuthenticator, parseAuthFile } from '../../../src/http/basic-auth.ts'
 
 // `openssl passwd -5 -salt saltstring 'Hello world!'` and glibc's SHA-512-crypt of 'This is just a test'
 const ALICE = 'alice:$5$saltstring$5B8vYYiY.CVt1RlTTf8KbXBH3hsxY/GNooZaBBGWEc5'
@@ -30,6 +30,23 @@ describe('basic authentication', () => {
     assert.equal(fresh.isAuthorized(header, 60_999), true)
     assert.equal(fresh.isAuthorized(basic('alice', 'nope'), 2_000), false)
     assert.equal(fresh.isAuthorized(header, 61_001), true)
+  })
+
+  it('refuses an overlong password without hashing it, and hashes at most 10 unverified headers a second (429 past that)', () => {
+    const fresh = new BasicAuthenticator(parseAuthFile(ALICE, 'users'))
+    const started = performance.now()
+    assert.equal(fresh.check(basic('alice', 'x'.repeat(12_000)), 5_000), AuthOutcomes.REFUSED)
+    assert.ok(performance.now() - started < 50, 'a 12,000-character password costs no hashing')
+    for (let i = 0; i < 10; i++) assert.equal(fresh.check(basic('mallory', `guess${i}`), 7_100), AuthOutcomes.REFUSED)
+    assert.equal(fresh.check(basic('alice', 'Hello world!'), 7_900), AuthOutcomes.THROTTLED)
+    // a header verified before keeps working meanwhile; the next second hashes again
+    assert.equal(fresh.check(basic('alice', 'Hello world!'), 8_000), AuthOutcomes.ALLOWED)
+    for (let i = 0; i < 10; i++) fresh.check(basic('mallory', `again${i}`), 9_000)
+    assert.equal(fresh.check(basic('alice', 'Hello world!'), 9_500), AuthOutcomes.ALLOWED)
+  })
+
+  it('refuses a file whose hash has more than 100000 rounds (each wrong guess would hold the data path)', () => {
+    assert.throws(() => parseAuthFile('carol:$5$rounds=500000$salt$abcdefghijklmnopqrstuvwxyz', 'users'), /users line 1: the hash of user "carol" has rounds=500000, above 100000/)
   })
 
   it('names the file, the line and the user of a bad line, never its hash, and says how to make one', () => {
