@@ -26,8 +26,12 @@ import { toOffset } from './offsets.ts'
 import { ListOffsetsApi, ListOffsetTimestamps, type ListOffsetsRequest, type ListOffsetsResponse } from './protocol/list-offsets.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 
-/** Which offset is asked for: the log start, the end, or the first at or after a time (epoch ms). */
-export type OffsetQuery = 'earliest' | 'latest' | { readonly atOrAfter: number }
+/**
+ * Which offset is asked for: the log start, the end as the reader sees it (a read_committed reader: the last stable
+ * offset, before the first record of a transaction still open), the end of everything written (the high watermark,
+ * whatever the reader's isolation), or the first at or after a time (epoch ms).
+ */
+export type OffsetQuery = 'earliest' | 'latest' | 'written' | { readonly atOrAfter: number }
 
 /** How a ListOffsets request reaches a broker: kmirror's versioned request by default; unit tests answer it. */
 export type SendListOffsets = (broker: Broker, request: ListOffsetsRequest, cluster: string) => Promise<ListOffsetsResponse>
@@ -54,6 +58,8 @@ const UNKNOWN_TOPIC_OR_PARTITION = 3
 const LEADER_NOT_AVAILABLE = 5
 const NETWORK_EXCEPTION = 13
 const UNKNOWN_SERVER_ERROR = -1
+/** ListOffsets' isolation level 0: the high watermark as `latest`. */
+const READ_UNCOMMITTED = 0
 
 interface Round {
   readonly out: Map<string, number>
@@ -82,7 +88,8 @@ export async function listOffsetsSettled (deps: OffsetListingDeps, partitions: r
 }
 
 function describe (which: OffsetQuery): string {
-  return typeof which === 'object' ? `offsets at ${new Date(which.atOrAfter).toISOString()}` : `${which} offsets`
+  if (typeof which === 'object') return `offsets at ${new Date(which.atOrAfter).toISOString()}`
+  return which === 'written' ? 'high watermarks' : `${which} offsets`
 }
 
 async function listRound (deps: OffsetListingDeps, partitions: readonly TopicPartition[], which: OffsetQuery, attemptsLeft: number): Promise<Round> {
@@ -104,7 +111,7 @@ async function listRound (deps: OffsetListingDeps, partitions: readonly TopicPar
     const topics = [...groupBy(list, tp => tp.topic)].map(([name, tps]) => ({ name, partitions: tps.map(tp => ({ partition: tp.partition, timestamp })) }))
     let response
     try {
-      const request = { isolationLevel: deps.isolationLevel, topics }
+      const request = { isolationLevel: which === 'written' ? READ_UNCOMMITTED : deps.isolationLevel, topics }
       response = deps.send === undefined
         ? await sendRequest(await deps.pool.get(broker), ListOffsetsApi, request, deps.cluster.label)
         : await deps.send(broker, request, deps.cluster.label)

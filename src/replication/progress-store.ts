@@ -71,7 +71,9 @@ export class ProgressStore {
     }
     this.#partitions = description.partitions
     // What the topic holds, and only that: a value this store wrote in an exactly-once round that was aborted since
-    // (read_committed does not return it) must not be handed out as stored.
+    // (read_committed does not return it) must not be handed out as stored. Read to the high watermark: progress
+    // other members committed after a transaction still open (theirs or a dead one's) counts too, so the read waits
+    // for it to end rather than hand out older positions (which would copy their records twice).
     const read = new Map<string, number>()
     await readTopicToEnd(this.#fetcher, topic, this.#partitions, (_, record) => {
       if (record.key === null) return
@@ -81,7 +83,7 @@ export class ProgressStore {
       const tp = partitionKey(key.topic, key.partition)
       if (offset === null || offset < 0) read.delete(tp)
       else read.set(tp, offset)
-    })
+    }, { through: 'written' })
     this.#stored.clear()
     for (const [tp, offset] of read) this.#stored.set(tp, offset)
     return new Map(read)

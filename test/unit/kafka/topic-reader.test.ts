@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
-import type { RecordFetcher } from '../../../src/kafka/record-fetcher.ts'
+import { FetchOutcomes, type FetchedPartition, type PartitionPosition, type RecordFetcher } from '../../../src/kafka/record-fetcher.ts'
 import { readTopicToEnd } from '../../../src/kafka/topic-reader.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 
@@ -31,5 +31,45 @@ describe('readTopicToEnd', () => {
   it('leaves any other error as it is', async () => {
     const other = new KmirrorError(ErrorCodes.FETCH, 'fetch failed', { retriable: true })
     await assert.rejects(readTopicToEnd(refusingFetcher(other, { principal: 'User:bob', cluster: { label: 'cluster B', alias: 'B', brokers: 'b:9092', protocol: 'PLAINTEXT' } }), 't', 1, () => undefined), (err: unknown) => err === other)
+  })
+
+  /**
+   * One partition of 6 records, the one at offset 2 the first of a transaction still open: a read_committed fetch
+   * returns offsets 0-1 until it ends (after OPEN_FOR fetches), then everything.
+   */
+  function openTransactionLog (openFor: number) {
+    let fetches = 0
+    const record = (offset: number) => ({ offset, timestamp: 0n, key: Buffer.from(`k${offset}`), value: null, headers: [] })
+    const fetcher = {
+      listOffsets: async (tps: readonly { topic: string, partition: number }[], which: string) =>
+        new Map(tps.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : which === 'written' ? 6 : 2])),
+      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => positions.map(p => {
+        const stable = ++fetches > openFor ? 6 : 2
+        const records = Array.from({ length: Math.max(0, stable - p.offset) }, (_, i) => record(p.offset + i))
+        return { topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records, nextOffset: Math.max(p.offset, stable), highWatermark: 6, lastStableOffset: stable, logStartOffset: 0, bytes: 0 }
+      })
+    }
+    return fetcher as unknown as RecordFetcher
+  }
+
+  it('reads to the end the reader sees by default: a transaction still open hides what was committed after it', async () => {
+    const read: number[] = []
+    await readTopicToEnd(openTransactionLog(3), 't', 1, (_, r) => read.push(r.offset))
+    assert.deepEqual(read, [0, 1])
+  })
+
+  it('with through written, waits for the open transaction to end and reads everything written', async () => {
+    const read: number[] = []
+    await readTopicToEnd(openTransactionLog(3), 't', 1, (_, r) => read.push(r.offset), { through: 'written' })
+    assert.deepEqual(read, [0, 1, 2, 3, 4, 5])
+  })
+
+  it('with through written, gives up at its deadline naming the partition and offsets where it waited, and why', async () => {
+    await assert.rejects(readTopicToEnd(openTransactionLog(Number.MAX_SAFE_INTEGER), 'mm2-offsets.A.internal', 1, () => undefined, { through: 'written', timeoutMs: 30 }), (err: KmirrorError) => {
+      assert.equal(err.code, ErrorCodes.PROGRESS)
+      assert.equal(err.retriable, true)
+      assert.match(err.message, /^reading mm2-offsets\.A\.internal to its end took longer than 30 ms \(partition 0 at offset 2 of 6\): a transaction still open there holds read_committed readers/)
+      return true
+    })
   })
 })
