@@ -312,6 +312,7 @@ export class BatchWriter {
       throw this.#noteFenced(err, era)
     }
     try {
+      this.#transaction?.notNowInDoubt(wait.waiting.map(i => sends.get(i)!))
       const failed = this.#failed(sends, failures, outOfStep)
       for (const f of failed) if (f.error === REMOTE_TOPIC_RECREATED) this.#topicIds.reported(f.topic, f.partition)
       return { incomplete: unacknowledged(sends, [...wait.waiting, ...outOfStep], failed.map(f => f.write)), failed }

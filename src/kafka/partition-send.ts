@@ -85,6 +85,12 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
    * a timestamp out of range), ahead of it. So nothing more of the partition goes out until its answer.
    */
   opening = false
+  /**
+   * A batch of it went out and was answered "not now". A leader that lost its leadership while the batch waited for
+   * its replicas answers NOT_LEADER_OR_FOLLOWER for a batch it appended, which the new leader may hold: until a
+   * resend with the same sequence is acknowledged (the broker deduplicates it), the batch may be in the log.
+   */
+  refusedNotNow = false
   /** An acknowledgement after a refusal was reported (once: the write fails with it). */
   #appendReported = false
   /** The base sequence each batch was last sent with, by batch index. */
@@ -173,6 +179,7 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
     }
     if (notNow) {
       this.status = SendStatuses.NOT_NOW
+      this.refusedNotNow = true
       return { type: 'not-now', rewindTo: sequence }
     }
     this.status = SendStatuses.FAILED

@@ -15,6 +15,8 @@
  *   membership (`era`) is never remembered.
  * - A partition refused with an error the broker answers after appending (NOT_ENOUGH_REPLICAS_AFTER_APPEND, a
  *   partition's REQUEST_TIMED_OUT) aborts the round: its batch may be in the transaction, which must not commit.
+ * - So does a partition whose batch was answered "not now" and still waits at the end of the write (`notNowInDoubt`):
+ *   the leader may have appended it before it lost its leadership, and the round's progress would stop before it.
  * - A produce answer about the whole transactional producer is thrown, not returned per partition: fencing throws
  *   FENCED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED throws NOT_AUTHORIZED naming the grant, and a transaction the
  *   broker cannot go on with throws a retriable PRODUCE error (the round is aborted and written again).
@@ -176,6 +178,20 @@ export class WriterTransaction {
     const what = `write ${txn.topic}-${txn.partition} in the transaction of ${this.#id} on ${this.#cluster.label}`
     if (txn.error === 'TRANSACTIONAL_ID_AUTHORIZATION_FAILED') throw this.#coordinator.refused(what, this.#id)
     throw new KmirrorError(ErrorCodes.PRODUCE, `${what}: Kafka error ${txn.error}; the transaction is aborted and the round written again`, { retriable: true, details: { kafkaErrors: [txn.error] } })
+  }
+
+  /**
+   * At the end of a write: throws when a batch answered "not now" was not acknowledged since (SENDS still waiting,
+   * their send refused after it went out), as a batch answered after an append (see the invariants).
+   */
+  notNowInDoubt (waiting: readonly PartitionSend<PartitionWrite>[]): void {
+    const doubtful = waiting.find(send => send.refusedNotNow && send.acked < send.write.batches.length)
+    if (doubtful === undefined) return
+    // Its sequence was rewound to the batch's: a batch of other records sent with it after the abort would be taken
+    // by the broker for the aborted one (a duplicate, not appended). A new epoch starts the sequences again.
+    this.#renewAfter = true
+    throw new KmirrorError(ErrorCodes.PRODUCE, `write ${doubtful.write.topic}-${doubtful.write.partition} in the transaction of ${this.#id} on ${this.#cluster.label}: its leader moved ` +
+      'while a batch waited for its replicas, and no new leader took it in time; the batch may be in the transaction, which is aborted, and the round written again', { retriable: true })
   }
 
   /** EndTxn for the open transaction (commit or abort) with this producer. */

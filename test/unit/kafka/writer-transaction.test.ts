@@ -2,7 +2,9 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { fencedError, type TransactionCoordinator } from '../../../src/kafka/transactions.ts'
+import { PartitionSend } from '../../../src/kafka/partition-send.ts'
 import { isTransactionFencing, WriterTransaction } from '../../../src/kafka/writer-transaction.ts'
+import type { PartitionWrite } from '../../../src/kafka/batch-writer.ts'
 
 const TXN = 'g-host:1:2'
 /** WriterTransaction's fencing state needs no coordinator call. */
@@ -62,5 +64,22 @@ describe('WriterTransaction fencing and memberships', () => {
     assert.doesNotThrow(() => t.refused([{ write: 0, topic: 'A.t', partition: 3, error: 'MESSAGE_TOO_LARGE', message: null, retriable: false }]))
     assert.equal(t.renewAfter, true)
   })
-})
 
+  it('Given a batch answered "not now" (its leader moved while it waited for replicas) and not acknowledged since, then the round aborts and the producer is renewed; one acknowledged on a resend, or never sent, does not', () => {
+    const send = (): PartitionSend<PartitionWrite> => new PartitionSend(0, { topic: 'A.t', partition: 3, batches: [{}, {}] } as unknown as PartitionWrite)
+    const refused = send()
+    refused.refuse(7, true)
+    const t = transaction()
+    assert.throws(() => t.notNowInDoubt([refused]), (e: unknown) =>
+      e instanceof KmirrorError && e.code === ErrorCodes.PRODUCE && e.retriable && /^write A\.t-3 in the transaction of .* on cluster B: its leader moved while a batch waited for its replicas/.test(e.message))
+    assert.equal(t.renewAfter, true)
+    const resent = send()
+    resent.refuse(7, true)
+    resent.acked = 2
+    const unreachable = send()
+    unreachable.unreachable()
+    const quiet = transaction()
+    assert.doesNotThrow(() => quiet.notNowInDoubt([resent, unreachable]))
+    assert.equal(quiet.renewAfter, false)
+  })
+})
