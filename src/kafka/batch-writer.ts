@@ -162,7 +162,7 @@ export class BatchWriter {
    * Commits the open transaction; false when none is open (nothing to commit). Throws FENCED, or the failure (the
    * outcome is then unknown: `abortTransaction` settles it).
    */
-  async commitTransaction (): Promise<boolean> {
+  async commitTransaction (retryForMs?: number): Promise<boolean> {
     const transaction = this.#transaction
     if (transaction === null || !transaction.open) return false
     transaction.throwIfFenced()
@@ -171,7 +171,7 @@ export class BatchWriter {
       const producer = this.#producer
       if (producer === null) throw new KmirrorError(ErrorCodes.INTERNAL, `no producer for the open transaction of ${transaction.id}`)
       this.#gate.check()
-      await transaction.end(producer, true)
+      await transaction.end(producer, true, retryForMs)
       if (transaction.renewAfter) this.#reset()
       else transaction.clear()
       return true

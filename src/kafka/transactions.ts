@@ -120,10 +120,14 @@ export class TransactionCoordinator {
     return refused
   }
 
-  /** Commits (`commit` true) or aborts the open transaction of `producer`. */
-  async endTxn (transactionalId: string, producer: ProducerIdentity, commit: boolean): Promise<void> {
+  /**
+   * Commits (`commit` true) or aborts the open transaction of `producer`. A coordinator moving or busy is asked again
+   * for up to RETRY_FOR_MS (30 s by default): a commit must give up before the transaction's timeout, after which the
+   * coordinator aborts it and bumps the epoch (the answer would then read as fenced); given up, it is in doubt.
+   */
+  async endTxn (transactionalId: string, producer: ProducerIdentity, commit: boolean, retryForMs = TRANSACTION_RETRY_DEADLINE_MS): Promise<void> {
     const request = { transactionalId, producerId: producer.id, producerEpoch: producer.epoch, committed: commit }
-    await this.#call(transactionalId, commit ? 'commit the transaction of' : 'abort the transaction of', EndTxnApi, request, r => r.errorCode)
+    await this.#call(transactionalId, commit ? 'commit the transaction of' : 'abort the transaction of', EndTxnApi, request, r => r.errorCode, Math.min(retryForMs, TRANSACTION_RETRY_DEADLINE_MS))
   }
 
   /**
@@ -136,11 +140,11 @@ export class TransactionCoordinator {
   }
 
   /** Sends REQUEST to the coordinator of `transactionalId`, following it when it moves and waiting out busy answers. */
-  async #call<Req, Res> (transactionalId: string, action: string, spec: ApiSpec<Req, Res>, request: Req, errorOf: (response: Res) => number): Promise<Res> {
-    const wait = new TransactionWait({ transactionalId, cluster: this.#deps.cluster.label, action, deadlineMs: TRANSACTION_RETRY_DEADLINE_MS }, this.#deps.onWaiting, this.#deps.reportWaitAfterMs)
+  async #call<Req, Res> (transactionalId: string, action: string, spec: ApiSpec<Req, Res>, request: Req, errorOf: (response: Res) => number, retryForMs = TRANSACTION_RETRY_DEADLINE_MS): Promise<Res> {
+    const wait = new TransactionWait({ transactionalId, cluster: this.#deps.cluster.label, action, deadlineMs: retryForMs }, this.#deps.onWaiting, this.#deps.reportWaitAfterMs)
     let response: Res
     try {
-      response = await this.#attempts(transactionalId, action, wait, spec, request, errorOf)
+      response = await this.#attempts(transactionalId, action, wait, spec, request, errorOf, retryForMs)
     } catch (err) {
       // (a wait given up at the deadline was reported so already: this adds nothing then)
       wait.end('failed', err instanceof Error ? err.message : String(err))
@@ -150,10 +154,10 @@ export class TransactionCoordinator {
     return response
   }
 
-  async #attempts<Req, Res> (transactionalId: string, action: string, wait: TransactionWait, spec: ApiSpec<Req, Res>, request: Req, errorOf: (response: Res) => number): Promise<Res> {
+  async #attempts<Req, Res> (transactionalId: string, action: string, wait: TransactionWait, spec: ApiSpec<Req, Res>, request: Req, errorOf: (response: Res) => number, retryForMs: number): Promise<Res> {
     const { cluster } = this.#deps
     const what = `${action} transactional id ${transactionalId} on ${cluster.label}`
-    const deadline = Date.now() + TRANSACTION_RETRY_DEADLINE_MS
+    const deadline = Date.now() + retryForMs
     for (let attempt = 1; ; attempt++) {
       let errorCode: number
       let response: Res

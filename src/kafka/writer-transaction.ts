@@ -194,9 +194,9 @@ export class WriterTransaction {
       'while a batch waited for its replicas, and no new leader took it in time; the batch may be in the transaction, which is aborted, and the round written again', { retriable: true })
   }
 
-  /** EndTxn for the open transaction (commit or abort) with this producer. */
-  async end (producer: ProducerIdentity, commit: boolean): Promise<void> {
-    await this.#coordinator.endTxn(this.#id, producer, commit)
+  /** EndTxn for the open transaction (commit or abort) with this producer; RETRY_FOR_MS: see `endTxn`. */
+  async end (producer: ProducerIdentity, commit: boolean, retryForMs?: number): Promise<void> {
+    await this.#coordinator.endTxn(this.#id, producer, commit, retryForMs)
   }
 }
 

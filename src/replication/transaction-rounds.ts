@@ -16,6 +16,8 @@
  *   older than its timeout (and bumps the producer epoch, so the commit would read as fenced). It is aborted and
  *   written again, with a retriable error naming transaction.timeout.ms. A FENCED answer to a round that old is
  *   reported as that timeout, not as another producer (it still stops the flow: kmirror never takes its id back).
+ *   So the commit waits for a coordinator moving or busy only until ROUND_LIMIT of the timeout (`#commitBudget`):
+ *   given up then, before the coordinator's abort, it is in doubt (settled by the committed progress), not fenced.
  */
 import { AsyncLocalStorage } from 'node:async_hooks'
 import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
@@ -89,7 +91,7 @@ export class TransactionRounds {
         const value = await fn()
         this.#checkAge(startedAt)
         committing = true
-        const committed = await this.#writer.commitTransaction()
+        const committed = await this.#writer.commitTransaction(this.#commitBudget(startedAt))
         // None open at the commit though the round opened one: a lost membership dropped it (its leader aborts it).
         if (!committed && this.#writer.transactionAdditions !== additions) this.#onEnd('aborted', this.#dropped())
         else this.#onEnd(committed ? 'committed' : 'empty')
@@ -158,6 +160,16 @@ export class TransactionRounds {
       `(${this.#timeoutKey} = ${this.#timeoutMs}), after which the target's coordinator aborts it: it is aborted and written again. ` +
       `A round this long means writing to the target is slow: check the target brokers (request latency, throttling, leaders moving), or raise ${this.#timeoutKey} ` +
       '(at most the brokers\' transaction.max.timeout.ms)', { retriable: true, details: { ageMs, transactionTimeoutMs: this.#timeoutMs } })
+  }
+
+  /**
+   * How long the commit may wait for a coordinator that moves or is busy: until ROUND_LIMIT of the timeout from the
+   * round's start (at least a second). Past that the coordinator may abort the transaction for its age, and an
+   * answer then reads as fenced, which stops the flow; given up before, the commit is in doubt and settled by the
+   * committed progress.
+   */
+  #commitBudget (startedAt: number): number {
+    return Math.max(1000, this.#timeoutMs * ROUND_LIMIT - (this.#now() - startedAt))
   }
 
   /** A FENCED answer to a round older than the transaction timeout: the coordinator aborted it for its age. */

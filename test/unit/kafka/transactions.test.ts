@@ -51,3 +51,25 @@ test('a refused transactional id names the prefixed WRITE grant of the flow\'s i
   assert.doesNotMatch(prefixed.message, /DESCRIBE/)
   assert.match(new TransactionCoordinator(deps()).refused('x', id).message, /grant WRITE on transactional-id kmirror-A-B-pod-7:42:1764950000000 to User:mirror/)
 })
+
+test('a commit whose coordinator stays busy gives up within the time it was given (before the transaction times out), with a retriable error, not fenced', async () => {
+  let asked = 0
+  const coordinator = new TransactionCoordinator({
+    pool: { get: async () => ({}) as Connection, getFirstAvailable: async () => { throw new Error('not asked') } },
+    send: async <_Req, Res>() => { asked++; return { throttleTimeMs: 0, errorCode: E.CONCURRENT_TRANSACTIONS } as Res },
+    locate: async () => ({ host: 'b', port: 9092, nodeId: 1 }),
+    brokers: () => [],
+    cluster: { label: 'cluster B', alias: 'B', brokers: 'b:9092', protocol: 'PLAINTEXT' },
+    principal: 'User:mirror'
+  })
+  const started = Date.now()
+  await assert.rejects(coordinator.endTxn('t-1', { id: 7n, epoch: 0, transactional: true }, true, 300), (err: { code?: string, retriable?: boolean, message: string }) => {
+    assert.equal(err.code, ErrorCodes.PRODUCE)
+    assert.equal(err.retriable, true)
+    assert.match(err.message, /commit the transaction of transactional id t-1 on cluster B/)
+    return true
+  })
+  const took = Date.now() - started
+  assert.ok(took >= 300 && took < 5000, `gave up after ${took} ms`)
+  assert.ok(asked > 1, 'asked again while busy')
+})

@@ -5,7 +5,7 @@ import type { OnBatchesAcked, PartitionWrite, WriteResult } from '../../../src/k
 import { TransactionRounds, type RoundOutcome, type TransactionalWriter } from '../../../src/replication/transaction-rounds.ts'
 
 /** A transactional writer that records what it was asked, in order. */
-function fakeWriter (): TransactionalWriter & { calls: string[], failWrite: unknown, failCommit: unknown } {
+function fakeWriter (): TransactionalWriter & { calls: string[], budgets: (number | undefined)[], failWrite: unknown, failCommit: unknown } {
   let open = false
   let additions = 0
   const w = {
@@ -24,8 +24,10 @@ function fakeWriter (): TransactionalWriter & { calls: string[], failWrite: unkn
       return { incomplete: [], failed: [] }
     },
     failCommit: null as unknown,
-    async commitTransaction (): Promise<boolean> {
+    budgets: [] as (number | undefined)[],
+    async commitTransaction (retryForMs?: number): Promise<boolean> {
       w.calls.push('commit')
+      w.budgets.push(retryForMs)
       if (w.failCommit !== null) throw w.failCommit
       const was = open
       open = false
@@ -76,6 +78,21 @@ describe('TransactionRounds', () => {
     await assert.rejects(rounds.run(() => rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])), /PRODUCER_FENCED/)
     assert.deepEqual(writer.calls, ['abort'])
     assert.deepEqual(outcomes, ['aborted', 'aborted'])
+  })
+
+  it('gives its commit only what is left of 90 % of the transaction timeout to wait out a coordinator moving (at least a second): given up before the coordinator aborts it, the commit is in doubt, not fenced', async () => {
+    const writer = fakeWriter()
+    let now = 1_000_000
+    const rounds = new TransactionRounds(writer, () => undefined, { timeoutMs: 60_000, now: () => now })
+    await rounds.run(async () => {
+      await rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])
+      now += 50_000
+    })
+    await rounds.run(async () => {
+      await rounds.records.write([{ topic: 'x', partition: 0, records: [record] }])
+      now += 53_900
+    })
+    assert.deepEqual(writer.budgets, [4000, 1000])
   })
 
   it('does not commit a round open for nearly the transaction timeout: it aborts it with a retriable error naming the key that sets it', async () => {
