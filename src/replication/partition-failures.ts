@@ -305,6 +305,7 @@ export function remedyFor (p: FailingPartition, fault: PartitionFault, side: Fai
   const cluster = side.alias
   if (fault.error === 'LEADER_NOT_AVAILABLE' || fault.error === 'NETWORK_EXCEPTION') return leaderRemedy(topic, p.partition, side)
   if (fault.error === THROTTLED) return quotaRemedy(side)
+  if (fault.error === 'INVALID_TIMESTAMP' && fault.side !== FailureSides.SOURCE) return timestampRemedy(topic, p.topic, side)
   switch (fault.kind) {
     case KafkaErrorKinds.AUTHORIZATION: {
       const operation = fault.operation ?? (fault.side === FailureSides.SOURCE ? 'READ' : 'WRITE')
@@ -321,6 +322,18 @@ export function remedyFor (p: FailingPartition, fault: PartitionFault, side: Fai
     default:
       return `check the broker logs of cluster ${cluster} for ${fault.error} on ${topic}-${p.partition}`
   }
+}
+
+/**
+ * The target refuses record timestamps (CreateTime kept from the source) outside what the remote topic accepts: its
+ * message.timestamp.before.max.ms / after.max.ms (Kafka 3.6+, KIP-937) or difference.max.ms, typically copied from the
+ * source topic, where the records were recent when written.
+ */
+function timestampRemedy (remoteTopic: string, sourceTopic: string, side: FailureCluster): string {
+  return `the records of ${sourceTopic} keep their source timestamps, which ${remoteTopic} on cluster ${side.alias} refuses as too old or too new: ` +
+    `remove message.timestamp.before.max.ms, message.timestamp.after.max.ms and message.timestamp.difference.max.ms from ${remoteTopic} ` +
+    `(${toolCommand('kafka-configs.sh', side, `--alter --entity-type topics --entity-name ${remoteTopic} --delete-config message.timestamp.before.max.ms,message.timestamp.after.max.ms,message.timestamp.difference.max.ms`)}) ` +
+    'and keep them in config.properties.exclude so that the config sync does not copy them back'
 }
 
 /** A source broker throttling kmirror's fetches for a client quota long enough for its partitions to be reported. */

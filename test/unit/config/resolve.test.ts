@@ -17,7 +17,9 @@ describe('resolution of one flow follows MM2 (mm2-spec §1.1)', () => {
     assert.deepEqual(flow.configPropertiesExclude, [
       'follower\\.replication\\.throttled\\.replicas', 'leader\\.replication\\.throttled\\.replicas',
       'message\\.timestamp\\.difference\\.max\\.ms', 'message\\.timestamp\\.type',
-      'unclean\\.leader\\.election\\.enable', 'min\\.insync\\.replicas'
+      'unclean\\.leader\\.election\\.enable', 'min\\.insync\\.replicas',
+      // kmirror adds KIP-937's successors of message.timestamp.difference.max.ms
+      'message\\.timestamp\\.before\\.max\\.ms', 'message\\.timestamp\\.after\\.max\\.ms'
     ])
     assert.equal(flow.replicationFactor, 2)
     assert.equal(flow.offsetLagMax, 100)

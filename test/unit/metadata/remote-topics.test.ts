@@ -29,9 +29,10 @@ function entry (name: string, value: string | null, overrides: Partial<TopicConf
 describe('selectTopicConfigs', () => {
   const defaultExclude = excludeOf()
 
-  it('uses MM2\'s default exclude list when config.properties.exclude is not set', () => {
+  it('uses MM2\'s default exclude list plus KIP-937\'s timestamp bounds when config.properties.exclude is not set', () => {
     const config = parseConfig('clusters = A, B\nA.bootstrap.servers = a:9092\nB.bootstrap.servers = b:9092\nA->B.enabled = true', 'mm2.properties')
-    assert.deepEqual(config.flows.find(f => f.name === 'A->B')!.configPropertiesExclude, MM2_DEFAULT_EXCLUDE)
+    assert.deepEqual(config.flows.find(f => f.name === 'A->B')!.configPropertiesExclude, [...MM2_DEFAULT_EXCLUDE, 'message\\.timestamp\\.before\\.max\\.ms', 'message\\.timestamp\\.after\\.max\\.ms'])
+    assert.deepEqual(selectTopicConfigs([entry('message.timestamp.before.max.ms', '3600000'), entry('message.timestamp.after.max.ms', '60000'), entry('retention.ms', '1')], defaultExclude), { 'retention.ms': '1' })
   })
 
   it('copies values set on the topic and dynamic broker values, and nothing from static or default sources', () => {

@@ -34,6 +34,15 @@ describe('remedyFor', () => {
   })
 })
 
+describe('remedyFor a target refusing record timestamps', () => {
+  it('names the timestamp bounds of the remote topic, the kafka-configs.sh line that removes them and config.properties.exclude', () => {
+    const remedy = remedyFor(P, fault({ side: 'target', error: 'INVALID_TIMESTAMP', kind: KafkaErrorKinds.CORRUPT }), B)
+    assert.match(remedy, /^the records of orders keep their source timestamps, which A\.orders on cluster B refuses as too old or too new: remove message\.timestamp\.before\.max\.ms, message\.timestamp\.after\.max\.ms and message\.timestamp\.difference\.max\.ms from A\.orders/)
+    assert.match(remedy, /kafka-configs\.sh --bootstrap-server b1:9093 --command-config \S+ --alter --entity-type topics --entity-name A\.orders --delete-config message\.timestamp\.before\.max\.ms,message\.timestamp\.after\.max\.ms,message\.timestamp\.difference\.max\.ms/)
+    assert.match(remedy, /keep them in config\.properties\.exclude/)
+  })
+})
+
 describe('remedyFor a source broker throttling kmirror', () => {
   it('names the fetch quota and the kafka-configs.sh lines that show it, not a broker to bring back', () => {
     assert.equal(remedyFor(P, fault({ error: 'THROTTLING_QUOTA_EXCEEDED', kind: KafkaErrorKinds.TRANSIENT }), A),
