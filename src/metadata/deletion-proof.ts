@@ -8,11 +8,23 @@
  * - An authorization error, an error of any other kind or an answer that the topic exists never counts toward a
  *   deletion, and starts the count again.
  * - A topic listed again, or proven deleted, is forgotten: a later disappearance needs two absent answers again.
+ * - When most replicated topics (at least two, more than half) are absent at once, it takes
+ *   ABSENT_REFRESHES_FOR_MASS_DELETION refreshes: that is more often a broker answering from an empty metadata
+ *   cache after a restart, or `bootstrap.servers` reaching another cluster, than a deletion; taken for one it would
+ *   release every topic (and delete every remote topic with `sync.topic.deletions.enabled`).
  */
 import { TopicPresences, type TopicProbe } from '../kafka/admin-client.ts'
 
 /** How many consecutive refreshes must find a topic absent before it counts as deleted. */
 export const ABSENT_REFRESHES_FOR_DELETION = 2
+/** The same when most replicated topics are absent at once (see the invariants): a minute at the default 5 s refresh. */
+export const ABSENT_REFRESHES_FOR_MASS_DELETION = 12
+
+/** Most replicated topics absent at the last check: how many were, of how many replicated. */
+export interface MassAbsence {
+  readonly absent: number
+  readonly replicated: number
+}
 
 export const MissingVerdicts = {
   /** Absent at two consecutive refreshes: deleted. */
@@ -39,9 +51,23 @@ export class DeletionProof {
   /** Topic → consecutive refreshes that found it absent, for topics missing at the last refresh. */
   #absences = new Map<string, number>()
 
-  /** The verdict for each topic in `missing`; topics not in it are forgotten. */
-  async check (missing: readonly string[], probe: TopicProber): Promise<Map<string, MissingTopic>> {
+  #massAbsence: MassAbsence | null = null
+
+  /** Most replicated topics were absent at the last check (deletions then take longer to prove), or null. */
+  get massAbsence (): MassAbsence | null {
+    return this.#massAbsence
+  }
+
+  /**
+   * The verdict for each topic in `missing`, of REPLICATED topics replicated in all; topics not in `missing` are
+   * forgotten.
+   */
+  async check (missing: readonly string[], probe: TopicProber, replicated = Number.POSITIVE_INFINITY): Promise<Map<string, MissingTopic>> {
     const answers = missing.length === 0 ? new Map<string, TopicProbe>() : await probe(missing)
+    const absent = missing.filter(topic => answers.get(topic)?.presence === TopicPresences.ABSENT).length
+    const mass = absent >= 2 && absent * 2 > replicated
+    this.#massAbsence = mass ? { absent, replicated } : null
+    const needed = mass ? ABSENT_REFRESHES_FOR_MASS_DELETION : ABSENT_REFRESHES_FOR_DELETION
     const absences = new Map<string, number>()
     const out = new Map<string, MissingTopic>()
     for (const topic of missing) {
@@ -53,7 +79,7 @@ export class DeletionProof {
         continue
       }
       const count = (this.#absences.get(topic) ?? 0) + 1
-      if (count >= ABSENT_REFRESHES_FOR_DELETION) {
+      if (count >= needed) {
         out.set(topic, { verdict: MissingVerdicts.DELETED, ...error })
       } else {
         absences.set(topic, count)

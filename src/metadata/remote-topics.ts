@@ -30,7 +30,7 @@ import { applyTopicSyncPlan, type TopicSyncResult, type TopicWriter } from './to
 import { planTopicSync, type ReplicatedTopic, type TopicProblem, type TopicSyncPlan } from './topic-sync-plan.ts'
 import { ConfigReads, describeTopicState, type TopicReader, type TopicState } from './topic-state.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
-import { DeletionProof, MissingVerdicts, type MissingTopic } from './deletion-proof.ts'
+import { ABSENT_REFRESHES_FOR_MASS_DELETION, DeletionProof, MissingVerdicts, type MassAbsence, type MissingTopic } from './deletion-proof.ts'
 
 /** What the refresh reads from the source: the topic state, and topics asked for by name. */
 export type SourceTopicReader = TopicReader & Pick<AdminClient, 'probeTopics'>
@@ -85,6 +85,8 @@ export class RemoteTopics {
   readonly #deleted = new Set<string>()
   /** Missing source topics logged, topic → verdict. */
   readonly #reportedMissing = new Map<string, string>()
+  /** Most replicated topics absent at once was warned of (once per such episode). */
+  #massReported = false
 
   constructor (flow: FlowConfig, policy: ReplicationPolicy, sourceAdmin: SourceTopicReader, targetAdmin: TopicReader & TopicWriter, log: Logger, metrics: Metrics = noMetrics) {
     this.#flow = flow
@@ -104,7 +106,7 @@ export class RemoteTopics {
     const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target },
       { configs: ConfigReads.CREATION, previouslyKnown: this.#knownIds.keys() })
     const missing = [...this.#knownIds.keys()].filter(name => !state.source.has(name))
-    const verdicts = await this.#deletionProof.check(missing, names => this.#source.probeTopics(names))
+    const verdicts = await this.#deletionProof.check(missing, names => this.#source.probeTopics(names), this.#replicated.length)
     const missingUnproven = this.#replicated.filter(t => verdicts.has(t.source) && verdicts.get(t.source)!.verdict !== MissingVerdicts.DELETED)
     const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven })
     this.#noteTopicIds(state)
@@ -247,7 +249,11 @@ export class RemoteTopics {
 
   /** Logs each missing topic's verdict once, again when it changes, and when the topic is seen again. */
   #reportMissing (verdicts: ReadonlyMap<string, MissingTopic>): void {
+    const mass = this.#deletionProof.massAbsence
+    if (mass !== null && !this.#massReported) this.#log.warn({ absent: mass.absent, replicated: mass.replicated }, massAbsenceMessage(this.#flow, mass))
+    this.#massReported = mass !== null
     for (const [topic, missing] of verdicts) {
+      if (mass !== null && missing.verdict === MissingVerdicts.ABSENT_ONCE) continue
       const key = `${missing.verdict} ${missing.error ?? ''}`
       if (missing.verdict === MissingVerdicts.DELETED || this.#reportedMissing.get(topic) === key) continue
       this.#reportedMissing.set(topic, key)
@@ -277,6 +283,14 @@ export class RemoteTopics {
     }
     this.#metrics.set('remoteTopicProblems', { flow: this.#flow.name }, current.size)
   }
+}
+
+function massAbsenceMessage (flow: FlowConfig, mass: MassAbsence): string {
+  const source = flow.source.alias
+  return `cluster ${source} answers that ${mass.absent} of the ${mass.replicated} topics ${flow.name} replicates do not exist: kmirror takes them as ` +
+    `deleted only if they stay absent for ${ABSENT_REFRESHES_FOR_MASS_DELETION} refreshes in a row, because a broker answering from an empty ` +
+    `metadata cache after a restart, or ${source}.bootstrap.servers reaching another cluster, looks the same; check that ${source}.bootstrap.servers ` +
+    `names the brokers of cluster ${source}`
 }
 
 function missingMessage (flow: FlowConfig, topic: string, remoteTopic: string, missing: MissingTopic): string {

@@ -127,6 +127,26 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(again.topics.map(t => t.source), ['kept'])
   })
 
+  it('Given most replicated topics absent at once (a broker with an empty cache, another cluster), then nothing is deleted or released for 12 refreshes, and one warning names the cause and the key to check', async () => {
+    const { source, target, logs, released, refresh } = setup('sync.topic.deletions.enabled = true')
+    for (const name of ['a', 'b', 'c']) source.addTopic(name, 1)
+    source.addTopic('d', 1)
+    await refresh()
+    for (const name of ['a', 'b', 'c']) source.removeTopic(name)
+    for (let i = 1; i < 12; i++) {
+      const result = await refresh()
+      assert.deepEqual([result.deleted, result.removed], [[], []], `refresh ${i}`)
+    }
+    assert.deepEqual(released, [])
+    assert.equal(target.has('A.a'), true)
+    const warnings = logs.at(LogLevels.warn).filter(l => /answers that 3 of the 4 topics/.test(l.msg))
+    assert.equal(warnings.length, 1)
+    assert.match(warnings[0]!.msg, /^cluster A answers that 3 of the 4 topics A->B replicates do not exist: kmirror takes them as deleted only if they stay absent for 12 refreshes in a row, .*check that A\.bootstrap\.servers names the brokers of cluster A$/)
+    // A real mass deletion is taken at the twelfth refresh
+    const twelfth = await refresh()
+    assert.deepEqual(twelfth.deleted, ['a', 'b', 'c'])
+  })
+
   it('names a source topic back after a refresh found it deleted as returned, with a warning, until handled: its stored positions are to be forgotten', async () => {
     const { source, logs, topics, refresh } = setup()
     source.addTopic('gone', 2)
