@@ -64,6 +64,9 @@ export interface RefreshOptions {
   readonly stopReplicating?: (topics: readonly string[]) => Promise<void>
 }
 
+/** The id of a topic on a broker without topic ids (before Kafka 2.8): says nothing of which topic it is. */
+const ZERO_UUID = /^[0-]*$/
+
 export class RemoteTopics {
   readonly #flow: FlowConfig
   readonly #policy: ReplicationPolicy
@@ -81,8 +84,11 @@ export class RemoteTopics {
   /** Problems logged, topic → message. */
   readonly #reported = new Map<string, string>()
   readonly #deletionProof = new DeletionProof()
-  /** Source topics found deleted, until they come back (`returned`); what this instance saw, not stored. */
-  readonly #deleted = new Set<string>()
+  /**
+   * Source topics found deleted, with their topic id then, until they come back (`returned`); what this instance
+   * saw, not stored.
+   */
+  readonly #deleted = new Map<string, string | undefined>()
   /** Missing source topics logged, topic → verdict. */
   readonly #reportedMissing = new Map<string, string>()
   /** Most replicated topics absent at once was warned of (once per such episode). */
@@ -117,10 +123,11 @@ export class RemoteTopics {
     const { topics, recopy } = await this.#settleMissingRemotes(plan, suspects, applied, options)
     const result = { ...applied, topics }
     this.#replicated = result.topics
+    const idsBefore = this.#knownIds
     this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
     this.#report(result.problems)
     this.#reportMissing(verdicts)
-    return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics) }
+    return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics, idsBefore) }
   }
 
   /**
@@ -131,10 +138,26 @@ export class RemoteTopics {
     for (const t of topics) this.#deleted.delete(t.source)
   }
 
-  /** The replicated topics back after a refresh found them deleted on the source; notes those found deleted now. */
-  #returned (plan: TopicSyncPlan, topics: readonly ReplicatedTopic[]): ReplicatedTopic[] {
-    const returned = topics.filter(t => this.#deleted.has(t.source))
-    for (const d of plan.deletedOnSource) this.#deleted.add(d.topic)
+  /**
+   * The replicated topics back after a refresh found them deleted on the source; notes those found deleted now (with
+   * their ids before, IDS_BEFORE). One back with the topic id it had was never deleted (the source answered from
+   * stale metadata): it is not returned, so its stored positions stay and it is copied on from them.
+   */
+  #returned (plan: TopicSyncPlan, topics: readonly ReplicatedTopic[], idsBefore: ReadonlyMap<string, string>): ReplicatedTopic[] {
+    const back = topics.filter(t => this.#deleted.has(t.source))
+    for (const d of plan.deletedOnSource) this.#deleted.set(d.topic, idsBefore.get(d.topic))
+    const returned: ReplicatedTopic[] = []
+    for (const t of back) {
+      const id = this.#deleted.get(t.source)
+      if (id !== undefined && !ZERO_UUID.test(id) && id === this.#knownIds.get(t.source)) {
+        this.#deleted.delete(t.source)
+        this.#log.warn({ topic: t.source, remoteTopic: t.remote, topicId: id },
+          `source topic ${t.source} on ${this.#flow.source.alias}, counted as deleted, is back with the same topic id ${id}: it was never deleted ` +
+          `(the cluster answered from stale metadata); it is copied on into ${t.remote} from its stored positions`)
+        continue
+      }
+      returned.push(t)
+    }
     for (const t of returned) {
       this.#log.warn({ topic: t.source, remoteTopic: t.remote },
         `source topic ${t.source} was deleted on cluster ${this.#flow.source.alias} and is back: a new topic, copied from its log start into ${t.remote} ` +

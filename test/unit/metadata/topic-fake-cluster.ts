@@ -71,6 +71,13 @@ export class FakeTopicCluster {
     this.#topics.delete(name)
   }
 
+  /** Hides a topic from every answer, as a broker answering from stale metadata does; returns what brings it back, id and all. */
+  hideTopic (name: string): () => void {
+    const topic = this.#get(name)
+    this.#topics.delete(name)
+    return () => { this.#topics.set(name, topic) }
+  }
+
   /** Denies (or with `denied` false, allows again) DESCRIBE on `name`, as a DENY ACL for kmirror's principal does. */
   denyDescribe (name: string, denied = true): void {
     if (denied) this.#denied.add(name)

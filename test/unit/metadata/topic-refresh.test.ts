@@ -170,6 +170,22 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual((await topics.replicable()).map(t => t.source), ['gone', 'kept'])
   })
 
+  it('Given a topic counted as deleted that is back with the topic id it had (stale metadata), then it is not returned: its stored positions stay, and a warning says it was never deleted', async () => {
+    const { source, logs, topics, refresh } = setup()
+    source.addTopic('flaky', 2)
+    source.addTopic('kept', 1)
+    await refresh()
+    const restore = source.hideTopic('flaky')
+    await refresh()
+    assert.deepEqual((await refresh()).deleted, ['flaky'])
+    restore()
+    const back = await refresh()
+    assert.deepEqual(back.returned, [])
+    assert.deepEqual(back.topics.map(t => t.source), ['flaky', 'kept'])
+    assert.deepEqual((await topics.replicable()).map(t => t.source), ['flaky', 'kept'])
+    assert.ok(logs.at(LogLevels.warn).some(l => /^source topic flaky on A, counted as deleted, is back with the same topic id id-\d+: it was never deleted .*copied on into A\.flaky from its stored positions$/.test(l.msg)))
+  })
+
   it('with sync.topic.deletions.enabled, deletes the remote topic only after the data path released it', async () => {
     const { source, target, refresh } = setup('sync.topic.deletions.enabled = true')
     source.addTopic('gone', 1)
