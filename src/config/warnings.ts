@@ -99,10 +99,23 @@ function flowWarnings (key: string, rest: string, source: string, target: string
   }
   if (usage === Usages.DROPPED) return [{ key, message: misplacedInFlowMessage(rest, source, target) }]
   const warnings = specWarnings(key, findKey(rest) ?? clientSpec(rest), value, shown)
+  const producerKey = /^(?:target\.)?producer\.(?!override\.)(.+)$/.exec(rest)?.[1]
+  if (producerKey !== undefined) warnings.push({ key, message: dataProducerMessage(producerKey, source, target) })
   if (rest === 'enabled' && parseConfigBoolean(value) === undefined) {
     warnings.push({ key, message: `${shown.text} is read as false (MM2 reads it with Boolean.parseBoolean): write true to replicate ${source}->${target}, or false` })
   }
   return warnings
+}
+
+/**
+ * MM2 writes replicated data with the Connect worker's producer (`B.producer.*`, then the connector's
+ * `producer.override.*`); the connector's own `producer.*` and `target.producer.*` reach only its offset-syncs
+ * producer. kmirror has one target producer for both, so such a key changes more under kmirror than under MM2.
+ */
+function dataProducerMessage (producerKey: string, source: string, target: string): string {
+  return `is read by kmirror's target producer, which writes the replicated records too; MM2 applies it to its offset-syncs producer only ` +
+    `(its replicated records go through the Connect worker's producer): for the same effect under both, set ${target}.producer.${producerKey} ` +
+    `or ${source}->${target}.producer.override.${producerKey}`
 }
 
 function misplacedInFlowMessage (rest: string, source: string, target: string): string {

@@ -43,6 +43,14 @@ describe('warnings about keys MM2 silently drops at top level (mm2-spec §1.1 pi
     assert.match(only(['A->B.security.protocol = SSL'], 'A->B.security.protocol'), /has no effect on clients per flow: set A\.security\.protocol/)
   })
 
+  it('says a per-flow producer key reaches the data producer under kmirror but only the offset-syncs producer under MM2', () => {
+    for (const key of ['A->B.producer.linger.ms', 'A->B.target.producer.linger.ms']) {
+      assert.equal(only([`${key} = 50`], key), 'is read by kmirror\'s target producer, which writes the replicated records too; MM2 applies it to its offset-syncs producer only ' +
+        '(its replicated records go through the Connect worker\'s producer): for the same effect under both, set B.producer.linger.ms or A->B.producer.override.linger.ms')
+    }
+    assert.deepEqual(warningsFor(parse(twoClusters('A->B.producer.override.linger.ms = 50', 'B.producer.linger.ms = 5')), 'A->B.producer.override.linger.ms'), [])
+  })
+
   it('says a worker key written per flow belongs to the target cluster', () => {
     assert.match(only(['A->B.offset.flush.interval.ms = 10'], 'A->B.offset.flush.interval.ms'), /set B\.offset\.flush\.interval\.ms/)
   })
