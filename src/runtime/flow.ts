@@ -142,7 +142,9 @@ export class Flow implements WorkOwner {
     const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : null
     const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, roundWriter)
     if (rounds !== null) {
-      // Fences the previous incarnation and completes its open transaction before any progress is read.
+      // Initialises this process's own transactional id (it carries the pid and start time, so it fences no one):
+      // an earlier process's open transactions are ended by the group's leader fencing its id, or by their timeout,
+      // and the progress read waits for them (progress-store.ts).
       await batchWriter.abortTransaction()
       this.#log.info({ transactionalId }, 'exactly-once: transactional producer initialised, earlier producers of this id fenced')
     }
