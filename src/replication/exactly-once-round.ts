@@ -117,7 +117,7 @@ export class ExactlyOnceRound {
   }
 
   async #run (round: () => Promise<boolean>): Promise<boolean> {
-    const { eos, partitions, log } = this.#deps
+    const { eos, partitions } = this.#deps
     if (this.#rewindFrom !== null) await this.#rewind(this.#rewindFrom)
     const before = new Map<string, number>()
     for (const [key, p] of partitions.entries()) before.set(key, p.position)
@@ -130,9 +130,8 @@ export class ExactlyOnceRound {
         return result
       })
       this.#restarts.clear()
-      if (committedSyncs.length > 0 && eos.syncsAfterCommit !== null) {
-        eos.syncsAfterCommit.send(committedSyncs).catch(err => log.warn({ err, count: committedSyncs.length }, 'cannot write offset syncs to the source cluster (outside the transaction, as MM2); kmirror\'s own offset history has them'))
-      }
+      // Only for a round that committed: one whose transaction a lost membership dropped wrote records that are aborted.
+      if (committedSyncs.length > 0 && eos.syncsAfterCommit !== null && eos.rounds.lastCommitted) eos.syncsAfterCommit.enqueue(committedSyncs)
       return progressed
     } catch (err) {
       this.#rewindFrom = before

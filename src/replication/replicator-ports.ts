@@ -9,6 +9,7 @@ import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { Codec } from './batch-plan.ts'
 import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
+import type { OffsetSyncEntry } from './offset-sync-tracker.ts'
 import type { FailureBackoff, FailureCluster, FailureReport } from './partition-failures.ts'
 import type { ProgressStore } from './progress-store.ts'
 import type { ProvenanceFlow } from './provenance.ts'
@@ -114,11 +115,14 @@ export interface FlowReplicatorDeps {
 }
 
 export interface ExactlyOnceDeps {
-  readonly rounds: Pick<TransactionRounds, 'run' | 'recover' | 'endMembership' | 'transactionalId' | 'commitInDoubt' | 'settleDoubt'>
+  readonly rounds: Pick<TransactionRounds, 'run' | 'recover' | 'endMembership' | 'transactionalId' | 'commitInDoubt' | 'settleDoubt' | 'lastCommitted'>
   /** The committed progress, read again (read_committed) after a failed round. */
   readonly reloadProgress: () => Promise<Map<string, number>>
-  /** Offset syncs on the source cluster cannot join a target transaction: written after each commit, as MM2 does. */
-  readonly syncsAfterCommit: OffsetSyncSink | null
+  /**
+   * Offset syncs on the source cluster cannot join a target transaction: queued after each commit, as MM2 writes
+   * them then, and sent in order, retried and bounded by the outbox (sync-outbox.ts), drained at stop.
+   */
+  readonly syncsAfterCommit: { enqueue: (entries: readonly OffsetSyncEntry[]) => void } | null
 }
 
 export interface BatchingOptions {

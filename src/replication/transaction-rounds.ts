@@ -54,6 +54,7 @@ const RECORDS_PER_BATCH = 1000
 export class TransactionRounds {
   readonly #writer: TransactionalWriter
   readonly #onEnd: (outcome: RoundOutcome, cause?: unknown) => void
+  #lastCommitted = false
   readonly #timeoutMs: number
   readonly #timeoutKey: string
   readonly #now: () => number
@@ -93,7 +94,9 @@ export class TransactionRounds {
         committing = true
         const committed = await this.#writer.commitTransaction(this.#commitBudget(startedAt))
         // None open at the commit though the round opened one: a lost membership dropped it (its leader aborts it).
-        if (!committed && this.#writer.transactionAdditions !== additions) this.#onEnd('aborted', this.#dropped())
+        const dropped = !committed && this.#writer.transactionAdditions !== additions
+        this.#lastCommitted = committed
+        if (dropped) this.#onEnd('aborted', this.#dropped())
         else this.#onEnd(committed ? 'committed' : 'empty')
         return value
       } catch (err) {
@@ -109,6 +112,14 @@ export class TransactionRounds {
     }))
     this.#lock = result.catch(() => undefined)
     return result
+  }
+
+  /**
+   * Whether the last round that resolved committed a transaction (false when it had nothing to commit, or a lost
+   * membership dropped its transaction: its records are aborted by the group's leader).
+   */
+  get lastCommitted (): boolean {
+    return this.#lastCommitted
   }
 
   /** Whether the last round failed at its commit with no answer that says how it ended (`settleDoubt` tells). */

@@ -150,7 +150,9 @@ export class Flow implements WorkOwner {
     }
     const syncsInRound = syncs !== null && (rounds === null || config.offsetSyncsTopicLocation === 'target') ? syncs : null
     // At-least-once: MM2's syncs go out beside the data path (sync-outbox.ts), never holding up a progress store.
-    const outbox = rounds === null && syncs !== null ? new SyncOutbox(syncs, this.#log, {
+    // Exactly-once with syncs on the source: they cannot join the target's transaction, so after each commit.
+    const afterCommit = rounds !== null && syncsInRound === null
+    const outbox = syncs !== null && (rounds === null || afterCommit) ? new SyncOutbox(syncs, this.#log, {
       flow: config.name,
       metrics: this.#metrics,
       writesTo: { topic: syncs.topic, cluster: config.offsetSyncsTopicLocation === 'target' ? config.target.alias : config.source.alias }
@@ -172,8 +174,8 @@ export class Flow implements WorkOwner {
       isolation: isolationLevel(config.source.consumer),
       writer: batchWriter,
       batching: { compression: explicitCompression(config.target.producer), maxChunkBytes: MAX_CHUNK_BYTES },
-      ...storeSinks(config, { history, progress, syncsInRound, outbox }),
-      ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: syncsInRound === null ? syncs : null } satisfies ExactlyOnceDeps }),
+      ...storeSinks(config, { history, progress, syncsInRound, outbox: rounds === null ? outbox : null }),
+      ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: afterCommit ? outbox : null } satisfies ExactlyOnceDeps }),
       log: this.#log,
       clusters: { source: toolClusterOf(config.source.alias, config.source.consumer), target: toolClusterOf(config.target.alias, config.target.producer) },
       metrics: this.#metrics,

@@ -18,6 +18,7 @@ function fakeRounds (h: () => Harness): { deps: ExactlyOnceDeps, log: string[] }
   const deps: ExactlyOnceDeps = {
     rounds: {
       commitInDoubt: false,
+      lastCommitted: true,
       settleDoubt: () => undefined,
       transactionalId: TXN,
       run: async fn => {

@@ -15,6 +15,7 @@ function fakeRounds (h: () => Harness, lostCommits: Readonly<Record<number, 'com
   const deps: ExactlyOnceDeps = {
     rounds: {
       get commitInDoubt () { return inDoubt },
+      lastCommitted: true,
       settleDoubt: wentThrough => { if (inDoubt) log.push(`settled ${wentThrough ? 'committed' : 'aborted'}`); inDoubt = false },
       run: async fn => {
         inDoubt = false
@@ -74,6 +75,23 @@ describe('FlowReplicator in exactly-once mode', () => {
     assert.deepEqual(rounds.committed(), { 't-0': 11 })
     // And nothing was stored outside a round (no flush at stop)
     assert.ok(rounds.log.filter(e => e === 'commit').length >= h.progress.commits.length - 1)
+  })
+
+  it('queues the offset syncs of a committed round for the source cluster after its commit, none of a round whose transaction a lost membership dropped', async () => {
+    for (const committedRound of [true, false]) {
+      let harness: Harness | undefined
+      const rounds = fakeRounds(() => harness!)
+      const queued: number[] = []
+      Object.defineProperty(rounds.deps.rounds, 'lastCommitted', { get: () => committedRound })
+      const deps: ExactlyOnceDeps = { rounds: rounds.deps.rounds, reloadProgress: rounds.deps.reloadProgress, syncsAfterCommit: { enqueue: entries => queued.push(...entries.map(e => e.upstreamOffset)) } }
+      const h = harness = createHarness({ exactlyOnce: deps })
+      h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+      h.source.whenCaughtUp(() => h.replicator.stop())
+      await h.replicator.addTopics([T])
+      await h.replicator.run()
+      if (committedRound) assert.ok(queued.length > 0 && queued[0] === 0, `syncs queued: ${JSON.stringify(queued)}`)
+      else assert.deepEqual(queued, [])
+    }
   })
 
   it('stops at once on FENCED, storing nothing more', async () => {

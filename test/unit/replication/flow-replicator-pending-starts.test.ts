@@ -87,6 +87,7 @@ describe('FlowReplicator partitions whose start the source does not give', () =>
     const eos: ExactlyOnceDeps = {
       rounds: {
       commitInDoubt: false,
+      lastCommitted: true,
       settleDoubt: () => undefined,
         run: async fn => {
           const before = partitions()

@@ -69,6 +69,7 @@ describe('FlowReplicator in exactly-once mode: a source topic created again', ()
     const eos: ExactlyOnceDeps = {
       rounds: {
         commitInDoubt: false,
+        lastCommitted: true,
         settleDoubt: () => undefined,
         run: async fn => { const value = await fn(); committed = { ...harness!.progress.latest() }; return value },
         recover: async () => undefined,
