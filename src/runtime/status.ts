@@ -8,7 +8,7 @@ import { isolationLevel } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
 import { errorMessage } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
-import type { PartitionPosition, RecordFetcher } from '../kafka/record-fetcher.ts'
+import { FetchOutcomes, type PartitionPosition, type RecordFetcher } from '../kafka/record-fetcher.ts'
 import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
@@ -41,7 +41,7 @@ export interface PartitionReplicationStatus {
   readonly sourceLogEndUnknown?: string
   /** Records from the next offset to copy to the log end (those an open transaction holds back included). */
   readonly lagRecords: number | null
-  /** Now minus the timestamp of the oldest source record not yet copied; 0 when caught up. */
+  /** Now minus the timestamp of the oldest source record not yet copied; 0 when caught up; null when records are behind but none could be read (see partitionLagSeconds). */
   readonly lagSeconds: number | null
 }
 
@@ -66,13 +66,29 @@ export function lagInRecords (lastReplicatedOffset: number, sourceLogEnd: number
   return Math.max(0, sourceLogEnd - (lastReplicatedOffset + 1))
 }
 
-/**
- * Seconds since the oldest record not yet copied was written. Caught up (nothing left, or only markers and
- * aborted records left): 0. A record timestamped in the future also gives 0.
- */
-export function lagInSeconds (oldestPendingTimestampMs: number | null, nowMs: number): number {
-  if (oldestPendingTimestampMs === null) return 0
+/** Seconds since the oldest record not yet copied was written. A record timestamped in the future gives 0. */
+export function lagInSeconds (oldestPendingTimestampMs: number, nowMs: number): number {
   return Math.max(0, Math.round((nowMs - oldestPendingTimestampMs) / 100) / 10)
+}
+
+/** What the search for a partition's oldest record not yet copied found. */
+export interface PendingSearch {
+  /** Timestamp of the first record at or after the next offset to copy, when one was read. */
+  readonly oldestMs: number | undefined
+  /** The reads reached the end with no record: only markers and aborted records were left. */
+  readonly reachedEnd: boolean
+}
+
+/**
+ * A partition's lag in seconds: from the oldest record not yet copied; 0 when caught up (no record behind, or only
+ * markers and aborted records); null when records are behind but none could be read. That is unknown, never 0: the
+ * next offset to copy is below the source's log start (retention deleted records never copied, the read answers out
+ * of range) or the reads kept getting no answer, so the partition may be far behind.
+ */
+export function partitionLagSeconds (lagRecords: number | null, search: PendingSearch, nowMs: number): number | null {
+  if (lagRecords === null) return null
+  if (search.oldestMs !== undefined) return lagInSeconds(search.oldestMs, nowMs)
+  return lagRecords === 0 || search.reachedEnd ? 0 : null
 }
 
 /**
@@ -128,6 +144,8 @@ interface SourceView {
   readonly unknown: Map<string, string>
   /** Timestamp of the first record at or after the next offset to read, per partition that has one. */
   readonly oldestPending: Map<string, number>
+  /** Partitions whose reads reached their end with no record (only markers and aborted records left). */
+  readonly reachedEnd: Set<string>
 }
 
 /** Fetch rounds spent looking past markers and aborted records for the oldest pending record. */
@@ -166,28 +184,34 @@ async function readSource (flow: FlowConfig, positions: TargetView['positions'])
     const pendingOf = (ends: ReadonlyMap<string, number>, read: (tp: string) => boolean): PartitionPosition[] => [...positions]
       .filter(([tp, p]) => read(tp) && (ends.get(tp) ?? -1) > p.last + 1).map(([, p]) => ({ topic: p.topic, partition: p.partition, offset: p.last + 1 }))
     const oldestPending = new Map<string, number>()
-    await findOldestPending(fetcher, pendingOf(readEnds, tp => !held.has(tp)), readEnds, oldestPending)
+    const reachedEnd = new Set<string>()
+    await findOldestPending(fetcher, pendingOf(readEnds, tp => !held.has(tp)), readEnds, { oldest: oldestPending, reachedEnd })
     // A held partition's oldest record not copied is past the last stable offset: the open transaction's first.
-    await findOldestPending(uncommitted, pendingOf(logEnds, tp => held.has(tp)), logEnds, oldestPending)
-    return { logEnds, held, unknown, oldestPending }
+    await findOldestPending(uncommitted, pendingOf(logEnds, tp => held.has(tp)), logEnds, { oldest: oldestPending, reachedEnd })
+    return { logEnds, held, unknown, oldestPending, reachedEnd }
   } finally {
     await source.close()
   }
 }
 
 /**
- * Sets in OLDEST the timestamp of the first record at or after each position, looking past markers and aborted
- * records up to ENDS (what the fetcher's reads reach).
+ * Sets in FOUND.oldest the timestamp of the first record at or after each position, looking past markers and
+ * aborted records up to ENDS (what the fetcher's reads reach), and in FOUND.reachedEnd the partitions read to their
+ * end with no record. A partition in neither is unknown: out of range (its position is below the log start: those
+ * records are gone, no read at it will answer) or still unanswered (RETRY) after the last round.
  */
-async function findOldestPending (fetcher: RecordFetcher, positions: PartitionPosition[], ends: ReadonlyMap<string, number>, oldest: Map<string, number>): Promise<void> {
+export async function findOldestPending (fetcher: Pick<RecordFetcher, 'fetch'>, positions: PartitionPosition[], ends: ReadonlyMap<string, number>,
+  found: { oldest: Map<string, number>, reachedEnd: Set<string> }): Promise<void> {
   let pending = positions
   for (let round = 0; round < MAX_PENDING_ROUNDS && pending.length > 0; round++) {
     const next: PartitionPosition[] = []
     for (const f of await fetcher.fetch(pending)) {
       const tp = partitionKey(f.topic, f.partition)
       const first = f.records[0]
-      if (first !== undefined) oldest.set(tp, Number(first.timestamp))
+      if (first !== undefined) found.oldest.set(tp, Number(first.timestamp))
+      else if (f.outcome === FetchOutcomes.OUT_OF_RANGE) continue
       else if (f.nextOffset < (ends.get(tp) ?? 0)) next.push({ topic: f.topic, partition: f.partition, offset: f.nextOffset })
+      else found.reachedEnd.add(tp)
     }
     pending = next
   }
@@ -217,6 +241,7 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
     const logEnd = source?.logEnds.get(tp) ?? null
     const logEndUnknown = source?.unknown.get(tp)
     const heldAt = source?.held.get(tp)
+    const lagRecords = logEnd === null ? null : lagInRecords(p.last, logEnd)
     return {
       topic: p.topic,
       partition: p.partition,
@@ -227,8 +252,8 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
       sourceLogEnd: logEnd,
       ...(logEndUnknown === undefined ? {} : { sourceLogEndUnknown: logEndUnknown }),
       ...(heldAt === undefined ? {} : { heldAt }),
-      lagRecords: logEnd === null ? null : lagInRecords(p.last, logEnd),
-      lagSeconds: source === null || logEnd === null ? null : lagInSeconds(source.oldestPending.get(tp) ?? null, at)
+      lagRecords,
+      lagSeconds: source === null ? null : partitionLagSeconds(lagRecords, { oldestMs: source.oldestPending.get(tp), reachedEnd: source.reachedEnd.has(tp) }, at)
     }
   }).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
   const membership = readMembership === undefined ? null : await readMembership(flow).catch(() => null)
