@@ -391,6 +391,6 @@ export class FlowReplicator {
   status (): PartitionStatus[] {
     const now = Date.now()
     return [...this.#partitions.values()].filter(p => !p.lost)
-      .map(p => withHold(statusOf(p, this.#failing.report(p.key), now), this.#unread.holdOf(p))).concat(this.#pendingStarts.statuses())
+      .map(p => withHold(statusOf(p, this.#failing.report(p.key), now, this.#unread.staleSince(p, now)), this.#unread.holdOf(p))).concat(this.#pendingStarts.statuses())
   }
 }

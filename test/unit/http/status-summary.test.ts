@@ -29,6 +29,12 @@ describe('flowState', () => {
     assert.equal(flowState(flow([partition('t', 0, { highWatermark: 12 })]), context), 'copying')
     assert.equal(flowState(flow([partition('t', 0)]), context), 'caught up')
   })
+
+  it('says copying, not starting, while a partition\'s lag is unknown because the source has given nothing of it for a while', () => {
+    const waiting = partition('t', 0, { sourceWaitSince: '2026-01-01T00:00:00.000Z' })
+    assert.equal(flowState(flow([waiting, partition('t', 1)]), context), 'copying')
+    assert.equal(flowState(flow([waiting, partition('t', 1, { highWatermark: -1 })]), context), 'starting')
+  })
 })
 
 describe('oldestLagSeconds', () => {
