@@ -11,6 +11,7 @@ import type { Logger } from '../logger.ts'
 import { noMetrics } from '../metrics/metrics.ts'
 import { partitionLag } from '../replication/flow-replicator.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
+import { describeStall } from '../runtime/health.ts'
 import { MirrorMaker, StoppedDuringStart } from '../runtime/mirror-maker.ts'
 
 export interface RunOptions {
@@ -174,7 +175,9 @@ function watchHealth (mirror: MirrorMaker, log: Logger): void {
     const report = mirror.health()
     const now = new Set(report.stalled.map(s => s.flow))
     for (const s of report.stalled) {
-      if (!stalled.has(s.flow)) log.warn({ flow: s.flow, sinceMs: s.sinceMs, thresholdMs: s.thresholdMs, started: s.started }, 'flow stalled: no fetch-and-write round completed within health.stall.threshold.ms; /healthz answers 503 until one does')
+      if (stalled.has(s.flow)) continue
+      if (s.lease !== undefined) log.warn({ flow: s.flow, sinceMs: s.sinceMs, thresholdMs: s.thresholdMs, group: s.lease.group, leaseInvalidSince: s.lease.invalidSince }, `flow stalled: ${describeStall(s)}; /healthz answers 503 until it joins again`)
+      else log.warn({ flow: s.flow, sinceMs: s.sinceMs, thresholdMs: s.thresholdMs, started: s.started }, 'flow stalled: no fetch-and-write round completed within health.stall.threshold.ms; /healthz answers 503 until one does')
     }
     for (const flow of stalled) if (!now.has(flow)) log.info({ flow }, 'flow no longer stalled: rounds complete again')
     stalled = now

@@ -119,7 +119,7 @@ export class MirrorMaker {
 
   /** Readiness (every flow started) and liveness (no flow stalled), for `/readyz` and `/healthz`. */
   health (now: number = Date.now()): HealthReport {
-    return evaluateHealth(this.#flows.map(f => f.flow.progress()), { ready: this.#started, since: this.#createdAt, now })
+    return evaluateHealth(this.#flows.map(f => ({ ...f.flow.progress(), lease: f.membership.leaseState(now) })), { ready: this.#started, since: this.#createdAt, now })
   }
 
   /** Resolves when every flow stopped; rejects as soon as one flow's data path or group membership fails. */
