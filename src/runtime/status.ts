@@ -6,7 +6,7 @@
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import { isolationLevel } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
-import { errorMessage } from '../errors.ts'
+import { errorMessage, isInternalError } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { FetchOutcomes, type PartitionPosition, type RecordFetcher } from '../kafka/record-fetcher.ts'
 import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
@@ -101,7 +101,7 @@ export function lastTargetOffset (next: Translation | undefined): { offset: numb
   return { offset: next.offset - 1 }
 }
 
-interface TargetView {
+export interface TargetView {
   readonly positions: Map<string, { topic: string, partition: number, last: number }>
   readonly translate: (topic: string, partition: number, committed: number) => Translation | undefined
   readonly transactions: FlowTransactionsStatus | undefined
@@ -135,7 +135,7 @@ async function readTarget (flow: FlowConfig, now: () => number): Promise<TargetV
   }
 }
 
-interface SourceView {
+export interface SourceView {
   /** High watermarks. */
   readonly logEnds: Map<string, number>
   /** Read read_committed: the partitions an open transaction holds at their next offset to copy, and that offset. */
@@ -217,20 +217,34 @@ export async function findOldestPending (fetcher: Pick<RecordFetcher, 'fetch'>, 
   }
 }
 
-/** The replication status of one flow. Never throws: what could not be read is reported in the result. */
-export async function readFlowStatus (flow: FlowConfig, now: () => number = Date.now, readMembership?: MembershipReader): Promise<FlowReplicationStatus> {
+/** How the status reads each side (tests give fakes). */
+export interface StatusReaders {
+  readonly target: (flow: FlowConfig, now: () => number) => Promise<TargetView>
+  readonly source: (flow: FlowConfig, positions: TargetView['positions']) => Promise<SourceView>
+}
+
+const CLUSTER_READERS: StatusReaders = { target: readTarget, source: readSource }
+
+/**
+ * The replication status of one flow. What could not be read is reported in the result; only a bug
+ * (`isInternalError`: a TypeError, KMIRROR_ERR_INTERNAL) is thrown, so the command reports it as every command does
+ * (exit 4), never as a cluster that could not be read.
+ */
+export async function readFlowStatus (flow: FlowConfig, now: () => number = Date.now, readMembership?: MembershipReader, readers: StatusReaders = CLUSTER_READERS): Promise<FlowReplicationStatus> {
   let target: TargetView
   try {
-    target = await readTarget(flow, now)
+    target = await readers.target(flow, now)
   } catch (err) {
+    if (isInternalError(err)) throw err
     return { flow: flow.name, targetReachable: false, sourceReachable: false, error: `cannot read the stored progress on ${flow.target.alias}: ${errorMessage(err)}`, partitions: [] }
   }
   let source: SourceView | null = null
   let error: string | undefined
   if (target.positions.size > 0) {
     try {
-      source = await readSource(flow, target.positions)
+      source = await readers.source(flow, target.positions)
     } catch (err) {
+      if (isInternalError(err)) throw err
       error = `cannot read the source ${flow.source.alias}: ${errorMessage(err)}; showing what the target knows`
     }
   }
@@ -256,7 +270,8 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
       lagSeconds: source === null ? null : partitionLagSeconds(lagRecords, { oldestMs: source.oldestPending.get(tp), reachedEnd: source.reachedEnd.has(tp) }, at)
     }
   }).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
-  const membership = readMembership === undefined ? null : await readMembership(flow).catch(() => null)
+  // The members are extra: a group that cannot be described leaves them out, a bug does not.
+  const membership = readMembership === undefined ? null : await readMembership(flow).catch((err: unknown) => { if (isInternalError(err)) throw err; return null })
   return {
     flow: flow.name, targetReachable: true, sourceReachable: source !== null || target.positions.size === 0, ...(error === undefined ? {} : { error }), partitions,
     ...(membership === null ? {} : { membership }),

@@ -3,7 +3,9 @@ import { describe, it } from 'node:test'
 import { renderStatus } from '../../../src/cli/status-command.ts'
 import { FetchOutcomes, type FetchedPartition, type FetchOutcome, type PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
-import { findOldestPending, lagInRecords, lagInSeconds, lastTargetOffset, partitionLagSeconds } from '../../../src/runtime/status.ts'
+import { findOldestPending, lagInRecords, lagInSeconds, lastTargetOffset, partitionLagSeconds, readFlowStatus, type StatusReaders, type TargetView } from '../../../src/runtime/status.ts'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import { flowOf, parse, twoClusters } from '../config/fixtures.ts'
 
 describe('status arithmetic', () => {
   it('counts the records from the next offset to read up to the log end, never below 0', () => {
@@ -107,5 +109,28 @@ describe('renderStatus', () => {
     assert.match(text, /^flow A->B\n {2}group kmirror-A-B, generation 7, 2 member\(s\)\n/)
     assert.match(text, /^ {2}h1:10:1 \(leader\)\s+5\s+refresh-topics,emit-checkpoints$/m)
     assert.match(text, /^ {2}h2:20:2\s+4\s+-$/m)
+  })
+})
+
+describe('readFlowStatus', () => {
+  const flow = flowOf(parse(twoClusters()), 'A->B')
+  const bug = new TypeError('Cannot read properties of undefined (reading \'offset\')')
+  const unreachable = new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'cluster B: connect ECONNREFUSED 127.0.0.1:1')
+  const target: TargetView = { positions: new Map([[partitionKey('t', 0), { topic: 't', partition: 0, last: 9 }]]), translate: () => undefined, transactions: undefined }
+  const readers = (overrides: Partial<StatusReaders>): StatusReaders => ({ target: async () => target, source: async () => { throw unreachable }, ...overrides })
+
+  it('reports a cluster that cannot be read in its result, target or source', async () => {
+    const noTarget = await readFlowStatus(flow, Date.now, undefined, readers({ target: async () => { throw unreachable } }))
+    assert.deepEqual(noTarget, { flow: 'A->B', targetReachable: false, sourceReachable: false, error: 'cannot read the stored progress on B: cluster B: connect ECONNREFUSED 127.0.0.1:1', partitions: [] })
+    const noSource = await readFlowStatus(flow, Date.now, async () => { throw unreachable }, readers({}))
+    assert.deepEqual([noSource.targetReachable, noSource.sourceReachable, noSource.error, noSource.membership],
+      [true, false, 'cannot read the source A: cluster B: connect ECONNREFUSED 127.0.0.1:1; showing what the target knows', undefined])
+  })
+
+  it('throws a bug (a TypeError, KMIRROR_ERR_INTERNAL) wherever it happens, never showing it as a cluster that cannot be read', async () => {
+    const internal = new KmirrorError(ErrorCodes.INTERNAL, 'an invariant broke')
+    await assert.rejects(readFlowStatus(flow, Date.now, undefined, readers({ target: async () => { throw bug } })), bug)
+    await assert.rejects(readFlowStatus(flow, Date.now, undefined, readers({ source: async () => { throw internal } })), internal)
+    await assert.rejects(readFlowStatus(flow, Date.now, async () => { throw bug }, readers({})), bug)
   })
 })
