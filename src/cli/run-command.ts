@@ -4,8 +4,8 @@
  */
 import { selectHeartbeatFlows } from '../config/flows.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
-import { setUnexpectedErrorExitCode } from './unexpected-errors.ts'
-import { ExitCodes } from '../errors.ts'
+import { describeUnexpectedError, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
+import { ExitCodes, isInternalError } from '../errors.ts'
 import type { HttpAccess, HttpAccessFlags } from '../http/http-access.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics } from '../metrics/metrics.ts'
@@ -65,10 +65,18 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
     mirror.done.catch((err: unknown) => { failure = err })
   } catch (err) {
     log.error({ err }, 'start failed')
-    process.stderr.write(`kmirror: ${err instanceof Error ? err.message : String(err)}\n`)
-    return ExitCodes.START_FAILED
+    return reportStartFailure(err)
   }
   return await superviseUntilStopped(mirror, signalled, options, log)
+}
+
+/**
+ * How `kmirror run` ends when it could not start: exit 3 (docs/errors.md), a bug included, which is reported as in
+ * every command (`kmirror: unexpected error, please report it (KMIRROR_ERR_INTERNAL): ` and its stack).
+ */
+export function reportStartFailure (err: unknown): number {
+  process.stderr.write(isInternalError(err) ? `${describeUnexpectedError(err)}\n` : `kmirror: ${err instanceof Error ? err.message : String(err)}\n`)
+  return ExitCodes.START_FAILED
 }
 
 /**
