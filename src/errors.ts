@@ -152,3 +152,16 @@ export function isRetriable (err: unknown): boolean {
   if (isKmirrorError(err)) return err.retriable
   return false
 }
+
+/**
+ * A bug rather than a cluster that cannot be read: KMIRROR_ERR_INTERNAL, or a JavaScript error no Kafka or network
+ * failure raises (TypeError, RangeError, ReferenceError, SyntaxError), unless it wraps a system error (fetch's
+ * `TypeError: fetch failed` caused by ECONNREFUSED is an unreachable endpoint). Exit 4 in every command
+ * (cli/unexpected-errors.ts `reportCommandFailure`), 3 in a `kmirror run` still starting.
+ */
+export function isInternalError (err: unknown): boolean {
+  if (isKmirrorError(err)) return err.code === ErrorCodes.INTERNAL
+  const programming = err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError
+  const cause: unknown = programming ? err.cause : undefined
+  return programming && !(typeof cause === 'object' && cause !== null && 'code' in cause)
+}

@@ -4,13 +4,14 @@
  */
 import { selectHeartbeatFlows } from '../config/flows.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
-import { setUnexpectedErrorExitCode } from './unexpected-errors.ts'
-import { ExitCodes } from '../errors.ts'
+import { describeUnexpectedError, setUnexpectedErrorExitCode } from './unexpected-errors.ts'
+import { ExitCodes, isInternalError } from '../errors.ts'
 import type { HttpAccess, HttpAccessFlags } from '../http/http-access.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics } from '../metrics/metrics.ts'
 import { partitionLag } from '../replication/flow-replicator.ts'
 import type { FlowStatus } from '../runtime/flow.ts'
+import { describeStall } from '../runtime/health.ts'
 import { MirrorMaker, StoppedDuringStart } from '../runtime/mirror-maker.ts'
 
 export interface RunOptions {
@@ -64,10 +65,18 @@ export async function runCommand (file: string, options: RunOptions, log: Logger
     mirror.done.catch((err: unknown) => { failure = err })
   } catch (err) {
     log.error({ err }, 'start failed')
-    process.stderr.write(`kmirror: ${err instanceof Error ? err.message : String(err)}\n`)
-    return ExitCodes.START_FAILED
+    return reportStartFailure(err)
   }
   return await superviseUntilStopped(mirror, signalled, options, log)
+}
+
+/**
+ * How `kmirror run` ends when it could not start: exit 3 (docs/errors.md), a bug included, which is reported as in
+ * every command (`kmirror: unexpected error, please report it (KMIRROR_ERR_INTERNAL): ` and its stack).
+ */
+export function reportStartFailure (err: unknown): number {
+  process.stderr.write(isInternalError(err) ? `${describeUnexpectedError(err)}\n` : `kmirror: ${err instanceof Error ? err.message : String(err)}\n`)
+  return ExitCodes.START_FAILED
 }
 
 /**
@@ -174,7 +183,9 @@ function watchHealth (mirror: MirrorMaker, log: Logger): void {
     const report = mirror.health()
     const now = new Set(report.stalled.map(s => s.flow))
     for (const s of report.stalled) {
-      if (!stalled.has(s.flow)) log.warn({ flow: s.flow, sinceMs: s.sinceMs, thresholdMs: s.thresholdMs, started: s.started }, 'flow stalled: no fetch-and-write round completed within health.stall.threshold.ms; /healthz answers 503 until one does')
+      if (stalled.has(s.flow)) continue
+      if (s.lease !== undefined) log.warn({ flow: s.flow, sinceMs: s.sinceMs, thresholdMs: s.thresholdMs, group: s.lease.group, leaseInvalidSince: s.lease.invalidSince }, `flow stalled: ${describeStall(s)}; /healthz answers 503 until it joins again`)
+      else log.warn({ flow: s.flow, sinceMs: s.sinceMs, thresholdMs: s.thresholdMs, started: s.started }, 'flow stalled: no fetch-and-write round completed within health.stall.threshold.ms; /healthz answers 503 until one does')
     }
     for (const flow of stalled) if (!now.has(flow)) log.info({ flow }, 'flow no longer stalled: rounds complete again')
     stalled = now

@@ -1,25 +1,32 @@
 /**
  * `kmirror status <file>`: per flow and partition, the last replicated source offset, its target offset, the
  * source log end and the lag in records and seconds. Reads only. Exit 0; 2 bad configuration; 3 when no flow
- * could be read at all.
+ * could be read at all; 4 on an internal error (a bug), as every command.
  */
 import { ExitCodes } from '../errors.ts'
 import type { MembershipStatus } from '../runtime/flow-status.ts'
-import { readFlowStatus, type FlowReplicationStatus, type MembershipReader } from '../runtime/status.ts'
+import { readFlowStatus, type FlowReplicationStatus, type MembershipReader, type StatusReaders } from '../runtime/status.ts'
 import { writeJson } from '../redactor.ts'
 import { renderTransactions } from '../runtime/transaction-status.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
+import { reportCommandFailure } from './unexpected-errors.ts'
 
 export interface StatusOptions {
   readonly clusters: string[] | undefined
   readonly json: boolean
 }
 
-export async function statusCommand (file: string, options: StatusOptions, readMembership?: MembershipReader): Promise<number> {
+export async function statusCommand (file: string, options: StatusOptions, readMembership?: MembershipReader, readers?: StatusReaders): Promise<number> {
   const input = loadInput(() => loadSelectedFlows(file, options.clusters).flows)
   if (!input.ok) return input.exitCode
   const flows = input.value
-  const statuses = await Promise.all(flows.map(async flow => await readFlowStatus(flow, Date.now, readMembership)))
+  let statuses: FlowReplicationStatus[]
+  try {
+    statuses = await Promise.all(flows.map(async flow => await readFlowStatus(flow, Date.now, readMembership, readers)))
+  } catch (err) {
+    // Only a bug escapes readFlowStatus (a cluster that cannot be read is in its result): reported as in every command, exit 4.
+    return reportCommandFailure(err, 'cannot read the status')
+  }
   for (const s of statuses) if (s.error !== undefined) process.stderr.write(`kmirror: flow ${s.flow}: ${s.error}\n`)
   if (options.json) writeJson(process.stdout, { flows: statuses })
   else process.stdout.write(statuses.map(renderStatus).join('\n'))

@@ -7,8 +7,11 @@
  * copied again at the next start (at-least-once, as after a crash).
  */
 import { inspect } from 'node:util'
-import { ErrorCodes, ExitCodes, isKmirrorError } from '../errors.ts'
+import { ErrorCodes, ExitCodes, isInternalError, isKmirrorError } from '../errors.ts'
 import { processRedactor, type Redactor } from '../redactor.ts'
+
+// Defined in errors.ts: runtime/ code that reports failures as results rethrows bugs with it, and must not import cli/.
+export { isInternalError }
 
 let exitCode: number = ExitCodes.RUNTIME_FAILURE
 
@@ -46,18 +49,6 @@ function errorChain (err: unknown, redactor: Redactor): string {
     current = current instanceof Error ? current.cause : undefined
   }
   return parts.join('\ncaused by: ')
-}
-
-/**
- * A bug rather than a cluster that cannot be read: KMIRROR_ERR_INTERNAL, or a JavaScript error no Kafka or network
- * failure raises (TypeError, RangeError, ReferenceError, SyntaxError), unless it wraps a system error (fetch's
- * `TypeError: fetch failed` caused by ECONNREFUSED is an unreachable endpoint). Exit 4 in every command (`reportCommandFailure`).
- */
-export function isInternalError (err: unknown): boolean {
-  if (isKmirrorError(err)) return err.code === ErrorCodes.INTERNAL
-  const programming = err instanceof TypeError || err instanceof RangeError || err instanceof ReferenceError || err instanceof SyntaxError
-  const cause: unknown = programming ? err.cause : undefined
-  return programming && !(typeof cause === 'object' && cause !== null && 'code' in cause)
 }
 
 /**

@@ -60,7 +60,10 @@ export function flowState (flow: FlowStatus, context: Omit<FlowContext, 'rate'>)
   if (flow.stepFailure !== null && flow.stepFailure.attempts >= DEGRADED_STEP_FAILURES) return 'cannot copy'
   if (flow.partitions.some(p => p.failure !== null)) return 'degraded'
   const lags = flow.partitions.map(partitionLag)
-  if (!context.ready || lags.some(l => l === null)) return 'starting'
+  // Without a valid lease the flow (re)joins its group: it copies nothing, whatever its partitions (none, once lost) say.
+  if (!context.ready || flow.membership?.lease?.valid === false) return 'starting'
+  // A lag unknown because the source gives nothing of the partition for a while is no start: the flow copies on.
+  if (flow.partitions.some((p, i) => lags[i] === null && p.sourceWaitSince === undefined)) return 'starting'
   return lags.every(l => l === 0) ? 'caught up' : 'copying'
 }
 

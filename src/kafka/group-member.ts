@@ -96,6 +96,11 @@ export class GroupMember {
     return !this.#stopped && this.#lease.valid(now)
   }
 
+  /** Since when (epoch ms) this member's lease has not held; null while it holds (member-lease.ts `invalidSince`). */
+  leaseInvalidSince (now = Date.now()): number | null {
+    return this.#lease.invalidSince(now)
+  }
+
   /** The work changed (partitions added or removed): rejoin so the leader assigns again. */
   requestRebalance (): void {
     this.#rejoin = true
@@ -376,7 +381,7 @@ export class GroupMember {
     if (this.#memberId !== '' && (errorCode === undefined || kafkaErrorName(errorCode) !== 'UNKNOWN_MEMBER_ID')) this.#lostMemberId = this.#memberId
     this.#memberId = ''
     this.#generation = -1
-    this.#lease.end()
+    this.#lease.end(Date.now())
     this.requestRebalance()
   }
 

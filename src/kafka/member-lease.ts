@@ -30,6 +30,9 @@
  *   same generation keeps the earlier bound, because the coordinator's deadline runs from the first completion.
  * - Send times are taken when the request is written to the coordinator's connection (GroupCoordinator.send's
  *   `onSent`), not before the coordinator was found: a slow lookup never makes a late request look early.
+ * - `invalidSince` tells since when the lease has not held, for health: from its end when it ran out, from the loss
+ *   when the membership was lost while it held, from the first loss while no new membership was granted since, and
+ *   from the creation before the first one.
  */
 export class MemberLease {
   readonly #sessionTimeoutMs: number
@@ -49,11 +52,14 @@ export class MemberLease {
   #syncDue: { generation: number, by: number } | null = null
   /** A SyncGroup sent before `#syncDue.by` is in flight: the coordinator will not drop this member for it. */
   #syncInFlight = false
+  /** When the last membership's lease ended (its loss, or its end if it ran out before); the creation before any. */
+  #endedAt: number
 
-  constructor (sessionTimeoutMs: number, heartbeatIntervalMs: number, rebalanceTimeoutMs: number) {
+  constructor (sessionTimeoutMs: number, heartbeatIntervalMs: number, rebalanceTimeoutMs: number, createdAt = Date.now()) {
     this.#sessionTimeoutMs = sessionTimeoutMs
     this.#heartbeatIntervalMs = heartbeatIntervalMs
     this.#rebalanceTimeoutMs = rebalanceTimeoutMs
+    this.#endedAt = createdAt
   }
 
   /** The coordinator answered a request sent at SENT_AT as from a member of the current, steady generation. */
@@ -122,8 +128,24 @@ export class MemberLease {
     return until
   }
 
-  /** Membership lost: no lease until the coordinator answers a request of the next membership. */
-  end (): void {
+  /**
+   * Since when (epoch ms) the lease has not held, as of NOW; null while it holds.
+   * Example: session 10 s, heartbeat 1 s, last heartbeat answered sent at 5 s: valid until 14 s, so at 20 s it is
+   * invalid since 14 s; lost at 30 s and not granted again, at 60 s it is still invalid since 14 s.
+   */
+  invalidSince (now: number): number | null {
+    if (this.valid(now)) return null
+    const until = this.validUntil()
+    // No lease granted since the last loss (or the creation): -Infinity.
+    return until === Number.NEGATIVE_INFINITY ? this.#endedAt : until
+  }
+
+  /** Membership lost at NOW: no lease until the coordinator answers a request of the next membership. */
+  end (now: number): void {
+    const until = this.validUntil()
+    // A lease still holding ends now; one that ran out ended then; none granted since the last loss keeps that one.
+    if (until > now) this.#endedAt = now
+    else if (until !== Number.NEGATIVE_INFINITY) this.#endedAt = until
     this.#from = Number.NEGATIVE_INFINITY
     this.#steadyFrom = Number.NEGATIVE_INFINITY
     this.#rebalancing = false

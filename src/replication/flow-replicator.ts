@@ -321,6 +321,8 @@ export class FlowReplicator {
     this.#waiting.poll()
     reportLongWaits({ flow: this.#deps.flow, waiting: this.#waiting, unread: this.#unread, failing: this.#failing, writer: this.#deps.writer, log: this.#deps.log })
     const active = this.#partitions.active(Date.now())
+    // Nothing to read counts as a round: a member of a group with more members than partitions is idle, not
+    // stalled. One whose lease does not hold (its work lost) is told stalled by its lease (runtime/health.ts).
     if (active.length === 0) {
       await this.#waiting.idle(200)
       return true
@@ -391,6 +393,6 @@ export class FlowReplicator {
   status (): PartitionStatus[] {
     const now = Date.now()
     return [...this.#partitions.values()].filter(p => !p.lost)
-      .map(p => withHold(statusOf(p, this.#failing.report(p.key), now), this.#unread.holdOf(p))).concat(this.#pendingStarts.statuses())
+      .map(p => withHold(statusOf(p, this.#failing.report(p.key), now, this.#unread.staleSince(p, now)), this.#unread.holdOf(p))).concat(this.#pendingStarts.statuses())
   }
 }

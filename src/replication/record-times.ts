@@ -9,7 +9,7 @@
  * for re-encoded batches, from the records already decoded.
  *
  * Lag in seconds of a partition, from its `head` (the timestamp of its oldest record known not to be copied):
- * - unknown (null) while its lag in records is (failing, not read yet), or no timestamp is known;
+ * - unknown (null) while its lag in records is (failing, not read yet, waiting on the source), or no timestamp is known;
  * - 0 when it has caught up (nothing left to copy);
  * - else now minus `head`. A fetch sets `head` to the first planned record's timestamp; an acknowledged batch to
  *   the next batch's of the same fetch, or, when it was the last one fetched, to the newest timestamp of its own
@@ -53,16 +53,22 @@ export function headAfterAck (batch: PlannedBatch, next: PlannedBatch | undefine
 }
 
 /** Seconds: 0 when caught up, null when unknown (see the module comment). */
-export function lagSeconds (p: Pick<PartitionStatus, 'highWatermark' | 'position' | 'failure'>, head: number | null, now: number): number | null {
+export function lagSeconds (p: Pick<PartitionStatus, 'highWatermark' | 'position' | 'failure' | 'sourceWaitSince'>, head: number | null, now: number): number | null {
   const records = partitionLag(p)
   if (records === null) return null
   if (records === 0) return 0
   return head === null ? null : Math.max(0, now - head) / 1000
 }
 
-/** What /status shows of a partition in the set: its counters, its failure and its lag in seconds. */
-export function statusOf (state: PartitionState, failure: FailureReport | null, now: number): PartitionStatus {
+/**
+ * What /status shows of a partition in the set: its counters, its failure and its lag in seconds. WAIT_SINCE (epoch
+ * ms): the source has given nothing of it since then (source-waits.ts `staleSince`), so its lag is unknown.
+ */
+export function statusOf (state: PartitionState, failure: FailureReport | null, now: number, waitSince?: number): PartitionStatus {
   const { topic, partition, remoteTopic, position, highWatermark, copiedRecords, copiedBytes, lostToRetention, head } = state
-  const reported = { topic, partition, remoteTopic, position, highWatermark, copiedRecords, copiedBytes, lostToRetention, failure }
+  const reported = {
+    topic, partition, remoteTopic, position, highWatermark, copiedRecords, copiedBytes, lostToRetention, failure,
+    ...(waitSince === undefined ? {} : { sourceWaitSince: new Date(waitSince).toISOString() })
+  }
   return { ...reported, lagSeconds: lagSeconds(reported, head, now) }
 }

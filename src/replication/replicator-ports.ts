@@ -38,11 +38,20 @@ export interface PartitionStatus {
    */
   readonly heldAt?: number
   readonly heldSince?: string
+  /**
+   * The source has given nothing of the partition since then (ISO), though it refused nothing (its leader out of
+   * reach, none, moving for long; source-waits.ts `staleSince`): its high watermark is stale, its lag unknown until
+   * the next answer. Absent otherwise, and during a wait of a round or a few seconds.
+   */
+  readonly sourceWaitSince?: string
 }
 
-/** Records of the partition not copied yet; null when unknown (not read yet, or the source refuses it: the high watermark is stale). */
-export function partitionLag (p: Pick<PartitionStatus, 'highWatermark' | 'position' | 'failure'>): number | null {
-  return p.highWatermark < 0 || isReadFailure(p.failure) ? null : Math.max(0, p.highWatermark - p.position)
+/**
+ * Records of the partition not copied yet; null when unknown (not read yet, the source refuses it or has given
+ * nothing of it for a while: the high watermark is stale).
+ */
+export function partitionLag (p: Pick<PartitionStatus, 'highWatermark' | 'position' | 'failure' | 'sourceWaitSince'>): number | null {
+  return p.highWatermark < 0 || isReadFailure(p.failure) || p.sourceWaitSince !== undefined ? null : Math.max(0, p.highWatermark - p.position)
 }
 
 /**

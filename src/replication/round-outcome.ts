@@ -83,7 +83,9 @@ export class RoundOutcome {
 
   /**
    * The source's high watermark is taken from every fetch, written or not: a partition waiting for the target shows
-   * its lag growing, never a stale 0. Its position moves only when `written`.
+   * its lag growing, never a stale 0. An answer without one (RETRY, or left out of a fetch session's answer) keeps the
+   * last: a RETRY wait past STALE_WAIT_MS shows the lag unknown instead (source-waits.ts `staleSince`). Its position
+   * moves only when `written`.
    */
   #advance (f: FetchedBatches, written: boolean): PartitionState {
     const state = this.#deps.state(f)

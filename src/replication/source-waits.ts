@@ -25,6 +25,8 @@
  *   stands as a recovery).
  * - Each wait and each hold is listed once; its end is logged by `PartitionFailures.recover` when the partition is
  *   copied again.
+ * - A wait of at least two rounds and STALE_WAIT_MS makes the partition's lag unknown (`staleSince`) until the answer
+ *   that ends it: the high watermark kmirror has of it is that of its last answer.
  * - Cheap when nothing waits: a size check or two per partition and round.
  */
 import { FetchOutcomes, type FetchedBatches, type RetryReason } from '../kafka/record-fetcher.ts'
@@ -39,6 +41,18 @@ const TOPIC_GONE = 'UNKNOWN_TOPIC_OR_PARTITION'
 const UNKNOWN_REASON: RetryReason = { error: 'LEADER_NOT_AVAILABLE', detail: 'its leader gave nothing for it (no leader, or one moving)' }
 /** kmirror's own error name (errors.ts): a read_committed read held at the last stable offset by an open transaction. */
 export const SOURCE_TRANSACTION_OPEN = 'SOURCE_TRANSACTION_OPEN'
+
+/**
+ * How long a wait lasts, at least, before the partition's lag is shown unknown (with at least two RETRY rounds). A
+ * broker slower than the others costs its partitions one round now and then (late-fetches.ts: its answer is used at
+ * the next round), a leader moving or a failed try a round or two within a second or so (leader-outages.ts rests a
+ * broker 200 ms after a first failure): the last high watermark is then about as fresh as between two answers, and a
+ * lag flickering to null at each would be noise. Past both, the partition waits on the source (its leader out of
+ * reach, none, throttling it): that high watermark is stale and the lag computed from it would be a guess.
+ * Example: a broker down at t=0; RETRY rounds at 0, 0.2, 0.6, 1.4, 3.0 s: the lag is unknown from the 3 s mark
+ * (seen by any read of /status or the gauges after it) until its next answer.
+ */
+export const STALE_WAIT_MS = 3_000
 
 /** A partition the source gave nothing of since `since` (epoch ms), and the last reason. */
 export interface SourceWait {
@@ -57,7 +71,7 @@ export interface SourceHold {
   readonly highWatermark: number
 }
 
-interface Wait { readonly state: PartitionState, readonly since: number, reason: RetryReason, reported: boolean }
+interface Wait { readonly state: PartitionState, readonly since: number, reason: RetryReason, reported: boolean, rounds: number }
 interface Hold { readonly state: PartitionState, readonly since: number, readonly at: number, highWatermark: number, reported: boolean }
 
 export class SourceWaits {
@@ -88,8 +102,19 @@ export class SourceWaits {
       return
     }
     const wait = this.#waits.get(state.key)
-    if (wait?.state === state) wait.reason = f.retryReason ?? wait.reason
-    else this.#waits.set(state.key, { state, since: now, reason: f.retryReason ?? UNKNOWN_REASON, reported: false })
+    if (wait?.state === state) {
+      wait.reason = f.retryReason ?? wait.reason
+      wait.rounds++
+    } else this.#waits.set(state.key, { state, since: now, reason: f.retryReason ?? UNKNOWN_REASON, reported: false, rounds: 1 })
+  }
+
+  /**
+   * Since when (epoch ms) STATE's partition has waited on the source, when that wait lasted two rounds or more and
+   * STALE_WAIT_MS or more: its lag is unknown then (see STALE_WAIT_MS). Undefined otherwise.
+   */
+  staleSince (state: PartitionState, now: number): number | undefined {
+    const wait = this.#waits.size === 0 ? undefined : this.#waits.get(state.key)
+    return wait?.state === state && wait.rounds >= 2 && now - wait.since >= STALE_WAIT_MS ? wait.since : undefined
   }
 
   #noteHold (f: FetchedBatches, state: PartitionState, now: number): void {

@@ -27,6 +27,7 @@ import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import { Flow } from './flow.ts'
 import type { MembershipStatus } from './flow-status.ts'
+import type { LeaseState } from './health.ts'
 import type { Heartbeats, PairJob } from './heartbeats.ts'
 import { JobNames } from './job-registry.ts'
 import { openTransactionsOfGone } from './orphan-transactions.ts'
@@ -116,14 +117,21 @@ export class FlowMembership {
   /** The group as this instance last saw it, for `/status`. */
   status (): MembershipStatus {
     const status = this.member.status()
+    const valid = this.fence() === null
+    const invalidSince = valid ? null : this.member.leaseInvalidSince()
     return {
       group: status.groupId,
       generation: status.generation,
       leader: status.leaderName ?? '',
       self: status.memberName,
       members: this.member.members().map(m => ({ name: m.memberName, partitions: m.partitions, jobs: m.jobs })),
-      lease: { valid: this.fence() === null, lastError: status.lastError }
+      lease: { valid, lastError: status.lastError, ...(invalidSince === null ? {} : { invalidSince: new Date(invalidSince).toISOString() }) }
     }
+  }
+
+  /** The lease for health (health.ts): the group, its cluster, and since when the lease has not held (null: it holds). */
+  leaseState (now = Date.now()): LeaseState {
+    return { group: this.#config.groupId, cluster: this.#config.target.alias, invalidSince: this.member.leaseInvalidSince(now) }
   }
 
   /** Revokes everything (progress stored), leaves the group, closes the group's connections. */

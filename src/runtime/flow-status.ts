@@ -46,9 +46,10 @@ export interface MembershipStatus {
   readonly members: readonly MemberStatus[]
   /**
    * This instance's own lease (the running process's `/status` only, not `kmirror status`): whether it may write
-   * now, and the membership's last error (while the work is held past a lease that ran out, since when and why).
+   * now, the membership's last error (while the work is held past a lease that ran out, since when and why), and
+   * while it does not hold, since when (ISO; a flow stalls once that outlasts health.stall.threshold.ms).
    */
-  readonly lease?: { readonly valid: boolean, readonly lastError: string | null }
+  readonly lease?: { readonly valid: boolean, readonly lastError: string | null, readonly invalidSince?: string }
 }
 
 export interface MemberStatus {

@@ -14,7 +14,7 @@
  * Stopping revokes every flow's work (progress stored) and leaves its group before the flow's clients close.
  */
 import type { FlowConfig } from '../config/types.ts'
-import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
+import { ErrorCodes, isInternalError, isKmirrorError, KmirrorError } from '../errors.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { FlowStatus } from './flow.ts'
@@ -29,6 +29,15 @@ import { BrokerTroubles, type BrokerTrouble } from './broker-troubles.ts'
 import { refuseWhileMm2Copies } from './mm2-worker-check.ts'
 import { startWithRetries } from './start-retry.ts'
 import { startTogether } from './start-together.ts'
+
+/**
+ * Why flow NAME could not start, as `start()` raises it. The cause's code is kept: an incompatible broker or a
+ * refused ACL is not an unreachable cluster, and a bug (a TypeError) is KMIRROR_ERR_INTERNAL, reported as one.
+ */
+export function startFailure (name: string, error: unknown): KmirrorError {
+  const code = isInternalError(error) ? ErrorCodes.INTERNAL : isKmirrorError(error) ? error.code : ErrorCodes.CLUSTER_UNREACHABLE
+  return new KmirrorError(code, `flow ${name} could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+}
 
 /** Raised by `start()` when `stop()` was called before every flow had started. */
 export class StoppedDuringStart extends Error {
@@ -80,10 +89,7 @@ export class MirrorMaker {
       await Promise.allSettled(this.#flows.map(stopFlow))
       if (stopping.aborted || failure === undefined) throw new StoppedDuringStart()
       const { index, error } = failure
-      // The cause's code is kept: an incompatible broker or a refused ACL is not an unreachable cluster.
-      const code = isKmirrorError(error) ? error.code : ErrorCodes.CLUSTER_UNREACHABLE
-      const name = this.#flows[index]!.flow.config.name
-      throw new KmirrorError(code, `flow ${name} could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
+      throw startFailure(this.#flows[index]!.flow.config.name, error)
     }
     // Every pair in a group runs its heartbeats where its group assigns them.
     this.#heartbeats.start(new Set(this.#heartbeats.pairNames().filter(name => !this.#ungroupedPairs.has(name))))
@@ -119,7 +125,7 @@ export class MirrorMaker {
 
   /** Readiness (every flow started) and liveness (no flow stalled), for `/readyz` and `/healthz`. */
   health (now: number = Date.now()): HealthReport {
-    return evaluateHealth(this.#flows.map(f => f.flow.progress()), { ready: this.#started, since: this.#createdAt, now })
+    return evaluateHealth(this.#flows.map(f => ({ ...f.flow.progress(), lease: f.membership.leaseState(now) })), { ready: this.#started, since: this.#createdAt, now })
   }
 
   /** Resolves when every flow stopped; rejects as soon as one flow's data path or group membership fails. */

@@ -6,9 +6,9 @@
 import { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import { isolationLevel } from '../config/client-settings.ts'
 import type { FlowConfig } from '../config/types.ts'
-import { errorMessage } from '../errors.ts'
+import { errorMessage, isInternalError } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
-import type { PartitionPosition, RecordFetcher } from '../kafka/record-fetcher.ts'
+import { FetchOutcomes, type PartitionPosition, type RecordFetcher } from '../kafka/record-fetcher.ts'
 import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
@@ -41,7 +41,7 @@ export interface PartitionReplicationStatus {
   readonly sourceLogEndUnknown?: string
   /** Records from the next offset to copy to the log end (those an open transaction holds back included). */
   readonly lagRecords: number | null
-  /** Now minus the timestamp of the oldest source record not yet copied; 0 when caught up. */
+  /** Now minus the timestamp of the oldest source record not yet copied; 0 when caught up; null when records are behind but none could be read (see partitionLagSeconds). */
   readonly lagSeconds: number | null
 }
 
@@ -66,13 +66,29 @@ export function lagInRecords (lastReplicatedOffset: number, sourceLogEnd: number
   return Math.max(0, sourceLogEnd - (lastReplicatedOffset + 1))
 }
 
-/**
- * Seconds since the oldest record not yet copied was written. Caught up (nothing left, or only markers and
- * aborted records left): 0. A record timestamped in the future also gives 0.
- */
-export function lagInSeconds (oldestPendingTimestampMs: number | null, nowMs: number): number {
-  if (oldestPendingTimestampMs === null) return 0
+/** Seconds since the oldest record not yet copied was written. A record timestamped in the future gives 0. */
+export function lagInSeconds (oldestPendingTimestampMs: number, nowMs: number): number {
   return Math.max(0, Math.round((nowMs - oldestPendingTimestampMs) / 100) / 10)
+}
+
+/** What the search for a partition's oldest record not yet copied found. */
+export interface PendingSearch {
+  /** Timestamp of the first record at or after the next offset to copy, when one was read. */
+  readonly oldestMs: number | undefined
+  /** The reads reached the end with no record: only markers and aborted records were left. */
+  readonly reachedEnd: boolean
+}
+
+/**
+ * A partition's lag in seconds: from the oldest record not yet copied; 0 when caught up (no record behind, or only
+ * markers and aborted records); null when records are behind but none could be read. That is unknown, never 0: the
+ * next offset to copy is below the source's log start (retention deleted records never copied, the read answers out
+ * of range) or the reads kept getting no answer, so the partition may be far behind.
+ */
+export function partitionLagSeconds (lagRecords: number | null, search: PendingSearch, nowMs: number): number | null {
+  if (lagRecords === null) return null
+  if (search.oldestMs !== undefined) return lagInSeconds(search.oldestMs, nowMs)
+  return lagRecords === 0 || search.reachedEnd ? 0 : null
 }
 
 /**
@@ -85,7 +101,7 @@ export function lastTargetOffset (next: Translation | undefined): { offset: numb
   return { offset: next.offset - 1 }
 }
 
-interface TargetView {
+export interface TargetView {
   readonly positions: Map<string, { topic: string, partition: number, last: number }>
   readonly translate: (topic: string, partition: number, committed: number) => Translation | undefined
   readonly transactions: FlowTransactionsStatus | undefined
@@ -119,7 +135,7 @@ async function readTarget (flow: FlowConfig, now: () => number): Promise<TargetV
   }
 }
 
-interface SourceView {
+export interface SourceView {
   /** High watermarks. */
   readonly logEnds: Map<string, number>
   /** Read read_committed: the partitions an open transaction holds at their next offset to copy, and that offset. */
@@ -128,6 +144,8 @@ interface SourceView {
   readonly unknown: Map<string, string>
   /** Timestamp of the first record at or after the next offset to read, per partition that has one. */
   readonly oldestPending: Map<string, number>
+  /** Partitions whose reads reached their end with no record (only markers and aborted records left). */
+  readonly reachedEnd: Set<string>
 }
 
 /** Fetch rounds spent looking past markers and aborted records for the oldest pending record. */
@@ -166,47 +184,67 @@ async function readSource (flow: FlowConfig, positions: TargetView['positions'])
     const pendingOf = (ends: ReadonlyMap<string, number>, read: (tp: string) => boolean): PartitionPosition[] => [...positions]
       .filter(([tp, p]) => read(tp) && (ends.get(tp) ?? -1) > p.last + 1).map(([, p]) => ({ topic: p.topic, partition: p.partition, offset: p.last + 1 }))
     const oldestPending = new Map<string, number>()
-    await findOldestPending(fetcher, pendingOf(readEnds, tp => !held.has(tp)), readEnds, oldestPending)
+    const reachedEnd = new Set<string>()
+    await findOldestPending(fetcher, pendingOf(readEnds, tp => !held.has(tp)), readEnds, { oldest: oldestPending, reachedEnd })
     // A held partition's oldest record not copied is past the last stable offset: the open transaction's first.
-    await findOldestPending(uncommitted, pendingOf(logEnds, tp => held.has(tp)), logEnds, oldestPending)
-    return { logEnds, held, unknown, oldestPending }
+    await findOldestPending(uncommitted, pendingOf(logEnds, tp => held.has(tp)), logEnds, { oldest: oldestPending, reachedEnd })
+    return { logEnds, held, unknown, oldestPending, reachedEnd }
   } finally {
     await source.close()
   }
 }
 
 /**
- * Sets in OLDEST the timestamp of the first record at or after each position, looking past markers and aborted
- * records up to ENDS (what the fetcher's reads reach).
+ * Sets in FOUND.oldest the timestamp of the first record at or after each position, looking past markers and
+ * aborted records up to ENDS (what the fetcher's reads reach), and in FOUND.reachedEnd the partitions read to their
+ * end with no record. A partition in neither is unknown: out of range (its position is below the log start: those
+ * records are gone, no read at it will answer) or still unanswered (RETRY) after the last round.
  */
-async function findOldestPending (fetcher: RecordFetcher, positions: PartitionPosition[], ends: ReadonlyMap<string, number>, oldest: Map<string, number>): Promise<void> {
+export async function findOldestPending (fetcher: Pick<RecordFetcher, 'fetch'>, positions: PartitionPosition[], ends: ReadonlyMap<string, number>,
+  found: { oldest: Map<string, number>, reachedEnd: Set<string> }): Promise<void> {
   let pending = positions
   for (let round = 0; round < MAX_PENDING_ROUNDS && pending.length > 0; round++) {
     const next: PartitionPosition[] = []
     for (const f of await fetcher.fetch(pending)) {
       const tp = partitionKey(f.topic, f.partition)
       const first = f.records[0]
-      if (first !== undefined) oldest.set(tp, Number(first.timestamp))
+      if (first !== undefined) found.oldest.set(tp, Number(first.timestamp))
+      else if (f.outcome === FetchOutcomes.OUT_OF_RANGE) continue
       else if (f.nextOffset < (ends.get(tp) ?? 0)) next.push({ topic: f.topic, partition: f.partition, offset: f.nextOffset })
+      else found.reachedEnd.add(tp)
     }
     pending = next
   }
 }
 
-/** The replication status of one flow. Never throws: what could not be read is reported in the result. */
-export async function readFlowStatus (flow: FlowConfig, now: () => number = Date.now, readMembership?: MembershipReader): Promise<FlowReplicationStatus> {
+/** How the status reads each side (tests give fakes). */
+export interface StatusReaders {
+  readonly target: (flow: FlowConfig, now: () => number) => Promise<TargetView>
+  readonly source: (flow: FlowConfig, positions: TargetView['positions']) => Promise<SourceView>
+}
+
+const CLUSTER_READERS: StatusReaders = { target: readTarget, source: readSource }
+
+/**
+ * The replication status of one flow. What could not be read is reported in the result; only a bug
+ * (`isInternalError`: a TypeError, KMIRROR_ERR_INTERNAL) is thrown, so the command reports it as every command does
+ * (exit 4), never as a cluster that could not be read.
+ */
+export async function readFlowStatus (flow: FlowConfig, now: () => number = Date.now, readMembership?: MembershipReader, readers: StatusReaders = CLUSTER_READERS): Promise<FlowReplicationStatus> {
   let target: TargetView
   try {
-    target = await readTarget(flow, now)
+    target = await readers.target(flow, now)
   } catch (err) {
+    if (isInternalError(err)) throw err
     return { flow: flow.name, targetReachable: false, sourceReachable: false, error: `cannot read the stored progress on ${flow.target.alias}: ${errorMessage(err)}`, partitions: [] }
   }
   let source: SourceView | null = null
   let error: string | undefined
   if (target.positions.size > 0) {
     try {
-      source = await readSource(flow, target.positions)
+      source = await readers.source(flow, target.positions)
     } catch (err) {
+      if (isInternalError(err)) throw err
       error = `cannot read the source ${flow.source.alias}: ${errorMessage(err)}; showing what the target knows`
     }
   }
@@ -217,6 +255,7 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
     const logEnd = source?.logEnds.get(tp) ?? null
     const logEndUnknown = source?.unknown.get(tp)
     const heldAt = source?.held.get(tp)
+    const lagRecords = logEnd === null ? null : lagInRecords(p.last, logEnd)
     return {
       topic: p.topic,
       partition: p.partition,
@@ -227,11 +266,12 @@ export async function readFlowStatus (flow: FlowConfig, now: () => number = Date
       sourceLogEnd: logEnd,
       ...(logEndUnknown === undefined ? {} : { sourceLogEndUnknown: logEndUnknown }),
       ...(heldAt === undefined ? {} : { heldAt }),
-      lagRecords: logEnd === null ? null : lagInRecords(p.last, logEnd),
-      lagSeconds: source === null || logEnd === null ? null : lagInSeconds(source.oldestPending.get(tp) ?? null, at)
+      lagRecords,
+      lagSeconds: source === null ? null : partitionLagSeconds(lagRecords, { oldestMs: source.oldestPending.get(tp), reachedEnd: source.reachedEnd.has(tp) }, at)
     }
   }).sort((a, b) => a.topic.localeCompare(b.topic) || a.partition - b.partition)
-  const membership = readMembership === undefined ? null : await readMembership(flow).catch(() => null)
+  // The members are extra: a group that cannot be described leaves them out, a bug does not.
+  const membership = readMembership === undefined ? null : await readMembership(flow).catch((err: unknown) => { if (isInternalError(err)) throw err; return null })
   return {
     flow: flow.name, targetReachable: true, sourceReachable: source !== null || target.positions.size === 0, ...(error === undefined ? {} : { error }), partitions,
     ...(membership === null ? {} : { membership }),

@@ -44,13 +44,17 @@ describe('updatePartitionLagGauges', () => {
     updatePartitionLagGauges(metrics, [flow('A->B', [
       partition('t', 0, { position: 15, lagSeconds: 0 }),
       partition('t', 1),
-      partition('t', 2, { highWatermark: -1, lagSeconds: null })
+      partition('t', 2, { highWatermark: -1, lagSeconds: null }),
+      // waiting on the source: its high watermark (15) is that of its last answer, stale
+      partition('t', 3, { sourceWaitSince: '2026-01-01T00:00:00.000Z', lagSeconds: null })
     ])], ALL)
     assert.deepEqual(await series(metrics, 'kmirror_partition_lag_seconds'), [
-      '{flow="A->B",topic="t",partition="0"} 0', '{flow="A->B",topic="t",partition="1"} 2.5', '{flow="A->B",topic="t",partition="2"} Nan'
+      '{flow="A->B",topic="t",partition="0"} 0', '{flow="A->B",topic="t",partition="1"} 2.5', '{flow="A->B",topic="t",partition="2"} Nan',
+      '{flow="A->B",topic="t",partition="3"} Nan'
     ])
     assert.deepEqual(await series(metrics, 'kmirror_partition_lag_records'), [
-      '{flow="A->B",topic="t",partition="0"} 0', '{flow="A->B",topic="t",partition="1"} 5', '{flow="A->B",topic="t",partition="2"} Nan'
+      '{flow="A->B",topic="t",partition="0"} 0', '{flow="A->B",topic="t",partition="1"} 5', '{flow="A->B",topic="t",partition="2"} Nan',
+      '{flow="A->B",topic="t",partition="3"} Nan'
     ])
   })
 

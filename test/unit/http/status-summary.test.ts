@@ -29,6 +29,20 @@ describe('flowState', () => {
     assert.equal(flowState(flow([partition('t', 0, { highWatermark: 12 })]), context), 'copying')
     assert.equal(flowState(flow([partition('t', 0)]), context), 'caught up')
   })
+
+  it('never says caught up while the flow\'s group lease does not hold (its work lost, rejoining): starting; caught up again once it holds', () => {
+    const membership = { group: 'g', generation: 3, leader: 'a', self: 'a', members: [], lease: { valid: false, lastError: 'coordinator not available', invalidSince: '2026-01-01T00:00:00.000Z' } }
+    assert.equal(flowState(flow([], { membership }), context), 'starting')
+    assert.equal(flowState(flow([partition('t', 0)], { membership }), context), 'starting')
+    assert.equal(flowState(flow([], { membership: { ...membership, lease: { valid: true, lastError: null } } }), context), 'caught up')
+    assert.equal(flowState(flow([]), context), 'caught up')
+  })
+
+  it('says copying, not starting, while a partition\'s lag is unknown because the source has given nothing of it for a while', () => {
+    const waiting = partition('t', 0, { sourceWaitSince: '2026-01-01T00:00:00.000Z' })
+    assert.equal(flowState(flow([waiting, partition('t', 1)]), context), 'copying')
+    assert.equal(flowState(flow([waiting, partition('t', 1, { highWatermark: -1 })]), context), 'starting')
+  })
 })
 
 describe('oldestLagSeconds', () => {

@@ -30,7 +30,7 @@ test('a lost membership ends the lease, rebalance bound included', () => {
   const l = lease()
   l.ack(1000)
   l.ackRebalancing(2000)
-  l.end()
+  l.end(2000)
   assert.equal(l.valid(2001), false)
   l.ackRebalancing(3000)
   assert.equal(l.valid(3001), false)
@@ -116,4 +116,22 @@ test('a JoinGroup whose answer was lost bounds the next completion: a rejoin ans
   refused.joinAnswered(2500, 5)
   assert.equal(refused.valid(5499), true)
   assert.equal(refused.valid(5500), false)
+})
+
+test('tells since when the lease has not held: the creation before the first grant, its end when it ran out, the loss while it held, the first loss until granted again', () => {
+  const l = new MemberLease(10_000, 1000, 4000, 500)
+  assert.equal(l.invalidSince(2000), 500)
+  l.ack(5000)
+  assert.equal(l.invalidSince(13_999), null)
+  // Ran out at 5000 + 10000 - 1000, then lost at 30000: invalid since it ran out, through the loss and failed rejoins
+  assert.equal(l.invalidSince(20_000), 14_000)
+  l.end(30_000)
+  assert.equal(l.invalidSince(30_000), 14_000)
+  l.end(40_000)
+  assert.equal(l.invalidSince(60_000), 14_000)
+  // Granted again, then lost while it held: invalid from the loss
+  l.ack(70_000)
+  assert.equal(l.invalidSince(71_000), null)
+  l.end(72_000)
+  assert.equal(l.invalidSince(90_000), 72_000)
 })

@@ -1,7 +1,10 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { PlannedBatch } from '../../../src/replication/batch-plan.ts'
-import { headAfterAck, headAfterFetch, lagSeconds } from '../../../src/replication/record-times.ts'
+import type { PartitionState } from '../../../src/replication/partition-set.ts'
+import { headAfterAck, headAfterFetch, lagSeconds, statusOf } from '../../../src/replication/record-times.ts'
+import { partitionLag } from '../../../src/replication/replicator-ports.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { createHarness, offsetsWithGaps } from '../../fakes/replicator-harness.ts'
 
@@ -13,6 +16,10 @@ const batch = (first: number, max: number): PlannedBatch => ({
   recordCount: 1, firstOffset: 0, offsets: null, lastOffset: 0, bytes: 1, forwarded: true, firstTimestamp: first, maxTimestamp: max, build: () => Buffer.alloc(0)
 })
 const status = { highWatermark: 20, position: 10, failure: null }
+const stateWith = (values: Partial<PartitionState>): PartitionState => ({
+  key: partitionKey('t', 0), topic: 't', partition: 0, remoteTopic: 'A.t', position: 0, highWatermark: -1, copiedRecords: 0,
+  copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false, fetchAt: null, ...values
+})
 
 describe('record times: lag in seconds', () => {
   it('follows the worked example: the head moves from fetch to ack to the next batch, and is 0 once caught up', () => {
@@ -34,6 +41,16 @@ describe('record times: lag in seconds', () => {
     // A batch without timestamps (-1) tells nothing: the head becomes unknown; an empty fetch keeps it
     assert.equal(headAfterFetch(1000, [batch(-1, -1)]), null)
     assert.equal(headAfterFetch(1000, []), 1000)
+  })
+
+  it('is unknown, in records and seconds, while the source has given nothing of the partition for a while: its high watermark is stale', () => {
+    const waiting = statusOf(stateWith({ position: 10, highWatermark: 20, head: 1000 }), null, 5000, 2000)
+    assert.equal(waiting.sourceWaitSince, '1970-01-01T00:00:02.000Z')
+    assert.equal(partitionLag(waiting), null)
+    assert.equal(waiting.lagSeconds, null)
+    const answered = statusOf(stateWith({ position: 10, highWatermark: 20, head: 1000 }), null, 5000)
+    assert.equal('sourceWaitSince' in answered, false)
+    assert.deepEqual([partitionLag(answered), answered.lagSeconds], [10, 4])
   })
 
   it('is known while the target refuses the partition or cannot take it: it is still fetched, so its high watermark is fresh', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { FetchOutcomes, type FetchedBatches, type FetchOutcome, type RetryReason } from '../../../src/kafka/record-fetcher.ts'
 import type { PartitionState } from '../../../src/replication/partition-set.ts'
-import { SourceWaits } from '../../../src/replication/source-waits.ts'
+import { SourceWaits, STALE_WAIT_MS } from '../../../src/replication/source-waits.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 
 function stateOf (topic: string, partition: number): PartitionState {
@@ -61,6 +61,25 @@ describe('SourceWaits', () => {
     const s = stateOf('t', 0)
     waits.note(answer(s, FetchOutcomes.RETRY), s, 0)
     assert.equal(waits.due(10, 10)[0]?.reason.error, 'LEADER_NOT_AVAILABLE')
+  })
+
+  it('makes a partition\'s high watermark stale once its wait lasted two rounds and STALE_WAIT_MS, until an answer ends it', () => {
+    const waits = new SourceWaits()
+    const s = stateOf('t', 0)
+    assert.equal(STALE_WAIT_MS, 3_000)
+    waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 1_000)
+    // One RETRY round, however long ago (a broker late once: its answer is used at the next round), is no wait yet
+    assert.equal(waits.staleSince(s, 60_000), undefined)
+    waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 1_200)
+    assert.equal(waits.staleSince(s, 3_999), undefined)
+    assert.equal(waits.staleSince(s, 4_000), 1_000)
+    waits.note(answer(s, FetchOutcomes.OK), s, 4_100)
+    assert.equal(waits.staleSince(s, 9_000), undefined)
+    // A newer state of the same partition does not inherit the old one's wait
+    const other = stateOf('t', 0)
+    waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 10_000)
+    waits.note(answer(s, FetchOutcomes.RETRY, DOWN), s, 10_100)
+    assert.equal(waits.staleSince(other, 20_000), undefined)
   })
 
   it('drops a partition that left the flow (forgotten, lost, released), and keeps a newer state of the same partition', () => {

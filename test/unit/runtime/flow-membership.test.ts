@@ -14,11 +14,18 @@ const noWork = { listWork: async () => [], assign: async () => {}, revoke: async
 
 test('the lease gate refuses writes before the first join, naming member, group and cluster; the status names the group', async () => {
   const config = flowOf(parse(twoClusters('A->B.group.id = mirrors')), 'A->B')
+  const createdAt = Date.now()
   const membership = new FlowMembership({ config, owner: noWork, log: memoryLogger().log })
   const reason = membership.fence()
   assert.ok(reason !== null)
   assert.match(reason, new RegExp(`member ${PROCESS_MEMBER_NAME} in group mirrors on cluster B`))
-  assert.deepEqual(membership.status(), { group: 'mirrors', generation: -1, leader: '', self: PROCESS_MEMBER_NAME, members: [], lease: { valid: false, lastError: null } })
+  // No lease yet: none since the membership was created
+  const { invalidSince } = membership.leaseState(createdAt + 60_000)
+  assert.ok(invalidSince !== null && invalidSince >= createdAt && invalidSince <= Date.now(), String(invalidSince))
+  assert.deepEqual(membership.leaseState(createdAt + 60_000), { group: 'mirrors', cluster: 'B', invalidSince })
+  assert.deepEqual(membership.status(), {
+    group: 'mirrors', generation: -1, leader: '', self: PROCESS_MEMBER_NAME, members: [], lease: { valid: false, lastError: null, invalidSince: new Date(invalidSince).toISOString() }
+  })
   await membership.stop()
   assert.notEqual(membership.fence(), null, 'a stopped member never writes')
 })
