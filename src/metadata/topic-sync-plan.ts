@@ -136,7 +136,7 @@ function planTopic (
     if (source.configs === undefined) {
       throw new KmirrorError(ErrorCodes.INTERNAL, `the configs of source topic ${topic} were not read, but its remote topic ${remoteTopic} must be created`)
     }
-    const configs = selectTopicConfigs(source.configs, rules.exclude)
+    const configs = selectTopicConfigs(source.configs, rules.exclude, rules.useDefaultsFrom)
     plan.create.push({ topic, remoteTopic, partitions: source.partitions, replicationFactor: flow.replicationFactor, configs })
     plan.topics.push({ source: topic, remote: remoteTopic, partitions: source.partitions })
     return

@@ -33,6 +33,26 @@ describe('planTopicSync: remote topic creation', () => {
     assert.equal(isTopicSyncPlanEmpty(p), false)
   })
 
+  it('with use.defaults.from = source, creates the remote topic with the source\'s default values too, excluded, sensitive and read-only ones left out (MM2: targetConfig with incremental=false)', () => {
+    // Given a source topic with one value of its own, defaults, an excluded default, a secret and a read-only entry
+    const configs = [
+      entry('retention.ms', '3600000'),
+      entry('cleanup.policy', 'delete', 'default'),
+      entry('retention.bytes', '-1', 'default'),
+      entry('min.insync.replicas', '1', 'default'),
+      { ...entry('some.secret', 'x', 'default'), sensitive: true },
+      { ...entry('some.read.only', 'y', 'default'), readOnly: true },
+      entry('segment.bytes', '1048576', 'static-broker')
+    ]
+    const source = { orders: { partitions: 2, id: 'x', configs } }
+    // When its creation is planned with use.defaults.from = source, and with the default (target)
+    const fromSource = plan(state(source), flowWith('A->B.use.defaults.from = source'))
+    const fromTarget = plan(state(source), flowWith())
+    // Then the source's defaults are copied only with source; min.insync.replicas stays out (MM2's default exclude)
+    assert.deepEqual(fromSource.create[0]!.configs, { 'retention.ms': '3600000', 'cleanup.policy': 'delete', 'retention.bytes': '-1' })
+    assert.deepEqual(fromTarget.create[0]!.configs, { 'retention.ms': '3600000' })
+  })
+
   it('passes replication.factor = -1 through, for the broker default', () => {
     const p = plan(state({ t: { partitions: 1, id: 'x', configs: [] } }), flowWith('replication.factor = -1'))
     assert.equal(p.create[0]!.replicationFactor, -1)
