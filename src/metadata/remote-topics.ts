@@ -5,8 +5,11 @@
  *
  * Invariants:
  * - A refresh costs one metadata read per cluster, plus DescribeConfigs of the source topics being created only.
- * - One topic's problem (remote with more partitions, creation refused) is reported and never stops the others;
- *   a problem is logged once, again when it changes, and at info level when it is gone.
+ * - One topic's problem (creation refused, configs unreadable) is reported and never stops the others; a problem is
+ *   logged once, again when it changes, and at info level when it is gone.
+ * - A remote topic with more partitions than its source is replicated (partitions 0 to the source's count - 1), with
+ *   a warning logged once, again when the counts change. A source topic read with fewer partitions than replicated
+ *   (a broker's metadata behind after a growth) keeps its count (partition-count-hold.ts): nothing is released.
  * - A replicated source topic counts as deleted only when the source answered that it does not exist, asked by
  *   name, at two consecutive refreshes (deletion-proof.ts): a topic kmirror may no longer describe vanishes from
  *   listings too, and is kept replicated with its remote topic, and a warning naming the ACL to grant. A deleted
@@ -31,6 +34,7 @@ import { planTopicSync, type ReplicatedTopic, type TopicProblem, type TopicSyncP
 import { ConfigReads, describeTopicState, type TopicReader, type TopicState } from './topic-state.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import { DeletionProof, MissingVerdicts, type MissingTopic } from './deletion-proof.ts'
+import { PartitionCountHold } from './partition-count-hold.ts'
 
 /** What the refresh reads from the source: the topic state, and topics asked for by name. */
 export type SourceTopicReader = TopicReader & Pick<AdminClient, 'probeTopics'>
@@ -80,6 +84,9 @@ export class RemoteTopics {
   #targetHasIds: boolean | null = null
   /** Problems logged, topic → message. */
   readonly #reported = new Map<string, string>()
+  /** Warnings logged, topic → message. */
+  readonly #warned = new Map<string, string>()
+  readonly #countHold = new PartitionCountHold()
   readonly #deletionProof = new DeletionProof()
   /** Source topics found deleted, until they come back (`returned`); what this instance saw, not stored. */
   readonly #deleted = new Set<string>()
@@ -106,7 +113,8 @@ export class RemoteTopics {
     const missing = [...this.#knownIds.keys()].filter(name => !state.source.has(name))
     const verdicts = await this.#deletionProof.check(missing, names => this.#source.probeTopics(names))
     const missingUnproven = this.#replicated.filter(t => verdicts.has(t.source) && verdicts.get(t.source)!.verdict !== MissingVerdicts.DELETED)
-    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven })
+    const heldPartitions = this.#countHold.held(this.#replicated, state.source, this.#knownIds)
+    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven, heldPartitions })
     this.#noteTopicIds(state)
     const suspects = this.#remoteMissing(plan)
     const removed = this.#removedBy(plan)
@@ -117,6 +125,7 @@ export class RemoteTopics {
     this.#replicated = result.topics
     this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
     this.#report(result.problems)
+    this.#warn(plan.warnings)
     this.#reportMissing(verdicts)
     return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics) }
   }
@@ -142,8 +151,8 @@ export class RemoteTopics {
   }
 
   /**
-   * The topics a refresh would replicate now, problems (a remote topic with more partitions than its source, configs
-   * that cannot be read, ...) left out: the work a flow's group leader assigns. Reads only; applies and logs nothing.
+   * The topics a refresh would replicate now, problems (configs that cannot be read, ...) left out: the work a
+   * flow's group leader assigns. Reads only; applies and logs nothing.
    */
   async replicable (): Promise<readonly ReplicatedTopic[]> {
     const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target },
@@ -261,6 +270,17 @@ export class RemoteTopics {
       this.#reportedMissing.delete(topic)
       if (!verdicts.has(topic)) this.#log.info({ topic }, `source topic ${topic} on ${this.#flow.source.alias} can be described again`)
     }
+  }
+
+  /** Logs each warning once, again when it changes; one gone is forgotten. */
+  #warn (warnings: readonly TopicProblem[]): void {
+    const current = new Map(warnings.map(w => [w.topic, w]))
+    for (const [topic, w] of current) {
+      if (this.#warned.get(topic) === w.message) continue
+      this.#warned.set(topic, w.message)
+      this.#log.warn({ topic, remoteTopic: w.remoteTopic }, w.message)
+    }
+    for (const topic of [...this.#warned.keys()]) if (!current.has(topic)) this.#warned.delete(topic)
   }
 
   #report (problems: readonly TopicProblem[]): void {

@@ -43,6 +43,8 @@ export class FakeTopicCluster {
   readonly #configsDenied = new Set<string>()
   /** Topics left out of metadata answers though they exist (a broker whose metadata lags behind its controller). */
   readonly #lagging = new Set<string>()
+  /** Partition counts answered instead of the real ones (a broker whose metadata lags behind a growth). */
+  readonly #laggingCounts = new Map<string, number>()
   /** Topic ids all zeros, as brokers before Kafka 2.8 answer. */
   withoutTopicIds = false
   #nextId = 1
@@ -51,6 +53,12 @@ export class FakeTopicCluster {
   lagMetadata (name: string, lagging = true): void {
     if (lagging) this.#lagging.add(name)
     else this.#lagging.delete(name)
+  }
+
+  /** Describes `name` with `partitions` (or, with null, with its real count again), as a broker behind a growth does. */
+  lagPartitions (name: string, partitions: number | null): void {
+    if (partitions === null) this.#laggingCounts.delete(name)
+    else this.#laggingCounts.set(name, partitions)
   }
 
   /** The topic's id now (a topic deleted and created again gets a new one). */
@@ -132,7 +140,7 @@ export class FakeTopicCluster {
     const out = new Map<string, TopicDescription>()
     for (const name of names) {
       const t = this.#topics.get(name)
-      if (t !== undefined && !this.#denied.has(name) && !this.#lagging.has(name)) out.set(name, { name, id: this.withoutTopicIds ? '00000000-0000-0000-0000-000000000000' : t.id, partitions: t.partitions })
+      if (t !== undefined && !this.#denied.has(name) && !this.#lagging.has(name)) out.set(name, { name, id: this.withoutTopicIds ? '00000000-0000-0000-0000-000000000000' : t.id, partitions: this.#laggingCounts.get(name) ?? t.partitions })
     }
     return out
   }
