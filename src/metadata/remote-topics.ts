@@ -24,6 +24,9 @@
  *   it are not lost silently: by every owner of a partition of it, which sees the new topic id at its next write
  *   (ARCHITECTURE invariant 37), or, on a target without topic ids, by this instance (`recopy`). Still there:
  *   kept replicated, nothing copied again.
+ * - The work a group leader lists (`replicable`) is what the refresh replicates, never a plan: a plan lists what the
+ *   target may refuse to create or grow, and a refresh that keeps finding other work than the group holds makes it
+ *   rebalance at every run (ARCHITECTURE invariant 31).
  */
 import type { FlowConfig } from '../config/types.ts'
 import type { Logger } from '../logger.ts'
@@ -35,6 +38,7 @@ import { ConfigReads, describeTopicState, type TopicReader, type TopicState } fr
 import type { AdminClient } from '../kafka/admin-client.ts'
 import { DeletionProof, MissingVerdicts, type MissingTopic } from './deletion-proof.ts'
 import { PartitionCountHold } from './partition-count-hold.ts'
+import { estimateGroupWork, type ListedTopic } from './group-work.ts'
 
 /** What the refresh reads from the source: the topic state, and topics asked for by name. */
 export type SourceTopicReader = TopicReader & Pick<AdminClient, 'probeTopics'>
@@ -78,6 +82,8 @@ export class RemoteTopics {
   /** Topics replicated after the last refresh, and their source topic ids. */
   #replicated: readonly ReplicatedTopic[] = []
   #knownIds = new Map<string, string>()
+  /** The work this instance last listed as its group's leader (`replicable`), with source topic ids when known. */
+  #listed = new Map<string, ListedTopic>()
   /** Replicated topics whose remote topic was missing and could not be created: still suspected at the next refresh. */
   readonly #missingRemotes = new Map<string, ReplicatedTopic>()
   /** Whether the target gives topic ids (Kafka 2.8+); null until a remote topic was described. */
@@ -151,16 +157,30 @@ export class RemoteTopics {
   }
 
   /**
-   * The topics a refresh would replicate now, problems (configs that cannot be read, ...) left out: the work a
-   * flow's group leader assigns. Reads only; applies and logs nothing.
+   * The work a flow's group leader lists: the source topics and their partition counts, as the refresh replicates
+   * them, so that the refresh finds the work it was given and a steady state makes no rebalance (a refused creation
+   * or growth, a topic that can no longer be described: each would otherwise make the group rebalance at every
+   * refresh). FROM_LAST_REFRESH (this instance runs the refresh job, and its refresh ran since it got it): the last
+   * refresh's result, exactly. Otherwise read from the clusters and decided as a refresh decides (group-work.ts).
+   * Applies and logs nothing.
    */
-  async replicable (): Promise<readonly ReplicatedTopic[]> {
-    const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target },
-      { configs: ConfigReads.CREATION, previouslyKnown: this.#knownIds.keys() })
-    const topics = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven: [] }).topics
+  async replicable (options: { readonly fromLastRefresh?: boolean } = {}): Promise<readonly ReplicatedTopic[]> {
+    const topics = options.fromLastRefresh === true
+      ? this.#replicated.map(t => ({ ...t, id: this.#knownIds.get(t.source) }))
+      : await this.#estimateWork()
     // A topic this instance found deleted is handed out again only once a refresh forgot its stored positions
     // (`returnedHandled`): listed by a rebalance in between, its partitions would start at the deleted topic's.
-    return this.#deleted.size === 0 ? topics : topics.filter(t => !this.#deleted.has(t.source))
+    const listed = this.#deleted.size === 0 ? topics : topics.filter(t => !this.#deleted.has(t.source))
+    this.#listed = new Map(listed.map(t => [t.source, t]))
+    return listed.map(({ source, remote, partitions }) => ({ source, remote, partitions }))
+  }
+
+  /** The work read from the clusters, remembering what this instance listed or replicated before (group-work.ts). */
+  async #estimateWork (): Promise<ListedTopic[]> {
+    const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target }, { configs: ConfigReads.NONE })
+    const previous = new Map<string, ListedTopic>(this.#replicated.map(t => [t.source, { ...t, id: this.#knownIds.get(t.source) }]))
+    for (const [name, t] of this.#listed) previous.set(name, t)
+    return await estimateGroupWork(state, topic => this.#policy.formatRemoteTopic(this.#flow.source.alias, topic), previous, names => this.#source.probeTopics(names))
   }
 
   /** Whether the target gives topic ids (Kafka 2.8+), from the remote topics it described; kept when none was. */

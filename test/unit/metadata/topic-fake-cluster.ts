@@ -37,6 +37,7 @@ export class FakeTopicCluster {
   readonly unknownKeys = new Set<string>()
   readonly #topics = new Map<string, FakeTopic>()
   readonly #failures = new Map<string, Error>()
+  readonly #refusals = new Map<string, Error>()
   readonly #racers = new Map<string, number>()
   /** Topics the principal may not DESCRIBE: left out of listings, TOPIC_AUTHORIZATION_FAILED when named. */
   readonly #denied = new Set<string>()
@@ -114,6 +115,12 @@ export class FakeTopicCluster {
     this.#failures.set(`${op}\u0000${topic}`, err)
   }
 
+  /** Every `op` on `topic` fails with `err` (a policy or a missing grant), until called again with null. */
+  failAlways (op: string, topic: string, err: Error | null): void {
+    if (err === null) this.#refusals.delete(`${op}\u0000${topic}`)
+    else this.#refusals.set(`${op}\u0000${topic}`, err)
+  }
+
   /** Someone else creates `name` with `partitions` just before the next createTopic of it. */
   raceCreate (name: string, partitions: number): void {
     this.#racers.set(name, partitions)
@@ -185,6 +192,8 @@ export class FakeTopicCluster {
 
   #record (op: string, topic: string, detail?: unknown): void {
     this.calls.push({ op, topics: [topic], detail })
+    const refusal = this.#refusals.get(`${op}\u0000${topic}`)
+    if (refusal !== undefined) throw refusal
     const failure = this.#failures.get(`${op}\u0000${topic}`)
     if (failure === undefined) return
     this.#failures.delete(`${op}\u0000${topic}`)
