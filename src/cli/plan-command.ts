@@ -48,6 +48,7 @@ export function renderPlan (plan: FlowPlan): string {
   for (const k of acls?.skipped ?? []) if (k.narrowedBy !== undefined) lines.push(`  ! ${narrowedMessage(k.binding, k.narrowedBy)}`)
   if (acls !== null && acls.noAuthorizer.length > 0) lines.push(`  (no ACL sync: no authorizer on the ${acls.noAuthorizer.join(' and ')} cluster)`)
   for (const p of topics.problems) lines.push(`  ! cannot replicate ${p.topic}: ${p.message}`)
+  for (const p of topics.warnings) lines.push(`  ! ${p.message}`)
   for (const p of topics.configsUnread) lines.push(`  ! ${p.message}`)
   return `${lines.join('\n')}\n`
 }

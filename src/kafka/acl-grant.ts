@@ -1,7 +1,8 @@
 /**
  * The ACL a refused request needs, named in full: operation, resource, principal and cluster, with the
  * kafka-acls.sh line that grants it. Used where kmirror knows what it asked for (writes of its internal records,
- * topic creation); the operations are those of docs/operations.md "Least-privilege ACLs".
+ * topic creation, growth, config changes and deletion); the operations are those of docs/operations.md
+ * "Least-privilege ACLs".
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { principalArg, shellWord, toolCommand, type ToolCluster } from './tool-command.ts'

@@ -219,7 +219,14 @@ export class AdminClient {
   }
 
   async createPartitions (topic: string, count: number): Promise<void> {
-    await this.#call(`grow ${topic} to ${count} partitions`, () => this.#admin.createPartitions({ topics: [{ name: topic, count }] }))
+    const action = `grow ${topic} to ${count} partitions`
+    try {
+      await this.#call(action, () => this.#admin.createPartitions({ topics: [{ name: topic, count }] }))
+    } catch (err) {
+      // CreatePartitions needs ALTER on the topic (ALTER_CONFIGS is another grant): the refusal names it.
+      const refused = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `${action} on ${this.#cluster.label}`, this.#cluster)
+      throw withGrant(refused, `growing topic ${topic} to ${count} partitions on ${this.#cluster.label}`, { operation: 'ALTER', resourceType: 'topic', names: [topic] }, this.#principal, this.#cluster)
+    }
   }
 
   /** Deletes topics; topics that no longer exist are not an error. */
@@ -229,7 +236,8 @@ export class AdminClient {
       await this.#admin.deleteTopics({ topics: [...names] })
     } catch (err) {
       if (kafkaErrorNames(err).every(n => n === 'UNKNOWN_TOPIC_OR_PARTITION' || n === 'UNKNOWN_TOPIC_ID') && kafkaErrorNames(err).length > 0) return
-      throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `delete topics ${names.join(', ')} on ${this.#cluster.label}`, this.#cluster)
+      const refused = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `delete topics ${names.join(', ')} on ${this.#cluster.label}`, this.#cluster)
+      throw withGrant(refused, `deleting ${names.length === 1 ? 'topic' : 'topics'} ${names.join(', ')} on ${this.#cluster.label}`, { operation: 'DELETE', resourceType: 'topic', names }, this.#principal, this.#cluster)
     }
   }
 

@@ -111,8 +111,9 @@ export class TargetLeaders {
       const reasons = new Map<string, Unready>()
       const reason = (id: string, make: () => Unready): Unready => reasons.get(id) ?? reasons.set(id, make()).get(id)!
       for (const p of byLeader.get(-1) ?? []) {
-        const known = metadata.topics.has(p.topic)
-        this.#unready.set(partitionKey(p.topic, p.partition), reason(known ? 'no-leader' : 'no-topic', () => this.#withoutLeader(known)))
+        const count = metadata.topics.get(p.topic)?.leaders.length
+        const kind = count === undefined ? 'no-topic' : p.partition >= count ? `no-partition:${count}:${p.topic}` : 'no-leader'
+        this.#unready.set(partitionKey(p.topic, p.partition), reason(kind, () => this.#withoutLeader(p.topic, p.partition, count)))
       }
       byLeader.delete(-1)
       await Promise.all([...byLeader].map(async ([node, list]) => {
@@ -154,10 +155,21 @@ export class TargetLeaders {
     this.#unready.delete(partitionKey(topic, partition))
   }
 
-  #withoutLeader (topicKnown: boolean): Unready {
-    return topicKnown
-      ? { error: 'LEADER_NOT_AVAILABLE', detail: `no broker of ${this.#cluster.label} leads it (its leader is down or fenced, and no replica in sync can take over)` }
-      : { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: `${this.#cluster.label} does not have it yet` }
+  /**
+   * Why PARTITION of TOPIC (which has COUNT partitions on the target; undefined: the target does not have the topic)
+   * has no leader. A partition past the topic's count is no broker's fault: the remote topic was not grown to the
+   * source's count (yet), and pointing at brokers would send the operator to the wrong place.
+   */
+  #withoutLeader (topic: string, partition: number, count: number | undefined): Unready {
+    if (count === undefined) return { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: `${this.#cluster.label} does not have it yet` }
+    if (partition >= count) {
+      return {
+        error: 'UNKNOWN_TOPIC_OR_PARTITION',
+        detail: `remote topic ${topic} on ${this.#cluster.label} has ${count} partition${count === 1 ? '' : 's'}, not this one: ` +
+          'its growth to the source topic\'s partition count has not happened yet or failed (the topic refresh logs why: a missing ALTER grant, a policy)'
+      }
+    }
+    return { error: 'LEADER_NOT_AVAILABLE', detail: `no broker of ${this.#cluster.label} leads it (its leader is down or fenced, and no replica in sync can take over)` }
   }
 
   /**

@@ -115,11 +115,17 @@ export class TopicConfigAdmin {
         })
         return
       } catch (err) {
-        if (!isUnsupportedApi(err, 'IncrementalAlterConfigs')) throw toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `alter configs of topic ${topic} on ${this.#cluster.label}`, this.#cluster)
+        if (!isUnsupportedApi(err, 'IncrementalAlterConfigs')) throw this.#alterRefused(err, topic)
         this.#legacyAlterConfigs = true
       }
     }
     await this.#replace(topic, changes)
+  }
+
+  /** A failed config change as a KmirrorError; refused, it names the ALTER_CONFIGS grant both alter requests need. */
+  #alterRefused (err: unknown, topic: string): KmirrorError {
+    const failed = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, `alter configs of topic ${topic} on ${this.#cluster.label}`, this.#cluster)
+    return withGrant(failed, `changing the configs of topic ${topic} on ${this.#cluster.label}`, { operation: 'ALTER_CONFIGS', resourceType: 'topic', names: [topic] }, this.#principal, this.#cluster)
   }
 
   async #replace (topic: string, changes: readonly TopicConfigChange[]): Promise<void> {
@@ -136,9 +142,13 @@ export class TopicConfigAdmin {
       if (c.op === 'set') full.set(c.name, c.value)
       else full.delete(c.name)
     }
-    await this.#call(`alter configs of topic ${topic} (AlterConfigs: the cluster has no IncrementalAlterConfigs)`, () => this.#admin.alterConfigs({
-      resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configs: [...full].map(([name, value]) => ({ name, value })) }]
-    }))
+    try {
+      await this.#call(`alter configs of topic ${topic} (AlterConfigs: the cluster has no IncrementalAlterConfigs)`, () => this.#admin.alterConfigs({
+        resources: [{ resourceType: ConfigResourceTypes.TOPIC, resourceName: topic, configs: [...full].map(([name, value]) => ({ name, value })) }]
+      }))
+    } catch (err) {
+      throw this.#alterRefused(err, topic)
+    }
   }
 }
 

@@ -5,8 +5,11 @@
  *
  * Invariants:
  * - A refresh costs one metadata read per cluster, plus DescribeConfigs of the source topics being created only.
- * - One topic's problem (remote with more partitions, creation refused) is reported and never stops the others;
- *   a problem is logged once, again when it changes, and at info level when it is gone.
+ * - One topic's problem (creation refused, configs unreadable) is reported and never stops the others; a problem is
+ *   logged once, again when it changes, and at info level when it is gone.
+ * - A remote topic with more partitions than its source is replicated (partitions 0 to the source's count - 1), with
+ *   a warning logged once, again when the counts change. A source topic read with fewer partitions than replicated
+ *   (a broker's metadata behind after a growth) keeps its count (partition-count-hold.ts): nothing is released.
  * - A replicated source topic counts as deleted only when the source answered that it does not exist, asked by
  *   name, at two consecutive refreshes (deletion-proof.ts): a topic kmirror may no longer describe vanishes from
  *   listings too, and is kept replicated with its remote topic, and a warning naming the ACL to grant. A deleted
@@ -21,6 +24,9 @@
  *   it are not lost silently: by every owner of a partition of it, which sees the new topic id at its next write
  *   (ARCHITECTURE invariant 37), or, on a target without topic ids, by this instance (`recopy`). Still there:
  *   kept replicated, nothing copied again.
+ * - The work a group leader lists (`replicable`) is what the refresh replicates, never a plan: a plan lists what the
+ *   target may refuse to create or grow, and a refresh that keeps finding other work than the group holds makes it
+ *   rebalance at every run (ARCHITECTURE invariant 31).
  */
 import type { FlowConfig } from '../config/types.ts'
 import type { Logger } from '../logger.ts'
@@ -31,6 +37,8 @@ import { planTopicSync, type ReplicatedTopic, type TopicProblem, type TopicSyncP
 import { ConfigReads, describeTopicState, type TopicReader, type TopicState } from './topic-state.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import { ABSENT_REFRESHES_FOR_MASS_DELETION, DeletionProof, MissingVerdicts, type MassAbsence, type MissingTopic } from './deletion-proof.ts'
+import { PartitionCountHold } from './partition-count-hold.ts'
+import { estimateGroupWork, type ListedTopic } from './group-work.ts'
 
 /** What the refresh reads from the source: the topic state, and topics asked for by name. */
 export type SourceTopicReader = TopicReader & Pick<AdminClient, 'probeTopics'>
@@ -77,12 +85,17 @@ export class RemoteTopics {
   /** Topics replicated after the last refresh, and their source topic ids. */
   #replicated: readonly ReplicatedTopic[] = []
   #knownIds = new Map<string, string>()
+  /** The work this instance last listed as its group's leader (`replicable`), with source topic ids when known. */
+  #listed = new Map<string, ListedTopic>()
   /** Replicated topics whose remote topic was missing and could not be created: still suspected at the next refresh. */
   readonly #missingRemotes = new Map<string, ReplicatedTopic>()
   /** Whether the target gives topic ids (Kafka 2.8+); null until a remote topic was described. */
   #targetHasIds: boolean | null = null
   /** Problems logged, topic → message. */
   readonly #reported = new Map<string, string>()
+  /** Warnings logged, topic → message. */
+  readonly #warned = new Map<string, string>()
+  readonly #countHold = new PartitionCountHold()
   readonly #deletionProof = new DeletionProof()
   /**
    * Source topics found deleted, with their topic id then, until they come back (`returned`); what this instance
@@ -114,7 +127,8 @@ export class RemoteTopics {
     const missing = [...this.#knownIds.keys()].filter(name => !state.source.has(name))
     const verdicts = await this.#deletionProof.check(missing, names => this.#source.probeTopics(names), this.#replicated.length)
     const missingUnproven = this.#replicated.filter(t => verdicts.has(t.source) && verdicts.get(t.source)!.verdict !== MissingVerdicts.DELETED)
-    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven })
+    const heldPartitions = this.#countHold.held(this.#replicated, state.source, this.#knownIds)
+    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven, heldPartitions })
     this.#noteTopicIds(state)
     const suspects = this.#remoteMissing(plan)
     const removed = this.#removedBy(plan)
@@ -126,6 +140,7 @@ export class RemoteTopics {
     const idsBefore = this.#knownIds
     this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
     this.#report(result.problems)
+    this.#warn(plan.warnings)
     this.#reportMissing(verdicts)
     return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics, idsBefore) }
   }
@@ -167,16 +182,30 @@ export class RemoteTopics {
   }
 
   /**
-   * The topics a refresh would replicate now, problems (a remote topic with more partitions than its source, configs
-   * that cannot be read, ...) left out: the work a flow's group leader assigns. Reads only; applies and logs nothing.
+   * The work a flow's group leader lists: the source topics and their partition counts, as the refresh replicates
+   * them, so that the refresh finds the work it was given and a steady state makes no rebalance (a refused creation
+   * or growth, a topic that can no longer be described: each would otherwise make the group rebalance at every
+   * refresh). FROM_LAST_REFRESH (this instance runs the refresh job, and its refresh ran since it got it): the last
+   * refresh's result, exactly. Otherwise read from the clusters and decided as a refresh decides (group-work.ts).
+   * Applies and logs nothing.
    */
-  async replicable (): Promise<readonly ReplicatedTopic[]> {
-    const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target },
-      { configs: ConfigReads.CREATION, previouslyKnown: this.#knownIds.keys() })
-    const topics = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven: [] }).topics
+  async replicable (options: { readonly fromLastRefresh?: boolean } = {}): Promise<readonly ReplicatedTopic[]> {
+    const topics = options.fromLastRefresh === true
+      ? this.#replicated.map(t => ({ ...t, id: this.#knownIds.get(t.source) }))
+      : await this.#estimateWork()
     // A topic this instance found deleted is handed out again only once a refresh forgot its stored positions
     // (`returnedHandled`): listed by a rebalance in between, its partitions would start at the deleted topic's.
-    return this.#deleted.size === 0 ? topics : topics.filter(t => !this.#deleted.has(t.source))
+    const listed = this.#deleted.size === 0 ? topics : topics.filter(t => !this.#deleted.has(t.source))
+    this.#listed = new Map(listed.map(t => [t.source, t]))
+    return listed.map(({ source, remote, partitions }) => ({ source, remote, partitions }))
+  }
+
+  /** The work read from the clusters, remembering what this instance listed or replicated before (group-work.ts). */
+  async #estimateWork (): Promise<ListedTopic[]> {
+    const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target }, { configs: ConfigReads.NONE })
+    const previous = new Map<string, ListedTopic>(this.#replicated.map(t => [t.source, { ...t, id: this.#knownIds.get(t.source) }]))
+    for (const [name, t] of this.#listed) previous.set(name, t)
+    return await estimateGroupWork(state, topic => this.#policy.formatRemoteTopic(this.#flow.source.alias, topic), previous, names => this.#source.probeTopics(names))
   }
 
   /** Whether the target gives topic ids (Kafka 2.8+), from the remote topics it described; kept when none was. */
@@ -290,6 +319,17 @@ export class RemoteTopics {
       this.#reportedMissing.delete(topic)
       if (!verdicts.has(topic)) this.#log.info({ topic }, `source topic ${topic} on ${this.#flow.source.alias} can be described again`)
     }
+  }
+
+  /** Logs each warning once, again when it changes; one gone is forgotten. */
+  #warn (warnings: readonly TopicProblem[]): void {
+    const current = new Map(warnings.map(w => [w.topic, w]))
+    for (const [topic, w] of current) {
+      if (this.#warned.get(topic) === w.message) continue
+      this.#warned.set(topic, w.message)
+      this.#log.warn({ topic, remoteTopic: w.remoteTopic }, w.message)
+    }
+    for (const topic of [...this.#warned.keys()]) if (!current.has(topic)) this.#warned.delete(topic)
   }
 
   #report (problems: readonly TopicProblem[]): void {

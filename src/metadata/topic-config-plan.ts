@@ -2,7 +2,10 @@
  * Which topic configs a remote topic gets, MM2's DefaultConfigPropertyFilter and MirrorSourceConnector.targetConfig
  * rule for rule (mm2-spec §4), as pure functions over described configs.
  *
- * - Creation copies the source's non-default entries: set on the topic or dynamic broker values.
+ * - Creation copies the source's non-default entries: set on the topic or dynamic broker values; with
+ *   `use.defaults.from=source` its default entries too (MM2's targetConfig with incremental=false keeps an entry
+ *   that is a default when shouldReplicateSourceDefault says so), so the remote topic starts with the source's
+ *   values instead of the target's defaults, as config sync would set them anyway.
  * - Config sync takes every source entry except read-only, sensitive, static-broker and excluded ones. A source
  *   entry that is a default either reverts the target to its own default (`use.defaults.from=target`, MM2's
  *   default) or is copied as a value (`=source`). Every other entry is set to the source value.
@@ -34,12 +37,17 @@ export function configSyncRules (flow: Pick<FlowConfig, 'configPropertiesExclude
   return { exclude: compileJavaRegexList(flow.configPropertiesExclude), useDefaultsFrom: flow.useDefaultsFrom }
 }
 
-/** The source configs MM2 copies when it creates a remote topic: set explicitly, writable, not secret, not excluded. */
-export function selectTopicConfigs (entries: readonly TopicConfigEntry[], exclude: RegExp | null): Record<string, string> {
+/**
+ * The source configs MM2 copies when it creates a remote topic: set explicitly (or, with `use.defaults.from=source`,
+ * defaults too), writable, not secret, not excluded. Static broker values never: they are the source brokers' files.
+ */
+export function selectTopicConfigs (entries: readonly TopicConfigEntry[], exclude: RegExp | null, useDefaultsFrom: ConfigSyncRules['useDefaultsFrom'] = 'target'): Record<string, string> {
+  const copied = new Set<string>([ConfigSourceKinds.TOPIC, ConfigSourceKinds.DYNAMIC_BROKER])
+  if (useDefaultsFrom === 'source') copied.add(ConfigSourceKinds.DEFAULT)
   const out: Record<string, string> = {}
   for (const e of entries) {
     if (e.value === null || e.readOnly || e.sensitive) continue
-    if (e.source !== ConfigSourceKinds.TOPIC && e.source !== ConfigSourceKinds.DYNAMIC_BROKER) continue
+    if (!copied.has(e.source)) continue
     if (exclude?.test(e.name) === true) continue
     out[e.name] = e.value
   }

@@ -60,6 +60,8 @@ export interface TopicSyncPlan {
   readonly alterConfigs: readonly AlterConfigsAction[]
   /** Topics that are not replicated, each with the reason and the fix. */
   readonly problems: readonly TopicProblem[]
+  /** Topics replicated with something the operator should know: a remote topic with more partitions than its source. */
+  readonly warnings: readonly TopicProblem[]
   /** Replicated topics whose configs (source or remote) were refused: they are copied, their configs not synced. */
   readonly configsUnread: readonly TopicProblem[]
   /** Previously replicated source topics that no longer exist. */
@@ -79,6 +81,11 @@ export interface TopicSyncInput {
    * or absent at one refresh only: deletion-proof.ts). They stay replicated as they are, and are not deleted.
    */
   readonly missingUnproven?: readonly ReplicatedTopic[]
+  /**
+   * Replicated topics read with fewer partitions than replicated until now that are not believed yet, with the count
+   * to keep (partition-count-hold.ts: a broker's metadata behind after a growth). Planned with that count.
+   */
+  readonly heldPartitions?: ReadonlyMap<string, number>
 }
 
 /** Kafka's "no id" (older brokers): ids are only compared when both are real. */
@@ -90,6 +97,7 @@ interface PlanBuilder {
   addPartitions: AddPartitionsAction[]
   alterConfigs: AlterConfigsAction[]
   problems: TopicProblem[]
+  warnings: TopicProblem[]
   configsUnread: TopicProblem[]
 }
 
@@ -98,10 +106,12 @@ export function planTopicSync (input: TopicSyncInput): TopicSyncPlan {
   const known = input.previouslyKnown ?? new Map<string, string>()
   const rules = configSyncRules(flow)
   const remoteName = (topic: string): string => policy.formatRemoteTopic(flow.source.alias, topic)
-  const plan: PlanBuilder = { topics: [], create: [], addPartitions: [], alterConfigs: [], problems: [], configsUnread: [] }
+  const plan: PlanBuilder = { topics: [], create: [], addPartitions: [], alterConfigs: [], problems: [], warnings: [], configsUnread: [] }
   const recreatedOnSource: ReplicatedTopic[] = []
   for (const name of [...state.source.keys()].sort()) {
-    const source = state.source.get(name)!
+    const read = state.source.get(name)!
+    const held = input.heldPartitions?.get(name)
+    const source = held !== undefined && held > read.partitions ? { ...read, partitions: held } : read
     const remote = remoteName(name)
     const refusal = state.configsRefused.source.get(name) ?? state.configsRefused.remote.get(remote)
     if (refusal !== undefined && !state.remote.has(remote)) plan.problems.push({ topic: name, remoteTopic: remote, message: notCreatedMessage(flow, name, remote, refusal) })
@@ -136,16 +146,16 @@ function planTopic (
     if (source.configs === undefined) {
       throw new KmirrorError(ErrorCodes.INTERNAL, `the configs of source topic ${topic} were not read, but its remote topic ${remoteTopic} must be created`)
     }
-    const configs = selectTopicConfigs(source.configs, rules.exclude)
+    const configs = selectTopicConfigs(source.configs, rules.exclude, rules.useDefaultsFrom)
     plan.create.push({ topic, remoteTopic, partitions: source.partitions, replicationFactor: flow.replicationFactor, configs })
     plan.topics.push({ source: topic, remote: remoteTopic, partitions: source.partitions })
     return
   }
+  // Each record keeps its partition number, which needs only as many remote partitions as source ones (MM2 copies
+  // such a topic too): the remote topic's extra partitions receive nothing.
   if (remote.partitions > source.partitions) {
-    plan.problems.push({ topic, remoteTopic, message: morePartitionsMessage(flow, topic, source.partitions, remoteTopic, remote.partitions) })
-    return
-  }
-  if (remote.partitions < source.partitions) {
+    plan.warnings.push({ topic, remoteTopic, message: morePartitionsMessage(flow, topic, source.partitions, remoteTopic, remote.partitions) })
+  } else if (remote.partitions < source.partitions) {
     plan.addPartitions.push({ topic, remoteTopic, from: remote.partitions, to: source.partitions })
   }
   plan.topics.push({ source: topic, remote: remoteTopic, partitions: source.partitions })
@@ -173,9 +183,14 @@ function morePartitionsMessage (flow: FlowConfig, topic: string, partitions: num
   const source = flow.source.alias
   const target = flow.target.alias
   return `remote topic ${remoteTopic} on ${target} has ${remotePartitions} partitions but source topic ${topic} on ${source} has ${partitions}: ` +
-    `kmirror keeps each record's partition, so a remote topic may not have more partitions than its source, and ${topic} is not replicated. ` +
-    `Fix: delete ${remoteTopic} on ${target} (kmirror creates it again with ${partitions} partitions), ` +
-    `grow ${topic} on ${source} to ${remotePartitions} partitions, or leave it out with ${flow.name}.topics.exclude`
+    `${partitionRange(0, partitions)} ${partitions === 1 ? 'is' : 'are'} replicated, each record to the partition of its number (as MirrorMaker 2 does), ` +
+    `and ${partitionRange(partitions, remotePartitions)} of ${remoteTopic} receive${remotePartitions - partitions === 1 ? 's' : ''} nothing ` +
+    `(the source topic was created again with fewer partitions, or the remote topic was created with more)`
+}
+
+/** `partition 3` or `partitions 3-5`: the partitions FROM to TO (exclusive). */
+function partitionRange (from: number, to: number): string {
+  return to - from === 1 ? `partition ${from}` : `partitions ${from}-${to - 1}`
 }
 
 /** True when applying the plan would change nothing on the target and no topic has a problem. */

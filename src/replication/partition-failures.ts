@@ -172,7 +172,7 @@ export class PartitionFailures {
     const cluster = this.#clusters.target.alias
     const waitedS = Math.round((now - wait.sinceMs) / 1000)
     const remedy = wait.error === 'UNKNOWN_TOPIC_OR_PARTITION'
-      ? `the topic refresh creates ${p.remoteTopic} on cluster ${cluster}; if it stays missing, look for the refresh's error line (a missing CREATE grant, a policy refusing the topic)`
+      ? `the topic refresh creates ${p.remoteTopic} on cluster ${cluster}, or grows it to the source's partition count; if the partition stays missing, look for the refresh's error line (a missing CREATE or ALTER grant, a policy refusing the topic)`
       : leaderRemedy(p.remoteTopic, p.partition, this.#clusters.target)
     const report: FailureReport = {
       side: FailureSides.TARGET, cluster, code: ErrorCodes.PRODUCE, error: wait.error, kind: kafkaErrorInfo(wait.error).kind,

@@ -46,8 +46,8 @@ export interface FlowWorkParts {
   readonly scheduler: Scheduler
   readonly jobs: readonly FlowJob[]
   /**
-   * The source topics whose partitions are work (a topic refresh's plan, problems left out); without it, every
-   * replicated source topic.
+   * The source topics whose partitions are work, as the topic refresh replicates them (`RemoteTopics.replicable`);
+   * without it, every replicated source topic.
    */
   readonly replicable?: () => Promise<readonly { source: string, partitions: number }[]>
   /** The pair's heartbeat job, when it is part of this flow's work. */

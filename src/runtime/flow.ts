@@ -99,6 +99,11 @@ export class Flow implements WorkOwner {
   #membership: MembershipProvider = () => null
   /** What the next topic refresh compares with, to tell the group when its work changes. */
   readonly #refreshed = new RefreshBaseline()
+  /**
+   * The topic refresh job ran here since it was last assigned here: as the group's leader, this instance lists its
+   * last result as the work (`RemoteTopics.replicable`), which the next refresh then finds again.
+   */
+  #refreshRanSinceAssigned = false
 
   constructor (config: FlowConfig, log: Logger, metrics: Metrics = noMetrics, options: FlowOptions = {}) {
     this.config = config
@@ -217,6 +222,7 @@ export class Flow implements WorkOwner {
           const recopy = new Set(result.recopy)
           await replicator.addTopics(result.topics.filter(t => recopy.has(t.source)), recopy, key => work?.ownsPartition(key) ?? false)
         }
+        this.#refreshRanSinceAssigned = true
         this.#noteRefreshed(result.topics)
       }),
       emitCheckpoints: async () => { await work?.followHistory(); await checkpoints?.emit() },
@@ -234,7 +240,7 @@ export class Flow implements WorkOwner {
       syncGroupOffsets: async () => { await work?.followHistory(); await groupSync.sync() }
     })
     work = new FlowWork({
-      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, replicable: () => topics.replicable(), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
+      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, replicable: () => topics.replicable({ fromLastRefresh: this.#refreshRanSinceAssigned && this.owned().jobs.includes(JobNames.REFRESH_TOPICS) }), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
     }, owned)
     if (alone) work.startAllJobs()
     this.#work = work
@@ -355,7 +361,10 @@ export class Flow implements WorkOwner {
   }
 
   async assign (items: readonly WorkItem[]): Promise<void> {
-    if (items.some(i => i.kind === 'job' && i.job === JobNames.REFRESH_TOPICS)) this.#refreshed.jobAssigned()
+    if (items.some(i => i.kind === 'job' && i.job === JobNames.REFRESH_TOPICS)) {
+      this.#refreshed.jobAssigned()
+      this.#refreshRanSinceAssigned = false
+    }
     await this.#started().assign(items)
   }
 

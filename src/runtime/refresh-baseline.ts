@@ -5,7 +5,10 @@
  *
  * Invariants:
  * - After a refresh, that refresh is the baseline of the next one (an exact comparison of topics and counts).
- * - The work the leader lists for a rebalance is what the group assigns: listing makes it the baseline.
+ * - The work the leader lists for a rebalance is what the group assigns: listing makes it the baseline. That list is
+ *   what the refresh replicates (`RemoteTopics.replicable`: on the refreshing leader, its last result), so a refresh
+ *   that finds nothing new equals it; a list that differed (a topic whose remote topic cannot be created) would make
+ *   every refresh a change, and the group rebalance for good.
  * - A member that is given the refresh job compares its first refresh with the partitions of the current
  *   generation (what every member's share adds up to), not with a refresh of its own from an older generation:
  *   a topic that appeared between the leader's list and that refresh, on whichever member it runs, changes the

@@ -1,7 +1,7 @@
 /**
  * Topic discovery on real clusters with a one-second refresh: new topics arrive with their configs and records,
  * grown topics grow on the target, deleted topics are reported (and their remote topics deleted only when asked),
- * and a remote topic with more partitions than its source is refused while the rest of the flow goes on.
+ * and a remote topic with more partitions than its source is replicated into the source's partitions, as MM2 does.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -138,7 +138,7 @@ test('with sync.topic.deletions.enabled = true, the remote topic of a deleted so
   await stop(kmirror)
 })
 
-test('a remote topic with more partitions than its source is an error for that topic only', { timeout: 120_000 }, async t => {
+test('a remote topic with more partitions than its source is replicated into the source\'s partitions, with a warning', { timeout: 120_000 }, async t => {
   // Given a source topic with 2 partitions whose remote topic already exists with 4, and a second, normal topic
   const prefix = uniqueName('tdisc-clash')
   const clash = `${prefix}-clash`
@@ -152,12 +152,15 @@ test('a remote topic with more partitions than its source is an error for that t
   // When kmirror runs
   const kmirror = startKmirror(prefix, t)
 
-  // Then the other topic is copied exactly, the clash is logged at error with both counts, and nothing of it is copied
+  // Then both topics are copied exactly, each record to the partition of its number, partitions 2-3 stay empty, and
+  // the clash is logged at warn with both counts
   await waitForCopy(`A.${fine}`, 40n, 'the normal topic copied')
   await assertExactCopy(fine, `A.${fine}`)
-  const error = new RegExp(`"level":"error"[^\\n]*remote topic A\\.${clash} on B has 4 partitions but source topic ${clash} on A has 2`)
-  await kmirror.waitForOutput(error, 10_000)
-  assert.equal(await total('target', `A.${clash}`), 0n)
+  await waitForCopy(`A.${clash}`, 20n, 'the topic with more remote partitions copied')
+  for (let p = 0; p < 2; p++) assertSamePartition(await readCommitted('source', clash, p), await readCommitted('target', `A.${clash}`, p), `${clash}-${p}`)
+  assert.deepEqual((await endOffsets('target', `A.${clash}`)).slice(2), [0n, 0n])
+  const warning = new RegExp(`"level":"warn"[^\\n]*remote topic A\\.${clash} on B has 4 partitions but source topic ${clash} on A has 2: partitions 0-1 are replicated`)
+  await kmirror.waitForOutput(warning, 10_000)
   assert.equal(await partitionCount('target', `A.${clash}`), 4)
   await stop(kmirror)
 })

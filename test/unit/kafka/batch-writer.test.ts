@@ -185,6 +185,17 @@ describe('BatchWriter', () => {
     assert.deepEqual(acks.map(a => a.write), [0])
   })
 
+  it('Given a partition past the partition count of its remote topic, then waitReason says the topic was not grown, not that a broker is down', async () => {
+    // Given remote topic A.t with 4 partitions (its growth to 6 refused or not done yet)
+    const brokers = new FakeProduceBrokers()
+    const w = writer(brokers)
+    // When partitions 4 and 5 are probed
+    assert.deepEqual(await w.probeReady([{ topic: 'A.t', partition: 4 }, { topic: 'A.t', partition: 5 }, { topic: 'A.t', partition: 3 }]), new Set(['A.t\u00003']))
+    // Then each names the topic's partition count and the growth, with the error of a partition that does not exist
+    const grown = { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: 'remote topic A.t on cluster B has 4 partitions, not this one: its growth to the source topic\'s partition count has not happened yet or failed (the topic refresh logs why: a missing ALTER grant, a policy)' }
+    assert.deepEqual([w.waitReason('A.t', 4), w.waitReason('A.t', 5)], [grown, grown])
+  })
+
   it('Given partitions not ready for different reasons, then waitReason names each, with the broker; nothing once a probe finds one ready or it is forgotten', async () => {
     // Given A.t-0 whose leader answers NOT_LEADER_OR_FOLLOWER, A.t-1 without a leader, A.u-0 led by a broker that
     // does not answer, and A.gone-0 of a topic the target does not have

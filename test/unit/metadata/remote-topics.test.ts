@@ -45,6 +45,17 @@ describe('selectTopicConfigs', () => {
     assert.deepEqual(selected, { 'retention.ms': '3600000', 'compression.type': 'zstd' })
   })
 
+  it('with use.defaults.from = source, copies default values too, but never static broker values', () => {
+    const entries = [
+      entry('retention.ms', '3600000', { source: 'topic' }),
+      entry('segment.bytes', '1048576', { source: 'static-broker' }),
+      entry('cleanup.policy', 'delete', { source: 'default' }),
+      entry('retention.bytes', null, { source: 'default' })
+    ]
+    assert.deepEqual(selectTopicConfigs(entries, defaultExclude, 'source'), { 'retention.ms': '3600000', 'cleanup.policy': 'delete' })
+    assert.deepEqual(selectTopicConfigs(entries, defaultExclude, 'target'), { 'retention.ms': '3600000' })
+  })
+
   it('never copies read-only or sensitive entries, nor entries without a value', () => {
     const selected = selectTopicConfigs([
       entry('retention.ms', '1', { readOnly: true }),

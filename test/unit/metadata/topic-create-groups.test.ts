@@ -11,7 +11,7 @@ function action (name: string, partitions = 1, configs: Record<string, string> =
 }
 
 function planOf (create: CreateTopicAction[]): TopicSyncPlan {
-  return { flow: 'A->B', topics: create.map(c => ({ source: c.topic, remote: c.remoteTopic, partitions: c.partitions })), create, addPartitions: [], alterConfigs: [], problems: [], configsUnread: [], deletedOnSource: [], recreatedOnSource: [] }
+  return { flow: 'A->B', topics: create.map(c => ({ source: c.topic, remote: c.remoteTopic, partitions: c.partitions })), create, addPartitions: [], alterConfigs: [], problems: [], warnings: [], configsUnread: [], deletedOnSource: [], recreatedOnSource: [] }
 }
 
 function fakeTarget (failGroups = false) {

@@ -37,12 +37,15 @@ export class FakeTopicCluster {
   readonly unknownKeys = new Set<string>()
   readonly #topics = new Map<string, FakeTopic>()
   readonly #failures = new Map<string, Error>()
+  readonly #refusals = new Map<string, Error>()
   readonly #racers = new Map<string, number>()
   /** Topics the principal may not DESCRIBE: left out of listings, TOPIC_AUTHORIZATION_FAILED when named. */
   readonly #denied = new Set<string>()
   readonly #configsDenied = new Set<string>()
   /** Topics left out of metadata answers though they exist (a broker whose metadata lags behind its controller). */
   readonly #lagging = new Set<string>()
+  /** Partition counts answered instead of the real ones (a broker whose metadata lags behind a growth). */
+  readonly #laggingCounts = new Map<string, number>()
   /** Topic ids all zeros, as brokers before Kafka 2.8 answer. */
   withoutTopicIds = false
   #nextId = 1
@@ -51,6 +54,12 @@ export class FakeTopicCluster {
   lagMetadata (name: string, lagging = true): void {
     if (lagging) this.#lagging.add(name)
     else this.#lagging.delete(name)
+  }
+
+  /** Describes `name` with `partitions` (or, with null, with its real count again), as a broker behind a growth does. */
+  lagPartitions (name: string, partitions: number | null): void {
+    if (partitions === null) this.#laggingCounts.delete(name)
+    else this.#laggingCounts.set(name, partitions)
   }
 
   /** The topic's id now (a topic deleted and created again gets a new one). */
@@ -113,6 +122,12 @@ export class FakeTopicCluster {
     this.#failures.set(`${op}\u0000${topic}`, err)
   }
 
+  /** Every `op` on `topic` fails with `err` (a policy or a missing grant), until called again with null. */
+  failAlways (op: string, topic: string, err: Error | null): void {
+    if (err === null) this.#refusals.delete(`${op}\u0000${topic}`)
+    else this.#refusals.set(`${op}\u0000${topic}`, err)
+  }
+
   /** Someone else creates `name` with `partitions` just before the next createTopic of it. */
   raceCreate (name: string, partitions: number): void {
     this.#racers.set(name, partitions)
@@ -139,7 +154,7 @@ export class FakeTopicCluster {
     const out = new Map<string, TopicDescription>()
     for (const name of names) {
       const t = this.#topics.get(name)
-      if (t !== undefined && !this.#denied.has(name) && !this.#lagging.has(name)) out.set(name, { name, id: this.withoutTopicIds ? '00000000-0000-0000-0000-000000000000' : t.id, partitions: t.partitions })
+      if (t !== undefined && !this.#denied.has(name) && !this.#lagging.has(name)) out.set(name, { name, id: this.withoutTopicIds ? '00000000-0000-0000-0000-000000000000' : t.id, partitions: this.#laggingCounts.get(name) ?? t.partitions })
     }
     return out
   }
@@ -184,6 +199,8 @@ export class FakeTopicCluster {
 
   #record (op: string, topic: string, detail?: unknown): void {
     this.calls.push({ op, topics: [topic], detail })
+    const refusal = this.#refusals.get(`${op}\u0000${topic}`)
+    if (refusal !== undefined) throw refusal
     const failure = this.#failures.get(`${op}\u0000${topic}`)
     if (failure === undefined) return
     this.#failures.delete(`${op}\u0000${topic}`)

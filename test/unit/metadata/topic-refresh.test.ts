@@ -244,38 +244,75 @@ describe('RemoteTopics.refresh', () => {
     assert.equal(target.has('A.t'), false)
   })
 
-  it('logs a remote topic with more partitions once at error, keeps replicating the others, and logs when it is solved', async () => {
-    const { source, target, logs, metrics, refresh } = setup()
+  it('replicates a remote topic with more partitions than its source into the source\'s partitions, warning once, and never releases it', async () => {
+    // Given a remote topic with more partitions than its source (pre-created for a migration)
+    const { source, target, logs, metrics, released, refresh } = setup()
     source.addTopic('clash', 2)
     source.addTopic('fine', 1)
     target.addTopic('A.clash', 4)
+    // When the topics are refreshed twice
     const first = await refresh()
-    assert.deepEqual(first.topics.map(t => t.source), ['fine'])
-    assert.equal(metrics.gauges.get('remoteTopicProblems'), 1)
-    await refresh()
-    const errors = logs.at(LogLevels.error)
-    assert.equal(errors.length, 1)
-    assert.equal(errors[0]!.topic, 'clash')
-    assert.match(errors[0]!.msg, /has 4 partitions but source topic clash on A has 2/)
-    // When the user deletes the remote topic, it is created again and replicated
-    target.removeTopic('A.clash')
-    const fixed = await refresh()
-    assert.deepEqual(fixed.topics.map(t => t.source), ['clash', 'fine'])
-    assert.equal(target.partitions('A.clash'), 2)
+    const second = await refresh()
+    // Then both topics are replicated, `clash` with its 2 source partitions, and one warning names both counts
+    assert.deepEqual(first.topics, [{ source: 'clash', remote: 'A.clash', partitions: 2 }, { source: 'fine', remote: 'A.fine', partitions: 1 }])
+    assert.deepEqual(second.topics, first.topics)
+    assert.deepEqual([first.removed, second.removed, released], [[], [], []])
+    assert.deepEqual([first.problems, logs.at(LogLevels.error)], [[], []])
     assert.equal(metrics.gauges.get('remoteTopicProblems'), 0)
-    assert.ok(logs.at(LogLevels.info).some(l => l.topic === 'clash' && /solved/.test(l.msg)))
+    const warnings = logs.at(LogLevels.warn).filter(l => l.topic === 'clash')
+    assert.equal(warnings.length, 1)
+    assert.match(warnings[0]!.msg, /remote topic A\.clash on B has 4 partitions but source topic clash on A has 2: partitions 0-1 are replicated, .* and partitions 2-3 of A\.clash receive nothing/)
+    assert.equal(target.partitions('A.clash'), 4, 'never shrunk')
   })
 
-  it('releases a replicated topic whose remote topic became unusable', async () => {
-    const { source, target, released, refresh } = setup()
-    source.addTopic('t', 1)
+  it('keeps replicating a topic whose source is deleted and created again with fewer partitions than its remote topic', async () => {
+    // Given `orders` replicated with 12 partitions
+    const { source, released, logs, refresh } = setup()
+    source.addTopic('orders', 12)
     await refresh()
-    target.removeTopic('A.t')
-    target.addTopic('A.t', 3) // someone re-created the remote topic with more partitions
+    // When it is deleted and created again with 6 between two refreshes
+    source.removeTopic('orders')
+    source.addTopic('orders', 6)
     const result = await refresh()
-    assert.deepEqual(result.removed, ['t'])
-    assert.deepEqual(released, [['t']])
-    assert.deepEqual(result.topics, [])
+    // Then partitions 0-5 are replicated (the data path restarts each from the new topic's start), nothing is released
+    assert.deepEqual(result.topics, [{ source: 'orders', remote: 'A.orders', partitions: 6 }])
+    assert.deepEqual([result.removed, released], [[], []])
+    assert.ok(logs.at(LogLevels.warn).some(l => l.topic === 'orders' && /has 12 partitions but source topic orders on A has 6/.test(l.msg)))
+  })
+
+  it('keeps the partition count of a grown source topic that a broker behind its growth reads smaller: nothing released, no warning', async () => {
+    // Given `t` grown from 3 to 6 partitions and replicated with 6
+    const { source, target, logs, released, refresh } = setup()
+    source.addTopic('t', 3)
+    await refresh()
+    source.growTopic('t', 6)
+    assert.deepEqual((await refresh()).topics, [{ source: 't', remote: 'A.t', partitions: 6 }])
+    // When the next refreshes ask a broker that still has 3
+    source.lagPartitions('t', 3)
+    const lagging = [await refresh(), await refresh()]
+    // Then `t` stays replicated with its 6 partitions (same topic id: Kafka never removes partitions)
+    for (const r of lagging) assert.deepEqual([r.topics, r.removed], [[{ source: 't', remote: 'A.t', partitions: 6 }], []])
+    assert.deepEqual(released, [])
+    assert.deepEqual(logs.at(LogLevels.warn), [])
+    assert.equal(target.partitions('A.t'), 6)
+  })
+
+  it('without topic ids, believes a source topic read with fewer partitions only at the second refresh in a row', async () => {
+    // Given a source before Kafka 2.8 and `t` replicated with 6 partitions
+    const { source, refresh } = setup()
+    source.withoutTopicIds = true
+    source.addTopic('t', 6)
+    await refresh()
+    // When one refresh reads 3 (a lagging broker), then 6 again
+    source.lagPartitions('t', 3)
+    assert.equal((await refresh()).topics[0]!.partitions, 6)
+    source.lagPartitions('t', null)
+    assert.equal((await refresh()).topics[0]!.partitions, 6)
+    // When it is created again with 3 (unseen without ids): the first refresh holds 6, the second believes 3
+    source.removeTopic('t')
+    source.addTopic('t', 3)
+    assert.equal((await refresh()).topics[0]!.partitions, 6)
+    assert.equal((await refresh()).topics[0]!.partitions, 3)
   })
 
   it('keeps a source topic deleted and created again between two refreshes in the data path (its owners restart it when a fetch answer carries the new topic id), and reports it', async () => {
@@ -322,8 +359,8 @@ describe('RemoteTopics.refresh', () => {
     const first = await refresh()
     assert.deepEqual([first.topics, first.created, first.problems], [[], [], []])
     assert.equal(metrics.counters.get('remoteTopicsCreated'), undefined)
+    // Then the next refresh replicates it into the 3 partitions the source has, with a warning
     const second = await refresh()
-    assert.deepEqual(second.topics, [])
-    assert.match(second.problems[0]!.message, /has 5 partitions but source topic t on A has 3/)
+    assert.deepEqual([second.topics, second.problems], [[{ source: 't', remote: 'A.t', partitions: 3 }], []])
   })
 })

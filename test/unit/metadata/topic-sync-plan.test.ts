@@ -33,6 +33,26 @@ describe('planTopicSync: remote topic creation', () => {
     assert.equal(isTopicSyncPlanEmpty(p), false)
   })
 
+  it('with use.defaults.from = source, creates the remote topic with the source\'s default values too, excluded, sensitive and read-only ones left out (MM2: targetConfig with incremental=false)', () => {
+    // Given a source topic with one value of its own, defaults, an excluded default, a secret and a read-only entry
+    const configs = [
+      entry('retention.ms', '3600000'),
+      entry('cleanup.policy', 'delete', 'default'),
+      entry('retention.bytes', '-1', 'default'),
+      entry('min.insync.replicas', '1', 'default'),
+      { ...entry('some.secret', 'x', 'default'), sensitive: true },
+      { ...entry('some.read.only', 'y', 'default'), readOnly: true },
+      entry('segment.bytes', '1048576', 'static-broker')
+    ]
+    const source = { orders: { partitions: 2, id: 'x', configs } }
+    // When its creation is planned with use.defaults.from = source, and with the default (target)
+    const fromSource = plan(state(source), flowWith('A->B.use.defaults.from = source'))
+    const fromTarget = plan(state(source), flowWith())
+    // Then the source's defaults are copied only with source; min.insync.replicas stays out (MM2's default exclude)
+    assert.deepEqual(fromSource.create[0]!.configs, { 'retention.ms': '3600000', 'cleanup.policy': 'delete', 'retention.bytes': '-1' })
+    assert.deepEqual(fromTarget.create[0]!.configs, { 'retention.ms': '3600000' })
+  })
+
   it('passes replication.factor = -1 through, for the broker default', () => {
     const p = plan(state({ t: { partitions: 1, id: 'x', configs: [] } }), flowWith('replication.factor = -1'))
     assert.equal(p.create[0]!.replicationFactor, -1)
@@ -57,17 +77,33 @@ describe('planTopicSync: partitions', () => {
     assert.deepEqual(p.create, [])
   })
 
-  it('reports a remote topic with more partitions as a problem naming both counts and the fix, and does not replicate it; the others are', () => {
+  it('replicates the source partitions of a remote topic with more partitions (as MM2 does), with a warning naming both counts and the partitions that receive nothing', () => {
+    // Given a source topic created again with 2 partitions while its remote topic has 5
     const p = plan(state({ big: { partitions: 2, id: 'x' }, ok: { partitions: 3, id: 'y' } }, { 'A.big': { partitions: 5 }, 'A.ok': { partitions: 3 } }))
-    assert.deepEqual(p.topics, [{ source: 'ok', remote: 'A.ok', partitions: 3 }])
-    assert.equal(p.problems.length, 1)
-    const { topic, remoteTopic, message } = p.problems[0]!
-    assert.deepEqual([topic, remoteTopic], ['big', 'A.big'])
-    assert.match(message, /remote topic A\.big on B has 5 partitions but source topic big on A has 2/)
-    assert.match(message, /Fix: delete A\.big on B/)
-    assert.match(message, /A->B\.topics\.exclude/)
+    // Then partitions 0-1 are replicated, nothing is a problem, and the warning says what the extra ones get
+    assert.deepEqual(p.topics, [{ source: 'big', remote: 'A.big', partitions: 2 }, { source: 'ok', remote: 'A.ok', partitions: 3 }])
+    assert.deepEqual(p.problems, [])
+    assert.deepEqual(p.warnings, [{
+      topic: 'big',
+      remoteTopic: 'A.big',
+      message: 'remote topic A.big on B has 5 partitions but source topic big on A has 2: partitions 0-1 are replicated, each record to the partition of its number ' +
+        '(as MirrorMaker 2 does), and partitions 2-4 of A.big receive nothing (the source topic was created again with fewer partitions, or the remote topic was created with more)'
+    }])
     assert.deepEqual(p.addPartitions, [])
-    assert.equal(isTopicSyncPlanEmpty(p), false)
+    assert.equal(isTopicSyncPlanEmpty(p), true, 'nothing to change on the target')
+  })
+
+  it('words one replicated and one idle partition in the singular', () => {
+    const p = plan(state({ t: { partitions: 1, id: 'x' } }, { 'A.t': { partitions: 2 } }))
+    assert.match(p.warnings[0]!.message, /: partition 0 is replicated, .* and partition 1 of A\.t receives nothing/)
+  })
+
+  it('plans a topic read with fewer partitions than it holds with the held count: no warning, no growth, nothing released', () => {
+    // Given `t` replicated with 6 partitions, read with 3 from a broker behind its growth
+    const flow = flowWith()
+    const p = planTopicSync({ state: state({ t: { partitions: 3, id: 'x' } }, { 'A.t': { partitions: 6 } }), flow, policy: createReplicationPolicy(flow.replicationPolicy), heldPartitions: new Map([['t', 6]]) })
+    assert.deepEqual(p.topics, [{ source: 't', remote: 'A.t', partitions: 6 }])
+    assert.deepEqual([p.warnings, p.problems, p.addPartitions], [[], [], []])
   })
 
   it('plans nothing when every remote topic matches its source', () => {
@@ -103,9 +139,9 @@ describe('planTopicSync: config sync', () => {
     assert.deepEqual(p.alterConfigs, [])
   })
 
-  it('never changes the configs of a remote topic it does not replicate (more partitions)', () => {
+  it('syncs the configs of a remote topic with more partitions than its source too: it is replicated', () => {
     const p = plan(state({ t: { partitions: 1, id: 'x', configs: [entry('retention.bytes', '1000')] } }, { 'A.t': { partitions: 2, configs: [entry('retention.bytes', '5')] } }))
-    assert.deepEqual(p.alterConfigs, [])
+    assert.deepEqual(p.alterConfigs, [{ topic: 't', remoteTopic: 'A.t', changes: [{ name: 'retention.bytes', op: 'set', oldValue: '5', newValue: '1000' }] }])
   })
 })
 
