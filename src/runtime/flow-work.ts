@@ -175,15 +175,17 @@ export class FlowWork implements WorkOwner {
       this.#partitions.delete(key)
       this.#releasing.add(key)
     }
+    let stored: boolean
     try {
-      await Promise.all([
+      [stored] = await Promise.all([
         this.#parts.replicator.releasePartitions(partitions),
         ...jobs.map(name => this.#stopJob(name))
       ])
     } finally {
       for (const key of keys) this.#releasing.delete(key)
     }
-    this.#parts.log.info({ partitions: partitions.length, jobs }, 'work revoked: progress stored')
+    // Not stored: the membership ended first, and the release said what it did not store.
+    if (stored) this.#parts.log.info({ partitions: partitions.length, jobs }, 'work revoked: progress stored')
   }
 
   async #stopJob (name: string): Promise<void> {

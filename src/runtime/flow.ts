@@ -298,15 +298,20 @@ export class Flow implements WorkOwner {
     return this.#running ?? Promise.resolve()
   }
 
-  /** Stops fetching, lets in-flight writes finish, stores progress and offset syncs, closes every client. */
-  async stop (): Promise<void> {
+  /**
+   * Stops fetching, lets in-flight writes finish, stores progress and offset syncs, closes every client. MM2's
+   * offset syncs still queued are waited for SYNC_DRAIN_MS at most, and not past DRAIN_BY (epoch ms) when given: the
+   * process's stop deadline, which a drain after the member left its group (its lease gate closed, so nothing more
+   * goes out) would otherwise overrun.
+   */
+  async stop (drainBy?: number): Promise<void> {
     this.#stopping = true
     await this.#scheduler.stop()
     this.#replicator?.stop()
     try {
       await this.#running
     } finally {
-      await this.#outbox?.drain(SYNC_DRAIN_MS)
+      await this.#outbox?.drain(drainBy === undefined ? SYNC_DRAIN_MS : Math.max(0, Math.min(SYNC_DRAIN_MS, drainBy - Date.now())))
       await Promise.all(this.#closers.map(close => close()))
     }
   }

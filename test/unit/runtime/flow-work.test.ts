@@ -19,11 +19,13 @@ function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, 
   const calls: string[] = []
   let ownedNow: (p: { topic: string, partition: number }) => boolean = () => false
   let duringRelease: () => Promise<void> = async () => undefined
+  let releaseStored = true
   const replicator = {
     addPartitions: async (refs: readonly PartitionRef[], stored: ReadonlyMap<string, number>) => { calls.push(`add ${refs.map(r => `${r.topic}-${r.partition}>${r.remoteTopic}@${stored.get(partitionKey(r.topic, r.partition)) ?? '-'}`).join(',')}`) },
     releasePartitions: async (ps: readonly { topic: string, partition: number }[]) => {
       calls.push(`release ${ps.map(p => `${p.topic}-${p.partition}${ownedNow(p) ? ' (still owned)' : ''}`).join(',')}`)
       await duringRelease()
+      return releaseStored
     },
     loseAll: () => { calls.push('lose') }
   } as unknown as FlowReplicator
@@ -51,7 +53,7 @@ function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, 
   const logger = memoryLogger()
   const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, log: logger.log }, 'assigned')
   ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
-  return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f } }
+  return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f }, releaseStores: (stored: boolean) => { releaseStored = stored } }
 }
 
 describe('FlowWork', () => {
@@ -99,6 +101,18 @@ describe('FlowWork', () => {
     await scheduler.stop()
     assert.deepEqual(calls.slice(-2), ['lose', 'heartbeats stop'])
     assert.deepEqual(work.owned(), { partitions: [], jobs: [] })
+  })
+
+  it('on a revoke whose progress could not be stored (the membership ended first), does not log it as stored', async () => {
+    const { work, logger, releaseStores } = setup()
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
+    releaseStores(false)
+    await work.revoke([{ kind: 'partition', topic: 'orders', partition: 0 }])
+    assert.equal(logger.at(LogLevels.info).filter(l => l.msg === 'work revoked: progress stored').length, 0)
+    releaseStores(true)
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 1 }])
+    await work.revoke([{ kind: 'partition', topic: 'orders', partition: 1 }])
+    assert.equal(logger.at(LogLevels.info).filter(l => l.msg === 'work revoked: progress stored').length, 1)
   })
 
   it('a topic refresh that fails at assignment runs again about 2 s later, not an interval later, and the partitions are added meanwhile', async () => {
