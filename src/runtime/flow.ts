@@ -215,8 +215,8 @@ export class Flow implements WorkOwner {
         }
         this.#noteRefreshed(result.topics)
       }),
-      emitCheckpoints: async () => { await work?.followHistory(); await checkpoints?.emit() },
-      trimOffsetHistory: async () => {
+      emitCheckpoints: async signal => { await work?.followHistory(); await checkpoints?.emit(signal) },
+      trimOffsetHistory: async signal => {
         // Followed first: trimming another instance's partition from a stale view could delete its live run.
         await work?.followHistory()
         const partitions = history.partitions()
@@ -225,9 +225,10 @@ export class Flow implements WorkOwner {
         // failover, must not keep every other partition from being trimmed.
         const { offsets, failed } = await fetcher.listOffsetsSettled(partitions, 'earliest', 1)
         if (failed.size > 0) this.#log.debug({ partitions: [...failed].slice(0, 20).map(([tp, error]) => `${tp.replace('\u0000', '-')}: ${error}`) }, 'offset history not trimmed for these partitions (no log start offset)')
+        signal.throwIfAborted()
         await history.trim(offsets)
       },
-      syncGroupOffsets: async () => { await work?.followHistory(); await groupSync.sync() }
+      syncGroupOffsets: async signal => { await work?.followHistory(); await groupSync.sync(signal) }
     })
     work = new FlowWork({
       config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, replicable: () => topics.replicable(), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
