@@ -119,8 +119,10 @@ export class CheckpointEmitter {
   /**
    * Translates every selected group's commits and writes the checkpoints that changed. Returns how many. A group
    * whose commits cannot be read (e.g. no DESCRIBE on it) is warned about and skipped; the others are written.
+   * SIGNAL aborted (this instance no longer owns the job: another may write checkpoints now) writes nothing: it is
+   * looked at right before the write, and throws its reason.
    */
-  async emit (): Promise<number> {
+  async emit (signal?: AbortSignal): Promise<number> {
     await this.#readStored()
     const groups = await this.groups()
     const read: string[] = []
@@ -139,6 +141,7 @@ export class CheckpointEmitter {
     const behind = candidates.filter(c => c.behind)
     const overshooting = behind.filter(c => this.#overshoots(c))
     const chosen = [...candidates.filter(c => !c.behind), ...overshooting, ...await this.#pastRemoteEnd(behind.filter(c => !overshooting.includes(c)))]
+    signal?.throwIfAborted()
     if (chosen.length > 0) await this.#deps.writer.write([{ topic: this.topic, partition: 0, records: chosen.map(c => c.record) }])
     for (const c of chosen) this.#last.set(c.key, c.checkpoint)
     this.#noteCurrent(groups, read, Date.now())

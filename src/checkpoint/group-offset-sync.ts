@@ -119,17 +119,21 @@ export class GroupOffsetSync {
 
   /**
  * One pass over every selected source group. A group that fails does not stop the others; it is logged with its
- * cause, and the pass then fails with one error naming the groups (not repeating the causes).
+ * cause, and the pass then fails with one error naming the groups (not repeating the causes). SIGNAL aborted (this
+ * instance no longer owns the job: another may sync these groups now) ends the pass with its reason, before the
+ * next group and right before each write: a commit written after the new owner's could move a group backwards.
  */
-  async sync (): Promise<GroupSyncResult[]> {
+  async sync (signal?: AbortSignal): Promise<GroupSyncResult[]> {
     const listed = await this.#deps.sourceAdmin.groups.listGroups()
     const results: GroupSyncResult[] = []
     const failed: { group: string, err: unknown }[] = []
     for (const group of listed.filter(g => isConsumerProtocol(g.protocolType)).map(g => g.groupId).filter(this.#shouldSyncGroup).sort()) {
+      signal?.throwIfAborted()
       try {
-        const result = await this.syncGroup(group)
+        const result = await this.syncGroup(group, signal)
         if (result !== null) results.push(result)
       } catch (err) {
+        if (signal?.aborted === true) throw signal.reason
         this.#deps.log.warn({ group, err }, 'group offsets not synced')
         failed.push({ group, err })
       }
@@ -138,8 +142,8 @@ export class GroupOffsetSync {
     return results
   }
 
-  /** Syncs one group; null when it has no commits on partitions this flow replicates. */
-  async syncGroup (group: string): Promise<GroupSyncResult | null> {
+  /** Syncs one group; null when it has no commits on partitions this flow replicates. SIGNAL: as for `sync`. */
+  async syncGroup (group: string, signal?: AbortSignal): Promise<GroupSyncResult | null> {
     const { flow, policy, sourceAdmin, targetAdmin, translator } = this.#deps
     // As MM2: only topics the flow's topic filter passes (one excluded since keeps its history, not its syncs).
     const commits = (await sourceAdmin.groups.listCommittedOffsets(group)).filter(c => this.#replicated(c.topic))
@@ -151,6 +155,7 @@ export class GroupOffsetSync {
     const plan = planGroupSync(state, translated, targetCommitted)
     let result: GroupSyncResult = { group, written: plan.writes, skipped: plan.skipped, ...(plan.groupSkipped === undefined ? {} : { groupSkipped: plan.groupSkipped }) }
     if (plan.writes.length > 0) {
+      signal?.throwIfAborted()
       try {
         await targetAdmin.groups.alterCommittedOffsets(group, plan.writes)
       } catch (err) {

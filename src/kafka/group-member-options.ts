@@ -3,11 +3,11 @@
  */
 import type { Logger } from '../logger.ts'
 import type { ClientProps } from '../config/types.ts'
-import type { KmirrorError } from '../errors.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { parseWorkKey, type WorkItem } from '../cluster/work.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
-import type { GenerationMember } from '../formats/work-assignment.ts'
+import { decodeWorkAssignment, type GenerationMember, type WorkAssignment } from '../formats/work-assignment.ts'
 import type { ClusterContext } from './connection-hints.ts'
 import type { GroupCoordinatorPort } from './group-coordinator.ts'
 
@@ -75,4 +75,16 @@ export function toItems (keys: readonly string[]): WorkItem[] {
 /** host:pid:startTime, unique per process: the member name in status and in the transactional id. */
 export function defaultMemberName (host: string, pid = process.pid, startedAt = Date.now()): string {
   return `${host}:${pid}:${startedAt}`
+}
+
+/**
+ * A member's assignment from BYTES. None (a leader that did not assign it) or one it cannot read (a leader of
+ * another version, garbled bytes) fails the round only: retried after a back-off with a new rebalance.
+ */
+export function readAssignment (bytes: Buffer, groupId: string): WorkAssignment {
+  try {
+    return decodeWorkAssignment(bytes, `the assignment of group ${groupId} from its leader`)
+  } catch (err) {
+    throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `group ${groupId}: ${bytes.length === 0 ? 'the leader sent this member no assignment' : (err as Error).message}`, { cause: err, retriable: true })
+  }
 }

@@ -21,6 +21,10 @@
  *   copied twice; an answer that it is gone loses it as above. So a coordinator that moved, restarted or paused
  *   past the lease costs a pause, not a re-copy from the stored progress. A stop past the lease loses the work
  *   (nothing can be stored) and leaves within a heartbeat interval.
+ * - A stop hands the work over (revoke: progress stored) while heartbeats go on, so the lease holds through it, and
+ *   sends LeaveGroup by the stop's deadline (member-hand-over.ts): a hand-over that cannot finish in time, or whose
+ *   lease runs out or membership is lost meanwhile, is dropped as lost (nothing more stored or written) and the
+ *   member leaves anyway. Nothing is written from the moment the LeaveGroup goes out (`leaseValid` is false).
  * - Heartbeats keep going during a rebalance (their own connection): an answer REBALANCE_IN_PROGRESS still comes
  *   from a member of the generation, so work that stays keeps running while the group rebalances, until the
  *   rebalance's own deadline (rebalance.timeout.ms after the last steady answer: member-lease.ts), and after a
@@ -30,18 +34,19 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import type { WorkItem } from '../cluster/work.ts'
 import {
-  AssignmentErrors, decodeWorkAssignment, encodeMemberMetadata, type GenerationMember, type WorkAssignment
+  AssignmentErrors, encodeMemberMetadata, type GenerationMember, type WorkAssignment
 } from '../formats/work-assignment.ts'
 import { isCoordinatorRetriable, isCoordinatorTransient, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
 import { GroupCoordinator, type GroupCoordinatorPort } from './group-coordinator.ts'
 import { joinGroup, type JoinAnswer } from './group-join.ts'
 import { leaveLostMembership, leaveOnStop } from './group-leave.ts'
 import { leadRound, membersBeforeJoin } from './group-leader.ts'
-import { toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
+import { readAssignment, toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 import { HeartbeatApi } from './protocol/heartbeat.ts'
 import { SyncGroupApi } from './protocol/sync-group.ts'
 import { MemberLease } from './member-lease.ts'
 import { MemberPauses } from './member-pauses.ts'
+import { HandOver, LEAVE_RESERVE_MS, leaveWaitMs } from './member-hand-over.ts'
 import { LEASE_RAN_OUT, LeaseHold } from './lease-hold.ts'
 
 export { defaultMemberName, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
@@ -65,6 +70,8 @@ export class GroupMember {
   #rejoin = true
   #joining = false
   #stopped = false
+  /** A stopping member sends its LeaveGroup (or failed): nothing is written or heartbeated from then on. */
+  #left = false
   #failed = false
   #lastAssignment: WorkAssignment | null = null
   /** Exactly-once: the members the group listed before this one first joined (`describedMembers`). */
@@ -75,12 +82,17 @@ export class GroupMember {
   #loops: Promise<void>[] = []
   #applying: Promise<void> = Promise.resolve()
   #stopping: Promise<void> | null = null
+  /** The join loop's waits: they end at the stop. */
   readonly #pauses = new MemberPauses()
+  /** The heartbeat loop's waits: they go on through a stop's hand-over and end as the member leaves. */
+  readonly #beats = new MemberPauses()
+  readonly #handOver: HandOver
 
   constructor (options: GroupMemberOptions) {
     this.#o = options
     this.#lease = new MemberLease(options.sessionTimeoutMs, options.heartbeatIntervalMs, options.rebalanceTimeoutMs)
     this.#hold = new LeaseHold(options.log, options.groupId, options.cluster.label)
+    this.#handOver = new HandOver(options, () => this.#takeOwned())
     this.#coordinator = options.coordinator ?? new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs,
       (from, to, nodeId) => { options.log.warn({ group: options.groupId, cluster: options.cluster.label, from, to, nodeId }, `the coordinator of group ${options.groupId} on ${options.cluster.label} moved from broker ${from} to broker ${to} (node ${nodeId}): the member carries on with it`) })
   }
@@ -93,7 +105,7 @@ export class GroupMember {
 
   /** Whether this member may write its work now (see the lease invariant). Synchronous: the data path asks it before each produce. */
   leaseValid (now = Date.now()): boolean {
-    return !this.#stopped && this.#lease.valid(now)
+    return !this.#left && this.#lease.valid(now)
   }
 
   /** Since when (epoch ms) this member's lease has not held; null while it holds (member-lease.ts `invalidSince`). */
@@ -128,22 +140,28 @@ export class GroupMember {
     return this.#lastAssignment?.members ?? []
   }
 
-  /** Clean stop: revoke everything (progress stored), leave the group, close the connections. */
-  stop (): Promise<void> {
-    this.#stopping ??= this.#stop()
+  /**
+   * Clean stop: revoke everything (progress stored) while heartbeats keep the lease, leave the group, close the
+   * connections. The member has left by LEAVE_BY (epoch ms; a session from now by default), or as soon after as
+   * its LeaveGroup could be sent (see the invariants).
+   */
+  stop (leaveBy = Date.now() + this.#o.sessionTimeoutMs): Promise<void> {
+    this.#stopping ??= this.#stop(leaveBy)
     return this.#stopping
   }
 
   /** Tests: behave as a process frozen by SIGSTOP (no heartbeat, no join) until `thawForTest`. */
   freezeForTest (): void {
     this.#pauses.freeze()
+    this.#beats.freeze()
   }
 
   thawForTest (): void {
     this.#pauses.thaw()
+    this.#beats.thaw()
   }
 
-  async #stop (): Promise<void> {
+  async #stop (leaveBy: number): Promise<void> {
     this.#stopped = true
     this.#incarnation++
     this.#pauses.stop()
@@ -152,15 +170,16 @@ export class GroupMember {
     // until the flow stops.
     const held = this.#lease.valid(Date.now())
     if (!held && this.#generation >= 0) this.#loseForStop()
-    await this.#applying
-    const owned = this.#takeOwned()
-    if (owned.length > 0 && held && this.#lease.valid(Date.now())) await this.#o.owner.revoke(owned)
-    else if (owned.length > 0) this.#o.owner.lose()
+    await this.#handOver.run(this.#applying, now => this.#lease.valid(now), leaveBy - LEAVE_RESERVE_MS)
     this.#hold.clear()
+    // Nothing is written from here on: the coordinator hands the work out as soon as it reads the LeaveGroup.
+    this.#left = true
+    this.#beats.stop()
     // A member that lost its membership and did not join again yet leaves with the lost id. Past its lease the
     // coordinator may be silent: a heartbeat interval at most, so the stop keeps its deadline.
     const leaving = this.#memberId !== '' ? this.#memberId : this.#lostMemberId
-    if (leaving !== null) await leaveOnStop(this.#coordinator, this.#o.groupId, leaving, held ? this.#o.sessionTimeoutMs : this.#o.heartbeatIntervalMs, this.#o.log)
+    const bound = held ? this.#o.sessionTimeoutMs : this.#o.heartbeatIntervalMs
+    if (leaving !== null) await leaveOnStop(this.#coordinator, this.#o.groupId, leaving, leaveWaitMs(leaveBy, bound), this.#o.log)
     this.#memberId = ''
     this.#generation = -1
     await this.#coordinator.close()
@@ -225,7 +244,7 @@ export class GroupMember {
       if (incarnation !== this.#incarnation || this.#stopped) return
       if (sync.errorCode !== 0) { this.#lease.syncEnded(); this.#onGroupError(sync.errorCode, 'SyncGroup'); return }
       this.#lease.syncAnswered(sentAt)
-      const assignment = this.#readAssignment(sync.assignment)
+      const assignment = readAssignment(sync.assignment, this.#o.groupId)
       this.#joining = false
       this.#applying = this.#apply(assignment, incarnation).catch((err: unknown) => {
         // Work in an unknown state cannot be handed over cleanly: stop all of it at once and start afresh.
@@ -236,18 +255,6 @@ export class GroupMember {
       await this.#applying
     } finally {
       this.#joining = false
-    }
-  }
-
-  /**
-   * This member's assignment. None (a leader that did not assign it) or one it cannot read (a leader of another
-   * version, garbled bytes) fails the round only: retried after a back-off with a new rebalance.
-   */
-  #readAssignment (bytes: Buffer): WorkAssignment {
-    try {
-      return decodeWorkAssignment(bytes, `the assignment of group ${this.#o.groupId} from its leader`)
-    } catch (err) {
-      throw new KmirrorError(ErrorCodes.GROUP_MEMBERSHIP, `group ${this.#o.groupId}: ${bytes.length === 0 ? 'the leader sent this member no assignment' : (err as Error).message}`, { cause: err, retriable: true })
     }
   }
 
@@ -311,19 +318,28 @@ export class GroupMember {
   }
 
   async #heartbeatLoop (): Promise<void> {
-    while (!this.#stopped) {
-      await this.#pauses.sleep(this.#o.heartbeatIntervalMs)
-      await this.#pauses.unlessFrozen()
-      if (this.#stopped) break
-      if (this.#owned.size > 0 && !this.leaseValid()) this.#leaseRanOut()
+    while (!this.#left) {
+      await this.#beats.sleep(this.#o.heartbeatIntervalMs)
+      await this.#beats.unlessFrozen()
+      if (this.#left) break
+      this.#checkLease()
       if (this.#generation < 0 || this.#memberId === '') continue
       await this.#heartbeat()
       // A heartbeat left unanswered may have taken up to the session: the lease may have ended meanwhile.
-      if (!this.#stopped && this.#owned.size > 0 && !this.leaseValid()) this.#leaseRanOut()
+      if (!this.#left) this.#checkLease()
       if (this.#hold.held && this.leaseValid()) {
         this.#hold.end(this.#generation)
         this.#lastError = null
       }
+    }
+  }
+
+  /** A lease run out ends a stop's hand-over (nothing can be stored past it); otherwise see `#leaseRanOut`. */
+  #checkLease (): void {
+    if (this.#stopped) {
+      if (!this.#lease.valid(Date.now())) this.#handOver.cut(LEASE_RAN_OUT)
+    } else if (this.#owned.size > 0 && !this.leaseValid()) {
+      this.#leaseRanOut()
     }
   }
 
@@ -346,7 +362,8 @@ export class GroupMember {
       this.#o.log.debug({ group: this.#o.groupId, err }, 'heartbeat failed; the lease runs out unless one is answered in time')
       return
     }
-    if (incarnation !== this.#incarnation || this.#stopped) return
+    // A stopping member's heartbeats still count until it leaves: they keep the lease of its hand-over.
+    if (incarnation !== this.#incarnation || this.#left) return
     const membership = membershipError(errorCode)
     if (errorCode === 0 || membership === MembershipErrors.REBALANCING) {
       // REBALANCE_IN_PROGRESS keeps the session, not past the rebalance's own deadline (member-lease.ts).
@@ -383,11 +400,14 @@ export class GroupMember {
     this.#generation = -1
     this.#lease.end(Date.now())
     this.requestRebalance()
+    // A stop's hand-over under way ends: nothing more is stored (lose() above) and the member leaves.
+    if (this.#stopped) this.#handOver.cut(`the membership was lost: ${reason}`, true)
   }
 
   #fail (error: KmirrorError): void {
     this.#failed = true
     this.#stopped = true
+    this.#left = true
     this.#hold.clear()
     this.#lastError = error.message
     this.#o.log.error({ group: this.#o.groupId, err: error }, 'group membership failed')

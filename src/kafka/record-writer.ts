@@ -11,6 +11,8 @@
  * - A record is only sent once the producer's metadata knows its partition: the library maps a partition beyond
  *   its cached partition count with a modulo, which after a topic grew would silently write records to the
  *   wrong partition until the cache expired.
+ * - With a `fence`, no produce request goes out while it gives a reason: asked before each `Producer.send`, and
+ *   again by every produce request the library sends for it, its own retries included (gated-requests.ts).
  */
 import { Producer, ProduceAcks, type CompressionAlgorithmValue, type MessageToProduce } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
@@ -24,6 +26,8 @@ import { withGrant } from './acl-grant.ts'
 import { describePrincipal } from './principal.ts'
 import { toMessage, type OutRecord } from './record-batch.ts'
 import { watchedLibraryClient } from './answering-first.ts'
+import { gateRequests, PRODUCE_API_KEY } from './gated-requests.ts'
+import { WriteGate } from './write-gate.ts'
 
 export type { OutRecord } from './record-batch.ts'
 
@@ -60,8 +64,9 @@ export interface RecordWriterOptions {
   /** Names the cluster in messages ("cluster B") and its alias in hints; the client id when not given. */
   readonly cluster?: ClusterContext
   /**
-   * Asked synchronously right before each produce request: a reason (this instance's group lease ran out) sends
-   * nothing and throws it, retriable (the membership is lost and joined again; the work goes to its new owner).
+   * Asked synchronously right before each produce request, the library's retries included: a reason (this
+   * instance's group lease ran out) sends nothing and throws FENCED, retriable (the membership is lost and joined
+   * again; the work goes to its new owner).
    */
   readonly fence?: () => string | null
 }
@@ -88,6 +93,12 @@ export class RecordWriter {
       compression,
       autocreateTopics: false
     }), this.#cluster.label)
+    // The library sends a produce again by itself (retries, stale metadata, a fresh producer id), without coming
+    // back here: each of its requests asks the lease as it goes out, so none is sent past it.
+    if (options.fence !== undefined) {
+      const gate = new WriteGate(options.fence, this.#cluster)
+      gateRequests(this.#producer.connections, new Set([PRODUCE_API_KEY]), () => { gate.check() })
+    }
   }
 
   /**

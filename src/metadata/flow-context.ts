@@ -18,7 +18,8 @@ export interface MetadataJob {
   readonly intervalMs: number
   /** Delay of the first run; 0 runs it at once (MM2 syncs configs and ACLs right at start). */
   readonly firstDelayMs: number
-  readonly run: () => Promise<void>
+  /** SIGNAL: aborted once this instance may no longer run it (runtime/scheduler.ts): the run writes nothing more. */
+  readonly run: (signal: AbortSignal) => Promise<void>
 }
 
 export interface FlowContext {

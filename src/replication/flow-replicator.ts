@@ -156,8 +156,10 @@ export class FlowReplicator {
    * resolve; another instance may then take them. Other partitions keep copying throughout. This instance never
    * writes them again (unless they are added again). Unknown partitions are ignored.
    */
-  async releasePartitions (partitions: readonly { topic: string, partition: number }[]): Promise<void> {
+  async releasePartitions (partitions: readonly { topic: string, partition: number }[]): Promise<boolean> {
     const revoked = partitions.map(p => partitionKey(p.topic, p.partition))
+    // Taken now: a loss of the membership before the round in flight ends must end the store too.
+    const lost = this.#grants.untilLost
     this.#grants.released(revoked)
     this.#pendingStarts.drop(revoked)
     const keys = new Set<string>()
@@ -167,10 +169,10 @@ export class FlowReplicator {
       state.releasing = true
       keys.add(partitionKey(p.topic, p.partition))
     }
-    if (keys.size === 0) return
+    if (keys.size === 0) return true
     let released: PartitionState[] = []
     await this.#change<PartitionState[]>(done => ({ kind: 'release', keys, done }), r => { released = r })
-    await this.#storeReleased(released)
+    return await this.#storeReleased(released, lost)
   }
 
   /**
@@ -229,22 +231,22 @@ export class FlowReplicator {
 
   /**
    * Stores the offset syncs (pending and delayed) and the positions of released partitions, retrying until stored
-   * or until the membership is lost or the flow stops; then forgets them.
+   * (true) or until the membership is lost (LOST aborted: false) or the flow stops; then forgets them.
    */
-  async #storeReleased (released: readonly PartitionState[]): Promise<void> {
-    if (released.length === 0) return
+  async #storeReleased (released: readonly PartitionState[], lost: AbortSignal): Promise<boolean> {
+    if (released.length === 0) return true
     const positions = positionsOf(released)
-    // Exactly-once mode: the last committed round stored these positions with their data.
-    const losses = this.#grants.losses
     // Released, it is no longer this instance's to report as failing, stored or not.
     for (const key of positions.keys()) this.#failing.forget(key)
-    if (this.#eos === null && !await this.#flusher.storeReleased(positions, () => this.#stopping, () => this.#grants.losses !== losses)) return
+    // Exactly-once mode: the last committed round stored these positions with their data.
+    if (this.#eos === null && !await this.#flusher.storeReleased(positions, () => this.#stopping, lost)) return false
     for (const key of positions.keys()) {
       this.#tracker.reset(key)
       this.#writer.forget(key)
     }
     for (const p of released) this.#deps.writer.forgetPartition?.(p.remoteTopic, p.partition)
     this.#deps.log.debug({ partitions: [...positions.keys()] }, 'revoked partitions released with their progress stored')
+    return true
   }
 
   stop (): void {

@@ -12,8 +12,8 @@ export class OwnershipGrants {
   #lostAt = 0
   readonly #releasedAt = new Map<string, number>()
 
-  /** How many times the membership was lost: a release under way when it is stops retrying. */
-  losses = 0
+  /** Aborted at the next loss of the membership: a release under way then stops storing (progress-flusher.ts). */
+  #loss = new AbortController()
 
   /** The stamp of an add asked for now. */
   stamp (): number {
@@ -21,8 +21,14 @@ export class OwnershipGrants {
   }
 
   lost (): void {
-    this.losses++
     this.#lostAt = ++this.#sequence
+    this.#loss.abort()
+    this.#loss = new AbortController()
+  }
+
+  /** Aborted when the membership held now is lost. */
+  get untilLost (): AbortSignal {
+    return this.#loss.signal
   }
 
   released (keys: Iterable<string>): void {

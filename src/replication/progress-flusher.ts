@@ -21,6 +21,9 @@ import type { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import type { PartitionState } from './partition-set.ts'
 import type { FlowReplicatorDeps, OffsetSyncSink, ProgressSink } from './replicator-ports.ts'
 
+/** How many partitions a warning about unstored progress names (it counts the rest). */
+const NAMED_AT_MOST = 20
+
 /** With `flushWhenCaughtUp`, how often at most progress is stored because every partition caught up. */
 const CAUGHT_UP_FLUSH_MS = 1000
 
@@ -137,22 +140,53 @@ export class ProgressFlusher {
   }
 
   /**
-   * Stores the offset syncs and the positions of released partitions, retrying until stored (true), or until
-   * `lost()` turns true (false: nothing is stored any more), or throwing the failure once `stopping()`.
+   * Stores the offset syncs and the positions of released partitions, retrying until stored (true), or throwing the
+   * failure once `stopping()`, or giving up once LOST is aborted (false, with a warning naming what is not stored):
+   * the membership was lost, or the member's stop could wait no longer and dropped its work as lost, so the
+   * partitions may be another instance's by then. LOST is looked at before each attempt (a loss during the back-off
+   * sends nothing more, even once a new membership's lease holds) and ends the wait for the store under way.
    */
-  async storeReleased (positions: StoredPositions, stopping: () => boolean, lost: () => boolean): Promise<boolean> {
+  async storeReleased (positions: StoredPositions, stopping: () => boolean, lost: AbortSignal): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
+      if (lost.aborted) return this.#notStored(positions)
       try {
-        await this.flushSyncs()
-        await this.#deps.progress.commit(positions)
+        await unlessAborted(this.#storeReleasedOnce(positions), lost)
         return true
       } catch (err) {
-        // Stopping: the revoke fails (the flow's stop stores what it still owns); lost: nothing is stored any more.
+        if (lost.aborted) return this.#notStored(positions)
+        // Stopping: the revoke fails (the flow's stop stores what it still owns).
         if (stopping()) throw err
-        if (lost()) return false
         this.#deps.log.warn({ err, partitions: positions.size, attempt }, 'cannot store the progress of revoked partitions; retrying')
-        await delay(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)))
+        await delay(Math.min(5000, 100 * 2 ** Math.min(attempt, 6)), undefined, { signal: lost }).catch(() => undefined)
       }
     }
+  }
+
+  async #storeReleasedOnce (positions: StoredPositions): Promise<void> {
+    await this.flushSyncs()
+    await this.#deps.progress.commit(positions)
+  }
+
+  #notStored (positions: StoredPositions): false {
+    if (positions.size === 0) return false
+    const named = [...positions.values()].slice(0, NAMED_AT_MOST).map(p => `${p.topic}-${p.partition} (copied to offset ${p.lastOffset})`)
+    const more = positions.size > NAMED_AT_MOST ? ` and ${positions.size - NAMED_AT_MOST} more` : ''
+    this.#deps.log.warn({ partitions: [...positions.keys()] }, `the progress of ${positions.size} released partition(s) is not stored: ${named.join(', ')}${more}. ` +
+      'This instance\'s membership ended first (lost, or a stop that could not wait longer), so they may be another instance\'s now: ' +
+      'their next owner resumes from the progress stored before and copies what was copied since again')
+    return false
+  }
+}
+
+/** WORK's outcome, or SIGNAL's abort first (WORK goes on unawaited; its failure is not reported twice). */
+async function unlessAborted (work: Promise<void>, signal: AbortSignal): Promise<void> {
+  work.catch(() => undefined)
+  let onAbort = (): void => {}
+  const aborted = new Promise<never>((_resolve, reject) => { onAbort = () => { reject(signal.reason) } })
+  signal.addEventListener('abort', onAbort, { once: true })
+  try {
+    await Promise.race([work, aborted])
+  } finally {
+    signal.removeEventListener('abort', onAbort)
   }
 }

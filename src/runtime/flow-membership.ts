@@ -8,9 +8,10 @@
  *   none), so "kmirror started" means "copying what this instance owns"; a membership failure rejoining cannot fix
  *   (another program's group, a refused session timeout) rejects it, and after the start rejects `failed`.
  * - `fence` answers null only while the member's lease holds: a member past its lease never sends a produce
- *   request for data or internal records (ARCHITECTURE invariant 26).
- * - `stop` revokes everything (progress stored), leaves the group and closes its connections: the flow's clients
- *   close only after it.
+ *   request for data or internal records (ARCHITECTURE invariant 26). A stopping member's heartbeats keep its lease
+ *   through the hand-over; from its LeaveGroup on, nothing is written.
+ * - `stop` revokes everything (progress stored), leaves the group by its deadline and closes its connections: the
+ *   flow's clients close only after it.
  */
 import { hostname } from 'node:os'
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
@@ -58,8 +59,6 @@ export class FlowMembership {
   /** Owner calls (listWork, assign, revoke) under way: the first assignment is applied when none is. */
   #calls = 0
   #fatal: KmirrorError | null = null
-  /** Set by `stop`: until when the lease held at the stop lasts. */
-  #stoppingLeaseEnd: number | null = null
   readonly failed: Promise<never>
   #reject: (err: KmirrorError) => void = () => {}
 
@@ -109,8 +108,7 @@ export class FlowMembership {
 
   /** The lease gate of the writers: null while the lease holds, else why this instance must not write. */
   readonly fence = (): string | null => {
-    const now = Date.now()
-    if (this.#stoppingLeaseEnd === null ? this.member.leaseValid(now) : now <= this.#stoppingLeaseEnd) return null
+    if (this.member.leaseValid(Date.now())) return null
     return `the lease of member ${this.#memberName} in group ${this.#config.groupId} on cluster ${this.#config.target.alias} is not valid (no heartbeat answered within session.timeout.ms - heartbeat.interval.ms, or not a member now): another instance may own this work, so nothing is written until the coordinator answers`
   }
 
@@ -134,12 +132,12 @@ export class FlowMembership {
     return { group: this.#config.groupId, cluster: this.#config.target.alias, invalidSince: this.member.leaseInvalidSince(now) }
   }
 
-  /** Revokes everything (progress stored), leaves the group, closes the group's connections. */
-  async stop (): Promise<void> {
-    // A stopping member is no longer "valid" to GroupMember, yet it is still in the group until it leaves: the
-    // revoke that stores its progress may write until the lease it holds now runs out.
-    this.#stoppingLeaseEnd ??= leaseEnd(this.member, Date.now(), this.#config.sessionTimeoutMs)
-    await this.member.stop()
+  /**
+   * Revokes everything (progress stored), leaves the group by LEAVE_BY (epoch ms; GroupMember's default when not
+   * given), closes the group's connections.
+   */
+  async stop (leaveBy?: number): Promise<void> {
+    await this.member.stop(leaveBy)
   }
 
   #counted (owner: WorkOwner): WorkOwner {
@@ -200,21 +198,6 @@ export class HeartbeatPairOwner implements WorkOwner {
   get running (): boolean {
     return this.#running
   }
-}
-
-/**
- * The last millisecond at which MEMBER's lease (as of NOW) holds; NOW - 1 when it holds no longer, so that a write
- * asked in the same millisecond as the stop is refused too.
- */
-function leaseEnd (member: Pick<GroupMember, 'leaseValid'>, now: number, sessionTimeoutMs: number): number {
-  if (!member.leaseValid(now)) return now - 1
-  let [valid, invalid] = [now, now + sessionTimeoutMs]
-  while (invalid - valid > 1) {
-    const middle = Math.floor((valid + invalid) / 2)
-    if (member.leaseValid(middle)) valid = middle
-    else invalid = middle
-  }
-  return valid
 }
 
 function isHeartbeats (item: WorkItem): boolean {

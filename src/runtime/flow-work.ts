@@ -10,11 +10,13 @@
  *   instance may have copied it since this one started), with its offset history read again too.
  * - The offset history of partitions this instance does not own follows the history topic (`followHistory`),
  *   so checkpoints and group offset syncs translate every partition exactly, whoever copies it.
- * - A job runs only while owned; `revoke` waits for its run in progress.
+ * - A job runs only while owned; `revoke` waits for its run in progress; `lose` aborts it (the signal each run is
+ *   given, which the jobs look at before each write) and does not wait.
  */
 import type { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { WorkItem } from '../cluster/work.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { FlowConfig } from '../config/types.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
@@ -26,6 +28,9 @@ import { partitionKey } from '../topic-partition.ts'
 import type { PairJob } from './heartbeats.ts'
 import { JobNames, type FlowJob } from './job-registry.ts'
 import type { Scheduler } from './scheduler.ts'
+
+/** Why a job run of a membership that ended is aborted. */
+const MEMBERSHIP_ENDED = 'the group membership that owned it ended (lost, or a stop that could not hand it over in time): another instance may run it now'
 
 /** How soon a job whose run at assignment failed runs again (then the scheduler's back-off: 2, 4, 8 ... s). */
 const RETRY_AFTER_FAILED_RUN_MS = 2000
@@ -66,6 +71,8 @@ export class FlowWork implements WorkOwner {
    */
   readonly #releasing = new Set<string>()
   readonly #jobs = new Set<string>()
+  /** Aborted by `lose`: the runs at assignment of the membership that ended write nothing more. */
+  #membership = new AbortController()
 
   constructor (parts: FlowWorkParts, ownership: Ownership) {
     this.#parts = parts
@@ -136,7 +143,7 @@ export class FlowWork implements WorkOwner {
     const job = this.#parts.jobs.find(j => j.name === name)
     if (job === undefined) return true
     try {
-      await job.run()
+      await job.run(this.#membership.signal)
       return true
     } catch (err) {
       this.#parts.log.warn({ err, job: name }, `job ${name} failed in its run at assignment; it runs again in ${RETRY_AFTER_FAILED_RUN_MS / 1000} s, then with back-off until it succeeds${job.periodic ? ', then on its schedule' : ' (once: the periodic refresh is off)'}`)
@@ -175,31 +182,36 @@ export class FlowWork implements WorkOwner {
       this.#partitions.delete(key)
       this.#releasing.add(key)
     }
+    let stored: boolean
     try {
-      await Promise.all([
+      [stored] = await Promise.all([
         this.#parts.replicator.releasePartitions(partitions),
         ...jobs.map(name => this.#stopJob(name))
       ])
     } finally {
       for (const key of keys) this.#releasing.delete(key)
     }
-    this.#parts.log.info({ partitions: partitions.length, jobs }, 'work revoked: progress stored')
+    // Not stored: the membership ended first, and the release said what it did not store.
+    if (stored) this.#parts.log.info({ partitions: partitions.length, jobs }, 'work revoked: progress stored')
   }
 
-  async #stopJob (name: string): Promise<void> {
+  /** Stops the job NAME; with ABORT (why), its run in progress is aborted rather than waited for to finish. */
+  async #stopJob (name: string, abort?: string): Promise<void> {
     if (!this.#jobs.delete(name)) return
     if (name === JobNames.EMIT_HEARTBEATS) await this.#parts.heartbeats?.stop()
-    else await this.#parts.scheduler.cancel(name)
+    else await this.#parts.scheduler.cancel(name, abort)
   }
 
   lose (): void {
     this.#parts.replicator.loseAll()
+    this.#membership.abort(new KmirrorError(ErrorCodes.FENCED, `not running jobs of flow ${this.#parts.config.name} any more: ${MEMBERSHIP_ENDED}`, { retriable: true }))
+    this.#membership = new AbortController()
     const partitions = this.#partitions.size
     this.#partitions.clear()
     this.#releasing.clear()
     const jobs = [...this.#jobs]
     for (const name of jobs) {
-      this.#stopJob(name).catch(err => this.#parts.log.warn({ err, job: name }, 'cannot stop a job of a lost membership'))
+      this.#stopJob(name, MEMBERSHIP_ENDED).catch(err => this.#parts.log.warn({ err, job: name }, 'cannot stop a job of a lost membership'))
     }
     if (partitions > 0 || jobs.length > 0) this.#parts.log.warn({ partitions, jobs }, 'membership lost: every partition and job of this flow stopped at once, nothing stored')
   }

@@ -225,8 +225,8 @@ export class Flow implements WorkOwner {
         this.#refreshRanSinceAssigned = true
         this.#noteRefreshed(result.topics)
       }),
-      emitCheckpoints: async () => { await work?.followHistory(); await checkpoints?.emit() },
-      trimOffsetHistory: async () => {
+      emitCheckpoints: async signal => { await work?.followHistory(); await checkpoints?.emit(signal) },
+      trimOffsetHistory: async signal => {
         // Followed first: trimming another instance's partition from a stale view could delete its live run.
         await work?.followHistory()
         const partitions = history.partitions()
@@ -235,9 +235,10 @@ export class Flow implements WorkOwner {
         // failover, must not keep every other partition from being trimmed.
         const { offsets, failed } = await fetcher.listOffsetsSettled(partitions, 'earliest', 1)
         if (failed.size > 0) this.#log.debug({ partitions: [...failed].slice(0, 20).map(([tp, error]) => `${tp.replace('\u0000', '-')}: ${error}`) }, 'offset history not trimmed for these partitions (no log start offset)')
+        signal.throwIfAborted()
         await history.trim(offsets)
       },
-      syncGroupOffsets: async () => { await work?.followHistory(); await groupSync.sync() }
+      syncGroupOffsets: async signal => { await work?.followHistory(); await groupSync.sync(signal) }
     })
     work = new FlowWork({
       config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, replicable: () => topics.replicable({ fromLastRefresh: this.#refreshRanSinceAssigned && this.owned().jobs.includes(JobNames.REFRESH_TOPICS) }), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
@@ -308,15 +309,20 @@ export class Flow implements WorkOwner {
     return this.#running ?? Promise.resolve()
   }
 
-  /** Stops fetching, lets in-flight writes finish, stores progress and offset syncs, closes every client. */
-  async stop (): Promise<void> {
+  /**
+   * Stops fetching, lets in-flight writes finish, stores progress and offset syncs, closes every client. MM2's
+   * offset syncs still queued are waited for SYNC_DRAIN_MS at most, and not past DRAIN_BY (epoch ms) when given: the
+   * process's stop deadline, which a drain after the member left its group (its lease gate closed, so nothing more
+   * goes out) would otherwise overrun.
+   */
+  async stop (drainBy?: number): Promise<void> {
     this.#stopping = true
     await this.#scheduler.stop()
     this.#replicator?.stop()
     try {
       await this.#running
     } finally {
-      await this.#outbox?.drain(SYNC_DRAIN_MS)
+      await this.#outbox?.drain(drainBy === undefined ? SYNC_DRAIN_MS : Math.max(0, Math.min(SYNC_DRAIN_MS, drainBy - Date.now())))
       await Promise.all(this.#closers.map(close => close()))
     }
   }

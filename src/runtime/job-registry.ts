@@ -36,12 +36,15 @@ export interface FlowJob extends MetadataJob {
   readonly periodic: boolean
 }
 
-/** The runs of the jobs the flow itself builds (the others come from `FlowContext`). */
+/**
+ * The runs of the jobs the flow itself builds (the others come from `FlowContext`). SIGNAL is aborted once the
+ * membership that owns the job is lost: a run looks at it before each write.
+ */
 export interface FlowJobRuns {
-  readonly refreshTopics: () => Promise<void>
-  readonly emitCheckpoints: () => Promise<void>
-  readonly trimOffsetHistory: () => Promise<void>
-  readonly syncGroupOffsets: () => Promise<void>
+  readonly refreshTopics: (signal: AbortSignal) => Promise<void>
+  readonly emitCheckpoints: (signal: AbortSignal) => Promise<void>
+  readonly trimOffsetHistory: (signal: AbortSignal) => Promise<void>
+  readonly syncGroupOffsets: (signal: AbortSignal) => Promise<void>
 }
 
 /**
@@ -64,6 +67,6 @@ export function flowJobs (context: FlowContext, runs: FlowJobRuns): FlowJob[] {
   return jobs
 }
 
-function periodicJob (name: JobName, intervalMs: number, run: () => Promise<void>): FlowJob {
+function periodicJob (name: JobName, intervalMs: number, run: (signal: AbortSignal) => Promise<void>): FlowJob {
   return { name, intervalMs, firstDelayMs: intervalMs, run, periodic: true }
 }

@@ -39,6 +39,9 @@ export function startFailure (name: string, error: unknown): KmirrorError {
   return new KmirrorError(code, `flow ${name} could not start: ${error instanceof Error ? error.message : String(error)}`, { cause: error })
 }
 
+/** What a stop with a deadline keeps, once the members left their groups, for the flows to close their clients. */
+const CLOSE_RESERVE_MS = 1000
+
 /** Raised by `start()` when `stop()` was called before every flow had started. */
 export class StoppedDuringStart extends Error {
   constructor () {
@@ -86,7 +89,7 @@ export class MirrorMaker {
     const stopping = this.#stopping.signal
     const failure = await startTogether(this.#flows.length, (i, signal) => this.#startFlow(i, signal), stopping)
     if (failure !== undefined || stopping.aborted) {
-      await Promise.allSettled(this.#flows.map(stopFlow))
+      await Promise.allSettled(this.#flows.map(f => stopFlow(f)))
       if (stopping.aborted || failure === undefined) throw new StoppedDuringStart()
       const { index, error } = failure
       throw startFailure(this.#flows[index]!.flow.config.name, error)
@@ -133,12 +136,17 @@ export class MirrorMaker {
     return Promise.all(this.#flows.map(f => Promise.race([f.flow.done, f.membership.failed]))).then(() => undefined)
   }
 
-  /** Stops every flow; during `start()`, also ends the start (no further attempt, clients closed). */
-  async stop (): Promise<void> {
+  /**
+   * Stops every flow; during `start()`, also ends the start (no further attempt, clients closed). With a DEADLINE
+   * (epoch ms, the process's own: it exits then), every member has left its group and MM2's queued offset syncs are
+   * given up CLOSE_RESERVE_MS before it, so the clients can still close.
+   */
+  async stop (deadline?: number): Promise<void> {
     this.#stopping.abort(new StoppedDuringStart())
-    const pairs = Promise.allSettled(this.#pairs.map(p => p.stop())).then(async () => { await this.#heartbeats.stop() })
+    const closeBy = deadline === undefined ? undefined : deadline - CLOSE_RESERVE_MS
+    const pairs = Promise.allSettled(this.#pairs.map(p => p.stop(closeBy))).then(async () => { await this.#heartbeats.stop() })
     // Silences are still reported during the hand-over, when a wedged broker slows it most.
-    const results = await Promise.allSettled([...this.#flows.map(stopFlow), pairs])
+    const results = await Promise.allSettled([...this.#flows.map(f => stopFlow(f, closeBy)), pairs])
     this.#stopReportingBrokers()
     this.#stopWatchingFences()
     this.#stopWatchingThrottles()
@@ -159,11 +167,14 @@ export class MirrorMaker {
   }
 }
 
-/** Hands the flow's work over (progress stored, group left), then stops the flow and closes its clients. */
-async function stopFlow ({ flow, membership }: GroupedFlow): Promise<void> {
+/**
+ * Hands the flow's work over (progress stored, group left), then stops the flow and closes its clients; by CLOSE_BY
+ * (epoch ms), the group is left and MM2's queued offset syncs are given up.
+ */
+async function stopFlow ({ flow, membership }: GroupedFlow, closeBy?: number): Promise<void> {
   try {
-    await membership.stop()
+    await membership.stop(closeBy)
   } finally {
-    await flow.stop()
+    await flow.stop(closeBy)
   }
 }

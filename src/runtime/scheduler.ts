@@ -4,6 +4,10 @@
  * gives a reason (a flow's group lease does not hold: another instance may run these jobs now), no run starts:
  * each due run is put off by at most GATE_RECHECK_MS and neither counted nor logged as a failure.
  *
+ * Each run is given an AbortSignal, aborted when the job is cancelled with a reason (`cancel(name, reason)`: the
+ * group membership that owned it was lost, and another instance may run it now): the run is to write nothing more
+ * (jobs look at it before each write), and its end is logged at info, not counted as a failure.
+ *
  * Warnings: the first failure, each change of error and a reminder every `repeatWarningMs` while the same error
  * goes on are warnings; the repeats between are logged at debug (an outage of a cluster fails every job in a
  * back-off of 2, 4, 8 ... s: a warning each would bury the first one). Every failure is counted (status, metrics)
@@ -34,9 +38,11 @@ export interface JobStatus {
 interface Job {
   name: string
   intervalMs: number
-  fn: () => Promise<void>
+  fn: JobRun
   timer: NodeJS.Timeout | null
   running: Promise<void> | null
+  /** Aborts the run in progress (`cancel` with a reason). */
+  abort: AbortController | null
   cancelled: boolean
   runs: number
   failures: number
@@ -50,6 +56,9 @@ interface Job {
   lastRunAt: string | null
   lastFailure: { at: string, error: string } | null
 }
+
+/** A job's run: SIGNAL is aborted when the job is cancelled with a reason while it runs (see above). */
+export type JobRun = (signal: AbortSignal) => Promise<void>
 
 export interface SchedulerOptions {
   /** Hears of every finished run, e.g. to count runs and failures in metrics. */
@@ -86,9 +95,9 @@ export class Scheduler {
    * until a run succeeds (a job that runs once, retried with back-off capped at `intervalMs`); it then leaves the
    * scheduler, as `cancel` would.
    */
-  every (name: string, intervalMs: number, fn: () => Promise<void>, firstDelayMs = intervalMs, { untilSuccess = false } = {}): void {
+  every (name: string, intervalMs: number, fn: JobRun, firstDelayMs = intervalMs, { untilSuccess = false } = {}): void {
     if (this.#jobs.has(name)) throw new KmirrorError(ErrorCodes.INTERNAL, `job ${name} is already scheduled`)
-    const job: Job = { name, intervalMs, fn, timer: null, running: null, cancelled: false, runs: 0, failures: 0, consecutiveFailures: 0, untilSuccess, warnedAt: 0, lastDurationMs: 0, lastError: null, lastRunAt: null, lastFailure: null }
+    const job: Job = { name, intervalMs, fn, timer: null, running: null, abort: null, cancelled: false, runs: 0, failures: 0, consecutiveFailures: 0, untilSuccess, warnedAt: 0, lastDurationMs: 0, lastError: null, lastRunAt: null, lastFailure: null }
     this.#jobs.set(name, job)
     this.#schedule(job, firstDelayMs)
   }
@@ -113,13 +122,19 @@ export class Scheduler {
   async #run (job: Job): Promise<void> {
     const started = Date.now()
     const log = this.#log.child({ job: job.name })
+    const abort = new AbortController()
+    job.abort = abort
     try {
-      await job.fn()
+      await job.fn(abort.signal)
       // The warnings stop; this line says why, as a partition's recovery line does.
       if (job.consecutiveFailures > 0) log.info({ failedRuns: job.consecutiveFailures, lastError: job.lastError }, 'job succeeded again')
       job.consecutiveFailures = 0
       job.lastError = null
     } catch (err) {
+      if (abort.signal.aborted) {
+        log.info({ reason: errorMessage(abort.signal.reason) }, 'job run stopped before its end: it writes nothing more')
+        return
+      }
       job.failures++
       job.consecutiveFailures++
       const previous = job.lastError
@@ -134,6 +149,7 @@ export class Scheduler {
       job.lastRunAt = new Date().toISOString()
       if (job.lastError !== null) job.lastFailure = { at: job.lastRunAt, error: job.lastError }
       job.running = null
+      job.abort = null
       this.#onRun(job.name, job.lastError === null)
     }
     if (job.untilSuccess && job.consecutiveFailures === 0) {
@@ -151,14 +167,16 @@ export class Scheduler {
 
   /**
    * Stops scheduling the job `name` and waits for its run in progress, if any; it can be scheduled again with
-   * `every` afterwards. Its runs and failures leave the status with it.
+   * `every` afterwards. Its runs and failures leave the status with it. With a REASON, the run in progress is
+   * aborted first (its signal's reason: a retriable FENCED naming the job and REASON).
    */
-  async cancel (name: string): Promise<void> {
+  async cancel (name: string, reason?: string): Promise<void> {
     const job = this.#jobs.get(name)
     if (job === undefined) return
     this.#jobs.delete(name)
     job.cancelled = true
     if (job.timer !== null) clearTimeout(job.timer)
+    if (reason !== undefined) job.abort?.abort(new KmirrorError(ErrorCodes.FENCED, `job ${name} stopped: ${reason}`, { retriable: true, details: { fence: reason } }))
     await job.running
   }
 
@@ -172,4 +190,8 @@ export class Scheduler {
   status (): JobStatus[] {
     return [...this.#jobs.values()].map(j => ({ name: j.name, runs: j.runs, failures: j.failures, lastDurationMs: j.lastDurationMs, lastError: j.lastError, lastRunAt: j.lastRunAt, lastFailure: j.lastFailure }))
   }
+}
+
+function errorMessage (err: unknown): string {
+  return err instanceof Error ? err.message : String(err)
 }

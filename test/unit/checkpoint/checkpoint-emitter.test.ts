@@ -51,6 +51,15 @@ describe('CheckpointEmitter', () => {
     assert.deepEqual(await emitter.groups(), ['app', 'committed-only'])
   })
 
+  it('writes nothing once its run is aborted (the job\'s membership ended), throwing the reason; the checkpoints stay due for the next run', async () => {
+    const { emitter, written } = emitterWith(new Map([['app', [{ topic: 'orders', partition: 0, offset: 50, metadata: '' }]]]))
+    const ended = new AbortController()
+    ended.abort(new Error('membership lost'))
+    await assert.rejects(emitter.emit(ended.signal), /membership lost/)
+    assert.deepEqual(written, [])
+    assert.equal(await emitter.emit(), 1)
+  })
+
   it('writes a checkpoint per replicated partition with the remote topic name, then only the ones that changed', async () => {
     // Given a group with commits on a replicated and on an unreplicated topic
     const commits = new Map([['app', [

@@ -45,7 +45,7 @@ describe('planGroupSync', () => {
 const flow = { name: 'A->B', source: { alias: 'A' }, topics: ['.*'], topicsExclude: ['excluded'], groups: ['.*'], groupsExclude: ['console-consumer-.*'] } as unknown as FlowConfig
 const policy = createReplicationPolicy({ className: 'org.apache.kafka.connect.mirror.DefaultReplicationPolicy', separator: '.', internalTopicSeparatorEnabled: true, sourceClusterAlias: 'A' })
 
-function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, CommittedOffset[]>, states: Map<string, GroupState>, options: { refuseWrite?: (g: string) => boolean, joinOnWrite?: boolean } = {}) {
+function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, CommittedOffset[]>, states: Map<string, GroupState>, options: { refuseWrite?: (g: string) => boolean, joinOnWrite?: boolean, onDescribe?: (g: string) => void } = {}) {
   const logger = memoryLogger()
   const counted: [MetricKey, MetricLabels, number][] = []
   const writes: [string, unknown][] = []
@@ -59,6 +59,7 @@ function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, C
         listCommittedOffsets: async (g: string) => target.get(g) ?? [],
         describeGroups: async (ids: readonly string[]) => {
           describes.push(...ids)
+          for (const g of ids) options.onDescribe?.(g)
           return new Map(ids.filter(g => states.has(g)).map(g => [g, { groupId: g, state: states.get(g)!, members: 0, protocolType: 'consumer' } satisfies GroupDescription]))
         },
         alterCommittedOffsets: async (g: string, offsets: unknown) => {
@@ -132,5 +133,16 @@ describe('GroupOffsetSync', () => {
     assert.equal(err.message, 'offsets of 2 group(s) not synced, each refused or failed as its warning "group offsets not synced" says: a, b')
     assert.equal(err.cause, undefined)
     assert.deepEqual(logger.at(LogLevels.warn).map(l => [l['group'], (l['err'] as { message: string }).message]), [['a', 'refused'], ['b', 'refused']])
+  })
+
+  it('given the run aborted during a pass (the job\'s membership ended), then no commit is written after it, no other group is tried, and the pass ends with the reason', async () => {
+    const source = new Map([['a', [{ topic: 'orders', partition: 0, offset: 5, metadata: '' }]], ['b', [{ topic: 'orders', partition: 0, offset: 6, metadata: '' }]], ['c', [{ topic: 'orders', partition: 0, offset: 7, metadata: '' }]]])
+    const ended = new AbortController()
+    // The membership ends while b's target state is read, right before its write
+    const { sync, writes, logger, describes } = syncWith(source, new Map(), new Map(), { onDescribe: g => { if (g === 'b') ended.abort(new Error('membership lost')) } })
+    await assert.rejects(sync.sync(ended.signal), /membership lost/)
+    assert.deepEqual(writes, [['a', [{ topic: 'A.orders', partition: 0, offset: 5 }]]])
+    assert.deepEqual(describes, ['a', 'b'])
+    assert.deepEqual(logger.at(LogLevels.warn), [])
   })
 })

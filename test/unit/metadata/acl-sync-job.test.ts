@@ -85,7 +85,7 @@ function setupWithOwnership (source: AclBinding[], target: AclBinding[], ...line
   const jobs = createAclSyncJobs({ ...s.context, targetReader: topic.reader as never, internalWriter: topic.writer as never })
   const created = s.targetAdmin.createAcls.bind(s.targetAdmin)
   s.targetAdmin.createAcls = async bindings => { events.push(`create ${bindings.map(b => b.resourceName).join(',')}`); await created(bindings) }
-  return { ...s, events, run: () => jobs[0]!.run() }
+  return { ...s, events, run: () => jobs[0]!.run(new AbortController().signal) }
 }
 
 function setup (source: AclBinding[] | null, target: AclBinding[] | null, ...lines: string[]) {
@@ -103,7 +103,7 @@ function setup (source: AclBinding[] | null, target: AclBinding[] | null, ...lin
     metrics
   }
   const jobs = createAclSyncJobs(context)
-  return { flow, sourceAdmin, targetAdmin, logs, metrics, jobs, context, run: () => jobs[0]!.run() }
+  return { flow, sourceAdmin, targetAdmin, logs, metrics, jobs, context, run: () => jobs[0]!.run(new AbortController().signal) }
 }
 
 const messages = (lines: readonly { msg: string }[], msg: string): number => lines.filter(l => l.msg === msg).length

@@ -38,7 +38,7 @@ describe('FlowReplicator ownership', () => {
     const h = twoPartitions()
     await h.replicator.addPartitions([T0, T1], new Map())
     stopWhenCopied(h, 't', 1)
-    let release: Promise<void> | null = null
+    let release: Promise<boolean> | null = null
     let fetchesAtRelease = 0
     // When t-0 is released during the third write (its batches are in flight)
     h.target.beforeWrite(() => {
@@ -72,7 +72,7 @@ describe('FlowReplicator ownership', () => {
     const order: string[] = []
     h.progress.onCommit(positions => { if (positions.has(partitionKey('t', 0))) order.push(`progress ${h.syncs.of('t', 0).length}`) })
     stopWhenCopied(h, 't', 1)
-    let release: Promise<void> | null = null
+    let release: Promise<boolean> | null = null
     h.target.beforeWrite(() => { if (h.target.writeCalls === 4) release = h.replicator.releasePartitions([{ topic: 't', partition: 0 }]) })
     const running = h.replicator.run()
     await waitFor(() => release !== null, { timeoutMs: 5000, intervalMs: 5, message: 'the moment chosen in the write' })

@@ -15,15 +15,17 @@ const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', '
   .flows.find(f => f.name === 'A->B')!
 
 /** FlowWork over recording fakes: what it asked of the data path, the stores and the heartbeats, in order. */
-function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, failures: number } } = {}) {
+function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, failures: number }, checkpoints?: (signal: AbortSignal) => Promise<void> } = {}) {
   const calls: string[] = []
   let ownedNow: (p: { topic: string, partition: number }) => boolean = () => false
   let duringRelease: () => Promise<void> = async () => undefined
+  let releaseStored = true
   const replicator = {
     addPartitions: async (refs: readonly PartitionRef[], stored: ReadonlyMap<string, number>) => { calls.push(`add ${refs.map(r => `${r.topic}-${r.partition}>${r.remoteTopic}@${stored.get(partitionKey(r.topic, r.partition)) ?? '-'}`).join(',')}`) },
     releasePartitions: async (ps: readonly { topic: string, partition: number }[]) => {
       calls.push(`release ${ps.map(p => `${p.topic}-${p.partition}${ownedNow(p) ? ' (still owned)' : ''}`).join(',')}`)
       await duringRelease()
+      return releaseStored
     },
     loseAll: () => { calls.push('lose') }
   } as unknown as FlowReplicator
@@ -46,12 +48,13 @@ function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, 
       if (refreshFailures-- > 0) throw new Error('cluster B unreachable')
     }
   }
-  const jobs = [refresh, job('emit-checkpoints')]
+  const checkpoints = options.checkpoints === undefined ? job('emit-checkpoints') : { ...job('emit-checkpoints'), firstDelayMs: 0, run: options.checkpoints }
+  const jobs = [refresh, checkpoints]
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async () => { calls.push('heartbeats stop') } } : null
   const logger = memoryLogger()
   const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, log: logger.log }, 'assigned')
   ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
-  return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f } }
+  return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f }, releaseStores: (stored: boolean) => { releaseStored = stored } }
 }
 
 describe('FlowWork', () => {
@@ -99,6 +102,36 @@ describe('FlowWork', () => {
     await scheduler.stop()
     assert.deepEqual(calls.slice(-2), ['lose', 'heartbeats stop'])
     assert.deepEqual(work.owned(), { partitions: [], jobs: [] })
+  })
+
+  it('on a revoke whose progress could not be stored (the membership ended first), does not log it as stored', async () => {
+    const { work, logger, releaseStores } = setup()
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
+    releaseStores(false)
+    await work.revoke([{ kind: 'partition', topic: 'orders', partition: 0 }])
+    assert.equal(logger.at(LogLevels.info).filter(l => l.msg === 'work revoked: progress stored').length, 0)
+    releaseStores(true)
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 1 }])
+    await work.revoke([{ kind: 'partition', topic: 'orders', partition: 1 }])
+    assert.equal(logger.at(LogLevels.info).filter(l => l.msg === 'work revoked: progress stored').length, 1)
+  })
+
+  it('on loss aborts the run of a job under way (its signal), so it writes nothing more, and does not wait for it', async () => {
+    // Given the checkpoints job running under this membership
+    let running: AbortSignal | null = null
+    let finish = (): void => {}
+    const { work, scheduler, logger } = setup({ checkpoints: async signal => { running = signal; await new Promise<void>(resolve => { finish = resolve }); signal.throwIfAborted() } })
+    await work.assign([{ kind: 'job', job: 'emit-checkpoints' }])
+    await waitFor(() => running !== null, { timeoutMs: 2000, intervalMs: 5, message: 'the job running' })
+    // When the membership is lost
+    work.lose()
+    // Then the run's signal is aborted at once, naming why
+    const signal = running as unknown as AbortSignal
+    assert.equal(signal.aborted, true)
+    assert.match(String(signal.reason), /job emit-checkpoints stopped: the group membership that owned it ended/)
+    finish()
+    await scheduler.stop()
+    assert.equal(logger.at(LogLevels.warn).filter(l => l.msg === 'job failed; it will run again').length, 0, 'not a failure')
   })
 
   it('a topic refresh that fails at assignment runs again about 2 s later, not an interval later, and the partitions are added meanwhile', async () => {

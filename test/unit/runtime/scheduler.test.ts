@@ -282,6 +282,42 @@ describe('Scheduler', () => {
     assert.deepEqual(fresh.calls, [1000, 6000, 11_000])
   })
 
+  it('a job cancelled with a reason (its membership lost): the run under way sees its signal aborted, a retriable FENCED naming the job and the reason, and its end is told at info, not as a failure', async () => {
+    const logs = memoryLogger()
+    scheduler = new Scheduler(logs.log)
+    const signals: AbortSignal[] = []
+    let release = (): void => {}
+    scheduler.every('sync-group-offsets', 5000, async signal => {
+      signals.push(signal)
+      await new Promise<void>(resolve => { release = resolve })
+      signal.throwIfAborted()
+    }, 0)
+    mock.timers.tick(0)
+    await settle()
+    const cancelled = scheduler.cancel('sync-group-offsets', 'the group membership was lost')
+    assert.equal(signals[0]!.aborted, true)
+    assert.match(String(signals[0]!.reason), /job sync-group-offsets stopped: the group membership was lost/)
+    assert.equal((signals[0]!.reason as { retriable?: boolean }).retriable, true)
+    release()
+    await cancelled
+    assert.deepEqual(logs.at(LogLevels.warn), [])
+    assert.ok(logs.at(LogLevels.info).some(l => l.msg === 'job run stopped before its end: it writes nothing more'))
+  })
+
+  it('a job cancelled without a reason (revoked): the run under way is waited for, its signal never aborted', async () => {
+    scheduler = new Scheduler(memoryLogger().log)
+    const signals: AbortSignal[] = []
+    let release = (): void => {}
+    scheduler.every('emit-checkpoints', 5000, async signal => { signals.push(signal); await new Promise<void>(resolve => { release = resolve }) }, 0)
+    mock.timers.tick(0)
+    await settle()
+    const cancelled = scheduler.cancel('emit-checkpoints')
+    assert.equal(signals[0]!.aborted, false)
+    release()
+    await cancelled
+    assert.equal(signals[0]!.aborted, false)
+  })
+
   it('with no reminder (heartbeats), the same error for 10 minutes warns once', async () => {
     const logs = memoryLogger()
     scheduler = new Scheduler(logs.log, { repeatWarningMs: Infinity })

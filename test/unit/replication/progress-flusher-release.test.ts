@@ -1,0 +1,85 @@
+/**
+ * The progress store of released partitions (ProgressFlusher.storeReleased) gives up once the membership it was
+ * asked under ends (lost, or a stop that could not wait longer): at once, even mid back-off or mid store, storing
+ * nothing more and naming what it did not store.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import { OffsetSyncTracker } from '../../../src/replication/offset-sync-tracker.ts'
+import { ProgressFlusher } from '../../../src/replication/progress-flusher.ts'
+import { LogLevels, memoryLogger, type MemoryLogger } from '../../fakes/memory-logger.ts'
+import { RecordingProgress, RecordingSyncs } from '../../fakes/recording-sinks.ts'
+import { waitFor } from '../../helpers/wait.ts'
+
+function flusher (progress: RecordingProgress, logger: MemoryLogger): ProgressFlusher {
+  return new ProgressFlusher({
+    flow: { name: 'A->B', offsetLagMax: 100, offsetFlushIntervalMs: 3_600_000 },
+    progress,
+    syncs: new RecordingSyncs(),
+    log: logger.log,
+    tracker: new OffsetSyncTracker(100),
+    flushWhenCaughtUp: true
+  })
+}
+
+const positions = new Map([
+  ['t-0', { topic: 't', partition: 0, lastOffset: 41 }],
+  ['t-1', { topic: 't', partition: 1, lastOffset: 7 }]
+])
+
+function notStoredWarning (logger: MemoryLogger): string | undefined {
+  return logger.at(LogLevels.warn).find(l => l.msg.startsWith('the progress of 2 released partition(s) is not stored'))?.msg
+}
+
+describe('ProgressFlusher.storeReleased when the membership ends', () => {
+  it('Given a store failing and retried with back-off, when the membership ends during the back-off, then nothing more is sent and what is not stored is named', async () => {
+    const logger = memoryLogger()
+    const progress = new RecordingProgress()
+    let attempts = 0
+    progress.onCommit(() => {
+      attempts++
+      throw new KmirrorError(ErrorCodes.PRODUCE, 'progress topic: NOT_LEADER_OR_FOLLOWER', { retriable: true })
+    })
+    const lost = new AbortController()
+    const storing = flusher(progress, logger).storeReleased(positions, () => false, lost.signal)
+    await waitFor(() => attempts === 1, { timeoutMs: 2000, intervalMs: 1, message: 'the first attempt failed' })
+    // When the membership ends while the store waits for its next attempt
+    lost.abort()
+    // Then it gives up at once, with no other attempt, and says what is not stored
+    assert.equal(await storing, false)
+    assert.equal(attempts, 1)
+    assert.equal(notStoredWarning(logger), 'the progress of 2 released partition(s) is not stored: t-0 (copied to offset 41), t-1 (copied to offset 7). ' +
+      'This instance\'s membership ended first (lost, or a stop that could not wait longer), so they may be another instance\'s now: ' +
+      'their next owner resumes from the progress stored before and copies what was copied since again')
+  })
+
+  it('Given a store that does not come back (the target silent), when the membership ends, then it is not waited for any more', async () => {
+    const logger = memoryLogger()
+    const progress = new RecordingProgress()
+    progress.commit = () => new Promise(() => {})
+    const lost = new AbortController()
+    const storing = flusher(progress, logger).storeReleased(positions, () => false, lost.signal)
+    lost.abort()
+    assert.equal(await storing, false)
+    assert.ok(notStoredWarning(logger) !== undefined)
+  })
+
+  it('Given a membership already ended, then nothing is sent at all', async () => {
+    const logger = memoryLogger()
+    const progress = new RecordingProgress()
+    const lost = new AbortController()
+    lost.abort()
+    assert.equal(await flusher(progress, logger).storeReleased(positions, () => false, lost.signal), false)
+    assert.equal(progress.commits.length, 0)
+  })
+
+  it('Given the membership holding, then the store is retried until it succeeds', async () => {
+    const logger = memoryLogger()
+    const progress = new RecordingProgress()
+    let failures = 1
+    progress.onCommit(() => { if (failures-- > 0) throw new KmirrorError(ErrorCodes.PRODUCE, 'progress topic: NOT_LEADER_OR_FOLLOWER', { retriable: true }) })
+    assert.equal(await flusher(progress, logger).storeReleased(positions, () => false, new AbortController().signal), true)
+    assert.deepEqual(progress.latest(), { 't-0': 41, 't-1': 7 })
+  })
+})
