@@ -60,6 +60,9 @@ export interface FlowWorkParts {
   readonly log: Logger
 }
 
+/** Why a revoked job's run in progress stops: the job runs on the instance it was handed to. */
+const JOB_REVOKED = 'revoked: the group handed it to another instance, which runs it from now on'
+
 export class FlowWork implements WorkOwner {
   readonly #parts: FlowWorkParts
   readonly #ownership: Ownership
@@ -186,7 +189,9 @@ export class FlowWork implements WorkOwner {
     try {
       [stored] = await Promise.all([
         this.#parts.replicator.releasePartitions(partitions),
-        ...jobs.map(name => this.#stopJob(name))
+        // A run in progress is aborted, not waited for: were the membership lost (or the stop's hand-over cut) while
+        // it runs, `lose` would no longer find the job to abort, and the run would write under no lease at all.
+        ...jobs.map(name => this.#stopJob(name, JOB_REVOKED))
       ])
     } finally {
       for (const key of keys) this.#releasing.delete(key)

@@ -134,6 +134,25 @@ describe('FlowWork', () => {
     assert.equal(logger.at(LogLevels.warn).filter(l => l.msg === 'job failed; it will run again').length, 0, 'not a failure')
   })
 
+  it('on revoke aborts the run of a job under way too: a loss after the revoke could no longer reach it', async () => {
+    // Given the checkpoints job running
+    let running: AbortSignal | null = null
+    let finish = (): void => {}
+    const { work, scheduler } = setup({ checkpoints: async signal => { running = signal; await new Promise<void>(resolve => { finish = resolve }); signal.throwIfAborted() } })
+    await work.assign([{ kind: 'job', job: 'emit-checkpoints' }])
+    await waitFor(() => running !== null, { timeoutMs: 2000, intervalMs: 5, message: 'the job running' })
+    // When the group revokes it
+    const revoked = work.revoke([{ kind: 'job', job: 'emit-checkpoints' }])
+    // Then its run's signal is aborted at once, and the revoke ends with the run
+    const signal = running as unknown as AbortSignal
+    assert.equal(signal.aborted, true)
+    assert.match(String(signal.reason), /job emit-checkpoints stopped: revoked: the group handed it to another instance/)
+    finish()
+    await revoked
+    assert.deepEqual(work.owned().jobs, [])
+    await scheduler.stop()
+  })
+
   it('a topic refresh that fails at assignment runs again about 2 s later, not an interval later, and the partitions are added meanwhile', async () => {
     const { work, calls, scheduler, logger } = setup({ refresh: { periodic: true, failures: 1 } })
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'job', job: 'refresh-topics' }])
