@@ -18,6 +18,8 @@ export interface ReadOptions {
   readonly timeoutMs?: number
   /** 'stable' (default): to the end the reader sees; 'written': to the high watermark (see above). */
   readonly through?: 'stable' | 'written'
+  /** Ends the read at once, with the signal's reason (a stop). */
+  readonly signal?: AbortSignal
 }
 
 export async function readTopicToEnd (
@@ -76,6 +78,7 @@ async function readToEnd (
     .filter(p => p.offset < end(p.partition))
   const deadline = Date.now() + timeoutMs
   while (positions.length > 0) {
+    options.signal?.throwIfAborted()
     if (Date.now() > deadline) throw readTimeout(topic, timeoutMs, positions, end, options.through === 'written')
     const fetched = await fetcher.fetch(positions)
     const next: PartitionPosition[] = []

@@ -158,7 +158,9 @@ export class ExactlyOnceRound {
   async #rewind (before: ReadonlyMap<string, number>): Promise<void> {
     const { eos, tracker, partitions, log } = this.#deps
     await eos.rounds.recover()
-    const stored = await eos.reloadProgress()
+    // Nothing to rewind after a lost membership dropped every partition: no read (it could wait for that
+    // membership's own transaction, which only its next producer ends).
+    const stored = partitions.size === 0 ? new Map<string, number>() : await eos.reloadProgress()
     const wentThrough = this.#settleDoubt(stored, before)
     tracker.takePending()
     for (const [key, p] of partitions.entries()) {

@@ -35,6 +35,7 @@ export class ProgressStore {
   #partitions = 0
   /** What is stored (or being stored), per `partitionKey(topic, partition)` of the source. */
   readonly #stored = new Map<string, number>()
+  readonly #closing = new AbortController()
 
   constructor (flow: FlowConfig, targetAdmin: AdminClient, targetFetcher: RecordFetcher, targetWriter: Pick<RecordWriter, 'write'> | null) {
     this.#flow = flow
@@ -51,7 +52,7 @@ export class ProgressStore {
    * Reads every stored position of this flow's source cluster. Creates the offsets topic first, unless
    * `readOnly` (commands that must change nothing), where a missing topic means nothing was stored.
    */
-  async load (options: { readOnly?: boolean } = {}): Promise<Map<string, number>> {
+  async load (options: { readOnly?: boolean, waitForTransactions?: boolean } = {}): Promise<Map<string, number>> {
     const topic = this.topic
     if (options.readOnly !== true) {
       const outcome = await this.#admin.createTopic({
@@ -75,9 +76,11 @@ export class ProgressStore {
     }
     this.#partitions = description.partitions
     // What the topic holds, and only that: a value this store wrote in an exactly-once round that was aborted since
-    // (read_committed does not return it) must not be handed out as stored. Read to the high watermark: progress
-    // other members committed after a transaction still open (theirs or a dead one's) counts too, so the read waits
-    // for it to end rather than hand out older positions (which would copy their records twice).
+    // (read_committed does not return it) must not be handed out as stored. WAIT_FOR_TRANSACTIONS (the loads a data
+    // path resumes from: an assignment, a rewind, a lone start) reads to the high watermark: progress other members
+    // committed after a transaction still open (theirs or a dead one's) counts too, so the read waits for it to end
+    // rather than hand out older positions (which would copy their records twice). Other loads (commands, a start
+    // whose group assignment reads again) take what is stable now.
     const read = new Map<string, number>()
     await readTopicToEnd(this.#fetcher, topic, this.#partitions, (_, record) => {
       if (record.key === null) return
@@ -87,7 +90,9 @@ export class ProgressStore {
       const tp = partitionKey(key.topic, key.partition)
       if (offset === null || offset < 0) read.delete(tp)
       else read.set(tp, offset)
-    }, { through: 'written', timeoutMs: this.#readTimeoutMs() })
+    }, options.waitForTransactions === true
+      ? { through: 'written', timeoutMs: this.#readTimeoutMs(), signal: this.#closing.signal }
+      : { through: 'stable' })
     this.#stored.clear()
     for (const [tp, offset] of read) this.#stored.set(tp, offset)
     return new Map(read)
@@ -108,7 +113,12 @@ export class ProgressStore {
    */
   async reload (): Promise<Map<string, number>> {
     this.#stored.clear()
-    return await this.load({ readOnly: true })
+    return await this.load({ readOnly: true, waitForTransactions: true })
+  }
+
+  /** The flow stops: a load waiting for transactions to end gives up at once (a retriable error). */
+  close (): void {
+    this.#closing.abort(new KmirrorError(ErrorCodes.PROGRESS, `stopped reading ${this.topic}: the flow is stopping`, { retriable: true }))
   }
 
   /**

@@ -57,6 +57,11 @@ export interface FlowWorkParts {
   readonly replicable?: () => Promise<readonly { source: string, partitions: number }[]>
   /** The pair's heartbeat job, when it is part of this flow's work. */
   readonly heartbeats: PairJob | null
+  /**
+   * Exactly-once: ends the transaction a lost membership left open (InitProducerId under the new lease, after the
+   * round in flight). Absent in at-least-once mode.
+   */
+  readonly endLostTransaction?: () => Promise<void>
   readonly log: Logger
 }
 
@@ -67,6 +72,8 @@ export class FlowWork implements WorkOwner {
   readonly #parts: FlowWorkParts
   readonly #ownership: Ownership
   readonly #partitions = new Set<string>()
+  /** A membership was lost since partitions were last added (see `endLostTransaction`). */
+  #lostSinceAssigned = false
   /**
    * Partitions being revoked: owned no more, but their last offset syncs and history are this instance's to write
    * until the release completes, so following the history must not read them back from the topic meanwhile (it
@@ -135,7 +142,11 @@ export class FlowWork implements WorkOwner {
     const fresh = partitions.filter(p => !this.#partitions.has(partitionKey(p.topic, p.partition)))
     if (fresh.length === 0) return
     // Read again now: the instance that owned them before stored their progress and history when it let go.
-    const [stored] = await Promise.all([progress.load({ readOnly: true }), history.follow(tp => this.#writesHistory(tp))])
+    // Exactly-once, after a lost membership: that membership's transaction may still be open on the offsets topic
+    // (its producer was dropped, not ended), and the read below waits for open transactions: ended first.
+    if (this.#lostSinceAssigned) await this.#parts.endLostTransaction?.()
+    this.#lostSinceAssigned = false
+    const [stored] = await Promise.all([progress.load({ readOnly: true, waitForTransactions: true }), history.follow(tp => this.#writesHistory(tp))])
     for (const p of fresh) this.#partitions.add(partitionKey(p.topic, p.partition))
     const refs: PartitionRef[] = fresh.map(p => ({ ...p, remoteTopic: policy.formatRemoteTopic(config.source.alias, p.topic) }))
     await replicator.addPartitions(refs, stored, key => this.ownsPartition(key))
@@ -208,6 +219,7 @@ export class FlowWork implements WorkOwner {
   }
 
   lose (): void {
+    this.#lostSinceAssigned = true
     this.#parts.replicator.loseAll()
     this.#membership.abort(new KmirrorError(ErrorCodes.FENCED, `not running jobs of flow ${this.#parts.config.name} any more: ${MEMBERSHIP_ENDED}`, { retriable: true }))
     this.#membership = new AbortController()

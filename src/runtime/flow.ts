@@ -91,6 +91,7 @@ export class Flow implements WorkOwner {
   #replicator: FlowReplicator | null = null
   /** At-least-once mode with offset syncs: MM2's syncs not written yet, drained at stop. */
   #outbox: SyncOutbox | null = null
+  #progress: ProgressStore | null = null
   /** Exactly-once mode: what the round transactions came to; null otherwise. */
   #transactions: TransactionTally | null = null
   #checkpoints: CheckpointEmitter | null = null
@@ -144,6 +145,7 @@ export class Flow implements WorkOwner {
     this.#transactions = transactionalId === undefined ? null : new TransactionTally(config.name, transactionalId, transactionTimeoutMs(config), this.#metrics)
     const offsetsReader = target.reader
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter)
+    this.#progress = progress
     const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : null
     const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, roundWriter)
     if (rounds !== null) {
@@ -171,7 +173,8 @@ export class Flow implements WorkOwner {
     // In a group the topic refresh is a job: it runs where it is assigned.
     const alone = owned === Ownerships.ALL
     const early = alone ? null : this.#createRemotesWhileJoining(topics)
-    const [, , stored, first] = await Promise.all([syncs?.init(), history.load(), progress.load(), alone ? topics.refresh() : null, batchWriter.prepare()])
+    // Alone, this load is what the data path resumes from; in a group, each assignment reads again (flow-work.ts).
+    const [, , stored, first] = await Promise.all([syncs?.init(), history.load(), progress.load({ waitForTransactions: alone }), alone ? topics.refresh() : null, batchWriter.prepare()])
     this.#log.info({ offsetsTopic: progress.topic, storedPartitions: stored.size, offsetSyncsTopic: syncs?.topic, historyTopic: history.topic }, 'progress loaded')
     const replicator = new FlowReplicator({
       flow: config,
@@ -241,7 +244,7 @@ export class Flow implements WorkOwner {
       syncGroupOffsets: async signal => { await work?.followHistory(); await groupSync.sync(signal) }
     })
     work = new FlowWork({
-      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, replicable: () => topics.replicable({ fromLastRefresh: this.#refreshRanSinceAssigned && this.owned().jobs.includes(JobNames.REFRESH_TOPICS) }), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
+      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, ...(rounds === null ? {} : { endLostTransaction: () => rounds.recover() }), replicable: () => topics.replicable({ fromLastRefresh: this.#refreshRanSinceAssigned && this.owned().jobs.includes(JobNames.REFRESH_TOPICS) }), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
     }, owned)
     if (alone) work.startAllJobs()
     this.#work = work
@@ -317,6 +320,8 @@ export class Flow implements WorkOwner {
    */
   async stop (drainBy?: number): Promise<void> {
     this.#stopping = true
+    // A progress read waiting for a transaction to end would hold the stop past its deadline.
+    this.#progress?.close()
     await this.#scheduler.stop()
     this.#replicator?.stop()
     try {

@@ -36,8 +36,24 @@ function sharedOffsetsTopic (openFor: number): { fetcher: RecordFetcher, asked: 
 describe('ProgressStore.load', () => {
   it('reads to the high watermark, waiting for a transaction open on the shared topic: progress committed behind it counts', async () => {
     const { fetcher, asked } = sharedOffsetsTopic(2)
-    const stored = await new ProgressStore(flow, admin, fetcher, null).load({ readOnly: true })
+    const stored = await new ProgressStore(flow, admin, fetcher, null).load({ readOnly: true, waitForTransactions: true })
     assert.deepEqual([...stored], [[partitionKey('t', 0), 20]])
     assert.ok(asked.includes('written'))
+  })
+
+  it('without waitForTransactions (commands, a start its group assignment reads again) takes what is stable now', async () => {
+    const { fetcher, asked } = sharedOffsetsTopic(Number.MAX_SAFE_INTEGER)
+    const stored = await new ProgressStore(flow, admin, fetcher, null).load({ readOnly: true })
+    assert.deepEqual([...stored], [[partitionKey('t', 0), 10]])
+    assert.equal(asked.includes('written'), false)
+  })
+
+  it('a load waiting for a transaction gives up at once when the flow stops (close), retriable', async () => {
+    const { fetcher } = sharedOffsetsTopic(Number.MAX_SAFE_INTEGER)
+    const store = new ProgressStore(flow, admin, fetcher, null)
+    const loading = store.load({ readOnly: true, waitForTransactions: true })
+    store.close()
+    await assert.rejects(loading, (err: { code?: string, retriable?: boolean, message: string }) =>
+      err.code === 'KMIRROR_ERR_PROGRESS' && err.retriable === true && /stopped reading mm2-offsets\.A\.internal: the flow is stopping/.test(err.message))
   })
 })

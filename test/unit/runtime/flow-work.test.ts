@@ -31,7 +31,7 @@ function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, 
   } as unknown as FlowReplicator
   let ownedAtFollow: ((tp: string) => boolean) | null = null
   const history = { follow: async (owned: (tp: string) => boolean) => { ownedAtFollow = owned; calls.push(`follow ${owned(partitionKey('orders', 0))}`) } } as unknown as OffsetHistoryStore
-  const progress = { load: async () => { calls.push('progress'); return new Map([[partitionKey('orders', 0), 41]]) } }
+  const progress = { load: async (o?: { waitForTransactions?: boolean }) => { calls.push(o?.waitForTransactions === true ? 'progress (waiting for transactions)' : 'progress'); return new Map([[partitionKey('orders', 0), 41]]) } }
   const sourceAdmin = {
     describeAllTopics: async () => new Map([
       ['orders', { name: 'orders', id: 'x', partitions: 2 }], ['other', { name: 'other', id: 'y', partitions: 3 }],
@@ -52,7 +52,8 @@ function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, 
   const jobs = [refresh, checkpoints]
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async () => { calls.push('heartbeats stop') } } : null
   const logger = memoryLogger()
-  const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, log: logger.log }, 'assigned')
+  const endLostTransaction = async (): Promise<void> => { calls.push('end lost transaction') }
+  const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, endLostTransaction, log: logger.log }, 'assigned')
   ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
   return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f }, releaseStores: (stored: boolean) => { releaseStored = stored } }
 }
@@ -71,7 +72,7 @@ describe('FlowWork', () => {
     assert.equal(work.ownsPartition(partitionKey('orders', 0)), false)
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'job', job: 'refresh-topics' }, { kind: 'job', job: 'emit-checkpoints' }, { kind: 'job', job: 'heartbeats' }])
     // The history is followed while the new partition is not owned yet, so it is rebuilt from what its last owner wrote
-    assert.deepEqual(calls, ['run refresh-topics', 'progress', 'follow false', 'add orders-0>A.orders@41', 'heartbeats start'])
+    assert.deepEqual(calls, ['run refresh-topics', 'progress (waiting for transactions)', 'follow false', 'add orders-0>A.orders@41', 'heartbeats start'])
     assert.equal(work.ownsPartition(partitionKey('orders', 0)), true)
     assert.deepEqual(scheduler.status().map(j => j.name), ['refresh-topics', 'emit-checkpoints'])
     assert.deepEqual(work.owned(), { partitions: [partitionKey('orders', 0)], jobs: ['refresh-topics', 'emit-checkpoints', 'heartbeats'] })
@@ -132,6 +133,20 @@ describe('FlowWork', () => {
     finish()
     await scheduler.stop()
     assert.equal(logger.at(LogLevels.warn).filter(l => l.msg === 'job failed; it will run again').length, 0, 'not a failure')
+  })
+
+  it('Given a lost membership, when partitions are assigned again, then its transaction is ended before the progress read, which waits for open transactions', async () => {
+    const { work, calls, scheduler } = setup()
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
+    work.lose()
+    calls.length = 0
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
+    assert.deepEqual(calls.filter(c => c.startsWith('end lost') || c.startsWith('progress')), ['end lost transaction', 'progress (waiting for transactions)'])
+    // and only once per loss
+    calls.length = 0
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 1 }])
+    assert.deepEqual(calls.filter(c => c.startsWith('end lost') || c.startsWith('progress')), ['progress (waiting for transactions)'])
+    await scheduler.stop()
   })
 
   it('on revoke aborts the run of a job under way too: a loss after the revoke could no longer reach it', async () => {
