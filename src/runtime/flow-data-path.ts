@@ -103,13 +103,20 @@ export interface StoreSinks {
   readonly syncsInRound: OffsetSyncEmitter | null
   /** At-least-once mode with offset syncs: MM2's syncs go out beside the data path. */
   readonly outbox: SyncOutbox | null
+  /**
+   * Exactly-once mode with offset syncs on the source: the outbox they are queued in after each commit. Not sent to
+   * here; only emptied with the queue of a lost membership (`dropQueued`).
+   */
+  readonly afterCommit?: SyncOutbox | null
 }
 
 /**
  * Where the data path stores what it copied: the positions (with the history's extents first), and the offset
  * syncs (the history first, then MM2's topic or the outbox).
  */
-export function storeSinks (config: FlowConfig, { history, progress, syncsInRound, outbox }: StoreSinks): Pick<FlowReplicatorDeps, 'progress' | 'syncs'> {
+export function storeSinks (config: FlowConfig, { history, progress, syncsInRound, outbox, afterCommit = null }: StoreSinks): Pick<FlowReplicatorDeps, 'progress' | 'syncs'> {
+  // A lost membership's queued syncs must not go out under the next one, after the new owner's (invariant 27).
+  const queue = outbox ?? afterCommit
   return {
     // The exact history gets the same acknowledged syncs as MM2's offset-syncs topic, and at each progress
     // flush (after that flush's syncs) the positions and extents that make translation exact after a restart.
@@ -128,7 +135,7 @@ export function storeSinks (config: FlowConfig, { history, progress, syncsInRoun
       send: outbox === null
         ? async entries => { await history.append(entries); await syncsInRound?.send(entries) }
         : async entries => { await history.append(entries); outbox.enqueue(entries) },
-      ...(outbox === null ? {} : { dropQueued: () => { outbox.dropQueued() } }),
+      ...(queue === null ? {} : { dropQueued: () => { queue.dropQueued() } }),
       restarted: key => {
         const { topic, partition } = parsePartitionKey(key)
         history.forget(topic, partition)

@@ -182,7 +182,7 @@ export class Flow implements WorkOwner {
       isolation: isolationLevel(config.source.consumer),
       writer: batchWriter,
       batching: { compression: explicitCompression(config.target.producer), maxChunkBytes: MAX_CHUNK_BYTES },
-      ...storeSinks(config, { history, progress, syncsInRound, outbox: rounds === null ? outbox : null }),
+      ...storeSinks(config, { history, progress, syncsInRound, outbox: rounds === null ? outbox : null, afterCommit: afterCommit ? outbox : null }),
       ...(rounds === null ? {} : { exactlyOnce: { rounds, reloadProgress: () => progress.reload(), syncsAfterCommit: afterCommit ? outbox : null } satisfies ExactlyOnceDeps }),
       log: this.#log,
       clusters: { source: toolClusterOf(config.source.alias, config.source.consumer), target: toolClusterOf(config.target.alias, config.target.producer) },
