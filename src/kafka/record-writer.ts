@@ -72,7 +72,10 @@ export interface RecordWriterOptions {
 }
 
 export class RecordWriter {
-  readonly #producer: Producer
+  #producer: Producer
+  readonly #props: ClientProps
+  readonly #clientId: string
+  readonly #compression: CompressionAlgorithmValue
   readonly #options: RecordWriterOptions
   readonly #cluster: ClusterContext
   readonly #principal: string
@@ -84,21 +87,40 @@ export class RecordWriter {
       throw new KmirrorError(ErrorCodes.CONFIG_INVALID, `compression.type=${props['compression.type']} of ${clientId} is not supported: use none, gzip, snappy, lz4 or zstd`)
     }
     this.#options = options
+    this.#props = props
+    this.#clientId = clientId
+    this.#compression = compression
     this.#cluster = options.cluster ?? { label: clientId }
     this.#principal = describePrincipal(props, this.#cluster.alias ?? clientId)
-    this.#producer = watchedLibraryClient(new Producer({
-      ...toConnectOptions(props, clientId),
-      idempotent: options.idempotent,
+    this.#producer = this.#createProducer()
+  }
+
+  #createProducer (): Producer {
+    const producer = watchedLibraryClient(new Producer({
+      ...toConnectOptions(this.#props, this.#clientId),
+      idempotent: this.#options.idempotent,
       acks: ProduceAcks.ALL,
-      compression,
+      compression: this.#compression,
       autocreateTopics: false
     }), this.#cluster.label)
     // The library sends a produce again by itself (retries, stale metadata, a fresh producer id), without coming
     // back here: each of its requests asks the lease as it goes out, so none is sent past it.
-    if (options.fence !== undefined) {
-      const gate = new WriteGate(options.fence, this.#cluster)
-      gateRequests(this.#producer.connections, new Set([PRODUCE_API_KEY]), () => { gate.check() })
+    if (this.#options.fence !== undefined) {
+      const gate = new WriteGate(this.#options.fence, this.#cluster)
+      gateRequests(producer.connections, new Set([PRODUCE_API_KEY]), () => { gate.check() })
     }
+    return producer
+  }
+
+  /**
+   * A lost membership: the producer is replaced, and the old one closed at once, failing the sends it still retries.
+   * The lease gate alone would let such a retry out once the next membership's lease holds, after the records the
+   * partition's new owner wrote meanwhile (invariant 31: a lease is not a membership).
+   */
+  renew (): void {
+    const old = this.#producer
+    this.#producer = this.#createProducer()
+    old.close(true).catch(() => undefined)
   }
 
   /**

@@ -62,6 +62,8 @@ export interface FlowWorkParts {
    * round in flight). Absent in at-least-once mode.
    */
   readonly endLostTransaction?: () => Promise<void>
+  /** Told at once when the membership is lost (the internal writer drops what it still retries: `RecordWriter.renew`). */
+  readonly membershipLost?: () => void
   readonly log: Logger
 }
 
@@ -220,6 +222,7 @@ export class FlowWork implements WorkOwner {
 
   lose (): void {
     this.#lostSinceAssigned = true
+    this.#parts.membershipLost?.()
     this.#parts.replicator.loseAll()
     this.#membership.abort(new KmirrorError(ErrorCodes.FENCED, `not running jobs of flow ${this.#parts.config.name} any more: ${MEMBERSHIP_ENDED}`, { retriable: true }))
     this.#membership = new AbortController()

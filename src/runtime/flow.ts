@@ -244,7 +244,7 @@ export class Flow implements WorkOwner {
       syncGroupOffsets: async signal => { await work?.followHistory(); await groupSync.sync(signal) }
     })
     work = new FlowWork({
-      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, ...(rounds === null ? {} : { endLostTransaction: () => rounds.recover() }), replicable: () => topics.replicable({ fromLastRefresh: this.#refreshRanSinceAssigned && this.owned().jobs.includes(JobNames.REFRESH_TOPICS) }), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
+      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, ...(rounds === null ? {} : { endLostTransaction: () => rounds.recover() }), membershipLost: () => { writer.renew() }, replicable: () => topics.replicable({ fromLastRefresh: this.#refreshRanSinceAssigned && this.owned().jobs.includes(JobNames.REFRESH_TOPICS) }), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
     }, owned)
     if (alone) work.startAllJobs()
     this.#work = work

@@ -109,6 +109,22 @@ describe('RecordWriter: the library\'s own retries ask the lease', () => {
     assert.match(err.message, /cluster B: .*the lease ran out/)
   })
 
+  it('sends no retry of a write begun under a lost membership once the writer is renewed, even with the next lease holding', async t => {
+    // Given a progress write whose first attempt gets no answer in time, and the membership lost meanwhile
+    const broker = fakeBroker(t, ['timed out'])
+    const w = writer(() => null)
+    broker.onProduceAnswered = () => { w.renew() }
+    // When the write is made (the lease holding again: a new membership)
+    const err = await w.write([{ topic: TOPIC, partition: 0, records: [record] }]).then(() => null, (e: unknown) => e)
+    // Then the library's retry never went out, and the write failed, retriable
+    assert.equal(broker.produced, 1)
+    assert.ok(err instanceof KmirrorError)
+    assert.equal(err.retriable, true)
+    // And the renewed writer writes
+    broker.onProduceAnswered = null
+    assert.deepEqual(await w.write([{ topic: TOPIC, partition: 0, records: [record] }]), [[{ start: 0, baseOffset: 41 }]])
+  })
+
   it('keeps the library\'s retries while the lease holds', async t => {
     // Given a first attempt with no answer in time, the lease holding throughout
     const broker = fakeBroker(t, ['timed out'])

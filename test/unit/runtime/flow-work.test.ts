@@ -53,7 +53,7 @@ function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, 
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async () => { calls.push('heartbeats stop') } } : null
   const logger = memoryLogger()
   const endLostTransaction = async (): Promise<void> => { calls.push('end lost transaction') }
-  const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, endLostTransaction, log: logger.log }, 'assigned')
+  const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, endLostTransaction, membershipLost: () => { calls.push('membership lost') }, log: logger.log }, 'assigned')
   ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
   return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f }, releaseStores: (stored: boolean) => { releaseStored = stored } }
 }
@@ -139,6 +139,8 @@ describe('FlowWork', () => {
     const { work, calls, scheduler } = setup()
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
     work.lose()
+    // (the internal writer told at once: it drops what it still retries)
+    assert.deepEqual(calls.slice(-2), ['membership lost', 'lose'])
     calls.length = 0
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
     assert.deepEqual(calls.filter(c => c.startsWith('end lost') || c.startsWith('progress')), ['end lost transaction', 'progress (waiting for transactions)'])
