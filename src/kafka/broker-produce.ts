@@ -187,7 +187,7 @@ function settleAnswer (deps: BrokerProduceDeps, share: BrokerShare, entries: rea
     const p = answered.get(send.key)
     const ok = p !== undefined && p.errorCode === 0
     const name = response instanceof Error ? null : p === undefined ? 'NO_RESPONSE' : kafkaErrorName(p.errorCode)
-    const outcome = ok ? send.ack(batch) : name === null ? send.lost() : send.refuse(sequence, isNotNow(name), OUT_OF_STEP.has(name))
+    const outcome = ok ? send.ack(batch) : name === null ? send.lost() : send.refuse(sequence, isNotNow(name), OUT_OF_STEP.has(name), name === 'NOT_LEADER_OR_FOLLOWER')
     if (outcome.type === 'acked') {
       acks.push({ write: send.index, batch, baseOffset: Number(p!.baseOffset) })
     } else if (outcome.type === 'not-now') {

@@ -86,9 +86,10 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
    */
   opening = false
   /**
-   * A batch of it went out and was answered "not now". A leader that lost its leadership while the batch waited for
-   * its replicas answers NOT_LEADER_OR_FOLLOWER for a batch it appended, which the new leader may hold: until a
-   * resend with the same sequence is acknowledged (the broker deduplicates it), the batch may be in the log.
+   * A batch of it went out and was answered NOT_LEADER_OR_FOLLOWER: a leader that lost its leadership while the batch
+   * waited for its replicas answers so for a batch it appended, which the new leader may hold: until a resend with the
+   * same sequence is acknowledged (the broker deduplicates it), the batch may be in the log. (The other "not now"
+   * answers come before any append.)
    */
   refusedNotNow = false
   /** An acknowledgement after a refusal was reported (once: the write fails with it). */
@@ -170,8 +171,11 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
     return true
   }
 
-  /** The broker refused the batch sent with `sequence`; `notNow`: for a "not now" reason (leader moving). */
-  refuse (sequence: number, notNow: boolean, outOfStep = false): AnswerOutcome {
+  /**
+   * The broker refused the batch sent with `sequence`; `notNow`: for a "not now" reason (leader moving);
+   * `maybeAppended`: with an answer a leader also gives for a batch it appended (NOT_LEADER_OR_FOLLOWER).
+   */
+  refuse (sequence: number, notNow: boolean, outOfStep = false, maybeAppended = false): AnswerOutcome {
     if (this.status !== SendStatuses.SENDING) return { type: 'ignored' }
     if (outOfStep && this.resent) {
       this.status = SendStatuses.OUT_OF_STEP
@@ -179,7 +183,7 @@ export class PartitionSend<W extends { readonly topic: string, readonly partitio
     }
     if (notNow) {
       this.status = SendStatuses.NOT_NOW
-      this.refusedNotNow = true
+      if (maybeAppended) this.refusedNotNow = true
       return { type: 'not-now', rewindTo: sequence }
     }
     this.status = SendStatuses.FAILED

@@ -15,7 +15,7 @@
  *   membership (`era`) is never remembered.
  * - A partition refused with an error the broker answers after appending (NOT_ENOUGH_REPLICAS_AFTER_APPEND, a
  *   partition's REQUEST_TIMED_OUT) aborts the round: its batch may be in the transaction, which must not commit.
- * - So does a partition whose batch was answered "not now" and still waits at the end of the write (`notNowInDoubt`):
+ * - So does a partition whose batch was answered NOT_LEADER_OR_FOLLOWER and still waits at the end of the write (`notNowInDoubt`):
  *   the leader may have appended it before it lost its leadership, and the round's progress would stop before it.
  * - A produce answer about the whole transactional producer is thrown, not returned per partition: fencing throws
  *   FENCED, TRANSACTIONAL_ID_AUTHORIZATION_FAILED throws NOT_AUTHORIZED naming the grant, and a transaction the

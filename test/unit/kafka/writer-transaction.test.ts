@@ -65,21 +65,24 @@ describe('WriterTransaction fencing and memberships', () => {
     assert.equal(t.renewAfter, true)
   })
 
-  it('Given a batch answered "not now" (its leader moved while it waited for replicas) and not acknowledged since, then the round aborts and the producer is renewed; one acknowledged on a resend, or never sent, does not', () => {
+  it('Given a batch answered NOT_LEADER_OR_FOLLOWER (its leader moved while it waited for replicas) and not acknowledged since, then the round aborts and the producer is renewed; one acknowledged on a resend, never sent, or refused before any append, does not', () => {
     const send = (): PartitionSend<PartitionWrite> => new PartitionSend(0, { topic: 'A.t', partition: 3, batches: [{}, {}] } as unknown as PartitionWrite)
     const refused = send()
-    refused.refuse(7, true)
+    refused.refuse(7, true, false, true)
     const t = transaction()
     assert.throws(() => t.notNowInDoubt([refused]), (e: unknown) =>
       e instanceof KmirrorError && e.code === ErrorCodes.PRODUCE && e.retriable && /^write A\.t-3 in the transaction of .* on cluster B: its leader moved while a batch waited for its replicas/.test(e.message))
     assert.equal(t.renewAfter, true)
     const resent = send()
-    resent.refuse(7, true)
+    resent.refuse(7, true, false, true)
     resent.acked = 2
     const unreachable = send()
     unreachable.unreachable()
+    // LEADER_NOT_AVAILABLE, UNKNOWN_TOPIC_OR_PARTITION: refused before any append
+    const beforeAppend = send()
+    beforeAppend.refuse(7, true, false, false)
     const quiet = transaction()
-    assert.doesNotThrow(() => quiet.notNowInDoubt([resent, unreachable]))
+    assert.doesNotThrow(() => quiet.notNowInDoubt([resent, unreachable, beforeAppend]))
     assert.equal(quiet.renewAfter, false)
   })
 })
