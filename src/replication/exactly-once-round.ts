@@ -54,6 +54,8 @@ export class ExactlyOnceRound {
   #stored: StoredPositions | null = null
   /** A round whose commit got no answer: the positions it stored, to tell from the committed progress how it ended. */
   #doubtful: StoredPositions | null = null
+  /** The offset syncs for the source of that round: queued if it turns out committed. */
+  #doubtfulSyncs: OffsetSyncEntry[] = []
   /**
    * Partitions restarted at a log start since the last commit (a source or remote topic created again), with the
    * offset: a rewind to the committed progress (the old topic's position) must not undo that.
@@ -136,6 +138,7 @@ export class ExactlyOnceRound {
     } catch (err) {
       this.#rewindFrom = before
       this.#doubtful = eos.rounds.commitInDoubt ? this.#stored : null
+      this.#doubtfulSyncs = eos.rounds.commitInDoubt ? committedSyncs : []
       throw err
     }
   }
@@ -186,13 +189,16 @@ export class ExactlyOnceRound {
    */
   #settleDoubt (committed: ReadonlyMap<string, number>, before: ReadonlyMap<string, number>): boolean {
     const doubtful = this.#doubtful
+    const syncs = this.#doubtfulSyncs
     this.#doubtful = null
+    this.#doubtfulSyncs = []
     if (doubtful === null) return false
     const moved = [...doubtful].filter(([key, p]) => before.get(key) !== p.lastOffset + 1)
     if (moved.length === 0) return false
     // (-1, stored when a partition restarted at offset 0, reads back as no position)
     const wentThrough = moved.every(([key, p]) => (committed.get(key) ?? -1) === p.lastOffset)
     this.#deps.eos.rounds.settleDoubt(wentThrough)
+    if (wentThrough && syncs.length > 0) this.#deps.eos.syncsAfterCommit?.enqueue(syncs)
     this.#deps.log.info({ ...this.#where(), partitions: moved.length, committed: wentThrough },
       wentThrough
         ? 'the commit of the last round got no answer, and it went through: its records are visible once, nothing is copied again'

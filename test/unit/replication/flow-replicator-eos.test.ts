@@ -7,7 +7,7 @@ import { asCopied, createHarness, offsetsWithGaps, type Harness } from '../../fa
 const T = { source: 't', remote: 'A.t', partitions: 1 } as const
 
 /** Rounds as transactions: the progress a round stored counts only once its callback and commit succeeded. */
-function fakeRounds (h: () => Harness, lostCommits: Readonly<Record<number, 'committed' | 'aborted'>> = {}): { deps: ExactlyOnceDeps, committed: () => Record<string, number>, log: string[] } {
+function fakeRounds (h: () => Harness, lostCommits: Readonly<Record<number, 'committed' | 'aborted'>> = {}, queued?: number[]): { deps: ExactlyOnceDeps, committed: () => Record<string, number>, log: string[] } {
   let committed: Record<string, number> = {}
   const log: string[] = []
   let inDoubt = false
@@ -42,7 +42,7 @@ function fakeRounds (h: () => Harness, lostCommits: Readonly<Record<number, 'com
     },
     // (keyed as the real store's: partitionKey)
     reloadProgress: async () => { log.push(`reload ${JSON.stringify(committed)}`); return new Map(Object.entries(committed).map(([k, v]) => [k.replace(/-(\d+)$/, '\u0000$1'), v])) },
-    syncsAfterCommit: null
+    syncsAfterCommit: queued === undefined ? null : { enqueue: entries => { queued.push(...entries.map(e => e.upstreamOffset)) } }
   }
   return { deps, committed: () => committed, log }
 }
@@ -92,6 +92,26 @@ describe('FlowReplicator in exactly-once mode', () => {
       if (committedRound) assert.ok(queued.length > 0 && queued[0] === 0, `syncs queued: ${JSON.stringify(queued)}`)
       else assert.deepEqual(queued, [])
     }
+  })
+
+  it('queues the source offset syncs of a round whose commit got no answer once it is settled as committed, as those of any committed round', async () => {
+    const run = async (lostCommits: Readonly<Record<number, 'committed'>>): Promise<number[]> => {
+      const queued: number[] = []
+      let harness: Harness | undefined
+      const rounds = fakeRounds(() => harness!, lostCommits, queued)
+      const h = harness = createHarness({ exactlyOnce: rounds.deps })
+      h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+      h.source.batchRecords = 2
+      h.source.whenCaughtUp(() => h.replicator.stop())
+      await h.replicator.addTopics([T])
+      await h.replicator.run()
+      return queued
+    }
+    const baseline = await run({})
+    assert.ok(baseline.length > 0)
+    // (then a sync where the rewind restarted the partition's tracking, as after any restart)
+    const settled = await run({ 1: 'committed' })
+    assert.deepEqual(settled.slice(0, baseline.length), baseline, JSON.stringify(settled))
   })
 
   it('stops at once on FENCED, storing nothing more', async () => {
