@@ -45,7 +45,16 @@ function jaasEntry (props: ClientProps, mechanism: string): JaasEntry {
   }
   const parsed = parseJaasConfig(text)
   if ('problem' in parsed) throw new ClientConfigError('sasl.jaas.config', `is not a JAAS config Kafka reads (${parsed.problem}): write <LoginModule> required name="value" ...;, e.g. ${exampleJaas(mechanism)}`)
-  return parsed.entries[0] as JaasEntry
+  // Kafka's JaasContext refuses what its JaasConfig reads when it holds more than one login module.
+  if (parsed.entries.length > 1) {
+    throw new ClientConfigError('sasl.jaas.config', `has ${parsed.entries.length} login modules (entries ending with ;), and Kafka clients take exactly one: keep only the SASL/${mechanism} login module, e.g. ${exampleJaas(mechanism)} (an unquoted value with a ; in it also splits an entry: quote it)`)
+  }
+  const entry = parsed.entries[0] as JaasEntry
+  if (mechanism === 'OAUTHBEARER' && entry.nullNamedOption) {
+    // Java's OAUTHBEARER login handlers read every option name, and fail (NullPointerException) on a null one.
+    throw new ClientConfigError('sasl.jaas.config', 'has an option whose name Java reads as null (a name that is no word, as in @=x or 1=x, often the rest of an unquoted value), on which Java\'s OAUTHBEARER login fails: remove it, or quote the value it belongs to')
+  }
+  return entry
 }
 
 function exampleJaas (mechanism: string): string {

@@ -137,6 +137,13 @@ describe('redactValue', () => {
     assert.equal(secrets.includes('bob'), false)
   })
 
+  it('hides the whole of an unquoted value that Java splits or does not read (P@ssw0rd, 12345678, a URL)', () => {
+    const jaas = 'x.Login required username=bob password=P@ssw0rd pin=12345678 token=-T0k#en uri=https://u:pw@idp/token;'
+    assert.equal(redactValue('A.login.line', jaas), 'x.Login required username=bob password="[redacted]" pin="[redacted]" token="[redacted]" uri="[redacted]";')
+    const secrets = secretValues({ 'A.login.line': jaas }).certain
+    for (const secret of ['P@ssw0rd', '12345678', '-T0k#en', 'https://u:pw@idp/token']) assert.ok(secrets.includes(secret), `${JSON.stringify(secret)} in ${JSON.stringify(secrets)}`)
+  })
+
   it('hides whole values of password keys, misspelt ones, and private keys', () => {
     for (const key of ['ssl.truststore.password', 'ssl.key.password', 'A.ssl.keystore.password', 'sasl.oauthbearer.client.secret', 'ssl.keystore.key', 'ssl.keystore.pasword']) {
       assert.equal(redactValue(key, 'x'), '[redacted]', key)

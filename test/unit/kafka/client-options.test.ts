@@ -95,6 +95,34 @@ describe('toConnectOptions: SASL', () => {
     configError(() => toConnectOptions({ ...props, 'sasl.jaas.config': 'ScramLoginModule required username="u";' }, 'c'), /sasl\.jaas\.config/)
     configError(() => toConnectOptions(props, 'c'), /sasl\.jaas\.config is not set/)
   })
+
+  it('refuses a sasl.jaas.config with two login modules, as Kafka\'s JaasContext does, naming the key and no value', () => {
+    const props = { ...BOOTSTRAP, 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'PLAIN' }
+    for (const jaas of [`${PLAIN_JAAS} org.example.OtherLoginModule optional;`, 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password=Xy7pq;Secr3tTail required;']) {
+      const error = configError(() => toConnectOptions({ ...props, 'sasl.jaas.config': jaas }, 'c'),
+        /^sasl\.jaas\.config has 2 login modules \(entries ending with ;\), and Kafka clients take exactly one: keep only the SASL\/PLAIN login module, e\.g\. org\.apache\.kafka\.common\.security\.plain\.PlainLoginModule required username="\.\.\." password="\.\.\.";/)
+      assert.doesNotMatch(error.message, /s3cret|Xy7pq|Secr3tTail|OtherLoginModule/)
+    }
+    const oauth = { ...BOOTSTRAP, 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'OAUTHBEARER', 'sasl.oauthbearer.token.endpoint.url': 'https://idp/token' }
+    configError(() => toConnectOptions({ ...oauth, 'sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="i" clientSecret="s"; other.Module optional;' }, 'c'),
+      /^sasl\.jaas\.config has 2 login modules .* keep only the SASL\/OAUTHBEARER login module/)
+  })
+
+  it('Given an option Java names null (@=x), then PLAIN leaves it out as Java does, and OAUTHBEARER is refused as Java\'s login fails on it', () => {
+    const plain = toConnectOptions({ ...BOOTSTRAP, 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'PLAIN', 'sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="alice" password=s3cret@=x;' }, 'c')
+    assert.deepEqual([plain.sasl?.username, plain.sasl?.password], ['alice', 's3cret'])
+    const oauth = { ...BOOTSTRAP, 'security.protocol': 'SASL_SSL', 'sasl.mechanism': 'OAUTHBEARER', 'sasl.oauthbearer.token.endpoint.url': 'https://idp/token', 'sasl.login.callback.handler.class': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginCallbackHandler' }
+    const error = configError(() => toConnectOptions({ ...oauth, 'sasl.jaas.config': 'org.apache.kafka.common.security.oauthbearer.OAuthBearerLoginModule required clientId="i" clientSecret=Secr3t@=Tail;' }, 'c'),
+      /^sasl\.jaas\.config has an option whose name Java reads as null .* on which Java's OAUTHBEARER login fails: remove it, or quote the value it belongs to$/)
+    assert.doesNotMatch(error.message, /Secr3t|Tail/)
+  })
+
+  it('Given an unquoted password with a ;, then the refusal quotes no part of it', () => {
+    const props = { ...BOOTSTRAP, 'security.protocol': 'SASL_PLAINTEXT', 'sasl.mechanism': 'PLAIN' }
+    const error = configError(() => toConnectOptions({ ...props, 'sasl.jaas.config': 'org.apache.kafka.common.security.plain.PlainLoginModule required username="u" password=Xy7pq;Secr3tTail;' }, 'c'),
+      /^sasl\.jaas\.config is not a JAAS config Kafka reads \(the control flag of entry 2 is not one of required, requisite, sufficient, optional\)/)
+    assert.doesNotMatch(error.message, /Xy7pq|Secr3tTail/)
+  })
 })
 
 describe('toConnectOptions: OAUTHBEARER', () => {
