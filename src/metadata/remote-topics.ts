@@ -15,7 +15,8 @@
  *   listings too, and is kept replicated with its remote topic, and a warning naming the ACL to grant. A deleted
  *   topic is reported (log and metric), its partitions are released by the data path before anything else, and
  *   its remote topic is deleted only with `sync.topic.deletions.enabled`. Deletions are never inferred across
- *   restarts.
+ *   restarts. One back with the topic id it had was never deleted (stale metadata) and resumes from its stored
+ *   positions, unless its remote topic was deleted for it: then it is `returned`, copied again from its log start.
  * - A replicated topic that became a problem, was deleted, or was re-created (new topic id) is listed in
  *   `removed`, so the data path lets go of its partitions; a re-created one is then replicated afresh.
  * - A remote topic missing from the target's metadata while its source topic was replicated is created again; only
@@ -72,6 +73,12 @@ export interface RefreshOptions {
   readonly stopReplicating?: (topics: readonly string[]) => Promise<void>
 }
 
+/** A source topic a refresh found deleted: its topic id then, and whether its remote topic was deleted (or planned to be) for it. */
+interface DeletedSourceTopic {
+  readonly id: string | undefined
+  readonly remoteDeleted: boolean
+}
+
 /** The id of a topic on a broker without topic ids (before Kafka 2.8): says nothing of which topic it is. */
 const ZERO_UUID = /^[0-]*$/
 
@@ -98,10 +105,10 @@ export class RemoteTopics {
   readonly #countHold = new PartitionCountHold()
   readonly #deletionProof = new DeletionProof()
   /**
-   * Source topics found deleted, with their topic id then, until they come back (`returned`); what this instance
-   * saw, not stored.
+   * Source topics found deleted, with their topic id then and whether this instance deleted (or planned to delete)
+   * their remote topic, until they come back (`returned`); what this instance saw, not stored.
    */
-  readonly #deleted = new Map<string, string | undefined>()
+  readonly #deleted = new Map<string, DeletedSourceTopic>()
   /** Missing source topics logged, topic → verdict. */
   readonly #reportedMissing = new Map<string, string>()
   /** Most replicated topics absent at once was warned of (once per such episode). */
@@ -155,16 +162,21 @@ export class RemoteTopics {
 
   /**
    * The replicated topics back after a refresh found them deleted on the source; notes those found deleted now (with
-   * their ids before, IDS_BEFORE). One back with the topic id it had was never deleted (the source answered from
-   * stale metadata): it is not returned, so its stored positions stay and it is copied on from them.
+   * their ids before, IDS_BEFORE, and whether their remote topic goes). One back with the topic id it had was never
+   * deleted (the source answered from stale metadata): it is not returned, so its stored positions stay and it is
+   * copied on from them, unless this instance deleted its remote topic for that deletion (sync.topic.deletions.enabled):
+   * the remote topic a refresh then creates again is empty, and copied on from the stored positions it would lack
+   * every record before them (invariant 37: the partitions forgot their remote topic id when removed). That one is
+   * returned, copied again from the log start.
    */
   #returned (plan: TopicSyncPlan, topics: readonly ReplicatedTopic[], idsBefore: ReadonlyMap<string, string>): ReplicatedTopic[] {
     const back = topics.filter(t => this.#deleted.has(t.source))
-    for (const d of plan.deletedOnSource) this.#deleted.set(d.topic, idsBefore.get(d.topic))
+    for (const d of plan.deletedOnSource) this.#deleted.set(d.topic, { id: idsBefore.get(d.topic), remoteDeleted: d.deleteRemote })
     const returned: ReplicatedTopic[] = []
     for (const t of back) {
-      const id = this.#deleted.get(t.source)
-      if (id !== undefined && !ZERO_UUID.test(id) && id === this.#knownIds.get(t.source)) {
+      const { id, remoteDeleted } = this.#deleted.get(t.source)!
+      const sameId = id !== undefined && !ZERO_UUID.test(id) && id === this.#knownIds.get(t.source)
+      if (sameId && !remoteDeleted) {
         this.#deleted.delete(t.source)
         this.#log.warn({ topic: t.source, remoteTopic: t.remote, topicId: id },
           `source topic ${t.source} on ${this.#flow.source.alias}, counted as deleted, is back with the same topic id ${id}: it was never deleted ` +
@@ -172,11 +184,12 @@ export class RemoteTopics {
         continue
       }
       returned.push(t)
-    }
-    for (const t of returned) {
-      this.#log.warn({ topic: t.source, remoteTopic: t.remote },
-        `source topic ${t.source} was deleted on cluster ${this.#flow.source.alias} and is back: a new topic, copied from its log start into ${t.remote} ` +
-        '(the stored positions of the deleted topic are forgotten)')
+      this.#log.warn({ topic: t.source, remoteTopic: t.remote, ...(sameId ? { topicId: id } : {}) }, sameId
+        ? `source topic ${t.source} on ${this.#flow.source.alias}, counted as deleted, is back with the same topic id ${id}: it was never deleted ` +
+          `(the cluster answered from stale metadata), but its remote topic ${t.remote} on ${this.#flow.target.alias} was deleted for it ` +
+          `(sync.topic.deletions.enabled) and is created again empty: it is copied again from its log start into ${t.remote} (its stored positions are forgotten)`
+        : `source topic ${t.source} was deleted on cluster ${this.#flow.source.alias} and is back: a new topic, copied from its log start into ${t.remote} ` +
+          '(the stored positions of the deleted topic are forgotten)')
     }
     return returned
   }

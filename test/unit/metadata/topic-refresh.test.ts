@@ -186,6 +186,32 @@ describe('RemoteTopics.refresh', () => {
     assert.ok(logs.at(LogLevels.warn).some(l => /^source topic flaky on A, counted as deleted, is back with the same topic id id-\d+: it was never deleted .*copied on into A\.flaky from its stored positions$/.test(l.msg)))
   })
 
+  it('Given a topic counted as deleted whose remote topic was deleted for it (sync.topic.deletions.enabled), when it is back with the topic id it had, then it is returned: copied again from its log start into the remote topic created again, never on from its stored positions', async () => {
+    // Given `flaky` hidden by stale metadata long enough to count as deleted, its remote topic deleted with it
+    const { source, target, logs, topics, refresh } = setup('sync.topic.deletions.enabled = true')
+    source.addTopic('flaky', 2)
+    source.addTopic('kept', 1)
+    await refresh()
+    const restore = source.hideTopic('flaky')
+    await refresh()
+    const deleted = await refresh()
+    assert.deepEqual([deleted.deleted, deleted.deletedRemotes], [['flaky'], ['A.flaky']])
+    assert.equal(target.has('A.flaky'), false)
+    // When it is back, id and all
+    restore()
+    const back = await refresh()
+    // Then the refresh creates its remote topic again, and returns it: its stored positions are to be forgotten
+    assert.deepEqual(back.created, ['A.flaky'])
+    assert.deepEqual(back.returned, [{ source: 'flaky', remote: 'A.flaky', partitions: 2 }])
+    assert.deepEqual(back.topics.map(t => t.source), ['flaky', 'kept'])
+    assert.ok(logs.at(LogLevels.warn).some(l => /^source topic flaky on A, counted as deleted, is back with the same topic id id-\d+: it was never deleted .*but its remote topic A\.flaky on B was deleted for it \(sync\.topic\.deletions\.enabled\) and is created again empty: it is copied again from its log start into A\.flaky \(its stored positions are forgotten\)$/.test(l.msg)))
+    assert.equal(logs.at(LogLevels.warn).some(l => /copied on into A\.flaky from its stored positions/.test(l.msg)), false)
+    // and until handled, not listed by a group leader meanwhile
+    assert.deepEqual((await topics.replicable()).map(t => t.source), ['kept'])
+    topics.returnedHandled(back.returned)
+    assert.deepEqual((await refresh()).returned, [])
+  })
+
   it('with sync.topic.deletions.enabled, deletes the remote topic only after the data path released it', async () => {
     const { source, target, refresh } = setup('sync.topic.deletions.enabled = true')
     source.addTopic('gone', 1)
