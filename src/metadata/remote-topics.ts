@@ -14,7 +14,9 @@
  *   name, at two consecutive refreshes (deletion-proof.ts): a topic kmirror may no longer describe vanishes from
  *   listings too, and is kept replicated with its remote topic, and a warning naming the ACL to grant. A deleted
  *   topic is reported (log and metric), its partitions are released by the data path before anything else, and
- *   its remote topic is deleted only with `sync.topic.deletions.enabled`. Deletions are never inferred across
+ *   its remote topic is deleted only with `sync.topic.deletions.enabled`, and never when the deletion was proven over
+ *   a mass absence (most replicated topics absent at once: another cluster reached looks the same, for good): kept
+ *   on purpose, with one error line saying how to delete them by hand. Deletions are never inferred across
  *   restarts. One back with the topic id it had was never deleted (stale metadata) and resumes from its stored
  *   positions, unless its remote topic was deleted for it: then it is `returned`, copied again from its log start.
  * - A replicated topic that became a problem, was deleted, or was re-created (new topic id) is listed in
@@ -40,6 +42,8 @@ import type { AdminClient } from '../kafka/admin-client.ts'
 import { ABSENT_REFRESHES_FOR_MASS_DELETION, DeletionProof, MissingVerdicts, type MassAbsence, type MissingTopic } from './deletion-proof.ts'
 import { PartitionCountHold } from './partition-count-hold.ts'
 import { estimateGroupWork, type ListedTopic } from './group-work.ts'
+import { clusterContext } from '../kafka/connection-hints.ts'
+import { toolCommand } from '../kafka/tool-command.ts'
 
 /** What the refresh reads from the source: the topic state, and topics asked for by name. */
 export type SourceTopicReader = TopicReader & Pick<AdminClient, 'probeTopics'>
@@ -134,8 +138,9 @@ export class RemoteTopics {
     const missing = [...this.#knownIds.keys()].filter(name => !state.source.has(name))
     const verdicts = await this.#deletionProof.check(missing, names => this.#source.probeTopics(names), this.#replicated.length)
     const missingUnproven = this.#replicated.filter(t => verdicts.has(t.source) && verdicts.get(t.source)!.verdict !== MissingVerdicts.DELETED)
+    const deletedInMassAbsence = new Set([...verdicts].filter(([, v]) => v.verdict === MissingVerdicts.DELETED && v.massAbsence === true).map(([topic]) => topic))
     const heldPartitions = this.#countHold.held(this.#replicated, state.source, this.#knownIds)
-    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven, heldPartitions })
+    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven, heldPartitions, deletedInMassAbsence })
     this.#noteTopicIds(state)
     const suspects = this.#remoteMissing(plan)
     const removed = this.#removedBy(plan)
@@ -149,6 +154,7 @@ export class RemoteTopics {
     this.#report(result.problems)
     this.#warn(plan.warnings)
     this.#reportMissing(verdicts)
+    this.#reportRemotesKept(plan)
     return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics, idsBefore) }
   }
 
@@ -318,7 +324,8 @@ export class RemoteTopics {
     if (mass !== null && !this.#massReported) this.#log.warn({ absent: mass.absent, replicated: mass.replicated }, massAbsenceMessage(this.#flow, mass))
     this.#massReported = mass !== null
     for (const [topic, missing] of verdicts) {
-      if (mass !== null && missing.verdict === MissingVerdicts.ABSENT_ONCE) continue
+      // Told by the mass absence's warning (its absence needs ABSENT_REFRESHES_FOR_MASS_DELETION refreshes).
+      if ((mass !== null || missing.massAbsence === true) && missing.verdict === MissingVerdicts.ABSENT_ONCE) continue
       const key = `${missing.verdict} ${missing.error ?? ''}`
       if (missing.verdict === MissingVerdicts.DELETED || this.#reportedMissing.get(topic) === key) continue
       this.#reportedMissing.set(topic, key)
@@ -332,6 +339,15 @@ export class RemoteTopics {
       this.#reportedMissing.delete(topic)
       if (!verdicts.has(topic)) this.#log.info({ topic }, `source topic ${topic} on ${this.#flow.source.alias} can be described again`)
     }
+  }
+
+  /**
+   * Remote topics kept though `sync.topic.deletions.enabled`, their source topics' deletion proven over a mass
+   * absence (deletion-proof.ts): one error line, naming how many, the cluster, and how to delete them by hand.
+   */
+  #reportRemotesKept (plan: TopicSyncPlan): void {
+    const kept = plan.deletedOnSource.filter(d => d.remoteKeptOnPurpose === true).map(d => d.remoteTopic)
+    if (kept.length > 0) this.#log.error({ remoteTopics: kept }, remotesKeptMessage(this.#flow, kept))
   }
 
   /** Logs each warning once, again when it changes; one gone is forgotten. */
@@ -367,6 +383,17 @@ function massAbsenceMessage (flow: FlowConfig, mass: MassAbsence): string {
     `deleted only if they stay absent for ${ABSENT_REFRESHES_FOR_MASS_DELETION} refreshes in a row, because a broker answering from an empty ` +
     `metadata cache after a restart, or ${source}.bootstrap.servers reaching another cluster, looks the same; check that ${source}.bootstrap.servers ` +
     `names the brokers of cluster ${source}`
+}
+
+function remotesKeptMessage (flow: FlowConfig, kept: readonly string[]): string {
+  const { source, target } = flow
+  const shown = kept.length > 10 ? `${kept.slice(0, 10).join(', ')} and ${kept.length - 10} more` : kept.join(', ')
+  const command = toolCommand('kafka-topics.sh', clusterContext(target.alias, target.admin), '--delete --topic REMOTE_TOPIC', 'ADMIN')
+  return `${kept.length} source topic${kept.length === 1 ? '' : 's'} of ${flow.name} counted as deleted on cluster ${source.alias} while most replicated topics ` +
+    `were absent at once: released, but their remote topics on cluster ${target.alias} (${shown}) are kept on purpose though ` +
+    `sync.topic.deletions.enabled = true, because ${source.alias}.bootstrap.servers reaching another cluster looks the same, for good; check that ` +
+    `${source.alias}.bootstrap.servers names the brokers of cluster ${source.alias}, and if the topics were really deleted there, delete each ` +
+    `remote topic by hand: ${command}`
 }
 
 function missingMessage (flow: FlowConfig, topic: string, remoteTopic: string, missing: MissingTopic): string {

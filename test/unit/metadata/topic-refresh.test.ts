@@ -142,9 +142,40 @@ describe('RemoteTopics.refresh', () => {
     const warnings = logs.at(LogLevels.warn).filter(l => /answers that 3 of the 4 topics/.test(l.msg))
     assert.equal(warnings.length, 1)
     assert.match(warnings[0]!.msg, /^cluster A answers that 3 of the 4 topics A->B replicates do not exist: kmirror takes them as deleted only if they stay absent for 12 refreshes in a row, .*check that A\.bootstrap\.servers names the brokers of cluster A$/)
-    // A real mass deletion is taken at the twelfth refresh
+    // A real mass deletion is taken at the twelfth refresh: released, but no remote topic is deleted (another cluster
+    // reached for good looks the same), and one error line says so, with how to delete them by hand
     const twelfth = await refresh()
     assert.deepEqual(twelfth.deleted, ['a', 'b', 'c'])
+    assert.deepEqual(twelfth.removed, ['a', 'b', 'c'])
+    assert.deepEqual(twelfth.deletedRemotes, [])
+    assert.deepEqual(['A.a', 'A.b', 'A.c'].map(t => target.has(t)), [true, true, true])
+    assert.deepEqual(target.callsOf('deleteTopics'), [])
+    const errors = logs.at(LogLevels.error)
+    assert.equal(errors.length, 1)
+    assert.deepEqual(errors[0]!.remoteTopics, ['A.a', 'A.b', 'A.c'])
+    assert.equal(errors[0]!.msg, '3 source topics of A->B counted as deleted on cluster A while most replicated topics were absent at once: released, ' +
+      'but their remote topics on cluster B (A.a, A.b, A.c) are kept on purpose though sync.topic.deletions.enabled = true, because ' +
+      'A.bootstrap.servers reaching another cluster looks the same, for good; check that A.bootstrap.servers names the brokers of cluster A, ' +
+      'and if the topics were really deleted there, delete each remote topic by hand: kafka-topics.sh --bootstrap-server b:9092 --delete --topic REMOTE_TOPIC')
+    assert.ok(logs.at(LogLevels.warn).some(l => l.topic === 'a' && /its remote topic A\.a is kept on purpose/.test(l.msg)))
+  })
+
+  it('Given 4 topics all absent at one refresh and 2 of them at the next (no more than half), then those 2 are not deleted at their second absence, and once proven their remote topics are kept', async () => {
+    const { source, target, released, refresh } = setup('sync.topic.deletions.enabled = true')
+    for (const name of ['a', 'b', 'c', 'd']) source.addTopic(name, 1)
+    await refresh()
+    const restores = ['a', 'b', 'c', 'd'].map(name => source.hideTopic(name))
+    await refresh()
+    restores[2]!()
+    restores[3]!()
+    for (let i = 2; i < 12; i++) {
+      const result = await refresh()
+      assert.deepEqual([result.deleted, result.removed], [[], []], `refresh ${i}`)
+    }
+    assert.deepEqual(released, [])
+    const twelfth = await refresh()
+    assert.deepEqual([twelfth.deleted, twelfth.deletedRemotes], [['a', 'b'], []])
+    assert.deepEqual([target.has('A.a'), target.has('A.b')], [true, true])
   })
 
   it('names a source topic back after a refresh found it deleted as returned, with a warning, until handled: its stored positions are to be forgotten', async () => {
