@@ -41,7 +41,7 @@ import { ConfigReads, describeTopicState, type TopicReader, type TopicState } fr
 import type { AdminClient } from '../kafka/admin-client.ts'
 import { ABSENT_REFRESHES_FOR_MASS_DELETION, DeletionProof, MissingVerdicts, type MassAbsence, type MissingTopic } from './deletion-proof.ts'
 import { PartitionCountHold } from './partition-count-hold.ts'
-import { estimateGroupWork, type ListedTopic } from './group-work.ts'
+import { estimateGroupWork, WorkEstimateMemory, type ListedTopic } from './group-work.ts'
 import { clusterContext } from '../kafka/connection-hints.ts'
 import { toolCommand } from '../kafka/tool-command.ts'
 
@@ -98,6 +98,8 @@ export class RemoteTopics {
   #knownIds = new Map<string, string>()
   /** The work this instance last listed as its group's leader (`replicable`), with source topic ids when known. */
   #listed = new Map<string, ListedTopic>()
+  /** What this instance's estimates of the work (group-work.ts) found missing or deleted, from one to the next. */
+  readonly #estimates = new WorkEstimateMemory()
   /** Replicated topics whose remote topic was missing and could not be created: still suspected at the next refresh. */
   readonly #missingRemotes = new Map<string, ReplicatedTopic>()
   /** Whether the target gives topic ids (Kafka 2.8+); null until a remote topic was described. */
@@ -224,7 +226,7 @@ export class RemoteTopics {
     const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target }, { configs: ConfigReads.NONE })
     const previous = new Map<string, ListedTopic>(this.#replicated.map(t => [t.source, { ...t, id: this.#knownIds.get(t.source) }]))
     for (const [name, t] of this.#listed) previous.set(name, t)
-    return await estimateGroupWork(state, topic => this.#policy.formatRemoteTopic(this.#flow.source.alias, topic), previous, names => this.#source.probeTopics(names))
+    return await estimateGroupWork(state, topic => this.#policy.formatRemoteTopic(this.#flow.source.alias, topic), previous, names => this.#source.probeTopics(names), this.#estimates)
   }
 
   /** Whether the target gives topic ids (Kafka 2.8+), from the remote topics it described; kept when none was. */
