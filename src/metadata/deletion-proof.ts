@@ -12,6 +12,14 @@
  *   ABSENT_REFRESHES_FOR_MASS_DELETION refreshes: that is more often a broker answering from an empty metadata
  *   cache after a restart, or `bootstrap.servers` reaching another cluster, than a deletion; taken for one it would
  *   release every topic (and delete every remote topic with `sync.topic.deletions.enabled`).
+ * - The threshold belongs to each topic's absence, not to the refresh: an absence that was part of a mass absence
+ *   at any of its refreshes needs ABSENT_REFRESHES_FOR_MASS_DELETION, even once fewer topics are absent. Decided
+ *   per refresh, 4 topics all absent at one refresh and 2 of them at the next (no more than half) made those 2
+ *   deleted at their second absence. Its verdicts say so (`massAbsence`): a deletion proven that way never deletes a
+ *   remote topic (another cluster reached for good looks the same).
+ *
+ * Example (4 replicated topics a, b, c, d): refresh 1 finds all 4 absent (mass: each needs 12); refresh 2 finds a
+ * and b absent (not mass, but their absences began in one): a and b are at 2 of 12, not deleted.
  */
 import { TopicPresences, type TopicProbe } from '../kafka/admin-client.ts'
 
@@ -42,14 +50,25 @@ export interface MissingTopic {
   readonly verdict: MissingVerdict
   /** The Kafka error name the source answered with, when it answered one. */
   readonly error?: string
+  /**
+   * Set on an absent topic (ABSENT_ONCE or DELETED) whose absence was part of a mass absence at one of its refreshes:
+   * it takes ABSENT_REFRESHES_FOR_MASS_DELETION refreshes, and once DELETED its remote topic is never deleted.
+   */
+  readonly massAbsence?: true
+}
+
+/** One topic's absence so far: consecutive refreshes that found it absent, and whether one was a mass absence. */
+interface Absence {
+  readonly count: number
+  readonly mass: boolean
 }
 
 /** Asks a cluster about topics by name; `AdminClient.probeTopics` fits. */
 export type TopicProber = (names: readonly string[]) => Promise<ReadonlyMap<string, TopicProbe>>
 
 export class DeletionProof {
-  /** Topic → consecutive refreshes that found it absent, for topics missing at the last refresh. */
-  #absences = new Map<string, number>()
+  /** Topic → its absence so far, for topics absent at the last refresh. */
+  #absences = new Map<string, Absence>()
 
   #massAbsence: MassAbsence | null = null
 
@@ -67,8 +86,7 @@ export class DeletionProof {
     const absent = missing.filter(topic => answers.get(topic)?.presence === TopicPresences.ABSENT).length
     const mass = absent >= 2 && absent * 2 > replicated
     this.#massAbsence = mass ? { absent, replicated } : null
-    const needed = mass ? ABSENT_REFRESHES_FOR_MASS_DELETION : ABSENT_REFRESHES_FOR_DELETION
-    const absences = new Map<string, number>()
+    const absences = new Map<string, Absence>()
     const out = new Map<string, MissingTopic>()
     for (const topic of missing) {
       const answer = answers.get(topic)
@@ -78,12 +96,15 @@ export class DeletionProof {
         out.set(topic, { verdict, ...error })
         continue
       }
-      const count = (this.#absences.get(topic) ?? 0) + 1
-      if (count >= needed) {
-        out.set(topic, { verdict: MissingVerdicts.DELETED, ...error })
+      const before = this.#absences.get(topic)
+      const absence = { count: (before?.count ?? 0) + 1, mass: mass || before?.mass === true }
+      const needed = absence.mass ? ABSENT_REFRESHES_FOR_MASS_DELETION : ABSENT_REFRESHES_FOR_DELETION
+      const massAbsence = absence.mass ? { massAbsence: true as const } : {}
+      if (absence.count >= needed) {
+        out.set(topic, { verdict: MissingVerdicts.DELETED, ...error, ...massAbsence })
       } else {
-        absences.set(topic, count)
-        out.set(topic, { verdict: MissingVerdicts.ABSENT_ONCE, ...error })
+        absences.set(topic, absence)
+        out.set(topic, { verdict: MissingVerdicts.ABSENT_ONCE, ...error, ...massAbsence })
       }
     }
     this.#absences = absences

@@ -14,8 +14,11 @@
  *   name, at two consecutive refreshes (deletion-proof.ts): a topic kmirror may no longer describe vanishes from
  *   listings too, and is kept replicated with its remote topic, and a warning naming the ACL to grant. A deleted
  *   topic is reported (log and metric), its partitions are released by the data path before anything else, and
- *   its remote topic is deleted only with `sync.topic.deletions.enabled`. Deletions are never inferred across
- *   restarts.
+ *   its remote topic is deleted only with `sync.topic.deletions.enabled`, and never when the deletion was proven over
+ *   a mass absence (most replicated topics absent at once: another cluster reached looks the same, for good): kept
+ *   on purpose, with one error line saying how to delete them by hand. Deletions are never inferred across
+ *   restarts. One back with the topic id it had was never deleted (stale metadata) and resumes from its stored
+ *   positions, unless its remote topic was deleted for it: then it is `returned`, copied again from its log start.
  * - A replicated topic that became a problem, was deleted, or was re-created (new topic id) is listed in
  *   `removed`, so the data path lets go of its partitions; a re-created one is then replicated afresh.
  * - A remote topic missing from the target's metadata while its source topic was replicated is created again; only
@@ -38,7 +41,9 @@ import { ConfigReads, describeTopicState, type TopicReader, type TopicState } fr
 import type { AdminClient } from '../kafka/admin-client.ts'
 import { ABSENT_REFRESHES_FOR_MASS_DELETION, DeletionProof, MissingVerdicts, type MassAbsence, type MissingTopic } from './deletion-proof.ts'
 import { PartitionCountHold } from './partition-count-hold.ts'
-import { estimateGroupWork, type ListedTopic } from './group-work.ts'
+import { estimateGroupWork, WorkEstimateMemory, type ListedTopic } from './group-work.ts'
+import { clusterContext } from '../kafka/connection-hints.ts'
+import { toolCommand } from '../kafka/tool-command.ts'
 
 /** What the refresh reads from the source: the topic state, and topics asked for by name. */
 export type SourceTopicReader = TopicReader & Pick<AdminClient, 'probeTopics'>
@@ -72,6 +77,12 @@ export interface RefreshOptions {
   readonly stopReplicating?: (topics: readonly string[]) => Promise<void>
 }
 
+/** A source topic a refresh found deleted: its topic id then, and whether its remote topic was deleted (or planned to be) for it. */
+interface DeletedSourceTopic {
+  readonly id: string | undefined
+  readonly remoteDeleted: boolean
+}
+
 /** The id of a topic on a broker without topic ids (before Kafka 2.8): says nothing of which topic it is. */
 const ZERO_UUID = /^[0-]*$/
 
@@ -87,6 +98,8 @@ export class RemoteTopics {
   #knownIds = new Map<string, string>()
   /** The work this instance last listed as its group's leader (`replicable`), with source topic ids when known. */
   #listed = new Map<string, ListedTopic>()
+  /** What this instance's estimates of the work (group-work.ts) found missing or deleted, from one to the next. */
+  readonly #estimates = new WorkEstimateMemory()
   /** Replicated topics whose remote topic was missing and could not be created: still suspected at the next refresh. */
   readonly #missingRemotes = new Map<string, ReplicatedTopic>()
   /** Whether the target gives topic ids (Kafka 2.8+); null until a remote topic was described. */
@@ -98,10 +111,10 @@ export class RemoteTopics {
   readonly #countHold = new PartitionCountHold()
   readonly #deletionProof = new DeletionProof()
   /**
-   * Source topics found deleted, with their topic id then, until they come back (`returned`); what this instance
-   * saw, not stored.
+   * Source topics found deleted, with their topic id then and whether this instance deleted (or planned to delete)
+   * their remote topic, until they come back (`returned`); what this instance saw, not stored.
    */
-  readonly #deleted = new Map<string, string | undefined>()
+  readonly #deleted = new Map<string, DeletedSourceTopic>()
   /** Missing source topics logged, topic → verdict. */
   readonly #reportedMissing = new Map<string, string>()
   /** Most replicated topics absent at once was warned of (once per such episode). */
@@ -127,8 +140,9 @@ export class RemoteTopics {
     const missing = [...this.#knownIds.keys()].filter(name => !state.source.has(name))
     const verdicts = await this.#deletionProof.check(missing, names => this.#source.probeTopics(names), this.#replicated.length)
     const missingUnproven = this.#replicated.filter(t => verdicts.has(t.source) && verdicts.get(t.source)!.verdict !== MissingVerdicts.DELETED)
+    const deletedInMassAbsence = new Set([...verdicts].filter(([, v]) => v.verdict === MissingVerdicts.DELETED && v.massAbsence === true).map(([topic]) => topic))
     const heldPartitions = this.#countHold.held(this.#replicated, state.source, this.#knownIds)
-    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven, heldPartitions })
+    const plan = planTopicSync({ state, flow: this.#flow, policy: this.#policy, previouslyKnown: this.#knownIds, missingUnproven, heldPartitions, deletedInMassAbsence })
     this.#noteTopicIds(state)
     const suspects = this.#remoteMissing(plan)
     const removed = this.#removedBy(plan)
@@ -142,6 +156,7 @@ export class RemoteTopics {
     this.#report(result.problems)
     this.#warn(plan.warnings)
     this.#reportMissing(verdicts)
+    this.#reportRemotesKept(plan)
     return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics, idsBefore) }
   }
 
@@ -155,16 +170,21 @@ export class RemoteTopics {
 
   /**
    * The replicated topics back after a refresh found them deleted on the source; notes those found deleted now (with
-   * their ids before, IDS_BEFORE). One back with the topic id it had was never deleted (the source answered from
-   * stale metadata): it is not returned, so its stored positions stay and it is copied on from them.
+   * their ids before, IDS_BEFORE, and whether their remote topic goes). One back with the topic id it had was never
+   * deleted (the source answered from stale metadata): it is not returned, so its stored positions stay and it is
+   * copied on from them, unless this instance deleted its remote topic for that deletion (sync.topic.deletions.enabled):
+   * the remote topic a refresh then creates again is empty, and copied on from the stored positions it would lack
+   * every record before them (invariant 37: the partitions forgot their remote topic id when removed). That one is
+   * returned, copied again from the log start.
    */
   #returned (plan: TopicSyncPlan, topics: readonly ReplicatedTopic[], idsBefore: ReadonlyMap<string, string>): ReplicatedTopic[] {
     const back = topics.filter(t => this.#deleted.has(t.source))
-    for (const d of plan.deletedOnSource) this.#deleted.set(d.topic, idsBefore.get(d.topic))
+    for (const d of plan.deletedOnSource) this.#deleted.set(d.topic, { id: idsBefore.get(d.topic), remoteDeleted: d.deleteRemote })
     const returned: ReplicatedTopic[] = []
     for (const t of back) {
-      const id = this.#deleted.get(t.source)
-      if (id !== undefined && !ZERO_UUID.test(id) && id === this.#knownIds.get(t.source)) {
+      const { id, remoteDeleted } = this.#deleted.get(t.source)!
+      const sameId = id !== undefined && !ZERO_UUID.test(id) && id === this.#knownIds.get(t.source)
+      if (sameId && !remoteDeleted) {
         this.#deleted.delete(t.source)
         this.#log.warn({ topic: t.source, remoteTopic: t.remote, topicId: id },
           `source topic ${t.source} on ${this.#flow.source.alias}, counted as deleted, is back with the same topic id ${id}: it was never deleted ` +
@@ -172,11 +192,12 @@ export class RemoteTopics {
         continue
       }
       returned.push(t)
-    }
-    for (const t of returned) {
-      this.#log.warn({ topic: t.source, remoteTopic: t.remote },
-        `source topic ${t.source} was deleted on cluster ${this.#flow.source.alias} and is back: a new topic, copied from its log start into ${t.remote} ` +
-        '(the stored positions of the deleted topic are forgotten)')
+      this.#log.warn({ topic: t.source, remoteTopic: t.remote, ...(sameId ? { topicId: id } : {}) }, sameId
+        ? `source topic ${t.source} on ${this.#flow.source.alias}, counted as deleted, is back with the same topic id ${id}: it was never deleted ` +
+          `(the cluster answered from stale metadata), but its remote topic ${t.remote} on ${this.#flow.target.alias} was deleted for it ` +
+          `(sync.topic.deletions.enabled) and is created again empty: it is copied again from its log start into ${t.remote} (its stored positions are forgotten)`
+        : `source topic ${t.source} was deleted on cluster ${this.#flow.source.alias} and is back: a new topic, copied from its log start into ${t.remote} ` +
+          '(the stored positions of the deleted topic are forgotten)')
     }
     return returned
   }
@@ -205,7 +226,7 @@ export class RemoteTopics {
     const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target }, { configs: ConfigReads.NONE })
     const previous = new Map<string, ListedTopic>(this.#replicated.map(t => [t.source, { ...t, id: this.#knownIds.get(t.source) }]))
     for (const [name, t] of this.#listed) previous.set(name, t)
-    return await estimateGroupWork(state, topic => this.#policy.formatRemoteTopic(this.#flow.source.alias, topic), previous, names => this.#source.probeTopics(names))
+    return await estimateGroupWork(state, topic => this.#policy.formatRemoteTopic(this.#flow.source.alias, topic), previous, names => this.#source.probeTopics(names), this.#estimates)
   }
 
   /** Whether the target gives topic ids (Kafka 2.8+), from the remote topics it described; kept when none was. */
@@ -305,7 +326,8 @@ export class RemoteTopics {
     if (mass !== null && !this.#massReported) this.#log.warn({ absent: mass.absent, replicated: mass.replicated }, massAbsenceMessage(this.#flow, mass))
     this.#massReported = mass !== null
     for (const [topic, missing] of verdicts) {
-      if (mass !== null && missing.verdict === MissingVerdicts.ABSENT_ONCE) continue
+      // Told by the mass absence's warning (its absence needs ABSENT_REFRESHES_FOR_MASS_DELETION refreshes).
+      if ((mass !== null || missing.massAbsence === true) && missing.verdict === MissingVerdicts.ABSENT_ONCE) continue
       const key = `${missing.verdict} ${missing.error ?? ''}`
       if (missing.verdict === MissingVerdicts.DELETED || this.#reportedMissing.get(topic) === key) continue
       this.#reportedMissing.set(topic, key)
@@ -319,6 +341,15 @@ export class RemoteTopics {
       this.#reportedMissing.delete(topic)
       if (!verdicts.has(topic)) this.#log.info({ topic }, `source topic ${topic} on ${this.#flow.source.alias} can be described again`)
     }
+  }
+
+  /**
+   * Remote topics kept though `sync.topic.deletions.enabled`, their source topics' deletion proven over a mass
+   * absence (deletion-proof.ts): one error line, naming how many, the cluster, and how to delete them by hand.
+   */
+  #reportRemotesKept (plan: TopicSyncPlan): void {
+    const kept = plan.deletedOnSource.filter(d => d.remoteKeptOnPurpose === true).map(d => d.remoteTopic)
+    if (kept.length > 0) this.#log.error({ remoteTopics: kept }, remotesKeptMessage(this.#flow, kept))
   }
 
   /** Logs each warning once, again when it changes; one gone is forgotten. */
@@ -354,6 +385,17 @@ function massAbsenceMessage (flow: FlowConfig, mass: MassAbsence): string {
     `deleted only if they stay absent for ${ABSENT_REFRESHES_FOR_MASS_DELETION} refreshes in a row, because a broker answering from an empty ` +
     `metadata cache after a restart, or ${source}.bootstrap.servers reaching another cluster, looks the same; check that ${source}.bootstrap.servers ` +
     `names the brokers of cluster ${source}`
+}
+
+function remotesKeptMessage (flow: FlowConfig, kept: readonly string[]): string {
+  const { source, target } = flow
+  const shown = kept.length > 10 ? `${kept.slice(0, 10).join(', ')} and ${kept.length - 10} more` : kept.join(', ')
+  const command = toolCommand('kafka-topics.sh', clusterContext(target.alias, target.admin), '--delete --topic REMOTE_TOPIC', 'ADMIN')
+  return `${kept.length} source topic${kept.length === 1 ? '' : 's'} of ${flow.name} counted as deleted on cluster ${source.alias} while most replicated topics ` +
+    `were absent at once: released, but their remote topics on cluster ${target.alias} (${shown}) are kept on purpose though ` +
+    `sync.topic.deletions.enabled = true, because ${source.alias}.bootstrap.servers reaching another cluster looks the same, for good; check that ` +
+    `${source.alias}.bootstrap.servers names the brokers of cluster ${source.alias}, and if the topics were really deleted there, delete each ` +
+    `remote topic by hand: ${command}`
 }
 
 function missingMessage (flow: FlowConfig, topic: string, remoteTopic: string, missing: MissingTopic): string {

@@ -122,6 +122,11 @@ async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: L
   const deleted: string[] = []
   for (const d of plan.deletedOnSource) {
     metrics.inc('sourceTopicsDeleted', { flow: plan.flow })
+    if (d.remoteKeptOnPurpose === true) {
+      // Told at error level once for all of them, with how to delete them by hand (remote-topics.ts).
+      log.warn({ topic: d.topic, remoteTopic: d.remoteTopic }, `source topic ${d.topic} was deleted; its remote topic ${d.remoteTopic} is kept on purpose: the deletion was proven while most replicated topics were absent at once`)
+      continue
+    }
     if (!d.deleteRemote) {
       log.warn({ topic: d.topic, remoteTopic: d.remoteTopic }, `source topic ${d.topic} was deleted; its remote topic ${d.remoteTopic} is kept (set sync.topic.deletions.enabled = true to delete it too)`)
       continue

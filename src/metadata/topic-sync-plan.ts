@@ -49,6 +49,12 @@ export interface DeletedTopic {
   readonly remoteTopic: string
   /** True when `sync.topic.deletions.enabled` asks for the remote topic to go too, and it exists. */
   readonly deleteRemote: boolean
+  /**
+   * Set when `sync.topic.deletions.enabled` would delete the remote topic but its source topic's deletion was proven
+   * over a mass absence (deletion-proof.ts): `bootstrap.servers` reaching another cluster looks the same, for good,
+   * so the remote topic is kept on purpose, for the operator to delete by hand.
+   */
+  readonly remoteKeptOnPurpose?: true
 }
 
 export interface TopicSyncPlan {
@@ -86,6 +92,11 @@ export interface TopicSyncInput {
    * to keep (partition-count-hold.ts: a broker's metadata behind after a growth). Planned with that count.
    */
   readonly heldPartitions?: ReadonlyMap<string, number>
+  /**
+   * Replicated topics whose deletion was proven over a mass absence (deletion-proof.ts): deleted, but their remote
+   * topics are never deleted, whatever `sync.topic.deletions.enabled` says.
+   */
+  readonly deletedInMassAbsence?: ReadonlySet<string>
 }
 
 /** Kafka's "no id" (older brokers): ids are only compared when both are real. */
@@ -126,9 +137,11 @@ export function planTopicSync (input: TopicSyncInput): TopicSyncPlan {
   const unproven = new Set((input.missingUnproven ?? []).map(t => t.source))
   plan.topics.push(...(input.missingUnproven ?? []).filter(t => known.has(t.source) && !state.source.has(t.source)))
   plan.topics.sort((a, b) => (a.source < b.source ? -1 : a.source > b.source ? 1 : 0))
-  const deletedOnSource = [...known.keys()].filter(n => !state.source.has(n) && !unproven.has(n)).sort().map(topic => {
+  const deletedOnSource = [...known.keys()].filter(n => !state.source.has(n) && !unproven.has(n)).sort().map((topic): DeletedTopic => {
     const remoteTopic = remoteName(topic)
-    return { topic, remoteTopic, deleteRemote: flow.syncTopicDeletionsEnabled && state.remote.has(remoteTopic) }
+    const deleteRemote = flow.syncTopicDeletionsEnabled && state.remote.has(remoteTopic)
+    if (deleteRemote && input.deletedInMassAbsence?.has(topic) === true) return { topic, remoteTopic, deleteRemote: false, remoteKeptOnPurpose: true }
+    return { topic, remoteTopic, deleteRemote }
   })
   return { flow: flow.name, ...plan, deletedOnSource, recreatedOnSource }
 }

@@ -24,6 +24,34 @@ describe('DeletionProof', () => {
     assert.deepEqual([...(await proof.check(topics, absent, 4)).values()].map(v => v.verdict), [MissingVerdicts.DELETED, MissingVerdicts.DELETED, MissingVerdicts.DELETED])
   })
 
+  it('Given 4 topics all absent at one check, when only 2 of them are absent at the next (no more than half), then those 2 still need 12 absences: the threshold is fixed when their absence starts', async () => {
+    const proof = new DeletionProof()
+    await proof.check(['a', 'b', 'c', 'd'], absent, 4)
+    for (let check = 2; check < ABSENT_REFRESHES_FOR_MASS_DELETION; check++) {
+      const verdicts = await proof.check(['a', 'b'], absent, 4)
+      assert.equal(proof.massAbsence, null)
+      assert.deepEqual([...verdicts.values()], [
+        { verdict: MissingVerdicts.ABSENT_ONCE, error: 'UNKNOWN_TOPIC_OR_PARTITION', massAbsence: true },
+        { verdict: MissingVerdicts.ABSENT_ONCE, error: 'UNKNOWN_TOPIC_OR_PARTITION', massAbsence: true }
+      ], `check ${check}`)
+    }
+    // Then deleted at the twelfth, marked as proven over a mass absence (their remote topics are never deleted)
+    assert.deepEqual([...(await proof.check(['a', 'b'], absent, 4)).values()], [
+      { verdict: MissingVerdicts.DELETED, error: 'UNKNOWN_TOPIC_OR_PARTITION', massAbsence: true },
+      { verdict: MissingVerdicts.DELETED, error: 'UNKNOWN_TOPIC_OR_PARTITION', massAbsence: true }
+    ])
+  })
+
+  it('Given a topic absent alone, when a mass absence follows, then it needs 12 absences too; a topic whose absence starts after the mass absence needs 2, unmarked', async () => {
+    const proof = new DeletionProof()
+    await proof.check(['a'], absent, 4)
+    assert.equal((await proof.check(['a', 'b', 'c'], absent, 4)).get('a')?.verdict, MissingVerdicts.ABSENT_ONCE)
+    await proof.check(['a', 'd'], absent, 4)
+    const verdicts = await proof.check(['a', 'd'], absent, 4)
+    assert.deepEqual(verdicts.get('a'), { verdict: MissingVerdicts.ABSENT_ONCE, error: 'UNKNOWN_TOPIC_OR_PARTITION', massAbsence: true })
+    assert.deepEqual(verdicts.get('d'), { verdict: MissingVerdicts.DELETED, error: 'UNKNOWN_TOPIC_OR_PARTITION' })
+  })
+
   it('Given the mass absence ends (the topics listed again), then the counts start again', async () => {
     const proof = new DeletionProof()
     await proof.check(['a', 'b'], absent, 3)

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { parseConfig } from '../../../src/config/load.ts'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
-import { estimateGroupWork } from '../../../src/metadata/group-work.ts'
+import { ABSENT_REFRESHES_FOR_MASS_DELETION } from '../../../src/metadata/deletion-proof.ts'
+import { estimateGroupWork, WorkEstimateMemory } from '../../../src/metadata/group-work.ts'
 import { RemoteTopics } from '../../../src/metadata/remote-topics.ts'
 import type { TopicState } from '../../../src/metadata/topic-state.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
@@ -93,10 +94,45 @@ describe('the work a group leader lists agrees with the topic refresh', () => {
     assert.deepEqual(fromRefresh, refreshed.topics)
     assert.deepEqual(await otherLeader.replicable(), refreshed.topics)
     assert.deepEqual(await rebalancesAfterListing(fromRefresh, () => refresher.refresh()), [false, false, false])
-    // When it is deleted: a leader that does not refresh drops it at once (the source says it does not exist)
+    // When it is deleted: a leader that does not refresh drops it once the source said it does not exist at two
+    // estimates in a row, as the refresh counts, and lists it no more
     source.denyDescribe('t', false)
     source.removeTopic('t')
+    assert.deepEqual((await otherLeader.replicable()).map(t => t.source), ['t', 'u'])
     assert.deepEqual((await otherLeader.replicable()).map(t => t.source), ['u'])
+    assert.deepEqual((await otherLeader.replicable()).map(t => t.source), ['u'])
+  })
+
+  it('Given one source broker answering from an empty cache at a rebalance, then the leader still lists every topic (nothing released), as the refresh keeps them: no second rebalance', async () => {
+    // Given `a`, `b` and `c` replicated and listed by a leader that does not run the refresh
+    const { source, refresher, otherLeader } = setup()
+    for (const name of ['a', 'b', 'c']) source.addTopic(name, 2)
+    await refresher.refresh()
+    const listed = await otherLeader.replicable()
+    assert.deepEqual(listed.map(t => t.source), ['a', 'b', 'c'])
+    // When the source answers that none of them exists, at several rebalances in a row
+    const restores = ['a', 'b', 'c'].map(name => source.hideTopic(name))
+    for (let i = 0; i < 3; i++) assert.deepEqual(await otherLeader.replicable(), listed, `estimate ${i + 1}`)
+    // Then the refreshes find the work the group was given
+    assert.deepEqual(await rebalancesAfterListing(listed, () => refresher.refresh()), [false, false, false])
+    // When the broker answers again, nothing changed
+    for (const restore of restores) restore()
+    assert.deepEqual(await otherLeader.replicable(), listed)
+  })
+
+  it('keeps listing a topic whose remote topic a lagging target broker leaves out of its metadata, as the refresh keeps it (invariant 37)', async () => {
+    // Given `t` and `u` replicated and listed by a leader that does not run the refresh
+    const { source, target, refresher, otherLeader } = setup()
+    source.addTopic('t', 3)
+    source.addTopic('u', 1)
+    await refresher.refresh()
+    const listed = await otherLeader.replicable()
+    // When a target broker's metadata leaves out A.t, which exists
+    target.lagMetadata('A.t')
+    // Then the leader still lists it as before, and so does the refresh: no rebalance
+    assert.deepEqual(await otherLeader.replicable(), listed)
+    assert.deepEqual(listed, [{ source: 't', remote: 'A.t', partitions: 3 }, { source: 'u', remote: 'A.u', partitions: 1 }])
+    assert.deepEqual(await rebalancesAfterListing(listed, () => refresher.refresh()), [false, false, false])
   })
 
   it('holds the partitions listed before when a broker behind a growth reads the source topic smaller', async () => {
@@ -122,6 +158,35 @@ describe('estimateGroupWork', () => {
   it('lists topics whose remote topic exists, each with the partitions both sides have', async () => {
     const work = await estimateGroupWork(state({ a: 3, b: 2, c: 4 }, { 'A.a': 3, 'A.b': 5 }), remoteName, new Map(), noProbe)
     assert.deepEqual(work, [{ source: 'a', remote: 'A.a', partitions: 3, id: 'id-a' }, { source: 'b', remote: 'A.b', partitions: 2, id: 'id-b' }])
+  })
+
+  it('drops a topic listed before only when the source answered that it does not exist at two estimates in a row; one answer that it exists in between starts again', async () => {
+    const previous = new Map([['gone', { source: 'gone', remote: 'A.gone', partitions: 2, id: 'id-gone' }], ['a', { source: 'a', remote: 'A.a', partitions: 1, id: 'id-a' }], ['b', { source: 'b', remote: 'A.b', partitions: 1, id: 'id-b' }]])
+    const absent = async (names: readonly string[]) => new Map(names.map(n => [n, { presence: 'absent' as const, error: 'UNKNOWN_TOPIC_OR_PARTITION' }]))
+    const memory = new WorkEstimateMemory()
+    const listedNow = { a: 1, b: 1 }
+    const estimate = async (source: Record<string, number>) => (await estimateGroupWork(state(source, { 'A.a': 1, 'A.b': 1, 'A.gone': 2 }), remoteName, previous, absent, memory)).map(t => t.source)
+    assert.deepEqual(await estimate(listedNow), ['a', 'b', 'gone'])
+    assert.deepEqual(await estimate({ ...listedNow, gone: 2 }), ['a', 'b', 'gone'])
+    assert.deepEqual(await estimate(listedNow), ['a', 'b', 'gone'])
+    assert.deepEqual(await estimate(listedNow), ['a', 'b'])
+    assert.deepEqual(await estimate(listedNow), ['a', 'b'], 'found deleted, it stays out while the source does not list it')
+  })
+
+  it('Given most topics listed before absent at once (a broker with an empty cache, another cluster), then none is dropped for 12 estimates, as the refresh counts', async () => {
+    const previous = new Map(['a', 'b', 'c'].map(n => [n, { source: n, remote: `A.${n}`, partitions: 1, id: `id-${n}` }]))
+    const absent = async (names: readonly string[]) => new Map(names.map(n => [n, { presence: 'absent' as const, error: 'UNKNOWN_TOPIC_OR_PARTITION' }]))
+    const memory = new WorkEstimateMemory()
+    for (let i = 1; i < ABSENT_REFRESHES_FOR_MASS_DELETION; i++) {
+      assert.deepEqual((await estimateGroupWork(state({}, {}), remoteName, previous, absent, memory)).map(t => t.source), ['a', 'b', 'c'], `estimate ${i}`)
+    }
+    assert.deepEqual(await estimateGroupWork(state({}, {}), remoteName, previous, absent, memory), [])
+  })
+
+  it('keeps a topic listed before whose remote topic is missing from the target\'s metadata, with the partitions listed; a topic never listed waits for its remote topic', async () => {
+    const previous = new Map([['t', { source: 't', remote: 'A.t', partitions: 4, id: 'id-t' }]])
+    const work = await estimateGroupWork(state({ t: 4, fresh: 2 }, {}), remoteName, previous, noProbe)
+    assert.deepEqual(work, [{ source: 't', remote: 'A.t', partitions: 4, id: 'id-t' }])
   })
 
   it('keeps a topic listed before and missing from the listing when the source cannot be asked, and asks only when one is missing', async () => {

@@ -142,9 +142,40 @@ describe('RemoteTopics.refresh', () => {
     const warnings = logs.at(LogLevels.warn).filter(l => /answers that 3 of the 4 topics/.test(l.msg))
     assert.equal(warnings.length, 1)
     assert.match(warnings[0]!.msg, /^cluster A answers that 3 of the 4 topics A->B replicates do not exist: kmirror takes them as deleted only if they stay absent for 12 refreshes in a row, .*check that A\.bootstrap\.servers names the brokers of cluster A$/)
-    // A real mass deletion is taken at the twelfth refresh
+    // A real mass deletion is taken at the twelfth refresh: released, but no remote topic is deleted (another cluster
+    // reached for good looks the same), and one error line says so, with how to delete them by hand
     const twelfth = await refresh()
     assert.deepEqual(twelfth.deleted, ['a', 'b', 'c'])
+    assert.deepEqual(twelfth.removed, ['a', 'b', 'c'])
+    assert.deepEqual(twelfth.deletedRemotes, [])
+    assert.deepEqual(['A.a', 'A.b', 'A.c'].map(t => target.has(t)), [true, true, true])
+    assert.deepEqual(target.callsOf('deleteTopics'), [])
+    const errors = logs.at(LogLevels.error)
+    assert.equal(errors.length, 1)
+    assert.deepEqual(errors[0]!.remoteTopics, ['A.a', 'A.b', 'A.c'])
+    assert.equal(errors[0]!.msg, '3 source topics of A->B counted as deleted on cluster A while most replicated topics were absent at once: released, ' +
+      'but their remote topics on cluster B (A.a, A.b, A.c) are kept on purpose though sync.topic.deletions.enabled = true, because ' +
+      'A.bootstrap.servers reaching another cluster looks the same, for good; check that A.bootstrap.servers names the brokers of cluster A, ' +
+      'and if the topics were really deleted there, delete each remote topic by hand: kafka-topics.sh --bootstrap-server b:9092 --delete --topic REMOTE_TOPIC')
+    assert.ok(logs.at(LogLevels.warn).some(l => l.topic === 'a' && /its remote topic A\.a is kept on purpose/.test(l.msg)))
+  })
+
+  it('Given 4 topics all absent at one refresh and 2 of them at the next (no more than half), then those 2 are not deleted at their second absence, and once proven their remote topics are kept', async () => {
+    const { source, target, released, refresh } = setup('sync.topic.deletions.enabled = true')
+    for (const name of ['a', 'b', 'c', 'd']) source.addTopic(name, 1)
+    await refresh()
+    const restores = ['a', 'b', 'c', 'd'].map(name => source.hideTopic(name))
+    await refresh()
+    restores[2]!()
+    restores[3]!()
+    for (let i = 2; i < 12; i++) {
+      const result = await refresh()
+      assert.deepEqual([result.deleted, result.removed], [[], []], `refresh ${i}`)
+    }
+    assert.deepEqual(released, [])
+    const twelfth = await refresh()
+    assert.deepEqual([twelfth.deleted, twelfth.deletedRemotes], [['a', 'b'], []])
+    assert.deepEqual([target.has('A.a'), target.has('A.b')], [true, true])
   })
 
   it('names a source topic back after a refresh found it deleted as returned, with a warning, until handled: its stored positions are to be forgotten', async () => {
@@ -184,6 +215,32 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(back.topics.map(t => t.source), ['flaky', 'kept'])
     assert.deepEqual((await topics.replicable()).map(t => t.source), ['flaky', 'kept'])
     assert.ok(logs.at(LogLevels.warn).some(l => /^source topic flaky on A, counted as deleted, is back with the same topic id id-\d+: it was never deleted .*copied on into A\.flaky from its stored positions$/.test(l.msg)))
+  })
+
+  it('Given a topic counted as deleted whose remote topic was deleted for it (sync.topic.deletions.enabled), when it is back with the topic id it had, then it is returned: copied again from its log start into the remote topic created again, never on from its stored positions', async () => {
+    // Given `flaky` hidden by stale metadata long enough to count as deleted, its remote topic deleted with it
+    const { source, target, logs, topics, refresh } = setup('sync.topic.deletions.enabled = true')
+    source.addTopic('flaky', 2)
+    source.addTopic('kept', 1)
+    await refresh()
+    const restore = source.hideTopic('flaky')
+    await refresh()
+    const deleted = await refresh()
+    assert.deepEqual([deleted.deleted, deleted.deletedRemotes], [['flaky'], ['A.flaky']])
+    assert.equal(target.has('A.flaky'), false)
+    // When it is back, id and all
+    restore()
+    const back = await refresh()
+    // Then the refresh creates its remote topic again, and returns it: its stored positions are to be forgotten
+    assert.deepEqual(back.created, ['A.flaky'])
+    assert.deepEqual(back.returned, [{ source: 'flaky', remote: 'A.flaky', partitions: 2 }])
+    assert.deepEqual(back.topics.map(t => t.source), ['flaky', 'kept'])
+    assert.ok(logs.at(LogLevels.warn).some(l => /^source topic flaky on A, counted as deleted, is back with the same topic id id-\d+: it was never deleted .*but its remote topic A\.flaky on B was deleted for it \(sync\.topic\.deletions\.enabled\) and is created again empty: it is copied again from its log start into A\.flaky \(its stored positions are forgotten\)$/.test(l.msg)))
+    assert.equal(logs.at(LogLevels.warn).some(l => /copied on into A\.flaky from its stored positions/.test(l.msg)), false)
+    // and until handled, not listed by a group leader meanwhile
+    assert.deepEqual((await topics.replicable()).map(t => t.source), ['kept'])
+    topics.returnedHandled(back.returned)
+    assert.deepEqual((await refresh()).returned, [])
   })
 
   it('with sync.topic.deletions.enabled, deletes the remote topic only after the data path released it', async () => {

@@ -161,6 +161,21 @@ describe('planTopicSync: deleted and re-created source topics', () => {
     assert.equal(isTopicSyncPlanEmpty(p), false)
   })
 
+  it('Given deletions proven over a mass absence, then their remote topics are kept on purpose even with sync.topic.deletions.enabled = true', () => {
+    const flow = flowWith('sync.topic.deletions.enabled = true')
+    const p = planTopicSync({
+      state: state({}, { 'A.a': { partitions: 1 }, 'A.b': { partitions: 1 } }),
+      flow,
+      policy: createReplicationPolicy(flow.replicationPolicy),
+      previouslyKnown: new Map([['a', 'ida'], ['b', 'idb']]),
+      deletedInMassAbsence: new Set(['a'])
+    })
+    assert.deepEqual(p.deletedOnSource, [
+      { topic: 'a', remoteTopic: 'A.a', deleteRemote: false, remoteKeptOnPurpose: true },
+      { topic: 'b', remoteTopic: 'A.b', deleteRemote: true }
+    ])
+  })
+
   it('reports no deletion without a previous state (kmirror plan, first refresh)', () => {
     assert.deepEqual(plan(state({}, { 'A.gone': { partitions: 1 } }), flowWith('sync.topic.deletions.enabled = true')).deletedOnSource, [])
   })
