@@ -119,7 +119,7 @@ export function assertCopiedInOrder (source: readonly ReadRecord[], target: read
 }
 
 /** Each instance's status once they split the work evenly: partitions by count, every job on exactly one. */
-export async function waitForSplit (instances: readonly Instance[], partitions: number, message: string): Promise<InstanceStatus[]> {
+export async function waitForSplit (instances: readonly Instance[], partitions: number, message: string, timeoutMs = 30_000): Promise<InstanceStatus[]> {
   const found = await waitForValue(async () => {
     const statuses = await Promise.all(instances.map(flowStatus))
     const shares = statuses.map(s => s?.partitions.length ?? -1)
@@ -128,7 +128,7 @@ export async function waitForSplit (instances: readonly Instance[], partitions: 
     const agreed = members.every(m => m.length === instances.length && m.reduce((n, x) => n + x.partitions, 0) === partitions)
     const jobs = (members[0] ?? []).flatMap(m => m.jobs).sort()
     return { done: even && agreed && jobs.length === new Set(jobs).size && jobs.includes(JobNames.EMIT_HEARTBEATS), state: { shares, members: members[0], jobs, statuses } }
-  }, { timeoutMs: 30_000, intervalMs: 250, message })
+  }, { timeoutMs, intervalMs: 250, message })
   return found.statuses.map(s => s!)
 }
 

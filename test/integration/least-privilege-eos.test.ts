@@ -191,9 +191,8 @@ test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed
   assert.ok(text.stdout.includes(`  exactly-once: transactional ids ${s.group}-<member>, timeout 20 s; `), text.stdout)
   assert.match(text.stdout, new RegExp(`\\n    ${orphan.transactionalId.replaceAll('.', '\\.')}: open [0-9.]+ s of its 20 s timeout.*; holds ${orphan.topics.join(', ').replaceAll('.', '\\.')}\\n`))
 
-  await waitForSplit([again], PARTITIONS, 'the restarted instance owns the partitions')
-
   // Then the start names the cluster, the groups it could not describe and the grant, and fences nothing
+  await waitFor(() => linesOf(again, 'cannot tell whether groups').length > 0, { timeoutMs: 30_000, message: 'the start says it cannot tell' })
   const [cannot, ...more] = linesOf(again, 'cannot tell whether groups')
   assert.ok(cannot !== undefined && more.length === 0, again.process.stderr.slice(-3000))
   assert.equal(cannot['level'], 'info')
@@ -204,6 +203,9 @@ test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed
   assert.ok(said.includes(`ends at its transaction timeout (${s.target}.producer.transaction.timeout.ms, 20 s in this configuration)`), said)
   assert.deepEqual(linesOf(again, 'found a transaction left open by a member gone from the group'), [])
   assert.deepEqual((await s.openNow()).filter(o => o.transactionalId === orphan.transactionalId).map(o => o.producerEpoch), [orphan.producerEpoch], 'left open, not fenced')
+  // And it starts copying the partitions once that transaction ended (progress committed behind it counts: the
+  // read waits for it), within its timeout and the coordinator's 10 s look
+  await waitForSplit([again], PARTITIONS, 'the restarted instance owns the partitions', Math.max(30_000, orphan.startedAt + orphan.timeoutMs + 30_000 - Date.now()))
 
 
   // And once the coordinator aborted it at its timeout, a read_committed reader finds every record exactly once
