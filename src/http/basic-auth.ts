@@ -6,7 +6,7 @@
  * Invariants: a password is only ever compared as its hash, with timingSafeEqual; an unknown user is hashed with
  * the first user's setting, so a wrong name takes as long as a wrong password; neither the header, the password,
  * nor a hash of the file is logged or echoed (a 401 says only that credentials are missing or wrong). A verified
- * Authorization header is remembered for VERIFIED_TTL_MS (by its SHA-256, never in clear), so a page refreshing
+ * Authorization header is remembered for VERIFIED_TTL_MS after its last use (by its SHA-256, never in clear), so a page refreshing
  * every second or a scrape does not pay thousands of hash rounds each time.
  * Hashing runs on the thread that copies the data and heartbeats the group: whoever reaches the port must not be
  * able to stall it. So a password longer than MAX_PASSWORD_BYTES is refused unhashed (SHA-crypt's cost grows
@@ -91,7 +91,11 @@ export class BasicAuthenticator {
     if (header === undefined || !/^basic /i.test(header)) return AuthOutcomes.REFUSED
     const key = createHash('sha256').update(header).digest('base64')
     const until = this.#verified.get(key)
-    if (until !== undefined && until > now) return AuthOutcomes.ALLOWED
+    if (until !== undefined && until > now) {
+      // Sliding: a scraper in use never falls back to hashing, where a flood of bad headers could throttle it.
+      this.#verified.set(key, now + VERIFIED_TTL_MS)
+      return AuthOutcomes.ALLOWED
+    }
     const credentials = decode(header.slice(6).trim())
     if (credentials === undefined) return AuthOutcomes.REFUSED
     if (!this.#mayHash(now)) return AuthOutcomes.THROTTLED

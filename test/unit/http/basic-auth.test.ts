@@ -32,6 +32,16 @@ describe('basic authentication', () => {
     assert.equal(fresh.isAuthorized(header, 61_001), true)
   })
 
+  it('keeps a verified header verified while it is used (sliding), so a flood of bad headers never throttles a scraper in use', () => {
+    const fresh = new BasicAuthenticator(parseAuthFile(ALICE, 'users'))
+    const header = basic('alice', 'Hello world!')
+    assert.equal(fresh.check(header, 1_000), AuthOutcomes.ALLOWED)
+    for (let at = 31_000; at <= 301_000; at += 30_000) {
+      for (let i = 0; i < 10; i++) fresh.check(basic('mallory', `guess${at}-${i}`), at)
+      assert.equal(fresh.check(header, at), AuthOutcomes.ALLOWED, `at ${at}`)
+    }
+  })
+
   it('refuses an overlong password without hashing it, and hashes at most 10 unverified headers a second (429 past that)', () => {
     const fresh = new BasicAuthenticator(parseAuthFile(ALICE, 'users'))
     const started = performance.now()
