@@ -202,7 +202,13 @@ test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed
   assert.ok(said.includes(`--operation Describe --group ${s.group}- --resource-pattern-type prefixed;`), said)
   assert.ok(said.includes(`ends at its transaction timeout (${s.target}.producer.transaction.timeout.ms, 20 s in this configuration)`), said)
   assert.deepEqual(linesOf(again, 'found a transaction left open by a member gone from the group'), [])
-  assert.deepEqual((await s.openNow()).filter(o => o.transactionalId === orphan.transactionalId).map(o => o.producerEpoch), [orphan.producerEpoch], 'left open, not fenced')
+  // (not fenced: no fencing names it, and it is still open with its epoch unless its timeout already passed, on a
+  // loaded machine the coordinator may have aborted it by now, which is the outcome this case expects anyway)
+  assert.ok(!linesOf(again, 'fencing the transactional ids of members that left work behind').some(l => (l['transactionalIds'] as string[]).includes(orphan.transactionalId)), again.process.stderr.slice(-3000))
+  const askedAt = Date.now()
+  const stillOpen = (await s.openNow()).filter(o => o.transactionalId === orphan.transactionalId).map(o => o.producerEpoch)
+  if (stillOpen.length > 0 || askedAt - orphan.startedAt < orphan.timeoutMs) assert.deepEqual(stillOpen, [orphan.producerEpoch], 'left open, not fenced')
+  else t.diagnostic(`the dead one's transaction already ended at its timeout (${askedAt - orphan.startedAt} ms after it began)`)
   // And it starts copying the partitions once that transaction ended (progress committed behind it counts: the
   // read waits for it), within its timeout and the coordinator's 10 s look
   await waitForSplit([again], PARTITIONS, 'the restarted instance owns the partitions', Math.max(30_000, orphan.startedAt + orphan.timeoutMs + 30_000 - Date.now()))
