@@ -58,8 +58,9 @@ export interface Health {
 }
 
 /**
- * /healthz: 503 once replication stopped on an error (`failure`), and while any partition is set aside or a
- * flow's steps failed DEGRADED_STEP_FAILURES times in a row; 200 otherwise.
+ * /healthz: 503 once replication stopped on an error (`failure`), and while any partition is set aside, a topic's
+ * remote topic cannot be created, grown, kept in step or deleted (the last topic refresh's problems), or a flow's
+ * steps failed DEGRADED_STEP_FAILURES times in a row; 200 otherwise.
  */
 export function healthOf (flows: readonly FlowStatus[], failure: unknown): Health {
   if (failure !== undefined) return { status: 503, summary: 'failed' }
@@ -70,11 +71,18 @@ export function healthOf (flows: readonly FlowStatus[], failure: unknown): Healt
       const errors = [...new Set(failing.map(p => p.failure!.error))].join(', ')
       problems.push(`${failing.length} partition(s) failing in ${flow.name} (${errors})`)
     }
+    const topics = [...new Set((flow.remoteTopicProblems ?? []).map(p => p.topic))]
+    if (topics.length > 0) problems.push(`${topics.length} topic(s) of ${flow.name} with a remote topic problem (${listed(topics)}; /status remoteTopicProblems names the fix)`)
     if (flow.stepFailure !== null && flow.stepFailure.attempts >= DEGRADED_STEP_FAILURES) {
       problems.push(`${flow.name} cannot copy (${flow.stepFailure.code}, ${flow.stepFailure.attempts} attempts since ${flow.stepFailure.since})`)
     }
   }
   return problems.length === 0 ? { status: 200, summary: 'ok' } : { status: 503, summary: `degraded: ${problems.join('; ')}` }
+}
+
+/** Up to 5 names, then how many more. */
+function listed (names: readonly string[]): string {
+  return names.length > 5 ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more` : names.join(', ')
 }
 
 /** The head of /status (and of its summary): health and the error that stopped replication. */
@@ -111,7 +119,8 @@ export function statusDocument (flows: readonly FlowStatus[], failure: unknown, 
         ...(f.membership === null ? {} : { membership: f.membership }),
         ...(f.checkpoints === undefined ? {} : { checkpoints: f.checkpoints.map(c => ({ group: c.group, at: new Date(c.at).toISOString() })) }),
         ...(f.offsetSyncs === undefined ? {} : { offsetSyncs: f.offsetSyncs }),
-        ...(f.exactlyOnce === undefined ? {} : { exactlyOnce: f.exactlyOnce })
+        ...(f.exactlyOnce === undefined ? {} : { exactlyOnce: f.exactlyOnce }),
+        ...(f.remoteTopicProblems === undefined ? {} : { remoteTopicProblems: f.remoteTopicProblems })
       }
     })
   }

@@ -106,6 +106,8 @@ export class RemoteTopics {
   #targetHasIds: boolean | null = null
   /** Problems logged, topic → message. */
   readonly #reported = new Map<string, string>()
+  /** The last refresh's problems, as reported (`problems`). */
+  #problems: readonly TopicProblem[] = []
   /** Warnings logged, topic → message. */
   readonly #warned = new Map<string, string>()
   readonly #countHold = new PartitionCountHold()
@@ -127,6 +129,11 @@ export class RemoteTopics {
     this.#target = targetAdmin
     this.#log = log
     this.#metrics = metrics
+  }
+
+  /** The last refresh's problems: topics not (fully) replicated or kept in step now, each with its cause and fix. */
+  get problems (): readonly TopicProblem[] {
+    return this.#problems
   }
 
   /** The topics replicated after the last refresh. */
@@ -364,6 +371,7 @@ export class RemoteTopics {
   }
 
   #report (problems: readonly TopicProblem[]): void {
+    this.#problems = problems
     const current = new Map(problems.map(p => [p.topic, p]))
     for (const [topic, p] of current) {
       if (this.#reported.get(topic) === p.message) continue

@@ -58,7 +58,7 @@ export const MetricDefinitions = {
   jobFailures: { name: 'kmirror_job_failures_total', type: COUNTER, help: 'Failed runs of a periodic job, by job name; it is retried with back-off.', labels: ['flow', 'job_name'] },
   sourceTopicsDeleted: { name: 'kmirror_source_topics_deleted_total', type: COUNTER, help: 'Replicated source topics that disappeared from the source.', labels: ['flow'] },
   remoteTopicsCreated: { name: 'kmirror_remote_topics_created_total', type: COUNTER, help: 'Remote topics created on the target.', labels: ['flow'] },
-  remoteTopicProblems: { name: 'kmirror_remote_topic_problems', type: GAUGE, help: 'Topics that cannot be replicated now (incompatible remote topic, creation refused, source configs refused).', labels: ['flow'] },
+  remoteTopicProblems: { name: 'kmirror_remote_topic_problems', type: GAUGE, help: 'Topics whose remote topic cannot be created, grown, kept in step or deleted now (incompatible remote topic, creation refused, source configs refused), counted by the instance that runs the topic refresh; /status remoteTopicProblems names each with its fix, and /healthz says degraded meanwhile.', labels: ['flow'] },
   topicConfigsUnsynced: { name: 'kmirror_topic_configs_unsynced', type: GAUGE, help: 'Replicated topics whose configs the last config sync could not read or change (DESCRIBE_CONFIGS or ALTER_CONFIGS refused, for one).', labels: ['flow'] },
   topicConfigsChanged: { name: 'kmirror_topic_configs_changed_total', type: COUNTER, help: 'Topic config keys set or reverted on the target by config sync.', labels: ['flow'] },
   aclsCreated: { name: 'kmirror_acls_created_total', type: COUNTER, help: 'ACL bindings created on the target by ACL sync.', labels: ['flow'] },

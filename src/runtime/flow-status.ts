@@ -2,6 +2,7 @@
  * What a running flow reports (`/status`, the progress log lines): its partitions, the failure of its data path,
  * its jobs, and, when it shares its work with other instances through its group, the group's members.
  */
+import type { TopicProblem } from '../metadata/topic-sync-plan.ts'
 import type { PartitionStatus, StepFailure } from '../replication/flow-replicator.ts'
 import type { OffsetSyncsStatus } from '../replication/sync-outbox.ts'
 import type { ExactlyOnceStatus } from '../replication/transaction-tally.ts'
@@ -25,6 +26,12 @@ export interface FlowStatus {
    * many were thinned, and the failure of their writes while it lasts. Absent otherwise.
    */
   readonly offsetSyncs?: OffsetSyncsStatus
+  /**
+   * The last topic refresh's problems (a remote topic that cannot be created, grown, kept in step or deleted), each
+   * naming the cluster, the cause and the fix; absent when this instance does not run the topic refresh (another
+   * member of its group does). Any makes /healthz degraded: such a topic, or its new partitions, is not copied.
+   */
+  readonly remoteTopicProblems?: readonly TopicProblem[]
   /** Exactly-once mode: this instance's transactions (transaction-tally.ts). Absent in at-least-once mode. */
   readonly exactlyOnce?: ExactlyOnceStatus
 }

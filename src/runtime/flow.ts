@@ -95,6 +95,7 @@ export class Flow implements WorkOwner {
   /** Exactly-once mode: what the round transactions came to; null otherwise. */
   #transactions: TransactionTally | null = null
   #checkpoints: CheckpointEmitter | null = null
+  #remoteTopics: RemoteTopics | null = null
   #work: FlowWork | null = null
   #running: Promise<void> | null = null
   #membership: MembershipProvider = () => null
@@ -166,6 +167,7 @@ export class Flow implements WorkOwner {
     }) : null
     this.#outbox = outbox
     const topics = new RemoteTopics(config, policy, sourceAdmin, targetAdmin, this.#log, this.#metrics)
+    this.#remoteTopics = topics
     // Start-up steps that do not depend on each other run at once (time to first record): the internal topics,
     // the stored progress and history, and the first topic refresh (which creates the remote topics). No
     // partition is added before its stored position is known, and the data path (the only writer of offset
@@ -346,6 +348,7 @@ export class Flow implements WorkOwner {
       membership: this.#membership(),
       // Only the instance that runs the job knows how current the checkpoints are.
       ...(this.#checkpoints !== null && this.owned().jobs.includes(JobNames.EMIT_CHECKPOINTS) ? { checkpoints: this.#checkpoints.currentSince() } : {}),
+      ...(this.#remoteTopics !== null && this.owned().jobs.includes(JobNames.REFRESH_TOPICS) ? { remoteTopicProblems: this.#remoteTopics.problems } : {}),
       ...(this.#outbox === null ? {} : { offsetSyncs: this.#outbox.status() }),
       ...(this.#transactions === null ? {} : { exactlyOnce: this.#transactions.status() })
     }

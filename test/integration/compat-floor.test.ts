@@ -116,8 +116,17 @@ test('to Kafka 2.1.1, replication.factor = -1 (the broker default, which brokers
   }), '.properties', t)
 
   // When kmirror runs it
-  const kmirror = spawnKmirror(['run', file], { t })
+  const kmirror = spawnKmirror(['run', file, '--http-port', '0', '--http-host', '127.0.0.1'], { t })
+  const port = (await kmirror.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 60_000))[1]
   await waitFor(() => kmirror.stderr.includes(`cannot create topic ${a}.${topic}`) && kmirror.stderr.includes('kmirror started'), { timeoutMs: 60_000, message: 'the creation error, then a started kmirror' })
+  // (/healthz says degraded naming the topic, /status gives the message with the fix: the topic is not copied)
+  const health = await fetch(`http://127.0.0.1:${port}/healthz`)
+  assert.equal(health.status, 503)
+  assert.equal(await health.text(), `degraded: 1 topic(s) of ${a}->${b} with a remote topic problem (${topic}; /status remoteTopicProblems names the fix)\n`)
+  const status = await (await fetch(`http://127.0.0.1:${port}/status?summary`)).json() as { flows: { state: string, remoteTopicProblems: { topic: string, remoteTopic: string, message: string }[] }[] }
+  assert.equal(status.flows[0]!.state, 'degraded')
+  assert.deepEqual(status.flows[0]!.remoteTopicProblems.map(p => [p.topic, p.remoteTopic]), [[topic, `${a}.${topic}`]])
+  assert.match(status.flows[0]!.remoteTopicProblems[0]!.message, /set replication\.factor to a number/)
   kmirror.kill('SIGTERM')
   // (the flow keeps running: a topic that cannot be created is an error for that topic only)
   assert.equal((await kmirror.waitForExit(10_000)).code, 0, kmirror.stderr.slice(-3000))

@@ -185,7 +185,12 @@ test('with DESCRIBE_CONFIGS missing on one of two source topics, the other is co
   await produce('secure', records(refused, 0, 10))
 
   // When kmirror runs as bob
-  const kmirror = spawnKmirror(['run', config], { t })
+  const kmirror = spawnKmirror(['run', config, '--http-port', '0', '--http-host', '127.0.0.1'], { t })
+  const port = (await kmirror.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 60_000))[1]
+  const health = async (): Promise<string> => {
+    const answer = await fetch(`http://127.0.0.1:${port}/healthz`)
+    return `${answer.status} ${await answer.text()}`
+  }
 
   // Then it starts, copies the first topic exactly, and says once which ACL the second needs; the second is not created
   const remote = `${p.source}.${topic}`
@@ -195,6 +200,10 @@ test('with DESCRIBE_CONFIGS missing on one of two source topics, the other is co
   await waitFor(() => warnings().length > 0, { timeoutMs: 30_000, message: 'a warning about the refused topic' })
   assert.match(warnings()[0]!, new RegExp(`source topic ${refused} on ${p.source} is not replicated yet: .*grant DESCRIBE_CONFIGS on topic ${refused} to User:bob on cluster ${p.source}`))
   assert.equal((await endOffsets('secure2', remoteRefused).catch(() => null)), null)
+  // (and /healthz says degraded naming it, /status gives the same message with the grant)
+  assert.equal(await health(), `503 degraded: 1 topic(s) of ${p.source}->${p.target} with a remote topic problem (${refused}; /status remoteTopicProblems names the fix)\n`)
+  const status = await (await fetch(`http://127.0.0.1:${port}/status`)).json() as { flows: { remoteTopicProblems: { topic: string, remoteTopic: string, message: string }[] }[] }
+  assert.deepEqual(status.flows[0]!.remoteTopicProblems, [{ topic: refused, remoteTopic: remoteRefused, message: warnings()[0]! }])
 
   // When DESCRIBE_CONFIGS is granted on the second topic
   await createAcls('secure', [{ resourceType: 'topic', resourceName: refused, patternType: 'literal', principal: BOB, host: '*', operation: 'describe-configs', permission: 'allow' }])
@@ -204,6 +213,7 @@ test('with DESCRIBE_CONFIGS missing on one of two source topics, the other is co
   for (let partition = 0; partition < 2; partition++) assertSamePartition(await readCommitted('secure', refused, partition), await readCommitted('secure2', remoteRefused, partition), `${refused}-${partition}`)
   assert.equal((await topicConfig('secure2', remoteRefused))['retention.ms'], '234567890')
   assert.equal(warnings().length, 1, warnings().join('\n'))
+  await waitFor(async () => ({ done: (await health()) === '200 ok\n', state: await health() }), { timeoutMs: 30_000, message: '/healthz ok again' })
   assert.equal(kmirror.exitStatus, null)
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0)

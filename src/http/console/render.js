@@ -81,6 +81,18 @@ function failing (flow) {
 }
 
 /**
+ * Topics whose remote topic cannot be created, grown, kept in step or deleted (the last topic refresh's problems):
+ * red, one row each with its cause and fix. Nothing when there is none, or another instance runs the refresh.
+ */
+function remoteTopicProblems (flow) {
+  const problems = flow.remoteTopicProblems ?? []
+  if (problems.length === 0) return null
+  const rows = problems.map(p => h('tr', { class: 'failing', 'data-remote-topic-problem': p.topic }, h('td', {}, p.topic), h('td', {}, p.remoteTopic), h('td', { class: 'wrap' }, p.message)))
+  const more = flow.remoteTopicProblemCount > problems.length ? h('p', { class: 'muted' }, `${problems.length} of ${formatCount(flow.remoteTopicProblemCount)} remote topic problems shown`) : null
+  return [h('h3', { class: 'error-text' }, 'Remote topic problems'), table([['Topic'], ['Remote topic'], ['Problem and fix']], rows, { class: 'remote-topic-problems' }), more]
+}
+
+/**
  * The topics table. `view` holds what the operator opened: `isOpen(flow, topic)`, `toggle(flow, topic)`,
  * `partitions(flow, topic)` (rows fetched for an open topic, or undefined while loading) and `showMore(flow)`.
  */
@@ -163,5 +175,5 @@ export function renderFlow (flow, view, now) {
   const step = flow.stepFailure === null ? null : h('p', { class: 'error-text' }, `cannot copy: ${flow.stepFailure.code} (${flow.stepFailure.attempts} attempts since ${flow.stepFailure.since}): ${flow.stepFailure.message ?? ''}`)
   return h('article', { class: 'flow', 'data-flow': flow.name },
     h('div', { class: 'flow-head' }, h('h2', {}, flow.name), h('span', { class: `badge ${stateClass(flow.state)}`, 'data-state': flow.state }, flow.state)),
-    step, offsetSyncs(flow), exactlyOnce(flow, now), stats(flow), failing(flow), topics(flow, view), jobs(flow, now), members(flow))
+    step, offsetSyncs(flow), exactlyOnce(flow, now), stats(flow), failing(flow), remoteTopicProblems(flow), topics(flow, view), jobs(flow, now), members(flow))
 }

@@ -93,6 +93,25 @@ describe('healthOf and statusDocument', () => {
     assert.deepEqual(doc.flows[0]!.partitions.map(p => p.lagRecords), [5, null])
   })
 
+  it('Given remote topics that cannot be created, then /healthz is 503 degraded naming the topics (each once, at most 5), and /status and its summary list the problems', () => {
+    const problem = (topic: string, message = `cannot create topic A.${topic} on cluster B: refused; grant CREATE`) => ({ topic, remoteTopic: `A.${topic}`, message })
+    const remoteTopicProblems = [problem('t1'), problem('t1', 'cannot sync configs: refused'), problem('t2')]
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0)], stepFailure: null, jobs: [], membership: null, remoteTopicProblems }]
+    assert.deepEqual(healthOf(flows, undefined), { status: 503, summary: 'degraded: 2 topic(s) of A->B with a remote topic problem (t1, t2; /status remoteTopicProblems names the fix)' })
+    assert.deepEqual((statusDocument(flows, undefined) as { flows: { remoteTopicProblems: unknown }[] }).flows[0]!.remoteTopicProblems, remoteTopicProblems)
+    const context: FlowContext = { rate: () => ({ recordsPerSecond: null, bytesPerSecond: null }), stalled: new Set(), ready: true, failed: false }
+    const [summary] = summaryDocument(flows, context, { filter: '', limit: 20 })
+    assert.deepEqual(summary!['remoteTopicProblems'], remoteTopicProblems)
+    assert.equal(summary!['remoteTopicProblemCount'], 3)
+    assert.equal(summary!['state'], 'degraded')
+    const many = Array.from({ length: 7 }, (_, i) => problem(`t${i}`))
+    assert.deepEqual(healthOf([{ ...flows[0]!, remoteTopicProblems: many }], undefined).summary, 'degraded: 7 topic(s) of A->B with a remote topic problem (t0, t1, t2, t3, t4 and 2 more; /status remoteTopicProblems names the fix)')
+    // None (or another instance runs the topic refresh: no field), then ok
+    assert.deepEqual(healthOf([{ ...flows[0]!, remoteTopicProblems: [] }], undefined), { status: 200, summary: 'ok' })
+    assert.deepEqual(healthOf([{ ...flows[0]!, remoteTopicProblems: undefined }], undefined), { status: 200, summary: 'ok' })
+    assert.equal('remoteTopicProblems' in summaryDocument([{ ...flows[0]!, remoteTopicProblems: undefined }], context, { filter: '', limit: 20 })[0]!, false)
+  })
+
   it('Given a flow whose steps failed three times in a row, then /healthz is degraded; once stopped, failed', () => {
     const stepFailure = { code: 'KMIRROR_ERR_AUTHENTICATION', message: 'refused', since: '2026-01-01T00:00:00.000Z', attempts: 3 }
     const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0)], stepFailure, jobs: [], membership: null }]

@@ -46,7 +46,7 @@ function setup (...lines: string[]) {
 describe('RemoteTopics.refresh', () => {
   it('sets aside a topic whose source configs are refused, replicates the others, and creates it once they can be read', async () => {
     // Given DESCRIBE_CONFIGS on `secret` is refused on the source
-    const { source, target, logs, metrics, refresh } = setup()
+    const { source, target, logs, metrics, topics, refresh } = setup()
     source.addTopic('orders', 2, { 'retention.ms': '3600000' })
     source.addTopic('secret', 1, { 'retention.ms': '7200000' })
     source.denyDescribeConfigs('secret')
@@ -60,8 +60,11 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(first.created, ['A.orders'])
     assert.equal(target.has('A.secret'), false)
     assert.equal(metrics.gauges.get('remoteTopicProblems'), 1)
+    // (and /status lists it, with the same message as the log)
+    assert.deepEqual(topics.problems.map(p => [p.topic, p.remoteTopic]), [['secret', 'A.secret']])
     const errors = logs.lines.filter(e => e.level >= LogLevels.warn)
     assert.equal(errors.length, 1)
+    assert.equal(topics.problems[0]!.message, errors[0]!.msg)
     assert.match(errors[0]!.msg, /source topic secret on A is not replicated yet: .*grant DESCRIBE_CONFIGS on topic secret.*its remote topic A\.secret on B is not created without the source's configs/i)
 
     // When the grant is given
@@ -73,6 +76,7 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(target.overrides('A.secret'), { 'retention.ms': '7200000' })
     assert.deepEqual(granted.topics.map(t => t.source), ['orders', 'secret'])
     assert.equal(metrics.gauges.get('remoteTopicProblems'), 0)
+    assert.deepEqual(topics.problems, [])
   })
 
   it('creates missing remote topics with the source partitions and configs, and counts them', async () => {
