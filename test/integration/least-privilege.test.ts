@@ -146,6 +146,13 @@ test('as a non-super user with exactly the documented ACLs, kmirror runs every f
   const blind = await command(['failover', unreachable, '--from', p.source, '--to', p.target, '--group', group, '--timeout', '3'], t)
   assert.equal(blind.code, 0, blind.out)
   assert.match(blind.out, /checkpoints/)
+  // and, READ on the checkpoints topic revoked, exits 3 naming the grant (no plan from nothing)
+  const checkpoints = `${p.source}.checkpoints.internal`
+  await deleteAcls('secure2', [{ resourceType: 'topic', resourceName: checkpoints, patternType: 'literal', principal: BOB, host: '*', operation: 'read', permission: 'allow' }])
+  const refused = await command(['failover', unreachable, '--from', p.source, '--to', p.target, '--group', group, '--timeout', '3'], t)
+  assert.equal(refused.code, 3, refused.out)
+  assert.match(refused.out, new RegExp(`grant READ on topic ${checkpoints.replaceAll('.', '\\.')} to User:bob on cluster ${p.target}`))
+  assert.doesNotMatch(refused.out, /nothing to do|would resume/)
   // offsets set writes a group on the source
   const set = await command(['offsets', 'set', config, '--cluster', p.source, '--group', `${p.groups}-set`, '--topic', topic, '--to-earliest', '--apply'], t)
   assert.equal(set.code, 0, set.out)
