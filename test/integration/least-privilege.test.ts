@@ -12,6 +12,7 @@ import { ensureClusters, getCluster, type ClusterName } from '../helpers/cluster
 import { commitOffsets, committedOffsets } from '../helpers/groups.ts'
 import { createTopic, deleteTopics, endOffsets, produce, TIMESTAMP_BASE, topicConfig, type TestRecord } from '../helpers/kafka.ts'
 import { leastPrivilegeBindings, type LeastPrivilegeAcl, type Placeholders } from '../helpers/least-privilege.ts'
+import { runPlan } from '../helpers/drills.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
 import { assertSamePartition, readCommitted } from '../helpers/replication.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
@@ -284,4 +285,47 @@ test('with READ on the flow\'s group missing on the target, kmirror run exits 3 
   assert.equal((await kmirror.waitForExit(60_000)).code, 3, kmirror.stderr.slice(-3000))
   assert.match(kmirror.stderr, new RegExp(`group ${group} on cluster ${p.target} was refused \\(GROUP_AUTHORIZATION_FAILED\\): grant READ on group ${group} to User:bob on cluster ${p.target}`))
   assert.deepEqual(kmirror.stderr.split('\n').filter(l => /trying again in/.test(l) && /GROUP_AUTHORIZATION_FAILED/.test(l)), [], 'a refused group is not waited for')
+})
+
+test('failover --apply of three groups as bob, READ denied on the second on the target: the first is written, the apply stops there (exit 3) naming the grant, the third is not written; once allowed, applying again writes the other two and leaves the first', { timeout: 120_000 }, async t => {
+  // Given three groups with commits on the source (the first 3,2; the others 4,1 and 5,0), copied by kmirror as
+  // bob without group offset sync (the target's groups stay empty until the failover)
+  const { p, topic, group, config: synced } = await setup(t)
+  const config = writeTempFile(readFileSync(synced, 'utf8').replace('sync.group.offsets.enabled = true', 'sync.group.offsets.enabled = false'), '.properties', t)
+  const [second, third] = [`${p.groups}-2`, `${p.groups}-3`]
+  await commitOffsets('secure', second, [{ topic, partition: 0, offset: 4 }, { topic, partition: 1, offset: 1 }])
+  await commitOffsets('secure', third, [{ topic, partition: 0, offset: 5 }, { topic, partition: 1, offset: 0 }])
+  const remote = `${p.source}.${topic}`
+  const kmirror = spawnKmirror(['run', config], { t })
+  await waitFor(async () => (await endOffsets('secure2', remote).catch(() => [])).join() === '5,5', { timeoutMs: 60_000, message: 'the 10 records copied' })
+  await waitFor(async () => ((await endOffsets('secure', `mm2-offset-syncs.${p.target}.internal`).catch(() => []))[0] ?? 0n) > 0n, { timeoutMs: 30_000, message: 'offset syncs written' })
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0)
+  // and READ on the second group denied to bob on the target (a DENY beats the table's prefixed ALLOW)
+  await createAcls('secure2', [{ resourceType: 'group', resourceName: second, patternType: 'literal', principal: BOB, host: '*', operation: 'read', permission: 'deny' }])
+  const failover = async (): Promise<Awaited<ReturnType<typeof runPlan>>> => await runPlan(['failover', config, '--from', p.source, '--to', p.target, '--group', `${group},${second},${third}`, '--apply'], t)
+  const onTarget = async (g: string): Promise<string> => (await committedOffsets('secure2', g)).map(o => `${o.topic}-${o.partition}:${o.offset}`).join()
+
+  // When applying
+  const stopped = await failover()
+
+  // Then the first group is written, the second's problem names the refusal and the grant, the third is not written
+  assert.equal(stopped.code, 3, stopped.stdout + stopped.stderr)
+  assert.deepEqual(stopped.plan.groups.map(g => [g.group, g.written]), [[group, true], [second, false], [third, false]])
+  assert.match(stopped.plan.groups[1]!.problem ?? '', new RegExp(`writing the offsets of group ${second} on ${p.target} failed .*GROUP_AUTHORIZATION_FAILED.*grant READ on group ${second} to User:bob on cluster ${p.target}`))
+  assert.equal(stopped.plan.groups[2]!.problem, `not written: the apply stopped when group ${second} failed; plan again`)
+  assert.equal(await onTarget(group), `${remote}-0:3,${remote}-1:2`)
+  assert.equal(await onTarget(second), '')
+  assert.equal(await onTarget(third), '')
+
+  // When READ is allowed again and the apply is run again
+  await deleteAcls('secure2', [{ resourceType: 'group', resourceName: second, patternType: 'literal', principal: BOB, host: '*', operation: 'read', permission: 'deny' }])
+  const again = await failover()
+
+  // Then the first is already there (nothing moved), the other two are written exactly
+  assert.equal(again.code, 0, again.stdout + again.stderr)
+  assert.deepEqual(again.plan.groups.map(g => [g.group, g.moves.length, g.unchanged, g.written]), [[group, 0, 2, false], [second, 2, 0, true], [third, 2, 0, true]])
+  assert.equal(await onTarget(group), `${remote}-0:3,${remote}-1:2`)
+  assert.equal(await onTarget(second), `${remote}-0:4,${remote}-1:1`)
+  assert.equal(await onTarget(third), `${remote}-0:5,${remote}-1:0`)
 })
