@@ -78,3 +78,47 @@ test('a topic kmirror may no longer describe keeps its remote topic; a topic del
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0, kmirror.stderr.slice(-3000))
 })
+
+test('every replicated topic deleted on the source at once (a mass absence): warned of once, counted as deleted only after 12 refreshes, and their remote topics kept with their records though sync.topic.deletions.enabled, an error naming them and the command', { timeout: 120_000 }, async t => {
+  // Given three topics with 10 records each, copied by kmirror with topic deletions synced and a refresh every second
+  const u = uniqueName('massgone')
+  const topics = [`${u}-a`, `${u}-b`, `${u}-c`]
+  t.after(() => deleteTopics('target', topics.map(name => `A.${name}`)))
+  for (const topic of topics) await createTopic('source', topic, { partitions: 1 })
+  await produce('source', topics.flatMap(topic => Array.from({ length: 10 }, (_, i) => ({
+    topic, partition: 0, key: Buffer.from(`k${i}`), value: Buffer.from(`v${i}`), headers: [], timestamp: TIMESTAMP_BASE + BigInt(i)
+  }))))
+  const config = writeTempFile(mm2Properties({
+    source: 'source',
+    target: 'target',
+    extra: [`A->B.topics = ${u}-.*`, 'sync.topic.deletions.enabled = true', 'refresh.topics.interval.seconds = 1',
+      'emit.checkpoints.enabled = false', 'sync.topic.acls.enabled = false', 'emit.heartbeats.enabled = false']
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config], { t })
+  const copied = async (topic: string): Promise<boolean> => (await endOffsets('target', `A.${topic}`).catch(() => [0n]))[0] === 10n
+  await waitFor(async () => (await Promise.all(topics.map(copied))).every(Boolean), { timeoutMs: 60_000, message: 'the three topics copied' })
+
+  // When all three are deleted on the source at once (as a broker answering from an empty metadata cache, or
+  // bootstrap.servers reaching another cluster, would look)
+  await deleteTopics('source', topics)
+
+  // Then one warning says most replicated topics are absent and how long kmirror waits
+  await kmirror.waitForOutput(/answers that 3 of the 3 topics A->B replicates do not exist: kmirror takes them as deleted only if they stay absent for 12 refreshes/, 30_000)
+  // And once they stayed absent that long, one error names the remote topics kept and the command to delete them
+  const kept = await kmirror.waitForOutput(/"msg":"(3 source topics of A->B counted as deleted on cluster A while most replicated topics were absent at once[^"]*)"/, 60_000)
+  assert.match(kept[1]!, /are kept on purpose though sync\.topic\.deletions\.enabled = true.*kafka-topics\.sh .*--delete --topic REMOTE_TOPIC/)
+  for (const topic of topics) assert.ok(kept[1]!.includes(`A.${topic}`), kept[1])
+  // (counted as deleted only after the 12 refreshes: no "was deleted" before the error, one warning in all)
+  const before = kmirror.stderr.slice(0, kmirror.stderr.lastIndexOf('\n', kmirror.stderr.indexOf(kept[1]!)) + 1)
+  for (const topic of topics) assert.equal(logLines({ stderr: before } as KmirrorProcess, topic, /^source topic .* does not exist any more; it counts as deleted if the next refresh/).length, 0)
+  assert.equal(kmirror.stderr.split('\n').filter(l => l.includes('answers that 3 of the 3 topics')).length, 1)
+
+  // And the remote topics are still there with every record
+  const listed = await listTopics('target')
+  for (const topic of topics) {
+    assert.ok(listed.includes(`A.${topic}`), `A.${topic} kept`)
+    assert.deepEqual(await endOffsets('target', `A.${topic}`), [10n])
+  }
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0, kmirror.stderr.slice(-3000))
+})
