@@ -17,7 +17,10 @@
  *    target prefix may also cover remote names of source topics the filter leaves out, which kmirror never
  *    creates and which, if someone else copied them there, hold data the principal may read on the source.
  *    With the identity policy the target prefix also covers the target's own topics of that prefix, exactly as
- *    MM2's literal sync covers the target's own topic of the same name.
+ *    MM2's literal sync covers the target's own topic of the same name. A prefix ALLOW whose target prefix covers a
+ *    topic kmirror keeps on the target for the flow (`check` → `A.check` covers `A.checkpoints.internal`, every
+ *    consumer group's positions) is not copied: it would widen access. The wildcard is: it covers every source
+ *    topic, the internal ones too.
  * 3. Consumer-group ACLs (ALLOW READ and DESCRIBE, ALL becoming READ; every DENY) of groups passing `groups` /
  *    `groups.exclude`, literal or prefixed (a prefix is copied when it passes the filter as a group name), so that
  *    consumers can fail over. Group names are not renamed: MM2's checkpoints keep group ids.
@@ -40,6 +43,7 @@ export const AclSkipReasons = {
   TOPIC_NOT_REPLICATED: 'the topic is not replicated by this flow (topics, topics.exclude, an internal topic or a cycle)',
   PREFIX_NOT_REPLICATED: 'no topic under this prefix is replicated by this flow, and the prefix itself does not pass topics / topics.exclude',
   INVALID_TOPIC_NAME: 'not a valid topic name or prefix, so it covers no topic',
+  PREFIX_COVERS_KMIRROR_TOPIC: 'on the target this prefix would also cover a topic kmirror keeps there for the flow (its checkpoints, with every consumer group\'s positions, or its progress): grant the remote topics under it by name, or a narrower prefix, on the target by hand',
   PREFIX_NOT_MAPPABLE: 'the replication policy does not rename every topic under this prefix the same way',
   WILDCARD_NOT_MAPPABLE: 'with this replication policy a wildcard would cover every topic of the target, not only the replicated ones: grant it on the target if you mean it',
   DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror writes with on the target (or to User:*): copied, it would stop the replication of the topic',
@@ -78,6 +82,11 @@ export interface AclRuleContext {
   readonly kmirrorPrincipals: ReadonlySet<string>
   /** The group kmirror's instances of the flow coordinate in on the target (group.id). */
   readonly kmirrorGroup: string
+  /**
+   * Topics kmirror keeps on the target for the flow that are no copy of a source topic (its checkpoints, progress,
+   * offset history and ACL-ownership topics): a copied prefix ALLOW must not cover them.
+   */
+  readonly kmirrorTopics: readonly string[]
 }
 
 export type AclTranslation = { readonly binding: AclBinding } | { readonly skip: AclSkipReason }
@@ -125,6 +134,9 @@ function remotePattern (b: AclBinding, context: AclRuleContext): Pick<AclBinding
   const mapped = remotePrefix(policy, sourceAlias, prefix)
   if (mapped === null) return { skip: AclSkipReasons.PREFIX_NOT_MAPPABLE }
   if (mapped === '') return { skip: AclSkipReasons.WILDCARD_NOT_MAPPABLE }
+  // A source prefix `check` gives no access to consumer groups' positions there; `A.check` would on the target.
+  // The wildcard may: on the source it covers every topic, the internal ones too. A DENY never widens access.
+  if (b.permission === 'allow' && prefix !== '' && context.kmirrorTopics.some(t => t.startsWith(mapped))) return { skip: AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC }
   return { resourceName: mapped, patternType: 'prefixed' }
 }
 

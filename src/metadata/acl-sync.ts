@@ -11,6 +11,7 @@
  * - No ALLOW is copied that a source DENY narrows unless that DENY is copied whole (acl-narrowing.ts).
  * - A cluster without authorizer is not an error: the plan names it and nothing is synced.
  */
+import { offsetHistoryTopic } from '../checkpoint/offset-history-store.ts'
 import type { ClusterClientConfig, FlowConfig } from '../config/types.ts'
 import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import { aclKey, type AclBinding, type AclResourceType } from '../kafka/acls.ts'
@@ -20,7 +21,7 @@ import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
 import { createTopicFilter } from '../policy/topic-filter.ts'
 import { describePrincipal, targetPrincipals } from './acl-principal.ts'
-import { AclOwnershipStore } from './acl-ownership.ts'
+import { aclOwnershipTopic, AclOwnershipStore } from './acl-ownership.ts'
 import { narrowingDeny, uncopiedDeny, type UncopiedDeny } from './acl-narrowing.ts'
 import { AclSkipReasons, translateAcl, type AclRuleContext, type AclSkipReason, type AclTranslation } from './acl-rules.ts'
 import type { FlowContext, MetadataJob } from './flow-context.ts'
@@ -195,7 +196,8 @@ function ruleContext ({ flow, policy, sourceTopics }: AclPlanInput): AclRuleCont
     shouldSyncGroup: flow.syncGroupAclsEnabled ? groupFilter : null,
     replicatedTopics: sourceTopics.filter(shouldReplicate).sort(),
     kmirrorPrincipals: targetPrincipals(flow),
-    kmirrorGroup: flow.groupId
+    kmirrorGroup: flow.groupId,
+    kmirrorTopics: [policy.checkpointsTopic(flow.source.alias), flow.offsetStorageTopic, offsetHistoryTopic(flow.source.alias), aclOwnershipTopic(flow.source.alias)]
   }
 }
 

@@ -120,6 +120,23 @@ describe('ACL sync plan: prefixed topic ACLs', () => {
     assert.equal(outcome(acl('allow read topic heartbeats prefixed'), { flow: flowWith(IDENTITY) }), AclSkipReasons.PREFIX_NOT_MAPPABLE)
   })
 
+  it('never copies a prefix ALLOW that would cover a topic kmirror keeps on the target (checkpoints, progress, history, ACL ownership); a DENY goes, and so does the wildcard (it covers the source\'s internal topics too)', () => {
+    // `check` covers no consumer group's positions on the source; `A.check` would cover A.checkpoints.internal
+    for (const prefix of ['c', 'check', 'checkpoints']) {
+      assert.equal(outcome(acl(`allow read topic ${prefix} prefixed`), { sourceTopics: ['checkout'] }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC, prefix)
+    }
+    assert.deepEqual(outcome(acl('allow read topic checkout prefixed'), { sourceTopics: ['checkout'] }), acl('allow read topic A.checkout prefixed'))
+    assert.deepEqual(outcome(acl('deny read topic check prefixed User:mallory'), { sourceTopics: ['checkout'] }), acl('deny read topic A.check prefixed User:mallory'))
+    // (with the identity policy a prefix stays itself: `mm2-` would cover mm2-offsets.A.internal and the others)
+    assert.equal(outcome(acl('allow describe topic mm2- prefixed'), { flow: flowWith(IDENTITY), sourceTopics: ['mm2-events'] }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC)
+    assert.equal(outcome(acl('allow read topic mm2-offset-h prefixed'), { flow: flowWith(IDENTITY, 'topics = mm2-.*') }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC)
+    assert.equal(outcome(acl('allow read topic mm2-acl prefixed'), { flow: flowWith(IDENTITY, 'topics = mm2-.*') }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC)
+    assert.deepEqual(outcome(acl('allow read topic mm2-events prefixed'), { flow: flowWith(IDENTITY), sourceTopics: ['mm2-events'] }), acl('allow read topic mm2-events prefixed'))
+    // (the checkpoints topic follows the separator)
+    assert.equal(outcome(acl('allow read topic check prefixed'), { flow: flowWith('replication.policy.separator = _'), sourceTopics: ['checkout'] }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC)
+    assert.deepEqual(outcome(acl('allow read topic *')), acl('allow read topic A. prefixed'))
+  })
+
   it('turns the literal wildcard `*` into the prefix of every remote topic of the source, `A.`', () => {
     assert.deepEqual(outcome(acl('allow read topic *')), acl('allow read topic A. prefixed'))
     assert.deepEqual(outcome(acl('deny all topic * User:mallory')), acl('deny all topic A. prefixed User:mallory'))
