@@ -16,7 +16,7 @@
 import type { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { WorkItem } from '../cluster/work.ts'
-import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { errorMessage, ErrorCodes, KmirrorError } from '../errors.ts'
 import type { FlowConfig } from '../config/types.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
@@ -154,14 +154,22 @@ export class FlowWork implements WorkOwner {
     await replicator.addPartitions(refs, stored, key => this.ownsPartition(key))
   }
 
-  /** The job's run at assignment, outside the scheduler; false when it failed (then retried soon: `#startJob`). */
+  /**
+   * The job's run at assignment, outside the scheduler; false when it failed (then retried soon: `#startJob`). A run
+   * aborted by a loss meanwhile is no failure (as on the scheduler): told at info; the loss stops the job.
+   */
   async #runOnce (name: string): Promise<boolean> {
     const job = this.#parts.jobs.find(j => j.name === name)
     if (job === undefined) return true
+    const signal = this.#membership.signal
     try {
-      await job.run(this.#membership.signal)
+      await job.run(signal)
       return true
     } catch (err) {
+      if (signal.aborted) {
+        this.#parts.log.info({ job: name, reason: errorMessage(signal.reason) }, 'job run stopped before its end: it writes nothing more')
+        return true
+      }
       this.#parts.log.warn({ err, job: name }, `job ${name} failed in its run at assignment; it runs again in ${RETRY_AFTER_FAILED_RUN_MS / 1000} s, then with back-off until it succeeds${job.periodic ? ', then on its schedule' : ' (once: the periodic refresh is off)'}`)
       return false
     }

@@ -15,7 +15,7 @@ const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', '
   .flows.find(f => f.name === 'A->B')!
 
 /** FlowWork over recording fakes: what it asked of the data path, the stores and the heartbeats, in order. */
-function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, failures: number }, checkpoints?: (signal: AbortSignal) => Promise<void> } = {}) {
+function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, failures: number, run?: (signal: AbortSignal) => Promise<void> }, checkpoints?: (signal: AbortSignal) => Promise<void> } = {}) {
   const calls: string[] = []
   let ownedNow: (p: { topic: string, partition: number }) => boolean = () => false
   let duringRelease: () => Promise<void> = async () => undefined
@@ -43,9 +43,10 @@ function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, 
   let refreshFailures = options.refresh?.failures ?? 0
   const refresh: FlowJob = {
     ...job('refresh-topics', options.refresh?.periodic ?? true),
-    run: async () => {
+    run: async signal => {
       calls.push('run refresh-topics')
       if (refreshFailures-- > 0) throw new Error('cluster B unreachable')
+      await options.refresh?.run?.(signal)
     }
   }
   const checkpoints = options.checkpoints === undefined ? job('emit-checkpoints') : { ...job('emit-checkpoints'), firstDelayMs: 0, run: options.checkpoints }
@@ -167,6 +168,20 @@ describe('FlowWork', () => {
     finish()
     await revoked
     assert.deepEqual(work.owned().jobs, [])
+    await scheduler.stop()
+  })
+
+  it('Given the topic refresh running at assignment, when the membership is lost, then its run is aborted and told at info as stopped, not as a failed job', async () => {
+    let work: FlowWork | null = null
+    let aborted: unknown = null
+    const { work: created, scheduler, logger } = setup({
+      refresh: { periodic: true, failures: 0, run: async signal => { work!.lose(); aborted = signal.reason; signal.throwIfAborted() } }
+    })
+    work = created
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    assert.match(String(aborted), /not running jobs of flow A->B any more: the group membership that owned it ended/)
+    assert.deepEqual(logger.at(LogLevels.warn).filter(l => /failed in its run at assignment/.test(l.msg)), [])
+    assert.deepEqual(logger.at(LogLevels.info).filter(l => l.msg === 'job run stopped before its end: it writes nothing more').map(l => l['job']), ['refresh-topics'])
     await scheduler.stop()
   })
 
