@@ -30,7 +30,7 @@ import { JobNames, type FlowJob } from './job-registry.ts'
 import type { Scheduler } from './scheduler.ts'
 
 /** Why a job run of a membership that ended is aborted. */
-const MEMBERSHIP_ENDED = 'the group membership that owned it ended (lost, or a stop that could not hand it over in time): another instance may run it now'
+export const MEMBERSHIP_ENDED = 'the group membership that owned it ended (lost, or a stop that could not hand it over in time): another instance may run it now'
 
 /** How soon a job whose run at assignment failed runs again (then the scheduler's back-off: 2, 4, 8 ... s). */
 const RETRY_AFTER_FAILED_RUN_MS = 2000
@@ -68,7 +68,7 @@ export interface FlowWorkParts {
 }
 
 /** Why a revoked job's run in progress stops: the job runs on the instance it was handed to. */
-const JOB_REVOKED = 'revoked: the group handed it to another instance, which runs it from now on'
+export const JOB_REVOKED = 'revoked: the group handed it to another instance, which runs it from now on'
 
 export class FlowWork implements WorkOwner {
   readonly #parts: FlowWorkParts
@@ -224,7 +224,7 @@ export class FlowWork implements WorkOwner {
   /** Stops the job NAME; with ABORT (why), its run in progress is aborted rather than waited for to finish. */
   async #stopJob (name: string, abort?: string): Promise<void> {
     if (!this.#jobs.delete(name)) return
-    if (name === JobNames.EMIT_HEARTBEATS) await this.#parts.heartbeats?.stop()
+    if (name === JobNames.EMIT_HEARTBEATS) await this.#parts.heartbeats?.stop(abort)
     else await this.#parts.scheduler.cancel(name, abort)
   }
 
