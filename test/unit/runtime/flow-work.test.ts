@@ -4,7 +4,7 @@ import type { OffsetHistoryStore } from '../../../src/checkpoint/offset-history-
 import { parseConfig } from '../../../src/config/load.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
 import type { FlowReplicator, PartitionRef } from '../../../src/replication/flow-replicator.ts'
-import { FlowWork } from '../../../src/runtime/flow-work.ts'
+import { FlowWork, JOB_REVOKED, MEMBERSHIP_ENDED } from '../../../src/runtime/flow-work.ts'
 import type { FlowJob } from '../../../src/runtime/job-registry.ts'
 import { Scheduler } from '../../../src/runtime/scheduler.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
@@ -51,7 +51,7 @@ function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, 
   }
   const checkpoints = options.checkpoints === undefined ? job('emit-checkpoints') : { ...job('emit-checkpoints'), firstDelayMs: 0, run: options.checkpoints }
   const jobs = [refresh, checkpoints]
-  const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async () => { calls.push('heartbeats stop') } } : null
+  const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async (abort?: string) => { calls.push(abort === undefined ? 'heartbeats stop' : `heartbeats stop, run aborted: ${abort}`) } } : null
   const logger = memoryLogger()
   const endLostTransaction = async (): Promise<void> => { calls.push('end lost transaction') }
   const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, endLostTransaction, membershipLost: () => { calls.push('membership lost') }, log: logger.log }, 'assigned')
@@ -102,7 +102,8 @@ describe('FlowWork', () => {
     assert.equal(owned()!(partitionKey('orders', 1)), false)
     work.lose()
     await scheduler.stop()
-    assert.deepEqual(calls.slice(-2), ['lose', 'heartbeats stop'])
+    // (the heartbeat run under way, if any, aborted: it writes no heartbeat after the loss)
+    assert.deepEqual(calls.slice(-2), ['lose', `heartbeats stop, run aborted: ${MEMBERSHIP_ENDED}`])
     assert.deepEqual(work.owned(), { partitions: [], jobs: [] })
   })
 
@@ -149,6 +150,14 @@ describe('FlowWork', () => {
     calls.length = 0
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 1 }])
     assert.deepEqual(calls.filter(c => c.startsWith('end lost') || c.startsWith('progress')), ['progress (waiting for transactions)'])
+    await scheduler.stop()
+  })
+
+  it('on revoke of the heartbeats, aborts their run under way too: the instance the group handed them to writes them now', async () => {
+    const { work, calls, scheduler } = setup({ heartbeats: true })
+    await work.assign([{ kind: 'job', job: 'heartbeats' }])
+    await work.revoke([{ kind: 'job', job: 'heartbeats' }])
+    assert.deepEqual(calls.slice(-1), [`heartbeats stop, run aborted: ${JOB_REVOKED}`])
     await scheduler.stop()
   })
 
