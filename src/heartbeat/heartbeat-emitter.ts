@@ -8,6 +8,8 @@
  * - Each run writes exactly one record to partition 0: key (source, target), value (v0, now), record timestamp =
  *   now, no headers: byte for byte what MirrorHeartbeatTask writes, so MM2 and its tools read it unchanged.
  * - Only the target is contacted: a pair whose flow is disabled still gets heartbeats, without any data path.
+ * - A run whose signal is aborted (its group membership ended, or the job was revoked: runtime/scheduler.ts) sends
+ *   nothing more, neither the topic's creation nor the heartbeat, and rejects with the signal's reason.
  */
 import { MIN_HEARTBEAT_INTERVAL_MS } from '../config/job-intervals.ts'
 import type { FlowConfig } from '../config/types.ts'
@@ -79,13 +81,19 @@ export class HeartbeatEmitter {
       name: HEARTBEATS_JOB,
       intervalMs: this.#intervalMs ?? TOPIC_ONLY_INTERVAL_MS,
       firstDelayMs: 0,
-      run: () => this.runOnce()
+      run: async signal => { await this.runOnce(signal) }
     }
   }
 
-  async runOnce (): Promise<void> {
-    if (!this.#topicReady) await this.ensureTopic()
-    if (this.#intervalMs !== null) await this.emit()
+  /** One run: the topic until it is ready, then a heartbeat; nothing more once SIGNAL is aborted. */
+  async runOnce (signal?: AbortSignal): Promise<void> {
+    if (!this.#topicReady) {
+      signal?.throwIfAborted()
+      await this.ensureTopic()
+    }
+    if (this.#intervalMs === null) return
+    signal?.throwIfAborted()
+    await this.emit()
   }
 
   async ensureTopic (): Promise<void> {

@@ -204,18 +204,20 @@ function ruleContext ({ flow, policy, sourceTopics }: AclPlanInput): AclRuleCont
 /**
  * Creates the plan's bindings on the target and logs each at info. Returns how many were created. When a
  * request fails for another reason than permissions, the bindings are sent one by one so that one bad binding
- * does not hold back the others; the failures are then reported together.
+ * does not hold back the others; the failures are then reported together. Once SIGNAL (the job run's) is aborted,
+ * no request more is sent, ownership record or CreateAcls: it rejects with the signal's reason.
  */
-export async function applyAclSync (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, ownership: AclOwnershipStore | null = null): Promise<number> {
+export async function applyAclSync (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, ownership: AclOwnershipStore | null = null, signal?: AbortSignal): Promise<number> {
   // Recorded before they exist: a crash in between leaves a record of an absent binding, never an unknown copy.
+  signal?.throwIfAborted()
   await ownership?.record(plan.create)
   // Every DENY before any ALLOW, in requests of their own: an ALLOW created while a DENY that narrows it was
   // refused would grant what the source refuses. The ALLOWs a refused DENY overlaps are held back; the others go.
-  const denies = await createSettled(plan.create.filter(b => b.permission === 'deny'), context)
+  const denies = await createSettled(plan.create.filter(b => b.permission === 'deny'), context, signal)
   const refusedDenies = denies.failed.map(f => ({ binding: f.binding, operations: new Set([f.binding.operation]) }))
   const allowsWanted = plan.create.filter(b => b.permission !== 'deny')
   const heldBack = allowsWanted.filter(a => narrowingDeny(a, a, refusedDenies) !== undefined)
-  const allows = await createSettled(allowsWanted.filter(a => !heldBack.includes(a)), context)
+  const allows = await createSettled(allowsWanted.filter(a => !heldBack.includes(a)), context, signal)
   const failed = [...denies.failed, ...allows.failed]
   if (failed.length > 0) throw creationFailure(failed, heldBack, plan.create.length, context.flow)
   return denies.created + allows.created
@@ -223,12 +225,16 @@ export async function applyAclSync (plan: AclSyncPlan, context: Pick<FlowContext
 
 interface FailedAcl { readonly binding: AclBinding, readonly err: unknown }
 
-/** Creates BINDINGS in chunks, one by one when a chunk fails; the ones refused are returned. A permission error throws. */
-async function createSettled (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<{ created: number, failed: FailedAcl[] }> {
+/**
+ * Creates BINDINGS in chunks, one by one when a chunk fails; the ones refused are returned. A permission error
+ * throws, and so does SIGNAL's reason before any request once it is aborted.
+ */
+async function createSettled (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, signal?: AbortSignal): Promise<{ created: number, failed: FailedAcl[] }> {
   let created = 0
   const failed: FailedAcl[] = []
   for (let i = 0; i < bindings.length; i += CREATE_CHUNK) {
     const chunk = bindings.slice(i, i + CREATE_CHUNK)
+    signal?.throwIfAborted()
     try {
       await createAndLog(chunk, context)
       created += chunk.length
@@ -239,6 +245,7 @@ async function createSettled (bindings: readonly AclBinding[], context: Pick<Flo
         continue
       }
       for (const b of chunk) {
+        signal?.throwIfAborted()
         try {
           await createAndLog([b], context)
           created++
@@ -264,11 +271,13 @@ function creationFailure (failed: readonly FailedAcl[], heldBack: readonly AclBi
 
 /**
  * Deletes from the target the bindings this flow created whose source binding is gone, then forgets them (and
- * the owned bindings someone already deleted). Returns how many were deleted.
+ * the owned bindings someone already deleted). Returns how many were deleted. Nothing is deleted or forgotten once
+ * SIGNAL is aborted: it rejects with the signal's reason.
  */
-export async function removeStaleAcls (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, ownership: AclOwnershipStore): Promise<number> {
+export async function removeStaleAcls (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, ownership: AclOwnershipStore, signal?: AbortSignal): Promise<number> {
   const { flow, targetAdmin, log, metrics } = context
   if (plan.remove.length > 0) {
+    signal?.throwIfAborted()
     try {
       await targetAdmin.deleteAcls(plan.remove)
     } catch (err) {
@@ -277,6 +286,7 @@ export async function removeStaleAcls (plan: AclSyncPlan, context: Pick<FlowCont
     metrics.inc('aclsDeleted', { flow: flow.name }, plan.remove.length)
     for (const b of plan.remove) log.info({ acl: formatAcl(b) }, 'removed ACL from the target: kmirror created it and its source binding is gone')
   }
+  signal?.throwIfAborted()
   await ownership.forget([...plan.remove, ...plan.forget])
   return plan.remove.length
 }
@@ -324,7 +334,7 @@ export function createAclSyncJobs (context: AclSyncContext): MetadataJob[] {
     : new AclOwnershipStore(flow, { admin: context.targetAdmin, fetcher: targetReader, writer: internalWriter })
   let reportedNoAuthorizer = ''
   let reportedSkips = new Set<string>()
-  const run = async (): Promise<void> => {
+  const run = async (signal: AbortSignal): Promise<void> => {
     const state = await describeAclState(context)
     if (state.sourceAcls !== null && state.targetAcls !== null) await ownership?.load()
     const plan = planAclSync({ ...state, flow, policy: context.policy, owned: ownership?.owned() ?? [] })
@@ -341,12 +351,13 @@ export function createAclSyncJobs (context: AclSyncContext): MetadataJob[] {
     let created = 0
     let refused: unknown
     try {
-      created = await applyAclSync(plan, { ...context, log }, ownership)
+      created = await applyAclSync(plan, { ...context, log }, ownership, signal)
     } catch (err) {
       refused = err
     }
     const removable = refused === undefined ? plan : { ...plan, remove: plan.remove.filter(b => b.permission === 'allow'), forget: plan.forget.filter(b => b.permission === 'allow') }
-    const removed = ownership === null ? 0 : await removeStaleAcls(removable, { ...context, log }, ownership)
+    // Aborted (membership ended, job revoked): nothing is removed either; the run ends with the abort's reason.
+    const removed = ownership === null ? 0 : await removeStaleAcls(removable, { ...context, log }, ownership, signal)
     if (refused !== undefined) throw refused
     log.debug({ created, removed, inSync: plan.inSync, skipped: plan.skipped.length }, 'ACL sync done')
   }

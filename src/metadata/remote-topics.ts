@@ -75,6 +75,11 @@ export interface RefreshOptions {
    * those topics.
    */
   readonly stopReplicating?: (topics: readonly string[]) => Promise<void>
+  /**
+   * The job run's signal (runtime/scheduler.ts): once aborted, the refresh writes nothing more on the target (no
+   * creation, growth, config change or deletion) and rejects with its reason. Its reads may finish.
+   */
+  readonly signal?: AbortSignal
 }
 
 /** A source topic a refresh found deleted: its topic id then, and whether its remote topic was deleted (or planned to be) for it. */
@@ -153,8 +158,9 @@ export class RemoteTopics {
     this.#noteTopicIds(state)
     const suspects = this.#remoteMissing(plan)
     const removed = this.#removedBy(plan)
+    options.signal?.throwIfAborted()
     if (removed.length > 0) await options.stopReplicating?.(removed)
-    const applied = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics)
+    const applied = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics, options.signal)
     const { topics, recopy } = await this.#settleMissingRemotes(plan, suspects, applied, options)
     const result = { ...applied, topics }
     this.#replicated = result.topics

@@ -20,7 +20,7 @@ export function createTopicConfigSyncJobs (context: FlowContext): MetadataJob[] 
     name: SYNC_TOPIC_CONFIGS_JOB,
     intervalMs: flow.syncTopicConfigsIntervalSeconds * 1000,
     firstDelayMs: 0,
-    run: async () => { await syncTopicConfigs(context) }
+    run: async signal => { await syncTopicConfigs(context, signal) }
   }]
 }
 
@@ -34,13 +34,14 @@ export interface TopicConfigSyncContext extends Pick<FlowContext, 'flow' | 'poli
  * One config sync of every replicated topic whose remote topic exists; returns the number of keys changed.
  * A topic whose configs cannot be read or changed stops no other: each is logged with its cause (a refusal names
  * the ACL to grant), the `topicConfigsUnsynced` gauge counts them, and after trying every topic the sync rejects
- * with one error naming them (the scheduler counts and retries it, /status shows it).
+ * with one error naming them (the scheduler counts and retries it, /status shows it). Once SIGNAL is aborted (the
+ * run's membership ended, or the job was revoked) no config change is sent: the sync rejects with its reason.
  */
-export async function syncTopicConfigs (context: TopicConfigSyncContext): Promise<number> {
+export async function syncTopicConfigs (context: TopicConfigSyncContext, signal?: AbortSignal): Promise<number> {
   const { flow, policy, sourceAdmin, targetAdmin, log, metrics } = context
   const state = await describeTopicState(flow, policy, { source: sourceAdmin, target: targetAdmin }, { configs: ConfigReads.ALL })
   const plan = planTopicSync({ state, flow, policy })
-  const result = await applyTopicConfigChanges(flow.name, plan.alterConfigs, targetAdmin, log, metrics)
+  const result = await applyTopicConfigChanges(flow.name, plan.alterConfigs, targetAdmin, log, metrics, signal)
   const problems = [...plan.configsUnread, ...result.problems]
   metrics.set('topicConfigsUnsynced', { flow: flow.name }, problems.length)
   for (const p of problems) log.warn({ topic: p.topic, remoteTopic: p.remoteTopic }, p.message)

@@ -2,6 +2,10 @@
  * Carries out a TopicSyncPlan on the target, one topic at a time: a topic whose action fails becomes a problem
  * and never stops the others. Actions done are logged and counted here; problems (the plan's and failed
  * actions') are returned, not logged, so that a caller running every few seconds can report each once.
+ *
+ * A SIGNAL (the job run's, aborted once its membership ended or the job was revoked: runtime/scheduler.ts) is
+ * looked at right before each write (a deletion, a creation, a growth, a config change): once aborted, nothing more
+ * is sent and the apply rejects with its reason. A write already sent is not undone.
  */
 import { errorMessage } from '../errors.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
@@ -28,24 +32,26 @@ export async function applyTopicSyncPlan (
   plan: TopicSyncPlan,
   admins: { readonly target: TopicWriter },
   log: Logger,
-  metrics: Metrics
+  metrics: Metrics,
+  signal?: AbortSignal
 ): Promise<TopicSyncResult> {
   const problems: TopicProblem[] = [...plan.problems]
-  const deletedRemotes = await reportDeletions(plan, admins.target, log, metrics, problems)
-  const { created, notReady } = await createRemotes(plan, admins.target, log, metrics, problems)
-  const { grown, partitions } = await growRemotes(plan, admins.target, log, problems)
-  const configs = await applyTopicConfigChanges(plan.flow, plan.alterConfigs, admins.target, log, metrics)
+  const deletedRemotes = await reportDeletions(plan, admins.target, log, metrics, problems, signal)
+  const { created, notReady } = await createRemotes(plan, admins.target, log, metrics, problems, signal)
+  const { grown, partitions } = await growRemotes(plan, admins.target, log, problems, signal)
+  const configs = await applyTopicConfigChanges(plan.flow, plan.alterConfigs, admins.target, log, metrics, signal)
   problems.push(...configs.problems)
   const topics = plan.topics.filter(t => !notReady.has(t.source)).map(t => ({ ...t, partitions: partitions.get(t.source) ?? t.partitions }))
   return { topics, created, grown, deletedRemotes, configsChanged: configs.changed, problems }
 }
 
 /** Creates the planned remote topics; `notReady` holds the source topics whose remote topic is not known to be usable yet. */
-async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[]) {
+async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[], signal?: AbortSignal) {
   const created: string[] = []
   const notReady = new Set<string>()
-  const pending = await createInGroups(plan, target, log, metrics, created)
+  const pending = await createInGroups(plan, target, log, metrics, created, signal)
   for (const action of pending) {
+    signal?.throwIfAborted()
     try {
       const outcome = await target.createTopic({ name: action.remoteTopic, partitions: action.partitions, replicationFactor: action.replicationFactor, replicationFactorKey: 'replication.factor', configs: action.configs })
       if (outcome === 'created') {
@@ -70,7 +76,7 @@ async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Log
  * Returns the actions still to do one by one: those of groups whose request failed (a topic that exists, a
  * refused config), which the per-topic path sorts out as before.
  */
-async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, created: string[]): Promise<CreateTopicAction[]> {
+async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, created: string[], signal?: AbortSignal): Promise<CreateTopicAction[]> {
   if (target.createTopics === undefined || plan.create.length < 2) return [...plan.create]
   const groups = new Map<string, CreateTopicAction[]>()
   for (const action of plan.create) {
@@ -83,6 +89,7 @@ async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Lo
       pending.push(...group)
       continue
     }
+    signal?.throwIfAborted()
     try {
       await target.createTopics(group.map(a => ({ name: a.remoteTopic, partitions: a.partitions, replicationFactor: a.replicationFactor, replicationFactorKey: 'replication.factor', configs: a.configs })))
     } catch (err) {
@@ -100,10 +107,11 @@ async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Lo
 }
 
 /** Grows the planned remote topics; `partitions` holds the count to replicate of those that could not grow. */
-async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, problems: TopicProblem[]) {
+async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, problems: TopicProblem[], signal?: AbortSignal) {
   const grown: string[] = []
   const partitions = new Map<string, number>()
   for (const action of plan.addPartitions) {
+    signal?.throwIfAborted()
     try {
       await target.createPartitions(action.remoteTopic, action.to)
       log.info({ topic: action.topic, remoteTopic: action.remoteTopic, from: action.from, to: action.to }, 'grew remote topic')
@@ -118,7 +126,7 @@ async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logge
 }
 
 /** Reports every deleted or re-created source topic, and deletes the remote topics the plan marks for deletion. */
-async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[]): Promise<string[]> {
+async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[], signal?: AbortSignal): Promise<string[]> {
   const deleted: string[] = []
   for (const d of plan.deletedOnSource) {
     metrics.inc('sourceTopicsDeleted', { flow: plan.flow })
@@ -131,6 +139,7 @@ async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: L
       log.warn({ topic: d.topic, remoteTopic: d.remoteTopic }, `source topic ${d.topic} was deleted; its remote topic ${d.remoteTopic} is kept (set sync.topic.deletions.enabled = true to delete it too)`)
       continue
     }
+    signal?.throwIfAborted()
     try {
       await target.deleteTopics([d.remoteTopic])
       deleted.push(d.remoteTopic)
@@ -145,17 +154,22 @@ async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: L
   return deleted
 }
 
-/** Sends each topic's config changes in one incremental request; a topic that fails becomes a problem. */
+/**
+ * Sends each topic's config changes in one incremental request; a topic that fails becomes a problem. Nothing more
+ * is sent once SIGNAL is aborted (the apply rejects with its reason).
+ */
 export async function applyTopicConfigChanges (
   flow: string,
   actions: readonly AlterConfigsAction[],
   target: Pick<TopicWriter, 'alterTopicConfigs'>,
   log: Logger,
-  metrics: Metrics
+  metrics: Metrics,
+  signal?: AbortSignal
 ): Promise<{ changed: number, problems: TopicProblem[] }> {
   let changed = 0
   const problems: TopicProblem[] = []
   for (const action of actions) {
+    signal?.throwIfAborted()
     try {
       await target.alterTopicConfigs(action.remoteTopic, action.changes.map(c => c.op === 'set' ? { op: 'set', name: c.name, value: c.newValue! } : { op: 'delete', name: c.name }))
       changed += action.changes.length

@@ -27,6 +27,7 @@ import { logTransactionWait } from '../kafka/transaction-waits.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import { Flow } from './flow.ts'
+import { JOB_REVOKED, MEMBERSHIP_ENDED } from './flow-work.ts'
 import type { MembershipStatus } from './flow-status.ts'
 import type { LeaseState } from './health.ts'
 import type { Heartbeats, PairJob } from './heartbeats.ts'
@@ -160,7 +161,7 @@ export class FlowMembership {
 
 /**
  * The work of a heartbeat-only pair (a disabled flow MM2 still runs heartbeats for): its heartbeat job, run where
- * the pair's own group assigns it.
+ * the pair's own group assigns it. A revoke or a loss aborts its run under way, as a flow's jobs (flow-work.ts).
  */
 export class HeartbeatPairOwner implements WorkOwner {
   readonly #job: PairJob
@@ -184,14 +185,14 @@ export class HeartbeatPairOwner implements WorkOwner {
   async revoke (items: readonly WorkItem[]): Promise<void> {
     if (items.some(isHeartbeats) && this.#running) {
       this.#running = false
-      await this.#job.stop()
+      await this.#job.stop(JOB_REVOKED)
     }
   }
 
   lose (): void {
     if (!this.#running) return
     this.#running = false
-    void this.#job.stop()
+    void this.#job.stop(MEMBERSHIP_ENDED)
   }
 
   /** Heartbeats of the pair run here now. */

@@ -16,7 +16,7 @@
 import type { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
 import type { WorkItem } from '../cluster/work.ts'
-import { ErrorCodes, KmirrorError } from '../errors.ts'
+import { errorMessage, ErrorCodes, KmirrorError } from '../errors.ts'
 import type { FlowConfig } from '../config/types.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
@@ -30,7 +30,7 @@ import { JobNames, type FlowJob } from './job-registry.ts'
 import type { Scheduler } from './scheduler.ts'
 
 /** Why a job run of a membership that ended is aborted. */
-const MEMBERSHIP_ENDED = 'the group membership that owned it ended (lost, or a stop that could not hand it over in time): another instance may run it now'
+export const MEMBERSHIP_ENDED = 'the group membership that owned it ended (lost, or a stop that could not hand it over in time): another instance may run it now'
 
 /** How soon a job whose run at assignment failed runs again (then the scheduler's back-off: 2, 4, 8 ... s). */
 const RETRY_AFTER_FAILED_RUN_MS = 2000
@@ -68,7 +68,7 @@ export interface FlowWorkParts {
 }
 
 /** Why a revoked job's run in progress stops: the job runs on the instance it was handed to. */
-const JOB_REVOKED = 'revoked: the group handed it to another instance, which runs it from now on'
+export const JOB_REVOKED = 'revoked: the group handed it to another instance, which runs it from now on'
 
 export class FlowWork implements WorkOwner {
   readonly #parts: FlowWorkParts
@@ -154,14 +154,22 @@ export class FlowWork implements WorkOwner {
     await replicator.addPartitions(refs, stored, key => this.ownsPartition(key))
   }
 
-  /** The job's run at assignment, outside the scheduler; false when it failed (then retried soon: `#startJob`). */
+  /**
+   * The job's run at assignment, outside the scheduler; false when it failed (then retried soon: `#startJob`). A run
+   * aborted by a loss meanwhile is no failure (as on the scheduler): told at info; the loss stops the job.
+   */
   async #runOnce (name: string): Promise<boolean> {
     const job = this.#parts.jobs.find(j => j.name === name)
     if (job === undefined) return true
+    const signal = this.#membership.signal
     try {
-      await job.run(this.#membership.signal)
+      await job.run(signal)
       return true
     } catch (err) {
+      if (signal.aborted) {
+        this.#parts.log.info({ job: name, reason: errorMessage(signal.reason) }, 'job run stopped before its end: it writes nothing more')
+        return true
+      }
       this.#parts.log.warn({ err, job: name }, `job ${name} failed in its run at assignment; it runs again in ${RETRY_AFTER_FAILED_RUN_MS / 1000} s, then with back-off until it succeeds${job.periodic ? ', then on its schedule' : ' (once: the periodic refresh is off)'}`)
       return false
     }
@@ -216,7 +224,7 @@ export class FlowWork implements WorkOwner {
   /** Stops the job NAME; with ABORT (why), its run in progress is aborted rather than waited for to finish. */
   async #stopJob (name: string, abort?: string): Promise<void> {
     if (!this.#jobs.delete(name)) return
-    if (name === JobNames.EMIT_HEARTBEATS) await this.#parts.heartbeats?.stop()
+    if (name === JobNames.EMIT_HEARTBEATS) await this.#parts.heartbeats?.stop(abort)
     else await this.#parts.scheduler.cancel(name, abort)
   }
 

@@ -213,11 +213,13 @@ export class Flow implements WorkOwner {
     const jobs = flowJobs(context, {
       // One at a time: a run at assignment may meet one still under way from a membership lost just before (lose()
       // does not wait for its jobs), and two at once could count one absence of a source topic twice.
-      refreshTopics: oneAtATime(async () => {
+      // SIGNAL aborted (membership ended, job revoked): nothing more is written on the target, not even a forget.
+      refreshTopics: oneAtATime(async (signal: AbortSignal) => {
         await early
-        const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names) })
+        const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names), signal })
         // Before their partitions are handed out: a topic back after its deletion starts at its log start, never
         // at the deleted topic's stored position (its offsets start again).
+        signal.throwIfAborted()
         await progress.forget(result.returned.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition }))))
         topics.returnedHandled(result.returned)
         if (alone) await replicator.addTopics(result.topics, new Set([...result.recopy, ...result.returned.map(t => t.source)]))

@@ -8,13 +8,13 @@
  *   stops a flow and never fails the start: heartbeats are monitoring, not data.
  * - Stopping never waits long for a heartbeat stuck on an unreachable cluster: the clients are closed after
  *   a short grace period, which ends any request in flight.
+ * - A pair's job stopped with a reason (its group membership ended, or the group revoked it) has its run under way
+ *   aborted (scheduler.ts): that run writes no heartbeat after it, and its end is no failure.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { ClusterClientConfig, FlowConfig } from '../config/types.ts'
-import { HeartbeatEmitter } from '../heartbeat/heartbeat-emitter.ts'
-import type { AdminClient } from '../kafka/admin-client.ts'
+import { HEARTBEATS_JOB, HeartbeatEmitter, type HeartbeatAdmin, type HeartbeatWriter } from '../heartbeat/heartbeat-emitter.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
-import type { RecordWriter } from '../kafka/record-writer.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import { Scheduler, type JobStatus } from './scheduler.ts'
@@ -22,16 +22,21 @@ import { Scheduler, type JobStatus } from './scheduler.ts'
 /** How long `stop` lets a heartbeat in flight finish before closing its clients. */
 const STOP_GRACE_MS = 1000
 
-interface TargetClients {
-  readonly clients: ClusterClients
-  readonly admin: AdminClient
-  readonly writer: RecordWriter
+/** What the heartbeats of a target cluster are written with. */
+export interface TargetClients {
+  readonly admin: HeartbeatAdmin
+  readonly writer: HeartbeatWriter
+  close (): Promise<void>
 }
+
+/** Opens the clients of a target cluster (unit tests give in-memory ones). */
+export type OpenTargetClients = (target: ClusterClientConfig) => TargetClients
 
 /** One pair's heartbeat job, started and stopped where a flow's group assigns it. */
 export interface PairJob {
   start (): void
-  stop (): Promise<void>
+  /** ABORT (why): the run under way writes nothing more (a membership that ended, a revoke); else it may finish. */
+  stop (abort?: string): Promise<void>
 }
 
 export class Heartbeats {
@@ -40,11 +45,13 @@ export class Heartbeats {
   readonly #metrics: Metrics
   readonly #schedulers = new Map<string, Scheduler>()
   readonly #clients = new Map<string, TargetClients>()
+  readonly #openTarget: OpenTargetClients
 
-  constructor (pairs: readonly FlowConfig[], log: Logger, metrics: Metrics) {
+  constructor (pairs: readonly FlowConfig[], log: Logger, metrics: Metrics, openTarget: OpenTargetClients = openTargetClients) {
     this.#pairs = pairs
     this.#log = log
     this.#metrics = metrics
+    this.#openTarget = openTarget
   }
 
   /**
@@ -59,7 +66,8 @@ export class Heartbeats {
 
   /**
    * The heartbeat job of the pair `name` as one unit of a flow's work: `start` schedules it (first heartbeat at
-   * once), `stop` ends it and waits for a run in progress (at most a grace period). Null for a pair not listed.
+   * once), `stop` ends it and waits for a run in progress (at most a grace period), aborting it first when given
+   * a reason. Null for a pair not listed.
    * GATE (the group's lease gate) puts its runs off while it gives a reason: a member holding its work past a lease
    * that ran out writes no heartbeat either.
    */
@@ -68,10 +76,12 @@ export class Heartbeats {
     if (pair === undefined) return null
     return {
       start: () => { if (!this.#schedulers.has(name)) this.#startPair(pair, gate) },
-      stop: async () => {
+      stop: async (abort?: string) => {
         const scheduler = this.#schedulers.get(name)
         this.#schedulers.delete(name)
-        if (scheduler !== undefined) await Promise.race([scheduler.stop(), delay(STOP_GRACE_MS, undefined, { ref: false })])
+        if (scheduler === undefined) return
+        const stopped = Promise.all([abort === undefined ? undefined : scheduler.cancel(HEARTBEATS_JOB, abort), scheduler.stop()])
+        await Promise.race([stopped, delay(STOP_GRACE_MS, undefined, { ref: false })])
       }
     }
   }
@@ -109,8 +119,7 @@ export class Heartbeats {
     const key = JSON.stringify([target.alias, target.admin, target.producer])
     let clients = this.#clients.get(key)
     if (clients === undefined) {
-      const opened = new ClusterClients(target, `heartbeats->${target.alias}`, 'target')
-      clients = { clients: opened, admin: opened.admin, writer: opened.writer('producer', { idempotent: true, maxChunkBytes: 64 * 1024 }) }
+      clients = this.#openTarget(target)
       this.#clients.set(key, clients)
     }
     return clients
@@ -119,7 +128,7 @@ export class Heartbeats {
   async stop (): Promise<void> {
     const stopped = Promise.all([...this.#schedulers.values()].map(s => s.stop()))
     await Promise.race([stopped, delay(STOP_GRACE_MS, undefined, { ref: false })])
-    await Promise.all([...this.#clients.values()].map(c => c.clients.close()))
+    await Promise.all([...this.#clients.values()].map(c => c.close()))
     // Closing ends a request in flight, and a failed run after stop is not rescheduled; still, never hang here.
     await Promise.race([stopped, delay(STOP_GRACE_MS, undefined, { ref: false })])
   }
@@ -128,4 +137,10 @@ export class Heartbeats {
   jobs (name: string): JobStatus[] {
     return this.#schedulers.get(name)?.status() ?? []
   }
+}
+
+/** The Kafka clients of a target cluster: its admin client and an idempotent producer. */
+function openTargetClients (target: ClusterClientConfig): TargetClients {
+  const opened = new ClusterClients(target, `heartbeats->${target.alias}`, 'target')
+  return { admin: opened.admin, writer: opened.writer('producer', { idempotent: true, maxChunkBytes: 64 * 1024 }), close: async () => { await opened.close() } }
 }

@@ -124,6 +124,7 @@ export class Scheduler {
     const log = this.#log.child({ job: job.name })
     const abort = new AbortController()
     job.abort = abort
+    let aborted = false
     try {
       await job.fn(abort.signal)
       // The warnings stop; this line says why, as a partition's recovery line does.
@@ -132,6 +133,7 @@ export class Scheduler {
       job.lastError = null
     } catch (err) {
       if (abort.signal.aborted) {
+        aborted = true
         log.info({ reason: errorMessage(abort.signal.reason) }, 'job run stopped before its end: it writes nothing more')
         return
       }
@@ -147,10 +149,11 @@ export class Scheduler {
       job.runs++
       job.lastDurationMs = Date.now() - started
       job.lastRunAt = new Date().toISOString()
-      if (job.lastError !== null) job.lastFailure = { at: job.lastRunAt, error: job.lastError }
+      if (!aborted && job.lastError !== null) job.lastFailure = { at: job.lastRunAt, error: job.lastError }
       job.running = null
       job.abort = null
-      this.#onRun(job.name, job.lastError === null)
+      // An aborted run is no failure, whatever the run before it ended with (its error is still `lastError`).
+      this.#onRun(job.name, aborted || job.lastError === null)
     }
     if (job.untilSuccess && job.consecutiveFailures === 0) {
       if (this.#jobs.get(job.name) === job) this.#jobs.delete(job.name)

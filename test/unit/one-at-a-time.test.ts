@@ -26,3 +26,10 @@ test('a call made while a run is under way starts once that run ended; a failure
   await second
   assert.deepEqual(events, ['start 1', 'end 1', 'start 2', 'end 2'])
 })
+
+test('each call\'s arguments go to its own run, also to a run that waited for the one before', async () => {
+  const seen: string[] = []
+  const run = oneAtATime(async (name: string) => { seen.push(name); await new Promise(resolve => setImmediate(resolve)) })
+  await Promise.all([run('first'), run('second')])
+  assert.deepEqual(seen, ['first', 'second'])
+})

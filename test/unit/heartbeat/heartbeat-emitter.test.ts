@@ -91,6 +91,25 @@ describe('heartbeats', () => {
     assert.equal(target.written.length, 1)
   })
 
+  it('Given a job run aborted while it creates the topic (its membership ended), then no heartbeat is written after it and the run rejects with the abort\'s reason', async () => {
+    const target = new FakeTarget()
+    const run = new AbortController()
+    const reason = new Error('job heartbeats stopped: the group membership that owned it ended')
+    const create = target.createTopic.bind(target)
+    target.createTopic = async topic => { const out = await create(topic); run.abort(reason); return out }
+    await assert.rejects(emitterWith(target).job().run(run.signal), err => err === reason)
+    assert.equal(target.created.length, 1)
+    assert.deepEqual(target.written, [])
+  })
+
+  it('Given a job run already aborted, then it sends nothing at all, not even the topic\'s creation', async () => {
+    const target = new FakeTarget()
+    const run = new AbortController()
+    run.abort(new Error('revoked'))
+    await assert.rejects(emitterWith(target).job().run(run.signal), /revoked/)
+    assert.deepEqual([target.created, target.written], [[], []])
+  })
+
   it('runs every emit.heartbeats.interval.seconds, the first time at once', () => {
     const job = emitterWith(new FakeTarget(), pairOf({ emitHeartbeatsIntervalSeconds: 5 })).job()
     assert.deepEqual([job.name, job.intervalMs, job.firstDelayMs], ['heartbeats', 5000, 0])

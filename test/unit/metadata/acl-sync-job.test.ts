@@ -85,7 +85,8 @@ function setupWithOwnership (source: AclBinding[], target: AclBinding[], ...line
   const jobs = createAclSyncJobs({ ...s.context, targetReader: topic.reader as never, internalWriter: topic.writer as never })
   const created = s.targetAdmin.createAcls.bind(s.targetAdmin)
   s.targetAdmin.createAcls = async bindings => { events.push(`create ${bindings.map(b => b.resourceName).join(',')}`); await created(bindings) }
-  return { ...s, events, run: () => jobs[0]!.run(new AbortController().signal) }
+  s.targetAdmin.deleteAcls = async bindings => { events.push(`delete ${bindings.map(b => b.resourceName).join(',')}`); s.targetAdmin.deleteRequests.push([...bindings]); s.targetAdmin.acls = s.targetAdmin.acls!.filter(b => !bindings.some(d => aclKey(d) === aclKey(b))) }
+  return { ...s, events, run: () => jobs[0]!.run(new AbortController().signal), runWith: (signal: AbortSignal) => jobs[0]!.run(signal) }
 }
 
 function setup (source: AclBinding[] | null, target: AclBinding[] | null, ...lines: string[]) {
@@ -215,6 +216,49 @@ describe('the sync-acls job removes only what it created', () => {
     }
     await assert.rejects(run(), /could not create 1 of 3 ACL\(s\) on cluster B: DENY READ on topic A\.orders-secret for User:bob \(INVALID_REQUEST\); held back until those DENYs exist \(they narrow them\): ALLOW READ on topic prefix A\.orders for User:bob/)
     assert.deepEqual(targetAdmin.acls, [acl('allow read topic A.billing User:carol')])
+  })
+
+  it('Given DENYs, ALLOWs and a revoked binding to sync, when the run is aborted right after the DENYs are created, then no ALLOW is created, nothing is deleted or forgotten, and the run rejects with the abort\'s reason', async () => {
+    // Given bob's ALLOW copied and owned
+    const { run, runWith, sourceAdmin, targetAdmin, events } = setupWithOwnership([acl('allow read topic orders User:bob')], [])
+    await run()
+    // When the source revokes bob, adds a DENY for eve and an ALLOW for carol, and the run is aborted by its DENYs' creation
+    sourceAdmin.acls = [acl('deny read topic orders User:eve'), acl('allow read topic orders User:carol')]
+    events.length = 0
+    const aborted = new AbortController()
+    const reason = new Error('job sync-acls stopped: the group membership that owned it ended')
+    const create = targetAdmin.createAcls.bind(targetAdmin)
+    targetAdmin.createAcls = async bindings => { await create(bindings); aborted.abort(reason) }
+    await assert.rejects(runWith(aborted.signal), err => err === reason)
+    // Then only the DENY (and its record before it) went out
+    assert.deepEqual(events.filter(e => !e.startsWith('record')), ['create A.orders'])
+    assert.deepEqual(targetAdmin.createRequests.at(-1), [acl('deny read topic A.orders User:eve')])
+    assert.deepEqual(targetAdmin.deleteRequests, [])
+    assert.deepEqual(targetAdmin.acls, [acl('allow read topic A.orders User:bob'), acl('deny read topic A.orders User:eve')])
+  })
+
+  it('Given a revoked binding to delete, when the run is aborted before the removal, then it is neither deleted nor forgotten', async () => {
+    const { run, runWith, sourceAdmin, targetAdmin, events } = setupWithOwnership([acl('allow read topic orders User:bob')], [])
+    await run()
+    sourceAdmin.acls = [acl('allow read topic orders User:carol')]
+    events.length = 0
+    const aborted = new AbortController()
+    const reason = new Error('job sync-acls stopped: revoked')
+    const create = targetAdmin.createAcls.bind(targetAdmin)
+    targetAdmin.createAcls = async bindings => { await create(bindings); aborted.abort(reason) }
+    await assert.rejects(runWith(aborted.signal), err => err === reason)
+    assert.deepEqual(events.filter(e => !e.startsWith('record')), ['create A.orders'])
+    assert.deepEqual(targetAdmin.deleteRequests, [])
+  })
+
+  it('Given an aborted run, then not even the ownership record goes out before the creation', async () => {
+    const { runWith, targetAdmin, events } = setupWithOwnership([acl('allow read topic orders')], [])
+    const aborted = new AbortController()
+    const reason = new Error('lost')
+    aborted.abort(reason)
+    await assert.rejects(runWith(aborted.signal), err => err === reason)
+    assert.deepEqual(events, [])
+    assert.deepEqual(targetAdmin.createRequests, [])
   })
 
   it('creates no ownership topic while it has nothing to create', async () => {

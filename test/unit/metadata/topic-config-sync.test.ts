@@ -35,7 +35,7 @@ function setup (...lines: string[]) {
   const logs = memoryLogger()
   const metrics = counting()
   const context = { flow, policy: createReplicationPolicy(flow.replicationPolicy), sourceAdmin: source, targetAdmin: target, log: logs.log, metrics }
-  return { source, target, logs, metrics, sync: () => syncTopicConfigs(context) }
+  return { source, target, logs, metrics, context, sync: () => syncTopicConfigs(context) }
 }
 
 describe('the sync-topic-configs job', () => {
@@ -96,6 +96,21 @@ describe('syncTopicConfigs', () => {
     await assert.rejects(sync(), { code: 'KMIRROR_ERR_TOPIC_SYNC', message: /A\.t/ })
     assert.equal(target.overrides('A.u')['retention.ms'], '5')
     assert.ok(logs.at(LogLevels.warn).some(l => l.remoteTopic === 'A.t' && /POLICY_VIOLATION/.test(l.msg)))
+  })
+
+  it('Given two remote topics whose configs drifted, when the job\'s run is aborted after the first change, then the second is never sent and the run rejects with the abort\'s reason', async () => {
+    const { source, target, context } = setup()
+    source.addTopic('u', 1, { 'retention.ms': '5' })
+    target.addTopic('A.u', 1)
+    target.setOverride('A.t', 'retention.bytes', '7')
+    const run = new AbortController()
+    const reason = new Error('job sync-topic-configs stopped: the group membership that owned it ended')
+    const alter = target.alterTopicConfigs.bind(target)
+    target.alterTopicConfigs = async (name, changes) => { await alter(name, changes); run.abort(reason) }
+    const job = createTopicConfigSyncJobs(context as unknown as FlowContext)[0]!
+    await assert.rejects(job.run(run.signal), err => err === reason)
+    assert.deepEqual(target.callsOf('alterTopicConfigs').map(c => c.topics[0]), ['A.t'])
+    assert.equal(target.overrides('A.u')['retention.ms'], undefined)
   })
 
   it('never creates a missing remote topic: that is the refresh\'s job', async () => {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { fenceOf, FlowMembership, HeartbeatPairOwner, PROCESS_MEMBER_NAME } from '../../../src/runtime/flow-membership.ts'
+import { JOB_REVOKED, MEMBERSHIP_ENDED } from '../../../src/runtime/flow-work.ts'
 import { JobNames } from '../../../src/runtime/job-registry.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 import { flowOf, parse, twoClusters } from '../config/fixtures.ts'
@@ -30,9 +31,9 @@ test('the lease gate refuses writes before the first join, naming member, group 
   assert.notEqual(membership.fence(), null, 'a stopped member never writes')
 })
 
-test('a heartbeat-only pair\'s owner: one job, started on assign, stopped on revoke and on loss', async () => {
+test('a heartbeat-only pair\'s owner: one job, started on assign, stopped on revoke and on loss, its run under way aborted by both', async () => {
   const calls: string[] = []
-  const owner = new HeartbeatPairOwner({ start: () => { calls.push('start') }, stop: async () => { calls.push('stop') } })
+  const owner = new HeartbeatPairOwner({ start: () => { calls.push('start') }, stop: async abort => { calls.push(abort === JOB_REVOKED ? 'stop (revoked)' : abort === MEMBERSHIP_ENDED ? 'stop (membership ended)' : 'stop') } })
   const item = { kind: 'job', job: JobNames.EMIT_HEARTBEATS } as const
   assert.deepEqual(await owner.listWork(), [item])
   await owner.assign([item])
@@ -42,7 +43,7 @@ test('a heartbeat-only pair\'s owner: one job, started on assign, stopped on rev
   await owner.assign([item])
   owner.lose()
   owner.lose()
-  assert.deepEqual(calls, ['start', 'stop', 'start', 'stop'])
+  assert.deepEqual(calls, ['start', 'stop (revoked)', 'start', 'stop (membership ended)'])
   assert.equal(owner.running, false)
 })
 

@@ -4,7 +4,7 @@ import type { OffsetHistoryStore } from '../../../src/checkpoint/offset-history-
 import { parseConfig } from '../../../src/config/load.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
 import type { FlowReplicator, PartitionRef } from '../../../src/replication/flow-replicator.ts'
-import { FlowWork } from '../../../src/runtime/flow-work.ts'
+import { FlowWork, JOB_REVOKED, MEMBERSHIP_ENDED } from '../../../src/runtime/flow-work.ts'
 import type { FlowJob } from '../../../src/runtime/job-registry.ts'
 import { Scheduler } from '../../../src/runtime/scheduler.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
@@ -15,7 +15,7 @@ const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', '
   .flows.find(f => f.name === 'A->B')!
 
 /** FlowWork over recording fakes: what it asked of the data path, the stores and the heartbeats, in order. */
-function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, failures: number }, checkpoints?: (signal: AbortSignal) => Promise<void> } = {}) {
+function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, failures: number, run?: (signal: AbortSignal) => Promise<void> }, checkpoints?: (signal: AbortSignal) => Promise<void> } = {}) {
   const calls: string[] = []
   let ownedNow: (p: { topic: string, partition: number }) => boolean = () => false
   let duringRelease: () => Promise<void> = async () => undefined
@@ -43,14 +43,15 @@ function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, 
   let refreshFailures = options.refresh?.failures ?? 0
   const refresh: FlowJob = {
     ...job('refresh-topics', options.refresh?.periodic ?? true),
-    run: async () => {
+    run: async signal => {
       calls.push('run refresh-topics')
       if (refreshFailures-- > 0) throw new Error('cluster B unreachable')
+      await options.refresh?.run?.(signal)
     }
   }
   const checkpoints = options.checkpoints === undefined ? job('emit-checkpoints') : { ...job('emit-checkpoints'), firstDelayMs: 0, run: options.checkpoints }
   const jobs = [refresh, checkpoints]
-  const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async () => { calls.push('heartbeats stop') } } : null
+  const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async (abort?: string) => { calls.push(abort === undefined ? 'heartbeats stop' : `heartbeats stop, run aborted: ${abort}`) } } : null
   const logger = memoryLogger()
   const endLostTransaction = async (): Promise<void> => { calls.push('end lost transaction') }
   const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, endLostTransaction, membershipLost: () => { calls.push('membership lost') }, log: logger.log }, 'assigned')
@@ -101,7 +102,8 @@ describe('FlowWork', () => {
     assert.equal(owned()!(partitionKey('orders', 1)), false)
     work.lose()
     await scheduler.stop()
-    assert.deepEqual(calls.slice(-2), ['lose', 'heartbeats stop'])
+    // (the heartbeat run under way, if any, aborted: it writes no heartbeat after the loss)
+    assert.deepEqual(calls.slice(-2), ['lose', `heartbeats stop, run aborted: ${MEMBERSHIP_ENDED}`])
     assert.deepEqual(work.owned(), { partitions: [], jobs: [] })
   })
 
@@ -151,6 +153,14 @@ describe('FlowWork', () => {
     await scheduler.stop()
   })
 
+  it('on revoke of the heartbeats, aborts their run under way too: the instance the group handed them to writes them now', async () => {
+    const { work, calls, scheduler } = setup({ heartbeats: true })
+    await work.assign([{ kind: 'job', job: 'heartbeats' }])
+    await work.revoke([{ kind: 'job', job: 'heartbeats' }])
+    assert.deepEqual(calls.slice(-1), [`heartbeats stop, run aborted: ${JOB_REVOKED}`])
+    await scheduler.stop()
+  })
+
   it('on revoke aborts the run of a job under way too: a loss after the revoke could no longer reach it', async () => {
     // Given the checkpoints job running
     let running: AbortSignal | null = null
@@ -167,6 +177,20 @@ describe('FlowWork', () => {
     finish()
     await revoked
     assert.deepEqual(work.owned().jobs, [])
+    await scheduler.stop()
+  })
+
+  it('Given the topic refresh running at assignment, when the membership is lost, then its run is aborted and told at info as stopped, not as a failed job', async () => {
+    let work: FlowWork | null = null
+    let aborted: unknown = null
+    const { work: created, scheduler, logger } = setup({
+      refresh: { periodic: true, failures: 0, run: async signal => { work!.lose(); aborted = signal.reason; signal.throwIfAborted() } }
+    })
+    work = created
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    assert.match(String(aborted), /not running jobs of flow A->B any more: the group membership that owned it ended/)
+    assert.deepEqual(logger.at(LogLevels.warn).filter(l => /failed in its run at assignment/.test(l.msg)), [])
+    assert.deepEqual(logger.at(LogLevels.info).filter(l => l.msg === 'job run stopped before its end: it writes nothing more').map(l => l['job']), ['refresh-topics'])
     await scheduler.stop()
   })
 

@@ -304,6 +304,29 @@ describe('Scheduler', () => {
     assert.ok(logs.at(LogLevels.info).some(l => l.msg === 'job run stopped before its end: it writes nothing more'))
   })
 
+  it('a job aborted in the run after a failed one is not told as a failure to onRun (which counts kmirror_job_failures_total)', async () => {
+    // Given a job whose first run failed (told as a failure) and whose second run is under way
+    const told: boolean[] = []
+    scheduler = new Scheduler(memoryLogger().log, { onRun: (_job, ok) => { told.push(ok) } })
+    let release = (): void => {}
+    let run = 0
+    scheduler.every('heartbeats', 1000, async signal => {
+      if (++run === 1) throw new Error('target down')
+      await new Promise<void>(resolve => { release = resolve })
+      signal.throwIfAborted()
+    }, 0)
+    mock.timers.tick(0)
+    await settle()
+    await advance(1000)
+    assert.equal(run, 2)
+    // When it is cancelled with a reason (its membership lost) while that run is under way
+    const cancelled = scheduler.cancel('heartbeats', 'the group membership was lost')
+    release()
+    await cancelled
+    // Then the aborted run is a run, not a failure: onRun hears ok (the error of the run before is not its own)
+    assert.deepEqual(told, [false, true])
+  })
+
   it('a job cancelled without a reason (revoked): the run under way is waited for, its signal never aborted', async () => {
     scheduler = new Scheduler(memoryLogger().log)
     const signals: AbortSignal[] = []
