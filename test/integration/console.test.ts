@@ -30,18 +30,19 @@ function records (topic: string, from: number, count: number): TestRecord[] {
 
 test('the console shows the flow and its topics, a lag that changes as records arrive, positions, a partition denied by an ACL in red, and the topology, and keeps a text selection across refreshes', { timeout: 120_000 }, async t => {
   await ensureClusters(['secure', 'target'])
-  // Given two topics on the authorizer cluster: kmirror (alice) may read `open`, and only describe `denied`
-  const [open, denied] = [uniqueName('console-open'), uniqueName('console-denied')]
-  await Promise.all([createTopic('secure', open, { partitions: 1, t }), createTopic('secure', denied, { partitions: 1, t })])
+  // Given three topics on the authorizer cluster: kmirror (alice) may read `open`, only describe `denied`, and not
+  // read the configs of `unread` (its remote topic is not created without them)
+  const [open, denied, unread] = [uniqueName('console-open'), uniqueName('console-denied'), uniqueName('console-unread')]
+  await Promise.all([open, denied, unread].map(topic => createTopic('secure', topic, { partitions: 1, t })))
   const grant = (topic: string, operation: AclBinding['operation']): AclBinding =>
     ({ resourceType: 'topic', resourceName: topic, patternType: 'literal', principal: 'User:alice', host: '*', operation, permission: 'allow' })
-  await createAcls('secure', [grant(open, 'read'), ...[open, denied].flatMap(topic => [grant(topic, 'describe'), grant(topic, 'describe-configs')])], t)
+  await createAcls('secure', [grant(open, 'read'), grant(unread, 'read'), grant(unread, 'describe'), ...[open, denied].flatMap(topic => [grant(topic, 'describe'), grant(topic, 'describe-configs')])], t)
   await produce('secure', [...records(open, 0, 20), ...records(denied, 0, 20)])
   const alice = { ...getCluster('secure'), sasl: { mechanism: 'PLAIN' as const, username: 'alice', password: 'alice-secret' } }
   const config = writeTempFile(mm2Properties({
     source: alice,
     target: 'target',
-    extra: [`A->B.topics = ${open}|${denied}`, 'offset-syncs.topic.location = target', 'emit.checkpoints.enabled = false', 'sync.group.offsets.enabled = false',
+    extra: [`A->B.topics = ${open}|${denied}|${unread}`, 'offset-syncs.topic.location = target', 'emit.checkpoints.enabled = false', 'sync.group.offsets.enabled = false',
       'sync.topic.acls.enabled = false', 'sync.topic.configs.enabled = false', 'emit.heartbeats.interval.seconds = 1']
   }), '.properties', t)
   // and kmirror running with its HTTP endpoint, without --http-host: it listens on 127.0.0.1 only
@@ -69,6 +70,11 @@ test('the console shows the flow and its topics, a lag that changes as records a
   assert.equal(await styleOf(page, `${flow} tr[data-topic="${denied}"]`, 'backgroundColor'), 'rgb(253, 236, 234)', 'its topic row is red too')
   assert.equal(await page.locator(`${flow} tr[data-topic="${denied}"] td:nth-child(5)`).textContent(), '—', 'its lag is unknown, not 0')
   assert.equal(await page.locator('#health').textContent(), 'degraded')
+  // and the topic whose remote topic is not created, in red with the grant
+  const problem = `${flow} table.remote-topic-problems tr[data-remote-topic-problem="${unread}"]`
+  await waitForText(page, `${problem} td:last-child`, new RegExp(`^source topic ${unread} on A is not replicated yet: .*grant DESCRIBE_CONFIGS on topic ${unread}`), 'the topic whose remote topic is not created')
+  assert.equal(await page.locator(`${problem} td:nth-child(2)`).textContent(), `A.${unread}`)
+  assert.equal(await styleOf(page, `${problem} td:first-child`, 'color'), 'rgb(198, 40, 40)', 'the remote topic problem is red')
   // (no broker troubled kmirror: the table of brokers in trouble is not shown)
   assert.equal(await page.locator('#brokers-section').isHidden(), true)
 
