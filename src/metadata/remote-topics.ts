@@ -354,28 +354,29 @@ export class RemoteTopics {
 
   /** Logs each warning once, again when it changes; one gone is forgotten. */
   #warn (warnings: readonly TopicProblem[]): void {
-    const current = new Map(warnings.map(w => [w.topic, w]))
-    for (const [topic, w] of current) {
-      if (this.#warned.get(topic) === w.message) continue
-      this.#warned.set(topic, w.message)
-      this.#log.warn({ topic, remoteTopic: w.remoteTopic }, w.message)
-    }
-    for (const topic of [...this.#warned.keys()]) if (!current.has(topic)) this.#warned.delete(topic)
+    this.#logOnce(this.#warned, warnings, 'warn')
   }
 
+  /** Logs each problem once, again when it changes, and when it is solved. */
   #report (problems: readonly TopicProblem[]): void {
-    const current = new Map(problems.map(p => [p.topic, p]))
-    for (const [topic, p] of current) {
-      if (this.#reported.get(topic) === p.message) continue
-      this.#reported.set(topic, p.message)
-      this.#log.error({ topic, remoteTopic: p.remoteTopic }, p.message)
+    for (const topic of this.#logOnce(this.#reported, problems, 'error')) this.#log.info({ topic }, 'remote topic problem solved')
+    this.#metrics.set('remoteTopicProblems', { flow: this.#flow.name }, this.#reported.size)
+  }
+
+  /**
+   * Logs each topic's message at LEVEL once, again when it changes, keeping LOGGED (topic → message) to what is
+   * current (the last entry of a topic counts); returns the topics forgotten, whose message is gone.
+   */
+  #logOnce (logged: Map<string, string>, entries: readonly TopicProblem[], level: 'warn' | 'error'): string[] {
+    const current = new Map(entries.map(e => [e.topic, e]))
+    for (const [topic, e] of current) {
+      if (logged.get(topic) === e.message) continue
+      logged.set(topic, e.message)
+      this.#log[level]({ topic, remoteTopic: e.remoteTopic }, e.message)
     }
-    for (const topic of [...this.#reported.keys()]) {
-      if (current.has(topic)) continue
-      this.#reported.delete(topic)
-      this.#log.info({ topic }, 'remote topic problem solved')
-    }
-    this.#metrics.set('remoteTopicProblems', { flow: this.#flow.name }, current.size)
+    const gone = [...logged.keys()].filter(topic => !current.has(topic))
+    for (const topic of gone) logged.delete(topic)
+    return gone
   }
 }
 
