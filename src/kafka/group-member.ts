@@ -35,9 +35,10 @@ import type { PreviousMember } from '../cluster/sticky-assignor.ts'
 import {
   AssignmentErrors, encodeMemberMetadata, type GenerationMember, type WorkAssignment
 } from '../formats/work-assignment.ts'
-import { isCoordinatorRetriable, isCoordinatorTransient, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
+import { isCoordinatorRetriable, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
 import { GroupCoordinator, type GroupCoordinatorPort } from './group-coordinator.ts'
 import { joinGroup, type JoinAnswer } from './group-join.ts'
+import { JoinBackOff } from './join-back-off.ts'
 import { leaveLostMembership, leaveOnStop } from './group-leave.ts'
 import { leadRound, membersBeforeJoin } from './group-leader.ts'
 import { readAssignment, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
@@ -53,8 +54,6 @@ export { defaultMemberName, type GroupMemberOptions, type GroupStatus } from './
 
 export const PROTOCOL_TYPE = 'kmirror'
 export const PROTOCOL_NAME = 'sticky-v1'
-
-const MAX_BACKOFF_MS = 10_000
 
 export class GroupMember {
   readonly #o: GroupMemberOptions
@@ -193,29 +192,24 @@ export class GroupMember {
     if (this.#o.fenceTransactionalIds !== undefined) {
       this.#listedBeforeJoin = await this.#pauses.untilStopped(membersBeforeJoin(this.#coordinator, this.#o.groupId, PROTOCOL_TYPE, this.#o.log, this.#o.openTransactionsOfGone), [])
     }
-    let backoff = 0
-    let failingSince: number | null = null
+    const backOff = new JoinBackOff(this.#o.sessionTimeoutMs)
     while (!this.#stopped) {
       await this.#pauses.unlessFrozen()
       if (this.#stopped) break
       try {
         if (this.#rejoin) await this.#joinRound()
         else await this.#pauses.nap(this.#o.heartbeatIntervalMs, this.#rejoin)
-        backoff = 0
-        failingSince = null
+        backOff.reset()
       } catch (err) {
         this.#rejoin = true
         if (this.#stopped) break
         const error = err instanceof KmirrorError ? err : new KmirrorError(ErrorCodes.INTERNAL, `group ${this.#o.groupId}: ${String(err)}`, { cause: err })
         if (!error.retriable) { this.#fail(error); return }
         this.#lastError = error.message
-        backoff = Math.min(Math.max(backoff * 2, 250), MAX_BACKOFF_MS)
-        failingSince ??= Date.now()
-        // A coordinator moving or loading its partition (every new group on a fresh cluster, every leader move) is
-        // routine: a warning only when it lasts a session timeout. Every other cause is a warning at once.
-        const routine = isCoordinatorTransient(error) && Date.now() - failingSince < this.#o.sessionTimeoutMs
-        this.#o.log[routine ? 'info' : 'warn']({ group: this.#o.groupId, err: error, retryInMs: backoff }, 'group membership: will try again')
-        await this.#pauses.sleep(backoff)
+        // A coordinator moving or loading is routine for a session timeout (join-back-off.ts).
+        const { retryInMs, routine } = backOff.failed(error)
+        this.#o.log[routine ? 'info' : 'warn']({ group: this.#o.groupId, err: error, retryInMs }, 'group membership: will try again')
+        await this.#pauses.sleep(retryInMs)
       }
     }
   }
