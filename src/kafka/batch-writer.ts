@@ -3,7 +3,8 @@
  * flight per broker, and reports the base offset each batch received. Its parts: target-leaders.ts (fresh
  * metadata, partitions by leader, the readiness probe), broker-produce.ts (one broker's share: requests packed,
  * in flight, answers matched to batches), not-now-wait.ts (partitions waiting for their leader, probed before their
- * data goes out again), writer-transaction.ts (the open transaction in exactly-once mode).
+ * data goes out again), writer-producer.ts (the producer id, its sequences and batches in doubt, and when a write
+ * renews it), writer-transaction.ts (the open transaction in exactly-once mode).
  *
  * Invariants:
  * - One produce request carries at most one batch per partition (the broker refuses more), so a batch's
@@ -54,19 +55,16 @@
  *   only while the `fence` hook holds, that is under the lease of a new membership, after the leader of any
  *   generation without this member fenced its id: a new epoch, never fenced by that leader afterwards.
  */
-import { ConnectionPool, type Broker } from '@platformatic/kafka'
+import { ConnectionPool } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { partitionKey } from '../topic-partition.ts'
 import { parseBrokerAddress } from './broker-address.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { initIdempotentProducer } from './idempotent-producer-id.ts'
-import { InDoubtBatches } from './in-doubt.ts'
 import { watchedPool } from './silent-brokers.ts'
-import type { ProducerIdentity } from './record-batch.ts'
 import { openTransactions, type OpenTransactions } from './open-transactions.ts'
-import { PartitionSend, Sequences, unacknowledged } from './partition-send.ts'
+import { PartitionSend, unacknowledged } from './partition-send.ts'
 import { describePrincipal } from './principal.ts'
 import { fenceTransactionalIds, TransactionCoordinator } from './transactions.ts'
 import { gatedSend, produceToBroker, type BrokerProduceDeps, type Failure, type WriterTransport } from './broker-produce.ts'
@@ -74,6 +72,7 @@ import { NotNowWait } from './not-now-wait.ts'
 import { RemoteTopicIds } from './remote-topic-ids.ts'
 import { TargetLeaders, type ByLeader, type Unready } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
+import { WriterProducer } from './writer-producer.ts'
 import { WriteGate } from './write-gate.ts'
 import { metadataRefused, partitionFailures, REMOTE_TOPIC_RECREATED, topicRecreated } from './write-failures.ts'
 import type { BatchAck, BatchWriterOptions, OnBatchesAcked, PartitionFailure, PartitionWrite, WriteResult } from './batch-writer-types.ts'
@@ -92,13 +91,10 @@ export class BatchWriter {
   readonly #pool: WriterTransport['pool']
   readonly #send: WriterTransport['send']
   readonly #options: BatchWriterOptions
-  readonly #clientId: string
   readonly #cluster: ClusterContext
   readonly #leaders: TargetLeaders
-  #producer: ProducerIdentity | null = null
-  readonly #sequences = new Sequences()
-  /** At-least-once mode: batches of this producer id whose outcome is unknown (in-doubt.ts). */
-  readonly #doubts = new InDoubtBatches()
+  /** The producer id, its sequences and batches in doubt; when a write renews it (writer-producer.ts). */
+  readonly #producer: WriterProducer
   /** Partitions (`partitionKey`) whose last answer was "not now": probed before their data goes out (not-now-wait.ts). */
   readonly #unready = new Set<string>()
   /** The topic id each remote partition was last written under (remote-topic-ids.ts). */
@@ -108,8 +104,6 @@ export class BatchWriter {
   readonly #transaction: WriterTransaction | null
   /** What each broker's share of a write needs (broker-produce.ts). */
   readonly #produce: BrokerProduceDeps
-  /** A membership ended a producer (`endMembership`): the next one is initialised only under the lease. */
-  #renewUnderLease = false
   /** The lease and the membership writes go out under (write-gate.ts). */
   readonly #gate: WriteGate
   /** `User:name` of kmirror's principal on this cluster, for the grant a refused topic names. */
@@ -117,7 +111,6 @@ export class BatchWriter {
 
   constructor (props: ClientProps, clientId: string, options: BatchWriterOptions, transport?: WriterTransport) {
     const connect = toConnectOptions(props, clientId)
-    this.#clientId = clientId
     this.#cluster = options.cluster ?? { label: clientId }
     this.#options = { ...options, maxInFlight: Math.max(1, Math.min(5, options.maxInFlight)) }
     this.#gate = new WriteGate(options.fence, this.#cluster)
@@ -133,10 +126,14 @@ export class BatchWriter {
       ...(options.onCoordinatorWaiting === undefined ? {} : { onWaiting: options.onCoordinatorWaiting })
     })
     this.#transaction = options.transactionalId === undefined ? null : new WriterTransaction(options.transactionalId, this.#coordinator, this.#cluster)
+    this.#producer = new WriterProducer({
+      transport: { pool: this.#pool, send: this.#send }, cluster: this.#cluster, clientId, options: this.#options,
+      coordinator: this.#coordinator, transaction: this.#transaction, gate: this.#gate
+    })
     const { maxInFlight, maxRequestBytes, timeoutMs } = this.#options
     this.#produce = {
       transport: { pool: this.#pool, send: this.#send }, cluster: this.#cluster, maxInFlight, maxRequestBytes, timeoutMs,
-      transactionalId: options.transactionalId ?? null, sequences: this.#sequences, throttledUntil: new Map()
+      transactionalId: options.transactionalId ?? null, sequences: this.#producer.sequences, throttledUntil: new Map()
     }
   }
 
@@ -168,15 +165,15 @@ export class BatchWriter {
     transaction.throwIfFenced()
     const era = transaction.era
     try {
-      const producer = this.#producer
+      const producer = this.#producer.identity
       if (producer === null) throw new KmirrorError(ErrorCodes.INTERNAL, `no producer for the open transaction of ${transaction.id}`)
       this.#gate.check()
       await transaction.end(producer, true, retryForMs)
-      if (transaction.renewAfter) this.#reset()
+      if (transaction.renewAfter) this.#producer.reset()
       else transaction.clear()
       return true
     } catch (err) {
-      this.#reset()
+      this.#producer.reset()
       throw transaction.noteFenced(err, era)
     }
   }
@@ -190,14 +187,14 @@ export class BatchWriter {
     const transaction = this.#transaction
     if (transaction === null) return
     transaction.throwIfFenced()
-    const producer = this.#producer
+    const producer = this.#producer.identity
     if (producer !== null && transaction.open) await transaction.end(producer, false).catch(() => undefined)
-    this.#reset()
+    this.#producer.reset()
     // After a lost membership, outside the lease: the next write initialises the producer (and aborts what the
     // lost membership left open, if the leader has not fenced it already).
-    if (this.#renewUnderLease && this.#gate.reason() !== null) return
+    if (this.#producer.renewsUnderLease && this.#gate.reason() !== null) return
     const metadata = await this.#leaders.metadata([])
-    await this.#ensureProducer(metadata.brokers)
+    await this.#producer.ensure(metadata.brokers)
   }
 
   /**
@@ -225,8 +222,7 @@ export class BatchWriter {
     this.#gate.endMembership()
     if (this.#transaction === null) return null
     const fenced = this.#transaction.endMembership()
-    this.#reset()
-    this.#renewUnderLease = true
+    this.#producer.endMembership()
     return fenced
   }
 
@@ -252,7 +248,7 @@ export class BatchWriter {
   async prepare (): Promise<void> {
     try {
       const metadata = await this.#leaders.metadata([])
-      await this.#ensureProducer(metadata.brokers)
+      await this.#producer.ensure(metadata.brokers)
       await Promise.all([...metadata.brokers.values()].map(broker => this.#pool.get(broker)))
     } catch {
       // The first write gets the producer id again and reports what is wrong.
@@ -275,8 +271,8 @@ export class BatchWriter {
     const era = this.#transaction?.era ?? 0
     const membership = this.#gate.membership
     const checkFence = (): void => { this.#gate.check(membership) }
-    if (!this.#doubts.admits(writes)) this.#reset()
-    for (const send of sends.values()) send.resent = this.#doubts.has(send.key)
+    if (!this.#producer.doubts.admits(writes)) this.#producer.reset()
+    for (const send of sends.values()) send.resent = this.#producer.doubts.has(send.key)
     const failures: Failure[] = []
     const outOfStep: number[] = []
     let reporting: Promise<void> = Promise.resolve()
@@ -294,7 +290,7 @@ export class BatchWriter {
         const { brokers, byLeader, leaderless: notNow } = this.#setAside(writes, leaders, sends, failures)
         if (byLeader.size > 0) {
           this.#transaction?.throwIfEnded(era)
-          const producer = await this.#ensureProducer(brokers)
+          const producer = await this.#producer.ensure(brokers)
           await this.#transaction?.add(writes, byLeader, sends, failures, producer)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
             produceToBroker(this.#produce, { broker: brokers.get(node)!, node, sends: indexes.map(i => sends.get(i)!), producer, failures, notNow, outOfStep, report, checkFence })))
@@ -308,7 +304,7 @@ export class BatchWriter {
       await reporting
       this.#transaction?.throwIfEnded(era)
     } catch (err) {
-      this.#afterFailure(sends, failures, outOfStep)
+      this.#producer.afterFailure(sends, failures, outOfStep)
       throw this.#noteFenced(err, era)
     }
     try {
@@ -359,7 +355,7 @@ export class BatchWriter {
    * source offset of each; empty when none is in doubt, and always in exactly-once mode).
    */
   cutPoints (topic: string, partition: number): ReadonlySet<number> {
-    return this.#doubts.cutPoints(partitionKey(topic, partition))
+    return this.#producer.doubts.cutPoints(partitionKey(topic, partition))
   }
 
   /**
@@ -372,63 +368,20 @@ export class BatchWriter {
     this.#unready.delete(partitionKey(topic, partition))
   }
 
-  /** Whatever the broker appended of a failed attempt cannot be told apart from what it did not: start afresh. */
-  #reset (): void {
-    this.#producer = null
-    this.#sequences.clear()
-    this.#doubts.clear()
-    this.#transaction?.clear()
-  }
-
-  /**
-   * After a write, successful or not. Exactly-once mode: any failure ends the producer (the transaction is
-   * aborted). At-least-once mode: a refusal, or a broker out of step with the sequences, renews the producer id;
-   * otherwise the producer id stays and what is in doubt is kept to be sent again (in-doubt.ts).
-   */
-  #afterFailure (sends: Map<number, PartitionSend<PartitionWrite>>, failures: readonly Failure[], outOfStep: readonly number[]): void {
-    if (this.#transaction !== null || outOfStep.length > 0 || failures.some(f => f.inDoubt !== true) || !this.#doubts.settle(sends.values(), this.#sequences)) this.#reset()
-  }
-
   #noteFenced (err: unknown, era: number): unknown {
     return this.#transaction === null ? err : this.#transaction.noteFenced(err, era)
   }
 
   /**
-   * The refused partitions of a write; throws the first failure of a whole request instead. A refusal ends this
-   * producer id (the sequences of the refused partitions are unknown now); a request in doubt does not in
-   * at-least-once mode (`#afterFailure`).
+   * The refused partitions of a write; throws the first failure of a whole request instead. What they mean for the
+   * producer: `WriterProducer.afterWrite`.
    */
   #failed (sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[], outOfStep: readonly number[]): PartitionFailure[] {
-    if (failures.length === 0 && outOfStep.length === 0) {
-      if (this.#doubts.size > 0 && !this.#doubts.settle(sends.values(), this.#sequences)) this.#reset()
-      return []
-    }
+    this.#producer.afterWrite(sends, failures, outOfStep)
+    if (failures.length === 0 && outOfStep.length === 0) return []
     const request = failures.find(f => f.requestError !== undefined)
-    if (this.#transaction !== null && request === undefined && outOfStep.length === 0) {
-      this.#transaction.refused(failures)
-    } else {
-      this.#afterFailure(sends, failures, outOfStep)
-    }
     if (request !== undefined) throw request.requestError
     return partitionFailures(failures, this.#principal, this.#cluster)
-  }
-
-  async #ensureProducer (brokers: Map<number, Broker>): Promise<ProducerIdentity> {
-    if (this.#producer !== null) return this.#producer
-    const id = this.#options.transactionalId
-    if (id !== undefined && this.#renewUnderLease) this.#gate.check()
-    const era = this.#transaction?.era
-    // The idempotent producer id is asked again briefly while a fresh cluster loads (idempotent-producer-id.ts).
-    const producer = id === undefined
-      ? await initIdempotentProducer({ pool: this.#pool, send: this.#send }, brokers, this.#cluster, this.#clientId)
-      : await this.#coordinator.initProducerId(id, this.#options.transactionTimeoutMs)
-    // A membership lost while InitProducerId was under way: the group's leader fences that producer before handing
-    // the work out, so it is not kept; the next producer is initialised under the next membership's lease.
-    this.#transaction?.throwIfEnded(era!)
-    this.#producer = producer
-    this.#sequences.clear()
-    this.#doubts.clear()
-    return this.#producer
   }
 
   async close (): Promise<void> {

@@ -4,7 +4,7 @@
  * heartbeat, and hand work over cleanly. See ARCHITECTURE.md, "Group membership".
  *
  * Invariants:
- * - The owner runs exactly `#owned`: `assign` adds to it, `revoke` and `lose` take from it, nothing else does.
+ * - The owner runs exactly `#owned` (member-work.ts): an assignment adds to it, a revoke and a loss take from it.
  * - Work is revoked before anything else of an assignment starts, and a member that revoked rejoins at once, so
  *   the leader can hand the items over in the next round (two-round cooperative protocol).
  * - Lease (member-lease.ts): `leaseValid(now)` ends before the coordinator can give this member's work to another.
@@ -32,20 +32,21 @@
  */
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import type { PreviousMember } from '../cluster/sticky-assignor.ts'
-import type { WorkItem } from '../cluster/work.ts'
 import {
   AssignmentErrors, encodeMemberMetadata, type GenerationMember, type WorkAssignment
 } from '../formats/work-assignment.ts'
-import { isCoordinatorRetriable, isCoordinatorTransient, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
+import { isCoordinatorRetriable, kafkaErrorName, membershipError, MembershipErrors } from './errors.ts'
 import { GroupCoordinator, type GroupCoordinatorPort } from './group-coordinator.ts'
 import { joinGroup, type JoinAnswer } from './group-join.ts'
+import { JoinBackOff } from './join-back-off.ts'
 import { leaveLostMembership, leaveOnStop } from './group-leave.ts'
 import { leadRound, membersBeforeJoin } from './group-leader.ts'
-import { readAssignment, toItems, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
+import { readAssignment, type GroupMemberOptions, type GroupStatus } from './group-member-options.ts'
 import { HeartbeatApi } from './protocol/heartbeat.ts'
 import { SyncGroupApi } from './protocol/sync-group.ts'
 import { MemberLease } from './member-lease.ts'
 import { MemberPauses } from './member-pauses.ts'
+import { MemberWork } from './member-work.ts'
 import { HandOver, LEAVE_RESERVE_MS, leaveWaitMs } from './member-hand-over.ts'
 import { LEASE_RAN_OUT, LeaseHold } from './lease-hold.ts'
 
@@ -54,13 +55,11 @@ export { defaultMemberName, type GroupMemberOptions, type GroupStatus } from './
 export const PROTOCOL_TYPE = 'kmirror'
 export const PROTOCOL_NAME = 'sticky-v1'
 
-const MAX_BACKOFF_MS = 10_000
-
 export class GroupMember {
   readonly #o: GroupMemberOptions
   readonly #coordinator: GroupCoordinatorPort
   readonly #lease: MemberLease
-  readonly #owned = new Set<string>()
+  readonly #owned: MemberWork
   #memberId = ''
   /** The member id of a membership lost since the last join: left before the next join. */
   #lostMemberId: string | null = null
@@ -92,7 +91,8 @@ export class GroupMember {
     this.#o = options
     this.#lease = new MemberLease(options.sessionTimeoutMs, options.heartbeatIntervalMs, options.rebalanceTimeoutMs)
     this.#hold = new LeaseHold(options.log, options.groupId, options.cluster.label)
-    this.#handOver = new HandOver(options, () => this.#takeOwned())
+    this.#owned = new MemberWork(options.owner, options.log, options.groupId)
+    this.#handOver = new HandOver(options, () => this.#owned.take())
     this.#coordinator = options.coordinator ?? new GroupCoordinator(options.props, options.clientId, options.cluster, options.groupId, options.rebalanceTimeoutMs,
       (from, to, nodeId) => { options.log.warn({ group: options.groupId, cluster: options.cluster.label, from, to, nodeId }, `the coordinator of group ${options.groupId} on ${options.cluster.label} moved from broker ${from} to broker ${to} (node ${nodeId}): the member carries on with it`) })
   }
@@ -129,7 +129,7 @@ export class GroupMember {
       leaderName: this.#lastAssignment?.leaderName ?? null,
       state: this.#failed ? 'failed' : this.#stopped ? 'stopped' : this.#rejoin || this.#joining || this.#generation < 0 ? 'joining' : 'stable',
       leaseValid: this.leaseValid(),
-      owned: [...this.#owned].sort(),
+      owned: this.#owned.sorted(),
       members: this.#lastAssignment?.members ?? [],
       lastError: this.#hold.statusError(this.#lastError)
     }
@@ -169,7 +169,7 @@ export class GroupMember {
     // once, also what an assignment under way (a revoke storing its progress) holds, which would retry its store
     // until the flow stops.
     const held = this.#lease.valid(Date.now())
-    if (!held && this.#generation >= 0) this.#loseForStop()
+    if (!held && this.#generation >= 0) this.#owned.lose()
     await this.#handOver.run(this.#applying, now => this.#lease.valid(now), leaveBy - LEAVE_RESERVE_MS)
     this.#hold.clear()
     // Nothing is written from here on: the coordinator hands the work out as soon as it reads the LeaveGroup.
@@ -192,29 +192,24 @@ export class GroupMember {
     if (this.#o.fenceTransactionalIds !== undefined) {
       this.#listedBeforeJoin = await this.#pauses.untilStopped(membersBeforeJoin(this.#coordinator, this.#o.groupId, PROTOCOL_TYPE, this.#o.log, this.#o.openTransactionsOfGone), [])
     }
-    let backoff = 0
-    let failingSince: number | null = null
+    const backOff = new JoinBackOff(this.#o.sessionTimeoutMs)
     while (!this.#stopped) {
       await this.#pauses.unlessFrozen()
       if (this.#stopped) break
       try {
         if (this.#rejoin) await this.#joinRound()
         else await this.#pauses.nap(this.#o.heartbeatIntervalMs, this.#rejoin)
-        backoff = 0
-        failingSince = null
+        backOff.reset()
       } catch (err) {
         this.#rejoin = true
         if (this.#stopped) break
         const error = err instanceof KmirrorError ? err : new KmirrorError(ErrorCodes.INTERNAL, `group ${this.#o.groupId}: ${String(err)}`, { cause: err })
         if (!error.retriable) { this.#fail(error); return }
         this.#lastError = error.message
-        backoff = Math.min(Math.max(backoff * 2, 250), MAX_BACKOFF_MS)
-        failingSince ??= Date.now()
-        // A coordinator moving or loading its partition (every new group on a fresh cluster, every leader move) is
-        // routine: a warning only when it lasts a session timeout. Every other cause is a warning at once.
-        const routine = isCoordinatorTransient(error) && Date.now() - failingSince < this.#o.sessionTimeoutMs
-        this.#o.log[routine ? 'info' : 'warn']({ group: this.#o.groupId, err: error, retryInMs: backoff }, 'group membership: will try again')
-        await this.#pauses.sleep(backoff)
+        // A coordinator moving or loading is routine for a session timeout (join-back-off.ts).
+        const { retryInMs, routine } = backOff.failed(error)
+        this.#o.log[routine ? 'info' : 'warn']({ group: this.#o.groupId, err: error, retryInMs }, 'group membership: will try again')
+        await this.#pauses.sleep(retryInMs)
       }
     }
   }
@@ -267,7 +262,7 @@ export class GroupMember {
 
   /** JoinGroup (group-join.ts) with this member's metadata: the work it owns. */
   async #join (): Promise<JoinAnswer> {
-    const metadata = encodeMemberMetadata({ memberName: this.#o.memberName, transactionalId: this.#o.transactionalId, owned: [...this.#owned].sort() })
+    const metadata = encodeMemberMetadata({ memberName: this.#o.memberName, transactionalId: this.#o.transactionalId, owned: this.#owned.sorted() })
     return await joinGroup(this.#coordinator, {
       groupId: this.#o.groupId,
       sessionTimeoutMs: this.#o.sessionTimeoutMs,
@@ -284,23 +279,10 @@ export class GroupMember {
     this.#lastAssignment = assignment
     this.#lastError = null
     if (assignment.error !== AssignmentErrors.NONE) this.#o.log.warn({ group: this.#o.groupId, error: assignment.error }, 'the leader could not read this member\'s metadata: no work this round')
-    const assigned = new Set(assignment.assigned)
-    const revoked = [...this.#owned].filter(k => !assigned.has(k))
-    if (revoked.length > 0) {
-      this.#o.log.info({ group: this.#o.groupId, generation: assignment.generation, revoked: revoked.length }, 'revoking work for a rebalance')
-      await this.#o.owner.revoke(toItems(revoked))
-      for (const key of revoked) this.#owned.delete(key)
-      this.#rejoin = true
-    }
+    if (await this.#owned.revokeUnassigned(assignment)) this.#rejoin = true
     if (incarnation !== this.#incarnation) return
-    const added = assignment.assigned.filter(k => !this.#owned.has(k))
-    if (added.length > 0) {
-      for (const key of added) this.#owned.add(key)
-      this.#o.log.info({ group: this.#o.groupId, generation: assignment.generation, added: added.length, owned: this.#owned.size }, 'starting assigned work')
-      await this.#o.owner.assign(toItems(added))
-      // Membership lost while the work started: lose() ran for the earlier set; stop this too.
-      if (incarnation !== this.#incarnation && !this.#stopped) this.#o.owner.lose()
-    }
+    // A membership lost while the work started (lose() ran for the earlier set) loses this too.
+    await this.#owned.startAssigned(assignment, () => incarnation !== this.#incarnation && !this.#stopped)
     if (this.#rejoin) this.#pauses.wake()
   }
 
@@ -392,9 +374,8 @@ export class GroupMember {
     this.#incarnation++
     this.#hold.clear()
     if (this.#owned.size > 0) this.#o.log.warn({ group: this.#o.groupId, reason, owned: this.#owned.size }, 'group membership lost: stopping all work at once, joining again as a new member')
-    this.#owned.clear()
     // Even with no work: what the owner holds for the membership (an exactly-once producer) ends with it.
-    this.#o.owner.lose()
+    this.#owned.lose()
     if (this.#memberId !== '' && (errorCode === undefined || kafkaErrorName(errorCode) !== 'UNKNOWN_MEMBER_ID')) this.#lostMemberId = this.#memberId
     this.#memberId = ''
     this.#generation = -1
@@ -411,19 +392,7 @@ export class GroupMember {
     this.#hold.clear()
     this.#lastError = error.message
     this.#o.log.error({ group: this.#o.groupId, err: error }, 'group membership failed')
-    if (this.#takeOwned().length > 0) this.#o.owner.lose()
+    if (this.#owned.take().length > 0) this.#o.owner.lose()
     this.#o.onFatal?.(error)
-  }
-
-  /** A stop past the lease: everything the owner runs for this membership ends now, nothing stored. */
-  #loseForStop (): void {
-    this.#takeOwned()
-    this.#o.owner.lose()
-  }
-
-  #takeOwned (): WorkItem[] {
-    const items = toItems([...this.#owned])
-    this.#owned.clear()
-    return items
   }
 }

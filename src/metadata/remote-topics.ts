@@ -39,11 +39,10 @@ import { applyTopicSyncPlan, type TopicSyncResult, type TopicWriter } from './to
 import { planTopicSync, type ReplicatedTopic, type TopicProblem, type TopicSyncPlan } from './topic-sync-plan.ts'
 import { ConfigReads, describeTopicState, type TopicReader, type TopicState } from './topic-state.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
-import { ABSENT_REFRESHES_FOR_MASS_DELETION, DeletionProof, MissingVerdicts, type MassAbsence, type MissingTopic } from './deletion-proof.ts'
+import { DeletionProof, MissingVerdicts, type MissingTopic } from './deletion-proof.ts'
 import { PartitionCountHold } from './partition-count-hold.ts'
 import { estimateGroupWork, WorkEstimateMemory, type ListedTopic } from './group-work.ts'
-import { clusterContext } from '../kafka/connection-hints.ts'
-import { toolCommand } from '../kafka/tool-command.ts'
+import { massAbsenceMessage, missingMessage, remoteDeletedMessage, remotesKeptMessage } from './missing-topic-messages.ts'
 
 /** What the refresh reads from the source: the topic state, and topics asked for by name. */
 export type SourceTopicReader = TopicReader & Pick<AdminClient, 'probeTopics'>
@@ -289,7 +288,7 @@ export class RemoteTopics {
     if (recreated.length > 0 && this.#targetHasIds === null) await this.#learnTopicIds(recreated.map(t => t.remote))
     for (const [topic, known] of suspects) {
       if (created.has(known.remote)) {
-        this.#log.error({ topic, remoteTopic: known.remote }, this.#deletedMessage(topic, known.remote))
+        this.#log.error({ topic, remoteTopic: known.remote }, remoteDeletedMessage(this.#flow, topic, known.remote, this.#targetHasIds))
         if (this.#targetHasIds === false) recopy.push(topic)
       } else if (failed.has(topic)) {
         this.#missingRemotes.set(topic, known)
@@ -312,14 +311,6 @@ export class RemoteTopics {
   async #learnTopicIds (remoteTopics: readonly string[]): Promise<void> {
     const described = await this.#target.describeTopics(remoteTopics).catch(() => new Map<string, { id: string }>())
     for (const d of described.values()) this.#targetHasIds = !/^[0-]*$/.test(d.id)
-  }
-
-  #deletedMessage (topic: string, remoteTopic: string): string {
-    const { source, target } = this.#flow
-    const again = this.#targetHasIds !== false
-      ? `every instance copying a partition of ${topic} sees the new topic id at its next write and copies that partition again from the log start of cluster ${source.alias}`
-      : `copying ${topic} again from the log start of cluster ${source.alias}`
-    return `remote topic ${remoteTopic} was deleted on cluster ${target.alias} while kmirror replicated ${topic}: created it again; ${again} (records retention already deleted there cannot be copied again)`
   }
 
   /**
@@ -367,63 +358,29 @@ export class RemoteTopics {
 
   /** Logs each warning once, again when it changes; one gone is forgotten. */
   #warn (warnings: readonly TopicProblem[]): void {
-    const current = new Map(warnings.map(w => [w.topic, w]))
-    for (const [topic, w] of current) {
-      if (this.#warned.get(topic) === w.message) continue
-      this.#warned.set(topic, w.message)
-      this.#log.warn({ topic, remoteTopic: w.remoteTopic }, w.message)
-    }
-    for (const topic of [...this.#warned.keys()]) if (!current.has(topic)) this.#warned.delete(topic)
+    this.#logOnce(this.#warned, warnings, 'warn')
   }
 
+  /** Logs each problem once, again when it changes, and when it is solved. */
   #report (problems: readonly TopicProblem[]): void {
     this.#problems = problems
-    const current = new Map(problems.map(p => [p.topic, p]))
-    for (const [topic, p] of current) {
-      if (this.#reported.get(topic) === p.message) continue
-      this.#reported.set(topic, p.message)
-      this.#log.error({ topic, remoteTopic: p.remoteTopic }, p.message)
-    }
-    for (const topic of [...this.#reported.keys()]) {
-      if (current.has(topic)) continue
-      this.#reported.delete(topic)
-      this.#log.info({ topic }, 'remote topic problem solved')
-    }
-    this.#metrics.set('remoteTopicProblems', { flow: this.#flow.name }, current.size)
+    for (const topic of this.#logOnce(this.#reported, problems, 'error')) this.#log.info({ topic }, 'remote topic problem solved')
+    this.#metrics.set('remoteTopicProblems', { flow: this.#flow.name }, this.#reported.size)
   }
-}
 
-function massAbsenceMessage (flow: FlowConfig, mass: MassAbsence): string {
-  const source = flow.source.alias
-  return `cluster ${source} answers that ${mass.absent} of the ${mass.replicated} topics ${flow.name} replicates do not exist: kmirror takes them as ` +
-    `deleted only if they stay absent for ${ABSENT_REFRESHES_FOR_MASS_DELETION} refreshes in a row, because a broker answering from an empty ` +
-    `metadata cache after a restart, or ${source}.bootstrap.servers reaching another cluster, looks the same; check that ${source}.bootstrap.servers ` +
-    `names the brokers of cluster ${source}`
-}
-
-function remotesKeptMessage (flow: FlowConfig, kept: readonly string[]): string {
-  const { source, target } = flow
-  const shown = kept.length > 10 ? `${kept.slice(0, 10).join(', ')} and ${kept.length - 10} more` : kept.join(', ')
-  const command = toolCommand('kafka-topics.sh', clusterContext(target.alias, target.admin), '--delete --topic REMOTE_TOPIC', 'ADMIN')
-  return `${kept.length} source topic${kept.length === 1 ? '' : 's'} of ${flow.name} counted as deleted on cluster ${source.alias} while most replicated topics ` +
-    `were absent at once: released, but their remote topics on cluster ${target.alias} (${shown}) are kept on purpose though ` +
-    `sync.topic.deletions.enabled = true, because ${source.alias}.bootstrap.servers reaching another cluster looks the same, for good; check that ` +
-    `${source.alias}.bootstrap.servers names the brokers of cluster ${source.alias}, and if the topics were really deleted there, delete each ` +
-    `remote topic by hand: ${command}`
-}
-
-function missingMessage (flow: FlowConfig, topic: string, remoteTopic: string, missing: MissingTopic): string {
-  const source = flow.source.alias
-  const kept = `it is not taken as deleted: it stays in the flow and its remote topic ${remoteTopic} on ${flow.target.alias} is kept`
-  switch (missing.verdict) {
-    case MissingVerdicts.UNAUTHORIZED:
-      return `source topic ${topic} on ${source} can no longer be described by kmirror (TOPIC_AUTHORIZATION_FAILED): ${kept}. ` +
-        `Fix: grant the principal of ${source}'s client settings ALLOW DESCRIBE and READ on TOPIC ${topic} on ${source} ` +
-        `(or leave it out with ${flow.name}.topics.exclude)`
-    case MissingVerdicts.ABSENT_ONCE:
-      return `source topic ${topic} on ${source} does not exist any more; it counts as deleted if the next refresh finds it missing too`
-    default:
-      return `source topic ${topic} on ${source} is missing from the topic list, but asked by name ${source} answered ` +
-        `${missing.error ?? 'that it exists'}: ${kept}`
+  /**
+   * Logs each topic's message at LEVEL once, again when it changes, keeping LOGGED (topic → message) to what is
+   * current (the last entry of a topic counts); returns the topics forgotten, whose message is gone.
+   */
+  #logOnce (logged: Map<string, string>, entries: readonly TopicProblem[], level: 'warn' | 'error'): string[] {
+    const current = new Map(entries.map(e => [e.topic, e]))
+    for (const [topic, e] of current) {
+      if (logged.get(topic) === e.message) continue
+      logged.set(topic, e.message)
+      this.#log[level]({ topic, remoteTopic: e.remoteTopic }, e.message)
+    }
+    const gone = [...logged.keys()].filter(topic => !current.has(topic))
+    for (const topic of gone) logged.delete(topic)
+    return gone
   }
 }

@@ -6,8 +6,23 @@ import { asCopied, createHarness, offsetsWithGaps, type Harness } from '../../fa
 
 const T = { source: 't', remote: 'A.t', partitions: 1 } as const
 
+interface RoundsOptions {
+  /** The commit of the Nth round gets no answer (it went through, or not). */
+  readonly lostCommits?: Readonly<Record<number, 'committed' | 'aborted'>>
+  /** Where the offset syncs queued after a commit go (their upstream offsets); no queue without. */
+  readonly queued?: number[]
+  /** What the rounds say of the last round: committed (the default), or its transaction dropped by a lost membership. */
+  readonly lastCommitted?: boolean
+}
+
+interface FakeRounds {
+  readonly deps: ExactlyOnceDeps
+  readonly committed: () => Record<string, number>
+  readonly log: string[]
+}
+
 /** Rounds as transactions: the progress a round stored counts only once its callback and commit succeeded. */
-function fakeRounds (h: () => Harness, lostCommits: Readonly<Record<number, 'committed' | 'aborted'>> = {}, queued?: number[]): { deps: ExactlyOnceDeps, committed: () => Record<string, number>, log: string[] } {
+function fakeRounds (h: () => Harness, { lostCommits = {}, queued, lastCommitted = true }: RoundsOptions = {}): FakeRounds {
   let committed: Record<string, number> = {}
   const log: string[] = []
   let inDoubt = false
@@ -15,7 +30,7 @@ function fakeRounds (h: () => Harness, lostCommits: Readonly<Record<number, 'com
   const deps: ExactlyOnceDeps = {
     rounds: {
       get commitInDoubt () { return inDoubt },
-      lastCommitted: true,
+      lastCommitted,
       settleDoubt: wentThrough => { if (inDoubt) log.push(`settled ${wentThrough ? 'committed' : 'aborted'}`); inDoubt = false },
       run: async fn => {
         inDoubt = false
@@ -47,21 +62,35 @@ function fakeRounds (h: () => Harness, lostCommits: Readonly<Record<number, 'com
   return { deps, committed: () => committed, log }
 }
 
+/**
+ * A replicator in exactly-once mode over fake rounds (fakeRounds), with source partition t-0 (offsets 0 to 11, with
+ * gaps) to copy, BATCH_RECORDS records a batch (the source's default when not given), stopping once caught up.
+ */
+function harness (options: RoundsOptions & { readonly batchRecords?: number } = {}): { h: Harness, rounds: FakeRounds } {
+  let created: Harness | undefined
+  const rounds = fakeRounds(() => created!, options)
+  const h = created = createHarness({ exactlyOnce: rounds.deps })
+  h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
+  if (options.batchRecords !== undefined) h.source.batchRecords = options.batchRecords
+  h.source.whenCaughtUp(() => h.replicator.stop())
+  return { h, rounds }
+}
+
+/** Replicates topic t until the source is caught up. */
+async function runRounds (h: Harness): Promise<void> {
+  await h.replicator.addTopics([T])
+  await h.replicator.run()
+}
+
 describe('FlowReplicator in exactly-once mode', () => {
   it('stores progress inside every round, and after a failed round resumes every partition at its committed progress', async () => {
     // Given rounds of two records, the third write failing after its first batch was acknowledged
-    let harness: Harness | undefined
-    const rounds = fakeRounds(() => harness!)
-    const h = harness = createHarness({ exactlyOnce: rounds.deps })
-    h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
-    h.source.batchRecords = 2
+    const { h, rounds } = harness({ batchRecords: 2 })
     h.target.beforeWrite(() => {
       if (h.target.writeCalls === 3) h.target.failNextWrite(new KmirrorError(ErrorCodes.PRODUCE, 'connection reset', { retriable: true }), { afterSegments: 1 })
     })
     // When it copies everything
-    h.source.whenCaughtUp(() => h.replicator.stop())
-    await h.replicator.addTopics([T])
-    await h.replicator.run()
+    await runRounds(h)
     // Then the failed round was aborted, the transaction recovered, the committed progress read again
     const aborted = rounds.log.indexOf('abort')
     assert.deepEqual(rounds.log.slice(aborted, aborted + 2), ['abort', 'recover'])
@@ -79,16 +108,9 @@ describe('FlowReplicator in exactly-once mode', () => {
 
   it('queues the offset syncs of a committed round for the source cluster after its commit, none of a round whose transaction a lost membership dropped', async () => {
     for (const committedRound of [true, false]) {
-      let harness: Harness | undefined
-      const rounds = fakeRounds(() => harness!)
       const queued: number[] = []
-      Object.defineProperty(rounds.deps.rounds, 'lastCommitted', { get: () => committedRound })
-      const deps: ExactlyOnceDeps = { rounds: rounds.deps.rounds, reloadProgress: rounds.deps.reloadProgress, syncsAfterCommit: { enqueue: entries => queued.push(...entries.map(e => e.upstreamOffset)) } }
-      const h = harness = createHarness({ exactlyOnce: deps })
-      h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
-      h.source.whenCaughtUp(() => h.replicator.stop())
-      await h.replicator.addTopics([T])
-      await h.replicator.run()
+      const { h } = harness({ queued, lastCommitted: committedRound })
+      await runRounds(h)
       if (committedRound) assert.ok(queued.length > 0 && queued[0] === 0, `syncs queued: ${JSON.stringify(queued)}`)
       else assert.deepEqual(queued, [])
     }
@@ -97,14 +119,8 @@ describe('FlowReplicator in exactly-once mode', () => {
   it('queues the source offset syncs of a round whose commit got no answer once it is settled as committed, as those of any committed round', async () => {
     const run = async (lostCommits: Readonly<Record<number, 'committed'>>): Promise<number[]> => {
       const queued: number[] = []
-      let harness: Harness | undefined
-      const rounds = fakeRounds(() => harness!, lostCommits, queued)
-      const h = harness = createHarness({ exactlyOnce: rounds.deps })
-      h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
-      h.source.batchRecords = 2
-      h.source.whenCaughtUp(() => h.replicator.stop())
-      await h.replicator.addTopics([T])
-      await h.replicator.run()
+      const { h } = harness({ lostCommits, queued, batchRecords: 2 })
+      await runRounds(h)
       return queued
     }
     const baseline = await run({})
@@ -115,17 +131,11 @@ describe('FlowReplicator in exactly-once mode', () => {
   })
 
   it('stops at once on FENCED, storing nothing more', async () => {
-    let harness: Harness | undefined
-    const rounds = fakeRounds(() => harness!)
-    const h = harness = createHarness({ exactlyOnce: rounds.deps })
-    h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
-    h.source.batchRecords = 2
+    const { h, rounds } = harness({ batchRecords: 2 })
     const fenced = new KmirrorError(ErrorCodes.FENCED, 'PRODUCER_FENCED')
     h.target.beforeWrite(() => { if (h.target.writeCalls === 2) h.target.failNextWrite(fenced) })
-    h.source.whenCaughtUp(() => h.replicator.stop())
-    await h.replicator.addTopics([T])
     const commits = (): number => h.progress.commits.length
-    await assert.rejects(h.replicator.run(), err => err === fenced)
+    await assert.rejects(runRounds(h), err => err === fenced)
     assert.deepEqual(rounds.log, ['commit', 'abort'])
     assert.equal(commits(), 1)
   })
@@ -133,14 +143,8 @@ describe('FlowReplicator in exactly-once mode', () => {
   it('settles a round whose commit got no answer from the committed progress: one that went through is not copied again, one that did not is', async () => {
     for (const lost of ['committed', 'aborted'] as const) {
       // Given rounds of two records, the commit of the second round without an answer
-      let harness: Harness | undefined
-      const rounds = fakeRounds(() => harness!, { 2: lost })
-      const h = harness = createHarness({ exactlyOnce: rounds.deps })
-      h.source.addPartition('t', 0, offsetsWithGaps(0, 11))
-      h.source.batchRecords = 2
-      h.source.whenCaughtUp(() => h.replicator.stop())
-      await h.replicator.addTopics([T])
-      await h.replicator.run()
+      const { h, rounds } = harness({ lostCommits: { 2: lost }, batchRecords: 2 })
+      await runRounds(h)
       // Then the doubt was settled as the committed progress says, once
       assert.deepEqual(rounds.log.filter(e => e.startsWith('settled')), [`settled ${lost}`], rounds.log.join(', '))
       assert.deepEqual(h.logs.lines.filter(l => l.msg.startsWith('the commit of the last round got no answer')).map(l => l.msg),
