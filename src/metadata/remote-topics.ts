@@ -310,7 +310,7 @@ export class RemoteTopics {
   /** Describes topics just created, only to learn whether the target gives topic ids; unknown stays null. */
   async #learnTopicIds (remoteTopics: readonly string[]): Promise<void> {
     const described = await this.#target.describeTopics(remoteTopics).catch(() => new Map<string, { id: string }>())
-    for (const d of described.values()) this.#targetHasIds = !/^[0-]*$/.test(d.id)
+    for (const d of described.values()) this.#targetHasIds = !ZERO_UUID.test(d.id)
   }
 
   /**
