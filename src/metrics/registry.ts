@@ -34,6 +34,13 @@ export class PrometheusMetrics implements Metrics {
     this.#histograms.get(metric)?.observe(labels, value)
   }
 
+  remove (metrics: readonly MetricKey[], labels: MetricLabels): void {
+    for (const metric of metrics) {
+      // prom-client finds a series by the values of the metric's labels: LABELS must name them all (else nothing goes).
+      (this.#counters.get(metric) ?? this.#gauges.get(metric) ?? this.#histograms.get(metric))?.remove(labels)
+    }
+  }
+
   /** Forgets every series of a gauge (set again from a snapshot: series of groups or topics gone disappear). */
   clear (metric: MetricKey): void {
     this.#gauges.get(metric)?.reset()

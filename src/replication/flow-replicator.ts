@@ -53,6 +53,7 @@ import { statusOf } from './record-times.ts'
 import { setHoldGauges, withHold } from './source-holds-view.ts'
 import { OwnershipGrants } from './ownership-grants.ts'
 import { reportLongWaits } from './wait-reports.ts'
+import { TopicSeries } from './topic-series.ts'
 
 export type { StepFailure } from './step-failures.ts'
 export type { PartitionRef } from './partition-set.ts'
@@ -94,12 +95,15 @@ export class FlowReplicator {
   readonly #pendingStarts: PendingStarts
   /** Partitions whose source topic was deleted and created again: restarted at its log start (source-recreated.ts). */
   readonly #sourceRecreated: SourceRecreated
+  /** The metric series of the topics and partitions it copies, removed as they leave (topic-series.ts). */
+  readonly #series: TopicSeries
 
   constructor (deps: FlowReplicatorDeps) {
     this.#deps = deps
     this.#metrics = deps.metrics ?? noMetrics
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
-    this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log)
+    this.#series = new TopicSeries(this.#metrics, deps.flow.name, deps.countedSeriesKeptMs)
+    this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log, this.#series)
     const parts = buildReplicatorParts(deps, {
       partitions: this.#partitions, tracker: this.#tracker, metrics: this.#metrics, state: f => this.#state(f), positions: () => this.#positions(), afterAcks: copied => this.#afterAcks(copied)
     })
@@ -268,6 +272,8 @@ export class FlowReplicator {
     return this.#loop().finally(() => {
       this.#looping = false
       this.#applyChanges()
+      // Stopped (asked to, or on an error): it copies nothing more, so no series of a topic it copied stays.
+      this.#series.removeAll(this.#partitions.values())
     })
   }
 
@@ -276,6 +282,7 @@ export class FlowReplicator {
       // Beside the rounds: what a try finds joins at a later change (pending-starts.ts).
       this.#pendingStarts.retry()
       this.#applyChanges()
+      this.#series.sweep(Date.now(), this.#partitions)
       // The lease gate closed with work held (group-member.ts): nothing may be written, so nothing is fetched
       // until it opens again; no round completes meanwhile, so health sees the pause.
       if (this.#partitions.size > 0 && (this.#deps.fence?.() ?? null) !== null) {

@@ -11,6 +11,8 @@
  * - A partition is keyed once, when it joins (`key`); a round finds the state of a fetched partition by topic, then
  *   partition number (`find`), and asks it at a position object that is made again only when the position moved
  *   (`fetchPosition`): an idle round over thousands of partitions builds no string and no object per partition.
+ * - Every partition leaves the set through `#delete`, whatever the change, and `departures` hears of it there, with
+ *   whether it was its topic's last (topic-series.ts removes its metric series: ARCHITECTURE invariant 45).
  */
 import { ErrorCodes } from '../errors.ts'
 import type { Logger } from '../logger.ts'
@@ -78,10 +80,17 @@ export type PartitionChange =
   | { readonly kind: 'drop-lost', readonly done: () => void }
   | { readonly kind: 'add', readonly states: readonly PartitionState[], readonly done: () => void, readonly admit?: (state: PartitionState) => boolean }
 
+/** Told of each partition that leaves the set, whatever the change (topic-series.ts removes its metric series). */
+export interface PartitionDepartures {
+  /** LAST_OF_TOPIC: no partition of its topic is left in the set. */
+  partitionLeft (topic: string, partition: number, lastOfTopic: boolean): void
+}
+
 export class PartitionSet {
   readonly #fetcher: Pick<RecordFetcher, 'listOffsetsSettled'>
   readonly #startAt: 'earliest' | 'latest'
   readonly #log: Logger
+  readonly #departures: PartitionDepartures | null
   readonly #partitions = new Map<string, PartitionState>()
   /** The same states by topic, then partition number (`find`). */
   readonly #byTopic = new Map<string, Map<number, PartitionState>>()
@@ -89,10 +98,11 @@ export class PartitionSet {
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
   #stored = new Map<string, number>()
 
-  constructor (fetcher: Pick<RecordFetcher, 'listOffsetsSettled'>, startAt: 'earliest' | 'latest', log: Logger) {
+  constructor (fetcher: Pick<RecordFetcher, 'listOffsetsSettled'>, startAt: 'earliest' | 'latest', log: Logger, departures: PartitionDepartures | null = null) {
     this.#fetcher = fetcher
     this.#startAt = startAt
     this.#log = log
+    this.#departures = departures
   }
 
   setStored (stored: Map<string, number>): void {
@@ -132,12 +142,19 @@ export class PartitionSet {
     partitions.set(state.partition, state)
   }
 
+  /** The one way out of the set: every change that removes a partition comes here, and `departures` hears of it. */
   #delete (state: PartitionState): void {
     this.#partitions.delete(state.key)
     const partitions = this.#byTopic.get(state.topic)
     if (partitions?.get(state.partition) !== state) return
     partitions.delete(state.partition)
     if (partitions.size === 0) this.#byTopic.delete(state.topic)
+    this.#departures?.partitionLeft(state.topic, state.partition, partitions.size === 0)
+  }
+
+  /** Whether a partition of TOPIC is in the set (leaving or not). */
+  hasTopic (topic: string): boolean {
+    return this.#byTopic.has(topic)
   }
 
   get size (): number {

@@ -107,6 +107,8 @@ export interface FlowReplicatorDeps {
   /** How the fetcher reads the source (read_committed by default): only read_committed reads are held by open transactions. */
   readonly isolation?: 'read_committed' | 'read_uncommitted'
   readonly metrics?: Metrics
+  /** How long a topic's counters and histograms stay after its last partition left (topic-series.ts; 10 min by default). */
+  readonly countedSeriesKeptMs?: number
   /**
    * The group lease gate (flow-membership.ts), asked right before each write round: a reason writes nothing this
    * round. Absent when the flow runs alone.

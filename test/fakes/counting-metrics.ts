@@ -21,4 +21,13 @@ export class CountingMetrics implements Metrics {
     const key = `${metric}${JSON.stringify(labels)}`
     this.observations.set(key, [...(this.observations.get(key) ?? []), value])
   }
+
+  /**
+   * Every removal asked, in order (`name{"label":"value"}`). The maps above keep what was counted: a data path removes
+   * its topics' series when it stops, and tests read the totals after.
+   */
+  readonly removed: string[] = []
+  remove (metrics: readonly MetricKey[], labels: MetricLabels): void {
+    for (const metric of metrics) this.removed.push(`${metric}${JSON.stringify(labels)}`)
+  }
 }

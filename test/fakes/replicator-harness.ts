@@ -30,6 +30,8 @@ export interface HarnessOptions {
    */
   readonly batching?: Partial<BatchingOptions>
   readonly metrics?: Metrics
+  /** How long a topic's counters and histograms stay after it left (`FlowReplicatorDeps.countedSeriesKeptMs`). */
+  readonly countedSeriesKeptMs?: number
   /** Exactly-once mode: rounds as transactions (the fake target keeps aborted records: tests compare the tail). */
   readonly exactlyOnce?: ExactlyOnceDeps
   /** The group lease gate (`FlowReplicatorDeps.fence`). */
@@ -68,6 +70,7 @@ export function createHarness (options: HarnessOptions = {}): Harness {
     startAt: options.startAt ?? 'earliest',
     batching: options.batching ?? { minForwardBytes: 0 },
     ...(options.metrics === undefined ? {} : { metrics: options.metrics }),
+    ...(options.countedSeriesKeptMs === undefined ? {} : { countedSeriesKeptMs: options.countedSeriesKeptMs }),
     ...(options.exactlyOnce === undefined ? {} : { exactlyOnce: options.exactlyOnce }),
     ...(options.fence === undefined ? {} : { fence: options.fence }),
     ...(options.flushWhenCaughtUp === undefined ? {} : { flushWhenCaughtUp: options.flushWhenCaughtUp })

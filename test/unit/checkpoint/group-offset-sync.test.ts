@@ -74,7 +74,7 @@ function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, C
     // `orders` is replicated 1:1 up to source offset 100 and not exactly beyond; `other` is not replicated.
     translator: { translate: (topic, _p, c) => topic === 'orders' ? (c <= 100 ? { offset: c, exact: true } : { offset: 100, exact: false, reason: 'beyond' }) : undefined },
     log: logger.log,
-    metrics: { inc: (m, labels, v = 1) => { counted.push([m, labels, v]) }, set: () => undefined, observe: () => undefined }
+    metrics: { inc: (m, labels, v = 1) => { counted.push([m, labels, v]) }, set: () => undefined, observe: () => undefined, remove: () => undefined }
   })
   return { sync, logger, counted, writes, describes }
 }

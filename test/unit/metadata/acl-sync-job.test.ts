@@ -69,7 +69,7 @@ class FakeAdmin {
 
 function countingMetrics (): Metrics & { counts: Map<MetricKey, number> } {
   const counts = new Map<MetricKey, number>()
-  return { counts, inc: (key, _labels, value = 1) => { counts.set(key, (counts.get(key) ?? 0) + value) }, set: () => undefined, observe: () => undefined }
+  return { counts, inc: (key, _labels, value = 1) => { counts.set(key, (counts.get(key) ?? 0) + value) }, set: () => undefined, observe: () => undefined, remove: () => undefined }
 }
 
 /** The ownership topic in memory: what the store writes (also told as events, in order), it reads back. */

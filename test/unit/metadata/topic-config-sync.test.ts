@@ -21,6 +21,7 @@ function counting (): Metrics & { changed: () => number } {
     inc: (metric: MetricKey, _labels: unknown, value = 1) => { if (metric === 'topicConfigsChanged') changed += value },
     set: () => undefined,
     observe: () => undefined,
+    remove: () => undefined,
     changed: () => changed
   }
 }

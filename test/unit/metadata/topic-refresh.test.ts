@@ -26,6 +26,7 @@ class RecordingMetrics implements Metrics {
   }
 
   observe (): void {}
+  remove (): void {}
 }
 
 function setup (...lines: string[]) {

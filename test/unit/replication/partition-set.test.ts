@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { fetchPosition, PartitionSet, type PartitionRef } from '../../../src/replication/partition-set.ts'
+import { fetchPosition, PartitionSet, type PartitionDepartures, type PartitionRef } from '../../../src/replication/partition-set.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 
@@ -9,8 +9,8 @@ const fetcher = {
     ({ offsets: new Map(partitions.map(p => [partitionKey(p.topic, p.partition), 7])), failed: new Map<string, string>() })
 }
 
-async function setOf (refs: readonly PartitionRef[]): Promise<PartitionSet> {
-  const set = new PartitionSet(fetcher, 'latest', memoryLogger().log)
+async function setOf (refs: readonly PartitionRef[], departures: PartitionDepartures | null = null): Promise<PartitionSet> {
+  const set = new PartitionSet(fetcher, 'latest', memoryLogger().log, departures)
   set.enqueue({ kind: 'add', states: (await set.resolve(refs)).states, done: () => undefined })
   set.applyChanges(() => undefined)
   return set
@@ -89,6 +89,34 @@ describe('PartitionSet', () => {
     assert.ok(set.taken(partitionKey('a', 0)))
     set.find('a', 0)!.releasing = true
     assert.ok(!set.taken(partitionKey('a', 0)))
+  })
+
+  it('tells each partition that leaves, whatever the change, and whether it was the last of its topic; a partition added again while leaving does not leave', async () => {
+    // Given topics a (partitions 0, 1, 2) and b (0, 1), told to a listener
+    const left: string[] = []
+    const set = await setOf([0, 1, 2].map(partition => ({ topic: 'a', partition, remoteTopic: 'A.a' })).concat([0, 1].map(partition => ({ topic: 'b', partition, remoteTopic: 'A.b' }))),
+      { partitionLeft: (topic, partition, last) => { left.push(`${topic}-${partition}${last ? ' last' : ''}`) } })
+
+    // When a-0 is released, a-1 lost and added again before it left, a-2 lost, and topic b removed
+    set.find('a', 0)!.releasing = true
+    set.enqueue({ kind: 'release', keys: new Set([partitionKey('a', 0)]), done: () => undefined })
+    set.find('a', 1)!.lost = true
+    set.find('a', 2)!.lost = true
+    set.enqueue({ kind: 'add', states: (await set.resolve([{ topic: 'a', partition: 1, remoteTopic: 'A.a' }])).states, done: () => undefined })
+    set.enqueue({ kind: 'drop-lost', done: () => undefined })
+    set.enqueue({ kind: 'remove-topics', topics: new Set(['b']), done: () => undefined })
+    set.applyChanges(() => undefined)
+
+    // Then every partition that left is told, b-1 as the last of b; a-1 stays, so a still has a partition here
+    assert.deepEqual(left, ['a-0', 'a-2', 'b-0', 'b-1 last'])
+    assert.ok(set.hasTopic('a'))
+    assert.ok(!set.hasTopic('b'))
+
+    // When a-1 leaves too, then it is told as the last of a
+    set.find('a', 1)!.lost = true
+    set.enqueue({ kind: 'drop-lost', done: () => undefined })
+    set.applyChanges(() => undefined)
+    assert.deepEqual(left.at(-1), 'a-1 last')
   })
 
   it('adds only the states an add admits when it is applied', async () => {

@@ -10,7 +10,7 @@ import { TransactionTally } from '../../../src/replication/transaction-tally.ts'
 
 test('commits and aborts are counted, with the last commit\'s time and the last abort\'s cause; empty rounds count nothing', () => {
   const counted: string[] = []
-  const metrics: Metrics = { inc: (name, labels, value = 1) => { counted.push(`${name} ${labels['flow']} +${value}`) }, set: () => undefined, observe: () => undefined }
+  const metrics: Metrics = { inc: (name, labels, value = 1) => { counted.push(`${name} ${labels['flow']} +${value}`) }, set: () => undefined, observe: () => undefined, remove: () => undefined }
   const tally = new TransactionTally('A->B', 'kmirror-A-B-pod:1:2', 20_000, metrics)
   assert.deepEqual(tally.status(), { transactionalId: 'kmirror-A-B-pod:1:2', transactionTimeoutMs: 20_000, committed: 0, aborted: 0, lastCommitAt: null, lastAbort: null })
   const before = Date.now()
