@@ -67,7 +67,9 @@ export function updatePartitionLagGauges (metrics: PrometheusMetrics, flows: rea
 
 /**
  * `kmirror_ready` as /readyz; `kmirror_flow_up` 1 per flow while ready, not stopped on an error and not stalled;
- * the partitions each flow copies here and, in a group, how many members it has and whether its lease holds.
+ * the partitions each flow copies here and, in a group, how many members it has and whether its lease holds; the
+ * topics with a remote topic problem, as /status shows them: only on the instance that runs the topic refresh now
+ * (0 elsewhere, so an instance the job moved away from never keeps an old count that no refresh clears).
  */
 export function updateUpGauges (metrics: PrometheusMetrics, flows: readonly FlowStatus[], health: HealthReport, failed: boolean): void {
   metrics.set('ready', {}, health.ready ? 1 : 0)
@@ -77,6 +79,7 @@ export function updateUpGauges (metrics: PrometheusMetrics, flows: readonly Flow
     const up = health.ready && !failed && !health.stalled.some(s => s.flow === flow.name)
     metrics.set('flowUp', { flow: flow.name }, up ? 1 : 0)
     metrics.set('ownedPartitions', { flow: flow.name }, flow.partitions.length)
+    metrics.set('remoteTopicProblems', { flow: flow.name }, new Set((flow.remoteTopicProblems ?? []).map(p => p.topic)).size)
     if (flow.membership !== null) metrics.set('groupMembers', { flow: flow.name }, flow.membership.members.length)
     if (flow.membership?.lease !== undefined) metrics.set('groupLeaseValid', { flow: flow.name }, flow.membership.lease.valid ? 1 : 0)
   }

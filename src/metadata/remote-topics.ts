@@ -365,7 +365,6 @@ export class RemoteTopics {
   #report (problems: readonly TopicProblem[]): void {
     this.#problems = problems
     for (const topic of this.#logOnce(this.#reported, problems, 'error')) this.#log.info({ topic }, 'remote topic problem solved')
-    this.#metrics.set('remoteTopicProblems', { flow: this.#flow.name }, this.#reported.size)
   }
 
   /**

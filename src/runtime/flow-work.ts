@@ -246,7 +246,9 @@ export class FlowWork implements WorkOwner {
 
   /** What this instance owns: partition count and job names (its member metadata, and status). */
   owned (): { partitions: string[], jobs: string[] } {
-    return { partitions: [...this.#partitions], jobs: [...this.#jobs] }
+    // Alone, every job is this instance's (`startAllJobs`), the topic refresh too though it may not run periodically.
+    const jobs = this.#ownership === Ownerships.ALL ? this.#parts.jobs.map(j => j.name) : [...this.#jobs]
+    return { partitions: [...this.#partitions], jobs }
   }
 }
 

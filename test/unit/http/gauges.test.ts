@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { updateLagGauges, updatePartitionLagGauges } from '../../../src/http/gauges.ts'
+import { updateLagGauges, updatePartitionLagGauges, updateUpGauges } from '../../../src/http/gauges.ts'
 import { PrometheusMetrics } from '../../../src/metrics/registry.ts'
 import type { PartitionStatus } from '../../../src/replication/flow-replicator.ts'
 import type { FlowStatus } from '../../../src/runtime/flow.ts'
@@ -35,6 +35,19 @@ describe('updateLagGauges', () => {
     assert.deepEqual(await series(metrics, 'kmirror_replication_lag_records'), ['{flow="A->B",topic="t"} 10'])
     assert.deepEqual(await series(metrics, 'kmirror_replication_lag_seconds'), ['{flow="A->B",topic="t"} 4'])
     assert.deepEqual(await series(metrics, 'kmirror_replication_lag_unknown_partitions'), ['{flow="A->B",topic="t"} 0'])
+  })
+})
+
+describe('updateUpGauges', () => {
+  it('Given remote topic problems, then kmirror_remote_topic_problems counts their topics as /status shows them: 0 on an instance that does not run the topic refresh, whatever it once found', async () => {
+    const metrics = new PrometheusMetrics()
+    const health = { ready: true, healthy: true, stalled: [] }
+    const problem = (topic: string, message: string) => ({ topic, remoteTopic: `A.${topic}`, message })
+    updateUpGauges(metrics, [{ ...flow('A->B', []), remoteTopicProblems: [problem('t1', 'refused'), problem('t1', 'growth refused'), problem('t2', 'refused')] }, flow('A->C', [])], health, false)
+    assert.deepEqual(await series(metrics, 'kmirror_remote_topic_problems'), ['{flow="A->B"} 2', '{flow="A->C"} 0'])
+    // (the refresh job moved to another instance: /status has no such field here any more)
+    updateUpGauges(metrics, [flow('A->B', []), flow('A->C', [])], health, false)
+    assert.deepEqual(await series(metrics, 'kmirror_remote_topic_problems'), ['{flow="A->B"} 0', '{flow="A->C"} 0'])
   })
 })
 

@@ -47,7 +47,7 @@ function setup (...lines: string[]) {
 describe('RemoteTopics.refresh', () => {
   it('sets aside a topic whose source configs are refused, replicates the others, and creates it once they can be read', async () => {
     // Given DESCRIBE_CONFIGS on `secret` is refused on the source
-    const { source, target, logs, metrics, topics, refresh } = setup()
+    const { source, target, logs, topics, refresh } = setup()
     source.addTopic('orders', 2, { 'retention.ms': '3600000' })
     source.addTopic('secret', 1, { 'retention.ms': '7200000' })
     source.denyDescribeConfigs('secret')
@@ -60,8 +60,7 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(first.topics.map(t => t.source), ['orders'])
     assert.deepEqual(first.created, ['A.orders'])
     assert.equal(target.has('A.secret'), false)
-    assert.equal(metrics.gauges.get('remoteTopicProblems'), 1)
-    // (and /status lists it, with the same message as the log)
+    // (and /status lists it, with the same message as the log: the gauge counts what /status shows, gauges.ts)
     assert.deepEqual(topics.problems.map(p => [p.topic, p.remoteTopic]), [['secret', 'A.secret']])
     const errors = logs.lines.filter(e => e.level >= LogLevels.warn)
     assert.equal(errors.length, 1)
@@ -76,7 +75,6 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(granted.created, ['A.secret'])
     assert.deepEqual(target.overrides('A.secret'), { 'retention.ms': '7200000' })
     assert.deepEqual(granted.topics.map(t => t.source), ['orders', 'secret'])
-    assert.equal(metrics.gauges.get('remoteTopicProblems'), 0)
     assert.deepEqual(topics.problems, [])
   })
 
@@ -89,7 +87,7 @@ describe('RemoteTopics.refresh', () => {
     assert.equal(target.partitions('A.orders'), 3)
     assert.deepEqual(target.overrides('A.orders'), { 'retention.ms': '3600000', 'cleanup.policy': 'compact' })
     assert.equal(metrics.counters.get('remoteTopicsCreated'), 1)
-    assert.equal(metrics.gauges.get('remoteTopicProblems'), 0)
+    assert.deepEqual(result.problems, [])
   })
 
   it('picks up a new topic and new partitions at the next refresh, reading configs only of the topic it creates', async () => {
@@ -308,7 +306,7 @@ describe('RemoteTopics.refresh', () => {
 
   it('replicates a remote topic with more partitions than its source into the source\'s partitions, warning once, and never releases it', async () => {
     // Given a remote topic with more partitions than its source (pre-created for a migration)
-    const { source, target, logs, metrics, released, refresh } = setup()
+    const { source, target, logs, released, refresh } = setup()
     source.addTopic('clash', 2)
     source.addTopic('fine', 1)
     target.addTopic('A.clash', 4)
@@ -320,7 +318,6 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(second.topics, first.topics)
     assert.deepEqual([first.removed, second.removed, released], [[], [], []])
     assert.deepEqual([first.problems, logs.at(LogLevels.error)], [[], []])
-    assert.equal(metrics.gauges.get('remoteTopicProblems'), 0)
     const warnings = logs.at(LogLevels.warn).filter(l => l.topic === 'clash')
     assert.equal(warnings.length, 1)
     assert.match(warnings[0]!.msg, /remote topic A\.clash on B has 4 partitions but source topic clash on A has 2: partitions 0-1 are replicated, .* and partitions 2-3 of A\.clash receive nothing/)

@@ -15,7 +15,7 @@ const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', '
   .flows.find(f => f.name === 'A->B')!
 
 /** FlowWork over recording fakes: what it asked of the data path, the stores and the heartbeats, in order. */
-function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, failures: number, run?: (signal: AbortSignal) => Promise<void> }, checkpoints?: (signal: AbortSignal) => Promise<void> } = {}) {
+function setup (options: { ownership?: 'all' | 'assigned', heartbeats?: boolean, refresh?: { periodic: boolean, failures: number, run?: (signal: AbortSignal) => Promise<void> }, checkpoints?: (signal: AbortSignal) => Promise<void> } = {}) {
   const calls: string[] = []
   let ownedNow: (p: { topic: string, partition: number }) => boolean = () => false
   let duringRelease: () => Promise<void> = async () => undefined
@@ -54,7 +54,7 @@ function setup (options: { heartbeats?: boolean, refresh?: { periodic: boolean, 
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async (abort?: string) => { calls.push(abort === undefined ? 'heartbeats stop' : `heartbeats stop, run aborted: ${abort}`) } } : null
   const logger = memoryLogger()
   const endLostTransaction = async (): Promise<void> => { calls.push('end lost transaction') }
-  const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, endLostTransaction, membershipLost: () => { calls.push('membership lost') }, log: logger.log }, 'assigned')
+  const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, endLostTransaction, membershipLost: () => { calls.push('membership lost') }, log: logger.log }, options.ownership ?? 'assigned')
   ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
   return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f }, releaseStores: (stored: boolean) => { releaseStored = stored } }
 }
@@ -66,6 +66,11 @@ describe('FlowWork', () => {
       { kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'partition', topic: 'orders-eu', partition: 0 },
       { kind: 'job', job: 'refresh-topics' }, { kind: 'job', job: 'emit-checkpoints' }, { kind: 'job', job: 'heartbeats' }
     ])
+  })
+
+  it('alone, owns every job of the flow from the start (the topic refresh too, periodic or not), so /status shows what they found', async () => {
+    const { work } = setup({ ownership: 'all', refresh: { periodic: false, failures: 0 } })
+    assert.deepEqual(work.owned().jobs, ['refresh-topics', 'emit-checkpoints'])
   })
 
   it('on assignment runs the topic refresh first, reads progress and history again, then adds the partitions; jobs start on the scheduler', async () => {
