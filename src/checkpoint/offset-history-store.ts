@@ -12,9 +12,13 @@
  * - Runs are appended only from syncs of acknowledged records (the data path feeds them after acks=all).
  * - Each partition's runs are appended by the one instance that copies it. Another instance (several kmirror
  *   share a flow) keeps the history of the partitions it does not copy current with `follow`, which reads the
- *   topic from where its last read ended, so its checkpoints and group offset syncs translate exactly too.
+ *   topic from where its last read ended, so its checkpoints and group offset syncs translate exactly too. The
+ *   follow at an assignment, the last before the partitions it brings are owned (and no longer rebuilt from the
+ *   topic), reads to the high watermark, waiting for transactions open there, as the progress load beside it does.
  */
+import { transactionWaitMs } from '../config/transaction-timeout.ts'
 import type { FlowConfig } from '../config/types.ts'
+import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { decodeOffsetHistoryKey, decodeOffsetHistoryValue, encodeOffsetHistoryKey, encodeOffsetHistoryValue } from '../formats/offset-history.ts'
 import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
@@ -49,6 +53,7 @@ export class OffsetHistoryStore {
   readonly #openRuns = new Map<string, { upstream: number, downstream: number, persisted: number }>()
   /** Every run read from the topic (by `load` and `follow`), per partition and run start. */
   readonly #read = new Map<string, Map<number, StoredRun>>()
+  readonly #closing = new AbortController()
   /** Where the next `follow` continues reading; null before `load` read the topic. */
   #next: number | null = null
   /** Tombstones of forgotten partitions (`forget`), written with the next write of this store. */
@@ -88,13 +93,18 @@ export class OffsetHistoryStore {
    * Reads what was appended since the last read (by the instances copying other partitions) and rebuilds the
    * history of every partition `owned` says this instance does not copy. One fetch when nothing is new.
    */
-  async follow (owned: (tp: string) => boolean): Promise<void> {
+  async follow (owned: (tp: string) => boolean, options: { readonly waitForTransactions?: boolean } = {}): Promise<void> {
     if (this.#fetcher === null) return
-    for (const tp of await this.#readNew()) if (!owned(tp)) this.#rebuild(tp, this.#read.get(tp)!)
+    for (const tp of await this.#readNew(options.waitForTransactions === true)) if (!owned(tp)) this.#rebuild(tp, this.#read.get(tp)!)
   }
 
-  /** Reads the topic from `#next` to its end into `#read`; returns the partitions with new records. */
-  async #readNew (): Promise<Set<string>> {
+  /**
+   * Reads the topic from `#next` to its end into `#read`; returns the partitions with new records. WRITTEN: to
+   * the high watermark, waiting for transactions open there (topic-reader.ts): a follow at an assignment is the
+   * last that rebuilds the partitions it hands over, so a run their last owner committed behind another member's
+   * open round (exactly-once: history records are part of the round's transaction) must not be missed.
+   */
+  async #readNew (written = false): Promise<Set<string>> {
     const touched = new Set<string>()
     const ends = await readTopicFrom(this.#fetcher as RecordFetcher, this.topic, 1, new Map(this.#next === null ? [] : [[0, this.#next]]), (_, record) => {
       if (record.key === null) return
@@ -109,7 +119,7 @@ export class OffsetHistoryStore {
         const started = value.open && value.length === 1 ? record.offset : byStart.get(key.upstreamOffset)?.startedAt ?? -1
         byStart.set(key.upstreamOffset, { downstream: value.downstreamOffset, length: value.length, open: value.open, at: record.offset, startedAt: started })
       }
-    })
+    }, written ? { through: 'written', timeoutMs: transactionWaitMs(this.#flow), signal: this.#closing.signal } : {})
     this.#next = ends.get(0) ?? this.#next
     return touched
   }
@@ -127,6 +137,11 @@ export class OffsetHistoryStore {
     this.#histories.set(tp, history)
     const last = starts.at(-1)
     if (last !== undefined) this.#openRuns.set(tp, { upstream: last, downstream: byStart.get(last)!.downstream, persisted: byStart.get(last)!.length })
+  }
+
+  /** The flow stops: a follow waiting for transactions to end gives up at once (a retriable error). */
+  close (): void {
+    this.#closing.abort(new KmirrorError(ErrorCodes.PROGRESS, `stopped reading ${this.topic}: the flow is stopping`, { retriable: true }))
   }
 
   /** The partitions with a history, as `{ topic, partition }`. */

@@ -20,6 +20,18 @@ export function transactionTimeoutMs (flow: FlowConfig): number {
   return clientInt(flow.target.producer, 'transaction.timeout.ms')
 }
 
+/** The reader's minute: an internal topic read to its end that takes longer fails (retried). */
+const INTERNAL_READ_TIMEOUT_MS = 60_000
+
+/**
+ * How long a read of an internal topic to its high watermark may wait for transactions open there: in exactly-once
+ * mode past the transaction timeout and the coordinator's look for timed-out ones plus 10 s (a dead member's
+ * transaction the group's leader could not fence ends by then), else the reader's minute.
+ */
+export function transactionWaitMs (flow: FlowConfig): number {
+  return Math.max(INTERNAL_READ_TIMEOUT_MS, flow.exactlyOnce ? transactionTimeoutMs(flow) + COORDINATOR_CHECK_MS + 10_000 : 0)
+}
+
 export function transactionTimeoutWarnings (flow: FlowConfig): ConfigWarning[] {
   if (!flow.exactlyOnce) return []
   const timeoutMs = transactionTimeoutMs(flow)

@@ -19,13 +19,10 @@ import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { partitionKey } from '../topic-partition.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
 import { readTopicToEnd } from '../kafka/topic-reader.ts'
-import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
+import { transactionWaitMs } from '../config/transaction-timeout.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 
 const SOURCE_CONNECTOR = 'MirrorSourceConnector'
-
-/** How long reading the offsets topic to its end may take, at least. */
-const READ_TIMEOUT_MS = 60_000
 
 export class ProgressStore {
   readonly #flow: FlowConfig
@@ -91,21 +88,13 @@ export class ProgressStore {
       if (offset === null || offset < 0) read.delete(tp)
       else read.set(tp, offset)
     }, options.waitForTransactions === true
-      ? { through: 'written', timeoutMs: this.#readTimeoutMs(), signal: this.#closing.signal }
+      ? { through: 'written', timeoutMs: transactionWaitMs(this.#flow), signal: this.#closing.signal }
       : { through: 'stable' })
     this.#stored.clear()
     for (const [tp, offset] of read) this.#stored.set(tp, offset)
     return new Map(read)
   }
 
-  /**
-   * How long a load may wait for transactions open on the topic: in exactly-once mode past the transaction timeout
-   * and the coordinator's 10 s look for timed-out ones (a dead member's transaction the group's leader could not
-   * fence ends then), else the reader's minute.
-   */
-  #readTimeoutMs (): number {
-    return Math.max(READ_TIMEOUT_MS, this.#flow.exactlyOnce === true ? transactionTimeoutMs(this.#flow) + 20_000 : 0)
-  }
 
   /**
    * Exactly-once mode, after an aborted round: forgets what it believed stored (the aborted records) and reads the

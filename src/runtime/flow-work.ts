@@ -148,7 +148,7 @@ export class FlowWork implements WorkOwner {
     // (its producer was dropped, not ended), and the read below waits for open transactions: ended first.
     if (this.#lostSinceAssigned) await this.#parts.endLostTransaction?.()
     this.#lostSinceAssigned = false
-    const [stored] = await Promise.all([progress.load({ readOnly: true, waitForTransactions: true }), history.follow(tp => this.#writesHistory(tp))])
+    const [stored] = await Promise.all([progress.load({ readOnly: true, waitForTransactions: true }), history.follow(tp => this.#writesHistory(tp), { waitForTransactions: true })])
     for (const p of fresh) this.#partitions.add(partitionKey(p.topic, p.partition))
     const refs: PartitionRef[] = fresh.map(p => ({ ...p, remoteTopic: policy.formatRemoteTopic(config.source.alias, p.topic) }))
     await replicator.addPartitions(refs, stored, key => this.ownsPartition(key))

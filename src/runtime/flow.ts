@@ -91,7 +91,8 @@ export class Flow implements WorkOwner {
   #replicator: FlowReplicator | null = null
   /** At-least-once mode with offset syncs: MM2's syncs not written yet, drained at stop. */
   #outbox: SyncOutbox | null = null
-  #progress: ProgressStore | null = null
+  /** The stores whose reads may wait for open transactions (progress, history): told to give up at a stop. */
+  readonly #waitingReads: Array<{ close (): void }> = []
   /** Exactly-once mode: what the round transactions came to; null otherwise. */
   #transactions: TransactionTally | null = null
   #checkpoints: CheckpointEmitter | null = null
@@ -146,9 +147,9 @@ export class Flow implements WorkOwner {
     this.#transactions = transactionalId === undefined ? null : new TransactionTally(config.name, transactionalId, transactionTimeoutMs(config), this.#metrics)
     const offsetsReader = target.reader
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter)
-    this.#progress = progress
     const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : null
     const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, roundWriter)
+    this.#waitingReads.push(progress, history)
     if (rounds !== null) {
       // Initialises this process's own transactional id (it carries the pid and start time, so it fences no one):
       // an earlier process's open transactions are ended by the group's leader fencing its id, or by their timeout,
@@ -324,8 +325,8 @@ export class Flow implements WorkOwner {
    */
   async stop (drainBy?: number): Promise<void> {
     this.#stopping = true
-    // A progress read waiting for a transaction to end would hold the stop past its deadline.
-    this.#progress?.close()
+    // A progress or history read waiting for a transaction to end would hold the stop past its deadline.
+    for (const store of this.#waitingReads) store.close()
     await this.#scheduler.stop()
     this.#replicator?.stop()
     try {

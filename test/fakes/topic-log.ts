@@ -9,6 +9,11 @@ import { partitionKey } from '../../src/topic-partition.ts'
 
 export class TopicLog {
   readonly records: FetchedRecord[] = []
+  /**
+   * A transaction open from this offset on (read_committed readers see nothing from it: the last stable offset);
+   * null while none is open. `listOffsets('written')` still answers the high watermark.
+   */
+  openTransactionAt: number | null = null
   readonly #onWrite: ((topic: string, record: FetchedRecord) => void) | undefined
 
   /** ON_WRITE sees every record written, with the topic it was written to (for tests that log events in order). */
@@ -28,14 +33,18 @@ export class TopicLog {
     })
   }
 
+  get #stable (): number {
+    return this.openTransactionAt ?? this.records.length
+  }
+
   async fetch (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> {
     return positions.map(p => ({
-      topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: this.records.slice(p.offset), nextOffset: this.records.length,
-      highWatermark: this.records.length, lastStableOffset: this.records.length, logStartOffset: 0, bytes: 0
+      topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: this.records.slice(p.offset, Math.max(p.offset, this.#stable)), nextOffset: Math.max(p.offset, this.#stable),
+      highWatermark: this.records.length, lastStableOffset: this.#stable, logStartOffset: 0, bytes: 0
     }))
   }
 
-  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest'): Promise<Map<string, number>> {
-    return new Map(partitions.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : this.records.length]))
+  async listOffsets (partitions: readonly { topic: string, partition: number }[], which: 'earliest' | 'latest' | 'written'): Promise<Map<string, number>> {
+    return new Map(partitions.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : which === 'written' ? this.records.length : this.#stable]))
   }
 }

@@ -64,6 +64,34 @@ describe('OffsetHistoryStore', () => {
     assert.deepEqual(store.history('t', 0)!.toTarget(45), { offset: 41, exact: true })
   })
 
+  it('at an assignment, follows past a transaction open on the history topic (another member\'s round) once it ends, so a run committed behind it is not missed', async () => {
+    // Given B's run of t-1 committed behind another member's transaction still open on the history topic
+    const log = new TopicLog()
+    const a = new OffsetHistoryStore(flow, admin, log, log)
+    const b = new OffsetHistoryStore(flow, admin, log, log)
+    await a.load()
+    await b.load()
+    const tracker = new OffsetSyncTracker(100)
+    for (let up = 0; up < 30; up++) tracker.record('t\u00001', 't', 1, up, up + 7)
+    tracker.promoteDelayed()
+    log.openTransactionAt = log.records.length
+    log.records.push({ offset: log.records.length, timestamp: 0n, key: null, value: null, headers: [] })
+    await b.append(tracker.takePending())
+    // When A follows as a plain tail, it stops at the open transaction: nothing of t-1 yet
+    await a.follow(() => false)
+    assert.equal(a.history('t', 1), undefined)
+    // When A follows at an assignment, waiting for transactions, and the open one ends after its first fetch
+    const fetch = log.fetch.bind(log)
+    log.fetch = async positions => {
+      const fetched = await fetch(positions)
+      log.openTransactionAt = null
+      return fetched
+    }
+    await a.follow(() => false, { waitForTransactions: true })
+    // Then it has B's run of t-1
+    assert.deepEqual(a.history('t', 1)!.toTarget(0), { offset: 7, exact: true })
+  })
+
   it('follows the runs another instance appends for partitions it does not copy, and keeps its own partitions as they are', async () => {
     // Given two stores on one history topic: A copies t-0, B copies t-1 (each translates what it copies)
     const log = new TopicLog()

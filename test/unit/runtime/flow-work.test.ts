@@ -30,7 +30,12 @@ function setup (options: { ownership?: 'all' | 'assigned', heartbeats?: boolean,
     loseAll: () => { calls.push('lose') }
   } as unknown as FlowReplicator
   let ownedAtFollow: ((tp: string) => boolean) | null = null
-  const history = { follow: async (owned: (tp: string) => boolean) => { ownedAtFollow = owned; calls.push(`follow ${owned(partitionKey('orders', 0))}`) } } as unknown as OffsetHistoryStore
+  const history = {
+    follow: async (owned: (tp: string) => boolean, o?: { waitForTransactions?: boolean }) => {
+      ownedAtFollow = owned
+      calls.push(`follow ${owned(partitionKey('orders', 0))}${o?.waitForTransactions === true ? ' (waiting for transactions)' : ''}`)
+    }
+  } as unknown as OffsetHistoryStore
   const progress = { load: async (o?: { waitForTransactions?: boolean }) => { calls.push(o?.waitForTransactions === true ? 'progress (waiting for transactions)' : 'progress'); return new Map([[partitionKey('orders', 0), 41]]) } }
   const sourceAdmin = {
     describeAllTopics: async () => new Map([
@@ -78,7 +83,7 @@ describe('FlowWork', () => {
     assert.equal(work.ownsPartition(partitionKey('orders', 0)), false)
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'job', job: 'refresh-topics' }, { kind: 'job', job: 'emit-checkpoints' }, { kind: 'job', job: 'heartbeats' }])
     // The history is followed while the new partition is not owned yet, so it is rebuilt from what its last owner wrote
-    assert.deepEqual(calls, ['run refresh-topics', 'progress (waiting for transactions)', 'follow false', 'add orders-0>A.orders@41', 'heartbeats start'])
+    assert.deepEqual(calls, ['run refresh-topics', 'progress (waiting for transactions)', 'follow false (waiting for transactions)', 'add orders-0>A.orders@41', 'heartbeats start'])
     assert.equal(work.ownsPartition(partitionKey('orders', 0)), true)
     assert.deepEqual(scheduler.status().map(j => j.name), ['refresh-topics', 'emit-checkpoints'])
     assert.deepEqual(work.owned(), { partitions: [partitionKey('orders', 0)], jobs: ['refresh-topics', 'emit-checkpoints', 'heartbeats'] })
