@@ -7,7 +7,7 @@
 import { reportCommandFailure } from './unexpected-errors.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
-import { formatAcl, narrowedMessage } from '../metadata/acl-sync.ts'
+import { formatAcl, narrowedMessage } from '../metadata/acl-reports.ts'
 import { hasDrift, planFlow, type FlowPlan } from '../runtime/plan.ts'
 import { writeJson } from '../redactor.ts'
 

@@ -91,6 +91,15 @@ export interface AclRuleContext {
 
 export type AclTranslation = { readonly binding: AclBinding } | { readonly skip: AclSkipReason }
 
+/** A source binding that is not copied, and why. */
+export interface SkippedAcl {
+  /** The source binding. */
+  readonly binding: AclBinding
+  readonly reason: AclSkipReason
+  /** For NARROWED_BY_UNCOPIED_DENY: the source DENY that is why. */
+  readonly narrowedBy?: AclBinding
+}
+
 export function translateAcl (b: AclBinding, context: AclRuleContext): AclTranslation {
   if (b.resourceType === 'topic') return translateTopicAcl(b, context)
   if (b.resourceType === 'group') return translateGroupAcl(b, context)

@@ -23,10 +23,11 @@ import { createTopicFilter } from '../policy/topic-filter.ts'
 import { describePrincipal, targetPrincipals } from './acl-principal.ts'
 import { aclOwnershipTopic, AclOwnershipStore } from './acl-ownership.ts'
 import { narrowingDeny, uncopiedDeny, type UncopiedDeny } from './acl-narrowing.ts'
-import { AclSkipReasons, translateAcl, type AclRuleContext, type AclSkipReason, type AclTranslation } from './acl-rules.ts'
+import { formatAcl, logNewSkips } from './acl-reports.ts'
+import { AclSkipReasons, translateAcl, type AclRuleContext, type AclTranslation, type SkippedAcl } from './acl-rules.ts'
 import type { FlowContext, MetadataJob } from './flow-context.ts'
 
-export { AclSkipReasons, type AclSkipReason } from './acl-rules.ts'
+export { AclSkipReasons, type AclSkipReason, type SkippedAcl } from './acl-rules.ts'
 
 export interface AclState {
   /** Topic bindings (and group bindings when `sync.group.acls.enabled`) of the source; null: no authorizer. */
@@ -42,14 +43,6 @@ export interface AclPlanInput extends AclState {
   readonly policy: ReplicationPolicy
   /** Target bindings this flow created (acl-ownership.ts); none when not known. */
   readonly owned?: readonly AclBinding[]
-}
-
-export interface SkippedAcl {
-  /** The source binding. */
-  readonly binding: AclBinding
-  readonly reason: AclSkipReason
-  /** For NARROWED_BY_UNCOPIED_DENY: the source DENY that is why. */
-  readonly narrowedBy?: AclBinding
 }
 
 export type AclCluster = 'source' | 'target'
@@ -73,13 +66,6 @@ export type AclSyncContext = Pick<FlowContext, 'flow' | 'policy' | 'sourceAdmin'
 
 /** Bindings per CreateAcls request. */
 const CREATE_CHUNK = 500
-
-/** `ALLOW READ on topic prefix A.orders for User:alice`, with ` from <host>` when the host is not `*`; operations in Kafka's words. */
-export function formatAcl (b: AclBinding): string {
-  const pattern = b.patternType === 'prefixed' ? 'prefix ' : ''
-  const host = b.host === '*' ? '' : ` from ${b.host}`
-  return `${b.permission.toUpperCase()} ${b.operation.toUpperCase().replaceAll('-', '_')} on ${b.resourceType} ${pattern}${b.resourceName} for ${b.principal}${host}`
-}
 
 /** Reads what the plan needs from both clusters. Permission errors name the ACL to grant. */
 export async function describeAclState (context: Pick<FlowContext, 'flow' | 'sourceAdmin' | 'targetAdmin'>): Promise<AclState> {
@@ -362,26 +348,4 @@ export function createAclSyncJobs (context: AclSyncContext): MetadataJob[] {
     log.debug({ created, removed, inSync: plan.inSync, skipped: plan.skipped.length }, 'ACL sync done')
   }
   return [{ name: 'sync-acls', intervalMs: flow.syncTopicAclsIntervalSeconds * 1000, firstDelayMs: 0, run }]
-}
-
-/**
- * Logs the skipped bindings not logged by the previous run; returns the keys of this run's skips. An ALLOW not
- * copied because of a DENY is a warning (someone expects that grant on the target); other skips are debug.
- */
-function logNewSkips (skipped: readonly SkippedAcl[], previous: ReadonlySet<string>, log: FlowContext['log']): Set<string> {
-  const current = new Set<string>()
-  for (const { binding, reason, narrowedBy } of skipped) {
-    const key = aclKey(binding)
-    current.add(key)
-    if (previous.has(key)) continue
-    if (narrowedBy === undefined) log.debug({ acl: formatAcl(binding), reason }, 'ACL not copied')
-    else log.warn({ acl: formatAcl(binding), deny: formatAcl(narrowedBy), reason }, narrowedMessage(binding, narrowedBy))
-  }
-  return current
-}
-
-/** Why an ALLOW is not copied because of a DENY, in one sentence, for the log and `kmirror plan`. */
-export function narrowedMessage (allow: AclBinding, deny: AclBinding): string {
-  return `ACL ${formatAcl(allow)} is not copied: the source's ${formatAcl(deny)} narrows it and cannot be copied whole ` +
-    '(it would apply to kmirror\'s own principal on the target, or the replication policy cannot map it); grant on the target by hand what you mean'
 }

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AclSkipReasons, formatAcl } from '../../../src/metadata/acl-sync.ts'
+import { formatAcl } from '../../../src/metadata/acl-reports.ts'
+import { AclSkipReasons } from '../../../src/metadata/acl-sync.ts'
 import { remotePrefix } from '../../../src/metadata/acl-rules.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
 import { acl, flowWith, outcome, plan } from './acl-fixtures.ts'
