@@ -257,24 +257,31 @@ function creationFailure (failed: readonly FailedAcl[], heldBack: readonly AclBi
 
 /**
  * Deletes from the target the bindings this flow created whose source binding is gone, then forgets them (and
- * the owned bindings someone already deleted). Returns how many were deleted. Nothing is deleted or forgotten once
- * SIGNAL is aborted: it rejects with the signal's reason.
+ * the owned bindings someone already deleted). Returns how many were deleted. The ALLOWs go first, in a request
+ * of their own, then the DENYs: a ZooKeeper-mode broker applies a DeleteAcls resource by resource, so in one
+ * request a DENY could vanish a moment before an ALLOW it narrows on another resource (access briefly wider than
+ * on the source); a failed ALLOW deletion leaves every DENY in place. Nothing is deleted or forgotten once SIGNAL
+ * is aborted: it rejects with the signal's reason.
  */
 export async function removeStaleAcls (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, ownership: AclOwnershipStore, signal?: AbortSignal): Promise<number> {
-  const { flow, targetAdmin, log, metrics } = context
-  if (plan.remove.length > 0) {
-    signal?.throwIfAborted()
-    try {
-      await targetAdmin.deleteAcls(plan.remove)
-    } catch (err) {
-      throw explainPermission(err, flow, flow.target, 'delete ACLs', 'ALTER')
-    }
-    metrics.inc('aclsDeleted', { flow: flow.name }, plan.remove.length)
-    for (const b of plan.remove) log.info({ acl: formatAcl(b) }, 'removed ACL from the target: kmirror created it and its source binding is gone')
-  }
+  await deleteAndLog(plan.remove.filter(b => b.permission === 'allow'), context, signal)
+  await deleteAndLog(plan.remove.filter(b => b.permission !== 'allow'), context, signal)
   signal?.throwIfAborted()
   await ownership.forget([...plan.remove, ...plan.forget])
   return plan.remove.length
+}
+
+async function deleteAndLog (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, signal?: AbortSignal): Promise<void> {
+  const { flow, targetAdmin, log, metrics } = context
+  if (bindings.length === 0) return
+  signal?.throwIfAborted()
+  try {
+    await targetAdmin.deleteAcls(bindings)
+  } catch (err) {
+    throw explainPermission(err, flow, flow.target, 'delete ACLs', 'ALTER')
+  }
+  metrics.inc('aclsDeleted', { flow: flow.name }, bindings.length)
+  for (const b of bindings) log.info({ acl: formatAcl(b) }, 'removed ACL from the target: kmirror created it and its source binding is gone')
 }
 
 async function createAndLog (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<void> {

@@ -218,6 +218,34 @@ describe('the sync-acls job removes only what it created', () => {
     assert.deepEqual(targetAdmin.acls, [acl('allow read topic A.billing User:carol')])
   })
 
+  it('Given a copied prefix ALLOW and the DENY that narrows it on another resource, when both are revoked, then the ALLOW is deleted first, in a request of its own, then the DENY', async () => {
+    // Given bob may read every topic under `orders` but the excluded orders-secret, both copied and owned
+    const source = [acl('allow read topic orders prefixed User:bob'), acl('deny read topic orders-secret User:bob')]
+    const { run, sourceAdmin, targetAdmin, events } = setupWithOwnership(source, [], 'topics.exclude = orders-secret')
+    await run()
+    assert.deepEqual(targetAdmin.acls, [acl('deny read topic A.orders-secret User:bob'), acl('allow read topic A.orders prefixed User:bob')])
+    // When the source revokes both
+    sourceAdmin.acls = []
+    events.length = 0
+    await run()
+    // Then no moment on B has the DENY gone while the ALLOW it narrows is still there
+    assert.deepEqual(targetAdmin.deleteRequests, [[acl('allow read topic A.orders prefixed User:bob')], [acl('deny read topic A.orders-secret User:bob')]])
+    assert.deepEqual(events.filter(e => e.startsWith('delete')), ['delete A.orders', 'delete A.orders-secret'])
+    assert.deepEqual(targetAdmin.acls, [])
+  })
+
+  it('Given a revoked ALLOW and DENY, when the target refuses the ALLOW\'s deletion, then the DENY is not deleted either and nothing is forgotten', async () => {
+    const { run, sourceAdmin, targetAdmin, events } = setupWithOwnership([acl('allow read topic orders User:bob'), acl('deny read topic orders User:eve')], [])
+    await run()
+    sourceAdmin.acls = []
+    events.length = 0
+    targetAdmin.deleteAcls = async bindings => { targetAdmin.deleteRequests.push([...bindings]); throw new Error('INVALID_REQUEST') }
+    await assert.rejects(run(), /INVALID_REQUEST/)
+    assert.deepEqual(targetAdmin.deleteRequests, [[acl('allow read topic A.orders User:bob')]])
+    assert.deepEqual(targetAdmin.acls, [acl('deny read topic A.orders User:eve'), acl('allow read topic A.orders User:bob')])
+    assert.deepEqual(events.filter(e => e.startsWith('forget')), [])
+  })
+
   it('Given DENYs, ALLOWs and a revoked binding to sync, when the run is aborted right after the DENYs are created, then no ALLOW is created, nothing is deleted or forgotten, and the run rejects with the abort\'s reason', async () => {
     // Given bob's ALLOW copied and owned
     const { run, runWith, sourceAdmin, targetAdmin, events } = setupWithOwnership([acl('allow read topic orders User:bob')], [])
