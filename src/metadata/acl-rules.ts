@@ -18,8 +18,10 @@
  *    creates and which, if someone else copied them there, hold data the principal may read on the source.
  *    With the identity policy the target prefix also covers the target's own topics of that prefix, exactly as
  *    MM2's literal sync covers the target's own topic of the same name. A prefix ALLOW whose target prefix covers a
- *    topic kmirror keeps on the target for the flow (`check` → `A.check` covers `A.checkpoints.internal`, every
- *    consumer group's positions) is not copied: it would widen access. The wildcard is: it covers every source
+ *    topic kept on the target that is no copy is not copied: it would widen access. Those are the flow's own
+ *    (`check` → `A.check` covers `A.checkpoints.internal`, every consumer group's positions) and, under a policy
+ *    that keeps names, any flow's MM2 and kmirror internal topics (`mm2-` covers `mm2-offsets.X.internal`, and
+ *    `mm2-configs.X.internal` holds MM2's connector settings). The wildcard is copied: it covers every source
  *    topic, the internal ones too.
  * 3. Consumer-group ACLs (ALLOW READ and DESCRIBE, ALL becoming READ; every DENY) of groups passing `groups` /
  *    `groups.exclude`, literal or prefixed (a prefix is copied when it passes the filter as a group name), so that
@@ -43,7 +45,7 @@ export const AclSkipReasons = {
   TOPIC_NOT_REPLICATED: 'the topic is not replicated by this flow (topics, topics.exclude, an internal topic or a cycle)',
   PREFIX_NOT_REPLICATED: 'no topic under this prefix is replicated by this flow, and the prefix itself does not pass topics / topics.exclude',
   INVALID_TOPIC_NAME: 'not a valid topic name or prefix, so it covers no topic',
-  PREFIX_COVERS_KMIRROR_TOPIC: 'on the target this prefix would also cover a topic kmirror keeps there for the flow (its checkpoints, with every consumer group\'s positions, or its progress): grant the remote topics under it by name, or a narrower prefix, on the target by hand',
+  PREFIX_COVERS_KMIRROR_TOPIC: 'on the target this prefix would also cover a topic kept there that is no copy: the flow\'s checkpoints (every consumer group\'s positions) or an internal topic of kmirror or MM2 (progress, offset syncs, connector configs): grant the remote topics under it by name, or a narrower prefix, on the target by hand',
   PREFIX_NOT_MAPPABLE: 'the replication policy does not rename every topic under this prefix the same way',
   WILDCARD_NOT_MAPPABLE: 'with this replication policy a wildcard would cover every topic of the target, not only the replicated ones: grant it on the target if you mean it',
   DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror writes with on the target (or to User:*): copied, it would stop the replication of the topic',
@@ -83,11 +85,15 @@ export interface AclRuleContext {
   /** The group kmirror's instances of the flow coordinate in on the target (group.id). */
   readonly kmirrorGroup: string
   /**
-   * Topics kmirror keeps on the target for the flow that are no copy of a source topic (its checkpoints, progress,
-   * offset history and ACL-ownership topics): a copied prefix ALLOW must not cover them.
+   * Topics kept on the target that are no copy of a source topic, as literal names and prefixes: the flow's own
+   * (checkpoints, progress, offset history, ACL ownership, offset syncs when they are on the target) and the heads
+   * of every flow's MM2 and kmirror internal topics (`mm2-offsets.`, ...). A copied prefix ALLOW must not cover them.
    */
-  readonly kmirrorTopics: readonly string[]
+  readonly kmirrorTopics: readonly AclPattern[]
 }
+
+/** A binding's resource pattern alone. */
+export type AclPattern = Pick<AclBinding, 'resourceName' | 'patternType'>
 
 export type AclTranslation = { readonly binding: AclBinding } | { readonly skip: AclSkipReason }
 
@@ -145,8 +151,25 @@ function remotePattern (b: AclBinding, context: AclRuleContext): Pick<AclBinding
   if (mapped === '') return { skip: AclSkipReasons.WILDCARD_NOT_MAPPABLE }
   // A source prefix `check` gives no access to consumer groups' positions there; `A.check` would on the target.
   // The wildcard may: on the source it covers every topic, the internal ones too. A DENY never widens access.
-  if (b.permission === 'allow' && prefix !== '' && context.kmirrorTopics.some(t => t.startsWith(mapped))) return { skip: AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC }
-  return { resourceName: mapped, patternType: 'prefixed' }
+  const pattern = { resourceName: mapped, patternType: 'prefixed' } as const
+  if (b.permission === 'allow' && prefix !== '' && coveredKmirrorTopic(pattern, context) !== undefined) return { skip: AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC }
+  return pattern
+}
+
+/** The first of `kmirrorTopics` a target prefix covers or overlaps, or undefined; a literal copy covers none of them. */
+export function coveredKmirrorTopic (target: AclPattern, context: Pick<AclRuleContext, 'kmirrorTopics'>): AclPattern | undefined {
+  if (target.patternType !== 'prefixed') return undefined
+  return context.kmirrorTopics.find(t => patternsOverlap(t, target))
+}
+
+/** Whether some resource name matches both patterns (a literal `*` matches every name). */
+export function patternsOverlap (a: AclPattern, b: AclPattern): boolean {
+  const isAll = (p: AclPattern): boolean => p.patternType === 'literal' && p.resourceName === WILDCARD
+  if (isAll(a) || isAll(b)) return true
+  if (a.patternType === 'literal' && b.patternType === 'literal') return a.resourceName === b.resourceName
+  if (a.patternType === 'literal') return a.resourceName.startsWith(b.resourceName)
+  if (b.patternType === 'literal') return b.resourceName.startsWith(a.resourceName)
+  return a.resourceName.startsWith(b.resourceName) || b.resourceName.startsWith(a.resourceName)
 }
 
 /**

@@ -17,14 +17,15 @@ import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import { aclKey, type AclBinding, type AclResourceType } from '../kafka/acls.ts'
 import { clusterContext } from '../kafka/connection-hints.ts'
 import { principalArg, toolCommand } from '../kafka/tool-command.ts'
-import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+import { internalTopicHeads, type ReplicationPolicy } from '../policy/replication-policy.ts'
+import { offsetSyncsTopicName } from '../replication/offset-sync-emitter.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
 import { createTopicFilter } from '../policy/topic-filter.ts'
 import { describePrincipal, targetPrincipals } from './acl-principal.ts'
 import { aclOwnershipTopic, AclOwnershipStore } from './acl-ownership.ts'
 import { narrowingDeny, uncopiedDeny, type UncopiedDeny } from './acl-narrowing.ts'
 import { formatAcl, logNewSkips } from './acl-reports.ts'
-import { AclSkipReasons, translateAcl, type AclRuleContext, type AclTranslation, type SkippedAcl } from './acl-rules.ts'
+import { AclSkipReasons, translateAcl, type AclPattern, type AclRuleContext, type AclTranslation, type SkippedAcl } from './acl-rules.ts'
 import type { FlowContext, MetadataJob } from './flow-context.ts'
 
 export { AclSkipReasons, type AclSkipReason, type SkippedAcl } from './acl-rules.ts'
@@ -183,8 +184,23 @@ function ruleContext ({ flow, policy, sourceTopics }: AclPlanInput): AclRuleCont
     replicatedTopics: sourceTopics.filter(shouldReplicate).sort(),
     kmirrorPrincipals: targetPrincipals(flow),
     kmirrorGroup: flow.groupId,
-    kmirrorTopics: [policy.checkpointsTopic(flow.source.alias), flow.offsetStorageTopic, offsetHistoryTopic(flow.source.alias), aclOwnershipTopic(flow.source.alias)]
+    kmirrorTopics: kmirrorTopics(flow, policy)
   }
+}
+
+/**
+ * The topics kept on the flow's target that are no copy: the flow's own by name (offset syncs only when they are
+ * there), and every flow's MM2 and kmirror internal topics by their heads. Only a policy that keeps names maps a
+ * prefix onto a head (identity: `mm2-` stays `mm2-`); a renaming one's start with the source alias and its separator.
+ */
+function kmirrorTopics (flow: FlowConfig, policy: ReplicationPolicy): AclPattern[] {
+  const alias = flow.source.alias
+  const own = [policy.checkpointsTopic(alias), flow.offsetStorageTopic, offsetHistoryTopic(alias), aclOwnershipTopic(alias)]
+  if (flow.offsetSyncsTopicLocation === 'target') own.push(offsetSyncsTopicName(flow, policy))
+  return [
+    ...own.map(resourceName => ({ resourceName, patternType: 'literal' }) as const),
+    ...internalTopicHeads(policy).map(resourceName => ({ resourceName, patternType: 'prefixed' }) as const)
+  ]
 }
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AclBinding } from '../../../src/kafka/acls.ts'
-import { patternsOverlap } from '../../../src/metadata/acl-narrowing.ts'
+import { patternsOverlap } from '../../../src/metadata/acl-rules.ts'
 import { AclSkipReasons, type AclSyncPlan } from '../../../src/metadata/acl-sync.ts'
 import { acl, flowWith, plan, type PlanOptions } from './acl-fixtures.ts'
 

@@ -138,6 +138,22 @@ describe('ACL sync plan: prefixed topic ACLs', () => {
     assert.deepEqual(outcome(acl('allow read topic *')), acl('allow read topic A. prefixed'))
   })
 
+  it('never copies, under a policy that keeps names, a prefix ALLOW overlapping any flow\'s MM2 or kmirror internal topics on the target (other flows\' progress, offset syncs, connector configs)', () => {
+    // Given topics under mm2- replicated with the identity policy: the target holds other flows' internal topics too
+    const flow = flowWith(IDENTITY, 'topics = mm2-.*')
+    // (a prefix under a head: another flow's progress, mm2-offsets.X.internal; a prefix over a head: MM2's connector configs)
+    for (const prefix of ['mm2-offsets.X', 'mm2-offsets.', 'mm2-stat', 'mm2-configs.', 'mm2-offset-syncs.X', 'mm2-acls.X', 'mm2-offset-history.']) {
+      assert.equal(outcome(acl(`allow read topic ${prefix} prefixed`), { flow }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC, prefix)
+    }
+    assert.deepEqual(outcome(acl('allow read topic mm2-offsetsX prefixed'), { flow }), acl('allow read topic mm2-offsetsX prefixed'))
+    assert.deepEqual(outcome(acl('allow read topic mm2-events prefixed'), { flow }), acl('allow read topic mm2-events prefixed'))
+    // (the offset syncs' head follows the policy's internal separator)
+    const underscore = flowWith(IDENTITY, 'replication.policy.separator = _', 'offset-syncs.topic.location = target', 'topics = mm2-.*')
+    assert.equal(outcome(acl('allow read topic mm2-offset-syncs_ prefixed'), { flow: underscore }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC)
+    // (a renaming policy's prefixes start with the alias: they reach no head)
+    assert.deepEqual(outcome(acl('allow read topic mm2-offsets. prefixed'), { flow: flowWith('topics = mm2-.*') }), acl('allow read topic A.mm2-offsets. prefixed'))
+  })
+
   it('turns the literal wildcard `*` into the prefix of every remote topic of the source, `A.`', () => {
     assert.deepEqual(outcome(acl('allow read topic *')), acl('allow read topic A. prefixed'))
     assert.deepEqual(outcome(acl('deny all topic * User:mallory')), acl('deny all topic A. prefixed User:mallory'))
