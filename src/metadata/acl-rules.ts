@@ -31,6 +31,8 @@
  * PLAIN/SCRAM user, User:ANONYMOUS on PLAINTEXT, or `User:*`) would stop replication of that topic. Of such a
  * binding only its READ part is copied (DENY ALL becomes DENY READ); DENY WRITE, DESCRIBE and the other
  * operations kmirror needs are skipped. A non-super-user kmirror would otherwise lose the topic's data path.
+ * Nothing of it is copied when its target prefix covers a topic kept on the target that is no copy (`mm2-` under
+ * the identity policy covers kmirror's progress, `check` → `A.check` the checkpoints consumers fail over with).
  * Likewise a group DENY of READ, DESCRIBE or ALL for those principals is not copied (it would stop group offset
  * sync and failover for the group).
  * Copying the ALLOWs such a DENY narrows would widen access, so those ALLOWs are not copied (acl-narrowing.ts).
@@ -48,7 +50,7 @@ export const AclSkipReasons = {
   PREFIX_COVERS_KMIRROR_TOPIC: 'on the target this prefix would also cover a topic kept there that is no copy: the flow\'s checkpoints (every consumer group\'s positions) or an internal topic of kmirror or MM2 (progress, offset syncs, connector configs): grant the remote topics under it by name, or a narrower prefix, on the target by hand',
   PREFIX_NOT_MAPPABLE: 'the replication policy does not rename every topic under this prefix the same way',
   WILDCARD_NOT_MAPPABLE: 'with this replication policy a wildcard would cover every topic of the target, not only the replicated ones: grant it on the target if you mean it',
-  DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror writes with on the target (or to User:*): copied, it would stop the replication of the topic',
+  DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror uses on the target (or to User:*): copied, it would stop the replication of the topic or, its pattern covering a topic kept there that is no copy, kmirror\'s reading of its progress or consumers\' reading of their checkpoints',
   GROUP_DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror uses on the target (or to User:*): copied, it would stop group offset sync and failover for the group',
   NARROWED_BY_UNCOPIED_DENY: 'a DENY on the source narrows this ALLOW and cannot be copied whole: the ALLOW alone would grant on the target what the source refuses',
   GROUP_NOT_SYNCED: 'the group does not pass groups / groups.exclude',
@@ -95,7 +97,11 @@ export interface AclRuleContext {
 /** A binding's resource pattern alone. */
 export type AclPattern = Pick<AclBinding, 'resourceName' | 'patternType'>
 
-export type AclTranslation = { readonly binding: AclBinding } | { readonly skip: AclSkipReason }
+/**
+ * The target binding of a source binding, or why it has none; then `copy` is the binding it would be but for the
+ * rule that skips it, when that rule comes after its renaming (a topic left out, a pattern too wide, a narrowing DENY).
+ */
+export type AclTranslation = { readonly binding: AclBinding } | { readonly skip: AclSkipReason, readonly copy?: AclBinding }
 
 /** A source binding that is not copied, and why. */
 export interface SkippedAcl {
@@ -115,9 +121,11 @@ export function translateAcl (b: AclBinding, context: AclRuleContext): AclTransl
 function translateTopicAcl (b: AclBinding, context: AclRuleContext): AclTranslation {
   const operation = topicOperation(b, context)
   if (typeof operation === 'object') return operation
-  const pattern = remotePattern(b, context)
-  if ('skip' in pattern) return pattern
-  return { binding: { ...b, ...pattern, operation } }
+  const remote = remotePattern(b, context)
+  if (remote.pattern === null) return { skip: remote.skip }
+  const copy: AclBinding = { ...b, ...remote.pattern, operation }
+  const skip = remote.skip ?? kmirrorTopicSkip(b, copy, context)
+  return skip === null ? { binding: copy } : { skip, copy }
 }
 
 /** The operation the target binding gets, or why there is none. */
@@ -135,25 +143,37 @@ function appliesToKmirror (b: AclBinding, context: AclRuleContext): boolean {
   return b.principal === WILDCARD_PRINCIPAL || context.kmirrorPrincipals.has(b.principal)
 }
 
-/** The target resource name and pattern of a topic binding. */
-function remotePattern (b: AclBinding, context: AclRuleContext): Pick<AclBinding, 'resourceName' | 'patternType'> | { skip: AclSkipReason } {
+/** The target pattern of a topic binding, or none; and why it is not copied when it is not. */
+type RemotePattern = { readonly pattern: AclPattern, readonly skip: AclSkipReason | null } | { readonly pattern: null, readonly skip: AclSkipReason }
+
+function remotePattern (b: AclBinding, context: AclRuleContext): RemotePattern {
   const { policy, sourceAlias, shouldReplicateTopic } = context
   if (b.patternType === 'literal' && b.resourceName !== WILDCARD) {
-    if (!TOPIC_NAME.test(b.resourceName)) return { skip: AclSkipReasons.INVALID_TOPIC_NAME }
-    if (!shouldReplicateTopic(b.resourceName)) return { skip: AclSkipReasons.TOPIC_NOT_REPLICATED }
-    return { resourceName: policy.formatRemoteTopic(sourceAlias, b.resourceName), patternType: 'literal' }
+    if (!TOPIC_NAME.test(b.resourceName)) return { pattern: null, skip: AclSkipReasons.INVALID_TOPIC_NAME }
+    const pattern = { resourceName: policy.formatRemoteTopic(sourceAlias, b.resourceName), patternType: 'literal' } as const
+    return { pattern, skip: shouldReplicateTopic(b.resourceName) ? null : AclSkipReasons.TOPIC_NOT_REPLICATED }
   }
   const prefix = b.patternType === 'literal' ? '' : b.resourceName
-  if (prefix !== '' && !TOPIC_NAME.test(prefix)) return { skip: AclSkipReasons.INVALID_TOPIC_NAME }
-  if (!shouldReplicateTopic(prefix) && !coversAny(context.replicatedTopics, prefix)) return { skip: AclSkipReasons.PREFIX_NOT_REPLICATED }
+  if (prefix !== '' && !TOPIC_NAME.test(prefix)) return { pattern: null, skip: AclSkipReasons.INVALID_TOPIC_NAME }
   const mapped = remotePrefix(policy, sourceAlias, prefix)
-  if (mapped === null) return { skip: AclSkipReasons.PREFIX_NOT_MAPPABLE }
-  if (mapped === '') return { skip: AclSkipReasons.WILDCARD_NOT_MAPPABLE }
-  // A source prefix `check` gives no access to consumer groups' positions there; `A.check` would on the target.
-  // The wildcard may: on the source it covers every topic, the internal ones too. A DENY never widens access.
-  const pattern = { resourceName: mapped, patternType: 'prefixed' } as const
-  if (b.permission === 'allow' && prefix !== '' && coveredKmirrorTopic(pattern, context) !== undefined) return { skip: AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC }
-  return pattern
+  if (mapped === null) return { pattern: null, skip: AclSkipReasons.PREFIX_NOT_MAPPABLE }
+  if (mapped === '') return { pattern: null, skip: AclSkipReasons.WILDCARD_NOT_MAPPABLE }
+  const replicated = shouldReplicateTopic(prefix) || coversAny(context.replicatedTopics, prefix)
+  return { pattern: { resourceName: mapped, patternType: 'prefixed' }, skip: replicated ? null : AclSkipReasons.PREFIX_NOT_REPLICATED }
+}
+
+/**
+ * Why COPY, otherwise due, must not go: its target prefix covers a topic kept on the target that is no copy
+ * (`kmirrorTopics`). An ALLOW would widen access: a source prefix `check` gives no access to consumer groups'
+ * positions, `A.check` would on the target (the wildcard may: on the source it covers every topic, the internal
+ * ones too). A DENY for kmirror's principal or `User:*` would stop kmirror or those topics' readers, whatever its
+ * operation: `DENY READ mm2-` (identity) keeps kmirror from loading its progress at the next start, `DENY READ
+ * check` (`A.check`) keeps consumers that fail over from reading their checkpoints. Another principal's DENY goes.
+ */
+function kmirrorTopicSkip (b: AclBinding, copy: AclBinding, context: AclRuleContext): AclSkipReason | null {
+  if (coveredKmirrorTopic(copy, context) === undefined) return null
+  if (b.permission === 'allow') return b.patternType === 'literal' && b.resourceName === WILDCARD ? null : AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC
+  return appliesToKmirror(b, context) ? AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR : null
 }
 
 /** The first of `kmirrorTopics` a target prefix covers or overlaps, or undefined; a literal copy covers none of them. */

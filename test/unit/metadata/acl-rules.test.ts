@@ -48,6 +48,24 @@ describe('ACL sync plan: topic operations', () => {
     }
   })
 
+  it('copies nothing of a DENY on kmirror\'s own target principal or User:* whose target prefix covers a topic kept there that is no copy, whatever its operation; another principal\'s goes', () => {
+    for (const principal of ['User:admin', 'User:*']) {
+      for (const op of ['read', 'all']) {
+        // (`check` → `A.check` covers A.checkpoints.internal: consumers that fail over could not read their checkpoints)
+        assert.equal(outcome(acl(`deny ${op} topic check prefixed ${principal}`), { sourceTopics: ['checkout'] }), AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR, `${principal} ${op}`)
+        // (identity: `mm2-` covers mm2-offsets.A.internal, kmirror's progress, read at every start)
+        assert.equal(outcome(acl(`deny ${op} topic mm2- prefixed ${principal}`), { flow: flowWith(IDENTITY), sourceTopics: ['mm2-events'] }), AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR, `${principal} ${op} identity`)
+        // (the wildcard `*` → `A.` covers A.checkpoints.internal too)
+        assert.equal(outcome(acl(`deny ${op} topic * ${principal}`)), AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR, `${principal} ${op} *`)
+      }
+      // a pattern that covers no such topic keeps the READ part
+      assert.deepEqual(outcome(acl(`deny all topic checkout prefixed ${principal}`), { sourceTopics: ['checkout'] }), acl(`deny read topic A.checkout prefixed ${principal}`), principal)
+      assert.deepEqual(outcome(acl(`deny read topic mm2-events prefixed ${principal}`), { flow: flowWith(IDENTITY), sourceTopics: ['mm2-events'] }), acl(`deny read topic mm2-events prefixed ${principal}`), principal)
+    }
+    assert.deepEqual(outcome(acl('deny read topic check prefixed User:mallory'), { sourceTopics: ['checkout'] }), acl('deny read topic A.check prefixed User:mallory'))
+    assert.deepEqual(outcome(acl('deny all topic * User:mallory')), acl('deny all topic A. prefixed User:mallory'))
+  })
+
   it('takes kmirror\'s principal from the target\'s own client settings (User:ANONYMOUS on PLAINTEXT)', () => {
     const flow = flowWith('B.security.protocol = PLAINTEXT')
     assert.equal(outcome(acl('deny write topic orders User:ANONYMOUS'), { flow }), AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR)
