@@ -110,6 +110,10 @@ export interface SkippedAcl {
   readonly reason: AclSkipReason
   /** For NARROWED_BY_UNCOPIED_DENY: the source DENY that is why. */
   readonly narrowedBy?: AclBinding
+  /** The target binding it would be but for REASON, when known: a copy kmirror made of it is removed for REASON. */
+  readonly copy?: AclBinding
+  /** For a skip someone expects to see on the target (acl-reports.ts): what the log (once, WARN) and `kmirror plan` (`!`) say. */
+  readonly warning?: string
 }
 
 export function translateAcl (b: AclBinding, context: AclRuleContext): AclTranslation {
@@ -231,12 +235,13 @@ function translateGroupAcl (b: AclBinding, context: AclRuleContext): AclTranslat
   }
   // A literal `*` covers every group: it is copied when the filter lets every name through (the empty prefix).
   const name = b.patternType === 'literal' && b.resourceName === WILDCARD ? '' : b.resourceName
-  if (!filter(name)) return { skip: AclSkipReasons.GROUP_NOT_SYNCED }
+  const copy = { ...b, operation }
+  if (!filter(name)) return { skip: AclSkipReasons.GROUP_NOT_SYNCED, copy }
   // An ALLOW must not reach groups the flow does not sync: the wildcard covers every group of the target (its own
   // Connect and console groups, kmirror's group of instances), a prefix or a name may cover kmirror's group (a
   // member of it could join it and take the flow's work). A DENY may: it never widens access.
   if (b.permission === 'allow' && (name === '' || (b.patternType === 'prefixed' ? context.kmirrorGroup.startsWith(name) : name === context.kmirrorGroup))) {
-    return { skip: AclSkipReasons.GROUP_PATTERN_TOO_WIDE }
+    return { skip: AclSkipReasons.GROUP_PATTERN_TOO_WIDE, copy }
   }
-  return { binding: { ...b, operation } }
+  return { binding: copy }
 }

@@ -24,7 +24,7 @@ import { createTopicFilter } from '../policy/topic-filter.ts'
 import { describePrincipal, targetPrincipals } from './acl-principal.ts'
 import { aclOwnershipTopic, AclOwnershipStore } from './acl-ownership.ts'
 import { narrowingDeny, uncopiedDeny, type UncopiedDeny } from './acl-narrowing.ts'
-import { formatAcl, logNewSkips } from './acl-reports.ts'
+import { formatAcl, logNewSkips, logRemoval, skipsByCopy, withWarning } from './acl-reports.ts'
 import { AclSkipReasons, translateAcl, type AclPattern, type AclRuleContext, type AclTranslation, type SkippedAcl } from './acl-rules.ts'
 import type { FlowContext, MetadataJob } from './flow-context.ts'
 
@@ -53,7 +53,10 @@ export interface AclSyncPlan {
   readonly create: readonly AclBinding[]
   /** Source bindings that are not copied, with the reason. */
   readonly skipped: readonly SkippedAcl[]
-  /** Bindings this flow created on the target whose source binding is gone: to delete, sorted. */
+  /**
+   * Bindings this flow created on the target that no source binding is copied to any more (gone, or skipped: the
+   * skip whose `copy` it is says why): to delete, sorted.
+   */
   readonly remove: readonly AclBinding[]
   /** Bindings this flow created that are gone from the target too: only forgotten. */
   readonly forget: readonly AclBinding[]
@@ -103,12 +106,12 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
   }
   for (const { binding, result } of translated) {
     if ('skip' in result) {
-      skipped.push({ binding, reason: result.skip })
+      skipped.push({ binding, reason: result.skip, ...(result.copy === undefined ? {} : { copy: result.copy }) })
       continue
     }
     const narrowedBy = binding.permission === 'allow' ? narrowingDeny(binding, result.binding, uncopied) : undefined
     if (narrowedBy !== undefined) {
-      skipped.push({ binding, reason: AclSkipReasons.NARROWED_BY_UNCOPIED_DENY, narrowedBy })
+      skipped.push({ binding, reason: AclSkipReasons.NARROWED_BY_UNCOPIED_DENY, narrowedBy, copy: result.binding })
       continue
     }
     if (binding.permission === 'allow') copiedAllows.push({ source: binding, copied: result.binding })
@@ -126,7 +129,7 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
     create: [...create.values()].sort(denyFirst),
     remove: stale.filter(b => onTarget.has(aclKey(b))).sort(byKey),
     forget: stale.filter(b => !onTarget.has(aclKey(b))),
-    skipped: skipped.sort((a, b) => byKey(a.binding, b.binding)),
+    skipped: skipped.map(s => withWarning(s, rules, input.flow.target.alias)).sort((a, b) => byKey(a.binding, b.binding)),
     inSync: inSync.size,
     noAuthorizer
   }
@@ -272,22 +275,24 @@ function creationFailure (failed: readonly FailedAcl[], heldBack: readonly AclBi
 }
 
 /**
- * Deletes from the target the bindings this flow created whose source binding is gone, then forgets them (and
- * the owned bindings someone already deleted). Returns how many were deleted. The ALLOWs go first, in a request
- * of their own, then the DENYs: a ZooKeeper-mode broker applies a DeleteAcls resource by resource, so in one
- * request a DENY could vanish a moment before an ALLOW it narrows on another resource (access briefly wider than
- * on the source); a failed ALLOW deletion leaves every DENY in place. Nothing is deleted or forgotten once SIGNAL
- * is aborted: it rejects with the signal's reason.
+ * Deletes from the target the bindings this flow created that no source binding is copied to any more, each logged
+ * with why (its source binding gone, or why it is skipped now), then forgets them (and the owned bindings someone
+ * already deleted). Returns how many were deleted. The ALLOWs go first, in a request of their own, then the DENYs:
+ * a ZooKeeper-mode broker applies a DeleteAcls resource by resource, so in one request a DENY could vanish a moment
+ * before an ALLOW it narrows on another resource (access briefly wider than on the source); a failed ALLOW
+ * deletion leaves every DENY in place. Nothing is deleted or forgotten once SIGNAL is aborted: it rejects with the
+ * signal's reason.
  */
 export async function removeStaleAcls (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, ownership: AclOwnershipStore, signal?: AbortSignal): Promise<number> {
-  await deleteAndLog(plan.remove.filter(b => b.permission === 'allow'), context, signal)
-  await deleteAndLog(plan.remove.filter(b => b.permission !== 'allow'), context, signal)
+  const skips = skipsByCopy(plan.skipped)
+  await deleteAndLog(plan.remove.filter(b => b.permission === 'allow'), skips, context, signal)
+  await deleteAndLog(plan.remove.filter(b => b.permission !== 'allow'), skips, context, signal)
   signal?.throwIfAborted()
   await ownership.forget([...plan.remove, ...plan.forget])
   return plan.remove.length
 }
 
-async function deleteAndLog (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, signal?: AbortSignal): Promise<void> {
+async function deleteAndLog (bindings: readonly AclBinding[], skips: ReadonlyMap<string, SkippedAcl>, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, signal?: AbortSignal): Promise<void> {
   const { flow, targetAdmin, log, metrics } = context
   if (bindings.length === 0) return
   signal?.throwIfAborted()
@@ -297,7 +302,7 @@ async function deleteAndLog (bindings: readonly AclBinding[], context: Pick<Flow
     throw explainPermission(err, flow, flow.target, 'delete ACLs', 'ALTER')
   }
   metrics.inc('aclsDeleted', { flow: flow.name }, bindings.length)
-  for (const b of bindings) log.info({ acl: formatAcl(b) }, 'removed ACL from the target: kmirror created it and its source binding is gone')
+  for (const b of bindings) logRemoval(b, skips, log)
 }
 
 async function createAndLog (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<void> {

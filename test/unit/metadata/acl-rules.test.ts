@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { formatAcl } from '../../../src/metadata/acl-reports.ts'
+import type { AclBinding } from '../../../src/kafka/acls.ts'
+import { formatAcl, removalCause, skipsByCopy } from '../../../src/metadata/acl-reports.ts'
 import { AclSkipReasons } from '../../../src/metadata/acl-sync.ts'
 import { remotePrefix } from '../../../src/metadata/acl-rules.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
-import { acl, flowWith, outcome, plan } from './acl-fixtures.ts'
+import { acl, flowWith, outcome, plan, type PlanOptions } from './acl-fixtures.ts'
 
 const IDENTITY = 'replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy'
 
@@ -281,6 +282,23 @@ describe('ACL sync plan: against the target', () => {
     const mine = acl('allow read topic A.orders User:bob')
     const result = plan([acl('allow read topic orders User:bob'), acl('deny describe topic orders User:*')], { target: [mine], owned: [mine] })
     assert.deepEqual(result.remove, [mine])
+  })
+
+  it('tells which skip a created binding is removed for when its source binding is still there: a topic or group the filter left, a pattern too wide, a narrowing DENY', () => {
+    const cases: [AclBinding, AclBinding, PlanOptions, string][] = [
+      [acl('allow read topic orders'), acl('allow read topic A.orders'), { flow: flowWith('topics.exclude = orders') }, AclSkipReasons.TOPIC_NOT_REPLICATED],
+      [acl('allow all topic ord prefixed'), acl('allow read topic A.ord prefixed'), { flow: flowWith('topics = payments') }, AclSkipReasons.PREFIX_NOT_REPLICATED],
+      [acl('allow read topic check prefixed'), acl('allow read topic A.check prefixed'), {}, AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC],
+      [acl('deny all topic check prefixed User:*'), acl('deny read topic A.check prefixed User:*'), {}, AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR],
+      [acl('allow read group billing'), acl('allow read group billing'), { flow: flowWith('groups.exclude = billing') }, AclSkipReasons.GROUP_NOT_SYNCED],
+      [acl('allow read group kmirror prefixed'), acl('allow read group kmirror prefixed'), {}, AclSkipReasons.GROUP_PATTERN_TOO_WIDE]
+    ]
+    for (const [source, mine, options, reason] of cases) {
+      const result = plan([source], { ...options, target: [mine], owned: [mine] })
+      assert.deepEqual(result.remove, [mine], reason)
+      assert.equal(removalCause(mine, skipsByCopy(result.skipped)), `its source binding ${formatAcl(source)} is no longer copied: ${reason}`, reason)
+    }
+    assert.equal(removalCause(acl('allow read topic A.gone'), skipsByCopy(plan([]).skipped)), 'its source binding is gone')
   })
 
   it('plans no removal when a cluster has no authorizer', () => {
