@@ -25,11 +25,12 @@ import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
 import { readTopicFrom } from '../kafka/topic-reader.ts'
+import { InternalTopicHeads } from '../policy/replication-policy.ts'
 import type { OffsetSyncEntry } from '../replication/offset-sync-tracker.ts'
 import { PartitionOffsetHistory, type RunStart } from './offset-history.ts'
 
 export function offsetHistoryTopic (sourceAlias: string): string {
-  return `mm2-offset-history.${sourceAlias}.internal`
+  return `${InternalTopicHeads.OFFSET_HISTORY}${sourceAlias}.internal`
 }
 
 interface StoredRun {

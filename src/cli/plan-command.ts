@@ -7,7 +7,7 @@
 import { reportCommandFailure } from './unexpected-errors.ts'
 import { loadInput, loadSelectedFlows } from './config-input.ts'
 import { ExitCodes } from '../errors.ts'
-import { formatAcl, narrowedMessage } from '../metadata/acl-sync.ts'
+import { formatAcl, removalCause, skipsByCopy } from '../metadata/acl-reports.ts'
 import { hasDrift, planFlow, type FlowPlan } from '../runtime/plan.ts'
 import { writeJson } from '../redactor.ts'
 
@@ -43,9 +43,10 @@ export function renderPlan (plan: FlowPlan): string {
     }
   }
   for (const d of topics.deletedOnSource) lines.push(`  ${d.deleteRemote ? '-' : '!'} ${d.topic} was deleted on the source; ${d.deleteRemote ? `delete ${d.remoteTopic}` : `${d.remoteTopic} is kept`}`)
+  const skips = skipsByCopy(acls?.skipped ?? [])
   for (const b of acls?.create ?? []) lines.push(`  + ACL ${formatAcl(b)}`)
-  for (const b of acls?.remove ?? []) lines.push(`  - ACL ${formatAcl(b)} (kmirror created it; its source binding is gone)`)
-  for (const k of acls?.skipped ?? []) if (k.narrowedBy !== undefined) lines.push(`  ! ${narrowedMessage(k.binding, k.narrowedBy)}`)
+  for (const b of acls?.remove ?? []) lines.push(`  - ACL ${formatAcl(b)} (kmirror created it; ${removalCause(b, skips)})`)
+  for (const k of acls?.skipped ?? []) if (k.warning !== undefined) lines.push(`  ! ${k.warning}`)
   if (acls !== null && acls.noAuthorizer.length > 0) lines.push(`  (no ACL sync: no authorizer on the ${acls.noAuthorizer.join(' and ')} cluster)`)
   for (const p of topics.problems) lines.push(`  ! cannot replicate ${p.topic}: ${p.message}`)
   for (const p of topics.warnings) lines.push(`  ! ${p.message}`)

@@ -18,7 +18,7 @@
  * under a prefix), never generous: a dropped ALLOW only ever narrows access on the target.
  */
 import type { AclBinding, AclOp } from '../kafka/acls.ts'
-import { AclSkipReasons, type AclSkipReason, type AclTranslation } from './acl-rules.ts'
+import { AclSkipReasons, patternsOverlap, type AclSkipReason, type AclTranslation } from './acl-rules.ts'
 
 /** The part of a source DENY that does not reach the target: its operations (ALL stands for every one). */
 export interface UncopiedDeny {
@@ -87,14 +87,4 @@ function principalsOverlap (a: string, b: string): boolean {
 
 function hostsOverlap (a: string, b: string): boolean {
   return a === b || a === WILDCARD || b === WILDCARD
-}
-
-/** Whether some resource name matches both patterns (a literal `*` matches every name). */
-export function patternsOverlap (a: Pick<AclBinding, 'resourceName' | 'patternType'>, b: Pick<AclBinding, 'resourceName' | 'patternType'>): boolean {
-  const isAll = (p: typeof a): boolean => p.patternType === 'literal' && p.resourceName === WILDCARD
-  if (isAll(a) || isAll(b)) return true
-  if (a.patternType === 'literal' && b.patternType === 'literal') return a.resourceName === b.resourceName
-  if (a.patternType === 'literal') return a.resourceName.startsWith(b.resourceName)
-  if (b.patternType === 'literal') return b.resourceName.startsWith(a.resourceName)
-  return a.resourceName.startsWith(b.resourceName) || b.resourceName.startsWith(a.resourceName)
 }

@@ -22,9 +22,10 @@ import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
 import { readTopicToEnd } from '../kafka/topic-reader.ts'
+import { InternalTopicHeads } from '../policy/replication-policy.ts'
 
 export function aclOwnershipTopic (sourceAlias: string): string {
-  return `mm2-acls.${sourceAlias}.internal`
+  return `${InternalTopicHeads.ACLS}${sourceAlias}.internal`
 }
 
 const FIELDS = ['resourceType', 'patternType', 'resourceName', 'principal', 'host', 'operation', 'permission'] as const

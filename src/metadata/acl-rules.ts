@@ -18,8 +18,10 @@
  *    creates and which, if someone else copied them there, hold data the principal may read on the source.
  *    With the identity policy the target prefix also covers the target's own topics of that prefix, exactly as
  *    MM2's literal sync covers the target's own topic of the same name. A prefix ALLOW whose target prefix covers a
- *    topic kmirror keeps on the target for the flow (`check` → `A.check` covers `A.checkpoints.internal`, every
- *    consumer group's positions) is not copied: it would widen access. The wildcard is: it covers every source
+ *    topic kept on the target that is no copy is not copied: it would widen access. Those are the flow's own
+ *    (`check` → `A.check` covers `A.checkpoints.internal`, every consumer group's positions) and, under a policy
+ *    that keeps names, any flow's MM2 and kmirror internal topics (`mm2-` covers `mm2-offsets.X.internal`, and
+ *    `mm2-configs.X.internal` holds MM2's connector settings). The wildcard is copied: it covers every source
  *    topic, the internal ones too.
  * 3. Consumer-group ACLs (ALLOW READ and DESCRIBE, ALL becoming READ; every DENY) of groups passing `groups` /
  *    `groups.exclude`, literal or prefixed (a prefix is copied when it passes the filter as a group name), so that
@@ -29,6 +31,8 @@
  * PLAIN/SCRAM user, User:ANONYMOUS on PLAINTEXT, or `User:*`) would stop replication of that topic. Of such a
  * binding only its READ part is copied (DENY ALL becomes DENY READ); DENY WRITE, DESCRIBE and the other
  * operations kmirror needs are skipped. A non-super-user kmirror would otherwise lose the topic's data path.
+ * Nothing of it is copied when its target prefix covers a topic kept on the target that is no copy (`mm2-` under
+ * the identity policy covers kmirror's progress, `check` → `A.check` the checkpoints consumers fail over with).
  * Likewise a group DENY of READ, DESCRIBE or ALL for those principals is not copied (it would stop group offset
  * sync and failover for the group).
  * Copying the ALLOWs such a DENY narrows would widen access, so those ALLOWs are not copied (acl-narrowing.ts).
@@ -43,10 +47,10 @@ export const AclSkipReasons = {
   TOPIC_NOT_REPLICATED: 'the topic is not replicated by this flow (topics, topics.exclude, an internal topic or a cycle)',
   PREFIX_NOT_REPLICATED: 'no topic under this prefix is replicated by this flow, and the prefix itself does not pass topics / topics.exclude',
   INVALID_TOPIC_NAME: 'not a valid topic name or prefix, so it covers no topic',
-  PREFIX_COVERS_KMIRROR_TOPIC: 'on the target this prefix would also cover a topic kmirror keeps there for the flow (its checkpoints, with every consumer group\'s positions, or its progress): grant the remote topics under it by name, or a narrower prefix, on the target by hand',
+  PREFIX_COVERS_KMIRROR_TOPIC: 'on the target this prefix would also cover a topic kept there that is no copy: the flow\'s checkpoints (every consumer group\'s positions) or an internal topic of kmirror or MM2 (progress, offset syncs, connector configs): grant the remote topics under it by name, or a narrower prefix, on the target by hand',
   PREFIX_NOT_MAPPABLE: 'the replication policy does not rename every topic under this prefix the same way',
   WILDCARD_NOT_MAPPABLE: 'with this replication policy a wildcard would cover every topic of the target, not only the replicated ones: grant it on the target if you mean it',
-  DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror writes with on the target (or to User:*): copied, it would stop the replication of the topic',
+  DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror uses on the target (or to User:*): copied, it would stop the replication of the topic or, its pattern covering a topic kept there that is no copy, kmirror\'s reading of its progress or consumers\' reading of their checkpoints',
   GROUP_DENY_WOULD_BLOCK_KMIRROR: 'this DENY applies to the principal kmirror uses on the target (or to User:*): copied, it would stop group offset sync and failover for the group',
   NARROWED_BY_UNCOPIED_DENY: 'a DENY on the source narrows this ALLOW and cannot be copied whole: the ALLOW alone would grant on the target what the source refuses',
   GROUP_NOT_SYNCED: 'the group does not pass groups / groups.exclude',
@@ -83,13 +87,34 @@ export interface AclRuleContext {
   /** The group kmirror's instances of the flow coordinate in on the target (group.id). */
   readonly kmirrorGroup: string
   /**
-   * Topics kmirror keeps on the target for the flow that are no copy of a source topic (its checkpoints, progress,
-   * offset history and ACL-ownership topics): a copied prefix ALLOW must not cover them.
+   * Topics kept on the target that are no copy of a source topic, as literal names and prefixes: the flow's own
+   * (checkpoints, progress, offset history, ACL ownership, offset syncs when they are on the target) and the heads
+   * of every flow's MM2 and kmirror internal topics (`mm2-offsets.`, ...). A copied prefix ALLOW must not cover them.
    */
-  readonly kmirrorTopics: readonly string[]
+  readonly kmirrorTopics: readonly AclPattern[]
 }
 
-export type AclTranslation = { readonly binding: AclBinding } | { readonly skip: AclSkipReason }
+/** A binding's resource pattern alone. */
+export type AclPattern = Pick<AclBinding, 'resourceName' | 'patternType'>
+
+/**
+ * The target binding of a source binding, or why it has none; then `copy` is the binding it would be but for the
+ * rule that skips it, when that rule comes after its renaming (a topic left out, a pattern too wide, a narrowing DENY).
+ */
+export type AclTranslation = { readonly binding: AclBinding } | { readonly skip: AclSkipReason, readonly copy?: AclBinding }
+
+/** A source binding that is not copied, and why. */
+export interface SkippedAcl {
+  /** The source binding. */
+  readonly binding: AclBinding
+  readonly reason: AclSkipReason
+  /** For NARROWED_BY_UNCOPIED_DENY: the source DENY that is why. */
+  readonly narrowedBy?: AclBinding
+  /** The target binding it would be but for REASON, when known: a copy kmirror made of it is removed for REASON. */
+  readonly copy?: AclBinding
+  /** For a skip someone expects to see on the target (acl-reports.ts): what the log (once, WARN) and `kmirror plan` (`!`) say. */
+  readonly warning?: string
+}
 
 export function translateAcl (b: AclBinding, context: AclRuleContext): AclTranslation {
   if (b.resourceType === 'topic') return translateTopicAcl(b, context)
@@ -100,9 +125,11 @@ export function translateAcl (b: AclBinding, context: AclRuleContext): AclTransl
 function translateTopicAcl (b: AclBinding, context: AclRuleContext): AclTranslation {
   const operation = topicOperation(b, context)
   if (typeof operation === 'object') return operation
-  const pattern = remotePattern(b, context)
-  if ('skip' in pattern) return pattern
-  return { binding: { ...b, ...pattern, operation } }
+  const remote = remotePattern(b, context)
+  if (remote.pattern === null) return { skip: remote.skip }
+  const copy: AclBinding = { ...b, ...remote.pattern, operation }
+  const skip = remote.skip ?? kmirrorTopicSkip(b, copy, context)
+  return skip === null ? { binding: copy } : { skip, copy }
 }
 
 /** The operation the target binding gets, or why there is none. */
@@ -120,24 +147,53 @@ function appliesToKmirror (b: AclBinding, context: AclRuleContext): boolean {
   return b.principal === WILDCARD_PRINCIPAL || context.kmirrorPrincipals.has(b.principal)
 }
 
-/** The target resource name and pattern of a topic binding. */
-function remotePattern (b: AclBinding, context: AclRuleContext): Pick<AclBinding, 'resourceName' | 'patternType'> | { skip: AclSkipReason } {
+/** The target pattern of a topic binding, or none; and why it is not copied when it is not. */
+type RemotePattern = { readonly pattern: AclPattern, readonly skip: AclSkipReason | null } | { readonly pattern: null, readonly skip: AclSkipReason }
+
+function remotePattern (b: AclBinding, context: AclRuleContext): RemotePattern {
   const { policy, sourceAlias, shouldReplicateTopic } = context
   if (b.patternType === 'literal' && b.resourceName !== WILDCARD) {
-    if (!TOPIC_NAME.test(b.resourceName)) return { skip: AclSkipReasons.INVALID_TOPIC_NAME }
-    if (!shouldReplicateTopic(b.resourceName)) return { skip: AclSkipReasons.TOPIC_NOT_REPLICATED }
-    return { resourceName: policy.formatRemoteTopic(sourceAlias, b.resourceName), patternType: 'literal' }
+    if (!TOPIC_NAME.test(b.resourceName)) return { pattern: null, skip: AclSkipReasons.INVALID_TOPIC_NAME }
+    const pattern = { resourceName: policy.formatRemoteTopic(sourceAlias, b.resourceName), patternType: 'literal' } as const
+    return { pattern, skip: shouldReplicateTopic(b.resourceName) ? null : AclSkipReasons.TOPIC_NOT_REPLICATED }
   }
   const prefix = b.patternType === 'literal' ? '' : b.resourceName
-  if (prefix !== '' && !TOPIC_NAME.test(prefix)) return { skip: AclSkipReasons.INVALID_TOPIC_NAME }
-  if (!shouldReplicateTopic(prefix) && !coversAny(context.replicatedTopics, prefix)) return { skip: AclSkipReasons.PREFIX_NOT_REPLICATED }
+  if (prefix !== '' && !TOPIC_NAME.test(prefix)) return { pattern: null, skip: AclSkipReasons.INVALID_TOPIC_NAME }
   const mapped = remotePrefix(policy, sourceAlias, prefix)
-  if (mapped === null) return { skip: AclSkipReasons.PREFIX_NOT_MAPPABLE }
-  if (mapped === '') return { skip: AclSkipReasons.WILDCARD_NOT_MAPPABLE }
-  // A source prefix `check` gives no access to consumer groups' positions there; `A.check` would on the target.
-  // The wildcard may: on the source it covers every topic, the internal ones too. A DENY never widens access.
-  if (b.permission === 'allow' && prefix !== '' && context.kmirrorTopics.some(t => t.startsWith(mapped))) return { skip: AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC }
-  return { resourceName: mapped, patternType: 'prefixed' }
+  if (mapped === null) return { pattern: null, skip: AclSkipReasons.PREFIX_NOT_MAPPABLE }
+  if (mapped === '') return { pattern: null, skip: AclSkipReasons.WILDCARD_NOT_MAPPABLE }
+  const replicated = shouldReplicateTopic(prefix) || coversAny(context.replicatedTopics, prefix)
+  return { pattern: { resourceName: mapped, patternType: 'prefixed' }, skip: replicated ? null : AclSkipReasons.PREFIX_NOT_REPLICATED }
+}
+
+/**
+ * Why COPY, otherwise due, must not go: its target prefix covers a topic kept on the target that is no copy
+ * (`kmirrorTopics`). An ALLOW would widen access: a source prefix `check` gives no access to consumer groups'
+ * positions, `A.check` would on the target (the wildcard may: on the source it covers every topic, the internal
+ * ones too). A DENY for kmirror's principal or `User:*` would stop kmirror or those topics' readers, whatever its
+ * operation: `DENY READ mm2-` (identity) keeps kmirror from loading its progress at the next start, `DENY READ
+ * check` (`A.check`) keeps consumers that fail over from reading their checkpoints. Another principal's DENY goes.
+ */
+function kmirrorTopicSkip (b: AclBinding, copy: AclBinding, context: AclRuleContext): AclSkipReason | null {
+  if (coveredKmirrorTopic(copy, context) === undefined) return null
+  if (b.permission === 'allow') return b.patternType === 'literal' && b.resourceName === WILDCARD ? null : AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC
+  return appliesToKmirror(b, context) ? AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR : null
+}
+
+/** The first of `kmirrorTopics` a target prefix covers or overlaps, or undefined; a literal copy covers none of them. */
+export function coveredKmirrorTopic (target: AclPattern, context: Pick<AclRuleContext, 'kmirrorTopics'>): AclPattern | undefined {
+  if (target.patternType !== 'prefixed') return undefined
+  return context.kmirrorTopics.find(t => patternsOverlap(t, target))
+}
+
+/** Whether some resource name matches both patterns (a literal `*` matches every name). */
+export function patternsOverlap (a: AclPattern, b: AclPattern): boolean {
+  const isAll = (p: AclPattern): boolean => p.patternType === 'literal' && p.resourceName === WILDCARD
+  if (isAll(a) || isAll(b)) return true
+  if (a.patternType === 'literal' && b.patternType === 'literal') return a.resourceName === b.resourceName
+  if (a.patternType === 'literal') return a.resourceName.startsWith(b.resourceName)
+  if (b.patternType === 'literal') return b.resourceName.startsWith(a.resourceName)
+  return a.resourceName.startsWith(b.resourceName) || b.resourceName.startsWith(a.resourceName)
 }
 
 /**
@@ -179,12 +235,13 @@ function translateGroupAcl (b: AclBinding, context: AclRuleContext): AclTranslat
   }
   // A literal `*` covers every group: it is copied when the filter lets every name through (the empty prefix).
   const name = b.patternType === 'literal' && b.resourceName === WILDCARD ? '' : b.resourceName
-  if (!filter(name)) return { skip: AclSkipReasons.GROUP_NOT_SYNCED }
+  const copy = { ...b, operation }
+  if (!filter(name)) return { skip: AclSkipReasons.GROUP_NOT_SYNCED, copy }
   // An ALLOW must not reach groups the flow does not sync: the wildcard covers every group of the target (its own
   // Connect and console groups, kmirror's group of instances), a prefix or a name may cover kmirror's group (a
   // member of it could join it and take the flow's work). A DENY may: it never widens access.
   if (b.permission === 'allow' && (name === '' || (b.patternType === 'prefixed' ? context.kmirrorGroup.startsWith(name) : name === context.kmirrorGroup))) {
-    return { skip: AclSkipReasons.GROUP_PATTERN_TOO_WIDE }
+    return { skip: AclSkipReasons.GROUP_PATTERN_TOO_WIDE, copy }
   }
-  return { binding: { ...b, operation } }
+  return { binding: copy }
 }

@@ -17,16 +17,18 @@ import { ErrorCodes, isKmirrorError, KmirrorError } from '../errors.ts'
 import { aclKey, type AclBinding, type AclResourceType } from '../kafka/acls.ts'
 import { clusterContext } from '../kafka/connection-hints.ts'
 import { principalArg, toolCommand } from '../kafka/tool-command.ts'
-import type { ReplicationPolicy } from '../policy/replication-policy.ts'
+import { internalTopicHeads, type ReplicationPolicy } from '../policy/replication-policy.ts'
 import { shouldReplicateTopic } from '../policy/should-replicate.ts'
 import { createTopicFilter } from '../policy/topic-filter.ts'
+import { offsetSyncsTopicName } from '../replication/offset-sync-emitter.ts'
 import { describePrincipal, targetPrincipals } from './acl-principal.ts'
 import { aclOwnershipTopic, AclOwnershipStore } from './acl-ownership.ts'
 import { narrowingDeny, uncopiedDeny, type UncopiedDeny } from './acl-narrowing.ts'
-import { AclSkipReasons, translateAcl, type AclRuleContext, type AclSkipReason, type AclTranslation } from './acl-rules.ts'
+import { formatAcl, logNewSkips, logRemoval, skipsByCopy, withWarning } from './acl-reports.ts'
+import { AclSkipReasons, translateAcl, type AclPattern, type AclRuleContext, type AclTranslation, type SkippedAcl } from './acl-rules.ts'
 import type { FlowContext, MetadataJob } from './flow-context.ts'
 
-export { AclSkipReasons, type AclSkipReason } from './acl-rules.ts'
+export { AclSkipReasons, type AclSkipReason, type SkippedAcl } from './acl-rules.ts'
 
 export interface AclState {
   /** Topic bindings (and group bindings when `sync.group.acls.enabled`) of the source; null: no authorizer. */
@@ -44,14 +46,6 @@ export interface AclPlanInput extends AclState {
   readonly owned?: readonly AclBinding[]
 }
 
-export interface SkippedAcl {
-  /** The source binding. */
-  readonly binding: AclBinding
-  readonly reason: AclSkipReason
-  /** For NARROWED_BY_UNCOPIED_DENY: the source DENY that is why. */
-  readonly narrowedBy?: AclBinding
-}
-
 export type AclCluster = 'source' | 'target'
 
 export interface AclSyncPlan {
@@ -59,7 +53,10 @@ export interface AclSyncPlan {
   readonly create: readonly AclBinding[]
   /** Source bindings that are not copied, with the reason. */
   readonly skipped: readonly SkippedAcl[]
-  /** Bindings this flow created on the target whose source binding is gone: to delete, sorted. */
+  /**
+   * Bindings this flow created on the target that no source binding is copied to any more (gone, or skipped: the
+   * skip whose `copy` it is says why): to delete, sorted.
+   */
   readonly remove: readonly AclBinding[]
   /** Bindings this flow created that are gone from the target too: only forgotten. */
   readonly forget: readonly AclBinding[]
@@ -73,13 +70,6 @@ export type AclSyncContext = Pick<FlowContext, 'flow' | 'policy' | 'sourceAdmin'
 
 /** Bindings per CreateAcls request. */
 const CREATE_CHUNK = 500
-
-/** `ALLOW READ on topic prefix A.orders for User:alice`, with ` from <host>` when the host is not `*`; operations in Kafka's words. */
-export function formatAcl (b: AclBinding): string {
-  const pattern = b.patternType === 'prefixed' ? 'prefix ' : ''
-  const host = b.host === '*' ? '' : ` from ${b.host}`
-  return `${b.permission.toUpperCase()} ${b.operation.toUpperCase().replaceAll('-', '_')} on ${b.resourceType} ${pattern}${b.resourceName} for ${b.principal}${host}`
-}
 
 /** Reads what the plan needs from both clusters. Permission errors name the ACL to grant. */
 export async function describeAclState (context: Pick<FlowContext, 'flow' | 'sourceAdmin' | 'targetAdmin'>): Promise<AclState> {
@@ -116,12 +106,12 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
   }
   for (const { binding, result } of translated) {
     if ('skip' in result) {
-      skipped.push({ binding, reason: result.skip })
+      skipped.push({ binding, reason: result.skip, ...(result.copy === undefined ? {} : { copy: result.copy }) })
       continue
     }
     const narrowedBy = binding.permission === 'allow' ? narrowingDeny(binding, result.binding, uncopied) : undefined
     if (narrowedBy !== undefined) {
-      skipped.push({ binding, reason: AclSkipReasons.NARROWED_BY_UNCOPIED_DENY, narrowedBy })
+      skipped.push({ binding, reason: AclSkipReasons.NARROWED_BY_UNCOPIED_DENY, narrowedBy, copy: result.binding })
       continue
     }
     if (binding.permission === 'allow') copiedAllows.push({ source: binding, copied: result.binding })
@@ -139,7 +129,7 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
     create: [...create.values()].sort(denyFirst),
     remove: stale.filter(b => onTarget.has(aclKey(b))).sort(byKey),
     forget: stale.filter(b => !onTarget.has(aclKey(b))),
-    skipped: skipped.sort((a, b) => byKey(a.binding, b.binding)),
+    skipped: skipped.map(s => withWarning(s, rules, input.flow.target.alias)).sort((a, b) => byKey(a.binding, b.binding)),
     inSync: inSync.size,
     noAuthorizer
   }
@@ -197,8 +187,23 @@ function ruleContext ({ flow, policy, sourceTopics }: AclPlanInput): AclRuleCont
     replicatedTopics: sourceTopics.filter(shouldReplicate).sort(),
     kmirrorPrincipals: targetPrincipals(flow),
     kmirrorGroup: flow.groupId,
-    kmirrorTopics: [policy.checkpointsTopic(flow.source.alias), flow.offsetStorageTopic, offsetHistoryTopic(flow.source.alias), aclOwnershipTopic(flow.source.alias)]
+    kmirrorTopics: kmirrorTopics(flow, policy)
   }
+}
+
+/**
+ * The topics kept on the flow's target that are no copy: the flow's own by name (offset syncs only when they are
+ * there), and every flow's MM2 and kmirror internal topics by their heads. Only a policy that keeps names maps a
+ * prefix onto a head (identity: `mm2-` stays `mm2-`); a renaming one's start with the source alias and its separator.
+ */
+function kmirrorTopics (flow: FlowConfig, policy: ReplicationPolicy): AclPattern[] {
+  const alias = flow.source.alias
+  const own = [policy.checkpointsTopic(alias), flow.offsetStorageTopic, offsetHistoryTopic(alias), aclOwnershipTopic(alias)]
+  if (flow.offsetSyncsTopicLocation === 'target') own.push(offsetSyncsTopicName(flow, policy))
+  return [
+    ...own.map(resourceName => ({ resourceName, patternType: 'literal' }) as const),
+    ...internalTopicHeads(policy).map(resourceName => ({ resourceName, patternType: 'prefixed' }) as const)
+  ]
 }
 
 /**
@@ -270,25 +275,34 @@ function creationFailure (failed: readonly FailedAcl[], heldBack: readonly AclBi
 }
 
 /**
- * Deletes from the target the bindings this flow created whose source binding is gone, then forgets them (and
- * the owned bindings someone already deleted). Returns how many were deleted. Nothing is deleted or forgotten once
- * SIGNAL is aborted: it rejects with the signal's reason.
+ * Deletes from the target the bindings this flow created that no source binding is copied to any more, each logged
+ * with why (its source binding gone, or why it is skipped now), then forgets them (and the owned bindings someone
+ * already deleted). Returns how many were deleted. The ALLOWs go first, in a request of their own, then the DENYs:
+ * a ZooKeeper-mode broker applies a DeleteAcls resource by resource, so in one request a DENY could vanish a moment
+ * before an ALLOW it narrows on another resource (access briefly wider than on the source); a failed ALLOW
+ * deletion leaves every DENY in place. Nothing is deleted or forgotten once SIGNAL is aborted: it rejects with the
+ * signal's reason.
  */
 export async function removeStaleAcls (plan: AclSyncPlan, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, ownership: AclOwnershipStore, signal?: AbortSignal): Promise<number> {
-  const { flow, targetAdmin, log, metrics } = context
-  if (plan.remove.length > 0) {
-    signal?.throwIfAborted()
-    try {
-      await targetAdmin.deleteAcls(plan.remove)
-    } catch (err) {
-      throw explainPermission(err, flow, flow.target, 'delete ACLs', 'ALTER')
-    }
-    metrics.inc('aclsDeleted', { flow: flow.name }, plan.remove.length)
-    for (const b of plan.remove) log.info({ acl: formatAcl(b) }, 'removed ACL from the target: kmirror created it and its source binding is gone')
-  }
+  const skips = skipsByCopy(plan.skipped)
+  await deleteAndLog(plan.remove.filter(b => b.permission === 'allow'), skips, context, signal)
+  await deleteAndLog(plan.remove.filter(b => b.permission !== 'allow'), skips, context, signal)
   signal?.throwIfAborted()
   await ownership.forget([...plan.remove, ...plan.forget])
   return plan.remove.length
+}
+
+async function deleteAndLog (bindings: readonly AclBinding[], skips: ReadonlyMap<string, SkippedAcl>, context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>, signal?: AbortSignal): Promise<void> {
+  const { flow, targetAdmin, log, metrics } = context
+  if (bindings.length === 0) return
+  signal?.throwIfAborted()
+  try {
+    await targetAdmin.deleteAcls(bindings)
+  } catch (err) {
+    throw explainPermission(err, flow, flow.target, 'delete ACLs', 'ALTER')
+  }
+  metrics.inc('aclsDeleted', { flow: flow.name }, bindings.length)
+  for (const b of bindings) logRemoval(b, skips, log)
 }
 
 async function createAndLog (bindings: readonly AclBinding[], context: Pick<FlowContext, 'flow' | 'targetAdmin' | 'log' | 'metrics'>): Promise<void> {
@@ -362,26 +376,4 @@ export function createAclSyncJobs (context: AclSyncContext): MetadataJob[] {
     log.debug({ created, removed, inSync: plan.inSync, skipped: plan.skipped.length }, 'ACL sync done')
   }
   return [{ name: 'sync-acls', intervalMs: flow.syncTopicAclsIntervalSeconds * 1000, firstDelayMs: 0, run }]
-}
-
-/**
- * Logs the skipped bindings not logged by the previous run; returns the keys of this run's skips. An ALLOW not
- * copied because of a DENY is a warning (someone expects that grant on the target); other skips are debug.
- */
-function logNewSkips (skipped: readonly SkippedAcl[], previous: ReadonlySet<string>, log: FlowContext['log']): Set<string> {
-  const current = new Set<string>()
-  for (const { binding, reason, narrowedBy } of skipped) {
-    const key = aclKey(binding)
-    current.add(key)
-    if (previous.has(key)) continue
-    if (narrowedBy === undefined) log.debug({ acl: formatAcl(binding), reason }, 'ACL not copied')
-    else log.warn({ acl: formatAcl(binding), deny: formatAcl(narrowedBy), reason }, narrowedMessage(binding, narrowedBy))
-  }
-  return current
-}
-
-/** Why an ALLOW is not copied because of a DENY, in one sentence, for the log and `kmirror plan`. */
-export function narrowedMessage (allow: AclBinding, deny: AclBinding): string {
-  return `ACL ${formatAcl(allow)} is not copied: the source's ${formatAcl(deny)} narrows it and cannot be copied whole ` +
-    '(it would apply to kmirror\'s own principal on the target, or the replication policy cannot map it); grant on the target by hand what you mean'
 }

@@ -62,7 +62,7 @@ export const MetricDefinitions = {
   topicConfigsUnsynced: { name: 'kmirror_topic_configs_unsynced', type: GAUGE, help: 'Replicated topics whose configs the last config sync could not read or change (DESCRIBE_CONFIGS or ALTER_CONFIGS refused, for one).', labels: ['flow'] },
   topicConfigsChanged: { name: 'kmirror_topic_configs_changed_total', type: COUNTER, help: 'Topic config keys set or reverted on the target by config sync.', labels: ['flow'] },
   aclsCreated: { name: 'kmirror_acls_created_total', type: COUNTER, help: 'ACL bindings created on the target by ACL sync.', labels: ['flow'] },
-  aclsDeleted: { name: 'kmirror_acls_deleted_total', type: COUNTER, help: 'ACL bindings ACL sync had created on the target and deleted because their source binding is gone.', labels: ['flow'] },
+  aclsDeleted: { name: 'kmirror_acls_deleted_total', type: COUNTER, help: 'ACL bindings ACL sync had created on the target and deleted because no source binding is copied to them any more (removed, or skipped now).', labels: ['flow'] },
   heartbeatsEmitted: { name: 'kmirror_heartbeats_emitted_total', type: COUNTER, help: 'Heartbeat records written.', labels: ['flow'] },
   loopRecordsSkipped: { name: 'kmirror_loop_records_skipped_total', type: COUNTER, help: 'Identity policy: records not copied because they have been on the target already (kmirror.path header), or because another flow of the mesh brings them there.', labels: ['flow', 'topic'] },
   groupOffsetsSynced: { name: 'kmirror_group_offsets_synced_total', type: COUNTER, help: 'Partition offsets of consumer groups committed on the target by group offset sync (sync.group.offsets.enabled).', labels: ['flow'] },

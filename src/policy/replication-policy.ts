@@ -28,6 +28,31 @@ export interface ReplicationPolicy {
 const HEARTBEATS_TOPIC = 'heartbeats'
 const OFFSET_SYNCS_TOPIC_PREFIX = 'mm2-offset-syncs'
 
+/**
+ * How the internal topics MM2 and kmirror keep on a cluster begin, a cluster alias and `.internal` following
+ * (`mm2-offsets.A.internal`): Connect's offsets (a flow's progress), configs (connector settings, credentials
+ * among them) and status topics of MM2's dedicated mode, MM2's offset syncs, kmirror's offset history and ACL
+ * record. Every flow of kmirror or MM2 keeps its own beside the others' on the clusters it uses, so they hold no
+ * copy of a replicated topic. The one list of them (config/resolve.ts, below this layer, spells Connect's three
+ * defaults itself): `internalTopicHeads` adds the offset syncs' head under a policy whose internal topics take its
+ * own separator (`mm2-offset-syncs_A_internal`).
+ */
+export const InternalTopicHeads = {
+  OFFSETS: 'mm2-offsets.',
+  CONFIGS: 'mm2-configs.',
+  STATUS: 'mm2-status.',
+  OFFSET_SYNCS: `${OFFSET_SYNCS_TOPIC_PREFIX}.`,
+  OFFSET_HISTORY: 'mm2-offset-history.',
+  ACLS: 'mm2-acls.'
+} as const
+
+/** Every head of `InternalTopicHeads`, and the head of POLICY's offset-syncs topics when it differs. */
+export function internalTopicHeads (policy: ReplicationPolicy): readonly string[] {
+  const probe = '\u0000'
+  const offsetSyncs = policy.offsetSyncsTopic(probe)
+  return [...new Set<string>([...Object.values(InternalTopicHeads), offsetSyncs.slice(0, offsetSyncs.indexOf(probe))])]
+}
+
 export function createReplicationPolicy (config: ReplicationPolicyConfig): ReplicationPolicy {
   switch (config.className) {
     case ReplicationPolicyClasses.DEFAULT: return createDefaultPolicy(config)

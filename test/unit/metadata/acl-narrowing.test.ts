@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { AclBinding } from '../../../src/kafka/acls.ts'
-import { patternsOverlap } from '../../../src/metadata/acl-narrowing.ts'
+import { patternsOverlap } from '../../../src/metadata/acl-rules.ts'
 import { AclSkipReasons, type AclSyncPlan } from '../../../src/metadata/acl-sync.ts'
 import { acl, flowWith, plan, type PlanOptions } from './acl-fixtures.ts'
 
@@ -23,6 +23,22 @@ describe('ACL sync never widens access: a DENY it cannot copy whole keeps the AL
     assert.deepEqual(p.create, [])
     assert.deepEqual(narrowed(p), [{ allow: acl('allow read topic orders User:bob'), deny: acl('deny describe topic orders User:*') }])
     assert.deepEqual(p.skipped.find(s => s.binding.permission === 'deny')?.reason, AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR)
+  })
+
+  it('keeps off the target the ALLOWs a DENY narrows that is not copied because its target prefix covers a topic kept there that is no copy', () => {
+    // Given `DENY READ check* User:*` on the source (`A.check` would keep consumers from their checkpoints on B)
+    const p = planOf(['deny read topic check prefixed User:*', 'allow read topic checkout User:bob', 'allow read topic checkout-eu prefixed User:carol', 'allow read topic orders User:bob'], { sourceTopics: ['checkout', 'checkout-eu-1', 'orders'] })
+    // Then neither the DENY nor the checkout ALLOWs it narrows reach the target, only the orders one
+    assert.deepEqual(p.create, [acl('allow read topic A.orders User:bob')])
+    assert.deepEqual(p.skipped.find(s => s.binding.permission === 'deny')?.reason, AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR)
+    assert.deepEqual(narrowed(p), [
+      { allow: acl('allow read topic checkout User:bob'), deny: acl('deny read topic check prefixed User:*') },
+      { allow: acl('allow read topic checkout-eu prefixed User:carol'), deny: acl('deny read topic check prefixed User:*') }
+    ])
+    // and likewise under the identity policy for `DENY READ mm2- User:admin` (kmirror's progress) and bob's mm2-events
+    const identity = planOf(['deny read topic mm2- prefixed User:admin', 'allow read topic mm2-events User:admin', 'allow read topic mm2-events User:bob'], { flow: flowWith(IDENTITY) })
+    assert.deepEqual(identity.create, [acl('allow read topic mm2-events User:bob')])
+    assert.deepEqual(narrowed(identity).map(n => n.allow), [acl('allow read topic mm2-events User:admin')])
   })
 
   it('copies a DENY of another principal whole, and the ALLOW with it: the target narrows it as the source does', () => {

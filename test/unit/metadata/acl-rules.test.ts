@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { AclSkipReasons, formatAcl } from '../../../src/metadata/acl-sync.ts'
+import type { AclBinding } from '../../../src/kafka/acls.ts'
+import { formatAcl, removalCause, skipsByCopy } from '../../../src/metadata/acl-reports.ts'
+import { AclSkipReasons } from '../../../src/metadata/acl-sync.ts'
 import { remotePrefix } from '../../../src/metadata/acl-rules.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
-import { acl, flowWith, outcome, plan } from './acl-fixtures.ts'
+import { acl, flowWith, outcome, plan, type PlanOptions } from './acl-fixtures.ts'
 
 const IDENTITY = 'replication.policy.class = org.apache.kafka.connect.mirror.IdentityReplicationPolicy'
 
@@ -45,6 +47,24 @@ describe('ACL sync plan: topic operations', () => {
         assert.equal(outcome(acl(`deny ${op} topic orders ${principal}`)), AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR, `${principal} ${op}`)
       }
     }
+  })
+
+  it('copies nothing of a DENY on kmirror\'s own target principal or User:* whose target prefix covers a topic kept there that is no copy, whatever its operation; another principal\'s goes', () => {
+    for (const principal of ['User:admin', 'User:*']) {
+      for (const op of ['read', 'all']) {
+        // (`check` → `A.check` covers A.checkpoints.internal: consumers that fail over could not read their checkpoints)
+        assert.equal(outcome(acl(`deny ${op} topic check prefixed ${principal}`), { sourceTopics: ['checkout'] }), AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR, `${principal} ${op}`)
+        // (identity: `mm2-` covers mm2-offsets.A.internal, kmirror's progress, read at every start)
+        assert.equal(outcome(acl(`deny ${op} topic mm2- prefixed ${principal}`), { flow: flowWith(IDENTITY), sourceTopics: ['mm2-events'] }), AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR, `${principal} ${op} identity`)
+        // (the wildcard `*` → `A.` covers A.checkpoints.internal too)
+        assert.equal(outcome(acl(`deny ${op} topic * ${principal}`)), AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR, `${principal} ${op} *`)
+      }
+      // a pattern that covers no such topic keeps the READ part
+      assert.deepEqual(outcome(acl(`deny all topic checkout prefixed ${principal}`), { sourceTopics: ['checkout'] }), acl(`deny read topic A.checkout prefixed ${principal}`), principal)
+      assert.deepEqual(outcome(acl(`deny read topic mm2-events prefixed ${principal}`), { flow: flowWith(IDENTITY), sourceTopics: ['mm2-events'] }), acl(`deny read topic mm2-events prefixed ${principal}`), principal)
+    }
+    assert.deepEqual(outcome(acl('deny read topic check prefixed User:mallory'), { sourceTopics: ['checkout'] }), acl('deny read topic A.check prefixed User:mallory'))
+    assert.deepEqual(outcome(acl('deny all topic * User:mallory')), acl('deny all topic A. prefixed User:mallory'))
   })
 
   it('takes kmirror\'s principal from the target\'s own client settings (User:ANONYMOUS on PLAINTEXT)', () => {
@@ -135,6 +155,22 @@ describe('ACL sync plan: prefixed topic ACLs', () => {
     // (the checkpoints topic follows the separator)
     assert.equal(outcome(acl('allow read topic check prefixed'), { flow: flowWith('replication.policy.separator = _'), sourceTopics: ['checkout'] }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC)
     assert.deepEqual(outcome(acl('allow read topic *')), acl('allow read topic A. prefixed'))
+  })
+
+  it('never copies, under a policy that keeps names, a prefix ALLOW overlapping any flow\'s MM2 or kmirror internal topics on the target (other flows\' progress, offset syncs, connector configs)', () => {
+    // Given topics under mm2- replicated with the identity policy: the target holds other flows' internal topics too
+    const flow = flowWith(IDENTITY, 'topics = mm2-.*')
+    // (a prefix under a head: another flow's progress, mm2-offsets.X.internal; a prefix over a head: MM2's connector configs)
+    for (const prefix of ['mm2-offsets.X', 'mm2-offsets.', 'mm2-stat', 'mm2-configs.', 'mm2-offset-syncs.X', 'mm2-acls.X', 'mm2-offset-history.']) {
+      assert.equal(outcome(acl(`allow read topic ${prefix} prefixed`), { flow }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC, prefix)
+    }
+    assert.deepEqual(outcome(acl('allow read topic mm2-offsetsX prefixed'), { flow }), acl('allow read topic mm2-offsetsX prefixed'))
+    assert.deepEqual(outcome(acl('allow read topic mm2-events prefixed'), { flow }), acl('allow read topic mm2-events prefixed'))
+    // (the offset syncs' head follows the policy's internal separator)
+    const underscore = flowWith(IDENTITY, 'replication.policy.separator = _', 'offset-syncs.topic.location = target', 'topics = mm2-.*')
+    assert.equal(outcome(acl('allow read topic mm2-offset-syncs_ prefixed'), { flow: underscore }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC)
+    // (a renaming policy's prefixes start with the alias: they reach no head)
+    assert.deepEqual(outcome(acl('allow read topic mm2-offsets. prefixed'), { flow: flowWith('topics = mm2-.*') }), acl('allow read topic A.mm2-offsets. prefixed'))
   })
 
   it('turns the literal wildcard `*` into the prefix of every remote topic of the source, `A.`', () => {
@@ -246,6 +282,23 @@ describe('ACL sync plan: against the target', () => {
     const mine = acl('allow read topic A.orders User:bob')
     const result = plan([acl('allow read topic orders User:bob'), acl('deny describe topic orders User:*')], { target: [mine], owned: [mine] })
     assert.deepEqual(result.remove, [mine])
+  })
+
+  it('tells which skip a created binding is removed for when its source binding is still there: a topic or group the filter left, a pattern too wide, a narrowing DENY', () => {
+    const cases: [AclBinding, AclBinding, PlanOptions, string][] = [
+      [acl('allow read topic orders'), acl('allow read topic A.orders'), { flow: flowWith('topics.exclude = orders') }, AclSkipReasons.TOPIC_NOT_REPLICATED],
+      [acl('allow all topic ord prefixed'), acl('allow read topic A.ord prefixed'), { flow: flowWith('topics = payments') }, AclSkipReasons.PREFIX_NOT_REPLICATED],
+      [acl('allow read topic check prefixed'), acl('allow read topic A.check prefixed'), {}, AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC],
+      [acl('deny all topic check prefixed User:*'), acl('deny read topic A.check prefixed User:*'), {}, AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR],
+      [acl('allow read group billing'), acl('allow read group billing'), { flow: flowWith('groups.exclude = billing') }, AclSkipReasons.GROUP_NOT_SYNCED],
+      [acl('allow read group kmirror prefixed'), acl('allow read group kmirror prefixed'), {}, AclSkipReasons.GROUP_PATTERN_TOO_WIDE]
+    ]
+    for (const [source, mine, options, reason] of cases) {
+      const result = plan([source], { ...options, target: [mine], owned: [mine] })
+      assert.deepEqual(result.remove, [mine], reason)
+      assert.equal(removalCause(mine, skipsByCopy(result.skipped)), `its source binding ${formatAcl(source)} is no longer copied: ${reason}`, reason)
+    }
+    assert.equal(removalCause(acl('allow read topic A.gone'), skipsByCopy(plan([]).skipped)), 'its source binding is gone')
   })
 
   it('plans no removal when a cluster has no authorizer', () => {

@@ -3,8 +3,9 @@ import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import type { AdminClient } from '../../../src/kafka/admin-client.ts'
 import { aclKey, type AclBinding, type AclResourceType } from '../../../src/kafka/acls.ts'
+import { encodeOwnedAcl } from '../../../src/metadata/acl-ownership.ts'
 import { principalOf } from '../../../src/metadata/acl-principal.ts'
-import { createAclSyncJobs, describeAclState } from '../../../src/metadata/acl-sync.ts'
+import { AclSkipReasons, createAclSyncJobs, describeAclState } from '../../../src/metadata/acl-sync.ts'
 import type { MetricKey } from '../../../src/metrics/definitions.ts'
 import type { Metrics } from '../../../src/metrics/metrics.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
@@ -86,7 +87,17 @@ function setupWithOwnership (source: AclBinding[], target: AclBinding[], ...line
   const created = s.targetAdmin.createAcls.bind(s.targetAdmin)
   s.targetAdmin.createAcls = async bindings => { events.push(`create ${bindings.map(b => b.resourceName).join(',')}`); await created(bindings) }
   s.targetAdmin.deleteAcls = async bindings => { events.push(`delete ${bindings.map(b => b.resourceName).join(',')}`); s.targetAdmin.deleteRequests.push([...bindings]); s.targetAdmin.acls = s.targetAdmin.acls!.filter(b => !bindings.some(d => aclKey(d) === aclKey(b))) }
-  return { ...s, events, run: () => jobs[0]!.run(new AbortController().signal), runWith: (signal: AbortSignal) => jobs[0]!.run(signal) }
+  return { ...s, events, ownershipLog: topic.writer, run: () => jobs[0]!.run(new AbortController().signal), runWith: (signal: AbortSignal) => jobs[0]!.run(signal) }
+}
+
+/** As setupWithOwnership, with OWNED on the target and recorded in the ownership topic: copies an earlier kmirror made. */
+async function setupWithOwned (owned: AclBinding[], source: AclBinding[], ...lines: string[]) {
+  const s = setupWithOwnership(source, [...owned], ...lines)
+  const value = Buffer.from(JSON.stringify({ flow: 'A->B' }))
+  await s.ownershipLog.write([{ topic: 'mm2-acls.A.internal', partition: 0, records: owned.map(b => ({ key: encodeOwnedAcl(b), value, headers: [], timestamp: BigInt(Date.now()) })) }])
+  s.targetAdmin.describeTopics = async () => new Map([['mm2-acls.A.internal', {}]])
+  s.events.length = 0
+  return s
 }
 
 function setup (source: AclBinding[] | null, target: AclBinding[] | null, ...lines: string[]) {
@@ -218,6 +229,34 @@ describe('the sync-acls job removes only what it created', () => {
     assert.deepEqual(targetAdmin.acls, [acl('allow read topic A.billing User:carol')])
   })
 
+  it('Given a copied prefix ALLOW and the DENY that narrows it on another resource, when both are revoked, then the ALLOW is deleted first, in a request of its own, then the DENY', async () => {
+    // Given bob may read every topic under `orders` but the excluded orders-secret, both copied and owned
+    const source = [acl('allow read topic orders prefixed User:bob'), acl('deny read topic orders-secret User:bob')]
+    const { run, sourceAdmin, targetAdmin, events } = setupWithOwnership(source, [], 'topics.exclude = orders-secret')
+    await run()
+    assert.deepEqual(targetAdmin.acls, [acl('deny read topic A.orders-secret User:bob'), acl('allow read topic A.orders prefixed User:bob')])
+    // When the source revokes both
+    sourceAdmin.acls = []
+    events.length = 0
+    await run()
+    // Then no moment on B has the DENY gone while the ALLOW it narrows is still there
+    assert.deepEqual(targetAdmin.deleteRequests, [[acl('allow read topic A.orders prefixed User:bob')], [acl('deny read topic A.orders-secret User:bob')]])
+    assert.deepEqual(events.filter(e => e.startsWith('delete')), ['delete A.orders', 'delete A.orders-secret'])
+    assert.deepEqual(targetAdmin.acls, [])
+  })
+
+  it('Given a revoked ALLOW and DENY, when the target refuses the ALLOW\'s deletion, then the DENY is not deleted either and nothing is forgotten', async () => {
+    const { run, sourceAdmin, targetAdmin, events } = setupWithOwnership([acl('allow read topic orders User:bob'), acl('deny read topic orders User:eve')], [])
+    await run()
+    sourceAdmin.acls = []
+    events.length = 0
+    targetAdmin.deleteAcls = async bindings => { targetAdmin.deleteRequests.push([...bindings]); throw new Error('INVALID_REQUEST') }
+    await assert.rejects(run(), /INVALID_REQUEST/)
+    assert.deepEqual(targetAdmin.deleteRequests, [[acl('allow read topic A.orders User:bob')]])
+    assert.deepEqual(targetAdmin.acls, [acl('deny read topic A.orders User:eve'), acl('allow read topic A.orders User:bob')])
+    assert.deepEqual(events.filter(e => e.startsWith('forget')), [])
+  })
+
   it('Given DENYs, ALLOWs and a revoked binding to sync, when the run is aborted right after the DENYs are created, then no ALLOW is created, nothing is deleted or forgotten, and the run rejects with the abort\'s reason', async () => {
     // Given bob's ALLOW copied and owned
     const { run, runWith, sourceAdmin, targetAdmin, events } = setupWithOwnership([acl('allow read topic orders User:bob')], [])
@@ -273,6 +312,47 @@ describe('the sync-acls job removes only what it created', () => {
     sourceAdmin.acls = []
     await run()
     assert.deepEqual(targetAdmin.deleteRequests, [])
+  })
+})
+
+describe('the sync-acls job tells why a copy it made goes when its source binding is still there', () => {
+  it('Given a prefix ALLOW an earlier kmirror copied over A.checkpoints.internal, when the sync runs, then it warns once naming the binding, cluster B and the fix, and removes the copy giving that reason, not "its source binding is gone"', async () => {
+    // Given `check` → `A.check` on B, copied and recorded before kmirror knew it covers A.checkpoints.internal
+    const copied = acl('allow read topic A.check prefixed User:bob')
+    const { run, targetAdmin, logs } = await setupWithOwned([copied], [acl('allow read topic check prefixed User:bob')])
+    // When the sync runs twice
+    await run()
+    await run()
+    // Then the copy is gone from B
+    assert.deepEqual(targetAdmin.deleteRequests, [[copied]])
+    assert.deepEqual(targetAdmin.acls, [])
+    // and one warning says what is not copied, where, why and what to do
+    const warning = 'ACL ALLOW READ on topic prefix check for User:bob is not copied: on cluster B its prefix A.check would also cover ' +
+      'topic A.checkpoints.internal, kept there by kmirror or MM2 and no copy of a topic under check; ' +
+      'grant the remote topics under it by name, or a narrower prefix, on cluster B by hand'
+    assert.deepEqual(logs.at(LogLevels.warn).map(l => [l.msg, l['acl'], l['reason']]), [[warning, 'ALLOW READ on topic prefix check for User:bob', AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC]])
+    // and the removal gives that reason
+    const removals = logs.at(LogLevels.info).filter(l => l.msg.startsWith('removed ACL'))
+    assert.deepEqual(removals.map(l => [l.msg, l['acl'], l['source'], l['reason']]), [[
+      `removed ACL from the target: kmirror created it and its source binding ALLOW READ on topic prefix check for User:bob is no longer copied: ${AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC}`,
+      'ALLOW READ on topic prefix A.check for User:bob', 'ALLOW READ on topic prefix check for User:bob', AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC
+    ]])
+  })
+
+  it('Given a DENY READ User:* an earlier kmirror copied over A.checkpoints.internal, and the ALLOW it narrows, when the sync runs, then both copies go, the ALLOW first, each with its reason', async () => {
+    const copiedDeny = acl('deny read topic A.check prefixed User:*')
+    const copiedAllow = acl('allow read topic A.checkout User:bob')
+    const { run, targetAdmin, logs } = await setupWithOwned([copiedDeny, copiedAllow], [acl('deny read topic check prefixed User:*'), acl('allow read topic checkout User:bob')])
+    await run()
+    assert.deepEqual(targetAdmin.deleteRequests, [[copiedAllow], [copiedDeny]])
+    const removals = logs.at(LogLevels.info).filter(l => l.msg.startsWith('removed ACL'))
+    assert.deepEqual(removals.map(l => l.msg), [
+      'removed ACL from the target: kmirror created it and its source binding ALLOW READ on topic checkout for User:bob is no longer copied: ' +
+        `${AclSkipReasons.NARROWED_BY_UNCOPIED_DENY} (DENY READ on topic prefix check for User:*)`,
+      `removed ACL from the target: kmirror created it and its source binding DENY READ on topic prefix check for User:* is no longer copied: ${AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR}`
+    ])
+    // (the narrowed ALLOW warns; the DENY's skip is debug, as every DENY kmirror does not copy)
+    assert.deepEqual(logs.at(LogLevels.warn).map(l => [l['acl'], l['deny']]), [['ALLOW READ on topic checkout for User:bob', 'DENY READ on topic prefix check for User:*']])
   })
 })
 

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test'
 import assert from 'node:assert/strict'
 import { readFileSync } from 'node:fs'
 import { ReplicationPolicyClasses, type ReplicationPolicyConfig } from '../../../src/config/types.ts'
-import { createReplicationPolicy, javaSplit, type ReplicationPolicy } from '../../../src/policy/replication-policy.ts'
+import { createReplicationPolicy, internalTopicHeads, javaSplit, type ReplicationPolicy } from '../../../src/policy/replication-policy.ts'
 
 /** Outputs of Kafka 4.1.1's own policies for many names and separators; see the fixture's "comment" for how it was made. */
 interface GoldenPolicy { policy: 'default' | 'identity', separator: string, internalTopicSeparatorEnabled: boolean, formatRemoteTopic: string, formatRemoteHeartbeats: string, heartbeatsTopic: string, offsetSyncsTopic: string, checkpointsTopic: string }
@@ -155,6 +155,15 @@ describe('IdentityReplicationPolicy', () => {
     assert.equal(policy.originalTopic('B.A.heartbeats'), 'heartbeats')
     assert.equal(policy.isHeartbeatsTopic('B.A.heartbeats'), true)
     assert.equal(policy.topicSource('xheartbeats'), null)
+  })
+})
+
+describe('internalTopicHeads', () => {
+  it('lists how every MM2 and kmirror internal topic begins, the offset syncs\' head with the policy\'s internal separator too', () => {
+    const heads = ['mm2-offsets.', 'mm2-configs.', 'mm2-status.', 'mm2-offset-syncs.', 'mm2-offset-history.', 'mm2-acls.']
+    assert.deepEqual(internalTopicHeads(createReplicationPolicy(config('default'))), heads)
+    assert.deepEqual(internalTopicHeads(createReplicationPolicy(config('identity', '_'))), [...heads, 'mm2-offset-syncs_'])
+    assert.deepEqual(internalTopicHeads(createReplicationPolicy(config('default', '_', false))), heads)
   })
 })
 
