@@ -6,7 +6,7 @@
  * Invariants:
  * - A refresh costs one metadata read per cluster, plus DescribeConfigs of the source topics being created only.
  * - One topic's problem (creation refused, configs unreadable) is reported and never stops the others; a problem is
- *   logged once, again when it changes, and at info level when it is gone.
+ *   logged once, again when it changes, and at info level when it is gone (refresh-reports.ts).
  * - A remote topic with more partitions than its source is replicated (partitions 0 to the source's count - 1), with
  *   a warning logged once, again when the counts change. A source topic read with fewer partitions than replicated
  *   (a broker's metadata behind after a growth) keeps its count (partition-count-hold.ts): nothing is released.
@@ -39,10 +39,11 @@ import { applyTopicSyncPlan, type TopicSyncResult, type TopicWriter } from './to
 import { planTopicSync, type ReplicatedTopic, type TopicProblem, type TopicSyncPlan } from './topic-sync-plan.ts'
 import { ConfigReads, describeTopicState, type TopicReader, type TopicState } from './topic-state.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
-import { DeletionProof, MissingVerdicts, type MissingTopic } from './deletion-proof.ts'
+import { DeletionProof, MissingVerdicts } from './deletion-proof.ts'
 import { PartitionCountHold } from './partition-count-hold.ts'
 import { estimateGroupWork, WorkEstimateMemory, type ListedTopic } from './group-work.ts'
-import { massAbsenceMessage, missingMessage, remoteDeletedMessage, remotesKeptMessage } from './missing-topic-messages.ts'
+import { remoteDeletedMessage } from './missing-topic-messages.ts'
+import { RefreshReports } from './refresh-reports.ts'
 
 /** What the refresh reads from the source: the topic state, and topics asked for by name. */
 export type SourceTopicReader = TopicReader & Pick<AdminClient, 'probeTopics'>
@@ -108,12 +109,7 @@ export class RemoteTopics {
   readonly #missingRemotes = new Map<string, ReplicatedTopic>()
   /** Whether the target gives topic ids (Kafka 2.8+); null until a remote topic was described. */
   #targetHasIds: boolean | null = null
-  /** Problems logged, topic → message. */
-  readonly #reported = new Map<string, string>()
-  /** The last refresh's problems, as reported (`problems`). */
-  #problems: readonly TopicProblem[] = []
-  /** Warnings logged, topic → message. */
-  readonly #warned = new Map<string, string>()
+  readonly #reports: RefreshReports
   readonly #countHold = new PartitionCountHold()
   readonly #deletionProof = new DeletionProof()
   /**
@@ -121,10 +117,6 @@ export class RemoteTopics {
    * their remote topic, until they come back (`returned`); what this instance saw, not stored.
    */
   readonly #deleted = new Map<string, DeletedSourceTopic>()
-  /** Missing source topics logged, topic → verdict. */
-  readonly #reportedMissing = new Map<string, string>()
-  /** Most replicated topics absent at once was warned of (once per such episode). */
-  #massReported = false
 
   constructor (flow: FlowConfig, policy: ReplicationPolicy, sourceAdmin: SourceTopicReader, targetAdmin: TopicReader & TopicWriter, log: Logger, metrics: Metrics = noMetrics) {
     this.#flow = flow
@@ -133,11 +125,12 @@ export class RemoteTopics {
     this.#target = targetAdmin
     this.#log = log
     this.#metrics = metrics
+    this.#reports = new RefreshReports(flow, topic => policy.formatRemoteTopic(flow.source.alias, topic), log, metrics)
   }
 
   /** The last refresh's problems: topics not (fully) replicated or kept in step now, each with its cause and fix. */
   get problems (): readonly TopicProblem[] {
-    return this.#problems
+    return this.#reports.problems
   }
 
   /** The topics replicated after the last refresh. */
@@ -165,10 +158,10 @@ export class RemoteTopics {
     this.#replicated = result.topics
     const idsBefore = this.#knownIds
     this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
-    this.#report(result.problems)
-    this.#warn(plan.warnings)
-    this.#reportMissing(verdicts)
-    this.#reportRemotesKept(plan)
+    this.#reports.report(result.problems)
+    this.#reports.warn(plan.warnings)
+    this.#reports.reportMissing(verdicts, this.#deletionProof.massAbsence)
+    this.#reports.reportRemotesKept(plan.deletedOnSource)
     return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics, idsBefore) }
   }
 
@@ -322,65 +315,5 @@ export class RemoteTopics {
   #removedBy (plan: TopicSyncPlan): string[] {
     const next = new Set(plan.topics.map(t => t.source))
     return this.#replicated.map(t => t.source).filter(name => !next.has(name))
-  }
-
-  /** Logs each missing topic's verdict once, again when it changes, and when the topic is seen again. */
-  #reportMissing (verdicts: ReadonlyMap<string, MissingTopic>): void {
-    const mass = this.#deletionProof.massAbsence
-    if (mass !== null && !this.#massReported) this.#log.warn({ absent: mass.absent, replicated: mass.replicated }, massAbsenceMessage(this.#flow, mass))
-    this.#massReported = mass !== null
-    for (const [topic, missing] of verdicts) {
-      // Told by the mass absence's warning (its absence needs ABSENT_REFRESHES_FOR_MASS_DELETION refreshes).
-      if ((mass !== null || missing.massAbsence === true) && missing.verdict === MissingVerdicts.ABSENT_ONCE) continue
-      const key = `${missing.verdict} ${missing.error ?? ''}`
-      if (missing.verdict === MissingVerdicts.DELETED || this.#reportedMissing.get(topic) === key) continue
-      this.#reportedMissing.set(topic, key)
-      const remoteTopic = this.#policy.formatRemoteTopic(this.#flow.source.alias, topic)
-      const message = missingMessage(this.#flow, topic, remoteTopic, missing)
-      if (missing.verdict === MissingVerdicts.ABSENT_ONCE) this.#log.info({ topic, remoteTopic }, message)
-      else this.#log.warn({ topic, remoteTopic, kafkaError: missing.error }, message)
-    }
-    for (const topic of [...this.#reportedMissing.keys()]) {
-      if (verdicts.has(topic) && verdicts.get(topic)!.verdict !== MissingVerdicts.DELETED) continue
-      this.#reportedMissing.delete(topic)
-      if (!verdicts.has(topic)) this.#log.info({ topic }, `source topic ${topic} on ${this.#flow.source.alias} can be described again`)
-    }
-  }
-
-  /**
-   * Remote topics kept though `sync.topic.deletions.enabled`, their source topics' deletion proven over a mass
-   * absence (deletion-proof.ts): one error line, naming how many, the cluster, and how to delete them by hand.
-   */
-  #reportRemotesKept (plan: TopicSyncPlan): void {
-    const kept = plan.deletedOnSource.filter(d => d.remoteKeptOnPurpose === true).map(d => d.remoteTopic)
-    if (kept.length > 0) this.#log.error({ remoteTopics: kept }, remotesKeptMessage(this.#flow, kept))
-  }
-
-  /** Logs each warning once, again when it changes; one gone is forgotten. */
-  #warn (warnings: readonly TopicProblem[]): void {
-    this.#logOnce(this.#warned, warnings, 'warn')
-  }
-
-  /** Logs each problem once, again when it changes, and when it is solved. */
-  #report (problems: readonly TopicProblem[]): void {
-    this.#problems = problems
-    for (const topic of this.#logOnce(this.#reported, problems, 'error')) this.#log.info({ topic }, 'remote topic problem solved')
-    this.#metrics.set('remoteTopicProblems', { flow: this.#flow.name }, this.#reported.size)
-  }
-
-  /**
-   * Logs each topic's message at LEVEL once, again when it changes, keeping LOGGED (topic → message) to what is
-   * current (the last entry of a topic counts); returns the topics forgotten, whose message is gone.
-   */
-  #logOnce (logged: Map<string, string>, entries: readonly TopicProblem[], level: 'warn' | 'error'): string[] {
-    const current = new Map(entries.map(e => [e.topic, e]))
-    for (const [topic, e] of current) {
-      if (logged.get(topic) === e.message) continue
-      logged.set(topic, e.message)
-      this.#log[level]({ topic, remoteTopic: e.remoteTopic }, e.message)
-    }
-    const gone = [...logged.keys()].filter(topic => !current.has(topic))
-    for (const topic of gone) logged.delete(topic)
-    return gone
   }
 }
