@@ -36,10 +36,10 @@ import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { applyTopicSyncPlan, type TopicSyncResult, type TopicWriter } from './topic-sync-apply.ts'
-import { planTopicSync, type ReplicatedTopic, type TopicProblem, type TopicSyncPlan } from './topic-sync-plan.ts'
+import { planTopicSync, type DeletedTopic, type ReplicatedTopic, type TopicProblem, type TopicSyncPlan } from './topic-sync-plan.ts'
 import { ConfigReads, describeTopicState, type TopicReader, type TopicState } from './topic-state.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
-import { DeletionProof, MissingVerdicts } from './deletion-proof.ts'
+import { DeletionProof, MissingVerdicts, type MissingTopic } from './deletion-proof.ts'
 import { PartitionCountHold } from './partition-count-hold.ts'
 import { estimateGroupWork, WorkEstimateMemory, type ListedTopic } from './group-work.ts'
 import { remoteDeletedMessage } from './missing-topic-messages.ts'
@@ -76,8 +76,15 @@ export interface RefreshOptions {
    */
   readonly stopReplicating?: (topics: readonly string[]) => Promise<void>
   /**
+   * Called with the topics of `recopy` once `stopReplicating` let go of them, also in a run aborted after their remote
+   * topic was created again (the refresh then rejects): the data path copies the partitions of them this instance
+   * owns again from the source's log start. A change of this instance's data path, not a write on the target.
+   */
+  readonly copyAgain?: (topics: readonly ReplicatedTopic[]) => Promise<void>
+  /**
    * The job run's signal (runtime/scheduler.ts): once aborted, the refresh writes nothing more on the target (no
-   * creation, growth, config change or deletion) and rejects with its reason. Its reads may finish.
+   * creation, growth or deletion), records what it did until then (as a refresh that ended there, its remaining
+   * actions left to the next refresh) and rejects with its reason. Its reads may finish.
    */
   readonly signal?: AbortSignal
 }
@@ -150,19 +157,47 @@ export class RemoteTopics {
     this.#noteTopicIds(state)
     const suspects = this.#remoteMissing(plan)
     const removed = this.#removedBy(plan)
-    options.signal?.throwIfAborted()
+    if (options.signal?.aborted === true) {
+      this.#deletionProof.notActedOn(verdicts)
+      options.signal.throwIfAborted()
+    }
     if (removed.length > 0) await options.stopReplicating?.(removed)
-    const applied = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics, options.signal)
-    const { topics, recopy } = await this.#settleMissingRemotes(plan, suspects, applied, options)
-    const result = { ...applied, topics }
-    this.#replicated = result.topics
+    // Its plan holds no config change (the refresh reads no remote configs): the config sync job makes them.
+    const { aborted, ...applied } = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics, options.signal)
+    // Aborted: recorded as a refresh that ended where the apply stopped, so the next refresh does the rest only.
+    const skipped = aborted?.skipped ?? new Set<string>()
+    const { deletedOnSource, stillReplicated } = this.#deletionsActedOn(plan, verdicts, skipped)
+    const { recopy, ...settled } = await this.#settleMissingRemotes(plan, suspects, applied, skipped, options)
+    const topics = [...settled.topics, ...stillReplicated]
+    this.#replicated = topics
     const idsBefore = this.#knownIds
-    this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
-    this.#reports.report(result.problems)
+    this.#knownIds = new Map(topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
+    this.#reports.report(this.#problemsAfter(applied.problems, skipped))
     this.#reports.warn(plan.warnings)
     this.#reports.reportMissing(verdicts, this.#deletionProof.massAbsence)
-    this.#reports.reportRemotesKept(plan.deletedOnSource)
-    return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics, idsBefore) }
+    this.#reports.reportRemotesKept(deletedOnSource)
+    const returned = this.#returned(deletedOnSource, topics, idsBefore)
+    options.signal?.throwIfAborted()
+    return { ...applied, topics, removed: [...removed, ...recopy], deleted: deletedOnSource.map(d => d.topic), recopy, returned }
+  }
+
+  /**
+   * The plan's deletions an apply acted on (all but those it SKIPPED, aborted first), and the replicated topics whose
+   * deletion it did not act on: they stay replicated, as if not proven deleted yet, and the next refresh proves them
+   * at once (their partitions, let go already, are let go again then).
+   */
+  #deletionsActedOn (plan: TopicSyncPlan, verdicts: ReadonlyMap<string, MissingTopic>, skipped: ReadonlySet<string>) {
+    if (skipped.size === 0) return { deletedOnSource: plan.deletedOnSource, stillReplicated: [] }
+    const notActedOn = new Set(plan.deletedOnSource.filter(d => skipped.has(d.topic)).map(d => d.topic))
+    this.#deletionProof.notActedOn(new Map([...verdicts].filter(([topic]) => notActedOn.has(topic))))
+    return { deletedOnSource: plan.deletedOnSource.filter(d => !notActedOn.has(d.topic)), stillReplicated: this.#replicated.filter(t => notActedOn.has(t.source)) }
+  }
+
+  /** A refresh's PROBLEMS; after an aborted apply, with the problems before of the topics it SKIPPED (not tried, not solved). */
+  #problemsAfter (problems: readonly TopicProblem[], skipped: ReadonlySet<string>): readonly TopicProblem[] {
+    if (skipped.size === 0) return problems
+    const now = new Set(problems.map(p => p.topic))
+    return [...problems, ...this.#reports.problems.filter(p => skipped.has(p.topic) && !now.has(p.topic))]
   }
 
   /**
@@ -182,9 +217,9 @@ export class RemoteTopics {
    * every record before them (invariant 37: the partitions forgot their remote topic id when removed). That one is
    * returned, copied again from the log start.
    */
-  #returned (plan: TopicSyncPlan, topics: readonly ReplicatedTopic[], idsBefore: ReadonlyMap<string, string>): ReplicatedTopic[] {
+  #returned (deletedOnSource: readonly DeletedTopic[], topics: readonly ReplicatedTopic[], idsBefore: ReadonlyMap<string, string>): ReplicatedTopic[] {
     const back = topics.filter(t => this.#deleted.has(t.source))
-    for (const d of plan.deletedOnSource) this.#deleted.set(d.topic, { id: idsBefore.get(d.topic), remoteDeleted: d.deleteRemote })
+    for (const d of deletedOnSource) this.#deleted.set(d.topic, { id: idsBefore.get(d.topic), remoteDeleted: d.deleteRemote })
     const returned: ReplicatedTopic[] = []
     for (const t of back) {
       const { id, remoteDeleted } = this.#deleted.get(t.source)!
@@ -270,9 +305,10 @@ export class RemoteTopics {
    * a later refresh that finds it missing takes it for deleted, never for new, since other instances may have
    * copied records into it, which a silent creation would lose on a target without topic ids.
    */
-  async #settleMissingRemotes (plan: TopicSyncPlan, suspects: ReadonlyMap<string, ReplicatedTopic>, applied: TopicSyncResult, options: RefreshOptions): Promise<{ topics: readonly ReplicatedTopic[], recopy: string[] }> {
+  async #settleMissingRemotes (plan: TopicSyncPlan, suspects: ReadonlyMap<string, ReplicatedTopic>, applied: TopicSyncResult, skipped: ReadonlySet<string>, options: RefreshOptions): Promise<{ topics: readonly ReplicatedTopic[], recopy: string[] }> {
     const created = new Set(applied.created)
-    const failed = new Set(applied.problems.map(p => p.topic))
+    // Not created, or not tried (the run was aborted first): still suspected, or to create
+    const failed = new Set([...applied.problems.map(p => p.topic), ...skipped])
     const listed = new Set(applied.topics.map(t => t.source))
     const topics = [...applied.topics]
     const recopy: string[] = []
@@ -296,7 +332,10 @@ export class RemoteTopics {
       const known = planned.get(c.topic)
       if (known !== undefined && !created.has(c.remoteTopic) && !failed.has(c.topic) && !listed.has(c.topic) && !suspects.has(c.topic)) this.#missingRemotes.set(c.topic, known)
     }
-    if (recopy.length > 0) await options.stopReplicating?.(recopy)
+    if (recopy.length > 0) {
+      await options.stopReplicating?.(recopy)
+      await options.copyAgain?.(topics.filter(t => recopy.includes(t.source)))
+    }
     return { topics, recopy }
   }
 
