@@ -1,7 +1,7 @@
 /**
  * What the topic refresh (remote-topics.ts) tells the operator: its problems (logged, counted by the
- * `remoteTopicProblems` gauge, listed by /status), its warnings, the verdicts on missing source topics and the
- * remote topics kept over a mass absence. A refresh runs every few seconds, so each is told once.
+ * `remoteTopicProblems` gauge, listed by /status), its warnings, the verdicts on missing source topics, the
+ * remote topics kept over a mass absence and those that could not be deleted. A refresh runs every few seconds, so each is told once.
  *
  * Invariants:
  * - A problem is logged once, again when its message changes, and at info level when it is gone; a warning the same,
@@ -13,7 +13,9 @@ import type { FlowConfig } from '../config/types.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import { MissingVerdicts, type MassAbsence, type MissingTopic } from './deletion-proof.ts'
-import { massAbsenceMessage, missingMessage, remotesKeptMessage } from './missing-topic-messages.ts'
+import { isKmirrorError } from '../errors.ts'
+import { massAbsenceMessage, missingMessage, remoteNotDeletedMessage, remotesKeptMessage } from './missing-topic-messages.ts'
+import type { RemoteNotDeleted } from './topic-sync-apply.ts'
 import type { DeletedTopic, TopicProblem } from './topic-sync-plan.ts'
 
 export class RefreshReports {
@@ -88,6 +90,19 @@ export class RefreshReports {
   reportRemotesKept (deletedOnSource: readonly DeletedTopic[]): void {
     const kept = deletedOnSource.filter(d => d.remoteKeptOnPurpose === true).map(d => d.remoteTopic)
     if (kept.length > 0) this.#log.error({ remoteTopics: kept }, remotesKeptMessage(this.#flow, kept))
+  }
+
+  /**
+   * Remote topics that `sync.topic.deletions.enabled` deleted with their source topic and the target did not: an
+   * error line each, once (the refresh forgets their source topics), naming the Kafka error and how to delete them by
+   * hand. Not a problem: nothing is copied into them any more, and nothing the refresh does again would solve it.
+   */
+  reportRemotesNotDeleted (notDeleted: readonly RemoteNotDeleted[]): void {
+    for (const { topic, remoteTopic, error } of notDeleted) {
+      const names = isKmirrorError(error) ? error.details['kafkaErrors'] : undefined
+      const kafkaError = Array.isArray(names) && names.length > 0 ? { kafkaError: names.join(', ') } : {}
+      this.#log.error({ topic, remoteTopic, cluster: this.#flow.target.alias, ...kafkaError }, remoteNotDeletedMessage(this.#flow, topic, remoteTopic, error))
+    }
   }
 
   /**

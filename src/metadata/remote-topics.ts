@@ -176,6 +176,7 @@ export class RemoteTopics {
     this.#reports.warn(plan.warnings)
     this.#reports.reportMissing(verdicts, this.#deletionProof.massAbsence)
     this.#reports.reportRemotesKept(deletedOnSource)
+    this.#reports.reportRemotesNotDeleted(applied.remotesNotDeleted)
     const returned = this.#returned(deletedOnSource, topics, idsBefore)
     options.signal?.throwIfAborted()
     return { ...applied, topics, removed: [...removed, ...recopy], deleted: deletedOnSource.map(d => d.topic), recopy, returned }

@@ -1,7 +1,8 @@
 /**
  * Carries out a TopicSyncPlan on the target, one topic at a time: a topic whose action fails becomes a problem
  * and never stops the others. Actions done are logged and counted here; problems (the plan's and failed
- * actions') are returned, not logged, so that a caller running every few seconds can report each once. The plan's config changes are not applied here: the topic refresh reads no
+ * actions', and the remote topics it could not delete) are returned, not logged, so that a caller running every few
+ * seconds can report each once. The plan's config changes are not applied here: the topic refresh reads no
  * remote configs, so its plans hold none (the config sync job applies them, `applyTopicConfigChanges`).
  *
  * A SIGNAL (the job run's, aborted once its membership ended or the job was revoked: runtime/scheduler.ts) is
@@ -18,6 +19,13 @@ import type { AlterConfigsAction, CreateTopicAction, ReplicatedTopic, TopicProbl
 /** What applying a plan writes with; `AdminClient` fits. */
 export type TopicWriter = Pick<AdminClient, 'createTopic' | 'createPartitions' | 'alterTopicConfigs' | 'deleteTopics'> & Partial<Pick<AdminClient, 'createTopics'>>
 
+/** A remote topic the plan deleted with its source topic that the target did not delete (refused, timed out). */
+export interface RemoteNotDeleted {
+  readonly topic: string
+  readonly remoteTopic: string
+  readonly error: unknown
+}
+
 /** An apply stopped by its aborted signal: why, and the source topics whose planned action was not carried out. */
 export interface AbortedApply {
   readonly reason: unknown
@@ -31,7 +39,16 @@ export interface TopicSyncResult {
   readonly created: readonly string[]
   readonly grown: readonly string[]
   readonly deletedRemotes: readonly string[]
+  /**
+   * Topics not (fully) replicated now, each with its cause and fix: not created (the plan's: the source configs
+   * refused), creation failed, or growth failed.
+   */
   readonly problems: readonly TopicProblem[]
+  /**
+   * Remote topics of deleted source topics whose deletion failed: no problem of a topic copied (nothing is copied into
+   * them any more), and not tried again (their source topic is no longer replicated).
+   */
+  readonly remotesNotDeleted: readonly RemoteNotDeleted[]
   /** Set when the signal was aborted: the rest of the result is what was done before. */
   readonly aborted?: AbortedApply
 }
@@ -69,12 +86,12 @@ export async function applyTopicSyncPlan (
 ): Promise<TopicSyncResult> {
   const run = new AbortPoint(signal)
   const problems: TopicProblem[] = [...plan.problems]
-  const deletedRemotes = await reportDeletions(plan, admins.target, log, metrics, problems, run)
+  const { deleted: deletedRemotes, notDeleted: remotesNotDeleted } = await reportDeletions(plan, admins.target, log, metrics, run)
   const { created, notReady } = await createRemotes(plan, admins.target, log, metrics, problems, run)
   const { grown, partitions } = await growRemotes(plan, admins.target, log, problems, run)
   const topics = plan.topics.filter(t => !notReady.has(t.source)).map(t => ({ ...t, partitions: partitions.get(t.source) ?? t.partitions }))
   const aborted = run.aborted
-  return { topics, created, grown, deletedRemotes, problems, ...(aborted === undefined ? {} : { aborted }) }
+  return { topics, created, grown, deletedRemotes, problems, remotesNotDeleted, ...(aborted === undefined ? {} : { aborted }) }
 }
 
 /** Creates the planned remote topics; `notReady` holds the source topics whose remote topic is not known to be usable yet. */
@@ -167,9 +184,13 @@ async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logge
   return { grown, partitions }
 }
 
-/** Reports every deleted or re-created source topic, and deletes the remote topics the plan marks for deletion. */
-async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[], run: AbortPoint): Promise<string[]> {
+/**
+ * Reports every deleted or re-created source topic, and deletes the remote topics the plan marks for deletion;
+ * returns those deleted and those whose deletion failed.
+ */
+async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, run: AbortPoint) {
   const deleted: string[] = []
+  const notDeleted: RemoteNotDeleted[] = []
   for (const d of plan.deletedOnSource) {
     if (!run.goesOn(d.topic)) continue
     metrics.inc('sourceTopicsDeleted', { flow: plan.flow })
@@ -187,13 +208,13 @@ async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: L
       deleted.push(d.remoteTopic)
       log.warn({ topic: d.topic, remoteTopic: d.remoteTopic }, `source topic ${d.topic} was deleted; deleted its remote topic ${d.remoteTopic} (sync.topic.deletions.enabled)`)
     } catch (err) {
-      problems.push({ topic: d.topic, remoteTopic: d.remoteTopic, message: `source topic was deleted but its remote topic cannot be: ${errorMessage(err)}; delete it by hand` })
+      notDeleted.push({ topic: d.topic, remoteTopic: d.remoteTopic, error: err })
     }
   }
   for (const r of plan.recreatedOnSource) {
     log.warn({ topic: r.source, remoteTopic: r.remote }, `source topic ${r.source} was deleted and created again; copying the new topic from its start into ${r.remote}`)
   }
-  return deleted
+  return { deleted, notDeleted }
 }
 
 /**
