@@ -135,7 +135,7 @@ export class RemoteTopics {
     this.#reports = new RefreshReports(flow, topic => policy.formatRemoteTopic(flow.source.alias, topic), log, metrics)
   }
 
-  /** The last refresh's problems: topics not (fully) replicated or kept in step now, each with its cause and fix. */
+  /** The last refresh's problems: topics not (fully) replicated now (remote topic not created or not grown), each with its cause and fix. */
   get problems (): readonly TopicProblem[] {
     return this.#reports.problems
   }
