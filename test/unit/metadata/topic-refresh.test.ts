@@ -108,6 +108,18 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(result.topics.map(t => [t.source, t.partitions]), [['a', 4], ['b', 2]])
   })
 
+  it('Given a remote topic whose configs drifted from its source, then the refresh changes no config and has no problem: configs are the config sync job\'s', async () => {
+    const { source, target, topics, refresh } = setup('sync.topic.configs.enabled = true')
+    source.addTopic('orders', 1, { 'retention.ms': '3600000' })
+    await refresh()
+    source.setOverride('orders', 'retention.ms', '7200000')
+    target.failAlways('alterTopicConfigs', 'A.orders', new Error('ALTER_CONFIGS refused'))
+    const result = await refresh()
+    assert.deepEqual(target.callsOf('alterTopicConfigs'), [])
+    assert.deepEqual([result.problems, topics.problems], [[], []])
+    assert.deepEqual(target.overrides('A.orders'), { 'retention.ms': '3600000' })
+  })
+
   it('reports a deleted source topic once (warn log naming it, metric), releases it, and keeps its remote topic', async () => {
     const { source, target, logs, metrics, released, refresh } = setup()
     source.addTopic('gone', 2)
