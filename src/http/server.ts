@@ -59,8 +59,8 @@ export interface Health {
 
 /**
  * /healthz: 503 once replication stopped on an error (`failure`), and while any partition is set aside, a topic's
- * remote topic cannot be created, grown, kept in step or deleted (the last topic refresh's problems), or a flow's
- * steps failed DEGRADED_STEP_FAILURES times in a row; 200 otherwise.
+ * remote topic cannot be created or grown (the last topic refresh's problems: such a topic, or its new partitions,
+ * is not copied), or a flow's steps failed DEGRADED_STEP_FAILURES times in a row; 200 otherwise.
  */
 export function healthOf (flows: readonly FlowStatus[], failure: unknown): Health {
   if (failure !== undefined) return { status: 503, summary: 'failed' }

@@ -110,4 +110,16 @@ export class DeletionProof {
     this.#absences = absences
     return out
   }
+
+  /**
+   * Topics the last check found deleted whose deletion was not acted on (the refresh's run was aborted first): the
+   * next check finds them deleted again if they are still absent, as if this one had not taken their proof.
+   */
+  notActedOn (topics: ReadonlyMap<string, MissingTopic>): void {
+    for (const [topic, missing] of topics) {
+      if (missing.verdict !== MissingVerdicts.DELETED) continue
+      const mass = missing.massAbsence === true
+      this.#absences.set(topic, { count: (mass ? ABSENT_REFRESHES_FOR_MASS_DELETION : ABSENT_REFRESHES_FOR_DELETION) - 1, mass })
+    }
+  }
 }

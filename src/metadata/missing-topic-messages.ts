@@ -1,11 +1,13 @@
 /**
  * What the topic refresh (remote-topics.ts) tells the operator of missing topics: a replicated source topic missing
  * from the source's listing (by its verdict, deletion-proof.ts), most of them absent at once, remote topics kept
- * over such an absence, and a remote topic deleted on the target while replicated.
+ * over such an absence, a remote topic that could not be deleted with its source topic, and a remote topic deleted on
+ * the target while replicated.
  */
 import type { FlowConfig } from '../config/types.ts'
+import { errorMessage } from '../errors.ts'
 import { clusterContext } from '../kafka/connection-hints.ts'
-import { toolCommand } from '../kafka/tool-command.ts'
+import { shellWord, toolCommand } from '../kafka/tool-command.ts'
 import { ABSENT_REFRESHES_FOR_MASS_DELETION, MissingVerdicts, type MassAbsence, type MissingTopic } from './deletion-proof.ts'
 
 /** Most replicated topics absent at once: why none is taken as deleted yet, and what to check. */
@@ -44,6 +46,18 @@ export function missingMessage (flow: FlowConfig, topic: string, remoteTopic: st
       return `source topic ${topic} on ${source} is missing from the topic list, but asked by name ${source} answered ` +
         `${missing.error ?? 'that it exists'}: ${kept}`
   }
+}
+
+/**
+ * The remote topic of a deleted source topic that `sync.topic.deletions.enabled` deleted, and the target did not
+ * (ERROR): told once, since the refresh forgets the source topic. Nothing is copied into it any more.
+ */
+export function remoteNotDeletedMessage (flow: FlowConfig, topic: string, remoteTopic: string, error: unknown): string {
+  const { source, target } = flow
+  const command = toolCommand('kafka-topics.sh', clusterContext(target.alias, target.admin), `--delete --topic ${shellWord(remoteTopic)}`, 'ADMIN')
+  return `source topic ${topic} was deleted on cluster ${source.alias}, but its remote topic ${remoteTopic} on cluster ${target.alias} could not be deleted ` +
+    `(sync.topic.deletions.enabled): ${errorMessage(error)}. Nothing is copied into it any more, and kmirror does not try again: delete it by hand, ` +
+    `as a principal allowed DELETE on topic ${remoteTopic} on cluster ${target.alias}: ${command}`
 }
 
 /**

@@ -6,7 +6,7 @@
  * Invariants:
  * - A refresh costs one metadata read per cluster, plus DescribeConfigs of the source topics being created only.
  * - One topic's problem (creation refused, configs unreadable) is reported and never stops the others; a problem is
- *   logged once, again when it changes, and at info level when it is gone.
+ *   logged once, again when it changes, and at info level when it is gone (refresh-reports.ts).
  * - A remote topic with more partitions than its source is replicated (partitions 0 to the source's count - 1), with
  *   a warning logged once, again when the counts change. A source topic read with fewer partitions than replicated
  *   (a broker's metadata behind after a growth) keeps its count (partition-count-hold.ts): nothing is released.
@@ -36,13 +36,14 @@ import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import { applyTopicSyncPlan, type TopicSyncResult, type TopicWriter } from './topic-sync-apply.ts'
-import { planTopicSync, type ReplicatedTopic, type TopicProblem, type TopicSyncPlan } from './topic-sync-plan.ts'
+import { planTopicSync, type DeletedTopic, type ReplicatedTopic, type TopicProblem, type TopicSyncPlan } from './topic-sync-plan.ts'
 import { ConfigReads, describeTopicState, type TopicReader, type TopicState } from './topic-state.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import { DeletionProof, MissingVerdicts, type MissingTopic } from './deletion-proof.ts'
 import { PartitionCountHold } from './partition-count-hold.ts'
 import { estimateGroupWork, WorkEstimateMemory, type ListedTopic } from './group-work.ts'
-import { massAbsenceMessage, missingMessage, remoteDeletedMessage, remotesKeptMessage } from './missing-topic-messages.ts'
+import { remoteDeletedMessage } from './missing-topic-messages.ts'
+import { RefreshReports } from './refresh-reports.ts'
 
 /** What the refresh reads from the source: the topic state, and topics asked for by name. */
 export type SourceTopicReader = TopicReader & Pick<AdminClient, 'probeTopics'>
@@ -75,8 +76,15 @@ export interface RefreshOptions {
    */
   readonly stopReplicating?: (topics: readonly string[]) => Promise<void>
   /**
+   * Called with the topics of `recopy` once `stopReplicating` let go of them, also in a run aborted after their remote
+   * topic was created again (the refresh then rejects): the data path copies the partitions of them this instance
+   * owns again from the source's log start. A change of this instance's data path, not a write on the target.
+   */
+  readonly copyAgain?: (topics: readonly ReplicatedTopic[]) => Promise<void>
+  /**
    * The job run's signal (runtime/scheduler.ts): once aborted, the refresh writes nothing more on the target (no
-   * creation, growth, config change or deletion) and rejects with its reason. Its reads may finish.
+   * creation, growth or deletion), records what it did until then (as a refresh that ended there, its remaining
+   * actions left to the next refresh) and rejects with its reason. Its reads may finish.
    */
   readonly signal?: AbortSignal
 }
@@ -108,12 +116,7 @@ export class RemoteTopics {
   readonly #missingRemotes = new Map<string, ReplicatedTopic>()
   /** Whether the target gives topic ids (Kafka 2.8+); null until a remote topic was described. */
   #targetHasIds: boolean | null = null
-  /** Problems logged, topic → message. */
-  readonly #reported = new Map<string, string>()
-  /** The last refresh's problems, as reported (`problems`). */
-  #problems: readonly TopicProblem[] = []
-  /** Warnings logged, topic → message. */
-  readonly #warned = new Map<string, string>()
+  readonly #reports: RefreshReports
   readonly #countHold = new PartitionCountHold()
   readonly #deletionProof = new DeletionProof()
   /**
@@ -121,10 +124,6 @@ export class RemoteTopics {
    * their remote topic, until they come back (`returned`); what this instance saw, not stored.
    */
   readonly #deleted = new Map<string, DeletedSourceTopic>()
-  /** Missing source topics logged, topic → verdict. */
-  readonly #reportedMissing = new Map<string, string>()
-  /** Most replicated topics absent at once was warned of (once per such episode). */
-  #massReported = false
 
   constructor (flow: FlowConfig, policy: ReplicationPolicy, sourceAdmin: SourceTopicReader, targetAdmin: TopicReader & TopicWriter, log: Logger, metrics: Metrics = noMetrics) {
     this.#flow = flow
@@ -133,11 +132,12 @@ export class RemoteTopics {
     this.#target = targetAdmin
     this.#log = log
     this.#metrics = metrics
+    this.#reports = new RefreshReports(flow, topic => policy.formatRemoteTopic(flow.source.alias, topic), log)
   }
 
-  /** The last refresh's problems: topics not (fully) replicated or kept in step now, each with its cause and fix. */
+  /** The last refresh's problems: topics not (fully) replicated now (remote topic not created or not grown), each with its cause and fix. */
   get problems (): readonly TopicProblem[] {
-    return this.#problems
+    return this.#reports.problems
   }
 
   /** The topics replicated after the last refresh. */
@@ -157,19 +157,48 @@ export class RemoteTopics {
     this.#noteTopicIds(state)
     const suspects = this.#remoteMissing(plan)
     const removed = this.#removedBy(plan)
-    options.signal?.throwIfAborted()
+    if (options.signal?.aborted === true) {
+      this.#deletionProof.notActedOn(verdicts)
+      options.signal.throwIfAborted()
+    }
     if (removed.length > 0) await options.stopReplicating?.(removed)
-    const applied = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics, options.signal)
-    const { topics, recopy } = await this.#settleMissingRemotes(plan, suspects, applied, options)
-    const result = { ...applied, topics }
-    this.#replicated = result.topics
+    // Its plan holds no config change (the refresh reads no remote configs): the config sync job makes them.
+    const { aborted, ...applied } = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics, options.signal)
+    // Aborted: recorded as a refresh that ended where the apply stopped, so the next refresh does the rest only.
+    const skipped = aborted?.skipped ?? new Set<string>()
+    const { deletedOnSource, stillReplicated } = this.#deletionsActedOn(plan, verdicts, skipped)
+    const { recopy, ...settled } = await this.#settleMissingRemotes(plan, suspects, applied, skipped, options)
+    const topics = [...settled.topics, ...stillReplicated]
+    this.#replicated = topics
     const idsBefore = this.#knownIds
-    this.#knownIds = new Map(result.topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
-    this.#report(result.problems)
-    this.#warn(plan.warnings)
-    this.#reportMissing(verdicts)
-    this.#reportRemotesKept(plan)
-    return { ...result, removed: [...removed, ...recopy], deleted: plan.deletedOnSource.map(d => d.topic), recopy, returned: this.#returned(plan, result.topics, idsBefore) }
+    this.#knownIds = new Map(topics.map(t => [t.source, state.source.get(t.source)?.id ?? this.#knownIds.get(t.source)!]))
+    this.#reports.report(this.#problemsAfter(applied.problems, skipped))
+    this.#reports.warn(plan.warnings)
+    this.#reports.reportMissing(verdicts, this.#deletionProof.massAbsence)
+    this.#reports.reportRemotesKept(deletedOnSource)
+    this.#reports.reportRemotesNotDeleted(applied.remotesNotDeleted)
+    const returned = this.#returned(deletedOnSource, topics, idsBefore)
+    options.signal?.throwIfAborted()
+    return { ...applied, topics, removed: [...removed, ...recopy], deleted: deletedOnSource.map(d => d.topic), recopy, returned }
+  }
+
+  /**
+   * The plan's deletions an apply acted on (all but those it SKIPPED, aborted first), and the replicated topics whose
+   * deletion it did not act on: they stay replicated, as if not proven deleted yet, and the next refresh proves them
+   * at once (their partitions, let go already, are let go again then).
+   */
+  #deletionsActedOn (plan: TopicSyncPlan, verdicts: ReadonlyMap<string, MissingTopic>, skipped: ReadonlySet<string>) {
+    if (skipped.size === 0) return { deletedOnSource: plan.deletedOnSource, stillReplicated: [] }
+    const notActedOn = new Set(plan.deletedOnSource.filter(d => skipped.has(d.topic)).map(d => d.topic))
+    this.#deletionProof.notActedOn(new Map([...verdicts].filter(([topic]) => notActedOn.has(topic))))
+    return { deletedOnSource: plan.deletedOnSource.filter(d => !notActedOn.has(d.topic)), stillReplicated: this.#replicated.filter(t => notActedOn.has(t.source)) }
+  }
+
+  /** A refresh's PROBLEMS; after an aborted apply, with the problems before of the topics it SKIPPED (not tried, not solved). */
+  #problemsAfter (problems: readonly TopicProblem[], skipped: ReadonlySet<string>): readonly TopicProblem[] {
+    if (skipped.size === 0) return problems
+    const now = new Set(problems.map(p => p.topic))
+    return [...problems, ...this.#reports.problems.filter(p => skipped.has(p.topic) && !now.has(p.topic))]
   }
 
   /**
@@ -189,9 +218,9 @@ export class RemoteTopics {
    * every record before them (invariant 37: the partitions forgot their remote topic id when removed). That one is
    * returned, copied again from the log start.
    */
-  #returned (plan: TopicSyncPlan, topics: readonly ReplicatedTopic[], idsBefore: ReadonlyMap<string, string>): ReplicatedTopic[] {
+  #returned (deletedOnSource: readonly DeletedTopic[], topics: readonly ReplicatedTopic[], idsBefore: ReadonlyMap<string, string>): ReplicatedTopic[] {
     const back = topics.filter(t => this.#deleted.has(t.source))
-    for (const d of plan.deletedOnSource) this.#deleted.set(d.topic, { id: idsBefore.get(d.topic), remoteDeleted: d.deleteRemote })
+    for (const d of deletedOnSource) this.#deleted.set(d.topic, { id: idsBefore.get(d.topic), remoteDeleted: d.deleteRemote })
     const returned: ReplicatedTopic[] = []
     for (const t of back) {
       const { id, remoteDeleted } = this.#deleted.get(t.source)!
@@ -277,9 +306,10 @@ export class RemoteTopics {
    * a later refresh that finds it missing takes it for deleted, never for new, since other instances may have
    * copied records into it, which a silent creation would lose on a target without topic ids.
    */
-  async #settleMissingRemotes (plan: TopicSyncPlan, suspects: ReadonlyMap<string, ReplicatedTopic>, applied: TopicSyncResult, options: RefreshOptions): Promise<{ topics: readonly ReplicatedTopic[], recopy: string[] }> {
+  async #settleMissingRemotes (plan: TopicSyncPlan, suspects: ReadonlyMap<string, ReplicatedTopic>, applied: TopicSyncResult, skipped: ReadonlySet<string>, options: RefreshOptions): Promise<{ topics: readonly ReplicatedTopic[], recopy: string[] }> {
     const created = new Set(applied.created)
-    const failed = new Set(applied.problems.map(p => p.topic))
+    // Not created, or not tried (the run was aborted first): still suspected, or to create
+    const failed = new Set([...applied.problems.map(p => p.topic), ...skipped])
     const listed = new Set(applied.topics.map(t => t.source))
     const topics = [...applied.topics]
     const recopy: string[] = []
@@ -303,7 +333,10 @@ export class RemoteTopics {
       const known = planned.get(c.topic)
       if (known !== undefined && !created.has(c.remoteTopic) && !failed.has(c.topic) && !listed.has(c.topic) && !suspects.has(c.topic)) this.#missingRemotes.set(c.topic, known)
     }
-    if (recopy.length > 0) await options.stopReplicating?.(recopy)
+    if (recopy.length > 0) {
+      await options.stopReplicating?.(recopy)
+      await options.copyAgain?.(topics.filter(t => recopy.includes(t.source)))
+    }
     return { topics, recopy }
   }
 
@@ -322,64 +355,5 @@ export class RemoteTopics {
   #removedBy (plan: TopicSyncPlan): string[] {
     const next = new Set(plan.topics.map(t => t.source))
     return this.#replicated.map(t => t.source).filter(name => !next.has(name))
-  }
-
-  /** Logs each missing topic's verdict once, again when it changes, and when the topic is seen again. */
-  #reportMissing (verdicts: ReadonlyMap<string, MissingTopic>): void {
-    const mass = this.#deletionProof.massAbsence
-    if (mass !== null && !this.#massReported) this.#log.warn({ absent: mass.absent, replicated: mass.replicated }, massAbsenceMessage(this.#flow, mass))
-    this.#massReported = mass !== null
-    for (const [topic, missing] of verdicts) {
-      // Told by the mass absence's warning (its absence needs ABSENT_REFRESHES_FOR_MASS_DELETION refreshes).
-      if ((mass !== null || missing.massAbsence === true) && missing.verdict === MissingVerdicts.ABSENT_ONCE) continue
-      const key = `${missing.verdict} ${missing.error ?? ''}`
-      if (missing.verdict === MissingVerdicts.DELETED || this.#reportedMissing.get(topic) === key) continue
-      this.#reportedMissing.set(topic, key)
-      const remoteTopic = this.#policy.formatRemoteTopic(this.#flow.source.alias, topic)
-      const message = missingMessage(this.#flow, topic, remoteTopic, missing)
-      if (missing.verdict === MissingVerdicts.ABSENT_ONCE) this.#log.info({ topic, remoteTopic }, message)
-      else this.#log.warn({ topic, remoteTopic, kafkaError: missing.error }, message)
-    }
-    for (const topic of [...this.#reportedMissing.keys()]) {
-      if (verdicts.has(topic) && verdicts.get(topic)!.verdict !== MissingVerdicts.DELETED) continue
-      this.#reportedMissing.delete(topic)
-      if (!verdicts.has(topic)) this.#log.info({ topic }, `source topic ${topic} on ${this.#flow.source.alias} can be described again`)
-    }
-  }
-
-  /**
-   * Remote topics kept though `sync.topic.deletions.enabled`, their source topics' deletion proven over a mass
-   * absence (deletion-proof.ts): one error line, naming how many, the cluster, and how to delete them by hand.
-   */
-  #reportRemotesKept (plan: TopicSyncPlan): void {
-    const kept = plan.deletedOnSource.filter(d => d.remoteKeptOnPurpose === true).map(d => d.remoteTopic)
-    if (kept.length > 0) this.#log.error({ remoteTopics: kept }, remotesKeptMessage(this.#flow, kept))
-  }
-
-  /** Logs each warning once, again when it changes; one gone is forgotten. */
-  #warn (warnings: readonly TopicProblem[]): void {
-    this.#logOnce(this.#warned, warnings, 'warn')
-  }
-
-  /** Logs each problem once, again when it changes, and when it is solved. */
-  #report (problems: readonly TopicProblem[]): void {
-    this.#problems = problems
-    for (const topic of this.#logOnce(this.#reported, problems, 'error')) this.#log.info({ topic }, 'remote topic problem solved')
-  }
-
-  /**
-   * Logs each topic's message at LEVEL once, again when it changes, keeping LOGGED (topic → message) to what is
-   * current (the last entry of a topic counts); returns the topics forgotten, whose message is gone.
-   */
-  #logOnce (logged: Map<string, string>, entries: readonly TopicProblem[], level: 'warn' | 'error'): string[] {
-    const current = new Map(entries.map(e => [e.topic, e]))
-    for (const [topic, e] of current) {
-      if (logged.get(topic) === e.message) continue
-      logged.set(topic, e.message)
-      this.#log[level]({ topic, remoteTopic: e.remoteTopic }, e.message)
-    }
-    const gone = [...logged.keys()].filter(topic => !current.has(topic))
-    for (const topic of gone) logged.delete(topic)
-    return gone
   }
 }

@@ -1,11 +1,14 @@
 /**
  * Carries out a TopicSyncPlan on the target, one topic at a time: a topic whose action fails becomes a problem
  * and never stops the others. Actions done are logged and counted here; problems (the plan's and failed
- * actions') are returned, not logged, so that a caller running every few seconds can report each once.
+ * actions', and the remote topics it could not delete) are returned, not logged, so that a caller running every few
+ * seconds can report each once. The plan's config changes are not applied here: the topic refresh reads no
+ * remote configs, so its plans hold none (the config sync job applies them, `applyTopicConfigChanges`).
  *
  * A SIGNAL (the job run's, aborted once its membership ended or the job was revoked: runtime/scheduler.ts) is
- * looked at right before each write (a deletion, a creation, a growth, a config change): once aborted, nothing more
- * is sent and the apply rejects with its reason. A write already sent is not undone.
+ * looked at right before each write (a deletion, a creation, a growth): once aborted, nothing more is sent, and
+ * the apply returns what it did until then with `aborted` (the reason, and the topics whose action was skipped),
+ * so that its caller records what went out before it rejects. A write already sent is not undone.
  */
 import { errorMessage } from '../errors.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
@@ -16,6 +19,19 @@ import type { AlterConfigsAction, CreateTopicAction, ReplicatedTopic, TopicProbl
 /** What applying a plan writes with; `AdminClient` fits. */
 export type TopicWriter = Pick<AdminClient, 'createTopic' | 'createPartitions' | 'alterTopicConfigs' | 'deleteTopics'> & Partial<Pick<AdminClient, 'createTopics'>>
 
+/** A remote topic the plan deleted with its source topic that the target did not delete (refused, timed out). */
+export interface RemoteNotDeleted {
+  readonly topic: string
+  readonly remoteTopic: string
+  readonly error: unknown
+}
+
+/** An apply stopped by its aborted signal: why, and the source topics whose planned action was not carried out. */
+export interface AbortedApply {
+  readonly reason: unknown
+  readonly skipped: ReadonlySet<string>
+}
+
 export interface TopicSyncResult {
   /** Topics replicated now, with the partitions that exist on both sides. */
   readonly topics: readonly ReplicatedTopic[]
@@ -23,9 +39,42 @@ export interface TopicSyncResult {
   readonly created: readonly string[]
   readonly grown: readonly string[]
   readonly deletedRemotes: readonly string[]
-  /** Config keys set or reverted. */
-  readonly configsChanged: number
+  /**
+   * Topics not (fully) replicated now, each with its cause and fix: not created (the plan's: the source configs
+   * refused), creation failed, or growth failed.
+   */
   readonly problems: readonly TopicProblem[]
+  /**
+   * Remote topics of deleted source topics whose deletion failed: no problem of a topic copied (nothing is copied into
+   * them any more), and not tried again (their source topic is no longer replicated).
+   */
+  readonly remotesNotDeleted: readonly RemoteNotDeleted[]
+  /** Set when the signal was aborted: the rest of the result is what was done before. */
+  readonly aborted?: AbortedApply
+}
+
+/**
+ * Where an apply stops once its run is aborted: every planned action from then on is skipped (not even reported),
+ * and its topic named.
+ */
+class AbortPoint {
+  readonly #signal: AbortSignal | undefined
+  readonly #skipped = new Set<string>()
+
+  constructor (signal: AbortSignal | undefined) {
+    this.#signal = signal
+  }
+
+  /** Whether the action on TOPICS goes ahead: false once the signal is aborted, and they are skipped. */
+  goesOn (...topics: string[]): boolean {
+    if (this.#signal?.aborted !== true) return true
+    for (const topic of topics) this.#skipped.add(topic)
+    return false
+  }
+
+  get aborted (): AbortedApply | undefined {
+    return this.#signal?.aborted === true ? { reason: this.#signal.reason, skipped: this.#skipped } : undefined
+  }
 }
 
 export async function applyTopicSyncPlan (
@@ -35,23 +84,26 @@ export async function applyTopicSyncPlan (
   metrics: Metrics,
   signal?: AbortSignal
 ): Promise<TopicSyncResult> {
+  const run = new AbortPoint(signal)
   const problems: TopicProblem[] = [...plan.problems]
-  const deletedRemotes = await reportDeletions(plan, admins.target, log, metrics, problems, signal)
-  const { created, notReady } = await createRemotes(plan, admins.target, log, metrics, problems, signal)
-  const { grown, partitions } = await growRemotes(plan, admins.target, log, problems, signal)
-  const configs = await applyTopicConfigChanges(plan.flow, plan.alterConfigs, admins.target, log, metrics, signal)
-  problems.push(...configs.problems)
+  const { deleted: deletedRemotes, notDeleted: remotesNotDeleted } = await reportDeletions(plan, admins.target, log, metrics, run)
+  const { created, notReady } = await createRemotes(plan, admins.target, log, metrics, problems, run)
+  const { grown, partitions } = await growRemotes(plan, admins.target, log, problems, run)
   const topics = plan.topics.filter(t => !notReady.has(t.source)).map(t => ({ ...t, partitions: partitions.get(t.source) ?? t.partitions }))
-  return { topics, created, grown, deletedRemotes, configsChanged: configs.changed, problems }
+  const aborted = run.aborted
+  return { topics, created, grown, deletedRemotes, problems, remotesNotDeleted, ...(aborted === undefined ? {} : { aborted }) }
 }
 
 /** Creates the planned remote topics; `notReady` holds the source topics whose remote topic is not known to be usable yet. */
-async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[], signal?: AbortSignal) {
+async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[], run: AbortPoint) {
   const created: string[] = []
   const notReady = new Set<string>()
-  const pending = await createInGroups(plan, target, log, metrics, created, signal)
+  const pending = await createInGroups(plan, target, log, metrics, created, run)
   for (const action of pending) {
-    signal?.throwIfAborted()
+    if (!run.goesOn(action.topic)) {
+      notReady.add(action.topic)
+      continue
+    }
     try {
       const outcome = await target.createTopic({ name: action.remoteTopic, partitions: action.partitions, replicationFactor: action.replicationFactor, replicationFactorKey: 'replication.factor', configs: action.configs })
       if (outcome === 'created') {
@@ -76,7 +128,7 @@ async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Log
  * Returns the actions still to do one by one: those of groups whose request failed (a topic that exists, a
  * refused config), which the per-topic path sorts out as before.
  */
-async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, created: string[], signal?: AbortSignal): Promise<CreateTopicAction[]> {
+async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, created: string[], run: AbortPoint): Promise<CreateTopicAction[]> {
   if (target.createTopics === undefined || plan.create.length < 2) return [...plan.create]
   const groups = new Map<string, CreateTopicAction[]>()
   for (const action of plan.create) {
@@ -89,7 +141,11 @@ async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Lo
       pending.push(...group)
       continue
     }
-    signal?.throwIfAborted()
+    // Skipped: the one-by-one path finds the run aborted too
+    if (!run.goesOn(...group.map(a => a.topic))) {
+      pending.push(...group)
+      continue
+    }
     try {
       await target.createTopics(group.map(a => ({ name: a.remoteTopic, partitions: a.partitions, replicationFactor: a.replicationFactor, replicationFactorKey: 'replication.factor', configs: a.configs })))
     } catch (err) {
@@ -107,11 +163,14 @@ async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Lo
 }
 
 /** Grows the planned remote topics; `partitions` holds the count to replicate of those that could not grow. */
-async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, problems: TopicProblem[], signal?: AbortSignal) {
+async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, problems: TopicProblem[], run: AbortPoint) {
   const grown: string[] = []
   const partitions = new Map<string, number>()
   for (const action of plan.addPartitions) {
-    signal?.throwIfAborted()
+    if (!run.goesOn(action.topic)) {
+      partitions.set(action.topic, action.from)
+      continue
+    }
     try {
       await target.createPartitions(action.remoteTopic, action.to)
       log.info({ topic: action.topic, remoteTopic: action.remoteTopic, from: action.from, to: action.to }, 'grew remote topic')
@@ -125,10 +184,15 @@ async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logge
   return { grown, partitions }
 }
 
-/** Reports every deleted or re-created source topic, and deletes the remote topics the plan marks for deletion. */
-async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[], signal?: AbortSignal): Promise<string[]> {
+/**
+ * Reports every deleted or re-created source topic, and deletes the remote topics the plan marks for deletion;
+ * returns those deleted and those whose deletion failed.
+ */
+async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, run: AbortPoint) {
   const deleted: string[] = []
+  const notDeleted: RemoteNotDeleted[] = []
   for (const d of plan.deletedOnSource) {
+    if (!run.goesOn(d.topic)) continue
     metrics.inc('sourceTopicsDeleted', { flow: plan.flow })
     if (d.remoteKeptOnPurpose === true) {
       // Told at error level once for all of them, with how to delete them by hand (remote-topics.ts).
@@ -139,19 +203,18 @@ async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: L
       log.warn({ topic: d.topic, remoteTopic: d.remoteTopic }, `source topic ${d.topic} was deleted; its remote topic ${d.remoteTopic} is kept (set sync.topic.deletions.enabled = true to delete it too)`)
       continue
     }
-    signal?.throwIfAborted()
     try {
       await target.deleteTopics([d.remoteTopic])
       deleted.push(d.remoteTopic)
       log.warn({ topic: d.topic, remoteTopic: d.remoteTopic }, `source topic ${d.topic} was deleted; deleted its remote topic ${d.remoteTopic} (sync.topic.deletions.enabled)`)
     } catch (err) {
-      problems.push({ topic: d.topic, remoteTopic: d.remoteTopic, message: `source topic was deleted but its remote topic cannot be: ${errorMessage(err)}; delete it by hand` })
+      notDeleted.push({ topic: d.topic, remoteTopic: d.remoteTopic, error: err })
     }
   }
   for (const r of plan.recreatedOnSource) {
     log.warn({ topic: r.source, remoteTopic: r.remote }, `source topic ${r.source} was deleted and created again; copying the new topic from its start into ${r.remote}`)
   }
-  return deleted
+  return { deleted, notDeleted }
 }
 
 /**

@@ -27,9 +27,11 @@ export interface FlowStatus {
    */
   readonly offsetSyncs?: OffsetSyncsStatus
   /**
-   * The last topic refresh's problems (a remote topic that cannot be created, grown, kept in step or deleted), each
-   * naming the cluster, the cause and the fix; absent when this instance does not run the topic refresh (another
-   * member of its group does). Any makes /healthz degraded: such a topic, or its new partitions, is not copied.
+   * The last topic refresh's problems (a remote topic that cannot be created, or grown to the source's partition
+   * count), each naming the cluster, the cause and the fix; absent when this instance does not run the topic refresh
+   * (another member of its group does). Any makes /healthz degraded: such a topic, or its new partitions, is not
+   * copied. Not here: configs not synced (the config sync job's), a remote topic not deleted with its source topic
+   * (an error line; nothing is copied into it).
    */
   readonly remoteTopicProblems?: readonly TopicProblem[]
   /** Exactly-once mode: this instance's transactions (transaction-tally.ts). Absent in at-least-once mode. */

@@ -39,7 +39,7 @@ import { TransactionTally } from '../replication/transaction-tally.ts'
 import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import { SyncOutbox } from '../replication/sync-outbox.ts'
 import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
-import { oneAtATime } from '../one-at-a-time.ts'
+import { topicRefreshJob } from './topic-refresh-job.ts'
 
 /** How long the remote topics' early creation waits for a group coordinator (`#createRemotesWhileJoining`). */
 const EARLY_CREATION_PATIENCE_MS = 5_000
@@ -212,26 +212,17 @@ export class Flow implements WorkOwner {
     const groupSync = new GroupOffsetSync({ flow: config, policy, sourceAdmin, targetAdmin, log: this.#log.child({ job: 'sync-group-offsets' }), metrics: this.#metrics, translator })
     let work: FlowWork | null = null
     const jobs = flowJobs(context, {
-      // One at a time: a run at assignment may meet one still under way from a membership lost just before (lose()
-      // does not wait for its jobs), and two at once could count one absence of a source topic twice.
-      // SIGNAL aborted (membership ended, job revoked): nothing more is written on the target, not even a forget.
-      refreshTopics: oneAtATime(async (signal: AbortSignal) => {
-        await early
-        const result = await topics.refresh({ stopReplicating: names => replicator.removeTopics(names), signal })
-        // Before their partitions are handed out: a topic back after its deletion starts at its log start, never
-        // at the deleted topic's stored position (its offsets start again).
-        signal.throwIfAborted()
-        await progress.forget(result.returned.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition }))))
-        topics.returnedHandled(result.returned)
-        if (alone) await replicator.addTopics(result.topics, new Set([...result.recopy, ...result.returned.map(t => t.source)]))
-        else if (result.recopy.length > 0) {
-          // In a group, the refresh took the topics whose remote topic was deleted by hand out of the data path;
-          // the partitions of them this instance owns are copied again from the log start.
-          const recopy = new Set(result.recopy)
-          await replicator.addTopics(result.topics.filter(t => recopy.has(t.source)), recopy, key => work?.ownsPartition(key) ?? false)
+      refreshTopics: topicRefreshJob({
+        topics,
+        replicator,
+        progress,
+        owns: key => work?.ownsPartition(key) ?? false,
+        alone,
+        before: early,
+        refreshed: result => {
+          this.#refreshRanSinceAssigned = true
+          this.#noteRefreshed(result.topics)
         }
-        this.#refreshRanSinceAssigned = true
-        this.#noteRefreshed(result.topics)
       }),
       emitCheckpoints: async signal => { await work?.followHistory(); await checkpoints?.emit(signal) },
       trimOffsetHistory: async signal => {

@@ -81,7 +81,7 @@ function failing (flow) {
 }
 
 /**
- * Topics whose remote topic cannot be created, grown, kept in step or deleted (the last topic refresh's problems):
+ * Topics whose remote topic cannot be created or grown (the last topic refresh's problems):
  * red, one row each with its cause and fix. Nothing when there is none, or another instance runs the refresh.
  */
 function remoteTopicProblems (flow) {

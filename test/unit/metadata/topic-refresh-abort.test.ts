@@ -1,14 +1,17 @@
 /**
  * A topic refresh whose run is aborted (its group membership ended, or the job was revoked: runtime/scheduler.ts)
- * writes nothing more on the target: no deletion, creation or growth after the abort, even one the plan holds.
+ * writes nothing more on the target: no deletion, creation or growth after the abort, even one the plan holds. What
+ * it wrote before is recorded as by a refresh that ended there: the next refresh neither does nor reports it again.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { parseConfig } from '../../../src/config/load.ts'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
-import { RemoteTopics } from '../../../src/metadata/remote-topics.ts'
+import { RemoteTopics, type ReplicatedTopic } from '../../../src/metadata/remote-topics.ts'
+import type { MetricKey } from '../../../src/metrics/definitions.ts'
+import { noMetrics, type Metrics } from '../../../src/metrics/metrics.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
-import { memoryLogger } from '../../fakes/memory-logger.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 import { FakeTopicCluster } from './topic-fake-cluster.ts'
 
 const WRITES = ['deleteTopics', 'createTopic', 'createPartitions', 'alterTopicConfigs']
@@ -51,6 +54,24 @@ function abortAfter (target: FakeTopicCluster, op: 'deleteTopics' | 'createTopic
       return out
     }
   })
+}
+
+/** RemoteTopics over fake clusters, counting its metrics' increments and recording what its data path was told. */
+function refresher () {
+  const source = new FakeTopicCluster()
+  const target = new FakeTopicCluster()
+  const logs = memoryLogger()
+  const counters = new Map<MetricKey, number>()
+  const metrics: Metrics = { ...noMetrics, inc: (metric: MetricKey, _labels: unknown, value = 1) => { counters.set(metric, (counters.get(metric) ?? 0) + value) } }
+  const topics = new RemoteTopics(flow, createReplicationPolicy(flow.replicationPolicy), source, target, logs.log, metrics)
+  const dataPath: string[] = []
+  let whileStopping = (_names: readonly string[]): void => {}
+  const options = {
+    stopReplicating: async (names: readonly string[]) => { dataPath.push(`stop ${names.join(',')}`); whileStopping(names) },
+    copyAgain: async (again: readonly ReplicatedTopic[]) => { dataPath.push(`copy again ${again.map(t => `${t.source}x${t.partitions}`).join(',')}`) }
+  }
+  const onStop = (f: (names: readonly string[]) => void): void => { whileStopping = f }
+  return { source, target, logs, counters, topics, dataPath, onStop, refresh: async (signal?: AbortSignal) => await topics.refresh({ ...options, ...(signal === undefined ? {} : { signal }) }) }
 }
 
 const lost = (): KmirrorError => new KmirrorError(ErrorCodes.FENCED, 'job refresh-topics stopped: the group membership that owned it ended', { retriable: true })
@@ -111,4 +132,125 @@ describe('RemoteTopics.refresh with its run aborted', () => {
     assert.deepEqual(writesOf(target), [])
     assert.deepEqual(released, [])
   })
+
+  it('Given sync.topic.deletions.enabled, when a run is aborted right after it deleted the remote topic of a deleted source topic, then later refreshes neither count nor report that deletion again, and the source topic back with its id is copied again from its log start', async () => {
+    // Given `flaky` hidden by stale metadata long enough to count as deleted, and a new topic to create after the deletion
+    const { source, target, logs, counters, topics, refresh } = refresher()
+    source.addTopic('flaky', 2)
+    source.addTopic('kept', 1)
+    await refresh()
+    const restore = source.hideTopic('flaky')
+    await refresh()
+    source.addTopic('new1', 1)
+    // When the run is aborted right after A.flaky is deleted
+    const run = new AbortController()
+    const reason = lost()
+    abortAfter(target, 'deleteTopics', run, reason)
+    await assert.rejects(refresh(run.signal), err => err === reason)
+    assert.deepEqual([target.has('A.flaky'), target.has('A.new1')], [false, false])
+    // Then the next refreshes create what the run did not, and say nothing more of the deletion
+    const next = await refresh()
+    const after = await refresh()
+    assert.deepEqual([next.deleted, next.created, after.deleted, after.created], [[], ['A.new1'], [], []])
+    assert.deepEqual(next.topics.map(t => t.source), ['kept', 'new1'])
+    assert.equal(counters.get('sourceTopicsDeleted'), 1)
+    assert.deepEqual(logs.at(LogLevels.warn).filter(l => l.topic === 'flaky').map(l => l.msg), ['source topic flaky was deleted; deleted its remote topic A.flaky (sync.topic.deletions.enabled)'])
+    // When it is back with the topic id it had
+    restore()
+    const back = await refresh()
+    // Then it is returned: copied again from its log start into the remote topic created again empty, never on from its stored positions
+    assert.deepEqual(back.created, ['A.flaky'])
+    assert.deepEqual(back.returned, [{ source: 'flaky', remote: 'A.flaky', partitions: 2 }])
+    assert.deepEqual((await topics.replicable()).map(t => t.source), ['kept', 'new1'])
+  })
+
+  it('Given a remote topic deleted by hand on a target without topic ids, when a run is aborted right after creating it again, then the error line is told, the data path copies it again, and the next refresh does neither again', async () => {
+    // Given `a` replicated into A.a on a target without topic ids (before Kafka 2.8), A.a deleted by hand, and `b` new
+    const { source, target, logs, dataPath, refresh } = refresher()
+    target.withoutTopicIds = true
+    source.addTopic('a', 2)
+    await refresh()
+    await target.deleteTopics(['A.a'])
+    source.addTopic('b', 1)
+    // When the run is aborted right after A.a is created again
+    const run = new AbortController()
+    const reason = lost()
+    abortAfter(target, 'createTopic', run, reason)
+    await assert.rejects(refresh(run.signal), err => err === reason)
+    // Then A.b is not created, A.a's deletion is told, and its partitions are copied again from the log start
+    assert.deepEqual([target.has('A.a'), target.has('A.b')], [true, false])
+    const deleted = /^remote topic A\.a was deleted on cluster B while kmirror replicated a: created it again; copying a again from the log start of cluster A/
+    assert.equal(logs.at(LogLevels.error).filter(l => deleted.test(l.msg)).length, 1)
+    assert.deepEqual(dataPath, ['stop a', 'copy again ax2'])
+    // And the next refresh creates A.b only: no second error line, no copy again, nothing found missing
+    const next = await refresh()
+    assert.deepEqual([next.created, next.recopy], [['A.b'], []])
+    assert.deepEqual(next.topics.map(t => t.source), ['a', 'b'])
+    assert.equal(logs.at(LogLevels.error).filter(l => deleted.test(l.msg)).length, 1)
+    assert.deepEqual(dataPath, ['stop a', 'copy again ax2'])
+    assert.equal(logs.lines.some(l => /was missing from the metadata/.test(l.msg)), false)
+  })
+
+  it('Given a remote topic deleted by hand, when a run is aborted before creating it again, then it is still suspected deleted: the next refresh creates it, tells it, and copies it again', async () => {
+    const { source, target, logs, dataPath, refresh } = refresher()
+    target.withoutTopicIds = true
+    source.addTopic('a', 1)
+    source.addTopic('b', 1)
+    await refresh()
+    await target.deleteTopics(['A.b'])
+    source.addTopic('a2', 1)
+    // When the run is aborted right after creating A.a2, before A.b
+    const run = new AbortController()
+    abortAfter(target, 'createTopic', run, lost())
+    await assert.rejects(refresh(run.signal))
+    assert.equal(target.has('A.b'), false)
+    // Then the next refresh creates A.b, and knows why it was missing
+    const next = await refresh()
+    assert.deepEqual([next.created, next.recopy], [['A.b'], ['b']])
+    assert.equal(logs.at(LogLevels.error).filter(l => /^remote topic A\.b was deleted on cluster B/.test(l.msg)).length, 1)
+    assert.deepEqual(dataPath, ['stop b', 'copy again bx1'])
+  })
+
+  it('Given a source topic proven deleted, when the run is aborted while the data path lets go of it (before any write), then nothing is written or reported, and the next refresh deletes its remote topic and counts the deletion once', async () => {
+    const { source, target, logs, counters, onStop, refresh } = refresher()
+    source.addTopic('gone', 1)
+    source.addTopic('kept', 1)
+    await refresh()
+    source.removeTopic('gone')
+    await refresh()
+    const run = new AbortController()
+    const reason = lost()
+    onStop(() => { run.abort(reason) })
+    await assert.rejects(refresh(run.signal), err => err === reason)
+    onStop(() => {})
+    assert.equal(target.has('A.gone'), true)
+    assert.equal(counters.get('sourceTopicsDeleted'), undefined)
+    assert.equal(logs.at(LogLevels.warn).some(l => l.topic === 'gone'), false)
+    // The next refresh acts on the proof the aborted run did not act on
+    const next = await refresh()
+    assert.deepEqual([next.deleted, next.deletedRemotes], [['gone'], ['A.gone']])
+    assert.deepEqual(next.topics.map(t => t.source), ['kept'])
+    assert.equal(counters.get('sourceTopicsDeleted'), 1)
+  })
+
+  it('Given a growth that failed, when a later run is aborted before growing it again, then its problem stays (no "solved" line) and the next refresh grows it', async () => {
+    const { source, target, logs, topics, refresh } = refresher()
+    source.addTopic('a', 1)
+    source.addTopic('t', 2)
+    await refresh()
+    source.growTopic('t', 4)
+    target.failNext('createPartitions', 'A.t', new Error('timed out'))
+    await refresh()
+    assert.deepEqual(topics.problems.map(p => p.topic), ['t'])
+    source.addTopic('a2', 1)
+    const run = new AbortController()
+    abortAfter(target, 'createTopic', run, lost())
+    await assert.rejects(refresh(run.signal))
+    assert.deepEqual(topics.problems.map(p => p.topic), ['t'])
+    assert.equal(topics.replicated.find(t => t.source === 't')?.partitions, 2)
+    assert.equal(logs.lines.some(l => l.msg === 'remote topic problem solved'), false)
+    const next = await refresh()
+    assert.deepEqual([next.grown, topics.problems], [['A.t'], []])
+  })
 })
+

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { parseConfig } from '../../../src/config/load.ts'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import type { FlowConfig } from '../../../src/config/types.ts'
 import { RemoteTopics } from '../../../src/metadata/remote-topics.ts'
 import type { MetricKey } from '../../../src/metrics/definitions.ts'
@@ -103,6 +104,18 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(result.removed, [])
     assert.equal(target.partitions('A.a'), 4)
     assert.deepEqual(result.topics.map(t => [t.source, t.partitions]), [['a', 4], ['b', 2]])
+  })
+
+  it('Given a remote topic whose configs drifted from its source, then the refresh changes no config and has no problem: configs are the config sync job\'s', async () => {
+    const { source, target, topics, refresh } = setup('sync.topic.configs.enabled = true')
+    source.addTopic('orders', 1, { 'retention.ms': '3600000' })
+    await refresh()
+    source.setOverride('orders', 'retention.ms', '7200000')
+    target.failAlways('alterTopicConfigs', 'A.orders', new Error('ALTER_CONFIGS refused'))
+    const result = await refresh()
+    assert.deepEqual(target.callsOf('alterTopicConfigs'), [])
+    assert.deepEqual([result.problems, topics.problems], [[], []])
+    assert.deepEqual(target.overrides('A.orders'), { 'retention.ms': '3600000' })
   })
 
   it('reports a deleted source topic once (warn log naming it, metric), releases it, and keeps its remote topic', async () => {
@@ -258,6 +271,36 @@ describe('RemoteTopics.refresh', () => {
     assert.equal(target.has('A.gone'), false)
     const order = target.calls.filter(c => c.op === 'stopReplicating' || c.op === 'deleteTopics').map(c => c.op)
     assert.deepEqual(order, ['stopReplicating', 'deleteTopics'])
+  })
+
+  it('Given sync.topic.deletions.enabled, when the target refuses to delete the remote topic of a deleted source topic, then one error line names it, the cluster, the Kafka error and how to delete it by hand, and it is no remote topic problem (not in problems nor the gauge, no "solved" line)', async () => {
+    // Given `gone` replicated, then deleted on the source, and DELETE on A.gone not granted on the target
+    const { source, target, logs, topics, refresh } = setup('sync.topic.deletions.enabled = true')
+    source.addTopic('gone', 1)
+    source.addTopic('kept', 1)
+    await refresh()
+    source.removeTopic('gone')
+    await refresh()
+    target.failNext('deleteTopics', 'A.gone', new KmirrorError(ErrorCodes.NOT_AUTHORIZED,
+      'deleting topic A.gone on cluster B was refused (TOPIC_AUTHORIZATION_FAILED): grant DELETE on topic A.gone to User:kmirror on cluster B', { details: { kafkaErrors: ['TOPIC_AUTHORIZATION_FAILED'] } }))
+    // When the refresh that proves the deletion cannot delete A.gone
+    const result = await refresh()
+    // Then the deletion is reported, A.gone stays, and one error line says what to do
+    assert.deepEqual([result.deleted, result.deletedRemotes, result.problems], [['gone'], [], []])
+    assert.equal(target.has('A.gone'), true)
+    const errors = logs.at(LogLevels.error)
+    assert.equal(errors.length, 1)
+    assert.deepEqual([errors[0]!.topic, errors[0]!.remoteTopic, errors[0]!.cluster, errors[0]!.kafkaError], ['gone', 'A.gone', 'B', 'TOPIC_AUTHORIZATION_FAILED'])
+    assert.equal(errors[0]!.msg, 'source topic gone was deleted on cluster A, but its remote topic A.gone on cluster B could not be deleted (sync.topic.deletions.enabled): ' +
+      'deleting topic A.gone on cluster B was refused (TOPIC_AUTHORIZATION_FAILED): grant DELETE on topic A.gone to User:kmirror on cluster B. ' +
+      'Nothing is copied into it any more, and kmirror does not try again: delete it by hand, as a principal allowed DELETE on topic A.gone on cluster B: ' +
+      'kafka-topics.sh --bootstrap-server b:9092 --delete --topic A.gone')
+    // And it is no problem of a topic copied: /status, /healthz and the gauge stay clear, now and after
+    assert.deepEqual(topics.problems, [])
+    const after = await refresh()
+    assert.deepEqual([after.deleted, after.problems], [[], []])
+    assert.equal(logs.at(LogLevels.error).length, 1)
+    assert.equal(logs.lines.some(l => l.msg === 'remote topic problem solved'), false)
   })
 
   it('keeps a source topic it may no longer describe, with its remote topic, and warns once naming the ACL to grant', async () => {

@@ -1,0 +1,55 @@
+/**
+ * The run of a flow's topic refresh job (ARCHITECTURE invariant 29): one `RemoteTopics.refresh`, then what this
+ * instance's data path makes of it. Runs never overlap: a run at assignment may meet one still under way from a
+ * membership lost just before (`lose` does not wait for its jobs), and two at once could count one absence of a
+ * source topic twice.
+ *
+ * The run's SIGNAL (membership ended, job revoked) is looked at before each write on the target (the refresh's
+ * own, then the forget of returned topics' positions), never before a change of this instance's data path: a
+ * revoked JOB leaves this instance its partitions, and a remote topic created again must be copied again by the
+ * owner of each partition of it. What is no longer owned (a lost membership owns nothing) is never added: the
+ * data path adds only partitions `owns` names, under the grant it held when asked (flow-replicator.ts).
+ */
+import type { RefreshResult, RemoteTopics } from '../metadata/remote-topics.ts'
+import { oneAtATime } from '../one-at-a-time.ts'
+import type { FlowReplicator } from '../replication/flow-replicator.ts'
+import type { ProgressStore } from '../replication/progress-store.ts'
+
+export interface TopicRefreshJobParts {
+  readonly topics: Pick<RemoteTopics, 'refresh' | 'returnedHandled'>
+  readonly replicator: Pick<FlowReplicator, 'addTopics' | 'removeTopics'>
+  readonly progress: Pick<ProgressStore, 'forget'>
+  /** Whether this instance copies the partition `partitionKey(topic, partition)` now (`FlowWork.ownsPartition`). */
+  readonly owns: (tp: string) => boolean
+  /** Alone (no group): the refresh adds and removes the topics of the data path itself. */
+  readonly alone: boolean
+  /** Waited for before each run: the refresh made while joining (`Flow.#createRemotesWhileJoining`). */
+  readonly before: Promise<void> | null
+  /** Told the result of each run that was not aborted. */
+  readonly refreshed: (result: RefreshResult) => void
+}
+
+export function topicRefreshJob (parts: TopicRefreshJobParts): (signal: AbortSignal) => Promise<void> {
+  const { topics, replicator, progress, owns, alone } = parts
+  return oneAtATime(async (signal: AbortSignal) => {
+    await parts.before
+    const result = await topics.refresh({
+      stopReplicating: async names => { await replicator.removeTopics(names) },
+      // A remote topic deleted by hand and created again on a target without topic ids: the partitions of it this
+      // instance owns are copied again from the log start, also in a run aborted since.
+      copyAgain: async again => { await replicator.addTopics(again, new Set(again.map(t => t.source)), owns) },
+      signal
+    })
+    if (result.returned.length > 0) {
+      // Before their partitions are handed out: a topic back after its deletion starts at its log start, never
+      // at the deleted topic's stored position (its offsets start again).
+      signal.throwIfAborted()
+      await progress.forget(result.returned.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition }))))
+      topics.returnedHandled(result.returned)
+    }
+    if (alone) await replicator.addTopics(result.topics, new Set(result.returned.map(t => t.source)), owns)
+    // The group hears of this run's topics from the instance that runs the job now, or from a new membership.
+    signal.throwIfAborted()
+    parts.refreshed(result)
+  })
+}

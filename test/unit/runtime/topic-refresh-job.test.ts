@@ -1,0 +1,111 @@
+/**
+ * The topic refresh job's run (runtime/topic-refresh-job.ts): its abort stops writes on the target, never a change of
+ * this instance's data path for partitions it still owns (a revoked job leaves them to it), and never adds one it no
+ * longer owns (a lost membership owns none).
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { parseConfig } from '../../../src/config/load.ts'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
+import { RemoteTopics, type RefreshResult, type ReplicatedTopic } from '../../../src/metadata/remote-topics.ts'
+import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
+import { JOB_REVOKED } from '../../../src/runtime/flow-work.ts'
+import { topicRefreshJob } from '../../../src/runtime/topic-refresh-job.ts'
+import { partitionKey } from '../../../src/topic-partition.ts'
+import { memoryLogger } from '../../fakes/memory-logger.ts'
+import { FakeTopicCluster } from '../metadata/topic-fake-cluster.ts'
+
+const flow = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true', 'replication.factor = 1'].join('\n'), 'mm2.properties')
+  .flows.find(f => f.name === 'A->B')!
+
+/**
+ * The job of an instance in a group over fake clusters, the target without topic ids (before Kafka 2.8): `orders`
+ * (2 partitions) replicated into A.orders, of which this instance owns the partitions in OWNED.
+ */
+async function setup (owned: Set<string>) {
+  const source = new FakeTopicCluster()
+  const target = new FakeTopicCluster()
+  target.withoutTopicIds = true
+  source.addTopic('orders', 2)
+  const topics = new RemoteTopics(flow, createReplicationPolicy(flow.replicationPolicy), source, target, memoryLogger().log)
+  await topics.refresh()
+  const dataPath: string[] = []
+  let whileRemoving = async (_names: readonly string[]): Promise<void> => {}
+  const replicator = {
+    removeTopics: async (names: readonly string[]) => { dataPath.push(`remove ${names.join(',')}`); await whileRemoving(names) },
+    addTopics: async (added: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set(), owns: (tp: string) => boolean = () => true) => {
+      for (const t of added) {
+        for (let p = 0; p < t.partitions; p++) if (owns(partitionKey(t.source, p))) dataPath.push(`add ${t.source}-${p}${fromLogStart.has(t.source) ? ' from the log start' : ''}`)
+      }
+    }
+  }
+  const forgotten: string[] = []
+  const progress = { forget: async (ps: readonly { topic: string, partition: number }[]) => { forgotten.push(...ps.map(p => `${p.topic}-${p.partition}`)) } }
+  const refreshed: RefreshResult[] = []
+  let afterRefresh = (): void => {}
+  const refresher = { refresh: async (o: Parameters<RemoteTopics['refresh']>[0]) => { const r = await topics.refresh(o); afterRefresh(); return r }, returnedHandled: (t: readonly ReplicatedTopic[]) => { topics.returnedHandled(t) } }
+  const run = topicRefreshJob({ topics: refresher, replicator, progress, owns: tp => owned.has(tp), alone: false, before: null, refreshed: r => { refreshed.push(r) } })
+  return {
+    source, target, dataPath, forgotten, refreshed, run,
+    whileRemoving: (f: (names: readonly string[]) => Promise<void>) => { whileRemoving = f },
+    onRefreshed: (f: () => void) => { afterRefresh = f }
+  }
+}
+
+const revoked = (): KmirrorError => new KmirrorError(ErrorCodes.FENCED, `job refresh-topics stopped: ${JOB_REVOKED}`, { retriable: true })
+
+describe('the topic refresh job', () => {
+  it('Given a remote topic deleted by hand on a target without topic ids, then the run creates it again and copies again from the log start the partitions of it this instance owns', async () => {
+    const { target, dataPath, refreshed, run } = await setup(new Set([partitionKey('orders', 0)]))
+    await target.deleteTopics(['A.orders'])
+    await run(new AbortController().signal)
+    assert.equal(target.has('A.orders'), true)
+    assert.deepEqual(dataPath, ['remove orders', 'add orders-0 from the log start'])
+    assert.deepEqual(refreshed.map(r => r.recopy), [['orders']])
+  })
+
+  it('Given a remote topic deleted by hand, when the job is revoked while the data path lets go of it (created again already), then the run rejects but the partitions this instance still owns are copied again from the log start', async () => {
+    // Given this instance owns orders-0 (orders-1 is another instance's)
+    const { target, dataPath, refreshed, run, whileRemoving } = await setup(new Set([partitionKey('orders', 0)]))
+    await target.deleteTopics(['A.orders'])
+    // When the job is revoked as the refresh takes orders out of the data path to copy it again
+    const job = new AbortController()
+    const reason = revoked()
+    whileRemoving(async () => { job.abort(reason) })
+    await assert.rejects(run(job.signal), err => err === reason)
+    // Then orders-0 is back in the data path from the log start: the job moved, the partition did not
+    assert.deepEqual(dataPath, ['remove orders', 'add orders-0 from the log start'])
+    // and the group is not told of the run's topics (the instance that runs the job now tells it)
+    assert.deepEqual(refreshed, [])
+  })
+
+  it('Given a remote topic deleted by hand, when the membership is lost while the data path lets go of it, then none of its partitions is added again: this instance owns none any more', async () => {
+    const owned = new Set([partitionKey('orders', 0), partitionKey('orders', 1)])
+    const { target, dataPath, run, whileRemoving } = await setup(owned)
+    await target.deleteTopics(['A.orders'])
+    const membership = new AbortController()
+    const reason = new KmirrorError(ErrorCodes.FENCED, 'not running jobs of flow A->B any more: the group membership that owned it ended', { retriable: true })
+    // (FlowWork.lose: every partition is owned no more, then the runs are aborted)
+    whileRemoving(async () => { owned.clear(); membership.abort(reason) })
+    await assert.rejects(run(membership.signal), err => err === reason)
+    assert.deepEqual(dataPath, ['remove orders'])
+  })
+
+  it('Given a source topic back after this instance found it deleted, when the job is revoked before its positions are forgotten, then nothing is forgotten: the next run forgets them', async () => {
+    const { source, forgotten, run, onRefreshed } = await setup(new Set())
+    source.removeTopic('orders')
+    await run(new AbortController().signal)
+    await run(new AbortController().signal)
+    source.addTopic('orders', 2)
+    // When the job is revoked once the refresh that finds it back has ended
+    const job = new AbortController()
+    const reason = revoked()
+    onRefreshed(() => { job.abort(reason) })
+    await assert.rejects(run(job.signal), err => err === reason)
+    onRefreshed(() => {})
+    // Then no position is forgotten by that run, and the next forgets them
+    assert.deepEqual(forgotten, [])
+    await run(new AbortController().signal)
+    assert.deepEqual(forgotten, ['orders-0', 'orders-1'])
+  })
+})
