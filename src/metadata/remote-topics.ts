@@ -177,7 +177,8 @@ export class RemoteTopics {
     this.#reports.reportMissing(verdicts, this.#deletionProof.massAbsence)
     this.#reports.reportRemotesKept(deletedOnSource)
     this.#reports.reportRemotesNotDeleted(applied.remotesNotDeleted)
-    const returned = this.#returned(deletedOnSource, topics, idsBefore)
+    const refused = new Set(applied.remotesNotDeleted.filter(r => r.refused).map(r => r.remoteTopic))
+    const returned = this.#returned(deletedOnSource.map(d => refused.has(d.remoteTopic) ? { ...d, deleteRemote: false } : d), topics, idsBefore)
     options.signal?.throwIfAborted()
     return { ...applied, topics, removed: [...removed, ...recopy], deleted: deletedOnSource.map(d => d.topic), recopy, returned }
   }

@@ -10,7 +10,7 @@
  * the apply returns what it did until then with `aborted` (the reason, and the topics whose action was skipped),
  * so that its caller records what went out before it rejects. A write already sent is not undone.
  */
-import { errorMessage } from '../errors.ts'
+import { errorMessage, isKmirrorError } from '../errors.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
@@ -24,6 +24,11 @@ export interface RemoteNotDeleted {
   readonly topic: string
   readonly remoteTopic: string
   readonly error: unknown
+  /**
+   * The target answered a refusal (a Kafka error, not a timeout): the remote topic surely still holds its records.
+   * Otherwise the deletion may have gone through after all (a request given up on, REQUEST_TIMED_OUT).
+   */
+  readonly refused: boolean
 }
 
 /** An apply stopped by its aborted signal: why, and the source topics whose planned action was not carried out. */
@@ -208,13 +213,19 @@ async function reportDeletions (plan: TopicSyncPlan, target: TopicWriter, log: L
       deleted.push(d.remoteTopic)
       log.warn({ topic: d.topic, remoteTopic: d.remoteTopic }, `source topic ${d.topic} was deleted; deleted its remote topic ${d.remoteTopic} (sync.topic.deletions.enabled)`)
     } catch (err) {
-      notDeleted.push({ topic: d.topic, remoteTopic: d.remoteTopic, error: err })
+      notDeleted.push({ topic: d.topic, remoteTopic: d.remoteTopic, error: err, refused: isRefusal(err) })
     }
   }
   for (const r of plan.recreatedOnSource) {
     log.warn({ topic: r.source, remoteTopic: r.remote }, `source topic ${r.source} was deleted and created again; copying the new topic from its start into ${r.remote}`)
   }
   return { deleted, notDeleted }
+}
+
+/** Whether ERR is the target's answer refusing the deletion: Kafka errors, none of them a timeout. */
+function isRefusal (err: unknown): boolean {
+  const names = isKmirrorError(err) ? err.details['kafkaErrors'] : undefined
+  return Array.isArray(names) && names.length > 0 && !names.includes('REQUEST_TIMED_OUT')
 }
 
 /**

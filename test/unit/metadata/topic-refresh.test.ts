@@ -259,6 +259,23 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual((await refresh()).returned, [])
   })
 
+  it('Given a topic counted as deleted whose remote topic the target refused to delete, when it is back with the topic id it had, then it is copied on from its stored positions (its remote topic still holds every record), not again from its log start; after a deletion that timed out (it may have gone through), again from its log start', async () => {
+    for (const [error, kafkaErrors, returned] of [['refused', ['TOPIC_AUTHORIZATION_FAILED'], false], ['timed out', ['REQUEST_TIMED_OUT'], true], ['no answer', [], true]] as const) {
+      const { source, target, logs, refresh } = setup('sync.topic.deletions.enabled = true')
+      source.addTopic('flaky', 2)
+      source.addTopic('kept', 1)
+      await refresh()
+      const restore = source.hideTopic('flaky')
+      await refresh()
+      target.failNext('deleteTopics', 'A.flaky', new KmirrorError(ErrorCodes.NOT_AUTHORIZED, `deleting topic A.flaky on cluster B: ${error}`, { details: { kafkaErrors: [...kafkaErrors] } }))
+      assert.deepEqual((await refresh()).deleted, ['flaky'], error)
+      restore()
+      const back = await refresh()
+      assert.deepEqual(back.returned.map(t => t.source), returned ? ['flaky'] : [], error)
+      assert.equal(logs.at(LogLevels.warn).some(l => /copied on into A\.flaky from its stored positions$/.test(l.msg)), !returned, error)
+    }
+  })
+
   it('with sync.topic.deletions.enabled, deletes the remote topic only after the data path released it', async () => {
     const { source, target, refresh } = setup('sync.topic.deletions.enabled = true')
     source.addTopic('gone', 1)
