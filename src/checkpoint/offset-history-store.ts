@@ -22,6 +22,7 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { decodeOffsetHistoryKey, decodeOffsetHistoryValue, encodeOffsetHistoryKey, encodeOffsetHistoryValue } from '../formats/offset-history.ts'
 import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
+import { oneAtATime } from '../one-at-a-time.ts'
 import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
 import { readTopicFrom } from '../kafka/topic-reader.ts'
@@ -87,7 +88,7 @@ export class OffsetHistoryStore {
       if (outcome === CreateOutcomes.CREATED) return
     }
     if (this.#fetcher === null) return
-    for (const tp of await this.#readNew()) this.#rebuild(tp, this.#read.get(tp)!)
+    await this.#readAndRebuild(() => true, false)
   }
 
   /**
@@ -96,8 +97,17 @@ export class OffsetHistoryStore {
    */
   async follow (owned: (tp: string) => boolean, options: { readonly waitForTransactions?: boolean } = {}): Promise<void> {
     if (this.#fetcher === null) return
-    for (const tp of await this.#readNew(options.waitForTransactions === true)) if (!owned(tp)) this.#rebuild(tp, this.#read.get(tp)!)
+    await this.#readAndRebuild(tp => !owned(tp), options.waitForTransactions === true)
   }
+
+  /**
+   * Reads what is new and rebuilds the partitions REBUILD names. One read at a time: all continue from `#next` and
+   * apply records in offset order, so two at once (the assignment's follow, which may wait for transactions, and a
+   * job's) could apply an older record of a key after a newer one, or move `#next` back.
+   */
+  readonly #readAndRebuild = oneAtATime(async (rebuild: (tp: string) => boolean, written: boolean) => {
+    for (const tp of await this.#readNew(written)) if (rebuild(tp)) this.#rebuild(tp, this.#read.get(tp)!)
+  })
 
   /**
    * Reads the topic from `#next` to its end into `#read`; returns the partitions with new records. WRITTEN: to

@@ -92,6 +92,34 @@ describe('OffsetHistoryStore', () => {
     assert.deepEqual(a.history('t', 1)!.toTarget(0), { offset: 7, exact: true })
   })
 
+  it('never reads the topic twice at once: a job\'s follow waits for the assignment\'s follow that waits for a transaction, and both end with the newest runs', async () => {
+    const log = new TopicLog()
+    const a = new OffsetHistoryStore(flow, admin, log, log)
+    const b = new OffsetHistoryStore(flow, admin, log, log)
+    await a.load()
+    await b.load()
+    const tracker = new OffsetSyncTracker(100)
+    for (let up = 0; up < 30; up++) tracker.record('t\u00001', 't', 1, up, up + 7)
+    tracker.promoteDelayed()
+    log.openTransactionAt = log.records.length
+    log.records.push({ offset: log.records.length, timestamp: 0n, key: null, value: null, headers: [] })
+    await b.append(tracker.takePending())
+    // (fetches in flight at once, at most; the transaction ends at the third fetch)
+    let inFlight = 0
+    let most = 0
+    let fetches = 0
+    const fetch = log.fetch.bind(log)
+    log.fetch = async positions => {
+      most = Math.max(most, ++inFlight)
+      await new Promise(resolve => setImmediate(resolve))
+      if (++fetches === 3) log.openTransactionAt = null
+      try { return await fetch(positions) } finally { inFlight-- }
+    }
+    await Promise.all([a.follow(() => false, { waitForTransactions: true }), a.follow(() => false)])
+    assert.equal(most, 1)
+    assert.deepEqual(a.history('t', 1)!.toTarget(0), { offset: 7, exact: true })
+  })
+
   it('follows the runs another instance appends for partitions it does not copy, and keeps its own partitions as they are', async () => {
     // Given two stores on one history topic: A copies t-0, B copies t-1 (each translates what it copies)
     const log = new TopicLog()
