@@ -82,6 +82,12 @@ export interface RefreshOptions {
    */
   readonly copyAgain?: (topics: readonly ReplicatedTopic[]) => Promise<void>
   /**
+   * Called with topics `stopReplicating` let go of whose deletion a run aborted since did not carry out: they stay
+   * replicated (the next refresh proves them at once), so the data path takes back the partitions of them this
+   * instance owns, from their stored positions. Without it they would stay owned and uncopied, unreported.
+   */
+  readonly keepReplicating?: (topics: readonly ReplicatedTopic[]) => Promise<void>
+  /**
    * The job run's signal (runtime/scheduler.ts): once aborted, the refresh writes nothing more on the target (no
    * creation, growth or deletion), records what it did until then (as a refresh that ended there, its remaining
    * actions left to the next refresh) and rejects with its reason. Its reads may finish.
@@ -167,6 +173,7 @@ export class RemoteTopics {
     // Aborted: recorded as a refresh that ended where the apply stopped, so the next refresh does the rest only.
     const skipped = aborted?.skipped ?? new Set<string>()
     const { deletedOnSource, stillReplicated } = this.#deletionsActedOn(plan, verdicts, skipped)
+    if (stillReplicated.length > 0) await options.keepReplicating?.(stillReplicated)
     const { recopy, ...settled } = await this.#settleMissingRemotes(plan, suspects, applied, skipped, options)
     const topics = [...settled.topics, ...stillReplicated]
     this.#replicated = topics

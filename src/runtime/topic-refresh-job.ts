@@ -14,11 +14,12 @@ import type { RefreshResult, RemoteTopics } from '../metadata/remote-topics.ts'
 import { oneAtATime } from '../one-at-a-time.ts'
 import type { FlowReplicator } from '../replication/flow-replicator.ts'
 import type { ProgressStore } from '../replication/progress-store.ts'
+import { partitionKey } from '../topic-partition.ts'
 
 export interface TopicRefreshJobParts {
   readonly topics: Pick<RemoteTopics, 'refresh' | 'returnedHandled'>
-  readonly replicator: Pick<FlowReplicator, 'addTopics' | 'removeTopics'>
-  readonly progress: Pick<ProgressStore, 'forget'>
+  readonly replicator: Pick<FlowReplicator, 'addTopics' | 'addPartitions' | 'removeTopics'>
+  readonly progress: Pick<ProgressStore, 'forget' | 'load'>
   /** Whether this instance copies the partition `partitionKey(topic, partition)` now (`FlowWork.ownsPartition`). */
   readonly owns: (tp: string) => boolean
   /** Alone (no group): the refresh adds and removes the topics of the data path itself. */
@@ -38,6 +39,13 @@ export function topicRefreshJob (parts: TopicRefreshJobParts): (signal: AbortSig
       // A remote topic deleted by hand and created again on a target without topic ids: the partitions of it this
       // instance owns are copied again from the log start, also in a run aborted since.
       copyAgain: async again => { await replicator.addTopics(again, new Set(again.map(t => t.source)), owns) },
+      // Let go of for a deletion an aborted run did not carry out: the partitions of them this instance owns are
+      // taken back from the positions stored since (read again: the data path forgot them when it let go).
+      keepReplicating: async kept => {
+        const refs = kept.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition, remoteTopic: t.remote })))
+          .filter(r => owns(partitionKey(r.topic, r.partition)))
+        if (refs.length > 0) await replicator.addPartitions(refs, await progress.load({ readOnly: true, waitForTransactions: true }), owns)
+      },
       signal
     })
     if (result.returned.length > 0) {

@@ -11,18 +11,20 @@ import { RemoteTopics, type RefreshResult, type ReplicatedTopic } from '../../..
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
 import { JOB_REVOKED } from '../../../src/runtime/flow-work.ts'
 import { topicRefreshJob } from '../../../src/runtime/topic-refresh-job.ts'
+import type { PartitionRef } from '../../../src/replication/partition-set.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 import { FakeTopicCluster } from '../metadata/topic-fake-cluster.ts'
 
-const flow = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true', 'replication.factor = 1'].join('\n'), 'mm2.properties')
+const flowWith = (...lines: string[]) => parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true', 'replication.factor = 1', ...lines].join('\n'), 'mm2.properties')
   .flows.find(f => f.name === 'A->B')!
 
 /**
  * The job of an instance in a group over fake clusters, the target without topic ids (before Kafka 2.8): `orders`
  * (2 partitions) replicated into A.orders, of which this instance owns the partitions in OWNED.
  */
-async function setup (owned: Set<string>) {
+async function setup (owned: Set<string>, ...lines: string[]) {
+  const flow = flowWith(...lines)
   const source = new FakeTopicCluster()
   const target = new FakeTopicCluster()
   target.withoutTopicIds = true
@@ -37,10 +39,16 @@ async function setup (owned: Set<string>) {
       for (const t of added) {
         for (let p = 0; p < t.partitions; p++) if (owns(partitionKey(t.source, p))) dataPath.push(`add ${t.source}-${p}${fromLogStart.has(t.source) ? ' from the log start' : ''}`)
       }
+    },
+    addPartitions: async (refs: readonly PartitionRef[], stored: ReadonlyMap<string, number>) => {
+      for (const r of refs) dataPath.push(`add ${r.topic}-${r.partition} after stored ${stored.get(partitionKey(r.topic, r.partition)) ?? '-'}`)
     }
   }
   const forgotten: string[] = []
-  const progress = { forget: async (ps: readonly { topic: string, partition: number }[]) => { forgotten.push(...ps.map(p => `${p.topic}-${p.partition}`)) } }
+  const progress = {
+    forget: async (ps: readonly { topic: string, partition: number }[]) => { forgotten.push(...ps.map(p => `${p.topic}-${p.partition}`)) },
+    load: async () => new Map([[partitionKey('orders', 0), 41], [partitionKey('orders', 1), 17]])
+  }
   const refreshed: RefreshResult[] = []
   let afterRefresh = (): void => {}
   const refresher = { refresh: async (o: Parameters<RemoteTopics['refresh']>[0]) => { const r = await topics.refresh(o); afterRefresh(); return r }, returnedHandled: (t: readonly ReplicatedTopic[]) => { topics.returnedHandled(t) } }
@@ -55,6 +63,22 @@ async function setup (owned: Set<string>) {
 const revoked = (): KmirrorError => new KmirrorError(ErrorCodes.FENCED, `job refresh-topics stopped: ${JOB_REVOKED}`, { retriable: true })
 
 describe('the topic refresh job', () => {
+  it('Given a deletion proven with sync.topic.deletions.enabled, when the job is revoked as the data path lets go of the topic (its remote topic not deleted yet), then the partitions of it this instance owns are taken back from their stored positions: owned, they must not stay uncopied', async () => {
+    // Given orders hidden on the source (stale metadata) long enough to count as deleted, this instance owning orders-0
+    const { source, target, dataPath, refreshed, run, whileRemoving } = await setup(new Set([partitionKey('orders', 0)]), 'sync.topic.deletions.enabled = true')
+    source.hideTopic('orders')
+    await run(new AbortController().signal)
+    // When the refresh that proves the deletion lets go of orders, and the job is revoked then
+    const job = new AbortController()
+    const reason = revoked()
+    whileRemoving(async () => { job.abort(reason) })
+    await assert.rejects(run(job.signal), err => err === reason)
+    // Then the remote topic stays, and orders-0 is copied on from its stored position (read again)
+    assert.equal(target.has('A.orders'), true)
+    assert.deepEqual(dataPath, ['remove orders', 'add orders-0 after stored 41'])
+    assert.equal(refreshed.length, 1)
+  })
+
   it('Given a remote topic deleted by hand on a target without topic ids, then the run creates it again and copies again from the log start the partitions of it this instance owns', async () => {
     const { target, dataPath, refreshed, run } = await setup(new Set([partitionKey('orders', 0)]))
     await target.deleteTopics(['A.orders'])
