@@ -198,7 +198,10 @@ function ruleContext ({ flow, policy, sourceTopics }: AclPlanInput): AclRuleCont
  */
 function kmirrorTopics (flow: FlowConfig, policy: ReplicationPolicy): AclPattern[] {
   const alias = flow.source.alias
-  const own = [policy.checkpointsTopic(alias), flow.offsetStorageTopic, offsetHistoryTopic(alias), aclOwnershipTopic(alias)]
+  // Every cluster's checkpoints topic: under the identity policy a prefix `p` also covers `prod-west.checkpoints.internal`
+  // of another flow into the same target (the configuration's clusters: identityMesh).
+  const clusters = new Set([alias, flow.target.alias, ...flow.identityMesh.clusters])
+  const own = [...[...clusters].map(c => policy.checkpointsTopic(c)), flow.offsetStorageTopic, offsetHistoryTopic(alias), aclOwnershipTopic(alias)]
   if (flow.offsetSyncsTopicLocation === 'target') own.push(offsetSyncsTopicName(flow, policy))
   return [
     ...own.map(resourceName => ({ resourceName, patternType: 'literal' }) as const),

@@ -173,6 +173,12 @@ describe('ACL sync plan: prefixed topic ACLs', () => {
     assert.deepEqual(outcome(acl('allow read topic mm2-offsets. prefixed'), { flow: flowWith('topics = mm2-.*') }), acl('allow read topic A.mm2-offsets. prefixed'))
   })
 
+  it('with the identity policy, never copies a prefix ALLOW that would cover another cluster\'s checkpoints topic on the target (C.checkpoints.internal of flow C->B)', () => {
+    const flow = flowWith(IDENTITY, 'clusters = A, B, C', 'C.bootstrap.servers = c:9092')
+    assert.equal(outcome(acl('allow read topic C. prefixed'), { flow, sourceTopics: ['C.events'] }), AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC)
+    assert.deepEqual(outcome(acl('allow read topic C.events prefixed'), { flow, sourceTopics: ['C.events'] }), acl('allow read topic C.events prefixed'))
+  })
+
   it('turns the literal wildcard `*` into the prefix of every remote topic of the source, `A.`', () => {
     assert.deepEqual(outcome(acl('allow read topic *')), acl('allow read topic A. prefixed'))
     assert.deepEqual(outcome(acl('deny all topic * User:mallory')), acl('deny all topic A. prefixed User:mallory'))
