@@ -49,7 +49,9 @@ export function withWarning (s: SkippedAcl, rules: Pick<AclRuleContext, 'kmirror
 export function logNewSkips (skipped: readonly SkippedAcl[], previous: ReadonlySet<string>, log: FlowContext['log']): Set<string> {
   const current = new Set<string>()
   for (const { binding, reason, narrowedBy, warning } of skipped) {
-    const key = aclKey(binding)
+    // By reason too: a binding skipped for another reason now (a prefix a replicated topic now lies under, which
+    // covers a kmirror topic) is told again, its warning included.
+    const key = `${aclKey(binding)} ${reason}`
     current.add(key)
     if (previous.has(key)) continue
     if (warning === undefined) log.debug({ acl: formatAcl(binding), reason }, 'ACL not copied')
