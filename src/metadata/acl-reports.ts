@@ -39,10 +39,20 @@ function describeCovered (p: AclPattern): string {
   return p.patternType === 'prefixed' ? `the internal topics ${p.resourceName}*` : `topic ${p.resourceName}`
 }
 
-/** S with its warning when it is a skip that warns (`WARNINGS`); TARGET is the target cluster's alias. */
-export function withWarning (s: SkippedAcl, rules: Pick<AclRuleContext, 'kmirrorTopics'>, target: string): SkippedAcl {
+/**
+ * S with its warning when it is a skip that warns (`WARNINGS`); TARGET is the target cluster's alias. FOREIGN: a
+ * binding equal to its copy is on the target already, not made by kmirror (MM2 copies prefix ALLOWs; or by hand):
+ * kmirror never removes what it did not make, so the warning says that one grants what the skip keeps off.
+ */
+export function withWarning (s: SkippedAcl, rules: Pick<AclRuleContext, 'kmirrorTopics'>, target: string, foreign = false): SkippedAcl {
   const warning = WARNINGS[s.reason]?.(s, { kmirrorTopics: rules.kmirrorTopics, target })
-  return warning === undefined ? s : { ...s, warning }
+  if (warning === undefined) return s
+  if (!foreign || s.copy === undefined) return { ...s, warning }
+  return {
+    ...s,
+    warning: `${warning}. A binding equal to that copy, ${formatAcl(s.copy)}, is on cluster ${target} already, not made by kmirror ` +
+      '(MM2, or by hand): it grants there what kmirror keeps off, and kmirror never removes what it did not make; remove it if that is not meant (kafka-acls.sh --remove)'
+  }
 }
 
 /** Logs the skipped bindings not logged by the previous run, at WARN those with a warning; returns the keys of this run's skips. */

@@ -125,11 +125,13 @@ export function planAclSync (input: AclPlanInput): AclSyncPlan {
   }
   const desired = new Set([...create.keys(), ...inSync])
   const stale = (input.owned ?? []).filter(b => !desired.has(aclKey(b)))
+  const ownedKeys = new Set((input.owned ?? []).map(aclKey))
   return {
     create: [...create.values()].sort(denyFirst),
     remove: stale.filter(b => onTarget.has(aclKey(b))).sort(byKey),
     forget: stale.filter(b => !onTarget.has(aclKey(b))),
-    skipped: skipped.map(s => withWarning(s, rules, input.flow.target.alias)).sort((a, b) => byKey(a.binding, b.binding)),
+    skipped: skipped.map(s => withWarning(s, rules, input.flow.target.alias, s.copy !== undefined && onTarget.has(aclKey(s.copy)) && !ownedKeys.has(aclKey(s.copy))))
+      .sort((a, b) => byKey(a.binding, b.binding)),
     inSync: inSync.size,
     noAuthorizer
   }
