@@ -41,7 +41,8 @@ function describeCovered (p: AclPattern): string {
 
 /**
  * S with its warning when it is a skip that warns (`WARNINGS`); TARGET is the target cluster's alias. FOREIGN: a
- * binding equal to its copy is on the target already, not made by kmirror (MM2 copies prefix ALLOWs; or by hand):
+ * binding equal to its copy is on the target already, not made by kmirror (by hand, or by a kmirror older than its
+ * ownership record; MM2 copies literal bindings only):
  * kmirror never removes what it did not make, so the warning says that one grants what the skip keeps off.
  */
 export function withWarning (s: SkippedAcl, rules: Pick<AclRuleContext, 'kmirrorTopics'>, target: string, foreign = false): SkippedAcl {
@@ -51,7 +52,7 @@ export function withWarning (s: SkippedAcl, rules: Pick<AclRuleContext, 'kmirror
   return {
     ...s,
     warning: `${warning}. A binding equal to that copy, ${formatAcl(s.copy)}, is on cluster ${target} already, not made by kmirror ` +
-      '(MM2, or by hand): it grants there what kmirror keeps off, and kmirror never removes what it did not make; remove it if that is not meant (kafka-acls.sh --remove)'
+      '(by hand, or by a kmirror older than its ownership record): it grants there what kmirror keeps off, and kmirror never removes what it did not make; remove it if that is not meant (kafka-acls.sh --remove)'
   }
 }
 

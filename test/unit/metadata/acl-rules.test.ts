@@ -173,12 +173,12 @@ describe('ACL sync plan: prefixed topic ACLs', () => {
     assert.deepEqual(outcome(acl('allow read topic mm2-offsets. prefixed'), { flow: flowWith('topics = mm2-.*') }), acl('allow read topic A.mm2-offsets. prefixed'))
   })
 
-  it('warns that a binding equal to a skipped copy is on the target already, made by MM2 or by hand (kmirror leaves it): it grants what the skip keeps off; one kmirror made is removed instead', () => {
+  it('warns that a binding equal to a skipped copy is on the target already, made by hand or an older kmirror (kmirror leaves it): it grants what the skip keeps off; one kmirror made is removed instead', () => {
     const source = acl('allow read topic check prefixed')
     const mm2Made = acl('allow read topic A.check prefixed')
     const foreign = plan([source], { target: [mm2Made], sourceTopics: ['checkout'] })
     assert.deepEqual(foreign.remove, [])
-    assert.match(foreign.skipped[0]!.warning ?? '', /is not copied: on cluster B its prefix A\.check would also cover topic A\.checkpoints\.internal.*\. A binding equal to that copy, ALLOW READ on topic prefix A\.check for User:alice, is on cluster B already, not made by kmirror \(MM2, or by hand\): it grants there what kmirror keeps off/)
+    assert.match(foreign.skipped[0]!.warning ?? '', /is not copied: on cluster B its prefix A\.check would also cover topic A\.checkpoints\.internal.*\. A binding equal to that copy, ALLOW READ on topic prefix A\.check for User:alice, is on cluster B already, not made by kmirror \(by hand, or by a kmirror older than its ownership record\): it grants there what kmirror keeps off/)
     const ours = plan([source], { target: [mm2Made], owned: [mm2Made], sourceTopics: ['checkout'] })
     assert.deepEqual(ours.remove, [mm2Made])
     assert.doesNotMatch(ours.skipped[0]!.warning ?? '', /not made by kmirror/)
