@@ -25,7 +25,7 @@ const WARNINGS: Partial<Record<AclSkipReason, (s: SkippedAcl, context: WarningCo
   [AclSkipReasons.NARROWED_BY_UNCOPIED_DENY]: (s, { target }) => s.narrowedBy === undefined
     ? undefined
     : `ACL ${formatAcl(s.binding)} is not copied: the source's ${formatAcl(s.narrowedBy)} narrows it and cannot be copied whole ` +
-      `(on cluster ${target} it would apply to kmirror's own principal, or the replication policy cannot map it); grant on cluster ${target} by hand what you mean`,
+      `(kmirror plan --json gives why that DENY is not copied); grant on cluster ${target} by hand what you mean`,
   [AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC]: (s, context) => {
     const covered = s.copy === undefined ? undefined : coveredKmirrorTopic(s.copy, context)
     if (s.copy === undefined || covered === undefined) return undefined

@@ -30,7 +30,7 @@ describe('renderPlan', () => {
       `  - ACL ALLOW READ on topic A.orders for User:bob (kmirror created it; its source binding ALLOW READ on topic orders for User:bob is no longer copied: ${AclSkipReasons.NARROWED_BY_UNCOPIED_DENY} (DENY DESCRIBE on topic orders for User:*))`,
       `  - ACL ALLOW READ on topic prefix A.check for User:bob (kmirror created it; its source binding ALLOW READ on topic prefix check for User:bob is no longer copied: ${AclSkipReasons.PREFIX_COVERS_KMIRROR_TOPIC})`,
       '  ! ACL ALLOW READ on topic orders for User:bob is not copied: the source\'s DENY DESCRIBE on topic orders for User:* narrows it and cannot be copied whole ' +
-        '(on cluster B it would apply to kmirror\'s own principal, or the replication policy cannot map it); grant on cluster B by hand what you mean',
+        '(kmirror plan --json gives why that DENY is not copied); grant on cluster B by hand what you mean',
       '  ! ACL ALLOW READ on topic prefix check for User:bob is not copied: on cluster B its prefix A.check would also cover topic A.checkpoints.internal, ' +
         'kept there by kmirror or MM2 and no copy of a topic under check; grant the remote topics under it by name, or a narrower prefix, on cluster B by hand',
       ''
