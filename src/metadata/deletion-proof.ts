@@ -112,6 +112,15 @@ export class DeletionProof {
   }
 
   /**
+   * The refresh job left this instance: the absences counted while it ran here prove nothing of the present when it
+   * comes back (a single absent answer then would delete), so each is counted again from its next answer.
+   */
+  forget (): void {
+    this.#absences.clear()
+    this.#massAbsence = null
+  }
+
+  /**
    * Topics the last check found deleted whose deletion was not acted on (the refresh's run was aborted first): the
    * next check finds them deleted again if they are still absent, as if this one had not taken their proof.
    */

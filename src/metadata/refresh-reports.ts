@@ -49,6 +49,15 @@ export class RefreshReports {
     for (const topic of this.#logOnce(this.#reported, problems, 'error')) this.#log.info({ topic }, 'remote topic problem solved')
   }
 
+  /**
+   * The refresh job left this instance: its problems are no longer this instance's to show (the one running the
+   * job shows its own); told again, the first run after it comes back.
+   */
+  forgetProblems (): void {
+    this.#problems = []
+    this.#reported.clear()
+  }
+
   /** Logs each warning once, again when it changes; one gone is forgotten. */
   warn (warnings: readonly TopicProblem[]): void {
     this.#logOnce(this.#warned, warnings, 'warn')

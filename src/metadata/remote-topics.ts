@@ -146,6 +146,15 @@ export class RemoteTopics {
     return this.#reports.problems
   }
 
+  /**
+   * The refresh job left this instance (revoked, membership lost): what it counted and found while it ran here is
+   * stale when it comes back, so absences are counted again and problems shown only once found again.
+   */
+  released (): void {
+    this.#deletionProof.forget()
+    this.#reports.forgetProblems()
+  }
+
   /** The topics replicated after the last refresh. */
   get replicated (): readonly ReplicatedTopic[] {
     return this.#replicated

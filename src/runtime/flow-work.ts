@@ -226,6 +226,7 @@ export class FlowWork implements WorkOwner {
     if (!this.#jobs.delete(name)) return
     if (name === JobNames.EMIT_HEARTBEATS) await this.#parts.heartbeats?.stop(abort)
     else await this.#parts.scheduler.cancel(name, abort)
+    this.#parts.jobs.find(j => j.name === name)?.stopped?.()
   }
 
   lose (): void {

@@ -224,6 +224,7 @@ export class Flow implements WorkOwner {
           this.#noteRefreshed(result.topics)
         }
       }),
+      refreshTopicsStopped: () => { topics.released() },
       emitCheckpoints: async signal => { await work?.followHistory(); await checkpoints?.emit(signal) },
       trimOffsetHistory: async signal => {
         // Followed first: trimming another instance's partition from a stale view could delete its live run.

@@ -34,6 +34,8 @@ export interface FlowJob extends MetadataJob {
    * runs once where it is assigned (it creates the remote topics), and never again.
    */
   readonly periodic: boolean
+  /** Told when this instance stops running the job (revoked, its membership lost): state kept for its runs goes stale. */
+  readonly stopped?: () => void
 }
 
 /**
@@ -42,6 +44,8 @@ export interface FlowJob extends MetadataJob {
  */
 export interface FlowJobRuns {
   readonly refreshTopics: (signal: AbortSignal) => Promise<void>
+  /** The topic refresh left this instance (`FlowJob.stopped`). */
+  readonly refreshTopicsStopped?: () => void
   readonly emitCheckpoints: (signal: AbortSignal) => Promise<void>
   readonly trimOffsetHistory: (signal: AbortSignal) => Promise<void>
   readonly syncGroupOffsets: (signal: AbortSignal) => Promise<void>
@@ -56,7 +60,7 @@ export function flowJobs (context: FlowContext, runs: FlowJobRuns): FlowJob[] {
   const { flow } = context
   const jobs: FlowJob[] = []
   const refreshMs = flow.refreshTopicsEnabled && flow.refreshTopicsIntervalSeconds > 0 ? flow.refreshTopicsIntervalSeconds * 1000 : 0
-  jobs.push({ name: JobNames.REFRESH_TOPICS, intervalMs: refreshMs, firstDelayMs: refreshMs, run: runs.refreshTopics, periodic: refreshMs > 0 })
+  jobs.push({ name: JobNames.REFRESH_TOPICS, intervalMs: refreshMs, firstDelayMs: refreshMs, run: runs.refreshTopics, periodic: refreshMs > 0, ...(runs.refreshTopicsStopped === undefined ? {} : { stopped: runs.refreshTopicsStopped }) })
   for (const job of [...createTopicConfigSyncJobs(context), ...createAclSyncJobs(context)]) jobs.push({ ...job, name: job.name as JobName, periodic: true })
   const checkpointMs = checkpointIntervalMs(flow)
   if (checkpointMs !== null) jobs.push(periodicJob(JobNames.EMIT_CHECKPOINTS, checkpointMs, runs.emitCheckpoints))

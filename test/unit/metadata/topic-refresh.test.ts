@@ -45,6 +45,27 @@ function setup (...lines: string[]) {
   return { source, target, logs, metrics, topics, released, refresh: () => topics.refresh({ stopReplicating }) }
 }
 
+describe('RemoteTopics.released', () => {
+  it('Given the refresh job left this instance, then an absence counted before proves nothing when it comes back (two absent answers again), and its problems are no longer shown', async () => {
+    const { source, topics, refresh } = setup('sync.topic.deletions.enabled = true')
+    source.addTopic('gone', 1)
+    source.addTopic('secret', 1)
+    source.addTopic('kept', 1)
+    source.denyDescribeConfigs('secret')
+    await refresh()
+    assert.deepEqual(topics.problems.map(p => p.topic), ['secret'])
+    source.removeTopic('gone')
+    assert.deepEqual((await refresh()).deleted, [])
+    // When the job leaves and comes back
+    topics.released()
+    assert.equal(topics.problems.length, 0)
+    // Then one more absent answer is not enough: counted again from it
+    assert.deepEqual((await refresh()).deleted, [])
+    assert.deepEqual((await refresh()).deleted, ['gone'])
+    assert.deepEqual(topics.problems.map(p => p.topic), ['secret'])
+  })
+})
+
 describe('RemoteTopics.refresh', () => {
   it('sets aside a topic whose source configs are refused, replicates the others, and creates it once they can be read', async () => {
     // Given DESCRIBE_CONFIGS on `secret` is refused on the source

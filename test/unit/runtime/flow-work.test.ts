@@ -55,7 +55,7 @@ function setup (options: { ownership?: 'all' | 'assigned', heartbeats?: boolean,
     }
   }
   const checkpoints = options.checkpoints === undefined ? job('emit-checkpoints') : { ...job('emit-checkpoints'), firstDelayMs: 0, run: options.checkpoints }
-  const jobs = [refresh, checkpoints]
+  const jobs = [{ ...refresh, stopped: () => { calls.push('refresh-topics stopped here') } }, checkpoints]
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async (abort?: string) => { calls.push(abort === undefined ? 'heartbeats stop' : `heartbeats stop, run aborted: ${abort}`) } } : null
   const logger = memoryLogger()
   const endLostTransaction = async (): Promise<void> => { calls.push('end lost transaction') }
@@ -71,6 +71,18 @@ describe('FlowWork', () => {
       { kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'partition', topic: 'orders-eu', partition: 0 },
       { kind: 'job', job: 'refresh-topics' }, { kind: 'job', job: 'emit-checkpoints' }, { kind: 'job', job: 'heartbeats' }
     ])
+  })
+
+  it('tells a job that it left this instance, revoked or with the membership lost, so state kept for its runs is dropped', async () => {
+    const { work, calls, scheduler } = setup()
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    await work.revoke([{ kind: 'job', job: 'refresh-topics' }])
+    assert.deepEqual(calls.filter(c => c.endsWith('stopped here')), ['refresh-topics stopped here'])
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    work.lose()
+    await new Promise(resolve => setImmediate(resolve))
+    assert.deepEqual(calls.filter(c => c.endsWith('stopped here')), ['refresh-topics stopped here', 'refresh-topics stopped here'])
+    await scheduler.stop()
   })
 
   it('alone, owns every job of the flow from the start (the topic refresh too, periodic or not), so /status shows what they found', async () => {
