@@ -182,7 +182,6 @@ export class RemoteTopics {
     // Aborted: recorded as a refresh that ended where the apply stopped, so the next refresh does the rest only.
     const skipped = aborted?.skipped ?? new Set<string>()
     const { deletedOnSource, stillReplicated } = this.#deletionsActedOn(plan, verdicts, skipped)
-    if (stillReplicated.length > 0) await options.keepReplicating?.(stillReplicated)
     const { recopy, ...settled } = await this.#settleMissingRemotes(plan, suspects, applied, skipped, options)
     const topics = [...settled.topics, ...stillReplicated]
     this.#replicated = topics
@@ -195,6 +194,8 @@ export class RemoteTopics {
     this.#reports.reportRemotesNotDeleted(applied.remotesNotDeleted)
     const refused = new Set(applied.remotesNotDeleted.filter(r => r.refused).map(r => r.remoteTopic))
     const returned = this.#returned(deletedOnSource.map(d => refused.has(d.remoteTopic) ? { ...d, deleteRemote: false } : d), topics, idsBefore)
+    // After everything is recorded: taking them back reads the stored progress, which may fail.
+    if (stillReplicated.length > 0) await options.keepReplicating?.(stillReplicated)
     options.signal?.throwIfAborted()
     return { ...applied, topics, removed: [...removed, ...recopy], deleted: deletedOnSource.map(d => d.topic), recopy, returned }
   }

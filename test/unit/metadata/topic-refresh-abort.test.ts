@@ -164,6 +164,31 @@ describe('RemoteTopics.refresh with its run aborted', () => {
     assert.deepEqual((await topics.replicable()).map(t => t.source), ['kept', 'new1'])
   })
 
+  it('Given two deletions, when a run is aborted after the first and taking the second back into the data path fails, then the first is recorded all the same: counted once, and back with its id it is copied again from its log start', async () => {
+    const { source, target, counters, topics } = refresher()
+    // (five topics: two absent at once is no mass absence)
+    for (const name of ['flaky', 'other', 'kept', 'kept2', 'kept3']) source.addTopic(name, 1)
+    await topics.refresh()
+    const restore = source.hideTopic('flaky')
+    source.hideTopic('other')
+    await topics.refresh()
+    const run = new AbortController()
+    const reason = lost()
+    abortAfter(target, 'deleteTopics', run, reason)
+    const unreadable = new KmirrorError(ErrorCodes.TIMEOUT, 'reading mm2-offsets.A.internal on cluster B timed out', { retriable: true })
+    const kept: string[] = []
+    await assert.rejects(topics.refresh({ stopReplicating: async () => {}, keepReplicating: async t => { kept.push(...t.map(x => x.source)); throw unreadable }, signal: run.signal }), err => err === unreadable)
+    // (one of the two deleted, the other's deletion not carried out and handed back)
+    assert.equal([target.has('A.flaky'), target.has('A.other')].filter(Boolean).length, 1)
+    assert.equal(kept.length, 1)
+    const deletedFirst = target.has('A.flaky') ? 'other' : 'flaky'
+    assert.equal(counters.get('sourceTopicsDeleted'), 1)
+    if (deletedFirst === 'flaky') {
+      restore()
+      assert.deepEqual((await topics.refresh()).returned.map(t => t.source), ['flaky'])
+    }
+  })
+
   it('Given a remote topic deleted by hand on a target without topic ids, when a run is aborted right after creating it again, then the error line is told, the data path copies it again, and the next refresh does neither again', async () => {
     // Given `a` replicated into A.a on a target without topic ids (before Kafka 2.8), A.a deleted by hand, and `b` new
     const { source, target, logs, dataPath, refresh } = refresher()
