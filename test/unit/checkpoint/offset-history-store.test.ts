@@ -19,6 +19,22 @@ function transactionalCopy (tracker: OffsetSyncTracker, records: number): void {
   }
 }
 
+/** Stores A and B on one history topic, B's run of t-1 (30 records, +7) committed behind a transaction still open there. */
+async function behindOpenTransaction () {
+    const log = new TopicLog()
+    const a = new OffsetHistoryStore(flow, admin, log, log)
+    const b = new OffsetHistoryStore(flow, admin, log, log)
+    await a.load()
+    await b.load()
+    const tracker = new OffsetSyncTracker(100)
+    for (let up = 0; up < 30; up++) tracker.record('t\u00001', 't', 1, up, up + 7)
+    tracker.promoteDelayed()
+    log.openTransactionAt = log.records.length
+    log.records.push({ offset: log.records.length, timestamp: 0n, key: null, value: null, headers: [] })
+    await b.append(tracker.takePending())
+  return { log, a }
+}
+
 describe('OffsetHistoryStore', () => {
   it('stores one record per run plus one per closed run, and a restarted store translates exactly as before', async () => {
     // Given 900 records copied with a marker after every 9, fed to a store in flushes of the tracker
@@ -66,17 +82,7 @@ describe('OffsetHistoryStore', () => {
 
   it('at an assignment, follows past a transaction open on the history topic (another member\'s round) once it ends, so a run committed behind it is not missed', async () => {
     // Given B's run of t-1 committed behind another member's transaction still open on the history topic
-    const log = new TopicLog()
-    const a = new OffsetHistoryStore(flow, admin, log, log)
-    const b = new OffsetHistoryStore(flow, admin, log, log)
-    await a.load()
-    await b.load()
-    const tracker = new OffsetSyncTracker(100)
-    for (let up = 0; up < 30; up++) tracker.record('t\u00001', 't', 1, up, up + 7)
-    tracker.promoteDelayed()
-    log.openTransactionAt = log.records.length
-    log.records.push({ offset: log.records.length, timestamp: 0n, key: null, value: null, headers: [] })
-    await b.append(tracker.takePending())
+    const { log, a } = await behindOpenTransaction()
     // When A follows as a plain tail, it stops at the open transaction: nothing of t-1 yet
     await a.follow(() => false)
     assert.equal(a.history('t', 1), undefined)
@@ -93,17 +99,7 @@ describe('OffsetHistoryStore', () => {
   })
 
   it('never reads the topic twice at once: a job\'s follow waits for the assignment\'s follow that waits for a transaction, and both end with the newest runs', async () => {
-    const log = new TopicLog()
-    const a = new OffsetHistoryStore(flow, admin, log, log)
-    const b = new OffsetHistoryStore(flow, admin, log, log)
-    await a.load()
-    await b.load()
-    const tracker = new OffsetSyncTracker(100)
-    for (let up = 0; up < 30; up++) tracker.record('t\u00001', 't', 1, up, up + 7)
-    tracker.promoteDelayed()
-    log.openTransactionAt = log.records.length
-    log.records.push({ offset: log.records.length, timestamp: 0n, key: null, value: null, headers: [] })
-    await b.append(tracker.takePending())
+    const { log, a } = await behindOpenTransaction()
     // (fetches in flight at once, at most; the transaction ends at the third fetch)
     let inFlight = 0
     let most = 0
