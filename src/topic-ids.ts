@@ -4,7 +4,7 @@
  * (kafka/remote-topic-ids.ts: write metadata).
  *
  * Invariants:
- * - A partition's first id is learnt, not compared.
+ * - A partition's first id is learnt, not compared, unless one was expected for it (`expect`: known from before).
  * - Topic ids only move forward. An id once replaced by another (of any partition) is retired for good: Kafka never
  *   gives a topic id twice, so an answer with one comes from a broker behind its controller (metadata propagation
  *   after a re-creation). Such an answer is `stale`: nothing is learnt, and the re-creation is not found again
@@ -38,6 +38,11 @@ export class TopicIdLedger {
     this.#retired.add(known)
     this.#ids.delete(key)
     return { kind: 'recreated', before: known }
+  }
+
+  /** Partition KEY is known to have been seen under ID, unless it is known already or ID was retired. */
+  expect (key: string, id: string): void {
+    if (!this.#ids.has(key) && !this.#retired.has(id)) this.#ids.set(key, id)
   }
 
   /** The partition left, or starts afresh: its next id is learnt again (retired ids stay). */

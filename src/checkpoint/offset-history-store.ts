@@ -15,6 +15,9 @@
  *   topic from where its last read ended, so its checkpoints and group offset syncs translate exactly too. The
  *   follow at an assignment, the last before the partitions it brings are owned (and no longer rebuilt from the
  *   topic), reads to the high watermark, waiting for transactions open there, as the progress load beside it does.
+ * - Each run's records name the source topic id its records were copied from (when the source gives ids), the
+ *   start, extent and closing records alike: `copiedFrom` tells a partition resumed from a stored position which
+ *   topic that position belongs to (ARCHITECTURE invariant 46).
  */
 import { transactionWaitMs } from '../config/transaction-timeout.ts'
 import type { FlowConfig } from '../config/types.ts'
@@ -42,6 +45,16 @@ interface StoredRun {
   at: number
   /** Offset of the run's latest start record (open, length 1) in the history topic; -1 once compacted away. */
   startedAt: number
+  /** The source topic id the run was copied from, when its record names one. */
+  sourceTopicId?: string
+}
+
+/** An open run of a partition, to close it when the next starts; `persisted` = length last written. */
+interface OpenRun {
+  readonly upstream: number
+  readonly downstream: number
+  persisted: number
+  readonly sourceTopicId?: string
 }
 
 export class OffsetHistoryStore {
@@ -51,10 +64,12 @@ export class OffsetHistoryStore {
   readonly #fetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null
   readonly #writer: Pick<RecordWriter, 'write'> | null
   readonly #histories = new Map<string, PartitionOffsetHistory>()
-  /** The open (last) run of each partition, to close it when the next starts; `persisted` = length last written. */
-  readonly #openRuns = new Map<string, { upstream: number, downstream: number, persisted: number }>()
+  /** The open (last) run of each partition. */
+  readonly #openRuns = new Map<string, OpenRun>()
   /** Every run read from the topic (by `load` and `follow`), per partition and run start. */
   readonly #read = new Map<string, Map<number, StoredRun>>()
+  /** Per partition, the source topic id of the newest record read that names one, and that record's offset. */
+  readonly #copiedFrom = new Map<string, { readonly id: string, readonly at: number }>()
   readonly #closing = new AbortController()
   /** Where the next `follow` continues reading; null before `load` read the topic. */
   #next: number | null = null
@@ -128,7 +143,9 @@ export class OffsetHistoryStore {
       else {
         const value = decodeOffsetHistoryValue(record.value)
         const started = value.open && value.length === 1 ? record.offset : byStart.get(key.upstreamOffset)?.startedAt ?? -1
-        byStart.set(key.upstreamOffset, { downstream: value.downstreamOffset, length: value.length, open: value.open, at: record.offset, startedAt: started })
+        const id = value.sourceTopicId
+        byStart.set(key.upstreamOffset, { downstream: value.downstreamOffset, length: value.length, open: value.open, at: record.offset, startedAt: started, ...(id === undefined ? {} : { sourceTopicId: id }) })
+        if (id !== undefined && record.offset > (this.#copiedFrom.get(tp)?.at ?? -1)) this.#copiedFrom.set(tp, { id, at: record.offset })
       }
     }, written ? { through: 'written', timeoutMs: transactionWaitMs(this.#flow), signal: this.#closing.signal } : {})
     this.#next = ends.get(0) ?? this.#next
@@ -147,7 +164,17 @@ export class OffsetHistoryStore {
     }
     this.#histories.set(tp, history)
     const last = starts.at(-1)
-    if (last !== undefined) this.#openRuns.set(tp, { upstream: last, downstream: byStart.get(last)!.downstream, persisted: byStart.get(last)!.length })
+    if (last === undefined) return
+    const run = byStart.get(last)!
+    this.#openRuns.set(tp, { upstream: last, downstream: run.downstream, persisted: run.length, ...(run.sourceTopicId === undefined ? {} : { sourceTopicId: run.sourceTopicId }) })
+  }
+
+  /**
+   * The source topic id the partition's last copy came from (the newest record read that names one), if any: a
+   * position stored by that copy belongs to that topic. Known for what `load` and `follow` read.
+   */
+  copiedFrom (tp: string): string | undefined {
+    return this.#copiedFrom.get(tp)?.id
   }
 
   /** The flow stops: a follow waiting for transactions to end gives up at once (a retriable error). */
@@ -183,15 +210,16 @@ export class OffsetHistoryStore {
       }
       const open = this.#openRuns.get(tp)
       if (open !== undefined && e.previousUpstream >= open.upstream && e.previousUpstream < e.upstreamOffset) {
-        records.push(this.#record(e.topic, e.partition, open.upstream, open.downstream, e.previousUpstream - open.upstream + 1, false, timestamp))
+        records.push(this.#record(e.topic, e.partition, { ...open, length: e.previousUpstream - open.upstream + 1, open: false }, timestamp))
       }
       // A re-copy (a restart before the last run, a remote topic created again, a source topic created again)
       // replaces runs; their stored records go too, or the next reload would bring them back and map the new
       // copy's offsets through the old one's.
       const replaced = history.addRunStart(e.upstreamOffset, e.downstreamOffset, e.previousUpstream)
       if (replaced.length > 0) records.push(...this.#tombstones(tp, e, replaced))
-      this.#openRuns.set(tp, { upstream: e.upstreamOffset, downstream: e.downstreamOffset, persisted: 1 })
-      records.push(this.#record(e.topic, e.partition, e.upstreamOffset, e.downstreamOffset, 1, true, timestamp))
+      const run: OpenRun = { upstream: e.upstreamOffset, downstream: e.downstreamOffset, persisted: 1, ...(e.sourceTopicId === undefined ? {} : { sourceTopicId: e.sourceTopicId }) }
+      this.#openRuns.set(tp, run)
+      records.push(this.#record(e.topic, e.partition, { ...run, length: 1, open: true }, timestamp))
     }
     await this.#write(records)
   }
@@ -237,10 +265,12 @@ export class OffsetHistoryStore {
     }
   }
 
-  #record (topic: string, partition: number, upstreamOffset: number, downstreamOffset: number, length: number, open: boolean, timestamp: bigint): OutRecord {
+  /** The record of RUN of a partition, with its LENGTH so far and whether it is still OPEN. */
+  #record (topic: string, partition: number, run: { upstream: number, downstream: number, length: number, open: boolean, sourceTopicId?: string }, timestamp: bigint): OutRecord {
+    const { upstream, downstream, length, open, sourceTopicId } = run
     return {
-      key: encodeOffsetHistoryKey({ topic, partition, upstreamOffset }),
-      value: encodeOffsetHistoryValue({ downstreamOffset, length, open }),
+      key: encodeOffsetHistoryKey({ topic, partition, upstreamOffset: upstream }),
+      value: encodeOffsetHistoryValue({ downstreamOffset: downstream, length, open, ...(sourceTopicId === undefined ? {} : { sourceTopicId }) }),
       headers: [],
       timestamp
     }
@@ -281,7 +311,7 @@ export class OffsetHistoryStore {
       if (length <= open.persisted) continue
       open.persisted = length
       const { topic, partition } = parsePartitionKey(tp)
-      records.push(this.#record(topic, partition, open.upstream, open.downstream, length, true, timestamp))
+      records.push(this.#record(topic, partition, { ...open, length, open: true }, timestamp))
     }
     await this.#write(records)
   }

@@ -103,7 +103,7 @@ export class FlowReplicator {
     this.#metrics = deps.metrics ?? noMetrics
     this.#tracker = new OffsetSyncTracker(deps.flow.offsetLagMax)
     this.#series = new TopicSeries(this.#metrics, deps.flow.name, deps.countedSeriesKeptMs)
-    this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log, this.#series)
+    this.#partitions = new PartitionSet(deps.fetcher, deps.startAt, deps.log, this.#series, deps.copiedFrom)
     const parts = buildReplicatorParts(deps, {
       partitions: this.#partitions, tracker: this.#tracker, metrics: this.#metrics, state: f => this.#state(f), positions: () => this.#positions(), afterAcks: copied => this.#afterAcks(copied)
     })

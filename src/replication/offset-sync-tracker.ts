@@ -28,6 +28,8 @@ export interface OffsetSyncEntry {
   readonly runStart: boolean
   /** For a run start: source offset of the last record of the run before it in this process; otherwise -1. */
   readonly previousUpstream: number
+  /** For a run start: the id of the source topic its record was fetched from, when the source gave one (offset history). */
+  readonly sourceTopicId?: string
 }
 
 interface PartitionState {
@@ -48,8 +50,11 @@ export class OffsetSyncTracker {
     this.#offsetLagMax = offsetLagMax
   }
 
-  /** Feeds one acknowledged record: `upstream` is its source offset, `downstream` its target offset. */
-  record (key: string, topic: string, partition: number, upstream: number, downstream: number): void {
+  /**
+   * Feeds one acknowledged record: `upstream` is its source offset, `downstream` its target offset, SOURCE_TOPIC_ID
+   * the id of the source topic it was fetched from (when the source gave one).
+   */
+  record (key: string, topic: string, partition: number, upstream: number, downstream: number, sourceTopicId?: string): void {
     let state = this.#states.get(key)
     if (state === undefined) {
       state = { previousUpstream: -1, previousDownstream: -1, lastSyncDownstream: -1 }
@@ -62,7 +67,9 @@ export class OffsetSyncTracker {
     const previousUpstream = state.previousUpstream
     state.previousUpstream = upstream
     state.previousDownstream = downstream
-    const entry = { topic, partition, upstreamOffset: upstream, downstreamOffset: downstream, runStart, previousUpstream: runStart ? previousUpstream : -1 }
+    const entry: OffsetSyncEntry = runStart
+      ? { topic, partition, upstreamOffset: upstream, downstreamOffset: downstream, runStart, previousUpstream, ...(sourceTopicId === undefined ? {} : { sourceTopicId }) }
+      : { topic, partition, upstreamOffset: upstream, downstreamOffset: downstream, runStart, previousUpstream: -1 }
     if (due) {
       state.lastSyncDownstream = downstream
       this.#pending.push(entry)
@@ -76,14 +83,14 @@ export class OffsetSyncTracker {
    * Feeds a run of acknowledged records whose source and target offsets both advance by one: only its first
    * and last records can be due, so the run costs two updates instead of one per record.
    */
-  recordRun (key: string, topic: string, partition: number, firstUpstream: number, firstDownstream: number, count: number): void {
+  recordRun (key: string, topic: string, partition: number, firstUpstream: number, firstDownstream: number, count: number, sourceTopicId?: string): void {
     if (count <= 0) return
     if (this.#offsetLagMax <= 0) {
       // offset.lag.max = 0 asks for a sync at every record, as MM2 does; MM2's checkpoint task relies on that.
-      for (let i = 0; i < count; i++) this.record(key, topic, partition, firstUpstream + i, firstDownstream + i)
+      for (let i = 0; i < count; i++) this.record(key, topic, partition, firstUpstream + i, firstDownstream + i, sourceTopicId)
       return
     }
-    this.record(key, topic, partition, firstUpstream, firstDownstream)
+    this.record(key, topic, partition, firstUpstream, firstDownstream, sourceTopicId)
     if (count < 2) return
     const state = this.#states.get(key)!
     const lastUpstream = firstUpstream + count - 1
@@ -95,11 +102,11 @@ export class OffsetSyncTracker {
       const upstream = firstUpstream + (downstream - firstDownstream)
       state.previousUpstream = upstream - 1
       state.previousDownstream = downstream - 1
-      this.record(key, topic, partition, upstream, downstream)
+      this.record(key, topic, partition, upstream, downstream, sourceTopicId)
     }
     state.previousUpstream = lastUpstream - 1
     state.previousDownstream = lastDownstream - 1
-    this.record(key, topic, partition, lastUpstream, lastDownstream)
+    this.record(key, topic, partition, lastUpstream, lastDownstream, sourceTopicId)
   }
 
   /** Removes and returns the syncs that must be written now, in the order they became due. */

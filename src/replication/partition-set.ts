@@ -48,6 +48,11 @@ export interface PartitionState {
   lost: boolean
   /** The last position object handed to the fetcher (`fetchPosition`), or null. */
   fetchAt: PartitionPosition | null
+  /**
+   * Resumed from a stored position: the source topic id the copy that stored it came from (the offset history's),
+   * until its first answer was checked against it (source-recreated.ts).
+   */
+  copiedFrom?: string | undefined
 }
 
 /** The position to fetch `state` at: the object of the last round while the position has not moved. */
@@ -98,11 +103,16 @@ export class PartitionSet {
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
   #stored = new Map<string, number>()
 
-  constructor (fetcher: Pick<RecordFetcher, 'listOffsetsSettled'>, startAt: 'earliest' | 'latest', log: Logger, departures: PartitionDepartures | null = null) {
+  /** The source topic id the last copy of a partition came from (`OffsetHistoryStore.copiedFrom`), if known. */
+  readonly #copiedFrom: (key: string) => string | undefined
+
+  constructor (fetcher: Pick<RecordFetcher, 'listOffsetsSettled'>, startAt: 'earliest' | 'latest', log: Logger, departures: PartitionDepartures | null = null,
+    copiedFrom: (key: string) => string | undefined = () => undefined) {
     this.#fetcher = fetcher
     this.#startAt = startAt
     this.#log = log
     this.#departures = departures
+    this.#copiedFrom = copiedFrom
   }
 
   setStored (stored: Map<string, number>): void {
@@ -210,7 +220,8 @@ export class PartitionSet {
         continue
       }
       this.#log.debug({ topic: p.topic, partition: p.partition, position: start, resumed: stored !== undefined }, 'partition added')
-      states.push({ key, topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position: start, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false, fetchAt: null })
+      const copiedFrom = stored === undefined ? undefined : this.#copiedFrom(key)
+      states.push({ key, topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position: start, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false, fetchAt: null, copiedFrom })
     }
     return { states, unresolved }
   }

@@ -104,6 +104,11 @@ export interface FlowReplicatorDeps {
   /** Back-off of a failing partition (partition-failures.ts); RETRY_BASE_MS doubling up to RETRY_MAX_MS by default. */
   readonly failureBackoff?: FailureBackoff
   readonly startAt: 'earliest' | 'latest'
+  /**
+   * The source topic id the last copy of a partition (by `partitionKey`) came from, as the offset history tells
+   * (`OffsetHistoryStore.copiedFrom`): a partition resumed from its stored position checks its first answer against it.
+   */
+  readonly copiedFrom?: (key: string) => string | undefined
   /** How the fetcher reads the source (read_committed by default): only read_committed reads are held by open transactions. */
   readonly isolation?: 'read_committed' | 'read_uncommitted'
   readonly metrics?: Metrics

@@ -25,6 +25,7 @@ import type { PartitionState } from './partition-set.ts'
 import type { ProvenanceMarker } from './provenance.ts'
 import { headAfterAck, headAfterFetch, observeLatency, observeRecordAge } from './record-times.ts'
 import type { BatchingOptions, TargetWriter } from './replicator-ports.ts'
+import { sourceTopicIdOf } from './source-topic-ids.ts'
 
 export const DEFAULT_BATCHING: BatchingOptions = { compression: null, maxChunkBytes: 512 * 1024, minForwardBytes: 16 * 1024 }
 
@@ -133,7 +134,8 @@ export class RoundWriter {
     const key = state.key
     // Lost while its write was in flight: another instance may own it already; nothing of it is stored.
     if (state.lost) return false
-    for (const run of ackedRuns(batch, ack)) this.#deps.tracker.recordRun(key, f.topic, f.partition, run.source, run.target, run.count)
+    const sourceTopicId = sourceTopicIdOf(f)
+    for (const run of ackedRuns(batch, ack)) this.#deps.tracker.recordRun(key, f.topic, f.partition, run.source, run.target, run.count, sourceTopicId)
     if (batch.lastOffset + 1 >= state.position) state.head = headAfterAck(batch, plan[ack.batch + 1])
     state.position = Math.max(state.position, batch.lastOffset + 1)
     state.copiedRecords += batch.recordCount

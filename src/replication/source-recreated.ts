@@ -10,6 +10,9 @@
  *   partition's next fetch starts at the new topic's log start (from that answer).
  * - The partition's offset syncs start afresh (`restart`): the old topic's pairs do not map the new offsets.
  * - Logged at error level once per partition and re-creation, counted (`kmirror_source_partitions_restarted_total`).
+ * - A partition resumed from a stored position is compared, at its first answer, with the source topic id of the
+ *   copy that stored it (`PartitionState.copiedFrom`, from the offset history): a topic deleted and created again
+ *   while no kmirror copied it (stopped, or between two owners) restarts the same way, never resumes mid-topic.
  */
 import { FetchOutcomes, type FetchedBatches } from '../kafka/fetch-results.ts'
 import type { Logger } from '../logger.ts'
@@ -42,6 +45,10 @@ export class SourceRecreated {
     for (const f of fetched) {
       if (f.outcome !== FetchOutcomes.OK) continue
       const state = this.#deps.state(f)
+      if (state.copiedFrom !== undefined) {
+        this.#ids.expect(state.key, state.copiedFrom)
+        state.copiedFrom = undefined
+      }
       if (!this.#ids.changed(state.key, f)) continue
       restarted ??= new Set()
       restarted.add(f)

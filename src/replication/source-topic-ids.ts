@@ -7,8 +7,9 @@
  * Invariants:
  * - Only an answer of the partition's leader with an id counts (`FetchedBatches.topicId`); a source without ids
  *   (before Kafka 2.8, or the zero id) never reads as re-created.
- * - A partition's first id is learnt, not compared: one added from stored progress starts from there (an old
- *   topic's progress can only be told apart by the topic refresh, which sees the ids change).
+ * - A partition's first id is learnt, not compared, unless it resumes from a stored position whose copy's source
+ *   topic id the offset history names (`expect`): then an answer under another id is a topic created again since
+ *   the copy stopped (while no kmirror copied it: stopped, or the partition unowned), whose offsets start again.
  * - `changed` is told once per new id; the caller restarts the partition and drops that answer unwritten. An id
  *   once replaced is retired: metadata of a lagging broker never flips a partition back (and restarts it again).
  * - Sources fetched by name (Kafka 2.8-3.0 give ids in Metadata, not in Fetch) label answers with the metadata's id,
@@ -20,6 +21,12 @@ import { TopicIdLedger } from '../topic-ids.ts'
 
 const ZERO_ID = /^[0-]*$/
 
+/** The source topic id answer F carries, when it carries a real one (not the zero id of sources before 2.8). */
+export function sourceTopicIdOf (f: Pick<FetchedBatches, 'topicId'>): string | undefined {
+  const id = f.topicId
+  return id === undefined || id === null || ZERO_ID.test(id) ? undefined : id
+}
+
 export class SourceTopicIds {
   /**
    * Partition key -> the topic id its copied records came from. An answer labelled with a retired id comes from
@@ -29,9 +36,17 @@ export class SourceTopicIds {
 
   /** Whether answer F (of partition KEY) comes from another topic than the records copied so far; learns its id. */
   changed (key: string, f: FetchedBatches): boolean {
-    const id = f.topicId
-    if (id === undefined || id === null || ZERO_ID.test(id)) return false
+    const id = sourceTopicIdOf(f)
+    if (id === undefined) return false
     return this.#ids.check(key, id).kind === 'recreated'
+  }
+
+  /**
+   * Partition KEY resumes from a stored position of a copy made from source topic ID (the offset history's): its
+   * first answer is compared with ID, not learnt, so an answer from a topic created again since is told apart.
+   */
+  expect (key: string, id: string): void {
+    this.#ids.expect(key, id)
   }
 
   /** The partition left the flow, or starts afresh: its next id is learnt again. */

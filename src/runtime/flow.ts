@@ -191,6 +191,7 @@ export class Flow implements WorkOwner {
       clusters: { source: toolClusterOf(config.source.alias, config.source.consumer), target: toolClusterOf(config.target.alias, config.target.producer) },
       metrics: this.#metrics,
       startAt: startPosition(config.source.consumer),
+      copiedFrom: key => history.copiedFrom(key),
       ...(fence === undefined ? {} : { fence }),
       flushWhenCaughtUp: owned === Ownerships.ASSIGNED
     })

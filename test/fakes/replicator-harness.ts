@@ -45,6 +45,8 @@ export interface HarnessOptions {
   readonly transactionHangThresholdMs?: number
   /** What the sync sink names in its failure lines (`OffsetSyncSink.writesTo`). */
   readonly syncsWriteTo?: WriteTarget
+  /** The source topic id of each partition's last copy (`FlowReplicatorDeps.copiedFrom`: the offset history's). */
+  readonly copiedFrom?: (key: string) => string | undefined
 }
 
 export function createHarness (options: HarnessOptions = {}): Harness {
@@ -73,7 +75,8 @@ export function createHarness (options: HarnessOptions = {}): Harness {
     ...(options.countedSeriesKeptMs === undefined ? {} : { countedSeriesKeptMs: options.countedSeriesKeptMs }),
     ...(options.exactlyOnce === undefined ? {} : { exactlyOnce: options.exactlyOnce }),
     ...(options.fence === undefined ? {} : { fence: options.fence }),
-    ...(options.flushWhenCaughtUp === undefined ? {} : { flushWhenCaughtUp: options.flushWhenCaughtUp })
+    ...(options.flushWhenCaughtUp === undefined ? {} : { flushWhenCaughtUp: options.flushWhenCaughtUp }),
+    ...(options.copiedFrom === undefined ? {} : { copiedFrom: options.copiedFrom })
   })
   return { source, target, progress, syncs, logs, replicator }
 }

@@ -6,6 +6,8 @@
  * with an error line and a count; after a restart it goes on from the new topic's progress, nothing copied twice.
  * A topic created again only after kmirror found it deleted (two refreshes) comes back as a new topic: its stored
  * positions (the deleted topic's) are forgotten before its partitions are handed out, so it too is copied whole.
+ * A topic deleted and created again while kmirror is stopped is told apart at the restart by the source topic id the
+ * offset history names for the copy that stored its positions: copied whole too.
  */
 import assert from 'node:assert/strict'
 import { test, type TestContext } from 'node:test'
@@ -145,4 +147,28 @@ test('a source topic created again after kmirror found it deleted: it comes back
   await assertOldThenNew(copied, 'the new topic whole')
   instance.process.kill('SIGTERM')
   assert.equal((await instance.process.waitForExit(15_000)).code, 0, instance.process.stderr.slice(-3000))
+})
+
+test('a source topic deleted and created again while kmirror is stopped: at the restart, the offset history tells its stored positions belong to the old topic, and the new topic is copied whole', { timeout: 150_000 }, async t => {
+  // Given a topic copied by kmirror run, which is then stopped (its progress and history stored)
+  const copied = await copiedTopic(t, 'src-recreated-stopped', 3600)
+  const { a, b, topic, remote, config } = copied
+  const first = copied.instance()
+  first.process.kill('SIGTERM')
+  assert.equal((await first.process.waitForExit(15_000)).code, 0, first.process.stderr.slice(-3000))
+
+  // When the topic is deleted and created again with 5 and 25 records (partition 1 longer than the old one: resumed
+  // at the old topic's position 10, its first 10 records would be skipped), and kmirror starts again
+  await createAgain(topic, t, async () => {
+    await waitFor(async () => !(await listTopics('source')).includes(topic), { timeoutMs: 30_000, message: 'the source topic deleted' })
+  })
+  const again = await startInstance(config, 'after-recreation', t)
+
+  // Then each remote partition holds the old topic's records, then every record of the new topic, in order
+  await remoteEnds(remote, [25n, 35n], 60_000, 'the new topic copied from its start')
+  await assertOldThenNew(copied, 'the new topic whole after a restart')
+  // and partition 1 (resumed inside the new topic) is told with the re-creation's error line
+  assert.match(again.process.stderr, new RegExp(`"level":"error"[^\\n]*"msg":"source topic ${topic} was deleted and created again on cluster ${a} \\(a new topic id\\): copying ${topic}-1 from offset 0, the new topic's log start, into ${remote} on cluster ${b} \\(it was at 10 of the old topic`))
+  again.process.kill('SIGTERM')
+  assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
 })

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { OffsetHistoryStore } from '../../../src/checkpoint/offset-history-store.ts'
 import type { FlowConfig } from '../../../src/config/types.ts'
+import { decodeOffsetHistoryKey, decodeOffsetHistoryValue } from '../../../src/formats/offset-history.ts'
 import { OffsetSyncTracker } from '../../../src/replication/offset-sync-tracker.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { TopicLog } from '../../fakes/topic-log.ts'
@@ -55,6 +56,37 @@ describe('OffsetHistoryStore', () => {
     after.markReplicatedTo(before.replicatedEnd, before.targetEnd)
     for (let c = 0; c <= 999; c++) assert.deepEqual(after.toTarget(c), before.toTarget(c), `committed ${c}`)
     assert.deepEqual(after.toTarget(19), { offset: 18, exact: true })
+  })
+
+  it('names in each run the source topic id it was copied from, so a store that loads or follows the topic tells which topic a partition\'s last copy came from', async () => {
+    // Given t-0 copied from topic id-1 (two runs: a marker between), then its source topic created again and copied
+    // anew from id-2; t-1 copied from a source that gives no ids
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    for (const up of [0, 1, 2, 4, 5]) tracker.record('t\u00000', 't', 0, up, up < 3 ? up : up - 1, 'id-1')
+    tracker.record('t\u00001', 't', 1, 0, 0)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    await store.checkpointExtents(new Map([[partitionKey('t', 0), 6]]))
+    const follower = new OffsetHistoryStore(flow, admin, log, null)
+    await follower.load()
+    assert.equal(follower.copiedFrom(partitionKey('t', 0)), 'id-1')
+    assert.equal(follower.copiedFrom(partitionKey('t', 1)), undefined)
+    // (the closing and extent records of a run keep its id)
+    const stored = log.records.filter(r => r.key !== null && r.value !== null).map(r => ({ ...decodeOffsetHistoryKey(r.key!), ...decodeOffsetHistoryValue(r.value!) }))
+    assert.deepEqual(stored.map(r => [r.partition, r.upstreamOffset, r.length, r.open, r.sourceTopicId]), [
+      [0, 0, 1, true, 'id-1'], [0, 0, 3, false, 'id-1'], [0, 4, 1, true, 'id-1'], [1, 0, 1, true, undefined], [0, 4, 2, true, 'id-1']
+    ])
+    // When the copy of the new topic starts at its log start
+    store.forget('t', 0)
+    tracker.reset('t\u00000')
+    tracker.record('t\u00000', 't', 0, 0, 5, 'id-2')
+    await store.append(tracker.takePending())
+    // Then a store following the topic names the new topic
+    await follower.follow(() => false)
+    assert.equal(follower.copiedFrom(partitionKey('t', 0)), 'id-2')
   })
 
   it('does not read a history topic it has just created: a new topic is empty', async () => {

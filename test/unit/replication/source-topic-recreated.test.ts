@@ -50,6 +50,33 @@ describe('FlowReplicator: a source topic deleted and created again while its par
     assert.deepEqual(h.progress.latest(), { 't-0': 4, 't-1': 24, 'u-0': 14 })
   })
 
+  it('Given partitions resumed from stored positions whose copy the offset history says came from another topic id, then they restart at the new topic\'s log start (nothing skipped); those of the same id, or of no known id, resume where stored', async t => {
+    // Given t (3 partitions of 20 records) on a source giving topic ids, its progress stored at 9, 4 and 7, and the
+    // offset history naming the old topic's id for t-0, the current one for t-1, none for t-2
+    const copiedFrom = new Map([[partitionKey('t', 0), 'id-old'], [partitionKey('t', 1), 'id-new']])
+    const h = createHarness({ copiedFrom: key => copiedFrom.get(key) })
+    h.source.topicIds.set('t', 'id-new')
+    for (const p of [0, 1, 2]) h.source.addPartition('t', p, offsetsWithGaps(0, 19))
+    h.replicator.setStoredProgress(new Map([[partitionKey('t', 0), 9], [partitionKey('t', 1), 4], [partitionKey('t', 2), 7]]))
+
+    // When kmirror copies t
+    await startCopying(h, t, [{ source: 't', remote: 'A.t', partitions: 3 }])
+
+    // Then t-0 (stored by a copy of the deleted topic) is copied whole, from the new topic's log start, and the
+    // others from their stored positions
+    await waitFor(() => h.target.copied('A.t', 0).length === 20 && h.target.copied('A.t', 1).length === 15 && h.target.copied('A.t', 2).length === 12, { timeoutMs: 5000, intervalMs: 10, message: 'copied' })
+    assert.deepEqual(h.target.copied('A.t', 0), h.source.records('t', 0).map(asCopied))
+    assert.deepEqual(h.target.copied('A.t', 1), h.source.records('t', 1).slice(5).map(asCopied))
+    assert.deepEqual(h.target.copied('A.t', 2), h.source.records('t', 2).slice(8).map(asCopied))
+    assert.deepEqual(h.logs.at(LogLevels.error).map(l => l.msg), [
+      'source topic t was deleted and created again on cluster A (a new topic id): copying t-0 from offset 0, the new topic\'s log start, into A.t on cluster B (it was at 10 of the old topic; the remote topic keeps the old topic\'s records before the new ones)'
+    ])
+    // and the run starts of the new copy name the topic they came from, for the offset history
+    const starts = h.syncs.sent.filter(e => e.runStart)
+    assert.deepEqual([...new Set(starts.map(e => e.sourceTopicId))], ['id-new'])
+    assert.deepEqual(starts.filter(e => e.partition === 0).map(e => e.upstreamOffset), [0])
+  })
+
   it('Given a source without topic ids, then answers are never taken for a re-created topic', async t => {
     const h = createHarness()
     h.source.addPartition('t', 0, offsetsWithGaps(0, 9))
@@ -105,5 +132,18 @@ describe('SourceTopicIds', () => {
     assert.deepEqual(['id-1', 'id-1', 'id-2', 'id-1', 'id-2', null, 'id-3'].map(id => ids.changed('t\u00000', answer(id))), [false, false, true, false, false, false, true])
     ids.forget('t\u00000')
     assert.equal(ids.changed('t\u00000', answer('id-2')), false, 'learnt afresh')
+  })
+
+  it('Given an id expected for a partition (its stored copy\'s), then its first answer is compared, not learnt; an id known already or retired is not replaced', () => {
+    const ids = new SourceTopicIds()
+    const answer = (topicId: string): FetchedBatches => ({ topic: 't', partition: 0, outcome: FetchOutcomes.OK, fromOffset: 0, batches: [], nextOffset: 0, highWatermark: 0, lastStableOffset: 0, logStartOffset: 0, topicId })
+    ids.expect('t\u00000', 'id-1')
+    assert.equal(ids.changed('t\u00000', answer('id-2')), true, 'another topic than the stored copy\'s')
+    ids.expect('t\u00000', 'id-1')
+    assert.equal(ids.changed('t\u00000', answer('id-2')), false, 'a retired id is not expected again')
+    ids.expect('t\u00000', 'id-3')
+    assert.equal(ids.changed('t\u00000', answer('id-2')), false, 'the id known already stays')
+    ids.expect('t\u00001', 'id-2')
+    assert.equal(ids.changed('t\u00001', answer('id-2')), false, 'the same topic as the stored copy\'s')
   })
 })
