@@ -9,7 +9,14 @@
  *   offsets up by those bytes. Each key goes to the partition Connect's producer would choose
  *   (murmur2 of the key), so MM2 and kmirror never leave two live values for one key in different partitions.
  * - On load every partition is read to its end and the newest value per key wins; keys of other connectors
- *   (MM2's checkpoint and heartbeat connectors share the topic) are ignored.
+ *   (MM2's checkpoint and heartbeat connectors share the topic) are ignored. `load` returns exactly what it read.
+ * - What `commit` believes stored (`#stored`, which it compares with to skip unchanged positions) is never set back by
+ *   an older read: a load replaces it with what it read (a key the read lacks is dropped), except each key a commit
+ *   wrote after the load began, which keeps its value in memory. Such a key is marked with a generation when the
+ *   commit starts (before its write: the read may be under way already) and again when its write is acknowledged (a
+ *   commit begun before the load may end during its read, which may predate that write). Taking the read there could
+ *   make a later rewind (a lower position, or -1 from `forget`) look stored already and be skipped: a restart would
+ *   then resume from the position overwritten. Marks are kept only while a load is under way.
  */
 import type { FlowConfig } from '../config/types.ts'
 import { decodeSourceOffsetKey, decodeSourceOffsetValue, encodeSourceOffsetKey, encodeSourceOffsetValue } from '../formats/connect-offset.ts'
@@ -32,6 +39,12 @@ export class ProgressStore {
   #partitions = 0
   /** What is stored (or being stored), per `partitionKey(topic, partition)` of the source. */
   readonly #stored = new Map<string, number>()
+  /** The generation of the last mark: a load that saw G at its start began after marks 1 to G and before the others. */
+  #generation = 0
+  /** Per key, the generation of the last commit mark (see the invariants); kept only while a load is under way. */
+  readonly #marks = new Map<string, number>()
+  /** Loads under way. */
+  #loads = 0
   readonly #closing = new AbortController()
 
   constructor (flow: FlowConfig, targetAdmin: AdminClient, targetFetcher: RecordFetcher, targetWriter: Pick<RecordWriter, 'write'> | null) {
@@ -50,6 +63,20 @@ export class ProgressStore {
    * `readOnly` (commands that must change nothing), where a missing topic means nothing was stored.
    */
   async load (options: { readOnly?: boolean, waitForTransactions?: boolean } = {}): Promise<Map<string, number>> {
+    const since = this.#generation
+    this.#loads++
+    try {
+      const read = await this.#read(options)
+      if (read === null) return new Map()
+      this.#takeRead(read, since)
+      return new Map(read)
+    } finally {
+      if (--this.#loads === 0) this.#marks.clear()
+    }
+  }
+
+  /** What the offsets topic holds for this flow's source cluster; null when there is nothing to read (a new or missing topic). */
+  async #read (options: { readOnly?: boolean, waitForTransactions?: boolean }): Promise<Map<string, number> | null> {
     const topic = this.topic
     if (options.readOnly !== true) {
       const outcome = await this.#admin.createTopic({
@@ -63,15 +90,19 @@ export class ProgressStore {
         // Created just now, so empty: nothing to read (and a new topic's leaders are often not ready yet,
         // which cost a 250 ms retry in the read). Its partition count is the one it was created with.
         this.#partitions = this.#flow.offsetStoragePartitions
-        return new Map()
+        return null
       }
     }
     const description = (await this.#admin.describeTopics([topic])).get(topic)
-    if (description === undefined && options.readOnly === true) return new Map()
+    if (description === undefined && options.readOnly === true) return null
     if (description === undefined) {
       throw new KmirrorError(ErrorCodes.PROGRESS, `the offsets topic ${topic} was created but cannot be described on cluster ${this.#flow.target.alias}`, { retriable: true })
     }
     this.#partitions = description.partitions
+    return await this.#readPositions(options.waitForTransactions === true)
+  }
+
+  async #readPositions (waitForTransactions: boolean): Promise<Map<string, number>> {
     // What the topic holds, and only that: a value this store wrote in an exactly-once round that was aborted since
     // (read_committed does not return it) must not be handed out as stored. WAIT_FOR_TRANSACTIONS (the loads a data
     // path resumes from: an assignment, a rewind, a lone start) reads to the high watermark: progress other members
@@ -79,7 +110,7 @@ export class ProgressStore {
     // rather than hand out older positions (which would copy their records twice). Other loads (commands, a start
     // whose group assignment reads again) take what is stable now.
     const read = new Map<string, number>()
-    await readTopicToEnd(this.#fetcher, topic, this.#partitions, (_, record) => {
+    await readTopicToEnd(this.#fetcher, this.topic, this.#partitions, (_, record) => {
       if (record.key === null) return
       const key = decodeSourceOffsetKey(record.key)
       if (key === null || key.connectorName !== SOURCE_CONNECTOR || key.cluster !== this.#flow.source.alias) return
@@ -87,14 +118,26 @@ export class ProgressStore {
       const tp = partitionKey(key.topic, key.partition)
       if (offset === null || offset < 0) read.delete(tp)
       else read.set(tp, offset)
-    }, options.waitForTransactions === true
+    }, waitForTransactions
       ? { through: 'written', timeoutMs: transactionWaitMs(this.#flow), signal: this.#closing.signal }
       : { through: 'stable' })
-    this.#stored.clear()
-    for (const [tp, offset] of read) this.#stored.set(tp, offset)
-    return new Map(read)
+    return read
   }
 
+  /** The read becomes what is stored, but for the keys commits marked after the load began (generation SINCE). */
+  #takeRead (read: ReadonlyMap<string, number>, since: number): void {
+    const isWrittenSince = (tp: string): boolean => (this.#marks.get(tp) ?? 0) > since
+    // Deleting the entry being visited is safe in a Map iteration.
+    for (const tp of this.#stored.keys()) if (!read.has(tp) && !isWrittenSince(tp)) this.#stored.delete(tp)
+    for (const [tp, offset] of read) if (!isWrittenSince(tp)) this.#stored.set(tp, offset)
+  }
+
+  /** Marks KEYS as written now for the loads under way (with none, no mark: a later load began after this anyway). */
+  #mark (keys: readonly string[]): void {
+    if (this.#loads === 0) return
+    const generation = ++this.#generation
+    for (const tp of keys) this.#marks.set(tp, generation)
+  }
 
   /**
    * Exactly-once mode, after an aborted round: forgets what it believed stored (the aborted records) and reads the
@@ -141,6 +184,10 @@ export class ProgressStore {
     }
     if (changed.length === 0) return 0
     if (this.#writer === null) throw new KmirrorError(ErrorCodes.INTERNAL, 'this progress store was opened read-only')
+    // Marked before the write (a load may be reading already) and after it (a load begun meanwhile may read what
+    // the topic held before it landed).
+    const keys = changed.map(([tp]) => tp)
+    this.#mark(keys)
     const now = BigInt(Date.now())
     await this.#writer.write([...byPartition].map(([partition, records]) => ({
       topic: this.topic,
@@ -151,6 +198,7 @@ export class ProgressStore {
       if (offset < 0) this.#stored.delete(tp)
       else this.#stored.set(tp, offset)
     }
+    this.#mark(keys)
     return changed.length
   }
 }

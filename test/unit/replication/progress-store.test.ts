@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { FlowConfig } from '../../../src/config/types.ts'
-import { encodeSourceOffsetKey, encodeSourceOffsetValue } from '../../../src/formats/connect-offset.ts'
+import { decodeSourceOffsetKey, decodeSourceOffsetValue, encodeSourceOffsetKey, encodeSourceOffsetValue } from '../../../src/formats/connect-offset.ts'
 import type { AdminClient } from '../../../src/kafka/admin-client.ts'
-import { FetchOutcomes, type FetchedPartition, type PartitionPosition, type RecordFetcher } from '../../../src/kafka/record-fetcher.ts'
+import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type PartitionPosition, type RecordFetcher } from '../../../src/kafka/record-fetcher.ts'
+import type { RecordWriter } from '../../../src/kafka/record-writer.ts'
 import { ProgressStore } from '../../../src/replication/progress-store.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
+import { deferred } from '../../fakes/deferred.ts'
 
 const flow = { source: { alias: 'A' }, target: { alias: 'B', producer: { 'transaction.timeout.ms': '60000' } }, offsetStorageTopic: 'mm2-offsets.A.internal', exactlyOnce: true } as unknown as FlowConfig
 const admin = { describeTopics: async (names: readonly string[]) => new Map(names.map(n => [n, { name: n, id: 'x', partitions: 1 }])) } as unknown as AdminClient
@@ -55,5 +57,197 @@ describe('ProgressStore.load', () => {
     store.close()
     await assert.rejects(loading, (err: { code?: string, retriable?: boolean, message: string }) =>
       err.code === 'KMIRROR_ERR_PROGRESS' && err.retriable === true && /stopped reading mm2-offsets\.A\.internal: the flow is stopping/.test(err.message))
+  })
+})
+
+/** A call the test holds: `sent` resolves once the fake received it, and the fake answers after `release`. */
+interface HeldCall {
+  readonly sent: Promise<void>
+  release (): void
+}
+
+function holdCall (): { call: HeldCall, received: () => Promise<void> } {
+  const sent = deferred()
+  const released = deferred()
+  return {
+    call: { sent: sent.promise, release: () => { released.resolve() } },
+    received: async () => {
+      sent.resolve()
+      await released.promise
+    }
+  }
+}
+
+/**
+ * The offsets topic's one partition, in memory. A write appends its records (unless `aborting`: an aborted
+ * exactly-once round, which read_committed never returns) and `written` lists them as [partition key, offset]. A read
+ * returns what the log held when its fetch was sent. `holdNextRead` keeps that fetch's answer back until released (a
+ * commit runs while the read is under way); `holdNextWrite` keeps a write from landing until released.
+ */
+function memoryOffsetsTopic (): {
+  fetcher: RecordFetcher
+  writer: Pick<RecordWriter, 'write'>
+  written: [string, number][]
+  append: (topic: string, partition: number, lastOffset: number) => void
+  holdNextRead: () => HeldCall
+  holdNextWrite: () => HeldCall
+  setAborting: (aborting: boolean) => void
+} {
+  const log: FetchedRecord[] = []
+  const written: [string, number][] = []
+  let aborting = false
+  let heldRead: (() => Promise<void>) | null = null
+  let heldWrite: (() => Promise<void>) | null = null
+  const append = (topic: string, partition: number, lastOffset: number): void => {
+    log.push({ offset: log.length, timestamp: 0n, key: encodeSourceOffsetKey({ connectorName: 'MirrorSourceConnector', cluster: 'A', topic, partition }), value: encodeSourceOffsetValue(lastOffset), headers: [] })
+  }
+  const fetcher = {
+    listOffsets: async (tps: readonly { topic: string, partition: number }[], which: string) =>
+      new Map(tps.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : log.length])),
+    fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => {
+      const end = log.length
+      const answer = positions.map(p => ({ topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: log.slice(p.offset, end), nextOffset: end, highWatermark: end, lastStableOffset: end, logStartOffset: 0, bytes: 0 }))
+      const hold = heldRead
+      heldRead = null
+      await hold?.()
+      return answer
+    }
+  }
+  const writer: Pick<RecordWriter, 'write'> = {
+    write: async batches => {
+      const hold = heldWrite
+      heldWrite = null
+      await hold?.()
+      for (const record of batches.flatMap(b => b.records)) {
+        const key = decodeSourceOffsetKey(record.key!)!
+        const lastOffset = decodeSourceOffsetValue(record.value)!
+        written.push([partitionKey(key.topic, key.partition), lastOffset])
+        if (!aborting) append(key.topic, key.partition, lastOffset)
+      }
+      return batches.map(() => [])
+    }
+  }
+  const holdNextRead = (): HeldCall => {
+    const { call, received } = holdCall()
+    heldRead = received
+    return call
+  }
+  const holdNextWrite = (): HeldCall => {
+    const { call, received } = holdCall()
+    heldWrite = received
+    return call
+  }
+  return { fetcher: fetcher as unknown as RecordFetcher, writer, written, append, holdNextRead, holdNextWrite, setAborting: a => { aborting = a } }
+}
+
+const readOnly = { readOnly: true, waitForTransactions: true } as const
+
+function positionsOf (...entries: [string, number, number][]): Map<string, { topic: string, partition: number, lastOffset: number }> {
+  return new Map(entries.map(([topic, partition, lastOffset]) => [partitionKey(topic, partition), { topic, partition, lastOffset }]))
+}
+
+describe('ProgressStore: a load while the data path commits', () => {
+  it('a commit that starts and ends while a load reads is not undone by the older read: the same position again writes nothing, a rewind to the read value is written', async () => {
+    // Given t-0 stored at 5, and a load whose read of 5 is under way
+    const topic = memoryOffsetsTopic()
+    topic.append('t', 0, 5)
+    const store = new ProgressStore(flow, admin, topic.fetcher, topic.writer)
+    await store.load(readOnly)
+    const read = topic.holdNextRead()
+    const loading = store.load(readOnly)
+    await read.sent
+    // When t-0 is committed at 7 before the read answers
+    assert.equal(await store.commit(positionsOf(['t', 0, 7])), 1)
+    read.release()
+    // Then the load hands out what it read, and the store still knows 7 is stored
+    assert.deepEqual([...await loading], [[partitionKey('t', 0), 5]])
+    assert.equal(await store.commit(positionsOf(['t', 0, 7])), 0)
+    assert.equal(await store.commit(positionsOf(['t', 0, 5])), 1)
+    assert.deepEqual(topic.written, [[partitionKey('t', 0), 7], [partitionKey('t', 0), 5]])
+  })
+
+  it('a commit begun before a load and acknowledged while it reads (its write not in the read) is not undone either', async () => {
+    // Given t-0 stored at 5, and a commit of 7 whose write has not landed yet
+    const topic = memoryOffsetsTopic()
+    topic.append('t', 0, 5)
+    const store = new ProgressStore(flow, admin, topic.fetcher, topic.writer)
+    await store.load(readOnly)
+    const write = topic.holdNextWrite()
+    const committing = store.commit(positionsOf(['t', 0, 7]))
+    await write.sent
+    // When a load reads 5, and the write lands and is acknowledged before the read answers
+    const read = topic.holdNextRead()
+    const loading = store.load(readOnly)
+    await read.sent
+    write.release()
+    assert.equal(await committing, 1)
+    read.release()
+    // Then the load hands out what it read, and the store still knows 7 is stored
+    assert.deepEqual([...await loading], [[partitionKey('t', 0), 5]])
+    assert.equal(await store.commit(positionsOf(['t', 0, 7])), 0)
+    assert.equal(await store.commit(positionsOf(['t', 0, 5])), 1)
+    assert.deepEqual(topic.written, [[partitionKey('t', 0), 7], [partitionKey('t', 0), 5]])
+  })
+
+  it('a forget (-1) racing a load stays forgotten: -1 again writes nothing, the old higher position is written', async () => {
+    // Given t-0 stored at 10, and a load whose read of 10 is under way
+    const topic = memoryOffsetsTopic()
+    topic.append('t', 0, 10)
+    const store = new ProgressStore(flow, admin, topic.fetcher, topic.writer)
+    await store.load(readOnly)
+    const read = topic.holdNextRead()
+    const loading = store.load(readOnly)
+    await read.sent
+    // When t-0 is forgotten (its source topic came back) before the read answers
+    await store.forget([{ topic: 't', partition: 0 }])
+    read.release()
+    // Then the load hands out what it read, and the store knows -1 is stored
+    assert.deepEqual([...await loading], [[partitionKey('t', 0), 10]])
+    assert.equal(await store.commit(positionsOf(['t', 0, -1])), 0)
+    assert.equal(await store.commit(positionsOf(['t', 0, 10])), 1)
+    assert.deepEqual(topic.written, [[partitionKey('t', 0), -1], [partitionKey('t', 0), 10]])
+  })
+
+  it('keys no commit wrote during the load take the read: a value another instance stored counts, a key the read lacks is written again', async () => {
+    // Given t-0 at 5 and t-1 at 8 stored and loaded, then changed by another instance: t-0 to 9, t-1 forgotten
+    const topic = memoryOffsetsTopic()
+    topic.append('t', 0, 5)
+    topic.append('t', 1, 8)
+    const store = new ProgressStore(flow, admin, topic.fetcher, topic.writer)
+    await store.load(readOnly)
+    topic.append('t', 0, 9)
+    topic.append('t', 1, -1)
+    // When a load reads while t-2 is committed
+    const read = topic.holdNextRead()
+    const loading = store.load(readOnly)
+    await read.sent
+    assert.equal(await store.commit(positionsOf(['t', 2, 3])), 1)
+    read.release()
+    // Then t-0 and t-1 are what was read, t-2 what was committed
+    assert.deepEqual([...await loading], [[partitionKey('t', 0), 9]])
+    assert.equal(await store.commit(positionsOf(['t', 0, 9], ['t', 1, 8], ['t', 2, 3])), 1)
+    assert.deepEqual(topic.written, [[partitionKey('t', 2), 3], [partitionKey('t', 1), 8]])
+  })
+
+  it('a reload after an aborted round takes what was read, but for a key committed while it read', async () => {
+    // Given t-0 stored at 10, then committed at 20 in a round that was aborted
+    const topic = memoryOffsetsTopic()
+    topic.append('t', 0, 10)
+    const store = new ProgressStore(flow, admin, topic.fetcher, topic.writer)
+    await store.load(readOnly)
+    topic.setAborting(true)
+    assert.equal(await store.commit(positionsOf(['t', 0, 20])), 1)
+    topic.setAborting(false)
+    // When the reload reads while t-1 is committed
+    const read = topic.holdNextRead()
+    const reloading = store.reload()
+    await read.sent
+    assert.equal(await store.commit(positionsOf(['t', 1, 4])), 1)
+    read.release()
+    // Then t-0 is back at the committed 10 and t-1 stays at 4
+    assert.deepEqual([...await reloading], [[partitionKey('t', 0), 10]])
+    assert.equal(await store.commit(positionsOf(['t', 0, 10], ['t', 1, 4])), 0)
+    assert.equal(await store.commit(positionsOf(['t', 0, 20])), 1)
+    assert.deepEqual(topic.written, [[partitionKey('t', 0), 20], [partitionKey('t', 1), 4], [partitionKey('t', 0), 20]])
   })
 })
