@@ -29,7 +29,6 @@
  *   flow (programmer errors, INTERNAL, and other errors not marked retriable), because carrying on could lose data.
  */
 import { setTimeout as delay } from 'node:timers/promises'
-import { partitionKey } from '../topic-partition.ts'
 import { FetchOutcomes } from '../kafka/record-fetcher.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
@@ -37,7 +36,7 @@ import { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import { isWorthWaiting, stepBackoffMs, type StepFailure, type StepFailures } from './step-failures.ts'
 import type { FlowReplicatorDeps, PartitionStatus } from './replicator-ports.ts'
 import { ErrorCodes, errorMessage, isKmirrorError } from '../errors.ts'
-import { fetchPosition, PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState, type Resolved } from './partition-set.ts'
+import { fetchPosition, PartitionSet, recoverOutOfRange, type PartitionRef, type PartitionState } from './partition-set.ts'
 import type { Owns, PendingStarts } from './pending-starts.ts'
 import { positionsOf, type ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
 import type { RoundWriter } from './round-writer.ts'
@@ -51,7 +50,7 @@ import type { SourceRecreated } from './source-recreated.ts'
 import type { TargetWait } from './target-wait.ts'
 import { statusOf } from './record-times.ts'
 import { setHoldGauges, withHold } from './source-holds-view.ts'
-import { OwnershipGrants } from './ownership-grants.ts'
+import { PartitionOwnership } from './partition-ownership.ts'
 import { reportLongWaits } from './wait-reports.ts'
 import { TopicSeries } from './topic-series.ts'
 
@@ -78,8 +77,8 @@ export class FlowReplicator {
   #failures = 0
   readonly #steps: StepFailures
   readonly #failing: PartitionFailures
-  /** When ownership last changed: a queued add asked for under an ended grant adds nothing (ownership-grants.ts). */
-  readonly #grants = new OwnershipGrants()
+  /** Partitions added, released, lost and removed between two rounds (partition-ownership.ts). */
+  readonly #ownership: PartitionOwnership
   #looping = false
   #rounds = 0
   /** When the last fetch-and-write round completed with an answer (health: a flow that stops completing them is stalled). */
@@ -118,6 +117,9 @@ export class FlowReplicator {
     this.#sourceRecreated = parts.sourceRecreated
     this.#waiting = parts.waiting
     this.#outcome = parts.outcome
+    this.#ownership = new PartitionOwnership({
+      partitions: this.#partitions, tracker: this.#tracker, parts, target: deps.writer, syncs: deps.syncs, log: deps.log, looping: () => this.#looping, stopping: () => this.#stopping
+    })
   }
 
   /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
@@ -125,132 +127,29 @@ export class FlowReplicator {
     this.#partitions.setStored(stored)
   }
 
-  /**
-   * Adds partitions not replicated yet; existing ones keep their position. Those of `fromLogStart` topics start at
-   * the source's log start whatever `startAt` says (their remote topic was created again).
-   */
-  async addTopics (topics: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set(), owns: Owns = () => true): Promise<void> {
-    const stamp = this.#grants.stamp()
-    const refs = topics.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition, remoteTopic: t.remote })))
-    await this.#add(await this.#partitions.resolve(refs.filter(r => owns(partitionKey(r.topic, r.partition))), fromLogStart), fromLogStart, owns, stamp)
+  /** Adds the partitions of these topics not replicated yet (partition-ownership.ts). */
+  addTopics (topics: readonly ReplicatedTopic[], fromLogStart: ReadonlySet<string> = new Set(), owns: Owns = () => true): Promise<void> {
+    return this.#ownership.addTopics(topics, fromLogStart, owns)
   }
 
-  /**
-   * Starts copying these partitions (assigned to this instance), each from `stored` (the stored progress read again
-   * just now: another instance may have copied it since) + 1, else from `startAt`. Partitions already copied keep
-   * their position. Resolves once they are in the fetch rounds.
-   */
-  async addPartitions (partitions: readonly PartitionRef[], stored: ReadonlyMap<string, number>, owns: Owns = () => true): Promise<void> {
-    const stamp = this.#grants.stamp()
-    this.#partitions.mergeStored(stored, partitions.map(p => partitionKey(p.topic, p.partition)))
-    await this.#add(await this.#partitions.resolve(partitions), new Set(), owns, stamp)
+  /** Starts copying these partitions, assigned to this instance (partition-ownership.ts). */
+  addPartitions (partitions: readonly PartitionRef[], stored: ReadonlyMap<string, number>, owns: Owns = () => true): Promise<void> {
+    return this.#ownership.addPartitions(partitions, stored, owns)
   }
 
-  /** Adds the partitions whose start is known; holds the others until it is (pending-starts.ts). */
-  async #add (resolved: Resolved, fromLogStart: ReadonlySet<string>, owns: Owns, stamp: number): Promise<void> {
-    const states = this.#pendingStarts.admit(resolved, fromLogStart, owns)
-    // Owned under the same grant when added: a revoke or a loss meanwhile must not leave two writers, nor a start
-    // read before another owner stored its progress.
-    if (states.length > 0) await this.#change(done => ({ kind: 'add', states, done, admit: s => owns(s.key) && this.#grants.holds(s.key, stamp) }))
+  /** Stops copying these partitions, revoked from this instance, once their progress is stored (partition-ownership.ts). */
+  releasePartitions (partitions: readonly { topic: string, partition: number }[]): Promise<boolean> {
+    return this.#ownership.releasePartitions(partitions)
   }
 
-  /**
-   * Stops copying these partitions (revoked from this instance): they are fetched no more at once, the writes of
-   * the round in flight finish, then their offset syncs and their positions are stored, and only then does this
-   * resolve; another instance may then take them. Other partitions keep copying throughout. This instance never
-   * writes them again (unless they are added again). Unknown partitions are ignored.
-   */
-  async releasePartitions (partitions: readonly { topic: string, partition: number }[]): Promise<boolean> {
-    const revoked = partitions.map(p => partitionKey(p.topic, p.partition))
-    // Taken now: a loss of the membership before the round in flight ends must end the store too.
-    const lost = this.#grants.untilLost
-    this.#grants.released(revoked)
-    this.#pendingStarts.drop(revoked)
-    const keys = new Set<string>()
-    for (const p of partitions) {
-      const state = this.#partitions.get(partitionKey(p.topic, p.partition))
-      if (state === undefined || state.lost) continue
-      state.releasing = true
-      keys.add(partitionKey(p.topic, p.partition))
-    }
-    if (keys.size === 0) return true
-    let released: PartitionState[] = []
-    await this.#change<PartitionState[]>(done => ({ kind: 'release', keys, done }), r => { released = r })
-    return await this.#storeReleased(released, lost)
-  }
-
-  /**
-   * Membership lost: every partition is fetched no more at once and leaves at the end of the round in flight;
-   * nothing of it is written or stored any more (records, positions, offset syncs): another instance may own it
-   * already, even if this instance holds a new membership by the time the round would write. In
-   * exactly-once mode the transactional producer of that membership ends with it (exactly-once-round.ts).
-   */
+  /** Membership lost: nothing of any partition is written or stored any more (partition-ownership.ts). */
   loseAll (): void {
-    this.#grants.lost()
-    // A write under way sends nothing more (exactly-once mode ends the producer with it).
-    if (this.#eos === null) this.#deps.writer.endMembership?.()
-    else this.#eos.membershipLost()
-    this.#pendingStarts.clear()
-    for (const state of this.#partitions.values()) {
-      state.lost = true
-      this.#tracker.reset(partitionKey(state.topic, state.partition))
-    }
-    // Their offset syncs and history too: written late, after the new owners', they would rewind translation.
-    this.#tracker.dropAll()
-    this.#deps.syncs?.dropQueued?.()
-    void this.#change(done => ({ kind: 'drop-lost', done }))
+    this.#ownership.loseAll()
   }
 
-  /**
-   * Stops replicating the named source topics (deleted or re-created on the source, or whose remote topic became
-   * unusable) and forgets their positions, so a topic added again later starts afresh. Takes effect between two
-   * fetch rounds, never during one; resolves once it has.
-   */
+  /** Stops replicating the named source topics and forgets their positions (partition-ownership.ts). */
   removeTopics (topics: readonly string[]): Promise<void> {
-    if (topics.length === 0) return Promise.resolve()
-    this.#pendingStarts.dropTopics(new Set(topics))
-    return this.#change(done => ({ kind: 'remove-topics', topics: new Set(topics), done }))
-  }
-
-  /** Queues a change of the partition set for the end of the round (at once when no round runs). */
-  #change<T = void> (make: (done: (value: T) => void) => Parameters<PartitionSet['enqueue']>[0], onDone?: (value: T) => void): Promise<void> {
-    const applied = new Promise<void>(resolve => {
-      this.#partitions.enqueue(make(value => { onDone?.(value); resolve() }))
-    })
-    if (!this.#looping) this.#applyChanges()
-    return applied
-  }
-
-  #applyChanges (): void {
-    this.#partitions.applyChanges((key, state) => {
-      this.#tracker.reset(key)
-      this.#failing.forget(key)
-      this.#writer.forget(key)
-      this.#waiting.forget(state)
-      this.#unread.forget(state)
-      this.#sourceRecreated.forget(key)
-      this.#deps.writer.forgetPartition?.(state.remoteTopic, state.partition)
-    })
-  }
-
-  /**
-   * Stores the offset syncs (pending and delayed) and the positions of released partitions, retrying until stored
-   * (true) or until the membership is lost (LOST aborted: false) or the flow stops; then forgets them.
-   */
-  async #storeReleased (released: readonly PartitionState[], lost: AbortSignal): Promise<boolean> {
-    if (released.length === 0) return true
-    const positions = positionsOf(released)
-    // Released, it is no longer this instance's to report as failing, stored or not.
-    for (const key of positions.keys()) this.#failing.forget(key)
-    // Exactly-once mode: the last committed round stored these positions with their data.
-    if (this.#eos === null && !await this.#flusher.storeReleased(positions, () => this.#stopping, lost)) return false
-    for (const key of positions.keys()) {
-      this.#tracker.reset(key)
-      this.#writer.forget(key)
-    }
-    for (const p of released) this.#deps.writer.forgetPartition?.(p.remoteTopic, p.partition)
-    this.#deps.log.debug({ partitions: [...positions.keys()] }, 'revoked partitions released with their progress stored')
-    return true
+    return this.#ownership.removeTopics(topics)
   }
 
   stop (): void {
@@ -271,7 +170,7 @@ export class FlowReplicator {
     this.#looping = true
     return this.#loop().finally(() => {
       this.#looping = false
-      this.#applyChanges()
+      this.#ownership.applyChanges()
       // Stopped (asked to, or on an error): it copies nothing more, so no series of a topic it copied stays.
       this.#series.removeAll(this.#partitions.values())
     })
@@ -281,7 +180,7 @@ export class FlowReplicator {
     while (!this.#stopping) {
       // Beside the rounds: what a try finds joins at a later change (pending-starts.ts).
       this.#pendingStarts.retry()
-      this.#applyChanges()
+      this.#ownership.applyChanges()
       this.#series.sweep(Date.now(), this.#partitions)
       // The lease gate closed with work held (group-member.ts): nothing may be written, so nothing is fetched
       // until it opens again; no round completes meanwhile, so health sees the pause.

@@ -199,7 +199,7 @@ export class FlowWork implements WorkOwner {
   async revoke (items: readonly WorkItem[]): Promise<void> {
     const { jobs, partitions } = split(items)
     // Not owned from now on, before the release completes: a topic refresh adding partitions meanwhile (a remote
-    // topic created again) must not take them back (flow-replicator.ts checks ownership when it adds). Their
+    // topic created again) must not take them back (partition-ownership.ts checks ownership when it adds). Their
     // history is still this instance's to write until the release stored it (`#writesHistory`).
     const keys = partitions.map(p => partitionKey(p.topic, p.partition))
     for (const key of keys) {

@@ -8,7 +8,7 @@
  * own, then the forget of returned topics' positions), never before a change of this instance's data path: a
  * revoked JOB leaves this instance its partitions, and a remote topic created again must be copied again by the
  * owner of each partition of it. What is no longer owned (a lost membership owns nothing) is never added: the
- * data path adds only partitions `owns` names, under the grant it held when asked (flow-replicator.ts).
+ * data path adds only partitions `owns` names, under the grant it held when asked (partition-ownership.ts).
  */
 import type { RefreshResult, RemoteTopics } from '../metadata/remote-topics.ts'
 import { oneAtATime } from '../one-at-a-time.ts'
