@@ -130,6 +130,8 @@ export class RemoteTopics {
    * their remote topic, until they come back (`returned`); what this instance saw, not stored.
    */
   readonly #deleted = new Map<string, DeletedSourceTopic>()
+  /** The warning of each topic `returned` names, logged once its stored positions are forgotten (`returnedHandled`). */
+  readonly #returnLines = new Map<string, { readonly fields: Record<string, unknown>, readonly msg: string }>()
 
   constructor (flow: FlowConfig, policy: ReplicationPolicy, sourceAdmin: SourceTopicReader, targetAdmin: TopicReader & TopicWriter, log: Logger, metrics: Metrics = noMetrics) {
     this.#flow = flow
@@ -220,11 +222,17 @@ export class RemoteTopics {
   }
 
   /**
-   * The topics returned by a refresh were handled (their stored positions forgotten): a later refresh does not name
-   * them again. Until then every refresh does, so a failed forget is tried again.
+   * The topics returned by a refresh were handled (their stored positions forgotten): told at warn level now (once,
+   * whatever the runs that named them before), and a later refresh does not name them again. Until then every
+   * refresh does, so a failed forget is tried again.
    */
   returnedHandled (topics: readonly ReplicatedTopic[]): void {
-    for (const t of topics) this.#deleted.delete(t.source)
+    for (const t of topics) {
+      const told = this.#returnLines.get(t.source)
+      if (told !== undefined) this.#log.warn(told.fields, told.msg)
+      this.#returnLines.delete(t.source)
+      this.#deleted.delete(t.source)
+    }
   }
 
   /**
@@ -251,12 +259,13 @@ export class RemoteTopics {
         continue
       }
       returned.push(t)
-      this.#log.warn({ topic: t.source, remoteTopic: t.remote, ...(sameId ? { topicId: id } : {}) }, sameId
+      // Told once handled (`returnedHandled`): a run that rejects after this names it again at the next.
+      this.#returnLines.set(t.source, { fields: { topic: t.source, remoteTopic: t.remote, ...(sameId ? { topicId: id } : {}) }, msg: sameId
         ? `source topic ${t.source} on ${this.#flow.source.alias}, counted as deleted, is back with the same topic id ${id}: it was never deleted ` +
           `(the cluster answered from stale metadata), but its remote topic ${t.remote} on ${this.#flow.target.alias} was deleted for it ` +
           `(sync.topic.deletions.enabled) and is created again empty: it is copied again from its log start into ${t.remote} (its stored positions are forgotten)`
         : `source topic ${t.source} was deleted on cluster ${this.#flow.source.alias} and is back: a new topic, copied from its log start into ${t.remote} ` +
-          '(the stored positions of the deleted topic are forgotten)')
+          '(the stored positions of the deleted topic are forgotten)' })
     }
     return returned
   }

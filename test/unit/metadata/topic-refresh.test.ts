@@ -230,11 +230,14 @@ describe('RemoteTopics.refresh', () => {
     const back = await refresh()
     assert.deepEqual(back.returned, [{ source: 'gone', remote: 'A.gone', partitions: 3 }])
     assert.deepEqual(back.topics.map(t => t.source), ['gone', 'kept'])
-    assert.ok(logs.at(LogLevels.warn).some(l => l.msg === 'source topic gone was deleted on cluster A and is back: a new topic, copied from its log start into A.gone (the stored positions of the deleted topic are forgotten)'))
-    // and again until handled (its stored positions forgotten), then no more
+    // and again until handled (its stored positions forgotten), then no more; told once, when handled
+    const told = (): number => logs.at(LogLevels.warn).filter(l => l.msg === 'source topic gone was deleted on cluster A and is back: a new topic, copied from its log start into A.gone (the stored positions of the deleted topic are forgotten)').length
     assert.deepEqual((await refresh()).returned.map(t => t.source), ['gone'])
+    assert.equal(told(), 0, 'not told before it is handled')
     topics.returnedHandled(back.returned)
+    assert.equal(told(), 1)
     assert.deepEqual((await refresh()).returned, [], 'once handled')
+    assert.equal(told(), 1)
     assert.deepEqual((await topics.replicable()).map(t => t.source), ['gone', 'kept'])
   })
 
@@ -272,11 +275,11 @@ describe('RemoteTopics.refresh', () => {
     assert.deepEqual(back.created, ['A.flaky'])
     assert.deepEqual(back.returned, [{ source: 'flaky', remote: 'A.flaky', partitions: 2 }])
     assert.deepEqual(back.topics.map(t => t.source), ['flaky', 'kept'])
-    assert.ok(logs.at(LogLevels.warn).some(l => /^source topic flaky on A, counted as deleted, is back with the same topic id id-\d+: it was never deleted .*but its remote topic A\.flaky on B was deleted for it \(sync\.topic\.deletions\.enabled\) and is created again empty: it is copied again from its log start into A\.flaky \(its stored positions are forgotten\)$/.test(l.msg)))
     assert.equal(logs.at(LogLevels.warn).some(l => /copied on into A\.flaky from its stored positions/.test(l.msg)), false)
     // and until handled, not listed by a group leader meanwhile
     assert.deepEqual((await topics.replicable()).map(t => t.source), ['kept'])
     topics.returnedHandled(back.returned)
+    assert.ok(logs.at(LogLevels.warn).some(l => /^source topic flaky on A, counted as deleted, is back with the same topic id id-\d+: it was never deleted .*but its remote topic A\.flaky on B was deleted for it \(sync\.topic\.deletions\.enabled\) and is created again empty: it is copied again from its log start into A\.flaky \(its stored positions are forgotten\)$/.test(l.msg)))
     assert.deepEqual((await refresh()).returned, [])
   })
 
