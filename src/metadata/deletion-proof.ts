@@ -112,8 +112,8 @@ export class DeletionProof {
   }
 
   /**
-   * The refresh job left this instance: the absences counted while it ran here prove nothing of the present when it
-   * comes back (a single absent answer then would delete), so each is counted again from its next answer.
+   * The refresh job came (back) to this instance: absences counted before, in an earlier stay here, prove nothing of
+   * the present (a single absent answer then would delete), so each is counted again from its next answer.
    */
   forget (): void {
     this.#absences.clear()
