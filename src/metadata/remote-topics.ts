@@ -84,8 +84,9 @@ export interface RefreshOptions {
   readonly copyAgain?: (topics: readonly ReplicatedTopic[]) => Promise<void>
   /**
    * Called with topics `stopReplicating` let go of whose deletion a run aborted since did not carry out: they stay
-   * replicated (the next refresh proves them at once), so the data path takes back the partitions of them this
-   * instance owns, from their stored positions. Without it they would stay owned and uncopied, unreported.
+   * replicated until a later refresh proves their deletion again (`DeletionProof.notActedOn`), so the data path takes
+   * back the partitions of them this instance owns, from their stored positions. Without it they would stay owned
+   * and uncopied, unreported.
    */
   readonly keepReplicating?: (topics: readonly ReplicatedTopic[]) => Promise<void>
   /**
@@ -190,6 +191,7 @@ export class RemoteTopics {
     const suspects = this.#remoteMissing(plan)
     const removed = this.#removedBy(plan)
     if (options.signal?.aborted === true) {
+      // Nothing acted on: the deletions proven now are proven again later (notActedOn), never carried out on this proof
       this.#deletionProof.notActedOn(verdicts)
       options.signal.throwIfAborted()
     }
@@ -226,8 +228,9 @@ export class RemoteTopics {
 
   /**
    * The plan's deletions an apply acted on (all but those it SKIPPED, aborted first), and the replicated topics whose
-   * deletion it did not act on: they stay replicated, as if not proven deleted yet, and the next refresh proves them
-   * at once (their partitions, let go already, are let go again then).
+   * deletion it did not act on: they stay replicated, as if not proven deleted yet, until a refresh proves their
+   * deletion again (`DeletionProof.notActedOn`: in kmirror one of the job's next stay, after the usual number of
+   * absent answers), which lets go of their partitions (let go already) again.
    */
   #deletionsActedOn (plan: TopicSyncPlan, verdicts: ReadonlyMap<string, MissingTopic>, skipped: ReadonlySet<string>) {
     if (skipped.size === 0) return { deletedOnSource: plan.deletedOnSource, stillReplicated: [] }
