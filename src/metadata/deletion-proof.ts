@@ -112,8 +112,8 @@ export class DeletionProof {
   }
 
   /**
-   * The refresh job left this instance: the absences counted while it ran here prove nothing of the present when it
-   * comes back (a single absent answer then would delete), so each is counted again from its next answer.
+   * The refresh job came (back) to this instance: absences counted before, in an earlier stay here, prove nothing of
+   * the present (a single absent answer then would delete), so each is counted again from its next answer.
    */
   forget (): void {
     this.#absences.clear()
@@ -121,8 +121,12 @@ export class DeletionProof {
   }
 
   /**
-   * Topics the last check found deleted whose deletion was not acted on (the refresh's run was aborted first): the
-   * next check finds them deleted again if they are still absent, as if this one had not taken their proof.
+   * Topics the last check found deleted whose deletion was not acted on (the refresh's run was aborted first): set
+   * back one absence short of it, as if this check had not taken their proof, so that a next check of the same stay
+   * finds them deleted again if they are still absent. In kmirror no such check follows: a run is aborted only when
+   * the refresh job leaves the instance (revoked, membership lost; a flow alone never aborts one), and the first
+   * refresh of the job's next stay, here or on another instance, counts from zero (`forget`, RemoteTopics.acquired).
+   * So the deletion is proven again over the usual number of refreshes, never on a count made before the job moved.
    */
   notActedOn (topics: ReadonlyMap<string, MissingTopic>): void {
     for (const [topic, missing] of topics) {

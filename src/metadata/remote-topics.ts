@@ -17,8 +17,9 @@
  *   its remote topic is deleted only with `sync.topic.deletions.enabled`, and never when the deletion was proven over
  *   a mass absence (most replicated topics absent at once: another cluster reached looks the same, for good): kept
  *   on purpose, with one error line saying how to delete them by hand. Deletions are never inferred across
- *   restarts. One back with the topic id it had was never deleted (stale metadata) and resumes from its stored
- *   positions, unless its remote topic was deleted for it: then it is `returned`, copied again from its log start.
+ *   restarts, nor across two stays of the refresh job on this instance (`acquired`). One back with the topic id it
+ *   had was never deleted (stale metadata) and resumes from its stored positions, unless its remote topic was
+ *   deleted for it: then it is `returned`, copied again from its log start.
  * - A replicated topic that became a problem, was deleted, or was re-created (new topic id) is listed in
  *   `removed`, so the data path lets go of its partitions; a re-created one is then replicated afresh.
  * - A remote topic missing from the target's metadata while its source topic was replicated is created again; only
@@ -83,8 +84,9 @@ export interface RefreshOptions {
   readonly copyAgain?: (topics: readonly ReplicatedTopic[]) => Promise<void>
   /**
    * Called with topics `stopReplicating` let go of whose deletion a run aborted since did not carry out: they stay
-   * replicated (the next refresh proves them at once), so the data path takes back the partitions of them this
-   * instance owns, from their stored positions. Without it they would stay owned and uncopied, unreported.
+   * replicated until a later refresh proves their deletion again (`DeletionProof.notActedOn`), so the data path takes
+   * back the partitions of them this instance owns, from their stored positions. Without it they would stay owned
+   * and uncopied, unreported.
    */
   readonly keepReplicating?: (topics: readonly ReplicatedTopic[]) => Promise<void>
   /**
@@ -125,6 +127,8 @@ export class RemoteTopics {
   readonly #reports: RefreshReports
   readonly #countHold = new PartitionCountHold()
   readonly #deletionProof = new DeletionProof()
+  /** The refresh job came to this instance since the last refresh began (`acquired`): the next one starts afresh. */
+  #acquiredSinceRefresh = false
   /**
    * Source topics found deleted, with their topic id then and whether this instance deleted (or planned to delete)
    * their remote topic, until they come back (`returned`); what this instance saw, not stored.
@@ -149,11 +153,24 @@ export class RemoteTopics {
   }
 
   /**
-   * The refresh job left this instance (revoked, membership lost): what it counted and found while it ran here is
-   * stale when it comes back, so absences are counted again and problems shown only once found again.
+   * The refresh job came to this instance, which did not run it (`FlowJob.assigned`): what a stay here before counted
+   * and found is stale, so the next refresh counts absences from zero and shows only the problems it finds. Done as
+   * that refresh begins, not now: the run of a membership lost just before is aborted, not waited for, and may still
+   * count an absence after this call (or keep a proof it did not act on, `DeletionProof.notActedOn`). Runs never
+   * overlap (runtime/topic-refresh-job.ts), so the next one begins once that run ended: no count made before the job
+   * came back outlives it, however late `released` is told.
+   */
+  acquired (): void {
+    this.#acquiredSinceRefresh = true
+  }
+
+  /**
+   * The refresh job left this instance (revoked, membership lost): its problems are no longer shown here (/status and
+   * the gauge count only the instance that runs the job). Its absences stay, unused while it runs elsewhere: the first
+   * refresh after it came back drops them (`acquired`). Not here: this is told once the aborted run ended, so a drop
+   * here would depend on that timing, and told after the next stay's first refresh it would drop what that counted.
    */
   released (): void {
-    this.#deletionProof.forget()
     this.#reports.forgetProblems()
   }
 
@@ -163,6 +180,7 @@ export class RemoteTopics {
   }
 
   async refresh (options: RefreshOptions = {}): Promise<RefreshResult> {
+    if (this.#acquiredSinceRefresh) this.#startStay()
     const state = await describeTopicState(this.#flow, this.#policy, { source: this.#source, target: this.#target },
       { configs: ConfigReads.CREATION, previouslyKnown: this.#knownIds.keys() })
     const missing = [...this.#knownIds.keys()].filter(name => !state.source.has(name))
@@ -175,6 +193,7 @@ export class RemoteTopics {
     const suspects = this.#remoteMissing(plan)
     const removed = this.#removedBy(plan)
     if (options.signal?.aborted === true) {
+      // Nothing acted on: the deletions proven now are proven again later (notActedOn), never carried out on this proof
       this.#deletionProof.notActedOn(verdicts)
       options.signal.throwIfAborted()
     }
@@ -202,10 +221,18 @@ export class RemoteTopics {
     return { ...applied, topics, removed: [...removed, ...recopy], deleted: deletedOnSource.map(d => d.topic), recopy, returned }
   }
 
+  /** The first refresh since the job came here (`acquired`): nothing counted or found before is carried over. */
+  #startStay (): void {
+    this.#acquiredSinceRefresh = false
+    this.#deletionProof.forget()
+    this.#reports.forgetProblems()
+  }
+
   /**
    * The plan's deletions an apply acted on (all but those it SKIPPED, aborted first), and the replicated topics whose
-   * deletion it did not act on: they stay replicated, as if not proven deleted yet, and the next refresh proves them
-   * at once (their partitions, let go already, are let go again then).
+   * deletion it did not act on: they stay replicated, as if not proven deleted yet, until a refresh proves their
+   * deletion again (`DeletionProof.notActedOn`: in kmirror one of the job's next stay, after the usual number of
+   * absent answers), which lets go of their partitions (let go already) again.
    */
   #deletionsActedOn (plan: TopicSyncPlan, verdicts: ReadonlyMap<string, MissingTopic>, skipped: ReadonlySet<string>) {
     if (skipped.size === 0) return { deletedOnSource: plan.deletedOnSource, stillReplicated: [] }

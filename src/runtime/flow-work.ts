@@ -12,6 +12,8 @@
  *   so checkpoints and group offset syncs translate every partition exactly, whoever copies it.
  * - A job runs only while owned; `revoke` waits for its run in progress; `lose` aborts it (the signal each run is
  *   given, which the jobs look at before each write) and does not wait.
+ * - A job is told when it comes to this instance (`FlowJob.assigned`, before its run at assignment) and when it
+ *   leaves (`FlowJob.stopped`, once its run ended), never on a rebalance that leaves it here.
  */
 import type { OffsetHistoryStore } from '../checkpoint/offset-history-store.ts'
 import type { WorkOwner } from '../cluster/work-owner.ts'
@@ -132,6 +134,7 @@ export class FlowWork implements WorkOwner {
 
   async assign (items: readonly WorkItem[]): Promise<void> {
     const { jobs, partitions } = split(items)
+    this.#tellAssigned(jobs)
     // The topic refresh first: it creates the remote topics the partitions are written to.
     const refreshFailed = jobs.includes(JobNames.REFRESH_TOPICS) && !await this.#runOnce(JobNames.REFRESH_TOPICS)
     if (partitions.length > 0) await this.#addPartitions(partitions)
@@ -172,6 +175,17 @@ export class FlowWork implements WorkOwner {
       }
       this.#parts.log.warn({ err, job: name }, `job ${name} failed in its run at assignment; it runs again in ${RETRY_AFTER_FAILED_RUN_MS / 1000} s, then with back-off until it succeeds${job.periodic ? ', then on its schedule' : ' (once: the periodic refresh is off)'}`)
       return false
+    }
+  }
+
+  /**
+   * Tells each job of NAMES that this instance does not run already that it came here (`FlowJob.assigned`), at once:
+   * a job lost with the membership left `#jobs` at `lose`, but its `stopped` comes only after its aborted run ended,
+   * maybe after this assignment's run. A job kept through the rebalance is not told: what it holds is current.
+   */
+  #tellAssigned (names: readonly string[]): void {
+    for (const name of names) {
+      if (!this.#jobs.has(name)) this.#parts.jobs.find(j => j.name === name)?.assigned?.()
     }
   }
 

@@ -225,6 +225,7 @@ export class Flow implements WorkOwner {
           this.#noteRefreshed(result.topics)
         }
       }),
+      refreshTopicsAssigned: () => { topics.acquired() },
       refreshTopicsStopped: () => { topics.released() },
       emitCheckpoints: async signal => { await work?.followHistory(); await checkpoints?.emit(signal) },
       trimOffsetHistory: async signal => {

@@ -34,6 +34,12 @@ export interface FlowJob extends MetadataJob {
    * runs once where it is assigned (it creates the remote topics), and never again.
    */
   readonly periodic: boolean
+  /**
+   * Told when the job is assigned to this instance and it does not run it already (never for a job it keeps through
+   * a rebalance), before its run at assignment: state kept from an earlier stay here is stale, whether or not
+   * `stopped` was told yet (the stop of a lost membership's job does not wait for its run, and tells it after).
+   */
+  readonly assigned?: () => void
   /** Told when this instance stops running the job (revoked, its membership lost): state kept for its runs goes stale. */
   readonly stopped?: () => void
 }
@@ -44,6 +50,8 @@ export interface FlowJob extends MetadataJob {
  */
 export interface FlowJobRuns {
   readonly refreshTopics: (signal: AbortSignal) => Promise<void>
+  /** The topic refresh came to this instance (`FlowJob.assigned`). */
+  readonly refreshTopicsAssigned?: () => void
   /** The topic refresh left this instance (`FlowJob.stopped`). */
   readonly refreshTopicsStopped?: () => void
   readonly emitCheckpoints: (signal: AbortSignal) => Promise<void>
@@ -60,7 +68,8 @@ export function flowJobs (context: FlowContext, runs: FlowJobRuns): FlowJob[] {
   const { flow } = context
   const jobs: FlowJob[] = []
   const refreshMs = flow.refreshTopicsEnabled && flow.refreshTopicsIntervalSeconds > 0 ? flow.refreshTopicsIntervalSeconds * 1000 : 0
-  jobs.push({ name: JobNames.REFRESH_TOPICS, intervalMs: refreshMs, firstDelayMs: refreshMs, run: runs.refreshTopics, periodic: refreshMs > 0, ...(runs.refreshTopicsStopped === undefined ? {} : { stopped: runs.refreshTopicsStopped }) })
+  const { refreshTopicsAssigned: assigned, refreshTopicsStopped: stopped } = runs
+  jobs.push({ name: JobNames.REFRESH_TOPICS, intervalMs: refreshMs, firstDelayMs: refreshMs, run: runs.refreshTopics, periodic: refreshMs > 0, ...(assigned === undefined ? {} : { assigned }), ...(stopped === undefined ? {} : { stopped }) })
   for (const job of [...createTopicConfigSyncJobs(context), ...createAclSyncJobs(context)]) jobs.push({ ...job, name: job.name as JobName, periodic: true })
   const checkpointMs = checkpointIntervalMs(flow)
   if (checkpointMs !== null) jobs.push(periodicJob(JobNames.EMIT_CHECKPOINTS, checkpointMs, runs.emitCheckpoints))

@@ -2,7 +2,8 @@
  * The run of a flow's topic refresh job (ARCHITECTURE invariant 29): one `RemoteTopics.refresh`, then what this
  * instance's data path makes of it. Runs never overlap: a run at assignment may meet one still under way from a
  * membership lost just before (`lose` does not wait for its jobs), and two at once could count one absence of a
- * source topic twice.
+ * source topic twice. So the first run after the job came back (`RemoteTopics.acquired`) begins after that one
+ * ended, and drops what it counted.
  *
  * The run's SIGNAL (membership ended, job revoked) is looked at before each write on the target (the refresh's
  * own, then the forget of returned topics' positions), never before a change of this instance's data path: a

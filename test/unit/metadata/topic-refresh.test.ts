@@ -45,8 +45,8 @@ function setup (...lines: string[]) {
   return { source, target, logs, metrics, topics, released, refresh: () => topics.refresh({ stopReplicating }) }
 }
 
-describe('RemoteTopics.released', () => {
-  it('Given the refresh job left this instance, then an absence counted before proves nothing when it comes back (two absent answers again), and its problems are no longer shown', async () => {
+describe('RemoteTopics.released and acquired', () => {
+  it('Given the refresh job left this instance, then its problems are no longer shown; when it comes back, an absence counted before proves nothing (two absent answers again)', async () => {
     const { source, topics, refresh } = setup('sync.topic.deletions.enabled = true')
     source.addTopic('gone', 1)
     source.addTopic('secret', 1)
@@ -56,13 +56,31 @@ describe('RemoteTopics.released', () => {
     assert.deepEqual(topics.problems.map(p => p.topic), ['secret'])
     source.removeTopic('gone')
     assert.deepEqual((await refresh()).deleted, [])
-    // When the job leaves and comes back
+    // When the job leaves
     topics.released()
     assert.equal(topics.problems.length, 0)
+    // and comes back
+    topics.acquired()
     // Then one more absent answer is not enough: counted again from it
     assert.deepEqual((await refresh()).deleted, [])
     assert.deepEqual((await refresh()).deleted, ['gone'])
     assert.deepEqual(topics.problems.map(p => p.topic), ['secret'])
+  })
+
+  it('Given the refresh job came back to this instance before its stop was told (released comes late), then its first refresh still counts absences from zero, and the late stop drops none it counted', async () => {
+    const { source, topics, refresh } = setup('sync.topic.deletions.enabled = true')
+    source.addTopic('gone', 1)
+    source.addTopic('kept', 1)
+    await refresh()
+    source.removeTopic('gone')
+    assert.deepEqual((await refresh()).deleted, [])
+    // When the job comes back with its stop not told yet
+    topics.acquired()
+    assert.deepEqual((await refresh()).deleted, [])
+    // and the stop is told only now
+    topics.released()
+    // Then the absence counted since the job came back stays counted
+    assert.deepEqual((await refresh()).deleted, ['gone'])
   })
 })
 

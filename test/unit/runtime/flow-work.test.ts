@@ -4,18 +4,21 @@ import type { OffsetHistoryStore } from '../../../src/checkpoint/offset-history-
 import { parseConfig } from '../../../src/config/load.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
 import type { FlowReplicator, PartitionRef } from '../../../src/replication/flow-replicator.ts'
+import { RemoteTopics } from '../../../src/metadata/remote-topics.ts'
 import { FlowWork, JOB_REVOKED, MEMBERSHIP_ENDED } from '../../../src/runtime/flow-work.ts'
 import type { FlowJob } from '../../../src/runtime/job-registry.ts'
 import { Scheduler } from '../../../src/runtime/scheduler.ts'
+import { topicRefreshJob } from '../../../src/runtime/topic-refresh-job.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 import { waitFor } from '../../helpers/wait.ts'
+import { FakeTopicCluster } from '../metadata/topic-fake-cluster.ts'
 
 const config = parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true', 'A->B.topics = orders.*'].join('\n'), 'mm2.properties')
   .flows.find(f => f.name === 'A->B')!
 
 /** FlowWork over recording fakes: what it asked of the data path, the stores and the heartbeats, in order. */
-function setup (options: { ownership?: 'all' | 'assigned', heartbeats?: boolean, refresh?: { periodic: boolean, failures: number, run?: (signal: AbortSignal) => Promise<void> }, checkpoints?: (signal: AbortSignal) => Promise<void> } = {}) {
+function setup (options: { ownership?: 'all' | 'assigned', heartbeats?: boolean, refresh?: { periodic: boolean, failures: number, run?: (signal: AbortSignal) => Promise<void>, assigned?: () => void }, checkpoints?: (signal: AbortSignal) => Promise<void> } = {}) {
   const calls: string[] = []
   let ownedNow: (p: { topic: string, partition: number }) => boolean = () => false
   let duringRelease: () => Promise<void> = async () => undefined
@@ -55,13 +58,40 @@ function setup (options: { ownership?: 'all' | 'assigned', heartbeats?: boolean,
     }
   }
   const checkpoints = options.checkpoints === undefined ? job('emit-checkpoints') : { ...job('emit-checkpoints'), firstDelayMs: 0, run: options.checkpoints }
-  const jobs = [{ ...refresh, stopped: () => { calls.push('refresh-topics stopped here') } }, checkpoints]
+  const assigned = (): void => { calls.push('refresh-topics assigned here'); options.refresh?.assigned?.() }
+  const jobs = [{ ...refresh, assigned, stopped: () => { calls.push('refresh-topics stopped here') } }, checkpoints]
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async (abort?: string) => { calls.push(abort === undefined ? 'heartbeats stop' : `heartbeats stop, run aborted: ${abort}`) } } : null
   const logger = memoryLogger()
   const endLostTransaction = async (): Promise<void> => { calls.push('end lost transaction') }
   const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, endLostTransaction, membershipLost: () => { calls.push('membership lost') }, log: logger.log }, options.ownership ?? 'assigned')
   ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
   return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f }, releaseStores: (stored: boolean) => { releaseStored = stored } }
+}
+
+/**
+ * The topic refresh job as a flow in a group runs it, over fake clusters whose source has `orders` and `orders-gone`:
+ * told when it comes here (`RemoteTopics.acquired`), never when it leaves (the stop's `released` held back), and
+ * the deletions each run that was not aborted found.
+ */
+function realRefresh () {
+  const source = new FakeTopicCluster()
+  source.addTopic('orders', 1)
+  source.addTopic('orders-gone', 1)
+  const topics = new RemoteTopics(config, createReplicationPolicy(config.replicationPolicy), source, new FakeTopicCluster(), memoryLogger().log)
+  const deleted: string[][] = []
+  const run = topicRefreshJob({
+    topics,
+    replicator: { removeTopics: async () => {}, addTopics: async () => {}, addPartitions: async () => {} },
+    progress: { forget: async () => {}, load: async () => new Map() },
+    owns: () => false,
+    alone: false,
+    before: null,
+    refreshed: r => { deleted.push([...r.deleted]) }
+  })
+  const { work, scheduler } = setup({ refresh: { periodic: true, failures: 0, run, assigned: () => { topics.acquired() } } })
+  // A periodic run, as the scheduler makes one an interval after the run at assignment
+  const runNow = async (): Promise<void> => { await run(new AbortController().signal) }
+  return { source, deleted, work, scheduler, runNow }
 }
 
 describe('FlowWork', () => {
@@ -85,6 +115,54 @@ describe('FlowWork', () => {
     await scheduler.stop()
   })
 
+  it('tells the topic refresh that it came here at assignment, at once and before its run, also when the stop of the lost membership has not told it left yet; not when a rebalance keeps it here', async () => {
+    const { work, calls, scheduler } = setup()
+    const told = (): string[] => calls.filter(c => c.startsWith('refresh-topics') || c === 'run refresh-topics')
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    assert.deepEqual(told(), ['refresh-topics assigned here', 'run refresh-topics'])
+    // When a rebalance keeps it here (assigned again while it runs here)
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    // Then it is not told again: what it holds is current
+    assert.deepEqual(told(), ['refresh-topics assigned here', 'run refresh-topics', 'run refresh-topics'])
+    // When the membership is lost and the job assigned here again at once
+    calls.length = 0
+    work.lose()
+    const again = work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    // Then it is told it came here before its run at assignment begins, and before the stop tells it left (the stop
+    // waits for the lost run, lose does not)
+    assert.deepEqual(told(), ['refresh-topics assigned here', 'run refresh-topics'])
+    await again
+    await new Promise(resolve => setImmediate(resolve))
+    assert.deepEqual(told(), ['refresh-topics assigned here', 'run refresh-topics', 'refresh-topics stopped here'])
+    await scheduler.stop()
+  })
+
+  it('Given a source topic the topic refresh here found absent once, when the membership is lost and the job assigned here again, then its run at assignment counts the absence from zero: one more absent answer deletes nothing', async () => {
+    const { source, deleted, work, scheduler, runNow } = realRefresh()
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    source.removeTopic('orders-gone')
+    await runNow()
+    assert.deepEqual(deleted, [[], []])
+    // When the membership is lost, and the job assigned here again (whenever the stop tells it left)
+    work.lose()
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    // Then the run at assignment counts orders-gone absent once, and the next run proves its deletion
+    assert.deepEqual(deleted, [[], [], []])
+    await runNow()
+    assert.deepEqual(deleted, [[], [], [], ['orders-gone']])
+    await scheduler.stop()
+  })
+
+  it('Given a source topic the topic refresh here found absent once, when a rebalance keeps the job here (assigned again), then its count holds: the run at assignment proves the deletion', async () => {
+    const { source, deleted, work, scheduler, runNow } = realRefresh()
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    source.removeTopic('orders-gone')
+    await runNow()
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    assert.deepEqual(deleted, [[], [], ['orders-gone']])
+    await scheduler.stop()
+  })
+
   it('alone, owns every job of the flow from the start (the topic refresh too, periodic or not), so /status shows what they found', async () => {
     const { work } = setup({ ownership: 'all', refresh: { periodic: false, failures: 0 } })
     assert.deepEqual(work.owned().jobs, ['refresh-topics', 'emit-checkpoints'])
@@ -95,7 +173,7 @@ describe('FlowWork', () => {
     assert.equal(work.ownsPartition(partitionKey('orders', 0)), false)
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }, { kind: 'job', job: 'refresh-topics' }, { kind: 'job', job: 'emit-checkpoints' }, { kind: 'job', job: 'heartbeats' }])
     // The history is followed while the new partition is not owned yet, so it is rebuilt from what its last owner wrote
-    assert.deepEqual(calls, ['run refresh-topics', 'progress (waiting for transactions)', 'follow false (waiting for transactions)', 'add orders-0>A.orders@41', 'heartbeats start'])
+    assert.deepEqual(calls, ['refresh-topics assigned here', 'run refresh-topics', 'progress (waiting for transactions)', 'follow false (waiting for transactions)', 'add orders-0>A.orders@41', 'heartbeats start'])
     assert.equal(work.ownsPartition(partitionKey('orders', 0)), true)
     assert.deepEqual(scheduler.status().map(j => j.name), ['refresh-topics', 'emit-checkpoints'])
     assert.deepEqual(work.owned(), { partitions: [partitionKey('orders', 0)], jobs: ['refresh-topics', 'emit-checkpoints', 'heartbeats'] })

@@ -38,4 +38,15 @@ describe('job registry', () => {
     const jobs = jobsOf('refresh.topics.enabled = false', 'sync.topic.configs.enabled = false', 'sync.topic.acls.enabled = false', 'emit.checkpoints.enabled = false')
     assert.deepEqual(jobs.map(j => [j.name, j.periodic]), [['refresh-topics', false], ['trim-offset-history', true]])
   })
+
+  it('gives the topic refresh, and only it, the flow\'s hooks for its coming to this instance and its leaving', () => {
+    const told: string[] = []
+    const context = { flow: flowWith(), log: memoryLogger().log } as unknown as FlowContext
+    const jobs = flowJobs(context, { ...runs, refreshTopicsAssigned: () => { told.push('assigned') }, refreshTopicsStopped: () => { told.push('stopped') } })
+    for (const job of jobs) {
+      job.assigned?.()
+      job.stopped?.()
+    }
+    assert.deepEqual(told, ['assigned', 'stopped'])
+  })
 })

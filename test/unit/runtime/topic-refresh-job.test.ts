@@ -14,6 +14,7 @@ import { topicRefreshJob } from '../../../src/runtime/topic-refresh-job.ts'
 import type { PartitionRef } from '../../../src/replication/partition-set.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
+import { waitFor } from '../../helpers/wait.ts'
 import { FakeTopicCluster } from '../metadata/topic-fake-cluster.ts'
 
 const flowWith = (...lines: string[]) => parseConfig(['clusters = A, B', 'A.bootstrap.servers = a:9092', 'B.bootstrap.servers = b:9092', 'A->B.enabled = true', 'replication.factor = 1', ...lines].join('\n'), 'mm2.properties')
@@ -57,6 +58,27 @@ async function setup (owned: Set<string>, ...lines: string[]) {
     source, target, dataPath, forgotten, refreshed, run,
     whileRemoving: (f: (names: readonly string[]) => Promise<void>) => { whileRemoving = f },
     onRefreshed: (f: () => void) => { afterRefresh = f }
+  }
+}
+
+/** A source whose answers to topics asked by name wait, once `hold` was called, until `answer`. */
+class HeldProbes extends FakeTopicCluster {
+  #held: Promise<void> | null = null
+  #release = (): void => {}
+
+  hold (): void {
+    this.#held = new Promise(resolve => { this.#release = resolve })
+  }
+
+  answer (): void {
+    this.#release()
+    this.#held = null
+  }
+
+  override async probeTopics (names: readonly string[]): ReturnType<FakeTopicCluster['probeTopics']> {
+    const answers = super.probeTopics(names)
+    await this.#held
+    return await answers
   }
 }
 
@@ -131,5 +153,47 @@ describe('the topic refresh job', () => {
     assert.deepEqual(forgotten, [])
     await run(new AbortController().signal)
     assert.deepEqual(forgotten, ['orders-0', 'orders-1'])
+  })
+
+  it('Given an absence counted here, when the job comes back while a run of the membership lost before still waits for the source\'s answer, then the first run of the new stay counts from zero: that answer, asked before the job came back, counts toward no deletion', async () => {
+    // Given `gone` answered absent once by this instance's refresh
+    const flow = flowWith()
+    const source = new HeldProbes()
+    source.addTopic('orders', 1)
+    source.addTopic('gone', 1)
+    const topics = new RemoteTopics(flow, createReplicationPolicy(flow.replicationPolicy), source, new FakeTopicCluster(), memoryLogger().log)
+    const deleted: string[][] = []
+    const run = topicRefreshJob({
+      topics,
+      replicator: { removeTopics: async () => {}, addTopics: async () => {}, addPartitions: async () => {} },
+      progress: { forget: async () => {}, load: async () => new Map() },
+      owns: () => false,
+      alone: false,
+      before: null,
+      refreshed: r => { deleted.push([...r.deleted]) }
+    })
+    await run(new AbortController().signal)
+    source.removeTopic('gone')
+    await run(new AbortController().signal)
+    assert.deepEqual(deleted, [[], []])
+    // When a run asks the source about `gone` again, and the membership is lost before the answer (the run aborted,
+    // not waited for)
+    source.hold()
+    const membership = new AbortController()
+    const lostRun = run(membership.signal)
+    await waitFor(() => source.callsOf('probeTopics').length === 2, { timeoutMs: 2000, intervalMs: 5, message: 'the run asking about gone' })
+    const reason = new KmirrorError(ErrorCodes.FENCED, 'not running jobs of flow A->B any more: the group membership that owned it ended', { retriable: true })
+    membership.abort(reason)
+    // and the job comes back to this instance (its stop not told: `released` plays no part), its run at assignment
+    // queued behind that run
+    topics.acquired()
+    const runAtAssignment = run(new AbortController().signal)
+    source.answer()
+    await assert.rejects(lostRun, err => err === reason)
+    await runAtAssignment
+    // Then that run proves nothing: `gone` is absent once in this stay, deleted only at the next refresh
+    assert.deepEqual(deleted, [[], [], []])
+    await run(new AbortController().signal)
+    assert.deepEqual(deleted, [[], [], [], ['gone']])
   })
 })
