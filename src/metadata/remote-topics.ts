@@ -226,6 +226,10 @@ export class RemoteTopics {
     this.#acquiredSinceRefresh = false
     this.#deletionProof.forget()
     this.#reports.forgetProblems()
+    // What an earlier stay found deleted: the instances that ran the refresh since may have seen it back and copied
+    // it; returned now, its positions (theirs) would be forgotten under them.
+    this.#deleted.clear()
+    this.#returnLines.clear()
   }
 
   /**
@@ -306,12 +310,17 @@ export class RemoteTopics {
    * Applies and logs nothing.
    */
   async replicable (options: { readonly fromLastRefresh?: boolean } = {}): Promise<readonly ReplicatedTopic[]> {
-    const topics = options.fromLastRefresh === true
+    const fromLastRefresh = options.fromLastRefresh === true
+    const topics = fromLastRefresh
       ? this.#replicated.map(t => ({ ...t, id: this.#knownIds.get(t.source) }))
       : await this.#estimateWork()
-    // A topic this instance found deleted is handed out again only once a refresh forgot its stored positions
-    // (`returnedHandled`): listed by a rebalance in between, its partitions would start at the deleted topic's.
-    const listed = this.#deleted.size === 0 ? topics : topics.filter(t => !this.#deleted.has(t.source))
+    // A topic the last refresh returned is handed out again only once its stored positions are forgotten
+    // (`returnedHandled`): listed by a rebalance in between, its partitions would start at the deleted topic's. Only
+    // while this instance runs the refresh: otherwise what it found deleted is stale (the refresh moved on, and the
+    // instance running it now never returns that topic), and would keep the topic out of the work for good. A
+    // partition handed out from a deleted topic's stored position is then told apart by its source topic id at its
+    // first fetch (invariant 46).
+    const listed = !fromLastRefresh || this.#deleted.size === 0 ? topics : topics.filter(t => !this.#deleted.has(t.source))
     this.#listed = new Map(listed.map(t => [t.source, t]))
     return listed.map(({ source, remote, partitions }) => ({ source, remote, partitions }))
   }
