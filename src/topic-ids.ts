@@ -4,7 +4,7 @@
  * (kafka/remote-topic-ids.ts: write metadata).
  *
  * Invariants:
- * - A partition's first id is learnt, not compared, unless one was expected for it (`expect`: known from before).
+ * - A partition's first id is learnt, not compared, unless it resumes a copy whose id a stored record names (`resume`).
  * - Topic ids only move forward. An id once replaced by another (of any partition) is retired for good: Kafka never
  *   gives a topic id twice, so an answer with one comes from a broker behind its controller (metadata propagation
  *   after a re-creation). Such an answer is `stale`: nothing is learnt, and the re-creation is not found again
@@ -40,9 +40,13 @@ export class TopicIdLedger {
     return { kind: 'recreated', before: known }
   }
 
-  /** Partition KEY is known to have been seen under ID, unless it is known already or ID was retired. */
-  expect (key: string, id: string): void {
-    if (!this.#ids.has(key) && !this.#retired.has(id)) this.#ids.set(key, id)
+  /**
+   * Partition KEY resumes a copy made from topic ID (a stored record says so, which outranks what this ledger saw):
+   * its next answer is compared with ID, not learnt, even if ID was retired since (another partition of the topic
+   * saw it replaced). An answer under ID itself then reads as `stale` when ID was retired, as any answer under it.
+   */
+  resume (key: string, id: string): void {
+    this.#ids.set(key, id)
   }
 
   /** The partition left, or starts afresh: its next id is learnt again (retired ids stay). */

@@ -68,8 +68,8 @@ export class OffsetHistoryStore {
   readonly #openRuns = new Map<string, OpenRun>()
   /** Every run read from the topic (by `load` and `follow`), per partition and run start. */
   readonly #read = new Map<string, Map<number, StoredRun>>()
-  /** Per partition, the source topic id of the newest record read that names one, and that record's offset. */
-  readonly #copiedFrom = new Map<string, { readonly id: string, readonly at: number }>()
+  /** Per partition, the source topic id its last run (its newest copy) was copied from, when that run names one. */
+  readonly #copiedFrom = new Map<string, string>()
   readonly #closing = new AbortController()
   /** Where the next `follow` continues reading; null before `load` read the topic. */
   #next: number | null = null
@@ -90,9 +90,11 @@ export class OffsetHistoryStore {
 
   /**
    * Reads every stored run. Creates the topic first, unless `readOnly` (commands that must change nothing),
-   * where a missing topic simply means no history.
+   * where a missing topic simply means no history. WAIT_FOR_TRANSACTIONS (a lone start, whose progress load waits the
+   * same way): to the high watermark, waiting for transactions open there, so a round an earlier process committed
+   * counts in the history as in the progress (its new copy's run names the id its positions belong to).
    */
-  async load (options: { readOnly?: boolean } = {}): Promise<void> {
+  async load (options: { readOnly?: boolean, waitForTransactions?: boolean } = {}): Promise<void> {
     if (options.readOnly === true) {
       if (!(await this.#admin.describeTopics([this.topic])).has(this.topic)) return
     } else {
@@ -103,7 +105,7 @@ export class OffsetHistoryStore {
       if (outcome === CreateOutcomes.CREATED) return
     }
     if (this.#fetcher === null) return
-    await this.#readAndRebuild(() => true, false)
+    await this.#readAndRebuild(() => true, options.waitForTransactions === true)
   }
 
   /**
@@ -145,7 +147,6 @@ export class OffsetHistoryStore {
         const started = value.open && value.length === 1 ? record.offset : byStart.get(key.upstreamOffset)?.startedAt ?? -1
         const id = value.sourceTopicId
         byStart.set(key.upstreamOffset, { downstream: value.downstreamOffset, length: value.length, open: value.open, at: record.offset, startedAt: started, ...(id === undefined ? {} : { sourceTopicId: id }) })
-        if (id !== undefined && record.offset > (this.#copiedFrom.get(tp)?.at ?? -1)) this.#copiedFrom.set(tp, { id, at: record.offset })
       }
     }, written ? { through: 'written', timeoutMs: transactionWaitMs(this.#flow), signal: this.#closing.signal } : {})
     this.#next = ends.get(0) ?? this.#next
@@ -164,17 +165,24 @@ export class OffsetHistoryStore {
     }
     this.#histories.set(tp, history)
     const last = starts.at(-1)
-    if (last === undefined) return
-    const run = byStart.get(last)!
+    const run = last === undefined ? undefined : byStart.get(last)!
+    this.#noteCopiedFrom(tp, run?.sourceTopicId)
+    if (last === undefined || run === undefined) return
     this.#openRuns.set(tp, { upstream: last, downstream: run.downstream, persisted: run.length, ...(run.sourceTopicId === undefined ? {} : { sourceTopicId: run.sourceTopicId }) })
   }
 
+  #noteCopiedFrom (tp: string, id: string | undefined): void {
+    if (id === undefined) this.#copiedFrom.delete(tp)
+    else this.#copiedFrom.set(tp, id)
+  }
+
   /**
-   * The source topic id the partition's last copy came from (the newest record read that names one), if any: a
-   * position stored by that copy belongs to that topic. Known for what `load` and `follow` read.
+   * The source topic id the partition's last copy came from (its last run, as this instance appended it or last
+   * rebuilt it from the topic), if that run names one: a position stored by that copy belongs to that topic. None for
+   * a run written without an id (a source before Kafka 2.8, a kmirror before history version 1), or no run.
    */
   copiedFrom (tp: string): string | undefined {
-    return this.#copiedFrom.get(tp)?.id
+    return this.#copiedFrom.get(tp)
   }
 
   /** The flow stops: a follow waiting for transactions to end gives up at once (a retriable error). */
@@ -219,6 +227,7 @@ export class OffsetHistoryStore {
       if (replaced.length > 0) records.push(...this.#tombstones(tp, e, replaced))
       const run: OpenRun = { upstream: e.upstreamOffset, downstream: e.downstreamOffset, persisted: 1, ...(e.sourceTopicId === undefined ? {} : { sourceTopicId: e.sourceTopicId }) }
       this.#openRuns.set(tp, run)
+      this.#noteCopiedFrom(tp, e.sourceTopicId)
       records.push(this.#record(e.topic, e.partition, { ...run, length: 1, open: true }, timestamp))
     }
     await this.#write(records)
@@ -235,6 +244,7 @@ export class OffsetHistoryStore {
     const keys = new Set([...(this.#histories.get(tp)?.runs ?? []).map(r => r.upstream), ...(this.#read.get(tp)?.keys() ?? [])])
     this.#histories.delete(tp)
     this.#openRuns.delete(tp)
+    this.#copiedFrom.delete(tp)
     const timestamp = BigInt(Date.now())
     for (const upstream of keys) this.#forgotten.push(this.#tombstone(topic, partition, upstream, timestamp))
   }

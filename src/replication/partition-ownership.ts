@@ -117,6 +117,7 @@ export class PartitionOwnership {
       tracker.reset(partitionKey(state.topic, state.partition))
     }
     tracker.dropAll()
+    parts.flusher.dropRewound()
     this.#deps.syncs?.dropQueued?.()
     void this.#change(done => ({ kind: 'drop-lost', done }))
   }
@@ -162,8 +163,16 @@ export class PartitionOwnership {
     if (released.length === 0) return true
     const { parts, tracker } = this.#deps
     const positions = positionsOf(released)
-    // Released, it is no longer this instance's to report as failing, stored or not.
-    for (const key of positions.keys()) parts.failing.forget(key)
+    // Released, it is no longer this instance's to report as failing, stored or not, nor to wait for; and the
+    // source topic id it was copied from is learnt afresh if it comes back (the topic may be created again meanwhile).
+    for (const key of positions.keys()) {
+      parts.failing.forget(key)
+      parts.sourceRecreated.forget(key)
+    }
+    for (const p of released) {
+      parts.waiting.forget(p)
+      parts.unread.forget(p)
+    }
     // Exactly-once mode: the last committed round stored these positions with their data.
     if (parts.eos === null && !await parts.flusher.storeReleased(positions, () => this.#deps.stopping(), lost)) return false
     for (const key of positions.keys()) {

@@ -11,13 +11,16 @@
  * - A failed send puts its entries back in the tracker, in order; they go out with the next send. A flush whose
  *   last send failed fails too, storing nothing: a run start or a run's end not in the history while positions past
  *   it were stored would, after a crash, translate the rest of that run as a gap: forward, past copied records.
+ * - A partition copied again from a log start (a source or remote topic created again) has its rewound position
+ *   stored before the syncs of its new copy are sent (`restarted`): the history's newest run names the copy a stored
+ *   position belongs to (ARCHITECTURE invariant 46).
  * - Exactly-once mode does not use this: each committed round stores its own syncs and progress
  *   (exactly-once-round.ts).
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { Logger } from '../logger.ts'
 import { FailureStreak, writeStreakMessages } from './failure-streak.ts'
-import type { OffsetSyncTracker } from './offset-sync-tracker.ts'
+import type { OffsetSyncEntry, OffsetSyncTracker } from './offset-sync-tracker.ts'
 import type { PartitionState } from './partition-set.ts'
 import type { FlowReplicatorDeps, OffsetSyncSink, ProgressSink } from './replicator-ports.ts'
 
@@ -59,6 +62,8 @@ export class ProgressFlusher {
   readonly #syncFailures: FailureStreak
   /** The error of the last send when it failed (its entries wait in the tracker), else null. */
   #syncError: unknown = null
+  /** Partitions restarted at a log start (`restarted`): their rewound positions, stored before the next syncs go. */
+  readonly #rewound: StoredPositions = new Map()
 
   constructor (deps: ProgressFlusherDeps) {
     this.#deps = deps
@@ -88,6 +93,21 @@ export class ProgressFlusher {
     return true
   }
 
+  /**
+   * Partition KEY starts its copy again at FROM (a source or remote topic created again): its position from before
+   * must not outlive the new copy's first run in the offset history, or a restart (or its next owner, after a lost
+   * membership, which stores nothing) would find that run's topic id with the old position and resume there, past
+   * records never copied. So FROM - 1 is stored before the next sync send, which carries that run's start.
+   */
+  restarted (key: string, topic: string, partition: number, from: number): void {
+    this.#rewound.set(key, { topic, partition, lastOffset: from - 1 })
+  }
+
+  /** The membership was lost: nothing of it is stored any more, rewound positions neither. */
+  dropRewound (): void {
+    this.#rewound.clear()
+  }
+
   /** Sends the pending offset syncs unless a send is in flight (they go with the next one then). */
   sendSyncs (): void {
     const syncs = this.#deps.syncs
@@ -95,16 +115,25 @@ export class ProgressFlusher {
     if (syncs === null || this.#syncInFlight !== null || tracker.pendingCount === 0) return
     const takenAt = tracker.epoch
     const entries = tracker.takePending()
-    this.#syncInFlight = syncs.send(entries)
+    const rewound = new Map(this.#rewound)
+    this.#rewound.clear()
+    this.#syncInFlight = this.#send(syncs, entries, rewound)
       .then(() => {
         this.#syncError = null
         this.#syncFailures.succeeded()
       }, err => {
         tracker.requeue(entries, takenAt)
+        // Put back unless restarted again since (the newer rewind is the one to store).
+        for (const [key, position] of rewound) if (!this.#rewound.has(key)) this.#rewound.set(key, position)
         this.#syncError = err
         this.#syncFailures.failed(err, { count: entries.length })
       })
       .finally(() => { this.#syncInFlight = null })
+  }
+
+  async #send (syncs: OffsetSyncSink, entries: readonly OffsetSyncEntry[], rewound: StoredPositions): Promise<void> {
+    if (rewound.size > 0) await this.#deps.progress.commit(rewound)
+    await syncs.send(entries)
   }
 
   /** Stores pending offset syncs (delayed ones too): what a flush writes before the positions. */

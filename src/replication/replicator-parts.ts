@@ -12,6 +12,7 @@ import { ExactlyOnceRound } from './exactly-once-round.ts'
 import type { OffsetSyncTracker } from './offset-sync-tracker.ts'
 import { PartitionFailures } from './partition-failures.ts'
 import type { PartitionSet, PartitionState } from './partition-set.ts'
+import { parsePartitionKey } from '../topic-partition.ts'
 import { PendingStarts } from './pending-starts.ts'
 import { ProgressFlusher, type StoredPositions } from './progress-flusher.ts'
 import { createProvenanceMarker } from './provenance.ts'
@@ -88,7 +89,10 @@ export function buildReplicatorParts (deps: FlowReplicatorDeps, core: Replicator
     tracker.reset(key)
     syncs?.restarted?.(key)
     writer.forget(key)
-    eos?.restarted(key, from)
+    if (eos === null) {
+      const { topic, partition } = parsePartitionKey(key)
+      flusher.restarted(key, topic, partition, from)
+    } else eos.restarted(key, from)
   }
   const recreated = new RecreatedRemotes({
     flow: flow.name,

@@ -46,7 +46,7 @@ export class SourceRecreated {
       if (f.outcome !== FetchOutcomes.OK) continue
       const state = this.#deps.state(f)
       if (state.copiedFrom !== undefined) {
-        this.#ids.expect(state.key, state.copiedFrom)
+        this.#ids.resume(state.key, state.copiedFrom)
         state.copiedFrom = undefined
       }
       if (!this.#ids.changed(state.key, f)) continue

@@ -8,7 +8,7 @@
  * - Only an answer of the partition's leader with an id counts (`FetchedBatches.topicId`); a source without ids
  *   (before Kafka 2.8, or the zero id) never reads as re-created.
  * - A partition's first id is learnt, not compared, unless it resumes from a stored position whose copy's source
- *   topic id the offset history names (`expect`): then an answer under another id is a topic created again since
+ *   topic id the offset history names (`resume`): then an answer under another id is a topic created again since
  *   the copy stopped (while no kmirror copied it: stopped, or the partition unowned), whose offsets start again.
  * - `changed` is told once per new id; the caller restarts the partition and drops that answer unwritten. An id
  *   once replaced is retired: metadata of a lagging broker never flips a partition back (and restarts it again).
@@ -43,10 +43,12 @@ export class SourceTopicIds {
 
   /**
    * Partition KEY resumes from a stored position of a copy made from source topic ID (the offset history's): its
-   * first answer is compared with ID, not learnt, so an answer from a topic created again since is told apart.
+   * first answer is compared with ID, not learnt, so an answer from a topic created again since is told apart. ID
+   * replaces what this instance saw of the partition before (it may have copied it, let it go, and seen the topic
+   * created again on another partition since): the history names the copy that stored the position.
    */
-  expect (key: string, id: string): void {
-    this.#ids.expect(key, id)
+  resume (key: string, id: string): void {
+    this.#ids.resume(key, id)
   }
 
   /** The partition left the flow, or starts afresh: its next id is learnt again. */

@@ -84,9 +84,18 @@ describe('OffsetHistoryStore', () => {
     tracker.reset('t\u00000')
     tracker.record('t\u00000', 't', 0, 0, 5, 'id-2')
     await store.append(tracker.takePending())
-    // Then a store following the topic names the new topic
+    // Then the store itself and a store following the topic name the new topic
+    assert.equal(store.copiedFrom(partitionKey('t', 0)), 'id-2')
     await follower.follow(() => false)
     assert.equal(follower.copiedFrom(partitionKey('t', 0)), 'id-2')
+    // When an older kmirror (history version 0) copies it anew: its last run names no id, so none is known
+    store.forget('t', 0)
+    assert.equal(store.copiedFrom(partitionKey('t', 0)), undefined, 'forgotten')
+    tracker.reset('t\u00000')
+    tracker.record('t\u00000', 't', 0, 0, 6)
+    await store.append(tracker.takePending())
+    await follower.follow(() => false)
+    assert.equal(follower.copiedFrom(partitionKey('t', 0)), undefined)
   })
 
   it('does not read a history topic it has just created: a new topic is empty', async () => {

@@ -77,6 +77,36 @@ describe('FlowReplicator: a source topic deleted and created again while its par
     assert.deepEqual(starts.filter(e => e.partition === 0).map(e => e.upstreamOffset), [0])
   })
 
+  it('Given partitions this instance let go, whose topic was created again and copied by their next owner, when they come back with that owner\'s stored positions, then they resume there (no restart); and one whose stored copy was of the old topic restarts though this instance saw the re-creation on another partition', async t => {
+    // Given t (2 partitions) copied under id-1, then let go (another instance takes them)
+    const copiedFrom = new Map<string, string>()
+    const h = createHarness({ copiedFrom: key => copiedFrom.get(key) })
+    h.source.topicIds.set('t', 'id-1')
+    h.source.addPartition('t', 0, offsetsWithGaps(0, 9))
+    h.source.addPartition('t', 1, offsetsWithGaps(0, 9))
+    h.source.addPartition('t', 2, offsetsWithGaps(0, 9))
+    await startCopying(h, t, [{ source: 't', remote: 'A.t', partitions: 3 }])
+    await waitFor(() => [0, 1, 2].every(p => h.target.copied('A.t', p).length === 10), { timeoutMs: 5000, intervalMs: 10, message: 'first copy' })
+    const refs = [0, 1].map(partition => ({ topic: 't', partition, remoteTopic: 'A.t' }))
+    assert.equal(await h.replicator.releasePartitions(refs), true)
+    // When t is created again with 40 records each: this instance sees it on t-2, which it kept; the next owner of
+    // t-0 copied the new topic to 29 (the history names id-2), t-1's owner stopped before it noticed (its stored
+    // position, 9, is of the old topic: the history names id-1)
+    h.source.topicIds.set('t', 'id-2')
+    for (const p of [0, 1, 2]) h.source.addPartition('t', p, offsetsWithGaps(0, 39), { tag: 'new' })
+    await waitFor(() => h.target.copied('A.t', 2).length === 50, { timeoutMs: 5000, intervalMs: 10, message: 't-2 copied again' })
+    copiedFrom.set(partitionKey('t', 0), 'id-2')
+    copiedFrom.set(partitionKey('t', 1), 'id-1')
+    await h.replicator.addPartitions(refs, new Map([[partitionKey('t', 0), 29], [partitionKey('t', 1), 9]]))
+
+    // Then t-0 resumes at 30 (its 10 last records), and t-1 is copied whole from the new topic's log start
+    await waitFor(() => h.target.copied('A.t', 0).length === 20 && h.target.copied('A.t', 1).length === 50, { timeoutMs: 5000, intervalMs: 10, message: 'copied on' })
+    assert.deepEqual(h.target.copied('A.t', 0).slice(10), h.source.records('t', 0).slice(30).map(asCopied))
+    assert.deepEqual(h.target.copied('A.t', 1).slice(10), h.source.records('t', 1).map(asCopied))
+    const restarted = h.logs.at(LogLevels.error).map(l => l.msg).filter(m => m.startsWith('source topic')).map(m => /copying (t-\d) from offset (\d+)/.exec(m)?.slice(1).join(' from ')).sort()
+    assert.deepEqual(restarted, ['t-1 from 0', 't-2 from 0'])
+  })
+
   it('Given a source without topic ids, then answers are never taken for a re-created topic', async t => {
     const h = createHarness()
     h.source.addPartition('t', 0, offsetsWithGaps(0, 9))
@@ -134,16 +164,18 @@ describe('SourceTopicIds', () => {
     assert.equal(ids.changed('t\u00000', answer('id-2')), false, 'learnt afresh')
   })
 
-  it('Given an id expected for a partition (its stored copy\'s), then its first answer is compared, not learnt; an id known already or retired is not replaced', () => {
+  it('Given a partition resumed from a copy the offset history names, then its first answer is compared with that copy\'s id, whatever this instance saw of the partition or the topic before', () => {
     const ids = new SourceTopicIds()
-    const answer = (topicId: string): FetchedBatches => ({ topic: 't', partition: 0, outcome: FetchOutcomes.OK, fromOffset: 0, batches: [], nextOffset: 0, highWatermark: 0, lastStableOffset: 0, logStartOffset: 0, topicId })
-    ids.expect('t\u00000', 'id-1')
+    const answer = (topicId: string, partition = 0): FetchedBatches => ({ topic: 't', partition, outcome: FetchOutcomes.OK, fromOffset: 0, batches: [], nextOffset: 0, highWatermark: 0, lastStableOffset: 0, logStartOffset: 0, topicId })
+    ids.resume('t\u00000', 'id-1')
     assert.equal(ids.changed('t\u00000', answer('id-2')), true, 'another topic than the stored copy\'s')
-    ids.expect('t\u00000', 'id-1')
-    assert.equal(ids.changed('t\u00000', answer('id-2')), false, 'a retired id is not expected again')
-    ids.expect('t\u00000', 'id-3')
-    assert.equal(ids.changed('t\u00000', answer('id-2')), false, 'the id known already stays')
-    ids.expect('t\u00001', 'id-2')
-    assert.equal(ids.changed('t\u00001', answer('id-2')), false, 'the same topic as the stored copy\'s')
+    // (t-1, handed to this instance after it saw t-0's topic created again: id-1 is retired here)
+    ids.resume('t\u00001', 'id-1')
+    assert.equal(ids.changed('t\u00001', answer('id-1', 1)), false, 'an answer under the retired id: a lagging broker, neither learnt nor a re-creation')
+    assert.equal(ids.changed('t\u00001', answer('id-2', 1)), true, 'the stored copy was of the old topic, though this instance retired its id before')
+    // (t-2: this instance copied it under id-1 once, let it go, and its next owner copied the new topic)
+    assert.equal(ids.changed('t\u00002', answer('id-1', 2)), false)
+    ids.resume('t\u00002', 'id-2')
+    assert.equal(ids.changed('t\u00002', answer('id-2', 2)), false, 'the stored copy is of the topic there now')
   })
 })
