@@ -64,10 +64,17 @@ export function remoteNotDeletedMessage (flow: FlowConfig, topic: string, remote
  * A remote topic deleted on the target while replicated, created again: how it is copied again. TARGET_HAS_IDS:
  * whether the target gives topic ids (Kafka 2.8+), null while unknown.
  */
-export function remoteDeletedMessage (flow: FlowConfig, topic: string, remoteTopic: string, targetHasIds: boolean | null): string {
+export function remoteDeletedMessage (flow: FlowConfig, topic: string, remoteTopic: string, targetHasIds: boolean | null, elsewhere: readonly number[] = []): string {
   const { source, target } = flow
-  const again = targetHasIds !== false
-    ? `every instance copying a partition of ${topic} sees the new topic id at its next write and copies that partition again from the log start of cluster ${source.alias}`
-    : `copying ${topic} again from the log start of cluster ${source.alias}`
-  return `remote topic ${remoteTopic} was deleted on cluster ${target.alias} while kmirror replicated ${topic}: created it again; ${again} (records retention already deleted there cannot be copied again)`
+  const head = `remote topic ${remoteTopic} was deleted on cluster ${target.alias} while kmirror replicated ${topic}: created it again; `
+  const retention = '(records retention already deleted there cannot be copied again)'
+  if (targetHasIds !== false) {
+    return head + `every instance copying a partition of ${topic} sees the new topic id at its next write and copies that partition again from the log start of cluster ${source.alias} ${retention}`
+  }
+  if (elsewhere.length === 0) return head + `copying ${topic} again from the log start of cluster ${source.alias} ${retention}`
+  // A target before Kafka 2.8 gives no topic ids: the other instances cannot tell the topic is new.
+  return head + `copying the partitions of ${topic} this instance copies again from the log start of cluster ${source.alias} ${retention}. ` +
+    `Partition(s) ${elsewhere.join(', ')} are not this instance's (other kmirror instances of the group copy them, or take them at this rebalance), ` +
+    `and their copy cannot tell on a target without topic ids (before Kafka 2.8): it goes on from their stored positions, and ${remoteTopic} lacks their records before them. ` +
+    `Fix: stop every kmirror instance of the group but one, then delete ${remoteTopic} again: that instance copies every partition again; then start the others`
 }

@@ -32,6 +32,7 @@
  *   target may refuse to create or grow, and a refresh that keeps finding other work than the group holds makes it
  *   rebalance at every run (ARCHITECTURE invariant 31).
  */
+import { partitionKey } from '../topic-partition.ts'
 import type { FlowConfig } from '../config/types.ts'
 import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
@@ -89,6 +90,12 @@ export interface RefreshOptions {
    * and uncopied, unreported.
    */
   readonly keepReplicating?: (topics: readonly ReplicatedTopic[]) => Promise<void>
+  /**
+   * Whether this instance copies the partition `partitionKey(topic, partition)` (in a group, the partitions it was
+   * assigned); absent: all. On a target without topic ids only these are copied again after their remote topic was
+   * deleted by hand (`recopy`), and the error line names the others.
+   */
+  readonly owns?: (tp: string) => boolean
   /**
    * The job run's signal (runtime/scheduler.ts): once aborted, the refresh writes nothing more on the target (no
    * creation, growth or deletion), records what it did until then (as a refresh that ended there, its remaining
@@ -381,7 +388,9 @@ export class RemoteTopics {
     if (recreated.length > 0 && this.#targetHasIds === null) await this.#learnTopicIds(recreated.map(t => t.remote))
     for (const [topic, known] of suspects) {
       if (created.has(known.remote)) {
-        this.#log.error({ topic, remoteTopic: known.remote }, remoteDeletedMessage(this.#flow, topic, known.remote, this.#targetHasIds))
+        const elsewhere = this.#targetHasIds === false ? partitionsNotOwned(topic, known.partitions, options.owns) : []
+        this.#log.error({ topic, remoteTopic: known.remote, ...(elsewhere.length > 0 ? { notCopiedAgain: elsewhere } : {}) },
+          remoteDeletedMessage(this.#flow, topic, known.remote, this.#targetHasIds, elsewhere))
         if (this.#targetHasIds === false) recopy.push(topic)
       } else if (failed.has(topic)) {
         this.#missingRemotes.set(topic, known)
@@ -419,4 +428,10 @@ export class RemoteTopics {
     const next = new Set(plan.topics.map(t => t.source))
     return this.#replicated.map(t => t.source).filter(name => !next.has(name))
   }
+}
+
+/** The partitions of TOPIC (of COUNT) this instance does not copy, by OWNS (none without it: alone, it copies all). */
+function partitionsNotOwned (topic: string, count: number, owns: ((tp: string) => boolean) | undefined): number[] {
+  if (owns === undefined) return []
+  return Array.from({ length: count }, (_, partition) => partition).filter(partition => !owns(partitionKey(topic, partition)))
 }

@@ -47,6 +47,7 @@ export function topicRefreshJob (parts: TopicRefreshJobParts): (signal: AbortSig
           .filter(r => owns(partitionKey(r.topic, r.partition)))
         if (refs.length > 0) await replicator.addPartitions(refs, await progress.load({ readOnly: true, waitForTransactions: true }), owns)
       },
+      ...(alone ? {} : { owns }),
       signal
     })
     if (result.returned.length > 0) {

@@ -2,6 +2,7 @@
  * A remote topic missing from the target's metadata while its source topic is replicated: deleted by hand, or only
  * not in the answer yet (a broker whose metadata lags behind its controller). Only the creation's outcome tells.
  */
+import { partitionKey } from '../../../src/topic-partition.ts'
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { parseConfig } from '../../../src/config/load.ts'
@@ -19,7 +20,7 @@ function setup () {
   const topics = new RemoteTopics(flow, createReplicationPolicy(flow.replicationPolicy), source, target, logs.log)
   const stopped: string[][] = []
   const refresh = () => topics.refresh({ stopReplicating: async names => { stopped.push([...names]) } })
-  return { source, target, logs, stopped, refresh }
+  return { source, target, logs, stopped, refresh, topics }
 }
 
 describe('RemoteTopics.refresh with a remote topic missing from the target', () => {
@@ -86,6 +87,27 @@ describe('RemoteTopics.refresh with a remote topic missing from the target', () 
     assert.deepEqual(result.recopy, ['orders'])
     assert.deepEqual(stopped, [['orders']])
     assert.equal(logs.at(LogLevels.error).filter(l => String(l.msg).includes('copying orders again from the log start of cluster A')).length, 1)
+  })
+
+  it('on a target without topic ids, in a group, the error line names the partitions other instances copy, which are not copied again, and how to get them copied', async () => {
+    // Given orders (3 partitions) replicated into A.orders on a target without topic ids, this instance copying partition 1
+    const { source, target, logs, topics } = setup()
+    target.withoutTopicIds = true
+    source.addTopic('orders', 3)
+    const owns = (tp: string): boolean => tp === partitionKey('orders', 1)
+    await topics.refresh({ owns })
+    // When A.orders is deleted by hand
+    await target.deleteTopics(['A.orders'])
+    const again: string[][] = []
+    const result = await topics.refresh({ owns, copyAgain: async t => { again.push(t.map(x => x.source)) } })
+    // Then this instance copies its partition again, and the error line says 0 and 2 are not copied again
+    assert.deepEqual([result.recopy, again], [['orders'], [['orders']]])
+    const line = logs.at(LogLevels.error).find(l => String(l.msg).startsWith('remote topic A.orders was deleted'))!
+    assert.equal(line.msg, 'remote topic A.orders was deleted on cluster B while kmirror replicated orders: created it again; copying the partitions of orders this instance copies again ' +
+      'from the log start of cluster A (records retention already deleted there cannot be copied again). Partition(s) 0, 2 are not this instance\'s (other kmirror instances of the group copy them, ' +
+      'or take them at this rebalance), and their copy cannot tell on a target without topic ids (before Kafka 2.8): it goes on from their stored positions, and A.orders lacks their records before them. ' +
+      'Fix: stop every kmirror instance of the group but one, then delete A.orders again: that instance copies every partition again; then start the others')
+    assert.deepEqual(line.notCopiedAgain, [0, 2])
   })
 
   it('a remote topic another instance created first, deleted before this refresh saw it, counts as deleted: on a target without topic ids it is copied again', async () => {
