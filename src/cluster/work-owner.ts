@@ -8,7 +8,11 @@ export interface WorkOwner {
   /** Leader only, before it assigns: every work item of the flow now (partitions of the replicated source
    *  topics, from the source cluster's metadata, plus every enabled job). */
   listWork (): Promise<WorkItem[]>
-  /** Start these (newly assigned). Partitions resume from the stored progress read again now. */
+  /**
+   * Start these (newly assigned). Partitions resume from the stored progress read again now. The first assignment
+   * after a loss is given even when it brings nothing new (ITEMS empty): what the lost membership left (an
+   * exactly-once producer's open transaction) is settled then.
+   */
   assign (items: readonly WorkItem[]): Promise<void>
   /** Stop these cleanly: no new fetch, in-flight writes finish, progress and offset syncs of these partitions
    *  are stored; resolves only when another member may safely take them. */

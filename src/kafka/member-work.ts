@@ -20,6 +20,8 @@ export class MemberWork {
   readonly #owner: WorkOwner
   readonly #log: Logger
   readonly #groupId: string
+  /** A loss since the last assignment was started (`startAssigned`). */
+  #lostSinceStarted = false
 
   constructor (owner: WorkOwner, log: Logger, groupId: string) {
     this.#owner = owner
@@ -53,9 +55,11 @@ export class MemberWork {
    */
   async startAssigned (assignment: WorkAssignment, lostMeanwhile: () => boolean): Promise<void> {
     const added = assignment.assigned.filter(k => !this.#keys.has(k))
-    if (added.length === 0) return
+    // The first assignment after a loss reaches the owner even with nothing new: it settles what the lost membership left.
+    if (added.length === 0 && !this.#lostSinceStarted) return
+    this.#lostSinceStarted = false
     for (const key of added) this.#keys.add(key)
-    this.#log.info({ group: this.#groupId, generation: assignment.generation, added: added.length, owned: this.#keys.size }, 'starting assigned work')
+    if (added.length > 0) this.#log.info({ group: this.#groupId, generation: assignment.generation, added: added.length, owned: this.#keys.size }, 'starting assigned work')
     await this.#owner.assign(toItems(added))
     if (lostMeanwhile()) this.#owner.lose()
   }
@@ -63,6 +67,7 @@ export class MemberWork {
   /** Everything the owner runs for this membership ends at once, nothing stored (also with nothing owned). */
   lose (): void {
     this.#keys.clear()
+    this.#lostSinceStarted = true
     this.#owner.lose()
   }
 

@@ -137,20 +137,31 @@ export class FlowWork implements WorkOwner {
     this.#tellAssigned(jobs)
     // The topic refresh first: it creates the remote topics the partitions are written to.
     const refreshFailed = jobs.includes(JobNames.REFRESH_TOPICS) && !await this.#runOnce(JobNames.REFRESH_TOPICS)
+    await this.#endLostTransaction()
+    if (items.length === 0) return
     if (partitions.length > 0) await this.#addPartitions(partitions)
     for (const name of jobs) this.#startJob(name, refreshFailed && name === JobNames.REFRESH_TOPICS)
     this.#parts.log.info({ partitions: partitions.length, jobs }, 'work assigned')
+  }
+
+  /**
+   * Exactly-once, after a lost membership: its transaction may still be open (its producer was dropped, not ended),
+   * holding back read_committed readers of the partitions it wrote, and the progress and history reads of whoever
+   * takes them next (they wait for open transactions; `#addPartitions` here too). Ended at the next assignment, also
+   * one bringing nothing: a member back under its name in the group's next generation is not fenced by the leader,
+   * which fences only members gone.
+   */
+  async #endLostTransaction (): Promise<void> {
+    if (this.#lostSinceAssigned) await this.#parts.endLostTransaction?.()
+    this.#lostSinceAssigned = false
   }
 
   async #addPartitions (partitions: readonly { topic: string, partition: number }[]): Promise<void> {
     const { config, policy, progress, history, replicator } = this.#parts
     const fresh = partitions.filter(p => !this.#partitions.has(partitionKey(p.topic, p.partition)))
     if (fresh.length === 0) return
-    // Read again now: the instance that owned them before stored their progress and history when it let go.
-    // Exactly-once, after a lost membership: that membership's transaction may still be open on the offsets topic
-    // (its producer was dropped, not ended), and the read below waits for open transactions: ended first.
-    if (this.#lostSinceAssigned) await this.#parts.endLostTransaction?.()
-    this.#lostSinceAssigned = false
+    // Read again now: the instance that owned them before stored their progress and history when it let go. (A lost
+    // membership's own open transaction, which the reads would wait for, was ended first: `assign`.)
     const [stored] = await Promise.all([progress.load({ readOnly: true, waitForTransactions: true }), history.follow(tp => this.#writesHistory(tp), { waitForTransactions: true })])
     for (const p of fresh) this.#partitions.add(partitionKey(p.topic, p.partition))
     const refs: PartitionRef[] = fresh.map(p => ({ ...p, remoteTopic: policy.formatRemoteTopic(config.source.alias, p.topic) }))

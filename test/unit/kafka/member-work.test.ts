@@ -59,3 +59,14 @@ test('work started while the membership was lost is lost too; a loss ends the ow
   await work.startAssigned(assignment(['p:0:t']), () => true)
   assert.deepEqual(owner.calls, ['lose', 'assign p:0:t', 'lose'])
 })
+
+test('the first assignment after a loss reaches the owner even when it brings nothing new (it settles what the lost membership left); later ones with nothing new do not', async () => {
+  const owner = recordingOwner()
+  const work = new MemberWork(owner, memoryLogger().log, 'g')
+  await work.startAssigned(assignment([]), () => false)
+  assert.deepEqual(owner.calls, [], 'no loss: nothing to tell')
+  work.lose()
+  await work.startAssigned(assignment([]), () => false)
+  await work.startAssigned(assignment([]), () => false)
+  assert.deepEqual(owner.calls, ['lose', 'assign '])
+})

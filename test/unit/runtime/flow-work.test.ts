@@ -253,6 +253,18 @@ describe('FlowWork', () => {
     await scheduler.stop()
   })
 
+  it('Given a lost membership, when the next assignment brings nothing (a member back under its name, which the leader does not fence), then its transaction is ended all the same, and nothing else is done', async () => {
+    const { work, calls, scheduler } = setup()
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
+    await work.assign([])
+    assert.equal(calls.includes('end lost transaction'), false, 'no loss: nothing to end')
+    work.lose()
+    calls.length = 0
+    await work.assign([])
+    assert.deepEqual(calls, ['end lost transaction'])
+    await scheduler.stop()
+  })
+
   it('on revoke of the heartbeats, aborts their run under way too: the instance the group handed them to writes them now', async () => {
     const { work, calls, scheduler } = setup({ heartbeats: true })
     await work.assign([{ kind: 'job', job: 'heartbeats' }])
