@@ -142,6 +142,7 @@ export class PartitionOwnership {
       parts.waiting.forget(state)
       parts.unread.forget(state)
       parts.sourceRecreated.forget(key)
+      parts.flusher.forgetRewound([key])
       target.forgetPartition?.(state.remoteTopic, state.partition)
     })
   }
@@ -175,6 +176,8 @@ export class PartitionOwnership {
     }
     // Exactly-once mode: the last committed round stored these positions with their data.
     if (parts.eos === null && !await parts.flusher.storeReleased(positions, () => this.#deps.stopping(), lost)) return false
+    // (a rewound position not stored yet is behind the one just stored, and no longer this instance's to store)
+    parts.flusher.forgetRewound(positions.keys())
     for (const key of positions.keys()) {
       tracker.reset(key)
       parts.writer.forget(key)

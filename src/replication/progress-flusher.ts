@@ -108,6 +108,14 @@ export class ProgressFlusher {
     this.#rewound.clear()
   }
 
+  /**
+   * These partitions left this instance (released with their positions stored, or removed): a rewound position
+   * stored later would overwrite their next owner's, or bring back a position forgotten for good.
+   */
+  forgetRewound (keys: Iterable<string>): void {
+    for (const key of keys) this.#rewound.delete(key)
+  }
+
   /** Sends the pending offset syncs unless a send is in flight (they go with the next one then). */
   sendSyncs (): void {
     const syncs = this.#deps.syncs
@@ -123,8 +131,9 @@ export class ProgressFlusher {
         this.#syncFailures.succeeded()
       }, err => {
         tracker.requeue(entries, takenAt)
-        // Put back unless restarted again since (the newer rewind is the one to store).
-        for (const [key, position] of rewound) if (!this.#rewound.has(key)) this.#rewound.set(key, position)
+        // Put back unless restarted again since (the newer rewind is the one to store), and only under the membership
+        // they were taken in (`dropAll` since: lost, nothing of it is stored any more, as `requeue` puts back no sync).
+        if (tracker.epoch === takenAt) for (const [key, position] of rewound) if (!this.#rewound.has(key)) this.#rewound.set(key, position)
         this.#syncError = err
         this.#syncFailures.failed(err, { count: entries.length })
       })

@@ -58,6 +58,37 @@ describe('ProgressFlusher: a partition restarted at a log start', () => {
     assert.deepEqual(events, ['commit t-0@6', 'commit t-0@6', 'send t-0:7->20'])
   })
 
+  it('Given the store of a rewound position failing as the membership is lost, then it is not put back: the next membership never stores it', async () => {
+    const { events, progress, tracker, flusher } = setup()
+    let failing = true
+    progress.onCommit(positions => {
+      events.push(`commit ${[...positions.values()].map(p => `${p.topic}-${p.partition}@${p.lastOffset}`).join(',')}`)
+      if (failing) throw new KmirrorError(ErrorCodes.FENCED, 'the lease ended', { retriable: true })
+    })
+    flusher.restarted(KEY, 't', 0, 500)
+    tracker.record(KEY, 't', 0, 500, 20, 'id-2')
+    const sending = flusher.flushSyncs()
+    // (lost while the store is under way)
+    tracker.dropAll()
+    flusher.dropRewound()
+    // (its syncs dropped with the membership: the flush has nothing left to fail on)
+    await sending
+    failing = false
+    tracker.record('u\u00000', 'u', 0, 0, 0)
+    await flusher.flushSyncs()
+    assert.deepEqual(events, ['commit t-0@499', 'send u-0:0->0'])
+  })
+
+  it('Given a restarted partition released (its position stored) or removed before its rewound position went out, then it is never stored: the position is no longer this instance\'s', async () => {
+    const { events, tracker, flusher } = setup()
+    flusher.restarted(KEY, 't', 0, 500)
+    flusher.restarted('t\u00001', 't', 1, 0)
+    flusher.forgetRewound([KEY, 't\u00001'])
+    tracker.record('u\u00000', 'u', 0, 0, 0)
+    await flusher.flushSyncs()
+    assert.deepEqual(events, ['send u-0:0->0'])
+  })
+
   it('Given the membership lost after a restart, then the rewound position is not stored (the partition may be another instance\'s)', async () => {
     const { events, tracker, flusher } = setup()
     flusher.restarted(KEY, 't', 0, 0)
