@@ -86,9 +86,21 @@ export function removalCause (b: AclBinding, skips: ReadonlyMap<string, SkippedA
   return `its source binding ${formatAcl(skip.binding)} is no longer copied: ${skip.reason}${deny}`
 }
 
-/** Logs at info the removal of B, with why (`removalCause`). */
+/**
+ * Logs the removal of B, with why (`removalCause`): at info, but at warn for a DENY whose source binding still
+ * exists (no longer copied, as one that would stop kmirror): the target no longer refuses what the source refuses.
+ * kmirror's own copies of the ALLOWs it narrowed go with it; an ALLOW made on the target by hand does not, and
+ * grants from then on what the DENY held back.
+ */
 export function logRemoval (b: AclBinding, skips: ReadonlyMap<string, SkippedAcl>, log: FlowContext['log']): void {
   const skip = skips.get(aclKey(b))
   const source = skip === undefined ? {} : { source: formatAcl(skip.binding), reason: skip.reason }
-  log.info({ acl: formatAcl(b), ...source }, `removed ACL from the target: kmirror created it and ${removalCause(b, skips)}`)
+  const msg = `removed ACL from the target: kmirror created it and ${removalCause(b, skips)}`
+  if (skip === undefined || b.permission !== 'deny') {
+    log.info({ acl: formatAcl(b), ...source }, msg)
+    return
+  }
+  log.warn({ acl: formatAcl(b), ...source }, `${msg}. The target no longer refuses what this DENY refused: kmirror removed its own copies of the ALLOWs it ` +
+    'narrows, but an ALLOW made on the target by hand under it now grants that access. Check the target\'s ACLs for such ALLOWs, and add a DENY ' +
+    'there by hand that leaves out kmirror\'s principal and topics if the refusal must hold')
 }
