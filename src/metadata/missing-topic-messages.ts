@@ -74,7 +74,8 @@ export function remoteDeletedMessage (flow: FlowConfig, topic: string, remoteTop
   if (elsewhere.length === 0) return head + `copying ${topic} again from the log start of cluster ${source.alias} ${retention}`
   // A target before Kafka 2.8 gives no topic ids: the other instances cannot tell the topic is new.
   return head + `copying the partitions of ${topic} this instance copies again from the log start of cluster ${source.alias} ${retention}. ` +
-    `Partition(s) ${elsewhere.join(', ')} are not this instance's (other kmirror instances of the group copy them, or take them at this rebalance), ` +
-    `and their copy cannot tell on a target without topic ids (before Kafka 2.8): it goes on from their stored positions, and ${remoteTopic} lacks their records before them. ` +
+    `Partition(s) ${elsewhere.join(', ')} are not this instance's: their stored positions are forgotten, so one assigned at this rebalance starts at the log start, ` +
+    `but a kmirror instance copying one already goes on from its position (a target without topic ids, before Kafka 2.8, cannot tell it the topic is new), ` +
+    `and ${remoteTopic} lacks its records before that. ` +
     `Fix: stop every kmirror instance of the group but one, then delete ${remoteTopic} again: that instance copies every partition again; then start the others`
 }

@@ -220,6 +220,7 @@ export class Flow implements WorkOwner {
         owns: key => work?.ownsPartition(key) ?? false,
         alone,
         before: early,
+        log: this.#log,
         refreshed: result => {
           this.#refreshRanSinceAssigned = true
           this.#noteRefreshed(result.topics)

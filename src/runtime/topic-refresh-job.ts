@@ -11,7 +11,8 @@
  * owner of each partition of it. What is no longer owned (a lost membership owns nothing) is never added: the
  * data path adds only partitions `owns` names, under the grant it held when asked (partition-ownership.ts).
  */
-import type { RefreshResult, RemoteTopics } from '../metadata/remote-topics.ts'
+import type { Logger } from '../logger.ts'
+import type { RefreshResult, RemoteTopics, ReplicatedTopic } from '../metadata/remote-topics.ts'
 import { oneAtATime } from '../one-at-a-time.ts'
 import type { FlowReplicator } from '../replication/flow-replicator.ts'
 import type { ProgressStore } from '../replication/progress-store.ts'
@@ -29,6 +30,18 @@ export interface TopicRefreshJobParts {
   readonly before: Promise<void> | null
   /** Told the result of each run that was not aborted. */
   readonly refreshed: (result: RefreshResult) => void
+  readonly log: Logger
+}
+
+/** Forgets the stored positions of every partition of TOPICS (copied again from the log start); a failure is told. */
+async function forgetPositions (topics: readonly ReplicatedTopic[], progress: Pick<ProgressStore, 'forget'>, log: Logger): Promise<void> {
+  try {
+    await progress.forget(topics.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition }))))
+  } catch (err) {
+    log.warn({ err, topics: topics.map(t => t.source) }, `could not forget the stored positions of ${topics.map(t => t.source).join(', ')}, copied again ` +
+      'from the log start into its remote topic created again: a partition of it that changes owner (or a restart) before its new copy\'s ' +
+      'progress is stored resumes at its old position, and the remote topic lacks the records before it')
+  }
 }
 
 export function topicRefreshJob (parts: TopicRefreshJobParts): (signal: AbortSignal) => Promise<void> {
@@ -38,8 +51,15 @@ export function topicRefreshJob (parts: TopicRefreshJobParts): (signal: AbortSig
     const result = await topics.refresh({
       stopReplicating: async names => { await replicator.removeTopics(names) },
       // A remote topic deleted by hand and created again on a target without topic ids: the partitions of it this
-      // instance owns are copied again from the log start, also in a run aborted since.
-      copyAgain: async again => { await replicator.addTopics(again, new Set(again.map(t => t.source)), owns) },
+      // instance owns are copied again from the log start, also in a run aborted since. Their stored positions (of the
+      // deleted remote topic) are forgotten first, every partition's, as a returned topic's are: a partition assigned
+      // here at this rebalance (added once this run ends), or resumed after a crash before the new copy's progress
+      // is stored, starts at the log start too, never at its old position in the empty new topic. A write: not once
+      // the run is aborted; a failed one is told and does not hold back the copy of the partitions owned.
+      copyAgain: async again => {
+        if (!signal.aborted) await forgetPositions(again, progress, parts.log)
+        await replicator.addTopics(again, new Set(again.map(t => t.source)), owns)
+      },
       // Let go of for a deletion an aborted run did not carry out: the partitions of them this instance owns are
       // taken back from the positions stored since (read again: the data path forgot them when it let go).
       keepReplicating: async kept => {

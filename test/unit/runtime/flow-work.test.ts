@@ -86,7 +86,8 @@ function realRefresh () {
     owns: () => false,
     alone: false,
     before: null,
-    refreshed: r => { deleted.push([...r.deleted]) }
+    refreshed: r => { deleted.push([...r.deleted]) },
+    log: memoryLogger().log
   })
   const { work, scheduler } = setup({ refresh: { periodic: true, failures: 0, run, assigned: () => { topics.acquired() } } })
   // A periodic run, as the scheduler makes one an interval after the run at assignment

@@ -13,7 +13,7 @@ import { JOB_REVOKED } from '../../../src/runtime/flow-work.ts'
 import { topicRefreshJob } from '../../../src/runtime/topic-refresh-job.ts'
 import type { PartitionRef } from '../../../src/replication/partition-set.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
-import { memoryLogger } from '../../fakes/memory-logger.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { FakeTopicCluster } from '../metadata/topic-fake-cluster.ts'
 
@@ -46,16 +46,22 @@ async function setup (owned: Set<string>, ...lines: string[]) {
     }
   }
   const forgotten: string[] = []
+  let forgetFails = false
   const progress = {
-    forget: async (ps: readonly { topic: string, partition: number }[]) => { forgotten.push(...ps.map(p => `${p.topic}-${p.partition}`)) },
+    forget: async (ps: readonly { topic: string, partition: number }[]) => {
+      if (forgetFails) throw new KmirrorError(ErrorCodes.PRODUCE, 'mm2-offsets.A.internal: NOT_LEADER_OR_FOLLOWER', { retriable: true })
+      forgotten.push(...ps.map(p => `${p.topic}-${p.partition}`))
+    },
     load: async () => new Map([[partitionKey('orders', 0), 41], [partitionKey('orders', 1), 17]])
   }
   const refreshed: RefreshResult[] = []
   let afterRefresh = (): void => {}
   const refresher = { refresh: async (o: Parameters<RemoteTopics['refresh']>[0]) => { const r = await topics.refresh(o); afterRefresh(); return r }, returnedHandled: (t: readonly ReplicatedTopic[]) => { topics.returnedHandled(t) } }
-  const run = topicRefreshJob({ topics: refresher, replicator, progress, owns: tp => owned.has(tp), alone: false, before: null, refreshed: r => { refreshed.push(r) } })
+  const logger = memoryLogger()
+  const run = topicRefreshJob({ topics: refresher, replicator, progress, owns: tp => owned.has(tp), alone: false, before: null, refreshed: r => { refreshed.push(r) }, log: logger.log })
   return {
-    source, target, dataPath, forgotten, refreshed, run,
+    source, target, dataPath, forgotten, refreshed, run, logger,
+    failForget: () => { forgetFails = true },
     whileRemoving: (f: (names: readonly string[]) => Promise<void>) => { whileRemoving = f },
     onRefreshed: (f: () => void) => { afterRefresh = f }
   }
@@ -102,25 +108,40 @@ describe('the topic refresh job', () => {
   })
 
   it('Given a remote topic deleted by hand on a target without topic ids, then the run creates it again and copies again from the log start the partitions of it this instance owns', async () => {
-    const { target, dataPath, refreshed, run } = await setup(new Set([partitionKey('orders', 0)]))
+    const { target, dataPath, refreshed, forgotten, run } = await setup(new Set([partitionKey('orders', 0)]))
     await target.deleteTopics(['A.orders'])
     await run(new AbortController().signal)
     assert.equal(target.has('A.orders'), true)
     assert.deepEqual(dataPath, ['remove orders', 'add orders-0 from the log start'])
     assert.deepEqual(refreshed.map(r => r.recopy), [['orders']])
+    // and the stored positions of every partition of it are forgotten (they are the deleted remote topic's): orders-1,
+    // if assigned here at this rebalance, starts at the log start too
+    assert.deepEqual(forgotten, ['orders-0', 'orders-1'])
+  })
+
+  it('Given a remote topic deleted by hand on a target without topic ids, when its stored positions cannot be forgotten, then that is told and the partitions owned here are copied again all the same', async () => {
+    const { target, dataPath, logger, failForget, run } = await setup(new Set([partitionKey('orders', 0)]))
+    failForget()
+    await target.deleteTopics(['A.orders'])
+    await run(new AbortController().signal)
+    assert.deepEqual(dataPath, ['remove orders', 'add orders-0 from the log start'])
+    assert.deepEqual(logger.at(LogLevels.warn).map(l => l.msg), ['could not forget the stored positions of orders, copied again from the log start into its remote topic created again: ' +
+      'a partition of it that changes owner (or a restart) before its new copy\'s progress is stored resumes at its old position, and the remote topic lacks the records before it'])
   })
 
   it('Given a remote topic deleted by hand, when the job is revoked while the data path lets go of it (created again already), then the run rejects but the partitions this instance still owns are copied again from the log start', async () => {
     // Given this instance owns orders-0 (orders-1 is another instance's)
-    const { target, dataPath, refreshed, run, whileRemoving } = await setup(new Set([partitionKey('orders', 0)]))
+    const { target, dataPath, refreshed, forgotten, run, whileRemoving } = await setup(new Set([partitionKey('orders', 0)]))
     await target.deleteTopics(['A.orders'])
     // When the job is revoked as the refresh takes orders out of the data path to copy it again
     const job = new AbortController()
     const reason = revoked()
     whileRemoving(async () => { job.abort(reason) })
     await assert.rejects(run(job.signal), err => err === reason)
-    // Then orders-0 is back in the data path from the log start: the job moved, the partition did not
+    // Then orders-0 is back in the data path from the log start: the job moved, the partition did not; nothing is
+    // written once the run is aborted (the positions stay)
     assert.deepEqual(dataPath, ['remove orders', 'add orders-0 from the log start'])
+    assert.deepEqual(forgotten, [])
     // and the group is not told of the run's topics (the instance that runs the job now tells it)
     assert.deepEqual(refreshed, [])
   })
@@ -170,7 +191,8 @@ describe('the topic refresh job', () => {
       owns: () => false,
       alone: false,
       before: null,
-      refreshed: r => { deleted.push([...r.deleted]) }
+      refreshed: r => { deleted.push([...r.deleted]) },
+      log: memoryLogger().log
     })
     await run(new AbortController().signal)
     source.removeTopic('gone')
