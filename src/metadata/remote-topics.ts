@@ -232,7 +232,9 @@ export class RemoteTopics {
   #startStay (): void {
     this.#acquiredSinceRefresh = false
     this.#deletionProof.forget()
-    this.#reports.forgetProblems()
+    // (not the problems: this refresh reports its own, and those told already stay told; `released` forgets them
+    // when the job leaves, so a stay after another instance ran the job tells them again. The first stay, after the
+    // refresh made while joining, does not tell them twice.)
     // What an earlier stay found deleted: the instances that ran the refresh since may have seen it back and copied
     // it; returned now, its positions (theirs) would be forgotten under them.
     this.#deleted.clear()

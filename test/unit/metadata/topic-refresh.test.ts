@@ -84,6 +84,19 @@ describe('RemoteTopics.released and acquired', () => {
   })
 })
 
+describe('RemoteTopics: problems across the refresh made while joining and the first stay of the job', () => {
+  it('Given a problem told by the refresh made while joining, when the job comes to this instance (its first stay), then its first refresh shows it and does not tell it again', async () => {
+    const { source, logs, topics, refresh } = setup()
+    source.addTopic('secret', 1)
+    source.denyDescribeConfigs('secret')
+    await refresh()
+    topics.acquired()
+    await refresh()
+    assert.deepEqual(topics.problems.map(p => p.topic), ['secret'])
+    assert.equal(logs.at(LogLevels.error).filter(l => String(l.msg).startsWith('source topic secret on A is not replicated yet')).length, 1)
+  })
+})
+
 describe('RemoteTopics: a topic found deleted, across stays of the refresh job', () => {
   it('Given a topic this instance found deleted before the job left, when the job comes back and the topic is back, then it is not returned (another instance may copy it since: its positions are not forgotten under them), and a leader that does not run the refresh lists it meanwhile', async () => {
     const { source, topics, refresh } = setup()
