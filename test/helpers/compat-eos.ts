@@ -23,6 +23,8 @@ export interface EosRestart {
   readonly restartedAt: number
   /** The mm2.properties file both ran. */
   readonly config: string
+  /** The flow's group. */
+  readonly group: string
   /** Stops producing and checks the copy (every record once, source order); returns when read_committed saw it all. */
   readonly checkExactlyOnce: (timeoutMs: number) => Promise<number>
 }
@@ -71,5 +73,5 @@ export async function eosRestart (t: Cleanup, target: ClusterName, restart: 'at-
 
   const checkExactlyOnce = async (timeoutMs: number): Promise<number> =>
     await checkExactlyOnceCopy({ cluster: 'source', topic }, { cluster: target, topic: remote }, PARTITIONS, await producer!.stop(), timeoutMs)
-  return { again, killed: one, restartedAt, config, checkExactlyOnce }
+  return { again, killed: one, restartedAt, config, group, checkExactlyOnce }
 }

@@ -154,3 +154,18 @@ export async function checkExactlyOnceCopy (from: TopicOn, to: TopicOn, partitio
   }
   return committedAt
 }
+
+/**
+ * Why a restarted instance may find nothing of a killed one to fence: it had lost its membership before the kill
+ * (`lost`), or its session ended before the new one joined (`session-ended`: the new one created remote topics
+ * while the group had no member, or the group went through a generation with neither of them). Null: the new one's
+ * first generation listed the dead one, so it must have fenced it.
+ */
+export function nothingToFence (killed: Instance, again: Instance, group: string): 'lost' | 'session-ended' | null {
+  if (/"msg":"group membership lost/.test(killed.process.stderr)) return 'lost'
+  if (/"msg":"no member in group [^"]* yet/.test(again.process.stderr)) return 'session-ended'
+  const generations = (stderr: string): number[] => [...stderr.matchAll(new RegExp(`"group":"${group}","generation":(\\d+)`, 'g'))].map(m => Number(m[1]))
+  const [before, after] = [generations(killed.process.stderr), generations(again.process.stderr)]
+  if (before.length > 0 && after.length > 0 && Math.min(...after) > Math.max(...before) + 1) return 'session-ended'
+  return null
+}
