@@ -22,7 +22,7 @@ export const LANE_PORT_STEP = 2000
 const MEASURED_SECONDS: Readonly<Record<string, number>> = {
   'active-active-default': 186, 'coordinator-move': 118, 'bench-smoke': 87, 'instance-failure': 105, 'target-quota': 25,
   'failback-drill': 78, 'source-partition-offline': 84, 'source-quota': 75, 'target-partition-offline': 95, 'failover-drill': 53,
-  'broker-kill': 78, 'exactly-once': 52, 'credential-rotation': 51, 'crash-safety': 43, 'compat-floor': 55,
+  'broker-kill': 78, 'exactly-once': 52, 'credential-rotation': 51, 'crash-safety': 43, 'compat-floor': 60,
   'least-privilege': 52, 'least-privilege-eos': 65, 'mm2-handover-eos': 37, 'lagging-group': 36, 'active-active-identity': 35,
   'offsets-set': 32, 'demo': 28, 'partition-faults': 28, 'fetch-sessions': 27, 'broker-freeze': 25,
   'mm2-handover': 25, 'scale-out': 25, 'acl-sync-safety': 40, 'security': 24, 'silent-broker': 24,
