@@ -100,7 +100,9 @@ export function logRemoval (b: AclBinding, skips: ReadonlyMap<string, SkippedAcl
     log.info({ acl: formatAcl(b), ...source }, msg)
     return
   }
+  // A DENY that would stop kmirror cannot come back as it was: the one to add by hand must leave kmirror out.
+  const blocksKmirror = skip.reason === AclSkipReasons.DENY_WOULD_BLOCK_KMIRROR || skip.reason === AclSkipReasons.GROUP_DENY_WOULD_BLOCK_KMIRROR
   log.warn({ acl: formatAcl(b), ...source }, `${msg}. The target no longer refuses what this DENY refused: kmirror removed its own copies of the ALLOWs it ` +
     'narrows, but an ALLOW made on the target by hand under it now grants that access. Check the target\'s ACLs for such ALLOWs, and add a DENY ' +
-    'there by hand that leaves out kmirror\'s principal and topics if the refusal must hold')
+    `there by hand${blocksKmirror ? ' that leaves out kmirror\'s principal and topics' : ''} if the refusal must hold`)
 }

@@ -74,7 +74,7 @@ export function remoteDeletedMessage (flow: FlowConfig, topic: string, remoteTop
   if (elsewhere.length === 0) return head + `copying ${topic} again from the log start of cluster ${source.alias} ${retention}`
   // A target before Kafka 2.8 gives no topic ids: the other instances cannot tell the topic is new.
   return head + `copying the partitions of ${topic} this instance copies again from the log start of cluster ${source.alias} ${retention}. ` +
-    `Partition(s) ${elsewhere.join(', ')} are not this instance's: their stored positions are forgotten, so one assigned at this rebalance starts at the log start, ` +
+    `Partition(s) ${elsewhere.join(', ')} are not this instance's: their stored positions are forgotten, so one whose next owner reads them after this starts over, ` +
     `but a kmirror instance copying one already goes on from its position (a target without topic ids, before Kafka 2.8, cannot tell it the topic is new), ` +
     `and ${remoteTopic} lacks its records before that. ` +
     `Fix: stop every kmirror instance of the group but one, then delete ${remoteTopic} again: that instance copies every partition again; then start the others`

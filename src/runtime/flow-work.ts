@@ -137,7 +137,7 @@ export class FlowWork implements WorkOwner {
     this.#tellAssigned(jobs)
     // The topic refresh first: it creates the remote topics the partitions are written to.
     const refreshFailed = jobs.includes(JobNames.REFRESH_TOPICS) && !await this.#runOnce(JobNames.REFRESH_TOPICS)
-    await this.#endLostTransaction()
+    await this.#endLostTransaction(items.length === 0)
     if (items.length === 0) return
     if (partitions.length > 0) await this.#addPartitions(partitions)
     for (const name of jobs) this.#startJob(name, refreshFailed && name === JobNames.REFRESH_TOPICS)
@@ -149,11 +149,20 @@ export class FlowWork implements WorkOwner {
    * holding back read_committed readers of the partitions it wrote, and the progress and history reads of whoever
    * takes them next (they wait for open transactions; `#addPartitions` here too). Ended at the next assignment, also
    * one bringing nothing: a member back under its name in the group's next generation is not fenced by the leader,
-   * which fences only members gone.
+   * which fences only members gone. With NOTHING_ASSIGNED a failure (the transaction coordinator out of reach) is
+   * told and tried again at the next assignment, rather than failing this one (which would make the member leave and
+   * the whole group rebalance for work it was not given).
    */
-  async #endLostTransaction (): Promise<void> {
-    if (this.#lostSinceAssigned) await this.#parts.endLostTransaction?.()
-    this.#lostSinceAssigned = false
+  async #endLostTransaction (nothingAssigned: boolean): Promise<void> {
+    if (!this.#lostSinceAssigned) return
+    try {
+      await this.#parts.endLostTransaction?.()
+      this.#lostSinceAssigned = false
+    } catch (err) {
+      if (!nothingAssigned) throw err
+      this.#parts.log.warn({ err }, 'could not end the transaction of the lost group membership; tried again at the next assignment (until then, or its ' +
+        'transaction timeout, read_committed readers of the partitions it wrote wait for it)')
+    }
   }
 
   async #addPartitions (partitions: readonly { topic: string, partition: number }[]): Promise<void> {

@@ -6,7 +6,8 @@
  * ended, and drops what it counted.
  *
  * The run's SIGNAL (membership ended, job revoked) is looked at before each write on the target (the refresh's
- * own, then the forget of returned topics' positions), never before a change of this instance's data path: a
+ * own, the forget of the positions of a remote topic copied again without topic ids, then of returned topics'),
+ * never before a change of this instance's data path: a
  * revoked JOB leaves this instance its partitions, and a remote topic created again must be copied again by the
  * owner of each partition of it. What is no longer owned (a lost membership owns nothing) is never added: the
  * data path adds only partitions `owns` names, under the grant it held when asked (partition-ownership.ts).

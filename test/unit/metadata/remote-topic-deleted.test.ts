@@ -105,7 +105,7 @@ describe('RemoteTopics.refresh with a remote topic missing from the target', () 
     const line = logs.at(LogLevels.error).find(l => String(l.msg).startsWith('remote topic A.orders was deleted'))!
     assert.equal(line.msg, 'remote topic A.orders was deleted on cluster B while kmirror replicated orders: created it again; copying the partitions of orders this instance copies again ' +
       'from the log start of cluster A (records retention already deleted there cannot be copied again). Partition(s) 0, 2 are not this instance\'s: their stored positions are forgotten, ' +
-      'so one assigned at this rebalance starts at the log start, but a kmirror instance copying one already goes on from its position (a target without topic ids, before Kafka 2.8, ' +
+      'so one whose next owner reads them after this starts over, but a kmirror instance copying one already goes on from its position (a target without topic ids, before Kafka 2.8, ' +
       'cannot tell it the topic is new), and A.orders lacks its records before that. ' +
       'Fix: stop every kmirror instance of the group but one, then delete A.orders again: that instance copies every partition again; then start the others')
     assert.deepEqual(line.notCopiedAgain, [0, 2])

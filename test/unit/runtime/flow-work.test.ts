@@ -1,3 +1,4 @@
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { OffsetHistoryStore } from '../../../src/checkpoint/offset-history-store.ts'
@@ -62,10 +63,14 @@ function setup (options: { ownership?: 'all' | 'assigned', heartbeats?: boolean,
   const jobs = [{ ...refresh, assigned, stopped: () => { calls.push('refresh-topics stopped here') } }, checkpoints]
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async (abort?: string) => { calls.push(abort === undefined ? 'heartbeats stop' : `heartbeats stop, run aborted: ${abort}`) } } : null
   const logger = memoryLogger()
-  const endLostTransaction = async (): Promise<void> => { calls.push('end lost transaction') }
+  let endLostFailures = 0
+  const endLostTransaction = async (): Promise<void> => {
+    if (endLostFailures-- > 0) throw new KmirrorError(ErrorCodes.PRODUCE, 'InitProducerId: COORDINATOR_NOT_AVAILABLE', { retriable: true })
+    calls.push('end lost transaction')
+  }
   const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, endLostTransaction, membershipLost: () => { calls.push('membership lost') }, log: logger.log }, options.ownership ?? 'assigned')
   ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
-  return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f }, releaseStores: (stored: boolean) => { releaseStored = stored } }
+  return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f }, releaseStores: (stored: boolean) => { releaseStored = stored }, failEndLost: (n: number) => { endLostFailures = n } }
 }
 
 /**
@@ -263,6 +268,19 @@ describe('FlowWork', () => {
     calls.length = 0
     await work.assign([])
     assert.deepEqual(calls, ['end lost transaction'])
+    await scheduler.stop()
+  })
+
+  it('Given a lost membership, when ending its transaction fails at an assignment that brings nothing, then that is told, the assignment stands, and the next assignment tries again', async () => {
+    const { work, calls, logger, scheduler, failEndLost } = setup()
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
+    work.lose()
+    failEndLost(1)
+    await work.assign([])
+    assert.deepEqual(logger.at(LogLevels.warn).map(l => l.msg).filter(m => m.startsWith('could not end')), ['could not end the transaction of the lost group membership; tried again at the next assignment (until then, or its transaction timeout, read_committed readers of the partitions it wrote wait for it)'])
+    calls.length = 0
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 1 }])
+    assert.deepEqual(calls.filter(c => c.startsWith('end lost') || c.startsWith('progress')), ['end lost transaction', 'progress (waiting for transactions)'])
     await scheduler.stop()
   })
 
