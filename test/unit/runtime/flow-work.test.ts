@@ -9,8 +9,8 @@ import { RemoteTopics } from '../../../src/metadata/remote-topics.ts'
 import { FlowWork, JOB_REVOKED, MEMBERSHIP_ENDED } from '../../../src/runtime/flow-work.ts'
 import type { FlowJob } from '../../../src/runtime/job-registry.ts'
 import { Scheduler } from '../../../src/runtime/scheduler.ts'
-import { topicRefreshJob } from '../../../src/runtime/topic-refresh-job.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
+import { deletionRecordingJob } from '../../fakes/deletion-recording-job.ts'
 import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { FakeTopicCluster } from '../metadata/topic-fake-cluster.ts'
@@ -83,17 +83,7 @@ function realRefresh () {
   source.addTopic('orders', 1)
   source.addTopic('orders-gone', 1)
   const topics = new RemoteTopics(config, createReplicationPolicy(config.replicationPolicy), source, new FakeTopicCluster(), memoryLogger().log)
-  const deleted: string[][] = []
-  const run = topicRefreshJob({
-    topics,
-    replicator: { removeTopics: async () => {}, addTopics: async () => {}, addPartitions: async () => {} },
-    progress: { forget: async () => {}, load: async () => new Map() },
-    owns: () => false,
-    alone: false,
-    before: null,
-    refreshed: r => { deleted.push([...r.deleted]) },
-    log: memoryLogger().log
-  })
+  const { run, deleted } = deletionRecordingJob(topics)
   const { work, scheduler } = setup({ refresh: { periodic: true, failures: 0, run, assigned: () => { topics.acquired() } } })
   // A periodic run, as the scheduler makes one an interval after the run at assignment
   const runNow = async (): Promise<void> => { await run(new AbortController().signal) }

@@ -13,6 +13,7 @@ import { JOB_REVOKED } from '../../../src/runtime/flow-work.ts'
 import { topicRefreshJob } from '../../../src/runtime/topic-refresh-job.ts'
 import type { PartitionRef } from '../../../src/replication/partition-set.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
+import { deletionRecordingJob } from '../../fakes/deletion-recording-job.ts'
 import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import { FakeTopicCluster } from '../metadata/topic-fake-cluster.ts'
@@ -183,17 +184,7 @@ describe('the topic refresh job', () => {
     source.addTopic('orders', 1)
     source.addTopic('gone', 1)
     const topics = new RemoteTopics(flow, createReplicationPolicy(flow.replicationPolicy), source, new FakeTopicCluster(), memoryLogger().log)
-    const deleted: string[][] = []
-    const run = topicRefreshJob({
-      topics,
-      replicator: { removeTopics: async () => {}, addTopics: async () => {}, addPartitions: async () => {} },
-      progress: { forget: async () => {}, load: async () => new Map() },
-      owns: () => false,
-      alone: false,
-      before: null,
-      refreshed: r => { deleted.push([...r.deleted]) },
-      log: memoryLogger().log
-    })
+    const { run, deleted } = deletionRecordingJob(topics)
     await run(new AbortController().signal)
     source.removeTopic('gone')
     await run(new AbortController().signal)
