@@ -318,6 +318,7 @@ test('exactly-once: a lone instance killed with a transaction open and started a
     }, { timeoutMs: 30_000, intervalMs: 200, message: `${i.name} frozen with a transaction open` }))!
   }
   const othersOpen = await frozenOpen(other)
+  const othersFrozenAt = Date.now()
   await frozenOpen(one!)
   one!.process.kill('SIGKILL')
   await one!.process.waitForExit(10_000)
@@ -339,9 +340,14 @@ test('exactly-once: a lone instance killed with a transaction open and started a
   const fencing = again.process.stderr.split('\n').find(l => l.includes('"msg":"fencing the transactional ids of members that left work behind"'))
   assert.ok(fencing !== undefined && (JSON.parse(fencing) as { transactionalIds: string[] }).transactionalIds.includes(orphan.transactionalId), fencing)
   assert.ok(!(await openNow()).some(o => o.transactionalId === orphan.transactionalId), 'the dead one\'s transaction is no longer open')
-  // and leaves the other group's transaction alone: still open under the same producer epoch (not fenced)
-  assert.deepEqual((await openOf(other)).map(o => [o.transactionalId, o.producerEpoch]), [[othersOpen.transactionalId, othersOpen.producerEpoch]])
+  // and leaves the other group's transaction alone: no line names it, and while within its timeout (60 s; a loaded
+  // machine may get here later, when its coordinator has aborted it for its age) it is still open under the same
+  // producer epoch (not fenced)
   assert.ok(!again.process.stderr.includes(othersOpen.transactionalId), 'the other group\'s id is neither found nor fenced')
+  const othersNow = (await openOf(other)).map(o => [o.transactionalId, o.producerEpoch])
+  if (Date.now() - othersFrozenAt < 55_000) assert.deepEqual(othersNow, [[othersOpen.transactionalId, othersOpen.producerEpoch]])
+  else if (othersNow.length > 0) assert.deepEqual(othersNow, [[othersOpen.transactionalId, othersOpen.producerEpoch]])
+  else t.diagnostic('the other group\'s transaction had reached its timeout (aborted by its coordinator) before the check')
   process.kill(other.process.pid, 'SIGCONT')
   await otherProducer.stop()
   otherProducer = undefined
