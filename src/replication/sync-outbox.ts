@@ -82,6 +82,12 @@ export class SyncOutbox {
    */
   #thinAt: number
   #pump: Promise<void> | null = null
+  /**
+   * The pump's loop runs. Cleared in the loop's own synchronous exit, not in a `finally` callback of its promise: an
+   * enqueue in the microtasks between the two would see a pump about to end, start none, and its syncs would wait
+   * for the next enqueue (at a stop, for ever: the drain found no pump and left them unwritten).
+   */
+  #pumping = false
   #closed = false
   /** Bumped by `dropQueued`: a send of the queue before it neither removes nor puts back anything. */
   #epoch = 0
@@ -111,7 +117,10 @@ export class SyncOutbox {
     for (const e of entries) this.#queue.push(e)
     if (this.#queue.length > this.#thinAt) this.#thin()
     this.#pending()
-    this.#pump ??= this.#run().finally(() => { this.#pump = null })
+    if (!this.#pumping) {
+      this.#pumping = true
+      this.#pump = this.#run()
+    }
   }
 
   /**
@@ -143,7 +152,7 @@ export class SyncOutbox {
    */
   async drain (timeoutMs: number): Promise<number> {
     const deadline = delay(timeoutMs, undefined, { ref: false })
-    const done = this.#pump ?? Promise.resolve()
+    const done = this.#pumping && this.#pump !== null ? this.#pump : Promise.resolve()
     await Promise.race([done, deadline])
     const first = !this.#closed
     this.#closed = true
@@ -156,34 +165,42 @@ export class SyncOutbox {
     return left
   }
 
+  /** Sends until the queue is empty or the outbox closed; `#pumping` is cleared in the same step the loop ends. */
   async #run (): Promise<void> {
-    for (let failures = 0; this.#queue.length > 0 && !this.#closed;) {
-      const batch = this.#queue.slice(0, MAX_BATCH)
-      const epoch = this.#epoch
-      this.#inFlight = batch.length
-      // The acknowledged head of the batch leaves the queue at once: a later part failing sends only the rest again.
-      const acked = (count: number): void => {
-        if (epoch !== this.#epoch || count <= 0) return
-        const n = Math.min(count, this.#inFlight)
-        this.#queue.splice(0, n)
-        this.#inFlight -= n
-        this.#pending()
-      }
-      try {
-        await this.#sink.send(batch, acked)
-        acked(this.#inFlight)
-        failures = 0
-        if (this.#failures.current() !== null) this.#metrics.set('offsetSyncsFailingSince', this.#labels, 0)
-        this.#failures.succeeded()
-      } catch (err) {
-        if (epoch !== this.#epoch) continue
-        this.#inFlight = 0
-        failures++
-        this.#metrics.inc('offsetSyncWriteFailures', this.#labels)
-        this.#failures.failed(err, { count: batch.length, pending: this.#queue.length })
-        this.#metrics.set('offsetSyncsFailingSince', this.#labels, Math.floor(this.#failures.current()!.since / 1000))
-        await delay(Math.min(RETRY_MAX_MS, this.#retryBaseMs * 2 ** (failures - 1)), undefined, { signal: this.#wake.signal }).catch(() => undefined)
-      }
+    try {
+      for (let failures = 0; this.#queue.length > 0 && !this.#closed;) failures = await this.#sendHead(failures)
+    } finally {
+      this.#pumping = false
+    }
+  }
+
+  /** Sends the head of the queue once; the failures in a row after it (a failure waits its back-off first). */
+  async #sendHead (failures: number): Promise<number> {
+    const batch = this.#queue.slice(0, MAX_BATCH)
+    const epoch = this.#epoch
+    this.#inFlight = batch.length
+    // The acknowledged head of the batch leaves the queue at once: a later part failing sends only the rest again.
+    const acked = (count: number): void => {
+      if (epoch !== this.#epoch || count <= 0) return
+      const n = Math.min(count, this.#inFlight)
+      this.#queue.splice(0, n)
+      this.#inFlight -= n
+      this.#pending()
+    }
+    try {
+      await this.#sink.send(batch, acked)
+      acked(this.#inFlight)
+      if (this.#failures.current() !== null) this.#metrics.set('offsetSyncsFailingSince', this.#labels, 0)
+      this.#failures.succeeded()
+      return 0
+    } catch (err) {
+      if (epoch !== this.#epoch) return failures
+      this.#inFlight = 0
+      this.#metrics.inc('offsetSyncWriteFailures', this.#labels)
+      this.#failures.failed(err, { count: batch.length, pending: this.#queue.length })
+      this.#metrics.set('offsetSyncsFailingSince', this.#labels, Math.floor(this.#failures.current()!.since / 1000))
+      await delay(Math.min(RETRY_MAX_MS, this.#retryBaseMs * 2 ** failures), undefined, { signal: this.#wake.signal }).catch(() => undefined)
+      return failures + 1
     }
   }
 

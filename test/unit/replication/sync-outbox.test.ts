@@ -43,6 +43,24 @@ class HeldSink {
 }
 
 describe('SyncOutbox', () => {
+  it('a sync queued in any microtask while the last send ends is sent, and a stop drains it (no lost wake-up)', async () => {
+    // (the pump used to be marked done in a callback of its promise: an enqueue in the microtasks between its loop's
+    // end and that callback started no send, and a stop then found nothing to wait for and left the sync unwritten)
+    for (let ticks = 0; ticks < 12; ticks++) {
+      const written: number[] = []
+      const sent = deferred()
+      const sink = { send: async (entries: readonly OffsetSyncEntry[]): Promise<void> => { written.push(...entries.map(e => e.upstreamOffset)); sent.resolve() } }
+      const { log, lines } = memoryLogger()
+      const outbox = new SyncOutbox(sink, log, { flow: 'f', retryBaseMs: 1 })
+      outbox.enqueue([sync(1)])
+      await sent.promise
+      for (let i = 0; i < ticks; i++) await Promise.resolve()
+      outbox.enqueue([sync(2)])
+      assert.equal(await outbox.drain(1000), 0, `enqueued ${ticks} microtask(s) after the send: ${JSON.stringify(lines)}`)
+      assert.deepEqual(written, [1, 2], `enqueued ${ticks} microtask(s) after the send`)
+    }
+  })
+
   it('sends one batch at a time, what was queued meanwhile in the next, each sync once and in order', async () => {
     const sink = new HeldSink()
     const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 1 })
