@@ -356,7 +356,13 @@ test('a frozen source partition leader (SIGSTOP): the other brokers\' partitions
       // (plain, as above: InitProducerId failed here in CI. A plain producer retrying through the leader move may
       // write a batch twice on the source, seen in CI: the target must hold what the source holds)
       await produce(others, records(topic, moved, 20, 10), { idempotent: false })
-      const sourceEnds = await endOffsets(others, topic)
+      // (the ends read at once after the acknowledgement once gave 20 for a moved partition, 30 a moment later: a
+      // leader just elected may answer ListOffsets with a high watermark its followers have not moved yet. Every
+      // record acknowledged is in: the expected ends are taken once each moved partition shows at least them)
+      const sourceEnds = await waitForValue(async () => {
+        const ends = await endOffsets(others, topic).catch(() => [])
+        return { done: moved.every(p => (ends[p] ?? 0n) >= 30n), state: ends }
+      }, { timeoutMs: 10_000, intervalMs: 100, message: `the source's ends of the moved partitions ${moved.join(', ')} of ${topic} at 30 or past` })
       await copied(remote, moved, sourceEnds, `moved partitions (${fenceLine.test(instance.process.stderr) ? 'after' : 'before'} the cut line)`)
     })()
     // (awaited below; a failure before then is this test's, not an unhandled rejection)
