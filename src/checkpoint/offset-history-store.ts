@@ -28,7 +28,7 @@ import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { oneAtATime } from '../one-at-a-time.ts'
 import { parsePartitionKey, partitionKey } from '../topic-partition.ts'
 import type { OutRecord, RecordWriter } from '../kafka/record-writer.ts'
-import { readTopicFrom } from '../kafka/topic-reader.ts'
+import { type HeldReadListener, readTopicFrom } from '../kafka/topic-reader.ts'
 import { InternalTopicHeads } from '../policy/replication-policy.ts'
 import type { OffsetSyncEntry } from '../replication/offset-sync-tracker.ts'
 import { PartitionOffsetHistory, type RunStart } from './offset-history.ts'
@@ -60,6 +60,7 @@ interface OpenRun {
 export class OffsetHistoryStore {
   readonly topic: string
   readonly #flow: FlowConfig
+  readonly #held: HeldReadListener | undefined
   readonly #admin: Pick<AdminClient, 'createTopic' | 'describeTopics'>
   readonly #fetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null
   readonly #writer: Pick<RecordWriter, 'write'> | null
@@ -80,7 +81,9 @@ export class OffsetHistoryStore {
   #tombstoning = 0
   readonly #rewritten = new Map<string, number>()
 
-  constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic' | 'describeTopics'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null) {
+  /** HELD: told when a read waiting for transactions is held by one (the operator sees why an assignment waits). */
+  constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic' | 'describeTopics'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null, held?: HeldReadListener) {
+    this.#held = held
     this.#flow = flow
     this.#admin = targetAdmin
     this.#fetcher = targetFetcher
@@ -148,7 +151,7 @@ export class OffsetHistoryStore {
         const id = value.sourceTopicId
         byStart.set(key.upstreamOffset, { downstream: value.downstreamOffset, length: value.length, open: value.open, at: record.offset, startedAt: started, ...(id === undefined ? {} : { sourceTopicId: id }) })
       }
-    }, written ? { through: 'written', timeoutMs: transactionWaitMs(this.#flow), signal: this.#closing.signal } : {})
+    }, written ? { through: 'written', timeoutMs: transactionWaitMs(this.#flow), signal: this.#closing.signal, ...(this.#held === undefined ? {} : { held: this.#held }) } : {})
     this.#next = ends.get(0) ?? this.#next
     return touched
   }

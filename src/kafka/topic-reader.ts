@@ -13,6 +13,32 @@ import { partitionKey } from '../topic-partition.ts'
 import { withGrant } from './acl-grant.ts'
 import { FetchOutcomes, type FetchedRecord, type Grantee, type PartitionPosition, type RecordFetcher } from './record-fetcher.ts'
 
+/** How long a read through 'written' may be held by an open transaction before its listener is told. */
+export const HELD_TELL_MS = 5_000
+
+/** A read through 'written' held back by a transaction still open on its topic (see `HeldReadListener`). */
+export interface HeldRead {
+  readonly topic: string
+  /** Each partition held: where the read is (its last stable offset) and the high watermark it must reach. */
+  readonly partitions: readonly { readonly partition: number, readonly offset: number, readonly end: number }[]
+  readonly waitedMs: number
+  /** How long the read may wait in all. */
+  readonly timeoutMs: number
+}
+
+/**
+ * Told when a read through 'written' waits on an open transaction: a read held silently for up to a transaction
+ * timeout (a minute and more) looks like a hang to the operator.
+ */
+export interface HeldReadListener {
+  /** How long a read may be held before `held` (HELD_TELL_MS by default). */
+  readonly tellAfterMs?: number
+  /** Once per read, `tellAfterMs` after it began, while a partition is held at its last stable offset. */
+  held: (read: HeldRead) => void
+  /** After `held`: the read reached its end, WAITED_MS after it began. */
+  released: (topic: string, waitedMs: number) => void
+}
+
 export interface ReadOptions {
   /** How long the whole read may take (60 s by default). */
   readonly timeoutMs?: number
@@ -20,6 +46,8 @@ export interface ReadOptions {
   readonly through?: 'stable' | 'written'
   /** Ends the read at once, with the signal's reason (a stop). */
   readonly signal?: AbortSignal
+  /** Through 'written' only: told when an open transaction holds the read (and when it no longer does). */
+  readonly held?: HeldReadListener
 }
 
 export async function readTopicToEnd (
@@ -76,7 +104,9 @@ async function readToEnd (
   let positions: PartitionPosition[] = tps
     .map(tp => ({ ...tp, offset: Math.max(from.get(tp.partition) ?? 0, earliest.get(partitionKey(topic, tp.partition)) ?? 0) }))
     .filter(p => p.offset < end(p.partition))
-  const deadline = Date.now() + timeoutMs
+  const startedAt = Date.now()
+  const deadline = startedAt + timeoutMs
+  const held = options.through === 'written' ? heldWatch(topic, startedAt, timeoutMs, options.held) : null
   while (positions.length > 0) {
     options.signal?.throwIfAborted()
     if (Date.now() > deadline) throw readTimeout(topic, timeoutMs, positions, end, options.through === 'written')
@@ -85,11 +115,38 @@ async function readToEnd (
     for (const f of fetched) {
       for (const r of f.records) onRecord(f.partition, r)
       const offset = f.outcome === FetchOutcomes.OUT_OF_RANGE ? Math.max(f.logStartOffset, 0) : f.nextOffset
-      if (offset < end(f.partition)) next.push({ topic, partition: f.partition, offset })
+      if (offset < end(f.partition)) {
+        next.push({ topic, partition: f.partition, offset })
+        held?.saw(f.partition, offset, f.lastStableOffset, end(f.partition))
+      }
     }
     positions = next
+    held?.check(positions)
   }
+  held?.done()
   return new Map(tps.map(tp => [tp.partition, end(tp.partition)]))
+}
+
+/** Tells LISTENER once when partitions stay held at their last stable offset past HELD_TELL_MS, and their release. */
+function heldWatch (topic: string, startedAt: number, timeoutMs: number, listener: HeldReadListener | undefined): { saw: (partition: number, offset: number, lastStable: number, end: number) => void, check: (left: readonly PartitionPosition[]) => void, done: () => void } | null {
+  if (listener === undefined) return null
+  const atStable = new Map<number, { partition: number, offset: number, end: number }>()
+  let told = false
+  return {
+    saw: (partition, offset, lastStable, end) => {
+      if (lastStable >= 0 && offset >= lastStable && lastStable < end) atStable.set(partition, { partition, offset, end })
+      else atStable.delete(partition)
+    },
+    check: left => {
+      const waitedMs = Date.now() - startedAt
+      if (told || waitedMs < (listener.tellAfterMs ?? HELD_TELL_MS)) return
+      const partitions = left.flatMap(p => atStable.get(p.partition) ?? [])
+      if (partitions.length === 0) return
+      told = true
+      listener.held({ topic, partitions, waitedMs, timeoutMs })
+    },
+    done: () => { if (told) listener.released(topic, Date.now() - startedAt) }
+  }
 }
 
 function readTimeout (topic: string, timeoutMs: number, stuck: readonly PartitionPosition[], end: (partition: number) => number, written: boolean): KmirrorError {

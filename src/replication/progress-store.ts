@@ -25,7 +25,7 @@ import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import { partitionKey } from '../topic-partition.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
-import { readTopicToEnd } from '../kafka/topic-reader.ts'
+import { type HeldReadListener, readTopicToEnd } from '../kafka/topic-reader.ts'
 import { transactionWaitMs } from '../config/transaction-timeout.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 
@@ -33,6 +33,7 @@ const SOURCE_CONNECTOR = 'MirrorSourceConnector'
 
 export class ProgressStore {
   readonly #flow: FlowConfig
+  readonly #held: HeldReadListener | undefined
   readonly #admin: AdminClient
   readonly #fetcher: RecordFetcher
   readonly #writer: Pick<RecordWriter, 'write'> | null
@@ -47,7 +48,9 @@ export class ProgressStore {
   #loads = 0
   readonly #closing = new AbortController()
 
-  constructor (flow: FlowConfig, targetAdmin: AdminClient, targetFetcher: RecordFetcher, targetWriter: Pick<RecordWriter, 'write'> | null) {
+  /** HELD: told when a read waiting for transactions is held by one (the operator sees why a start waits). */
+  constructor (flow: FlowConfig, targetAdmin: AdminClient, targetFetcher: RecordFetcher, targetWriter: Pick<RecordWriter, 'write'> | null, held?: HeldReadListener) {
+    this.#held = held
     this.#flow = flow
     this.#admin = targetAdmin
     this.#fetcher = targetFetcher
@@ -119,7 +122,7 @@ export class ProgressStore {
       if (offset === null || offset < 0) read.delete(tp)
       else read.set(tp, offset)
     }, waitForTransactions
-      ? { through: 'written', timeoutMs: transactionWaitMs(this.#flow), signal: this.#closing.signal }
+      ? { through: 'written', timeoutMs: transactionWaitMs(this.#flow), signal: this.#closing.signal, ...(this.#held === undefined ? {} : { held: this.#held }) }
       : { through: 'stable' })
     return read
   }

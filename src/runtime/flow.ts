@@ -38,6 +38,7 @@ import { Scheduler } from './scheduler.ts'
 import { TransactionTally } from '../replication/transaction-tally.ts'
 import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import { SyncOutbox } from '../replication/sync-outbox.ts'
+import { heldReadLogger } from './held-reads.ts'
 import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
 import { topicRefreshJob } from './topic-refresh-job.ts'
 
@@ -146,9 +147,10 @@ export class Flow implements WorkOwner {
     })
     this.#transactions = transactionalId === undefined ? null : new TransactionTally(config.name, transactionalId, transactionTimeoutMs(config), this.#metrics)
     const offsetsReader = target.reader
-    const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter)
+    const held = heldReadLogger(this.#log, config.target.alias)
+    const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter, held)
     const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : null
-    const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, roundWriter)
+    const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, roundWriter, held)
     this.#waitingReads.push(progress, history)
     if (rounds !== null) {
       // Initialises this process's own transactional id (it carries the pid and start time, so it fences no one):

@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict'
+import { setTimeout as delay } from 'node:timers/promises'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { FetchOutcomes, type FetchedPartition, type PartitionPosition, type RecordFetcher } from '../../../src/kafka/record-fetcher.ts'
-import { readTopicToEnd } from '../../../src/kafka/topic-reader.ts'
+import { type HeldReadListener, readTopicToEnd } from '../../../src/kafka/topic-reader.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 
 /** A fetcher whose topics have one record in each partition and whose fetch fails with `err`. */
@@ -37,17 +38,21 @@ describe('readTopicToEnd', () => {
    * One partition of 6 records, the one at offset 2 the first of a transaction still open: a read_committed fetch
    * returns offsets 0-1 until it ends (after OPEN_FOR fetches), then everything.
    */
-  function openTransactionLog (openFor: number) {
+  function openTransactionLog (openFor: number, fetchMs = 0) {
     let fetches = 0
     const record = (offset: number) => ({ offset, timestamp: 0n, key: Buffer.from(`k${offset}`), value: null, headers: [] })
     const fetcher = {
       listOffsets: async (tps: readonly { topic: string, partition: number }[], which: string) =>
         new Map(tps.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : which === 'written' ? 6 : 2])),
-      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => positions.map(p => {
-        const stable = ++fetches > openFor ? 6 : 2
-        const records = Array.from({ length: Math.max(0, stable - p.offset) }, (_, i) => record(p.offset + i))
-        return { topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records, nextOffset: Math.max(p.offset, stable), highWatermark: 6, lastStableOffset: stable, logStartOffset: 0, bytes: 0 }
-      })
+      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => {
+        // (a broker's read_committed fetch at the last stable offset waits before it answers empty)
+        if (fetchMs > 0) await delay(fetchMs)
+        return positions.map(p => {
+          const stable = ++fetches > openFor ? 6 : 2
+          const records = Array.from({ length: Math.max(0, stable - p.offset) }, (_, i) => record(p.offset + i))
+          return { topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records, nextOffset: Math.max(p.offset, stable), highWatermark: 6, lastStableOffset: stable, logStartOffset: 0, bytes: 0 }
+        })
+      }
     }
     return fetcher as unknown as RecordFetcher
   }
@@ -71,5 +76,24 @@ describe('readTopicToEnd', () => {
       assert.match(err.message, /^reading mm2-offsets\.A\.internal to its end took longer than 30 ms \(partition 0 at offset 2 of 6\): a transaction still open there holds read_committed readers/)
       return true
     })
+  })
+  it('with through written, tells its listener once when an open transaction holds it past the listener\'s delay, naming the partition and offsets, then its end', async () => {
+    const told: unknown[] = []
+    const held: HeldReadListener = { tellAfterMs: 20, held: r => told.push({ ...r, waitedMs: r.waitedMs >= 20 }), released: (topic, waitedMs) => told.push({ released: topic, waitedMs: waitedMs >= 20 }) }
+    const read: number[] = []
+    await readTopicToEnd(openTransactionLog(20, 3), 'mm2-offsets.A.internal', 1, (_, r) => read.push(r.offset), { through: 'written', held })
+    assert.deepEqual(read, [0, 1, 2, 3, 4, 5])
+    assert.deepEqual(told, [
+      { topic: 'mm2-offsets.A.internal', partitions: [{ partition: 0, offset: 2, end: 6 }], waitedMs: true, timeoutMs: 60_000 },
+      { released: 'mm2-offsets.A.internal', waitedMs: true }
+    ])
+  })
+
+  it('tells nothing of a read that ends before the delay, or of one that is not held (through stable, or read to its end)', async () => {
+    const told: string[] = []
+    const held: HeldReadListener = { tellAfterMs: 10_000, held: r => told.push(`held ${r.topic}`), released: topic => told.push(`released ${topic}`) }
+    await readTopicToEnd(openTransactionLog(3, 1), 't', 1, () => undefined, { through: 'written', held })
+    await readTopicToEnd(openTransactionLog(50, 1), 't', 1, () => undefined, { through: 'stable', held: { ...held, tellAfterMs: 0 } })
+    assert.deepEqual(told, [])
   })
 })
