@@ -40,10 +40,11 @@ export interface InstanceStatus {
 }
 
 /** Starts `kmirror run CONFIG` with its HTTP endpoint on a free port; resolves once it logged "kmirror started". */
-export async function startInstance (config: string, name: string, t: Cleanup, extraArgs: readonly string[] = [], options: { hostname?: string } = {}): Promise<Instance> {
+/** Starts `kmirror run CONFIG`; resolves once it logged its start (with `started: false`, once its HTTP endpoint is up). */
+export async function startInstance (config: string, name: string, t: Cleanup, extraArgs: readonly string[] = [], { started = true, ...options }: { hostname?: string, started?: boolean } = {}): Promise<Instance> {
   const process = spawnKmirror(['run', config, '--http-port', '0', '--http-host', '127.0.0.1', ...extraArgs], { t, ...options })
   const port = Number((await process.waitForOutput(/"port":(\d+)[^\n]*HTTP endpoint/, 60_000))[1])
-  await process.waitForOutput(/"msg":"kmirror started"/, 60_000)
+  if (started) await process.waitForOutput(/"msg":"kmirror started"/, 60_000)
   return { process, port, name }
 }
 

@@ -51,6 +51,8 @@ export interface FetchedBatch {
   isControl: boolean
   /** For a control batch: true for an ABORT marker, false for COMMIT. */
   isAbortMarker: boolean
+  /** The batch's max timestamp: for a marker, when its coordinator wrote it. */
+  maxTimestamp: bigint
   records: ReadRecord[]
 }
 
@@ -98,6 +100,7 @@ export async function readBatches (
     isTransactional: (batch.attributes & ATTR_TRANSACTIONAL) !== 0,
     isControl: isControlBatch(batch),
     isAbortMarker: isAbortMarker(batch),
+    maxTimestamp: batch.maxTimestamp,
     records: isControlBatch(batch) ? [] : batchRecords(batch)
   }))
 }
