@@ -5,7 +5,8 @@
  *
  * Invariants:
  * - A partition joins at its stored position + 1 (the stored value is the last offset copied), else at the
- *   source position `startAt` (or the log start for a topic to copy again).
+ *   source position `startAt`, or the log start for a topic to copy again and for a partition whose stored position
+ *   was forgotten (negative, `ProgressStore.FORGOTTEN`: its copy starts again from a log start).
  * - A partition set to leave (`releasing`, or `lost`) is fetched no more from that moment; it leaves at the end of
  *   the current round. A lost partition's positions and offset syncs are never stored again.
  * - A partition is keyed once, when it joins (`key`); a round finds the state of a fetched partition by topic, then
@@ -100,7 +101,7 @@ export class PartitionSet {
   /** The same states by topic, then partition number (`find`). */
   readonly #byTopic = new Map<string, Map<number, PartitionState>>()
   readonly #changes: PartitionChange[] = []
-  /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`. */
+  /** Positions previously stored (by kmirror or MM2), keyed by `partitionKey`; negative: forgotten. */
   #stored = new Map<string, number>()
 
   /** The source topic id the last copy of a partition came from (`OffsetHistoryStore.copiedFrom`), if known. */
@@ -198,9 +199,11 @@ export class PartitionSet {
   async resolve (refs: readonly PartitionRef[], fromLogStart: ReadonlySet<string> = new Set(), attempts?: number): Promise<Resolved> {
     const fresh = refs.filter(p => !this.#partitions.has(partitionKey(p.topic, p.partition)) || this.#leaving(partitionKey(p.topic, p.partition)))
     if (fresh.length === 0) return { states: [], unresolved: [] }
-    const unstored = fresh.filter(p => !this.#stored.has(partitionKey(p.topic, p.partition)))
-    const earliest = unstored.filter(p => fromLogStart.has(p.topic))
-    const usual = unstored.filter(p => !fromLogStart.has(p.topic))
+    // A forgotten position (negative) is no position to resume from, and its copy starts at the log start.
+    const forgotten = (p: PartitionRef): boolean => (this.#stored.get(partitionKey(p.topic, p.partition)) ?? 0) < 0
+    const unstored = fresh.filter(p => this.#resumeFrom(partitionKey(p.topic, p.partition)) === undefined)
+    const earliest = unstored.filter(p => fromLogStart.has(p.topic) || forgotten(p))
+    const usual = unstored.filter(p => !fromLogStart.has(p.topic) && !forgotten(p))
     const none = { offsets: new Map<string, number>(), failed: new Map<string, string>() }
     const [a, b] = [
       usual.length === 0 ? none : await this.#fetcher.listOffsetsSettled(usual, this.#startAt, attempts),
@@ -212,7 +215,7 @@ export class PartitionSet {
     const unresolved: UnresolvedStart[] = []
     for (const p of fresh) {
       const key = partitionKey(p.topic, p.partition)
-      const stored = this.#stored.get(key)
+      const stored = this.#resumeFrom(key)
       const start = stored === undefined ? starts.get(key) : stored + 1
       // No offset and no error (an answer that left it out) is not a start either: never a made-up 0.
       if (start === undefined) {
@@ -224,6 +227,12 @@ export class PartitionSet {
       states.push({ key, topic: p.topic, partition: p.partition, remoteTopic: p.remoteTopic, position: start, highWatermark: -1, copiedRecords: 0, copiedBytes: 0, lostToRetention: 0, head: null, retryAt: 0, releasing: false, lost: false, fetchAt: null, copiedFrom })
     }
     return { states, unresolved }
+  }
+
+  /** The stored position KEY resumes after: none for a partition without one, or whose position was forgotten. */
+  #resumeFrom (key: string): number | undefined {
+    const stored = this.#stored.get(key)
+    return stored === undefined || stored < 0 ? undefined : stored
   }
 
   /**

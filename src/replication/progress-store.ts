@@ -31,6 +31,30 @@ import { ErrorCodes, KmirrorError } from '../errors.ts'
 
 const SOURCE_CONNECTOR = 'MirrorSourceConnector'
 
+/**
+ * What `load` returns for a position forgotten (`forget`, or a copy rewound to a log start of 0): -1 stored. With
+ * `forgotten`, such a partition starts at the source's log start, whatever `consumer.auto.offset.reset` says: its
+ * position was forgotten because its copy starts again from a log start (a source topic created again), and starting
+ * it at the log end would skip the new topic's first records.
+ */
+export const FORGOTTEN = -1
+
+export interface LoadOptions {
+  /** Commands that must change nothing: a missing topic means nothing stored (else it is created). */
+  readonly readOnly?: boolean
+  /** To the high watermark, waiting for open transactions (see `#readPositions`). */
+  readonly waitForTransactions?: boolean
+  /** Forgotten positions are returned as FORGOTTEN (the loads a data path starts partitions from); left out otherwise. */
+  readonly forgotten?: boolean
+}
+
+interface PositionsRead {
+  /** The last offset copied of each partition with a position. */
+  readonly positions: Map<string, number>
+  /** The partitions whose newest record is a forgotten position (-1). */
+  readonly forgotten: ReadonlySet<string>
+}
+
 export class ProgressStore {
   readonly #flow: FlowConfig
   readonly #held: HeldReadListener | undefined
@@ -65,21 +89,23 @@ export class ProgressStore {
    * Reads every stored position of this flow's source cluster. Creates the offsets topic first, unless
    * `readOnly` (commands that must change nothing), where a missing topic means nothing was stored.
    */
-  async load (options: { readOnly?: boolean, waitForTransactions?: boolean } = {}): Promise<Map<string, number>> {
+  async load (options: LoadOptions = {}): Promise<Map<string, number>> {
     const since = this.#generation
     this.#loads++
     try {
       const read = await this.#read(options)
       if (read === null) return new Map()
-      this.#takeRead(read, since)
-      return new Map(read)
+      this.#takeRead(read.positions, since)
+      const loaded = new Map(read.positions)
+      if (options.forgotten === true) for (const tp of read.forgotten) loaded.set(tp, FORGOTTEN)
+      return loaded
     } finally {
       if (--this.#loads === 0) this.#marks.clear()
     }
   }
 
   /** What the offsets topic holds for this flow's source cluster; null when there is nothing to read (a new or missing topic). */
-  async #read (options: { readOnly?: boolean, waitForTransactions?: boolean }): Promise<Map<string, number> | null> {
+  async #read (options: LoadOptions): Promise<PositionsRead | null> {
     const topic = this.topic
     if (options.readOnly !== true) {
       const outcome = await this.#admin.createTopic({
@@ -105,7 +131,7 @@ export class ProgressStore {
     return await this.#readPositions(options.waitForTransactions === true)
   }
 
-  async #readPositions (waitForTransactions: boolean): Promise<Map<string, number>> {
+  async #readPositions (waitForTransactions: boolean): Promise<PositionsRead> {
     // What the topic holds, and only that: a value this store wrote in an exactly-once round that was aborted since
     // (read_committed does not return it) must not be handed out as stored. WAIT_FOR_TRANSACTIONS (the loads a data
     // path resumes from: an assignment, a rewind, a lone start) reads to the high watermark: progress other members
@@ -113,18 +139,21 @@ export class ProgressStore {
     // rather than hand out older positions (which would copy their records twice). Other loads (commands, a start
     // whose group assignment reads again) take what is stable now.
     const read = new Map<string, number>()
+    const forgotten = new Set<string>()
     await readTopicToEnd(this.#fetcher, this.topic, this.#partitions, (_, record) => {
       if (record.key === null) return
       const key = decodeSourceOffsetKey(record.key)
       if (key === null || key.connectorName !== SOURCE_CONNECTOR || key.cluster !== this.#flow.source.alias) return
       const offset = decodeSourceOffsetValue(record.value)
       const tp = partitionKey(key.topic, key.partition)
-      if (offset === null || offset < 0) read.delete(tp)
-      else read.set(tp, offset)
+      read.delete(tp)
+      forgotten.delete(tp)
+      if (offset !== null && offset >= 0) read.set(tp, offset)
+      else if (offset !== null) forgotten.add(tp)
     }, waitForTransactions
       ? { through: 'written', timeoutMs: transactionWaitMs(this.#flow), signal: this.#closing.signal, ...(this.#held === undefined ? {} : { held: this.#held }) }
       : { through: 'stable' })
-    return read
+    return { positions: read, forgotten }
   }
 
   /** The read becomes what is stored, but for the keys commits marked after the load began (generation SINCE). */
@@ -159,7 +188,8 @@ export class ProgressStore {
   /**
    * Forgets the stored positions of these partitions (of a source topic deleted and created again: its offsets start
    * again): -1 for each, whatever this store believes stored (another instance may have stored it), which reads
-   * as "no position" here and as "from the start" in MM2. Resolves once the target acknowledged them.
+   * as FORGOTTEN here (the data path starts it at the log start) and as "no position" in MM2 3.7+ (its
+   * `auto.offset.reset`; before 3.7, offset 0). Resolves once the target acknowledged them.
    */
   async forget (partitions: readonly { topic: string, partition: number }[]): Promise<void> {
     if (partitions.length === 0) return

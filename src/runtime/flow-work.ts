@@ -171,7 +171,7 @@ export class FlowWork implements WorkOwner {
     if (fresh.length === 0) return
     // Read again now: the instance that owned them before stored their progress and history when it let go. (A lost
     // membership's own open transaction, which the reads would wait for, was ended first: `assign`.)
-    const [stored] = await Promise.all([progress.load({ readOnly: true, waitForTransactions: true }), history.follow(tp => this.#writesHistory(tp), { waitForTransactions: true })])
+    const [stored] = await Promise.all([progress.load({ readOnly: true, waitForTransactions: true, forgotten: true }), history.follow(tp => this.#writesHistory(tp), { waitForTransactions: true })])
     for (const p of fresh) this.#partitions.add(partitionKey(p.topic, p.partition))
     const refs: PartitionRef[] = fresh.map(p => ({ ...p, remoteTopic: policy.formatRemoteTopic(config.source.alias, p.topic) }))
     await replicator.addPartitions(refs, stored, key => this.ownsPartition(key))

@@ -179,8 +179,8 @@ export class Flow implements WorkOwner {
     const alone = owned === Ownerships.ALL
     const early = alone ? null : this.#createRemotesWhileJoining(topics)
     // Alone, this load is what the data path resumes from; in a group, each assignment reads again (flow-work.ts).
-    const [, , stored, first] = await Promise.all([syncs?.init(), history.load({ waitForTransactions: alone }), progress.load({ waitForTransactions: alone }), alone ? topics.refresh() : null, batchWriter.prepare()])
-    this.#log.info({ offsetsTopic: progress.topic, storedPartitions: stored.size, offsetSyncsTopic: syncs?.topic, historyTopic: history.topic }, 'progress loaded')
+    const [, , stored, first] = await Promise.all([syncs?.init(), history.load({ waitForTransactions: alone }), progress.load({ waitForTransactions: alone, forgotten: true }), alone ? topics.refresh() : null, batchWriter.prepare()])
+    this.#log.info({ offsetsTopic: progress.topic, storedPartitions: [...stored.values()].filter(v => v >= 0).length, offsetSyncsTopic: syncs?.topic, historyTopic: history.topic }, 'progress loaded')
     const replicator = new FlowReplicator({
       flow: config,
       fetcher,

@@ -66,7 +66,7 @@ export function topicRefreshJob (parts: TopicRefreshJobParts): (signal: AbortSig
       keepReplicating: async kept => {
         const refs = kept.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition, remoteTopic: t.remote })))
           .filter(r => owns(partitionKey(r.topic, r.partition)))
-        if (refs.length > 0) await replicator.addPartitions(refs, await progress.load({ readOnly: true, waitForTransactions: true }), owns)
+        if (refs.length > 0) await replicator.addPartitions(refs, await progress.load({ readOnly: true, waitForTransactions: true, forgotten: true }), owns)
       },
       ...(alone ? {} : { owns }),
       signal

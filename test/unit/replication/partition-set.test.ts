@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { fetchPosition, PartitionSet, type PartitionDepartures, type PartitionRef } from '../../../src/replication/partition-set.ts'
+import { FORGOTTEN } from '../../../src/replication/progress-store.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 
@@ -81,6 +82,25 @@ describe('PartitionSet', () => {
     // Then t-0 starts at its answer, t-3 after its stored position, and t-1 and t-2 wait with their errors
     assert.deepEqual(states.map(s => [s.partition, s.position]), [[0, 4], [3, 10]])
     assert.deepEqual(unresolved.map(u => [u.ref.partition, u.error]), [[1, 'LEADER_NOT_AVAILABLE'], [2, 'UNKNOWN_SERVER_ERROR']])
+  })
+
+  it('starts a partition whose position was forgotten at the source\'s log start, whatever startAt says; a stored one after its position', async () => {
+    // Given startAt latest, t-0 forgotten (its source topic came back), t-1 stored at 9, t-2 with nothing stored
+    const asked: [string, number[]][] = []
+    const source = {
+      listOffsetsSettled: async (partitions: readonly { topic: string, partition: number }[], at: 'earliest' | 'latest') => {
+        asked.push([at, partitions.map(p => p.partition)])
+        return { offsets: new Map(partitions.map(p => [partitionKey(p.topic, p.partition), at === 'earliest' ? 2 : 50])), failed: new Map<string, string>() }
+      }
+    }
+    const set = new PartitionSet(source, 'latest', memoryLogger().log, null, () => 'old-id')
+    set.setStored(new Map([[partitionKey('t', 0), FORGOTTEN], [partitionKey('t', 1), 9]]))
+    // When the three are resolved
+    const { states } = await set.resolve([0, 1, 2].map(partition => ({ topic: 't', partition, remoteTopic: 'A.t' })))
+    // Then t-0 starts at the log start (not resumed: no source topic id of an earlier copy), t-1 after its
+    // position, t-2 at the log end
+    assert.deepEqual(states.map(s => [s.partition, s.position, s.copiedFrom]), [[0, 2, undefined], [1, 10, 'old-id'], [2, 50, undefined]])
+    assert.deepEqual(asked.sort(), [['earliest', [0]], ['latest', [2]]])
   })
 
   it('says a partition is taken while copied, not while it leaves', async () => {

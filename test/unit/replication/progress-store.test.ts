@@ -5,7 +5,7 @@ import { decodeSourceOffsetKey, decodeSourceOffsetValue, encodeSourceOffsetKey, 
 import type { AdminClient } from '../../../src/kafka/admin-client.ts'
 import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type PartitionPosition, type RecordFetcher } from '../../../src/kafka/record-fetcher.ts'
 import type { RecordWriter } from '../../../src/kafka/record-writer.ts'
-import { ProgressStore } from '../../../src/replication/progress-store.ts'
+import { FORGOTTEN, ProgressStore } from '../../../src/replication/progress-store.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { deferred } from '../../fakes/deferred.ts'
 
@@ -187,6 +187,22 @@ describe('ProgressStore: a load while the data path commits', () => {
     assert.equal(await store.commit(positionsOf(['t', 0, 7])), 0)
     assert.equal(await store.commit(positionsOf(['t', 0, 5])), 1)
     assert.deepEqual(topic.written, [[partitionKey('t', 0), 7], [partitionKey('t', 0), 5]])
+  })
+
+  it('hands out a forgotten position (-1 newest) as FORGOTTEN only when asked (the data path), never as a position; one stored again after is a position', async () => {
+    // Given t-0 forgotten, t-1 forgotten then stored at 4, t-2 stored at 9
+    const topic = memoryOffsetsTopic()
+    topic.append('t', 0, 10)
+    topic.append('t', 0, -1)
+    topic.append('t', 1, -1)
+    topic.append('t', 1, 4)
+    topic.append('t', 2, 9)
+    const store = new ProgressStore(flow, admin, topic.fetcher, topic.writer)
+    // Then a command's load leaves t-0 out, the data path's names it forgotten
+    assert.deepEqual([...await store.load(readOnly)].sort(), [[partitionKey('t', 1), 4], [partitionKey('t', 2), 9]])
+    assert.deepEqual([...await store.load({ ...readOnly, forgotten: true })].sort(), [[partitionKey('t', 0), FORGOTTEN], [partitionKey('t', 1), 4], [partitionKey('t', 2), 9]])
+    // And the store still knows nothing needs writing for t-0 at -1
+    assert.equal(await store.commit(positionsOf(['t', 0, -1])), 0)
   })
 
   it('a forget (-1) racing a load stays forgotten: -1 again writes nothing, the old higher position is written', async () => {
