@@ -160,8 +160,9 @@ export class FlowWork implements WorkOwner {
       this.#lostSinceAssigned = false
     } catch (err) {
       if (!nothingAssigned) throw err
-      this.#parts.log.warn({ err }, 'could not end the transaction of the lost group membership; tried again at the next assignment (until then, or its ' +
-        'transaction timeout, read_committed readers of the partitions it wrote wait for it)')
+      const cluster = this.#parts.config.target.alias
+      this.#parts.log.warn({ err, cluster }, `could not end the transaction of the lost group membership on cluster ${cluster}; tried again at the next ` +
+        'assignment (until then, or its transaction timeout, read_committed readers of the partitions it wrote wait for it)')
     }
   }
 

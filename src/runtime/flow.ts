@@ -219,6 +219,7 @@ export class Flow implements WorkOwner {
         topics,
         replicator,
         progress,
+        target: config.target.alias,
         owns: key => work?.ownsPartition(key) ?? false,
         alone,
         before: early,

@@ -22,7 +22,9 @@ import { partitionKey } from '../topic-partition.ts'
 export interface TopicRefreshJobParts {
   readonly topics: Pick<RemoteTopics, 'refresh' | 'returnedHandled'>
   readonly replicator: Pick<FlowReplicator, 'addTopics' | 'addPartitions' | 'removeTopics'>
-  readonly progress: Pick<ProgressStore, 'forget' | 'load'>
+  readonly progress: Pick<ProgressStore, 'forget' | 'load' | 'topic'>
+  /** The target cluster's alias, where the progress is stored (for the log). */
+  readonly target: string
   /** Whether this instance copies the partition `partitionKey(topic, partition)` now (`FlowWork.ownsPartition`). */
   readonly owns: (tp: string) => boolean
   /** Alone (no group): the refresh adds and removes the topics of the data path itself. */
@@ -35,11 +37,12 @@ export interface TopicRefreshJobParts {
 }
 
 /** Forgets the stored positions of every partition of TOPICS (copied again from the log start); a failure is told. */
-async function forgetPositions (topics: readonly ReplicatedTopic[], progress: Pick<ProgressStore, 'forget'>, log: Logger): Promise<void> {
+async function forgetPositions (topics: readonly ReplicatedTopic[], { progress, target, log }: Pick<TopicRefreshJobParts, 'progress' | 'target' | 'log'>): Promise<void> {
   try {
     await progress.forget(topics.flatMap(t => Array.from({ length: t.partitions }, (_, partition) => ({ topic: t.source, partition }))))
   } catch (err) {
-    log.warn({ err, topics: topics.map(t => t.source) }, `could not forget the stored positions of ${topics.map(t => t.source).join(', ')}, copied again ` +
+    log.warn({ err, topics: topics.map(t => t.source), cluster: target }, `could not forget the stored positions of ${topics.map(t => t.source).join(', ')} ` +
+      `in ${progress.topic} on cluster ${target}, copied again ` +
       'from the log start into its remote topic created again: a partition of it that changes owner (or a restart) before its new copy\'s ' +
       'progress is stored resumes at its old position, and the remote topic lacks the records before it')
   }
@@ -58,7 +61,7 @@ export function topicRefreshJob (parts: TopicRefreshJobParts): (signal: AbortSig
       // is stored, starts at the log start too, never at its old position in the empty new topic. A write: not once
       // the run is aborted; a failed one is told and does not hold back the copy of the partitions owned.
       copyAgain: async again => {
-        if (!signal.aborted) await forgetPositions(again, progress, parts.log)
+        if (!signal.aborted) await forgetPositions(again, parts)
         await replicator.addTopics(again, new Set(again.map(t => t.source)), owns)
       },
       // Let go of for a deletion an aborted run did not carry out: the partitions of them this instance owns are

@@ -11,7 +11,8 @@ export function deletionRecordingJob (topics: RemoteTopics): { run: (signal: Abo
   const run = topicRefreshJob({
     topics,
     replicator: { removeTopics: async () => {}, addTopics: async () => {}, addPartitions: async () => {} },
-    progress: { forget: async () => {}, load: async () => new Map() },
+    progress: { forget: async () => {}, load: async () => new Map(), topic: 'mm2-offsets.A.internal' },
+    target: 'B',
     owns: () => false,
     alone: false,
     before: null,

@@ -267,7 +267,7 @@ describe('FlowWork', () => {
     work.lose()
     failEndLost(1)
     await work.assign([])
-    assert.deepEqual(logger.at(LogLevels.warn).map(l => l.msg).filter(m => m.startsWith('could not end')), ['could not end the transaction of the lost group membership; tried again at the next assignment (until then, or its transaction timeout, read_committed readers of the partitions it wrote wait for it)'])
+    assert.deepEqual(logger.at(LogLevels.warn).map(l => l.msg).filter(m => m.startsWith('could not end')), ['could not end the transaction of the lost group membership on cluster B; tried again at the next assignment (until then, or its transaction timeout, read_committed readers of the partitions it wrote wait for it)'])
     calls.length = 0
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 1 }])
     assert.deepEqual(calls.filter(c => c.startsWith('end lost') || c.startsWith('progress')), ['end lost transaction', 'progress (waiting for transactions)'])

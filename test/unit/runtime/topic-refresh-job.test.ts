@@ -53,13 +53,14 @@ async function setup (owned: Set<string>, ...lines: string[]) {
       if (forgetFails) throw new KmirrorError(ErrorCodes.PRODUCE, 'mm2-offsets.A.internal: NOT_LEADER_OR_FOLLOWER', { retriable: true })
       forgotten.push(...ps.map(p => `${p.topic}-${p.partition}`))
     },
-    load: async () => new Map([[partitionKey('orders', 0), 41], [partitionKey('orders', 1), 17]])
+    load: async () => new Map([[partitionKey('orders', 0), 41], [partitionKey('orders', 1), 17]]),
+    topic: 'mm2-offsets.A.internal'
   }
   const refreshed: RefreshResult[] = []
   let afterRefresh = (): void => {}
   const refresher = { refresh: async (o: Parameters<RemoteTopics['refresh']>[0]) => { const r = await topics.refresh(o); afterRefresh(); return r }, returnedHandled: (t: readonly ReplicatedTopic[]) => { topics.returnedHandled(t) } }
   const logger = memoryLogger()
-  const run = topicRefreshJob({ topics: refresher, replicator, progress, owns: tp => owned.has(tp), alone: false, before: null, refreshed: r => { refreshed.push(r) }, log: logger.log })
+  const run = topicRefreshJob({ topics: refresher, replicator, progress, target: 'B', owns: tp => owned.has(tp), alone: false, before: null, refreshed: r => { refreshed.push(r) }, log: logger.log })
   return {
     source, target, dataPath, forgotten, refreshed, run, logger,
     failForget: () => { forgetFails = true },
@@ -126,7 +127,7 @@ describe('the topic refresh job', () => {
     await target.deleteTopics(['A.orders'])
     await run(new AbortController().signal)
     assert.deepEqual(dataPath, ['remove orders', 'add orders-0 from the log start'])
-    assert.deepEqual(logger.at(LogLevels.warn).map(l => l.msg), ['could not forget the stored positions of orders, copied again from the log start into its remote topic created again: ' +
+    assert.deepEqual(logger.at(LogLevels.warn).map(l => l.msg), ['could not forget the stored positions of orders in mm2-offsets.A.internal on cluster B, copied again from the log start into its remote topic created again: ' +
       'a partition of it that changes owner (or a restart) before its new copy\'s progress is stored resumes at its old position, and the remote topic lacks the records before it'])
   })
 
