@@ -10,6 +10,7 @@
  * offset history names for the copy that stored its positions: copied whole too.
  */
 import assert from 'node:assert/strict'
+import { readFileSync } from 'node:fs'
 import { test, type TestContext } from 'node:test'
 import { createTopic, deleteTopics, endOffsets, listTopics, produce, TIMESTAMP_BASE, type TestRecord } from '../helpers/kafka.ts'
 import { runKmirror } from '../helpers/drills.ts'
@@ -147,6 +148,32 @@ test('a source topic created again after kmirror found it deleted: it comes back
   await assertOldThenNew(copied, 'the new topic whole')
   instance.process.kill('SIGTERM')
   assert.equal((await instance.process.waitForExit(15_000)).code, 0, instance.process.stderr.slice(-3000))
+})
+
+test('a source topic kmirror saw come back empty, filled while kmirror is stopped: restarted with auto.offset.reset = latest, the new topic is still copied whole (a forgotten position starts at the log start, not the log end)', { timeout: 150_000 }, async t => {
+  // Given a topic copied by kmirror run (topic refresh every second), deleted, and created again empty: kmirror
+  // sees it back and forgets its stored positions
+  const copied = await copiedTopic(t, 'src-forgotten', 1)
+  const { a, topic, remote, config } = copied
+  const first = copied.instance()
+  await deleteTopics('source', [topic])
+  await first.process.waitForOutput(new RegExp(`"msg":"source topic ${topic} was deleted; its remote topic ${remote} is kept`), 30_000)
+  await createTopic('source', topic, { partitions: 2, t })
+  await first.process.waitForOutput(new RegExp(`"msg":"source topic ${topic} was deleted on cluster ${a} and is back: a new topic, copied from its log start into ${remote}`), 30_000)
+  // When kmirror is stopped, the new topic gets its records, and kmirror starts again with
+  // consumer.auto.offset.reset = latest (start partitions without stored progress at the log end)
+  first.process.kill('SIGTERM')
+  assert.equal((await first.process.waitForExit(15_000)).code, 0, first.process.stderr.slice(-3000))
+  await produce('source', [...records(topic, 0, 0, 5, 'new'), ...records(topic, 1, 0, 25, 'new')])
+  const latest = writeTempFile(`${readFileSync(config, 'utf8')}\n${a}.consumer.auto.offset.reset = latest\n`, '.properties', t)
+  const again = await startInstance(latest, 'latest', t)
+
+  // Then each remote partition holds the old topic's records, then every record of the new topic: the forgotten
+  // positions are not "no progress" (which latest would start at the log end, skipping all 30)
+  await remoteEnds(remote, [25n, 35n], 60_000, 'the new topic copied from its log start')
+  await assertOldThenNew(copied, 'the new topic whole after a restart with auto.offset.reset = latest')
+  again.process.kill('SIGTERM')
+  assert.equal((await again.process.waitForExit(15_000)).code, 0, again.process.stderr.slice(-3000))
 })
 
 test('a source topic deleted and created again while kmirror is stopped: at the restart, the offset history tells its stored positions belong to the old topic, and the new topic is copied whole', { timeout: 150_000 }, async t => {

@@ -22,17 +22,17 @@ function transactionalCopy (tracker: OffsetSyncTracker, records: number): void {
 
 /** Stores A and B on one history topic, B's run of t-1 (30 records, +7) committed behind a transaction still open there. */
 async function behindOpenTransaction () {
-    const log = new TopicLog()
-    const a = new OffsetHistoryStore(flow, admin, log, log)
-    const b = new OffsetHistoryStore(flow, admin, log, log)
-    await a.load()
-    await b.load()
-    const tracker = new OffsetSyncTracker(100)
-    for (let up = 0; up < 30; up++) tracker.record('t\u00001', 't', 1, up, up + 7)
-    tracker.promoteDelayed()
-    log.openTransactionAt = log.records.length
-    log.records.push({ offset: log.records.length, timestamp: 0n, key: null, value: null, headers: [] })
-    await b.append(tracker.takePending())
+  const log = new TopicLog()
+  const a = new OffsetHistoryStore(flow, admin, log, log)
+  const b = new OffsetHistoryStore(flow, admin, log, log)
+  await a.load()
+  await b.load()
+  const tracker = new OffsetSyncTracker(100)
+  for (let up = 0; up < 30; up++) tracker.record('t\u00001', 't', 1, up, up + 7)
+  tracker.promoteDelayed()
+  log.openTransactionAt = log.records.length
+  log.records.push({ offset: log.records.length, timestamp: 0n, key: null, value: null, headers: [] })
+  await b.append(tracker.takePending())
   return { log, a }
 }
 
