@@ -11,7 +11,7 @@
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { partitionKey } from '../topic-partition.ts'
 import { withGrant } from './acl-grant.ts'
-import { FetchOutcomes, type FetchedRecord, type Grantee, type PartitionPosition, type RecordFetcher } from './record-fetcher.ts'
+import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type Grantee, type PartitionPosition, type RecordFetcher } from './record-fetcher.ts'
 
 /** How long a read through 'written' may be held by an open transaction before its listener is told. */
 export const HELD_TELL_MS = 5_000
@@ -19,10 +19,14 @@ export const HELD_TELL_MS = 5_000
 /** A read through 'written' held back by a transaction still open on its topic (see `HeldReadListener`). */
 export interface HeldRead {
   readonly topic: string
-  /** Each partition held: where the read is (its last stable offset) and the high watermark it must reach. */
-  readonly partitions: readonly { readonly partition: number, readonly offset: number, readonly end: number }[]
-  readonly waitedMs: number
-  /** How long the read may wait in all. */
+  /**
+   * Each partition held: where the read is (its last stable offset: the first offset of the transaction holding
+   * it), the high watermark it must reach, and since when it is held there (ms since the epoch).
+   */
+  readonly partitions: readonly { readonly partition: number, readonly offset: number, readonly end: number, readonly since: number }[]
+  /** How long the longest held partition has been held. */
+  readonly heldMs: number
+  /** How long the read may take in all: it fails then (retriable). */
   readonly timeoutMs: number
 }
 
@@ -31,12 +35,12 @@ export interface HeldRead {
  * timeout (a minute and more) looks like a hang to the operator.
  */
 export interface HeldReadListener {
-  /** How long a read may be held before `held` (HELD_TELL_MS by default). */
+  /** How long a partition may be held before `held` (HELD_TELL_MS by default). */
   readonly tellAfterMs?: number
-  /** Once per read, `tellAfterMs` after it began, while a partition is held at its last stable offset. */
+  /** Once per read, when a partition has sat `tellAfterMs` at the same last stable offset, below the high watermark. */
   held: (read: HeldRead) => void
-  /** After `held`: the read reached its end, WAITED_MS after it began. */
-  released: (topic: string, waitedMs: number) => void
+  /** After `held`: the read ended, WAITED_MS after it began, reaching its end (true) or failing (false). */
+  released: (topic: string, waitedMs: number, reached: boolean) => void
 }
 
 export interface ReadOptions {
@@ -107,45 +111,60 @@ async function readToEnd (
   const startedAt = Date.now()
   const deadline = startedAt + timeoutMs
   const held = options.through === 'written' ? heldWatch(topic, startedAt, timeoutMs, options.held) : null
-  while (positions.length > 0) {
-    options.signal?.throwIfAborted()
-    if (Date.now() > deadline) throw readTimeout(topic, timeoutMs, positions, end, options.through === 'written')
-    const fetched = await fetcher.fetch(positions)
-    const next: PartitionPosition[] = []
-    for (const f of fetched) {
-      for (const r of f.records) onRecord(f.partition, r)
-      const offset = f.outcome === FetchOutcomes.OUT_OF_RANGE ? Math.max(f.logStartOffset, 0) : f.nextOffset
-      if (offset < end(f.partition)) {
-        next.push({ topic, partition: f.partition, offset })
-        held?.saw(f.partition, offset, f.lastStableOffset, end(f.partition))
+  let reached = false
+  try {
+    while (positions.length > 0) {
+      options.signal?.throwIfAborted()
+      if (Date.now() > deadline) throw readTimeout(topic, timeoutMs, positions, end, options.through === 'written')
+      const fetched = await fetcher.fetch(positions)
+      const next: PartitionPosition[] = []
+      for (const f of fetched) {
+        for (const r of f.records) onRecord(f.partition, r)
+        const offset = f.outcome === FetchOutcomes.OUT_OF_RANGE ? Math.max(f.logStartOffset, 0) : f.nextOffset
+        if (offset < end(f.partition)) next.push({ topic, partition: f.partition, offset })
+        held?.saw(f, offset, end(f.partition))
       }
+      positions = next
+      held?.check(positions)
     }
-    positions = next
-    held?.check(positions)
+    reached = true
+  } finally {
+    held?.done(reached)
   }
-  held?.done()
   return new Map(tps.map(tp => [tp.partition, end(tp.partition)]))
 }
 
-/** Tells LISTENER once when partitions stay held at their last stable offset past HELD_TELL_MS, and their release. */
-function heldWatch (topic: string, startedAt: number, timeoutMs: number, listener: HeldReadListener | undefined): { saw: (partition: number, offset: number, lastStable: number, end: number) => void, check: (left: readonly PartitionPosition[]) => void, done: () => void } | null {
+/**
+ * Tells LISTENER once when a partition sits at the same last stable offset below its answer's own high watermark
+ * (only an open transaction makes that: a leader just elected whose high watermark lags has both equal) for
+ * `tellAfterMs`, and then the read's end. A partition that moves on, or reaches its end, starts over.
+ */
+function heldWatch (topic: string, startedAt: number, timeoutMs: number, listener: HeldReadListener | undefined): {
+  saw: (f: Pick<FetchedPartition, 'partition' | 'lastStableOffset' | 'highWatermark'>, offset: number, end: number) => void
+  check: (left: readonly PartitionPosition[]) => void
+  done: (reached: boolean) => void
+} | null {
   if (listener === undefined) return null
-  const atStable = new Map<number, { partition: number, offset: number, end: number }>()
+  const tellAfterMs = listener.tellAfterMs ?? HELD_TELL_MS
+  const heldAt = new Map<number, { partition: number, offset: number, end: number, since: number }>()
   let told = false
   return {
-    saw: (partition, offset, lastStable, end) => {
-      if (lastStable >= 0 && offset >= lastStable && lastStable < end) atStable.set(partition, { partition, offset, end })
-      else atStable.delete(partition)
+    saw: (f, offset, end) => {
+      const stable = f.lastStableOffset
+      const atHold = offset < end && stable >= 0 && offset >= stable && stable < f.highWatermark
+      const before = heldAt.get(f.partition)
+      if (!atHold) heldAt.delete(f.partition)
+      else if (before === undefined || before.offset !== stable) heldAt.set(f.partition, { partition: f.partition, offset: stable, end, since: Date.now() })
     },
     check: left => {
-      const waitedMs = Date.now() - startedAt
-      if (told || waitedMs < (listener.tellAfterMs ?? HELD_TELL_MS)) return
-      const partitions = left.flatMap(p => atStable.get(p.partition) ?? [])
+      if (told) return
+      const now = Date.now()
+      const partitions = left.flatMap(p => heldAt.get(p.partition) ?? []).filter(h => now - h.since >= tellAfterMs)
       if (partitions.length === 0) return
       told = true
-      listener.held({ topic, partitions, waitedMs, timeoutMs })
+      listener.held({ topic, partitions, heldMs: Math.max(...partitions.map(h => now - h.since)), timeoutMs })
     },
-    done: () => { if (told) listener.released(topic, Date.now() - startedAt) }
+    done: reached => { if (told) listener.released(topic, Date.now() - startedAt, reached) }
   }
 }
 

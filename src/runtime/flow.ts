@@ -147,7 +147,7 @@ export class Flow implements WorkOwner {
     })
     this.#transactions = transactionalId === undefined ? null : new TransactionTally(config.name, transactionalId, transactionTimeoutMs(config), this.#metrics)
     const offsetsReader = target.reader
-    const held = heldReadLogger(this.#log, config.target.alias)
+    const held = heldReadLogger(this.#log, toolClusterOf(config.target.alias, config.target.producer))
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter, held)
     const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : null
     const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, roundWriter, held)

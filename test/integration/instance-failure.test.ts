@@ -361,7 +361,7 @@ test('exactly-once: a lone instance killed with a transaction open and started a
   await otherProducer.stop()
   otherProducer = undefined
   await again.process.waitForOutput(/"msg":"kmirror started"/, 60_000)
-  if (progressed[1] !== undefined) await again.process.waitForOutput(new RegExp(`"msg":"reading ${progressed[1].replace(/\./g, '\\.')} on cluster \\S+ no longer waits: the transaction that held it ended after`), 10_000)
+  if (progressed[1] !== undefined) await again.process.waitForOutput(new RegExp(`"msg":"reading ${progressed[1].replace(/\./g, '\\.')} on cluster \\S+ no longer waits: the transaction that held it ended \\(the read took`), 10_000)
   await waitForSplit([again], PARTITIONS, 'the restarted instance owns the 12 partitions')
 
   // And that transaction was ended by the fencing, before the coordinator would have aborted it at its timeout (60 s

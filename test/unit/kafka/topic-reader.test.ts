@@ -77,16 +77,43 @@ describe('readTopicToEnd', () => {
       return true
     })
   })
-  it('with through written, tells its listener once when an open transaction holds it past the listener\'s delay, naming the partition and offsets, then its end', async () => {
+  it('with through written, tells its listener once when an open transaction holds a partition past the listener\'s delay, naming it and the offsets, then its end', async () => {
     const told: unknown[] = []
-    const held: HeldReadListener = { tellAfterMs: 20, held: r => told.push({ ...r, waitedMs: r.waitedMs >= 20 }), released: (topic, waitedMs) => told.push({ released: topic, waitedMs: waitedMs >= 20 }) }
+    const held: HeldReadListener = {
+      tellAfterMs: 20,
+      held: r => told.push({ ...r, partitions: r.partitions.map(p => ({ ...p, since: typeof p.since })), heldMs: r.heldMs >= 20 }),
+      released: (topic, waitedMs, reached) => told.push({ released: topic, waitedMs: waitedMs >= 20, reached })
+    }
     const read: number[] = []
     await readTopicToEnd(openTransactionLog(20, 3), 'mm2-offsets.A.internal', 1, (_, r) => read.push(r.offset), { through: 'written', held })
     assert.deepEqual(read, [0, 1, 2, 3, 4, 5])
     assert.deepEqual(told, [
-      { topic: 'mm2-offsets.A.internal', partitions: [{ partition: 0, offset: 2, end: 6 }], waitedMs: true, timeoutMs: 60_000 },
-      { released: 'mm2-offsets.A.internal', waitedMs: true }
+      { topic: 'mm2-offsets.A.internal', partitions: [{ partition: 0, offset: 2, end: 6, since: 'number' }], heldMs: true, timeoutMs: 60_000 },
+      { released: 'mm2-offsets.A.internal', waitedMs: true, reached: true }
     ])
+  })
+
+  it('tells a read that gives up after it was told held that it stopped without reaching its end', async () => {
+    const told: string[] = []
+    const held: HeldReadListener = { tellAfterMs: 5, held: r => told.push(`held ${r.topic}`), released: (topic, _, reached) => told.push(`released ${topic} ${reached}`) }
+    await assert.rejects(readTopicToEnd(openTransactionLog(Number.MAX_SAFE_INTEGER, 2), 't', 1, () => undefined, { through: 'written', timeoutMs: 40, held }), /took longer than 40 ms/)
+    assert.deepEqual(told, ['held t', 'released t false'])
+  })
+
+  it('does not take a partition whose last stable offset is its high watermark (a new leader lagging) as held', async () => {
+    // (the listed end 6, the leader answering 2 as both its high watermark and last stable offset for a while)
+    let fetches = 0
+    const fetcher = {
+      listOffsets: async (tps: readonly { topic: string, partition: number }[], which: string) => new Map(tps.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 2 : 6])),
+      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => {
+        await delay(2)
+        const high = ++fetches > 15 ? 6 : 2
+        return positions.map(p => ({ topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: [], nextOffset: high, highWatermark: high, lastStableOffset: high, logStartOffset: 0, bytes: 0 }))
+      }
+    }
+    const told: string[] = []
+    await readTopicToEnd(fetcher as unknown as RecordFetcher, 't', 1, () => undefined, { through: 'written', held: { tellAfterMs: 0, held: r => told.push(r.topic), released: t => told.push(t) } })
+    assert.deepEqual(told, [])
   })
 
   it('tells nothing of a read that ends before the delay, or of one that is not held (through stable, or read to its end)', async () => {
