@@ -117,10 +117,14 @@ async function readToEnd (
       options.signal?.throwIfAborted()
       if (Date.now() > deadline) throw readTimeout(topic, timeoutMs, positions, end, options.through === 'written')
       const fetched = await fetcher.fetch(positions)
+      // (an OFFSET_OUT_OF_RANGE answer gives no log start, -1: retention moved it since the read began, asked again)
+      const unknownStart = fetched.filter(f => f.outcome === FetchOutcomes.OUT_OF_RANGE && f.logStartOffset < 0)
+      const starts = unknownStart.length === 0 ? new Map<string, number>() : await fetcher.listOffsets(unknownStart.map(f => ({ topic, partition: f.partition })), 'earliest')
       const next: PartitionPosition[] = []
       for (const f of fetched) {
         for (const r of f.records) onRecord(f.partition, r)
-        const offset = f.outcome === FetchOutcomes.OUT_OF_RANGE ? Math.max(f.logStartOffset, 0) : f.nextOffset
+        const logStart = f.logStartOffset >= 0 ? f.logStartOffset : starts.get(partitionKey(topic, f.partition)) ?? 0
+        const offset = f.outcome === FetchOutcomes.OUT_OF_RANGE ? logStart : f.nextOffset
         if (offset < end(f.partition)) next.push({ topic, partition: f.partition, offset })
         held?.saw(f, offset, end(f.partition))
       }

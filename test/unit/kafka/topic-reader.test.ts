@@ -123,4 +123,21 @@ describe('readTopicToEnd', () => {
     await readTopicToEnd(openTransactionLog(50, 1), 't', 1, () => undefined, { through: 'stable', held: { ...held, tellAfterMs: 0 } })
     assert.deepEqual(told, [])
   })
+  it('asks for the log start again when an out-of-range answer gives none (-1), rather than reading from 0 until its deadline', async () => {
+    // (the log start moved from 0 to 4 after the read began; records 4-5 are left)
+    const asked: string[] = []
+    const fetcher = {
+      listOffsets: async (tps: readonly { topic: string, partition: number }[], which: string) => {
+        asked.push(which)
+        return new Map(tps.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? (asked.length > 2 ? 4 : 0) : 6]))
+      },
+      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => positions.map(p => p.offset < 4
+        ? { topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OUT_OF_RANGE, records: [], nextOffset: p.offset, highWatermark: -1, lastStableOffset: -1, logStartOffset: -1, bytes: 0 }
+        : { topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: [4, 5].map(offset => ({ offset, timestamp: 0n, key: null, value: null, headers: [] })), nextOffset: 6, highWatermark: 6, lastStableOffset: 6, logStartOffset: 4, bytes: 0 })
+    }
+    const read: number[] = []
+    await readTopicToEnd(fetcher as unknown as RecordFetcher, 't', 1, (_, r) => read.push(r.offset), { timeoutMs: 1000 })
+    assert.deepEqual(read, [4, 5])
+    assert.deepEqual(asked.sort(), ['earliest', 'earliest', 'latest'])
+  })
 })
