@@ -64,6 +64,8 @@ export class ProgressFlusher {
   #syncError: unknown = null
   /** Partitions restarted at a log start (`restarted`): their rewound positions, stored before the next syncs go. */
   readonly #rewound: StoredPositions = new Map()
+  /** Partitions that left (`forgetRewound`) since the send in flight took the rewound positions: none is put back. */
+  readonly #leftDuringSend = new Set<string>()
 
   constructor (deps: ProgressFlusherDeps) {
     this.#deps = deps
@@ -113,7 +115,10 @@ export class ProgressFlusher {
    * stored later would overwrite their next owner's, or bring back a position forgotten for good.
    */
   forgetRewound (keys: Iterable<string>): void {
-    for (const key of keys) this.#rewound.delete(key)
+    for (const key of keys) {
+      this.#rewound.delete(key)
+      if (this.#syncInFlight !== null) this.#leftDuringSend.add(key)
+    }
   }
 
   /** Sends the pending offset syncs unless a send is in flight (they go with the next one then). */
@@ -125,6 +130,7 @@ export class ProgressFlusher {
     const entries = tracker.takePending()
     const rewound = new Map(this.#rewound)
     this.#rewound.clear()
+    this.#leftDuringSend.clear()
     this.#syncInFlight = this.#send(syncs, entries, rewound)
       .then(() => {
         this.#syncError = null
@@ -133,7 +139,8 @@ export class ProgressFlusher {
         tracker.requeue(entries, takenAt)
         // Put back unless restarted again since (the newer rewind is the one to store), and only under the membership
         // they were taken in (`dropAll` since: lost, nothing of it is stored any more, as `requeue` puts back no sync).
-        if (tracker.epoch === takenAt) for (const [key, position] of rewound) if (!this.#rewound.has(key)) this.#rewound.set(key, position)
+        // (nor for a partition that left meanwhile: stored later, it would overwrite its next owner's position)
+        if (tracker.epoch === takenAt) for (const [key, position] of rewound) if (!this.#rewound.has(key) && !this.#leftDuringSend.has(key)) this.#rewound.set(key, position)
         this.#syncError = err
         this.#syncFailures.failed(err, { count: entries.length })
       })

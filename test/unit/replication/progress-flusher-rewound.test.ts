@@ -89,6 +89,26 @@ describe('ProgressFlusher: a partition restarted at a log start', () => {
     assert.deepEqual(events, ['send u-0:0->0'])
   })
 
+  it('Given a restarted partition removed while the send carrying its rewound position is under way, when that send fails, then the position is not put back: never stored after it left', async () => {
+    const { events, progress, tracker, flusher } = setup()
+    let failing = true
+    progress.onCommit(positions => {
+      events.push(`commit ${[...positions.values()].map(p => `${p.topic}-${p.partition}@${p.lastOffset}`).join(',')}`)
+      if (failing) throw new KmirrorError(ErrorCodes.PRODUCE, 'offsets topic: NOT_LEADER_OR_FOLLOWER', { retriable: true })
+    })
+    flusher.restarted(KEY, 't', 0, 500)
+    flusher.restarted('t\u00001', 't', 1, 0)
+    tracker.record('u\u00000', 'u', 0, 0, 0)
+    flusher.sendSyncs()
+    // (t-0 leaves while the send is under way; t-1 stays)
+    flusher.forgetRewound([KEY])
+    await assert.rejects(flusher.flushSyncs(), { message: /NOT_LEADER_OR_FOLLOWER/ })
+    failing = false
+    await flusher.flushSyncs()
+    // (the flush sends again once the failed send ended, failing again; then the next one goes through: t-0 never again)
+    assert.deepEqual(events, ['commit t-0@499,t-1@-1', 'commit t-1@-1', 'commit t-1@-1', 'send u-0:0->0'])
+  })
+
   it('Given the membership lost after a restart, then the rewound position is not stored (the partition may be another instance\'s)', async () => {
     const { events, tracker, flusher } = setup()
     flusher.restarted(KEY, 't', 0, 0)
