@@ -27,6 +27,9 @@ import type { FlowReplicatorDeps, OffsetSyncSink, ProgressSink } from './replica
 /** How many partitions a warning about unstored progress names (it counts the rest). */
 const NAMED_AT_MOST = 20
 
+/** How long a hand-over waits for MM2's syncs queued beside the data path (`#settleSyncs`). */
+export const SETTLE_MS = 5_000
+
 /** With `flushWhenCaughtUp`, how often at most progress is stored because every partition caught up. */
 const CAUGHT_UP_FLUSH_MS = 1000
 
@@ -196,6 +199,7 @@ export class ProgressFlusher {
       if (lost.aborted) return this.#notStored(positions)
       try {
         await unlessAborted(this.#storeReleasedOnce(positions), lost)
+        await this.#settleSyncs(positions, lost)
         return true
       } catch (err) {
         if (lost.aborted) return this.#notStored(positions)
@@ -212,6 +216,23 @@ export class ProgressFlusher {
     await this.#deps.progress.commit(positions)
   }
 
+  /**
+   * MM2's syncs of a hand-over, queued beside the data path: waited for (SETTLE_MS at most) while the lease holds, so
+   * they land before the next owner's, and before a stopping member leaves its group (from then on its writes are
+   * refused, and they would be lost with the process). Not waited for longer: MM2's syncs may trail (sync-outbox.ts).
+   */
+  async #settleSyncs (positions: StoredPositions, lost: AbortSignal): Promise<void> {
+    const settle = this.#deps.syncs?.settle
+    if (settle === undefined || positions.size === 0) return
+    const left = await unlessAborted(settle(SETTLE_MS), lost).catch(() => 0)
+    if (left === 0) return
+    const to = this.#deps.syncs?.settlesTo
+    const where = to === undefined ? 'the offset-syncs topic' : `${to.topic} on cluster ${to.cluster}`
+    this.#deps.log.warn({ count: left, partitions: positions.size, waitedMs: SETTLE_MS }, `${left} of MM2's offset syncs queued before the hand-over of ${positions.size} partition(s) ` +
+      `were not written to ${where} within ${SETTLE_MS / 1000} s: the hand-over goes on, and they are written after it (at a stop: tried until the ` +
+      'stop\'s deadline). MM2 translating from that topic may then read them after the next owner\'s syncs; kmirror\'s own translation is exact regardless')
+  }
+
   #notStored (positions: StoredPositions): false {
     if (positions.size === 0) return false
     const named = [...positions.values()].slice(0, NAMED_AT_MOST).map(p => `${p.topic}-${p.partition} (copied to offset ${p.lastOffset})`)
@@ -224,13 +245,15 @@ export class ProgressFlusher {
 }
 
 /** WORK's outcome, or SIGNAL's abort first (WORK goes on unawaited; its failure is not reported twice). */
-async function unlessAborted (work: Promise<void>, signal: AbortSignal): Promise<void> {
+async function unlessAborted<T> (work: Promise<T>, signal: AbortSignal): Promise<T> {
   work.catch(() => undefined)
+  // (aborted already: an 'abort' listener added now would never be called)
+  signal.throwIfAborted()
   let onAbort = (): void => {}
   const aborted = new Promise<never>((_resolve, reject) => { onAbort = () => { reject(signal.reason) } })
   signal.addEventListener('abort', onAbort, { once: true })
   try {
-    await Promise.race([work, aborted])
+    return await Promise.race([work, aborted])
   } finally {
     signal.removeEventListener('abort', onAbort)
   }

@@ -77,6 +77,13 @@ export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'> & {
   readonly restarted?: (key: string) => void
   /** What the sink writes, for the log of its failures; "offset syncs" when not given. */
   readonly writesTo?: WriteTarget
+  /**
+   * Syncs written beside the data path (sync-outbox.ts): waits until those sent to this sink before the call are
+   * written, TIMEOUT_MS at most; how many are not (`SyncOutbox.settled`). Where it is wanted: the store of a hand-over.
+   */
+  readonly settle?: (timeoutMs: number) => Promise<number>
+  /** Where `settle` writes, for the warning of a hand-over that could not wait for it. */
+  readonly settlesTo?: Pick<WriteTarget, 'topic' | 'cluster'>
 }
 
 /** A topic written in the background, as its failure lines name it. */

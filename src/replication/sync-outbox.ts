@@ -70,6 +70,8 @@ export class SyncOutbox {
   readonly #metrics: Metrics
   readonly #labels: { flow: string }
   readonly #where: string
+  /** Where the syncs go (as given), for the warnings of others. */
+  readonly writesTo: Pick<WriteTarget, 'topic' | 'cluster'> | undefined
   #queue: OffsetSyncEntry[] = []
   /** The first this many of the queue are being sent: thinning leaves them alone. */
   #inFlight = 0
@@ -93,6 +95,8 @@ export class SyncOutbox {
   #epoch = 0
   /** Resolves the pause between two failed sends early (a drain's deadline, close). */
   readonly #wake = new AbortController()
+  /** `settled` calls waiting for the newest sync queued at their call to leave the queue (written, or dropped). */
+  readonly #settling: { readonly entry: OffsetSyncEntry, readonly resolve: () => void }[] = []
 
   constructor (sink: OffsetSyncSink, log: Logger, options: SyncOutboxOptions) {
     this.#sink = sink
@@ -102,6 +106,7 @@ export class SyncOutbox {
     this.#metrics = options.metrics ?? noMetrics
     this.#labels = { flow: options.flow }
     const to = options.writesTo
+    this.writesTo = to
     this.#where = to === undefined ? 'the offset-syncs topic' : `${to.topic} on cluster ${to.cluster}`
     this.#thinAt = this.#maxPending
     // The counters exist from the start at 0: Prometheus' increase() does not count a series' first sample.
@@ -137,6 +142,27 @@ export class SyncOutbox {
     this.#pending()
   }
 
+  /**
+   * Waits until every sync queued before this call is written (or dropped: thinning, a lost membership), or
+   * TIMEOUT_MS passed, without closing anything; returns how many of them are still queued. A hand-over waits so
+   * (progress-flusher.ts `storeReleased`): the syncs of the partitions it gives up go out while its lease holds,
+   * before their next owner's, not after the member left its group (its writes are refused from then on).
+   */
+  async settled (timeoutMs: number): Promise<number> {
+    const last = this.#queue.at(-1)
+    if (last === undefined) return 0
+    const done = new AbortController()
+    const waiter = { entry: last, resolve: () => { done.abort() } }
+    this.#settling.push(waiter)
+    try {
+      await delay(timeoutMs, undefined, { signal: done.signal }).catch(() => undefined)
+    } finally {
+      const i = this.#settling.indexOf(waiter)
+      if (i >= 0) this.#settling.splice(i, 1)
+    }
+    return this.#queue.indexOf(last) + 1
+  }
+
   status (): OffsetSyncsStatus {
     const streak = this.#failures.current()
     return {
@@ -157,6 +183,7 @@ export class SyncOutbox {
     const first = !this.#closed
     this.#closed = true
     this.#wake.abort()
+    this.#pending()
     const left = this.#queue.length
     if (left > 0 && first) {
       this.#log.warn({ count: left, timeoutMs }, `${left} offset sync(s) could not be written before the stop (${timeoutMs} ms): MM2 reading ${this.#where} translates the newest ` +
@@ -226,6 +253,7 @@ export class SyncOutbox {
   }
 
   #pending (): void {
+    for (const w of this.#settling) if (this.#closed || !this.#queue.includes(w.entry)) w.resolve()
     if (this.#queue.length === 0) {
       this.#thinningTold = false
       this.#thinAt = this.#maxPending

@@ -136,6 +136,7 @@ export function storeSinks (config: FlowConfig, { history, progress, syncsInRoun
         ? async entries => { await history.append(entries); await syncsInRound?.send(entries) }
         : async entries => { await history.append(entries); outbox.enqueue(entries) },
       ...(queue === null ? {} : { dropQueued: () => { queue.dropQueued() } }),
+      ...(outbox === null ? {} : { settle: async timeoutMs => await outbox.settled(timeoutMs), ...(outbox.writesTo === undefined ? {} : { settlesTo: outbox.writesTo }) }),
       restarted: key => {
         const { topic, partition } = parsePartitionKey(key)
         history.forget(topic, partition)

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { OffsetSyncTracker } from '../../../src/replication/offset-sync-tracker.ts'
-import { ProgressFlusher } from '../../../src/replication/progress-flusher.ts'
+import { ProgressFlusher, SETTLE_MS } from '../../../src/replication/progress-flusher.ts'
 import { LogLevels, memoryLogger, type MemoryLogger } from '../../fakes/memory-logger.ts'
 import { RecordingProgress, RecordingSyncs } from '../../fakes/recording-sinks.ts'
 import { waitFor } from '../../helpers/wait.ts'
@@ -81,5 +81,40 @@ describe('ProgressFlusher.storeReleased when the membership ends', () => {
     progress.onCommit(() => { if (failures-- > 0) throw new KmirrorError(ErrorCodes.PRODUCE, 'progress topic: NOT_LEADER_OR_FOLLOWER', { retriable: true }) })
     assert.equal(await flusher(progress, logger).storeReleased(positions, () => false, new AbortController().signal), true)
     assert.deepEqual(progress.latest(), { 't-0': 41, 't-1': 7 })
+  })
+})
+
+describe('ProgressFlusher.storeReleased and MM2\'s syncs written beside the data path', () => {
+  function withSettle (settle: (timeoutMs: number) => Promise<number>, events: string[], logger: MemoryLogger): ProgressFlusher {
+    const progress = new RecordingProgress()
+    progress.onCommit(() => { events.push('progress stored') })
+    const syncs = Object.assign(new RecordingSyncs(), { settle, settlesTo: { topic: 'mm2-offset-syncs.B.internal', cluster: 'A' } })
+    return new ProgressFlusher({ flow: { name: 'A->B', offsetLagMax: 100, offsetFlushIntervalMs: 3_600_000 }, progress, syncs, log: logger.log, tracker: new OffsetSyncTracker(100), flushWhenCaughtUp: true })
+  }
+
+  it('Given released partitions, then their progress is stored, then MM2\'s queued syncs are waited for before the hand-over goes on', async () => {
+    const events: string[] = []
+    const logger = memoryLogger()
+    const f = withSettle(async timeoutMs => { events.push(`settle ${timeoutMs}`); return 0 }, events, logger)
+    assert.equal(await f.storeReleased(positions, () => false, new AbortController().signal), true)
+    assert.deepEqual(events, ['progress stored', `settle ${SETTLE_MS}`])
+    assert.deepEqual(logger.at(LogLevels.warn), [])
+  })
+
+  it('Given MM2\'s syncs not all written within the wait, then the hand-over goes on and the warning says how many, where, and what it costs', async () => {
+    const logger = memoryLogger()
+    const f = withSettle(async () => 3, [], logger)
+    assert.equal(await f.storeReleased(positions, () => false, new AbortController().signal), true)
+    assert.deepEqual(logger.at(LogLevels.warn).map(l => l.msg), [`3 of MM2's offset syncs queued before the hand-over of 2 partition(s) were not written to mm2-offset-syncs.B.internal on cluster A within ${SETTLE_MS / 1000} s: ` +
+      'the hand-over goes on, and they are written after it (at a stop: tried until the stop\'s deadline). MM2 translating from that topic may then read them after ' +
+      'the next owner\'s syncs; kmirror\'s own translation is exact regardless'])
+  })
+
+  it('Given the membership lost during the wait, then it ends at once, the progress stored, nothing told', async () => {
+    const logger = memoryLogger()
+    const lost = new AbortController()
+    const f = withSettle(async () => { lost.abort(); return await new Promise<number>(() => {}) }, [], logger)
+    assert.equal(await f.storeReleased(positions, () => false, lost.signal), true)
+    assert.deepEqual(logger.at(LogLevels.warn), [])
   })
 })

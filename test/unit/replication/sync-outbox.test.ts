@@ -217,4 +217,36 @@ describe('SyncOutbox', () => {
     retry.answer.resolve()
     assert.equal(await outbox.drain(1000), 0)
   })
+
+  it('settled: waits for the syncs queued before the call (not those after), says how many are left at its timeout, and ends with a drop or a stop', async () => {
+    const sink = new HeldSink()
+    const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 1 })
+    assert.equal(await outbox.settled(1000), 0, 'nothing queued: nothing to wait for')
+    outbox.enqueue([sync(1), sync(2)])
+    const first = await sink.asked(0)
+    outbox.enqueue([sync(3)])
+    let settled: number | null = null
+    const waiting = outbox.settled(10_000).then(left => { settled = left })
+    // (queued after the call: not waited for)
+    outbox.enqueue([sync(4)])
+    first.answer.resolve()
+    const second = await sink.asked(1)
+    assert.deepEqual(second.entries, [3, 4])
+    assert.equal(settled, null, 'sync 3 is not written yet')
+    second.answer.resolve()
+    await waiting
+    assert.equal(settled, 0)
+    // At its timeout: how many of those queued before are still queued
+    outbox.enqueue([sync(5), sync(6)])
+    assert.equal(await outbox.settled(20), 2)
+    // A lost membership drops them: nothing left to wait for
+    const dropped = outbox.settled(10_000)
+    outbox.dropQueued()
+    assert.equal(await dropped, 0)
+    // A stop ends the wait at once: what is left is the drain's to tell
+    outbox.enqueue([sync(7)])
+    const stopping = outbox.settled(10_000)
+    assert.equal(await outbox.drain(1), 1)
+    assert.equal(await stopping, 1)
+  })
 })
