@@ -18,6 +18,9 @@
  *   (before the enqueue). Between two tries nothing is in flight: the failed send's syncs are thinned like any.
  * - A failed send is retried after RETRY_BASE_MS doubling to RETRY_MAX_MS; the failures are told once
  *   (failure-streak.ts), the recovery too.
+ * - `settled` (a hand-over: a revoke, the revoke of a stop) waits for what was queued before it, without closing,
+ *   while the member's lease still holds: from its LeaveGroup on its writes are refused (invariant 26), so syncs
+ *   left for the drain after that are lost with the process.
  * - `drain` (the flow's stop) waits until everything enqueued before it is written or its deadline passes; what is
  *   left is logged, counted, and lost with the process: MM2 reading the syncs then translates the newest offsets of
  *   those partitions from an older sync (further back: consumers re-read, never skip), and kmirror's own
