@@ -174,8 +174,11 @@ export class PartitionOwnership {
       parts.waiting.forget(p)
       parts.unread.forget(p)
     }
-    // Exactly-once mode: the last committed round stored these positions with their data.
-    if (parts.eos === null && !await parts.flusher.storeReleased(positions, () => this.#deps.stopping(), lost)) return false
+    // Exactly-once mode: the last committed round stored these positions with their data (MM2's syncs of the rounds,
+    // queued after each commit, are waited for all the same).
+    if (parts.eos === null) {
+      if (!await parts.flusher.storeReleased(positions, () => this.#deps.stopping(), lost)) return false
+    } else await parts.flusher.settleSyncs(positions, lost)
     // (a rewound position not stored yet is behind the one just stored, and no longer this instance's to store)
     parts.flusher.forgetRewound(positions.keys())
     for (const key of positions.keys()) {

@@ -27,7 +27,7 @@ import type { FlowReplicatorDeps, OffsetSyncSink, ProgressSink } from './replica
 /** How many partitions a warning about unstored progress names (it counts the rest). */
 const NAMED_AT_MOST = 20
 
-/** How long a hand-over waits for MM2's syncs queued beside the data path (`#settleSyncs`). */
+/** How long a hand-over waits for MM2's syncs queued beside the data path (`settleSyncs`). */
 export const SETTLE_MS = 5_000
 
 /** With `flushWhenCaughtUp`, how often at most progress is stored because every partition caught up. */
@@ -199,7 +199,7 @@ export class ProgressFlusher {
       if (lost.aborted) return this.#notStored(positions)
       try {
         await unlessAborted(this.#storeReleasedOnce(positions), lost)
-        await this.#settleSyncs(positions, lost)
+        await this.settleSyncs(positions, lost)
         return true
       } catch (err) {
         if (lost.aborted) return this.#notStored(positions)
@@ -220,8 +220,9 @@ export class ProgressFlusher {
    * MM2's syncs of a hand-over, queued beside the data path: waited for (SETTLE_MS at most) while the lease holds, so
    * they land before the next owner's, and before a stopping member leaves its group (from then on its writes are
    * refused, and they would be lost with the process). Not waited for longer: MM2's syncs may trail (sync-outbox.ts).
+   * Exactly-once mode calls it alone (its committed rounds stored the positions; their syncs are queued after each).
    */
-  async #settleSyncs (positions: StoredPositions, lost: AbortSignal): Promise<void> {
+  async settleSyncs (positions: StoredPositions, lost: AbortSignal): Promise<void> {
     const settle = this.#deps.syncs?.settle
     if (settle === undefined || positions.size === 0) return
     const left = await unlessAborted(settle(SETTLE_MS), lost).catch(() => 0)

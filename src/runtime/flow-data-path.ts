@@ -135,8 +135,11 @@ export function storeSinks (config: FlowConfig, { history, progress, syncsInRoun
       send: outbox === null
         ? async entries => { await history.append(entries); await syncsInRound?.send(entries) }
         : async entries => { await history.append(entries); outbox.enqueue(entries) },
-      ...(queue === null ? {} : { dropQueued: () => { queue.dropQueued() } }),
-      ...(outbox === null ? {} : { settle: async timeoutMs => await outbox.settled(timeoutMs), ...(outbox.writesTo === undefined ? {} : { settlesTo: outbox.writesTo }) }),
+      ...(queue === null ? {} : {
+        dropQueued: () => { queue.dropQueued() },
+        settle: async (timeoutMs: number) => await queue.settled(timeoutMs),
+        ...(queue.writesTo === undefined ? {} : { settlesTo: queue.writesTo })
+      }),
       restarted: key => {
         const { topic, partition } = parsePartitionKey(key)
         history.forget(topic, partition)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
+import { SETTLE_MS } from '../../../src/replication/progress-flusher.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { asCopied, assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
 import { waitFor } from '../../helpers/wait.ts'
@@ -65,12 +66,13 @@ describe('FlowReplicator ownership', () => {
     assert.deepEqual(h.replicator.status().map(s => `${s.topic}-${s.partition}`), ['t-1'])
   })
 
-  it('stores the offset syncs of a released partition before its position', async () => {
+  it('stores the offset syncs of a released partition before its position, and then waits for MM2\'s syncs queued beside the data path', async () => {
     // Given a partition copied with offset syncs
     const h = twoPartitions()
     await h.replicator.addPartitions([T0, T1], new Map())
     const order: string[] = []
     h.progress.onCommit(positions => { if (positions.has(partitionKey('t', 0))) order.push(`progress ${h.syncs.of('t', 0).length}`) })
+    Object.assign(h.syncs, { settle: async (timeoutMs: number) => { order.push(`settle ${timeoutMs}`); return 0 } })
     stopWhenCopied(h, 't', 1)
     let release: Promise<boolean> | null = null
     h.target.beforeWrite(() => { if (h.target.writeCalls === 4) release = h.replicator.releasePartitions([{ topic: 't', partition: 0 }]) })
@@ -78,9 +80,11 @@ describe('FlowReplicator ownership', () => {
     await waitFor(() => release !== null, { timeoutMs: 5000, intervalMs: 5, message: 'the moment chosen in the write' })
     await release
     await running
-    // Then when its position was stored, its syncs (at least the first run start) were already sent
-    assert.equal(order.length, 1)
+    // Then when its position was stored, its syncs (at least the first run start) were already sent; MM2's queued
+    // syncs were waited for after that, before the release resolved
+    assert.equal(order.length, 2)
     assert.notEqual(order[0], 'progress 0')
+    assert.equal(order[1], `settle ${SETTLE_MS}`)
     assert.equal(h.syncs.of('t', 0).at(-1)!.downstreamOffset <= lastStored(h, partitionKey('t', 0))!, true)
   })
 

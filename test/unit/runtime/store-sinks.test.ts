@@ -19,4 +19,17 @@ describe('storeSinks', () => {
     sinks.syncs!.dropQueued!()
     assert.deepEqual(events, ['dropped'])
   })
+
+  it('Given MM2\'s syncs written beside the data path (at least once, or after each commit), then a hand-over can wait for them, and its warning names where they go', async () => {
+    for (const mode of ['outbox', 'afterCommit'] as const) {
+      const asked: number[] = []
+      const queue = { dropQueued: () => undefined, enqueue: () => undefined, settled: async (timeoutMs: number) => { asked.push(timeoutMs); return 2 }, writesTo: { topic: 'mm2-offset-syncs.B.internal', cluster: 'A' } } as unknown as SyncOutbox
+      const sinks = storeSinks(config, { history, progress, syncsInRound: null, outbox: mode === 'outbox' ? queue : null, afterCommit: mode === 'afterCommit' ? queue : null })
+      assert.equal(await sinks.syncs!.settle!(1234), 2, mode)
+      assert.deepEqual(asked, [1234], mode)
+      assert.deepEqual(sinks.syncs!.settlesTo, { topic: 'mm2-offset-syncs.B.internal', cluster: 'A' }, mode)
+    }
+    // (syncs written with the round, or none: nothing to wait for)
+    assert.equal(storeSinks(config, { history, progress, syncsInRound: null, outbox: null }).syncs!.settle, undefined)
+  })
 })
