@@ -27,8 +27,11 @@ import type { FlowReplicatorDeps, OffsetSyncSink, ProgressSink } from './replica
 /** How many partitions a warning about unstored progress names (it counts the rest). */
 const NAMED_AT_MOST = 20
 
-/** How long a hand-over waits for MM2's syncs queued beside the data path (`settleSyncs`). */
-export const SETTLE_MS = 5_000
+/**
+ * How long a hand-over waits for MM2's syncs queued beside the data path (`settleSyncs`): short, as a stop's
+ * hand-over must end about 7 s after the signal, with the round in flight and the progress store before it.
+ */
+export const SETTLE_MS = 2_000
 
 /** With `flushWhenCaughtUp`, how often at most progress is stored because every partition caught up. */
 const CAUGHT_UP_FLUSH_MS = 1000
@@ -224,14 +227,16 @@ export class ProgressFlusher {
    */
   async settleSyncs (positions: StoredPositions, lost: AbortSignal): Promise<void> {
     const settle = this.#deps.syncs?.settle
-    if (settle === undefined || positions.size === 0) return
+    if (settle === undefined || positions.size === 0 || lost.aborted) return
     const left = await unlessAborted(settle(SETTLE_MS), lost).catch(() => 0)
     if (left === 0) return
     const to = this.#deps.syncs?.settlesTo
     const where = to === undefined ? 'the offset-syncs topic' : `${to.topic} on cluster ${to.cluster}`
-    this.#deps.log.warn({ count: left, partitions: positions.size, waitedMs: SETTLE_MS }, `${left} of MM2's offset syncs queued before the hand-over of ${positions.size} partition(s) ` +
-      `were not written to ${where} within ${SETTLE_MS / 1000} s: the hand-over goes on, and they are written after it (at a stop: tried until the ` +
-      'stop\'s deadline). MM2 translating from that topic may then read them after the next owner\'s syncs; kmirror\'s own translation is exact regardless')
+    this.#deps.log.warn({ count: left, partitions: positions.size, waitedMs: SETTLE_MS }, `${left} offset sync(s) queued for MM2 before the hand-over of ${positions.size} ` +
+      `partition(s) (of those and of the partitions kept) were not written to ${where} within ${SETTLE_MS / 1000} s: the hand-over goes on without them. ` +
+      'In a rebalance they are written after it, possibly after the next owner\'s; at a stop they are lost (the member leaves its group, and its writes ' +
+      'are refused from then on). MM2 translating from that topic then uses an older sync (consumers re-read, never skip); kmirror\'s own translation ' +
+      'is exact regardless. Fix what the warning "cannot write offset syncs" names')
   }
 
   #notStored (positions: StoredPositions): false {

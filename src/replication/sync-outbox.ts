@@ -96,10 +96,13 @@ export class SyncOutbox {
   #closed = false
   /** Bumped by `dropQueued`: a send of the queue before it neither removes nor puts back anything. */
   #epoch = 0
-  /** Resolves the pause between two failed sends early (a drain's deadline, close). */
-  readonly #wake = new AbortController()
-  /** `settled` calls waiting for the newest sync queued at their call to leave the queue (written, or dropped). */
-  readonly #settling: { readonly entry: OffsetSyncEntry, readonly resolve: () => void }[] = []
+  /** Ends the pause between two failed sends under way early (a drain's deadline, a hand-over's wait). */
+  #pause: AbortController | null = null
+  /** The order each queued sync was queued in (1, 2, ...): the queue keeps that order whatever thinning drops. */
+  readonly #seqOf = new WeakMap<OffsetSyncEntry, number>()
+  #seq = 0
+  /** `settled` calls waiting until no sync queued at or before their mark is left (written, or dropped). */
+  readonly #settling: { readonly mark: number, readonly resolve: () => void }[] = []
 
   constructor (sink: OffsetSyncSink, log: Logger, options: SyncOutboxOptions) {
     this.#sink = sink
@@ -122,7 +125,10 @@ export class SyncOutbox {
   /** Queues ENTRIES after every sync queued before; they go out at once unless a send is in flight. */
   enqueue (entries: readonly OffsetSyncEntry[]): void {
     if (entries.length === 0) return
-    for (const e of entries) this.#queue.push(e)
+    for (const e of entries) {
+      this.#seqOf.set(e, ++this.#seq)
+      this.#queue.push(e)
+    }
     if (this.#queue.length > this.#thinAt) this.#thin()
     this.#pending()
     if (!this.#pumping) {
@@ -152,18 +158,27 @@ export class SyncOutbox {
    * before their next owner's, not after the member left its group (its writes are refused from then on).
    */
   async settled (timeoutMs: number): Promise<number> {
-    const last = this.#queue.at(-1)
-    if (last === undefined) return 0
+    const mark = this.#seq
+    if (this.#closed || this.#leftUpTo(mark) === 0) return this.#leftUpTo(mark)
     const done = new AbortController()
-    const waiter = { entry: last, resolve: () => { done.abort() } }
+    const waiter = { mark, resolve: () => { done.abort() } }
     this.#settling.push(waiter)
+    // (a send waiting out its back-off is tried again now: the wait is short, and the lease may not hold for long)
+    this.#pause?.abort()
     try {
       await delay(timeoutMs, undefined, { signal: done.signal }).catch(() => undefined)
     } finally {
       const i = this.#settling.indexOf(waiter)
       if (i >= 0) this.#settling.splice(i, 1)
     }
-    return this.#queue.indexOf(last) + 1
+    return this.#leftUpTo(mark)
+  }
+
+  /** How many syncs queued at or before MARK are still queued: the queue's head, in the order queued. */
+  #leftUpTo (mark: number): number {
+    let n = 0
+    while (n < this.#queue.length && (this.#seqOf.get(this.#queue[n]!) ?? 0) <= mark) n++
+    return n
   }
 
   status (): OffsetSyncsStatus {
@@ -185,7 +200,7 @@ export class SyncOutbox {
     await Promise.race([done, deadline])
     const first = !this.#closed
     this.#closed = true
-    this.#wake.abort()
+    this.#pause?.abort()
     this.#pending()
     const left = this.#queue.length
     if (left > 0 && first) {
@@ -229,7 +244,11 @@ export class SyncOutbox {
       this.#metrics.inc('offsetSyncWriteFailures', this.#labels)
       this.#failures.failed(err, { count: batch.length, pending: this.#queue.length })
       this.#metrics.set('offsetSyncsFailingSince', this.#labels, Math.floor(this.#failures.current()!.since / 1000))
-      await delay(Math.min(RETRY_MAX_MS, this.#retryBaseMs * 2 ** failures), undefined, { signal: this.#wake.signal }).catch(() => undefined)
+      const pause = this.#pause = new AbortController()
+      // (while a hand-over waits, tried again at the shortest back-off: the wait is short, the lease may end with it)
+      const backOff = this.#settling.length > 0 ? Math.min(RETRY_BASE_MS, this.#retryBaseMs) : Math.min(RETRY_MAX_MS, this.#retryBaseMs * 2 ** failures)
+      await delay(backOff, undefined, { signal: pause.signal }).catch(() => undefined)
+      this.#pause = null
       return failures + 1
     }
   }
@@ -256,7 +275,8 @@ export class SyncOutbox {
   }
 
   #pending (): void {
-    for (const w of this.#settling) if (this.#closed || !this.#queue.includes(w.entry)) w.resolve()
+    const head = this.#queue.length === 0 ? Infinity : this.#seqOf.get(this.#queue[0]!) ?? 0
+    for (const w of this.#settling) if (this.#closed || head > w.mark) w.resolve()
     if (this.#queue.length === 0) {
       this.#thinningTold = false
       this.#thinAt = this.#maxPending

@@ -9,6 +9,7 @@ import { SyncOutbox } from '../../../src/replication/sync-outbox.ts'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
 import { deferred, type Deferred } from '../../fakes/deferred.ts'
 import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
+import { waitFor } from '../../helpers/wait.ts'
 
 function sync (upstreamOffset: number): OffsetSyncEntry {
   return { topic: 't', partition: 0, upstreamOffset, downstreamOffset: upstreamOffset, runStart: false, previousUpstream: -1 }
@@ -248,5 +249,33 @@ describe('SyncOutbox', () => {
     const stopping = outbox.settled(10_000)
     assert.equal(await outbox.drain(1), 1)
     assert.equal(await stopping, 1)
+  })
+
+  it('settled: a sync thinned away does not end the wait while older ones are queued; a send waiting out its back-off is tried at once; after a stop it answers at once', async () => {
+    const sink = new HeldSink()
+    const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 60_000, maxPending: 8 })
+    outbox.enqueue([sync(1), sync(2)])
+    const first = await sink.asked(0)
+    outbox.enqueue([3, 4, 5, 6].map(sync))
+    let left: number | null = null
+    const waiting = outbox.settled(10_000).then(n => { left = n })
+    // (more syncs of the same partition: the thinning drops 4-6 among them, sync 6 the newest when the wait began)
+    outbox.enqueue([7, 8, 9, 10].map(sync))
+    await new Promise(resolve => setImmediate(resolve))
+    assert.equal(left, null, 'syncs 1-3 queued before the wait are still queued')
+    // When the send fails, its back-off (a minute here) is cut short by the wait: sent again at once
+    first.answer.reject(new Error('NOT_LEADER_OR_FOLLOWER'))
+    await waitFor(() => sink.calls.length > 1, { timeoutMs: 5000, intervalMs: 5, message: 'the failed send tried again well before its back-off of a minute' })
+    const again = await sink.asked(1)
+    again.answer.resolve()
+    await waiting
+    assert.equal(left, 0)
+    assert.ok(again.entries.includes(3) && !again.entries.includes(6), JSON.stringify(again.entries))
+    // After a stop (queue closed), a wait answers at once with what is left
+    outbox.enqueue([sync(11)])
+    await outbox.drain(1)
+    const started = Date.now()
+    assert.ok(await outbox.settled(10_000) >= 1)
+    assert.ok(Date.now() - started < 1000)
   })
 })
