@@ -15,8 +15,9 @@ export interface WorkOwner {
    */
   assign (items: readonly WorkItem[]): Promise<void>
   /** Stop these cleanly: no new fetch, in-flight writes finish, progress and offset syncs of these partitions
-   *  are stored; resolves only when another member may safely take them. */
-  revoke (items: readonly WorkItem[]): Promise<void>
+   *  are stored; resolves only when another member may safely take them. BY (epoch ms): a stop's hand-over ends
+   *  then (member-hand-over.ts); what may wait less (MM2's queued offset syncs) ends before it. */
+  revoke (items: readonly WorkItem[], by?: number): Promise<void>
   /** Membership lost (fenced, evicted, session expired): stop writing everything at once, store nothing. Called on
    *  every loss, also with nothing owned (what belongs to the membership, like an exactly-once producer, ends too). */
   lose (): void

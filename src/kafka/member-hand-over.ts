@@ -69,7 +69,7 @@ export class HandOver {
   async run (applying: Promise<void>, leaseValid: (now: number) => boolean, by: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined
     const late = new Promise<Cut>(resolve => { timer = setTimeout(resolve, Math.max(0, by - Date.now()), { reason: HAND_OVER_TOO_LATE, ownerLost: false }) })
-    const revoking = this.#revokeAll(applying, leaseValidNow(leaseValid))
+    const revoking = this.#revokeAll(applying, leaseValidNow(leaseValid), by)
       .then(() => null, (err: unknown): Cut => ({ reason: `it failed: ${err instanceof Error ? err.message : String(err)}`, ownerLost: false }))
     try {
       const unfinished = await Promise.race([revoking, this.#cuts, late])
@@ -79,11 +79,11 @@ export class HandOver {
     }
   }
 
-  async #revokeAll (applying: Promise<void>, leaseValid: () => boolean): Promise<void> {
+  async #revokeAll (applying: Promise<void>, leaseValid: () => boolean, by: number): Promise<void> {
     await applying
     this.#handing = this.#takeOwned()
     if (this.#handing.length === 0) return
-    if (leaseValid()) await this.#o.owner.revoke(this.#handing)
+    if (leaseValid()) await this.#o.owner.revoke(this.#handing, by)
     else this.#o.owner.lose()
     this.#handing = []
   }

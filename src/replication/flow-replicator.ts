@@ -138,8 +138,8 @@ export class FlowReplicator {
   }
 
   /** Stops copying these partitions, revoked from this instance, once their progress is stored (partition-ownership.ts). */
-  releasePartitions (partitions: readonly { topic: string, partition: number }[]): Promise<boolean> {
-    return this.#ownership.releasePartitions(partitions)
+  releasePartitions (partitions: readonly { topic: string, partition: number }[], by?: number): Promise<boolean> {
+    return this.#ownership.releasePartitions(partitions, by)
   }
 
   /** Membership lost: nothing of any partition is written or stored any more (partition-ownership.ts). */

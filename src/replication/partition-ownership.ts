@@ -80,9 +80,10 @@ export class PartitionOwnership {
   /**
    * Stops copying these partitions (revoked from this instance) and resolves once their progress is stored (true),
    * or false when the membership was lost first. This instance never writes them again (unless they are added
-   * again). Unknown partitions are ignored.
+   * again). Unknown partitions are ignored. BY (epoch ms): a stop's hand-over deadline (progress-flusher.ts
+   * `settleSyncs`).
    */
-  async releasePartitions (partitions: readonly { topic: string, partition: number }[]): Promise<boolean> {
+  async releasePartitions (partitions: readonly { topic: string, partition: number }[], by?: number): Promise<boolean> {
     const revoked = partitions.map(p => partitionKey(p.topic, p.partition))
     // Taken now: a loss of the membership before the round in flight ends must end the store too.
     const lost = this.#grants.untilLost
@@ -98,7 +99,7 @@ export class PartitionOwnership {
     if (keys.size === 0) return true
     let released: PartitionState[] = []
     await this.#change<PartitionState[]>(done => ({ kind: 'release', keys, done }), r => { released = r })
-    return await this.#storeReleased(released, lost)
+    return await this.#storeReleased(released, lost, by)
   }
 
   /**
@@ -160,8 +161,9 @@ export class PartitionOwnership {
    * Stores the offset syncs (pending and delayed) and the positions of released partitions, retrying until stored
    * (true) or until the membership is lost (LOST aborted: false) or the flow stops; then forgets them.
    */
-  async #storeReleased (released: readonly PartitionState[], lost: AbortSignal): Promise<boolean> {
-    if (released.length === 0) return true
+  async #storeReleased (released: readonly PartitionState[], lost: AbortSignal, by?: number): Promise<boolean> {
+    // (none left to release: they were lost with the membership before the round in flight ended, and stored nothing)
+    if (released.length === 0) return !lost.aborted
     const { parts, tracker } = this.#deps
     const positions = positionsOf(released)
     // Released, it is no longer this instance's to report as failing, stored or not, nor to wait for; and the
@@ -175,10 +177,14 @@ export class PartitionOwnership {
       parts.unread.forget(p)
     }
     // Exactly-once mode: the last committed round stored these positions with their data (MM2's syncs of the rounds,
-    // queued after each commit, are waited for all the same).
+    // queued after each commit, are waited for all the same). A loss meanwhile may have aborted the last round: what
+    // is stored is then the round before, and the release is not told as stored.
     if (parts.eos === null) {
-      if (!await parts.flusher.storeReleased(positions, () => this.#deps.stopping(), lost)) return false
-    } else await parts.flusher.settleSyncs(positions, lost)
+      if (!await parts.flusher.storeReleased(positions, () => this.#deps.stopping(), lost, by)) return false
+    } else {
+      await parts.flusher.settleSyncs(positions, lost, by)
+      if (lost.aborted) return false
+    }
     // (a rewound position not stored yet is behind the one just stored, and no longer this instance's to store)
     parts.flusher.forgetRewound(positions.keys())
     for (const key of positions.keys()) {

@@ -33,6 +33,13 @@ const NAMED_AT_MOST = 20
  */
 export const SETTLE_MS = 2_000
 
+/**
+ * What the wait for MM2's syncs leaves before the hand-over's own deadline (`settleSyncs` BY): the rest of the revoke
+ * (forgetting the partitions, its log line) runs within it, so a slow wait never gets a stored hand-over cut and told
+ * as not stored.
+ */
+export const SETTLE_RESERVE_MS = 200
+
 /** With `flushWhenCaughtUp`, how often at most progress is stored because every partition caught up. */
 const CAUGHT_UP_FLUSH_MS = 1000
 
@@ -195,14 +202,15 @@ export class ProgressFlusher {
    * failure once `stopping()`, or giving up once LOST is aborted (false, with a warning naming what is not stored):
    * the membership was lost, or the member's stop could wait no longer and dropped its work as lost, so the
    * partitions may be another instance's by then. LOST is looked at before each attempt (a loss during the back-off
-   * sends nothing more, even once a new membership's lease holds) and ends the wait for the store under way.
+   * sends nothing more, even once a new membership's lease holds) and ends the wait for the store under way. BY (epoch
+   * ms): the hand-over's own deadline, which bounds the wait for MM2's syncs once the positions are stored.
    */
-  async storeReleased (positions: StoredPositions, stopping: () => boolean, lost: AbortSignal): Promise<boolean> {
+  async storeReleased (positions: StoredPositions, stopping: () => boolean, lost: AbortSignal, by?: number): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       if (lost.aborted) return this.#notStored(positions)
       try {
         await unlessAborted(this.#storeReleasedOnce(positions), lost)
-        await this.settleSyncs(positions, lost)
+        await this.settleSyncs(positions, lost, by)
         return true
       } catch (err) {
         if (lost.aborted) return this.#notStored(positions)
@@ -224,16 +232,19 @@ export class ProgressFlusher {
    * they land before the next owner's, and before a stopping member leaves its group (from then on its writes are
    * refused, and they would be lost with the process). Not waited for longer: MM2's syncs may trail (sync-outbox.ts).
    * Exactly-once mode calls it alone (its committed rounds stored the positions; their syncs are queued after each).
+   * With BY (the hand-over's deadline, epoch ms), it ends SETTLE_RESERVE_MS before BY if that comes first.
    */
-  async settleSyncs (positions: StoredPositions, lost: AbortSignal): Promise<void> {
+  async settleSyncs (positions: StoredPositions, lost: AbortSignal, by?: number): Promise<void> {
     const settle = this.#deps.syncs?.settle
     if (settle === undefined || positions.size === 0 || lost.aborted) return
-    const left = await unlessAborted(settle(SETTLE_MS), lost).catch(() => 0)
+    const waitMs = settleWaitMs(by)
+    const left = await unlessAborted(settle(waitMs), lost).catch(() => 0)
     if (left === 0) return
     const to = this.#deps.syncs?.settlesTo
     const where = to === undefined ? 'the offset-syncs topic' : `${to.topic} on cluster ${to.cluster}`
-    this.#deps.log.warn({ count: left, partitions: positions.size, waitedMs: SETTLE_MS }, `${left} offset sync(s) queued for MM2 before the hand-over of ${positions.size} ` +
-      `partition(s) (of those and of the partitions kept) were not written to ${where} within ${SETTLE_MS / 1000} s: the hand-over goes on without them. ` +
+    const within = waitMs === SETTLE_MS ? `within ${SETTLE_MS / 1000} s` : `in the ${waitMs} ms the hand-over's deadline left`
+    this.#deps.log.warn({ count: left, partitions: positions.size, waitedMs: waitMs }, `${left} offset sync(s) queued for MM2 before the hand-over of ${positions.size} ` +
+      `partition(s) (of those and of the partitions kept) were not written to ${where} ${within}: the hand-over goes on without them. ` +
       'In a rebalance they are written after it, possibly after the next owner\'s; at a stop they are lost (the member leaves its group, and its writes ' +
       'are refused from then on). MM2 translating from that topic then uses an older sync (consumers re-read, never skip); kmirror\'s own translation ' +
       'is exact regardless. Fix what the warning "cannot write offset syncs" names')
@@ -248,6 +259,12 @@ export class ProgressFlusher {
       'their next owner resumes from the progress stored before and copies what was copied since again')
     return false
   }
+}
+
+/** How long a hand-over waits for MM2's syncs: SETTLE_MS, or less when its deadline BY (epoch ms) comes first. */
+export function settleWaitMs (by: number | undefined, now = Date.now()): number {
+  if (by === undefined) return SETTLE_MS
+  return Math.max(0, Math.min(SETTLE_MS, by - SETTLE_RESERVE_MS - now))
 }
 
 /** WORK's outcome, or SIGNAL's abort first (WORK goes on unawaited; its failure is not reported twice). */

@@ -153,7 +153,7 @@ export class FlowMembership {
     return {
       listWork: async () => await counted(() => owner.listWork()),
       assign: async items => { await counted(() => owner.assign(items)) },
-      revoke: async items => { await counted(() => owner.revoke(items)) },
+      revoke: async (items, by) => { await counted(() => owner.revoke(items, by)) },
       lose: () => { owner.lose() }
     }
   }

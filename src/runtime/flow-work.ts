@@ -231,7 +231,7 @@ export class FlowWork implements WorkOwner {
     else if (retrySoon) this.#parts.scheduler.every(job.name, ONE_SHOT_RETRY_CAP_MS, job.run, RETRY_AFTER_FAILED_RUN_MS, { untilSuccess: true })
   }
 
-  async revoke (items: readonly WorkItem[]): Promise<void> {
+  async revoke (items: readonly WorkItem[], by?: number): Promise<void> {
     const { jobs, partitions } = split(items)
     // Not owned from now on, before the release completes: a topic refresh adding partitions meanwhile (a remote
     // topic created again) must not take them back (partition-ownership.ts checks ownership when it adds). Their
@@ -244,7 +244,7 @@ export class FlowWork implements WorkOwner {
     let stored: boolean
     try {
       [stored] = await Promise.all([
-        this.#parts.replicator.releasePartitions(partitions),
+        this.#parts.replicator.releasePartitions(partitions, by),
         // A run in progress is aborted, not waited for: were the membership lost (or the stop's hand-over cut) while
         // it runs, `lose` would no longer find the job to abort, and the run would write under no lease at all.
         ...jobs.map(name => this.#stopJob(name, JOB_REVOKED))

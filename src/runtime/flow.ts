@@ -383,8 +383,8 @@ export class Flow implements WorkOwner {
     await this.#started().assign(items)
   }
 
-  async revoke (items: readonly WorkItem[]): Promise<void> {
-    await this.#started().revoke(items)
+  async revoke (items: readonly WorkItem[], by?: number): Promise<void> {
+    await this.#started().revoke(items, by)
   }
 
   lose (): void {

@@ -89,6 +89,6 @@ export class FakeOwner implements WorkOwner {
     this.assigning = true
     if (this.assignGate !== null) await this.assignGate
   }
-  async revoke (items: readonly WorkItem[]): Promise<void> { this.owned -= items.length }
+  async revoke (items: readonly WorkItem[], _by?: number): Promise<void> { this.owned -= items.length }
   lose (): void { this.owned = 0; this.lost++ }
 }

@@ -95,6 +95,18 @@ describe('GroupMember stop: the hand-over under the lease', () => {
     assert.deepEqual(warning['partitions'], ['A.t-0'])
   })
 
+  it('Given a stop with a deadline, then the revoke is told when the hand-over ends (LEAVE_RESERVE_MS before it), so what may wait less ends first', async () => {
+    const coordinator = new FakeCoordinator()
+    const owner = new FakeOwner()
+    const member = await stableMember(coordinator, owner, 10_000)
+    const told: (number | undefined)[] = []
+    owner.revoke = async (items, by) => { told.push(by); owner.owned -= items.length }
+    const leaveBy = Date.now() + 3000
+    await stopped(member, leaveBy)
+    assert.deepEqual(told, [leaveBy - LEAVE_RESERVE_MS])
+    assert.equal(owner.lost, 0)
+  })
+
   it('Given a coordinator that never answers the LeaveGroup, when the member stops, then the leave is waited for only until the stop\'s deadline, not the session', async () => {
     const coordinator = new FakeCoordinator()
     coordinator.leave = () => new Promise(() => {})

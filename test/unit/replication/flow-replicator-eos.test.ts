@@ -2,6 +2,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import type { ExactlyOnceDeps } from '../../../src/replication/flow-replicator.ts'
+import { waitFor } from '../../helpers/wait.ts'
 import { asCopied, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
 
 const T = { source: 't', remote: 'A.t', partitions: 1 } as const
@@ -128,6 +129,19 @@ describe('FlowReplicator in exactly-once mode', () => {
     // (then a sync where the rewind restarted the partition's tracking, as after any restart)
     const settled = await run({ 1: 'committed' })
     assert.deepEqual(settled.slice(0, baseline.length), baseline, JSON.stringify(settled))
+  })
+
+  it('a release whose membership is lost while it waits for MM2\'s syncs is not told as stored (the last round may have been aborted)', async () => {
+    const { h } = harness({ batchRecords: 2 })
+    Object.assign(h.syncs, { settle: async () => { h.replicator.loseAll(); return 0 } })
+    let release: Promise<boolean> | null = null
+    h.target.beforeWrite(() => { if (h.target.writeCalls === 2) release = h.replicator.releasePartitions([{ topic: 't', partition: 0 }]) })
+    const running = runRounds(h)
+    await waitFor(() => release !== null, { timeoutMs: 5000, intervalMs: 5, message: 'the release during the second write' })
+    const stored = await release
+    h.replicator.stop()
+    await running
+    assert.equal(stored, false)
   })
 
   it('stops at once on FENCED, storing nothing more', async () => {

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { PartitionPosition } from '../../../src/kafka/record-fetcher.ts'
-import { SETTLE_MS } from '../../../src/replication/progress-flusher.ts'
+import { SETTLE_MS, SETTLE_RESERVE_MS } from '../../../src/replication/progress-flusher.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { asCopied, assertExactCopy, createHarness, offsetsWithGaps, type Harness } from '../../fakes/replicator-harness.ts'
 import { waitFor } from '../../helpers/wait.ts'
@@ -86,6 +86,34 @@ describe('FlowReplicator ownership', () => {
     assert.notEqual(order[0], 'progress 0')
     assert.equal(order[1], `settle ${SETTLE_MS}`)
     assert.equal(h.syncs.of('t', 0).at(-1)!.downstreamOffset <= lastStored(h, partitionKey('t', 0))!, true)
+  })
+
+  it('a release given a stop\'s deadline waits for MM2\'s syncs only until shortly before it; one whose partitions were lost before the round ended is not told as stored', async () => {
+    for (const lostFirst of [false, true]) {
+      // Given two partitions being copied, MM2's syncs never all written
+      const h = twoPartitions()
+      await h.replicator.addPartitions([T0, T1], new Map())
+      const waits: number[] = []
+      Object.assign(h.syncs, { settle: async (timeoutMs: number) => { waits.push(timeoutMs); return 1 } })
+      stopWhenCopied(h, 't', 1)
+      // When t-0 is released with a deadline 800 ms away (and, the second time, the membership lost in the same round)
+      let release: Promise<boolean> | null = null
+      h.target.beforeWrite(() => {
+        if (h.target.writeCalls !== 4) return
+        release = h.replicator.releasePartitions([{ topic: 't', partition: 0 }], Date.now() + 800)
+        if (lostFirst) h.replicator.loseAll()
+      })
+      const running = h.replicator.run()
+      await waitFor(() => release !== null, { timeoutMs: 5000, intervalMs: 5, message: 'the moment chosen in the write' })
+      const stored = await release
+      // (nothing left to copy once lost: stopped here, before anything is asserted)
+      if (lostFirst) h.replicator.stop()
+      await running
+      // Then the wait ended SETTLE_RESERVE_MS before the deadline at the latest; the lost release says it stored nothing
+      assert.equal(stored, !lostFirst)
+      if (lostFirst) assert.deepEqual(waits, [])
+      else assert.ok(waits.length === 1 && waits[0]! <= 800 - SETTLE_RESERVE_MS && waits[0]! > 0, `waited ${waits.join()} ms`)
+    }
   })
 
   it('resumes an added partition from the stored progress it is given (another instance copied it meanwhile)', async () => {

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { OffsetSyncTracker } from '../../../src/replication/offset-sync-tracker.ts'
-import { ProgressFlusher, SETTLE_MS } from '../../../src/replication/progress-flusher.ts'
+import { ProgressFlusher, SETTLE_MS, SETTLE_RESERVE_MS, settleWaitMs } from '../../../src/replication/progress-flusher.ts'
 import { LogLevels, memoryLogger, type MemoryLogger } from '../../fakes/memory-logger.ts'
 import { RecordingProgress, RecordingSyncs } from '../../fakes/recording-sinks.ts'
 import { waitFor } from '../../helpers/wait.ts'
@@ -110,6 +110,28 @@ describe('ProgressFlusher.storeReleased and MM2\'s syncs written beside the data
       'In a rebalance they are written after it, possibly after the next owner\'s; at a stop they are lost (the member leaves its group, and its writes ' +
       'are refused from then on). MM2 translating from that topic then uses an older sync (consumers re-read, never skip); kmirror\'s own translation ' +
       'is exact regardless. Fix what the warning "cannot write offset syncs" names'])
+  })
+
+  it('Given a stop\'s hand-over due before the wait would end, then the wait ends SETTLE_RESERVE_MS before that deadline, and the warning says so', async () => {
+    const waits: number[] = []
+    const logger = memoryLogger()
+    const f = withSettle(async timeoutMs => { waits.push(timeoutMs); return 2 }, [], logger)
+    const by = Date.now() + 700
+    assert.equal(await f.storeReleased(positions, () => false, new AbortController().signal, by), true)
+    assert.equal(waits.length, 1)
+    assert.ok(waits[0]! <= 700 - SETTLE_RESERVE_MS && waits[0]! > 300, `waited ${waits[0]} ms`)
+    const warning = logger.at(LogLevels.warn)[0]!
+    assert.match(warning.msg, new RegExp(`^2 offset sync\\(s\\) .* on cluster A in the ${waits[0]} ms the hand-over's deadline left: the hand-over goes on without them\\.`))
+    assert.equal(warning['waitedMs'], waits[0])
+  })
+
+  it('waits SETTLE_MS with no deadline or a far one, what the deadline leaves less the reserve when near, nothing once past it', () => {
+    const now = 1_000_000
+    assert.equal(settleWaitMs(undefined, now), SETTLE_MS)
+    assert.equal(settleWaitMs(now + 60_000, now), SETTLE_MS)
+    assert.equal(settleWaitMs(now + 1000, now), 1000 - SETTLE_RESERVE_MS)
+    assert.equal(settleWaitMs(now + SETTLE_RESERVE_MS, now), 0)
+    assert.equal(settleWaitMs(now - 5, now), 0)
   })
 
   it('Given the membership lost during the wait, then it ends at once, the progress stored, nothing told', async () => {

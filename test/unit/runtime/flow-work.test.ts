@@ -26,8 +26,8 @@ function setup (options: { ownership?: 'all' | 'assigned', heartbeats?: boolean,
   let releaseStored = true
   const replicator = {
     addPartitions: async (refs: readonly PartitionRef[], stored: ReadonlyMap<string, number>) => { calls.push(`add ${refs.map(r => `${r.topic}-${r.partition}>${r.remoteTopic}@${stored.get(partitionKey(r.topic, r.partition)) ?? '-'}`).join(',')}`) },
-    releasePartitions: async (ps: readonly { topic: string, partition: number }[]) => {
-      calls.push(`release ${ps.map(p => `${p.topic}-${p.partition}${ownedNow(p) ? ' (still owned)' : ''}`).join(',')}`)
+    releasePartitions: async (ps: readonly { topic: string, partition: number }[], by?: number) => {
+      calls.push(`release ${ps.map(p => `${p.topic}-${p.partition}${ownedNow(p) ? ' (still owned)' : ''}`).join(',')}${by === undefined ? '' : ` by ${by}`}`)
       await duringRelease()
       return releaseStored
     },
@@ -186,9 +186,10 @@ describe('FlowWork', () => {
       await work.followHistory()
       historyOfRevokedIsOurs = owned()!(partitionKey('orders', 1))
     })
-    await work.revoke([{ kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'job', job: 'emit-checkpoints' }])
+    await work.revoke([{ kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'job', job: 'emit-checkpoints' }], 1_234)
     whileReleasing(async () => undefined)
-    assert.deepEqual(calls.slice(0, 1), ['release orders-1'])
+    // (a stop's hand-over deadline reaches the release, which bounds its wait for MM2's syncs by it)
+    assert.deepEqual(calls.slice(0, 1), ['release orders-1 by 1234'])
     assert.equal(historyOfRevokedIsOurs, true)
     assert.deepEqual(work.owned(), { partitions: [partitionKey('orders', 0)], jobs: ['heartbeats'] })
     assert.equal(scheduler.has('emit-checkpoints'), false)
