@@ -120,7 +120,8 @@ export function statusDocument (flows: readonly FlowStatus[], failure: unknown, 
         ...(f.checkpoints === undefined ? {} : { checkpoints: f.checkpoints.map(c => ({ group: c.group, at: new Date(c.at).toISOString() })) }),
         ...(f.offsetSyncs === undefined ? {} : { offsetSyncs: f.offsetSyncs }),
         ...(f.exactlyOnce === undefined ? {} : { exactlyOnce: f.exactlyOnce }),
-        ...(f.remoteTopicProblems === undefined ? {} : { remoteTopicProblems: f.remoteTopicProblems })
+        ...(f.remoteTopicProblems === undefined ? {} : { remoteTopicProblems: f.remoteTopicProblems }),
+        ...(f.heldReads === undefined ? {} : { heldReads: f.heldReads })
       }
     })
   }

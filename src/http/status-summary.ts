@@ -137,6 +137,7 @@ export function summaryDocument (flows: readonly FlowStatus[], context: FlowCont
       stepFailure: flow.stepFailure,
       ...(flow.offsetSyncs === undefined ? {} : { offsetSyncs: flow.offsetSyncs }),
       ...(flow.exactlyOnce === undefined ? {} : { exactlyOnce: flow.exactlyOnce }),
+      ...(flow.heldReads === undefined ? {} : { heldReads: flow.heldReads }),
       jobs: flow.jobs,
       ...(flow.membership === null ? {} : { membership: flow.membership }),
       topicCount: topics.length,

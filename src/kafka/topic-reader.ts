@@ -39,8 +39,8 @@ export interface HeldReadListener {
   readonly tellAfterMs?: number
   /** Once per read, when a partition has sat `tellAfterMs` at the same last stable offset, below the high watermark. */
   held: (read: HeldRead) => void
-  /** After `held`: the read ended, WAITED_MS after it began, reaching its end (true) or failing (false). */
-  released: (topic: string, waitedMs: number, reached: boolean) => void
+  /** After `held`: READ (the object `held` was given) ended, WAITED_MS after it began, reaching its end (true) or failing (false). */
+  released: (read: HeldRead, waitedMs: number, reached: boolean) => void
 }
 
 export interface ReadOptions {
@@ -151,7 +151,7 @@ function heldWatch (topic: string, startedAt: number, timeoutMs: number, listene
   if (listener === undefined) return null
   const tellAfterMs = listener.tellAfterMs ?? HELD_TELL_MS
   const heldAt = new Map<number, { partition: number, offset: number, end: number, since: number }>()
-  let told = false
+  let told: HeldRead | null = null
   return {
     saw: (f, offset, end) => {
       const stable = f.lastStableOffset
@@ -161,14 +161,14 @@ function heldWatch (topic: string, startedAt: number, timeoutMs: number, listene
       else if (before === undefined || before.offset !== stable) heldAt.set(f.partition, { partition: f.partition, offset: stable, end, since: Date.now() })
     },
     check: left => {
-      if (told) return
+      if (told !== null) return
       const now = Date.now()
       const partitions = left.flatMap(p => heldAt.get(p.partition) ?? []).filter(h => now - h.since >= tellAfterMs)
       if (partitions.length === 0) return
-      told = true
-      listener.held({ topic, partitions, heldMs: Math.max(...partitions.map(h => now - h.since)), timeoutMs })
+      told = { topic, partitions, heldMs: Math.max(...partitions.map(h => now - h.since)), timeoutMs }
+      listener.held(told)
     },
-    done: reached => { if (told) listener.released(topic, Date.now() - startedAt, reached) }
+    done: reached => { if (told !== null) listener.released(told, Date.now() - startedAt, reached) }
   }
 }
 

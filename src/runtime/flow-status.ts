@@ -36,6 +36,24 @@ export interface FlowStatus {
   readonly remoteTopicProblems?: readonly TopicProblem[]
   /** Exactly-once mode: this instance's transactions (transaction-tally.ts). Absent in at-least-once mode. */
   readonly exactlyOnce?: ExactlyOnceStatus
+  /**
+   * The reads of its internal topics on the target (progress, history) that a start or an assignment waits on,
+   * held by a transaction open there (held-reads.ts), longest held first. Absent when none.
+   */
+  readonly heldReads?: readonly HeldReadStatus[]
+}
+
+/** A read of an internal topic held by an open transaction: where (the transaction's first offset) and since when. */
+export interface HeldReadStatus {
+  readonly topic: string
+  /** The alias of the cluster it is read from (the flow's target). */
+  readonly cluster: string
+  /** Each partition held: the read's position (the open transaction's first offset) and the end it must reach. */
+  readonly partitions: readonly { readonly partition: number, readonly offset: number, readonly end: number }[]
+  /** ISO time since which its first partition is held. */
+  readonly since: string
+  /** How long the read may take in all before it gives up (and is tried again). */
+  readonly timeoutMs: number
 }
 
 export interface GroupCheckpoints {

@@ -25,7 +25,7 @@ import { createReplicationPolicy } from '../policy/replication-policy.ts'
 import { FlowReplicator } from '../replication/flow-replicator.ts'
 import { OffsetSyncEmitter } from '../replication/offset-sync-emitter.ts'
 import { ProgressStore } from '../replication/progress-store.ts'
-import type { FlowStatus, MembershipProvider } from './flow-status.ts'
+import type { FlowStatus, HeldReadStatus, MembershipProvider } from './flow-status.ts'
 import { MAX_CHUNK_BYTES, openDataPath, storeSinks } from './flow-data-path.ts'
 import { FlowWork, Ownerships, type Ownership } from './flow-work.ts'
 import type { FlowProgress } from './health.ts'
@@ -38,7 +38,7 @@ import { Scheduler } from './scheduler.ts'
 import { TransactionTally } from '../replication/transaction-tally.ts'
 import { transactionTimeoutMs } from '../config/transaction-timeout.ts'
 import { SyncOutbox } from '../replication/sync-outbox.ts'
-import { heldReadLogger } from './held-reads.ts'
+import { HeldReads } from './held-reads.ts'
 import type { ExactlyOnceDeps } from '../replication/flow-replicator.ts'
 import { topicRefreshJob } from './topic-refresh-job.ts'
 
@@ -108,11 +108,14 @@ export class Flow implements WorkOwner {
    * last result as the work (`RemoteTopics.replicable`), which the next refresh then finds again.
    */
   #refreshRanSinceAssigned = false
+  /** The reads of progress and history that an open transaction holds now (told, and shown in /status). */
+  readonly #heldReads: HeldReads
 
   constructor (config: FlowConfig, log: Logger, metrics: Metrics = noMetrics, options: FlowOptions = {}) {
     this.config = config
     this.#options = options
     this.#log = log.child({ flow: config.name })
+    this.#heldReads = new HeldReads(this.#log, toolClusterOf(config.target.alias, config.target.producer))
     this.#metrics = metrics
     this.#scheduler = new Scheduler(this.#log, {
       onRun: (job, ok) => {
@@ -147,7 +150,7 @@ export class Flow implements WorkOwner {
     })
     this.#transactions = transactionalId === undefined ? null : new TransactionTally(config.name, transactionalId, transactionTimeoutMs(config), this.#metrics)
     const offsetsReader = target.reader
-    const held = heldReadLogger(this.#log, toolClusterOf(config.target.alias, config.target.producer))
+    const held = this.#heldReads
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter, held)
     const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : null
     const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, roundWriter, held)
@@ -337,7 +340,14 @@ export class Flow implements WorkOwner {
 
   /** For health (health.ts): whether the data path runs, and when it last completed a round. */
   progress (): FlowProgress {
-    return { name: this.config.name, started: this.#replicator !== null, lastRoundAt: this.#replicator?.lastRoundAt ?? null, stallThresholdMs: this.config.healthStallThresholdMs }
+    const held = this.#heldReads.status()[0]
+    return {
+      name: this.config.name,
+      started: this.#replicator !== null,
+      lastRoundAt: this.#replicator?.lastRoundAt ?? null,
+      stallThresholdMs: this.config.healthStallThresholdMs,
+      ...(held === undefined ? {} : { heldRead: { topic: held.topic, cluster: held.cluster, since: held.since } })
+    }
   }
 
   status (): FlowStatus {
@@ -351,7 +361,8 @@ export class Flow implements WorkOwner {
       ...(this.#checkpoints !== null && this.owned().jobs.includes(JobNames.EMIT_CHECKPOINTS) ? { checkpoints: this.#checkpoints.currentSince() } : {}),
       ...(this.#remoteTopics !== null && this.owned().jobs.includes(JobNames.REFRESH_TOPICS) ? { remoteTopicProblems: this.#remoteTopics.problems } : {}),
       ...(this.#outbox === null ? {} : { offsetSyncs: this.#outbox.status() }),
-      ...(this.#transactions === null ? {} : { exactlyOnce: this.#transactions.status() })
+      ...(this.#transactions === null ? {} : { exactlyOnce: this.#transactions.status() }),
+      ...heldReadsOf(this.#heldReads.status())
     }
   }
 
@@ -397,3 +408,7 @@ export class Flow implements WorkOwner {
   }
 }
 
+/** The `heldReads` of a flow's status: present only while a read is held. */
+function heldReadsOf (held: readonly HeldReadStatus[]): { heldReads?: readonly HeldReadStatus[] } {
+  return held.length === 0 ? {} : { heldReads: held }
+}

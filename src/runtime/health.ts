@@ -9,6 +9,8 @@
  * - Also stalled: a started flow in a group whose lease has not held for longer than that threshold (evicted and
  *   unable to join again, its coordinator unavailable). Such a flow owns nothing, or writes nothing, so its rounds
  *   (over no partition) prove nothing; a flow with no group (no `lease`) is judged by its rounds alone.
+ * - A stall while a read of the flow's progress or history is held by an open transaction (`heldRead`) names that
+ *   transaction's topic and cluster: the usual cause of a start that waits a whole transaction timeout.
  */
 
 /** A flow's group lease, for health: null `invalidSince` while it holds. */
@@ -28,6 +30,15 @@ export interface FlowProgress {
   readonly stallThresholdMs: number
   /** The flow's group lease; absent when the flow has no group. */
   readonly lease?: LeaseState
+  /** The longest read of its progress or history held by an open transaction now (held-reads.ts); absent when none. */
+  readonly heldRead?: HeldReadCause
+}
+
+/** A read a start or an assignment waits on: the internal topic, its cluster, and since when (ISO). */
+export interface HeldReadCause {
+  readonly topic: string
+  readonly cluster: string
+  readonly since: string
 }
 
 export interface StalledFlow {
@@ -38,6 +49,8 @@ export interface StalledFlow {
   readonly started: boolean
   /** Stalled because its group lease has not held since `invalidSince` (ISO): the group and its cluster. */
   readonly lease?: { readonly group: string, readonly cluster: string, readonly invalidSince: string }
+  /** What it waits on meanwhile, when a read of its progress or history is held by an open transaction. */
+  readonly heldRead?: HeldReadCause
 }
 
 export interface HealthReport {
@@ -57,7 +70,7 @@ export function evaluateHealth (flows: readonly FlowProgress[], at: { ready: boo
       continue
     }
     const sinceMs = at.now - (f.lastRoundAt ?? at.since)
-    if (sinceMs > f.stallThresholdMs) stalled.push({ flow: f.name, sinceMs, thresholdMs: f.stallThresholdMs, started: f.started })
+    if (sinceMs > f.stallThresholdMs) stalled.push({ flow: f.name, sinceMs, thresholdMs: f.stallThresholdMs, started: f.started, ...(f.heldRead === undefined ? {} : { heldRead: f.heldRead }) })
   }
   return { ready: at.ready, healthy: stalled.length === 0, stalled }
 }
@@ -75,5 +88,9 @@ export function describeStall (s: StalledFlow): string {
       'it is not a member of the group now (evicted, or its coordinator does not answer) and copies nothing until it joins again; ' +
       'see membership.lease in /status and the log for the cause'
   }
-  return `flow ${s.flow} ${s.started ? 'has completed no fetch-and-write round' : 'has not started'} ${threshold}; see /status and the log for the cause`
+  const what = `flow ${s.flow} ${s.started ? 'has completed no fetch-and-write round' : 'has not started'} ${threshold}`
+  if (s.heldRead === undefined) return `${what}; see /status and the log for the cause`
+  const h = s.heldRead
+  return `${what}: it waits for a transaction open on ${h.topic} on cluster ${h.cluster} since ${h.since} to commit or abort ` +
+    '(heldReads in /status, and the warning "... waits for a transaction still open there" in the log, name it and how to end it)'
 }

@@ -5,35 +5,89 @@
  * committed behind it: resuming without it would copy records twice or translate from an older run), up to the
  * transaction timeout and more. Silent, that wait looks like a hang; told, it names the topic, the partitions,
  * how long it may last and the tool lines that find and end the transaction.
+ *
+ * Invariants:
+ * - One warning per transaction: a read held where one still held waits already (same topic, partition and offset:
+ *   the progress and history reads of one start, both on a shared topic) is told at info, naming the warning above.
+ * - `status` lists exactly the reads held now (told, not yet ended), for `/status` and `/healthz`: a start that waits
+ *   is seen there too, not only in the log.
  */
 import type { HeldRead, HeldReadListener } from '../kafka/topic-reader.ts'
 import { toolCommand, type ToolCluster } from '../kafka/tool-command.ts'
 import type { Logger } from '../logger.ts'
+import type { HeldReadStatus } from './flow-status.ts'
 
 /** How many held partitions a warning names (it counts the rest). */
 const NAMED_AT_MOST = 5
 
-export function heldReadLogger (log: Logger, cluster: ToolCluster & { readonly alias: string }): HeldReadListener {
-  const alias = cluster.alias
-  return {
-    held: (read: HeldRead) => {
-      const named = read.partitions.slice(0, NAMED_AT_MOST).map(p => `partition ${p.partition} at offset ${p.offset} of ${p.end}`)
-      const more = read.partitions.length > NAMED_AT_MOST ? ` and ${read.partitions.length - NAMED_AT_MOST} more` : ''
-      const first = read.partitions[0]!
-      const where = `--topic ${read.topic} --partition ${first.partition}`
-      log.warn({ topic: read.topic, cluster: alias, partitions: read.partitions.map(p => p.partition), heldMs: read.heldMs, timeoutMs: read.timeoutMs },
-        `reading ${read.topic} on cluster ${alias} waits for a transaction still open there (${named.join(', ')}${more}: the first offset of ` +
-        `the open transaction, held ${(read.heldMs / 1000).toFixed(1)} s): what it holds may have been committed by another member behind it, so the ` +
-        `read waits for it to commit or abort rather than resume from older records; it gives up after ${Math.round(read.timeoutMs / 1000)} s in all ` +
-        'and is tried again. A producer frozen or killed with a transaction open holds it until its transaction timeout: find it (the producer ' +
-        `whose CurrentTransactionStartOffset is ${first.offset}: ${toolCommand('kafka-transactions.sh', cluster, `describe-producers ${where}`)}) and, once ` +
-        `sure its writer is gone, abort it (${toolCommand('kafka-transactions.sh', cluster, `abort ${where} --start-offset ${first.offset}`, 'ADMIN')}; ` +
-        'see "Exactly-once" in docs/operations.md)')
-    },
-    released: (topic: string, waitedMs: number, reached: boolean) => {
-      const after = `${(waitedMs / 1000).toFixed(1)} s`
-      if (reached) log.info({ topic, cluster: alias, waitedMs }, `reading ${topic} on cluster ${alias} no longer waits: the transaction that held it ended (the read took ${after})`)
-      else log.info({ topic, cluster: alias, waitedMs }, `reading ${topic} on cluster ${alias} stopped waiting after ${after} without reaching its end (its error says why)`)
-    }
+export class HeldReads implements HeldReadListener {
+  readonly #log: Logger
+  readonly #cluster: ToolCluster & { readonly alias: string }
+  /** The reads told held and not ended yet, with when the first of their partitions was held (epoch ms). */
+  readonly #current = new Map<HeldRead, number>()
+
+  constructor (log: Logger, cluster: ToolCluster & { readonly alias: string }) {
+    this.#log = log
+    this.#cluster = cluster
   }
+
+  held (read: HeldRead): void {
+    const since = Math.min(...read.partitions.map(p => p.since))
+    const same = this.#sameTransaction(read)
+    this.#current.set(read, since)
+    const alias = this.#cluster.alias
+    const fields = { topic: read.topic, cluster: alias, partitions: read.partitions.map(p => p.partition), heldMs: read.heldMs, timeoutMs: read.timeoutMs }
+    if (same !== null) {
+      this.#log.info(fields, `reading ${read.topic} on cluster ${alias} also waits for the transaction open at partition ${same.partition} offset ${same.offset} ` +
+        '(told above: "... waits for a transaction still open there")')
+      return
+    }
+    this.#log.warn(fields, heldMessage(read, this.#cluster))
+  }
+
+  released (read: HeldRead, waitedMs: number, reached: boolean): void {
+    this.#current.delete(read)
+    const { topic } = read
+    const alias = this.#cluster.alias
+    const after = `${(waitedMs / 1000).toFixed(1)} s`
+    if (reached) this.#log.info({ topic, cluster: alias, waitedMs }, `reading ${topic} on cluster ${alias} no longer waits: the transaction that held it ended (the read took ${after})`)
+    else this.#log.info({ topic, cluster: alias, waitedMs }, `reading ${topic} on cluster ${alias} stopped waiting after ${after} without reaching its end (its error says why)`)
+  }
+
+  /** The reads held now, longest held first. */
+  status (): HeldReadStatus[] {
+    return [...this.#current]
+      .sort(([, a], [, b]) => a - b)
+      .map(([read, since]) => ({
+        topic: read.topic,
+        cluster: this.#cluster.alias,
+        partitions: read.partitions.map(p => ({ partition: p.partition, offset: p.offset, end: p.end })),
+        since: new Date(since).toISOString(),
+        timeoutMs: read.timeoutMs
+      }))
+  }
+
+  /** A partition of READ held at the same offset by a read held now: the same open transaction, told already. */
+  #sameTransaction (read: HeldRead): { partition: number, offset: number } | null {
+    for (const other of this.#current.keys()) {
+      if (other.topic !== read.topic) continue
+      const shared = read.partitions.find(p => other.partitions.some(o => o.partition === p.partition && o.offset === p.offset))
+      if (shared !== undefined) return { partition: shared.partition, offset: shared.offset }
+    }
+    return null
+  }
+}
+
+function heldMessage (read: HeldRead, cluster: ToolCluster & { readonly alias: string }): string {
+  const named = read.partitions.slice(0, NAMED_AT_MOST).map(p => `partition ${p.partition} at offset ${p.offset} of ${p.end}`)
+  const more = read.partitions.length > NAMED_AT_MOST ? ` and ${read.partitions.length - NAMED_AT_MOST} more` : ''
+  const first = read.partitions[0]!
+  const where = `--topic ${read.topic} --partition ${first.partition}`
+  return `reading ${read.topic} on cluster ${cluster.alias} waits for a transaction still open there (${named.join(', ')}${more}: the first offset of ` +
+    `the open transaction, held ${(read.heldMs / 1000).toFixed(1)} s): what it holds may have been committed by another member behind it, so the ` +
+    `read waits for it to commit or abort rather than resume from older records; it gives up after ${Math.round(read.timeoutMs / 1000)} s in all ` +
+    'and is tried again. A producer frozen or killed with a transaction open holds it until its transaction timeout: find it (the producer ' +
+    `whose CurrentTransactionStartOffset is ${first.offset}: ${toolCommand('kafka-transactions.sh', cluster, `describe-producers ${where}`)}) and, once ` +
+    `sure its writer is gone, abort it (${toolCommand('kafka-transactions.sh', cluster, `abort ${where} --start-offset ${first.offset}`, 'ADMIN')}; ` +
+    'see "Exactly-once" in docs/operations.md)'
 }

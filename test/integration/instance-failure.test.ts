@@ -356,6 +356,9 @@ test('exactly-once: a lone instance killed with a transaction open and started a
   if (progressed[1] !== undefined) {
     assert.match(progressed[1], /^mm2-offset(s|-history)\.[^.]+\.internal$/, progressed[0])
     t.diagnostic(`the start waited on the other group's transaction, holding ${progressed[1]} partition ${progressed[2]}`)
+    // and /status shows the wait too, while it lasts (the other group is still frozen)
+    const held = (await flowStatus(again))?.heldReads ?? []
+    assert.ok(held.some(r => r.topic === progressed[1] && r.cluster === setup.flow.split('->')[1] && r.partitions.some(p => p.partition === Number(progressed[2]))), JSON.stringify(held))
   }
   process.kill(other.process.pid, 'SIGCONT')
   await otherProducer.stop()

@@ -62,3 +62,15 @@ export function formatPartition (topic, partition) {
 export function stateClass (state) {
   return `state-${String(state).replace(/[^a-z]+/gi, '-').toLowerCase()}`
 }
+
+/**
+ * A read of a flow's internal topic held by an open transaction (/status `heldReads`): where, for how long, what
+ * follows, and where the way to end it is told.
+ */
+export function formatHeldRead (read, nowMs) {
+  const shown = read.partitions.slice(0, 3).map(p => `partition ${p.partition} at offset ${formatCount(p.offset)}`).join(', ')
+  const more = read.partitions.length > 3 ? ` and ${read.partitions.length - 3} more` : ''
+  const heldFor = formatSeconds(Math.max(0, (nowMs - Date.parse(read.since)) / 1000))
+  return `waits for a transaction open on ${read.topic} on cluster ${read.cluster} (${shown}${more}), held for ${heldFor}; ` +
+    `gives up after ${formatSeconds(read.timeoutMs / 1000)} and tries again. The log's warning names the producer and the kafka-transactions.sh lines that end it.`
+}

@@ -1,7 +1,7 @@
 // Builds the DOM of one flow from its /status?summary entry: state and totals, jobs, members, failing partitions
 // (red), and its topics, worst first, each one opening onto its partitions (fetched by console.js); and the table
 // of the brokers that troubled kmirror lately.
-import { formatAgo, formatByteRate, formatBytes, formatCount, formatPartition, formatRate, formatSeconds, stateClass } from './format.js'
+import { formatAgo, formatByteRate, formatBytes, formatCount, formatHeldRead, formatPartition, formatRate, formatSeconds, stateClass } from './format.js'
 
 /** `h('td', { class: 'num' }, '12')`: an element with attributes and children (strings become text). */
 export function h (name, attributes = {}, ...children) {
@@ -151,6 +151,16 @@ function offsetSyncs (flow) {
   return h('p', { class: syncs.failure === null ? 'muted' : 'error-text', 'data-offset-syncs': '' }, failing + thinned)
 }
 
+/**
+ * A start or an assignment waiting for a transaction open on one of the flow's internal topics (progress, history):
+ * the topic, where, since when, and where the way to end it is told. Nothing while no read waits.
+ */
+function heldReads (flow, now) {
+  const held = flow.heldReads ?? []
+  if (held.length === 0) return null
+  return h('p', { class: 'error-text', 'data-held-reads': '' }, held.map(r => formatHeldRead(r, now)).join(' '))
+}
+
 /** Aborts this recent are shown in red: rounds copied again, or a flow that cannot commit. */
 const RECENT_ABORT_MS = 15 * 60 * 1000
 
@@ -175,5 +185,5 @@ export function renderFlow (flow, view, now) {
   const step = flow.stepFailure === null ? null : h('p', { class: 'error-text' }, `cannot copy: ${flow.stepFailure.code} (${flow.stepFailure.attempts} attempts since ${flow.stepFailure.since}): ${flow.stepFailure.message ?? ''}`)
   return h('article', { class: 'flow', 'data-flow': flow.name },
     h('div', { class: 'flow-head' }, h('h2', {}, flow.name), h('span', { class: `badge ${stateClass(flow.state)}`, 'data-state': flow.state }, flow.state)),
-    step, offsetSyncs(flow), exactlyOnce(flow, now), stats(flow), failing(flow), remoteTopicProblems(flow), topics(flow, view), jobs(flow, now), members(flow))
+    step, heldReads(flow, now), offsetSyncs(flow), exactlyOnce(flow, now), stats(flow), failing(flow), remoteTopicProblems(flow), topics(flow, view), jobs(flow, now), members(flow))
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { formatAgo, formatByteRate, formatBytes, formatCount, formatPartition, formatRate, formatSeconds, stateClass } from '../../../src/http/console/format.js'
+import { formatAgo, formatByteRate, formatBytes, formatCount, formatHeldRead, formatPartition, formatRate, formatSeconds, stateClass } from '../../../src/http/console/format.js'
 
 describe('the console\'s formatting (src/http/console/format.js)', () => {
   it('writes counts with thousands separators and unknown values as a dash', () => {
@@ -39,5 +39,12 @@ describe('the console\'s formatting (src/http/console/format.js)', () => {
     assert.equal(formatPartition('orders', 3), 'orders-3')
     assert.equal(stateClass('caught up'), 'state-caught-up')
     assert.equal(stateClass('cannot copy'), 'state-cannot-copy')
+  })
+
+  it('writes a read held by an open transaction: topic, cluster, at most three partitions (counting the rest), for how long, its limit, where the fix is told', () => {
+    const read = { topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [0, 1, 2, 3, 4].map(p => ({ partition: p, offset: 1000 + p, end: 2000 })), since: '2026-12-06T10:00:00.000Z', timeoutMs: 80_000 }
+    assert.equal(formatHeldRead(read, Date.parse('2026-12-06T10:01:05Z')), 'waits for a transaction open on mm2-offsets.A.internal on cluster B (partition 0 at ' +
+      'offset 1,000, partition 1 at offset 1,001, partition 2 at offset 1,002 and 2 more), held for 1 min 5 s; gives up after 1 min 20 s and tries again. ' +
+      'The log\'s warning names the producer and the kafka-transactions.sh lines that end it.')
   })
 })

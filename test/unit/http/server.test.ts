@@ -75,6 +75,15 @@ describe('healthOf and statusDocument', () => {
     assert.equal('exactlyOnce' in (statusDocument([{ ...flows[0]!, exactlyOnce: undefined }], undefined) as { flows: object[] }).flows[0]!, false)
   })
 
+  it('Given a read of a flow\'s progress held by an open transaction, then /status and its summary show it; none held, no such field', () => {
+    const heldReads = [{ topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [{ partition: 2, offset: 40, end: 45 }], since: '2026-01-01T00:00:00.000Z', timeoutMs: 80_000 }]
+    const flows: FlowStatus[] = [{ name: 'A->B', partitions: [], stepFailure: null, jobs: [], membership: null, heldReads }]
+    assert.deepEqual((statusDocument(flows, undefined) as { flows: { heldReads: unknown }[] }).flows[0]!.heldReads, heldReads)
+    const context: FlowContext = { rate: () => ({ recordsPerSecond: null, bytesPerSecond: null }), stalled: new Set(), ready: true, failed: false }
+    assert.deepEqual(summaryDocument(flows, context, { filter: '', limit: 20 })[0]!['heldReads'], heldReads)
+    assert.equal('heldReads' in (statusDocument([{ ...flows[0]!, heldReads: undefined }], undefined) as { flows: object[] }).flows[0]!, false)
+  })
+
   it('Given a flow in a group, then /status shows its members and what each owns', () => {
     const membership = { group: 'kmirror-A-B', generation: 3, leader: 'h1:1:1', self: 'h1:1:1', members: [{ name: 'h1:1:1', partitions: 2, jobs: ['refresh-topics'] }] }
     const flows: FlowStatus[] = [{ name: 'A->B', partitions: [partition('t', 0)], stepFailure: null, jobs: [], membership }]

@@ -82,7 +82,7 @@ describe('readTopicToEnd', () => {
     const held: HeldReadListener = {
       tellAfterMs: 20,
       held: r => told.push({ ...r, partitions: r.partitions.map(p => ({ ...p, since: typeof p.since })), heldMs: r.heldMs >= 20 }),
-      released: (topic, waitedMs, reached) => told.push({ released: topic, waitedMs: waitedMs >= 20, reached })
+      released: (r, waitedMs, reached) => told.push({ released: r.topic, waitedMs: waitedMs >= 20, reached })
     }
     const read: number[] = []
     await readTopicToEnd(openTransactionLog(20, 3), 'mm2-offsets.A.internal', 1, (_, r) => read.push(r.offset), { through: 'written', held })
@@ -95,7 +95,7 @@ describe('readTopicToEnd', () => {
 
   it('tells a read that gives up after it was told held that it stopped without reaching its end', async () => {
     const told: string[] = []
-    const held: HeldReadListener = { tellAfterMs: 5, held: r => told.push(`held ${r.topic}`), released: (topic, _, reached) => told.push(`released ${topic} ${reached}`) }
+    const held: HeldReadListener = { tellAfterMs: 5, held: r => told.push(`held ${r.topic}`), released: (r, _, reached) => told.push(`released ${r.topic} ${reached}`) }
     await assert.rejects(readTopicToEnd(openTransactionLog(Number.MAX_SAFE_INTEGER, 2), 't', 1, () => undefined, { through: 'written', timeoutMs: 40, held }), /took longer than 40 ms/)
     assert.deepEqual(told, ['held t', 'released t false'])
   })
@@ -112,7 +112,7 @@ describe('readTopicToEnd', () => {
       }
     }
     const told: string[] = []
-    await readTopicToEnd(fetcher as unknown as RecordFetcher, 't', 1, () => undefined, { through: 'written', held: { tellAfterMs: 0, held: r => told.push(r.topic), released: t => told.push(t) } })
+    await readTopicToEnd(fetcher as unknown as RecordFetcher, 't', 1, () => undefined, { through: 'written', held: { tellAfterMs: 0, held: r => told.push(r.topic), released: r => told.push(r.topic) } })
     assert.deepEqual(told, [])
   })
 

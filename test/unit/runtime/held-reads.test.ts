@@ -1,20 +1,29 @@
 /**
  * What the operator is told while the progress or history read of a start waits on an open transaction: the topic,
- * the cluster, the partitions held, how long at most, and how to end it sooner; then that it ended.
+ * the cluster, the partitions held, how long at most, and how to end it sooner; then that it ended. One warning per
+ * transaction; the reads held now are listed for /status.
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { heldReadLogger } from '../../../src/runtime/held-reads.ts'
+import type { HeldRead } from '../../../src/kafka/topic-reader.ts'
+import { HeldReads } from '../../../src/runtime/held-reads.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 
-describe('heldReadLogger', () => {
+const CLUSTER = { alias: 'B', brokers: 'b1:9092,b2:9092', protocol: 'SASL_SSL' } as const
+
+function heldAt (topic: string, offsets: readonly number[], since = 0): HeldRead {
+  return { topic, partitions: offsets.map((offset, partition) => ({ partition, offset, end: offset + 10, since: since + partition })), heldMs: 5_004, timeoutMs: 80_000 }
+}
+
+describe('HeldReads', () => {
   it('warns naming the topic, cluster, held partitions (at most five, counting the rest), how long, the read\'s limit and the tool lines; tells the end at info', () => {
     const { log, lines } = memoryLogger()
-    const listener = heldReadLogger(log, { alias: 'B', brokers: 'b1:9092,b2:9092', protocol: 'SASL_SSL' })
+    const held = new HeldReads(log, CLUSTER)
     const partitions = Array.from({ length: 7 }, (_, p) => ({ partition: p, offset: 10 + p, end: 20 + p, since: 0 }))
-    listener.held({ topic: 'mm2-offsets.A.internal', partitions, heldMs: 5_004, timeoutMs: 80_000 })
-    listener.released('mm2-offsets.A.internal', 61_234, true)
-    listener.released('mm2-offsets.A.internal', 80_100, false)
+    const read = { topic: 'mm2-offsets.A.internal', partitions, heldMs: 5_004, timeoutMs: 80_000 }
+    held.held(read)
+    held.released(read, 61_234, true)
+    held.released(read, 80_100, false)
     assert.equal(lines.length, 3)
     const [warn, info, gaveUp] = lines as unknown as [Record<string, unknown>, Record<string, unknown>, Record<string, unknown>]
     assert.equal(warn.level, 40)
@@ -28,5 +37,39 @@ describe('heldReadLogger', () => {
     assert.equal(info.level, 30)
     assert.equal(info.msg, 'reading mm2-offsets.A.internal on cluster B no longer waits: the transaction that held it ended (the read took 61.2 s)')
     assert.equal(gaveUp.msg, 'reading mm2-offsets.A.internal on cluster B stopped waiting after 80.1 s without reaching its end (its error says why)')
+  })
+
+  it('warns once for one transaction: a second read held at the same partition and offset is told at info, naming the warning; another offset warns again', () => {
+    const { log, lines } = memoryLogger()
+    const held = new HeldReads(log, CLUSTER)
+    const progress = heldAt('kmirror-shared.internal', [7, 3])
+    const history = heldAt('kmirror-shared.internal', [9, 3])
+    held.held(progress)
+    held.held(history)
+    assert.deepEqual(lines.map(l => l.level), [40, 30])
+    assert.equal(lines[1]!.msg, 'reading kmirror-shared.internal on cluster B also waits for the transaction open at partition 1 offset 3 (told above: "... waits for a transaction still open there")')
+    // Once both ended, the same offsets held again are a new wait: warned
+    held.released(progress, 6_000, true)
+    held.released(history, 6_000, true)
+    held.held(heldAt('kmirror-shared.internal', [9, 3]))
+    assert.equal(lines.at(-1)!.level, 40)
+    // And another topic at the same offsets is another transaction
+    held.held(heldAt('mm2-offsets.A.internal', [9, 3]))
+    assert.equal(lines.at(-1)!.level, 40)
+  })
+
+  it('lists the reads held now, longest held first, and none once they ended', () => {
+    const held = new HeldReads(memoryLogger().log, CLUSTER)
+    const late = heldAt('kmirror-history', [4], Date.parse('2026-12-06T10:00:05Z'))
+    const early = heldAt('mm2-offsets.A.internal', [2, 8], Date.parse('2026-12-06T10:00:00Z'))
+    held.held(late)
+    held.held(early)
+    assert.deepEqual(held.status(), [
+      { topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [{ partition: 0, offset: 2, end: 12 }, { partition: 1, offset: 8, end: 18 }], since: '2026-12-06T10:00:00.000Z', timeoutMs: 80_000 },
+      { topic: 'kmirror-history', cluster: 'B', partitions: [{ partition: 0, offset: 4, end: 14 }], since: '2026-12-06T10:00:05.000Z', timeoutMs: 80_000 }
+    ])
+    held.released(early, 1, true)
+    held.released(late, 1, false)
+    assert.deepEqual(held.status(), [])
   })
 })
