@@ -37,6 +37,8 @@ export interface InstanceStatus {
   readonly partitions: readonly { topic: string, partition: number, position: number }[]
   readonly jobs: readonly { name: string, runs: number }[]
   readonly membership?: { group: string, generation: number, leader: string, self: string, members: readonly StatusMember[] }
+  /** MM2's offset syncs written beside the data path: how many wait, and their writes' failure while it lasts. */
+  readonly offsetSyncs?: { pending: number, failure: { error: string } | null }
   /** The reads of its internal topics held by an open transaction now (absent when none). */
   readonly heldReads?: readonly { topic: string, cluster: string, partitions: readonly { partition: number, offset: number }[], since: string }[]
 }

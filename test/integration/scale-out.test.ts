@@ -5,7 +5,8 @@
  * their owner throughout). The three split the partitions 4/4/4 (each one's /status shows its share and the
  * whole group), every job runs on exactly one of them (the heartbeats and checkpoints on the target come from
  * one producer, none written twice), and with clean joins and SIGTERM hand-overs the target holds every record
- * exactly once, in source order.
+ * exactly once, in source order. The two that stop do so while MM2's offset-syncs topic cannot be written: each
+ * waits for its queued syncs only 2 s, says so, and still hands over in time with its progress stored.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
@@ -13,6 +14,8 @@ import { decodeHeartbeat } from '../../src/formats/heartbeat.ts'
 import { JOB_NAMES } from '../../src/runtime/job-registry.ts'
 import { decodeCheckpoint } from '../../src/formats/checkpoint.ts'
 import { commitOffsets } from '../helpers/groups.ts'
+import { AdminClient } from '../../src/kafka/admin-client.ts'
+import { getCluster } from '../helpers/clusters.ts'
 import { createTopic, endOffsets, readBatches, type ReadRecord } from '../helpers/kafka.ts'
 import { assertCopiedInOrder, flowStatus, GROUP_SETTINGS, type Instance, type InstanceStatus, killInstances, produceContinuously, startInstance, waitForRounds, waitForSplit } from '../helpers/instances.ts'
 import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
@@ -149,13 +152,31 @@ test('one, two, three, then one instance share a flow: partitions split, every j
   }
   assert.deepEqual([...stream.checkpoints.keys].sort(), [`${a}.${topic}-0@1->1`, `${a}.${topic}-1@2->2`])
 
-  // When two of them stop (SIGTERM): they hand their partitions over after storing their progress
+  // When MM2's offset-syncs topic (on the source) cannot be written meanwhile (min.insync.replicas above its one
+  // replica: each write refused with NOT_ENOUGH_REPLICAS, retried), until the two about to stop have syncs waiting
   const [, two, three] = instances
+  const syncsTopic = `mm2-offset-syncs.${b}.internal`
+  const sourceAdmin = new AdminClient({ 'bootstrap.servers': getCluster('source').bootstrap }, 'test', { label: 'source' })
+  t.after(async () => { await sourceAdmin.close() })
+  await sourceAdmin.alterTopicConfigs(syncsTopic, [{ op: 'set', name: 'min.insync.replicas', value: '2' }])
+  for (const i of [two!, three!]) {
+    await waitFor(async () => {
+      const syncs = (await flowStatus(i))?.offsetSyncs
+      return { done: syncs !== undefined && syncs.failure !== null && syncs.pending > 0, state: syncs }
+    }, { timeoutMs: 30_000, intervalMs: 250, message: `instance ${i.name}: MM2's offset syncs failing, some waiting` })
+  }
+  // and two of them stop (SIGTERM): they hand their partitions over after storing their progress, having waited
+  // (2 s, within the stop's deadline) for MM2's syncs queued before, and say which were not written
   two!.process.kill('SIGTERM')
   three!.process.kill('SIGTERM')
   assert.equal((await two!.process.waitForExit(15_000)).code, 0, two!.process.stderr.slice(-3000))
   assert.equal((await three!.process.waitForExit(15_000)).code, 0, three!.process.stderr.slice(-3000))
-  assert.match(two!.process.stderr, /"msg":"work revoked: progress stored"/)
+  for (const i of [two!, three!]) {
+    assert.match(i.process.stderr, /"msg":"work revoked: progress stored"/, i.process.stderr.slice(-3000))
+    assert.match(i.process.stderr, new RegExp(`"msg":"\\d+ offset sync\\(s\\) queued for MM2 before the hand-over of \\d+ partition\\(s\\) \\(of those and of the partitions kept\\) were not written to ${syncsTopic.replace(/\./g, '\\.')} on cluster ${a} within 2 s: the hand-over goes on without them\\.`), i.process.stderr.slice(-3000))
+    assert.doesNotMatch(i.process.stderr, /the stop could not hand the work of group/)
+  }
+  await sourceAdmin.alterTopicConfigs(syncsTopic, [{ op: 'delete', name: 'min.insync.replicas' }])
 
   // Then the one left owns everything again and the copy goes on
   await waitForSplit(instances.slice(0, 1), PARTITIONS, 'the remaining instance owns all 12 partitions again')
