@@ -200,10 +200,10 @@ export class PartitionSet {
     const fresh = refs.filter(p => !this.#partitions.has(partitionKey(p.topic, p.partition)) || this.#leaving(partitionKey(p.topic, p.partition)))
     if (fresh.length === 0) return { states: [], unresolved: [] }
     // A forgotten position (negative) is no position to resume from, and its copy starts at the log start.
-    const forgotten = (p: PartitionRef): boolean => (this.#stored.get(partitionKey(p.topic, p.partition)) ?? 0) < 0
+    const fromStart = (p: PartitionRef): boolean => fromLogStart.has(p.topic) || (this.#stored.get(partitionKey(p.topic, p.partition)) ?? 0) < 0
     const unstored = fresh.filter(p => this.#resumeFrom(partitionKey(p.topic, p.partition)) === undefined)
-    const earliest = unstored.filter(p => fromLogStart.has(p.topic) || forgotten(p))
-    const usual = unstored.filter(p => !fromLogStart.has(p.topic) && !forgotten(p))
+    const earliest = unstored.filter(fromStart)
+    const usual = unstored.filter(p => !fromStart(p))
     const none = { offsets: new Map<string, number>(), failed: new Map<string, string>() }
     const [a, b] = [
       usual.length === 0 ? none : await this.#fetcher.listOffsetsSettled(usual, this.#startAt, attempts),

@@ -13,10 +13,24 @@ import { RecordingProgress, RecordingSyncs } from '../../fakes/recording-sinks.t
 
 const KEY = 't\u00000'
 
+type Positions = ReadonlyMap<string, { topic: string, partition: number, lastOffset: number }>
+
+const commitEvent = (positions: Positions): string => `commit ${[...positions.values()].map(p => `${p.topic}-${p.partition}@${p.lastOffset}`).join(',')}`
+
+/** Each store recorded in EVENTS, and refused with ERROR until the function returned is called. */
+function failingCommits (progress: RecordingProgress, events: string[], error: KmirrorError): () => void {
+  let failing = true
+  progress.onCommit(positions => {
+    events.push(commitEvent(positions))
+    if (failing) throw error
+  })
+  return () => { failing = false }
+}
+
 function setup () {
   const events: string[] = []
   const progress = new RecordingProgress()
-  progress.onCommit(positions => { events.push(`commit ${[...positions.values()].map(p => `${p.topic}-${p.partition}@${p.lastOffset}`).join(',')}`) })
+  progress.onCommit(positions => { events.push(commitEvent(positions)) })
   const syncs = new RecordingSyncs()
   const send = syncs.send.bind(syncs)
   syncs.send = async entries => {
@@ -44,27 +58,19 @@ describe('ProgressFlusher: a partition restarted at a log start', () => {
 
   it('Given the rewound position cannot be stored, then the syncs wait with it, and both go, in that order, at the next send', async () => {
     const { events, progress, syncs, tracker, flusher } = setup()
-    let failing = true
-    progress.onCommit(positions => {
-      events.push(`commit ${[...positions.values()].map(p => `${p.topic}-${p.partition}@${p.lastOffset}`).join(',')}`)
-      if (failing) throw new KmirrorError(ErrorCodes.PRODUCE, 'offsets topic: NOT_LEADER_OR_FOLLOWER', { retriable: true })
-    })
+    const heal = failingCommits(progress, events, new KmirrorError(ErrorCodes.PRODUCE, 'offsets topic: NOT_LEADER_OR_FOLLOWER', { retriable: true }))
     flusher.restarted(KEY, 't', 0, 7)
     tracker.record(KEY, 't', 0, 7, 20, 'id-2')
     await assert.rejects(flusher.flushSyncs(), { message: /NOT_LEADER_OR_FOLLOWER/ })
     assert.deepEqual(syncs.sent, [], 'no sync before the rewound position is stored')
-    failing = false
+    heal()
     await flusher.flushSyncs()
     assert.deepEqual(events, ['commit t-0@6', 'commit t-0@6', 'send t-0:7->20'])
   })
 
   it('Given the store of a rewound position failing as the membership is lost, then it is not put back: the next membership never stores it', async () => {
     const { events, progress, tracker, flusher } = setup()
-    let failing = true
-    progress.onCommit(positions => {
-      events.push(`commit ${[...positions.values()].map(p => `${p.topic}-${p.partition}@${p.lastOffset}`).join(',')}`)
-      if (failing) throw new KmirrorError(ErrorCodes.FENCED, 'the lease ended', { retriable: true })
-    })
+    const heal = failingCommits(progress, events, new KmirrorError(ErrorCodes.FENCED, 'the lease ended', { retriable: true }))
     flusher.restarted(KEY, 't', 0, 500)
     tracker.record(KEY, 't', 0, 500, 20, 'id-2')
     const sending = flusher.flushSyncs()
@@ -73,7 +79,7 @@ describe('ProgressFlusher: a partition restarted at a log start', () => {
     flusher.dropRewound()
     // (its syncs dropped with the membership: the flush has nothing left to fail on)
     await sending
-    failing = false
+    heal()
     tracker.record('u\u00000', 'u', 0, 0, 0)
     await flusher.flushSyncs()
     assert.deepEqual(events, ['commit t-0@499', 'send u-0:0->0'])
@@ -91,11 +97,7 @@ describe('ProgressFlusher: a partition restarted at a log start', () => {
 
   it('Given a restarted partition removed while the send carrying its rewound position is under way, when that send fails, then the position is not put back: never stored after it left', async () => {
     const { events, progress, tracker, flusher } = setup()
-    let failing = true
-    progress.onCommit(positions => {
-      events.push(`commit ${[...positions.values()].map(p => `${p.topic}-${p.partition}@${p.lastOffset}`).join(',')}`)
-      if (failing) throw new KmirrorError(ErrorCodes.PRODUCE, 'offsets topic: NOT_LEADER_OR_FOLLOWER', { retriable: true })
-    })
+    const heal = failingCommits(progress, events, new KmirrorError(ErrorCodes.PRODUCE, 'offsets topic: NOT_LEADER_OR_FOLLOWER', { retriable: true }))
     flusher.restarted(KEY, 't', 0, 500)
     flusher.restarted('t\u00001', 't', 1, 0)
     tracker.record('u\u00000', 'u', 0, 0, 0)
@@ -103,7 +105,7 @@ describe('ProgressFlusher: a partition restarted at a log start', () => {
     // (t-0 leaves while the send is under way; t-1 stays)
     flusher.forgetRewound([KEY])
     await assert.rejects(flusher.flushSyncs(), { message: /NOT_LEADER_OR_FOLLOWER/ })
-    failing = false
+    heal()
     await flusher.flushSyncs()
     // (the flush sends again once the failed send ended, failing again; then the next one goes through: t-0 never again)
     assert.deepEqual(events, ['commit t-0@499,t-1@-1', 'commit t-1@-1', 'commit t-1@-1', 'send u-0:0->0'])
