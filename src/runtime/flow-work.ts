@@ -135,9 +135,11 @@ export class FlowWork implements WorkOwner {
   async assign (items: readonly WorkItem[]): Promise<void> {
     const { jobs, partitions } = split(items)
     this.#tellAssigned(jobs)
-    // The topic refresh first: it creates the remote topics the partitions are written to.
-    const refreshFailed = jobs.includes(JobNames.REFRESH_TOPICS) && !await this.#runOnce(JobNames.REFRESH_TOPICS)
+    // A lost membership's open transaction first: the next owners' progress and history reads wait for it, and a
+    // topic refresh (many topics, a slow cluster) would keep it open that much longer.
     await this.#endLostTransaction(items.length === 0)
+    // Then the topic refresh: it creates the remote topics the partitions are written to.
+    const refreshFailed = jobs.includes(JobNames.REFRESH_TOPICS) && !await this.#runOnce(JobNames.REFRESH_TOPICS)
     if (items.length === 0) return
     if (partitions.length > 0) await this.#addPartitions(partitions)
     for (const name of jobs) this.#startJob(name, refreshFailed && name === JobNames.REFRESH_TOPICS)
