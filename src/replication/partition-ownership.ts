@@ -163,7 +163,10 @@ export class PartitionOwnership {
    */
   async #storeReleased (released: readonly PartitionState[], lost: AbortSignal, by?: number): Promise<boolean> {
     // (none left to release: they were lost with the membership before the round in flight ended, and stored nothing)
-    if (released.length === 0) return !lost.aborted
+    if (released.length === 0) {
+      if (lost.aborted) this.#deps.log.info('revoked partitions were lost with the membership before their release: their progress stored before stands')
+      return !lost.aborted
+    }
     const { parts, tracker } = this.#deps
     const positions = positionsOf(released)
     // Released, it is no longer this instance's to report as failing, stored or not, nor to wait for; and the
@@ -183,7 +186,11 @@ export class PartitionOwnership {
       if (!await parts.flusher.storeReleased(positions, () => this.#deps.stopping(), lost, by)) return false
     } else {
       await parts.flusher.settleSyncs(positions, lost, by)
-      if (lost.aborted) return false
+      if (lost.aborted) {
+        this.#deps.log.info({ partitions: [...positions.keys()] }, 'the membership was lost during the release of revoked partitions: their progress is what ' +
+          'the last committed round stored (a round in flight is aborted; their next owner copies it again)')
+        return false
+      }
     }
     // (a rewound position not stored yet is behind the one just stored, and no longer this instance's to store)
     parts.flusher.forgetRewound(positions.keys())

@@ -192,10 +192,11 @@ export class SyncOutbox {
 
   /**
    * Waits until every sync queued is written, or TIMEOUT_MS passed; then sends nothing more. Returns how many
-   * were left unwritten (logged at warn when any).
+   * were left unwritten (logged at warn when any). GATED: the writes are refused from now on (a member that left its
+   * group): nothing is waited for, and the warning says why.
    */
-  async drain (timeoutMs: number): Promise<number> {
-    const deadline = delay(timeoutMs, undefined, { ref: false })
+  async drain (timeoutMs: number, gated = false): Promise<number> {
+    const deadline = delay(gated ? 0 : timeoutMs, undefined, { ref: false })
     const done = this.#pumping && this.#pump !== null ? this.#pump : Promise.resolve()
     await Promise.race([done, deadline])
     const first = !this.#closed
@@ -204,7 +205,8 @@ export class SyncOutbox {
     this.#pending()
     const left = this.#queue.length
     if (left > 0 && first) {
-      this.#log.warn({ count: left, timeoutMs }, `${left} offset sync(s) could not be written before the stop (${timeoutMs} ms): MM2 reading ${this.#where} translates the newest ` +
+      const why = gated ? 'its group membership had ended (its writes are refused from then on)' : `${timeoutMs} ms`
+      this.#log.warn({ count: left, timeoutMs: gated ? 0 : timeoutMs }, `${left} offset sync(s) could not be written before the stop (${why}): MM2 reading ${this.#where} translates the newest ` +
         'offsets of their partitions from an older sync (consumers re-read a little, never skip); kmirror\'s own translation is exact regardless')
     }
     return left

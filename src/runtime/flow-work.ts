@@ -134,12 +134,15 @@ export class FlowWork implements WorkOwner {
 
   async assign (items: readonly WorkItem[]): Promise<void> {
     const { jobs, partitions } = split(items)
+    // The membership this assignment belongs to, taken before anything is awaited: a loss meanwhile (a new
+    // controller) must abort the refresh's run below, not let it run under the next one.
+    const membership = this.#membership.signal
     this.#tellAssigned(jobs)
     // A lost membership's open transaction first: the next owners' progress and history reads wait for it, and a
     // topic refresh (many topics, a slow cluster) would keep it open that much longer.
     await this.#endLostTransaction(items.length === 0)
     // Then the topic refresh: it creates the remote topics the partitions are written to.
-    const refreshFailed = jobs.includes(JobNames.REFRESH_TOPICS) && !await this.#runOnce(JobNames.REFRESH_TOPICS)
+    const refreshFailed = jobs.includes(JobNames.REFRESH_TOPICS) && !await this.#runOnce(JobNames.REFRESH_TOPICS, membership)
     if (items.length === 0) return
     if (partitions.length > 0) await this.#addPartitions(partitions)
     for (const name of jobs) this.#startJob(name, refreshFailed && name === JobNames.REFRESH_TOPICS)
@@ -181,13 +184,13 @@ export class FlowWork implements WorkOwner {
   }
 
   /**
-   * The job's run at assignment, outside the scheduler; false when it failed (then retried soon: `#startJob`). A run
-   * aborted by a loss meanwhile is no failure (as on the scheduler): told at info; the loss stops the job.
+   * The job's run at assignment, outside the scheduler, under SIGNAL (the membership of the assignment); false when
+   * it failed (then retried soon: `#startJob`). A run aborted by a loss meanwhile is no failure (as on the
+   * scheduler): told at info; the loss stops the job. Lost before it began, it does not run.
    */
-  async #runOnce (name: string): Promise<boolean> {
+  async #runOnce (name: string, signal: AbortSignal): Promise<boolean> {
     const job = this.#parts.jobs.find(j => j.name === name)
-    if (job === undefined) return true
-    const signal = this.#membership.signal
+    if (job === undefined || signal.aborted) return true
     try {
       await job.run(signal)
       return true
@@ -254,7 +257,7 @@ export class FlowWork implements WorkOwner {
     } finally {
       for (const key of keys) this.#releasing.delete(key)
     }
-    // Not stored: the membership ended first, and the release said what it did not store.
+    // Not stored: the membership ended first, and the release said so.
     if (stored) this.#parts.log.info({ partitions: partitions.length, jobs }, 'work revoked: progress stored')
   }
 

@@ -7,8 +7,9 @@
  * how long it may last and the tool lines that find and end the transaction.
  *
  * Invariants:
- * - One warning per transaction: a read held where one still held waits already (same topic, partition and offset:
- *   the progress and history reads of one start, both on a shared topic) is told at info, naming the warning above.
+ * - One warning per topic and transaction: a read held where one still held waits already (same topic, partition and
+ *   offset: a reload beside an assignment's read) is told at info, naming the warning above. A transaction holding
+ *   the progress and the history topic is warned of once per topic (nothing tells it is one transaction).
  * - `status` lists exactly the reads held now (told, not yet ended), for `/status` and `/healthz`: a start that waits
  *   is seen there too, not only in the log.
  */

@@ -356,9 +356,10 @@ test('exactly-once: a lone instance killed with a transaction open and started a
   if (progressed[1] !== undefined) {
     assert.match(progressed[1], /^mm2-offset(s|-history)\.[^.]+\.internal$/, progressed[0])
     t.diagnostic(`the start waited on the other group's transaction, holding ${progressed[1]} partition ${progressed[2]}`)
-    // and /status shows the wait too, while it lasts (the other group is still frozen)
+    // and /status shows the wait too, while it lasts (the other group is still frozen, its transaction within its
+    // timeout: a loaded machine may get here once its coordinator aborted it)
     const held = (await flowStatus(again))?.heldReads ?? []
-    assert.ok(held.some(r => r.topic === progressed[1] && r.cluster === setup.flow.split('->')[1] && r.partitions.some(p => p.partition === Number(progressed[2]))), JSON.stringify(held))
+    if (Date.now() - othersFrozenAt < 55_000) assert.ok(held.some(r => r.topic === progressed[1] && r.cluster === setup.flow.split('->')[1] && r.partitions.some(p => p.partition === Number(progressed[2]))), JSON.stringify(held))
   }
   process.kill(other.process.pid, 'SIGCONT')
   await otherProducer.stop()

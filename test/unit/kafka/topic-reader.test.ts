@@ -118,7 +118,7 @@ describe('readTopicToEnd', () => {
 
   it('tells nothing of a read that ends before the delay, or of one that is not held (through stable, or read to its end)', async () => {
     const told: string[] = []
-    const held: HeldReadListener = { tellAfterMs: 10_000, held: r => told.push(`held ${r.topic}`), released: topic => told.push(`released ${topic}`) }
+    const held: HeldReadListener = { tellAfterMs: 10_000, held: r => told.push(`held ${r.topic}`), released: r => told.push(`released ${r.topic}`) }
     await readTopicToEnd(openTransactionLog(3, 1), 't', 1, () => undefined, { through: 'written', held })
     await readTopicToEnd(openTransactionLog(50, 1), 't', 1, () => undefined, { through: 'stable', held: { ...held, tellAfterMs: 0 } })
     assert.deepEqual(told, [])

@@ -62,6 +62,18 @@ describe('SyncOutbox', () => {
     }
   })
 
+  it('a stop whose writes are refused from now on (its member left its group) does not wait for them, and says why they are not written', async () => {
+    const sink = { send: async (): Promise<void> => { throw new Error('the lease ended') } }
+    const { log, lines } = memoryLogger()
+    const outbox = new SyncOutbox(sink, log, { flow: 'f', retryBaseMs: 60_000 })
+    outbox.enqueue([sync(1), sync(2)])
+    const started = Date.now()
+    assert.equal(await outbox.drain(10_000, true), 2)
+    assert.ok(Date.now() - started < 1000, `drained in ${Date.now() - started} ms`)
+    const warning = lines.find(l => String(l.msg).includes('could not be written before the stop'))
+    assert.match(String(warning?.msg), /^2 offset sync\(s\) could not be written before the stop \(its group membership had ended \(its writes are refused from then on\)\): MM2 reading /)
+  })
+
   it('sends one batch at a time, what was queued meanwhile in the next, each sync once and in order', async () => {
     const sink = new HeldSink()
     const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 1 })

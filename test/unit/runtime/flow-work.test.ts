@@ -64,13 +64,15 @@ function setup (options: { ownership?: 'all' | 'assigned', heartbeats?: boolean,
   const heartbeats = options.heartbeats === true ? { start: () => { calls.push('heartbeats start') }, stop: async (abort?: string) => { calls.push(abort === undefined ? 'heartbeats stop' : `heartbeats stop, run aborted: ${abort}`) } } : null
   const logger = memoryLogger()
   let endLostFailures = 0
+  let whileEndingLost: () => void = () => {}
   const endLostTransaction = async (): Promise<void> => {
     if (endLostFailures-- > 0) throw new KmirrorError(ErrorCodes.PRODUCE, 'InitProducerId: COORDINATOR_NOT_AVAILABLE', { retriable: true })
+    whileEndingLost()
     calls.push('end lost transaction')
   }
   const work = new FlowWork({ config, policy: createReplicationPolicy(config.replicationPolicy), sourceAdmin, replicator, progress, history, scheduler, jobs, heartbeats, endLostTransaction, membershipLost: () => { calls.push('membership lost') }, log: logger.log }, options.ownership ?? 'assigned')
   ownedNow = p => work.ownsPartition(partitionKey(p.topic, p.partition))
-  return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f }, releaseStores: (stored: boolean) => { releaseStored = stored }, failEndLost: (n: number) => { endLostFailures = n } }
+  return { work, calls, scheduler, logger, owned: () => ownedAtFollow, whileReleasing: (f: () => Promise<void>) => { duringRelease = f }, releaseStores: (stored: boolean) => { releaseStored = stored }, failEndLost: (n: number) => { endLostFailures = n }, whileEndingLost: (f: () => void) => { whileEndingLost = f } }
 }
 
 /**
@@ -259,6 +261,18 @@ describe('FlowWork', () => {
     calls.length = 0
     await work.assign([{ kind: 'job', job: 'refresh-topics' }, { kind: 'partition', topic: 'orders', partition: 0 }])
     assert.deepEqual(calls.filter(c => c === 'end lost transaction' || c === 'run refresh-topics' || c.startsWith('progress')), ['end lost transaction', 'run refresh-topics', 'progress (waiting for transactions)'])
+    await scheduler.stop()
+  })
+
+  it('Given the membership lost again while the last loss\'s transaction is ended at assignment, then the topic refresh does not run under the next membership', async () => {
+    const { work, calls, scheduler, whileEndingLost } = setup()
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
+    work.lose()
+    calls.length = 0
+    whileEndingLost(() => { work.lose() })
+    await work.assign([{ kind: 'job', job: 'refresh-topics' }])
+    assert.deepEqual(calls.filter(c => c === 'end lost transaction' || c === 'run refresh-topics'), ['end lost transaction'])
+    work.lose()
     await scheduler.stop()
   })
 

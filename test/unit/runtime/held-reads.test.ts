@@ -39,34 +39,34 @@ describe('HeldReads', () => {
     assert.equal(gaveUp.msg, 'reading mm2-offsets.A.internal on cluster B stopped waiting after 80.1 s without reaching its end (its error says why)')
   })
 
-  it('warns once for one transaction: a second read held at the same partition and offset is told at info, naming the warning; another offset warns again', () => {
+  it('warns once per topic and transaction: a second read of the topic held at the same partition and offset (a reload beside an assignment\'s read) is told at info, naming the warning; another topic warns again', () => {
     const { log, lines } = memoryLogger()
     const held = new HeldReads(log, CLUSTER)
-    const progress = heldAt('kmirror-shared.internal', [7, 3])
-    const history = heldAt('kmirror-shared.internal', [9, 3])
-    held.held(progress)
-    held.held(history)
+    const assignment = heldAt('mm2-offsets.A.internal', [7, 3])
+    const reload = heldAt('mm2-offsets.A.internal', [9, 3])
+    held.held(assignment)
+    held.held(reload)
     assert.deepEqual(lines.map(l => l.level), [40, 30])
-    assert.equal(lines[1]!.msg, 'reading kmirror-shared.internal on cluster B also waits for the transaction open at partition 1 offset 3 (told above: "... waits for a transaction still open there")')
+    assert.equal(lines[1]!.msg, 'reading mm2-offsets.A.internal on cluster B also waits for the transaction open at partition 1 offset 3 (told above: "... waits for a transaction still open there")')
     // Once both ended, the same offsets held again are a new wait: warned
-    held.released(progress, 6_000, true)
-    held.released(history, 6_000, true)
-    held.held(heldAt('kmirror-shared.internal', [9, 3]))
+    held.released(assignment, 6_000, true)
+    held.released(reload, 6_000, true)
+    held.held(heldAt('mm2-offsets.A.internal', [9, 3]))
     assert.equal(lines.at(-1)!.level, 40)
     // And another topic at the same offsets is another transaction
-    held.held(heldAt('mm2-offsets.A.internal', [9, 3]))
+    held.held(heldAt('mm2-offset-history.A.internal', [9, 3]))
     assert.equal(lines.at(-1)!.level, 40)
   })
 
   it('lists the reads held now, longest held first, and none once they ended', () => {
     const held = new HeldReads(memoryLogger().log, CLUSTER)
-    const late = heldAt('kmirror-history', [4], Date.parse('2026-12-06T10:00:05Z'))
+    const late = heldAt('mm2-offset-history.A.internal', [4], Date.parse('2026-12-06T10:00:05Z'))
     const early = heldAt('mm2-offsets.A.internal', [2, 8], Date.parse('2026-12-06T10:00:00Z'))
     held.held(late)
     held.held(early)
     assert.deepEqual(held.status(), [
       { topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [{ partition: 0, offset: 2, end: 12 }, { partition: 1, offset: 8, end: 18 }], since: '2026-12-06T10:00:00.000Z', timeoutMs: 80_000 },
-      { topic: 'kmirror-history', cluster: 'B', partitions: [{ partition: 0, offset: 4, end: 14 }], since: '2026-12-06T10:00:05.000Z', timeoutMs: 80_000 }
+      { topic: 'mm2-offset-history.A.internal', cluster: 'B', partitions: [{ partition: 0, offset: 4, end: 14 }], since: '2026-12-06T10:00:05.000Z', timeoutMs: 80_000 }
     ])
     held.released(early, 1, true)
     held.released(late, 1, false)
