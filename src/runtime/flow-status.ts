@@ -48,7 +48,10 @@ export interface HeldReadStatus {
   readonly topic: string
   /** The alias of the cluster it is read from (the flow's target). */
   readonly cluster: string
-  /** Each partition held: the read's position (the open transaction's first offset) and the end it must reach. */
+  /**
+   * Each partition held, as when the hold was first told (the read tells it once): the read's position (the open
+   * transaction's first offset) and the end it must reach.
+   */
   readonly partitions: readonly { readonly partition: number, readonly offset: number, readonly end: number }[]
   /** ISO time since which its first partition is held. */
   readonly since: string
