@@ -41,7 +41,7 @@ function describeCovered (p: AclPattern): string {
 
 /**
  * S with its warning when it is a skip that warns (`WARNINGS`); TARGET is the target cluster's alias. FOREIGN: a
- * binding equal to its copy is on the target already, not made by kmirror (by hand, or by a kmirror older than its
+ * binding equal to its copy is on the target already, not made by kmirror (by hand, by MM2 for a literal copy, or by a kmirror older than its
  * ownership record; MM2 copies literal bindings only):
  * kmirror never removes what it did not make, so the warning says that one grants what the skip keeps off.
  */
@@ -49,10 +49,12 @@ export function withWarning (s: SkippedAcl, rules: Pick<AclRuleContext, 'kmirror
   const warning = WARNINGS[s.reason]?.(s, { kmirrorTopics: rules.kmirrorTopics, target })
   if (warning === undefined) return s
   if (!foreign || s.copy === undefined) return { ...s, warning }
+  // (MM2 copies literal topic bindings: a literal one may be its copy, made while MM2 ran this flow)
+  const makers = s.copy.patternType === 'literal' ? 'by hand, by MM2 (which copies literal bindings), or by a kmirror older than its ownership record' : 'by hand, or by a kmirror older than its ownership record'
   return {
     ...s,
     warning: `${warning}. A binding equal to that copy, ${formatAcl(s.copy)}, is on cluster ${target} already, not made by kmirror ` +
-      '(by hand, or by a kmirror older than its ownership record): it grants there what kmirror keeps off, and kmirror never removes what it did not make; remove it if that is not meant (kafka-acls.sh --remove)'
+      `(${makers}): it grants there what kmirror keeps off, and kmirror never removes what it did not make; remove it if that is not meant (kafka-acls.sh --remove)`
   }
 }
 
@@ -60,9 +62,10 @@ export function withWarning (s: SkippedAcl, rules: Pick<AclRuleContext, 'kmirror
 export function logNewSkips (skipped: readonly SkippedAcl[], previous: ReadonlySet<string>, log: FlowContext['log']): Set<string> {
   const current = new Set<string>()
   for (const { binding, reason, narrowedBy, warning } of skipped) {
-    // By reason too: a binding skipped for another reason now (a prefix a replicated topic now lies under, which
-    // covers a kmirror topic) is told again, its warning included.
-    const key = `${aclKey(binding)} ${reason}`
+    // By reason and warning too: a binding skipped for another reason now (a prefix a replicated topic now lies under,
+    // which covers a kmirror topic), or whose warning changed (an equal binding made by someone else appeared on the
+    // target), is told again, its warning included.
+    const key = `${aclKey(binding)} ${reason} ${warning ?? ''}`
     current.add(key)
     if (previous.has(key)) continue
     if (warning === undefined) log.debug({ acl: formatAcl(binding), reason }, 'ACL not copied')
