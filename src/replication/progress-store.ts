@@ -16,7 +16,8 @@
  *   commit starts (before its write: the read may be under way already) and again when its write is acknowledged (a
  *   commit begun before the load may end during its read, which may predate that write). Taking the read there could
  *   make a later rewind (a lower position, or -1 from `forget`) look stored already and be skipped: a restart would
- *   then resume from the position overwritten. Marks are kept only while a load is under way.
+ *   then resume from the position overwritten. A commit whose write fails takes its marks back (it changed nothing
+ *   in memory, so the read counts for those keys). Marks are kept only while a load is under way.
  */
 import type { FlowConfig } from '../config/types.ts'
 import { decodeSourceOffsetKey, decodeSourceOffsetValue, encodeSourceOffsetKey, encodeSourceOffsetValue } from '../formats/connect-offset.ts'
@@ -164,11 +165,23 @@ export class ProgressStore {
     for (const [tp, offset] of read) if (!isWrittenSince(tp)) this.#stored.set(tp, offset)
   }
 
-  /** Marks KEYS as written now for the loads under way (with none, no mark: a later load began after this anyway). */
-  #mark (keys: readonly string[]): void {
-    if (this.#loads === 0) return
+  /**
+   * Marks KEYS as written now for the loads under way (with none, no mark: a later load began after this anyway).
+   * Returns what takes the marks back (a write that failed), each key's as it was unless marked again since.
+   */
+  #mark (keys: readonly string[]): () => void {
+    if (this.#loads === 0) return () => {}
     const generation = ++this.#generation
+    const before = keys.map(tp => this.#marks.get(tp))
     for (const tp of keys) this.#marks.set(tp, generation)
+    return () => {
+      keys.forEach((tp, i) => {
+        if (this.#marks.get(tp) !== generation) return
+        const was = before[i]
+        if (was === undefined) this.#marks.delete(tp)
+        else this.#marks.set(tp, was)
+      })
+    }
   }
 
   /**
@@ -220,13 +233,19 @@ export class ProgressStore {
     // Marked before the write (a load may be reading already) and after it (a load begun meanwhile may read what
     // the topic held before it landed).
     const keys = changed.map(([tp]) => tp)
-    this.#mark(keys)
+    const unmark = this.#mark(keys)
     const now = BigInt(Date.now())
-    await this.#writer.write([...byPartition].map(([partition, records]) => ({
-      topic: this.topic,
-      partition,
-      records: records.map(r => ({ key: r.key, value: r.value, headers: [], timestamp: now }))
-    })))
+    try {
+      await this.#writer.write([...byPartition].map(([partition, records]) => ({
+        topic: this.topic,
+        partition,
+        records: records.map(r => ({ key: r.key, value: r.value, headers: [], timestamp: now }))
+      })))
+    } catch (err) {
+      // Nothing it believed stored changed: a load under way takes what it reads for these keys, as without it.
+      unmark()
+      throw err
+    }
     for (const [tp, offset] of changed) {
       if (offset < 0) this.#stored.delete(tp)
       else this.#stored.set(tp, offset)

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { FlowConfig } from '../../../src/config/types.ts'
+import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { decodeSourceOffsetKey, decodeSourceOffsetValue, encodeSourceOffsetKey, encodeSourceOffsetValue } from '../../../src/formats/connect-offset.ts'
 import type { AdminClient } from '../../../src/kafka/admin-client.ts'
 import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type PartitionPosition, type RecordFetcher } from '../../../src/kafka/record-fetcher.ts'
@@ -187,6 +188,35 @@ describe('ProgressStore: a load while the data path commits', () => {
     assert.equal(await store.commit(positionsOf(['t', 0, 7])), 0)
     assert.equal(await store.commit(positionsOf(['t', 0, 5])), 1)
     assert.deepEqual(topic.written, [[partitionKey('t', 0), 7], [partitionKey('t', 0), 5]])
+  })
+
+  it('a commit that fails while a load reads leaves the key to the read: a value another instance stored counts, a rewind below it is written', async () => {
+    // Given t-0 stored at 5 here, then at 9 by another instance, and a load whose read is under way
+    const topic = memoryOffsetsTopic()
+    topic.append('t', 0, 5)
+    let failNext = false
+    const writer: Pick<RecordWriter, 'write'> = {
+      write: async batches => {
+        if (!failNext) return await topic.writer.write(batches)
+        failNext = false
+        throw new KmirrorError(ErrorCodes.PRODUCE, 'offsets topic: NOT_LEADER_OR_FOLLOWER', { retriable: true })
+      }
+    }
+    const store = new ProgressStore(flow, admin, topic.fetcher, writer)
+    await store.load(readOnly)
+    topic.append('t', 0, 9)
+    const read = topic.holdNextRead()
+    const loading = store.load(readOnly)
+    await read.sent
+    // When a commit of 7 fails meanwhile
+    failNext = true
+    await assert.rejects(store.commit(positionsOf(['t', 0, 7])), /NOT_LEADER_OR_FOLLOWER/)
+    read.release()
+    // Then the store takes the read (9) for t-0: 9 again writes nothing, a rewind to 5 is written
+    assert.deepEqual([...await loading], [[partitionKey('t', 0), 9]])
+    assert.equal(await store.commit(positionsOf(['t', 0, 9])), 0)
+    assert.equal(await store.commit(positionsOf(['t', 0, 5])), 1)
+    assert.deepEqual(topic.written, [[partitionKey('t', 0), 5]])
   })
 
   it('hands out a forgotten position (-1 newest) as FORGOTTEN only when asked (the data path), never as a position; one stored again after is a position', async () => {
