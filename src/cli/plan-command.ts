@@ -22,9 +22,17 @@ export async function planCommand (file: string, options: { clusters: string[] |
       return reportCommandFailure(err, `cannot plan flow ${flow.name}`)
     }
   }
-  if (options.json) writeJson(process.stdout, plans.map(p => ({ ...p, drift: hasDrift(p) })))
+  if (options.json) writeJson(process.stdout, plans.map(planDocument))
   else process.stdout.write(plans.map(renderPlan).join('\n'))
   return plans.some(hasDrift) ? ExitCodes.DRIFT : ExitCodes.OK
+}
+
+/** A flow's plan as `--json` prints it: with `drift`, and each ACL removal with its `cause` (as the text gives it). */
+export function planDocument (plan: FlowPlan): Record<string, unknown> {
+  const { acls } = plan
+  if (acls === null) return { ...plan, drift: hasDrift(plan) }
+  const skips = skipsByCopy(acls.skipped)
+  return { ...plan, acls: { ...acls, remove: acls.remove.map(b => ({ ...b, cause: removalCause(b, skips) })) }, drift: hasDrift(plan) }
 }
 
 export function renderPlan (plan: FlowPlan): string {

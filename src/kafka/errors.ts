@@ -193,7 +193,7 @@ const TRANSIENT = { kind: K.TRANSIENT, retriable: true } as const
 const COORDINATOR_MOVED = { ...TRANSIENT, coordinator: CoordinatorErrors.MOVED } as const
 const COORDINATOR_BUSY = { ...TRANSIENT, coordinator: CoordinatorErrors.BUSY } as const
 const MEMBER_GONE = { ...TRANSIENT, membership: MembershipErrors.GONE } as const
-const TOO_LARGE_HINT = 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)'
+const TOO_LARGE_HINT = 'raise max.message.bytes of the topic written to (or message.max.bytes of that cluster\'s brokers)'
 
 /** The one table of the Kafka errors kmirror meets: kind, retriability, hint. Names not here are FATAL, not retriable. */
 const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {

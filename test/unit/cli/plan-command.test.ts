@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { renderPlan } from '../../../src/cli/plan-command.ts'
+import { planDocument, renderPlan } from '../../../src/cli/plan-command.ts'
 import { AclSkipReasons } from '../../../src/metadata/acl-sync.ts'
 import type { TopicSyncPlan } from '../../../src/metadata/topic-sync-plan.ts'
 import { acl, plan } from '../metadata/acl-fixtures.ts'
@@ -35,5 +35,19 @@ describe('renderPlan', () => {
         'kept there by kmirror or MM2 and no copy of a topic under check; grant the remote topics under it by name, or a narrower prefix, on cluster B by hand',
       ''
     ].join('\n'))
+  })
+})
+
+describe('planDocument', () => {
+  it('gives each ACL removal its cause, as the text does, and the drift', () => {
+    const owned = [acl('allow read topic A.gone User:bob'), acl('allow read topic A.orders User:bob')]
+    const acls = plan([acl('allow read topic orders User:bob'), acl('deny describe topic orders User:*')], { target: owned, owned })
+    const doc = planDocument({ flow: 'A->B', topics: topicPlan({}), acls }) as { drift: boolean, acls: { remove: { resourceName: string, cause: string }[] } }
+    assert.equal(doc.drift, true)
+    assert.deepEqual(doc.acls.remove.map(r => [r.resourceName, r.cause]), [
+      ['A.gone', 'its source binding is gone'],
+      ['A.orders', `its source binding ALLOW READ on topic orders for User:bob is no longer copied: ${AclSkipReasons.NARROWED_BY_UNCOPIED_DENY} (DENY DESCRIBE on topic orders for User:*)`]
+    ])
+    assert.deepEqual(planDocument({ flow: 'A->B', topics: topicPlan({}), acls: null }), { flow: 'A->B', topics: topicPlan({}), acls: null, drift: false })
   })
 })

@@ -274,7 +274,7 @@ describe('BatchWriter', () => {
     brokers.script.set('A.t\u00000', [10]) // MESSAGE_TOO_LARGE
     const result = await writer(brokers).write([{ topic: 'A.t', partition: 0, batches: batches(1, []) }], () => undefined)
     assert.equal(result.failed[0]?.refusedBatch, true)
-    assert.equal(result.failed[0]?.hint, 'raise max.message.bytes of the remote topic (or message.max.bytes of the target brokers)')
+    assert.equal(result.failed[0]?.hint, 'raise max.message.bytes of the topic written to (or message.max.bytes of that cluster\'s brokers)')
   })
 
   it('Given a remote topic the target refuses to describe, then it is refused with DESCRIBE at once (not waited for as leaderless), and the others are written', async () => {
