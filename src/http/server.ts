@@ -60,7 +60,9 @@ export interface Health {
 /**
  * /healthz: 503 once replication stopped on an error (`failure`), and while any partition is set aside, a topic's
  * remote topic cannot be created or grown (the last topic refresh's problems: such a topic, or its new partitions,
- * is not copied), or a flow's steps failed DEGRADED_STEP_FAILURES times in a row; 200 otherwise.
+ * is not copied), a flow's steps failed DEGRADED_STEP_FAILURES times in a row, or a read of its progress or history
+ * is held by an open transaction (told after 5 s: the partitions assigned are not copied until it ends); 200
+ * otherwise.
  */
 export function healthOf (flows: readonly FlowStatus[], failure: unknown): Health {
   if (failure !== undefined) return { status: 503, summary: 'failed' }
@@ -75,6 +77,9 @@ export function healthOf (flows: readonly FlowStatus[], failure: unknown): Healt
     if (topics.length > 0) problems.push(`${topics.length} topic(s) of ${flow.name} with a remote topic problem (${listed(topics)}; /status remoteTopicProblems names the fix)`)
     if (flow.stepFailure !== null && flow.stepFailure.attempts >= DEGRADED_STEP_FAILURES) {
       problems.push(`${flow.name} cannot copy (${flow.stepFailure.code}, ${flow.stepFailure.attempts} attempts since ${flow.stepFailure.since})`)
+    }
+    for (const r of flow.heldReads ?? []) {
+      problems.push(`${flow.name} waits for a transaction open on ${r.topic} on cluster ${r.cluster} (its read held since ${r.since}; /status heldReads and the log name it and how to end it)`)
     }
   }
   return problems.length === 0 ? { status: 200, summary: 'ok' } : { status: 503, summary: `degraded: ${problems.join('; ')}` }

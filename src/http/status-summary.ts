@@ -58,7 +58,7 @@ export function flowState (flow: FlowStatus, context: Omit<FlowContext, 'rate'>)
   if (context.failed) return 'failed'
   if (context.stalled.has(flow.name)) return 'stalled'
   if (flow.stepFailure !== null && flow.stepFailure.attempts >= DEGRADED_STEP_FAILURES) return 'cannot copy'
-  if (flow.partitions.some(p => p.failure !== null) || (flow.remoteTopicProblems?.length ?? 0) > 0) return 'degraded'
+  if (flow.partitions.some(p => p.failure !== null) || (flow.remoteTopicProblems?.length ?? 0) > 0 || (flow.heldReads?.length ?? 0) > 0) return 'degraded'
   const lags = flow.partitions.map(partitionLag)
   // Without a valid lease the flow (re)joins its group: it copies nothing, whatever its partitions (none, once lost) say.
   if (!context.ready || flow.membership?.lease?.valid === false) return 'starting'

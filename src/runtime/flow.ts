@@ -342,14 +342,7 @@ export class Flow implements WorkOwner {
 
   /** For health (health.ts): whether the data path runs, and when it last completed a round. */
   progress (): FlowProgress {
-    const held = this.#heldReads.status()[0]
-    return {
-      name: this.config.name,
-      started: this.#replicator !== null,
-      lastRoundAt: this.#replicator?.lastRoundAt ?? null,
-      stallThresholdMs: this.config.healthStallThresholdMs,
-      ...(held === undefined ? {} : { heldRead: { topic: held.topic, cluster: held.cluster, since: held.since } })
-    }
+    return { name: this.config.name, started: this.#replicator !== null, lastRoundAt: this.#replicator?.lastRoundAt ?? null, stallThresholdMs: this.config.healthStallThresholdMs }
   }
 
   status (): FlowStatus {

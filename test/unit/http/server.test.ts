@@ -75,9 +75,11 @@ describe('healthOf and statusDocument', () => {
     assert.equal('exactlyOnce' in (statusDocument([{ ...flows[0]!, exactlyOnce: undefined }], undefined) as { flows: object[] }).flows[0]!, false)
   })
 
-  it('Given a read of a flow\'s progress held by an open transaction, then /status and its summary show it; none held, no such field', () => {
+  it('Given a read of a flow\'s progress held by an open transaction, then /status and its summary show it and /healthz is degraded naming it; none held, no such field', () => {
     const heldReads = [{ topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [{ partition: 2, offset: 40, end: 45 }], since: '2026-01-01T00:00:00.000Z', timeoutMs: 80_000 }]
     const flows: FlowStatus[] = [{ name: 'A->B', partitions: [], stepFailure: null, jobs: [], membership: null, heldReads }]
+    assert.deepEqual(healthOf(flows, undefined), { status: 503, summary: 'degraded: A->B waits for a transaction open on mm2-offsets.A.internal on cluster B (its read held since 2026-01-01T00:00:00.000Z; /status heldReads and the log name it and how to end it)' })
+    assert.deepEqual(healthOf([{ ...flows[0]!, heldReads: undefined }], undefined), { status: 200, summary: 'ok' })
     assert.deepEqual((statusDocument(flows, undefined) as { flows: { heldReads: unknown }[] }).flows[0]!.heldReads, heldReads)
     const context: FlowContext = { rate: () => ({ recordsPerSecond: null, bytesPerSecond: null }), stalled: new Set(), ready: true, failed: false }
     assert.deepEqual(summaryDocument(flows, context, { filter: '', limit: 20 })[0]!['heldReads'], heldReads)

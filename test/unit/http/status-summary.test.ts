@@ -24,6 +24,9 @@ describe('flowState', () => {
     assert.equal(flowState(failing, { ...context, stalled: new Set(['A->B']) }), 'stalled')
     assert.equal(flowState(stepFailing, context), 'cannot copy')
     assert.equal(flowState(failing, context), 'degraded')
+    // (an assignment held by an open transaction: its partitions are not copied until it ends)
+    const heldReads = [{ topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [{ partition: 0, offset: 4, end: 9 }], since: '2026-01-01T00:00:00.000Z', timeoutMs: 80_000 }]
+    assert.equal(flowState(flow([partition('t', 0)], { heldReads }), context), 'degraded')
     assert.equal(flowState(flow([partition('t', 0, { highWatermark: -1 })]), context), 'starting')
     assert.equal(flowState(flow([]), { ...context, ready: false }), 'starting')
     assert.equal(flowState(flow([partition('t', 0, { highWatermark: 12 })]), context), 'copying')

@@ -44,16 +44,4 @@ describe('evaluateHealth', () => {
     assert.deepEqual(late.stalled, [{ flow: 'A->B', sinceMs: 40_000, thresholdMs: 30_000, started: false }])
     assert.match(describeStalled(late), /flow A->B has not started for 40 s/)
   })
-
-  it('Given a start held by a transaction open on an internal topic, then its stall names the topic, the cluster, since when, and where to look', () => {
-    const heldRead = { topic: 'mm2-offsets.A.internal', cluster: 'B', since: '2026-12-06T10:00:00.000Z' }
-    const report = evaluateHealth([{ ...flow('A->B', null), heldRead }], { ready: false, since: 1000, now: 41_000 })
-    assert.deepEqual(report.stalled, [{ flow: 'A->B', sinceMs: 40_000, thresholdMs: 30_000, started: false, heldRead }])
-    assert.equal(describeStalled(report), 'stalled: flow A->B has not started for 40 s (health.stall.threshold.ms = 30000): it waits for a transaction open on ' +
-      'mm2-offsets.A.internal on cluster B (its read held since 2026-12-06T10:00:00.000Z) to commit or abort (heldReads in /status, and the warning "... waits for a ' +
-      'transaction still open there" in the log, name it and how to end it)\n')
-    // A started flow's rounds go on while an assignment's read is held: its stall is not put down to that read
-    const started = evaluateHealth([{ ...flow('A->B', 1000), heldRead }], { ready: true, since: 0, now: 41_000 })
-    assert.deepEqual(started.stalled, [{ flow: 'A->B', sinceMs: 40_000, thresholdMs: 30_000, started: true }])
-  })
 })
