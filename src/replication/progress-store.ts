@@ -16,14 +16,16 @@
  *   commit starts (before its write: the read may be under way already) and again when its write is acknowledged (a
  *   commit begun before the load may end during its read, which may predate that write). Taking the read there could
  *   make a later rewind (a lower position, or -1 from `forget`) look stored already and be skipped: a restart would
- *   then resume from the position overwritten. A commit whose write fails takes its marks back (it changed nothing
- *   in memory, so the read counts for those keys). Marks are kept only while a load is under way.
+ *   then resume from the position overwritten. A commit whose write fails takes its own marks back (it changed
+ *   nothing in memory, so the read counts for those keys). `commit-marks.ts` keeps the marks, only while a load is
+ *   under way.
  */
 import type { FlowConfig } from '../config/types.ts'
 import { decodeSourceOffsetKey, decodeSourceOffsetValue, encodeSourceOffsetKey, encodeSourceOffsetValue } from '../formats/connect-offset.ts'
 import { partitionForKey } from '../formats/murmur2.ts'
 import { CreateOutcomes, type AdminClient } from '../kafka/admin-client.ts'
 import type { RecordFetcher } from '../kafka/record-fetcher.ts'
+import { CommitMarks } from './commit-marks.ts'
 import { partitionKey } from '../topic-partition.ts'
 import type { RecordWriter } from '../kafka/record-writer.ts'
 import { type HeldReadListener, readTopicToEnd } from '../kafka/topic-reader.ts'
@@ -65,12 +67,8 @@ export class ProgressStore {
   #partitions = 0
   /** What is stored (or being stored), per `partitionKey(topic, partition)` of the source. */
   readonly #stored = new Map<string, number>()
-  /** The generation of the last mark: a load that saw G at its start began after marks 1 to G and before the others. */
-  #generation = 0
-  /** Per key, the generation of the last commit mark (see the invariants); kept only while a load is under way. */
-  readonly #marks = new Map<string, number>()
-  /** Loads under way. */
-  #loads = 0
+  /** The keys commits wrote while loads read (see the invariants). */
+  readonly #marks = new CommitMarks()
   readonly #closing = new AbortController()
 
   /** HELD: told when a read waiting for transactions is held by one (the operator sees why a start waits). */
@@ -91,8 +89,7 @@ export class ProgressStore {
    * `readOnly` (commands that must change nothing), where a missing topic means nothing was stored.
    */
   async load (options: LoadOptions = {}): Promise<Map<string, number>> {
-    const since = this.#generation
-    this.#loads++
+    const since = this.#marks.loadStarted()
     try {
       const read = await this.#read(options)
       if (read === null) return new Map()
@@ -101,7 +98,7 @@ export class ProgressStore {
       if (options.forgotten === true) for (const tp of read.forgotten) loaded.set(tp, FORGOTTEN)
       return loaded
     } finally {
-      if (--this.#loads === 0) this.#marks.clear()
+      this.#marks.loadEnded()
     }
   }
 
@@ -159,29 +156,10 @@ export class ProgressStore {
 
   /** The read becomes what is stored, but for the keys commits marked after the load began (generation SINCE). */
   #takeRead (read: ReadonlyMap<string, number>, since: number): void {
-    const isWrittenSince = (tp: string): boolean => (this.#marks.get(tp) ?? 0) > since
+    const isWrittenSince = (tp: string): boolean => this.#marks.markedSince(tp, since)
     // Deleting the entry being visited is safe in a Map iteration.
     for (const tp of this.#stored.keys()) if (!read.has(tp) && !isWrittenSince(tp)) this.#stored.delete(tp)
     for (const [tp, offset] of read) if (!isWrittenSince(tp)) this.#stored.set(tp, offset)
-  }
-
-  /**
-   * Marks KEYS as written now for the loads under way (with none, no mark: a later load began after this anyway).
-   * Returns what takes the marks back (a write that failed), each key's as it was unless marked again since.
-   */
-  #mark (keys: readonly string[]): () => void {
-    if (this.#loads === 0) return () => {}
-    const generation = ++this.#generation
-    const before = keys.map(tp => this.#marks.get(tp))
-    for (const tp of keys) this.#marks.set(tp, generation)
-    return () => {
-      keys.forEach((tp, i) => {
-        if (this.#marks.get(tp) !== generation) return
-        const was = before[i]
-        if (was === undefined) this.#marks.delete(tp)
-        else this.#marks.set(tp, was)
-      })
-    }
   }
 
   /**
@@ -233,7 +211,7 @@ export class ProgressStore {
     // Marked before the write (a load may be reading already) and after it (a load begun meanwhile may read what
     // the topic held before it landed).
     const keys = changed.map(([tp]) => tp)
-    const unmark = this.#mark(keys)
+    const token = this.#marks.writing(keys)
     const now = BigInt(Date.now())
     try {
       await this.#writer.write([...byPartition].map(([partition, records]) => ({
@@ -243,14 +221,14 @@ export class ProgressStore {
       })))
     } catch (err) {
       // Nothing it believed stored changed: a load under way takes what it reads for these keys, as without it.
-      unmark()
+      this.#marks.failed(keys, token)
       throw err
     }
     for (const [tp, offset] of changed) {
       if (offset < 0) this.#stored.delete(tp)
       else this.#stored.set(tp, offset)
     }
-    this.#mark(keys)
+    this.#marks.written(keys, token)
     return changed.length
   }
 }
