@@ -49,8 +49,9 @@ export function withWarning (s: SkippedAcl, rules: Pick<AclRuleContext, 'kmirror
   const warning = WARNINGS[s.reason]?.(s, { kmirrorTopics: rules.kmirrorTopics, target })
   if (warning === undefined) return s
   if (!foreign || s.copy === undefined) return { ...s, warning }
-  // (MM2 copies literal topic bindings: a literal one may be its copy, made while MM2 ran this flow)
-  const makers = s.copy.patternType === 'literal' ? 'by hand, by MM2 (which copies literal bindings), or by a kmirror older than its ownership record' : 'by hand, or by a kmirror older than its ownership record'
+  // (MM2 copies literal topic bindings: such a copy may be MM2's, made while MM2 ran this flow)
+  const byMm2 = s.copy.patternType === 'literal' && s.copy.resourceType === 'topic'
+  const makers = `by hand, ${byMm2 ? 'by MM2 (which copies literal topic bindings), ' : ''}or by a kmirror older than its ownership record`
   return {
     ...s,
     warning: `${warning}. A binding equal to that copy, ${formatAcl(s.copy)}, is on cluster ${target} already, not made by kmirror ` +

@@ -38,9 +38,12 @@ describe('withWarning', () => {
     const deny = acl('deny read topic orders User:alice')
     const literal = { binding: acl('allow all topic orders'), reason: AclSkipReasons.NARROWED_BY_UNCOPIED_DENY, narrowedBy: deny, copy: acl('allow all topic A.orders') }
     const rules = { kmirrorTopics: [] }
-    assert.match(withWarning(literal, rules, 'B', true).warning ?? '', /is on cluster B already, not made by kmirror \(by hand, by MM2 \(which copies literal bindings\), or by a kmirror older than its ownership record\)/)
+    assert.match(withWarning(literal, rules, 'B', true).warning ?? '', /is on cluster B already, not made by kmirror \(by hand, by MM2 \(which copies literal topic bindings\), or by a kmirror older than its ownership record\)/)
     const prefixed = { ...literal, binding: acl('allow all topic ord prefixed'), copy: acl('allow all topic A.ord prefixed') }
     assert.match(withWarning(prefixed, rules, 'B', true).warning ?? '', /not made by kmirror \(by hand, or by a kmirror older than its ownership record\)/)
     assert.doesNotMatch(withWarning(literal, rules, 'B', false).warning ?? '', /not made by kmirror/)
+    // (MM2 copies no group binding)
+    const group = { ...literal, binding: acl('allow read group orders-app'), copy: acl('allow read group orders-app') }
+    assert.match(withWarning(group, rules, 'B', true).warning ?? '', /not made by kmirror \(by hand, or by a kmirror older than its ownership record\)/)
   })
 })
