@@ -87,6 +87,8 @@ export class SyncOutbox {
    */
   #thinAt: number
   #pump: Promise<void> | null = null
+  /** The send under way (or the last one): a gated drain waits for it only. */
+  #sending: Promise<void> | null = null
   /**
    * The pump's loop runs. Cleared in the loop's own synchronous exit, not in a `finally` callback of its promise: an
    * enqueue in the microtasks between the two would see a pump about to end, start none, and its syncs would wait
@@ -196,8 +198,10 @@ export class SyncOutbox {
    * group): nothing is waited for, and the warning says why.
    */
   async drain (timeoutMs: number, gated = false): Promise<number> {
-    const deadline = delay(gated ? 0 : timeoutMs, undefined, { ref: false })
-    const done = this.#pumping && this.#pump !== null ? this.#pump : Promise.resolve()
+    const deadline = delay(timeoutMs, undefined, { ref: false })
+    // Gated: only a send under way may still be acknowledged (its request went out before the gate closed).
+    const inFlight = this.#pumping && this.#inFlight > 0 && this.#sending !== null ? this.#sending.catch(() => undefined) : Promise.resolve()
+    const done = gated ? inFlight : this.#pumping && this.#pump !== null ? this.#pump : Promise.resolve()
     await Promise.race([done, deadline])
     const first = !this.#closed
     this.#closed = true
@@ -235,7 +239,8 @@ export class SyncOutbox {
       this.#pending()
     }
     try {
-      await this.#sink.send(batch, acked)
+      const sending = this.#sending = this.#sink.send(batch, acked)
+      await sending
       acked(this.#inFlight)
       if (this.#failures.current() !== null) this.#metrics.set('offsetSyncsFailingSince', this.#labels, 0)
       this.#failures.succeeded()

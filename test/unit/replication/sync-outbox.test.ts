@@ -74,6 +74,27 @@ describe('SyncOutbox', () => {
     assert.match(String(warning?.msg), /^2 offset sync\(s\) could not be written before the stop \(its group membership had ended \(its writes are refused from then on\)\): MM2 reading /)
   })
 
+  it('a stop whose writes are refused from now on still waits, up to its timeout, for the send under way (its request went out before)', async () => {
+    const sink = new HeldSink()
+    const { log, lines } = memoryLogger()
+    const outbox = new SyncOutbox(sink, log, { flow: 'f', retryBaseMs: 1 })
+    outbox.enqueue([sync(1), sync(2)])
+    const send = await sink.asked(0)
+    const draining = outbox.drain(1000, true)
+    send.answer.resolve()
+    assert.equal(await draining, 0)
+    assert.deepEqual(sink.written, [1, 2])
+    assert.equal(lines.filter(l => String(l.msg).includes('could not be written')).length, 0)
+    // and a send under way that never ends is waited for only until the timeout
+    const stuck = new HeldSink()
+    const other = new SyncOutbox(stuck, memoryLogger().log, { flow: 'f', retryBaseMs: 1 })
+    other.enqueue([sync(3)])
+    await stuck.asked(0)
+    const started = Date.now()
+    assert.equal(await other.drain(50, true), 1)
+    assert.ok(Date.now() - started < 1000)
+  })
+
   it('sends one batch at a time, what was queued meanwhile in the next, each sync once and in order', async () => {
     const sink = new HeldSink()
     const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 1 })
