@@ -19,7 +19,7 @@ import type { BrokerTrouble } from '../runtime/broker-troubles.ts'
 import { describeStalled, type HealthReport } from '../runtime/health.ts'
 import { serveConsoleAsset } from './console-assets.ts'
 import { StatusRoutes } from './status-routes.ts'
-import { DEGRADED_STEP_FAILURES, flowTotals, type FlowContext } from './status-summary.ts'
+import { DEGRADED_STEP_FAILURES, flowTotals, heldTooLong, type FlowContext } from './status-summary.ts'
 
 export { updateLagGauges } from './gauges.ts'
 
@@ -61,10 +61,10 @@ export interface Health {
  * /healthz: 503 once replication stopped on an error (`failure`), and while any partition is set aside, a topic's
  * remote topic cannot be created or grown (the last topic refresh's problems: such a topic, or its new partitions,
  * is not copied), a flow's steps failed DEGRADED_STEP_FAILURES times in a row, or a read of its progress or history
- * is held by an open transaction (told after 5 s: the partitions assigned are not copied until it ends); 200
- * otherwise.
+ * has been held by an open transaction HELD_READ_DEGRADED_MS (the partitions it resumes are not copied until it
+ * ends); 200 otherwise.
  */
-export function healthOf (flows: readonly FlowStatus[], failure: unknown): Health {
+export function healthOf (flows: readonly FlowStatus[], failure: unknown, now = Date.now()): Health {
   if (failure !== undefined) return { status: 503, summary: 'failed' }
   const problems: string[] = []
   for (const flow of flows) {
@@ -78,7 +78,7 @@ export function healthOf (flows: readonly FlowStatus[], failure: unknown): Healt
     if (flow.stepFailure !== null && flow.stepFailure.attempts >= DEGRADED_STEP_FAILURES) {
       problems.push(`${flow.name} cannot copy (${flow.stepFailure.code}, ${flow.stepFailure.attempts} attempts since ${flow.stepFailure.since})`)
     }
-    for (const r of flow.heldReads ?? []) {
+    for (const r of heldTooLong(flow, now)) {
       problems.push(`${flow.name} waits for a transaction open on ${r.topic} on cluster ${r.cluster} (its read held since ${r.since}; /status heldReads and the log name it and how to end it)`)
     }
   }

@@ -15,6 +15,18 @@ type PartitionWithAge = PartitionStatus & { readonly lagSeconds?: number | null 
 /** Consecutive failures of a flow's whole replication step after which /healthz says degraded. */
 export const DEGRADED_STEP_FAILURES = 3
 
+/**
+ * How long a read of a flow's progress or history may be held by an open transaction before the flow is degraded
+ * (/healthz 503): shorter holds come with a commit slowed by a coordinator moving, and end by themselves; /status
+ * and the console show a hold from 5 s on (held-reads.ts).
+ */
+export const HELD_READ_DEGRADED_MS = 30_000
+
+/** The reads of FLOW held HELD_READ_DEGRADED_MS or longer at NOW. */
+export function heldTooLong (flow: FlowStatus, now: number): NonNullable<FlowStatus['heldReads']> {
+  return (flow.heldReads ?? []).filter(r => now - Date.parse(r.since) >= HELD_READ_DEGRADED_MS)
+}
+
 /** What flows are in, as the console shows them (worst first). */
 export type FlowState = 'failed' | 'stalled' | 'cannot copy' | 'degraded' | 'starting' | 'copying' | 'caught up'
 
@@ -58,7 +70,7 @@ export function flowState (flow: FlowStatus, context: Omit<FlowContext, 'rate'>)
   if (context.failed) return 'failed'
   if (context.stalled.has(flow.name)) return 'stalled'
   if (flow.stepFailure !== null && flow.stepFailure.attempts >= DEGRADED_STEP_FAILURES) return 'cannot copy'
-  if (flow.partitions.some(p => p.failure !== null) || (flow.remoteTopicProblems?.length ?? 0) > 0 || (flow.heldReads?.length ?? 0) > 0) return 'degraded'
+  if (flow.partitions.some(p => p.failure !== null) || (flow.remoteTopicProblems?.length ?? 0) > 0 || heldTooLong(flow, Date.now()).length > 0) return 'degraded'
   const lags = flow.partitions.map(partitionLag)
   // Without a valid lease the flow (re)joins its group: it copies nothing, whatever its partitions (none, once lost) say.
   if (!context.ready || flow.membership?.lease?.valid === false) return 'starting'

@@ -41,9 +41,9 @@ function describeCovered (p: AclPattern): string {
 
 /**
  * S with its warning when it is a skip that warns (`WARNINGS`); TARGET is the target cluster's alias. FOREIGN: a
- * binding equal to its copy is on the target already, not made by kmirror (by hand, by MM2 for a literal copy: it
- * copies literal bindings only, or by a kmirror older than its ownership record): kmirror never removes what it did
- * not make, so the warning says that one grants what the skip keeps off.
+ * binding equal to its copy is on the target already, not made by kmirror (by hand, by MM2 for a literal topic copy:
+ * it copies literal topic bindings only, or by a kmirror older than its ownership record): kmirror never removes
+ * what it did not make, so the warning says that one grants what the skip keeps off.
  */
 export function withWarning (s: SkippedAcl, rules: Pick<AclRuleContext, 'kmirrorTopics'>, target: string, foreign = false): SkippedAcl {
   const warning = WARNINGS[s.reason]?.(s, { kmirrorTopics: rules.kmirrorTopics, target })

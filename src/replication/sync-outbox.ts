@@ -21,8 +21,8 @@
  * - `settled` (a hand-over: a revoke, the revoke of a stop) waits for what was queued before it, without closing,
  *   while the member's lease still holds: from its LeaveGroup on its writes are refused (invariant 26), so syncs
  *   left for the drain after that are lost with the process.
- * - `drain` (the flow's stop) waits until everything enqueued before it is written or its deadline passes (not at all
- *   once the writes are refused: a member that left its group); what is left is logged, counted, and lost with the process: MM2 reading the syncs then translates the newest offsets of
+ * - `drain` (the flow's stop) waits until everything enqueued before it is written or its deadline passes (once the
+ *   writes are refused, a member that left its group, only for the send under way); what is left is logged, counted, and lost with the process: MM2 reading the syncs then translates the newest offsets of
  *   those partitions from an older sync (further back: consumers re-read, never skip), and kmirror's own
  *   translation (the history) is exact regardless.
  */
@@ -195,22 +195,26 @@ export class SyncOutbox {
   /**
    * Waits until every sync queued is written, or TIMEOUT_MS passed; then sends nothing more. Returns how many
    * were left unwritten (logged at warn when any). GATED: the writes are refused from now on (a member that left its
-   * group): nothing is waited for, and the warning says why.
+   * group): nothing more is sent, only the send under way (its request went out before) is waited for, TIMEOUT_MS
+   * at most, and the warning says why the rest is not written.
    */
   async drain (timeoutMs: number, gated = false): Promise<number> {
-    const deadline = delay(timeoutMs, undefined, { ref: false })
-    // Gated: only a send under way may still be acknowledged (its request went out before the gate closed).
-    const inFlight = this.#pumping && this.#inFlight > 0 && this.#sending !== null ? this.#sending.catch(() => undefined) : Promise.resolve()
-    const done = gated ? inFlight : this.#pumping && this.#pump !== null ? this.#pump : Promise.resolve()
-    await Promise.race([done, deadline])
     const first = !this.#closed
+    const deadline = delay(timeoutMs, undefined, { ref: false })
+    let done: Promise<void>
+    if (gated) {
+      // (closed first: the pump starts no further send, which the gate would refuse, once this one ends)
+      this.#closed = true
+      done = this.#inFlight > 0 && this.#sending !== null ? this.#sending.catch(() => undefined) : Promise.resolve()
+    } else done = this.#pumping && this.#pump !== null ? this.#pump : Promise.resolve()
+    await Promise.race([done, deadline])
     this.#closed = true
     this.#pause?.abort()
     this.#pending()
     const left = this.#queue.length
     if (left > 0 && first) {
       const why = gated ? 'its group membership had ended (its writes are refused from then on)' : `${timeoutMs} ms`
-      this.#log.warn({ count: left, timeoutMs: gated ? 0 : timeoutMs }, `${left} offset sync(s) could not be written before the stop (${why}): MM2 reading ${this.#where} translates the newest ` +
+      this.#log.warn({ count: left, timeoutMs }, `${left} offset sync(s) could not be written before the stop (${why}): MM2 reading ${this.#where} translates the newest ` +
         'offsets of their partitions from an older sync (consumers re-read a little, never skip); kmirror\'s own translation is exact regardless')
     }
     return left

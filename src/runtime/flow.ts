@@ -321,8 +321,9 @@ export class Flow implements WorkOwner {
   /**
    * Stops fetching, lets in-flight writes finish, stores progress and offset syncs, closes every client. MM2's
    * offset syncs still queued are waited for SYNC_DRAIN_MS at most, and not past DRAIN_BY (epoch ms) when given: the
-   * process's stop deadline. Not at all once the member left its group (its lease gate closed, so nothing more goes
-   * out): a stop in a group whose offset-syncs topic cannot be written ends as soon as its hand-over did.
+   * process's stop deadline. Once the member left its group (its lease gate closed, so nothing more goes out) only
+   * the send under way is waited for: a stop in a group whose offset-syncs topic cannot be written ends soon after
+   * its hand-over.
    */
   async stop (drainBy?: number): Promise<void> {
     this.#stopping = true
@@ -333,7 +334,7 @@ export class Flow implements WorkOwner {
     try {
       await this.#running
     } finally {
-      // (a member that left its group, or whose lease ended, writes nothing more: not waited for, up to DRAIN_BY)
+      // (a member that left its group, or whose lease ended, sends nothing more: only its send under way is waited for)
       const gated = (this.#options.fence?.() ?? null) !== null
       await this.#outbox?.drain(drainBy === undefined ? SYNC_DRAIN_MS : Math.max(0, Math.min(SYNC_DRAIN_MS, drainBy - Date.now())), gated)
       await Promise.all(this.#closers.map(close => close()))

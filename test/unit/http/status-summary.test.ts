@@ -4,7 +4,7 @@ import type { PartitionStatus } from '../../../src/replication/flow-replicator.t
 import type { FailureReport } from '../../../src/replication/partition-failures.ts'
 import { UNKNOWN_RATE } from '../../../src/runtime/flow-rates.ts'
 import type { FlowStatus } from '../../../src/runtime/flow-status.ts'
-import { FAILING_SHOWN, flowState, oldestLagSeconds, summarizeTopics, summaryDocument, summaryOptions, topicPartitions, type FlowContext } from '../../../src/http/status-summary.ts'
+import { FAILING_SHOWN, flowState, HELD_READ_DEGRADED_MS, oldestLagSeconds, summarizeTopics, summaryDocument, summaryOptions, topicPartitions, type FlowContext } from '../../../src/http/status-summary.ts'
 
 const failure: FailureReport = {
   side: 'source', cluster: 'A', code: 'KMIRROR_ERR_NOT_AUTHORIZED', error: 'TOPIC_AUTHORIZATION_FAILED', kind: 'authorization', message: 'refused',
@@ -24,9 +24,10 @@ describe('flowState', () => {
     assert.equal(flowState(failing, { ...context, stalled: new Set(['A->B']) }), 'stalled')
     assert.equal(flowState(stepFailing, context), 'cannot copy')
     assert.equal(flowState(failing, context), 'degraded')
-    // (an assignment held by an open transaction: its partitions are not copied until it ends)
-    const heldReads = [{ topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [{ partition: 0, offset: 4, end: 9 }], since: '2026-01-01T00:00:00.000Z', timeoutMs: 80_000 }]
-    assert.equal(flowState(flow([partition('t', 0)], { heldReads }), context), 'degraded')
+    // (an assignment held 30 s by an open transaction: its partitions are not copied until it ends; a shorter hold is not)
+    const heldFor = (ms: number): FlowStatus['heldReads'] => [{ topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [{ partition: 0, offset: 4, end: 9 }], since: new Date(Date.now() - ms).toISOString(), timeoutMs: 80_000 }]
+    assert.equal(flowState(flow([partition('t', 0)], { heldReads: heldFor(HELD_READ_DEGRADED_MS + 1000) }), context), 'degraded')
+    assert.equal(flowState(flow([partition('t', 0)], { heldReads: heldFor(6000) }), context), 'caught up')
     assert.equal(flowState(flow([partition('t', 0, { highWatermark: -1 })]), context), 'starting')
     assert.equal(flowState(flow([]), { ...context, ready: false }), 'starting')
     assert.equal(flowState(flow([partition('t', 0, { highWatermark: 12 })]), context), 'copying')
