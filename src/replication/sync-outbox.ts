@@ -22,8 +22,9 @@
  *   while the member's lease still holds: from its LeaveGroup on its writes are refused (invariant 26), so syncs
  *   left for the drain after that are lost with the process.
  * - `drain` (the flow's stop) waits until everything enqueued before it is written or its deadline passes (once the
- *   writes are refused, a member that left its group, only for the send under way); what is left is logged, counted, and lost with the process: MM2 reading the syncs then translates the newest offsets of
- *   those partitions from an older sync (further back: consumers re-read, never skip), and kmirror's own
+ *   writes are refused, a member that left its group, only for the send under way); what is left is logged,
+ *   counted, and lost with the process: MM2 reading the syncs then translates the newest offsets of those
+ *   partitions from an older sync (further back: consumers re-read, never skip), and kmirror's own
  *   translation (the history) is exact regardless.
  */
 import { setTimeout as delay } from 'node:timers/promises'
