@@ -41,6 +41,11 @@ export interface HeldReadListener {
   held: (read: HeldRead) => void
   /** After `held`: READ (the object `held` was given) ended, WAITED_MS after it began, reaching its end (true) or failing (false). */
   released: (read: HeldRead, waitedMs: number, reached: boolean) => void
+  /**
+   * After `held`, while READ goes on: the partitions held `tellAfterMs` or longer now, when they are no longer those
+   * told last (a partition moved on, another transaction holds it); none while no partition is held that long.
+   */
+  readonly changed?: (read: HeldRead, partitions: HeldRead['partitions']) => void
 }
 
 export interface ReadOptions {
@@ -152,6 +157,8 @@ function heldWatch (topic: string, startedAt: number, timeoutMs: number, listene
   const tellAfterMs = listener.tellAfterMs ?? HELD_TELL_MS
   const heldAt = new Map<number, { partition: number, offset: number, end: number, since: number }>()
   let told: HeldRead | null = null
+  /** The partitions told held last (by `held` or `changed`). */
+  let last: HeldRead['partitions'] = []
   return {
     saw: (f, offset, end) => {
       const stable = f.lastStableOffset
@@ -161,15 +168,28 @@ function heldWatch (topic: string, startedAt: number, timeoutMs: number, listene
       else if (before === undefined || before.offset !== stable) heldAt.set(f.partition, { partition: f.partition, offset: stable, end, since: Date.now() })
     },
     check: left => {
-      if (told !== null) return
       const now = Date.now()
       const partitions = left.flatMap(p => heldAt.get(p.partition) ?? []).filter(h => now - h.since >= tellAfterMs)
+      if (told !== null) {
+        if (sameHolds(partitions, last)) return
+        last = partitions
+        listener.changed?.(told, partitions)
+        return
+      }
       if (partitions.length === 0) return
       told = { topic, partitions, heldMs: Math.max(...partitions.map(h => now - h.since)), timeoutMs }
+      last = partitions
       listener.held(told)
     },
     done: reached => { if (told !== null) listener.released(told, Date.now() - startedAt, reached) }
   }
+}
+
+/** Whether A and B hold the same partitions at the same offsets, in any order. */
+function sameHolds (a: HeldRead['partitions'], b: HeldRead['partitions']): boolean {
+  if (a.length !== b.length) return false
+  const offsets = new Map(b.map(h => [h.partition, h.offset]))
+  return a.every(h => offsets.get(h.partition) === h.offset)
 }
 
 function readTimeout (topic: string, timeoutMs: number, stuck: readonly PartitionPosition[], end: (partition: number) => number, written: boolean): KmirrorError {

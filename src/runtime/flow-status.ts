@@ -49,11 +49,11 @@ export interface HeldReadStatus {
   /** The alias of the cluster it is read from (the flow's target). */
   readonly cluster: string
   /**
-   * Each partition held, as when the hold was first told (the read tells it once): the read's position (the open
-   * transaction's first offset) and the end it must reach.
+   * Each partition held (5 s or longer) now: the read's position (the open transaction's first offset) and the end
+   * it must reach. A read that moved on is no longer listed, though it may not have ended.
    */
   readonly partitions: readonly { readonly partition: number, readonly offset: number, readonly end: number }[]
-  /** ISO time since which its first partition is held. */
+  /** ISO time since which the first of those partitions is held. */
   readonly since: string
   /** How long the read may take in all before it gives up (and is tried again). */
   readonly timeoutMs: number

@@ -10,8 +10,8 @@
  * - One warning per topic and transaction: a read held where one still held waits already (same topic, partition and
  *   offset: a reload beside an assignment's read) is told at info, naming the warning above. A transaction holding
  *   the progress and the history topic is warned of once per topic (nothing tells it is one transaction).
- * - `status` lists exactly the reads held now (told, not yet ended), for `/status` and `/healthz`: a start that waits
- *   is seen there too, not only in the log.
+ * - `status` lists exactly the reads held now (told, not yet ended, and still held: `changed`), with the partitions
+ *   held now, for `/status` and `/healthz`: a start that waits is seen there too, not only in the log.
  */
 import type { HeldRead, HeldReadListener } from '../kafka/topic-reader.ts'
 import { toolCommand, type ToolCluster } from '../kafka/tool-command.ts'
@@ -24,8 +24,8 @@ const NAMED_AT_MOST = 5
 export class HeldReads implements HeldReadListener {
   readonly #log: Logger
   readonly #cluster: ToolCluster & { readonly alias: string }
-  /** The reads told held and not ended yet, with when the first of their partitions was held (epoch ms). */
-  readonly #current = new Map<HeldRead, number>()
+  /** The reads held now (told, not ended, not moved on): the partitions held and since when the first was (epoch ms). */
+  readonly #current = new Map<HeldRead, { readonly since: number, readonly partitions: HeldRead['partitions'] }>()
 
   constructor (log: Logger, cluster: ToolCluster & { readonly alias: string }) {
     this.#log = log
@@ -33,9 +33,8 @@ export class HeldReads implements HeldReadListener {
   }
 
   held (read: HeldRead): void {
-    const since = Math.min(...read.partitions.map(p => p.since))
     const same = this.#sameTransaction(read)
-    this.#current.set(read, since)
+    this.#current.set(read, holding(read.partitions))
     const alias = this.#cluster.alias
     const fields = { topic: read.topic, cluster: alias, partitions: read.partitions.map(p => p.partition), heldMs: read.heldMs, timeoutMs: read.timeoutMs }
     if (same !== null) {
@@ -44,6 +43,12 @@ export class HeldReads implements HeldReadListener {
       return
     }
     this.#log.warn(fields, heldMessage(read, this.#cluster))
+  }
+
+  /** The partitions READ is held at now (told once: not warned again); none, it moved on and is shown no more. */
+  changed (read: HeldRead, partitions: HeldRead['partitions']): void {
+    if (partitions.length === 0) this.#current.delete(read)
+    else this.#current.set(read, holding(partitions))
   }
 
   released (read: HeldRead, waitedMs: number, reached: boolean): void {
@@ -58,11 +63,11 @@ export class HeldReads implements HeldReadListener {
   /** The reads held now, longest held first. */
   status (): HeldReadStatus[] {
     return [...this.#current]
-      .sort(([, a], [, b]) => a - b)
-      .map(([read, since]) => ({
+      .sort(([, a], [, b]) => a.since - b.since)
+      .map(([read, { since, partitions }]) => ({
         topic: read.topic,
         cluster: this.#cluster.alias,
-        partitions: read.partitions.map(p => ({ partition: p.partition, offset: p.offset, end: p.end })),
+        partitions: partitions.map(p => ({ partition: p.partition, offset: p.offset, end: p.end })),
         since: new Date(since).toISOString(),
         timeoutMs: read.timeoutMs
       }))
@@ -70,13 +75,17 @@ export class HeldReads implements HeldReadListener {
 
   /** A partition of READ held at the same offset by a read held now: the same open transaction, told already. */
   #sameTransaction (read: HeldRead): { partition: number, offset: number } | null {
-    for (const other of this.#current.keys()) {
+    for (const [other, { partitions }] of this.#current) {
       if (other.topic !== read.topic) continue
-      const shared = read.partitions.find(p => other.partitions.some(o => o.partition === p.partition && o.offset === p.offset))
+      const shared = read.partitions.find(p => partitions.some(o => o.partition === p.partition && o.offset === p.offset))
       if (shared !== undefined) return { partition: shared.partition, offset: shared.offset }
     }
     return null
   }
+}
+
+function holding (partitions: HeldRead['partitions']): { since: number, partitions: HeldRead['partitions'] } {
+  return { since: Math.min(...partitions.map(p => p.since)), partitions }
 }
 
 function heldMessage (read: HeldRead, cluster: ToolCluster & { readonly alias: string }): string {

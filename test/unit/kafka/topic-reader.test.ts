@@ -93,6 +93,28 @@ describe('readTopicToEnd', () => {
     ])
   })
 
+  it('after telling a read held, tells its listener when the partitions held change: moved on (none), held again by another transaction, done', async () => {
+    // (the last stable offset at 2 for 20 fetches, at 4 for 20 more, then the high watermark 6)
+    let fetches = 0
+    const fetcher = {
+      listOffsets: async (tps: readonly { topic: string, partition: number }[], which: string) => new Map(tps.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : 6])),
+      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => {
+        await delay(2)
+        const stable = ++fetches <= 20 ? 2 : fetches <= 40 ? 4 : 6
+        return positions.map(p => ({ topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: [], nextOffset: Math.max(p.offset, stable), highWatermark: 6, lastStableOffset: stable, logStartOffset: 0, bytes: 0 }))
+      }
+    }
+    const told: string[] = []
+    const held: HeldReadListener = {
+      tellAfterMs: 15,
+      held: r => told.push(`held ${r.partitions.map(p => `${p.partition}@${p.offset}`).join()}`),
+      changed: (_, partitions) => told.push(`changed ${partitions.map(p => `${p.partition}@${p.offset}`).join()}`),
+      released: (_, __, reached) => told.push(`released ${reached}`)
+    }
+    await readTopicToEnd(fetcher as unknown as RecordFetcher, 't', 1, () => undefined, { through: 'written', held })
+    assert.deepEqual(told, ['held 0@2', 'changed ', 'changed 0@4', 'changed ', 'released true'])
+  })
+
   it('tells a read that gives up after it was told held that it stopped without reaching its end', async () => {
     const told: string[] = []
     const held: HeldReadListener = { tellAfterMs: 5, held: r => told.push(`held ${r.topic}`), released: (r, _, reached) => told.push(`released ${r.topic} ${reached}`) }

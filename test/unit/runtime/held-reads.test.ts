@@ -58,6 +58,18 @@ describe('HeldReads', () => {
     assert.equal(lines.at(-1)!.level, 40)
   })
 
+  it('lists a read with the partitions held now once they changed, and no more once it moved on, without warning again', () => {
+    const { log, lines } = memoryLogger()
+    const held = new HeldReads(log, CLUSTER)
+    const read = heldAt('mm2-offsets.A.internal', [2], Date.parse('2026-12-06T10:00:00Z'))
+    held.held(read)
+    held.changed(read, [{ partition: 0, offset: 7, end: 12, since: Date.parse('2026-12-06T10:01:00Z') }])
+    assert.deepEqual(held.status(), [{ topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [{ partition: 0, offset: 7, end: 12 }], since: '2026-12-06T10:01:00.000Z', timeoutMs: 80_000 }])
+    held.changed(read, [])
+    assert.deepEqual(held.status(), [])
+    assert.deepEqual(lines.map(l => l.level), [40])
+  })
+
   it('lists the reads held now, longest held first, and none once they ended', () => {
     const held = new HeldReads(memoryLogger().log, CLUSTER)
     const late = heldAt('mm2-offset-history.A.internal', [4], Date.parse('2026-12-06T10:00:05Z'))
