@@ -9,7 +9,7 @@
  * - with WRITE on its progress topic revoked mid-run, its rounds abort (nothing of them visible), `/status` and the
  *   console show the last abort and its cause in red; granted again, the commits resume, every record exactly once;
  * - without DESCRIBE on the groups `<group id>-`, cannot tell, leaves the transaction to its timeout, and says so
- *   at info naming that grant; once the coordinator aborted it at its timeout (set to 20 s with
+ *   at info naming that grant; once the coordinator aborted it at its timeout (set to 30 s with
  *   `B.producer.transaction.timeout.ms`), every record is there exactly once.
  */
 import assert from 'node:assert/strict'
@@ -169,15 +169,16 @@ test('exactly-once as bob with the table\'s ACLs, on a pod named with dashes: a 
 })
 
 test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed name cannot be told from another group\'s member, the open transaction is left to its timeout, the start says so naming the grant, and then every record is there exactly once', { timeout: 180_000 }, async t => {
-  // (with a transaction timeout of 20 s, B.producer.transaction.timeout.ms, so the wait for it is short)
-  const s = await setup(t, row => row.feature === 'exactly-once' && row.resourceType === 'group', target => [`${target}.producer.transaction.timeout.ms = 20000`])
+  // (with a transaction timeout of 30 s, B.producer.transaction.timeout.ms, so the wait for it is short, yet long enough
+  // for a loaded machine to restart it while that transaction is still open)
+  const s = await setup(t, row => row.feature === 'exactly-once' && row.resourceType === 'group', target => [`${target}.producer.transaction.timeout.ms = 30000`])
   const orphan = await killWithTransactionOpen(s)
-  assert.equal(orphan.timeoutMs, 20_000, 'the transactions have the configured timeout')
+  assert.equal(orphan.timeoutMs, 30_000, 'the transactions have the configured timeout')
   // (read_committed readers wait for it only on the partitions it holds)
   t.diagnostic(`the dead one's transaction holds ${orphan.topics.join(', ')}`)
 
   // When it is started again, `kmirror status`, run as bob meanwhile, names the transaction holding read_committed readers back, its age and timeout
-  // (all at once with the restart below: the coordinator aborts it 20-30 s after it began)
+  // (all at once with the restart below: the coordinator aborts it 30-40 s after it began)
   const [json, text, again] = await Promise.all([runKmirror(['status', s.config, '--json'], t), runKmirror(['status', s.config], t), startInstance(s.config, 'again', t, [], { hostname: POD })])
   s.instances.push(again)
   assert.equal(json.code, 0, json.stderr)
@@ -186,10 +187,10 @@ test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed
   // (without DESCRIBE on the groups it cannot tell the dashed id from another flow's member either, and says so)
   assert.deepEqual(eos.missed.map(m => m.what), [`groups ${s.group}-mirror, ${s.group}-mirror-7d9f8`], json.stdout)
   const listed = eos.open.find(o => o.transactionalId === orphan.transactionalId)
-  assert.ok(listed !== undefined && listed.timeoutMs === 20_000 && listed.openSeconds > 0, json.stdout)
+  assert.ok(listed !== undefined && listed.timeoutMs === 30_000 && listed.openSeconds > 0, json.stdout)
   assert.deepEqual(listed.topics, orphan.topics)
-  assert.ok(text.stdout.includes(`  exactly-once: transactional ids ${s.group}-<member>, timeout 20 s; `), text.stdout)
-  assert.match(text.stdout, new RegExp(`\\n    ${orphan.transactionalId.replaceAll('.', '\\.')}: open [0-9.]+ s of its 20 s timeout.*; holds ${orphan.topics.join(', ').replaceAll('.', '\\.')}\\n`))
+  assert.ok(text.stdout.includes(`  exactly-once: transactional ids ${s.group}-<member>, timeout 30 s; `), text.stdout)
+  assert.match(text.stdout, new RegExp(`\\n    ${orphan.transactionalId.replaceAll('.', '\\.')}: open [0-9.]+ s of its 30 s timeout.*; holds ${orphan.topics.join(', ').replaceAll('.', '\\.')}\\n`))
 
   // Then the start names the cluster, the groups it could not describe and the grant, and fences nothing
   await waitFor(() => linesOf(again, 'cannot tell whether groups').length > 0, { timeoutMs: 30_000, message: 'the start says it cannot tell' })
@@ -200,7 +201,7 @@ test('exactly-once as bob without DESCRIBE on the groups <group id>-: the dashed
   assert.ok(said.includes(`groups ${s.group}-mirror, ${s.group}-mirror-7d9f8 exist on cluster ${s.target}`), said)
   assert.ok(said.includes(`grant DESCRIBE on groups prefixed ${s.group}- to User:bob on cluster ${s.target} (kafka-acls.sh `), said)
   assert.ok(said.includes(`--operation Describe --group ${s.group}- --resource-pattern-type prefixed;`), said)
-  assert.ok(said.includes(`ends at its transaction timeout (${s.target}.producer.transaction.timeout.ms, 20 s in this configuration)`), said)
+  assert.ok(said.includes(`ends at its transaction timeout (${s.target}.producer.transaction.timeout.ms, 30 s in this configuration)`), said)
   assert.deepEqual(linesOf(again, 'found a transaction left open by a member gone from the group'), [])
   // (not fenced: no fencing names it, and it is still open with its epoch unless its timeout already passed, on a
   // loaded machine the coordinator may have aborted it by now, which is the outcome this case expects anyway)
