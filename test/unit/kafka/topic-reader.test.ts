@@ -38,6 +38,23 @@ describe('readTopicToEnd', () => {
    * One partition of 6 records, the one at offset 2 the first of a transaction still open: a read_committed fetch
    * returns offsets 0-1 until it ends (after OPEN_FOR fetches), then everything.
    */
+  /**
+   * A log of one partition listed from START to 6 whose fetches (2 ms each) bring no record: the Nth fetch answers
+   * the last stable offset and high watermark `answer(N)` gives, and moves the position up to that stable offset.
+   */
+  function recordlessLog (start: number, answer: (fetch: number) => { stable: number, high: number }): RecordFetcher {
+    let fetches = 0
+    const fetcher = {
+      listOffsets: async (tps: readonly { topic: string, partition: number }[], which: string) => new Map(tps.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? start : 6])),
+      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => {
+        await delay(2)
+        const { stable, high } = answer(++fetches)
+        return positions.map(p => ({ topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: [], nextOffset: Math.max(p.offset, stable), highWatermark: high, lastStableOffset: stable, logStartOffset: 0, bytes: 0 }))
+      }
+    }
+    return fetcher as unknown as RecordFetcher
+  }
+
   function openTransactionLog (openFor: number, fetchMs = 0) {
     let fetches = 0
     const record = (offset: number) => ({ offset, timestamp: 0n, key: Buffer.from(`k${offset}`), value: null, headers: [] })
@@ -95,15 +112,7 @@ describe('readTopicToEnd', () => {
 
   it('after telling a read held, tells its listener when the partitions held change: moved on (none), held again by another transaction, done', async () => {
     // (the last stable offset at 2 for 20 fetches, at 4 for 20 more, then the high watermark 6)
-    let fetches = 0
-    const fetcher = {
-      listOffsets: async (tps: readonly { topic: string, partition: number }[], which: string) => new Map(tps.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 0 : 6])),
-      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => {
-        await delay(2)
-        const stable = ++fetches <= 20 ? 2 : fetches <= 40 ? 4 : 6
-        return positions.map(p => ({ topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: [], nextOffset: Math.max(p.offset, stable), highWatermark: 6, lastStableOffset: stable, logStartOffset: 0, bytes: 0 }))
-      }
-    }
+    const fetcher = recordlessLog(0, n => { const stable = n <= 20 ? 2 : n <= 40 ? 4 : 6; return { stable, high: 6 } })
     const told: string[] = []
     const held: HeldReadListener = {
       tellAfterMs: 15,
@@ -111,7 +120,7 @@ describe('readTopicToEnd', () => {
       changed: (_, partitions) => told.push(`changed ${partitions.map(p => `${p.partition}@${p.offset}`).join()}`),
       released: (_, __, reached) => told.push(`released ${reached}`)
     }
-    await readTopicToEnd(fetcher as unknown as RecordFetcher, 't', 1, () => undefined, { through: 'written', held })
+    await readTopicToEnd(fetcher, 't', 1, () => undefined, { through: 'written', held })
     assert.deepEqual(told, ['held 0@2', 'changed ', 'changed 0@4', 'changed ', 'released true'])
   })
 
@@ -124,17 +133,9 @@ describe('readTopicToEnd', () => {
 
   it('does not take a partition whose last stable offset is its high watermark (a new leader lagging) as held', async () => {
     // (the listed end 6, the leader answering 2 as both its high watermark and last stable offset for a while)
-    let fetches = 0
-    const fetcher = {
-      listOffsets: async (tps: readonly { topic: string, partition: number }[], which: string) => new Map(tps.map(tp => [partitionKey(tp.topic, tp.partition), which === 'earliest' ? 2 : 6])),
-      fetch: async (positions: readonly PartitionPosition[]): Promise<FetchedPartition[]> => {
-        await delay(2)
-        const high = ++fetches > 15 ? 6 : 2
-        return positions.map(p => ({ topic: p.topic, partition: p.partition, outcome: FetchOutcomes.OK, records: [], nextOffset: high, highWatermark: high, lastStableOffset: high, logStartOffset: 0, bytes: 0 }))
-      }
-    }
+    const fetcher = recordlessLog(2, n => { const high = n > 15 ? 6 : 2; return { stable: high, high } })
     const told: string[] = []
-    await readTopicToEnd(fetcher as unknown as RecordFetcher, 't', 1, () => undefined, { through: 'written', held: { tellAfterMs: 0, held: r => told.push(r.topic), released: r => told.push(r.topic) } })
+    await readTopicToEnd(fetcher, 't', 1, () => undefined, { through: 'written', held: { tellAfterMs: 0, held: r => told.push(r.topic), released: r => told.push(r.topic) } })
     assert.deepEqual(told, [])
   })
 
