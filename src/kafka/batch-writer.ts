@@ -44,6 +44,8 @@
  * - Exactly-once mode (`transactionalId`): the producer id comes from InitProducerId with that id (fencing older
  *   producers of it, aborting their open transaction); every partition is added to the open transaction
  *   (AddPartitionsToTxn) before its first batch; batches carry the transactional bit; `commitTransaction` ends it.
+ *   A partition whose topic the coordinator does not know waits "not now" and is sent nothing; the metadata and
+ *   topic id are read again before it is added again (writer-transaction.ts).
  *   A failure of a whole request drops the producer: the next one is initialised again, which aborts whatever the
  *   failed transaction held. A refused partition's sequences are unknown: the producer is renewed after the
  *   transaction ends, never in the middle of one (that would abort what was acknowledged). Fencing answers
@@ -123,7 +125,8 @@ export class BatchWriter {
       principal: this.#principal,
       ...(options.transactionalIdPrefix === undefined ? {} : { grantPrefix: options.transactionalIdPrefix }),
       ...(options.onCoordinatorMoved === undefined ? {} : { onMoved: options.onCoordinatorMoved }),
-      ...(options.onCoordinatorWaiting === undefined ? {} : { onWaiting: options.onCoordinatorWaiting })
+      ...(options.onCoordinatorWaiting === undefined ? {} : { onWaiting: options.onCoordinatorWaiting }),
+      ...(transport?.locate === undefined ? {} : { locate: transport.locate })
     })
     this.#transaction = options.transactionalId === undefined ? null : new WriterTransaction(options.transactionalId, this.#coordinator, this.#cluster)
     this.#producer = new WriterProducer({
@@ -291,7 +294,7 @@ export class BatchWriter {
         if (byLeader.size > 0) {
           this.#transaction?.throwIfEnded(era)
           const producer = await this.#producer.ensure(brokers)
-          await this.#transaction?.add(writes, byLeader, sends, failures, producer)
+          await this.#transaction?.add(writes, byLeader, sends, failures, producer, notNow)
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
             produceToBroker(this.#produce, { broker: brokers.get(node)!, node, sends: indexes.map(i => sends.get(i)!), producer, failures, notNow, outOfStep, report, checkFence })))
           for (const r of results) if (r.status === 'rejected') throw r.reason

@@ -29,6 +29,7 @@ import type { ApiSpec } from './protocol/api.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { ProduceApi, type ProduceResponse, type ProduceTopic } from './protocol/produce.ts'
 import type { ProducerIdentity } from './record-batch.ts'
+import type { TransactionCoordinatorDeps } from './transactions.ts'
 import { partitionKey } from '../topic-partition.ts'
 import type { PartitionSend, Sequences } from './partition-send.ts'
 import type { BatchAck, PartitionFailure, PartitionWrite } from './batch-writer.ts'
@@ -41,6 +42,8 @@ export interface WriterTransport {
   readonly pool: Pick<ConnectionPool, 'get' | 'getFirstAvailable' | 'close'>
   /** BEFORE_WRITE: asked right before the library writes the request to the socket (negotiation.ts `sendAt`). */
   readonly send: <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, cluster: string, beforeWrite?: () => void) => Promise<Res>
+  /** How a transactional id's coordinator is found; FindCoordinator by default (transactions.ts `locate`: unit tests replace it). */
+  readonly locate?: TransactionCoordinatorDeps['locate']
 }
 
 /** kmirror's versioned request at the highest version both sides speak, the gate asked as it goes to the socket. */

@@ -8,9 +8,10 @@
  *   next request answers PRODUCER_FENCED or INVALID_PRODUCER_EPOCH) and its open transaction is aborted. That is
  *   how `fenceTransactionalIds` fences a lost member (ids carry the pid and start time: a restarted kmirror has a
  *   new one, and its previous incarnation is fenced as a lost member).
- * - AddPartitionsToTxn answering UNKNOWN_TOPIC_OR_PARTITION for every partition it refused is asked again for up to
- *   UNKNOWN_TOPIC_PATIENCE_MS (a remote topic just created, not yet known to the coordinator's broker) before
- *   those partitions are set aside.
+ * - AddPartitionsToTxn answering UNKNOWN_TOPIC_OR_PARTITION for a partition is never asked again here: the partition
+ *   is returned refused, and the writer waits for it "not now" (writer-transaction.ts), re-reading the metadata and
+ *   the topic's id before it asks again. Asking again by name would add a topic deleted and created again meanwhile
+ *   (a remote topic re-created by a refresh), and the old position would be written into the new topic.
  * - A coordinator that moved (NOT_COORDINATOR, COORDINATOR_NOT_AVAILABLE, or its connection failed) is looked up
  *   again; a transaction still being completed (CONCURRENT_TRANSACTIONS) and a coordinator loading are waited out,
  *   within a deadline (`coordinatorError`: the one table of errors.ts says which answer is which). A coordinator
@@ -43,8 +44,6 @@ export const TRANSACTION_TIMEOUT_MS = 60_000
 
 /** How long "not yet" answers and a moving coordinator are waited out, per request. */
 const TRANSACTION_RETRY_DEADLINE_MS = 30_000
-/** How long AddPartitionsToTxn asks again for partitions its coordinator does not know (a remote topic just created). */
-const UNKNOWN_TOPIC_PATIENCE_MS = 3_000
 const FENCED_ERRORS = new Set(['PRODUCER_FENCED', 'INVALID_PRODUCER_EPOCH'])
 
 /** Whether a Kafka error name says another producer of the transactional id initialised it since (`fencedError`). */
@@ -102,15 +101,15 @@ export class TransactionCoordinator {
   /**
    * Adds partitions to the open transaction of `producer` (one is opened by the first of them). Partitions refused
    * for themselves (`partitionRefusals`: a topic the principal may not write, one the coordinator does not know)
-   * are left out and returned with their error, so they can be set aside while the others are added (one refused
-   * partition fails the whole request: the others answer OPERATION_NOT_ATTEMPTED, and are asked again without it).
+   * are left out and returned with their error, never asked again here (see the invariants), while the others are
+   * added (one refused partition fails the whole request: the others answer OPERATION_NOT_ATTEMPTED, and are asked
+   * again without it).
    * An error of the transaction itself (fenced, coordinator moved or busy) concerns every partition: it is thrown.
    */
   async addPartitions (transactionalId: string, producer: ProducerIdentity, partitions: readonly { topic: string, partition: number }[]): Promise<Map<string, string>> {
     const refused = new Map<string, string>()
     let remaining = [...partitions]
-    const unknownUntil = Date.now() + UNKNOWN_TOPIC_PATIENCE_MS
-    for (let attempt = 1; remaining.length > 0; attempt++) {
+    while (remaining.length > 0) {
       const byTopic = new Map<string, number[]>()
       for (const p of remaining) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition])
       const request = { transactionalId, producerId: producer.id, producerEpoch: producer.epoch, topics: [...byTopic].map(([name, list]) => ({ name, partitions: list })) }
@@ -121,12 +120,6 @@ export class TransactionCoordinator {
         return answer.errorCode
       })
       if (dropped.length === 0) break
-      // A remote topic created moments ago that the coordinator's broker does not know yet: asked again, as the Java
-      // producer does (UNKNOWN_TOPIC_OR_PARTITION is retriable), before it is set aside as a refused partition.
-      if (dropped.every(d => d.error === 'UNKNOWN_TOPIC_OR_PARTITION') && Date.now() < unknownUntil) {
-        await delay(Math.min(500, 50 * attempt))
-        continue
-      }
       for (const d of dropped) refused.set(d.key, d.error)
       remaining = remaining.filter(p => !refused.has(partitionKey(p.topic, p.partition)))
     }

@@ -4,8 +4,11 @@
  *
  * Invariants:
  * - Every partition is added to the open transaction (AddPartitionsToTxn) before its first batch; one refused for
- *   itself (topic authorization, a topic the coordinator does not know) is failed like a refused produce (set aside by the data path, invariant 22), and the
- *   other partitions are still written.
+ *   itself (topic authorization) is failed like a refused produce (set aside by the data path, invariant 22), and the
+ *   other partitions are still written. One whose topic the coordinator does not know (UNKNOWN_TOPIC_OR_PARTITION: a
+ *   remote topic just created, or deleted) waits "not now", nothing sent: the writer probes its leader and reads the
+ *   metadata again, topic id included, before it is added again, so a topic deleted and created again meanwhile is
+ *   set aside as REMOTE_TOPIC_RECREATED, never written at the old position.
  * - A refused partition's sequences are unknown: the producer is renewed after the transaction ends, never in the
  *   middle of one (that would abort what was acknowledged).
  * - Once another producer took the transactional id (PRODUCER_FENCED, INVALID_PRODUCER_EPOCH), every later call
@@ -36,6 +39,9 @@ import type { PartitionWrite } from './batch-writer.ts'
  * then the in-sync replicas shrank) and REQUEST_TIMED_OUT (appended, not replicated in time).
  */
 const MAYBE_APPENDED: ReadonlySet<string> = new Set(['NOT_ENOUGH_REPLICAS_AFTER_APPEND', 'REQUEST_TIMED_OUT'])
+
+/** AddPartitionsToTxn's answer for a topic its coordinator does not know (yet, or any more): "not now", never a failure. */
+const UNKNOWN_TOPIC = 'UNKNOWN_TOPIC_OR_PARTITION'
 
 export class WriterTransaction {
   readonly #id: string
@@ -123,11 +129,12 @@ export class WriterTransaction {
   }
 
   /**
-   * Adds the partitions of these writes the open transaction does not hold yet. Those whose topic the coordinator
-   * refuses are taken out of `byLeader`, their send refused and listed in `failures`.
+   * Adds the partitions of these writes the open transaction does not hold yet. Those the coordinator refuses are
+   * taken out of `byLeader`: an unknown topic's go to `notNow` (sent nothing, to be probed and tried again), the
+   * others' send is refused and listed in `failures`.
    */
   async add (
-    writes: readonly PartitionWrite[], byLeader: Map<number, number[]>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[], producer: ProducerIdentity
+    writes: readonly PartitionWrite[], byLeader: Map<number, number[]>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[], producer: ProducerIdentity, notNow: number[]
   ): Promise<void> {
     const fresh = new Map<string, PartitionWrite>()
     for (const i of [...byLeader.values()].flat()) {
@@ -145,6 +152,10 @@ export class WriterTransaction {
         const w = writes[i]!
         const error = refused.get(partitionKey(w.topic, w.partition))
         if (error === undefined) return true
+        if (error === UNKNOWN_TOPIC) {
+          notNow.push(i)
+          return false
+        }
         sends.get(i)!.refuse(0, false)
         const info = kafkaErrorInfo(error)
         failures.push({

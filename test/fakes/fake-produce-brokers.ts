@@ -11,6 +11,9 @@
  * with `anyFirstSequence`, the first batch of a producer on a partition is appended whatever its sequence (Kafka 2.5+,
  * KIP-360).
  * `loseAnswers` makes the next requests fail as a lost connection does after the broker handled them.
+ * Transactions: broker 1 is every transactional id's coordinator; AddPartitionsToTxn adds every partition but those
+ * of `missingTopics` (UNKNOWN_TOPIC_OR_PARTITION; the others of that request OPERATION_NOT_ATTEMPTED, as Kafka
+ * answers), EndTxn always succeeds.
  */
 import type { Connection } from '@platformatic/kafka'
 import type { WriterTransport } from '../../src/kafka/batch-writer.ts'
@@ -18,6 +21,8 @@ import type { ApiSpec } from '../../src/kafka/protocol/api.ts'
 import type { ListOffsetsRequest, ListOffsetsResponse } from '../../src/kafka/protocol/list-offsets.ts'
 import type { MetadataRequest, MetadataResponse } from '../../src/kafka/protocol/metadata.ts'
 import type { ProduceRequest, ProduceResponse } from '../../src/kafka/protocol/produce.ts'
+import type { AddPartitionsToTxnRequest, AddPartitionsToTxnResponse } from '../../src/kafka/protocol/add-partitions-to-txn.ts'
+import type { EndTxnRequest } from '../../src/kafka/protocol/end-txn.ts'
 import { partitionKey } from '../../src/topic-partition.ts'
 
 const CONNECTION = { port: 9092 } as unknown as Connection
@@ -82,6 +87,15 @@ export class FakeProduceBrokers {
   readonly appended = new Map<string, string[]>()
   readonly #producers = new Map<string, { next: number, recent: { first: number, last: number, offset: number }[] }>()
 
+  /** Topics the transaction coordinator does not know: AddPartitionsToTxn answers UNKNOWN_TOPIC_OR_PARTITION for them. */
+  readonly missingTopics = new Set<string>()
+  /** Runs as each AddPartitionsToTxn request is handled, with the topics it asks for (before `missingTopics` is read). */
+  beforeAddPartitions: ((topics: string[]) => void) | null = null
+  /** Per AddPartitionsToTxn request: the partition keys it added. */
+  readonly added: string[][] = []
+  /** Per EndTxn request: whether it committed. */
+  readonly ended: boolean[] = []
+
   /** Runs as each request (named by its API) is about to be written to the socket, before the writer's last gate. */
   beforeSocketWrite: ((api: string) => void) | null = null
 
@@ -94,6 +108,7 @@ export class FakeProduceBrokers {
         return node === 2 ? CONNECTION_2 : CONNECTION
       },
       getFirstAvailable: async () => CONNECTION, close: async () => undefined },
+    locate: async () => BROKER,
     send: async <Req, Res>(connection: Connection, spec: ApiSpec<Req, Res>, request: Req, _cluster: string, beforeWrite?: () => void): Promise<Res> => {
       // As the library does: the gate runs as the request is written; what it throws fails the request unsent.
       await Promise.resolve()
@@ -127,6 +142,11 @@ export class FakeProduceBrokers {
       return this.#probe(request as ListOffsetsRequest)
     }
     if (api === 'Produce') return await this.#produce(request as ProduceRequest)
+    if (api === 'AddPartitionsToTxn') return this.#addPartitions(request as AddPartitionsToTxnRequest)
+    if (api === 'EndTxn') {
+      this.ended.push((request as EndTxnRequest).committed)
+      return { throttleTimeMs: 0, errorCode: 0 }
+    }
     throw new Error(`the fake brokers do not answer ${api}`)
   }
 
@@ -138,6 +158,14 @@ export class FakeProduceBrokers {
       name, errorCode: this.refusedTopics.get(name) ?? 0, id: idOf(name), isInternal: false, partitions: Array.from({ length: 4 }, (_, index) => ({ index, errorCode: 0, leader: this.noLeader.has(partitionKey(name, index)) ? -1 : this.ledBy2.has(name) ? 2 : 1, leaderEpoch: 0 }))
     }]))
     return { throttleTimeMs: 0, brokers: new Map([[1, BROKER], [2, BROKER_2]]), clusterId: 'fake', controllerId: 1, topics }
+  }
+
+  #addPartitions (request: AddPartitionsToTxnRequest): AddPartitionsToTxnResponse {
+    this.beforeAddPartitions?.(request.topics.map(t => t.name))
+    const refused = request.topics.some(t => this.missingTopics.has(t.name))
+    if (!refused) this.added.push(request.topics.flatMap(t => t.partitions.map(p => partitionKey(t.name, p))))
+    const errorOf = (name: string): number => this.missingTopics.has(name) ? 3 : refused ? 55 : 0
+    return { throttleTimeMs: 0, results: request.topics.map(t => ({ name: t.name, partitions: t.partitions.map(index => ({ index, errorCode: errorOf(t.name) })) })) }
   }
 
   #probe (request: ListOffsetsRequest): ListOffsetsResponse {

@@ -1,0 +1,76 @@
+/**
+ * The batch writer in exactly-once mode against a topic its transaction coordinator does not know
+ * (src/kafka/writer-transaction.ts): a topic just created waits "not now" and is written once known; a topic deleted
+ * and created again meanwhile is never added by name and written at the old position.
+ */
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { BatchWriter, type BatchAck, type OutBatch } from '../../../src/kafka/batch-writer.ts'
+import { FakeProduceBrokers } from '../../fakes/fake-produce-brokers.ts'
+
+function batches (count: number): OutBatch[] {
+  return Array.from({ length: count }, () => ({ recordCount: 1, build: () => Buffer.alloc(100) }))
+}
+
+function transactionalWriter (brokers: FakeProduceBrokers): BatchWriter {
+  return new BatchWriter({ 'bootstrap.servers': '127.0.0.1:9092' }, 'test', {
+    maxInFlight: 5, maxRequestBytes: 1, timeoutMs: 1000, cluster: { label: 'cluster B', alias: 'B' }, transactionalId: 'g-host:1:2'
+  }, brokers.transport)
+}
+
+const KEY = (topic: string, partition: number): string => `${topic}\u0000${partition}`
+
+describe('BatchWriter in exactly-once mode, a topic its coordinator does not know', () => {
+  it('Given a remote topic the coordinator does not know yet, then its partition waits "not now", sent nothing, and is added and written once the coordinator knows it', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.topicIds.set('A.new', 'id-new')
+    brokers.missingTopics.add('A.new')
+    let asked = 0
+    brokers.beforeAddPartitions = topics => { if (topics.includes('A.new') && ++asked === 2) brokers.missingTopics.delete('A.new') }
+    const w = transactionalWriter(brokers)
+    const acks: BatchAck[] = []
+
+    const result = await w.write([{ topic: 'A.new', partition: 0, batches: batches(2) }], a => { acks.push(...a) })
+
+    assert.deepEqual([result.failed, result.incomplete], [[], []])
+    assert.deepEqual(acks.map(a => [a.write, a.batch]), [[0, 0], [0, 1]])
+    assert.deepEqual(brokers.added, [[KEY('A.new', 0)]], 'added once, at the second ask')
+    assert.equal(asked, 2)
+    assert.equal(await w.commitTransaction(), true)
+    assert.deepEqual(brokers.ended, [true])
+  })
+
+  it('Given a remote topic deleted and created again while its partition is being added, then nothing of it is written into the new topic: it fails REMOTE_TOPIC_RECREATED, the other partition is written and committed', async () => {
+    // Given A.t and A.u written and committed under their topic ids
+    const brokers = new FakeProduceBrokers()
+    brokers.topicIds.set('A.t', 'id-t1')
+    brokers.topicIds.set('A.u', 'id-u1')
+    const w = transactionalWriter(brokers)
+    await w.write([{ topic: 'A.t', partition: 0, batches: batches(1) }, { topic: 'A.u', partition: 0, batches: batches(1) }], () => undefined)
+    await w.commitTransaction()
+
+    // When A.t is deleted as the next transaction adds it (its coordinator does not know it), then created again under a new id
+    let asked = 0
+    brokers.beforeAddPartitions = topics => {
+      if (!topics.includes('A.t')) return
+      asked++
+      if (asked === 1) {
+        brokers.missingTopics.add('A.t')
+        brokers.topicIds.set('A.t', 'id-t2')
+      } else {
+        brokers.missingTopics.delete('A.t')
+      }
+    }
+    const sentBefore = brokers.sent.length
+    const acks: BatchAck[] = []
+    const result = await w.write([{ topic: 'A.t', partition: 0, batches: batches(2) }, { topic: 'A.u', partition: 0, batches: batches(1) }], a => { acks.push(...a) })
+
+    // Then A.t-0 fails as re-created, never added nor sent; A.u-0 is written and the transaction commits
+    assert.deepEqual(result.failed.map(f => [f.write, f.topic, f.partition, f.error]), [[0, 'A.t', 0, 'REMOTE_TOPIC_RECREATED']])
+    assert.equal(asked, 1, 'A.t was not asked for again by name')
+    assert.deepEqual(brokers.sent.slice(sentBefore).map(s => s.topic), ['A.u'])
+    assert.deepEqual(acks.map(a => a.write), [1])
+    assert.deepEqual(brokers.added.at(-1), [KEY('A.u', 0)])
+    assert.equal(await w.commitTransaction(), true)
+  })
+})
