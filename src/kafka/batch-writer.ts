@@ -239,9 +239,12 @@ export class BatchWriter {
     return ready
   }
 
-  /** Why the last probe found this remote partition not ready (target-leaders.ts `unready`); undefined if it was. */
+  /**
+   * Why the last probe found this remote partition not ready (target-leaders.ts `unready`), or, exactly-once mode,
+   * why the transaction coordinator did not add it (writer-transaction.ts `unknownTopic`); undefined if neither.
+   */
   waitReason (topic: string, partition: number): Unready | undefined {
-    return this.#leaders.unready(topic, partition)
+    return this.#leaders.unready(topic, partition) ?? this.#transaction?.unknownTopic(topic, partition)
   }
 
   /**
@@ -368,6 +371,7 @@ export class BatchWriter {
   forgetPartition (topic: string, partition: number): void {
     this.#topicIds.forget(topic, partition)
     this.#leaders.forget(topic, partition)
+    this.#transaction?.forget(topic, partition)
     this.#unready.delete(partitionKey(topic, partition))
   }
 

@@ -49,6 +49,8 @@ export class WriterTransaction {
   readonly #cluster: ClusterContext
   /** Partitions added to the open transaction. */
   readonly #partitions = new Set<string>()
+  /** Partitions whose topic the coordinator did not know at their last AddPartitionsToTxn (`unknownTopic`). */
+  readonly #unknown = new Set<string>()
   /** A partition was refused mid-transaction: its sequences are unknown, the producer is renewed after the transaction. */
   #renewAfter = false
   #fencedBy: KmirrorError | null = null
@@ -145,7 +147,14 @@ export class WriterTransaction {
     if (fresh.size === 0) return
     this.#additionsSent++
     const refused = await this.#coordinator.addPartitions(this.#id, producer, [...fresh.values()].map(w => ({ topic: w.topic, partition: w.partition })))
-    for (const key of fresh.keys()) if (!refused.has(key)) this.#partitions.add(key)
+    for (const key of fresh.keys()) {
+      if (refused.get(key) === UNKNOWN_TOPIC) {
+        this.#unknown.add(key)
+      } else {
+        this.#unknown.delete(key)
+        if (!refused.has(key)) this.#partitions.add(key)
+      }
+    }
     if (refused.size === 0) return
     for (const [node, indexes] of byLeader) {
       const kept = indexes.filter(i => {
@@ -167,6 +176,25 @@ export class WriterTransaction {
       if (kept.length === 0) byLeader.delete(node)
       else byLeader.set(node, kept)
     }
+  }
+
+  /**
+   * Why this partition waits, when its last AddPartitionsToTxn found its topic unknown to the coordinator (the
+   * leader's probe may find it ready meanwhile); undefined otherwise. What `health.stall.threshold.ms` reports.
+   */
+  unknownTopic (topic: string, partition: number): { error: string, detail: string } | undefined {
+    if (!this.#unknown.has(partitionKey(topic, partition))) return undefined
+    return {
+      error: UNKNOWN_TOPIC,
+      detail: `the transaction coordinator of ${this.#id} on ${this.#cluster.label} does not know its topic (created moments ago and not known to that broker yet, ` +
+        'or deleted): it is added to the transaction once the coordinator knows it; if it stays unknown, look for a broker whose metadata lags behind (its log; ' +
+        'in KRaft mode, kafka-metadata-quorum.sh describe --replication shows each broker\'s lag)'
+    }
+  }
+
+  /** The partition is no longer written: what was remembered of it goes. */
+  forget (topic: string, partition: number): void {
+    this.#unknown.delete(partitionKey(topic, partition))
   }
 
   /**

@@ -40,6 +40,28 @@ describe('BatchWriter in exactly-once mode, a topic its coordinator does not kno
     assert.deepEqual(brokers.ended, [true])
   })
 
+  it('Given a remote topic its coordinator never knows, then its partition is returned incomplete, sent nothing, and its wait names the coordinator; the other partition is written and committed', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.missingTopics.add('A.gone')
+    const w = transactionalWriter(brokers)
+    const acks: BatchAck[] = []
+
+    const result = await w.write([{ topic: 'A.gone', partition: 1, batches: batches(1) }, { topic: 'A.u', partition: 0, batches: batches(1) }], a => { acks.push(...a) })
+
+    assert.deepEqual([result.failed, result.incomplete], [[], [0]])
+    assert.deepEqual(brokers.sent.map(s => s.topic), ['A.u'])
+    assert.deepEqual(acks.map(a => a.write), [1])
+    const reason = w.waitReason('A.gone', 1)
+    assert.equal(reason?.error, 'UNKNOWN_TOPIC_OR_PARTITION')
+    assert.match(reason?.detail ?? '', /^the transaction coordinator of g-host:1:2 on cluster B does not know its topic \(created moments ago/)
+    assert.equal(await w.commitTransaction(), true)
+    // Once the coordinator knows it, the next write adds and writes it, and its wait reason goes
+    brokers.missingTopics.delete('A.gone')
+    const later = await w.write([{ topic: 'A.gone', partition: 1, batches: batches(1) }], () => undefined)
+    assert.deepEqual([later.failed, later.incomplete], [[], []])
+    assert.equal(w.waitReason('A.gone', 1), undefined)
+  })
+
   it('Given a remote topic deleted and created again while its partition is being added, then nothing of it is written into the new topic: it fails REMOTE_TOPIC_RECREATED, the other partition is written and committed', async () => {
     // Given A.t and A.u written and committed under their topic ids
     const brokers = new FakeProduceBrokers()
