@@ -1,7 +1,7 @@
 // The console's loop: polls /status?summary every REFRESH_MS (and the partitions of every opened topic), /topology
 // every TOPOLOGY_MS, and redraws in place (morph.js: unchanged nodes stay, so a text selection survives a refresh).
 // Only same-origin requests to kmirror itself: it works offline.
-import { formatAgo } from './format.js'
+import { formatAgo, headerState } from './format.js'
 import { morphChildren } from './morph.js'
 import { h, renderBrokers, renderFlow } from './render.js'
 import { drawTopology } from './topology.js'
@@ -57,7 +57,7 @@ function render () {
   if (doc === null) return
   const now = Date.now()
   const health = $('health')
-  health.textContent = doc.healthy ? 'healthy' : (doc.error !== null ? 'failed' : doc.stalled.length > 0 ? 'stalled' : doc.ready ? 'degraded' : 'starting')
+  health.textContent = headerState(doc)
   health.className = `badge ${doc.healthy ? 'ok' : 'bad'}`
   $('health-text').textContent = doc.healthy ? '' : doc.health === 'ok' ? '' : doc.health
   const error = $('error')

@@ -63,6 +63,20 @@ export function stateClass (state) {
   return `state-${String(state).replace(/[^a-z]+/gi, '-').toLowerCase()}`
 }
 
+/** Flow states that make the instance unhealthy, worst first (status-summary.ts `flowState`). */
+const UNHEALTHY_FIRST = ['failed', 'stalled', 'cannot copy', 'degraded']
+
+/**
+ * The page header's word for the instance (a /status?summary document): its worst flow's state when one is
+ * unhealthy, so a flow held at start says `degraded` in the header as on its card, never `starting` above it.
+ */
+export function headerState (doc) {
+  if (doc.healthy) return 'healthy'
+  if (doc.error !== null) return 'failed'
+  if (doc.stalled.length > 0) return 'stalled'
+  return UNHEALTHY_FIRST.find(s => doc.flows.some(f => f.state === s)) ?? (doc.ready ? 'degraded' : 'starting')
+}
+
 /**
  * A read of a flow's internal topic held by an open transaction (/status `heldReads`): where, for how long, what
  * follows, and where the way to end it is told.

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
-import { formatAgo, formatByteRate, formatBytes, formatCount, formatHeldRead, formatPartition, formatRate, formatSeconds, stateClass } from '../../../src/http/console/format.js'
+import { formatAgo, formatByteRate, formatBytes, formatCount, formatHeldRead, formatPartition, formatRate, formatSeconds, headerState, stateClass } from '../../../src/http/console/format.js'
 
 describe('the console\'s formatting (src/http/console/format.js)', () => {
   it('writes counts with thousands separators and unknown values as a dash', () => {
@@ -39,6 +39,17 @@ describe('the console\'s formatting (src/http/console/format.js)', () => {
     assert.equal(formatPartition('orders', 3), 'orders-3')
     assert.equal(stateClass('caught up'), 'state-caught-up')
     assert.equal(stateClass('cannot copy'), 'state-cannot-copy')
+  })
+
+  it('says in the header the worst unhealthy flow state, not `starting` above a flow held at start', () => {
+    const doc = { healthy: false, error: null, stalled: [], ready: false, flows: [{ state: 'starting' }, { state: 'degraded' }] }
+    assert.equal(headerState(doc), 'degraded')
+    assert.equal(headerState({ ...doc, flows: [{ state: 'degraded' }, { state: 'cannot copy' }] }), 'cannot copy')
+    assert.equal(headerState({ ...doc, flows: [{ state: 'starting' }] }), 'starting')
+    assert.equal(headerState({ ...doc, ready: true, flows: [{ state: 'copying' }] }), 'degraded', 'unhealthy for another reason (a broker unreachable)')
+    assert.equal(headerState({ ...doc, stalled: ['A->B'] }), 'stalled')
+    assert.equal(headerState({ ...doc, error: 'boom' }), 'failed')
+    assert.equal(headerState({ ...doc, healthy: true }), 'healthy')
   })
 
   it('writes a read held by an open transaction: topic, cluster, at most three partitions (counting the rest), for how long, its limit, where the fix is told', () => {
