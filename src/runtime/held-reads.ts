@@ -9,7 +9,9 @@
  * Invariants:
  * - One warning per topic and transaction: a read held where one still held waits already (same topic, partition and
  *   offset: a reload beside an assignment's read) is told at info, naming the warning above. A transaction holding
- *   the progress and the history topic is warned of once per topic (nothing tells it is one transaction).
+ *   the progress and the history topic is warned of once per topic (nothing tells it is one transaction). A read
+ *   held on, once moved on, by another transaction (a partition held at an offset not told before) is warned of
+ *   again, with that transaction's offsets: the tool lines of the first would find nothing open any more.
  * - `status` lists exactly the reads held now (told, not yet ended, and still held: `changed`), with the partitions
  *   held now, for `/status` and `/healthz`: a start that waits is seen there too, not only in the log.
  */
@@ -26,6 +28,8 @@ export class HeldReads implements HeldReadListener {
   readonly #cluster: ToolCluster & { readonly alias: string }
   /** The reads held now (told, not ended, not moved on): the partitions held and since when the first was (epoch ms). */
   readonly #current = new Map<HeldRead, { readonly since: number, readonly partitions: HeldRead['partitions'] }>()
+  /** Per read told and not ended: the `partition:offset` holds it was told of (`heldAt`). */
+  readonly #told = new Map<HeldRead, Set<string>>()
 
   constructor (log: Logger, cluster: ToolCluster & { readonly alias: string }) {
     this.#log = log
@@ -35,6 +39,7 @@ export class HeldReads implements HeldReadListener {
   held (read: HeldRead): void {
     const same = this.#sameTransaction(read)
     this.#current.set(read, holding(read.partitions))
+    this.#told.set(read, new Set(read.partitions.map(heldAt)))
     const alias = this.#cluster.alias
     const fields = { topic: read.topic, cluster: alias, partitions: read.partitions.map(p => p.partition), heldMs: read.heldMs, timeoutMs: read.timeoutMs }
     if (same !== null) {
@@ -45,14 +50,29 @@ export class HeldReads implements HeldReadListener {
     this.#log.warn(fields, heldMessage(read, this.#cluster))
   }
 
-  /** The partitions READ is held at now (told once: not warned again); none, it moved on and is shown no more. */
+  /**
+   * The partitions READ is held at now; none, it moved on and is shown no more. Holds at offsets not told before
+   * (another transaction) are warned of, unless another read held now told them.
+   */
   changed (read: HeldRead, partitions: HeldRead['partitions']): void {
-    if (partitions.length === 0) this.#current.delete(read)
-    else this.#current.set(read, holding(partitions))
+    if (partitions.length === 0) {
+      this.#current.delete(read)
+      return
+    }
+    const told = this.#told.get(read) ?? new Set<string>()
+    const fresh = partitions.filter(p => !told.has(heldAt(p)))
+    this.#current.delete(read)
+    const again = fresh.length === 0 ? null : { ...read, partitions: fresh, heldMs: Date.now() - Math.min(...fresh.map(p => p.since)) }
+    const toldElsewhere = again === null || this.#sameTransaction(again) !== null
+    this.#current.set(read, holding(partitions))
+    for (const p of fresh) told.add(heldAt(p))
+    this.#told.set(read, told)
+    if (!toldElsewhere) this.#log.warn({ topic: read.topic, cluster: this.#cluster.alias, partitions: fresh.map(p => p.partition), heldMs: again.heldMs, timeoutMs: read.timeoutMs }, heldMessage(again, this.#cluster))
   }
 
   released (read: HeldRead, waitedMs: number, reached: boolean): void {
     this.#current.delete(read)
+    this.#told.delete(read)
     const { topic } = read
     const alias = this.#cluster.alias
     const after = `${(waitedMs / 1000).toFixed(1)} s`
@@ -82,6 +102,10 @@ export class HeldReads implements HeldReadListener {
     }
     return null
   }
+}
+
+function heldAt (p: HeldRead['partitions'][number]): string {
+  return `${p.partition}:${p.offset}`
 }
 
 function holding (partitions: HeldRead['partitions']): { since: number, partitions: HeldRead['partitions'] } {

@@ -58,16 +58,38 @@ describe('HeldReads', () => {
     assert.equal(lines.at(-1)!.level, 40)
   })
 
-  it('lists a read with the partitions held now once they changed, and no more once it moved on, without warning again', () => {
+  it('lists a read with the partitions held now once they changed, and no more once it moved on; warns again of a hold by another transaction (an offset not told), once', () => {
     const { log, lines } = memoryLogger()
     const held = new HeldReads(log, CLUSTER)
-    const read = heldAt('mm2-offsets.A.internal', [2], Date.parse('2026-12-06T10:00:00Z'))
+    const read = heldAt('mm2-offsets.A.internal', [2, 4], Date.parse('2026-12-06T10:00:00Z'))
     held.held(read)
-    held.changed(read, [{ partition: 0, offset: 7, end: 12, since: Date.parse('2026-12-06T10:01:00Z') }])
-    assert.deepEqual(held.status(), [{ topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [{ partition: 0, offset: 7, end: 12 }], since: '2026-12-06T10:01:00.000Z', timeoutMs: 80_000 }])
+    // Partition 1 still held at the offset told: no warning; partition 0 moved on
+    held.changed(read, [{ partition: 1, offset: 4, end: 14, since: Date.parse('2026-12-06T10:00:00Z') }])
+    assert.deepEqual(lines.map(l => l.level), [40])
+    // Partition 0 held again, at a later offset: another transaction, warned with its own offset and tool lines
+    const later = { partition: 0, offset: 7, end: 12, since: Date.now() - 6_000 }
+    held.changed(read, [later])
+    assert.deepEqual(held.status(), [{ topic: 'mm2-offsets.A.internal', cluster: 'B', partitions: [{ partition: 0, offset: 7, end: 12 }], since: new Date(later.since).toISOString(), timeoutMs: 80_000 }])
+    assert.deepEqual(lines.map(l => l.level), [40, 40])
+    assert.deepEqual(lines[1]!.partitions, [0])
+    assert.match(String(lines[1]!.msg), /\(partition 0 at offset 7 of 12: the first offset of the open transaction, held 6\.0 s\)/)
+    assert.match(String(lines[1]!.msg), /abort --topic mm2-offsets\.A\.internal --partition 0 --start-offset 7;/)
+    // The same hold told again (the reader's next check) is not warned twice
+    held.changed(read, [later])
     held.changed(read, [])
     assert.deepEqual(held.status(), [])
-    assert.deepEqual(lines.map(l => l.level), [40])
+    assert.deepEqual(lines.map(l => l.level), [40, 40])
+  })
+
+  it('does not warn again of a hold another read held now told already (a reload beside the assignment\'s read)', () => {
+    const { log, lines } = memoryLogger()
+    const held = new HeldReads(log, CLUSTER)
+    const assignment = heldAt('mm2-offsets.A.internal', [7])
+    const reload = heldAt('mm2-offsets.A.internal', [9])
+    held.held(assignment)
+    held.held(reload)
+    held.changed(assignment, [{ partition: 0, offset: 9, end: 19, since: 0 }])
+    assert.deepEqual(lines.map(l => l.level), [40, 40])
   })
 
   it('lists the reads held now, longest held first, and none once they ended', () => {
