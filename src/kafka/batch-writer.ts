@@ -4,7 +4,8 @@
  * metadata, partitions by leader, the readiness probe), broker-produce.ts (one broker's share: requests packed,
  * in flight, answers matched to batches), not-now-wait.ts (partitions waiting for their leader, probed before their
  * data goes out again), writer-producer.ts (the producer id, its sequences and batches in doubt, and when a write
- * renews it), writer-transaction.ts (the open transaction in exactly-once mode).
+ * renews it), writer-transaction.ts (the open transaction in exactly-once mode), write-screen.ts (which partitions
+ * may be sent: refused metadata, re-created remote topics, ids read again after a slow producer id or transaction).
  *
  * Invariants:
  * - One produce request carries at most one batch per partition (the broker refuses more), so a batch's
@@ -34,7 +35,8 @@
  * - A partition whose remote topic has another topic id than at its last write (deleted and created again) is sent
  *   nothing: it fails with REMOTE_TOPIC_RECREATED (remote-topic-ids.ts), so no record lands in the new topic at the
  *   old position; the data path copies it again from the source's log start. A broker still answering the old
- *   (retired) id has stale metadata: the partition waits "not now", and is copied again once, not twice.
+ *   (retired) id has stale metadata: the partition waits "not now", and is copied again once, not twice. A write
+ *   whose producer id or AddPartitionsToTxn took long reads the ids again before it produces (write-screen.ts).
  * - A batch is only sent once the metadata knows its partition and leader (see record-writer.ts for the
  *   library's modulo pitfall; this writer addresses partitions explicitly and never maps them).
  * - `fence` is asked synchronously right before each produce request (and each EndTxn commit) is handed to the
@@ -76,7 +78,8 @@ import { TargetLeaders, type ByLeader, type Unready } from './target-leaders.ts'
 import { WriterTransaction } from './writer-transaction.ts'
 import { WriterProducer } from './writer-producer.ts'
 import { WriteGate } from './write-gate.ts'
-import { metadataRefused, partitionFailures, REMOTE_TOPIC_RECREATED, topicRecreated } from './write-failures.ts'
+import { partitionFailures, REMOTE_TOPIC_RECREATED } from './write-failures.ts'
+import { checkAgain, RECHECK_IDS_AFTER_MS, setAside, type WriteScreenDeps } from './write-screen.ts'
 import type { BatchAck, BatchWriterOptions, OnBatchesAcked, PartitionFailure, PartitionWrite, WriteResult } from './batch-writer-types.ts'
 
 export type { WriterTransport } from './broker-produce.ts'
@@ -101,6 +104,8 @@ export class BatchWriter {
   readonly #unready = new Set<string>()
   /** The topic id each remote partition was last written under (remote-topic-ids.ts). */
   readonly #topicIds = new RemoteTopicIds()
+  /** What screens a write's partitions before they are sent (write-screen.ts). */
+  readonly #screen: WriteScreenDeps
   readonly #coordinator: TransactionCoordinator
   /** Exactly-once mode: the open transaction; null otherwise. */
   readonly #transaction: WriterTransaction | null
@@ -120,6 +125,7 @@ export class BatchWriter {
     this.#send = transport?.send ?? gatedSend
     this.#leaders = new TargetLeaders({ pool: this.#pool, send: this.#send }, connect.bootstrapBrokers.map(parseBrokerAddress), this.#cluster)
     this.#principal = describePrincipal(props, this.#cluster.alias ?? clientId)
+    this.#screen = { topicIds: this.#topicIds, leaders: this.#leaders, cluster: this.#cluster }
     this.#coordinator = new TransactionCoordinator({
       pool: this.#pool, send: this.#send, brokers: () => this.#leaders.brokers, cluster: this.#cluster,
       principal: this.#principal,
@@ -146,8 +152,9 @@ export class BatchWriter {
   }
 
   /**
-   * Exactly-once mode: AddPartitionsToTxn requests sent so far (0 otherwise). A round during which it did not move
-   * opened no transaction, even if it failed.
+   * Exactly-once mode: AddPartitionsToTxn calls that may have opened a transaction so far (added a partition, or
+   * failed without an answer; 0 otherwise). A round during which it did not move opened no transaction, even if it
+   * failed.
    */
   get transactionAdditions (): number {
     return this.#transaction?.additionsSent ?? 0
@@ -231,12 +238,24 @@ export class BatchWriter {
 
   /**
    * Which of these partitions their leader answers for now (a probe, no data: target-leaders.ts `ready`), by
-   * `partitionKey`; those leave the "not now" set, so their next write sends at once.
+   * `partitionKey`, but those whose topic the transaction coordinator answered unknown, within its back-off; those
+   * returned leave the "not now" set, so their next write sends at once.
    */
   async probeReady (partitions: readonly { topic: string, partition: number }[]): Promise<Set<string>> {
-    const ready = new Set((await this.#leaders.ready(partitions)).map(p => partitionKey(p.topic, p.partition)))
+    const ready = new Set((await this.#readyToAdd(partitions)).map(p => partitionKey(p.topic, p.partition)))
     for (const key of ready) this.#unready.delete(key)
     return ready
+  }
+
+  /**
+   * Which of these partitions their leader answers for now (target-leaders.ts `ready`); exactly-once mode, only
+   * those the transaction coordinator may be asked for again (writer-transaction.ts `mayAdd`: its back-off after
+   * answering their topic unknown).
+   */
+  async #readyToAdd<T extends { topic: string, partition: number }> (partitions: readonly T[]): Promise<T[]> {
+    const transaction = this.#transaction
+    const asked = transaction === null ? partitions : partitions.filter(p => transaction.mayAdd(partitionKey(p.topic, p.partition)))
+    return asked.length === 0 ? [] : await this.#leaders.ready(asked)
   }
 
   /**
@@ -263,7 +282,8 @@ export class BatchWriter {
 
   /**
    * Writes every batch and reports each acknowledged one. Resolves with the writes left incomplete for a
-   * "not now" reason (no leader known yet, leadership moving: isNotNow) and the partitions the target refused
+   * "not now" reason (no leader known yet, leadership moving: isNotNow; exactly-once mode, a topic the transaction
+   * coordinator does not know yet) and the partitions the target refused
    * (`failed`): their acknowledged batches were reported, the rest was not written, and the caller tries them
    * again later. A failure of a whole request or broker (connection, metadata, producer id) throws, after every
    * acknowledgement that came back was reported.
@@ -288,16 +308,20 @@ export class BatchWriter {
       reporting = reporting.then(() => onAcked(acks))
       return reporting
     }
-    const wait = new NotNowWait({ unready: this.#unready, keyOf: i => sends.get(i)!.key, item: i => writes[i]!, ready: ws => this.#leaders.ready(ws), acked: () => acked }, [...sends.keys()])
+    const wait = new NotNowWait({ unready: this.#unready, keyOf: i => sends.get(i)!.key, item: i => writes[i]!, ready: ws => this.#readyToAdd(ws), acked: () => acked }, [...sends.keys()])
     let toSend = wait.first
+    const screened = { writes, sends, failures }
     try {
       for (;;) {
+        const checkedAt = Date.now()
         const leaders = toSend.length === 0 ? NOTHING_TO_SEND : await this.#leaders.byLeader(toSend, i => writes[i]!)
-        const { brokers, byLeader, leaderless: notNow } = this.#setAside(writes, leaders, sends, failures)
+        let { brokers, byLeader, leaderless: notNow } = setAside(this.#screen, screened, leaders)
         if (byLeader.size > 0) {
           this.#transaction?.throwIfEnded(era)
           const producer = await this.#producer.ensure(brokers)
           await this.#transaction?.add(writes, byLeader, sends, failures, producer, notNow)
+          // (a producer id or AddPartitionsToTxn that took a while: the topic ids are read again, write-screen.ts)
+          if (byLeader.size > 0 && Date.now() - checkedAt > RECHECK_IDS_AFTER_MS) ({ brokers, byLeader } = await checkAgain(this.#screen, screened, byLeader, notNow))
           const results = await Promise.allSettled([...byLeader].map(([node, indexes]) =>
             produceToBroker(this.#produce, { broker: brokers.get(node)!, node, sends: indexes.map(i => sends.get(i)!), producer, failures, notNow, outOfStep, report, checkFence })))
           for (const r of results) if (r.status === 'rejected') throw r.reason
@@ -321,27 +345,6 @@ export class BatchWriter {
     } catch (err) {
       throw this.#noteFenced(err, era)
     }
-  }
-
-  /**
-   * Sets aside the writes not to send: those whose topic's metadata the target refused, and those (taken out of
-   * `byLeader`) whose remote topic has another topic id than at their partition's last write (deleted and created
-   * again): they fail with REMOTE_TOPIC_RECREATED, and the data path copies them again from the source's log start.
-   * Those whose broker answered a retired topic id (its metadata lags behind a re-creation) wait "not now".
-   * Returns `leaders` without them.
-   */
-  #setAside (writes: readonly PartitionWrite[], leaders: ByLeader<number>, sends: Map<number, PartitionSend<PartitionWrite>>, failures: Failure[]): ByLeader<number> {
-    const { byLeader, refused, ids } = leaders
-    for (const { item, errorCode } of refused) {
-      sends.get(item)!.refuse(0, false)
-      failures.push(metadataRefused(item, writes[item]!, errorCode, this.#cluster))
-    }
-    const stale: number[] = []
-    this.#topicIds.holdRecreated(byLeader, ids, i => writes[i]!, (i, before) => {
-      sends.get(i)!.refuse(0, false)
-      failures.push(topicRecreated(i, writes[i]!, before, ids.get(writes[i]!.topic), this.#cluster))
-    }, i => { stale.push(i) })
-    return stale.length === 0 ? leaders : { ...leaders, leaderless: [...leaders.leaderless, ...stale] }
   }
 
   /**

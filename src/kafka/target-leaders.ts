@@ -36,6 +36,8 @@ const NO_ANSWER: ReadonlyMap<string, number> = new Map()
 export interface Unready {
   readonly error: string
   readonly detail: string
+  /** The fix, when the error's usual one does not apply (partition-failures.ts `waiting` picks it otherwise). */
+  readonly remedy?: string
 }
 
 /** How long "not now" probes group partitions by the leaders an earlier probe's metadata named. */

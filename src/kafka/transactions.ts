@@ -231,7 +231,10 @@ export class TransactionCoordinator {
   }
 }
 
-/** AddPartitionsToTxn answers about one partition rather than the transaction: that partition is set aside. */
+/**
+ * AddPartitionsToTxn answers about one partition rather than the transaction: that partition is returned refused
+ * (writer-transaction.ts sets it aside, or, for a topic unknown, waits "not now").
+ */
 const PARTITION_ERRORS = new Set(['TOPIC_AUTHORIZATION_FAILED', 'UNKNOWN_TOPIC_OR_PARTITION'])
 /** Answers about the transaction or its coordinator: never one partition's, whatever the other partitions say. */
 const isTransactionOrCoordinatorError = (name: string): boolean => FENCED_ERRORS.has(name) || isTransactionError(name) || coordinatorError(name) !== undefined

@@ -42,6 +42,9 @@ const MAYBE_APPENDED: ReadonlySet<string> = new Set(['NOT_ENOUGH_REPLICAS_AFTER_
 
 /** AddPartitionsToTxn's answer for a topic its coordinator does not know (yet, or any more): "not now", never a failure. */
 const UNKNOWN_TOPIC = 'UNKNOWN_TOPIC_OR_PARTITION'
+/** How long a partition answered UNKNOWN_TOPIC_OR_PARTITION is not asked for again: doubling per answer in a row, up to the max. */
+const UNKNOWN_BACKOFF_MS = 100
+const UNKNOWN_BACKOFF_MAX_MS = 10_000
 
 export class WriterTransaction {
   readonly #id: string
@@ -49,14 +52,19 @@ export class WriterTransaction {
   readonly #cluster: ClusterContext
   /** Partitions added to the open transaction. */
   readonly #partitions = new Set<string>()
-  /** Partitions whose topic the coordinator did not know at their last AddPartitionsToTxn (`unknownTopic`). */
-  readonly #unknown = new Set<string>()
+  /**
+   * Partitions whose topic the coordinator did not know at their last AddPartitionsToTxn (`unknownTopic`): how many
+   * times in a row, and until when it is not asked again (`mayAdd`).
+   */
+  readonly #unknown = new Map<string, { readonly answers: number, readonly until: number }>()
   /** A partition was refused mid-transaction: its sequences are unknown, the producer is renewed after the transaction. */
   #renewAfter = false
   #fencedBy: KmirrorError | null = null
   /**
-   * AddPartitionsToTxn requests sent, ever (never cleared): a round that failed without sending one opened no
-   * transaction at the coordinator, whatever `open` says after a failure cleared it.
+   * AddPartitionsToTxn calls that may have opened a transaction, ever (never cleared): those that added a partition
+   * or failed without an answer. A round without one opened no transaction at the coordinator, whatever `open` says
+   * after a failure cleared it; nor did one whose every partition was refused (a topic the coordinator does not know
+   * yet), which must not be told as a transaction aborted.
    */
   #additionsSent = 0
   /** Counts the memberships ended (`endMembership`): a request of an earlier era speaks for a producer that is gone. */
@@ -77,7 +85,7 @@ export class WriterTransaction {
     return this.#partitions.size > 0
   }
 
-  /** AddPartitionsToTxn requests sent so far (see `#additionsSent`). */
+  /** AddPartitionsToTxn calls that may have opened a transaction so far (see `#additionsSent`). */
   get additionsSent (): number {
     return this.#additionsSent
   }
@@ -145,11 +153,18 @@ export class WriterTransaction {
       if (!this.#partitions.has(key)) fresh.set(key, w)
     }
     if (fresh.size === 0) return
-    this.#additionsSent++
-    const refused = await this.#coordinator.addPartitions(this.#id, producer, [...fresh.values()].map(w => ({ topic: w.topic, partition: w.partition })))
+    let refused: Map<string, string>
+    try {
+      refused = await this.#coordinator.addPartitions(this.#id, producer, [...fresh.values()].map(w => ({ topic: w.topic, partition: w.partition })))
+    } catch (err) {
+      this.#additionsSent++
+      throw err
+    }
+    if (refused.size < fresh.size) this.#additionsSent++
     for (const key of fresh.keys()) {
       if (refused.get(key) === UNKNOWN_TOPIC) {
-        this.#unknown.add(key)
+        const answers = (this.#unknown.get(key)?.answers ?? 0) + 1
+        this.#unknown.set(key, { answers, until: Date.now() + Math.min(UNKNOWN_BACKOFF_MAX_MS, UNKNOWN_BACKOFF_MS * 2 ** (answers - 1)) })
       } else {
         this.#unknown.delete(key)
         if (!refused.has(key)) this.#partitions.add(key)
@@ -182,14 +197,26 @@ export class WriterTransaction {
    * Why this partition waits, when its last AddPartitionsToTxn found its topic unknown to the coordinator (the
    * leader's probe may find it ready meanwhile); undefined otherwise. What `health.stall.threshold.ms` reports.
    */
-  unknownTopic (topic: string, partition: number): { error: string, detail: string } | undefined {
+  unknownTopic (topic: string, partition: number): { error: string, detail: string, remedy: string } | undefined {
     if (!this.#unknown.has(partitionKey(topic, partition))) return undefined
     return {
       error: UNKNOWN_TOPIC,
       detail: `the transaction coordinator of ${this.#id} on ${this.#cluster.label} does not know its topic (created moments ago and not known to that broker yet, ` +
-        'or deleted): it is added to the transaction once the coordinator knows it; if it stays unknown, look for a broker whose metadata lags behind (its log; ' +
-        'in KRaft mode, kafka-metadata-quorum.sh describe --replication shows each broker\'s lag)'
+        'or deleted), though its leader does: it is added to the transaction once the coordinator knows it',
+      remedy: 'if it stays unknown, look for a broker of that cluster whose metadata lags behind (its log; in KRaft mode, kafka-metadata-quorum.sh ' +
+        'describe --replication shows each broker\'s lag) and restart it'
     }
+  }
+
+  /**
+   * Whether partition KEY may be added now: its topic was never answered unknown since it was last added, or the
+   * back-off since that answer (UNKNOWN_BACKOFF_MS doubling to UNKNOWN_BACKOFF_MAX_MS) has passed. Its leader knowing
+   * the topic says nothing of the coordinator: without it, a topic the coordinator keeps not knowing would be asked
+   * for every few ms, and the write of every round held up by it.
+   */
+  mayAdd (key: string, now = Date.now()): boolean {
+    const unknown = this.#unknown.get(key)
+    return unknown === undefined || now >= unknown.until
   }
 
   /** The partition is no longer written: what was remembered of it goes. */

@@ -82,6 +82,8 @@ export interface TargetWaitReport {
   readonly error: string
   /** What that means for this partition, naming the broker. */
   readonly detail: string
+  /** The fix, when the error's usual one does not apply (a topic its transaction coordinator does not know). */
+  readonly remedy?: string
   readonly sinceMs: number
   /** The threshold it waited past (the flow's health.stall.threshold.ms). */
   readonly thresholdMs: number
@@ -171,9 +173,9 @@ export class PartitionFailures {
   waiting (key: string, p: FailingPartition, wait: TargetWaitReport, quiet = false, now = Date.now()): void {
     const cluster = this.#clusters.target.alias
     const waitedS = Math.round((now - wait.sinceMs) / 1000)
-    const remedy = wait.error === 'UNKNOWN_TOPIC_OR_PARTITION'
+    const remedy = wait.remedy ?? (wait.error === 'UNKNOWN_TOPIC_OR_PARTITION'
       ? `the topic refresh creates ${p.remoteTopic} on cluster ${cluster}, or grows it to the source's partition count; if the partition stays missing, look for the refresh's error line (a missing CREATE or ALTER grant, a policy refusing the topic)`
-      : leaderRemedy(p.remoteTopic, p.partition, this.#clusters.target)
+      : leaderRemedy(p.remoteTopic, p.partition, this.#clusters.target))
     const report: FailureReport = {
       side: FailureSides.TARGET, cluster, code: ErrorCodes.PRODUCE, error: wait.error, kind: kafkaErrorInfo(wait.error).kind,
       message: `${p.remoteTopic}-${p.partition} takes no records: ${wait.detail}`, remedy,

@@ -204,7 +204,7 @@ export class TransactionRounds {
     if (failed !== undefined) throw refusal(failed)
     if (result.incomplete.length > 0) {
       const w = writes[result.incomplete[0]!]!
-      throw new KmirrorError(ErrorCodes.PRODUCE, `the target cannot take records of ${w.topic}-${w.partition} yet (no leader); the round's transaction is aborted and written again`, { retriable: true })
+      throw new KmirrorError(ErrorCodes.PRODUCE, `the target cannot take records of ${w.topic}-${w.partition} yet (no leader, or a topic its transaction coordinator does not know yet); the round's transaction is aborted and written again`, { retriable: true })
     }
     return segments
   }

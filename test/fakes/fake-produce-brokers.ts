@@ -91,6 +91,8 @@ export class FakeProduceBrokers {
   readonly missingTopics = new Set<string>()
   /** Runs as each AddPartitionsToTxn request is handled, with the topics it asks for (before `missingTopics` is read). */
   beforeAddPartitions: ((topics: string[]) => void) | null = null
+  /** How long each AddPartitionsToTxn answer takes (a coordinator busy right after a commit answers late). */
+  addPartitionsDelayMs = 0
   /** Per AddPartitionsToTxn request: the partition keys it added. */
   readonly added: string[][] = []
   /** Per EndTxn request: whether it committed. */
@@ -142,7 +144,10 @@ export class FakeProduceBrokers {
       return this.#probe(request as ListOffsetsRequest)
     }
     if (api === 'Produce') return await this.#produce(request as ProduceRequest)
-    if (api === 'AddPartitionsToTxn') return this.#addPartitions(request as AddPartitionsToTxnRequest)
+    if (api === 'AddPartitionsToTxn') {
+      if (this.addPartitionsDelayMs > 0) await new Promise(resolve => setTimeout(resolve, this.addPartitionsDelayMs))
+      return this.#addPartitions(request as AddPartitionsToTxnRequest)
+    }
     if (api === 'EndTxn') {
       this.ended.push((request as EndTxnRequest).committed)
       return { throttleTimeMs: 0, errorCode: 0 }

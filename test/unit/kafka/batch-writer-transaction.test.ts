@@ -20,13 +20,25 @@ function transactionalWriter (brokers: FakeProduceBrokers): BatchWriter {
 
 const KEY = (topic: string, partition: number): string => `${topic}\u0000${partition}`
 
+async function waitForCondition (condition: () => Promise<boolean>, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!await condition()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise(resolve => setTimeout(resolve, 20))
+  }
+}
+
 describe('BatchWriter in exactly-once mode, a topic its coordinator does not know', () => {
   it('Given a remote topic the coordinator does not know yet, then its partition waits "not now", sent nothing, and is added and written once the coordinator knows it', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.topicIds.set('A.new', 'id-new')
     brokers.missingTopics.add('A.new')
     let asked = 0
-    brokers.beforeAddPartitions = topics => { if (topics.includes('A.new') && ++asked === 2) brokers.missingTopics.delete('A.new') }
+    const metadataAtAsk: number[] = []
+    brokers.beforeAddPartitions = topics => {
+      metadataAtAsk.push(brokers.metadataRequests)
+      if (topics.includes('A.new') && ++asked === 2) brokers.missingTopics.delete('A.new')
+    }
     const w = transactionalWriter(brokers)
     const acks: BatchAck[] = []
 
@@ -36,11 +48,31 @@ describe('BatchWriter in exactly-once mode, a topic its coordinator does not kno
     assert.deepEqual(acks.map(a => [a.write, a.batch]), [[0, 0], [0, 1]])
     assert.deepEqual(brokers.added, [[KEY('A.new', 0)]], 'added once, at the second ask')
     assert.equal(asked, 2)
+    assert.ok(metadataAtAsk[1]! > metadataAtAsk[0]!, 'the metadata (topic ids) read again before it is asked for again')
+    assert.equal(brokers.producerIds, 1, 'the same producer: nothing of it was sent')
     assert.equal(await w.commitTransaction(), true)
     assert.deepEqual(brokers.ended, [true])
   })
 
-  it('Given a remote topic its coordinator never knows, then its partition is returned incomplete, sent nothing, and its wait names the coordinator; the other partition is written and committed', async () => {
+  it('Given a remote topic its coordinator never knows, then a write of it alone opens no transaction and asks for it with a back-off, not every probe; its probe says not ready within the back-off', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.missingTopics.add('A.gone')
+    let asked = 0
+    brokers.beforeAddPartitions = () => { asked++ }
+    const w = transactionalWriter(brokers)
+
+    const result = await w.write([{ topic: 'A.gone', partition: 1, batches: batches(1) }], () => undefined)
+
+    assert.deepEqual([result.failed, result.incomplete], [[], [0]])
+    assert.deepEqual(brokers.sent, [])
+    assert.equal(w.transactionAdditions, 0, 'no transaction opened: the round is not told as aborted')
+    assert.equal(await w.commitTransaction(), false)
+    // (3 s of patience, asked at 0, 0.1, 0.3, 0.7, 1.5 s and maybe 3.1 s: not every 20-100 ms probe)
+    assert.ok(asked >= 4 && asked <= 6, `asked ${asked} times`)
+    assert.deepEqual([...await w.probeReady([{ topic: 'A.gone', partition: 1 }])], [], 'within its back-off')
+  })
+
+  it('Given a remote topic its coordinator never knows, then its partition is returned incomplete, sent nothing, and its wait names the coordinator and its own remedy; the other partition is written and committed', async () => {
     const brokers = new FakeProduceBrokers()
     brokers.missingTopics.add('A.gone')
     const w = transactionalWriter(brokers)
@@ -54,9 +86,12 @@ describe('BatchWriter in exactly-once mode, a topic its coordinator does not kno
     const reason = w.waitReason('A.gone', 1)
     assert.equal(reason?.error, 'UNKNOWN_TOPIC_OR_PARTITION')
     assert.match(reason?.detail ?? '', /^the transaction coordinator of g-host:1:2 on cluster B does not know its topic \(created moments ago/)
+    assert.match(reason?.remedy ?? '', /^if it stays unknown, look for a broker of that cluster whose metadata lags behind/)
+    assert.equal(w.transactionAdditions, 1)
     assert.equal(await w.commitTransaction(), true)
-    // Once the coordinator knows it, the next write adds and writes it, and its wait reason goes
+    // Once the coordinator knows it (and its back-off passed), the next write adds and writes it, and its wait reason goes
     brokers.missingTopics.delete('A.gone')
+    await waitForCondition(async () => (await w.probeReady([{ topic: 'A.gone', partition: 1 }])).size === 1)
     const later = await w.write([{ topic: 'A.gone', partition: 1, batches: batches(1) }], () => undefined)
     assert.deepEqual([later.failed, later.incomplete], [[], []])
     assert.equal(w.waitReason('A.gone', 1), undefined)
@@ -93,6 +128,23 @@ describe('BatchWriter in exactly-once mode, a topic its coordinator does not kno
     assert.deepEqual(brokers.sent.slice(sentBefore).map(s => s.topic), ['A.u'])
     assert.deepEqual(acks.map(a => a.write), [1])
     assert.deepEqual(brokers.added.at(-1), [KEY('A.u', 0)])
+    assert.equal(await w.commitTransaction(), true)
+  })
+  it('Given a remote topic created again while its AddPartitionsToTxn took long (a coordinator busy), then the topic ids are read again before the produce: nothing is written into the new topic', async () => {
+    const brokers = new FakeProduceBrokers()
+    brokers.topicIds.set('A.t', 'id-t1')
+    brokers.topicIds.set('A.u', 'id-u1')
+    const w = transactionalWriter(brokers)
+    await w.write([{ topic: 'A.t', partition: 0, batches: batches(1) }], () => undefined)
+    await w.commitTransaction()
+    // When the next transaction's AddPartitionsToTxn answers after 600 ms, A.t created again meanwhile
+    brokers.addPartitionsDelayMs = 600
+    brokers.beforeAddPartitions = () => { brokers.topicIds.set('A.t', 'id-t2') }
+    const sentBefore = brokers.sent.length
+    const result = await w.write([{ topic: 'A.t', partition: 0, batches: batches(1) }, { topic: 'A.u', partition: 0, batches: batches(1) }], () => undefined)
+    // Then A.t-0 fails as re-created, sent nothing; A.u-0 is written
+    assert.deepEqual(result.failed.map(f => [f.topic, f.partition, f.error]), [['A.t', 0, 'REMOTE_TOPIC_RECREATED']])
+    assert.deepEqual(brokers.sent.slice(sentBefore).map(s => s.topic), ['A.u'])
     assert.equal(await w.commitTransaction(), true)
   })
 })

@@ -16,7 +16,7 @@ function answer (...partitions: [string, number, number][]): Parameters<typeof p
   return { throttleTimeMs: 0, results: [...byTopic].map(([name, list]) => ({ name, partitions: list })) }
 }
 
-test('a partition refused for itself (authorization, a topic the coordinator does not know) is set aside; the others are asked again', () => {
+test('a partition refused for itself (authorization, a topic the coordinator does not know) is returned refused; the others are asked again', () => {
   assert.deepEqual(partitionRefusals(answer(['A.t', 0, E.OPERATION_NOT_ATTEMPTED], ['A.u', 0, E.TOPIC_AUTHORIZATION_FAILED], ['A.v', 1, E.UNKNOWN_TOPIC_OR_PARTITION])), {
     refused: [{ key: 'A.u\u00000', error: 'TOPIC_AUTHORIZATION_FAILED' }, { key: 'A.v\u00001', error: 'UNKNOWN_TOPIC_OR_PARTITION' }], errorCode: 0
   })

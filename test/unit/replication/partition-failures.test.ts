@@ -76,3 +76,16 @@ describe('PartitionFailures', () => {
     assert.equal(metrics.gauges.get('failingPartitions{"flow":"A->B","error":"UNKNOWN_SERVER_ERROR"}'), 0)
   })
 })
+
+describe('PartitionFailures for a long wait on the target', () => {
+  it('tells the remedy the wait brings (a topic its transaction coordinator does not know), else the one of its error', () => {
+    const logs = memoryLogger()
+    const failures = new PartitionFailures('A->B', { source: { alias: 'A' }, target: { alias: 'B' } }, logs.log, new CountingMetrics(), { baseMs: 100, maxMs: 300 })
+    const wait = { error: 'UNKNOWN_TOPIC_OR_PARTITION', detail: 'the transaction coordinator of t-1 on cluster B does not know its topic', sinceMs: 0, thresholdMs: 50, nextTryAt: 100 }
+    failures.waiting('k', P, { ...wait, remedy: 'look for a broker whose metadata lags behind' }, false, 1000)
+    assert.equal(failures.report('k')?.remedy, 'look for a broker whose metadata lags behind')
+    assert.match(String(logs.at(LogLevels.warn)[0]?.msg), /does not know its topic; look for a broker whose metadata lags behind\. Its records wait/)
+    failures.waiting('m', P, wait, false, 1000)
+    assert.match(failures.report('m')?.remedy ?? '', /^the topic refresh creates A\.orders on cluster B/)
+  })
+})
