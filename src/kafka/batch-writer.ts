@@ -90,7 +90,7 @@ export type {
 } from './batch-writer-types.ts'
 
 /** A write attempt with no partition to send: only probes. */
-const NOTHING_TO_SEND: ByLeader<number> = { brokers: new Map(), byLeader: new Map(), leaderless: [], refused: [], ids: new Map() }
+const NOTHING_TO_SEND: ByLeader<number> = Object.freeze({ brokers: new Map(), byLeader: new Map(), leaderless: Object.freeze([]) as unknown as number[], refused: [], ids: new Map() })
 
 export class BatchWriter {
   readonly #pool: WriterTransport['pool']
@@ -313,8 +313,8 @@ export class BatchWriter {
     const screened = { writes, sends, failures }
     try {
       for (;;) {
-        const checkedAt = Date.now()
         const leaders = toSend.length === 0 ? NOTHING_TO_SEND : await this.#leaders.byLeader(toSend, i => writes[i]!)
+        const checkedAt = Date.now()
         let { brokers, byLeader, leaderless: notNow } = setAside(this.#screen, screened, leaders)
         if (byLeader.size > 0) {
           this.#transaction?.throwIfEnded(era)
@@ -340,7 +340,12 @@ export class BatchWriter {
     try {
       this.#transaction?.notNowInDoubt(wait.waiting.map(i => sends.get(i)!))
       const failed = this.#failed(sends, failures, outOfStep)
-      for (const f of failed) if (f.error === REMOTE_TOPIC_RECREATED) this.#topicIds.reported(f.topic, f.partition)
+      for (const f of failed) {
+        if (f.error !== REMOTE_TOPIC_RECREATED) continue
+        this.#topicIds.reported(f.topic, f.partition)
+        // (the topic created again is another: its partition starts without the old one's back-off)
+        this.#transaction?.forget(f.topic, f.partition)
+      }
       return { incomplete: unacknowledged(sends, [...wait.waiting, ...outOfStep], failed.map(f => f.write)), failed }
     } catch (err) {
       throw this.#noteFenced(err, era)

@@ -44,7 +44,8 @@ const MAYBE_APPENDED: ReadonlySet<string> = new Set(['NOT_ENOUGH_REPLICAS_AFTER_
 const UNKNOWN_TOPIC = 'UNKNOWN_TOPIC_OR_PARTITION'
 /** How long a partition answered UNKNOWN_TOPIC_OR_PARTITION is not asked for again: doubling per answer in a row, up to the max. */
 const UNKNOWN_BACKOFF_MS = 100
-const UNKNOWN_BACKOFF_MAX_MS = 10_000
+// (2 s at most: the internal records of a round wait for their partitions, and abort the round while they cannot be added)
+const UNKNOWN_BACKOFF_MAX_MS = 2_000
 
 export class WriterTransaction {
   readonly #id: string

@@ -10,8 +10,10 @@
  * - One warning per topic and transaction: a read held where one still held waits already (same topic, partition and
  *   offset: a reload beside an assignment's read) is told at info, naming the warning above. A transaction holding
  *   the progress and the history topic is warned of once per topic (nothing tells it is one transaction). A read
- *   held on, once moved on, by another transaction (a partition held at an offset not told before) is warned of
- *   again, with that transaction's offsets: the tool lines of the first would find nothing open any more.
+ *   held on by another transaction (a partition told before, held now at another offset: its transaction ended and
+ *   a later one holds it) is warned of again, with that transaction's offsets: the tool lines of the first would
+ *   find nothing open any more. A partition held that was not told before (one transaction spans partitions the
+ *   read reaches at different times) is told at info.
  * - `status` lists exactly the reads held now (told, not yet ended, and still held: `changed`), with the partitions
  *   held now, for `/status` and `/healthz`: a start that waits is seen there too, not only in the log.
  */
@@ -28,8 +30,8 @@ export class HeldReads implements HeldReadListener {
   readonly #cluster: ToolCluster & { readonly alias: string }
   /** The reads held now (told, not ended, not moved on): the partitions held and since when the first was (epoch ms). */
   readonly #current = new Map<HeldRead, { readonly since: number, readonly partitions: HeldRead['partitions'] }>()
-  /** Per read told and not ended: the `partition:offset` holds it was told of (`heldAt`). */
-  readonly #told = new Map<HeldRead, Set<string>>()
+  /** Per read told and not ended: the offset each partition it was told held at. */
+  readonly #told = new Map<HeldRead, Map<number, number>>()
 
   constructor (log: Logger, cluster: ToolCluster & { readonly alias: string }) {
     this.#log = log
@@ -39,7 +41,7 @@ export class HeldReads implements HeldReadListener {
   held (read: HeldRead): void {
     const same = this.#sameTransaction(read)
     this.#current.set(read, holding(read.partitions))
-    this.#told.set(read, new Set(read.partitions.map(heldAt)))
+    this.#told.set(read, new Map(read.partitions.map(p => [p.partition, p.offset])))
     const alias = this.#cluster.alias
     const fields = { topic: read.topic, cluster: alias, partitions: read.partitions.map(p => p.partition), heldMs: read.heldMs, timeoutMs: read.timeoutMs }
     if (same !== null) {
@@ -51,23 +53,40 @@ export class HeldReads implements HeldReadListener {
   }
 
   /**
-   * The partitions READ is held at now; none, it moved on and is shown no more. Holds at offsets not told before
-   * (another transaction) are warned of, unless another read held now told them.
+   * The partitions READ is held at now; none, it moved on and is shown no more. A partition told before and held now
+   * at another offset is another transaction: warned of, unless another read held now told that hold; a partition
+   * not told before is told at info (see the invariants).
    */
   changed (read: HeldRead, partitions: HeldRead['partitions']): void {
     if (partitions.length === 0) {
       this.#current.delete(read)
       return
     }
-    const told = this.#told.get(read) ?? new Set<string>()
-    const fresh = partitions.filter(p => !told.has(heldAt(p)))
+    const told = this.#told.get(read) ?? new Map<number, number>()
     this.#current.delete(read)
-    const again = fresh.length === 0 ? null : { ...read, partitions: fresh, heldMs: Date.now() - Math.min(...fresh.map(p => p.since)) }
-    const toldElsewhere = again === null || this.#sameTransaction(again) !== null
+    const moved = partitions.filter(p => told.has(p.partition) && told.get(p.partition) !== p.offset && !this.#toldElsewhere(read.topic, p))
+    const added = partitions.filter(p => !told.has(p.partition))
     this.#current.set(read, holding(partitions))
-    for (const p of fresh) told.add(heldAt(p))
+    for (const p of partitions) told.set(p.partition, p.offset)
     this.#told.set(read, told)
-    if (!toldElsewhere) this.#log.warn({ topic: read.topic, cluster: this.#cluster.alias, partitions: fresh.map(p => p.partition), heldMs: again.heldMs, timeoutMs: read.timeoutMs }, heldMessage(again, this.#cluster))
+    const alias = this.#cluster.alias
+    if (moved.length > 0) {
+      const again = { ...read, partitions: moved, heldMs: Date.now() - Math.min(...moved.map(p => p.since)) }
+      this.#log.warn({ topic: read.topic, cluster: alias, partitions: moved.map(p => p.partition), heldMs: again.heldMs, timeoutMs: read.timeoutMs }, heldMessage(again, this.#cluster))
+    }
+    if (added.length > 0) {
+      const named = added.map(p => `partition ${p.partition} at offset ${p.offset}`).join(', ')
+      this.#log.info({ topic: read.topic, cluster: alias, partitions: added.map(p => p.partition) }, `reading ${read.topic} on cluster ${alias} also waits at ${named} ` +
+        '(the transaction told above: "... waits for a transaction still open there", or another; /status heldReads lists each partition held)')
+    }
+  }
+
+  /** Whether a read held now (other than the one asked about, taken out by the caller) was told of hold P of TOPIC. */
+  #toldElsewhere (topic: string, p: HeldRead['partitions'][number]): boolean {
+    for (const [other] of this.#current) {
+      if (other.topic === topic && this.#told.get(other)?.get(p.partition) === p.offset) return true
+    }
+    return false
   }
 
   released (read: HeldRead, waitedMs: number, reached: boolean): void {
@@ -102,10 +121,6 @@ export class HeldReads implements HeldReadListener {
     }
     return null
   }
-}
-
-function heldAt (p: HeldRead['partitions'][number]): string {
-  return `${p.partition}:${p.offset}`
 }
 
 function holding (partitions: HeldRead['partitions']): { since: number, partitions: HeldRead['partitions'] } {

@@ -81,6 +81,18 @@ describe('HeldReads', () => {
     assert.deepEqual(lines.map(l => l.level), [40, 40])
   })
 
+  it('tells at info, not as another transaction, a partition held that the warning did not name (one transaction over partitions the read reaches at different times)', () => {
+    const { log, lines } = memoryLogger()
+    const held = new HeldReads(log, CLUSTER)
+    const read = { topic: 'mm2-offsets.A.internal', partitions: [{ partition: 0, offset: 10, end: 20, since: 0 }], heldMs: 5_004, timeoutMs: 80_000 }
+    held.held(read)
+    held.changed(read, [{ partition: 0, offset: 10, end: 20, since: 0 }, { partition: 3, offset: 40, end: 44, since: 0 }])
+    assert.deepEqual(lines.map(l => l.level), [40, 30])
+    assert.equal(lines[1]!.msg, 'reading mm2-offsets.A.internal on cluster B also waits at partition 3 at offset 40 (the transaction told above: "... waits for a transaction ' +
+      'still open there", or another; /status heldReads lists each partition held)')
+    assert.deepEqual(held.status()[0]!.partitions.map(p => [p.partition, p.offset]), [[0, 10], [3, 40]])
+  })
+
   it('does not warn again of a hold another read held now told already (a reload beside the assignment\'s read)', () => {
     const { log, lines } = memoryLogger()
     const held = new HeldReads(log, CLUSTER)
