@@ -187,7 +187,8 @@ export class RecordWriter {
       for (const o of result.offsets ?? []) out.set(partitionKey(o.topic, o.partition), toOffset(o.offset))
       return out
     } catch (err) {
-      throw this.#refused(toKmirrorError(err, ErrorCodes.PRODUCE, `write ${messages.length} record(s) to ${this.#cluster.label}`, this.#cluster), messages.map(m => m.topic))
+      const topics = [...new Set(messages.map(m => m.topic))]
+      throw this.#refused(toKmirrorError(err, ErrorCodes.PRODUCE, `write ${messages.length} record(s) to ${topics.join(', ')} on ${this.#cluster.label}`, this.#cluster), topics)
     }
   }
 

@@ -28,81 +28,18 @@ import { getCluster } from '../helpers/clusters.ts'
 import { describeGroup } from '../helpers/groups.ts'
 import { createTopic, endOffsets } from '../helpers/kafka.ts'
 import { readBatches } from '../helpers/kafka-read.ts'
-import { assertCopiedInOrder, checkExactlyOnceCopy, flowStatus, GROUP_SETTINGS, type Instance, nothingToFence, produceContinuously, roundOf, startInstance, waitForRounds, waitForSplit } from '../helpers/instances.ts'
-import { multiClusterProperties, removeAliasTopicsAfter, uniqueAlias } from '../helpers/multi-cluster.ts'
+import { checkExactlyOnceCopy, flowStatus, type Instance, nothingToFence, produceContinuously, roundOf, startInstance, waitForSplit } from '../helpers/instances.ts'
 import { writeTempFile } from '../helpers/process.ts'
 import { readCommitted, type ReadRecord } from '../helpers/replication.ts'
-import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
+import { checkCopy, PARTITIONS, partitionsOf, sharedFlow, type SharedFlow } from '../helpers/shared-flow.ts'
 import type { Cleanup } from '../helpers/kafka.ts'
+import { uniqueName, waitFor, waitForValue } from '../helpers/wait.ts'
 
-const PARTITIONS = 12
 const bigints = (_key: string, value: unknown): unknown => typeof value === 'bigint' ? value.toString() : value
-
-interface Setup {
-  readonly topic: string
-  readonly remote: string
-  readonly instances: Instance[]
-  readonly producer: ReturnType<typeof produceContinuously>
-  /** The mm2.properties every instance runs. */
-  readonly config: string
-  /** The flow's group id (`kmirror-<source>-<target>`). */
-  readonly group: string
-  /** The flow's name, `<source>-><target>`. */
-  readonly flow: string
-}
-
-/** A topic with records arriving all the time, and two instances sharing its flow 6/6 (or COUNT instances). */
-async function twoInstances (t: Cleanup, prefix: string, extra: (target: string) => string[] = () => [], count = 2): Promise<Setup> {
-  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
-  const topic = uniqueName(prefix)
-  // Stopped before the topic is deleted (cleanups run in the order they were registered): a producer still
-  // writing when a test fails early would create it again, and the deletion would wait on it
-  let producer: ReturnType<typeof produceContinuously> | undefined
-  t.after(async () => { await producer?.stop() })
-  await createTopic('source', topic, { partitions: PARTITIONS, t })
-  const config = writeTempFile(multiClusterProperties([{ alias: a, cluster: 'source' }, { alias: b, cluster: 'target' }], [`${a}->${b}`],
-    [`topics = ${topic}`, ...GROUP_SETTINGS, ...extra(b)]), '.properties', t)
-  const instances: Instance[] = []
-  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
-    for (const i of instances) {
-      try { process.kill(i.process.pid, 'SIGCONT') } catch { /* exited */ }
-      i.process.kill('SIGKILL')
-    }
-    await Promise.all(instances.map(async i => await i.process.waitForExit(10_000)))
-  })
-  producer = produceContinuously(topic, PARTITIONS)
-  for (const name of ['one', 'two'].slice(0, count)) instances.push(await startInstance(config, name, t))
-  await waitForSplit(instances, PARTITIONS, `${count} instance(s) own the ${PARTITIONS} partitions evenly`)
-  return { topic, remote: `${a}.${topic}`, instances, producer: producer!, config, group: `kmirror-${a}-${b}`, flow: `${a}->${b}` }
-}
-
-/** The partitions INSTANCE copies now (by number); asked again while its /status does not answer in time. */
-async function partitionsOf (instance: Instance): Promise<Set<number>> {
-  const status = await waitForValue(async () => {
-    const read = await flowStatus(instance)
-    return { done: read !== null, state: read }
-  }, { timeoutMs: 15_000, intervalMs: 250, message: `${instance.name} answering /status` })
-  return new Set(status!.partitions.map(p => p.partition))
-}
-
-/** Stops producing, waits until the target has every round, checks each partition; returns rewinds per partition. */
-async function checkCopy (setup: Setup, maxRewinds: (partition: number) => number): Promise<number[]> {
-  const rounds = await setup.producer.stop()
-  await waitForRounds('target', setup.remote, rounds, 30_000)
-  const rewinds: number[] = []
-  for (let partition = 0; partition < PARTITIONS; partition++) {
-    const source = await readCommitted('source', setup.topic, partition)
-    const copy = await readCommitted('target', setup.remote, partition)
-    const checked = assertCopiedInOrder(source, copy, maxRewinds(partition), `${setup.topic}-${partition}`)
-    if (maxRewinds(partition) === 0) assert.equal(checked.duplicates, 0, `${setup.topic}-${partition}: copied by the survivor only, no record twice`)
-    rewinds.push(checked.rewinds)
-  }
-  return rewinds
-}
 
 test('kill -9 of one of two instances: the other resumes its partitions within the session timeout, nothing missing, source order kept', { timeout: 90_000 }, async t => {
   // Given two instances sharing a flow 6/6 while records keep arriving
-  const setup = await twoInstances(t, 'kill9')
+  const setup = await sharedFlow(t, 'kill9')
   const [one, two] = setup.instances
   const lost = await partitionsOf(two!)
   assert.equal(lost.size, 6)
@@ -134,7 +71,7 @@ test('kill -9 of one of two instances: the other resumes its partitions within t
  * on the target exactly once, in source order (0 missing, 0 duplicates, no rewind). Returns when every round was
  * seen committed (before the record-by-record check, whose reads take a while).
  */
-async function checkExactlyOnce (setup: Setup): Promise<number> {
+async function checkExactlyOnce (setup: SharedFlow): Promise<number> {
   return await checkExactlyOnceCopy({ cluster: 'source', topic: setup.topic }, { cluster: 'target', topic: setup.remote }, PARTITIONS, await setup.producer.stop(), 30_000)
 }
 
@@ -156,9 +93,9 @@ function assertNoRewindFrom (copy: readonly ReadRecord[], from: bigint, label: s
  * copies them on, then let go on (SIGCONT). Returns the setup, the frozen one's partitions and the target's end
  * offsets just before SIGCONT.
  */
-async function freezeAndThaw (t: Cleanup, prefix: string, extra?: (target: string) => string[]): Promise<{ setup: Setup, frozen: Set<number>, beforeThaw: bigint[] }> {
+async function freezeAndThaw (t: Cleanup, prefix: string, extra?: (target: string) => string[]): Promise<{ setup: SharedFlow, frozen: Set<number>, beforeThaw: bigint[] }> {
   // Given two instances sharing a flow 6/6 while records keep arriving
-  const setup = await twoInstances(t, prefix, extra)
+  const setup = await sharedFlow(t, prefix, extra)
   const [one, two] = setup.instances
   const frozen = await partitionsOf(two!)
   assert.equal(frozen.size, 6)
@@ -218,7 +155,7 @@ test('exactly-once SIGSTOP zombie: its open transaction never becomes visible, a
 
 test('exactly-once: kill -9 of one of two instances, a read_committed reader finds every record exactly once', { timeout: 90_000 }, async t => {
   // Given two instances sharing a flow 6/6 in exactly-once mode while records keep arriving
-  const setup = await twoInstances(t, 'eos-kill9', target => [`${target}.exactly.once.source.support = enabled`])
+  const setup = await sharedFlow(t, 'eos-kill9', target => [`${target}.exactly.once.source.support = enabled`])
   const [one, two] = setup.instances
   const lost = await partitionsOf(two!)
 
@@ -243,7 +180,7 @@ test('exactly-once: kill -9 of one of two instances, a read_committed reader fin
 
 test('exactly-once: a lone instance killed with kill -9 and restarted at once: the new one fences the dead one\'s transactional id at its first rebalance, so read_committed readers wait well under the transaction timeout', { timeout: 90_000 }, async t => {
   // Given one instance in exactly-once mode copying records that keep arriving, in many small transactions
-  const setup = await twoInstances(t, 'eos-restart', target => [`${target}.exactly.once.source.support = enabled`], 1)
+  const setup = await sharedFlow(t, 'eos-restart', target => [`${target}.exactly.once.source.support = enabled`], 1)
   const [one] = setup.instances
   const ends = await endOffsets('target', setup.remote)
   await waitFor(async () => ({ done: (await endOffsets('target', setup.remote)).every((e, p) => e > ends[p]! + 5n), state: ends }),
@@ -282,7 +219,7 @@ test('exactly-once: a lone instance killed with kill -9 and restarted at once: t
 
 test('exactly-once: a lone instance killed with a transaction open and started again once its session ended (the group empty): the new one finds the open transaction on the target and fences it (and not a live transaction of group <group>-x): that transaction ends well before its timeout; a start held by the other group\'s open transaction says so', { timeout: 120_000 }, async t => {
   // Given one instance in exactly-once mode copying records that keep arriving, in many small transactions
-  const setup = await twoInstances(t, 'eos-orphan', target => [`${target}.exactly.once.source.support = enabled`], 1)
+  const setup = await sharedFlow(t, 'eos-orphan', target => [`${target}.exactly.once.source.support = enabled`], 1)
   const [one] = setup.instances
   const target = new ClusterClients({ alias: 'B', bootstrapServers: [getCluster('target').bootstrap], consumer: {}, producer: { 'bootstrap.servers': getCluster('target').bootstrap }, admin: {} }, 'orphan-test', 'target')
   t.after(() => target.close())

@@ -143,14 +143,14 @@ describe('RecordWriter.write messages and errors (Producer.send replaced by a fa
     })
   })
 
-  it('wraps a failed send in a PRODUCE error that keeps the cause and counts the records', async t => {
+  it('wraps a failed send in a PRODUCE error that keeps the cause and counts the records, naming the topic written', async t => {
     const send = installFakeSend(t)
     const cause = new Error('socket hang up')
     send.failNext(cause)
     await assert.rejects(writer(10_000).write([{ topic: 'A.t', partition: 0, records: [sized(100), sized(100)] }]), (err: unknown) => {
       assert.ok(err instanceof KmirrorError)
       assert.equal(err.cause, cause)
-      assert.match(err.message, /write 2 record\(s\) to cluster B: socket hang up/)
+      assert.match(err.message, /write 2 record\(s\) to A\.t on cluster B: socket hang up/)
       return true
     })
   })
