@@ -242,6 +242,11 @@ export class GroupMember {
       const assignment = readAssignment(sync.assignment, this.#o.groupId)
       this.#joining = false
       this.#applying = this.#apply(assignment, incarnation).catch((err: unknown) => {
+        // A stop ends the reads an assignment's start waits on (a transaction holding the progress topic): expected.
+        if (this.#stopped) {
+          this.#o.log.info({ group: this.#o.groupId, err }, 'the assignment under way ended with the stop')
+          return
+        }
         // Work in an unknown state cannot be handed over cleanly: stop all of it at once and start afresh.
         this.#o.log.error({ group: this.#o.groupId, err }, 'starting or stopping assigned work failed')
         this.#lastError = err instanceof Error ? err.message : String(err)

@@ -319,6 +319,15 @@ export class Flow implements WorkOwner {
   }
 
   /**
+   * A stop begins: a progress or history read waiting for a transaction to end (an assignment's start, a reload)
+   * gives up now, with a retriable error. Called before the group hand-over too: the member's stop waits for the
+   * assignment under way, which would otherwise wait on that read past the stop's deadline.
+   */
+  endWaitingReads (): void {
+    for (const store of this.#waitingReads) store.close()
+  }
+
+  /**
    * Stops fetching, lets in-flight writes finish, stores progress and offset syncs, closes every client. MM2's
    * offset syncs still queued are waited for SYNC_DRAIN_MS at most, and not past DRAIN_BY (epoch ms) when given: the
    * process's stop deadline. Once the member left its group (its lease gate closed, so nothing more goes out) only
@@ -327,8 +336,7 @@ export class Flow implements WorkOwner {
    */
   async stop (drainBy?: number): Promise<void> {
     this.#stopping = true
-    // A progress or history read waiting for a transaction to end would hold the stop past its deadline.
-    for (const store of this.#waitingReads) store.close()
+    this.endWaitingReads()
     await this.#scheduler.stop()
     this.#replicator?.stop()
     try {

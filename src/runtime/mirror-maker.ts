@@ -172,6 +172,8 @@ export class MirrorMaker {
  * (epoch ms), the group is left and MM2's queued offset syncs are given up.
  */
 async function stopFlow ({ flow, membership }: GroupedFlow, closeBy?: number): Promise<void> {
+  // (the hand-over waits for the assignment under way: one waiting on an open transaction must not outlast the stop)
+  flow.endWaitingReads()
   try {
     await membership.stop(closeBy)
   } finally {

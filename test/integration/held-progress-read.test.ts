@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
+import { STOP_DEADLINE_MS } from '../../src/cli/run-command.ts'
 import { createTopic, endOffsets, openTransaction, produce } from '../helpers/kafka.ts'
 import type { TestRecord } from '../helpers/kafka-clients.ts'
 import { flowStatus, startInstance, type Instance } from '../helpers/instances.ts'
@@ -95,6 +96,55 @@ test('a start held by a transaction open on the offsets topic: warned with the t
   await waitFor(async () => (await fetch(`http://127.0.0.1:${again.port}/healthz`)).status === 200, { timeoutMs: 15_000, message: '/healthz 200 again' })
   assert.deepEqual((await flowStatus(again))?.heldReads ?? [], [])
   assert.equal(again.process.stderr.split('\n').filter(l => l.includes(`"msg":"reading ${offsetsTopic} on cluster ${b} waits for a transaction still open there`)).length, 2, 'one warning per transaction')
+  again.process.kill('SIGTERM')
+  assert.equal((await again.process.waitForExit(20_000)).code, 0, again.process.stderr.slice(-3000))
+})
+
+test('a stop (SIGTERM) while the start waits on a transaction open on the offsets topic ends by the stop deadline with exit 0, no error; started again once it commits, the copy is exact', { timeout: 120_000 }, async t => {
+  // Given a flow that copied 5 records and was stopped, and a transaction left open on its offsets topic
+  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
+  const topic = uniqueName('held-stop')
+  const remote = `${a}.${topic}`
+  const offsetsTopic = `mm2-offsets.${a}.internal`
+  let instance: Instance | undefined
+  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
+    instance?.process.kill('SIGKILL')
+    await instance?.process.waitForExit(10_000)
+  })
+  await createTopic('source', topic, { partitions: 1, t })
+  const config = writeTempFile(mm2Properties({ source: 'source', target: 'target', sourceAlias: a, targetAlias: b, extra: [`${a}->${b}.topics = ${topic}`] }), '.properties', t)
+  await produce('source', records(topic, 0, 5))
+  instance = await startInstance(config, 'first', t)
+  await waitFor(async () => (await endOffsets('target', remote).catch(() => []))[0] === 5n, { timeoutMs: 30_000, message: 'the first 5 records copied' })
+  instance.process.kill('SIGTERM')
+  assert.equal((await instance.process.waitForExit(20_000)).code, 0)
+  const open = await openTransaction('target', [{
+    topic: offsetsTopic, partition: 0, key: Buffer.from(JSON.stringify(['MirrorHeartbeatConnector', { sourceClusterAlias: a, targetClusterAlias: b }])),
+    value: Buffer.from('{"offset":0}'), headers: [], timestamp: BigInt(Date.now())
+  }], t, { timeoutMs: 120_000 })
+  await produce('source', records(topic, 5, 5))
+
+  // When kmirror starts, its start waits on that transaction, and it is stopped (SIGTERM)
+  instance = await startInstance(config, 'held', t, [], { started: false })
+  const held = instance
+  await held.process.waitForOutput(new RegExp(`"msg":"reading ${escape(offsetsTopic)} on cluster ${b} waits for a transaction still open there`), 30_000)
+  const stopped = Date.now()
+  held.process.kill('SIGTERM')
+  const exit = await held.process.waitForExit(STOP_DEADLINE_MS + 10_000)
+
+  // Then it exits 0 within the stop's deadline, with no error line
+  const tookMs = Date.now() - stopped
+  t.diagnostic(`stopped ${tookMs} ms after SIGTERM`)
+  assert.equal(exit.code, 0, held.process.stderr.slice(-3000))
+  assert.ok(tookMs < STOP_DEADLINE_MS, `stopped ${tookMs} ms after SIGTERM (deadline ${STOP_DEADLINE_MS} ms)`)
+  assert.deepEqual(held.process.stderr.split('\n').filter(l => l.includes('"level":"error"')), [])
+
+  // And once the transaction commits, a start copies the rest: the copy equals the source
+  await open.commit()
+  instance = await startInstance(config, 'again', t)
+  const again = instance
+  await waitFor(async () => (await endOffsets('target', remote))[0] === 10n, { timeoutMs: 30_000, message: 'the 10 records copied' })
+  assertSamePartition(await readCommitted('source', topic, 0), await readCommitted('target', remote, 0), remote)
   again.process.kill('SIGTERM')
   assert.equal((await again.process.waitForExit(20_000)).code, 0, again.process.stderr.slice(-3000))
 })

@@ -147,6 +147,30 @@ describe('GroupMember stop: the hand-over under the lease', () => {
   })
 })
 
+describe('GroupMember stop during an assignment\'s start', () => {
+  it('Given an assignment whose start waits (a progress read held by an open transaction), when the stop ends that wait (the flow ends its waiting reads first), then the stop ends in time and the failed start is told at info, not as an error', async () => {
+    const logger = memoryLogger()
+    const coordinator = new FakeCoordinator()
+    const owner = new FakeOwner()
+    let endWait = (_err: Error): void => {}
+    owner.assignGate = new Promise<void>((_resolve, reject) => { endWait = reject })
+    const member = new GroupMember({
+      props: {}, clientId: 'kmirror-test', cluster: coordinator.cluster, groupId: GROUP, memberName: 'host:1:1', transactionalId: null, holdPastLease: true,
+      sessionTimeoutMs: 10_000, heartbeatIntervalMs: 20, rebalanceTimeoutMs: 2000, log: logger.log, owner, coordinator
+    })
+    member.start()
+    await waitFor(() => owner.assigning, { timeoutMs: 5000, intervalMs: 5, message: 'the assignment under way' })
+    // When the stop begins after the flow ended its waiting reads (mirror-maker.ts stopFlow)
+    endWait(new Error('stopped reading mm2-offsets.A.internal: the flow is stopping'))
+    const elapsed = await stopped(member, Date.now() + 1500)
+    // Then it left in time, and nothing is logged as an error
+    assert.ok(elapsed < 1500, `stopped in ${elapsed} ms`)
+    assert.equal(coordinator.sent.at(-1)?.api, 'LeaveGroup')
+    assert.deepEqual(logger.at(LogLevels.error).map(l => l.msg), [])
+    assert.ok(logger.at(LogLevels.info).some(l => l.msg === 'the assignment under way ended with the stop'), JSON.stringify(logger.at(LogLevels.info).map(l => l.msg)))
+  })
+})
+
 describe('leaveWaitMs', () => {
   it('waits what is left until the deadline, at most the bound, at least a moment', () => {
     assert.equal(leaveWaitMs(10_000, 3000, 5000), 3000)
