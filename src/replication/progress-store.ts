@@ -17,8 +17,9 @@
  *   commit begun before the load may end during its read, which may predate that write). Taking the read there could
  *   make a later rewind (a lower position, or -1 from `forget`) look stored already and be skipped: a restart would
  *   then resume from the position overwritten. A commit whose write fails takes its own marks back (it changed
- *   nothing in memory, so the read counts for those keys). `commit-marks.ts` keeps the marks, only while a load is
- *   under way.
+ *   nothing in memory, so the read counts for those keys), and leaves its keys unknown (NaN, unless a commit wrote
+ *   them since): their next commit writes them whatever it writes. `commit-marks.ts` keeps the marks, only while a
+ *   load is under way.
  */
 import type { FlowConfig } from '../config/types.ts'
 import { decodeSourceOffsetKey, decodeSourceOffsetValue, encodeSourceOffsetKey, encodeSourceOffsetValue } from '../formats/connect-offset.ts'
@@ -211,6 +212,7 @@ export class ProgressStore {
     // Marked before the write (a load may be reading already) and after it (a load begun meanwhile may read what
     // the topic held before it landed).
     const keys = changed.map(([tp]) => tp)
+    const before = new Map(keys.map(tp => [tp, this.#stored.get(tp)]))
     const token = this.#marks.writing(keys)
     const now = BigInt(Date.now())
     try {
@@ -220,8 +222,11 @@ export class ProgressStore {
         records: records.map(r => ({ key: r.key, value: r.value, headers: [], timestamp: now }))
       })))
     } catch (err) {
-      // Nothing it believed stored changed: a load under way takes what it reads for these keys, as without it.
+      // A load under way takes what it reads for these keys, as without this write. What is stored is not known any
+      // more (the write may have landed; a load that ended while it was under way kept the older value in memory
+      // rather than the read): the next commit of each key writes it, unless a commit wrote it since.
       this.#marks.failed(keys, token)
+      for (const [tp, value] of before) if (Object.is(this.#stored.get(tp), value)) this.#stored.set(tp, Number.NaN)
       throw err
     }
     for (const [tp, offset] of changed) {

@@ -219,6 +219,37 @@ describe('ProgressStore: a load while the data path commits', () => {
     assert.deepEqual(topic.written, [[partitionKey('t', 0), 5]])
   })
 
+  it('a commit that fails after a load that ended while it was under way (the load kept the older value in memory) leaves the key unknown: its next commit writes, whatever the value', async () => {
+    // Given t-0 stored at 5 here, then at 9 by another instance
+    const topic = memoryOffsetsTopic()
+    topic.append('t', 0, 5)
+    let failHeld = (_err: Error): void => {}
+    let holdNext = false
+    const writer: Pick<RecordWriter, 'write'> = {
+      write: async batches => {
+        if (!holdNext) return await topic.writer.write(batches)
+        holdNext = false
+        return await new Promise((_resolve, reject) => { failHeld = reject })
+      }
+    }
+    const store = new ProgressStore(flow, admin, topic.fetcher, writer)
+    await store.load(readOnly)
+    topic.append('t', 0, 9)
+    // When a load reads (9) while a commit of 7 is under way, ends, and then the commit fails
+    const read = topic.holdNextRead()
+    const loading = store.load(readOnly)
+    await read.sent
+    holdNext = true
+    const committing = store.commit(positionsOf(['t', 0, 7]))
+    read.release()
+    assert.deepEqual([...await loading], [[partitionKey('t', 0), 9]])
+    failHeld(new KmirrorError(ErrorCodes.PRODUCE, 'offsets topic: NOT_LEADER_OR_FOLLOWER', { retriable: true }))
+    await assert.rejects(committing, /NOT_LEADER_OR_FOLLOWER/)
+    // Then a rewind to 5 (the value the load kept in memory) is written, not taken as stored
+    assert.equal(await store.commit(positionsOf(['t', 0, 5])), 1)
+    assert.deepEqual(topic.written, [[partitionKey('t', 0), 5]])
+  })
+
   it('hands out a forgotten position (-1 newest) as FORGOTTEN only when asked (the data path), never as a position; one stored again after is a position', async () => {
     // Given t-0 forgotten, t-1 forgotten then stored at 4, t-2 stored at 9
     const topic = memoryOffsetsTopic()
