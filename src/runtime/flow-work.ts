@@ -25,6 +25,7 @@ import type { Logger } from '../logger.ts'
 import { createTopicSelector } from '../metadata/topic-state.ts'
 import type { ReplicationPolicy } from '../policy/replication-policy.ts'
 import type { FlowReplicator, PartitionRef } from '../replication/flow-replicator.ts'
+import { SETTLE_RESERVE_MS } from '../replication/progress-flusher.ts'
 import type { ProgressStore } from '../replication/progress-store.ts'
 import { partitionKey } from '../topic-partition.ts'
 import type { PairJob } from './heartbeats.ts'
@@ -252,13 +253,34 @@ export class FlowWork implements WorkOwner {
         this.#parts.replicator.releasePartitions(partitions, by),
         // A run in progress is aborted, not waited for: were the membership lost (or the stop's hand-over cut) while
         // it runs, `lose` would no longer find the job to abort, and the run would write under no lease at all.
-        ...jobs.map(name => this.#stopJob(name, JOB_REVOKED))
+        // An aborted run still ends the request it sent (an admin request): not waited for past the hand-over's
+        // deadline, which would cut the hand-over and tell the partitions' stored progress as not stored.
+        this.#stopJobsBy(jobs, by)
       ])
     } finally {
       for (const key of keys) this.#releasing.delete(key)
     }
     // Not stored: the membership ended first, and the release said so.
     if (stored) this.#parts.log.info({ partitions: partitions.length, jobs }, 'work revoked: progress stored')
+  }
+
+  /** Stops the revoked JOBS; by BY (epoch ms) less SETTLE_RESERVE_MS at the latest, when given (see `revoke`). */
+  async #stopJobsBy (jobs: readonly string[], by: number | undefined): Promise<void> {
+    const stopping = Promise.all(jobs.map(name => this.#stopJob(name, JOB_REVOKED)))
+    if (by === undefined || jobs.length === 0) return void await stopping
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<'late'>(resolve => { timer = setTimeout(resolve, Math.max(0, by - SETTLE_RESERVE_MS - Date.now()), 'late') })
+    const stopped = stopping.then(() => 'stopped' as const)
+    // (a failure before the deadline is the revoke's; one after it is logged below, never left unhandled)
+    stopped.catch(() => undefined)
+    try {
+      if (await Promise.race([stopped, late]) === 'late') {
+        this.#parts.log.info({ jobs }, 'revoked jobs: an aborted run still ends a request it sent; the hand-over does not wait for it')
+        stopping.catch((err: unknown) => { this.#parts.log.warn({ err, jobs }, 'stopping a revoked job failed') })
+      }
+    } finally {
+      clearTimeout(timer)
+    }
   }
 
   /** Stops the job NAME; with ABORT (why), its run in progress is aborted rather than waited for to finish. */

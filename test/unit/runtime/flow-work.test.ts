@@ -328,6 +328,26 @@ describe('FlowWork', () => {
     await scheduler.stop()
   })
 
+  it('on a stop\'s revoke, a job whose aborted run still ends a request is not waited for past the hand-over\'s deadline (less its reserve): the stored progress is told as stored', async () => {
+    // Given the checkpoints job running a request that ends only when the test says so, whatever its signal
+    let running = false
+    let finish = (): void => {}
+    const { work, scheduler, logger } = setup({ checkpoints: async () => { running = true; await new Promise<void>(resolve => { finish = resolve }) } })
+    await work.assign([{ kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'job', job: 'emit-checkpoints' }])
+    await waitFor(() => running, { timeoutMs: 2000, intervalMs: 5, message: 'the job running' })
+    // When a stop revokes it with its partition, the hand-over's deadline 500 ms from now
+    const started = Date.now()
+    await work.revoke([{ kind: 'partition', topic: 'orders', partition: 1 }, { kind: 'job', job: 'emit-checkpoints' }], started + 500)
+    // Then the revoke ends before the deadline less its reserve (200 ms), its progress told as stored
+    const tookMs = Date.now() - started
+    assert.ok(tookMs >= 250 && tookMs < 500, `revoked in ${tookMs} ms`)
+    const infos = logger.at(LogLevels.info).map(l => l.msg)
+    assert.ok(infos.includes('revoked jobs: an aborted run still ends a request it sent; the hand-over does not wait for it'), JSON.stringify(infos))
+    assert.ok(infos.includes('work revoked: progress stored'), JSON.stringify(infos))
+    finish()
+    await scheduler.stop()
+  })
+
   it('Given the topic refresh running at assignment, when the membership is lost, then its run is aborted and told at info as stopped, not as a failed job', async () => {
     let work: FlowWork | null = null
     let aborted: unknown = null
