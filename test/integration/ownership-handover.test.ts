@@ -81,7 +81,11 @@ test('partitions and jobs move between two flows: clean revokes lose and repeat 
   assert.equal(a.status().membership, null)
 
   // When A is given all the work (listed by A: every partition of both topics and every job)
-  const work = await a.listWork()
+  // (topics created a moment ago: a broker's metadata may list them a little later, seen on a loaded machine)
+  const work = await waitForValue(async () => {
+    const listed = await a.listWork()
+    return { done: listed.filter(w => w.kind === 'partition').length === topics.length * PARTITIONS, state: listed }
+  }, { timeoutMs: 15_000, message: 'A lists every partition of both topics' })
   const partitions = work.filter((w): w is Extract<WorkItem, { kind: 'partition' }> => w.kind === 'partition')
   assert.deepEqual(partitions.map(p => `${p.topic}-${p.partition}`), topics.flatMap(topic => Array.from({ length: PARTITIONS }, (_, p) => `${topic}-${p}`)))
   assert.deepEqual(work.filter(w => w.kind === 'job').map(w => w.kind === 'job' ? w.job : ''), ['refresh-topics', 'emit-checkpoints', 'trim-offset-history'])
