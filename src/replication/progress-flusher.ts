@@ -242,7 +242,7 @@ export class ProgressFlusher {
     if (left === 0) return
     const to = this.#deps.syncs?.settlesTo
     const where = to === undefined ? 'the offset-syncs topic' : `${to.topic} on cluster ${to.cluster}`
-    const within = waitMs === SETTLE_MS ? `within ${SETTLE_MS / 1000} s` : `in the ${waitMs} ms the hand-over's deadline left`
+    const within = waitMs === SETTLE_MS ? `within ${SETTLE_MS / 1000} s` : waitMs === 0 ? 'as the hand-over\'s deadline left no time to wait' : `in the ${waitMs} ms the hand-over's deadline left`
     this.#deps.log.warn({ count: left, partitions: positions.size, waitedMs: waitMs }, `${left} offset sync(s) queued for MM2 before the hand-over of ${positions.size} ` +
       `partition(s) (of those and of the partitions kept) were not written to ${where} ${within}: the hand-over goes on without them. ` +
       'In a rebalance they are written after it, possibly after the next owner\'s; at a stop they are lost (the member leaves its group, and its writes ' +

@@ -164,6 +164,8 @@ export class SyncOutbox {
     const mark = this.#seq
     if (this.#closed || this.#leftUpTo(mark) === 0) return this.#leftUpTo(mark)
     const done = new AbortController()
+    // (no time left: what is queued is told, without waking a send that has no time to end)
+    if (timeoutMs <= 0) return this.#leftUpTo(mark)
     const waiter = { mark, resolve: () => { done.abort() } }
     this.#settling.push(waiter)
     // (a send waiting out its back-off is tried again now: the wait is short, and the lease may not hold for long)

@@ -284,6 +284,19 @@ describe('SyncOutbox', () => {
     assert.equal(await stopping, 1)
   })
 
+  it('settled with no time left: tells what is queued at once, without waking a send waiting out its back-off', async () => {
+    const sink = new HeldSink()
+    const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 60_000 })
+    outbox.enqueue([sync(1), sync(2)])
+    const first = await sink.asked(0)
+    first.answer.reject(new Error('MESSAGE_TOO_LARGE'))
+    await new Promise(resolve => setImmediate(resolve))
+    assert.equal(await outbox.settled(0), 2)
+    for (let i = 0; i < 20; i++) await new Promise(resolve => setImmediate(resolve))
+    assert.equal(sink.calls.length, 1, 'the send waiting out its back-off was not woken')
+    await outbox.drain(1)
+  })
+
   it('settled: a sync thinned away does not end the wait while older ones are queued; a send waiting out its back-off is tried at once; after a stop it answers at once', async () => {
     const sink = new HeldSink()
     const outbox = new SyncOutbox(sink, memoryLogger().log, { flow: 'f', retryBaseMs: 60_000, maxPending: 8 })
