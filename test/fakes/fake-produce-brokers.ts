@@ -13,7 +13,8 @@
  * `loseAnswers` makes the next requests fail as a lost connection does after the broker handled them.
  * Transactions: broker 1 is every transactional id's coordinator; AddPartitionsToTxn adds every partition but those
  * of `missingTopics` (UNKNOWN_TOPIC_OR_PARTITION; the others of that request OPERATION_NOT_ATTEMPTED, as Kafka
- * answers), EndTxn always succeeds.
+ * answers), EndTxn always succeeds and ends the transaction. A transactional Produce for a partition not added to
+ * the open transaction is refused INVALID_TXN_STATE, as a Kafka broker does (nothing appended).
  */
 import type { Connection } from '@platformatic/kafka'
 import type { WriterTransport } from '../../src/kafka/batch-writer.ts'
@@ -97,6 +98,8 @@ export class FakeProduceBrokers {
   readonly added: string[][] = []
   /** Per EndTxn request: whether it committed. */
   readonly ended: boolean[] = []
+  /** The partitions added to the open transaction (one transactional id per test). */
+  readonly #inTransaction = new Set<string>()
 
   /** Runs as each request (named by its API) is about to be written to the socket, before the writer's last gate. */
   beforeSocketWrite: ((api: string) => void) | null = null
@@ -150,6 +153,7 @@ export class FakeProduceBrokers {
     }
     if (api === 'EndTxn') {
       this.ended.push((request as EndTxnRequest).committed)
+      this.#inTransaction.clear()
       return { throttleTimeMs: 0, errorCode: 0 }
     }
     throw new Error(`the fake brokers do not answer ${api}`)
@@ -168,7 +172,11 @@ export class FakeProduceBrokers {
   #addPartitions (request: AddPartitionsToTxnRequest): AddPartitionsToTxnResponse {
     this.beforeAddPartitions?.(request.topics.map(t => t.name))
     const refused = request.topics.some(t => this.missingTopics.has(t.name))
-    if (!refused) this.added.push(request.topics.flatMap(t => t.partitions.map(p => partitionKey(t.name, p))))
+    if (!refused) {
+      const keys = request.topics.flatMap(t => t.partitions.map(p => partitionKey(t.name, p)))
+      this.added.push(keys)
+      for (const key of keys) this.#inTransaction.add(key)
+    }
     const errorOf = (name: string): number => this.missingTopics.has(name) ? 3 : refused ? 55 : 0
     return { throttleTimeMs: 0, results: request.topics.map(t => ({ name: t.name, partitions: t.partitions.map(index => ({ index, errorCode: errorOf(t.name) })) })) }
   }
@@ -189,7 +197,8 @@ export class FakeProduceBrokers {
       name: t.name,
       partitions: t.partitions.map(p => {
         const key = partitionKey(t.name, p.index)
-        const scripted = this.script.get(key)?.shift() ?? 0
+        const notAdded = (request.transactionalId ?? null) !== null && !this.#inTransaction.has(key)
+        const scripted = notAdded ? 48 /* INVALID_TXN_STATE */ : this.script.get(key)?.shift() ?? 0
         const { errorCode, baseOffset } = scripted === 0 ? this.#append(key, p.batch) : { errorCode: scripted, baseOffset: -1 }
         return { index: p.index, errorCode, baseOffset: BigInt(baseOffset), errorMessage: null, recordErrors: [] }
       })
