@@ -2,7 +2,7 @@
  * Maps errors of the Kafka library to KmirrorError, keeping the original as `cause`.
  * This is the only place that knows the library's error shapes.
  */
-import { NetworkError, protocolErrorsCodesById, TimeoutError, UnsupportedApiError } from '@platformatic/kafka'
+import { NetworkError, protocolErrorsCodesById, TimeoutError, UnsupportedApiError, UserError } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError, type ErrorCode } from '../errors.ts'
 import { connectionHint, isBareClose, type ConnectionContext } from './connection-hints.ts'
 import { toolConnection } from './tool-command.ts'
@@ -49,6 +49,14 @@ function describe (err: unknown): string {
 /** Whether the library refused a request because the broker does not offer API `api` (e.g. 'IncrementalAlterConfigs'). */
 export function isUnsupportedApi (err: unknown, api: string): boolean {
   return searchErrorTree(err, e => (e instanceof UnsupportedApiError && e.message.includes(api) ? true : undefined)) === true
+}
+
+/**
+ * Whether the library's metadata call found a topic the broker does not know (its `Unknown topic NAME.`, thrown for
+ * UNKNOWN_TOPIC_OR_PARTITION without the code): a topic created a moment ago, not in that broker's cache yet.
+ */
+export function isUnknownTopicMetadata (err: unknown): boolean {
+  return searchErrorTree(err, e => (e instanceof UserError && e.message.startsWith('Unknown topic ') ? true : undefined)) === true
 }
 
 export function isNetworkError (err: unknown): boolean {

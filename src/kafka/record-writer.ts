@@ -14,12 +14,13 @@
  * - With a `fence`, no produce request goes out while it gives a reason: asked before each `Producer.send`, and
  *   again by every produce request the library sends for it, its own retries included (gated-requests.ts).
  */
+import { setTimeout as delay } from 'node:timers/promises'
 import { Producer, ProduceAcks, type CompressionAlgorithmValue, type MessageToProduce } from '@platformatic/kafka'
 import type { ClientProps } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { toConnectOptions } from './client-options.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { toKmirrorError } from './errors.ts'
+import { isUnknownTopicMetadata, toKmirrorError } from './errors.ts'
 import { partitionKey } from '../topic-partition.ts'
 import { toOffset } from './offsets.ts'
 import { withGrant } from './acl-grant.ts'
@@ -54,6 +55,9 @@ export interface OffsetSegment {
   readonly start: number
   readonly baseOffset: number
 }
+
+/** How long a write asks again for the metadata of a topic the broker does not know yet (`#metadata`). */
+const UNKNOWN_TOPIC_WAIT_MS = 1_500
 
 const COMPRESSIONS: Record<string, CompressionAlgorithmValue> = { none: 'none', gzip: 'gzip', snappy: 'snappy', lz4: 'lz4', zstd: 'zstd' }
 
@@ -166,13 +170,29 @@ export class RecordWriter {
     const short = (metadata: { topics: Map<string, { partitionsCount: number }> }): string[] =>
       topics.filter(t => (metadata.topics.get(t)?.partitionsCount ?? 0) < needed.get(t)!)
     try {
-      let missing = short(await this.#producer.metadata({ topics }))
-      if (missing.length > 0) missing = short(await this.#producer.metadata({ topics, forceUpdate: true }))
+      let missing = short(await this.#metadata(topics, false))
+      if (missing.length > 0) missing = short(await this.#metadata(topics, true))
       if (missing.length > 0) {
         throw new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} does not have the partitions to write yet (${missing.map(t => `${t} needs ${needed.get(t)}`).join(', ')}); waiting for the remote topic to grow`, { retriable: true })
       }
     } catch (err) {
       throw this.#refused(toKmirrorError(err, ErrorCodes.PRODUCE, `read the metadata of ${this.#cluster.label} before writing`, this.#cluster), topics)
+    }
+  }
+
+  /**
+   * The metadata of TOPICS. A topic the broker asked does not know yet (created a moment ago: CreateTopics answers
+   * once the controller has it, a broker's cache follows) is asked again, fresh, for up to UNKNOWN_TOPIC_WAIT_MS, as
+   * the Java producer waits for a topic's metadata: a first write right after the creation is no failure.
+   */
+  async #metadata (topics: string[], forceUpdate: boolean): Promise<Awaited<ReturnType<Producer['metadata']>>> {
+    for (let waited = 0, pause = 50; ; waited += pause, pause *= 2) {
+      try {
+        return await this.#producer.metadata({ topics, forceUpdate: forceUpdate || waited > 0 })
+      } catch (err) {
+        if (!isUnknownTopicMetadata(err) || waited >= UNKNOWN_TOPIC_WAIT_MS) throw err
+        await delay(pause)
+      }
     }
   }
 

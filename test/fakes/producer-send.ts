@@ -4,7 +4,7 @@
  * write to: every request's base offset is 10 past the end of the previous one, so segments are visible.
  */
 import type { TestContext } from 'node:test'
-import { Producer, type MessageToProduce } from '@platformatic/kafka'
+import { Producer, UserError, type MessageToProduce } from '@platformatic/kafka'
 import { deferred, type Deferred } from './deferred.ts'
 
 export interface FakeSend {
@@ -20,6 +20,8 @@ export interface FakeSend {
   partitionCounts: { cached: number, refreshed: number }
   /** How many metadata reads were forced. */
   readonly forcedMetadata: number
+  /** The next this many metadata reads throw the library's `Unknown topic NAME.` (a topic created a moment ago). */
+  unknownTopicReads: number
 }
 
 export function installFakeSend (t: TestContext): FakeSend {
@@ -30,8 +32,13 @@ export function installFakeSend (t: TestContext): FakeSend {
   let failure: unknown = null
   const counts = { cached: 1000, refreshed: 1000 }
   let forced = 0
+  const state = { unknownTopicReads: 0 }
   t.mock.method(Producer.prototype, 'metadata', async (options: { topics: string[], forceUpdate?: boolean }) => {
     if (options.forceUpdate === true) forced++
+    if (state.unknownTopicReads > 0) {
+      state.unknownTopicReads--
+      throw new UserError(`Unknown topic ${options.topics[0]}.`)
+    }
     const partitionsCount = options.forceUpdate === true ? counts.refreshed : counts.cached
     return { topics: new Map(options.topics.map(topic => [topic, { partitionsCount }])) }
   })
@@ -67,6 +74,8 @@ export function installFakeSend (t: TestContext): FakeSend {
     omitNext: (topic, partition) => { omit = `${topic}\u0000${partition}` },
     failNext: err => { failure = err },
     partitionCounts: counts,
-    get forcedMetadata () { return forced }
+    get forcedMetadata () { return forced },
+    get unknownTopicReads () { return state.unknownTopicReads },
+    set unknownTopicReads (n: number) { state.unknownTopicReads = n }
   }
 }

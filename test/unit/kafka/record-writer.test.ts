@@ -181,6 +181,18 @@ describe('RecordWriter.write and the target\'s partition count', () => {
     assert.deepEqual(send.requests[0]!.map(m => m.partition), [4])
   })
 
+  it('asks again for the metadata of a topic the broker does not know yet (created a moment ago), then writes; past its patience the write fails retriable, naming the topic', async t => {
+    const send = installFakeSend(t)
+    send.unknownTopicReads = 3
+    await writer(10_000).write([{ topic: 'heartbeats', partition: 0, records: [sized(100)] }])
+    assert.deepEqual(send.requests[0]!.map(m => m.topic), ['heartbeats'])
+    assert.equal(send.forcedMetadata, 3, 'asked again fresh')
+    send.unknownTopicReads = 1000
+    await assert.rejects(writer(10_000).write([{ topic: 'heartbeats', partition: 0, records: [sized(100)] }]),
+      (err: unknown) => err instanceof KmirrorError && err.retriable && /Unknown topic heartbeats/.test(err.message))
+    assert.equal(send.requests.length, 1)
+  })
+
   it('sends nothing, with a retriable error, while the target does not have the partition', async t => {
     // The library would map partition 4 of a 2-partition topic to partition 0: records in the wrong partition.
     const send = installFakeSend(t)
