@@ -89,8 +89,8 @@ export type {
   BatchAck, BatchWriterOptions, OnBatchesAcked, OutBatch, PartitionFailure, PartitionWrite, WriteResult
 } from './batch-writer-types.ts'
 
-/** A write attempt with no partition to send: only probes. */
-const NOTHING_TO_SEND: ByLeader<number> = Object.freeze({ brokers: new Map(), byLeader: new Map(), leaderless: Object.freeze([]) as unknown as number[], refused: [], ids: new Map() })
+/** A write attempt with no partition to send: only probes (fresh each time: its lists are the attempt's to fill). */
+const nothingToSend = (): ByLeader<number> => ({ brokers: new Map(), byLeader: new Map(), leaderless: [], refused: [], ids: new Map() })
 
 export class BatchWriter {
   readonly #pool: WriterTransport['pool']
@@ -313,7 +313,7 @@ export class BatchWriter {
     const screened = { writes, sends, failures }
     try {
       for (;;) {
-        const leaders = toSend.length === 0 ? NOTHING_TO_SEND : await this.#leaders.byLeader(toSend, i => writes[i]!)
+        const leaders = toSend.length === 0 ? nothingToSend() : await this.#leaders.byLeader(toSend, i => writes[i]!)
         const checkedAt = Date.now()
         let { brokers, byLeader, leaderless: notNow } = setAside(this.#screen, screened, leaders)
         if (byLeader.size > 0) {

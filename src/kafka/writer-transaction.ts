@@ -30,6 +30,7 @@ import { isTransactionError, kafkaErrorInfo, KafkaErrorKinds } from './errors.ts
 import type { ProducerIdentity } from './record-batch.ts'
 import { partitionKey } from '../topic-partition.ts'
 import type { PartitionSend } from './partition-send.ts'
+import type { Unready } from './target-leaders.ts'
 import { fencedError, isFencingError, type TransactionCoordinator } from './transactions.ts'
 import type { Failure } from './broker-produce.ts'
 import type { PartitionWrite } from './batch-writer.ts'
@@ -198,7 +199,7 @@ export class WriterTransaction {
    * Why this partition waits, when its last AddPartitionsToTxn found its topic unknown to the coordinator (the
    * leader's probe may find it ready meanwhile); undefined otherwise. What `health.stall.threshold.ms` reports.
    */
-  unknownTopic (topic: string, partition: number): { error: string, detail: string, remedy: string } | undefined {
+  unknownTopic (topic: string, partition: number): Unready | undefined {
     if (!this.#unknown.has(partitionKey(topic, partition))) return undefined
     return {
       error: UNKNOWN_TOPIC,
