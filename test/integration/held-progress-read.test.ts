@@ -6,7 +6,7 @@
  * before the read) once the first ended is warned of again with that transaction's offset. Once both end, the start goes on and the copy is exact.
  */
 import assert from 'node:assert/strict'
-import { test } from 'node:test'
+import { test, type TestContext } from 'node:test'
 import { STOP_DEADLINE_MS } from '../../src/cli/run-command.ts'
 import { createTopic, endOffsets, openTransaction, produce } from '../helpers/kafka.ts'
 import type { TestRecord } from '../helpers/kafka-clients.ts'
@@ -22,10 +22,22 @@ const records = (topic: string, from: number, count: number): TestRecord[] => Ar
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
 
-test('a start held by a transaction open on the offsets topic: warned with the tool lines, in /status heldReads, /healthz 503 past 30 s naming it; held on by a later transaction, warned again at its offset; once both commit the start goes on and the copy is exact', { timeout: 180_000 }, async t => {
-  // Given a flow that copied 5 records and was stopped
+interface StoppedFlow {
+  readonly a: string
+  readonly b: string
+  readonly topic: string
+  readonly remote: string
+  readonly offsetsTopic: string
+  /** Starts an instance of the flow (killed at the test's end if still running). */
+  readonly start: (name: string, options?: { started?: boolean }) => Promise<Instance>
+  /** A record MM2's heartbeat connector writes to the offsets topic (partition 0): the progress read skips it. */
+  readonly heartbeatProgress: () => TestRecord
+}
+
+/** A flow of one new topic (prefix PREFIX) that copied 5 records and was stopped (SIGTERM, exit 0). */
+async function stoppedFlow (t: TestContext, prefix: string): Promise<StoppedFlow> {
   const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
-  const topic = uniqueName('held-progress')
+  const topic = uniqueName(prefix)
   const remote = `${a}.${topic}`
   const offsetsTopic = `mm2-offsets.${a}.internal`
   let instance: Instance | undefined
@@ -35,25 +47,30 @@ test('a start held by a transaction open on the offsets topic: warned with the t
   })
   await createTopic('source', topic, { partitions: 1, t })
   const config = writeTempFile(mm2Properties({ source: 'source', target: 'target', sourceAlias: a, targetAlias: b, extra: [`${a}->${b}.topics = ${topic}`] }), '.properties', t)
+  const start = async (name: string, { started = true }: { started?: boolean } = {}): Promise<Instance> => (instance = await startInstance(config, name, t, [], { started }))
   await produce('source', records(topic, 0, 5))
-  instance = await startInstance(config, 'first', t)
+  const first = await start('first')
   await waitFor(async () => (await endOffsets('target', remote).catch(() => []))[0] === 5n, { timeoutMs: 30_000, message: 'the first 5 records copied' })
-  instance.process.kill('SIGTERM')
-  assert.equal((await instance.process.waitForExit(20_000)).code, 0)
-
-  // When a producer leaves a transaction open on partition 0 of the offsets topic (a record MM2's heartbeat
-  // connector writes there: the progress read skips it), 5 more records arrive, and kmirror starts again
+  first.process.kill('SIGTERM')
+  assert.equal((await first.process.waitForExit(20_000)).code, 0)
   const heartbeatProgress = (): TestRecord => ({
     topic: offsetsTopic, partition: 0, key: Buffer.from(JSON.stringify(['MirrorHeartbeatConnector', { sourceClusterAlias: a, targetClusterAlias: b }])),
     value: Buffer.from('{"offset":0}'), headers: [], timestamp: BigInt(Date.now())
   })
-  // (and a second producer one after it, on the same partition: the read, which goes to the end it finds at its
+  return { a, b, topic, remote, offsetsTopic, start, heartbeatProgress }
+}
+
+test('a start held by a transaction open on the offsets topic: warned with the tool lines, in /status heldReads, /healthz 503 past 30 s naming it; held on by a later transaction, warned again at its offset; once both commit the start goes on and the copy is exact', { timeout: 180_000 }, async t => {
+  // Given a flow that copied 5 records and was stopped
+  const { a, b, topic, remote, offsetsTopic, start, heartbeatProgress } = await stoppedFlow(t, 'held-progress')
+
+  // When a producer leaves a transaction open on partition 0 of the offsets topic, 5 more records arrive, and
+  // kmirror starts again (and a second producer one after it, on the same partition: the read, which goes to the end it finds at its
   // start, is held by each in turn)
   const first = await openTransaction('target', [heartbeatProgress()], t, { timeoutMs: 120_000 })
   const second = await openTransaction('target', [heartbeatProgress()], t, { timeoutMs: 120_000 })
   await produce('source', records(topic, 5, 5))
-  instance = await startInstance(config, 'again', t, [], { started: false })
-  const again = instance
+  const again = await start('again', { started: false })
 
   // Then the read warns, naming the topic, the partition and the transaction's first offset, with the tool lines
   const heldLine = (offset: string): RegExp => new RegExp(`"msg":"reading ${escape(offsetsTopic)} on cluster ${b} waits for a transaction still open there \\(partition 0 at offset (${offset}) of \\d+`)
@@ -102,31 +119,12 @@ test('a start held by a transaction open on the offsets topic: warned with the t
 
 test('a stop (SIGTERM) while the start waits on a transaction open on the offsets topic ends by the stop deadline with exit 0, no error; started again once it commits, the copy is exact', { timeout: 120_000 }, async t => {
   // Given a flow that copied 5 records and was stopped, and a transaction left open on its offsets topic
-  const [a, b] = [uniqueAlias('a'), uniqueAlias('b')]
-  const topic = uniqueName('held-stop')
-  const remote = `${a}.${topic}`
-  const offsetsTopic = `mm2-offsets.${a}.internal`
-  let instance: Instance | undefined
-  removeAliasTopicsAfter(t, ['source', 'target'], [a, b], async () => {
-    instance?.process.kill('SIGKILL')
-    await instance?.process.waitForExit(10_000)
-  })
-  await createTopic('source', topic, { partitions: 1, t })
-  const config = writeTempFile(mm2Properties({ source: 'source', target: 'target', sourceAlias: a, targetAlias: b, extra: [`${a}->${b}.topics = ${topic}`] }), '.properties', t)
-  await produce('source', records(topic, 0, 5))
-  instance = await startInstance(config, 'first', t)
-  await waitFor(async () => (await endOffsets('target', remote).catch(() => []))[0] === 5n, { timeoutMs: 30_000, message: 'the first 5 records copied' })
-  instance.process.kill('SIGTERM')
-  assert.equal((await instance.process.waitForExit(20_000)).code, 0)
-  const open = await openTransaction('target', [{
-    topic: offsetsTopic, partition: 0, key: Buffer.from(JSON.stringify(['MirrorHeartbeatConnector', { sourceClusterAlias: a, targetClusterAlias: b }])),
-    value: Buffer.from('{"offset":0}'), headers: [], timestamp: BigInt(Date.now())
-  }], t, { timeoutMs: 120_000 })
+  const { b, topic, remote, offsetsTopic, start, heartbeatProgress } = await stoppedFlow(t, 'held-stop')
+  const open = await openTransaction('target', [heartbeatProgress()], t, { timeoutMs: 120_000 })
   await produce('source', records(topic, 5, 5))
 
   // When kmirror starts, its start waits on that transaction, and it is stopped (SIGTERM)
-  instance = await startInstance(config, 'held', t, [], { started: false })
-  const held = instance
+  const held = await start('held', { started: false })
   await held.process.waitForOutput(new RegExp(`"msg":"reading ${escape(offsetsTopic)} on cluster ${b} waits for a transaction still open there`), 30_000)
   const stopped = Date.now()
   held.process.kill('SIGTERM')
@@ -141,8 +139,7 @@ test('a stop (SIGTERM) while the start waits on a transaction open on the offset
 
   // And once the transaction commits, a start copies the rest: the copy equals the source
   await open.commit()
-  instance = await startInstance(config, 'again', t)
-  const again = instance
+  const again = await start('again')
   await waitFor(async () => (await endOffsets('target', remote))[0] === 10n, { timeoutMs: 30_000, message: 'the 10 records copied' })
   assertSamePartition(await readCommitted('source', topic, 0), await readCommitted('target', remote, 0), remote)
   again.process.kill('SIGTERM')

@@ -8,7 +8,7 @@ import { FetchOutcomes, type FetchedPartition, type FetchedRecord, type Partitio
 import type { RecordWriter } from '../../../src/kafka/record-writer.ts'
 import { FORGOTTEN, ProgressStore } from '../../../src/replication/progress-store.ts'
 import { partitionKey } from '../../../src/topic-partition.ts'
-import { deferred } from '../../fakes/deferred.ts'
+import { deferred, type Deferred } from '../../fakes/deferred.ts'
 
 const flow = { source: { alias: 'A' }, target: { alias: 'B', producer: { 'transaction.timeout.ms': '60000' } }, offsetStorageTopic: 'mm2-offsets.A.internal', exactlyOnce: true } as unknown as FlowConfig
 const admin = { describeTopics: async (names: readonly string[]) => new Map(names.map(n => [n, { name: n, id: 'x', partitions: 1 }])) } as unknown as AdminClient
@@ -85,6 +85,24 @@ function holdCall (): { call: HeldCall, received: () => Promise<void> } {
  * returns what the log held when its fetch was sent. `holdNextRead` keeps that fetch's answer back until released (a
  * commit runs while the read is under way); `holdNextWrite` keeps a write from landing until released.
  */
+const NOT_LEADER = new KmirrorError(ErrorCodes.PRODUCE, 'offsets topic: NOT_LEADER_OR_FOLLOWER', { retriable: true })
+
+/** WRITER, whose next write after `holdNext` waits for the test to settle it (`reject`: the write fails). */
+function heldWriter (writer: Pick<RecordWriter, 'write'>): { writer: Pick<RecordWriter, 'write'>, holdNext: () => Deferred<never> } {
+  let next: Deferred<never> | null = null
+  return {
+    writer: {
+      write: async batches => {
+        const held = next
+        next = null
+        if (held === null) return await writer.write(batches)
+        return await held.promise
+      }
+    },
+    holdNext: () => (next = deferred<never>())
+  }
+}
+
 function memoryOffsetsTopic (): {
   fetcher: RecordFetcher
   writer: Pick<RecordWriter, 'write'>
@@ -194,14 +212,7 @@ describe('ProgressStore: a load while the data path commits', () => {
     // Given t-0 stored at 5 here, then at 9 by another instance, and a load whose read is under way
     const topic = memoryOffsetsTopic()
     topic.append('t', 0, 5)
-    let failNext = false
-    const writer: Pick<RecordWriter, 'write'> = {
-      write: async batches => {
-        if (!failNext) return await topic.writer.write(batches)
-        failNext = false
-        throw new KmirrorError(ErrorCodes.PRODUCE, 'offsets topic: NOT_LEADER_OR_FOLLOWER', { retriable: true })
-      }
-    }
+    const { writer, holdNext } = heldWriter(topic.writer)
     const store = new ProgressStore(flow, admin, topic.fetcher, writer)
     await store.load(readOnly)
     topic.append('t', 0, 9)
@@ -209,8 +220,10 @@ describe('ProgressStore: a load while the data path commits', () => {
     const loading = store.load(readOnly)
     await read.sent
     // When a commit of 7 fails meanwhile
-    failNext = true
-    await assert.rejects(store.commit(positionsOf(['t', 0, 7])), /NOT_LEADER_OR_FOLLOWER/)
+    const held = holdNext()
+    const failing = store.commit(positionsOf(['t', 0, 7]))
+    held.reject(NOT_LEADER)
+    await assert.rejects(failing, /NOT_LEADER_OR_FOLLOWER/)
     read.release()
     // Then the store takes the read (9) for t-0: 9 again writes nothing, a rewind to 5 is written
     assert.deepEqual([...await loading], [[partitionKey('t', 0), 9]])
@@ -223,15 +236,7 @@ describe('ProgressStore: a load while the data path commits', () => {
     // Given t-0 stored at 5 here, then at 9 by another instance
     const topic = memoryOffsetsTopic()
     topic.append('t', 0, 5)
-    let failHeld = (_err: Error): void => {}
-    let holdNext = false
-    const writer: Pick<RecordWriter, 'write'> = {
-      write: async batches => {
-        if (!holdNext) return await topic.writer.write(batches)
-        holdNext = false
-        return await new Promise((_resolve, reject) => { failHeld = reject })
-      }
-    }
+    const { writer, holdNext } = heldWriter(topic.writer)
     const store = new ProgressStore(flow, admin, topic.fetcher, writer)
     await store.load(readOnly)
     topic.append('t', 0, 9)
@@ -239,11 +244,11 @@ describe('ProgressStore: a load while the data path commits', () => {
     const read = topic.holdNextRead()
     const loading = store.load(readOnly)
     await read.sent
-    holdNext = true
+    const held = holdNext()
     const committing = store.commit(positionsOf(['t', 0, 7]))
     read.release()
     assert.deepEqual([...await loading], [[partitionKey('t', 0), 9]])
-    failHeld(new KmirrorError(ErrorCodes.PRODUCE, 'offsets topic: NOT_LEADER_OR_FOLLOWER', { retriable: true }))
+    held.reject(NOT_LEADER)
     await assert.rejects(committing, /NOT_LEADER_OR_FOLLOWER/)
     // Then a rewind to 5 (the value the load kept in memory) is written, not taken as stored
     assert.equal(await store.commit(positionsOf(['t', 0, 5])), 1)
