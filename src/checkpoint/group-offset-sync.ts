@@ -149,10 +149,15 @@ export class GroupOffsetSync {
     const commits = (await sourceAdmin.groups.listCommittedOffsets(group)).filter(c => this.#replicated(c.topic))
     const translated = translateCommits(group, commits, translator, topic => policy.formatRemoteTopic(flow.source.alias, topic))
     if (translated.length === 0) return null
-    const targetCommitted = await targetAdmin.groups.listCommittedOffsets(group, 'READ')
+    // Stable: a plain read can lag just after the target's coordinator moved, and a sync planned on a lagging
+    // commit could move the group backwards.
+    const target = (await targetAdmin.groups.stableCommittedOffsetsOf([group], 'READ')).get(group)
     // The state is read last, right before the write: a consumer that joined since is seen.
     const state = (await targetAdmin.groups.describeGroups([group], 'READ')).get(group)?.state ?? 'Dead'
-    const plan = planGroupSync(state, translated, targetCommitted)
+    // A transaction holding commits of the group open: an application commits for it there, as a member would.
+    const plan = target?.inTransaction === true
+      ? { writes: [], skipped: [], groupSkipped: GroupSyncSkipReasons.ACTIVE }
+      : planGroupSync(state, translated, target?.offsets ?? [])
     let result: GroupSyncResult = { group, written: plan.writes, skipped: plan.skipped, ...(plan.groupSkipped === undefined ? {} : { groupSkipped: plan.groupSkipped }) }
     if (plan.writes.length > 0) {
       signal?.throwIfAborted()

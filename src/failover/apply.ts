@@ -11,7 +11,7 @@ import { isInactive, type GroupAdmin } from '../kafka/group-admin.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { errorMessage, KmirrorError } from '../errors.ts'
 import { withDeadline } from './clients.ts'
-import { activeMembers, isWritable, partitionId, type GroupPlan } from './plan.ts'
+import { activeMembers, inTransactionRefusal, isWritable, partitionId, type GroupPlan } from './plan.ts'
 import type { OffsetsPlan } from './failover.ts'
 
 export interface ApplyResult {
@@ -30,7 +30,7 @@ export async function applyPlan (plan: OffsetsPlan, destination: ClusterClientCo
 }
 
 /** `applyPlan` through ADMIN, the destination's group admin. */
-export async function applyWith (admin: Pick<GroupAdmin, 'describeGroups' | 'listCommittedOffsets' | 'alterCommittedOffsets'>, plan: OffsetsPlan, destination: ClusterClientConfig, timeoutMs: number): Promise<ApplyResult> {
+export async function applyWith (admin: Pick<GroupAdmin, 'describeGroups' | 'stableCommittedOffsetsOf' | 'alterCommittedOffsets'>, plan: OffsetsPlan, destination: ClusterClientConfig, timeoutMs: number): Promise<ApplyResult> {
   const applied: string[] = []
   const groups: GroupPlan[] = []
   let stoppedAt: string | undefined
@@ -52,7 +52,7 @@ export async function applyWith (admin: Pick<GroupAdmin, 'describeGroups' | 'lis
  * grant, a timeout) becomes the group's problem, worded by how far it got: before the write nothing was written;
  * during it some partitions may be (a commit is per partition, and one given up on may still land).
  */
-async function applyGroup (admin: Pick<GroupAdmin, 'describeGroups' | 'listCommittedOffsets' | 'alterCommittedOffsets'>, group: GroupPlan, destination: ClusterClientConfig, timeoutMs: number): Promise<{ plan: GroupPlan, written: boolean }> {
+async function applyGroup (admin: Pick<GroupAdmin, 'describeGroups' | 'stableCommittedOffsetsOf' | 'alterCommittedOffsets'>, group: GroupPlan, destination: ClusterClientConfig, timeoutMs: number): Promise<{ plan: GroupPlan, written: boolean }> {
   let changed: string | undefined
   try {
     changed = await withDeadline(changedSincePlan(admin, group), timeoutMs, destination)
@@ -73,12 +73,14 @@ async function applyGroup (admin: Pick<GroupAdmin, 'describeGroups' | 'listCommi
   }
 }
 
-async function changedSincePlan (admin: Pick<GroupAdmin, 'describeGroups' | 'listCommittedOffsets'>, plan: GroupPlan): Promise<string | undefined> {
+async function changedSincePlan (admin: Pick<GroupAdmin, 'describeGroups' | 'stableCommittedOffsetsOf'>, plan: GroupPlan): Promise<string | undefined> {
   const description = (await admin.describeGroups([plan.group])).get(plan.group)
   if (description !== undefined && !isInactive(description.state)) {
     return `group ${plan.group} became active on ${plan.cluster} (${activeMembers(description.members, description.state)}, state ${description.state}) after it was planned: nothing written; stop its consumers and plan again`
   }
-  const now = new Map((await admin.listCommittedOffsets(plan.group)).map(c => [partitionId(c.topic, c.partition), c.offset]))
+  const read = (await admin.stableCommittedOffsetsOf([plan.group])).get(plan.group)
+  if (read?.inTransaction === true) return `${inTransactionRefusal(plan.group, plan.cluster)}; nothing written`
+  const now = new Map((read?.offsets ?? []).map(c => [partitionId(c.topic, c.partition), c.offset]))
   const moved = plan.moves.find(m => (now.get(partitionId(m.topic, m.partition)) ?? null) !== m.current)
   if (moved !== undefined) {
     return `the committed offset of ${moved.topic}-${moved.partition} changed after it was planned (${moved.current ?? 'none'} -> ${now.get(partitionId(moved.topic, moved.partition)) ?? 'none'}): nothing written; plan again`

@@ -19,7 +19,7 @@ import { withDeadline } from './clients.ts'
 import { errorMessage } from '../errors.ts'
 import { loadFlowHistory, type FlowHistory } from './flow-history.ts'
 import type { Translation } from '../checkpoint/offset-history.ts'
-import { activeMembers, partitionId, PlanKinds, planGroup, problemPlan, type GroupPlan, type PlanKind, type WantedOffset } from './plan.ts'
+import { activeMembers, partitionId, PlanKinds, planGroup, problemPlan, type GroupFacts, type GroupPlan, type PlanKind, type WantedOffset } from './plan.ts'
 
 export interface GroupSelection {
   /** Explicit group ids, or... */
@@ -69,14 +69,20 @@ async function selectGroups (selection: GroupSelection, available: () => Promise
   }
 }
 
-async function destinationFacts (clients: ClusterClients, groups: readonly string[]): Promise<{ descriptions: Map<string, GroupDescription>, commits: Map<string, Map<string, number>> }> {
+/** What a plan compares with on the destination, per group: its state, its stable commits, an open transaction. */
+type DestinationFacts = Pick<GroupFacts, 'state' | 'members' | 'current' | 'inTransaction'>
+
+async function destinationFacts (clients: ClusterClients, groups: readonly string[]): Promise<(group: string) => DestinationFacts> {
   const descriptions = await clients.admin.groups.describeGroups(groups)
-  const commits = new Map<string, Map<string, number>>()
-  for (const group of groups) {
-    const listed = await clients.admin.groups.listCommittedOffsets(group)
-    commits.set(group, new Map(listed.map(c => [partitionId(c.topic, c.partition), c.offset])))
+  const commits = await clients.admin.groups.stableCommittedOffsetsOf(groups)
+  return group => {
+    const read = commits.get(group)
+    return {
+      ...stateOf(descriptions.get(group)),
+      current: new Map((read?.offsets ?? []).map(c => [partitionId(c.topic, c.partition), c.offset])),
+      inTransaction: read?.inTransaction === true
+    }
   }
-  return { descriptions, commits }
 }
 
 /**
@@ -131,7 +137,7 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
         const { wanted, missing } = present(group)
         return planGroup({
           kind: PlanKinds.FAILOVER, group, cluster: flow.target.alias, force: options.force,
-          ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!, wanted,
+          ...dest(group), wanted,
           notes: [...activeElsewhere(descriptions.get(group), flow.source.alias), ...nothingToTranslate(wanted, group, flow.source.alias), ...notCopiedYet(commits.get(group)!, history, flow), ...missing]
         })
       })
@@ -151,7 +157,7 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
       const { wanted, missing } = present(group)
       return planGroup({
         kind: PlanKinds.FAILOVER, group, cluster: flow.target.alias, force: options.force,
-        ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!, wanted,
+        ...dest(group), wanted,
         notes: [`using the group's checkpoints on ${flow.target.alias}, the oldest written at ${new Date(oldest).toISOString()} (${Math.round((Date.now() - oldest) / 1000)} s ago): commits made on ${flow.source.alias} after them are not known, so the consumer re-reads what it processed since; partitions with no checkpoint are not moved`, ...missing]
       })
     })
@@ -243,7 +249,7 @@ export async function planFailback (flow: FlowConfig, options: MoveOptions): Pro
       const { wanted, missing } = present(group)
       return planGroup({
         kind: PlanKinds.FAILBACK, group, cluster: flow.source.alias, force: options.force,
-        ...stateOf(dest.descriptions.get(group)), current: dest.commits.get(group)!, wanted,
+        ...dest(group), wanted,
         notes: [...activeElsewhere(onRemote.get(group), flow.target.alias), ...nothingToTranslate(wanted, group, flow.target.alias), ...missing]
       })
     })

@@ -59,8 +59,8 @@ export async function planOffsetsSet (request: OffsetsSetRequest): Promise<Offse
       await clients.checkBrokers()
       const groups = await groupsInScope(clients, request)
       const states = await clients.admin.groups.describeGroups(groups)
-      const committed = await clients.admin.groups.listCommittedOffsetsOf(groups)
-      const current = new Map(groups.map(g => [g, new Map((committed.get(g) ?? []).map(c => [partitionId(c.topic, c.partition), c.offset]))]))
+      const committed = await clients.admin.groups.stableCommittedOffsetsOf(groups)
+      const current = new Map(groups.map(g => [g, new Map((committed.get(g)?.offsets ?? []).map(c => [partitionId(c.topic, c.partition), c.offset]))]))
       const scopes = await scopesOf(clients, request, groups, current)
       const ranges = await rangesOfScopes(clients, [...scopes.values()], request.spec)
       const plans: GroupPlan[] = []
@@ -68,7 +68,8 @@ export async function planOffsetsSet (request: OffsetsSetRequest): Promise<Offse
       const errors: string[] = []
       for (const group of groups) {
         const state = states.get(group)
-        const planned = planOneGroup(request, group, { state: state?.state ?? 'Dead', members: state?.members ?? 0 }, current.get(group)!, scopes.get(group)!, ranges)
+        const facts = { state: state?.state ?? 'Dead', members: state?.members ?? 0, inTransaction: committed.get(group)?.inTransaction === true }
+        const planned = planOneGroup(request, group, facts, current.get(group)!, scopes.get(group)!, ranges)
         if ('errors' in planned) errors.push(...planned.errors)
         else {
           plans.push(planned.plan)
@@ -107,7 +108,7 @@ async function scopesOf (clients: Clients, request: OffsetsSetRequest, groups: r
   return new Map(groups.map(g => [g, checkScope(wanted.get(g)!, counts, g, toolClusterOf(request.cluster.alias, request.cluster.admin))]))
 }
 
-type PlanState = { readonly state: GroupPlan['state'], readonly members: number }
+type PlanState = { readonly state: GroupPlan['state'], readonly members: number, readonly inTransaction: boolean }
 
 function planOneGroup (request: OffsetsSetRequest, group: string, state: PlanState, current: ReadonlyMap<string, number>, scope: GroupScope,
   ranges: ReadonlyMap<string, Range>): { plan: GroupPlan, positions: PlannedPosition[] } | { errors: string[] } {
@@ -125,7 +126,7 @@ function planOneGroup (request: OffsetsSetRequest, group: string, state: PlanSta
   if (errors.length > 0) return { errors }
   const plan = planGroup({
     kind: PlanKinds.OFFSETS_SET, group, cluster: request.cluster.alias, force: request.force,
-    state: state.state, members: state.members, current, wanted, notes: scope.notes
+    state: state.state, members: state.members, inTransaction: state.inTransaction, current, wanted, notes: scope.notes
   })
   return { plan, positions: wanted.map(w => ({ group, topic: w.topic, partition: w.partition, offset: w.offset })) }
 }

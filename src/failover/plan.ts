@@ -89,6 +89,8 @@ export interface GroupFacts {
   readonly wanted: readonly WantedOffset[]
   readonly notes?: readonly string[]
   readonly force: boolean
+  /** A transaction holds commits of the group open on `cluster` (group-admin.ts StableCommits): it is in use. */
+  readonly inTransaction?: boolean
 }
 
 /** The key of a partition in `GroupFacts.current` (topic-partition.ts). */
@@ -133,6 +135,7 @@ function refusalsOf (facts: GroupFacts, moves: readonly PartitionMove[]): string
   if (isActive(facts.state)) {
     out.push(`group ${facts.group} has ${activeMembers(facts.members, facts.state)} on ${facts.cluster} (state ${facts.state}): stop its consumers first (--force does not override this)`)
   }
+  if (facts.inTransaction === true) out.push(inTransactionRefusal(facts.group, facts.cluster))
   if (facts.force) return out
   const rewinds = moves.filter(m => m.reRead > 0)
   if (rewinds.length > 0 && facts.kind !== PlanKinds.OFFSETS_SET) {
@@ -149,6 +152,12 @@ function refusalsOf (facts: GroupFacts, moves: readonly PartitionMove[]): string
       'records there may be skipped: use --force to move there anyway, or kmirror offsets set to choose the offset')
   }
   return out
+}
+
+/** A group whose commits a transaction holds open: an application commits for it now, members or not. */
+export function inTransactionRefusal (group: string, cluster: string): string {
+  return `a transaction holds commits of group ${group} open on ${cluster} (UNSTABLE_OFFSET_COMMIT): an application commits offsets for it in transactions, so it is in use; ` +
+    'stop that application, or let its transaction end, then plan again (--force does not override this)'
 }
 
 function describeMove (m: PartitionMove): string {

@@ -224,6 +224,8 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   OUT_OF_ORDER_SEQUENCE_NUMBER: TRANSIENT,
   THROTTLING_QUOTA_EXCEEDED: TRANSIENT,
   CONCURRENT_TRANSACTIONS: COORDINATOR_BUSY,
+  // A stable read of a group's commits (group-admin.ts) while a transaction of the application using it is open.
+  UNSTABLE_OFFSET_COMMIT: { ...TRANSIENT, hint: 'a transaction holds commits of the group not yet committed or aborted: a transactional application uses the group now; stop it (or let its transaction end) and run again' },
   // Group membership (group-member.ts handles each before this table; these say what the rest of kmirror may do).
   REBALANCE_IN_PROGRESS: { ...TRANSIENT, membership: MembershipErrors.REBALANCING },
   MEMBER_ID_REQUIRED: { ...TRANSIENT, membership: MembershipErrors.ID_REQUIRED },

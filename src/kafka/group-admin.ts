@@ -7,7 +7,7 @@ import type { Admin } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
 import { withApiDeadline } from './api-deadline.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { toKmirrorError } from './errors.ts'
+import { kafkaErrorNames, toKmirrorError } from './errors.ts'
 import { withGrant, type AclGrant } from './acl-grant.ts'
 import { describeAnyGroups, type GroupConnections } from './group-describer.ts'
 import { toOffset } from './offsets.ts'
@@ -58,6 +58,29 @@ export function isInactive (state: GroupState): boolean {
 
 /** The group operation a refused read names: DESCRIBE reads it; READ, which implies DESCRIBE, also commits. */
 export type GroupGrant = 'DESCRIBE' | 'READ'
+
+/**
+ * How a read of committed offsets may answer. `stable`: from every commit the coordinator has written, waiting for
+ * those not yet replicated (OffsetFetch require_stable, v7+). Without it, Kafka 4's group coordinator answers from
+ * the high watermark of its __consumer_offsets partition, which lags for a moment after a broker took the
+ * partition over: a group just committed to can read as having no commit, or an older one. A decision that
+ * compares with the current commit (a plan's re-read and skip, its check before the write, a sync that never moves
+ * a group backwards) reads stable. A partition with transactional offsets not yet committed or aborted answers
+ * UNSTABLE_OFFSET_COMMIT (Kafka before 4): asked again, then an error naming it.
+ */
+export interface CommittedReadOptions {
+  readonly stable?: boolean
+}
+
+/** A group's commits read stable (CommittedReadOptions). */
+export interface StableCommits {
+  readonly offsets: CommittedOffset[]
+  /**
+   * A transaction of an application using the group holds commits of it open (UNSTABLE_OFFSET_COMMIT, asked again
+   * first): the group is in use, and `offsets` are its last committed ones, read plainly.
+   */
+  readonly inTransaction: boolean
+}
 
 /** Groups asked about in one DescribeGroups or OffsetFetch request. */
 const GROUPS_PER_REQUEST = 100
@@ -113,21 +136,44 @@ export class GroupAdmin {
   }
 
   /** The committed offsets of a group; partitions without a commit are left out. */
-  async listCommittedOffsets (groupId: string, grant: GroupGrant = 'DESCRIBE'): Promise<CommittedOffset[]> {
-    return (await this.listCommittedOffsetsOf([groupId], grant)).get(groupId) ?? []
+  async listCommittedOffsets (groupId: string, grant: GroupGrant = 'DESCRIBE', options: CommittedReadOptions = {}): Promise<CommittedOffset[]> {
+    return (await this.listCommittedOffsetsOf([groupId], grant, options)).get(groupId) ?? []
   }
 
   /**
    * The committed offsets of several groups, by group: one OffsetFetch per coordinator for up to GROUPS_PER_REQUEST
    * groups (Kafka 3.0+, OffsetFetch v8; the library asks group by group on older brokers).
    */
-  async listCommittedOffsetsOf (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE'): Promise<Map<string, CommittedOffset[]>> {
+  async listCommittedOffsetsOf (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE', options: CommittedReadOptions = {}): Promise<Map<string, CommittedOffset[]>> {
     const out = new Map<string, CommittedOffset[]>()
     for (let i = 0; i < groupIds.length; i += GROUPS_PER_REQUEST) {
       const chunk = groupIds.slice(i, i + GROUPS_PER_REQUEST)
       const action = chunk.length === 1 ? `read committed offsets of group ${chunk[0]}` : `read committed offsets of ${chunk.length} groups`
-      const result = await this.#call(action, () => this.#admin.listConsumerGroupOffsets({ groups: [...chunk] }), { group: { operation: grant, resourceType: 'group', names: chunk } })
+      const result = await this.#call(action, () => this.#admin.listConsumerGroupOffsets({ groups: [...chunk], requireStable: options.stable === true }), { group: { operation: grant, resourceType: 'group', names: chunk } })
       for (const group of result) out.set(group.groupId, committedOffsetsOf(group.topics))
+    }
+    return out
+  }
+
+  /**
+   * The stable commits of several groups, by group. One group's open transaction fails the request for all, so
+   * then each is asked alone; a group still answering UNSTABLE_OFFSET_COMMIT is read plainly and told in use.
+   */
+  async stableCommittedOffsetsOf (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE'): Promise<Map<string, StableCommits>> {
+    try {
+      const read = await this.listCommittedOffsetsOf(groupIds, grant, { stable: true })
+      return new Map(groupIds.map(g => [g, { offsets: read.get(g) ?? [], inTransaction: false }]))
+    } catch (err) {
+      if (!isUnstableCommit(err)) throw err
+    }
+    const out = new Map<string, StableCommits>()
+    for (const group of groupIds) {
+      try {
+        out.set(group, { offsets: await this.listCommittedOffsets(group, grant, { stable: true }), inTransaction: false })
+      } catch (err) {
+        if (!isUnstableCommit(err)) throw err
+        out.set(group, { offsets: await this.listCommittedOffsets(group, grant), inTransaction: true })
+      }
     }
     return out
   }
@@ -161,4 +207,8 @@ export class GroupAdmin {
       throw grant === undefined ? refused : withGrant(refused, described, grant, this.#principal, this.#cluster)
     }
   }
+}
+
+function isUnstableCommit (err: unknown): boolean {
+  return kafkaErrorNames(err).includes('UNSTABLE_OFFSET_COMMIT')
 }

@@ -13,8 +13,8 @@
  *
  * Operator commands (third test): `offsets set` on the trio, with default timeouts, while the broker coordinating
  * the group is frozen (SIGSTOP: connections accepted, nothing answered): the broker check does not wait for the
- * frozen broker past a few seconds, the group is described where the coordinator moved (never read as absent) and
- * every partition is written, well within `--timeout`.
+ * frozen broker past a few seconds, the group's commits are read where the coordinator moved (stable: never read
+ * as absent) and every partition is written, well within `--timeout`.
  *
  * A wedged broker (fourth test): the broker coordinating the group, listed first in `bootstrap.servers`, frozen.
  * Each member gives its heartbeat up after a session, finds the coordinator through the other brokers (the frozen
@@ -231,7 +231,7 @@ test('offsets set while the broker coordinating the group is frozen (SIGSTOP): i
 
   // Then, well within its --timeout (the frozen broker's answer to the broker check is not waited for past a few
   // seconds), it described the group where the coordinator moved (Empty, no member) and wrote both partitions
-  assert.equal(set.code, 0, set.stderr)
+  assert.equal(set.code, 0, set.stdout + set.stderr)
   // (waiting out the frozen broker's request.timeout.ms would take 30 s; the bound leaves room for a loaded machine
   // starting the Node process and the controller fencing the broker)
   assert.ok(took < 25_000, `took ${took} ms`)
@@ -240,6 +240,9 @@ test('offsets set while the broker coordinating the group is frozen (SIGSTOP): i
   // so an offsets-only group may look absent. Either means no member; the broker's own check of the write, which
   // refuses a write under a group with members, is what keeps an active group safe.)
   assert.ok(['Empty', 'Dead'].includes(set.plan.groups[0]!.state), set.plan.groups[0]!.state)
+  // The commits, though, are read stable (they decide the re-read and the check before the write): both at 5, never
+  // read as absent (a plain read planned "none -> 0", then the check before the write read 5 and refused: exit 5).
+  assert.deepEqual(set.plan.groups[0]!.moves.map(m => [m.partition, m.current, m.next]), [[0, 5, 0], [1, 5, 0]])
   assert.deepEqual([set.plan.groups[0]!.members, set.plan.groups[0]!.written], [0, true])
   t.diagnostic(`the group is coordinated by node ${moved.nodeId} now`)
   // (the thawed broker may answer from its stale copy of the group until it has read that it lost it)

@@ -45,7 +45,7 @@ describe('planGroupSync', () => {
 const flow = { name: 'A->B', source: { alias: 'A' }, topics: ['.*'], topicsExclude: ['excluded'], groups: ['.*'], groupsExclude: ['console-consumer-.*'] } as unknown as FlowConfig
 const policy = createReplicationPolicy({ className: 'org.apache.kafka.connect.mirror.DefaultReplicationPolicy', separator: '.', internalTopicSeparatorEnabled: true, sourceClusterAlias: 'A' })
 
-function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, CommittedOffset[]>, states: Map<string, GroupState>, options: { refuseWrite?: (g: string) => boolean, joinOnWrite?: boolean, onDescribe?: (g: string) => void } = {}) {
+function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, CommittedOffset[]>, states: Map<string, GroupState>, options: { refuseWrite?: (g: string) => boolean, joinOnWrite?: boolean, onDescribe?: (g: string) => void, inTransaction?: readonly string[] } = {}) {
   const logger = memoryLogger()
   const counted: [MetricKey, MetricLabels, number][] = []
   const writes: [string, unknown][] = []
@@ -56,7 +56,7 @@ function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, C
     sourceAdmin: { groups: { listGroups: async () => [...source.keys()].map(groupId => ({ groupId, state: 'Stable' as const, protocolType: 'consumer' })), listCommittedOffsets: async (g: string) => source.get(g) ?? [] } } as never,
     targetAdmin: {
       groups: {
-        listCommittedOffsets: async (g: string) => target.get(g) ?? [],
+        stableCommittedOffsetsOf: async (ids: readonly string[]) => new Map(ids.map(g => [g, { offsets: target.get(g) ?? [], inTransaction: options.inTransaction?.includes(g) === true }])),
         describeGroups: async (ids: readonly string[]) => {
           describes.push(...ids)
           for (const g of ids) options.onDescribe?.(g)
@@ -114,6 +114,15 @@ describe('GroupOffsetSync', () => {
     const [result] = await sync.sync()
     assert.equal(result?.groupSkipped, 'active')
     assert.deepEqual(result?.written, [])
+    assert.deepEqual(counted, [['groupOffsetSyncSkippedActive', { flow: 'A->B' }, 1]])
+  })
+
+  it('given an application committing for the target group in a transaction (no member), then the group counts as active and nothing is written', async () => {
+    // (the target's stable read of its commits answered UNSTABLE_OFFSET_COMMIT: group-admin.ts StableCommits)
+    const { sync, writes, counted } = syncWith(new Map([['txn', [{ topic: 'orders', partition: 0, offset: 5, metadata: '' }]]]), new Map(), new Map([['txn', 'Empty']]), { inTransaction: ['txn'] })
+    const [result] = await sync.sync()
+    assert.equal(result?.groupSkipped, 'active')
+    assert.deepEqual(writes, [])
     assert.deepEqual(counted, [['groupOffsetSyncSkippedActive', { flow: 'A->B' }, 1]])
   })
 

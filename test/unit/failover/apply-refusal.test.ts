@@ -31,7 +31,7 @@ test('an apply that fails at a group says which groups were written, that the fa
   const written: string[] = []
   const admin = {
     describeGroups: async (groups: readonly string[]) => new Map(groups.map(g => [g, { group: g, state: 'Empty', members: 0 } as unknown as GroupDescription])),
-    listCommittedOffsets: async () => [],
+    stableCommittedOffsetsOf: async (groups: readonly string[]) => new Map(groups.map(g => [g, { offsets: [], inTransaction: false }])),
     alterCommittedOffsets: async (g: string) => {
       if (g === 'g2') throw new KmirrorError(ErrorCodes.NOT_AUTHORIZED, 'cluster B refused READ on group g2 to User:kmirror; grant it')
       written.push(g)
@@ -49,4 +49,25 @@ test('an apply that fails at a group says which groups were written, that the fa
   assert.equal(g3!.problem, 'not written: the apply stopped when group g2 failed; plan again')
   // and the exit code says a group could not be done (3), not "refused" or "applied"
   assert.equal(exitCodeOf(result.plan.groups, true), ExitCodes.START_FAILED)
+})
+
+test('an apply whose check before the write finds a transaction holding the group\'s commits open refuses that group, writes the others', async () => {
+  // Given two groups planned writable, and an application beginning to commit for g1 in a transaction since
+  const moves = [{ topic: 'A.orders', partition: 0, current: null, next: 10, reRead: 0, skip: 0, exact: true }]
+  const group = (name: string): GroupPlan => ({ group: name, cluster: 'B', state: 'Empty', members: 0, moves, unchanged: 0, refusals: [], notes: [] })
+  const plan: OffsetsPlan = { kind: PlanKinds.OFFSETS_SET, flow: '', from: 'B', to: 'B', basis: 'manual', notes: [], groups: [group('g1'), group('g2')] }
+  const written: string[] = []
+  const admin = {
+    describeGroups: async (groups: readonly string[]) => new Map(groups.map(g => [g, { groupId: g, state: 'Empty', members: 0, protocolType: 'consumer' } satisfies GroupDescription])),
+    stableCommittedOffsetsOf: async (groups: readonly string[]) => new Map(groups.map(g => [g, { offsets: [], inTransaction: g === 'g1' }])),
+    alterCommittedOffsets: async (g: string) => { written.push(g) }
+  }
+  const destination = { alias: 'B', admin: { 'bootstrap.servers': 'b:9092' }, bootstrapServers: ['b:9092'] } as unknown as ClusterClientConfig
+  // When it is applied
+  const result = await applyWith(admin, plan, destination, 5000)
+  // Then g1 is refused (exit 5), saying why, and g2 written
+  assert.deepEqual(written, ['g2'])
+  assert.deepEqual(result.plan.groups[0]!.refusals, ['a transaction holds commits of group g1 open on B (UNSTABLE_OFFSET_COMMIT): an application commits offsets for it in transactions, so it is in use; ' +
+    'stop that application, or let its transaction end, then plan again (--force does not override this); nothing written'])
+  assert.equal(exitCodeOf(result.plan.groups, true), ExitCodes.REFUSED)
 })

@@ -38,6 +38,14 @@ test('a group with active members on the destination is refused even with --forc
   assert.match(plan.refusals[0]!, /2 active member\(s\) on B \(state Stable\)/)
 })
 
+test('a group whose commits a transaction holds open on the destination (no member) is refused even with --force, naming UNSTABLE_OFFSET_COMMIT', () => {
+  const plan = planGroup(facts({ force: true, inTransaction: true, wanted: [wanted(0, 100)] }))
+  assert.deepEqual(plan.refusals, ['a transaction holds commits of group g open on B (UNSTABLE_OFFSET_COMMIT): an application commits offsets for it in transactions, so it is in use; ' +
+    'stop that application, or let its transaction end, then plan again (--force does not override this)'])
+  assert.equal(isWritable(plan), false)
+  assert.equal(exitCodeOf([plan], true), ExitCodes.REFUSED)
+})
+
 test('partitions already at the planned offset are not moves, so a second apply changes nothing', () => {
   const current = new Map([[partitionId('A.orders', 0), 100], [partitionId('A.orders', 1), 7]])
   const plan = planGroup(facts({ state: 'Stable', members: 1, current, wanted: [wanted(0, 100), wanted(1, 7)] }))
