@@ -26,6 +26,8 @@ import { createGroupFilter, translateCommits, type TranslatedCommit, type Transl
 export const GroupSyncSkipReasons = {
   /** The target group has members: consumers there own its offsets. */
   ACTIVE: 'active',
+  /** A transaction holds commits of the target group open: an application commits for it there (counted as active). */
+  IN_TRANSACTION: 'in-transaction',
   /** The translation is not exact (beyond what was replicated, before the history). */
   INEXACT: 'inexact',
   /** The target group already committed beyond the translated offset (a consumer there moved it on its own). */
@@ -55,8 +57,15 @@ export interface GroupSyncPlan {
 
 const key = partitionKey
 
+/** Why a whole group was left alone, as its debug line says. */
+const GROUP_SKIPPED: Partial<Record<GroupSyncSkipReason, string>> = {
+  [GroupSyncSkipReasons.ACTIVE]: 'the target group has active members',
+  [GroupSyncSkipReasons.IN_TRANSACTION]: 'a transaction holds commits of the target group open (an application commits offsets for it there)'
+}
+
 const SKIP_METRICS = {
   [GroupSyncSkipReasons.ACTIVE]: 'groupOffsetSyncSkippedActive',
+  [GroupSyncSkipReasons.IN_TRANSACTION]: 'groupOffsetSyncSkippedActive',
   [GroupSyncSkipReasons.INEXACT]: 'groupOffsetSyncSkippedInexact',
   [GroupSyncSkipReasons.NOT_FORWARD]: 'groupOffsetSyncSkippedNotForward'
 } as const satisfies Record<GroupSyncSkipReason, MetricKey>
@@ -151,12 +160,13 @@ export class GroupOffsetSync {
     if (translated.length === 0) return null
     // Stable: a plain read can lag just after the target's coordinator moved, and a sync planned on a lagging
     // commit could move the group backwards.
-    const target = (await targetAdmin.groups.stableCommittedOffsetsOf([group], 'READ')).get(group)
+    const asked = new Map([[group, translated.map(t => ({ topic: t.remoteTopic, partition: t.partition }))]])
+    const target = (await targetAdmin.groups.stableCommittedOffsetsOf([group], 'READ', asked)).get(group)
     // The state is read last, right before the write: a consumer that joined since is seen.
     const state = (await targetAdmin.groups.describeGroups([group], 'READ')).get(group)?.state ?? 'Dead'
     // A transaction holding commits of the group open: an application commits for it there, as a member would.
     const plan = target?.inTransaction === true
-      ? { writes: [], skipped: [], groupSkipped: GroupSyncSkipReasons.ACTIVE }
+      ? { writes: [], skipped: [], groupSkipped: GroupSyncSkipReasons.IN_TRANSACTION }
       : planGroupSync(state, translated, target?.offsets ?? [])
     let result: GroupSyncResult = { group, written: plan.writes, skipped: plan.skipped, ...(plan.groupSkipped === undefined ? {} : { groupSkipped: plan.groupSkipped }) }
     if (plan.writes.length > 0) {
@@ -179,7 +189,7 @@ export class GroupOffsetSync {
   #report (result: GroupSyncResult, state: GroupState): void {
     const { flow, log, metrics } = this.#deps
     if (result.groupSkipped !== undefined) {
-      log.debug({ group: result.group, state, reason: result.groupSkipped }, 'group offsets not synced: the target group has active members')
+      log.debug({ group: result.group, state, reason: result.groupSkipped }, `group offsets not synced: ${GROUP_SKIPPED[result.groupSkipped] ?? 'skipped'}`)
       metrics.inc(SKIP_METRICS[result.groupSkipped], { flow: flow.name })
       return
     }

@@ -62,6 +62,8 @@ export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
 
 export class AdminClient {
   readonly #admin: Admin
+  /** Made on first use (stable group reads): the same options, no retries of the library's own. */
+  #singleAttempt: Admin | undefined
   readonly #cluster: ClusterContext
   readonly #principal: string
   /** `default.api.timeout.ms`: the bound of each operation, its retries included. */
@@ -81,7 +83,8 @@ export class AdminClient {
     this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
     this.#bootstrap = (props['bootstrap.servers'] ?? '').split(',').map(s => s.trim()).filter(s => s.length > 0).map(addressKey)
     const connections = { any: () => this.#anyConnection(), broker: (node: number) => this.#brokerConnection(node) }
-    this.groups = new GroupAdmin(this.#admin, connections, cluster, this.#apiTimeoutMs, this.#principal)
+    const singleAttempt = (): Admin => (this.#singleAttempt ??= watchedLibraryClient(new Admin({ ...toConnectOptions(props, clientId), retries: 0 }), cluster.label))
+    this.groups = new GroupAdmin(this.#admin, connections, cluster, this.#apiTimeoutMs, this.#principal, singleAttempt)
     this.#configs = new TopicConfigAdmin(this.#admin, cluster, this.#principal, (action, fn) => this.#call(action, fn))
   }
 
@@ -287,7 +290,7 @@ export class AdminClient {
   }
 
   async close (): Promise<void> {
-    await this.#admin.close().catch(() => undefined)
+    await Promise.all([this.#admin.close().catch(() => undefined), this.#singleAttempt?.close().catch(() => undefined)])
   }
 
   /**

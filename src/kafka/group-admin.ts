@@ -7,7 +7,9 @@ import type { Admin } from '@platformatic/kafka'
 import { ErrorCodes } from '../errors.ts'
 import { withApiDeadline } from './api-deadline.ts'
 import type { ClusterContext } from './connection-hints.ts'
-import { kafkaErrorNames, toKmirrorError } from './errors.ts'
+import { toKmirrorError } from './errors.ts'
+import type { TopicPartition } from '../topic-partition.ts'
+import { readStable, type CommittedOffset, type StableCommits, type StableRequest } from './stable-commits.ts'
 import { withGrant, type AclGrant } from './acl-grant.ts'
 import { describeAnyGroups, type GroupConnections } from './group-describer.ts'
 import { toOffset } from './offsets.ts'
@@ -35,12 +37,7 @@ export function isConsumerProtocol (protocolType: string): boolean {
   return protocolType === 'consumer' || protocolType === ''
 }
 
-export interface CommittedOffset {
-  readonly topic: string
-  readonly partition: number
-  readonly offset: number
-  readonly metadata: string
-}
+export type { CommittedOffset, StableCommits } from './stable-commits.ts'
 
 const STATES: Record<string, GroupState> = {
   EMPTY: 'Empty', STABLE: 'Stable', PREPARING_REBALANCE: 'PreparingRebalance', COMPLETING_REBALANCE: 'CompletingRebalance', DEAD: 'Dead', ASSIGNING: 'Assigning', RECONCILING: 'Reconciling'
@@ -58,29 +55,6 @@ export function isInactive (state: GroupState): boolean {
 
 /** The group operation a refused read names: DESCRIBE reads it; READ, which implies DESCRIBE, also commits. */
 export type GroupGrant = 'DESCRIBE' | 'READ'
-
-/**
- * How a read of committed offsets may answer. `stable`: from every commit the coordinator has written, waiting for
- * those not yet replicated (OffsetFetch require_stable, v7+). Without it, Kafka 4's group coordinator answers from
- * the high watermark of its __consumer_offsets partition, which lags for a moment after a broker took the
- * partition over: a group just committed to can read as having no commit, or an older one. A decision that
- * compares with the current commit (a plan's re-read and skip, its check before the write, a sync that never moves
- * a group backwards) reads stable. A partition with transactional offsets not yet committed or aborted answers
- * UNSTABLE_OFFSET_COMMIT (Kafka before 4): asked again, then an error naming it.
- */
-export interface CommittedReadOptions {
-  readonly stable?: boolean
-}
-
-/** A group's commits read stable (CommittedReadOptions). */
-export interface StableCommits {
-  readonly offsets: CommittedOffset[]
-  /**
-   * A transaction of an application using the group holds commits of it open (UNSTABLE_OFFSET_COMMIT, asked again
-   * first): the group is in use, and `offsets` are its last committed ones, read plainly.
-   */
-  readonly inTransaction: boolean
-}
 
 /** Groups asked about in one DescribeGroups or OffsetFetch request. */
 const GROUPS_PER_REQUEST = 100
@@ -100,6 +74,8 @@ function committedOffsetsOf (topics: FetchedTopics): CommittedOffset[] {
 
 export class GroupAdmin {
   readonly #admin: Admin
+  /** The same cluster's library Admin without retries of its own, for reads that retry by their own rules. */
+  readonly #singleAttempt: () => Admin
   readonly #connections: GroupConnections
   readonly #cluster: ClusterContext
   readonly #apiTimeoutMs: number
@@ -107,8 +83,9 @@ export class GroupAdmin {
   readonly #principal: string
 
   /** `apiTimeoutMs`: `default.api.timeout.ms`, the bound of each operation. */
-  constructor (admin: Admin, connections: GroupConnections, cluster: ClusterContext, apiTimeoutMs: number, principal: string) {
+  constructor (admin: Admin, connections: GroupConnections, cluster: ClusterContext, apiTimeoutMs: number, principal: string, singleAttempt: () => Admin = () => admin) {
     this.#admin = admin
+    this.#singleAttempt = singleAttempt
     this.#connections = connections
     this.#cluster = cluster
     this.#apiTimeoutMs = apiTimeoutMs
@@ -136,46 +113,50 @@ export class GroupAdmin {
   }
 
   /** The committed offsets of a group; partitions without a commit are left out. */
-  async listCommittedOffsets (groupId: string, grant: GroupGrant = 'DESCRIBE', options: CommittedReadOptions = {}): Promise<CommittedOffset[]> {
-    return (await this.listCommittedOffsetsOf([groupId], grant, options)).get(groupId) ?? []
+  async listCommittedOffsets (groupId: string, grant: GroupGrant = 'DESCRIBE'): Promise<CommittedOffset[]> {
+    return (await this.listCommittedOffsetsOf([groupId], grant)).get(groupId) ?? []
   }
 
   /**
    * The committed offsets of several groups, by group: one OffsetFetch per coordinator for up to GROUPS_PER_REQUEST
    * groups (Kafka 3.0+, OffsetFetch v8; the library asks group by group on older brokers).
    */
-  async listCommittedOffsetsOf (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE', options: CommittedReadOptions = {}): Promise<Map<string, CommittedOffset[]>> {
+  async listCommittedOffsetsOf (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE'): Promise<Map<string, CommittedOffset[]>> {
     const out = new Map<string, CommittedOffset[]>()
     for (let i = 0; i < groupIds.length; i += GROUPS_PER_REQUEST) {
       const chunk = groupIds.slice(i, i + GROUPS_PER_REQUEST)
       const action = chunk.length === 1 ? `read committed offsets of group ${chunk[0]}` : `read committed offsets of ${chunk.length} groups`
-      const result = await this.#call(action, () => this.#admin.listConsumerGroupOffsets({ groups: [...chunk], requireStable: options.stable === true }), { group: { operation: grant, resourceType: 'group', names: chunk } })
+      const result = await this.#call(action, () => this.#admin.listConsumerGroupOffsets({ groups: [...chunk] }), { group: { operation: grant, resourceType: 'group', names: chunk } })
       for (const group of result) out.set(group.groupId, committedOffsetsOf(group.topics))
     }
     return out
   }
 
   /**
-   * The stable commits of several groups, by group. One group's open transaction fails the request for all, so
-   * then each is asked alone; a group still answering UNSTABLE_OFFSET_COMMIT is read plainly and told in use.
+   * The commits of several groups read stable (stable-commits.ts), by group: for decisions that compare with them.
+   * PARTITIONS: per group, the partitions the caller will write (asked for by name, so that an open transaction
+   * on any of them is seen); every partition with a commit for groups not in it.
    */
-  async stableCommittedOffsetsOf (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE'): Promise<Map<string, StableCommits>> {
-    try {
-      const read = await this.listCommittedOffsetsOf(groupIds, grant, { stable: true })
-      return new Map(groupIds.map(g => [g, { offsets: read.get(g) ?? [], inTransaction: false }]))
-    } catch (err) {
-      if (!isUnstableCommit(err)) throw err
-    }
+  async stableCommittedOffsetsOf (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE', partitions?: ReadonlyMap<string, readonly TopicPartition[]>): Promise<Map<string, StableCommits>> {
+    const deadlineAt = Date.now() + this.#apiTimeoutMs
     const out = new Map<string, StableCommits>()
-    for (const group of groupIds) {
-      try {
-        out.set(group, { offsets: await this.listCommittedOffsets(group, grant, { stable: true }), inTransaction: false })
-      } catch (err) {
-        if (!isUnstableCommit(err)) throw err
-        out.set(group, { offsets: await this.listCommittedOffsets(group, grant), inTransaction: true })
-      }
+    for (let i = 0; i < groupIds.length; i += GROUPS_PER_REQUEST) {
+      const requests = groupIds.slice(i, i + GROUPS_PER_REQUEST).map(groupId => stableRequest(groupId, partitions?.get(groupId)))
+      const read = await readStable(requests, {
+        fetchOnce: async asked => await this.#fetchStableOnce(asked, grant),
+        plain: async groupId => await this.listCommittedOffsets(groupId, grant)
+      }, deadlineAt)
+      for (const [group, commits] of read) out.set(group, commits)
     }
     return out
+  }
+
+  async #fetchStableOnce (requests: readonly StableRequest[], grant: GroupGrant): Promise<Map<string, CommittedOffset[]>> {
+    const names = requests.map(r => r.groupId)
+    const action = names.length === 1 ? `read committed offsets of group ${names[0]} (stable)` : `read committed offsets of ${names.length} groups (stable)`
+    const groups = requests.map(r => (r.topics === undefined ? r.groupId : { groupId: r.groupId, topics: r.topics }))
+    const result = await this.#call(action, () => this.#singleAttempt().listConsumerGroupOffsets({ groups, requireStable: true }), { group: { operation: grant, resourceType: 'group', names } })
+    return new Map(result.map(g => [g.groupId, committedOffsetsOf(g.topics)]))
   }
 
   /** Commits offsets for a group without joining it. Callers must have checked the group is inactive. */
@@ -209,6 +190,9 @@ export class GroupAdmin {
   }
 }
 
-function isUnstableCommit (err: unknown): boolean {
-  return kafkaErrorNames(err).includes('UNSTABLE_OFFSET_COMMIT')
+function stableRequest (groupId: string, partitions: readonly TopicPartition[] | undefined): StableRequest {
+  if (partitions === undefined || partitions.length === 0) return { groupId }
+  const byTopic = new Map<string, number[]>()
+  for (const p of partitions) byTopic.set(p.topic, [...(byTopic.get(p.topic) ?? []), p.partition])
+  return { groupId, topics: [...byTopic].map(([name, partitionIndexes]) => ({ name, partitionIndexes })) }
 }

@@ -50,13 +50,17 @@ function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, C
   const counted: [MetricKey, MetricLabels, number][] = []
   const writes: [string, unknown][] = []
   const describes: string[] = []
+  const asked: [string, unknown][] = []
   const sync = new GroupOffsetSync({
     flow,
     policy,
     sourceAdmin: { groups: { listGroups: async () => [...source.keys()].map(groupId => ({ groupId, state: 'Stable' as const, protocolType: 'consumer' })), listCommittedOffsets: async (g: string) => source.get(g) ?? [] } } as never,
     targetAdmin: {
       groups: {
-        stableCommittedOffsetsOf: async (ids: readonly string[]) => new Map(ids.map(g => [g, { offsets: target.get(g) ?? [], inTransaction: options.inTransaction?.includes(g) === true }])),
+        stableCommittedOffsetsOf: async (ids: readonly string[], _grant: string, partitions?: ReadonlyMap<string, unknown>) => {
+          for (const g of ids) asked.push([g, partitions?.get(g)])
+          return new Map(ids.map(g => [g, { offsets: target.get(g) ?? [], inTransaction: options.inTransaction?.includes(g) === true }]))
+        },
         describeGroups: async (ids: readonly string[]) => {
           describes.push(...ids)
           for (const g of ids) options.onDescribe?.(g)
@@ -76,7 +80,7 @@ function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, C
     log: logger.log,
     metrics: { inc: (m, labels, v = 1) => { counted.push([m, labels, v]) }, set: () => undefined, observe: () => undefined, remove: () => undefined }
   })
-  return { sync, logger, counted, writes, describes }
+  return { sync, logger, counted, writes, describes, asked }
 }
 
 describe('GroupOffsetSync', () => {
@@ -117,13 +121,17 @@ describe('GroupOffsetSync', () => {
     assert.deepEqual(counted, [['groupOffsetSyncSkippedActive', { flow: 'A->B' }, 1]])
   })
 
-  it('given an application committing for the target group in a transaction (no member), then the group counts as active and nothing is written', async () => {
-    // (the target's stable read of its commits answered UNSTABLE_OFFSET_COMMIT: group-admin.ts StableCommits)
-    const { sync, writes, counted } = syncWith(new Map([['txn', [{ topic: 'orders', partition: 0, offset: 5, metadata: '' }]]]), new Map(), new Map([['txn', 'Empty']]), { inTransaction: ['txn'] })
+  it('given an application committing for the target group in a transaction (no member), then the group is skipped as in use, counted as active, and nothing is written', async () => {
+    // (the target's stable read of its commits answered UNSTABLE_OFFSET_COMMIT: stable-commits.ts)
+    const { sync, writes, counted, logger, asked } = syncWith(new Map([['txn', [{ topic: 'orders', partition: 0, offset: 5, metadata: '' }]]]), new Map(), new Map([['txn', 'Empty']]), { inTransaction: ['txn'] })
     const [result] = await sync.sync()
-    assert.equal(result?.groupSkipped, 'active')
+    assert.equal(result?.groupSkipped, 'in-transaction')
+    // (the partitions it would write asked by name: Kafka sees an open transaction only on those asked, or committed)
+    assert.deepEqual(asked, [['txn', [{ topic: 'A.orders', partition: 0 }]]])
     assert.deepEqual(writes, [])
     assert.deepEqual(counted, [['groupOffsetSyncSkippedActive', { flow: 'A->B' }, 1]])
+    assert.deepEqual(logger.at(LogLevels.debug).filter(l => l['group'] === 'txn').map(l => l.msg),
+      ['group offsets not synced: a transaction holds commits of the target group open (an application commits offsets for it there)'])
   })
 
   it('given a write failing for another reason, when a pass runs, then the other groups are still synced and the pass fails', async () => {
