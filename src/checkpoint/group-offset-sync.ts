@@ -161,7 +161,7 @@ export class GroupOffsetSync {
     // Stable: a plain read can lag just after the target's coordinator moved, and a sync planned on a lagging
     // commit could move the group backwards.
     const asked = new Map([[group, translated.map(t => ({ topic: t.remoteTopic, partition: t.partition }))]])
-    const target = (await targetAdmin.groups.stableCommittedOffsetsOf([group], 'READ', asked)).get(group)
+    const target = (await targetAdmin.groups.stableCommittedOffsetsOf([group], 'READ', { partitions: asked, busyOffsets: false })).get(group)
     // The state is read last, right before the write: a consumer that joined since is seen.
     const state = (await targetAdmin.groups.describeGroups([group], 'READ')).get(group)?.state ?? 'Dead'
     // A transaction holding commits of the group open: an application commits for it there, as a member would.

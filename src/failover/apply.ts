@@ -79,7 +79,7 @@ async function changedSincePlan (admin: Pick<GroupAdmin, 'describeGroups' | 'sta
     return `group ${plan.group} became active on ${plan.cluster} (${activeMembers(description.members, description.state)}, state ${description.state}) after it was planned: nothing written; stop its consumers and plan again`
   }
   // The partitions to write asked by name: an open transaction on one the group never committed to is seen too.
-  const read = (await admin.stableCommittedOffsetsOf([plan.group], 'DESCRIBE', new Map([[plan.group, plan.moves]]))).get(plan.group)
+  const read = (await admin.stableCommittedOffsetsOf([plan.group], 'DESCRIBE', { partitions: new Map([[plan.group, plan.moves]]), busyOffsets: false })).get(plan.group)
   if (read?.inTransaction === true) return `${inTransactionRefusal(plan.group, plan.cluster)}; nothing written`
   const now = new Map((read?.offsets ?? []).map(c => [partitionId(c.topic, c.partition), c.offset]))
   const moved = plan.moves.find(m => (now.get(partitionId(m.topic, m.partition)) ?? null) !== m.current)

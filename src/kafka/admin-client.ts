@@ -64,6 +64,7 @@ export class AdminClient {
   readonly #admin: Admin
   /** Made on first use (stable group reads): the same options, no retries of the library's own. */
   #singleAttempt: Admin | undefined
+  #closed = false
   readonly #cluster: ClusterContext
   readonly #principal: string
   /** `default.api.timeout.ms`: the bound of each operation, its retries included. */
@@ -83,7 +84,11 @@ export class AdminClient {
     this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
     this.#bootstrap = (props['bootstrap.servers'] ?? '').split(',').map(s => s.trim()).filter(s => s.length > 0).map(addressKey)
     const connections = { any: () => this.#anyConnection(), broker: (node: number) => this.#brokerConnection(node) }
-    const singleAttempt = (): Admin => (this.#singleAttempt ??= watchedLibraryClient(new Admin({ ...toConnectOptions(props, clientId), retries: 0 }), cluster.label))
+    const singleAttempt = (): Admin => {
+      // A read answered after close (a caller's deadline gave up on it) must not open a client nobody closes.
+      if (this.#closed) throw new KmirrorError(ErrorCodes.INTERNAL, `the admin client of ${cluster.label} is closed`)
+      return (this.#singleAttempt ??= watchedLibraryClient(new Admin({ ...toConnectOptions(props, clientId), retries: 0 }), cluster.label))
+    }
     this.groups = new GroupAdmin(this.#admin, connections, cluster, this.#apiTimeoutMs, this.#principal, singleAttempt)
     this.#configs = new TopicConfigAdmin(this.#admin, cluster, this.#principal, (action, fn) => this.#call(action, fn))
   }
@@ -290,6 +295,7 @@ export class AdminClient {
   }
 
   async close (): Promise<void> {
+    this.#closed = true
     await Promise.all([this.#admin.close().catch(() => undefined), this.#singleAttempt?.close().catch(() => undefined)])
   }
 

@@ -39,6 +39,12 @@ export function isConsumerProtocol (protocolType: string): boolean {
 
 export type { CommittedOffset, StableCommits } from './stable-commits.ts'
 
+/** How `stableCommittedOffsetsOf` reads (see there). */
+export interface StableReadOptions {
+  readonly partitions?: ReadonlyMap<string, readonly TopicPartition[]>
+  readonly busyOffsets?: boolean
+}
+
 const STATES: Record<string, GroupState> = {
   EMPTY: 'Empty', STABLE: 'Stable', PREPARING_REBALANCE: 'PreparingRebalance', COMPLETING_REBALANCE: 'CompletingRebalance', DEAD: 'Dead', ASSIGNING: 'Assigning', RECONCILING: 'Reconciling'
 }
@@ -134,28 +140,33 @@ export class GroupAdmin {
 
   /**
    * The commits of several groups read stable (stable-commits.ts), by group: for decisions that compare with them.
-   * PARTITIONS: per group, the partitions the caller will write (asked for by name, so that an open transaction
-   * on any of them is seen); every partition with a commit for groups not in it.
+   * OPTIONS.partitions: per group, the partitions the caller will write, asked for by name (an open transaction on
+   * any of them is seen); every partition with a commit for the others. OPTIONS.busyOffsets (default true): a group
+   * told in use gets its last committed offsets read plainly (a plan shows them), else none.
    */
-  async stableCommittedOffsetsOf (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE', partitions?: ReadonlyMap<string, readonly TopicPartition[]>): Promise<Map<string, StableCommits>> {
-    const deadlineAt = Date.now() + this.#apiTimeoutMs
+  async stableCommittedOffsetsOf (groupIds: readonly string[], grant: GroupGrant = 'DESCRIBE', options: StableReadOptions = {}): Promise<Map<string, StableCommits>> {
     const out = new Map<string, StableCommits>()
     for (let i = 0; i < groupIds.length; i += GROUPS_PER_REQUEST) {
-      const requests = groupIds.slice(i, i + GROUPS_PER_REQUEST).map(groupId => stableRequest(groupId, partitions?.get(groupId)))
+      const deadlineAt = Date.now() + this.#apiTimeoutMs
+      const requests = groupIds.slice(i, i + GROUPS_PER_REQUEST).map(groupId => stableRequest(groupId, options.partitions?.get(groupId)))
       const read = await readStable(requests, {
-        fetchOnce: async asked => await this.#fetchStableOnce(asked, grant),
-        plain: async groupId => await this.listCommittedOffsets(groupId, grant)
+        fetchOnce: async (asked, timeoutMs) => await this.#fetchStableOnce(asked, grant, timeoutMs),
+        ...(options.busyOffsets === false ? {} : { plain: async (groupId: string) => await this.listCommittedOffsets(groupId, grant) })
       }, deadlineAt)
       for (const [group, commits] of read) out.set(group, commits)
     }
     return out
   }
 
-  async #fetchStableOnce (requests: readonly StableRequest[], grant: GroupGrant): Promise<Map<string, CommittedOffset[]>> {
+  async #fetchStableOnce (requests: readonly StableRequest[], grant: GroupGrant, timeoutMs: number): Promise<Map<string, CommittedOffset[]>> {
     const names = requests.map(r => r.groupId)
-    const action = names.length === 1 ? `read committed offsets of group ${names[0]} (stable)` : `read committed offsets of ${names.length} groups (stable)`
+    const action = names.length === 1 ? `read committed offsets of group ${names[0]}` : `read committed offsets of ${names.length} groups`
     const groups = requests.map(r => (r.topics === undefined ? r.groupId : { groupId: r.groupId, topics: r.topics }))
-    const result = await this.#call(action, () => this.#singleAttempt().listConsumerGroupOffsets({ groups, requireStable: true }), { group: { operation: grant, resourceType: 'group', names } })
+    // Partitions asked by name need DESCRIBE on their topics (a refusal names it); an all-partitions read leaves such topics out.
+    const topics = [...new Set(requests.flatMap(r => r.topics?.map(t => t.name) ?? []))]
+    const topicGrant: AclGrant = { operation: 'DESCRIBE', resourceType: 'topic', names: topics }
+    const grants = { group: { operation: grant, resourceType: 'group', names } satisfies AclGrant, ...(topics.length === 0 ? {} : { topic: topicGrant }) }
+    const result = await this.#call(action, () => this.#singleAttempt().listConsumerGroupOffsets({ groups, requireStable: true }), grants, timeoutMs)
     return new Map(result.map(g => [g.groupId, committedOffsetsOf(g.topics)]))
   }
 
@@ -174,10 +185,10 @@ export class GroupAdmin {
    * Runs `fn`; an authorization refusal names the grant of `grants` its Kafka error points at (a topic's for
    * TOPIC_AUTHORIZATION_FAILED, else the group's).
    */
-  async #call<T> (action: string, fn: () => Promise<T>, grants: { readonly group?: AclGrant, readonly topic?: AclGrant } = {}): Promise<T> {
+  async #call<T> (action: string, fn: () => Promise<T>, grants: { readonly group?: AclGrant, readonly topic?: AclGrant } = {}, timeoutMs = this.#apiTimeoutMs): Promise<T> {
     const described = `${action} on ${this.#cluster.label}`
     try {
-      return await withApiDeadline(fn, this.#apiTimeoutMs, described, this.#cluster)
+      return await withApiDeadline(fn, timeoutMs, described, this.#cluster)
     } catch (err) {
       const refused = toKmirrorError(err, ErrorCodes.CLUSTER_UNREACHABLE, described, this.#cluster)
       const names = refused.details['kafkaErrors']

@@ -14,8 +14,10 @@
  *   `inTransaction`. Each attempt is one request (`fetchOnce` does not retry by itself): the library's own
  *   retries, nested twice, made a busy group cost 36 requests and 3.5 s, and a plan of a few such groups ran
  *   past its deadline, told as a cluster out of reach instead of a refusal.
- * - Other retriable failures (a coordinator moving or loading, a connection lost) are asked again, RETRY_BACKOFF_MS
- *   apart, until DEADLINE_AT; anything else is thrown as it came.
+ * - Other retriable failures (a coordinator moving or loading, a connection lost, an attempt past its time) are
+ *   asked again RETRIES times, RETRY_BACKOFF_MS apart, as the library would, and never past DEADLINE_AT; a failure
+ *   the library would not retry (any part of it not retriable: a refusal, a closed client) is thrown at once.
+ * - Each attempt gets the time left until DEADLINE_AT (`fetchOnce`'s argument), so a read ends by it.
  * - One group's open transaction fails the request for every group in it: then each group is asked alone, so
  *   only the busy ones are told in use.
  * - Kafka checks for open transactions only on the partitions asked for, or, when a group is asked for all of
@@ -24,6 +26,7 @@
  *   sends the request without the flag, and the answer is plain.
  */
 import { KmirrorError } from '../errors.ts'
+import { searchErrorTree } from './error-tree.ts'
 import { kafkaErrorNames } from './errors.ts'
 
 export interface CommittedOffset {
@@ -47,16 +50,17 @@ export interface StableRequest {
 }
 
 export interface StableReads {
-  /** One OffsetFetch (require_stable) for REQUESTS, by group; no retries of its own. */
-  readonly fetchOnce: (requests: readonly StableRequest[]) => Promise<Map<string, CommittedOffset[]>>
-  /** A plain read of one group's commits. */
-  readonly plain: (groupId: string) => Promise<CommittedOffset[]>
+  /** One OffsetFetch (require_stable) for REQUESTS, by group, within TIMEOUT_MS; no retries of its own. */
+  readonly fetchOnce: (requests: readonly StableRequest[], timeoutMs: number) => Promise<Map<string, CommittedOffset[]>>
+  /** A plain read of one group's commits: the `offsets` of a group told in use; [] for it when absent. */
+  readonly plain?: (groupId: string) => Promise<CommittedOffset[]>
   readonly sleep?: (ms: number) => Promise<void>
 }
 
 export const UNSTABLE_TRIES = 3
 export const UNSTABLE_BACKOFF_MS = 200
 export const RETRY_BACKOFF_MS = 250
+export const RETRIES = 5
 
 const IN_TRANSACTION = Symbol('in transaction')
 
@@ -68,7 +72,7 @@ export async function readStable (requests: readonly StableRequest[], reads: Sta
   for (const request of requests) {
     const one = requests.length === 1 ? IN_TRANSACTION : await attempt([request], reads, deadlineAt)
     out.set(request.groupId, one === IN_TRANSACTION
-      ? { offsets: await reads.plain(request.groupId), inTransaction: true }
+      ? { offsets: await reads.plain?.(request.groupId) ?? [], inTransaction: true }
       : { offsets: one.get(request.groupId) ?? [], inTransaction: false })
   }
   return out
@@ -77,18 +81,25 @@ export async function readStable (requests: readonly StableRequest[], reads: Sta
 async function attempt (requests: readonly StableRequest[], reads: StableReads, deadlineAt: number): Promise<Map<string, CommittedOffset[]> | typeof IN_TRANSACTION> {
   const sleep = reads.sleep ?? (async (ms: number) => await new Promise<void>(resolve => setTimeout(resolve, ms)))
   let unstable = 0
+  let failed = 0
   for (;;) {
     try {
-      return await reads.fetchOnce(requests)
+      return await reads.fetchOnce(requests, Math.max(1, deadlineAt - Date.now()))
     } catch (err) {
       const inTransaction = isUnstableCommit(err)
       const wait = inTransaction ? UNSTABLE_BACKOFF_MS : RETRY_BACKOFF_MS
       const timeLeft = Date.now() + wait < deadlineAt
       if (inTransaction && (++unstable >= UNSTABLE_TRIES || !timeLeft)) return IN_TRANSACTION
-      if (!timeLeft || !(inTransaction || (err instanceof KmirrorError && err.retriable))) throw err
+      if (!inTransaction && (++failed > RETRIES || !timeLeft || !mayRetry(err))) throw err
       await sleep(wait)
     }
   }
+}
+
+/** A failure the library itself would ask again: retriable as kmirror words it, and no part of it refused for good. */
+function mayRetry (err: unknown): boolean {
+  if (!(err instanceof KmirrorError) || !err.retriable) return false
+  return searchErrorTree(err, e => ((e as { canRetry?: unknown }).canRetry === false ? true : undefined)) !== true
 }
 
 /** Whether a read failed because a transaction holds commits of a group open. */

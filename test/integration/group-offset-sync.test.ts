@@ -1,11 +1,12 @@
 /**
  * Group offset sync on real clusters (issue 4 item 3): off unless `sync.group.offsets.enabled=true`; when on,
  * a target group gets the exactly translated offsets of its source group only while it has no active members,
- * and never moves backwards (also when a consumer on the target moved it ahead on its own).
+ * and never moves backwards (also when a consumer on the target moved it ahead on its own); a group whose commits a
+ * transaction holds open on the target (an application committing for it) is left alone until it ends.
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
-import { commitOffsets, committedOffsets, describeGroup, joinGroup } from '../helpers/groups.ts'
+import { commitOffsets, committedOffsets, describeGroup, joinGroup, openOffsetsTransaction } from '../helpers/groups.ts'
 import { createTopic, endOffsets, produce, produceTransactions, TIMESTAMP_BASE, type TestRecord, type TransactionStep } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
 import type { Cleanup } from '../helpers/kafka.ts'
@@ -150,6 +151,46 @@ test('with sync on, target groups get exact offsets only while empty, and never 
   assert.deepEqual(await committedOffsets('target', fresh), freshExpected)
   assert.deepEqual(await committedOffsets('target', ahead), [{ topic: remote, partition: 0, offset: 25, metadata: '' }])
   assert.ok(counter(await metricsOf(base), 'kmirror_group_offset_sync_skipped_not_forward_total', 'flow="A->B"') > 0)
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(10_000)).code, 0)
+})
+
+test('with sync on, a target group whose first commit a transaction holds open (an application committing for it, no member) is left alone until the transaction ends, then synced', { timeout: 150_000 }, async t => {
+  // Given a topic copied to the target, a source group at 4 / 30, and on the target a transaction open committing 2
+  // on partition 0 of the remote topic for the same group (its first commit there; the group has no member)
+  const prefix = uniqueName('gsync-txn')
+  const topic = `${prefix}-t`
+  const group = `${prefix}-g`
+  await createTopic('source', topic, { partitions: 2, t })
+  await loadTopic(topic)
+  const sources = [await readCommitted('source', topic, 0), await readCommitted('source', topic, 1)]
+  const { kmirror, base } = await startKmirror(prefix, ['sync.group.offsets.enabled = true', 'sync.group.offsets.interval.seconds = 1'], t)
+  await waitForCopy(topic, sources)
+  const remote = `A.${topic}`
+  const transaction = await openOffsetsTransaction('target', group, [{ topic: remote, partition: 0, offset: 2 }], t)
+  const skipped = (): Promise<number> => metricsOf(base).then(text => counter(text, 'kmirror_group_offset_sync_skipped_active_total', 'flow="A->B"'))
+  const skippedBefore = await skipped()
+  await commitOffsets('source', group, [{ topic, partition: 0, offset: 4 }, { topic, partition: 1, offset: 30 }])
+
+  // When sync passes run while the transaction is open
+  await waitForFullRun(base, 'sync-group-offsets')
+  await waitForFullRun(base, 'sync-group-offsets')
+
+  // Then nothing is written to the group (its partitions asked by name, the open transaction seen), and it counts as active
+  assert.deepEqual(await committedOffsets('target', group), [])
+  assert.ok(await skipped() > skippedBefore)
+
+  // When the transaction commits, then the group is synced forward from it: exactly the translated offsets
+  await transaction.commit()
+  const expected = [
+    { topic: remote, partition: 0, offset: expectedTarget(sources[0]!, 4), metadata: '' },
+    { topic: remote, partition: 1, offset: expectedTarget(sources[1]!, 30), metadata: '' }
+  ]
+  await waitFor(async () => {
+    const now = await committedOffsets('target', group)
+    return { done: JSON.stringify(now) === JSON.stringify(expected), state: now }
+  }, { timeoutMs: 30_000, intervalMs: 200, message: 'the group synced once the transaction committed' })
+  assert.equal(kmirror.exitStatus, null)
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(10_000)).code, 0)
 })

@@ -50,15 +50,15 @@ function syncWith (source: Map<string, CommittedOffset[]>, target: Map<string, C
   const counted: [MetricKey, MetricLabels, number][] = []
   const writes: [string, unknown][] = []
   const describes: string[] = []
-  const asked: [string, unknown][] = []
+  const asked: [string, unknown, boolean | undefined][] = []
   const sync = new GroupOffsetSync({
     flow,
     policy,
     sourceAdmin: { groups: { listGroups: async () => [...source.keys()].map(groupId => ({ groupId, state: 'Stable' as const, protocolType: 'consumer' })), listCommittedOffsets: async (g: string) => source.get(g) ?? [] } } as never,
     targetAdmin: {
       groups: {
-        stableCommittedOffsetsOf: async (ids: readonly string[], _grant: string, partitions?: ReadonlyMap<string, unknown>) => {
-          for (const g of ids) asked.push([g, partitions?.get(g)])
+        stableCommittedOffsetsOf: async (ids: readonly string[], _grant: string, read?: { partitions?: ReadonlyMap<string, unknown>, busyOffsets?: boolean }) => {
+          for (const g of ids) asked.push([g, read?.partitions?.get(g), read?.busyOffsets])
           return new Map(ids.map(g => [g, { offsets: target.get(g) ?? [], inTransaction: options.inTransaction?.includes(g) === true }]))
         },
         describeGroups: async (ids: readonly string[]) => {
@@ -127,7 +127,8 @@ describe('GroupOffsetSync', () => {
     const [result] = await sync.sync()
     assert.equal(result?.groupSkipped, 'in-transaction')
     // (the partitions it would write asked by name: Kafka sees an open transaction only on those asked, or committed)
-    assert.deepEqual(asked, [['txn', [{ topic: 'A.orders', partition: 0 }]]])
+    // and no plain read of its last commits for it (nothing is written whatever they are)
+    assert.deepEqual(asked, [['txn', [{ topic: 'A.orders', partition: 0 }], false]])
     assert.deepEqual(writes, [])
     assert.deepEqual(counted, [['groupOffsetSyncSkippedActive', { flow: 'A->B' }, 1]])
     assert.deepEqual(logger.at(LogLevels.debug).filter(l => l['group'] === 'txn').map(l => l.msg),

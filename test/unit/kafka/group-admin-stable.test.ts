@@ -12,7 +12,7 @@ import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { clusterContext } from '../../../src/kafka/connection-hints.ts'
 import { kafkaErrorHint, kafkaErrorInfo } from '../../../src/kafka/errors.ts'
 import { GroupAdmin } from '../../../src/kafka/group-admin.ts'
-import { readStable, RETRY_BACKOFF_MS, UNSTABLE_BACKOFF_MS, UNSTABLE_TRIES, type StableReads, type StableRequest } from '../../../src/kafka/stable-commits.ts'
+import { readStable, RETRIES, RETRY_BACKOFF_MS, UNSTABLE_BACKOFF_MS, UNSTABLE_TRIES, type StableReads, type StableRequest } from '../../../src/kafka/stable-commits.ts'
 
 type Asked = { groups: unknown, requireStable: unknown }
 
@@ -48,7 +48,7 @@ function groupAdmin (inTransaction: readonly string[] = []): { groups: GroupAdmi
 describe('stable reads of committed offsets (GroupAdmin)', () => {
   it('Given a stable read, then it goes once through the single-attempt Admin with require_stable, naming the partitions given; a plain read goes through the other, without', async () => {
     const { groups, plainAsked, stableAsked } = groupAdmin()
-    const read = await groups.stableCommittedOffsetsOf(['g1', 'g2'], 'READ', new Map([['g2', [{ topic: 't', partition: 0 }, { topic: 't', partition: 3 }, { topic: 'u', partition: 1 }]]]))
+    const read = await groups.stableCommittedOffsetsOf(['g1', 'g2'], 'READ', { partitions: new Map([['g2', [{ topic: 't', partition: 0 }, { topic: 't', partition: 3 }, { topic: 'u', partition: 1 }]]]) })
     assert.deepEqual([...read].map(([g, r]) => [g, r.inTransaction, r.offsets.map(o => o.offset)]), [['g1', false, [5]], ['g2', false, [5]]])
     await groups.listCommittedOffsets('g1')
     assert.deepEqual(stableAsked, [{ groups: ['g1', { groupId: 'g2', topics: [{ name: 't', partitionIndexes: [0, 3] }, { name: 'u', partitionIndexes: [1] }] }], requireStable: true }])
@@ -121,6 +121,39 @@ describe('readStable', () => {
     const denied = reads([refused, 'ok'])
     await assert.rejects(readStable(one, denied, Date.now() + 10_000), refused)
     assert.equal(denied.fetched, 1)
+  })
+
+  it('Given a coordinator that stays away, then it is asked RETRIES times more, as the library would, then thrown; a failure part of which the library would not retry is thrown at once', async () => {
+    const moving = new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'read committed offsets: NOT_COORDINATOR', { retriable: true })
+    const away = reads([moving])
+    await assert.rejects(readStable(one, away, Date.now() + 60_000), moving)
+    assert.equal(away.fetched, RETRIES + 1)
+    // (a closed client: the library's own error says it must not be retried, whatever kmirror's wording says)
+    const closed = new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'read committed offsets: Client is closed.', { retriable: true, cause: Object.assign(new Error('Client is closed.'), { canRetry: false, closed: true }) })
+    const gone = reads([closed, 'ok'])
+    await assert.rejects(readStable(one, gone, Date.now() + 60_000), closed)
+    assert.equal(gone.fetched, 1)
+  })
+
+  it('Given a group told in use and no plain read asked for (a check before a write), then its offsets are none', async () => {
+    const r = reads([unstableError()])
+    const { plain: _unused, ...withoutPlain } = r
+    const read = await readStable(one, withoutPlain, Date.now() + 10_000)
+    assert.deepEqual(read.get('g'), { offsets: [], inTransaction: true })
+    assert.equal(r.plainReads, 0)
+  })
+
+  it('Given each attempt, then it gets the time left until the deadline', async () => {
+    const budgets: number[] = []
+    const moving = new KmirrorError(ErrorCodes.CLUSTER_UNREACHABLE, 'read committed offsets: NOT_COORDINATOR', { retriable: true })
+    let calls = 0
+    await readStable(one, {
+      fetchOnce: async (_requests, timeoutMs) => { budgets.push(timeoutMs); if (calls++ === 0) throw moving; return commits },
+      sleep: async () => await new Promise(resolve => setTimeout(resolve, 30))
+    }, Date.now() + 5_000)
+    assert.equal(budgets.length, 2)
+    assert.ok(budgets[0]! <= 5_000 && budgets[0]! > 4_900, String(budgets[0]))
+    assert.ok(budgets[1]! < budgets[0]! - 25, `${budgets[1]} after ${budgets[0]}`)
   })
 
   it('Given a retriable error past the deadline, then it is thrown', async () => {
