@@ -72,9 +72,13 @@ async function selectGroups (selection: GroupSelection, available: () => Promise
 /** What a plan compares with on the destination, per group: its state, its stable commits, an open transaction. */
 type DestinationFacts = Pick<GroupFacts, 'state' | 'members' | 'current' | 'inTransaction'>
 
-async function destinationFacts (clients: ClusterClients, groups: readonly string[]): Promise<(group: string) => DestinationFacts> {
+/**
+ * The partitions of each group's moves are asked for by name (`present`): Kafka sees a transaction holding a commit
+ * open only on partitions asked for, or on those already committed to.
+ */
+async function destinationFacts (clients: ClusterClients, groups: readonly string[], present: (group: string) => { wanted: readonly WantedOffset[] }): Promise<(group: string) => DestinationFacts> {
   const descriptions = await clients.admin.groups.describeGroups(groups)
-  const commits = await clients.admin.groups.stableCommittedOffsetsOf(groups)
+  const commits = await clients.admin.groups.stableCommittedOffsetsOf(groups, 'DESCRIBE', { partitions: new Map(groups.map(g => [g, present(g).wanted])) })
   return group => {
     const read = commits.get(group)
     return {
@@ -131,8 +135,8 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
     }
     if (fromSource !== undefined) {
       const { groups, notes, commits, descriptions } = fromSource
-      const dest = await destinationFacts(target, groups)
       const present = await onDestination(target, new Map(groups.map(g => [g, wantedFromCommits(commits.get(g)!, history, policy.formatRemoteTopic.bind(policy, flow.source.alias))])))
+      const dest = await destinationFacts(target, groups, present)
       const plans = groups.map(group => {
         const { wanted, missing } = present(group)
         return planGroup({
@@ -146,8 +150,8 @@ export async function planFailover (flow: FlowConfig, options: MoveOptions): Pro
     const checkpoints = await readLastCheckpoints(policy.checkpointsTopic(flow.source.alias), target.admin, target.reader)
     // Checkpoints are written for consumer groups only.
     const { groups } = await selectGroups(options.selection, async () => [...checkpoints.keys()].map(groupId => ({ groupId, protocolType: 'consumer' })))
-    const dest = await destinationFacts(target, groups)
     const present = await onDestination(target, new Map(groups.map(g => [g, wantedFromCheckpoints([...(checkpoints.get(g)?.values() ?? [])], history)])))
+    const dest = await destinationFacts(target, groups, present)
     const plans = groups.map(group => {
       const stored = [...(checkpoints.get(group)?.values() ?? [])]
       if (stored.length === 0) {
@@ -232,7 +236,6 @@ export async function planFailback (flow: FlowConfig, options: MoveOptions): Pro
     const history = await loadFlowHistory(flow, policy, remote.admin, remote.reader)
     const { groups, notes } = await selectGroups(options.selection, () => remote.admin.groups.listGroups())
     const onRemote = await remote.admin.groups.describeGroups(groups)
-    const dest = await withDeadline(destinationFacts(original, groups), options.sourceTimeoutMs, flow.source)
     const wantedByGroup = new Map<string, WantedOffset[]>()
     for (const group of groups) {
       const wanted: WantedOffset[] = []
@@ -245,6 +248,7 @@ export async function planFailback (flow: FlowConfig, options: MoveOptions): Pro
       wantedByGroup.set(group, wanted)
     }
     const present = await withDeadline(onDestination(original, wantedByGroup), options.sourceTimeoutMs, flow.source)
+    const dest = await withDeadline(destinationFacts(original, groups, present), options.sourceTimeoutMs, flow.source)
     const plans = groups.map(group => {
       const { wanted, missing } = present(group)
       return planGroup({

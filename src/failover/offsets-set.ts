@@ -15,7 +15,7 @@ import type { ClusterClientConfig } from '../config/types.ts'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
 import { ClusterClients } from '../kafka/cluster-clients.ts'
 import { toolClusterOf } from '../kafka/tool-command.ts'
-import { isConsumerProtocol } from '../kafka/group-admin.ts'
+import { isConsumerProtocol, type StableCommits } from '../kafka/group-admin.ts'
 import { withDeadline } from './clients.ts'
 import type { OffsetsPlan } from './failover.ts'
 import { resolveOffset, type OffsetSpec, type PartitionSpec } from './offset-spec.ts'
@@ -59,9 +59,8 @@ export async function planOffsetsSet (request: OffsetsSetRequest): Promise<Offse
       await clients.checkBrokers()
       const groups = await groupsInScope(clients, request)
       const states = await clients.admin.groups.describeGroups(groups)
-      const committed = await clients.admin.groups.stableCommittedOffsetsOf(groups)
-      const current = new Map(groups.map(g => [g, new Map((committed.get(g)?.offsets ?? []).map(c => [partitionId(c.topic, c.partition), c.offset]))]))
-      const scopes = await scopesOf(clients, request, groups, current)
+      const { committed, scopes } = await commitsAndScopes(clients, request, groups)
+      const current = new Map(groups.map(g => [g, currentOf(committed.get(g))]))
       const ranges = await rangesOfScopes(clients, [...scopes.values()], request.spec)
       const plans: GroupPlan[] = []
       const positions: PlannedPosition[] = []
@@ -97,6 +96,26 @@ async function groupsInScope (clients: Clients, request: OffsetsSetRequest): Pro
   if (fileGroups !== undefined) return fileGroups.sort()
   const listed = await clients.admin.groups.listGroups()
   return listed.filter(g => isConsumerProtocol(g.protocolType)).map(g => g.groupId).sort()
+}
+
+/**
+ * Every group's commits (read stable) and partitions in scope. A scope named by the command (topics, a file) is
+ * known first, and its partitions are asked for by name: Kafka sees a transaction holding a commit open only on
+ * partitions asked for, or on those already committed to. `--all-topics` takes the partitions with a commit.
+ */
+async function commitsAndScopes (clients: Clients, request: OffsetsSetRequest, groups: readonly string[]): Promise<{ committed: Map<string, StableCommits>, scopes: Map<string, GroupScope> }> {
+  const fromCommits = request.spec.kind !== 'file' && request.topics === undefined
+  if (fromCommits) {
+    const committed = await clients.admin.groups.stableCommittedOffsetsOf(groups)
+    return { committed, scopes: await scopesOf(clients, request, groups, new Map(groups.map(g => [g, currentOf(committed.get(g))]))) }
+  }
+  const scopes = await scopesOf(clients, request, groups, new Map(groups.map(g => [g, new Map<string, number>()])))
+  const partitions = new Map([...scopes].map(([g, scope]) => [g, [...scope.partitions].flatMap(([topic, ps]) => ps.map(partition => ({ topic, partition })))]))
+  return { committed: await clients.admin.groups.stableCommittedOffsetsOf(groups, 'DESCRIBE', { partitions }), scopes }
+}
+
+function currentOf (read: StableCommits | undefined): Map<string, number> {
+  return new Map((read?.offsets ?? []).map(c => [partitionId(c.topic, c.partition), c.offset]))
 }
 
 /** Every group's partitions in scope, checked against one Metadata answer for every topic any group names. */
