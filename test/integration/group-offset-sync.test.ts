@@ -54,6 +54,14 @@ async function waitForFullRun (base: string, job: string): Promise<void> {
   }, { timeoutMs: 30_000, intervalMs: 200, message: `two more runs of ${job}` })
 }
 
+/** The two-partition source topic `<prefix>-t` loaded by loadTopic, and its partitions as read_committed reads them. */
+async function loadedTopic (prefix: string, t: Cleanup): Promise<{ topic: string, sources: ReadRecord[][] }> {
+  const topic = `${prefix}-t`
+  await createTopic('source', topic, { partitions: 2, t })
+  await loadTopic(topic)
+  return { topic, sources: [await readCommitted('source', topic, 0), await readCommitted('source', topic, 1)] }
+}
+
 async function startKmirror (prefix: string, extra: readonly string[], t: Cleanup): Promise<{ kmirror: KmirrorProcess, base: string }> {
   const file = writeTempFile(mm2Properties({
     source: 'source', target: 'target',
@@ -74,11 +82,8 @@ async function waitForCopy (topic: string, sources: readonly ReadRecord[][]): Pr
 test('group offsets are not written to the target unless sync.group.offsets.enabled is true', { timeout: 120_000 }, async t => {
   // Given a topic and a group with commits on the source
   const prefix = uniqueName('gsync-off')
-  const topic = `${prefix}-t`
   const group = `${prefix}-g`
-  await createTopic('source', topic, { partitions: 2, t })
-  await loadTopic(topic)
-  const sources = [await readCommitted('source', topic, 0), await readCommitted('source', topic, 1)]
+  const { topic, sources } = await loadedTopic(prefix, t)
   await commitOffsets('source', group, [{ topic, partition: 0, offset: 10 }, { topic, partition: 1, offset: 15 }])
 
   // When kmirror replicates with checkpoints (the group is seen) and the sync interval set, but not enabled
@@ -99,13 +104,10 @@ test('group offsets are not written to the target unless sync.group.offsets.enab
 test('with sync on, target groups get exact offsets only while empty, and never move backwards', { timeout: 180_000 }, async t => {
   // Given a topic with transactions and a group committed on the source past a marker and at the log end
   const prefix = uniqueName('gsync-on')
-  const topic = `${prefix}-t`
   const fresh = `${prefix}-a-fresh`
   const busy = `${prefix}-b-busy`
   const ahead = `${prefix}-c-ahead`
-  await createTopic('source', topic, { partitions: 2, t })
-  await loadTopic(topic)
-  const sources = [await readCommitted('source', topic, 0), await readCommitted('source', topic, 1)]
+  const { topic, sources } = await loadedTopic(prefix, t)
   const ends = (await endOffsets('source', topic)).map(Number)
   // The first record after the first transaction's marker on partition 0: the offset jumps there.
   const afterMarker = Number(sources[0]!.find((r, i) => i > 0 && Number(r.offset) !== Number(sources[0]![i - 1]!.offset) + 1)!.offset)
@@ -159,11 +161,8 @@ test('with sync on, a target group whose first commit a transaction holds open (
   // Given a topic copied to the target, a source group at 4 / 30, and on the target a transaction open committing 2
   // on partition 0 of the remote topic for the same group (its first commit there; the group has no member)
   const prefix = uniqueName('gsync-txn')
-  const topic = `${prefix}-t`
   const group = `${prefix}-g`
-  await createTopic('source', topic, { partitions: 2, t })
-  await loadTopic(topic)
-  const sources = [await readCommitted('source', topic, 0), await readCommitted('source', topic, 1)]
+  const { topic, sources } = await loadedTopic(prefix, t)
   const { kmirror, base } = await startKmirror(prefix, ['sync.group.offsets.enabled = true', 'sync.group.offsets.interval.seconds = 1'], t)
   await waitForCopy(topic, sources)
   const remote = `A.${topic}`
