@@ -8,8 +8,24 @@ import { CoordinatorKeyTypes, findCoordinator, type CoordinatorKeyType } from '.
 import { trioNode } from './clusters.ts'
 import { waitFor } from './wait.ts'
 
-/** The node id of the broker coordinating KEY (a group, or a transactional id) on the trio, asked of node VIA (one that is up). */
-export async function coordinatorOf (key: string, via = 1, type: CoordinatorKeyType = CoordinatorKeyTypes.GROUP): Promise<{ nodeId: number, address: string }> {
+/**
+ * The node id of the broker coordinating KEY (a group, or a transactional id) on the trio, asked of node VIA (one
+ * that is up), or without VIA of the first node that answers (a node another test just restarted may not listen yet).
+ */
+export async function coordinatorOf (key: string, via?: number, type: CoordinatorKeyType = CoordinatorKeyTypes.GROUP): Promise<{ nodeId: number, address: string }> {
+  if (via !== undefined) return await askCoordinator(key, via, type)
+  const errors: unknown[] = []
+  for (const node of [1, 2, 3]) {
+    try {
+      return await askCoordinator(key, node, type)
+    } catch (err) {
+      errors.push(err)
+    }
+  }
+  throw new AggregateError(errors, `no trio node told the coordinator of ${key}`)
+}
+
+async function askCoordinator (key: string, via: number, type: CoordinatorKeyType): Promise<{ nodeId: number, address: string }> {
   const pool = new ConnectionPool('kmirror-test', { connectTimeout: 5000, requestTimeout: 10_000 })
   try {
     const [host, port] = trioNode(via).split(':') as [string, string]
