@@ -341,7 +341,14 @@ auth_init() { # DIR NAME: a CA, the broker's and a client's certificates, client
   ) >"$log" 2>&1 || { cat "$log" >&2; die "certificate generation failed for cluster $2 (log: $log)"; }
 }
 
-is_running() { local f="$CLUSTERS/$1/pid"; [ -f "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null; }
+# A pid file's process is ours only while it runs AND its command line names the pid file's directory: pids are
+# reused (pid_max is 32768 here and a test run spawns thousands of processes), so a pid file left by a process that
+# died on its own may name an unrelated one, which must be neither taken for the broker nor signalled.
+pid_is_ours() { # PIDFILE PID
+  kill -0 "$2" 2>/dev/null && ps -ww -o args= -p "$2" 2>/dev/null | grep -qF -- "$(dirname "$1")/"
+}
+
+is_running() { local f="$CLUSTERS/$1/pid"; [ -f "$f" ] && pid_is_ours "$f" "$(cat "$f")"; }
 
 cmd_init() { # NAME PORT MODE — only when the cluster has never been formatted (or was wiped)
   local name=$1 port=$2 mode=$3 dir="$CLUSTERS/$1"
@@ -562,7 +569,7 @@ stop_pid_file() { # PIDFILE SIGNAL
   local pidf=$1 pid
   [ -f "$pidf" ] || return 0
   pid=$(cat "$pidf")
-  if kill -0 "$pid" 2>/dev/null; then
+  if pid_is_ours "$pidf" "$pid"; then
     kill "-$2" "$pid" 2>/dev/null || true
     for _ in $(seq 1 75); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
     kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
@@ -630,7 +637,7 @@ cmd_mm2() { # NAME PROPS [--version VERSION] [MirrorMaker ARGS, e.g. --clusters 
   local log="$LOGS/mm2-$name.log"
   : >"$log"
   # shellcheck disable=SC2086
-  nohup "$JAVA" $MM2_HEAP $PERF_OPTS -Dkafka.logs.dir="$LOGS" "$(log_flag info)" \
+  nohup "$JAVA" $MM2_HEAP $PERF_OPTS -Dkafka.logs.dir="$LOGS" -Dkmirror.mm2.dir="$dir/" "$(log_flag info)" \
     -cp "$LIB/*" org.apache.kafka.connect.mirror.MirrorMaker "$cfg" "${args[@]}" >>"$log" 2>&1 </dev/null &
   echo $! >"$dir/pid"
   # MirrorMaker.start() logs this once its herders are started (2.8.2, 3.6.2, 3.9.1 and 4.1.1 alike).

@@ -195,22 +195,38 @@ function hasFlock (): boolean {
   return flockAvailable
 }
 
-/** True when kafka-local.sh's pid file for NAME names a live process (what `kafka-local.sh status` reports). */
+/** True when kafka-local.sh's pid file for NAME names its live broker (what `kafka-local.sh status` reports). */
 export function isClusterRunning (name: ClusterName): boolean {
-  const pidFile = join(stateDir(), 'kafka', name, 'pid')
+  return runningBrokerPid(name) !== undefined
+}
+
+/**
+ * The pid in kafka-local.sh's pid file for NAME while that process runs and is NAME's broker: pids are reused (a
+ * test run spawns thousands of processes), so a pid file left by a broker that died on its own may name an
+ * unrelated process, which must be neither taken for the broker nor signalled. As kafka-local.sh's `pid_is_ours`,
+ * the process's command line must name the pid file's directory (its server.properties).
+ */
+function runningBrokerPid (name: string): number | undefined {
+  const dir = join(stateDir(), 'kafka', name)
   let pid: number
   try {
-    pid = Number(readFileSync(pidFile, 'utf8').trim())
+    pid = Number(readFileSync(join(dir, 'pid'), 'utf8').trim())
   } catch {
-    return false
+    return undefined
   }
-  if (!Number.isInteger(pid) || pid <= 0) return false
+  if (!Number.isInteger(pid) || pid <= 0) return undefined
   try {
     process.kill(pid, 0)
-    return true
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return undefined
   }
+  let commandLine: string
+  try {
+    commandLine = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
+  } catch {
+    return pid // no /proc (not Linux): the live pid is all there is to go by
+  }
+  return commandLine.includes(`${dir}/`) ? pid : undefined
 }
 
 function isPortOpen (port: number, timeoutMs = 1000): Promise<boolean> {
@@ -277,11 +293,10 @@ export async function restartCluster (name: ClusterName): Promise<void> {
   await startCluster(name)
 }
 
-/** The pid of NAME's broker JVM (kafka-local.sh's pid file; NAME may be one node of the trio, `trio-2`). */
-/** The broker process of local cluster NAME (`.state/kafka/NAME/pid`). */
+/** The pid of NAME's running broker JVM (kafka-local.sh's pid file; NAME may be one node of the trio, `trio-2`). */
 export function brokerPid (name: string): number {
-  const pid = Number(readFileSync(join(stateDir(), 'kafka', name, 'pid'), 'utf8').trim())
-  if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no broker pid for cluster '${name}'`)
+  const pid = runningBrokerPid(name)
+  if (pid === undefined) throw new Error(`cluster '${name}' has no running broker (no pid file, or its pid is not the broker's)`)
   return pid
 }
 
@@ -327,12 +342,7 @@ export function isTrioRunning (): boolean {
 }
 
 function isNodeRunning (name: string): boolean {
-  try {
-    process.kill(Number(readFileSync(join(stateDir(), 'kafka', name, 'pid'), 'utf8').trim()), 0)
-    return true
-  } catch {
-    return false
-  }
+  return runningBrokerPid(name) !== undefined
 }
 
 /**
