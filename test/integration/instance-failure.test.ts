@@ -277,7 +277,9 @@ test('exactly-once: a lone instance killed with a transaction open and started a
   assert.deepEqual(found[0]!.topics, orphan.topics)
   const fencing = again.process.stderr.split('\n').find(l => l.includes('"msg":"fencing the transactional ids of members that left work behind"'))
   assert.ok(fencing !== undefined && (JSON.parse(fencing) as { transactionalIds: string[] }).transactionalIds.includes(orphan.transactionalId), fencing)
-  assert.ok(!(await openNow()).some(o => o.transactionalId === orphan.transactionalId), 'the dead one\'s transaction is no longer open')
+  // (the line is logged as the fence begins: its InitProducerId and the abort that follows may still be under way)
+  await waitFor(async () => !(await openNow()).some(o => o.transactionalId === orphan.transactionalId),
+    { timeoutMs: 20_000, message: 'the dead one\'s transaction is no longer open' })
   // and leaves the other group's transaction alone: no line names it, and while within its timeout (60 s; a loaded
   // machine may get here later, when its coordinator has aborted it for its age) it is still open under the same
   // producer epoch (not fenced)

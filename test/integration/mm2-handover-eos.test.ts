@@ -23,8 +23,11 @@ const ABORTED = 90
 const TAIL = 30
 /** Every `npm test` runs 3.9.1; KMIRROR_TEST_MM2_RELEASES (e.g. `4.1.1,3.9.1`) runs others, from 3.5 on (KIP-618). */
 const MM2_RELEASES = mm2Releases('3.9.1')
-/** MM2's internal REST port (exactly-once in dedicated mode), shifted as the clusters' ports are. */
-const MM2_REST_PORT = shiftedPort(38_183)
+/**
+ * MM2's internal REST port (exactly-once in dedicated mode), shifted as the clusters' ports are: below Linux's
+ * ephemeral range (32768-60999), where any client connection of the run could hold it, and above the clusters'.
+ */
+const MM2_REST_PORT = shiftedPort(20_583)
 
 let sequence = 0
 function records (tag: string, count: number): (Omit<TestRecord, 'topic'>)[] {
