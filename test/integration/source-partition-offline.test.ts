@@ -315,8 +315,12 @@ test('a frozen source partition leader (SIGSTOP): the other brokers\' partitions
   const timings: string[] = []
   try {
     // (not idempotent: InitProducerId needs the active controller, which may be the frozen node until another is
-    // elected, and the test's producer must not wait on that)
-    await produce(others, [...records(topic, online, 20, 10), ...records(single, singleOnline, 20, 10)], { idempotent: false })
+    // elected, and the test's producer must not wait on that. Two producers: the three-replica records are
+    // acknowledged only once the frozen follower leaves their ISR, at the fence, and the one-replica records, which
+    // must be copied before kmirror cuts the frozen broker, must not wait for that)
+    const threeReplicasWritten = produce(others, records(topic, online, 20, 10), { idempotent: false })
+    threeReplicasWritten.catch(() => undefined)
+    await produce(others, records(single, singleOnline, 20, 10), { idempotent: false })
     const copied = async (name: string, parts: readonly number[], end: bigint | readonly bigint[], what: string): Promise<void> => {
       try {
         await waitFor(async () => {
@@ -341,7 +345,7 @@ test('a frozen source partition leader (SIGSTOP): the other brokers\' partitions
     // Then they are on the target within 20 s of the freeze (waiting out the fetch's request timeout would take
     // 30 s): the three-replica topic's once their high watermark moves on without the frozen follower
     // (replica.lag.time.max.ms, 5 s on the trio), the one-replica topic's at once
-    const replicated = copied(remote, online, 30n, 'three replicas')
+    const replicated = threeReplicasWritten.then(async () => { await copied(remote, online, 30n, 'three replicas') })
     // And the frozen broker's partitions, once the cluster moved their leaders, are read from the new leaders (their
     // topic's leaders are read again every 500 ms while its fetch is out, and again at the cut, which on the trio
     // comes within about a second of the move: either copies them well within the bound; the diagnostic line tells
