@@ -114,11 +114,11 @@ test('READ revoked on one source topic: that topic is set aside and reported, th
   // placeholder (the same binding as `read`, so the test's cleanup removes it)
   await runPrintedTool(failing.failure!.remedy, { ADMIN_PROPERTIES_FILE_OF_A: secureAdminProperties(t) })
   // (the broker applies the new binding when it replays the metadata record, a moment after kafka-acls.sh returns)
-  await waitFor(async () => {
-    const granted = (await aclsOf('secure', ['User:alice'])).filter(b => b.resourceName === revoked && b.operation === 'read')
-    return { done: granted.length > 0, state: granted }
+  const granted = await waitForValue(async () => {
+    const bindings = (await aclsOf('secure', ['User:alice'])).filter(b => b.resourceName === revoked && b.operation === 'read')
+    return { done: bindings.length > 0, state: bindings }
   }, { timeoutMs: 15_000, intervalMs: 50, message: 'the printed remedy granted READ' })
-  assert.deepEqual((await aclsOf('secure', ['User:alice'])).filter(b => b.resourceName === revoked && b.operation === 'read'), [read])
+  assert.deepEqual(granted, [read])
   // Then the topic resumes: an exact copy of both topics, record by record, healthy again
   await waitFor(async () => await total('target', `A.${revoked}`) === 100n, { timeoutMs: 60_000, message: 'the revoked topic copied after the re-grant' })
   for (const topic of [kept, revoked]) assertSamePartition(await readCommitted('secure', topic, 0), await readCommitted('target', `A.${topic}`, 0), topic)
