@@ -15,6 +15,7 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { Admin } from '@platformatic/kafka'
 import { RecordFetcher } from '../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../src/topic-partition.ts'
 
 const { values } = parseArgs({
   options: {
@@ -69,7 +70,7 @@ const fetcher = new RecordFetcher({ 'bootstrap.servers': bootstrap }, 'fetch-rou
 try {
   const all = names.flatMap(topic => Array.from({ length: partitions }, (_, partition) => ({ topic, partition })))
   const ends = await fetcher.listOffsets(all, 'latest')
-  const positions = all.map(p => ({ ...p, offset: ends.get(`${p.topic}-${p.partition}`) ?? 0 }))
+  const positions = all.map(p => ({ ...p, offset: ends.get(partitionKey(p.topic, p.partition)) ?? 0 }))
   // Warm-up: connections, ApiVersions, metadata, the session's full fetch.
   for (let i = 0; i < 3; i++) await fetcher.fetchBatches(positions)
   const ioBefore = io()

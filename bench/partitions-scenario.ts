@@ -3,12 +3,14 @@
  * MM2 and then kmirror on the same clusters. What it costs is per partition (topic creation, fetch rounds over
  * every partition, per-partition state and metrics), not bytes: timed until every partition is complete.
  */
-import { readFileSync } from 'node:fs'
 import { ListOffsetTimestamps } from '@platformatic/kafka'
+import { RecordFetcher } from '../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../src/topic-partition.ts'
 import { produce, withAdmin, type TestRecord } from '../test/helpers/kafka.ts'
 import { uniqueName, waitFor } from '../test/helpers/wait.ts'
 import { comparing, measureReplicator, type BenchContext, type Figures } from './lib/measure.ts'
 import { TargetWatch } from './lib/target-watch.ts'
+import { cpuBetween, formatCpu, threadTicks } from './lib/thread-cpu.ts'
 import { jsonPayload } from './lib/payloads.ts'
 import type { Scenario } from './scenarios.ts'
 
@@ -31,14 +33,41 @@ async function createTopics (ctx: BenchContext, names: readonly string[], partit
   })
 }
 
-/** CPU seconds (user + system) process PID has used so far; null when it cannot be read. */
-function cpuSeconds (pid: number | string | undefined): number | null {
-  if (pid === undefined) return null
+/** Fetch rounds over every source partition at its end after the read from the start (long polls: see warmSource). */
+const WARM_IDLE_ROUNDS = 10
+
+/**
+ * Reads every partition of NAMES on the source once from the start, then WARM_IDLE_ROUNDS rounds at the end in a
+ * fetch session, as a replicator does, before any contender runs. Why: the source broker was started moments ago,
+ * and a cold JVM spends seconds of CPU compiling its fetch path over 5,000 partitions (4.5-4.9 of the 8-9.5 CPU
+ * seconds the source used during kmirror's run, session 44), on the 2 cores the target needs to create the
+ * partitions; a production source has served its consumers for days. Without it whichever contender runs first
+ * pays the source's JIT (MM2 in full runs; kmirror with --without-mm2).
+ */
+async function warmSource (ctx: BenchContext, names: readonly string[], perTopic: number): Promise<void> {
+  const started = Date.now()
+  const fetcher = new RecordFetcher({ 'bootstrap.servers': ctx.source.bootstrap }, uniqueName('bench-warm-source'), {
+    isolation: 'read_uncommitted', maxWaitMs: 500, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576, sessions: true
+  })
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')
-    return (Number(fields[11]) + Number(fields[12])) / 100
-  } catch {
-    return null
+    const all = names.flatMap(topic => Array.from({ length: perTopic }, (_, partition) => ({ topic, partition })))
+    const ends = await fetcher.listOffsets(all, 'latest')
+    let positions = all.map(p => ({ ...p, offset: 0 }))
+    let bytes = 0
+    for (let round = 0; positions.some(p => p.offset < (ends.get(partitionKey(p.topic, p.partition)) ?? 0)); round++) {
+      if (round >= 100) throw new Error(`warming the source: not every partition read after ${round} rounds`)
+      const fetched = await fetcher.fetchBatches(positions)
+      const next = new Map(fetched.map(f => [partitionKey(f.topic, f.partition), f]))
+      positions = positions.map(p => {
+        const f = next.get(partitionKey(p.topic, p.partition))
+        bytes += f?.batches.reduce((n, b) => n + b.bytes.length, 0) ?? 0
+        return f === undefined || f.batches.length === 0 ? p : { ...p, offset: f.nextOffset }
+      })
+    }
+    for (let i = 0; i < WARM_IDLE_ROUNDS; i++) await fetcher.fetchBatches(positions)
+    ctx.log(`partitions: source warmed up (every partition read once, ${(bytes / 1_048_576).toFixed(0)} MiB, then ${WARM_IDLE_ROUNDS} idle rounds) in ${((Date.now() - started) / 1000).toFixed(1)} s`)
+  } finally {
+    await fetcher.close()
   }
 }
 
@@ -54,21 +83,20 @@ function brokerPids (ctx: BenchContext): { target: number | string | undefined; 
 }
 
 /**
- * Runs STEP on a fresh target when the harness owns it, and logs the CPU seconds each broker used during it: what a
- * replicator's requests cost the brokers while the target creates the partitions (on 2 shared cores, CPU the target
- * broker does not get).
+ * Runs STEP on a fresh target when the harness owns it, and logs the CPU seconds each broker used during it, split by
+ * what its threads do (thread-cpu.ts): what a replicator's requests cost the brokers while the target creates the
+ * partitions (on 2 shared cores, CPU the target broker does not get), apart from their JIT compiling their own code.
  */
 async function withBrokerCpu<T> (ctx: BenchContext, label: string, step: () => Promise<T>): Promise<T> {
   // A fresh target per contender: a broker's first 5,000 partitions cost it several times the later ones (its JIT
   // compiles the creation path meanwhile), so on a shared broker the run order decided the figures (RESULTS.md).
   if (ctx.freshTarget) await ctx.freshTarget()
   const pids = brokerPids(ctx)
-  const before = { target: cpuSeconds(pids.target), source: cpuSeconds(pids.source) }
+  const before = { target: threadTicks(pids.target), source: threadTicks(pids.source) }
   const result = await step()
-  const after = { target: cpuSeconds(pids.target), source: cpuSeconds(pids.source) }
   const used = (side: 'target' | 'source'): string => {
-    const [b, a] = [before[side], after[side]]
-    return b === null || a === null ? '' : ` ${side} ${(a - b).toFixed(1)} s`
+    const cpu = cpuBetween(before[side], threadTicks(pids[side]))
+    return cpu === null ? '' : ` ${side} ${formatCpu(cpu)}`
   }
   const line = `${used('target')}${used('source')}`
   if (line !== '') ctx.log(`${label}: broker CPU:${line}`)
@@ -158,6 +186,7 @@ export const partitions: Scenario = {
     })))
     await produce(ctx.source, records, { compression: 'lz4' })
     ctx.log(`partitions: preloaded ${records.length.toLocaleString()} records`)
+    await warmSource(ctx, names, perTopic)
     const runs: Figures[] = []
     const limitFirst = process.env['KMIRROR_BENCH_LIMIT_FIRST'] === '1' && comparing(ctx)
     if (limitFirst) runs.push(await withBrokerCpu(ctx, 'limit', () => measureCreateLimit(ctx, count, perTopic, records.length)))

@@ -1,0 +1,62 @@
+/**
+ * CPU seconds of a process split by what its threads do, from /proc/PID/task/TID/stat: for a Kafka broker, its JIT
+ * compilers, garbage collector, request handlers and metadata (partition creation) thread. Why: on this 2-core
+ * machine a replicator's run is paced by how much CPU the target broker gets, and a freshly started broker spends
+ * about half of its CPU compiling its own code (bench/RESULTS.md, session 44); the total alone cannot tell that
+ * from work a replicator's requests cause.
+ *
+ * A thread started during a step counts from zero; one that ended during it is missed (brokers keep theirs).
+ */
+import { readdirSync, readFileSync } from 'node:fs'
+
+const TICKS_PER_SECOND = 100
+
+/** CPU ticks (user + system) by thread id, with the thread's kind; empty when the process cannot be read. */
+export type ThreadTicks = ReadonlyMap<string, { readonly kind: string, readonly ticks: number }>
+
+/** What a JVM or Node thread does, from its name (`comm`), numbers dropped: "C2 CompilerThre" → JIT. */
+export function threadKind (comm: string): string {
+  if (/Compiler/.test(comm)) return 'JIT'
+  if (/^(GC|G1)/.test(comm) || comm === 'VM Thread') return 'GC'
+  if (comm.startsWith('data-plane-kafk')) return 'requests'
+  if (/metadat/.test(comm)) return 'metadata'
+  if (/network-thread|kafka-network/.test(comm)) return 'network'
+  return 'other'
+}
+
+export function threadTicks (pid: number | string | undefined): ThreadTicks {
+  const ticks = new Map<string, { kind: string, ticks: number }>()
+  if (pid === undefined) return ticks
+  let tasks: string[]
+  try {
+    tasks = readdirSync(`/proc/${pid}/task`)
+  } catch {
+    return ticks
+  }
+  for (const tid of tasks) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
+      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+      ticks.set(tid, { kind: threadKind(comm), ticks: Number(fields[11]) + Number(fields[12]) })
+    } catch {
+      // (the thread ended meanwhile)
+    }
+  }
+  return ticks
+}
+
+/** CPU seconds used between two readings, in all and by kind (largest first); null when neither could be read. */
+export function cpuBetween (before: ThreadTicks, after: ThreadTicks): { total: number, byKind: [string, number][] } | null {
+  if (after.size === 0) return null
+  const byKind = new Map<string, number>()
+  for (const [tid, { kind, ticks }] of after) byKind.set(kind, (byKind.get(kind) ?? 0) + ticks - (before.get(tid)?.ticks ?? 0))
+  const seconds = [...byKind].map(([kind, t]): [string, number] => [kind, t / TICKS_PER_SECOND]).sort((a, b) => b[1] - a[1])
+  return { total: seconds.reduce((n, [, s]) => n + s, 0), byKind: seconds }
+}
+
+/** "29.1 s (JIT 11.9, metadata 9.2, requests 3.6, …)": kinds under 0.1 s left out. */
+export function formatCpu (used: { total: number, byKind: [string, number][] }): string {
+  const kinds = used.byKind.filter(([, s]) => s >= 0.1).map(([kind, s]) => `${kind} ${s.toFixed(1)}`)
+  return `${used.total.toFixed(1)} s (${kinds.join(', ')})`
+}
