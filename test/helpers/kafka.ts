@@ -290,11 +290,11 @@ export async function produceTransactions (
 
 /**
  * Begins a transaction and sends RECORDS in it, then leaves it open: read_committed readers stop at its first
- * record (the last stable offset) while the high watermark counts it, until `commit` (or the coordinator aborts it at
- * its timeout: 5 s unless TIMEOUT_MS). The producer is closed
+ * record (the last stable offset) while the high watermark counts it, until `commit` or `abort` (or the coordinator
+ * aborts it at its timeout: 5 s unless TIMEOUT_MS). The producer is closed
  * (the transaction aborted if still open) by `t.after`.
  */
-export async function openTransaction (ref: ClusterRef, records: readonly TestRecord[], t: Cleanup, { timeoutMs }: { timeoutMs?: number } = {}): Promise<{ commit: () => Promise<void> }> {
+export async function openTransaction (ref: ClusterRef, records: readonly TestRecord[], t: Cleanup, { timeoutMs }: { timeoutMs?: number } = {}): Promise<{ commit: () => Promise<void>, abort: () => Promise<void> }> {
   // (the client library sends its request timeout, 5 s by default, as the transaction timeout: TIMEOUT_MS sets both)
   const producer: TestProducer = new Producer({
     ...clientOptions(ref, 'kmirror-test-txn-producer'), transactionalId: uniqueName('kmirror-test-open-txn'), idempotent: true, acks: ProduceAcks.ALL,
@@ -310,6 +310,10 @@ export async function openTransaction (ref: ClusterRef, records: readonly TestRe
   return {
     commit: async () => {
       await transaction.commit()
+      open = false
+    },
+    abort: async () => {
+      await transaction.abort()
       open = false
     }
   }

@@ -36,7 +36,8 @@ test('exactly-once: an instance taking over waits for a transaction open on the 
 
   // When a transaction is left open on the offsets topic (its first record before the next progress records), the
   // source gets 100 more records and the first instance stops, storing its progress behind that transaction
-  await openTransaction('target', [{ topic: offsets, partition: 0, key: Buffer.from('["not-kmirror",{}]'), value: null, headers: [], timestamp: BigInt(Date.now()) }], t, { timeoutMs: 45_000 })
+  // (open far longer than the test's waits can take: it is ended below, once the second instance is seen waiting)
+  const open = await openTransaction('target', [{ topic: offsets, partition: 0, key: Buffer.from('["not-kmirror",{}]'), value: null, headers: [], timestamp: BigInt(Date.now()) }], t, { timeoutMs: 600_000 })
   await produce('source', records(topic, 100, 100))
   await waitFor(async () => ({ done: await committed() === 200, state: first.stderr.slice(-2000) }), { timeoutMs: 60_000, message: 'the next 100 records committed' })
   first.kill('SIGTERM')
@@ -45,12 +46,16 @@ test('exactly-once: an instance taking over waits for a transaction open on the 
   const [high] = await endOffsets('target', offsets)
   assert.ok(stable! < high!, `the transaction still hides the last progress (last stable offset ${stable}, high watermark ${high})`)
 
-  // Then a second instance starts its work only once the transaction ended (the coordinator aborts it at its timeout)
+  // Then a second instance says its progress read waits for that transaction, and starts no work while it is open
   const second = spawnKmirror(['run', config], { t })
-  await second.waitForOutput(/work assigned/, 120_000)
-  const [stableAtStart] = await endOffsets('target', offsets, { isolation: 'read_committed' })
-  const [highAtStart] = await endOffsets('target', offsets)
-  assert.equal(stableAtStart, highAtStart, 'no work started while the transaction was open')
+  await second.waitForOutput(/reading mm2-offsets\.\S+ on cluster B waits for a transaction still open there/, 60_000)
+  assert.doesNotMatch(second.stderr, /work assigned/, 'no work started while the transaction was open')
+  const [stableHeld] = await endOffsets('target', offsets, { isolation: 'read_committed' })
+  const [highHeld] = await endOffsets('target', offsets)
+  assert.ok(stableHeld! < highHeld!, `the transaction is still open (last stable offset ${stableHeld}, high watermark ${highHeld})`)
+  // And once the transaction ends (its writer gone: aborted, as the coordinator does at its timeout), the work starts
+  await open.abort()
+  await second.waitForOutput(/work assigned/, 60_000)
   // And the remote topic holds every source record once, in order, for a read_committed reader
   await produce('source', records(topic, 200, 10))
   await waitFor(async () => ({ done: await committed() >= 210, state: second.stderr.slice(-2000) }), { timeoutMs: 60_000, message: 'the last records committed' })
