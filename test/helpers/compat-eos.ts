@@ -21,6 +21,11 @@ export interface EosRestart {
   readonly killed: Instance
   /** When it was started (Date.now()). */
   readonly restartedAt: number
+  /** When the killed one had exited (Date.now()), and the remote topic's end offsets then. */
+  readonly killedAt: number
+  readonly endsAtKill: readonly bigint[]
+  /** The remote topic on the target. */
+  readonly remote: string
   /** The mm2.properties file both ran. */
   readonly config: string
   /** The flow's group. */
@@ -59,6 +64,8 @@ export async function eosRestart (t: Cleanup, target: ClusterName, restart: 'at-
 
   one.process.kill('SIGKILL')
   await one.process.waitForExit(10_000)
+  const killedAt = Date.now()
+  const endsAtKill = await endOffsets(target, remote)
   const group = `kmirror-${a}-${b}`
   if (restart === 'group-empty') {
     await waitFor(async () => {
@@ -77,5 +84,5 @@ export async function eosRestart (t: Cleanup, target: ClusterName, restart: 'at-
 
   const checkExactlyOnce = async (timeoutMs: number): Promise<number> =>
     await checkExactlyOnceCopy({ cluster: 'source', topic }, { cluster: target, topic: remote }, PARTITIONS, await producer!.stop(), timeoutMs)
-  return { again, killed: one, restartedAt, config, group, checkExactlyOnce }
+  return { again, killed: one, restartedAt, killedAt, endsAtKill, remote, config, group, checkExactlyOnce }
 }

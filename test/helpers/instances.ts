@@ -8,6 +8,7 @@ import { JobNames } from '../../src/runtime/job-registry.ts'
 import type { ClusterRef } from './clusters.ts'
 import { endOffsets, produce, TIMESTAMP_BASE, type TestRecord } from './kafka.ts'
 import { spawnKmirror, type KmirrorProcess } from './process.ts'
+import { readBatches } from './kafka-read.ts'
 import { readCommitted, type ReadRecord } from './replication.ts'
 import type { Cleanup } from './kafka.ts'
 import { waitFor, waitForValue } from './wait.ts'
@@ -173,4 +174,46 @@ export function nothingToFence (killed: Instance, again: Instance, group: string
   const [before, after] = [generations(killed.process.stderr), generations(again.process.stderr)]
   if (before.length > 0 && after.length > 0 && Math.min(...after) > Math.max(...before) + 1) return 'session-ended'
   return null
+}
+
+/** How a transaction left open by a killed instance ended on one partition: its marker's kind and time (epoch ms). */
+export interface OpenAtKillEnd {
+  readonly partition: number
+  readonly abort: boolean
+  readonly at: number
+}
+
+/**
+ * How the transaction a killed instance left open on TOPIC ended, told by the markers' own times (when the
+ * coordinator wrote them), not by when a reader saw the records: on every partition whose last transactional batch
+ * before ENDS (its end offsets read right after the kill) has no marker of its producer before them, the first marker
+ * of that producer at or past them. Empty when no transaction was open at the kill (killed between two). A COMMIT is
+ * possible: the dead one may have asked to commit just before the kill, and its coordinator completes that alone.
+ */
+export async function openAtKillEnded (cluster: ClusterRef, topic: string, endsAtKill: readonly bigint[]): Promise<OpenAtKillEnd[]> {
+  const ended: OpenAtKillEnd[] = []
+  for (const [partition, end] of endsAtKill.entries()) {
+    const batches = await readBatches(cluster, topic, partition)
+    const before = batches.filter(b => b.firstOffset < end)
+    const last = before.findLast(b => b.isTransactional && !b.isControl)
+    if (last === undefined || before.some(b => b.isControl && b.producerId === last.producerId && b.firstOffset > last.lastOffset)) continue
+    const marker = batches.find(b => b.isControl && b.producerId === last.producerId && b.firstOffset > last.lastOffset)
+    assert.ok(marker !== undefined, `${topic}-${partition}: the transaction open at the kill (producer ${last.producerId}, from offset ${last.firstOffset}) has not ended`)
+    ended.push({ partition, abort: marker.isAbortMarker, at: Number(marker.maxTimestamp) })
+  }
+  return ended
+}
+
+/** Well under the transaction timeout (60 s in these tests): an abort at the timeout comes at least that long after. */
+const ENDED_WITHIN_MS = 40_000
+
+/** Asserts every transaction open at the kill (ENDED: openAtKillEnded) ended within ENDED_WITHIN_MS of KILLED_AT. */
+export function assertEndedWellBeforeTimeout (ended: readonly OpenAtKillEnd[], killedAt: number): void {
+  for (const e of ended) assert.ok(e.at - killedAt < ENDED_WITHIN_MS, `partition ${e.partition}: the transaction open at the kill ended (${e.abort ? 'ABORT' : 'COMMIT'}) ${e.at - killedAt} ms after the kill`)
+}
+
+/** "the transaction open at the kill ended (ABORT) 7312 ms after it", or that none was open. */
+export function describeEnd (ended: readonly OpenAtKillEnd[], killedAt: number): string {
+  if (ended.length === 0) return 'no transaction was open at the kill'
+  return `the transaction open at the kill ended (${ended.some(e => e.abort) ? 'ABORT' : 'COMMIT'}) ${Math.max(...ended.map(e => e.at)) - killedAt} ms after it`
 }
