@@ -58,5 +58,5 @@ export function cpuBetween (before: ThreadTicks, after: ThreadTicks): { total: n
 /** "29.1 s (JIT 11.9, metadata 9.2, requests 3.6, …)": kinds under 0.1 s left out. */
 export function formatCpu (used: { total: number, byKind: [string, number][] }): string {
   const kinds = used.byKind.filter(([, s]) => s >= 0.1).map(([kind, s]) => `${kind} ${s.toFixed(1)}`)
-  return `${used.total.toFixed(1)} s (${kinds.join(', ')})`
+  return kinds.length === 0 ? `${used.total.toFixed(1)} s` : `${used.total.toFixed(1)} s (${kinds.join(', ')})`
 }

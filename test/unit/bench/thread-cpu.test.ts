@@ -22,6 +22,7 @@ test('the CPU between two readings counts each thread once, a thread started mea
   assert.equal(Math.round(used.total * 100), 308)
   assert.equal(formatCpu(used), '3.1 s (JIT 2.9, requests 0.1)', 'kinds under 0.1 s left out')
   assert.equal(cpuBetween(before, new Map()), null, 'a process that cannot be read is no figure')
+  assert.equal(formatCpu({ total: 0.05, byKind: [['JIT', 0.05]] }), '0.1 s', 'no kind worth naming: no empty list')
 })
 
 test('this process\'s threads can be read, and an unknown pid reads as nothing', () => {
