@@ -1,11 +1,12 @@
 /**
  * CPU seconds of a process split by what its threads do, from /proc/PID/task/TID/stat: for a Kafka broker, its JIT
- * compilers, garbage collector, request handlers and metadata (partition creation) thread. Why: on this 2-core
- * machine a replicator's run is paced by how much CPU the target broker gets, and a freshly started broker spends
- * about half of its CPU compiling its own code (bench/RESULTS.md, session 44); the total alone cannot tell that
- * from work a replicator's requests cause.
+ * compilers, garbage collector, request handling (network threads and handlers) and metadata (partition creation)
+ * thread. Why: on this 2-core machine a replicator's run is paced by how much CPU the target broker gets, and a
+ * freshly started broker spends about 40-55 % of its CPU compiling its own code (bench/RESULTS.md, session 44); the
+ * total alone cannot tell that from work a replicator's requests cause.
  *
- * A thread started during a step counts from zero; one that ended during it is missed (brokers keep theirs).
+ * A thread started during a step counts from zero; one that ended during it is missed (HotSpot may end a compiler
+ * thread it started; on 2 cores it runs one of each kind, never ended).
  */
 import { readdirSync, readFileSync } from 'node:fs'
 
@@ -14,13 +15,16 @@ const TICKS_PER_SECOND = 100
 /** CPU ticks (user + system) by thread id, with the thread's kind; empty when the process cannot be read. */
 export type ThreadTicks = ReadonlyMap<string, { readonly kind: string, readonly ticks: number }>
 
-/** What a JVM or Node thread does, from its name (`comm`), numbers dropped: "C2 CompilerThre" → JIT. */
+/**
+ * What a JVM thread does, from its name (`comm`, which Linux cuts at 15 characters): "C2 CompilerThre" → JIT. On
+ * Kafka 4.x the network threads, acceptors and request handlers all show as "data-plane-kafk": "requests" is all of
+ * request handling, socket I/O included (before 3.x handlers, "kafka-request-h", are counted there too).
+ */
 export function threadKind (comm: string): string {
   if (/Compiler/.test(comm)) return 'JIT'
   if (/^(GC|G1)/.test(comm) || comm === 'VM Thread') return 'GC'
-  if (comm.startsWith('data-plane-kafk')) return 'requests'
+  if (comm.startsWith('data-plane-kafk') || comm.startsWith('kafka-request-h') || /network-thr|kafka-network/.test(comm)) return 'requests'
   if (/metadat/.test(comm)) return 'metadata'
-  if (/network-thread|kafka-network/.test(comm)) return 'network'
   return 'other'
 }
 
@@ -46,9 +50,9 @@ export function threadTicks (pid: number | string | undefined): ThreadTicks {
   return ticks
 }
 
-/** CPU seconds used between two readings, in all and by kind (largest first); null when neither could be read. */
+/** CPU seconds used between two readings, in all and by kind (largest first); null when either could not be read. */
 export function cpuBetween (before: ThreadTicks, after: ThreadTicks): { total: number, byKind: [string, number][] } | null {
-  if (after.size === 0) return null
+  if (before.size === 0 || after.size === 0) return null
   const byKind = new Map<string, number>()
   for (const [tid, { kind, ticks }] of after) byKind.set(kind, (byKind.get(kind) ?? 0) + ticks - (before.get(tid)?.ticks ?? 0))
   const seconds = [...byKind].map(([kind, t]): [string, number] => [kind, t / TICKS_PER_SECOND]).sort((a, b) => b[1] - a[1])

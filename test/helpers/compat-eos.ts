@@ -21,8 +21,9 @@ export interface EosRestart {
   readonly killed: Instance
   /** When it was started (Date.now()). */
   readonly restartedAt: number
-  /** When the killed one had exited (Date.now()), and the remote topic's end offsets then. */
+  /** When the killed one had exited (Date.now()). */
   readonly killedAt: number
+  /** The remote topic's end offsets read right after that. */
   readonly endsAtKill: readonly bigint[]
   /** The remote topic on the target. */
   readonly remote: string

@@ -194,7 +194,7 @@ test('on a Kafka 2.1.1 target, two instances share a flow through their group (2
   assert.equal((await one!.process.waitForExit(15_000)).code, 0, one!.process.stderr.slice(-3000))
 })
 
-test('exactly-once to Kafka 2.1.1: a lone instance killed with kill -9 and started again at once: the new one fences the dead one\'s transactional id, and read_committed readers find every record exactly once, well before the transaction timeout', { timeout: 240_000 }, async t => {
+test('exactly-once to Kafka 2.1.1: a lone instance killed with kill -9 and started again at once: the new one fences the dead one\'s transactional id: its open transaction ends well before the transaction timeout, and read_committed readers find every record exactly once', { timeout: 240_000 }, async t => {
   const { again, killed, restartedAt, killedAt, endsAtKill, remote, group, checkExactlyOnce } = await eosRestart(t, 'v21', 'at-once')
 
   // Then the restarted instance leads its first generation and fences the id the dead member named (unless a loaded

@@ -53,7 +53,7 @@ test('exactly-once: an instance taking over waits for a transaction open on the 
   const [stableHeld] = await endOffsets('target', offsets, { isolation: 'read_committed' })
   const [highHeld] = await endOffsets('target', offsets)
   assert.ok(stableHeld! < highHeld!, `the transaction is still open (last stable offset ${stableHeld}, high watermark ${highHeld})`)
-  // And once the transaction ends (its writer gone: aborted, as the coordinator does at its timeout), the work starts
+  // And once the transaction ends (aborted by its producer, as the coordinator would at its timeout), the work starts
   await open.abort()
   await second.waitForOutput(/work assigned/, 60_000)
   // And the remote topic holds every source record once, in order, for a read_committed reader

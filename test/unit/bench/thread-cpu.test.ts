@@ -2,12 +2,13 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { cpuBetween, formatCpu, threadKind, threadTicks } from '../../../bench/lib/thread-cpu.ts'
 
-test('broker threads are told apart by name: JIT, GC, request handlers, metadata, network, the rest', () => {
+test('broker threads are told apart by name: JIT, GC, request handling (network threads and handlers), metadata, the rest', () => {
   assert.equal(threadKind('C2 CompilerThre'), 'JIT')
   assert.equal(threadKind('C1 CompilerThre'), 'JIT')
   assert.equal(threadKind('GC Thread#1'), 'GC')
   assert.equal(threadKind('G1 Refine#0'), 'GC')
-  assert.equal(threadKind('data-plane-kafk'), 'requests')
+  assert.equal(threadKind('data-plane-kafk'), 'requests', 'Kafka 4.x: network threads and handlers alike, cut at 15 characters')
+  assert.equal(threadKind('kafka-request-h'), 'requests', 'handlers of older releases')
   assert.equal(threadKind('kafka-1-metadat'), 'metadata')
   assert.equal(threadKind('kafka-scheduler'), 'other')
 })
@@ -22,6 +23,7 @@ test('the CPU between two readings counts each thread once, a thread started mea
   assert.equal(Math.round(used.total * 100), 308)
   assert.equal(formatCpu(used), '3.1 s (JIT 2.9, requests 0.1)', 'kinds under 0.1 s left out')
   assert.equal(cpuBetween(before, new Map()), null, 'a process that cannot be read is no figure')
+  assert.equal(cpuBetween(new Map(), after), null, 'nor one not read before: its whole life is not the step\'s')
   assert.equal(formatCpu({ total: 0.05, byKind: [['JIT', 0.05]] }), '0.1 s', 'no kind worth naming: no empty list')
 })
 
