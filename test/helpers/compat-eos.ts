@@ -6,7 +6,7 @@
  */
 import type { ClusterName } from './clusters.ts'
 import { describeGroup } from './groups.ts'
-import { checkExactlyOnceCopy, GROUP_SETTINGS, produceContinuously, startInstance, waitForSplit, type Instance } from './instances.ts'
+import { checkExactlyOnceCopy, GROUP_SETTINGS, killWithTransactionOpen, produceContinuously, startInstance, waitForSplit, type Instance } from './instances.ts'
 import { createTopic, endOffsets, type Cleanup } from './kafka.ts'
 import { removeAliasTopicsAfter, uniqueAlias } from './multi-cluster.ts'
 import { mm2Properties, writeTempFile } from './process.ts'
@@ -63,8 +63,13 @@ export async function eosRestart (t: Cleanup, target: ClusterName, restart: 'at-
   await waitFor(async () => ({ done: (await endOffsets(target, remote)).every((e, p) => e > ends[p]! + 5n), state: ends }),
     { timeoutMs: 30_000, intervalMs: 250, message: `copying to ${target}` })
 
-  one.process.kill('SIGKILL')
-  await one.process.waitForExit(10_000)
+  // (at once: as soon as a transaction of it is seen open, so that the new one has one to fence; once the group is
+  // empty: at a random moment, as the transaction timeout would otherwise hold every such run 20 s)
+  if (restart === 'at-once') await killWithTransactionOpen(one, target, remote)
+  else {
+    one.process.kill('SIGKILL')
+    await one.process.waitForExit(10_000)
+  }
   const killedAt = Date.now()
   const endsAtKill = await endOffsets(target, remote)
   const group = `kmirror-${a}-${b}`

@@ -6,7 +6,9 @@
 import assert from 'node:assert/strict'
 import { JobNames } from '../../src/runtime/job-registry.ts'
 import type { ClusterRef } from './clusters.ts'
+import { ListOffsetTimestamps } from '@platformatic/kafka'
 import { endOffsets, produce, TIMESTAMP_BASE, type TestRecord } from './kafka.ts'
+import { isolationLevel, withAdmin } from './kafka-clients.ts'
 import { spawnKmirror, type KmirrorProcess } from './process.ts'
 import { readBatches } from './kafka-read.ts'
 import { readCommitted, type ReadRecord } from './replication.ts'
@@ -221,4 +223,29 @@ export function assertEndedWellBeforeTimeout (ended: readonly OpenAtKillEnd[], k
 export function describeEnd (ended: readonly OpenAtKillEnd[], killedAt: number): string {
   if (ended.length === 0) return 'no transaction was open at the kill'
   return `the transaction open at the kill ended (${ended.some(e => e.abort) ? 'ABORT' : 'COMMIT'}) ${Math.max(...ended.map(e => e.at)) - killedAt} ms after it`
+}
+
+/**
+ * Kills INSTANCE (kill -9) as soon as TOPIC on CLUSTER has a transaction open (a last stable offset below the high
+ * watermark on some partition), so that the kill most likely leaves one open: a round's transaction is open only
+ * while it writes, and a kill at a random moment mostly falls between two. After WITHIN_MS without seeing one it
+ * kills all the same. Resolves once the process exited, with whether a transaction was seen open just before.
+ */
+export async function killWithTransactionOpen (instance: Instance, cluster: ClusterRef, topic: string, withinMs = 10_000): Promise<boolean> {
+  const count = (await endOffsets(cluster, topic)).length
+  const seen = await withAdmin(cluster, async admin => {
+    const partitions = Array.from({ length: count }, (_, partitionIndex) => ({ partitionIndex, timestamp: ListOffsetTimestamps.LATEST }))
+    const ends = async (isolation: 'read_committed' | 'read_uncommitted'): Promise<bigint[]> => {
+      const [listed] = await admin.listOffsets({ topics: [{ name: topic, partitions }], isolationLevel: isolationLevel(isolation) })
+      return (listed?.partitions ?? []).sort((a, b) => a.partitionIndex - b.partitionIndex).map(p => p.offset)
+    }
+    for (const deadline = Date.now() + withinMs; Date.now() < deadline;) {
+      const [stable, high] = await Promise.all([ends('read_committed'), ends('read_uncommitted')])
+      if (stable.some((s, p) => s < high[p]!)) return true
+    }
+    return false
+  })
+  instance.process.kill('SIGKILL')
+  await instance.process.waitForExit(10_000)
+  return seen
 }
