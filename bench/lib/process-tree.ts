@@ -12,7 +12,8 @@
 import { execFileSync } from 'node:child_process'
 import { readdirSync, readFileSync } from 'node:fs'
 
-const TICKS_PER_SECOND = clockTicks()
+/** Clock ticks per second of /proc's CPU figures. */
+export const TICKS_PER_SECOND = clockTicks()
 
 function clockTicks (): number {
   try {
@@ -22,23 +23,29 @@ function clockTicks (): number {
   }
 }
 
-interface StatLine {
+export interface StatLine {
+  /** The command (a thread's name for /proc/PID/task/TID/stat), as Linux cut it (15 characters). */
+  comm: string
   ppid: number
   cpuTicks: number
 }
 
-/** ppid and utime+stime from /proc/PID/stat, or undefined once the process is gone. */
-function readStat (pid: number): StatLine | undefined {
+/** comm, ppid and utime+stime from a /proc stat file, or undefined once its process (or thread) is gone. */
+export function readStatFile (path: string): StatLine | undefined {
   let text: string
   try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    text = readFileSync(path, 'utf8')
   } catch {
     return undefined
   }
   // The command name (field 2) may hold spaces and parentheses: fields are counted after the last ')'.
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ')
   const n = (i: number): number => Number(fields[i] ?? 0)
-  return { ppid: n(1), cpuTicks: n(11) + n(12) }
+  return { comm: text.slice(text.indexOf('(') + 1, text.lastIndexOf(')')), ppid: n(1), cpuTicks: n(11) + n(12) }
+}
+
+function readStat (pid: number): StatLine | undefined {
+  return readStatFile(`/proc/${pid}/stat`)
 }
 
 /** VmRSS and VmHWM of PID in KiB (0 when gone). */

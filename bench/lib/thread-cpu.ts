@@ -8,9 +8,8 @@
  * A thread started during a step counts from zero; one that ended during it is missed (HotSpot may end a compiler
  * thread it started; on 2 cores it runs one of each kind, never ended).
  */
-import { readdirSync, readFileSync } from 'node:fs'
-
-const TICKS_PER_SECOND = 100
+import { readdirSync } from 'node:fs'
+import { readStatFile, TICKS_PER_SECOND } from './process-tree.ts'
 
 /** CPU ticks (user + system) by thread id, with the thread's kind; empty when the process cannot be read. */
 export type ThreadTicks = ReadonlyMap<string, { readonly kind: string, readonly ticks: number }>
@@ -38,14 +37,9 @@ export function threadTicks (pid: number | string | undefined): ThreadTicks {
     return ticks
   }
   for (const tid of tasks) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8')
-      const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-      ticks.set(tid, { kind: threadKind(comm), ticks: Number(fields[11]) + Number(fields[12]) })
-    } catch {
-      // (the thread ended meanwhile)
-    }
+    // (undefined: the thread ended meanwhile)
+    const stat = readStatFile(`/proc/${pid}/task/${tid}/stat`)
+    if (stat !== undefined) ticks.set(tid, { kind: threadKind(stat.comm), ticks: stat.cpuTicks })
   }
   return ticks
 }

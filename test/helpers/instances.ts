@@ -7,8 +7,8 @@ import assert from 'node:assert/strict'
 import { JobNames } from '../../src/runtime/job-registry.ts'
 import type { ClusterRef } from './clusters.ts'
 import { ListOffsetTimestamps } from '@platformatic/kafka'
-import { endOffsets, produce, TIMESTAMP_BASE, type TestRecord } from './kafka.ts'
-import { isolationLevel, withAdmin } from './kafka-clients.ts'
+import { endOffsets, offsetsWith, produce, TIMESTAMP_BASE, type TestRecord } from './kafka.ts'
+import { withAdmin, type Isolation } from './kafka-clients.ts'
 import { spawnKmirror, type KmirrorProcess } from './process.ts'
 import { readBatches } from './kafka-read.ts'
 import { readCommitted, type ReadRecord } from './replication.ts'
@@ -234,11 +234,7 @@ export function describeEnd (ended: readonly OpenAtKillEnd[], killedAt: number):
 export async function killWithTransactionOpen (instance: Instance, cluster: ClusterRef, topic: string, withinMs = 10_000): Promise<boolean> {
   const count = (await endOffsets(cluster, topic)).length
   const seen = await withAdmin(cluster, async admin => {
-    const partitions = Array.from({ length: count }, (_, partitionIndex) => ({ partitionIndex, timestamp: ListOffsetTimestamps.LATEST }))
-    const ends = async (isolation: 'read_committed' | 'read_uncommitted'): Promise<bigint[]> => {
-      const [listed] = await admin.listOffsets({ topics: [{ name: topic, partitions }], isolationLevel: isolationLevel(isolation) })
-      return (listed?.partitions ?? []).sort((a, b) => a.partitionIndex - b.partitionIndex).map(p => p.offset)
-    }
+    const ends = async (isolation: Isolation): Promise<bigint[]> => await offsetsWith(admin, topic, count, ListOffsetTimestamps.LATEST, isolation)
     for (const deadline = Date.now() + withinMs; Date.now() < deadline;) {
       const [stable, high] = await Promise.all([ends('read_committed'), ends('read_uncommitted')])
       if (stable.some((s, p) => s < high[p]!)) return true

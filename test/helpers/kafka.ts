@@ -5,7 +5,7 @@
  * Every helper opens its own clients and closes them before returning. Helpers that create something
  * accept `t` (the node:test context) and register its removal with `t.after` before creating it.
  */
-import { ConfigResourceTypes, ConfigSources, ListOffsetTimestamps, ProduceAcks, Producer } from '@platformatic/kafka'
+import { ConfigResourceTypes, ConfigSources, ListOffsetTimestamps, ProduceAcks, Producer, type Admin } from '@platformatic/kafka'
 import { resolveCluster, type ClusterRef } from './clusters.ts'
 import { clientOptions, isolationLevel, withAdmin, type Cleanup, type Compression, type Isolation, type TestRecord } from './kafka-clients.ts'
 import { kafkaErrorNames } from '../../src/kafka/errors.ts'
@@ -129,13 +129,16 @@ export async function startOffsets (ref: ClusterRef, topic: string): Promise<big
 
 async function listOffsetsAt (ref: ClusterRef, topic: string, timestamp: bigint, isolation: Isolation): Promise<bigint[]> {
   const count = await partitionCount(ref, topic)
-  return withAdmin(ref, async admin => {
-    const partitions = Array.from({ length: count }, (_, partitionIndex) => ({ partitionIndex, timestamp }))
-    const [listed] = await admin.listOffsets({ topics: [{ name: topic, partitions }], isolationLevel: isolationLevel(isolation) })
-    const offsets: bigint[] = new Array(count).fill(-1n)
-    for (const p of listed?.partitions ?? []) offsets[p.partitionIndex] = p.offset
-    return offsets
-  })
+  return withAdmin(ref, async admin => await offsetsWith(admin, topic, count, timestamp, isolation))
+}
+
+/** Per-partition offsets of TOPIC's COUNT partitions at TIMESTAMP, asked with ADMIN (kept open by a caller that polls). */
+export async function offsetsWith (admin: Admin, topic: string, count: number, timestamp: bigint, isolation: Isolation): Promise<bigint[]> {
+  const partitions = Array.from({ length: count }, (_, partitionIndex) => ({ partitionIndex, timestamp }))
+  const [listed] = await admin.listOffsets({ topics: [{ name: topic, partitions }], isolationLevel: isolationLevel(isolation) })
+  const offsets: bigint[] = new Array(count).fill(-1n)
+  for (const p of listed?.partitions ?? []) offsets[p.partitionIndex] = p.offset
+  return offsets
 }
 
 // ── produce ──────────────────────────────────────────────────────────────────────────────────────────
