@@ -25,8 +25,9 @@
  * ensureClusters are stopped too),
  * leaving alone clusters that were already up and external ones.
  */
-import { globSync } from 'node:fs'
+import { globSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
+import { join } from 'node:path'
 import {
   CLUSTER_NAMES,
   REPO_ROOT,
@@ -40,12 +41,15 @@ import {
   type ClusterName
 } from '../test/helpers/clusters.ts'
 import { spawnInOwnGroup, stopGroup } from '../test/helpers/process-group.ts'
-import { addCounts, laneCount, passThroughCounted, runLanes, splitIntoLanes, type LaneResult } from './test-lanes.ts'
+import { describeFileSeconds } from './file-seconds.ts'
+import { addCounts, laneCount, laneEnv, passThroughCounted, runLanes, splitIntoLanes, type LaneResult } from './test-lanes.ts'
 
 /** What every integration test may assume is up. Later suites add theirs with --clusters or the env var. */
 const DEFAULT_CLUSTERS: readonly ClusterName[] = ['source', 'target']
 const UNIT_GLOB = 'test/unit/**/*.test.ts'
 const INTEGRATION_GLOB = 'test/integration/**/*.test.ts'
+/** Where, in a lane's state directory, the timing reporter (scripts/file-seconds.ts) writes each file's seconds. */
+const SECONDS_FILE = 'file-seconds.json'
 
 interface Options {
   unit: boolean
@@ -103,11 +107,14 @@ type PhaseResult = LaneResult
 
 /**
  * One `node --test` run over FILES, CONCURRENCY files at a time. Its output is passed through as it comes;
- * the closing counts are picked out of it for the run's total line.
+ * the closing counts are picked out of it for the run's total line. With SECONDSFILE (files one at a time) a
+ * second reporter writes there how long each file took, and the run ends by printing it.
  */
-function runNodeTest (files: readonly string[], concurrency: number): Promise<PhaseResult> {
+function runNodeTest (files: readonly string[], concurrency: number, secondsFile?: string): Promise<PhaseResult> {
   const timeout = process.env.KMIRROR_TEST_TIMEOUT_MS ?? '180000'
-  const args = ['--test', '--test-reporter=spec', `--test-timeout=${timeout}`, `--test-concurrency=${concurrency}`, ...files]
+  if (secondsFile !== undefined) rmSync(secondsFile, { force: true })
+  const timing = secondsFile === undefined ? [] : ['--test-reporter=./scripts/file-seconds.ts', `--test-reporter-destination=${secondsFile}`]
+  const args = ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', ...timing, `--test-timeout=${timeout}`, `--test-concurrency=${concurrency}`, ...files]
   // Its own process group: the test files, the kmirror processes and MM2 JVMs they start all belong to it.
   const child = spawnInOwnGroup(process.execPath, args, { cwd: REPO_ROOT, stdio: ['inherit', 'pipe', 'inherit'], env: { ...process.env, KMIRROR_TEST_RUNNER: '1' } })
   const pgid = child.pid
@@ -126,9 +133,22 @@ function runNodeTest (files: readonly string[], concurrency: number): Promise<Ph
       clearTimeout(watchdog)
       onInterrupt = undefined
       const result = code ?? (signal ? 1 : 0)
+      if (secondsFile !== undefined) logFileSeconds(secondsFile)
       void stopLeftovers(pgid, stopping).then(() => resolve({ code: result, counts: counts() }))
     })
   })
+}
+
+/**
+ * The per-file seconds the timing reporter wrote (one file per lane; all lanes together once they ended), when
+ * it got to write them (an interrupted run may not).
+ */
+function logFileSeconds (...secondsFiles: string[]): void {
+  try {
+    log(describeFileSeconds(...secondsFiles.map(f => readFileSync(f, 'utf8'))))
+  } catch (error) {
+    log(`no seconds per file (${secondsFiles.join(', ')}): ${error instanceof Error ? error.message : String(error)}`)
+  }
 }
 
 /** Whatever of the run's process group outlived `node --test` (a process a test did not stop) is stopped too. */
@@ -202,6 +222,7 @@ async function runIntegrationLanes (files: readonly string[], lanes: number, opt
   onInterrupt = run.signal
   const results = await run.done
   onInterrupt = undefined
+  logFileSeconds(...split.map((_, i) => join(laneEnv(i, process.env, stateDir(), 0).KMIRROR_STATE ?? stateDir(), SECONDS_FILE)))
   return { code: results.find(r => r.code !== 0)?.code ?? 0, counts: addCounts(results.map(r => r.counts)) }
 }
 
@@ -238,7 +259,7 @@ async function main (): Promise<number> {
       integration = await runIntegrationLanes(integrationFiles, lanes, options)
     } else if (integrationFiles.length > 0 && !interrupted) {
       clusterError = await startClusters(options, runningBefore)
-      integration = !clusterError && !interrupted ? await runNodeTest(integrationFiles, 1) : undefined
+      integration = !clusterError && !interrupted ? await runNodeTest(integrationFiles, 1, join(stateDir(), SECONDS_FILE)) : undefined
     }
     logTotal([['unit', unit], ['integration', integration]])
     const code = unit?.code || integration?.code || 0
