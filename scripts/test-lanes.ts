@@ -11,32 +11,35 @@
 import { spawn, spawnSync } from 'node:child_process'
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs'
 import { dirname, join } from 'node:path'
+import { fileKey } from './file-seconds.ts'
 
 /** How far apart the lanes' ports are: every test cluster port lies in 19092-20300 (test/helpers/clusters.ts). */
 export const LANE_PORT_STEP = 2000
 
 /**
- * Seconds each integration file took in a one-lane CI run here (2026-12-04, 2 cores): the weights that balance
- * the lanes. A file not listed weighs DEFAULT_SECONDS; the lanes stay correct with any weights, only less even.
+ * Seconds each integration file took in a two-lane run here (2026-12-07, 2 cores; the lines `run-tests: seconds each
+ * file took` of every run print them, from scripts/file-seconds.ts): the weights that balance the lanes. A file's
+ * seconds include the start of the file after it in its lane. A file not listed weighs DEFAULT_SECONDS; the lanes
+ * stay correct with any weights, only less even.
  */
 const MEASURED_SECONDS: Readonly<Record<string, number>> = {
-  'active-active-default': 186, 'coordinator-move': 118, 'bench-smoke': 87, 'instance-failure': 105, 'target-quota': 25,
-  'failback-drill': 78, 'source-partition-offline': 84, 'source-quota': 75, 'target-partition-offline': 95, 'failover-drill': 53,
-  'broker-kill': 78, 'exactly-once': 52, 'credential-rotation': 51, 'crash-safety': 43, 'compat-floor': 60,
-  'least-privilege': 52, 'least-privilege-eos': 65, 'mm2-handover-eos': 37, 'lagging-group': 36, 'active-active-identity': 35,
-  'offsets-set': 32, 'demo': 28, 'partition-faults': 28, 'fetch-sessions': 27, 'broker-freeze': 25,
-  'mm2-handover': 25, 'scale-out': 25, 'acl-sync-safety': 40, 'security': 24, 'silent-broker': 24,
-  'identity-mesh': 23, 'remote-deleted-instances': 23, 'startup-fault': 20, 'topic-discovery': 20, 'acl-sync': 19,
-  'group-offset-sync': 19, 'offset-translation': 19, 'compat-v36': 18, 'compat-v39': 17, 'compat-zk28': 55,
-  'group-membership': 16, 'verify': 16, 'binary': 15, 'failover-safety': 15, 'new-topics': 15, 'console': 14,
-  'http-access': 13, 'plan': 11, 'foreign-groups': 10, 'heartbeats-emit': 10, 'status': 10, 'lost-acks': 25,
-  'config-providers': 8, 'error-messages': 8, 'topic-configs': 8, 'topology': 8, 'bad-input': 7, 'exact-copy': 7,
-  'harness': 7, 'ownership-handover': 6, 'deletion-proof': 45, 'exactly-once-faults': 5, 'observability': 5,
-  'http': 4, 'sasl': 4, 'transactions': 4, 'source-transaction-hold': 26, 'source-transaction-hold-faults': 57, 'source-topic-recreated': 45, 'history-after-recopy': 22, 'exactly-once-fencing': 1, 'eos-progress-behind-open-transaction': 14, 'systemd-unit': 0
+  'active-active-default': 190, 'source-partition-offline': 160, 'target-partition-offline': 150, 'coordinator-move': 146,
+  'instance-failure': 134, 'bench-smoke': 103, 'failback-drill': 99, 'least-privilege-eos': 91, 'broker-kill': 88,
+  'compat-floor': 82, 'source-quota': 82, 'offsets-set': 81, 'failover-drill': 73, 'held-progress-read': 72,
+  'exactly-once': 70, 'least-privilege': 63, 'crash-safety': 55, 'source-transaction-hold-faults': 54, 'compat-zk28': 53,
+  'mm2-handover-eos': 53, 'acl-sync-safety': 50, 'lost-acks': 46, 'partition-faults': 45, 'verify': 44, 'credential-rotation': 43,
+  'deletion-proof': 42, 'demo': 42, 'source-topic-recreated': 41, 'startup-fault': 41, 'lagging-group': 40,
+  'scale-out': 40, 'security': 40, 'remote-deleted-instances': 38, 'active-active-identity': 37, 'mm2-handover': 37,
+  'silent-broker': 36, 'source-transaction-hold': 36, 'group-offset-sync': 35, 'offsets-in-transaction': 35,
+  'broker-freeze': 34, 'offsets-unwritable': 33, 'group-membership': 32, 'offset-translation': 32, 'identity-mesh': 31,
+  'acl-sync': 30, 'compat-v39': 29, 'fetch-sessions': 29, 'compat-v36': 28, 'failover-safety': 28, 'status': 28,
+  'http-access': 27, 'new-topics': 24, 'history-after-recopy': 22, 'topic-discovery': 21, 'binary': 19, 'console': 19,
+  'foreign-groups': 19, 'plan': 17, 'target-quota': 17, 'bad-input': 15, 'heartbeats-emit': 15, 'topic-configs': 15,
+  'eos-progress-behind-open-transaction': 14, 'error-messages': 13, 'exact-copy': 12, 'config-providers': 11,
+  'observability': 11, 'exactly-once-fencing': 10, 'sasl': 10, 'topology': 10, 'ownership-handover': 9, 'exactly-once-faults': 8,
+  'harness': 7, 'http': 7, 'systemd-unit': 7, 'transactions': 7
 }
 const DEFAULT_SECONDS = 30
-/** What every file costs besides its tests: a `node --test` process, its imports, its clusters checked. */
-const PER_FILE_SECONDS = 2
 
 /**
  * How many lanes: KMIRROR_TEST_LANES when set, else 2 on a machine with at least 2 cores, and 1 whenever a
@@ -56,7 +59,7 @@ export function laneCount (env: NodeJS.ProcessEnv, cores: number): number {
 
 /** FILES over LANES lanes: the heaviest first, each onto the lightest lane so far; each lane in path order. */
 export function splitIntoLanes (files: readonly string[], lanes: number): string[][] {
-  const weight = (file: string): number => (MEASURED_SECONDS[file.replace(/^.*\//, '').replace(/\.test\.ts$/, '')] ?? DEFAULT_SECONDS) + PER_FILE_SECONDS
+  const weight = (file: string): number => MEASURED_SECONDS[fileKey(file)] ?? DEFAULT_SECONDS
   const result = Array.from({ length: lanes }, () => ({ files: [] as string[], seconds: 0 }))
   for (const file of [...files].sort((a, b) => weight(b) - weight(a) || a.localeCompare(b))) {
     const lightest = result.reduce((best, lane) => lane.seconds < best.seconds ? lane : best)
