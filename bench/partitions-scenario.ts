@@ -3,15 +3,13 @@
  * MM2 and then kmirror on the same clusters. What it costs is per partition (topic creation, fetch rounds over
  * every partition, per-partition state and metrics), not bytes: timed until every partition is complete.
  */
-import { ListOffsetTimestamps } from '@platformatic/kafka'
-import { RecordFetcher } from '../src/kafka/record-fetcher.ts'
-import { partitionKey } from '../src/topic-partition.ts'
 import { produce, withAdmin, type TestRecord } from '../test/helpers/kafka.ts'
 import { uniqueName, waitFor } from '../test/helpers/wait.ts'
 import { comparing, measureReplicator, type BenchContext, type Figures } from './lib/measure.ts'
 import { TargetWatch } from './lib/target-watch.ts'
 import { cpuBetween, formatCpu, threadTicks } from './lib/thread-cpu.ts'
 import { jsonPayload } from './lib/payloads.ts'
+import { createReadyTopics, readEveryPartition } from './lib/warm-up.ts'
 import type { Scenario } from './scenarios.ts'
 
 /** MM2's tasks, as in the other scenarios. */
@@ -19,19 +17,6 @@ const TASKS = 8
 /** How often the target watch polls, for the replicators and the limit alike. */
 const POLL_MS = 500
 const PAYLOAD_BYTES = 768
-
-/** Creates NAMES with PARTITIONS each, 100 topics a request, and waits until every partition answers ListOffsets. */
-async function createTopics (ctx: BenchContext, names: readonly string[], partitions: number): Promise<void> {
-  await withAdmin(ctx.source, async admin => {
-    for (let i = 0; i < names.length; i += 100) await admin.createTopics({ topics: names.slice(i, i + 100), partitions, replicas: 1 })
-    const request = names.map(name => ({ name, partitions: Array.from({ length: partitions }, (_, partitionIndex) => ({ partitionIndex, timestamp: ListOffsetTimestamps.LATEST })) }))
-    await waitFor(async () => {
-      const listed = await admin.listOffsets({ topics: request }).catch(() => [])
-      const served = listed.reduce((n, t) => n + t.partitions.length, 0)
-      return { done: served === names.length * partitions, state: `${served} of ${names.length * partitions} partitions answer ListOffsets` }
-    }, { timeoutMs: 300_000, intervalMs: 1000, message: `${names.length} topics ready` })
-  })
-}
 
 /** Fetch rounds over every source partition at its end after the read from the start (long polls: see warmSource). */
 const WARM_IDLE_ROUNDS = 10
@@ -46,29 +31,8 @@ const WARM_IDLE_ROUNDS = 10
  */
 async function warmSource (ctx: BenchContext, names: readonly string[], perTopic: number): Promise<void> {
   const started = Date.now()
-  const fetcher = new RecordFetcher({ 'bootstrap.servers': ctx.source.bootstrap }, uniqueName('bench-warm-source'), {
-    isolation: 'read_uncommitted', maxWaitMs: 500, maxBytes: 52_428_800, maxPartitionBytes: 1_048_576, sessions: true
-  })
-  try {
-    const all = names.flatMap(topic => Array.from({ length: perTopic }, (_, partition) => ({ topic, partition })))
-    const ends = await fetcher.listOffsets(all, 'latest')
-    let positions = all.map(p => ({ ...p, offset: 0 }))
-    let bytes = 0
-    for (let round = 0; positions.some(p => p.offset < (ends.get(partitionKey(p.topic, p.partition)) ?? 0)); round++) {
-      if (round >= 100) throw new Error(`warming the source: not every partition read after ${round} rounds`)
-      const fetched = await fetcher.fetchBatches(positions)
-      const next = new Map(fetched.map(f => [partitionKey(f.topic, f.partition), f]))
-      positions = positions.map(p => {
-        const f = next.get(partitionKey(p.topic, p.partition))
-        bytes += f?.batches.reduce((n, b) => n + b.bytes.length, 0) ?? 0
-        return f === undefined || f.batches.length === 0 ? p : { ...p, offset: f.nextOffset }
-      })
-    }
-    for (let i = 0; i < WARM_IDLE_ROUNDS; i++) await fetcher.fetchBatches(positions)
-    ctx.log(`partitions: source warmed up (every partition read once, ${(bytes / 1_048_576).toFixed(0)} MiB, then ${WARM_IDLE_ROUNDS} idle rounds) in ${((Date.now() - started) / 1000).toFixed(1)} s`)
-  } finally {
-    await fetcher.close()
-  }
+  const bytes = await readEveryPartition(ctx.source, names, perTopic, WARM_IDLE_ROUNDS)
+  ctx.log(`partitions: source warmed up (every partition read once, ${(bytes / 1_048_576).toFixed(0)} MiB, then ${WARM_IDLE_ROUNDS} idle rounds) in ${((Date.now() - started) / 1000).toFixed(1)} s`)
 }
 
 /**
@@ -179,7 +143,7 @@ export const partitions: Scenario = {
     const names = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`)
     ctx.created('source', names)
     const created = Date.now()
-    await createTopics(ctx, names, perTopic)
+    await createReadyTopics(ctx.source, names, perTopic)
     ctx.log(`partitions: created ${count} topics × ${perTopic} partitions in ${((Date.now() - created) / 1000).toFixed(1)} s`)
     const records: TestRecord[] = names.flatMap((topic, t) => Array.from({ length: perTopic * perPartition }, (_, i) => ({
       topic, partition: i % perTopic, key: null, value: Buffer.from(jsonPayload(t * perTopic * perPartition + i, PAYLOAD_BYTES)), headers: [], timestamp: BigInt(Date.now())

@@ -26,7 +26,8 @@ export interface BenchContext {
   /** Whether the scenario's limit row is measured (scenarios named by `--compare`, with or without MM2). */
   limit: boolean
   /**
-   * Wipes the target cluster and starts it again, empty and cold: set only when the harness owns its clusters.
+   * Wipes the target cluster and starts it again, empty, then (full size) warms it up with topics of its own
+   * (lib/warm-up.ts; KMIRROR_BENCH_COLD_TARGET=1 leaves it cold): set only when the harness owns its clusters.
    * `topics` and `partitions` give each contender a fresh target with it: no run inherits a broker another warmed up.
    */
   freshTarget?: () => Promise<void>
