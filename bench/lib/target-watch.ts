@@ -1,12 +1,18 @@
 /**
- * Watches how many records a set of topics on one cluster holds (sum of end offsets), with one
- * long-lived admin client, and notes when the first record arrived and when all had.
+ * Watches how many records a set of topics on one cluster holds (sum of end offsets), with long-lived clients,
+ * and notes when the first record arrived and when all had.
+ *
+ * A poll is one Metadata request for the topics whose partition count it does not know yet and one ListOffsets per
+ * broker for every partition, each partition's answer or error apart (kmirror's own listing, asked once). Why:
+ * while a broker creates thousands of partitions most of them cannot answer yet, and an all-or-nothing listing (as
+ * the Admin client's is) fell back to one request per topic: a poll over 1,000 topics then took seconds, added its
+ * requests to the broker's work in every contender's run, and saw the first record only when it ended (`partitions`
+ * showed a first record 13-14 s into kmirror's 15 s run, whose first records were acknowledged at about 6 s).
  */
 import { Admin, ListOffsetTimestamps } from '@platformatic/kafka'
+import { RecordFetcher } from '../../src/kafka/record-fetcher.ts'
+import { partitionKey } from '../../src/topic-partition.ts'
 import { uniqueName } from '../../test/helpers/wait.ts'
-
-/** Topics per ListOffsets request. */
-const CHUNK = 100
 
 export interface Arrival {
   /** ms from START until the topics held at least one record. */
@@ -17,26 +23,49 @@ export interface Arrival {
 
 export class TargetWatch {
   private readonly admin: Admin
+  private readonly lister: RecordFetcher
   private closed = false
-  /** Records each topic held at its last good answer (never lowered). */
-  private readonly known = new Map<string, bigint>()
+  /** Records each partition held at its last good answer (never lowered), by partitionKey. */
+  private readonly known = new Map<string, number>()
+  /** Partitions of each topic seen so far (the scenarios never add partitions while a run is watched). */
+  private readonly partitions = new Map<string, number>()
 
   constructor (bootstrap: string) {
     this.admin = new Admin({ clientId: uniqueName('kmirror-bench-watch'), bootstrapBrokers: [bootstrap], retries: 2, retryDelay: 100 })
+    this.lister = new RecordFetcher({ 'bootstrap.servers': bootstrap }, uniqueName('kmirror-bench-watch-offsets'), {
+      isolation: 'read_uncommitted', maxWaitMs: 0, maxBytes: 1, maxPartitionBytes: 1, sessions: false
+    })
   }
 
   /**
-   * Records held by TOPICS (those that exist; 0 for the others). A topic whose offsets cannot be listed now (a
-   * partition without a leader yet: the whole ListOffsets fails) counts what it held at its last good answer, so
-   * one such partition among 5,000 does not hide the records of all the others.
+   * Records held by TOPICS (those that exist; 0 for the others). A partition whose offset cannot be listed now (no
+   * leader yet, its log not loaded) counts what it held at its last good answer.
    */
   async count (topics: readonly string[]): Promise<number> {
     const existing = new Set(await this.admin.listTopics({ includeInternals: false }))
-    const present = topics.filter(t => existing.has(t))
-    for (let i = 0; i < present.length; i += CHUNK) await this.listChunk(present.slice(i, i + CHUNK))
-    let total = 0n
-    for (const topic of topics) total += this.known.get(topic) ?? 0n
-    return Number(total)
+    await this.learnPartitions(topics.filter(t => existing.has(t) && !this.partitions.has(t)))
+    const all = topics.flatMap(topic => Array.from({ length: this.partitions.get(topic) ?? 0 }, (_, partition) => ({ topic, partition })))
+    if (all.length > 0) {
+      const { offsets } = await this.lister.listOffsetsSettled(all, 'latest', 1)
+      for (const [key, offset] of offsets) if (offset > (this.known.get(key) ?? 0)) this.known.set(key, offset)
+    }
+    let total = 0
+    for (const { topic, partition } of all) total += this.known.get(partitionKey(topic, partition)) ?? 0
+    return total
+  }
+
+  /**
+   * Partition counts of TOPICS, in one Metadata request; a topic that answers with none yet, or all of them when the
+   * request fails (a topic being created), are asked again at the next poll, and the partitions known are listed.
+   */
+  private async learnPartitions (topics: readonly string[]): Promise<void> {
+    if (topics.length === 0) return
+    const metadata = await this.admin.metadata({ topics: [...topics], forceUpdate: true }).catch(() => undefined)
+    if (metadata === undefined) return
+    for (const topic of topics) {
+      const count = metadata.topics.get(topic)?.partitionsCount ?? 0
+      if (count > 0) this.partitions.set(topic, count)
+    }
   }
 
   /** End offsets of every partition of TOPIC (index = partition). */
@@ -45,23 +74,6 @@ export class TargetWatch {
     const ends: bigint[] = []
     for (const p of listed[0]?.partitions ?? []) ends[p.partitionIndex] = p.offset
     return ends
-  }
-
-  /** Updates `known` for TOPICS in one request, or topic by topic if that one fails. */
-  private async listChunk (topics: readonly string[]): Promise<void> {
-    try {
-      this.remember(await this.listOffsets(topics))
-    } catch {
-      if (topics.length === 1) return
-      for (const topic of topics) await this.listOffsets([topic]).then(listed => this.remember(listed), () => undefined)
-    }
-  }
-
-  private remember (listed: readonly { name: string, partitions: readonly { offset: bigint }[] }[]): void {
-    for (const topic of listed) {
-      const sum = topic.partitions.reduce((n, p) => n + p.offset, 0n)
-      if (sum > (this.known.get(topic.name) ?? 0n)) this.known.set(topic.name, sum)
-    }
   }
 
   private async listOffsets (topics: readonly string[]): Promise<{ name: string, partitions: { partitionIndex: number, offset: bigint }[] }[]> {
@@ -104,6 +116,6 @@ export class TargetWatch {
 
   async close (): Promise<void> {
     this.closed = true
-    await this.admin.close()
+    await Promise.all([this.admin.close(), this.lister.close()])
   }
 }
