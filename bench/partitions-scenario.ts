@@ -9,7 +9,7 @@ import { comparing, measureReplicator, type BenchContext, type Figures } from '.
 import { TargetWatch } from './lib/target-watch.ts'
 import { cpuBetween, formatCpu, threadTicks } from './lib/thread-cpu.ts'
 import { jsonPayload } from './lib/payloads.ts'
-import { createReadyTopics, readEveryPartition } from './lib/warm-up.ts'
+import { createReadyTopics, freshTargetNote, readEveryPartition } from './lib/warm-up.ts'
 import type { Scenario } from './scenarios.ts'
 
 /** MM2's tasks, as in the other scenarios. */
@@ -166,7 +166,7 @@ export const partitions: Scenario = {
       name: 'partitions',
       workload: `${count.toLocaleString()} topics × ${perTopic} partitions (${(count * perTopic).toLocaleString()}) × ${perPartition} records of ${PAYLOAD_BYTES}-byte JSON (lz4), preloaded; timed until every partition is complete on the target. MM2 with \`tasks.max = ${TASKS}\`.`,
       runs,
-      notes: limit ? [`${ctx.freshTarget ? 'Each contender ran on a fresh target (the target cluster wiped and started again before it). ' : ''}Limit: the target broker alone creating the same topics (CreateTopics, 100 topics a request) until one record produced to every partition is acknowledged, timed like the replicators by the target watch (its first poll that sees them, never before the acknowledgement); its "first record" figure is when every partition had a leader. No CPU or memory: it is the broker's work. kmirror/limit on the seconds row is how close kmirror comes to the broker making the partitions writable.`] : []
+      notes: limit ? [`${freshTargetNote(ctx, size)}Limit: the target broker alone creating the same topics (CreateTopics, 100 topics a request) until one record produced to every partition is acknowledged, timed like the replicators by the target watch (its first poll that sees them, never before the acknowledgement); its "first record" figure is when every partition had a leader. No CPU or memory: it is the broker's work. kmirror/limit on the seconds row is how close kmirror comes to the broker making the partitions writable.`] : []
     }
   }
 }

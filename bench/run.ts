@@ -19,7 +19,7 @@ import { brokerPid, REPO_ROOT, runKafkaLocal, shiftedPort, type TestCluster } fr
 import { deleteTopics } from '../test/helpers/kafka.ts'
 import { newWorkDir, type BenchContext } from './lib/measure.ts'
 import { TOOLS } from './lib/replicators.ts'
-import { WARM_TARGET, warmTarget } from './lib/warm-up.ts'
+import { WARM_TARGET, warmsTarget, warmTarget } from './lib/warm-up.ts'
 import { kmirrorRevision, runHeader, scenarioTable, type ScenarioResult } from './lib/report.ts'
 import { SCENARIOS, type Size } from './scenarios.ts'
 
@@ -108,7 +108,7 @@ async function openClusters (options: Options): Promise<Clusters> {
       await runKafkaLocal(['wipe', name])
       await runKafkaLocal(['up', name, String(port)])
       // The tiny size is a smoke test of the scenarios: nothing there is worth warming a broker for.
-      if (options.size !== 'full' || process.env['KMIRROR_BENCH_COLD_TARGET'] === '1') return
+      if (!warmsTarget(options.size)) return
       const { topics, perTopic } = WARM_TARGET
       const seconds = await warmTarget(cluster('target', `127.0.0.1:${port}`))
       log(`${name} warmed up (${topics} topics × ${perTopic} partitions created, written and read) in ${seconds.toFixed(1)} s`)

@@ -10,7 +10,7 @@ import { measureLatency } from './lib/measure-latency.ts'
 import { comparing, measureLimit, measureReplicator, type BenchContext, type Figures } from './lib/measure.ts'
 import { jsonPayload, writePayloadFile } from './lib/payloads.ts'
 import { producerPerfArgs, startTool } from './lib/perf-tools.ts'
-import { readEveryPartition } from './lib/warm-up.ts'
+import { freshTargetNote, readEveryPartition } from './lib/warm-up.ts'
 import type { ScenarioResult } from './lib/report.ts'
 import { instances } from './instances-scenario.ts'
 import { partitions } from './partitions-scenario.ts'
@@ -126,7 +126,10 @@ async function createTopics (ctx: BenchContext, names: readonly string[]): Promi
   })
 }
 
-/** Seconds STEP took, as text. */
+/** Idle fetch rounds over the source's topics after reading them once, as `partitions` runs. */
+const WARM_IDLE_ROUNDS = 10
+
+/** Seconds STEP took, as text, for the log line that says what the untimed preparation cost. */
 async function timed (step: () => Promise<unknown>): Promise<string> {
   const started = Date.now()
   await step()
@@ -147,7 +150,7 @@ const topics: Scenario = {
     await produce(ctx.source, records, { compression: 'lz4' })
     ctx.log(`topics: preloaded ${count} topics × ${perTopic} records`)
     // As in `partitions`: the source read once before any contender, so that the first does not pay its JIT alone.
-    if (size === 'full') ctx.log(`topics: source warmed up (every topic read once) in ${await timed(() => readEveryPartition(ctx.source, names, 1, 10))} s`)
+    if (size === 'full') ctx.log(`topics: source warmed up (every topic read once) in ${await timed(() => readEveryPartition(ctx.source, names, 1, WARM_IDLE_ROUNDS))} s`)
     const runs: Figures[] = []
     for (const tool of ctx.tools) {
       ctx.log(`${tool}: copying ${count} topics`)
@@ -160,7 +163,7 @@ const topics: Scenario = {
       name: 'topics',
       workload: `${count} topics × 1 partition × ${perTopic} records of 768-byte JSON (lz4), preloaded; timed until every topic is complete on the target. MM2 with \`tasks.max = ${PARTITIONS}\`.`,
       runs,
-      notes: [`${ctx.freshTarget ? 'Each contender ran on a fresh target (the target cluster wiped and started again before it). ' : ''}No limit row: the cost here is topic creation and start-up, not bytes.`]
+      notes: [`${freshTargetNote(ctx, size)}No limit row: the cost here is topic creation and start-up, not bytes.`]
     }
   }
 }

@@ -2,16 +2,18 @@
  * How long each test file of a `node --test` run took, so that scripts/test-lanes.ts can weigh files by what they
  * cost on the machine that runs CI (its MEASURED_SECONDS) instead of by a guess that ages.
  *
- * Used as a second reporter of the integration runs (`--test-reporter=./scripts/file-seconds.ts`): it writes one
- * JSON object, file name (no directory, no `.test.ts`) to whole seconds, to its destination when the run ends.
- * Files run one at a time in a lane, and the runner passes a file's events on as its process prints them, so a
- * file is charged from its first event to the next file's first event (the next file's start-up lands on the one
- * before it: the sum over a lane stays right, which is what balancing needs). The spec reporter names no file, so
- * this is the only record of them.
+ * Used as a second reporter of the integration runs (`--test-reporter=<repo>/scripts/file-seconds.ts`): it writes
+ * one JSON object, file name (no directory, no `.test.ts`) to whole seconds, to its destination when the run ends.
+ * Files run one at a time in a lane (the runner's concurrency 1; with more, files would overlap and be charged
+ * wrongly), and the runner passes a file's events on as its process prints them. A file is charged from its first
+ * event other than `test:enqueue` (its `test:dequeue`, just before its process starts) to the next file's: its own
+ * start-up included. Enqueue events are left out because the runner queues the next file as soon as one starts, so
+ * they would charge a file's start-up to the file after it. The spec reporter names no file, so this is the only
+ * record of them.
  */
 
-/** The part of a `node:test` reporter event this needs: which file it came from, if any. */
-export interface FileEvent { data?: { file?: string } }
+/** The part of a `node:test` reporter event this needs: its type, and which file it came from, if any. */
+export interface FileEvent { type?: string, data?: { file?: string } }
 
 /** FILE as MEASURED_SECONDS keys it: `test/integration/demo.test.ts` → `demo`. */
 export function fileKey (file: string): string {
@@ -28,7 +30,7 @@ export class FileClock {
     this.#now = now
   }
 
-  /** An event of FILE arrived. */
+  /** An event of FILE arrived: the file before it, if another, ended now. */
   seen (file: string): void {
     const key = fileKey(file)
     if (this.#current?.key === key) return
@@ -55,7 +57,7 @@ export default async function * fileSecondsReporter (source: AsyncIterable<FileE
   const clock = new FileClock()
   for await (const event of source) {
     const file = event.data?.file
-    if (file !== undefined) clock.seen(file)
+    if (file !== undefined && event.type !== 'test:enqueue') clock.seen(file)
   }
   yield `${JSON.stringify(Object.fromEntries(clock.end()))}\n`
 }

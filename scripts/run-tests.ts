@@ -4,6 +4,9 @@
  * by side (scripts/test-lanes.ts: two on 2 cores or more), each lane a child of this runner with clusters of its
  * own and its files one at a time. Every `node --test` run closes with the spec reporter's summary (`ℹ tests N`,
  * `ℹ pass N`, `ℹ fail N`); the last line adds them up (`run-tests: tests N, pass N, fail N (unit N, integration N)`).
+ * Integration runs also print how long each file took (`run-tests: seconds each file took …`, from the reporter
+ * scripts/file-seconds.ts, kept in each lane's state as file-seconds.json): paste it into MEASURED_SECONDS of
+ * scripts/test-lanes.ts when the lanes drift apart.
  *
  *   node scripts/run-tests.ts [--unit-only | --integration-only] [--clusters=third,secure] [FILTER...]
  *
@@ -25,9 +28,9 @@
  * ensureClusters are stopped too),
  * leaving alone clusters that were already up and external ones.
  */
-import { globSync, readFileSync, rmSync } from 'node:fs'
+import { globSync, mkdirSync, readFileSync, rmSync } from 'node:fs'
 import { availableParallelism } from 'node:os'
-import { join } from 'node:path'
+import { dirname, join, resolve } from 'node:path'
 import {
   CLUSTER_NAMES,
   REPO_ROOT,
@@ -50,6 +53,15 @@ const UNIT_GLOB = 'test/unit/**/*.test.ts'
 const INTEGRATION_GLOB = 'test/integration/**/*.test.ts'
 /** Where, in a lane's state directory, the timing reporter (scripts/file-seconds.ts) writes each file's seconds. */
 const SECONDS_FILE = 'file-seconds.json'
+const SECONDS_REPORTER = join(REPO_ROOT, 'scripts', 'file-seconds.ts')
+
+/**
+ * The timing reporter's file of lane INDEX (0-based; the lane's state as laneEnv sets it), absolute: `node --test`
+ * runs in REPO_ROOT, this runner wherever it was started, and a relative KMIRROR_STATE must mean one place to both.
+ */
+function secondsFileOf (index: number): string {
+  return resolve(REPO_ROOT, laneEnv(index, process.env, stateDir(), 0).KMIRROR_STATE ?? stateDir(), SECONDS_FILE)
+}
 
 interface Options {
   unit: boolean
@@ -112,8 +124,12 @@ type PhaseResult = LaneResult
  */
 function runNodeTest (files: readonly string[], concurrency: number, secondsFile?: string): Promise<PhaseResult> {
   const timeout = process.env.KMIRROR_TEST_TIMEOUT_MS ?? '180000'
-  if (secondsFile !== undefined) rmSync(secondsFile, { force: true })
-  const timing = secondsFile === undefined ? [] : ['--test-reporter=./scripts/file-seconds.ts', `--test-reporter-destination=${secondsFile}`]
+  if (secondsFile !== undefined) {
+    // A file left by an earlier run must not pass for this one's; the reporter's stream creates no directory.
+    rmSync(secondsFile, { force: true })
+    mkdirSync(dirname(secondsFile), { recursive: true })
+  }
+  const timing = secondsFile === undefined ? [] : [`--test-reporter=${SECONDS_REPORTER}`, `--test-reporter-destination=${secondsFile}`]
   const args = ['--test', '--test-reporter=spec', '--test-reporter-destination=stdout', ...timing, `--test-timeout=${timeout}`, `--test-concurrency=${concurrency}`, ...files]
   // Its own process group: the test files, the kmirror processes and MM2 JVMs they start all belong to it.
   const child = spawnInOwnGroup(process.execPath, args, { cwd: REPO_ROOT, stdio: ['inherit', 'pipe', 'inherit'], env: { ...process.env, KMIRROR_TEST_RUNNER: '1' } })
@@ -140,15 +156,21 @@ function runNodeTest (files: readonly string[], concurrency: number, secondsFile
 }
 
 /**
- * The per-file seconds the timing reporter wrote (one file per lane; all lanes together once they ended), when
- * it got to write them (an interrupted run may not).
+ * The per-file seconds the timing reporter wrote (one file per lane; all lanes together once they ended): those
+ * it got to write (an interrupted lane may not), and which are missing.
  */
 function logFileSeconds (...secondsFiles: string[]): void {
-  try {
-    log(describeFileSeconds(...secondsFiles.map(f => readFileSync(f, 'utf8'))))
-  } catch (error) {
-    log(`no seconds per file (${secondsFiles.join(', ')}): ${error instanceof Error ? error.message : String(error)}`)
+  const read: string[] = []
+  for (const file of secondsFiles) {
+    try {
+      const json = readFileSync(file, 'utf8')
+      JSON.parse(json)
+      read.push(json)
+    } catch (error) {
+      log(`no seconds per file in ${file}: ${error instanceof Error ? error.message : String(error)}`)
+    }
   }
+  if (read.length > 0) log(describeFileSeconds(...read))
 }
 
 /** Whatever of the run's process group outlived `node --test` (a process a test did not stop) is stopped too. */
@@ -217,12 +239,14 @@ async function startClusters (options: Options, runningBefore: ReadonlySet<Clust
  */
 async function runIntegrationLanes (files: readonly string[], lanes: number, options: Options): Promise<PhaseResult> {
   const split = splitIntoLanes(files, lanes)
+  // Each lane removes its own before its tests; a lane that never gets there must not show an earlier run's.
+  for (const [i] of split.entries()) rmSync(secondsFileOf(i), { force: true })
   log(`integration files in ${split.length} lanes side by side, each with clusters of its own: ${split.map((l, i) => `lane ${i + 1} ${l.length} file${l.length === 1 ? '' : 's'}`).join(', ')}`)
   const run = runLanes(process.argv[1]!, split, `--clusters=${options.clusters.join(',')}`, stateDir(), RUN_DEADLINE - Date.now())
   onInterrupt = run.signal
   const results = await run.done
   onInterrupt = undefined
-  logFileSeconds(...split.map((_, i) => join(laneEnv(i, process.env, stateDir(), 0).KMIRROR_STATE ?? stateDir(), SECONDS_FILE)))
+  logFileSeconds(...split.map((_, i) => secondsFileOf(i)))
   return { code: results.find(r => r.code !== 0)?.code ?? 0, counts: addCounts(results.map(r => r.counts)) }
 }
 
@@ -259,7 +283,7 @@ async function main (): Promise<number> {
       integration = await runIntegrationLanes(integrationFiles, lanes, options)
     } else if (integrationFiles.length > 0 && !interrupted) {
       clusterError = await startClusters(options, runningBefore)
-      integration = !clusterError && !interrupted ? await runNodeTest(integrationFiles, 1, join(stateDir(), SECONDS_FILE)) : undefined
+      integration = !clusterError && !interrupted ? await runNodeTest(integrationFiles, 1, secondsFileOf(0)) : undefined
     }
     logTotal([['unit', unit], ['integration', integration]])
     const code = unit?.code || integration?.code || 0

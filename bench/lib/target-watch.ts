@@ -2,8 +2,9 @@
  * Watches how many records a set of topics on one cluster holds (sum of end offsets), with long-lived clients,
  * and notes when the first record arrived and when all had.
  *
- * A poll is one Metadata request for the topics whose partition count it does not know yet and one ListOffsets per
- * broker for every partition, each partition's answer or error apart (kmirror's own listing, asked once). Why:
+ * A poll lists every partition's offset with kmirror's own listing (one ListOffsets per leader, each partition's
+ * answer or error apart, asked once; a Metadata request first when its leaders are not cached), after the topic
+ * list and a Metadata request while some topic is not sized yet, and every RESIZE_MS a Metadata request. Why:
  * while a broker creates thousands of partitions most of them cannot answer yet, and an all-or-nothing listing (as
  * the Admin client's is) fell back to one request per topic: a poll over 1,000 topics then took seconds, added its
  * requests to the broker's work in every contender's run, and saw the first record only when it ended (`partitions`
@@ -13,6 +14,11 @@ import { Admin, ListOffsetTimestamps } from '@platformatic/kafka'
 import { RecordFetcher } from '../../src/kafka/record-fetcher.ts'
 import { partitionKey } from '../../src/topic-partition.ts'
 import { uniqueName } from '../../test/helpers/wait.ts'
+
+/** How often the partition counts of every watched topic are read again. */
+const RESIZE_MS = 5_000
+/** Topics per Metadata request once a request for all of them failed. */
+const METADATA_CHUNK = 100
 
 export interface Arrival {
   /** ms from START until the topics held at least one record. */
@@ -27,8 +33,9 @@ export class TargetWatch {
   private closed = false
   /** Records each partition held at its last good answer (never lowered), by partitionKey. */
   private readonly known = new Map<string, number>()
-  /** Partitions of each topic seen so far (the scenarios never add partitions while a run is watched). */
+  /** Partitions of each topic seen so far (never lowered), and when they were last read for all topics. */
   private readonly partitions = new Map<string, number>()
+  private sizedAt = Date.now()
 
   constructor (bootstrap: string) {
     this.admin = new Admin({ clientId: uniqueName('kmirror-bench-watch'), bootstrapBrokers: [bootstrap], retries: 2, retryDelay: 100 })
@@ -42,8 +49,7 @@ export class TargetWatch {
    * leader yet, its log not loaded) counts what it held at its last good answer.
    */
   async count (topics: readonly string[]): Promise<number> {
-    const existing = new Set(await this.admin.listTopics({ includeInternals: false }))
-    await this.learnPartitions(topics.filter(t => existing.has(t) && !this.partitions.has(t)))
+    await this.size(topics)
     const all = topics.flatMap(topic => Array.from({ length: this.partitions.get(topic) ?? 0 }, (_, partition) => ({ topic, partition })))
     if (all.length > 0) {
       const { offsets } = await this.lister.listOffsetsSettled(all, 'latest', 1)
@@ -55,16 +61,36 @@ export class TargetWatch {
   }
 
   /**
-   * Partition counts of TOPICS, in one Metadata request; a topic that answers with none yet, or all of them when the
-   * request fails (a topic being created), are asked again at the next poll, and the partitions known are listed.
+   * Partition counts: of the topics not sized yet at every poll (those that exist), and of all of them every
+   * RESIZE_MS, since on clusters the harness does not own a remote topic may be auto-created with the broker's
+   * default partitions before the replicator adds the rest.
+   */
+  private async size (topics: readonly string[]): Promise<void> {
+    if (Date.now() - this.sizedAt >= RESIZE_MS) {
+      this.sizedAt = Date.now()
+      await this.learnPartitions(topics.filter(t => this.partitions.has(t)))
+    }
+    if (topics.every(t => this.partitions.has(t))) return
+    const existing = new Set(await this.admin.listTopics({ includeInternals: false }))
+    await this.learnPartitions(topics.filter(t => existing.has(t) && !this.partitions.has(t)))
+  }
+
+  /**
+   * Partition counts of TOPICS, in one Metadata request, or 100 topics a request when that one fails (a topic
+   * being created); a topic that answers with none yet, or whose request failed, is asked again at the next poll.
    */
   private async learnPartitions (topics: readonly string[]): Promise<void> {
     if (topics.length === 0) return
     const metadata = await this.admin.metadata({ topics: [...topics], forceUpdate: true }).catch(() => undefined)
-    if (metadata === undefined) return
+    if (metadata === undefined) {
+      if (topics.length > METADATA_CHUNK) {
+        for (let i = 0; i < topics.length; i += METADATA_CHUNK) await this.learnPartitions(topics.slice(i, i + METADATA_CHUNK))
+      }
+      return
+    }
     for (const topic of topics) {
       const count = metadata.topics.get(topic)?.partitionsCount ?? 0
-      if (count > 0) this.partitions.set(topic, count)
+      if (count > (this.partitions.get(topic) ?? 0)) this.partitions.set(topic, count)
     }
   }
 

@@ -3,8 +3,12 @@
  * target again before each contender, so that none inherits a broker another one warmed up); a JVM that cold
  * spends 40-55 % of its CPU in its first minute compiling its own code (session 44: 10-13.5 CPU s of the target's
  * during a `partitions` run, 4.5-4.9 s of the source's), on the 2 cores the contender shares with it. A production
- * broker has served for days. Every contender gets the same warm-up, so none is favoured; what is timed is then the
- * replicator's work and the brokers' work for it, not the brokers' JIT.
+ * broker has served for days. Every contender gets the same warm-up of the target; what is timed is then mostly the
+ * replicator's work and the brokers' work for it rather than the brokers' JIT.
+ *
+ * What it does not even out: the source is warmed once per scenario, so a contender after the first reads a source
+ * the ones before it warmed further; and the target's warm-up (topics created 100 a request, one record on every
+ * partition) is the limit's own work in `partitions`, so it helps the limit's figure most (RESULTS.md, session 45).
  */
 import { ListOffsetTimestamps } from '@platformatic/kafka'
 import { RecordFetcher } from '../../src/kafka/record-fetcher.ts'
@@ -55,6 +59,19 @@ export async function readEveryPartition (cluster: TestCluster, names: readonly 
   } finally {
     await fetcher.close()
   }
+}
+
+/** Whether a fresh target of a run of SIZE is warmed up: full size, unless KMIRROR_BENCH_COLD_TARGET=1. */
+export function warmsTarget (size: 'full' | 'tiny'): boolean {
+  return size === 'full' && process.env['KMIRROR_BENCH_COLD_TARGET'] !== '1'
+}
+
+/** What a scenario's notes say of its targets: a fresh one per contender (when CTX has them), warmed up or cold. */
+export function freshTargetNote (ctx: { freshTarget?: unknown }, size: 'full' | 'tiny'): string {
+  if (ctx.freshTarget === undefined) return ''
+  const { topics, perTopic } = WARM_TARGET
+  const how = warmsTarget(size) ? `then warmed up with ${topics} topics × ${perTopic} partitions of its own, created, written and read` : 'left cold'
+  return `Each contender ran on a fresh target (the target cluster wiped and started again before it, ${how}). `
 }
 
 /** How much a fresh target is warmed up with: partitions created, written and read, as a replicator's run does. */
