@@ -17,27 +17,27 @@ import { fileKey } from './file-seconds.ts'
 export const LANE_PORT_STEP = 2000
 
 /**
- * Seconds each integration file took in a two-lane run here (2026-12-07, 2 cores; the lines `run-tests: seconds each
- * file took` of every run print them, from scripts/file-seconds.ts): the weights that balance the lanes. A file's
- * seconds include the start of the file after it in its lane. A file not listed weighs DEFAULT_SECONDS; the lanes
- * stay correct with any weights, only less even.
+ * Seconds each integration file took here, the mean of two two-lane runs (2026-12-07, 2 cores; the lines `run-tests:
+ * seconds each file took` of every run print them, from scripts/file-seconds.ts): the weights that balance the lanes.
+ * A file's seconds vary by up to a fifth between runs, so lanes come out within about 100 s of each other. A file
+ * not listed weighs DEFAULT_SECONDS; the lanes stay correct with any weights, only less even.
  */
 const MEASURED_SECONDS: Readonly<Record<string, number>> = {
-  'active-active-default': 190, 'source-partition-offline': 160, 'target-partition-offline': 150, 'coordinator-move': 146,
-  'instance-failure': 134, 'bench-smoke': 103, 'failback-drill': 99, 'least-privilege-eos': 91, 'broker-kill': 88,
-  'compat-floor': 82, 'source-quota': 82, 'offsets-set': 81, 'failover-drill': 73, 'held-progress-read': 72,
-  'exactly-once': 70, 'least-privilege': 63, 'crash-safety': 55, 'source-transaction-hold-faults': 54, 'compat-zk28': 53,
-  'mm2-handover-eos': 53, 'acl-sync-safety': 50, 'lost-acks': 46, 'partition-faults': 45, 'verify': 44, 'credential-rotation': 43,
-  'deletion-proof': 42, 'demo': 42, 'source-topic-recreated': 41, 'startup-fault': 41, 'lagging-group': 40,
-  'scale-out': 40, 'security': 40, 'remote-deleted-instances': 38, 'active-active-identity': 37, 'mm2-handover': 37,
-  'silent-broker': 36, 'source-transaction-hold': 36, 'group-offset-sync': 35, 'offsets-in-transaction': 35,
-  'broker-freeze': 34, 'offsets-unwritable': 33, 'group-membership': 32, 'offset-translation': 32, 'identity-mesh': 31,
-  'acl-sync': 30, 'compat-v39': 29, 'fetch-sessions': 29, 'compat-v36': 28, 'failover-safety': 28, 'status': 28,
-  'http-access': 27, 'new-topics': 24, 'history-after-recopy': 22, 'topic-discovery': 21, 'binary': 19, 'console': 19,
-  'foreign-groups': 19, 'plan': 17, 'target-quota': 17, 'bad-input': 15, 'heartbeats-emit': 15, 'topic-configs': 15,
-  'eos-progress-behind-open-transaction': 14, 'error-messages': 13, 'exact-copy': 12, 'config-providers': 11,
-  'observability': 11, 'exactly-once-fencing': 10, 'sasl': 10, 'topology': 10, 'ownership-handover': 9, 'exactly-once-faults': 8,
-  'harness': 7, 'http': 7, 'systemd-unit': 7, 'transactions': 7
+  'active-active-default': 190, 'target-partition-offline': 166, 'source-partition-offline': 156, 'coordinator-move': 140,
+  'instance-failure': 138, 'bench-smoke': 116, 'failback-drill': 102, 'source-quota': 88, 'least-privilege-eos': 87,
+  'broker-kill': 83, 'compat-floor': 82, 'exactly-once': 79, 'failover-drill': 76, 'crash-safety': 68, 'held-progress-read': 68,
+  'offsets-set': 63, 'least-privilege': 60, 'credential-rotation': 58, 'compat-zk28': 56, 'mm2-handover-eos': 55,
+  'acl-sync-safety': 46, 'source-transaction-hold-faults': 46, 'partition-faults': 45, 'security': 44, 'demo': 42,
+  'lost-acks': 42, 'lagging-group': 40, 'active-active-identity': 39, 'scale-out': 38, 'startup-fault': 38,
+  'offsets-in-transaction': 36, 'source-topic-recreated': 36, 'deletion-proof': 35, 'group-offset-sync': 35,
+  'identity-mesh': 34, 'mm2-handover': 34, 'silent-broker': 34, 'source-transaction-hold': 34, 'broker-freeze': 33,
+  'remote-deleted-instances': 33, 'offset-translation': 32, 'offsets-unwritable': 31, 'compat-v36': 30, 'compat-v39': 30,
+  'fetch-sessions': 30, 'group-membership': 30, 'verify': 30, 'http-access': 27, 'acl-sync': 26, 'failover-safety': 24,
+  'history-after-recopy': 22, 'sasl': 22, 'topic-discovery': 22, 'console': 21, 'new-topics': 21, 'status': 20,
+  'bad-input': 18, 'binary': 18, 'foreign-groups': 18, 'eos-progress-behind-open-transaction': 16, 'plan': 16,
+  'heartbeats-emit': 15, 'error-messages': 14, 'exact-copy': 14, 'target-quota': 14, 'config-providers': 12,
+  'ownership-handover': 12, 'topic-configs': 12, 'topology': 11, 'observability': 10, 'exactly-once-faults': 9,
+  'exactly-once-fencing': 9, 'harness': 8, 'http': 6, 'transactions': 6, 'systemd-unit': 5
 }
 const DEFAULT_SECONDS = 30
 
