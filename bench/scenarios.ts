@@ -3,14 +3,13 @@
  * on the same data (each to its own remote topics), and where it makes sense measures the machine's limit.
  */
 import { join } from 'node:path'
-import { ListOffsetTimestamps } from '@platformatic/kafka'
-import { createTopic, produce, withAdmin, type TestRecord } from '../test/helpers/kafka.ts'
-import { uniqueName, waitFor } from '../test/helpers/wait.ts'
+import { createTopic, produce, type TestRecord } from '../test/helpers/kafka.ts'
+import { uniqueName } from '../test/helpers/wait.ts'
 import { measureLatency } from './lib/measure-latency.ts'
 import { comparing, measureLimit, measureReplicator, type BenchContext, type Figures } from './lib/measure.ts'
 import { jsonPayload, writePayloadFile } from './lib/payloads.ts'
 import { producerPerfArgs, startTool } from './lib/perf-tools.ts'
-import { freshTargetNote, readEveryPartition } from './lib/warm-up.ts'
+import { createReadyTopics, freshTargetNote, readEveryPartition } from './lib/warm-up.ts'
 import type { ScenarioResult } from './lib/report.ts'
 import { instances } from './instances-scenario.ts'
 import { partitions } from './partitions-scenario.ts'
@@ -115,17 +114,6 @@ const small: Scenario = {
   }
 }
 
-/** Creates NAMES (one partition each) in one request and waits until every one has a leader. */
-async function createTopics (ctx: BenchContext, names: readonly string[]): Promise<void> {
-  await withAdmin(ctx.source, async admin => {
-    await admin.createTopics({ topics: [...names], partitions: 1, replicas: 1 })
-    await waitFor(async () => {
-      const listed = await admin.listOffsets({ topics: names.map(name => ({ name, partitions: [{ partitionIndex: 0, timestamp: ListOffsetTimestamps.LATEST }] })) })
-      return { done: listed.length === names.length, state: `${listed.length} of ${names.length} topics answer ListOffsets` }
-    }, { timeoutMs: 120_000, intervalMs: 250, message: `${names.length} topics ready` })
-  })
-}
-
 /** Idle fetch rounds over the source's topics after reading them once, as `partitions` runs. */
 const WARM_IDLE_ROUNDS = 10
 
@@ -143,7 +131,7 @@ const topics: Scenario = {
     const prefix = uniqueName('topics')
     const names = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(4, '0')}`)
     ctx.created('source', names)
-    await createTopics(ctx, names)
+    await createReadyTopics(ctx.source, names, 1)
     const records: TestRecord[] = names.flatMap((topic, t) => Array.from({ length: perTopic }, (_, i) => ({
       topic, partition: 0, key: null, value: Buffer.from(jsonPayload(t * perTopic + i, 768)), headers: [], timestamp: BigInt(Date.now())
     })))

@@ -240,7 +240,7 @@ async function startClusters (options: Options, runningBefore: ReadonlySet<Clust
 async function runIntegrationLanes (files: readonly string[], lanes: number, options: Options): Promise<PhaseResult> {
   const split = splitIntoLanes(files, lanes)
   // Each lane removes its own before its tests; a lane that never gets there must not show an earlier run's.
-  for (const [i] of split.entries()) rmSync(secondsFileOf(i), { force: true })
+  split.forEach((_, i) => rmSync(secondsFileOf(i), { force: true }))
   log(`integration files in ${split.length} lanes side by side, each with clusters of its own: ${split.map((l, i) => `lane ${i + 1} ${l.length} file${l.length === 1 ? '' : 's'}`).join(', ')}`)
   const run = runLanes(process.argv[1]!, split, `--clusters=${options.clusters.join(',')}`, stateDir(), RUN_DEADLINE - Date.now())
   onInterrupt = run.signal
