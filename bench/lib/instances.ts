@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { spawnKmirror, type KmirrorProcess } from '../../test/helpers/process.ts'
 import { ProcessTreeSampler, type TreeUsage } from './process-tree.ts'
+import { benchLogsDir } from './replicators.ts'
 
 export interface BenchInstance {
   readonly name: string
@@ -123,7 +124,7 @@ export async function stopInstance (instance: BenchInstance, signal: 'SIGTERM' |
     instance.process.kill('SIGKILL')
     await instance.process.waitForExit(5_000)
   }
-  const logs = process.env['KMIRROR_BENCH_LOGS']
+  const logs = benchLogsDir()
   if (logs !== undefined) writeFileSync(join(logs, `kmirror-${instance.name}-${instance.process.pid}.log`), instance.process.stderr)
   return usage
 }

@@ -2,8 +2,8 @@
  * The two replicators under test, started from the same mm2.properties: the real Apache MirrorMaker 2
  * (dedicated mode, through `kafka-local.sh mm2`) and kmirror (`node src/cli/main.ts run`).
  */
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join } from 'node:path'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { REPO_ROOT, runKafkaLocal } from '../../test/helpers/clusters.ts'
 import { mm2ExactlyOnceLines } from '../../test/helpers/mm2.ts'
 import { spawnKmirror } from '../../test/helpers/process.ts'
@@ -122,11 +122,24 @@ export async function startMm2 (name: string, file: string): Promise<RunningRepl
   }
 }
 
+/**
+ * KMIRROR_BENCH_LOGS=DIR: where kmirror's logs and request traces are kept, made if missing (a run that only finds
+ * out at its first stop would have spent minutes for nothing); undefined when unset. An absolute path: the trace is
+ * written by a child with a working directory of its own.
+ */
+export function benchLogsDir (): string | undefined {
+  const logs = process.env['KMIRROR_BENCH_LOGS']
+  if (logs === undefined || logs === '') return undefined
+  const dir = resolve(logs)
+  mkdirSync(dir, { recursive: true })
+  return dir
+}
+
 /** Starts kmirror on FILE (--clusters B) as users run it. */
 export function startKmirror (file: string): RunningReplicator {
   // KMIRROR_BENCH_LOGS=DIR also traces every Kafka request of kmirror's start (bench/startup-hook.ts).
-  const logs = process.env['KMIRROR_BENCH_LOGS']
-  const trace = logs === undefined ? {} : { NODE_OPTIONS: `--import ${join(REPO_ROOT, 'bench', 'startup-hook.ts')}`, KMIRROR_STARTUP_TRACE: `${logs}/kmirror-${Date.now()}.trace` }
+  const logs = benchLogsDir()
+  const trace = logs === undefined ? {} : { NODE_OPTIONS: `--import ${join(REPO_ROOT, 'bench', 'startup-hook.ts')}`, KMIRROR_STARTUP_TRACE: join(logs, `kmirror-${Date.now()}.trace`) }
   // KMIRROR_BENCH_CPU_PROF=DIR: a V8 CPU profile of the measured kmirror run (where its CPU goes in a scenario).
   const profiles = process.env['KMIRROR_BENCH_CPU_PROF']
   const options = [trace.NODE_OPTIONS, profiles === undefined ? undefined : `--cpu-prof --cpu-prof-dir=${profiles}`].filter(o => o !== undefined)
@@ -153,7 +166,7 @@ export function startKmirror (file: string): RunningReplicator {
         await kmirror.waitForExit(5_000)
       }
       // KMIRROR_BENCH_LOGS=DIR keeps each run's log (with KMIRROR_LOG_LEVEL=debug: where the time went).
-      if (logs !== undefined) writeFileSync(`${logs}/kmirror-${kmirror.pid}.log`, kmirror.stderr)
+      if (logs !== undefined) writeFileSync(join(logs, `kmirror-${kmirror.pid}.log`), kmirror.stderr)
     },
     logTail: () => kmirror.stderr.slice(-4000)
   }
