@@ -150,7 +150,10 @@ async function probeAdmin (c: TestCluster): Promise<void> {
     await step(name, 'AdminClient.brokerCount', async () => `${await admin.brokerCount()} broker(s)`)
     await step(name, 'AdminClient.createTopic (replication factor -1)', async () => admin.createTopic({ name: `${topic}-rf`, partitions: 1, replicationFactor: -1, configs: {} }))
     await step(name, 'AdminClient.createTopic (replication factor 1)', async () => admin.createTopic({ name: topic, partitions: 1, replicationFactor: 1, configs: { 'retention.ms': '3600000' } }))
-    await step(name, 'AdminClient.createTopics (2)', () => admin.createTopics([{ name: `${topic}-a`, partitions: 1, replicationFactor: 1, configs: {} }, { name: `${topic}-b`, partitions: 1, replicationFactor: 1, configs: {} }]))
+    await step(name, 'AdminClient.createTopics (2, one existing)', async () => {
+      const result = await admin.createTopics([{ name: `${topic}-a`, partitions: 1, replicationFactor: 1, configs: {} }, { name: topic, partitions: 2, replicationFactor: 1, configs: {} }])
+      return `created ${result.created.join(', ')}; exists ${result.exists.join(', ')}; failed ${[...result.failed].join(', ')}`
+    })
     await step(name, 'AdminClient.describeAllTopics (Metadata)', async () => {
       // A new topic reaches the broker's metadata cache a moment after CreateTopics returns.
       await waitFor(async () => (await admin.describeAllTopics()).has(topic), { timeoutMs: 10_000, message: `${topic} listed` })

@@ -19,6 +19,7 @@ import { addressKey, inPreferredOrder } from './same-broker.ts'
 import { MetadataApi } from './protocol/metadata.ts'
 import { sendRequest } from './protocol/negotiation.ts'
 import { watchedLibraryClient } from './answering-first.ts'
+import { createTopicsOnce, type BatchCreateResult } from './topic-batch-create.ts'
 import { TopicConfigAdmin, type TopicConfigChange, type TopicConfigEntry, type TopicConfigsRead } from './topic-config-admin.ts'
 
 export { ConfigSourceKinds, type ConfigSourceKind, type TopicConfigChange, type TopicConfigEntry, type TopicConfigsRead } from './topic-config-admin.ts'
@@ -62,8 +63,9 @@ export type CreateOutcome = (typeof CreateOutcomes)[keyof typeof CreateOutcomes]
 
 export class AdminClient {
   readonly #admin: Admin
-  /** Made on first use (stable group reads): the same options, no retries of the library's own. */
+  /** Made on first use (stable group reads, topics created together): the same options, no retries of the library's own. */
   #singleAttempt: Admin | undefined
+  readonly #makeSingleAttempt: () => Admin
   #closed = false
   readonly #cluster: ClusterContext
   readonly #principal: string
@@ -84,13 +86,15 @@ export class AdminClient {
     this.#apiTimeoutMs = clientInt(props, 'default.api.timeout.ms')
     this.#bootstrap = (props['bootstrap.servers'] ?? '').split(',').map(s => s.trim()).filter(s => s.length > 0).map(addressKey)
     const connections = { any: () => this.#anyConnection(), broker: (node: number) => this.#brokerConnection(node) }
-    const singleAttempt = (): Admin => {
-      // A read answered after close (a caller's deadline gave up on it) must not open a client nobody closes.
-      if (this.#closed) throw new KmirrorError(ErrorCodes.INTERNAL, `the admin client of ${cluster.label} is closed`)
-      return (this.#singleAttempt ??= watchedLibraryClient(new Admin({ ...toConnectOptions(props, clientId), retries: 0 }), cluster.label))
-    }
-    this.groups = new GroupAdmin(this.#admin, connections, cluster, this.#apiTimeoutMs, this.#principal, singleAttempt)
+    this.#makeSingleAttempt = () => watchedLibraryClient(new Admin({ ...toConnectOptions(props, clientId), retries: 0 }), cluster.label)
+    this.groups = new GroupAdmin(this.#admin, connections, cluster, this.#apiTimeoutMs, this.#principal, () => this.#singleAttemptAdmin())
     this.#configs = new TopicConfigAdmin(this.#admin, cluster, this.#principal, (action, fn) => this.#call(action, fn))
+  }
+
+  #singleAttemptAdmin (): Admin {
+    // A request answered after close (a caller's deadline gave up on it) must not open a client nobody closes.
+    if (this.#closed) throw new KmirrorError(ErrorCodes.INTERNAL, `the admin client of ${this.#cluster.label} is closed`)
+    return (this.#singleAttempt ??= this.#makeSingleAttempt())
   }
 
   /**
@@ -211,19 +215,13 @@ export class AdminClient {
   }
 
   /**
-   * Creates topics that share partitions, replication factor and configs in ONE request (a controller round
-   * trip per topic made 500 topics take 15 s). Any error fails the whole call: callers fall back to
-   * `createTopic` per topic, which sorts out topics that already exist or were refused.
+   * Creates topics that share configs in ONE request, each with its own partitions and replication factor (a
+   * controller round trip per topic made 500 topics take 15 s), and says what the broker answered for each
+   * (topic-batch-create.ts: one attempt, so "created" is exact). Rejects only when the answer is unknown; callers
+   * then ask topic by topic (`createTopic`), which also words each refusal with its fix.
    */
-  async createTopics (topics: readonly NewTopic[]): Promise<void> {
-    const first = topics[0]
-    if (first === undefined) return
-    await this.#call(`create ${topics.length} topics`, () => this.#admin.createTopics({
-      topics: topics.map(t => t.name),
-      partitions: first.partitions,
-      replicas: first.replicationFactor,
-      configs: Object.entries(first.configs).map(([name, value]) => ({ name, value }))
-    }))
+  async createTopics (topics: readonly NewTopic[]): Promise<BatchCreateResult> {
+    return this.#call(`create ${topics.length} topics`, async () => createTopicsOnce(this.#singleAttemptAdmin(), topics))
   }
 
   async createPartitions (topic: string, count: number): Promise<void> {

@@ -19,6 +19,24 @@ export function kafkaErrorNames (err: unknown): string[] {
   return [...names]
 }
 
+/**
+ * The per-topic error codes of an answer the library rejected as a whole (a CreateTopics whose topics were answered
+ * one by one: `response.topics[].errorCode`), by topic name; undefined when no such answer is in the error tree
+ * (no answer at all, a timeout, a connection lost).
+ */
+export function perTopicErrorCodes (err: unknown): ReadonlyMap<string, number> | undefined {
+  return searchErrorTree(err, e => {
+    const topics = (e as { response?: { topics?: unknown } }).response?.topics
+    if (!Array.isArray(topics)) return undefined
+    const codes = new Map<string, number>()
+    for (const t of topics as unknown[]) {
+      const { name, errorCode } = (t ?? {}) as { name?: unknown, errorCode?: unknown }
+      if (typeof name === 'string' && typeof errorCode === 'number') codes.set(name, errorCode)
+    }
+    return codes.size > 0 ? codes : undefined
+  })
+}
+
 /** The protocol name of a Kafka error code (e.g. 6 -> NOT_LEADER_OR_FOLLOWER). */
 export function kafkaErrorName (code: number): string {
   return protocolErrorsCodesById[code] ?? `KAFKA_ERROR_${code}`

@@ -14,6 +14,8 @@ import { errorMessage, isKmirrorError } from '../errors.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
+import type { BatchCreateResult } from '../kafka/topic-batch-create.ts'
+import { createBatches } from './create-batches.ts'
 import type { AlterConfigsAction, CreateTopicAction, ReplicatedTopic, TopicProblem, TopicSyncPlan } from './topic-sync-plan.ts'
 
 /** What applying a plan writes with; `AdminClient` fits. */
@@ -99,11 +101,28 @@ export async function applyTopicSyncPlan (
   return { topics, created, grown, deletedRemotes, problems, remotesNotDeleted, ...(aborted === undefined ? {} : { aborted }) }
 }
 
+/** What creating remote topics records: each created one logged and counted, each found existing left for later. */
+interface CreationsDone {
+  created (action: CreateTopicAction): void
+  appeared (action: CreateTopicAction): void
+}
+
 /** Creates the planned remote topics; `notReady` holds the source topics whose remote topic is not known to be usable yet. */
 async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[], run: AbortPoint) {
   const created: string[] = []
   const notReady = new Set<string>()
-  const pending = await createInGroups(plan, target, log, metrics, created, run)
+  const done: CreationsDone = {
+    created: action => {
+      log.info({ topic: action.topic, remoteTopic: action.remoteTopic, partitions: action.partitions, configs: action.configs }, 'created remote topic')
+      created.push(action.remoteTopic)
+      metrics.inc('remoteTopicsCreated', { flow: plan.flow })
+    },
+    appeared: action => {
+      notReady.add(action.topic)
+      log.info({ topic: action.topic, remoteTopic: action.remoteTopic }, 'remote topic appeared meanwhile; it is checked at the next refresh')
+    }
+  }
+  const pending = await createInGroups(plan, target, log, done, run)
   for (const action of pending) {
     if (!run.goesOn(action.topic)) {
       notReady.add(action.topic)
@@ -111,15 +130,8 @@ async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Log
     }
     try {
       const outcome = await target.createTopic({ name: action.remoteTopic, partitions: action.partitions, replicationFactor: action.replicationFactor, replicationFactorKey: 'replication.factor', configs: action.configs })
-      if (outcome === 'created') {
-        log.info({ topic: action.topic, remoteTopic: action.remoteTopic, partitions: action.partitions, configs: action.configs }, 'created remote topic')
-        created.push(action.remoteTopic)
-        metrics.inc('remoteTopicsCreated', { flow: plan.flow })
-      } else {
-        // Created meanwhile by someone else, with partitions unknown here: the next refresh looks at it first.
-        notReady.add(action.topic)
-        log.info({ topic: action.topic, remoteTopic: action.remoteTopic }, 'remote topic appeared meanwhile; it is checked at the next refresh')
-      }
+      if (outcome === 'created') done.created(action)
+      else done.appeared(action)
     } catch (err) {
       notReady.add(action.topic)
       problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: errorMessage(err) })
@@ -129,40 +141,36 @@ async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Log
 }
 
 /**
- * Creates remote topics that share partitions, replication factor and configs with one request per group.
- * Returns the actions still to do one by one: those of groups whose request failed (a topic that exists, a
- * refused config), which the per-topic path sorts out as before.
+ * Creates remote topics in batches (create-batches.ts: same configs, within the controller's record budget), one
+ * request each. Each topic's own answer counts: created ones are done, ones that existed already are left to the
+ * next refresh as on the one-by-one path, and the rest (refused, or the whole answer unknown) are returned to be
+ * created one by one, which sorts them out with a message and fix each. A batch of one goes that way directly.
  */
-async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, created: string[], run: AbortPoint): Promise<CreateTopicAction[]> {
+async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, done: CreationsDone, run: AbortPoint): Promise<CreateTopicAction[]> {
   if (target.createTopics === undefined || plan.create.length < 2) return [...plan.create]
-  const groups = new Map<string, CreateTopicAction[]>()
-  for (const action of plan.create) {
-    const key = JSON.stringify([action.partitions, action.replicationFactor, Object.entries(action.configs).sort()])
-    groups.set(key, [...(groups.get(key) ?? []), action])
-  }
   const pending: CreateTopicAction[] = []
-  for (const group of groups.values()) {
-    if (group.length < 2) {
-      pending.push(...group)
+  for (const batch of createBatches(plan.create)) {
+    // A batch of one, or a run aborted (the one-by-one path skips it too)
+    if (batch.length < 2 || !run.goesOn(...batch.map(a => a.topic))) {
+      pending.push(...batch)
       continue
     }
-    // Skipped: the one-by-one path finds the run aborted too
-    if (!run.goesOn(...group.map(a => a.topic))) {
-      pending.push(...group)
-      continue
-    }
+    let answer: BatchCreateResult
     try {
-      await target.createTopics(group.map(a => ({ name: a.remoteTopic, partitions: a.partitions, replicationFactor: a.replicationFactor, replicationFactorKey: 'replication.factor', configs: a.configs })))
+      answer = await target.createTopics(batch.map(a => ({ name: a.remoteTopic, partitions: a.partitions, replicationFactor: a.replicationFactor, replicationFactorKey: 'replication.factor', configs: a.configs })))
     } catch (err) {
-      log.debug({ topics: group.length, err }, 'creating remote topics together failed; creating them one by one')
-      pending.push(...group)
+      log.info({ topics: batch.length, err: errorMessage(err) }, 'creating remote topics together failed; creating them one by one')
+      pending.push(...batch)
       continue
     }
-    for (const a of group) {
-      log.info({ topic: a.topic, remoteTopic: a.remoteTopic, partitions: a.partitions, configs: a.configs }, 'created remote topic')
-      created.push(a.remoteTopic)
-      metrics.inc('remoteTopicsCreated', { flow: plan.flow })
+    const exists = new Set(answer.exists)
+    const created = new Set(answer.created)
+    for (const a of batch) {
+      if (created.has(a.remoteTopic)) done.created(a)
+      else if (exists.has(a.remoteTopic)) done.appeared(a)
+      else pending.push(a)
     }
+    if (answer.failed.size > 0) log.debug({ topics: Object.fromEntries(answer.failed) }, 'remote topics refused in a batch; creating them one by one')
   }
   return pending
 }

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import type { NewTopic } from '../../../src/kafka/admin-client.ts'
+import type { BatchCreateResult } from '../../../src/kafka/topic-batch-create.ts'
 import { silentLogger } from '../../../src/logger.ts'
 import { applyTopicSyncPlan, type TopicWriter } from '../../../src/metadata/topic-sync-apply.ts'
 import type { CreateTopicAction, TopicSyncPlan } from '../../../src/metadata/topic-sync-plan.ts'
 import { noMetrics } from '../../../src/metrics/metrics.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 
 function action (name: string, partitions = 1, configs: Record<string, string> = {}): CreateTopicAction {
   return { topic: name, remoteTopic: `A.${name}`, partitions, replicationFactor: 1, configs }
@@ -14,36 +16,65 @@ function planOf (create: CreateTopicAction[]): TopicSyncPlan {
   return { flow: 'A->B', topics: create.map(c => ({ source: c.topic, remote: c.remoteTopic, partitions: c.partitions })), create, addPartitions: [], alterConfigs: [], problems: [], warnings: [], configsUnread: [], deletedOnSource: [], recreatedOnSource: [] }
 }
 
-function fakeTarget (failGroups = false) {
-  const groups: string[][] = []
+/** A target answering each batch as ANSWER says (default: every topic created); per-topic requests create. */
+function fakeTarget (answer: (names: string[]) => BatchCreateResult = names => ({ created: names, exists: [], failed: new Map() })) {
+  const batches: { name: string, partitions: number }[][] = []
   const singles: string[] = []
   const target: TopicWriter = {
     createTopics: async (topics: readonly NewTopic[]) => {
-      groups.push(topics.map(t => t.name))
-      if (failGroups) throw new Error('TOPIC_ALREADY_EXISTS for one of them')
+      batches.push(topics.map(t => ({ name: t.name, partitions: t.partitions })))
+      return answer(topics.map(t => t.name))
     },
     createTopic: async (t: NewTopic) => { singles.push(t.name); return 'created' as const },
     createPartitions: async () => undefined,
     alterTopicConfigs: async () => undefined,
     deleteTopics: async () => undefined
   }
-  return { target, groups, singles }
+  return { target, batches, singles }
 }
 
 describe('creating remote topics', () => {
-  it('creates topics with the same partitions, replication factor and configs in one request per group', async () => {
-    const { target, groups, singles } = fakeTarget()
+  it('creates topics with the same configs in one request, each with its own partitions; a topic alone in its configs is created on its own', async () => {
+    const { target, batches, singles } = fakeTarget()
     const result = await applyTopicSyncPlan(planOf([action('a'), action('b'), action('c', 3), action('d'), action('e', 1, { 'cleanup.policy': 'compact' })]), { target }, silentLogger(), noMetrics)
-    assert.deepEqual(groups, [['A.a', 'A.b', 'A.d']])
-    assert.deepEqual(singles.sort(), ['A.c', 'A.e'])
+    assert.deepEqual(batches, [[{ name: 'A.a', partitions: 1 }, { name: 'A.b', partitions: 1 }, { name: 'A.c', partitions: 3 }, { name: 'A.d', partitions: 1 }]])
+    assert.deepEqual(singles, ['A.e'])
     assert.deepEqual([...result.created].sort(), ['A.a', 'A.b', 'A.c', 'A.d', 'A.e'])
+    assert.deepEqual(result.topics.map(t => t.source).sort(), ['a', 'b', 'c', 'd', 'e'])
   })
 
-  it('falls back to one request per topic when a group request fails, so each topic gets its own outcome', async () => {
-    const { target, groups, singles } = fakeTarget(true)
-    const result = await applyTopicSyncPlan(planOf([action('a'), action('b')]), { target }, silentLogger(), noMetrics)
-    assert.deepEqual(groups, [['A.a', 'A.b']])
+  it('splits topics into requests within the controller\'s record budget (2,000 topics of 5 partitions: 12,000 records, refused in one request)', async () => {
+    const { target, batches, singles } = fakeTarget()
+    const topics = Array.from({ length: 2_000 }, (_, i) => action(`t${i}`, 5))
+    const result = await applyTopicSyncPlan(planOf(topics), { target }, silentLogger(), noMetrics)
+    assert.deepEqual(batches.map(b => b.length), [833, 833, 334])
+    assert.deepEqual(batches.flat().map(t => t.name), topics.map(t => t.remoteTopic))
+    assert.deepEqual(singles, [])
+    assert.equal(result.created.length, 2_000)
+  })
+
+  it('counts what a partly refused request created, leaves a topic that existed to the next refresh, and asks only for the refused one again', async () => {
+    const { target, batches, singles } = fakeTarget(() => ({ created: ['A.a'], exists: ['A.b'], failed: new Map([['A.c', 'THROTTLING_QUOTA_EXCEEDED']]) }))
+    const { log, lines } = memoryLogger()
+    const result = await applyTopicSyncPlan(planOf([action('a'), action('b'), action('c')]), { target }, log, noMetrics)
+    assert.equal(batches.length, 1)
+    assert.deepEqual(singles, ['A.c'])
+    assert.deepEqual([...result.created].sort(), ['A.a', 'A.c'])
+    assert.deepEqual(result.topics.map(t => t.source).sort(), ['a', 'c'], 'b is not known to be usable until the next refresh checks it')
+    assert.deepEqual(lines.filter(l => l.msg === 'remote topic appeared meanwhile; it is checked at the next refresh').map(l => l['remoteTopic']), ['A.b'])
+    assert.deepEqual(lines.filter(l => l.msg === 'created remote topic').map(l => l['remoteTopic']).sort(), ['A.a', 'A.c'])
+  })
+
+  it('asks topic by topic when a request has no answer (whether anything was created is unknown), and says so', async () => {
+    const { target, batches, singles } = fakeTarget(() => { throw new Error('request timed out') })
+    const { log, lines } = memoryLogger()
+    const result = await applyTopicSyncPlan(planOf([action('a'), action('b')]), { target }, log, noMetrics)
+    assert.equal(batches.length, 1)
     assert.deepEqual(singles, ['A.a', 'A.b'])
     assert.deepEqual([...result.created].sort(), ['A.a', 'A.b'])
+    const fallback = lines.find(l => l.msg === 'creating remote topics together failed; creating them one by one')
+    assert.equal(fallback?.level, LogLevels.info)
+    assert.equal(fallback['topics'], 2)
+    assert.equal(fallback['err'], 'request timed out')
   })
 })

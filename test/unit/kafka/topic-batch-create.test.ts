@@ -1,0 +1,57 @@
+import assert from 'node:assert/strict'
+import { describe, it } from 'node:test'
+import { MultipleErrors, ResponseError, TimeoutError, type Admin } from '@platformatic/kafka'
+import { createTopicsOnce, type BatchTopic } from '../../../src/kafka/topic-batch-create.ts'
+
+const topic = (name: string, partitions = 1): BatchTopic => ({ name, partitions, replicationFactor: -1, configs: { 'retention.ms': '60000' } })
+
+/** An Admin whose createTopics records its options and answers with ANSWER (a rejection as the library words it). */
+function adminAnswering (answer?: unknown) {
+  const sent: unknown[] = []
+  const admin = {
+    createTopics: async (options: unknown) => {
+      sent.push(options)
+      if (answer !== undefined) throw answer
+      return []
+    }
+  } as unknown as Admin
+  return { admin, sent }
+}
+
+/** The library's rejection of a CreateTopics answer in which some topics carry an error (create-topics-v7.js). */
+function partlyRefused (codes: Record<string, number>): Error {
+  const topics = Object.entries(codes).map(([name, errorCode]) => ({ name, errorCode, errorMessage: errorCode === 0 ? null : 'refused' }))
+  const errors: Record<string, [number, string | null]> = Object.fromEntries(topics.flatMap((t, i) => (t.errorCode === 0 ? [] : [[`/topics/${i}`, [t.errorCode, t.errorMessage]]])))
+  return new MultipleErrors('Creating topics failed.', [new ResponseError(19, 7, errors, { throttleTimeMs: 0, topics })])
+}
+
+describe('creating topics in one request', () => {
+  it('sends each topic with its own partitions and replication factor and the shared configs', async () => {
+    const { admin, sent } = adminAnswering()
+    const result = await createTopicsOnce(admin, [topic('a', 3), topic('b')])
+    assert.deepEqual(sent, [{ topics: [{ topic: 'a', partitions: 3, replicas: -1 }, { topic: 'b', partitions: 1, replicas: -1 }], configs: [{ name: 'retention.ms', value: '60000' }] }])
+    assert.deepEqual(result, { created: ['a', 'b'], exists: [], failed: new Map() })
+  })
+
+  it('reads each topic\'s answer from a partly refused request: created, existing, refused, and one the answer leaves out', async () => {
+    const { admin } = adminAnswering(partlyRefused({ a: 0, b: 36, c: 89 }))
+    const result = await createTopicsOnce(admin, [topic('a'), topic('b'), topic('c'), topic('d')])
+    assert.deepEqual(result.created, ['a'])
+    assert.deepEqual(result.exists, ['b'])
+    assert.deepEqual([...result.failed.keys()], ['c', 'd'])
+    assert.equal(result.failed.get('c'), 'THROTTLING_QUOTA_EXCEEDED')
+    assert.match(result.failed.get('d') ?? '', /^no answer \(Creating topics failed\./)
+  })
+
+  it('rejects when there is no answer to read: whether anything was created is unknown', async () => {
+    const timeout = new TimeoutError('Request timed out')
+    const { admin } = adminAnswering(new MultipleErrors('Creating topics failed.', [timeout]))
+    await assert.rejects(createTopicsOnce(admin, [topic('a'), topic('b')]), err => err instanceof MultipleErrors && err.errors[0] === timeout)
+  })
+
+  it('sends nothing for no topics', async () => {
+    const { admin, sent } = adminAnswering()
+    assert.deepEqual(await createTopicsOnce(admin, []), { created: [], exists: [], failed: new Map() })
+    assert.deepEqual(sent, [])
+  })
+})
