@@ -1,0 +1,115 @@
+/**
+ * Remote topics created in batches a KRaft controller accepts (src/metadata/create-batches.ts), on real clusters.
+ *
+ * A KRaft controller refuses a CreateTopics request that needs more than 10,000 metadata records (a TopicRecord per
+ * topic, a PartitionRecord per partition, a ConfigRecord per config set), with POLICY_VIOLATION for every topic in
+ * it. 600 source topics with 18 configs each are 12,000 records: sent as one request they were all refused, then
+ * created one request per topic. Here they are created in batches within the budget, each remote topic with the
+ * source's configs, and every one is copied in the same topic refresh: none is left for the next (an hour here).
+ */
+import assert from 'node:assert/strict'
+import { test } from 'node:test'
+import { ConfigResourceTypes, ConfigSources, ListOffsetTimestamps } from '@platformatic/kafka'
+import { deleteTopics, produce, withAdmin, type TestRecord } from '../helpers/kafka.ts'
+import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
+import { uniqueName, waitFor } from '../helpers/wait.ts'
+
+const TOPICS = 600
+
+/** Non-default values of 18 topic configs kmirror copies (none in `config.properties.exclude`). */
+const CONFIGS: Record<string, string> = {
+  'cleanup.policy': 'delete',
+  'compression.type': 'lz4',
+  'compression.lz4.level': '10',
+  'compression.gzip.level': '5',
+  'compression.zstd.level': '4',
+  'delete.retention.ms': '86400001',
+  'file.delete.delay.ms': '60001',
+  'flush.ms': '9223372036854775806',
+  'index.interval.bytes': '4097',
+  'max.compaction.lag.ms': '9223372036854775806',
+  'max.message.bytes': '1048589',
+  'min.cleanable.dirty.ratio': '0.6',
+  'min.compaction.lag.ms': '1',
+  'retention.bytes': '1073741825',
+  'retention.ms': '604800001',
+  'segment.bytes': '1073741823',
+  'segment.jitter.ms': '1',
+  'segment.ms': '604800001'
+}
+
+/** The source topics, 100 a request (one request for all would itself pass the controller's limit), ready to write. */
+async function createSourceTopics (names: readonly string[]): Promise<void> {
+  const configs = Object.entries(CONFIGS).map(([name, value]) => ({ name, value }))
+  await withAdmin('source', async admin => {
+    for (let i = 0; i < names.length; i += 100) await admin.createTopics({ topics: names.slice(i, i + 100), partitions: 1, replicas: 1, configs })
+  })
+  // Ready: every leader answers ListOffsets (Metadata can name a leader before it serves the partition)
+  await waitFor(async () => {
+    const answered = [...(await endsOn('source', names)).values()].filter(end => end === 0).length
+    return { done: answered === names.length, state: `${answered} of ${names.length} source topics answer` }
+  }, { timeoutMs: 60_000, intervalMs: 250, message: `${names.length} source topics ready` })
+}
+
+/** The end offset of partition 0 of each of TOPICS on CLUSTER, -1 for one not answered (absent, not led yet). */
+async function endsOn (cluster: 'source' | 'target', topics: readonly string[]): Promise<Map<string, number>> {
+  return withAdmin(cluster, async admin => {
+    const ends = new Map<string, number>(topics.map(t => [t, -1]))
+    const existing = new Set(await admin.listTopics({ includeInternals: false }))
+    const present = topics.filter(t => existing.has(t))
+    if (present.length === 0) return ends
+    const listed = await admin.listOffsets({ topics: present.map(name => ({ name, partitions: [{ partitionIndex: 0, timestamp: ListOffsetTimestamps.LATEST }] })) }).catch(() => [])
+    for (const topic of listed) ends.set(topic.name, Number(topic.partitions[0]?.offset ?? -1))
+    return ends
+  })
+}
+
+test(`${TOPICS} remote topics with 18 configs each (12,000 metadata records) are created in batches the controller accepts, and all copied at once`, { timeout: 240_000 }, async t => {
+  // Given 600 source topics with 18 set configs and one record each
+  const prefix = uniqueName('batches')
+  const names = Array.from({ length: TOPICS }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}`)
+  const remotes = names.map(n => `A.${n}`)
+  t.after(() => deleteTopics('source', names))
+  t.after(() => deleteTopics('target', remotes))
+  await createSourceTopics(names)
+  const records: TestRecord[] = names.map((topic, i) => ({ topic, partition: 0, key: Buffer.from(topic), value: Buffer.from(`record ${i}`), headers: [], timestamp: BigInt(Date.now()) }))
+  await produce('source', records)
+
+  // When kmirror starts, with a topic refresh only once an hour
+  const config = writeTempFile(mm2Properties({
+    source: 'source',
+    target: 'target',
+    extra: [`A->B.topics = ${prefix}-.*`, 'refresh.topics.interval.seconds = 3600', 'sync.topic.configs.enabled = false', 'emit.checkpoints.enabled = false']
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config], { t, env: { KMIRROR_LOG_LEVEL: 'debug' } })
+
+  // Then every remote topic has its record from the first refresh (one left to the next would wait an hour)
+  await waitFor(async () => {
+    const ends = await endsOn('target', remotes)
+    const copied = [...ends.values()].filter(end => end === 1).length
+    return { done: copied === TOPICS, state: `${copied} of ${TOPICS} remote topics hold their record` }
+  }, { timeoutMs: 120_000, intervalMs: 1_000, message: `all ${TOPICS} remote topics created and copied` })
+
+  // And each was created once, in a batch: no request was refused as a whole, no topic refused in one. (The refresh
+  // that follows the creation at the group join may still find the last batch missing from the target's metadata and
+  // be told it exists: "appeared meanwhile", then "kept as it is".)
+  const lines = kmirror.stderr.split('\n')
+  assert.deepEqual(lines.filter(l => /creating remote topics together failed|refused in a batch/.test(l)).map(l => l.slice(0, 600)), [])
+  const created = lines.filter(l => l.includes('"msg":"created remote topic"')).map(l => (JSON.parse(l) as { remoteTopic: string }).remoteTopic)
+  assert.deepEqual(created.sort(), remotes)
+
+  // And each remote topic has the 18 configs of its source topic
+  const described = await withAdmin('target', admin => admin.describeConfigs({
+    resources: remotes.map(resourceName => ({ resourceType: ConfigResourceTypes.TOPIC, resourceName })),
+    includeSynonyms: false,
+    includeDocumentation: false
+  }))
+  assert.equal(described.length, TOPICS)
+  for (const resource of described) {
+    const overrides = Object.fromEntries(resource.configs.filter(c => c.configSource === ConfigSources.DYNAMIC_TOPIC_CONFIG).map(c => [c.name, c.value]))
+    assert.deepEqual(overrides, CONFIGS, `configs of ${resource.resourceName}`)
+  }
+
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0, kmirror.stderr.slice(-3000))
+})
