@@ -5,12 +5,13 @@ import { createTopicsOnce, type BatchTopic } from '../../../src/kafka/topic-batc
 
 const topic = (name: string, partitions = 1): BatchTopic => ({ name, partitions, replicationFactor: -1, configs: { 'retention.ms': '60000' } })
 
-/** An Admin whose createTopics records its options and answers with ANSWER (a rejection as the library words it). */
-function adminAnswering (answer?: unknown) {
+/** An Admin whose createTopics records its options and answers with ANSWERS in turn (a rejection as the library words it; undefined: all created). */
+function adminAnswering (...answers: unknown[]) {
   const sent: unknown[] = []
   const admin = {
     createTopics: async (options: unknown) => {
       sent.push(options)
+      const answer = answers.shift()
       if (answer !== undefined) throw answer
       return []
     }
@@ -47,6 +48,21 @@ describe('creating topics in one request', () => {
     const timeout = new TimeoutError('Request timed out')
     const { admin } = adminAnswering(new MultipleErrors('Creating topics failed.', [timeout]))
     await assert.rejects(createTopicsOnce(admin, [topic('a'), topic('b')]), err => err instanceof MultipleErrors && err.errors[0] === timeout)
+  })
+
+  it('sends the topics a broker that is not the controller refused once more (ZooKeeper mode: the library has learned the controller), and no other', async () => {
+    const { admin, sent } = adminAnswering(partlyRefused({ a: 41, b: 41, c: 36 }), partlyRefused({ a: 0, b: 41 }))
+    const result = await createTopicsOnce(admin, [topic('a'), topic('b'), topic('c')])
+    assert.deepEqual(sent.map(o => (o as { topics: { topic: string }[] }).topics.map(t => t.topic)), [['a', 'b', 'c'], ['a', 'b']])
+    assert.deepEqual(result.created, ['a'])
+    assert.deepEqual(result.exists, ['c'])
+    assert.deepEqual([...result.failed], [['b', 'NOT_CONTROLLER']])
+  })
+
+  it('refuses topics whose configs differ: one request gives all its topics the same', async () => {
+    const { admin, sent } = adminAnswering()
+    await assert.rejects(createTopicsOnce(admin, [topic('a'), { ...topic('b'), configs: { 'retention.ms': '1' } }]), /topics a and b differ in configs/)
+    assert.deepEqual(sent, [])
   })
 
   it('sends nothing for no topics', async () => {

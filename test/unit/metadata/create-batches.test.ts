@@ -26,10 +26,11 @@ describe('batches of remote topics to create', () => {
     assert.deepEqual(names(createBatches([action('a', 4), action('b', 3)], 9)), [['a', 'b']])
   })
 
-  it('keeps 2,000 topics of 5 partitions (12,000 records, which one request may not hold) within the default budget', () => {
+  it('keeps 2,000 topics of 5 partitions (12,000 records, which one request may not hold) within the default budget, and 1,000 in one request', () => {
     const batches = createBatches(Array.from({ length: 2_000 }, (_, i) => action(`t${i}`, 5)))
-    assert.ok(batches.every(b => b.reduce((n, a) => n + createRecords(a), 0) <= 5_000))
+    assert.ok(batches.every(b => b.reduce((n, a) => n + createRecords(a), 0) <= 8_000))
     assert.equal(batches.flat().length, 2_000)
-    assert.equal(batches.length, 3)
+    assert.equal(batches.length, 2)
+    assert.equal(createBatches(Array.from({ length: 1_000 }, (_, i) => action(`t${i}`, 5))).length, 1)
   })
 })

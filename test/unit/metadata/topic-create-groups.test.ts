@@ -47,7 +47,7 @@ describe('creating remote topics', () => {
     const { target, batches, singles } = fakeTarget()
     const topics = Array.from({ length: 2_000 }, (_, i) => action(`t${i}`, 5))
     const result = await applyTopicSyncPlan(planOf(topics), { target }, silentLogger(), noMetrics)
-    assert.deepEqual(batches.map(b => b.length), [833, 833, 334])
+    assert.deepEqual(batches.map(b => b.length), [1333, 667])
     assert.deepEqual(batches.flat().map(t => t.name), topics.map(t => t.remoteTopic))
     assert.deepEqual(singles, [])
     assert.equal(result.created.length, 2_000)
@@ -76,5 +76,19 @@ describe('creating remote topics', () => {
     assert.equal(fallback?.level, LogLevels.info)
     assert.equal(fallback['topics'], 2)
     assert.equal(fallback['err'], 'request timed out')
+  })
+
+  it('looks at the run\'s signal before each batch: a batch sent is counted, the ones after it are skipped and named', async () => {
+    const run = new AbortController()
+    const { target, batches, singles } = fakeTarget(names => {
+      run.abort(new Error('membership lost'))
+      return { created: names, exists: [], failed: new Map() }
+    })
+    const plan = planOf([action('a'), action('b'), action('c', 1, { 'cleanup.policy': 'compact' }), action('d', 1, { 'cleanup.policy': 'compact' })])
+    const result = await applyTopicSyncPlan(plan, { target }, silentLogger(), noMetrics, run.signal)
+    assert.deepEqual(batches.map(b => b.map(t => t.name)), [['A.a', 'A.b']])
+    assert.deepEqual(singles, [])
+    assert.deepEqual([...result.created], ['A.a', 'A.b'])
+    assert.deepEqual([...(result.aborted?.skipped ?? [])].sort(), ['c', 'd'])
   })
 })
