@@ -8,6 +8,7 @@
  *   forgotten quietly when gone.
  * - A missing topic's verdict is logged once, again when it changes, and when the topic can be described again;
  *   most replicated topics absent at once is warned of once per such episode.
+ * - A remote topic missing from the target's metadata but there is told once per episode.
  */
 import type { FlowConfig } from '../config/types.ts'
 import type { Logger } from '../logger.ts'
@@ -31,6 +32,8 @@ export class RefreshReports {
   readonly #reportedMissing = new Map<string, string>()
   /** Most replicated topics absent at once was warned of (once per such episode). */
   #massReported = false
+  /** Replicated remote topics the target's metadata left out though they exist, told at the last refresh. */
+  #behind = new Set<string>()
 
   constructor (flow: FlowConfig, remoteName: (topic: string) => string, log: Logger) {
     this.#flow = flow
@@ -86,6 +89,22 @@ export class RefreshReports {
       this.#reportedMissing.delete(topic)
       if (!verdicts.has(topic)) this.#log.info({ topic }, `source topic ${topic} on ${this.#flow.source.alias} can be described again`)
     }
+  }
+
+  /**
+   * Replicated remote topics missing from the target's metadata whose creation found them there (a broker applies
+   * its controller's records in order: topics created a moment ago reach its metadata seconds later, after it made
+   * the partitions of earlier ones writable): one info line per topic while it stays so, again once it was seen.
+   */
+  reportRemotesBehind (kept: readonly { readonly topic: string, readonly remoteTopic: string }[]): void {
+    const now = new Set<string>()
+    for (const { topic, remoteTopic } of kept) {
+      now.add(topic)
+      if (this.#behind.has(topic)) continue
+      this.#log.info({ topic, remoteTopic },
+        `remote topic ${remoteTopic} was missing from the metadata of cluster ${this.#flow.target.alias} but exists (its metadata was behind): kept as it is, nothing is copied again`)
+    }
+    this.#behind = now
   }
 
   /**

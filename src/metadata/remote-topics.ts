@@ -206,7 +206,7 @@ export class RemoteTopics {
     }
     if (removed.length > 0) await options.stopReplicating?.(removed)
     // Its plan holds no config change (the refresh reads no remote configs): the config sync job makes them.
-    const { aborted, ...applied } = await applyTopicSyncPlan(plan, { target: this.#target }, this.#log, this.#metrics, options.signal)
+    const { aborted, ...applied } = await applyTopicSyncPlan(plan, { target: this.#target, behind: new Set(suspects.keys()) }, this.#log, this.#metrics, options.signal)
     // Aborted: recorded as a refresh that ended where the apply stopped, so the next refresh does the rest only.
     const skipped = aborted?.skipped ?? new Set<string>()
     const { deletedOnSource, stillReplicated } = this.#deletionsActedOn(plan, verdicts, skipped)
@@ -385,6 +385,7 @@ export class RemoteTopics {
     const listed = new Set(applied.topics.map(t => t.source))
     const topics = [...applied.topics]
     const recopy: string[] = []
+    const behind: { topic: string, remoteTopic: string }[] = []
     this.#missingRemotes.clear()
     const recreated = [...suspects.values()].filter(t => created.has(t.remote))
     if (recreated.length > 0 && this.#targetHasIds === null) await this.#learnTopicIds(recreated.map(t => t.remote))
@@ -397,11 +398,11 @@ export class RemoteTopics {
       } else if (failed.has(topic)) {
         this.#missingRemotes.set(topic, known)
       } else {
-        this.#log.info({ topic, remoteTopic: known.remote },
-          `remote topic ${known.remote} was missing from the metadata of cluster ${this.#flow.target.alias} but exists (its metadata was behind): kept as it is, nothing is copied again`)
+        behind.push({ topic, remoteTopic: known.remote })
         if (!listed.has(topic)) topics.push(known)
       }
     }
+    this.#reports.reportRemotesBehind(behind)
     const planned = new Map(plan.topics.map(t => [t.source, t]))
     for (const c of plan.create) {
       const known = planned.get(c.topic)

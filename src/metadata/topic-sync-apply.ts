@@ -86,7 +86,14 @@ class AbortPoint {
 
 export async function applyTopicSyncPlan (
   plan: TopicSyncPlan,
-  admins: { readonly target: TopicWriter },
+  admins: {
+    readonly target: TopicWriter
+    /**
+     * Source topics whose remote topic is replicated but missing from the target's metadata: one found existing is
+     * the metadata behind, which the refresh tells once (refresh-reports.ts), so it is logged here at debug level.
+     */
+    readonly behind?: ReadonlySet<string>
+  },
   log: Logger,
   metrics: Metrics,
   signal?: AbortSignal
@@ -94,7 +101,7 @@ export async function applyTopicSyncPlan (
   const run = new AbortPoint(signal)
   const problems: TopicProblem[] = [...plan.problems]
   const { deleted: deletedRemotes, notDeleted: remotesNotDeleted } = await reportDeletions(plan, admins.target, log, metrics, run)
-  const { created, notReady } = await createRemotes(plan, admins.target, log, metrics, problems, run)
+  const { created, notReady } = await createRemotes(plan, admins, log, metrics, problems, run)
   const { grown, partitions } = await growRemotes(plan, admins.target, log, problems, run)
   const topics = plan.topics.filter(t => !notReady.has(t.source)).map(t => ({ ...t, partitions: partitions.get(t.source) ?? t.partitions }))
   const aborted = run.aborted
@@ -108,7 +115,7 @@ interface CreationsDone {
 }
 
 /** Creates the planned remote topics; `notReady` holds the source topics whose remote topic is not known to be usable yet. */
-async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logger, metrics: Metrics, problems: TopicProblem[], run: AbortPoint) {
+async function createRemotes (plan: TopicSyncPlan, { target, behind }: { target: TopicWriter, behind?: ReadonlySet<string> }, log: Logger, metrics: Metrics, problems: TopicProblem[], run: AbortPoint) {
   const created: string[] = []
   const notReady = new Set<string>()
   const done: CreationsDone = {
@@ -119,7 +126,8 @@ async function createRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Log
     },
     appeared: action => {
       notReady.add(action.topic)
-      log.info({ topic: action.topic, remoteTopic: action.remoteTopic }, 'remote topic appeared meanwhile; it is checked at the next refresh')
+      const level = behind?.has(action.topic) === true ? 'debug' : 'info'
+      log[level]({ topic: action.topic, remoteTopic: action.remoteTopic }, 'remote topic appeared meanwhile; it is checked at the next refresh')
     }
   }
   const pending = await createInGroups(plan, target, log, done, run)

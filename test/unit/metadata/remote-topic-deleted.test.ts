@@ -48,6 +48,30 @@ describe('RemoteTopics.refresh with a remote topic missing from the target', () 
     assert.equal(logs.lines.filter(l => String(l.msg).includes('was missing from the metadata of cluster B but exists')).length, 1)
   })
 
+  it('a remote topic left out of the metadata over several refreshes is told once (at info, the creation\'s "appeared meanwhile" at debug), and again in a later episode', async () => {
+    // Given orders replicated into A.orders
+    const { source, target, logs, refresh } = setup()
+    source.addTopic('orders', 3)
+    await refresh()
+    const told = () => logs.lines.filter(l => String(l.msg).includes('was missing from the metadata of cluster B but exists')).map(l => l.level)
+    const appeared = () => logs.lines.filter(l => l.msg === 'remote topic appeared meanwhile; it is checked at the next refresh').map(l => l.level)
+
+    // When three refreshes in a row get a metadata answer without A.orders (a broker still applying earlier creations)
+    target.lagMetadata('A.orders')
+    for (let i = 0; i < 3; i++) await refresh()
+
+    // Then it is told once at info, and each creation that found it there only at debug level
+    assert.deepEqual(told(), [LogLevels.info])
+    assert.deepEqual(appeared(), [LogLevels.debug, LogLevels.debug, LogLevels.debug])
+
+    // And once seen again, a later lag is a new episode, told again
+    target.lagMetadata('A.orders', false)
+    await refresh()
+    target.lagMetadata('A.orders')
+    await refresh()
+    assert.deepEqual(told(), [LogLevels.info, LogLevels.info])
+  })
+
   it('a remote topic deleted by hand is created again with an error line; with topic ids the data path, not the refresh, copies it again', async () => {
     // Given orders replicated into A.orders on a target with topic ids
     const { source, target, logs, stopped, refresh } = setup()
