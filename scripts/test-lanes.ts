@@ -36,7 +36,7 @@ const MEASURED_SECONDS: Readonly<Record<string, number>> = {
   'history-after-recopy': 22, 'sasl': 22, 'topic-discovery': 22, 'console': 21, 'new-topics': 21, 'status': 20,
   'bad-input': 18, 'binary': 18, 'foreign-groups': 18, 'eos-progress-behind-open-transaction': 16, 'plan': 16,
   'heartbeats-emit': 15, 'error-messages': 14, 'exact-copy': 14, 'target-quota': 14, 'config-providers': 12,
-  'ownership-handover': 12, 'topic-configs': 12, 'topic-create-batches': 15, 'topology': 11, 'observability': 10, 'exactly-once-faults': 9,
+  'ownership-handover': 12, 'topic-configs': 12, 'topic-create-batches': 40, 'topology': 11, 'observability': 10, 'exactly-once-faults': 9,
   'exactly-once-fencing': 9, 'harness': 8, 'http': 6, 'transactions': 6, 'systemd-unit': 5
 }
 const DEFAULT_SECONDS = 30

@@ -37,6 +37,14 @@ export function perTopicErrorCodes (err: unknown): ReadonlyMap<string, number> |
   })
 }
 
+/** The throttle time (KIP-219) of an answer the library rejected as a whole, 0 when none is in the error tree. */
+export function answerThrottleMs (err: unknown): number {
+  return searchErrorTree(err, e => {
+    const value = (e as { response?: { throttleTimeMs?: unknown } }).response?.throttleTimeMs
+    return typeof value === 'number' ? value : undefined
+  }) ?? 0
+}
+
 /** The protocol name of a Kafka error code (e.g. 6 -> NOT_LEADER_OR_FOLLOWER). */
 export function kafkaErrorName (code: number): string {
   return protocolErrorsCodesById[code] ?? `KAFKA_ERROR_${code}`

@@ -19,7 +19,7 @@
  */
 import type { Admin } from '@platformatic/kafka'
 import { ErrorCodes, KmirrorError } from '../errors.ts'
-import { kafkaErrorName, perTopicErrorCodes } from './errors.ts'
+import { answerThrottleMs, kafkaErrorName, perTopicErrorCodes } from './errors.ts'
 
 /** A topic to create, as `AdminClient.createTopics` takes it. */
 export interface BatchTopic {
@@ -37,6 +37,8 @@ export interface BatchCreateResult {
   readonly exists: readonly string[]
   /** Topics refused for another reason, with the Kafka error name of their answer. */
   readonly failed: ReadonlyMap<string, string>
+  /** How long the broker asked to wait before the next such request (KIP-219; a controller mutation quota), or 0. */
+  readonly throttleMs: number
 }
 
 const NO_ERROR = 0
@@ -51,23 +53,23 @@ export async function createTopicsOnce (admin: Admin, topics: readonly BatchTopi
   const again = await sendOnce(admin, notController)
   const failed = new Map([...first.failed].filter(([name]) => !again.created.includes(name) && !again.exists.includes(name) && !again.failed.has(name)))
   for (const [name, error] of again.failed) failed.set(name, error)
-  return { created: [...first.created, ...again.created], exists: [...first.exists, ...again.exists], failed }
+  return { created: [...first.created, ...again.created], exists: [...first.exists, ...again.exists], failed, throttleMs: again.throttleMs }
 }
 
 async function sendOnce (admin: Admin, topics: readonly BatchTopic[]): Promise<BatchCreateResult> {
   const first = topics[0]
-  if (first === undefined) return { created: [], exists: [], failed: new Map() }
+  if (first === undefined) return { created: [], exists: [], failed: new Map(), throttleMs: 0 }
   const shared = JSON.stringify(sortedConfigs(first))
   const other = topics.find(t => JSON.stringify(sortedConfigs(t)) !== shared)
   if (other !== undefined) throw new KmirrorError(ErrorCodes.INTERNAL, `topics ${first.name} and ${other.name} differ in configs: one CreateTopics request gives all its topics the same`)
   const configs = Object.entries(first.configs).map(([name, value]) => ({ name, value }))
   try {
     await admin.createTopics({ topics: topics.map(t => ({ topic: t.name, partitions: t.partitions, replicas: t.replicationFactor })), configs })
-    return { created: topics.map(t => t.name), exists: [], failed: new Map() }
+    return { created: topics.map(t => t.name), exists: [], failed: new Map(), throttleMs: 0 }
   } catch (err) {
     const codes = perTopicErrorCodes(err)
     if (codes === undefined) throw err
-    return sortAnswers(topics, codes, err)
+    return { ...sortAnswers(topics, codes, err), throttleMs: answerThrottleMs(err) }
   }
 }
 
@@ -75,7 +77,7 @@ function sortedConfigs (topic: BatchTopic): [string, string][] {
   return Object.entries(topic.configs).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
 }
 
-function sortAnswers (topics: readonly BatchTopic[], codes: ReadonlyMap<string, number>, err: unknown): BatchCreateResult {
+function sortAnswers (topics: readonly BatchTopic[], codes: ReadonlyMap<string, number>, err: unknown): Omit<BatchCreateResult, 'throttleMs'> {
   const created: string[] = []
   const exists: string[] = []
   const failed = new Map<string, string>()

@@ -10,6 +10,7 @@
  * the apply returns what it did until then with `aborted` (the reason, and the topics whose action was skipped),
  * so that its caller records what went out before it rejects. A write already sent is not undone.
  */
+import { setTimeout as delay } from 'node:timers/promises'
 import { errorMessage, isKmirrorError } from '../errors.ts'
 import type { AdminClient } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
@@ -17,6 +18,12 @@ import type { Metrics } from '../metrics/metrics.ts'
 import type { BatchCreateResult } from '../kafka/topic-batch-create.ts'
 import { createBatches } from './create-batches.ts'
 import type { AlterConfigsAction, CreateTopicAction, ReplicatedTopic, TopicProblem, TopicSyncPlan } from './topic-sync-plan.ts'
+
+/** The longest one refresh waits for a controller mutation quota to let its remote topics be created. */
+export const THROTTLED_WAIT_MS = 30_000
+/** A throttled request is sent again no sooner than this, whatever throttle time the broker gave. */
+const THROTTLED_MIN_PAUSE_MS = 100
+const THROTTLED = 'THROTTLING_QUOTA_EXCEEDED'
 
 /** What applying a plan writes with; `AdminClient` fits. */
 export type TopicWriter = Pick<AdminClient, 'createTopic' | 'createPartitions' | 'alterTopicConfigs' | 'deleteTopics'> & Partial<Pick<AdminClient, 'createTopics'>>
@@ -72,6 +79,10 @@ class AbortPoint {
     this.#signal = signal
   }
 
+  get signal (): AbortSignal | undefined {
+    return this.#signal
+  }
+
   /** Whether the action on TOPICS goes ahead: false once the signal is aborted, and they are skipped. */
   goesOn (...topics: string[]): boolean {
     if (this.#signal?.aborted !== true) return true
@@ -112,6 +123,8 @@ export async function applyTopicSyncPlan (
 interface CreationsDone {
   created (action: CreateTopicAction): void
   appeared (action: CreateTopicAction): void
+  /** A request of TOPICS answered so (a debug line). */
+  batch (topics: number, answer: BatchCreateResult): void
 }
 
 /** Creates the planned remote topics; `notReady` holds the source topics whose remote topic is not known to be usable yet. */
@@ -128,9 +141,13 @@ async function createRemotes (plan: TopicSyncPlan, { target, behind }: { target:
       notReady.add(action.topic)
       const level = behind?.has(action.topic) === true ? 'debug' : 'info'
       log[level]({ topic: action.topic, remoteTopic: action.remoteTopic }, 'remote topic appeared meanwhile; it is checked at the next refresh')
+    },
+    batch: (topics, answer) => {
+      log.debug({ topics, created: answer.created.length, existed: answer.exists.length, refused: Object.fromEntries(answer.failed), throttleMs: answer.throttleMs }, 'remote topics created together')
     }
   }
-  const pending = await createInGroups(plan, target, log, done, run)
+  const { pending, throttled } = await createInGroups(plan, target, log, done, run)
+  for (const action of throttled) notReady.add(action.topic)
   for (const action of pending) {
     if (!run.goesOn(action.topic)) {
       notReady.add(action.topic)
@@ -153,35 +170,79 @@ async function createRemotes (plan: TopicSyncPlan, { target, behind }: { target:
  * request each. Each topic's own answer counts: created ones are done, ones that existed already are left to the
  * next refresh as on the one-by-one path, and the rest (refused, or the whole answer unknown) are returned to be
  * created one by one, which sorts them out with a message and fix each. A batch of one goes that way directly.
- * The signal is looked at before each batch: a batch sent is counted, the ones after it are skipped.
+ * The signal is looked at before each request: a batch sent is counted, the ones after it are skipped.
+ *
+ * Topics refused with THROTTLING_QUOTA_EXCEEDED (a controller mutation quota, KIP-599, spent part way through the
+ * request) are sent again as a batch once the broker's throttle time has passed, for at most THROTTLED_WAIT_MS in
+ * all; the ones still refused then wait for the next refresh. Never one by one: each would meet the same quota,
+ * and the library's retries of each would stretch a refresh by seconds per topic.
  */
-async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, done: CreationsDone, run: AbortPoint): Promise<CreateTopicAction[]> {
-  if (target.createTopics === undefined || plan.create.length < 2) return [...plan.create]
+async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, done: CreationsDone, run: AbortPoint): Promise<{ pending: CreateTopicAction[], throttled: CreateTopicAction[] }> {
   const pending: CreateTopicAction[] = []
+  const throttled: CreateTopicAction[] = []
+  if (target.createTopics === undefined || plan.create.length < 2) return { pending: [...plan.create], throttled }
+  const waitUntil = Date.now() + THROTTLED_WAIT_MS
   for (const batch of createBatches(plan.create)) {
-    // A batch of one, or a run aborted (the one-by-one path skips it too)
-    if (batch.length < 2 || !run.goesOn(...batch.map(a => a.topic))) {
+    if (batch.length < 2) {
       pending.push(...batch)
       continue
     }
-    let answer: BatchCreateResult
-    try {
-      answer = await target.createTopics(batch.map(a => ({ name: a.remoteTopic, partitions: a.partitions, replicationFactor: a.replicationFactor, replicationFactorKey: 'replication.factor', configs: a.configs })))
-    } catch (err) {
-      log.info({ topics: batch.length, err: errorMessage(err) }, 'creating remote topics together failed; creating them one by one')
-      pending.push(...batch)
-      continue
+    let sending: readonly CreateTopicAction[] = batch
+    while (sending.length > 0) {
+      if (!run.goesOn(...sending.map(a => a.topic))) {
+        // Skipped: a first request's topics as the one-by-one path skips them, the quota's leftovers not created
+        const skipped = sending === batch ? pending : throttled
+        skipped.push(...sending)
+        break
+      }
+      const answer = await sendBatch(sending, target, log)
+      if (answer === null) {
+        pending.push(...sending)
+        break
+      }
+      const again = sortBatchAnswer(sending, answer, done, pending)
+      if (again.length > 0 && Date.now() + answer.throttleMs > waitUntil) {
+        throttled.push(...again)
+        break
+      }
+      if (again.length > 0) await pause(answer.throttleMs, run)
+      sending = again
     }
-    const exists = new Set(answer.exists)
-    const created = new Set(answer.created)
-    for (const a of batch) {
-      if (created.has(a.remoteTopic)) done.created(a)
-      else if (exists.has(a.remoteTopic)) done.appeared(a)
-      else pending.push(a)
-    }
-    log.debug({ topics: batch.length, created: answer.created.length, existed: answer.exists.length, refused: Object.fromEntries(answer.failed) }, 'remote topics created together')
   }
-  return pending
+  if (throttled.length > 0) log.info({ topics: throttled.length, cluster: plan.flow }, 'remote topics left to the next refresh: the target\'s controller mutation quota throttles their creation')
+  return { pending, throttled }
+}
+
+/** One request for BATCH; null when its answer is unknown (logged: its topics go one by one). */
+async function sendBatch (batch: readonly CreateTopicAction[], target: TopicWriter, log: Logger): Promise<BatchCreateResult | null> {
+  try {
+    return await target.createTopics!(batch.map(a => ({ name: a.remoteTopic, partitions: a.partitions, replicationFactor: a.replicationFactor, replicationFactorKey: 'replication.factor', configs: a.configs })))
+  } catch (err) {
+    log.info({ topics: batch.length, err: errorMessage(err) }, 'creating remote topics together failed; creating them one by one')
+    return null
+  }
+}
+
+/** Records each topic's answer; returns the ones the quota refused, to send again. */
+function sortBatchAnswer (batch: readonly CreateTopicAction[], answer: BatchCreateResult, done: CreationsDone, pending: CreateTopicAction[]): CreateTopicAction[] {
+  const exists = new Set(answer.exists)
+  const created = new Set(answer.created)
+  const again: CreateTopicAction[] = []
+  for (const a of batch) {
+    if (created.has(a.remoteTopic)) done.created(a)
+    else if (exists.has(a.remoteTopic)) done.appeared(a)
+    else if (answer.failed.get(a.remoteTopic) === THROTTLED) again.push(a)
+    else pending.push(a)
+  }
+  done.batch(batch.length, answer)
+  return again
+}
+
+/** Waits MS (at least a moment), or until the run is aborted (which the caller finds at its next `goesOn`). */
+async function pause (ms: number, run: AbortPoint): Promise<void> {
+  try {
+    await delay(Math.max(ms, THROTTLED_MIN_PAUSE_MS), undefined, run.signal === undefined ? {} : { signal: run.signal })
+  } catch { /* aborted */ }
 }
 
 /** Grows the planned remote topics; `partitions` holds the count to replicate of those that could not grow. */

@@ -6,10 +6,15 @@
  * it. 600 source topics with 18 configs each are 12,000 records: sent as one request they were all refused, then
  * created one request per topic. Here they are created in two batches within the budget, each remote topic with the
  * source's configs, and every one is copied in the same topic refresh: none is left for the next (an hour here).
+ *
+ * A controller mutation quota (KIP-599) on kmirror's admin client refuses the topics of a request past its rate with
+ * THROTTLING_QUOTA_EXCEEDED and a throttle time: those are sent again together once it has passed, never one by one
+ * (before, the topics the request had created came back "already exists" one by one and waited for the next refresh).
  */
 import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ConfigResourceTypes, ConfigSources, ListOffsetTimestamps } from '@platformatic/kafka'
+import type { Admin } from '@platformatic/kafka'
 import { deleteTopics, produce, withAdmin, type TestRecord } from '../helpers/kafka.ts'
 import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
@@ -39,8 +44,8 @@ const CONFIGS: Record<string, string> = {
 }
 
 /** The source topics, 100 a request (one request for all would itself pass the controller's limit), ready to write. */
-async function createSourceTopics (names: readonly string[]): Promise<void> {
-  const configs = Object.entries(CONFIGS).map(([name, value]) => ({ name, value }))
+async function createSourceTopics (names: readonly string[], withConfigs: Record<string, string>): Promise<void> {
+  const configs = Object.entries(withConfigs).map(([name, value]) => ({ name, value }))
   await withAdmin('source', async admin => {
     for (let i = 0; i < names.length; i += 100) await admin.createTopics({ topics: names.slice(i, i + 100), partitions: 1, replicas: 1, configs })
   })
@@ -71,7 +76,7 @@ test(`${TOPICS} remote topics with 18 configs each (12,000 metadata records) are
   const remotes = names.map(n => `A.${n}`)
   t.after(() => deleteTopics('source', names))
   t.after(() => deleteTopics('target', remotes))
-  await createSourceTopics(names)
+  await createSourceTopics(names, CONFIGS)
   const records: TestRecord[] = names.map((topic, i) => ({ topic, partition: 0, key: Buffer.from(topic), value: Buffer.from(`record ${i}`), headers: [], timestamp: BigInt(Date.now()) }))
   await produce('source', records)
 
@@ -113,6 +118,60 @@ test(`${TOPICS} remote topics with 18 configs each (12,000 metadata records) are
     const overrides = Object.fromEntries(resource.configs.filter(c => c.configSource === ConfigSources.DYNAMIC_TOPIC_CONFIG).map(c => [c.name, c.value]))
     assert.deepEqual(overrides, CONFIGS, `configs of ${resource.resourceName}`)
   }
+
+  kmirror.kill('SIGTERM')
+  assert.equal((await kmirror.waitForExit(15_000)).code, 0, kmirror.stderr.slice(-3000))
+})
+
+/** Sets (VALUE) or removes (undefined) the controller mutation quota (KIP-599, partitions a second) of CLIENT_ID on the target. */
+async function mutationQuota (clientId: string, value: number | undefined): Promise<void> {
+  const ops: Parameters<Admin['alterClientQuotas']>[0]['entries'][number]['ops'] = value === undefined
+    ? [{ key: 'controller_mutation_rate', remove: true }]
+    : [{ key: 'controller_mutation_rate', value, remove: false }]
+  await withAdmin('target', async admin => await admin.alterClientQuotas({ entries: [{ entities: [{ entityType: 'client-id', entityName: clientId }], ops }] }))
+}
+
+test('remote topics a controller mutation quota refuses part way are sent again together once its throttle time has passed, all copied in the first refresh', { timeout: 240_000 }, async t => {
+  // Given 150 source topics with a record each, and the target's controller mutation quota of kmirror's admin client
+  // at 5 partitions a second (about 50 at once: the broker averages over its 10-second window)
+  const count = 150
+  const prefix = uniqueName('throttled')
+  const names = Array.from({ length: count }, (_, i) => `${prefix}-${String(i).padStart(3, '0')}`)
+  const remotes = names.map(n => `A.${n}`)
+  t.after(() => deleteTopics('source', names))
+  t.after(() => deleteTopics('target', remotes))
+  await createSourceTopics(names, {})
+  await produce('source', names.map((topic, i) => ({ topic, partition: 0, key: null, value: Buffer.from(`record ${i}`), headers: [], timestamp: BigInt(Date.now()) })))
+  const clientId = 'kmirror|A->B|target-admin'
+  await mutationQuota(clientId, 5)
+  t.after(() => mutationQuota(clientId, undefined))
+
+  // When kmirror starts, with a topic refresh only once an hour
+  const config = writeTempFile(mm2Properties({
+    source: 'source',
+    target: 'target',
+    extra: [`A->B.topics = ${prefix}-.*`, 'refresh.topics.interval.seconds = 3600', 'sync.topic.configs.enabled = false', 'emit.checkpoints.enabled = false']
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config], { t, env: { KMIRROR_LOG_LEVEL: 'debug' } })
+
+  // Then every remote topic holds its record from the first refresh
+  await waitFor(async () => {
+    const copied = [...(await endsOn('target', remotes)).values()].filter(end => end === 1).length
+    return { done: copied === count, state: `${copied} of ${count} remote topics hold their record` }
+  }, { timeoutMs: 120_000, intervalMs: 1_000, message: `all ${count} remote topics created and copied` })
+
+  // And the quota refused part of the first request, whose refused topics went again together, none one by one
+  const lines = kmirror.stderr.split('\n')
+  const batches = lines.filter(l => l.includes('"msg":"remote topics created together"')).map(l => JSON.parse(l) as { topics: number, created: number, refused: Record<string, string>, throttleMs: number })
+  t.diagnostic(`requests (topics, created, throttle ms): ${JSON.stringify(batches.map(b => [b.topics, b.created, b.throttleMs]))}`)
+  assert.ok(batches.length >= 2, `requests: ${JSON.stringify(batches.map(b => [b.topics, b.created]))}`)
+  assert.equal(batches[0]!.topics, count)
+  assert.ok(Object.values(batches[0]!.refused).length > 0 && Object.values(batches[0]!.refused).every(e => e === 'THROTTLING_QUOTA_EXCEEDED'), JSON.stringify(batches[0]))
+  assert.ok(batches[0]!.throttleMs > 0)
+  assert.equal(batches[1]!.topics, count - batches[0]!.created)
+  assert.deepEqual(lines.filter(l => l.includes('creating remote topics together failed')), [])
+  const created = lines.filter(l => l.includes('"msg":"created remote topic"')).map(l => (JSON.parse(l) as { remoteTopic: string }).remoteTopic)
+  assert.deepEqual(created.sort(), remotes)
 
   kmirror.kill('SIGTERM')
   assert.equal((await kmirror.waitForExit(15_000)).code, 0, kmirror.stderr.slice(-3000))

@@ -20,10 +20,10 @@ function adminAnswering (...answers: unknown[]) {
 }
 
 /** The library's rejection of a CreateTopics answer in which some topics carry an error (create-topics-v7.js). */
-function partlyRefused (codes: Record<string, number>): Error {
+function partlyRefused (codes: Record<string, number>, throttleTimeMs = 0): Error {
   const topics = Object.entries(codes).map(([name, errorCode]) => ({ name, errorCode, errorMessage: errorCode === 0 ? null : 'refused' }))
   const errors: Record<string, [number, string | null]> = Object.fromEntries(topics.flatMap((t, i) => (t.errorCode === 0 ? [] : [[`/topics/${i}`, [t.errorCode, t.errorMessage]]])))
-  return new MultipleErrors('Creating topics failed.', [new ResponseError(19, 7, errors, { throttleTimeMs: 0, topics })])
+  return new MultipleErrors('Creating topics failed.', [new ResponseError(19, 7, errors, { throttleTimeMs, topics })])
 }
 
 describe('creating topics in one request', () => {
@@ -31,12 +31,13 @@ describe('creating topics in one request', () => {
     const { admin, sent } = adminAnswering()
     const result = await createTopicsOnce(admin, [topic('a', 3), topic('b')])
     assert.deepEqual(sent, [{ topics: [{ topic: 'a', partitions: 3, replicas: -1 }, { topic: 'b', partitions: 1, replicas: -1 }], configs: [{ name: 'retention.ms', value: '60000' }] }])
-    assert.deepEqual(result, { created: ['a', 'b'], exists: [], failed: new Map() })
+    assert.deepEqual(result, { created: ['a', 'b'], exists: [], failed: new Map(), throttleMs: 0 })
   })
 
   it('reads each topic\'s answer from a partly refused request: created, existing, refused, and one the answer leaves out', async () => {
-    const { admin } = adminAnswering(partlyRefused({ a: 0, b: 36, c: 89 }))
+    const { admin } = adminAnswering(partlyRefused({ a: 0, b: 36, c: 89 }, 1_250))
     const result = await createTopicsOnce(admin, [topic('a'), topic('b'), topic('c'), topic('d')])
+    assert.equal(result.throttleMs, 1_250, 'the throttle time of the answer (KIP-219)')
     assert.deepEqual(result.created, ['a'])
     assert.deepEqual(result.exists, ['b'])
     assert.deepEqual([...result.failed.keys()], ['c', 'd'])
@@ -67,7 +68,7 @@ describe('creating topics in one request', () => {
 
   it('sends nothing for no topics', async () => {
     const { admin, sent } = adminAnswering()
-    assert.deepEqual(await createTopicsOnce(admin, []), { created: [], exists: [], failed: new Map() })
+    assert.deepEqual(await createTopicsOnce(admin, []), { created: [], exists: [], failed: new Map(), throttleMs: 0 })
     assert.deepEqual(sent, [])
   })
 })

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test'
 import type { NewTopic } from '../../../src/kafka/admin-client.ts'
 import type { BatchCreateResult } from '../../../src/kafka/topic-batch-create.ts'
 import { silentLogger } from '../../../src/logger.ts'
-import { applyTopicSyncPlan, type TopicWriter } from '../../../src/metadata/topic-sync-apply.ts'
+import { applyTopicSyncPlan, THROTTLED_WAIT_MS, type TopicWriter } from '../../../src/metadata/topic-sync-apply.ts'
 import type { CreateTopicAction, TopicSyncPlan } from '../../../src/metadata/topic-sync-plan.ts'
 import { noMetrics } from '../../../src/metrics/metrics.ts'
 import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
@@ -17,7 +17,7 @@ function planOf (create: CreateTopicAction[]): TopicSyncPlan {
 }
 
 /** A target answering each batch as ANSWER says (default: every topic created); per-topic requests create. */
-function fakeTarget (answer: (names: string[]) => BatchCreateResult = names => ({ created: names, exists: [], failed: new Map() })) {
+function fakeTarget (answer: (names: string[]) => BatchCreateResult = names => ({ created: names, exists: [], failed: new Map(), throttleMs: 0 })) {
   const batches: { name: string, partitions: number }[][] = []
   const singles: string[] = []
   const target: TopicWriter = {
@@ -54,7 +54,7 @@ describe('creating remote topics', () => {
   })
 
   it('counts what a partly refused request created, leaves a topic that existed to the next refresh, and asks only for the refused one again', async () => {
-    const { target, batches, singles } = fakeTarget(() => ({ created: ['A.a'], exists: ['A.b'], failed: new Map([['A.c', 'THROTTLING_QUOTA_EXCEEDED']]) }))
+    const { target, batches, singles } = fakeTarget(() => ({ created: ['A.a'], exists: ['A.b'], failed: new Map([['A.c', 'TOPIC_AUTHORIZATION_FAILED']]), throttleMs: 0 }))
     const { log, lines } = memoryLogger()
     const result = await applyTopicSyncPlan(planOf([action('a'), action('b'), action('c')]), { target }, log, noMetrics)
     assert.equal(batches.length, 1)
@@ -82,7 +82,7 @@ describe('creating remote topics', () => {
     const run = new AbortController()
     const { target, batches, singles } = fakeTarget(names => {
       run.abort(new Error('membership lost'))
-      return { created: names, exists: [], failed: new Map() }
+      return { created: names, exists: [], failed: new Map(), throttleMs: 0 }
     })
     const plan = planOf([action('a'), action('b'), action('c', 1, { 'cleanup.policy': 'compact' }), action('d', 1, { 'cleanup.policy': 'compact' })])
     const result = await applyTopicSyncPlan(plan, { target }, silentLogger(), noMetrics, run.signal)
@@ -90,5 +90,50 @@ describe('creating remote topics', () => {
     assert.deepEqual(singles, [])
     assert.deepEqual([...result.created], ['A.a', 'A.b'])
     assert.deepEqual([...(result.aborted?.skipped ?? [])].sort(), ['c', 'd'])
+  })
+
+  it('sends the topics a controller mutation quota refused again, together, once its throttle time has passed; never one by one', async () => {
+    let round = 0
+    const { target, batches, singles } = fakeTarget(names => {
+      round++
+      // The quota lets two topics through each time
+      const [first, second, ...rest] = names
+      return { created: [first!, second!].filter(n => n !== undefined), exists: [], failed: new Map(rest.map(n => [n, 'THROTTLING_QUOTA_EXCEEDED'])), throttleMs: 5 }
+    })
+    const result = await applyTopicSyncPlan(planOf(['a', 'b', 'c', 'd', 'e'].map(n => action(n))), { target }, silentLogger(), noMetrics)
+    assert.deepEqual(batches.map(b => b.map(t => t.name)), [['A.a', 'A.b', 'A.c', 'A.d', 'A.e'], ['A.c', 'A.d', 'A.e'], ['A.e']])
+    assert.equal(round, 3)
+    assert.deepEqual(singles, [])
+    assert.deepEqual([...result.created], ['A.a', 'A.b', 'A.c', 'A.d', 'A.e'])
+    assert.deepEqual(result.problems, [])
+  })
+
+  it('leaves the topics a quota still refuses after THROTTLED_WAIT_MS to the next refresh: not replicated yet, no problem, one info line', async () => {
+    const { target, batches, singles } = fakeTarget(names => ({ created: [], exists: [], failed: new Map(names.map(n => [n, 'THROTTLING_QUOTA_EXCEEDED'])), throttleMs: THROTTLED_WAIT_MS + 1 }))
+    const { log, lines } = memoryLogger()
+    const result = await applyTopicSyncPlan(planOf([action('a'), action('b')]), { target }, log, noMetrics)
+    assert.equal(batches.length, 1)
+    assert.deepEqual(singles, [])
+    assert.deepEqual([...result.created], [])
+    assert.deepEqual(result.topics, [])
+    assert.deepEqual(result.problems, [])
+    const left = lines.filter(l => String(l.msg).startsWith('remote topics left to the next refresh'))
+    assert.deepEqual(left.map(l => [l.level, l['topics']]), [[LogLevels.info, 2]])
+  })
+
+  it('stops waiting for a quota when the run is aborted: the throttled topics are skipped, not created one by one', async () => {
+    const run = new AbortController()
+    const { target, batches, singles } = fakeTarget(names => {
+      setTimeout(() => run.abort(new Error('membership lost')), 5)
+      return { created: [names[0]!], exists: [], failed: new Map(names.slice(1).map(n => [n, 'THROTTLING_QUOTA_EXCEEDED'])), throttleMs: 10_000 }
+    })
+    const started = Date.now()
+    const result = await applyTopicSyncPlan(planOf([action('a'), action('b'), action('c')]), { target }, silentLogger(), noMetrics, run.signal)
+    assert.ok(Date.now() - started < 5_000, 'the wait ends with the run')
+    assert.equal(batches.length, 1)
+    assert.deepEqual(singles, [])
+    assert.deepEqual([...result.created], ['A.a'])
+    assert.deepEqual(result.topics.map(t => t.source), ['a'])
+    assert.deepEqual([...(result.aborted?.skipped ?? [])].sort(), ['b', 'c'])
   })
 })

@@ -114,7 +114,7 @@ describe('RemoteTopics.refresh with its run aborted', () => {
       createTopics: async (list: readonly { name: string, partitions: number, configs: Record<string, string> }[]) => {
         for (const t of list) await target.createTopic({ ...t, replicationFactor: 1, replicationFactorKey: 'replication.factor' })
         run.abort(reason)
-        return { created: list.map(t => t.name), exists: [], failed: new Map() }
+        return { created: list.map(t => t.name), exists: [], failed: new Map(), throttleMs: 0 }
       }
     })
     await assert.rejects(topics.refresh({ signal: run.signal }), err => err === reason)
