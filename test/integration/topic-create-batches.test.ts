@@ -15,8 +15,8 @@ import assert from 'node:assert/strict'
 import { test } from 'node:test'
 import { ConfigResourceTypes, ConfigSources, ListOffsetTimestamps } from '@platformatic/kafka'
 import type { Admin } from '@platformatic/kafka'
-import { deleteTopics, produce, withAdmin, type TestRecord } from '../helpers/kafka.ts'
-import { mm2Properties, spawnKmirror, writeTempFile } from '../helpers/process.ts'
+import { deleteTopics, produce, withAdmin, type Cleanup, type TestRecord } from '../helpers/kafka.ts'
+import { mm2Properties, spawnKmirror, writeTempFile, type KmirrorProcess } from '../helpers/process.ts'
 import { uniqueName, waitFor } from '../helpers/wait.ts'
 
 const TOPICS = 600
@@ -69,6 +69,24 @@ async function endsOn (cluster: 'source' | 'target', topics: readonly string[]):
   })
 }
 
+/**
+ * kmirror copying PREFIX's topics (debug log, topic refresh once an hour), once every one of REMOTES holds its one
+ * record: all were created and copied in the first refresh.
+ */
+async function startUntilCopied (prefix: string, remotes: readonly string[], t: Cleanup): Promise<KmirrorProcess> {
+  const config = writeTempFile(mm2Properties({
+    source: 'source',
+    target: 'target',
+    extra: [`A->B.topics = ${prefix}-.*`, 'refresh.topics.interval.seconds = 3600', 'sync.topic.configs.enabled = false', 'emit.checkpoints.enabled = false']
+  }), '.properties', t)
+  const kmirror = spawnKmirror(['run', config], { t, env: { KMIRROR_LOG_LEVEL: 'debug' } })
+  await waitFor(async () => {
+    const copied = [...(await endsOn('target', remotes)).values()].filter(end => end === 1).length
+    return { done: copied === remotes.length, state: `${copied} of ${remotes.length} remote topics hold their record` }
+  }, { timeoutMs: 120_000, intervalMs: 1_000, message: `all ${remotes.length} remote topics created and copied` })
+  return kmirror
+}
+
 test(`${TOPICS} remote topics with 18 configs each (12,000 metadata records) are created in batches the controller accepts, and all copied at once`, { timeout: 240_000 }, async t => {
   // Given 600 source topics with 18 set configs and one record each
   const prefix = uniqueName('batches')
@@ -81,19 +99,8 @@ test(`${TOPICS} remote topics with 18 configs each (12,000 metadata records) are
   await produce('source', records)
 
   // When kmirror starts, with a topic refresh only once an hour
-  const config = writeTempFile(mm2Properties({
-    source: 'source',
-    target: 'target',
-    extra: [`A->B.topics = ${prefix}-.*`, 'refresh.topics.interval.seconds = 3600', 'sync.topic.configs.enabled = false', 'emit.checkpoints.enabled = false']
-  }), '.properties', t)
-  const kmirror = spawnKmirror(['run', config], { t, env: { KMIRROR_LOG_LEVEL: 'debug' } })
-
   // Then every remote topic has its record from the first refresh (one left to the next would wait an hour)
-  await waitFor(async () => {
-    const ends = await endsOn('target', remotes)
-    const copied = [...ends.values()].filter(end => end === 1).length
-    return { done: copied === TOPICS, state: `${copied} of ${TOPICS} remote topics hold their record` }
-  }, { timeoutMs: 120_000, intervalMs: 1_000, message: `all ${TOPICS} remote topics created and copied` })
+  const kmirror = await startUntilCopied(prefix, remotes, t)
 
   // And each was created once, in two requests the controller accepted whole (8,000 records at most: 400 topics,
   // then 200), none tried one by one. (The refresh that follows the creation at the group join may still find the
@@ -147,18 +154,8 @@ test('remote topics a controller mutation quota refuses part way are sent again 
   t.after(() => mutationQuota(clientId, undefined))
 
   // When kmirror starts, with a topic refresh only once an hour
-  const config = writeTempFile(mm2Properties({
-    source: 'source',
-    target: 'target',
-    extra: [`A->B.topics = ${prefix}-.*`, 'refresh.topics.interval.seconds = 3600', 'sync.topic.configs.enabled = false', 'emit.checkpoints.enabled = false']
-  }), '.properties', t)
-  const kmirror = spawnKmirror(['run', config], { t, env: { KMIRROR_LOG_LEVEL: 'debug' } })
-
   // Then every remote topic holds its record from the first refresh
-  await waitFor(async () => {
-    const copied = [...(await endsOn('target', remotes)).values()].filter(end => end === 1).length
-    return { done: copied === count, state: `${copied} of ${count} remote topics hold their record` }
-  }, { timeoutMs: 120_000, intervalMs: 1_000, message: `all ${count} remote topics created and copied` })
+  const kmirror = await startUntilCopied(prefix, remotes, t)
 
   // And the quota refused part of the first request, whose refused topics went again together, none one by one
   const lines = kmirror.stderr.split('\n')
