@@ -53,7 +53,7 @@ export async function createTopicsOnce (admin: Admin, topics: readonly BatchTopi
   const again = await sendOnce(admin, notController)
   const failed = new Map([...first.failed].filter(([name]) => !again.created.includes(name) && !again.exists.includes(name) && !again.failed.has(name)))
   for (const [name, error] of again.failed) failed.set(name, error)
-  return { created: [...first.created, ...again.created], exists: [...first.exists, ...again.exists], failed, throttleMs: again.throttleMs }
+  return { created: [...first.created, ...again.created], exists: [...first.exists, ...again.exists], failed, throttleMs: Math.max(first.throttleMs, again.throttleMs) }
 }
 
 async function sendOnce (admin: Admin, topics: readonly BatchTopic[]): Promise<BatchCreateResult> {

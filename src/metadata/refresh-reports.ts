@@ -59,6 +59,7 @@ export class RefreshReports {
   forgetProblems (): void {
     this.#problems = []
     this.#reported.clear()
+    this.#behind.clear()
   }
 
   /** Logs each warning once, again when it changes; one gone is forgotten. */
@@ -96,8 +97,9 @@ export class RefreshReports {
    * its controller's records in order: topics created a moment ago reach its metadata seconds later, after it made
    * the partitions of earlier ones writable): one info line per topic while it stays so, again once it was seen.
    */
-  reportRemotesBehind (kept: readonly { readonly topic: string, readonly remoteTopic: string }[]): void {
-    const now = new Set<string>()
+  reportRemotesBehind (kept: readonly { readonly topic: string, readonly remoteTopic: string }[], skipped: ReadonlySet<string> = new Set()): void {
+    // A topic an aborted refresh skipped was not looked at: its episode goes on
+    const now = new Set([...this.#behind].filter(topic => skipped.has(topic)))
     for (const { topic, remoteTopic } of kept) {
       now.add(topic)
       if (this.#behind.has(topic)) continue

@@ -206,7 +206,7 @@ export class RemoteTopics {
     }
     if (removed.length > 0) await options.stopReplicating?.(removed)
     // Its plan holds no config change (the refresh reads no remote configs): the config sync job makes them.
-    const { aborted, ...applied } = await applyTopicSyncPlan(plan, { target: this.#target, behind: new Set(suspects.keys()) }, this.#log, this.#metrics, options.signal)
+    const { aborted, ...applied } = await applyTopicSyncPlan(plan, { target: this.#target, behind: new Set(suspects.keys()), targetAlias: this.#flow.target.alias }, this.#log, this.#metrics, options.signal)
     // Aborted: recorded as a refresh that ended where the apply stopped, so the next refresh does the rest only.
     const skipped = aborted?.skipped ?? new Set<string>()
     const { deletedOnSource, stillReplicated } = this.#deletionsActedOn(plan, verdicts, skipped)
@@ -402,7 +402,7 @@ export class RemoteTopics {
         if (!listed.has(topic)) topics.push(known)
       }
     }
-    this.#reports.reportRemotesBehind(behind)
+    this.#reports.reportRemotesBehind(behind, skipped)
     const planned = new Map(plan.topics.map(t => [t.source, t]))
     for (const c of plan.create) {
       const known = planned.get(c.topic)

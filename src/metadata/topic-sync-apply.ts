@@ -19,10 +19,15 @@ import type { BatchCreateResult } from '../kafka/topic-batch-create.ts'
 import { createBatches } from './create-batches.ts'
 import type { AlterConfigsAction, CreateTopicAction, ReplicatedTopic, TopicProblem, TopicSyncPlan } from './topic-sync-plan.ts'
 
-/** The longest one refresh waits for a controller mutation quota to let its remote topics be created. */
-export const THROTTLED_WAIT_MS = 30_000
-/** A throttled request is sent again no sooner than this, whatever throttle time the broker gave. */
+/**
+ * The longest one refresh waits, from its first throttled request, for a controller mutation quota to let its
+ * remote topics be created: kmirror's refresh runs every 5 s by default, and the topics created meanwhile reach the
+ * data path only when the refresh ends.
+ */
+export const THROTTLED_WAIT_MS = 10_000
+/** A throttled request is sent again no sooner than this (doubling up to 1 s while the broker gives no throttle time). */
 const THROTTLED_MIN_PAUSE_MS = 100
+const THROTTLED_MAX_PAUSE_MS = 1_000
 const THROTTLED = 'THROTTLING_QUOTA_EXCEEDED'
 
 /** What applying a plan writes with; `AdminClient` fits. */
@@ -104,6 +109,8 @@ export async function applyTopicSyncPlan (
      * the metadata behind, which the refresh tells once (refresh-reports.ts), so it is logged here at debug level.
      */
     readonly behind?: ReadonlySet<string>
+    /** The target's alias, named in the problem of a topic its controller mutation quota held back. */
+    readonly targetAlias?: string
   },
   log: Logger,
   metrics: Metrics,
@@ -128,7 +135,7 @@ interface CreationsDone {
 }
 
 /** Creates the planned remote topics; `notReady` holds the source topics whose remote topic is not known to be usable yet. */
-async function createRemotes (plan: TopicSyncPlan, { target, behind }: { target: TopicWriter, behind?: ReadonlySet<string> }, log: Logger, metrics: Metrics, problems: TopicProblem[], run: AbortPoint) {
+async function createRemotes (plan: TopicSyncPlan, { target, behind, targetAlias }: { target: TopicWriter, behind?: ReadonlySet<string>, targetAlias?: string }, log: Logger, metrics: Metrics, problems: TopicProblem[], run: AbortPoint) {
   const created: string[] = []
   const notReady = new Set<string>()
   const done: CreationsDone = {
@@ -146,8 +153,12 @@ async function createRemotes (plan: TopicSyncPlan, { target, behind }: { target:
       log.debug({ topics, created: answer.created.length, existed: answer.exists.length, refused: Object.fromEntries(answer.failed), throttleMs: answer.throttleMs }, 'remote topics created together')
     }
   }
-  const { pending, throttled } = await createInGroups(plan, target, log, done, run)
-  for (const action of throttled) notReady.add(action.topic)
+  const { pending, throttled, skipped } = await createInGroups(plan, target, log, done, run)
+  for (const action of skipped) notReady.add(action.topic)
+  for (const action of throttled) {
+    notReady.add(action.topic)
+    problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: throttledMessage(action.remoteTopic, targetAlias) })
+  }
   for (const action of pending) {
     if (!run.goesOn(action.topic)) {
       notReady.add(action.topic)
@@ -169,48 +180,72 @@ async function createRemotes (plan: TopicSyncPlan, { target, behind }: { target:
  * Creates remote topics in batches (create-batches.ts: same configs, within the controller's record budget), one
  * request each. Each topic's own answer counts: created ones are done, ones that existed already are left to the
  * next refresh as on the one-by-one path, and the rest (refused, or the whole answer unknown) are returned to be
- * created one by one, which sorts them out with a message and fix each. A batch of one goes that way directly.
- * The signal is looked at before each request: a batch sent is counted, the ones after it are skipped.
+ * created one by one, which sorts them out with a message and fix each (a topic alone in its configs is a batch
+ * of one: sent so too, a second request only when refused). The signal is looked at before each request: a batch
+ * sent is counted, the ones after it are skipped.
  *
  * Topics refused with THROTTLING_QUOTA_EXCEEDED (a controller mutation quota, KIP-599, spent part way through the
- * request) are sent again as a batch once the broker's throttle time has passed, for at most THROTTLED_WAIT_MS in
- * all; the ones still refused then wait for the next refresh. Never one by one: each would meet the same quota,
- * and the library's retries of each would stretch a refresh by seconds per topic.
+ * request) are sent again as a batch once the broker's throttle time has passed, for at most THROTTLED_WAIT_MS from
+ * the first throttled request; the ones still refused then are problems (the refresh knows them not created: never
+ * "known to exist") and are tried at the next refresh. Never one by one: each would meet the same quota, and the
+ * library's retries of each would stretch a refresh by seconds per topic.
  */
-async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, done: CreationsDone, run: AbortPoint): Promise<{ pending: CreateTopicAction[], throttled: CreateTopicAction[] }> {
-  const pending: CreateTopicAction[] = []
-  const throttled: CreateTopicAction[] = []
-  if (target.createTopics === undefined || plan.create.length < 2) return { pending: [...plan.create], throttled }
-  const waitUntil = Date.now() + THROTTLED_WAIT_MS
+async function createInGroups (plan: TopicSyncPlan, target: TopicWriter, log: Logger, done: CreationsDone, run: AbortPoint): Promise<BatchOutcome> {
+  const out: BatchOutcome = { pending: [], throttled: [], skipped: [] }
+  if (target.createTopics === undefined) return { ...out, pending: [...plan.create] }
+  const quota = new QuotaWait()
   for (const batch of createBatches(plan.create)) {
-    if (batch.length < 2) {
-      pending.push(...batch)
-      continue
-    }
     let sending: readonly CreateTopicAction[] = batch
     while (sending.length > 0) {
       if (!run.goesOn(...sending.map(a => a.topic))) {
-        // Skipped: a first request's topics as the one-by-one path skips them, the quota's leftovers not created
-        const skipped = sending === batch ? pending : throttled
-        skipped.push(...sending)
+        // A first request's topics go where the one-by-one path skips them too; the quota's leftovers were not created
+        if (sending === batch) out.pending.push(...sending)
+        else out.skipped.push(...sending)
         break
       }
       const answer = await sendBatch(sending, target, log)
       if (answer === null) {
-        pending.push(...sending)
+        out.pending.push(...sending)
         break
       }
-      const again = sortBatchAnswer(sending, answer, done, pending)
-      if (again.length > 0 && Date.now() + answer.throttleMs > waitUntil) {
-        throttled.push(...again)
+      const again = sortBatchAnswer(sending, answer, done, out.pending)
+      if (again.length > 0 && !(await quota.waited(answer.throttleMs, run))) {
+        out.throttled.push(...again)
         break
       }
-      if (again.length > 0) await pause(answer.throttleMs, run)
       sending = again
     }
   }
-  if (throttled.length > 0) log.info({ topics: throttled.length, cluster: plan.flow }, 'remote topics left to the next refresh: the target\'s controller mutation quota throttles their creation')
-  return { pending, throttled }
+  return out
+}
+
+/** Where createInGroups leaves the topics it did not settle. */
+interface BatchOutcome {
+  /** To create one by one: refused for another reason than the quota, answer unknown, or the run aborted first. */
+  readonly pending: CreateTopicAction[]
+  /** Still refused by the quota after THROTTLED_WAIT_MS: problems, tried again at the next refresh. */
+  readonly throttled: CreateTopicAction[]
+  /** Throttled, then the run was aborted before they were sent again (named in the apply's `aborted.skipped`). */
+  readonly skipped: CreateTopicAction[]
+}
+
+/** The waits of one apply for a controller mutation quota: bounded in all, from the first throttled request. */
+class QuotaWait {
+  #until: number | undefined
+  #pauseMs = THROTTLED_MIN_PAUSE_MS
+
+  /** Waits THROTTLE_MS (the broker's throttle time, or a growing pause without one) unless that passes the bound. */
+  async waited (throttleMs: number, run: AbortPoint): Promise<boolean> {
+    const now = Date.now()
+    this.#until ??= now + THROTTLED_WAIT_MS
+    const ms = Math.max(throttleMs, this.#pauseMs)
+    if (now + ms > this.#until) return false
+    this.#pauseMs = throttleMs > 0 ? THROTTLED_MIN_PAUSE_MS : Math.min(this.#pauseMs * 2, THROTTLED_MAX_PAUSE_MS)
+    try {
+      await delay(ms, undefined, run.signal === undefined ? {} : { signal: run.signal })
+    } catch { /* aborted: the caller's next goesOn finds it */ }
+    return true
+  }
 }
 
 /** One request for BATCH; null when its answer is unknown (logged: its topics go one by one). */
@@ -238,11 +273,10 @@ function sortBatchAnswer (batch: readonly CreateTopicAction[], answer: BatchCrea
   return again
 }
 
-/** Waits MS (at least a moment), or until the run is aborted (which the caller finds at its next `goesOn`). */
-async function pause (ms: number, run: AbortPoint): Promise<void> {
-  try {
-    await delay(Math.max(ms, THROTTLED_MIN_PAUSE_MS), undefined, run.signal === undefined ? {} : { signal: run.signal })
-  } catch { /* aborted */ }
+/** The problem of a remote topic the target's controller mutation quota kept from being created in this refresh. */
+function throttledMessage (remoteTopic: string, targetAlias: string | undefined): string {
+  const cluster = targetAlias === undefined ? 'the target cluster' : `cluster ${targetAlias}`
+  return `remote topic ${remoteTopic} is not created yet: ${cluster} throttles kmirror's topic creations (THROTTLING_QUOTA_EXCEEDED: a controller_mutation_rate quota, KIP-599) past ${THROTTLED_WAIT_MS / 1000} s of waiting in this refresh; the next refresh tries again. To create remote topics faster, raise or remove the quota of kmirror's admin client on ${cluster} (the throttle warning names its client id and the kafka-configs.sh line)`
 }
 
 /** Grows the planned remote topics; `partitions` holds the count to replicate of those that could not grow. */

@@ -89,6 +89,8 @@ export class Flow implements WorkOwner {
   readonly #options: FlowOptions
   /** `stop` was called: start-up steps that wait and retry give up. */
   #stopping = false
+  /** Aborted when the flow stops: ends the refresh made while joining (its waits for a quota included). */
+  readonly #stopped = new AbortController()
   #replicator: FlowReplicator | null = null
   /** At-least-once mode with offset syncs: MM2's syncs not written yet, drained at stop. */
   #outbox: SyncOutbox | null = null
@@ -277,7 +279,7 @@ export class Flow implements WorkOwner {
       // Only this instance's own join in the group (it waits there for the first assignment) is no other member.
       const membership = await retryRetriable(async () => await readGroupMembership(this.config), EARLY_CREATION_PATIENCE_MS, { stopped: () => this.#stopping })
       if (membership !== null && membership.members.some(m => m.name !== this.#options.memberName)) return
-      const result = await topics.refresh()
+      const result = await topics.refresh({ signal: this.#stopped.signal })
       this.#log.info({ group, created: result.created.length, topics: result.topics.length }, `no member in group ${group} on cluster ${cluster} yet: remote topics created while joining it`)
     } catch (err) {
       this.#log.debug({ group, err }, `creating the remote topics on cluster ${cluster} while joining group ${group} failed; the assigned topic refresh creates them`)
@@ -336,6 +338,7 @@ export class Flow implements WorkOwner {
    */
   async stop (drainBy?: number): Promise<void> {
     this.#stopping = true
+    this.#stopped.abort(new Error('kmirror is stopping'))
     this.endWaitingReads()
     await this.#scheduler.stop()
     this.#replicator?.stop()

@@ -6,7 +6,9 @@ import { partitionKey } from '../../../src/topic-partition.ts'
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
 import { parseConfig } from '../../../src/config/load.ts'
+import type { NewTopic } from '../../../src/kafka/admin-client.ts'
 import { RemoteTopics } from '../../../src/metadata/remote-topics.ts'
+import { THROTTLED_WAIT_MS } from '../../../src/metadata/topic-sync-apply.ts'
 import { createReplicationPolicy } from '../../../src/policy/replication-policy.ts'
 import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 import { FakeTopicCluster } from './topic-fake-cluster.ts'
@@ -70,6 +72,40 @@ describe('RemoteTopics.refresh with a remote topic missing from the target', () 
     target.lagMetadata('A.orders')
     await refresh()
     assert.deepEqual(told(), [LogLevels.info, LogLevels.info])
+  })
+
+  it('a new topic a controller mutation quota holds back is a problem until created: never taken for existing, nor later for deleted', async () => {
+    // Given orders replicated, and a target whose quota refuses every creation past the refresh's wait
+    const { source, target, logs, refresh } = setup()
+    source.addTopic('orders', 1)
+    await refresh()
+    let throttling = true
+    Object.assign(target, {
+      createTopics: async (list: readonly NewTopic[]) => {
+        if (throttling) return { created: [], exists: [], failed: new Map(list.map(t => [t.name, 'THROTTLING_QUOTA_EXCEEDED'])), throttleMs: THROTTLED_WAIT_MS + 1 }
+        for (const t of list) await target.createTopic(t)
+        return { created: list.map(t => t.name), exists: [], failed: new Map(), throttleMs: 0 }
+      }
+    })
+
+    // When two new source topics meet the quota at two refreshes, then are created at a third
+    source.addTopic('payments', 1)
+    source.addTopic('refunds', 1)
+    const first = await refresh()
+    const second = await refresh()
+    throttling = false
+    const third = await refresh()
+
+    // Then they are problems and not replicated while held back, created at the third, and nothing said of them
+    // existing (metadata behind) or being deleted
+    for (const held of [first, second]) {
+      assert.deepEqual(held.topics.map(t => t.source), ['orders'])
+      assert.deepEqual(held.problems.map(p => p.topic), ['payments', 'refunds'])
+    }
+    assert.deepEqual([...third.created].sort(), ['A.payments', 'A.refunds'])
+    assert.deepEqual(third.topics.map(t => t.source).sort(), ['orders', 'payments', 'refunds'])
+    assert.deepEqual(logs.lines.filter(l => /metadata was behind|was deleted on cluster/.test(String(l.msg))), [])
+    assert.deepEqual(logs.at(LogLevels.info).filter(l => l.msg === 'remote topic problem solved').map(l => l['topic']).sort(), ['payments', 'refunds'])
   })
 
   it('a remote topic deleted by hand is created again with an error line; with topic ids the data path, not the refresh, copies it again', async () => {
