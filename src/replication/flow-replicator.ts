@@ -286,7 +286,8 @@ export class FlowReplicator {
   async flush (): Promise<void> {
     // Exactly-once mode: each committed round stored its own progress and syncs.
     if (this.#eos !== null) return
-    await this.#flusher.flush(this.#positions())
+    const states = [...this.#partitions.values()]
+    await this.#flusher.flush(positionsOf(states), states)
   }
 
   #positions (): StoredPositions {
