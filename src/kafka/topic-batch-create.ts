@@ -51,7 +51,8 @@ export async function createTopicsOnce (admin: Admin, topics: readonly BatchTopi
   const notController = topics.filter(t => first.failed.get(t.name) === NOT_CONTROLLER)
   if (notController.length === 0) return first
   const again = await sendOnce(admin, notController)
-  const failed = new Map([...first.failed].filter(([name]) => !again.created.includes(name) && !again.exists.includes(name) && !again.failed.has(name)))
+  // Every topic refused NOT_CONTROLLER was sent again: the second answer is its answer
+  const failed = new Map([...first.failed].filter(([, error]) => error !== NOT_CONTROLLER))
   for (const [name, error] of again.failed) failed.set(name, error)
   return { created: [...first.created, ...again.created], exists: [...first.exists, ...again.exists], failed, throttleMs: Math.max(first.throttleMs, again.throttleMs) }
 }
