@@ -13,6 +13,10 @@
  *   wrong partition until the cache expired.
  * - With a `fence`, no produce request goes out while it gives a reason: asked before each `Producer.send`, and
  *   again by every produce request the library sends for it, its own retries included (gated-requests.ts).
+ * - A write belongs to the group membership it began under: it runs on the producer of its start, and fails FENCED
+ *   once that producer was renewed (the membership was lost) or its `until` signal aborted, whatever the lease of a
+ *   newer membership says (invariant 31: a lease is not a membership). Its records, or a progress position taken
+ *   under the lost membership, would otherwise land after what the partitions' next owner wrote.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import { Producer, ProduceAcks, type CompressionAlgorithmValue, type MessageToProduce } from '@platformatic/kafka'
@@ -54,6 +58,16 @@ export type OnAcked = (chunks: readonly AckedChunk[]) => Promise<void> | void
 export interface OffsetSegment {
   readonly start: number
   readonly baseOffset: number
+}
+
+export interface WriteOptions {
+  /** Hears of every acknowledged round before the next one is sent. */
+  readonly onAcked?: OnAcked
+  /**
+   * Aborted when what is written stops being this instance's to write (the group membership it was taken under was
+   * lost): no request goes out after that, and the write fails FENCED.
+   */
+  readonly until?: AbortSignal
 }
 
 /** How long a write asks again for the metadata of a topic the broker does not know yet (`#metadata`). */
@@ -131,8 +145,19 @@ export class RecordWriter {
    * Returns, for each input batch, the segments that give every record's target offset. `onAcked`, when given,
    * hears of each acknowledged round (and may await, e.g. to store progress) before the next round is sent.
    */
-  async write (batches: readonly PartitionBatch[], onAcked?: OnAcked): Promise<OffsetSegment[][]> {
-    await this.#ensurePartitionsKnown(batches)
+  async write (batches: readonly PartitionBatch[], options: WriteOptions = {}): Promise<OffsetSegment[][]> {
+    const producer = this.#producer
+    try {
+      return await this.#write(producer, batches, options)
+    } catch (err) {
+      // The library's failure of a producer closed by `renew` (or a send refused once `until` aborted) is the
+      // membership's end, and is told as such.
+      throw this.#membershipEnded(producer, options.until) ?? err
+    }
+  }
+
+  async #write (producer: Producer, batches: readonly PartitionBatch[], { onAcked, until }: WriteOptions): Promise<OffsetSegment[][]> {
+    await this.#ensurePartitionsKnown(producer, batches)
     const chunked = batches.map(b => splitIntoChunks(b.records, this.#options.maxChunkBytes))
     const segments: OffsetSegment[][] = batches.map(() => [])
     const rounds = Math.max(0, ...chunked.map(c => c.length))
@@ -146,7 +171,7 @@ export class RecordWriter {
         for (let j = chunk.start; j < chunk.end; j++) messages.push(toMessage(batch.records[j]!, batch.topic, batch.partition))
         owners.push(i)
       }
-      const baseOffsets = await this.#send(messages)
+      const baseOffsets = await this.#send(producer, messages, until)
       const acked: AckedChunk[] = []
       for (const i of owners) {
         const batch = batches[i]!
@@ -163,15 +188,21 @@ export class RecordWriter {
     return segments
   }
 
-  async #ensurePartitionsKnown (batches: readonly PartitionBatch[]): Promise<void> {
+  /** FENCED when a write that began on PRODUCER may send nothing more: renewed since, or UNTIL aborted; else null. */
+  #membershipEnded (producer: Producer, until: AbortSignal | undefined): KmirrorError | null {
+    if (producer === this.#producer && until?.aborted !== true) return null
+    return new KmirrorError(ErrorCodes.FENCED, `not writing to ${this.#cluster.label}: the group membership this write began under was lost; what it writes may be another instance's now`, { retriable: true, details: { fence: 'membership lost' } })
+  }
+
+  async #ensurePartitionsKnown (producer: Producer, batches: readonly PartitionBatch[]): Promise<void> {
     const needed = new Map<string, number>()
     for (const b of batches) needed.set(b.topic, Math.max(needed.get(b.topic) ?? 0, b.partition + 1))
     const topics = [...needed.keys()]
     const short = (metadata: { topics: Map<string, { partitionsCount: number }> }): string[] =>
       topics.filter(t => (metadata.topics.get(t)?.partitionsCount ?? 0) < needed.get(t)!)
     try {
-      let missing = short(await this.#metadata(topics, false))
-      if (missing.length > 0) missing = short(await this.#metadata(topics, true))
+      let missing = short(await this.#metadata(producer, topics, false))
+      if (missing.length > 0) missing = short(await this.#metadata(producer, topics, true))
       if (missing.length > 0) {
         throw new KmirrorError(ErrorCodes.PRODUCE, `${this.#cluster.label} does not have the partitions to write yet (${missing.map(t => `${t} needs ${needed.get(t)}`).join(', ')}); waiting for the remote topic to grow`, { retriable: true })
       }
@@ -185,10 +216,10 @@ export class RecordWriter {
    * once the controller has it, a broker's cache follows) is asked again, fresh, for up to UNKNOWN_TOPIC_WAIT_MS, as
    * the Java producer waits for a topic's metadata: a first write right after the creation is no failure.
    */
-  async #metadata (topics: string[], forceUpdate: boolean): Promise<Awaited<ReturnType<Producer['metadata']>>> {
+  async #metadata (producer: Producer, topics: string[], forceUpdate: boolean): Promise<Awaited<ReturnType<Producer['metadata']>>> {
     for (let waited = 0, pause = 50; ; waited += pause, pause *= 2) {
       try {
-        return await this.#producer.metadata({ topics, forceUpdate: forceUpdate || waited > 0 })
+        return await producer.metadata({ topics, forceUpdate: forceUpdate || waited > 0 })
       } catch (err) {
         if (!isUnknownTopicMetadata(err) || waited >= UNKNOWN_TOPIC_WAIT_MS) throw err
         await delay(pause)
@@ -196,13 +227,15 @@ export class RecordWriter {
     }
   }
 
-  async #send (messages: MessageToProduce[]): Promise<Map<string, number>> {
+  async #send (producer: Producer, messages: MessageToProduce[], until: AbortSignal | undefined): Promise<Map<string, number>> {
+    const ended = this.#membershipEnded(producer, until)
+    if (ended !== null) throw ended
     const fenced = this.#options.fence?.() ?? null
     if (fenced !== null) {
       throw new KmirrorError(ErrorCodes.FENCED, `not writing ${messages.length} record(s) to ${this.#cluster.label}: ${fenced}; this instance writes nothing until its lease holds again or it is assigned work anew`, { retriable: true, details: { fence: fenced } })
     }
     try {
-      const result = await this.#producer.send({ messages })
+      const result = await producer.send({ messages })
       const out = new Map<string, number>()
       for (const o of result.offsets ?? []) out.set(partitionKey(o.topic, o.partition), toOffset(o.offset))
       return out

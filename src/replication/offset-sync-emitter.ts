@@ -46,7 +46,7 @@ export class OffsetSyncEmitter {
   async send (entries: readonly OffsetSyncEntry[], onAcked?: (count: number) => void): Promise<void> {
     if (entries.length === 0) return
     const timestamp = BigInt(Date.now())
-    const acked = onAcked === undefined ? undefined : (chunks: readonly AckedChunk[]): void => { onAcked(chunks.reduce((n, c) => n + c.end - c.start, 0)) }
+    const acked = onAcked === undefined ? {} : { onAcked: (chunks: readonly AckedChunk[]): void => { onAcked(chunks.reduce((n, c) => n + c.end - c.start, 0)) } }
     await this.#writer.write([{
       topic: this.topic,
       partition: 0,

@@ -20,7 +20,7 @@
 import { partitionKey } from '../topic-partition.ts'
 import type { Logger } from '../logger.ts'
 import type { OffsetSyncTracker } from './offset-sync-tracker.ts'
-import { OwnershipGrants } from './ownership-grants.ts'
+import type { OwnershipGrants } from './ownership-grants.ts'
 import type { PartitionChange, PartitionRef, PartitionSet, PartitionState, Resolved } from './partition-set.ts'
 import type { Owns } from './pending-starts.ts'
 import { positionsOf } from './progress-flusher.ts'
@@ -31,7 +31,7 @@ import type { ReplicatedTopic } from '../metadata/remote-topics.ts'
 export interface PartitionOwnershipDeps {
   readonly partitions: PartitionSet
   readonly tracker: OffsetSyncTracker
-  readonly parts: Pick<ReplicatorParts, 'pendingStarts' | 'failing' | 'writer' | 'waiting' | 'unread' | 'sourceRecreated' | 'flusher' | 'eos'>
+  readonly parts: Pick<ReplicatorParts, 'pendingStarts' | 'failing' | 'writer' | 'waiting' | 'unread' | 'sourceRecreated' | 'flusher' | 'eos' | 'grants'>
   readonly target: TargetWriter
   readonly syncs: OffsetSyncSink | null
   readonly log: Logger
@@ -44,10 +44,11 @@ export interface PartitionOwnershipDeps {
 export class PartitionOwnership {
   readonly #deps: PartitionOwnershipDeps
   /** When ownership last changed: a queued add asked for under an ended grant adds nothing. */
-  readonly #grants = new OwnershipGrants()
+  readonly #grants: OwnershipGrants
 
   constructor (deps: PartitionOwnershipDeps) {
     this.#deps = deps
+    this.#grants = deps.parts.grants
   }
 
   /**

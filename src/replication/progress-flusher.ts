@@ -60,6 +60,11 @@ export interface ProgressFlusherDeps {
   readonly log: Logger
   readonly tracker: OffsetSyncTracker
   readonly flushWhenCaughtUp: boolean
+  /**
+   * Aborted when the group membership held now is lost (ownership-grants.ts): what a store began under it writes
+   * nothing once it fired, even through the next membership's producer (record-writer.ts). Never, without it.
+   */
+  readonly untilLost?: () => AbortSignal
 }
 
 export class ProgressFlusher {
@@ -144,7 +149,7 @@ export class ProgressFlusher {
     const rewound = new Map(this.#rewound)
     this.#rewound.clear()
     this.#leftDuringSend.clear()
-    this.#syncInFlight = this.#send(syncs, entries, rewound)
+    this.#syncInFlight = this.#send(syncs, entries, rewound, this.#deps.untilLost?.())
       .then(() => {
         this.#syncError = null
         this.#syncFailures.succeeded()
@@ -160,8 +165,8 @@ export class ProgressFlusher {
       .finally(() => { this.#syncInFlight = null })
   }
 
-  async #send (syncs: OffsetSyncSink, entries: readonly OffsetSyncEntry[], rewound: StoredPositions): Promise<void> {
-    if (rewound.size > 0) await this.#deps.progress.commit(rewound)
+  async #send (syncs: OffsetSyncSink, entries: readonly OffsetSyncEntry[], rewound: StoredPositions, until: AbortSignal | undefined): Promise<void> {
+    if (rewound.size > 0) await this.#deps.progress.commit(rewound, until)
     await syncs.send(entries)
   }
 
@@ -182,21 +187,29 @@ export class ProgressFlusher {
 
   /**
    * Writes pending offset syncs, then these positions. A failure keeps what it did not store dirty. STATES are the
-   * partitions the positions were taken of: one lost while the syncs went out (the membership ended during a freeze,
-   * a lost heartbeat) is no longer this instance's to store, and is left out. Stored anyway, its position would land
-   * after its next owner's, which would then resume from it and copy again (instance-failure.test.ts, SIGSTOP).
+   * partitions the positions were taken of. The positions belong to the group membership held when the flush began:
+   * once it is lost (a freeze past the session timeout, a lost heartbeat) they may be another instance's, so the
+   * partitions lost are left out, and the store under way sends nothing more (`untilLost`), even through the next
+   * membership's producer once its lease holds. Stored anyway, a position would land after its next owner's, which
+   * would resume from it and copy again (instance-failure.test.ts, SIGSTOP). Such a flush ends quietly: nothing of
+   * that membership is this instance's to store any more.
    */
   async flush (positions: StoredPositions, states: Iterable<PartitionState> = []): Promise<void> {
+    const until = this.#deps.untilLost?.()
     this.#lastFlush = Date.now()
     const dirty = this.#dirty
     this.#dirty = false
     try {
       await this.flushSyncs()
       for (const state of states) if (state.lost) positions.delete(state.key)
-      const written = await this.#deps.progress.commit(positions)
+      const written = await this.#deps.progress.commit(positions, until)
       this.#failed = false
       if (written > 0) this.#deps.log.debug({ partitions: written }, 'progress stored')
     } catch (err) {
+      if (until?.aborted === true) {
+        this.#deps.log.debug({ err, partitions: positions.size }, 'the progress of a lost group membership is not stored')
+        return
+      }
       this.#failed = true
       this.#dirty ||= dirty
       throw err
@@ -215,7 +228,7 @@ export class ProgressFlusher {
     for (let attempt = 1; ; attempt++) {
       if (lost.aborted) return this.#notStored(positions)
       try {
-        await unlessAborted(this.#storeReleasedOnce(positions), lost)
+        await unlessAborted(this.#storeReleasedOnce(positions, lost), lost)
         await this.settleSyncs(positions, lost, by)
         return true
       } catch (err) {
@@ -228,9 +241,10 @@ export class ProgressFlusher {
     }
   }
 
-  async #storeReleasedOnce (positions: StoredPositions): Promise<void> {
+  /** LOST also ends the store under way: `unlessAborted` stops the wait for it, not its write. */
+  async #storeReleasedOnce (positions: StoredPositions, lost: AbortSignal): Promise<void> {
     await this.flushSyncs()
-    await this.#deps.progress.commit(positions)
+    await this.#deps.progress.commit(positions, lost)
   }
 
   /**

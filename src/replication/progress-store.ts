@@ -191,8 +191,12 @@ export class ProgressStore {
     await this.commit(positions)
   }
 
-  /** Writes the positions that changed since the last commit; resolves once the target acknowledged them. */
-  async commit (positions: ReadonlyMap<string, { topic: string, partition: number, lastOffset: number }>): Promise<number> {
+  /**
+   * Writes the positions that changed since the last commit; resolves once the target acknowledged them. UNTIL: the
+   * group membership the positions were taken under; once it ended nothing more is sent and the commit fails FENCED
+   * (record-writer.ts), as they may be another instance's partitions by then.
+   */
+  async commit (positions: ReadonlyMap<string, { topic: string, partition: number, lastOffset: number }>, until?: AbortSignal): Promise<number> {
     const byPartition = new Map<number, { key: Buffer, value: Buffer }[]>()
     const changed: [string, number][] = []
     for (const [tp, p] of positions) {
@@ -220,7 +224,7 @@ export class ProgressStore {
         topic: this.topic,
         partition,
         records: records.map(r => ({ key: r.key, value: r.value, headers: [], timestamp: now }))
-      })))
+      })), until === undefined ? {} : { until })
     } catch (err) {
       // A load under way takes what it reads for these keys, as without this write. What is stored is not known any
       // more (the write may have landed; a load that ended while it was under way kept the older value in memory

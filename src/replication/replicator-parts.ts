@@ -10,6 +10,7 @@
 import type { Metrics } from '../metrics/metrics.ts'
 import { ExactlyOnceRound } from './exactly-once-round.ts'
 import type { OffsetSyncTracker } from './offset-sync-tracker.ts'
+import { OwnershipGrants } from './ownership-grants.ts'
 import { PartitionFailures } from './partition-failures.ts'
 import type { PartitionSet, PartitionState } from './partition-set.ts'
 import { parsePartitionKey } from '../topic-partition.ts'
@@ -43,6 +44,8 @@ export interface ReplicatorParts {
   readonly unread: SourceWaits
   readonly pendingStarts: PendingStarts
   readonly flusher: ProgressFlusher
+  /** When ownership last changed; its loss signal ends the stores begun under a lost membership (progress-flusher.ts). */
+  readonly grants: OwnershipGrants
   /** Exactly-once mode: how a round runs as a transaction; null in at-least-once mode. */
   readonly eos: ExactlyOnceRound | null
   readonly writer: RoundWriter
@@ -68,7 +71,8 @@ export function buildReplicatorParts (deps: FlowReplicatorDeps, core: Replicator
     enqueue: (states, admit) => partitions.enqueue({ kind: 'add', states, admit, done: () => undefined }),
     log
   })
-  const flusher = new ProgressFlusher({ flow, progress, syncs, log, tracker, flushWhenCaughtUp: deps.flushWhenCaughtUp === true })
+  const grants = new OwnershipGrants()
+  const flusher = new ProgressFlusher({ flow, progress, syncs, log, tracker, flushWhenCaughtUp: deps.flushWhenCaughtUp === true, untilLost: () => grants.untilLost })
   const eos = deps.exactlyOnce === undefined
     ? null
     : new ExactlyOnceRound({ eos: deps.exactlyOnce, flow, progress, syncs, log, tracker, partitions, positions: core.positions, fence: deps.fence, target: aliases.target })
@@ -117,5 +121,5 @@ export function buildReplicatorParts (deps: FlowReplicatorDeps, core: Replicator
   })
   const waiting = new TargetWait(deps.writer.probeReady?.bind(deps.writer))
   const outcome = new RoundOutcome({ state, failing, writer, recreated, waiting, unread })
-  return { steps: new StepFailures(log), failing, unread, pendingStarts, flusher, eos, writer, recreated, sourceRecreated, waiting, outcome }
+  return { steps: new StepFailures(log), failing, unread, pendingStarts, flusher, grants, eos, writer, recreated, sourceRecreated, waiting, outcome }
 }

@@ -4,6 +4,7 @@ import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { RecordWriter, targetOffsetOf, type OffsetSegment, type OutRecord } from '../../../src/kafka/record-writer.ts'
 import { settle } from '../../fakes/deferred.ts'
 import { installFakeSend } from '../../fakes/producer-send.ts'
+import { waitFor } from '../../helpers/wait.ts'
 
 const PROPS = { 'bootstrap.servers': '127.0.0.1:1' }
 
@@ -201,5 +202,41 @@ describe('RecordWriter.write and the target\'s partition count', () => {
     await assert.rejects(writer(10_000).write([{ topic: 'A.t', partition: 4, records: [sized(100)] }]),
       (err: unknown) => (err as { code?: string, retriable?: boolean }).code === 'KMIRROR_ERR_PRODUCE' && (err as { retriable: boolean }).retriable)
     assert.equal(send.requests.length, 0)
+  })
+})
+
+describe('RecordWriter.write and the group membership it began under (Producer.send replaced by a fake)', () => {
+  const isFencedByLoss = (err: unknown): boolean => err instanceof KmirrorError && err.code === ErrorCodes.FENCED && err.details['fence'] === 'membership lost'
+
+  it('Given the producer renewed (membership lost) while a chunk is acknowledged, then the next chunk is sent on no producer and the write fails FENCED, though no lease refuses it', async t => {
+    const send = installFakeSend(t)
+    const w = writer(100)
+    const ack = send.holdNext()
+    const writing = w.write([{ topic: 'A.t', partition: 0, records: [sized(100, 1), sized(100, 2)] }])
+    await settle()
+    w.renew()
+    ack.resolve()
+    await assert.rejects(writing, isFencedByLoss)
+    assert.deepEqual(send.requests.map(r => r.map(m => m.value![0])), [[1]])
+  })
+
+  it('Given its until signal aborted while the metadata is read, then nothing is sent and the write fails FENCED', async t => {
+    const send = installFakeSend(t)
+    // The first metadata read finds the topic unknown: the writer asks again after a pause, the loss comes meanwhile
+    send.unknownTopicReads = 1
+    const membership = new AbortController()
+    const writing = writer(10_000).write([{ topic: 'A.t', partition: 0, records: [sized(100)] }], { until: membership.signal })
+    await waitFor(() => send.unknownTopicReads === 0, { timeoutMs: 5_000, intervalMs: 5, message: 'the first metadata read' })
+    membership.abort()
+    await assert.rejects(writing, isFencedByLoss)
+    assert.equal(send.requests.length, 0)
+  })
+
+  it('Given a write begun after a renew, then it writes through the new producer as usual', async t => {
+    const send = installFakeSend(t)
+    const w = writer(10_000)
+    w.renew()
+    await w.write([{ topic: 'A.t', partition: 0, records: [sized(100, 7)] }], { until: new AbortController().signal })
+    assert.deepEqual(send.requests.map(r => r.map(m => m.value![0])), [[7]])
   })
 })

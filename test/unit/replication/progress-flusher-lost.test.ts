@@ -5,11 +5,18 @@
  */
 import assert from 'node:assert/strict'
 import { describe, it } from 'node:test'
+import type { FlowConfig } from '../../../src/config/types.ts'
+import type { AdminClient } from '../../../src/kafka/admin-client.ts'
+import type { RecordFetcher } from '../../../src/kafka/record-fetcher.ts'
+import { RecordWriter } from '../../../src/kafka/record-writer.ts'
+import { OwnershipGrants } from '../../../src/replication/ownership-grants.ts'
+import { ProgressStore } from '../../../src/replication/progress-store.ts'
+import { installFakeSend } from '../../fakes/producer-send.ts'
 import type { OffsetSyncEntry } from '../../../src/replication/offset-sync-tracker.ts'
 import { OffsetSyncTracker } from '../../../src/replication/offset-sync-tracker.ts'
 import type { PartitionState } from '../../../src/replication/partition-set.ts'
 import { ProgressFlusher, positionsOf } from '../../../src/replication/progress-flusher.ts'
-import { memoryLogger } from '../../fakes/memory-logger.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 import { RecordingProgress, RecordingSyncs } from '../../fakes/recording-sinks.ts'
 import { waitFor } from '../../helpers/wait.ts'
 
@@ -54,5 +61,42 @@ describe('ProgressFlusher.flush and a membership lost meanwhile', () => {
     // Then partition 1's position is stored, partition 0's is not
     assert.deepEqual(progress.commits.map(c => [...c.keys()]), [['t-1']])
     assert.equal(progress.commits[0]!.get('t-1')?.lastOffset, 41)
+  })
+})
+
+describe('ProgressFlusher.flush through a real ProgressStore and RecordWriter, the membership lost during the store', () => {
+  const flow = { name: 'A->B', source: { alias: 'A' }, target: { alias: 'B' }, offsetStorageTopic: 'mm2-offsets.A.internal', offsetLagMax: 100, offsetFlushIntervalMs: 3_600_000 } as unknown as FlowConfig
+  const admin = { describeTopics: async (names: readonly string[]) => new Map(names.map(n => [n, { name: n, id: 'x', partitions: 1 }])) } as unknown as AdminClient
+  const emptyTopic = {
+    listOffsets: async (tps: readonly { topic: string, partition: number }[]) => new Map(tps.map(tp => [`${tp.topic}-${tp.partition}`, 0])),
+    fetch: async () => []
+  } as unknown as RecordFetcher
+
+  it('sends no produce request once the membership the positions were taken under is lost, though the renewed producer\'s lease holds, and ends quietly', async t => {
+    const send = installFakeSend(t)
+    const writer = new RecordWriter({ 'bootstrap.servers': '127.0.0.1:1' }, 'kmirror-test', { idempotent: true, maxChunkBytes: 100_000, cluster: { label: 'cluster B', alias: 'B' } })
+    t.after(async () => { await writer.close() })
+    const store = new ProgressStore(flow, admin, emptyTopic, writer)
+    await store.load({ readOnly: true })
+    const grants = new OwnershipGrants()
+    const { log, lines } = memoryLogger()
+    const flusher = new ProgressFlusher({ flow, progress: store, syncs: null, log, tracker: new OffsetSyncTracker(100), flushWhenCaughtUp: false, untilLost: () => grants.untilLost })
+    const states = [state(4, 558)]
+
+    // Given a flush whose store reads the progress topic's metadata (it finds the topic unknown a moment, and asks again)
+    send.unknownTopicReads = 1
+    const flushed = flusher.flush(positionsOf(states), states)
+    await waitFor(() => send.unknownTopicReads === 0, { timeoutMs: 5_000, intervalMs: 5, message: 'the store reading the metadata' })
+
+    // When the membership is lost meanwhile and the internal producer renewed, as a lost heartbeat does (flow-work.ts)
+    grants.lost()
+    writer.renew()
+    await flushed
+
+    // Then the position was never sent, the flush did not fail, and nothing warns
+    assert.equal(send.requests.length, 0)
+    assert.equal(flusher.hasFailed(), false)
+    assert.deepEqual(lines.filter(l => l.level > LogLevels.debug).map(l => l.msg), [])
+    assert.deepEqual(lines.map(l => l.msg), ['the progress of a lost group membership is not stored'])
   })
 })
