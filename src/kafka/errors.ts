@@ -285,7 +285,9 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   TRANSACTION_ABORTABLE: { kind: K.TRANSIENT, retriable: true, transaction: true },
   OPERATION_NOT_ATTEMPTED: TRANSIENT,
   DELEGATION_TOKEN_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false },
-  POLICY_VIOLATION: { kind: K.CONFIG, retriable: false, hint: 'the cluster\'s create-topic policy refused the settings; adjust replication.factor or the excluded configs' },
+  // A KRaft controller also answers it to a request needing more than 10,000 metadata records (a topic, a record per
+  // partition and per config: "excessively large batch"); kmirror's batches stay under it (create-batches.ts).
+  POLICY_VIOLATION: { kind: K.CONFIG, retriable: false, hint: 'the cluster refused the settings: its create-topic or alter-config policy (adjust replication.factor or the excluded configs), or, with "excessively large batch" above, a KRaft controller\'s limit of 10,000 metadata records a request (a topic of about 10,000 partitions or more cannot be created in one request: create it by hand with fewer, then add partitions in steps of fewer than 10,000 with kafka-topics.sh --alter --partitions)' },
   INVALID_REPLICATION_FACTOR: { kind: K.CONFIG, retriable: false },
   INVALID_CONFIG: { kind: K.CONFIG, retriable: false },
   GROUP_ID_NOT_FOUND: { kind: K.CONFIG, retriable: false, hint: 'the group does not exist on this cluster: check the group name, and that the group has committed offsets on this cluster' },
