@@ -259,7 +259,7 @@ export class OffsetHistoryStore {
    * failed write puts back only the tombstones whose key no later write carried a record for: put back behind that
    * record, a tombstone would delete the new copy's run.
    */
-  async #write (records: readonly OutRecord[], withForgotten = true): Promise<void> {
+  async #write (records: readonly OutRecord[], withForgotten = true, until?: AbortSignal): Promise<void> {
     if (this.#writer === null) return
     const forgotten = withForgotten ? this.#forgotten : []
     if (records.length === 0 && forgotten.length === 0) return
@@ -268,7 +268,7 @@ export class OffsetHistoryStore {
     if (this.#tombstoning > 0) for (const r of records) if (r.value !== null && r.key !== null) this.#rewritten.set(r.key.toString('hex'), seq)
     if (forgotten.length > 0) this.#tombstoning++
     try {
-      await this.#writer.write([{ topic: this.topic, partition: 0, records: [...forgotten, ...records] }])
+      await this.#writer.write([{ topic: this.topic, partition: 0, records: [...forgotten, ...records] }], until === undefined ? {} : { until })
     } catch (err) {
       const putBack = forgotten.filter(t => (this.#rewritten.get(t.key!.toString('hex')) ?? 0) <= seq)
       this.#forgotten = [...putBack, ...this.#forgotten]
@@ -310,9 +310,11 @@ export class OffsetHistoryStore {
   /**
    * At a progress flush, after the flush's syncs were appended: stores how far each open run has grown, so a
    * restarted kmirror knows the extent of the last run, and records the replication positions (`positions`:
-   * next source offset per partition), past whose last copied record the offsets are gaps.
+   * next source offset per partition), past whose last copied record the offsets are gaps. UNTIL: the group
+   * membership the positions were taken under (progress-flusher.ts); nothing is sent once it ended, as an extent
+   * stored after the next owner's could shrink its run.
    */
-  async checkpointExtents (positions: ReadonlyMap<string, number>): Promise<void> {
+  async checkpointExtents (positions: ReadonlyMap<string, number>, until?: AbortSignal): Promise<void> {
     const records: OutRecord[] = []
     const timestamp = BigInt(Date.now())
     for (const [tp, position] of positions) {
@@ -326,7 +328,7 @@ export class OffsetHistoryStore {
       const { topic, partition } = parsePartitionKey(tp)
       records.push(this.#record(topic, partition, { ...open, length, open: true }, timestamp))
     }
-    await this.#write(records)
+    await this.#write(records, true, until)
   }
 
   /** Removes runs entirely below each partition's source log start (tombstones), keeping the covering one. */

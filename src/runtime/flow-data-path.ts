@@ -121,11 +121,12 @@ export function storeSinks (config: FlowConfig, { history, progress, syncsInRoun
     // The exact history gets the same acknowledged syncs as MM2's offset-syncs topic, and at each progress
     // flush (after that flush's syncs) the positions and extents that make translation exact after a restart.
     progress: {
-      commit: async positions => {
+      // UNTIL (the membership the positions were taken under) goes to both writes: neither may land once it ended.
+      commit: async (positions, until) => {
         // Extents first: a stored position must never be ahead of the history, or copied records past the
         // last persisted extent would read as gaps after a crash between the two writes.
-        await history.checkpointExtents(new Map([...positions].map(([tp, p]) => [tp, p.lastOffset + 1])))
-        return await progress.commit(positions)
+        await history.checkpointExtents(new Map([...positions].map(([tp, p]) => [tp, p.lastOffset + 1])), until)
+        return await progress.commit(positions, until)
       }
     },
     // The history first: a sync the history did not take is sent again with it, never twice to MM2's topic. One

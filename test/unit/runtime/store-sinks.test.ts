@@ -32,4 +32,14 @@ describe('storeSinks', () => {
     // (syncs written with the round, or none: nothing to wait for)
     assert.equal(storeSinks(config, { history, progress, syncsInRound: null, outbox: null }).syncs!.settle, undefined)
   })
+
+  it('Given a progress store begun under a membership, then its loss signal reaches both writes, the history\'s extents and the positions', async () => {
+    const seen: [string, AbortSignal | undefined][] = []
+    const withExtents = { ...history, checkpointExtents: async (_: unknown, until?: AbortSignal) => { seen.push(['extents', until]) } } as unknown as OffsetHistoryStore
+    const positions = { commit: async (_: unknown, until?: AbortSignal) => { seen.push(['progress', until]); return 1 } } as unknown as ProgressStore
+    const membership = new AbortController()
+    const sinks = storeSinks(config, { history: withExtents, progress: positions, syncsInRound: null, outbox: null })
+    assert.equal(await sinks.progress.commit(new Map([['t-0', { topic: 't', partition: 0, lastOffset: 4 }]]), membership.signal), 1)
+    assert.deepEqual(seen, [['extents', membership.signal], ['progress', membership.signal]])
+  })
 })
