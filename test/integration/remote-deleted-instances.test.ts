@@ -99,7 +99,11 @@ test('exactly-once: the remote topic deleted by hand while records arrive, its r
   await waitFor(() => {
     const lines = instances.flatMap(i => i.process.stderr.split('\n').filter(l => l.includes(`remote topic ${remote} was deleted and created again on cluster ${b}`)))
     return { done: lines.length === 2, state: lines }
-  }, { timeoutMs: 45_000, intervalMs: 250, message: 'both partitions copied again from the log start' })
+  }, { timeoutMs: 45_000, intervalMs: 250, message: 'both partitions copied again from the log start' }).catch((err: unknown) => {
+    // (seen once under load, not reproduced: what each instance said of the topic is the account needed)
+    const said = instances.map(i => `${i.name}:\n${i.process.stderr.split('\n').filter(l => l.includes(deleted)).slice(-40).join('\n')}`)
+    throw new Error(`${(err as Error).message}\n${said.join('\n')}`, { cause: err })
+  })
   await waitFor(async () => {
     const now = await endOffsets('target', keptRemote)
     return { done: now.every((e, p) => e > keptAtDelete[p]! + 5n), state: { keptAtDelete, now } }
