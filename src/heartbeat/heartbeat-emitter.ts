@@ -93,7 +93,7 @@ export class HeartbeatEmitter {
     }
     if (this.#intervalMs === null) return
     signal?.throwIfAborted()
-    await this.emit()
+    await this.emit(signal)
   }
 
   async ensureTopic (): Promise<void> {
@@ -111,10 +111,11 @@ export class HeartbeatEmitter {
     this.#topicReady = true
   }
 
-  async emit (): Promise<void> {
+  /** SIGNAL goes with the write: aborted while it is under way, it sends nothing more (record-writer.ts). */
+  async emit (signal?: AbortSignal): Promise<void> {
     const { pair, writer, metrics, now = Date.now } = this.#deps
     const record = heartbeatRecord(pair.source.alias, pair.target.alias, now())
-    await writer.write([{ topic: this.topic, partition: 0, records: [record] }])
+    await writer.write([{ topic: this.topic, partition: 0, records: [record] }], signal === undefined ? {} : { until: signal })
     metrics.inc('heartbeatsEmitted', { flow: pair.name })
   }
 }

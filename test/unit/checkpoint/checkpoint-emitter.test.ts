@@ -25,17 +25,18 @@ const policy = createReplicationPolicy({ className: 'org.apache.kafka.connect.mi
 /** `protocolTypes`: a group's protocol type when not 'consumer'. */
 function emitterWith (commits: Map<string, CommittedOffset[]>, protocolTypes: ReadonlyMap<string, string> = new Map()) {
   const written: PartitionBatch[] = []
+  const until: (AbortSignal | undefined)[] = []
   const emitter = new CheckpointEmitter({
     flow,
     policy,
     sourceAdmin: { groups: { listGroups: async () => [...commits.keys()].map(groupId => ({ groupId, state: 'Empty' as const, protocolType: protocolTypes.get(groupId) ?? 'consumer' })), listCommittedOffsets: async (g: string) => commits.get(g) ?? [] } } as never,
     targetAdmin: { createTopic: async () => 'created' as const },
-    writer: { write: async batches => { written.push(...batches); return batches.map(() => [{ start: 0, baseOffset: 0 }]) } },
+    writer: { write: async (batches, options = {}) => { written.push(...batches); until.push(options.until); return batches.map(() => [{ start: 0, baseOffset: 0 }]) } },
     // A partition of `orders` is replicated with its offsets shifted by -3; `other` is not replicated.
     translator: { translate: (topic, _p, c) => topic === 'orders' ? { offset: c - 3, exact: c <= 100, reason: c > 100 ? 'beyond' : undefined } as never : undefined },
     log: silentLogger()
   })
-  return { emitter, written }
+  return { emitter, written, until }
 }
 
 describe('CheckpointEmitter', () => {
@@ -49,6 +50,13 @@ describe('CheckpointEmitter', () => {
     const commits = new Map([['app', [{ topic: 'orders', partition: 0, offset: 50, metadata: '' }]], ['workers', [{ topic: 'orders', partition: 0, offset: 9, metadata: '' }]], ['committed-only', []]])
     const { emitter } = emitterWith(commits, new Map([['workers', 'connect'], ['committed-only', '']]))
     assert.deepEqual(await emitter.groups(), ['app', 'committed-only'])
+  })
+
+  it('writes with its run\'s signal: a membership lost while the write is under way sends nothing more (RecordWriter)', async () => {
+    const { emitter, until } = emitterWith(new Map([['app', [{ topic: 'orders', partition: 0, offset: 50, metadata: '' }]]]))
+    const run = new AbortController()
+    assert.equal(await emitter.emit(run.signal), 1)
+    assert.deepEqual(until, [run.signal])
   })
 
   it('writes nothing once its run is aborted (the job\'s membership ended), throwing the reason; the checkpoints stay due for the next run', async () => {

@@ -5,7 +5,7 @@ import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import { decodeHeartbeat } from '../../../src/formats/heartbeat.ts'
 import { HeartbeatEmitter, heartbeatIntervalMs, heartbeatRecord, type HeartbeatPair } from '../../../src/heartbeat/heartbeat-emitter.ts'
 import type { NewTopic } from '../../../src/kafka/admin-client.ts'
-import type { OffsetSegment, PartitionBatch } from '../../../src/kafka/record-writer.ts'
+import type { OffsetSegment, PartitionBatch, WriteOptions } from '../../../src/kafka/record-writer.ts'
 import { noMetrics } from '../../../src/metrics/metrics.ts'
 import { memoryLogger } from '../../fakes/memory-logger.ts'
 import { hex } from '../formats/hex.ts'
@@ -30,7 +30,9 @@ class FakeTarget {
     return 'created'
   }
 
-  async write (batches: readonly PartitionBatch[]): Promise<OffsetSegment[][]> {
+  readonly until: (AbortSignal | undefined)[] = []
+  async write (batches: readonly PartitionBatch[], options: WriteOptions = {}): Promise<OffsetSegment[][]> {
+    this.until.push(options.until)
     this.written.push(...batches)
     return batches.map(() => [{ start: 0, baseOffset: 0 }])
   }
@@ -100,6 +102,13 @@ describe('heartbeats', () => {
     await assert.rejects(emitterWith(target).job().run(run.signal), err => err === reason)
     assert.equal(target.created.length, 1)
     assert.deepEqual(target.written, [])
+  })
+
+  it('Given a job run, then its signal goes with the heartbeat\'s write: a membership lost while it is under way sends nothing more (RecordWriter)', async () => {
+    const target = new FakeTarget()
+    const run = new AbortController()
+    await emitterWith(target).job().run(run.signal)
+    assert.deepEqual(target.until, [run.signal])
   })
 
   it('Given a job run already aborted, then it sends nothing at all, not even the topic\'s creation', async () => {
