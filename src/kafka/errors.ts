@@ -286,8 +286,9 @@ const KAFKA_ERRORS: Readonly<Record<string, KafkaErrorInfo>> = {
   OPERATION_NOT_ATTEMPTED: TRANSIENT,
   DELEGATION_TOKEN_AUTHORIZATION_FAILED: { kind: K.AUTHORIZATION, retriable: false },
   // A KRaft controller also answers it to a request needing more than 10,000 metadata records (a topic, a record per
-  // partition and per config: "excessively large batch"); kmirror's batches stay under it (create-batches.ts).
-  POLICY_VIOLATION: { kind: K.CONFIG, retriable: false, hint: 'the cluster refused the settings: its create-topic or alter-config policy (adjust replication.factor or the excluded configs), or, with "excessively large batch" above, a KRaft controller\'s limit of 10,000 metadata records a request (a topic of about 10,000 partitions or more cannot be created in one request: create it by hand with fewer, then add partitions in steps of fewer than 10,000 with kafka-topics.sh --alter --partitions)' },
+  // partition and per config: "excessively large batch"; from 4.0 also "Excessively large number of partitions per
+  // request"); kmirror's batches stay under it (create-batches.ts), and it grows topics in steps under it.
+  POLICY_VIOLATION: { kind: K.CONFIG, retriable: false, hint: 'the cluster refused the settings: its create-topic or alter-config policy (adjust replication.factor or the excluded configs), or, with "excessively large batch" or "Excessively large number of partitions per request" above, a KRaft controller\'s limit of 10,000 metadata records a request (a topic of about 10,000 partitions or more cannot be created in one request: create it by hand with fewer, and kmirror grows it to the source\'s count in steps)' },
   INVALID_REPLICATION_FACTOR: { kind: K.CONFIG, retriable: false },
   INVALID_CONFIG: { kind: K.CONFIG, retriable: false },
   GROUP_ID_NOT_FOUND: { kind: K.CONFIG, retriable: false, hint: 'the group does not exist on this cluster: check the group name, and that the group has committed offsets on this cluster' },

@@ -16,7 +16,7 @@ import type { AdminClient } from '../kafka/admin-client.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { BatchCreateResult } from '../kafka/topic-batch-create.ts'
-import { createBatches } from './create-batches.ts'
+import { CREATE_RECORD_BUDGET, createBatches } from './create-batches.ts'
 import type { AlterConfigsAction, CreateTopicAction, ReplicatedTopic, TopicProblem, TopicSyncPlan } from './topic-sync-plan.ts'
 
 /**
@@ -288,13 +288,20 @@ async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logge
       partitions.set(action.topic, action.from)
       continue
     }
+    let at = action.from
     try {
-      await target.createPartitions(action.remoteTopic, action.to)
+      // In steps a KRaft controller takes (a record a partition, at most 10,000 a request: create-batches.ts).
+      while (at < action.to) {
+        const next = Math.min(action.to, at + CREATE_RECORD_BUDGET)
+        await target.createPartitions(action.remoteTopic, next)
+        at = next
+      }
       log.info({ topic: action.topic, remoteTopic: action.remoteTopic, from: action.from, to: action.to }, 'grew remote topic')
       grown.push(action.remoteTopic)
     } catch (err) {
-      // The partitions that exist on both sides keep replicating; the new ones wait for the next refresh.
-      partitions.set(action.topic, action.from)
+      // The partitions that exist on both sides (those of the steps taken too) keep replicating; the new ones wait
+      // for the next refresh.
+      partitions.set(action.topic, at)
       problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: `cannot grow to ${action.to} partitions: ${errorMessage(err)}` })
     }
   }

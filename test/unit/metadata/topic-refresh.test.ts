@@ -553,6 +553,25 @@ describe('RemoteTopics.refresh', () => {
     assert.match(result.problems[0]!.message, /cannot grow to 5 partitions: timed out/)
   })
 
+  it('grows a remote topic by at most 8,000 partitions a request (a KRaft controller refuses more than 10,000 records in one); a step refused keeps the partitions of the steps taken', async () => {
+    const { source, target, refresh } = setup()
+    source.addTopic('t', 2)
+    await refresh()
+    source.growTopic('t', 20_002)
+    const grown = await refresh()
+    assert.deepEqual(target.callsOf('createPartitions').map(c => c.detail), [8_002, 16_002, 20_002])
+    assert.deepEqual([grown.topics, grown.problems], [[{ source: 't', remote: 'A.t', partitions: 20_002 }], []])
+
+    // And when the second step of the next growth is refused, the first step's partitions are replicated
+    source.growTopic('t', 40_002)
+    const grow = target.createPartitions.bind(target)
+    let steps = 0
+    target.createPartitions = async (name: string, count: number) => { if (++steps === 2) throw new Error('timed out'); await grow(name, count) }
+    const partly = await refresh()
+    assert.deepEqual(partly.topics, [{ source: 't', remote: 'A.t', partitions: 28_002 }])
+    assert.match(partly.problems[0]!.message, /cannot grow to 40002 partitions: timed out/)
+  })
+
   it('does not replicate a topic whose remote topic someone else created meanwhile until the next refresh has looked at it', async () => {
     const { source, target, metrics, refresh } = setup()
     source.addTopic('t', 3)
