@@ -80,6 +80,8 @@ export class OffsetHistoryStore {
   #writes = 0
   #tombstoning = 0
   readonly #rewritten = new Map<string, number>()
+  /** Bumped by `dropForgotten`: a write begun before it puts no tombstone back when it fails. */
+  #losses = 0
 
   /** HELD: told when a read waiting for transactions is held by one (the operator sees why an assignment waits). */
   constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic' | 'describeTopics'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null, held?: HeldReadListener) {
@@ -253,6 +255,17 @@ export class OffsetHistoryStore {
   }
 
   /**
+   * The group membership was lost: the tombstones still queued (and those of a write under way, should it fail) are
+   * dropped, not written under the next membership, where one could land after the partition's next owner wrote a
+   * run of the same key (a copy again from offset 0) and delete it. An owner that copies the partition again
+   * deletes the old runs itself (`addRunStart`).
+   */
+  dropForgotten (): void {
+    this.#forgotten = []
+    this.#losses++
+  }
+
+  /**
    * Writes RECORDS after the tombstones of forgotten partitions (unless WITH_FORGOTTEN is false: the trim job's
    * writes); those stay queued until a write took them. Writes may overlap (the progress flush beside the syncs;
    * they cannot wait for each other: in exactly-once mode one may wait for the round the other is part of). So a
@@ -265,12 +278,13 @@ export class OffsetHistoryStore {
     if (records.length === 0 && forgotten.length === 0) return
     if (withForgotten) this.#forgotten = []
     const seq = ++this.#writes
+    const losses = this.#losses
     if (this.#tombstoning > 0) for (const r of records) if (r.value !== null && r.key !== null) this.#rewritten.set(r.key.toString('hex'), seq)
     if (forgotten.length > 0) this.#tombstoning++
     try {
       await this.#writer.write([{ topic: this.topic, partition: 0, records: [...forgotten, ...records] }], until === undefined ? {} : { until })
     } catch (err) {
-      const putBack = forgotten.filter(t => (this.#rewritten.get(t.key!.toString('hex')) ?? 0) <= seq)
+      const putBack = losses !== this.#losses ? [] : forgotten.filter(t => (this.#rewritten.get(t.key!.toString('hex')) ?? 0) <= seq)
       this.#forgotten = [...putBack, ...this.#forgotten]
       throw err
     } finally {

@@ -136,8 +136,12 @@ export function storeSinks (config: FlowConfig, { history, progress, syncsInRoun
       send: outbox === null
         ? async entries => { await history.append(entries); await syncsInRound?.send(entries) }
         : async entries => { await history.append(entries); outbox.enqueue(entries) },
+      // A lost membership's queued MM2 syncs and history tombstones are dropped (offset-history-store.ts).
+      dropQueued: () => {
+        queue?.dropQueued()
+        history.dropForgotten()
+      },
       ...(queue === null ? {} : {
-        dropQueued: () => { queue.dropQueued() },
         settle: async (timeoutMs: number) => await queue.settled(timeoutMs),
         ...(queue.writesTo === undefined ? {} : { settlesTo: queue.writesTo })
       }),

@@ -312,6 +312,34 @@ describe('OffsetHistoryStore', () => {
     assert.equal(log.records.filter(r => r.value === null).length, 1)
   })
 
+  it('drops the tombstones queued under a lost membership, and those of a write under way that then fails: none goes out under the next', async () => {
+    // Given t-0 forgotten (copied again), its tombstone taken by a write that hangs, and another forgotten after it
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    tracker.record('t\u00000', 't', 0, 0, 0)
+    tracker.record('t\u00002', 't', 2, 0, 0)
+    await store.append(tracker.takePending())
+    store.forget('t', 0)
+    const write = log.write.bind(log)
+    let fail: (err: Error) => void = () => undefined
+    log.write = async () => await new Promise((_resolve, reject) => { fail = reject })
+    tracker.record('t\u00001', 't', 1, 0, 0)
+    const hanging = store.append(tracker.takePending())
+    log.write = write
+    store.forget('t', 2)
+    // When the membership is lost, and the hanging write then fails (the loss cut it)
+    store.dropForgotten()
+    fail(new Error('FENCED: the group membership this write began under was lost'))
+    await assert.rejects(hanging)
+    // Then the next membership's writes carry no tombstone of either
+    tracker.record('t\u00003', 't', 3, 0, 0)
+    await store.append(tracker.takePending())
+    await store.checkpointExtents(new Map())
+    assert.equal(log.records.filter(r => r.value === null).length, 0)
+  })
+
   it('puts back after a failed write only the tombstones no later write carried a record for (overlapping writes)', async () => {
     // Given t-0 with runs at 0 and 3 (a gap), forgotten (its source topic created again)
     const log = new TopicLog()
