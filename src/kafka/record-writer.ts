@@ -147,6 +147,8 @@ export class RecordWriter {
    */
   async write (batches: readonly PartitionBatch[], options: WriteOptions = {}): Promise<OffsetSegment[][]> {
     const producer = this.#producer
+    const ended = this.#membershipEnded(producer, options.until)
+    if (ended !== null) throw ended
     try {
       return await this.#write(producer, batches, options)
     } catch (err) {

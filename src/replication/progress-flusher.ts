@@ -126,6 +126,9 @@ export class ProgressFlusher {
   /** The membership was lost: nothing of it is stored any more, rewound positions neither. */
   dropRewound (): void {
     this.#rewound.clear()
+    // What failed to be written was the lost membership's: the next one's writes start a streak of their own.
+    this.#syncFailures.clear()
+    this.#syncError = null
   }
 
   /**
@@ -154,11 +157,17 @@ export class ProgressFlusher {
         this.#syncError = null
         this.#syncFailures.succeeded()
       }, err => {
+        if (tracker.epoch !== takenAt) {
+          // Taken under a membership lost since (`dropAll`): nothing of it is to be written any more, so its failure
+          // (the loss cut the send) is no write failure to warn of, and ends any streak.
+          this.#deps.log.debug({ err, count: entries.length }, 'offset syncs of a lost group membership not written')
+          this.#syncFailures.clear()
+          return
+        }
         tracker.requeue(entries, takenAt)
-        // Put back unless restarted again since (the newer rewind is the one to store), and only under the membership
-        // they were taken in (`dropAll` since: lost, nothing of it is stored any more, as `requeue` puts back no sync).
-        // (nor for a partition that left meanwhile: stored later, it would overwrite its next owner's position)
-        if (tracker.epoch === takenAt) for (const [key, position] of rewound) if (!this.#rewound.has(key) && !this.#leftDuringSend.has(key)) this.#rewound.set(key, position)
+        // Put back unless restarted again since (the newer rewind is the one to store), nor for a partition that left
+        // meanwhile (stored later, it would overwrite its next owner's position).
+        for (const [key, position] of rewound) if (!this.#rewound.has(key) && !this.#leftDuringSend.has(key)) this.#rewound.set(key, position)
         this.#syncError = err
         this.#syncFailures.failed(err, { count: entries.length })
       })

@@ -293,8 +293,14 @@ export class FlowWork implements WorkOwner {
 
   lose (): void {
     this.#lostSinceAssigned = true
-    this.#parts.membershipLost?.()
+    // The data path first: its loss signal must fire whatever the writers' renewal does (a store of the lost
+    // membership then sends nothing, even through a producer not renewed).
     this.#parts.replicator.loseAll()
+    try {
+      this.#parts.membershipLost?.()
+    } catch (err) {
+      this.#parts.log.warn({ err }, 'cannot renew the internal producers of a lost membership: the progress stores under way stop at the loss signal, other sends under way may still go out')
+    }
     this.#membership.abort(new KmirrorError(ErrorCodes.FENCED, `not running jobs of flow ${this.#parts.config.name} any more: ${MEMBERSHIP_ENDED}`, { retriable: true }))
     this.#membership = new AbortController()
     const partitions = this.#partitions.size

@@ -154,7 +154,7 @@ export class Flow implements WorkOwner {
     const offsetsReader = target.reader
     const held = this.#heldReads
     const progress = new ProgressStore(config, targetAdmin, offsetsReader, roundWriter, held)
-    const syncs = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : null
+    const { emitter: syncs, sourceWriter: syncsSourceWriter } = config.emitOffsetSyncsEnabled ? this.#offsetSyncEmitter(policy, source, target, roundWriter) : { emitter: null, sourceWriter: null }
     const history = new OffsetHistoryStore(config, targetAdmin, offsetsReader, roundWriter, held)
     this.#waitingReads.push(progress, history)
     if (rounds !== null) {
@@ -252,7 +252,7 @@ export class Flow implements WorkOwner {
       syncGroupOffsets: async signal => { await work?.followHistory(); await groupSync.sync(signal) }
     })
     work = new FlowWork({
-      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, ...(rounds === null ? {} : { endLostTransaction: () => rounds.recover() }), membershipLost: () => { writer.renew() }, replicable: () => topics.replicable({ fromLastRefresh: this.#refreshRanSinceAssigned && this.owned().jobs.includes(JobNames.REFRESH_TOPICS) }), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
+      config, policy, sourceAdmin, replicator, progress, history, scheduler: this.#scheduler, jobs, log: this.#log, ...(rounds === null ? {} : { endLostTransaction: () => rounds.recover() }), membershipLost: () => { writer.renew(); syncsSourceWriter?.renew() }, replicable: () => topics.replicable({ fromLastRefresh: this.#refreshRanSinceAssigned && this.owned().jobs.includes(JobNames.REFRESH_TOPICS) }), heartbeats: alone ? null : (this.#options.heartbeats ?? null)
     }, owned)
     if (alone) work.startAllJobs()
     this.#work = work
@@ -307,12 +307,16 @@ export class Flow implements WorkOwner {
     if (silent.length > 0) this.#log.warn({ brokers: silent.map(b => `${b.nodeId}@${b.address}: ${b.release}`) }, 'brokers that did not answer at start: the partitions they lead wait until they do')
   }
 
-  #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, source: ClusterClients, target: ClusterClients, targetWriter: Pick<RecordWriter, 'write'>): OffsetSyncEmitter {
+  /**
+   * MM2's offset-sync emitter; with the topic on the source, the writer of its own it uses there, which a lost
+   * membership renews as it does the target's (a send under way then sends nothing more: record-writer.ts).
+   */
+  #offsetSyncEmitter (policy: ReturnType<typeof createReplicationPolicy>, source: ClusterClients, target: ClusterClients, targetWriter: Pick<RecordWriter, 'write'>): { emitter: OffsetSyncEmitter, sourceWriter: RecordWriter | null } {
     const { config } = this
-    if (config.offsetSyncsTopicLocation === 'target') return new OffsetSyncEmitter(config, policy, target.admin, targetWriter)
+    if (config.offsetSyncsTopicLocation === 'target') return { emitter: new OffsetSyncEmitter(config, policy, target.admin, targetWriter), sourceWriter: null }
     const fence = this.#options.fence
     const sourceWriter = source.writer('offset-syncs-source-producer', { idempotent: true, maxChunkBytes: MAX_CHUNK_BYTES, ...(fence === undefined ? {} : { fence }) })
-    return new OffsetSyncEmitter(config, policy, source.admin, sourceWriter)
+    return { emitter: new OffsetSyncEmitter(config, policy, source.admin, sourceWriter), sourceWriter }
   }
 
   /** Resolves when the data path stops; rejects with the error that stopped it. */

@@ -4,7 +4,7 @@
  * them now, and a position stored after its own would be where it resumes, copying again what it had copied.
  */
 import assert from 'node:assert/strict'
-import { describe, it } from 'node:test'
+import { describe, it, type TestContext } from 'node:test'
 import type { FlowConfig } from '../../../src/config/types.ts'
 import type { AdminClient } from '../../../src/kafka/admin-client.ts'
 import type { RecordFetcher } from '../../../src/kafka/record-fetcher.ts'
@@ -15,7 +15,7 @@ import { installFakeSend } from '../../fakes/producer-send.ts'
 import type { OffsetSyncEntry } from '../../../src/replication/offset-sync-tracker.ts'
 import { OffsetSyncTracker } from '../../../src/replication/offset-sync-tracker.ts'
 import type { PartitionState } from '../../../src/replication/partition-set.ts'
-import { ProgressFlusher, positionsOf } from '../../../src/replication/progress-flusher.ts'
+import { ProgressFlusher, positionsOf, type StoredPositions } from '../../../src/replication/progress-flusher.ts'
 import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 import { RecordingProgress, RecordingSyncs } from '../../fakes/recording-sinks.ts'
 import { waitFor } from '../../helpers/wait.ts'
@@ -72,7 +72,7 @@ describe('ProgressFlusher.flush through a real ProgressStore and RecordWriter, t
     fetch: async () => []
   } as unknown as RecordFetcher
 
-  it('sends no produce request once the membership the positions were taken under is lost, though the renewed producer\'s lease holds, and ends quietly', async t => {
+  async function storeWith (t: TestContext, syncs: HeldSyncs | null = null) {
     const send = installFakeSend(t)
     const writer = new RecordWriter({ 'bootstrap.servers': '127.0.0.1:1' }, 'kmirror-test', { idempotent: true, maxChunkBytes: 100_000, cluster: { label: 'cluster B', alias: 'B' } })
     t.after(async () => { await writer.close() })
@@ -80,23 +80,55 @@ describe('ProgressFlusher.flush through a real ProgressStore and RecordWriter, t
     await store.load({ readOnly: true })
     const grants = new OwnershipGrants()
     const { log, lines } = memoryLogger()
-    const flusher = new ProgressFlusher({ flow, progress: store, syncs: null, log, tracker: new OffsetSyncTracker(100), flushWhenCaughtUp: false, untilLost: () => grants.untilLost })
-    const states = [state(4, 558)]
+    // Each commit's outcome, to wait for the ones nobody awaits (a release's store goes on after its wait ended).
+    const commits: Promise<number>[] = []
+    const progress = { commit: (positions: StoredPositions, until?: AbortSignal) => { const c = store.commit(positions, until); commits.push(c.catch(() => -1)); return c } }
+    const tracker = new OffsetSyncTracker(100)
+    const flusher = new ProgressFlusher({ flow, progress, syncs, log, tracker, flushWhenCaughtUp: false, untilLost: () => grants.untilLost })
+    return { send, writer, grants, lines, commits, tracker, flusher }
+  }
 
-    // Given a flush whose store reads the progress topic's metadata (it finds the topic unknown a moment, and asks again)
-    send.unknownTopicReads = 1
-    const flushed = flusher.flush(positionsOf(states), states)
-    await waitFor(() => send.unknownTopicReads === 0, { timeoutMs: 5_000, intervalMs: 5, message: 'the store reading the metadata' })
+  for (const renewed of [true, false]) {
+    it(`sends no produce request once the membership the positions were taken under is lost${renewed ? ', though the renewed producer\'s lease holds' : ' (its signal alone)'}, and ends quietly`, async t => {
+      const { send, writer, grants, lines, flusher } = await storeWith(t)
+      const states = [state(4, 558)]
 
-    // When the membership is lost meanwhile and the internal producer renewed, as a lost heartbeat does (flow-work.ts)
+      // Given a flush whose store reads the progress topic's metadata (it finds the topic unknown a moment, and asks again)
+      send.unknownTopicReads = 1
+      const flushed = flusher.flush(positionsOf(states), states)
+      await waitFor(() => send.unknownTopicReads === 0, { timeoutMs: 5_000, intervalMs: 5, message: 'the store reading the metadata' })
+
+      // When the membership is lost meanwhile (and the internal producer renewed, as a lost heartbeat does: flow-work.ts)
+      grants.lost()
+      if (renewed) writer.renew()
+      await flushed
+
+      // Then the position was never sent, the flush did not fail, and nothing warns
+      assert.equal(send.requests.length, 0)
+      assert.equal(flusher.hasFailed(), false)
+      assert.deepEqual(lines.filter(l => l.level > LogLevels.debug).map(l => l.msg), [])
+      assert.deepEqual(lines.map(l => l.msg), ['the progress of a lost group membership is not stored'])
+    })
+  }
+
+  it('a release\'s store whose offset syncs are still going out when the membership is lost never sends the positions (it gives up at once, its store goes on and is refused)', async t => {
+    const syncs = new HeldSyncs()
+    const { send, grants, lines, commits, tracker, flusher } = await storeWith(t, syncs)
+    tracker.record('t-4', 't', 4, 557, 900)
+
+    // Given a release storing partition 4's position, its offset syncs held on the way
+    const released = flusher.storeReleased(positionsOf([state(4, 558)]), () => false, grants.untilLost)
+    await waitFor(() => syncs.held, { timeoutMs: 5_000, message: 'the syncs going out' })
+
+    // When the membership is lost (no producer renewed), then the syncs are written
     grants.lost()
-    writer.renew()
-    await flushed
+    assert.equal(await released, false)
+    syncs.release()
+    await waitFor(() => commits.length === 1, { timeoutMs: 5_000, intervalMs: 5, message: 'the store going on after the release gave up' })
+    await commits[0]
 
-    // Then the position was never sent, the flush did not fail, and nothing warns
+    // Then the position was never sent, and the warning names it as not stored
     assert.equal(send.requests.length, 0)
-    assert.equal(flusher.hasFailed(), false)
-    assert.deepEqual(lines.filter(l => l.level > LogLevels.debug).map(l => l.msg), [])
-    assert.deepEqual(lines.map(l => l.msg), ['the progress of a lost group membership is not stored'])
+    assert.match(lines.find(l => l.level === LogLevels.warn)?.msg ?? '', /the progress of 1 released partition\(s\) is not stored: t-4 \(copied to offset 557\)/)
   })
 })

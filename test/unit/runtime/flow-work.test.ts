@@ -204,7 +204,7 @@ describe('FlowWork', () => {
     work.lose()
     await scheduler.stop()
     // (the heartbeat run under way, if any, aborted: it writes no heartbeat after the loss)
-    assert.deepEqual(calls.slice(-2), ['lose', `heartbeats stop, run aborted: ${MEMBERSHIP_ENDED}`])
+    assert.deepEqual(calls.slice(-3), ['lose', 'membership lost', `heartbeats stop, run aborted: ${MEMBERSHIP_ENDED}`])
     assert.deepEqual(work.owned(), { partitions: [], jobs: [] })
   })
 
@@ -242,8 +242,9 @@ describe('FlowWork', () => {
     const { work, calls, scheduler } = setup()
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
     work.lose()
-    // (the internal writer told at once: it drops what it still retries)
-    assert.deepEqual(calls.slice(-2), ['membership lost', 'lose'])
+    // (the data path first, its loss signal firing whatever follows; the internal writer told at once after: it drops
+    // what it still retries)
+    assert.deepEqual(calls.slice(-2), ['lose', 'membership lost'])
     calls.length = 0
     await work.assign([{ kind: 'partition', topic: 'orders', partition: 0 }])
     assert.deepEqual(calls.filter(c => c.startsWith('end lost') || c.startsWith('progress')), ['end lost transaction', 'progress (waiting for transactions)'])
