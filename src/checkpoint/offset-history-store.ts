@@ -80,8 +80,12 @@ export class OffsetHistoryStore {
   #writes = 0
   #tombstoning = 0
   readonly #rewritten = new Map<string, number>()
-  /** Bumped by `dropForgotten`: a write begun before it puts no tombstone back when it fails. */
+  /** Bumped by `membershipLost`: a write begun before it puts no tombstone back when it fails. */
   #losses = 0
+  /** Partitions whose history in memory a lost membership may have left unlike the topic: rebuilt at the next follow. */
+  readonly #stale = new Set<string>()
+  /** Partitions forgotten since the last loss (`membershipLost` marks them stale: memory has nothing of them). */
+  readonly #forgottenSince = new Set<string>()
 
   /** HELD: told when a read waiting for transactions is held by one (the operator sees why an assignment waits). */
   constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic' | 'describeTopics'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null, held?: HeldReadListener) {
@@ -129,6 +133,11 @@ export class OffsetHistoryStore {
    */
   readonly #readAndRebuild = oneAtATime(async (rebuild: (tp: string) => boolean, written: boolean) => {
     for (const tp of await this.#readNew(written)) if (rebuild(tp)) this.#rebuild(tp, this.#read.get(tp)!)
+    for (const tp of this.#stale) {
+      if (!rebuild(tp)) continue
+      this.#stale.delete(tp)
+      this.#rebuild(tp, this.#read.get(tp) ?? new Map())
+    }
   })
 
   /**
@@ -250,19 +259,26 @@ export class OffsetHistoryStore {
     this.#histories.delete(tp)
     this.#openRuns.delete(tp)
     this.#copiedFrom.delete(tp)
+    this.#forgottenSince.add(tp)
     const timestamp = BigInt(Date.now())
     for (const upstream of keys) this.#forgotten.push(this.#tombstone(topic, partition, upstream, timestamp))
   }
 
   /**
-   * The group membership was lost: the tombstones still queued (and those of a write under way, should it fail) are
+   * The group membership was lost. The tombstones still queued (and those of a write under way, should it fail) are
    * dropped, not written under the next membership, where one could land after the partition's next owner wrote a
-   * run of the same key (a copy again from offset 0) and delete it. An owner that copies the partition again
-   * deletes the old runs itself (`addRunStart`).
+   * run of the same key (a copy again from offset 0) and delete it; an owner that copies the partition again deletes
+   * the old runs itself (`addRunStart`). What memory holds of the lost membership's partitions (forgotten, or runs
+   * whose write the loss cut) may differ from the topic: each is rebuilt from the topic at the next follow that
+   * finds it not owned (the one of an assignment reads before its partitions are added), so `copiedFrom` names the
+   * copy the stored positions belong to, and a source topic created again meanwhile is seen as such.
    */
-  dropForgotten (): void {
+  membershipLost (): void {
     this.#forgotten = []
     this.#losses++
+    for (const tp of this.#histories.keys()) this.#stale.add(tp)
+    for (const tp of this.#forgottenSince) this.#stale.add(tp)
+    this.#forgottenSince.clear()
   }
 
   /**
@@ -330,6 +346,7 @@ export class OffsetHistoryStore {
    */
   async checkpointExtents (positions: ReadonlyMap<string, number>, until?: AbortSignal): Promise<void> {
     const records: OutRecord[] = []
+    const raised: { open: OpenRun, before: number, length: number }[] = []
     const timestamp = BigInt(Date.now())
     for (const [tp, position] of positions) {
       const history = this.#histories.get(tp)
@@ -338,11 +355,19 @@ export class OffsetHistoryStore {
       history.markConsumedTo(position)
       const length = history.replicatedEnd - open.upstream
       if (length <= open.persisted) continue
+      raised.push({ open, before: open.persisted, length })
       open.persisted = length
       const { topic, partition } = parsePartitionKey(tp)
       records.push(this.#record(topic, partition, { ...open, length, open: true }, timestamp))
     }
-    await this.#write(records, true, until)
+    try {
+      await this.#write(records, true, until)
+    } catch (err) {
+      // Not stored: the next flush writes these extents again (unless a write raised them further meanwhile), or
+      // its positions would be stored past the stored extent, which reads as gaps after a restart.
+      for (const r of raised) if (r.open.persisted === r.length) r.open.persisted = r.before
+      throw err
+    }
   }
 
   /** Removes runs entirely below each partition's source log start (tombstones), keeping the covering one. */

@@ -136,10 +136,11 @@ export function storeSinks (config: FlowConfig, { history, progress, syncsInRoun
       send: outbox === null
         ? async entries => { await history.append(entries); await syncsInRound?.send(entries) }
         : async entries => { await history.append(entries); outbox.enqueue(entries) },
-      // A lost membership's queued MM2 syncs and history tombstones are dropped (offset-history-store.ts).
+      // A lost membership's queued MM2 syncs and history tombstones are dropped, and its history in memory rebuilt from
+      // the topic at the next follow (offset-history-store.ts).
       dropQueued: () => {
         queue?.dropQueued()
-        history.dropForgotten()
+        history.membershipLost()
       },
       ...(queue === null ? {} : {
         settle: async (timeoutMs: number) => await queue.settled(timeoutMs),

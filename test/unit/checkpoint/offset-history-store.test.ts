@@ -312,6 +312,46 @@ describe('OffsetHistoryStore', () => {
     assert.equal(log.records.filter(r => r.value === null).length, 1)
   })
 
+  it('rebuilds from the topic, at the next follow that finds it not owned, a partition forgotten by a membership lost before its tombstones went out: its last copy\'s source topic is known again', async () => {
+    // Given t-0 copied from source topic id-1, its records read back by this store's own follow (as before each job run)
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    for (const up of [0, 1, 2]) tracker.record('t\u00000', 't', 0, up, up, 'id-1')
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    await store.follow(() => true)
+    // When its source topic is created again (forgotten here), and the membership is lost before any write
+    store.forget('t', 0)
+    assert.equal(store.copiedFrom(partitionKey('t', 0)), undefined)
+    store.membershipLost()
+    // Then the follow of the next assignment (t-0 not yet owned) gives back what the topic holds: copied from id-1,
+    // so the stored position is seen to belong to the old topic
+    await store.follow(() => false)
+    assert.equal(store.copiedFrom(partitionKey('t', 0)), 'id-1')
+    assert.deepEqual(store.history('t', 0)!.runs, [{ upstream: 0, downstream: 0 }])
+    assert.equal(log.records.filter(r => r.value === null).length, 0)
+  })
+
+  it('writes an extent again at the next flush when its write failed (positions are never stored past the stored extent)', async () => {
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    for (let up = 0; up < 10; up++) tracker.record('t\u00000', 't', 0, up, up)
+    tracker.promoteDelayed()
+    await store.append(tracker.takePending())
+    const write = log.write.bind(log)
+    log.write = async () => { throw new Error('NOT_LEADER_OR_FOLLOWER') }
+    await assert.rejects(store.checkpointExtents(new Map([[partitionKey('t', 0), 10]])), /NOT_LEADER/)
+    log.write = write
+    const before = log.records.length
+    await store.checkpointExtents(new Map([[partitionKey('t', 0), 10]]))
+    const written = log.records.slice(before).map(r => decodeOffsetHistoryValue(r.value!))
+    assert.deepEqual(written.map(v => [v.length, v.open]), [[10, true]])
+  })
+
   it('drops the tombstones queued under a lost membership, and those of a write under way that then fails: none goes out under the next', async () => {
     // Given t-0 forgotten (copied again), its tombstone taken by a write that hangs, and another forgotten after it
     const log = new TopicLog()
@@ -330,7 +370,7 @@ describe('OffsetHistoryStore', () => {
     log.write = write
     store.forget('t', 2)
     // When the membership is lost, and the hanging write then fails (the loss cut it)
-    store.dropForgotten()
+    store.membershipLost()
     fail(new Error('FENCED: the group membership this write began under was lost'))
     await assert.rejects(hanging)
     // Then the next membership's writes carry no tombstone of either
