@@ -292,9 +292,15 @@ async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logge
     try {
       // In steps a KRaft controller takes (a record a partition, at most 10,000 a request: create-batches.ts).
       while (at < action.to) {
+        // (a refresh stopped between steps takes no more: the partitions grown so far are replicated)
+        if (at > action.from && !run.goesOn(action.topic)) break
         const next = Math.min(action.to, at + CREATE_RECORD_BUDGET)
         await target.createPartitions(action.remoteTopic, next)
         at = next
+      }
+      if (at < action.to) {
+        partitions.set(action.topic, at)
+        continue
       }
       log.info({ topic: action.topic, remoteTopic: action.remoteTopic, from: action.from, to: action.to }, 'grew remote topic')
       grown.push(action.remoteTopic)
@@ -302,7 +308,7 @@ async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logge
       // The partitions that exist on both sides (those of the steps taken too) keep replicating; the new ones wait
       // for the next refresh.
       partitions.set(action.topic, at)
-      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: `cannot grow to ${action.to} partitions: ${errorMessage(err)}` })
+      problems.push({ topic: action.topic, remoteTopic: action.remoteTopic, message: `cannot grow to ${action.to} partitions${at > action.from ? ` (grown to ${at} so far)` : ''}: ${errorMessage(err)}` })
     }
   }
   return { grown, partitions }
