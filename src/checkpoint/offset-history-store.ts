@@ -32,21 +32,10 @@ import { type HeldReadListener, readTopicFrom } from '../kafka/topic-reader.ts'
 import { InternalTopicHeads } from '../policy/replication-policy.ts'
 import type { OffsetSyncEntry } from '../replication/offset-sync-tracker.ts'
 import { PartitionOffsetHistory, type RunStart } from './offset-history.ts'
+import { currentRunStarts, type StoredRun } from './stored-runs.ts'
 
 export function offsetHistoryTopic (sourceAlias: string): string {
   return `${InternalTopicHeads.OFFSET_HISTORY}${sourceAlias}.internal`
-}
-
-interface StoredRun {
-  downstream: number
-  length: number
-  open: boolean
-  /** Offset of the run's latest record in the history topic. */
-  at: number
-  /** Offset of the run's latest start record (open, length 1) in the history topic; -1 once compacted away. */
-  startedAt: number
-  /** The source topic id the run was copied from, when its record names one. */
-  sourceTopicId?: string
 }
 
 /** An open run of a partition, to close it when the next starts; `persisted` = length last written. */
@@ -169,7 +158,7 @@ export class OffsetHistoryStore {
 
   #rebuild (tp: string, byStart: Map<number, StoredRun>): void {
     const history = new PartitionOffsetHistory()
-    const starts = current(byStart)
+    const starts = currentRunStarts(byStart)
     for (const [i, upstream] of starts.entries()) {
       const run = byStart.get(upstream)!
       const previous = i > 0 ? byStart.get(starts[i - 1]!)! : undefined
@@ -390,24 +379,4 @@ export class OffsetHistoryStore {
     await this.#write(tombstones, false)
     return tombstones.length
   }
-}
-
-/**
- * The stored run starts of one partition that belong to its newest copy, sorted. Within one copy a run starts
- * after every record of the runs before it, so a run V whose latest record is older than the start record of
- * some U < V was replaced by a re-copy from U. `append` deletes such runs (tombstones in the re-copy's batch);
- * this leaves out the ones earlier kmirror versions left behind, as long as the re-copy's start record is in the
- * topic (compaction keeps only the latest record of U once the log cleaner reaches it). A re-copy into a remote
- * topic created again needs no such trace: its run starts below the old runs' target offsets (`addRunStart`).
- */
-function current (byStart: ReadonlyMap<number, StoredRun>): number[] {
-  const starts = [...byStart.keys()].sort((a, b) => a - b)
-  const kept: number[] = []
-  let newestStartBelow = -1
-  for (const upstream of starts) {
-    const run = byStart.get(upstream)!
-    if (run.at > newestStartBelow) kept.push(upstream)
-    newestStartBelow = Math.max(newestStartBelow, run.startedAt)
-  }
-  return kept
 }
