@@ -121,11 +121,17 @@ export class OffsetHistoryStore {
    * job's) could apply an older record of a key after a newer one, or move `#next` back.
    */
   readonly #readAndRebuild = oneAtATime(async (rebuild: (tp: string) => boolean, written: boolean) => {
-    for (const tp of await this.#readNew(written)) if (rebuild(tp)) this.#rebuild(tp, this.#read.get(tp)!)
+    for (const tp of await this.#readNew(written)) {
+      if (!rebuild(tp)) continue
+      this.#stale.delete(tp)
+      this.#rebuild(tp, this.#read.get(tp)!)
+    }
     for (const tp of this.#stale) {
       if (!rebuild(tp)) continue
       this.#stale.delete(tp)
-      this.#rebuild(tp, this.#read.get(tp) ?? new Map())
+      const stored = this.#read.get(tp)
+      if (stored !== undefined) this.#rebuild(tp, stored)
+      else this.#dropMemory(tp)
     }
   })
 
@@ -172,6 +178,12 @@ export class OffsetHistoryStore {
     this.#noteCopiedFrom(tp, run?.sourceTopicId)
     if (last === undefined || run === undefined) return
     this.#openRuns.set(tp, { upstream: last, downstream: run.downstream, persisted: run.length, ...(run.sourceTopicId === undefined ? {} : { sourceTopicId: run.sourceTopicId }) })
+  }
+
+  #dropMemory (tp: string): void {
+    this.#histories.delete(tp)
+    this.#openRuns.delete(tp)
+    this.#copiedFrom.delete(tp)
   }
 
   #noteCopiedFrom (tp: string, id: string | undefined): void {
@@ -244,10 +256,10 @@ export class OffsetHistoryStore {
    */
   forget (topic: string, partition: number): void {
     const tp = partitionKey(topic, partition)
+    // (a lost membership's data path, still ending its round: the partition is not this instance's to forget)
+    if (this.#stale.has(tp)) return
     const keys = new Set([...(this.#histories.get(tp)?.runs ?? []).map(r => r.upstream), ...(this.#read.get(tp)?.keys() ?? [])])
-    this.#histories.delete(tp)
-    this.#openRuns.delete(tp)
-    this.#copiedFrom.delete(tp)
+    this.#dropMemory(tp)
     this.#forgottenSince.add(tp)
     const timestamp = BigInt(Date.now())
     for (const upstream of keys) this.#forgotten.push(this.#tombstone(topic, partition, upstream, timestamp))
@@ -335,7 +347,7 @@ export class OffsetHistoryStore {
    */
   async checkpointExtents (positions: ReadonlyMap<string, number>, until?: AbortSignal): Promise<void> {
     const records: OutRecord[] = []
-    const raised: { open: OpenRun, before: number, length: number }[] = []
+    const raised: { open: OpenRun, length: number }[] = []
     const timestamp = BigInt(Date.now())
     for (const [tp, position] of positions) {
       const history = this.#histories.get(tp)
@@ -344,19 +356,14 @@ export class OffsetHistoryStore {
       history.markConsumedTo(position)
       const length = history.replicatedEnd - open.upstream
       if (length <= open.persisted) continue
-      raised.push({ open, before: open.persisted, length })
-      open.persisted = length
+      raised.push({ open, length })
       const { topic, partition } = parsePartitionKey(tp)
       records.push(this.#record(topic, partition, { ...open, length, open: true }, timestamp))
     }
-    try {
-      await this.#write(records, true, until)
-    } catch (err) {
-      // Not stored: the next flush writes these extents again (unless a write raised them further meanwhile), or
-      // its positions would be stored past the stored extent, which reads as gaps after a restart.
-      for (const r of raised) if (r.open.persisted === r.length) r.open.persisted = r.before
-      throw err
-    }
+    await this.#write(records, true, until)
+    // Raised once stored only: a failed write is written again by the next flush, whose positions are otherwise
+    // stored past the stored extent (gaps after a restart). Two flushes at once may both write one (compacted).
+    for (const r of raised) r.open.persisted = Math.max(r.open.persisted, r.length)
   }
 
   /** Removes runs entirely below each partition's source log start (tombstones), keeping the covering one. */

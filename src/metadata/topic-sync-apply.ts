@@ -300,6 +300,7 @@ async function growRemotes (plan: TopicSyncPlan, target: TopicWriter, log: Logge
       }
       if (at < action.to) {
         partitions.set(action.topic, at)
+        log.info({ topic: action.topic, remoteTopic: action.remoteTopic, from: action.from, to: at, planned: action.to }, 'grew remote topic in part: the refresh stopped; the rest at the next refresh')
         continue
       }
       log.info({ topic: action.topic, remoteTopic: action.remoteTopic, from: action.from, to: action.to }, 'grew remote topic')

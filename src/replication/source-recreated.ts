@@ -45,6 +45,9 @@ export class SourceRecreated {
     for (const f of fetched) {
       if (f.outcome !== FetchOutcomes.OK) continue
       const state = this.#deps.state(f)
+      // Lost since the fetch: not this instance's any more (its round writes nothing of it), so nothing of its copy
+      // is forgotten or restarted here; its next owner sees the new id itself.
+      if (state.lost) continue
       if (state.copiedFrom !== undefined) {
         this.#ids.resume(state.key, state.copiedFrom)
         state.copiedFrom = undefined

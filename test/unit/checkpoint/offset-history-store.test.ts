@@ -334,6 +334,33 @@ describe('OffsetHistoryStore', () => {
     assert.equal(log.records.filter(r => r.value === null).length, 0)
   })
 
+  it('after a loss, forgets nothing for the lost membership\'s round still ending (no tombstone queued), and drops at the next follow what memory holds of a partition the topic has nothing of', async () => {
+    // Given t-0 stored and read back, and t-1 appended in memory only (its write cut by the loss)
+    const log = new TopicLog()
+    const store = new OffsetHistoryStore(flow, admin, log, log)
+    await store.load()
+    const tracker = new OffsetSyncTracker(100)
+    tracker.record('t\u00000', 't', 0, 0, 0, 'id-1')
+    await store.append(tracker.takePending())
+    await store.follow(() => true)
+    const write = log.write.bind(log)
+    log.write = async () => { throw new Error('FENCED: membership lost') }
+    tracker.record('t\u00001', 't', 1, 0, 0, 'id-1')
+    await assert.rejects(store.append(tracker.takePending()))
+    log.write = write
+    assert.equal(store.copiedFrom(partitionKey('t', 1)), 'id-1')
+    // When the membership is lost, and the lost membership's round then sees t-0's source topic created again
+    store.membershipLost()
+    store.forget('t', 0)
+    // Then nothing is forgotten nor queued; the next follow keeps t-0 as stored and drops t-1, which the topic lacks
+    assert.equal(store.copiedFrom(partitionKey('t', 0)), 'id-1')
+    await store.follow(() => false)
+    assert.deepEqual([store.copiedFrom(partitionKey('t', 0)), store.history('t', 1)], ['id-1', undefined])
+    tracker.record('t\u00002', 't', 2, 0, 0)
+    await store.append(tracker.takePending())
+    assert.equal(log.records.filter(r => r.value === null).length, 0)
+  })
+
   it('writes an extent again at the next flush when its write failed (positions are never stored past the stored extent)', async () => {
     const log = new TopicLog()
     const store = new OffsetHistoryStore(flow, admin, log, log)

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict'
 import { partitionKey } from '../../../src/topic-partition.ts'
 import { describe, it } from 'node:test'
 import { CountingMetrics } from '../../fakes/counting-metrics.ts'
-import { LogLevels } from '../../fakes/memory-logger.ts'
+import { LogLevels, memoryLogger } from '../../fakes/memory-logger.ts'
 import { asCopied, createHarness, offsetsWithGaps, startCopying, type Harness } from '../../fakes/replicator-harness.ts'
 import { waitFor } from '../../helpers/wait.ts'
 import type { FetchedRecord } from '../../../src/kafka/record-fetcher.ts'
@@ -10,6 +10,8 @@ import { ErrorCodes, KmirrorError } from '../../../src/errors.ts'
 import type { ExactlyOnceDeps } from '../../../src/replication/flow-replicator.ts'
 import { FetchOutcomes, type FetchedBatches } from '../../../src/kafka/fetch-results.ts'
 import { SourceTopicIds } from '../../../src/replication/source-topic-ids.ts'
+import { SourceRecreated } from '../../../src/replication/source-recreated.ts'
+import type { PartitionState } from '../../../src/replication/partition-set.ts'
 
 describe('FlowReplicator: a source topic deleted and created again while its partitions are copied', () => {
   it('Given a new topic id in a fetch answer, then the partition restarts at the new topic\'s log start, nothing of the new topic skipped nor written as a continuation of the old one; an error line and a count; the other topic untouched', async t => {
@@ -177,5 +179,22 @@ describe('SourceTopicIds', () => {
     assert.equal(ids.changed('t\u00002', answer('id-1', 2)), false)
     ids.resume('t\u00002', 'id-2')
     assert.equal(ids.changed('t\u00002', answer('id-2', 2)), false, 'the stored copy is of the topic there now')
+  })
+})
+
+describe('SourceRecreated.sift', () => {
+  it('Given a partition lost (membership) while its fetch was out, when the answer shows a new topic id, then nothing of its copy is restarted or forgotten here: its next owner sees the new id itself', () => {
+    const restarted: string[] = []
+    const state = { key: 't\u00000', topic: 't', partition: 0, remoteTopic: 'A.t', position: 10, lost: false } as unknown as PartitionState
+    const sift = new SourceRecreated({ flow: 'A->B', aliases: { source: 'A', target: 'B' }, log: memoryLogger().log, metrics: new CountingMetrics(), state: () => state, restart: s => { restarted.push(s.key) } })
+    const answer = (topicId: string): FetchedBatches => ({ topic: 't', partition: 0, outcome: FetchOutcomes.OK, fromOffset: 10, batches: [], nextOffset: 10, highWatermark: 20, lastStableOffset: 20, logStartOffset: 0, topicId })
+    sift.sift([answer('id-1')])
+    state.lost = true
+    assert.equal(sift.sift([answer('id-2')]).length, 1)
+    assert.deepEqual([restarted, state.position], [[], 10])
+    // (owned again, under a new membership: the re-creation is seen)
+    state.lost = false
+    assert.equal(sift.sift([answer('id-2')]).length, 0)
+    assert.deepEqual(restarted, ['t\u00000'])
   })
 })
