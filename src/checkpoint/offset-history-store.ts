@@ -71,7 +71,10 @@ export class OffsetHistoryStore {
   readonly #rewritten = new Map<string, number>()
   /** Bumped by `membershipLost`: a write begun before it puts no tombstone back when it fails. */
   #losses = 0
-  /** Partitions whose history in memory a lost membership may have left unlike the topic: rebuilt at the next follow. */
+  /**
+   * Partitions whose history in memory a lost membership may have left unlike the topic: rebuilt from the topic (or
+   * dropped, when it has nothing of them) at the next follow that finds them not owned; `forget` does nothing for them.
+   */
   readonly #stale = new Set<string>()
   /** Partitions forgotten since the last loss (`membershipLost` marks them stale: memory has nothing of them). */
   readonly #forgottenSince = new Set<string>()
@@ -130,7 +133,7 @@ export class OffsetHistoryStore {
       if (!rebuild(tp)) continue
       this.#stale.delete(tp)
       const stored = this.#read.get(tp)
-      if (stored !== undefined) this.#rebuild(tp, stored)
+      if (stored !== undefined && stored.size > 0) this.#rebuild(tp, stored)
       else this.#dropMemory(tp)
     }
   })
@@ -176,7 +179,10 @@ export class OffsetHistoryStore {
     const last = starts.at(-1)
     const run = last === undefined ? undefined : byStart.get(last)!
     this.#noteCopiedFrom(tp, run?.sourceTopicId)
-    if (last === undefined || run === undefined) return
+    if (last === undefined || run === undefined) {
+      this.#openRuns.delete(tp)
+      return
+    }
     this.#openRuns.set(tp, { upstream: last, downstream: run.downstream, persisted: run.length, ...(run.sourceTopicId === undefined ? {} : { sourceTopicId: run.sourceTopicId }) })
   }
 
@@ -216,8 +222,11 @@ export class OffsetHistoryStore {
     return this.#histories.get(partitionKey(topic, partition))
   }
 
-  /** Feeds acknowledged syncs: run starts are stored (closing the run before), continuations extend the run. */
-  async append (entries: readonly OffsetSyncEntry[]): Promise<void> {
+  /**
+   * Feeds acknowledged syncs: run starts are stored (closing the run before), continuations extend the run. UNTIL:
+   * the group membership they were taken under; nothing is sent once it ended.
+   */
+  async append (entries: readonly OffsetSyncEntry[], until?: AbortSignal): Promise<void> {
     const records: OutRecord[] = []
     const timestamp = BigInt(Date.now())
     for (const e of entries) {
@@ -245,7 +254,7 @@ export class OffsetHistoryStore {
       this.#noteCopiedFrom(tp, e.sourceTopicId)
       records.push(this.#record(e.topic, e.partition, { ...run, length: 1, open: true }, timestamp))
     }
-    await this.#write(records)
+    await this.#write(records, true, until)
   }
 
   /**
@@ -270,9 +279,10 @@ export class OffsetHistoryStore {
    * dropped, not written under the next membership, where one could land after the partition's next owner wrote a
    * run of the same key (a copy again from offset 0) and delete it; an owner that copies the partition again deletes
    * the old runs itself (`addRunStart`). What memory holds of the lost membership's partitions (forgotten, or runs
-   * whose write the loss cut) may differ from the topic: each is rebuilt from the topic at the next follow that
-   * finds it not owned (the one of an assignment reads before its partitions are added), so `copiedFrom` names the
-   * copy the stored positions belong to, and a source topic created again meanwhile is seen as such.
+   * whose write the loss cut) may differ from the topic: each is rebuilt from the topic (or dropped, when it has
+   * nothing of it) at the next follow that finds it not owned (the one of an assignment reads before its partitions
+   * are added), so `copiedFrom` names the copy the stored positions belong to, and a source topic created again
+   * meanwhile is seen as such. Until then `forget` does nothing for it (the lost membership's round still ending).
    */
   membershipLost (): void {
     this.#forgotten = []

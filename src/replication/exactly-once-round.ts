@@ -95,6 +95,8 @@ export class ExactlyOnceRound {
    */
   membershipLost (): void {
     this.#losses++
+    // Its restarts went with its partitions: a rewind under the next membership must not put them back.
+    this.#restarts.clear()
     const fenced = this.#deps.eos.rounds.endMembership()
     this.#deps.log.info({ ...this.#where(), fenced: fenced !== null },
       'group membership lost: the transactional producer of that membership is ended (the group\'s leader fences a lost member\'s transactional id ' +

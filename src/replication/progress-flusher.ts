@@ -14,6 +14,10 @@
  * - A partition copied again from a log start (a source or remote topic created again) has its rewound position
  *   stored before the syncs of its new copy are sent (`restarted`): the history's newest run names the copy a stored
  *   position belongs to (ARCHITECTURE invariant 46).
+ * - What a store or sync send writes belongs to the group membership it began under (`untilLost`, taken at its start):
+ *   once that membership is lost no request of it starts (record-writer.ts), a flush ends quietly, a failed sync send
+ *   puts nothing back (the tracker dropped that membership's syncs) and is no write failure, and a release's store
+ *   is told as not stored. Its next owner resumes from what was stored before (ARCHITECTURE invariant 31).
  * - Exactly-once mode does not use this: each committed round stores its own syncs and progress
  *   (exactly-once-round.ts).
  */
@@ -176,7 +180,7 @@ export class ProgressFlusher {
 
   async #send (syncs: OffsetSyncSink, entries: readonly OffsetSyncEntry[], rewound: StoredPositions, until: AbortSignal | undefined): Promise<void> {
     if (rewound.size > 0) await this.#deps.progress.commit(rewound, until)
-    await syncs.send(entries)
+    await syncs.send(entries, until)
   }
 
   /** Stores pending offset syncs (delayed ones too): what a flush writes before the positions. */

@@ -8,7 +8,6 @@ import type { RecordFetcher } from '../kafka/record-fetcher.ts'
 import type { Logger } from '../logger.ts'
 import type { Metrics } from '../metrics/metrics.ts'
 import type { Codec } from './batch-plan.ts'
-import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
 import type { OffsetSyncEntry } from './offset-sync-tracker.ts'
 import type { FailureBackoff, FailureCluster, FailureReport } from './partition-failures.ts'
 import type { ProgressStore } from './progress-store.ts'
@@ -67,7 +66,12 @@ export function isReadFailure (failure: FailureReport | null): boolean {
 export type SourceReader = Pick<RecordFetcher, 'fetchBatches' | 'listOffsets' | 'listOffsetsSettled'>
 export type TargetWriter = Pick<BatchWriter, 'write'> & Partial<Pick<BatchWriter, 'forgetPartition' | 'recreatedPartitions' | 'cutPoints' | 'endMembership' | 'probeReady' | 'waitReason'>>
 export type ProgressSink = Pick<ProgressStore, 'commit'>
-export type OffsetSyncSink = Pick<OffsetSyncEmitter, 'send'> & {
+export interface OffsetSyncSink {
+  /**
+   * Writes ENTRIES. UNTIL: the group membership they were taken under; once it ended nothing more of them is written
+   * (a late sync of a partition another instance owns by then would land after its own).
+   */
+  readonly send: (entries: readonly OffsetSyncEntry[], until?: AbortSignal) => Promise<void>
   /** Membership lost: syncs queued to be written beside the data path (sync-outbox.ts) are dropped. */
   readonly dropQueued?: () => void
   /**

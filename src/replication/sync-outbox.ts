@@ -32,7 +32,8 @@ import type { Logger } from '../logger.ts'
 import { noMetrics, type Metrics } from '../metrics/metrics.ts'
 import { FailureStreak, writeStreakMessages } from './failure-streak.ts'
 import type { OffsetSyncEntry } from './offset-sync-tracker.ts'
-import type { OffsetSyncSink, WriteTarget } from './replicator-ports.ts'
+import type { OffsetSyncEmitter } from './offset-sync-emitter.ts'
+import type { WriteTarget } from './replicator-ports.ts'
 import { thinSyncs } from './sync-thinning.ts'
 
 export const RETRY_BASE_MS = 200
@@ -66,7 +67,7 @@ export interface SyncOutboxOptions {
 }
 
 export class SyncOutbox {
-  readonly #sink: OffsetSyncSink
+  readonly #sink: Pick<OffsetSyncEmitter, 'send'>
   readonly #log: Logger
   readonly #failures: FailureStreak
   readonly #retryBaseMs: number
@@ -107,7 +108,7 @@ export class SyncOutbox {
   /** `settled` calls waiting until no sync queued at or before their mark is left (written, or dropped). */
   readonly #settling: { readonly mark: number, readonly resolve: () => void }[] = []
 
-  constructor (sink: OffsetSyncSink, log: Logger, options: SyncOutboxOptions) {
+  constructor (sink: Pick<OffsetSyncEmitter, 'send'>, log: Logger, options: SyncOutboxOptions) {
     this.#sink = sink
     this.#log = log
     this.#retryBaseMs = options.retryBaseMs ?? RETRY_BASE_MS

@@ -133,9 +133,10 @@ export function storeSinks (config: FlowConfig, { history, progress, syncsInRoun
     // write at a time (exactly-once mode, where there is no outbox: both join the round's transaction): two writes
     // under one producer at once would leave the second going on after the first failed and the round aborted.
     syncs: {
+      // UNTIL (the membership the syncs were taken under): none of them goes out once it ended, nor is queued.
       send: outbox === null
-        ? async entries => { await history.append(entries); await syncsInRound?.send(entries) }
-        : async entries => { await history.append(entries); outbox.enqueue(entries) },
+        ? async (entries, until) => { await history.append(entries, until); until?.throwIfAborted(); await syncsInRound?.send(entries) }
+        : async (entries, until) => { await history.append(entries, until); until?.throwIfAborted(); outbox.enqueue(entries) },
       // A lost membership's queued MM2 syncs and history tombstones are dropped, and its history in memory rebuilt from
       // the topic at the next follow (offset-history-store.ts).
       dropQueued: () => {

@@ -177,7 +177,9 @@ export class FlowWork implements WorkOwner {
     const fresh = partitions.filter(p => !this.#partitions.has(partitionKey(p.topic, p.partition)))
     if (fresh.length === 0) return
     // Read again now: the instance that owned them before stored their progress and history when it let go. (A lost
-    // membership's own open transaction, which the reads would wait for, was ended first: `assign`.)
+    // membership's own open transaction, which the reads would wait for, was ended first: `assign`.) The follow must
+    // come before they are added: it rebuilds what a lost membership left stale in memory only for partitions it
+    // finds not owned (offset-history-store.ts `membershipLost`).
     const [stored] = await Promise.all([progress.load({ readOnly: true, waitForTransactions: true, forgotten: true }), history.follow(tp => this.#writesHistory(tp), { waitForTransactions: true })])
     for (const p of fresh) this.#partitions.add(partitionKey(p.topic, p.partition))
     const refs: PartitionRef[] = fresh.map(p => ({ ...p, remoteTopic: policy.formatRemoteTopic(config.source.alias, p.topic) }))
@@ -293,13 +295,14 @@ export class FlowWork implements WorkOwner {
 
   lose (): void {
     this.#lostSinceAssigned = true
-    // The data path first: its loss signal must fire whatever the writers' renewal does (a store of the lost
-    // membership then sends nothing, even through a producer not renewed).
+    // The data path first: its loss signal fires whatever the writers' renewal does (a store or sync send of the lost
+    // membership then starts no request more, even on a producer not renewed; one the library already holds is
+    // ended by the renewal, which closes the old producer).
     this.#parts.replicator.loseAll()
     try {
       this.#parts.membershipLost?.()
     } catch (err) {
-      this.#parts.log.warn({ err }, 'cannot renew the internal producers of a lost membership: the progress stores under way stop at the loss signal, other sends under way may still go out')
+      this.#parts.log.warn({ err }, 'cannot renew the internal producers of a lost membership: the progress stores and offset syncs under way start no request more, but a request the client library retries may still go out')
     }
     this.#membership.abort(new KmirrorError(ErrorCodes.FENCED, `not running jobs of flow ${this.#parts.config.name} any more: ${MEMBERSHIP_ENDED}`, { retriable: true }))
     this.#membership = new AbortController()

@@ -46,4 +46,14 @@ describe('storeSinks', () => {
     assert.equal(await sinks.progress.commit(new Map([['t-0', { topic: 't', partition: 0, lastOffset: 4 }]]), membership.signal), 1)
     assert.deepEqual(seen, [['extents', membership.signal], ['progress', membership.signal]])
   })
+
+  it('Given syncs taken under a membership lost while the history took them, then they are not queued for MM2\'s topic, and the history write had the signal', async () => {
+    const events: string[] = []
+    const membership = new AbortController()
+    const appending = { ...history, append: async (_: unknown, until?: AbortSignal) => { events.push(`append ${until === membership.signal}`); membership.abort() } } as unknown as OffsetHistoryStore
+    const outbox = { dropQueued: () => undefined, enqueue: () => { events.push('enqueued') } } as unknown as SyncOutbox
+    const sinks = storeSinks(config, { history: appending, progress, syncsInRound: null, outbox })
+    await assert.rejects(sinks.syncs!.send([{ topic: 't', partition: 0, upstreamOffset: 1, downstreamOffset: 1 } as never], membership.signal))
+    assert.deepEqual(events, ['append true'])
+  })
 })
