@@ -143,7 +143,7 @@ export class CheckpointEmitter {
     const chosen = [...candidates.filter(c => !c.behind), ...overshooting, ...await this.#pastRemoteEnd(behind.filter(c => !overshooting.includes(c)))]
     signal?.throwIfAborted()
     // The signal goes with the write too: a run of a membership lost meanwhile sends nothing more (record-writer.ts).
-    if (chosen.length > 0) await this.#deps.writer.write([{ topic: this.topic, partition: 0, records: chosen.map(c => c.record) }], signal === undefined ? {} : { until: signal })
+    if (chosen.length > 0) await this.#deps.writer.write([{ topic: this.topic, partition: 0, records: chosen.map(c => c.record) }], { until: signal })
     for (const c of chosen) this.#last.set(c.key, c.checkpoint)
     this.#noteCurrent(groups, read, Date.now())
     return chosen.length

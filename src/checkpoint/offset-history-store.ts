@@ -309,7 +309,7 @@ export class OffsetHistoryStore {
     if (this.#tombstoning > 0) for (const r of records) if (r.value !== null && r.key !== null) this.#rewritten.set(r.key.toString('hex'), seq)
     if (forgotten.length > 0) this.#tombstoning++
     try {
-      await this.#writer.write([{ topic: this.topic, partition: 0, records: [...forgotten, ...records] }], until === undefined ? {} : { until })
+      await this.#writer.write([{ topic: this.topic, partition: 0, records: [...forgotten, ...records] }], { until })
     } catch (err) {
       const putBack = losses !== this.#losses ? [] : forgotten.filter(t => (this.#rewritten.get(t.key!.toString('hex')) ?? 0) <= seq)
       this.#forgotten = [...putBack, ...this.#forgotten]

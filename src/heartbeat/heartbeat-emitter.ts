@@ -115,7 +115,7 @@ export class HeartbeatEmitter {
   async emit (signal?: AbortSignal): Promise<void> {
     const { pair, writer, metrics, now = Date.now } = this.#deps
     const record = heartbeatRecord(pair.source.alias, pair.target.alias, now())
-    await writer.write([{ topic: this.topic, partition: 0, records: [record] }], signal === undefined ? {} : { until: signal })
+    await writer.write([{ topic: this.topic, partition: 0, records: [record] }], { until: signal })
     metrics.inc('heartbeatsEmitted', { flow: pair.name })
   }
 }

@@ -224,7 +224,7 @@ export class ProgressStore {
         topic: this.topic,
         partition,
         records: records.map(r => ({ key: r.key, value: r.value, headers: [], timestamp: now }))
-      })), until === undefined ? {} : { until })
+      })), { until })
     } catch (err) {
       // A load under way takes what it reads for these keys, as without this write. What is stored is not known any
       // more (the write may have landed; a load that ended while it was under way kept the older value in memory
