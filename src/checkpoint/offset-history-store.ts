@@ -76,8 +76,6 @@ export class OffsetHistoryStore {
    * dropped, when it has nothing of them) at the next follow that finds them not owned; `forget` does nothing for them.
    */
   readonly #stale = new Set<string>()
-  /** Partitions forgotten since the last loss (`membershipLost` marks them stale: memory has nothing of them). */
-  readonly #forgottenSince = new Set<string>()
 
   /** HELD: told when a read waiting for transactions is held by one (the operator sees why an assignment waits). */
   constructor (flow: FlowConfig, targetAdmin: Pick<AdminClient, 'createTopic' | 'describeTopics'>, targetFetcher: Pick<RecordFetcher, 'fetch' | 'listOffsets'> | null, targetWriter: Pick<RecordWriter, 'write'> | null, held?: HeldReadListener) {
@@ -269,7 +267,6 @@ export class OffsetHistoryStore {
     if (this.#stale.has(tp)) return
     const keys = new Set([...(this.#histories.get(tp)?.runs ?? []).map(r => r.upstream), ...(this.#read.get(tp)?.keys() ?? [])])
     this.#dropMemory(tp)
-    this.#forgottenSince.add(tp)
     const timestamp = BigInt(Date.now())
     for (const upstream of keys) this.#forgotten.push(this.#tombstone(topic, partition, upstream, timestamp))
   }
@@ -287,9 +284,10 @@ export class OffsetHistoryStore {
   membershipLost (): void {
     this.#forgotten = []
     this.#losses++
+    // Memory's partitions, and those read (a forgotten one is no longer in memory; one never read back yet is rebuilt
+    // anyway once its records are read).
     for (const tp of this.#histories.keys()) this.#stale.add(tp)
-    for (const tp of this.#forgottenSince) this.#stale.add(tp)
-    this.#forgottenSince.clear()
+    for (const tp of this.#read.keys()) this.#stale.add(tp)
   }
 
   /**
